@@ -1,0 +1,89 @@
+//! `Cargo.toml` and `src/lib.rs` of the generated crate.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::Ctx;
+
+pub const CARGO_TOML: &str = "Cargo.toml";
+pub const LIB_RS: &str = "src/lib.rs";
+
+pub fn cargo_toml(ctx: &Ctx<'_>) -> String {
+    format!(
+        r#"{marker}
+[package]
+name = "{name}"
+version = "0.1.0"
+edition = "2021"
+rust-version = "1.77"
+description = "Versioned CUDA driver entry point types and exact-version lookups through cuGetProcAddress"
+license = "MIT OR Apache-2.0"
+publish = false
+
+[lib]
+path = "src/lib.rs"
+doctest = true
+
+[dependencies]
+"#,
+        marker = ctx.marker("#"),
+        name = ctx.opts.crate_name,
+    )
+}
+
+pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
+    let toolkits: Vec<String> = ctx.all_toolkits.iter().map(|t| t.to_string()).collect();
+    let summary = format!(
+        " Generated from {} CUDA toolkits ({} to {}): {} entry point ABIs of {} symbols.",
+        toolkits.len(),
+        toolkits.first().map_or("", String::as_str),
+        toolkits.last().map_or("", String::as_str),
+        ctx.model.entries.len(),
+        ctx.model.symbols().len()
+    );
+    let crate_ident = ctx.opts.crate_name.replace('-', "_");
+    let example = format!(
+        "\n ```\n use {crate_ident}::{{entries, Entry, pfn::PFN_cuMemAlloc_v3020}};\n\n // The marker carries the exact lookup: name, version and stream flag.\n assert_eq!(entries::cuMemAlloc_v3020::VERSION, 3020);\n assert_eq!(entries::cuMemAlloc_v3020::INFO.exported, \"cuMemAlloc_v2\");\n let _: Option<<entries::cuMemAlloc_v3020 as Entry>::Fn> = None::<PFN_cuMemAlloc_v3020>;\n ```\n"
+    );
+    quote! {
+        //! CUDA driver entry points, one Rust type per ABI.
+        //!
+        //! The driver's `cuGetProcAddress(symbol, &pfn, version, flags, &status)` returns the
+        //! newest ABI of `symbol` introduced at or before `version`. A program that casts the
+        //! pointer to one typedef but asks with another version can get a different ABI. Here
+        //! every ABI is its own type ([`pfn`]) with a marker ([`entries`]) that carries the
+        //! exact version to ask with, so the two cannot disagree.
+        //!
+        #![doc = #summary]
+        //!
+        //! Nothing here links libcuda and nothing needs a CUDA toolkit to build.
+        //!
+        #![doc = #example]
+        //!
+        //! # `registry.json`
+        //! The crate's folder also holds `registry.json`, the same registry as data (schema 1):
+        //! - `toolkits`: the pinned toolkits, `"12.9"`-style strings, oldest first;
+        //!   `toolkit_details`: per toolkit its `source` (packages or path), per typedef
+        //!   header the counts (`typedefs`, `unversioned`, `aliases`, `broken_aliases`), and
+        //!   `has_alias_macros`.
+        //! - `entries`: sorted by (`symbol`, `version`, `variant`), each with `symbol`,
+        //!   `version` (integer, `major*1000 + minor*10`), `variant` (`null`, `"ptds"` or
+        //!   `"ptsz"`), `pfn`, `header`, `exported` (the driver library's name for this ABI),
+        //!   `legacy` (declared only under `__CUDA_API_VERSION_INTERNAL`), `toolkits`,
+        //!   `params` (list of `{name, type}`, Rust types) and `returns`.
+        //! - `header_aliases`: per toolkit whose headers define them, alias name to
+        //!   `{default, per_thread}`: the typedef `PFN_x` names in a default build and with
+        //!   `CUDA_API_PER_THREAD_DEFAULT_STREAM`.
+        //! - `drift`: typedefs that kept their name while their ABI changed: `pfn`, `from`,
+        //!   `to`, `param` (`null` when the parameter list itself changed), `before`, `after`.
+        #![no_std]
+        #![allow(clippy::all)]
+
+        pub mod aliases;
+        pub mod pfn;
+        pub mod registry;
+        pub mod types;
+
+        pub use registry::{entries, Entry, EntryInfo, StreamFlags, Variant, ENTRIES, TOOLKITS};
+    }
+}

@@ -1,0 +1,154 @@
+//! `src/pfn.rs`: one `PFN_<symbol>_v<version>` per ABI plus the unversioned aliases, and
+//! `src/aliases.rs`: what each toolkit's own headers mean by the unversioned names.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use super::{parse_type, Ctx};
+use crate::model::{format_cuda_version, Entry};
+use crate::Error;
+
+pub const PFN_RS: &str = "src/pfn.rs";
+pub const ALIASES_RS: &str = "src/aliases.rs";
+
+fn ident(s: &str) -> Ident {
+    Ident::new(s, Span::call_site())
+}
+
+/// The bare function pointer type of an entry: `unsafe extern "system" fn(..) -> CUresult`.
+pub(crate) fn fn_type(e: &Entry) -> Result<TokenStream, Error> {
+    let mut params = Vec::new();
+    for p in &e.params {
+        let ty = parse_type(&p.ty, &e.pfn)?;
+        let name = syn::parse_str::<Ident>(&p.name).unwrap_or_else(|_| ident("_"));
+        params.push(quote!(#name: #ty));
+    }
+    let ret = if e.returns == "()" {
+        quote!()
+    } else {
+        let ty = parse_type(&e.returns, &e.pfn)?;
+        quote!(-> #ty)
+    };
+    Ok(quote!(unsafe extern "system" fn(#(#params),*) #ret))
+}
+
+fn entry_doc(ctx: &Ctx<'_>, e: &Entry) -> String {
+    let mut doc = format!(
+        " `{}`, introduced in CUDA {} ({}).\n\n",
+        e.symbol,
+        format_cuda_version(e.version),
+        e.version
+    );
+    match e.variant {
+        Some(v) => doc.push_str(&format!(
+            " The per-thread default stream variant (`{}`), exported by the driver as `{}`.\n",
+            &v.suffix()[1..],
+            e.exported
+        )),
+        None => doc.push_str(&format!(" Exported by the driver as `{}`.\n", e.exported)),
+    }
+    doc.push_str(&format!(
+        " Declared in `{}` by CUDA {}.\n",
+        e.header,
+        ctx.toolkit_ranges(&e.toolkits)
+    ));
+    if e.legacy {
+        doc.push_str(" A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.\n");
+    }
+    let siblings: Vec<String> = ctx
+        .model
+        .symbol_entries(&e.symbol)
+        .filter(|s| s.pfn != e.pfn)
+        .map(|s| format!("[`{}`]", s.pfn))
+        .collect();
+    if !siblings.is_empty() {
+        doc.push_str(&format!("\n Other ABIs of `{}`: {}.\n", e.symbol, siblings.join(", ")));
+    }
+    doc.push_str(&format!(
+        "\n Look it up with [`entries::{}`](crate::entries::{}), which asks the driver for exactly version {}.\n",
+        e.pfn.trim_start_matches("PFN_"),
+        e.pfn.trim_start_matches("PFN_"),
+        e.version
+    ));
+    doc
+}
+
+pub fn pfn_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
+    let mut items = Vec::new();
+    for e in ctx.model.entries.values() {
+        let name = ident(&e.pfn);
+        let ty = fn_type(e)?;
+        let doc = entry_doc(ctx, e);
+        items.push(quote! {
+            #[doc = #doc]
+            pub type #name = #ty;
+        });
+    }
+    let newest = ctx.model.newest_toolkit();
+    for symbol in ctx.model.symbols() {
+        let Some(tk) = newest else { break };
+        let Some(target) = ctx.model.alias_in(tk, symbol) else { continue };
+        let name = format_ident!("PFN_{}", symbol);
+        let default = ident(&target.default);
+        let doc = format!(
+            " The unversioned name: `{}` as of CUDA {tk}, the newest pinned toolkit.\n\n \
+             Prefer a versioned type: the driver must be asked for exactly the version a type \
+             names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).",
+            target.default
+        );
+        items.push(quote! {
+            #[doc = #doc]
+            pub type #name = #default;
+        });
+    }
+    Ok(quote! {
+        //! One function pointer type per driver entry point ABI: `PFN_<symbol>_v<version>`
+        //! and the per-thread variants `_ptds` / `_ptsz`, then one unversioned `PFN_<symbol>`
+        //! per symbol. Unlike the C typedefs, these are not nullable: a lookup either returns
+        //! a function or an error.
+        #![allow(non_camel_case_types, non_snake_case)]
+        use crate::types::*;
+        #[allow(unused_imports)]
+        use core::ffi::{c_char, c_int, c_uint, c_void, c_longlong, c_ulonglong, c_short, c_ushort, c_uchar, c_float, c_double};
+        #(#items)*
+    })
+}
+
+pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
+    let mut modules = Vec::new();
+    for t in &ctx.model.toolkits {
+        let tk = t.version;
+        let module = format_ident!("cuda_{}_{}", tk.major, tk.minor);
+        let mut items = Vec::new();
+        for symbol in ctx.model.symbols() {
+            let Some(target) = ctx.model.alias_in(tk, symbol) else { continue };
+            let name = format_ident!("PFN_{}", symbol);
+            let default = ident(&target.default);
+            items.push(quote!(pub type #name = crate::pfn::#default;));
+        }
+        let doc = if t.has_alias_macros {
+            format!(" `PFN_<symbol>` as CUDA {tk}'s own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.")
+        } else {
+            format!(" `PFN_<symbol>` for CUDA {tk}, whose headers define no aliases: the highest version CUDA {tk} declares.")
+        };
+        modules.push(quote! {
+            #[doc = #doc]
+            pub mod #module {
+                #(#items)*
+            }
+        });
+    }
+    quote! {
+        //! The unversioned `PFN_<symbol>` names, per toolkit.
+        //!
+        //! CUDA 11.x and 12.x headers define them as macros, and not always as the highest
+        //! version (12.9's `PFN_cuCtxCreate` is `PFN_cuCtxCreate_v11040` while `_v12050`
+        //! exists) nor always of the same symbol (`PFN_cuGraphInstantiate` is
+        //! `PFN_cuGraphInstantiateWithFlags_v11040`). Each module below reproduces one
+        //! toolkit's macros exactly. From 13.0 on the headers define none, and the rule is:
+        //! the highest version that toolkit declares. The crate-level `PFN_<symbol>` in
+        //! [`pfn`](crate::pfn) follows the newest toolkit.
+        #![allow(non_camel_case_types)]
+        #(#modules)*
+    }
+}

@@ -1,0 +1,186 @@
+//! `src/registry.rs`: the static table of every entry and one marker type per entry, and
+//! `registry.json`: the model as data, for reviewers and tools.
+
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::quote;
+use serde_json::json;
+
+use super::Ctx;
+use crate::parse::Variant;
+use crate::Error;
+
+pub const REGISTRY_RS: &str = "src/registry.rs";
+pub const REGISTRY_JSON: &str = "registry.json";
+
+pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
+    let toolkits: Vec<String> = ctx.all_toolkits.iter().map(|t| t.to_string()).collect();
+    let n_toolkits = toolkits.len();
+    let mut infos = Vec::new();
+    let mut markers = Vec::new();
+    for (index, e) in ctx.model.entries.values().enumerate() {
+        let symbol = &e.symbol;
+        let c_symbol = Literal::c_string(&std::ffi::CString::new(e.symbol.as_bytes()).unwrap_or_default());
+        let version = e.version;
+        let (variant, flags) = match e.variant {
+            None => (quote!(None), quote!(StreamFlags::LEGACY_STREAM)),
+            Some(Variant::Ptds) => (quote!(Some(Variant::Ptds)), quote!(StreamFlags::PER_THREAD_DEFAULT_STREAM)),
+            Some(Variant::Ptsz) => (quote!(Some(Variant::Ptsz)), quote!(StreamFlags::PER_THREAD_DEFAULT_STREAM)),
+        };
+        let (pfn, exported, header, legacy) = (&e.pfn, &e.exported, &e.header, e.legacy);
+        let mask: u64 = ctx
+            .all_toolkits
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| e.toolkits.contains(t))
+            .fold(0, |m, (i, _)| m | (1u64 << i));
+        infos.push(quote! {
+            EntryInfo {
+                symbol: #symbol, c_symbol: #c_symbol, version: #version, variant: #variant,
+                flags: #flags, pfn: #pfn, exported: #exported, header: #header,
+                legacy: #legacy, toolkit_mask: #mask,
+            },
+        });
+        let marker = Ident::new(e.pfn.trim_start_matches("PFN_"), Span::call_site());
+        let ty = Ident::new(&e.pfn, Span::call_site());
+        let doc = format!(" Marker for [`{pfn}`](crate::pfn::{pfn}): `{symbol}` at exactly version {version}.");
+        markers.push(quote!(#[doc = #doc] #marker => #ty, #index;));
+    }
+    let n = infos.len();
+    let toolkit_mask_ty = if n_toolkits > 64 { quote!(u128) } else { quote!(u64) };
+    quote! {
+        //! The registry: every entry point ABI the crate knows, as a static table
+        //! ([`ENTRIES`]) and as one zero-sized marker type per entry ([`entries`]) whose
+        //! constants are all a lookup needs.
+        use core::ffi::CStr;
+
+        /// The pinned toolkits this crate was generated from, oldest first.
+        pub static TOOLKITS: [&str; #n_toolkits] = [#(#toolkits),*];
+
+        /// Which per-thread default stream variant an entry is.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Variant {
+            /// `_ptds`: per-thread default stream, synchronous calls.
+            Ptds,
+            /// `_ptsz`: per-thread default stream, calls that take a stream.
+            Ptsz,
+        }
+
+        /// The `flags` argument of `cuGetProcAddress` (`CUdriverProcAddress_flags`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(transparent)]
+        pub struct StreamFlags(pub u64);
+
+        impl StreamFlags {
+            /// `CU_GET_PROC_ADDRESS_DEFAULT`.
+            pub const DEFAULT: StreamFlags = StreamFlags(0);
+            /// `CU_GET_PROC_ADDRESS_LEGACY_STREAM`: the default (legacy stream) variant.
+            /// Every default-variant entry is looked up with this flag.
+            pub const LEGACY_STREAM: StreamFlags = StreamFlags(1);
+            /// `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`: the `_ptds`/`_ptsz` variant.
+            /// Every per-thread entry is looked up with this flag.
+            pub const PER_THREAD_DEFAULT_STREAM: StreamFlags = StreamFlags(2);
+        }
+
+        /// One row of the registry.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct EntryInfo {
+            /// The name passed to `cuGetProcAddress` (`cuMemAlloc`).
+            pub symbol: &'static str,
+            /// The same, NUL-terminated.
+            pub c_symbol: &'static CStr,
+            /// The exact version passed to `cuGetProcAddress`: the one in the typedef's name.
+            pub version: u32,
+            pub variant: Option<Variant>,
+            /// The flags passed to `cuGetProcAddress`.
+            pub flags: StreamFlags,
+            /// The typedef name (`PFN_cuMemAlloc_v3020`).
+            pub pfn: &'static str,
+            /// The name the driver library exports this ABI under (`cuMemAlloc_v2`).
+            pub exported: &'static str,
+            /// The typedef header that declares it.
+            pub header: &'static str,
+            /// Declared only under `__CUDA_API_VERSION_INTERNAL`.
+            pub legacy: bool,
+            /// Bit `i` set when [`TOOLKITS`]`[i]` declares it.
+            pub toolkit_mask: #toolkit_mask_ty,
+        }
+
+        impl EntryInfo {
+            /// The toolkits that declare this entry.
+            pub fn toolkits(&self) -> impl Iterator<Item = &'static str> + '_ {
+                TOOLKITS.iter().enumerate().filter(|(i, _)| self.toolkit_mask >> i & 1 == 1).map(|(_, t)| *t)
+            }
+        }
+
+        /// Every entry, sorted by (symbol, version, variant).
+        pub static ENTRIES: [EntryInfo; #n] = [#(#infos)*];
+
+        mod sealed {
+            pub trait Sealed {}
+        }
+
+        /// A registry entry, as a type: implemented only by the markers in [`entries`].
+        ///
+        /// # Safety
+        /// `Fn` is the ABI the driver returns for (`SYMBOL`, `VERSION`, `FLAGS`). The trait is
+        /// sealed; for symbols this crate does not know, use a raw lookup.
+        pub unsafe trait Entry: sealed::Sealed + Copy + Default + 'static {
+            /// The function pointer type (`PFN_..._vNNNN`).
+            type Fn: Copy + 'static;
+            /// This entry's index in [`ENTRIES`].
+            const INDEX: usize;
+            /// The name passed to `cuGetProcAddress`.
+            const SYMBOL: &'static CStr;
+            /// The exact version passed to `cuGetProcAddress`.
+            const VERSION: u32;
+            /// The flags passed to `cuGetProcAddress`.
+            const FLAGS: StreamFlags;
+            /// This entry's row.
+            const INFO: &'static EntryInfo = &ENTRIES[Self::INDEX];
+        }
+
+        macro_rules! entries {
+            ($($(#[$doc:meta])* $marker:ident => $pfn:ident, $index:literal;)*) => {
+                $(
+                    $(#[$doc])*
+                    #[allow(non_camel_case_types)]
+                    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+                    pub struct $marker;
+                    impl super::sealed::Sealed for $marker {}
+                    unsafe impl super::Entry for $marker {
+                        type Fn = crate::pfn::$pfn;
+                        const INDEX: usize = $index;
+                        const SYMBOL: &'static core::ffi::CStr = super::ENTRIES[$index].c_symbol;
+                        const VERSION: u32 = super::ENTRIES[$index].version;
+                        const FLAGS: super::StreamFlags = super::ENTRIES[$index].flags;
+                    }
+                )*
+            };
+        }
+
+        /// One marker type per entry, named like its typedef without `PFN_`.
+        pub mod entries {
+            entries! {
+                #(#markers)*
+            }
+        }
+    }
+}
+
+/// `registry.json`: sorted, two-space indented, with a trailing newline.
+pub fn registry_json(ctx: &Ctx<'_>) -> Result<Vec<u8>, Error> {
+    let marker = ctx.marker("").lines().map(str::trim).collect::<Vec<_>>().join(" ");
+    let toolkits: Vec<String> = ctx.all_toolkits.iter().map(|t| t.to_string()).collect();
+    let value = json!({
+        "@generated": marker,
+        "schema": 1,
+        "toolkits": toolkits,
+        "toolkit_details": ctx.model.toolkits,
+        "entries": ctx.model.entries.values().collect::<Vec<_>>(),
+        "header_aliases": ctx.model.header_aliases,
+        "drift": ctx.model.drift,
+    });
+    let mut out = serde_json::to_vec_pretty(&value).map_err(|e| Error::Emit { file: REGISTRY_JSON.into(), message: e.to_string() })?;
+    out.push(b'\n');
+    Ok(out)
+}

@@ -1,0 +1,312 @@
+//! Getting headers: pinned wheels through pip into a cache under `target/`, or a local toolkit.
+//!
+//! The cache holds, per package, the verified wheel and the include files extracted from it:
+//! `<cache>/wheels/<file>` and `<cache>/include/<name>-<version>/`. Both are written under a
+//! temporary name and renamed into place, so a killed run never leaves a half-written entry
+//! that a later run would trust; a wheel is re-hashed before every extraction.
+
+use std::fs;
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::process::Command;
+
+use sha2::{Digest, Sha256};
+
+use crate::manifest::{Manifest, PackagePin, ToolkitPin, ToolkitVersion};
+use crate::Error;
+
+/// Headers of one toolkit, ready for clang.
+#[derive(Debug, Clone)]
+pub struct ToolkitHeaders {
+    pub version: ToolkitVersion,
+    /// `-I` folders, in order.
+    pub include_dirs: Vec<PathBuf>,
+    /// Where they came from, for messages and the summary.
+    pub origin: Origin,
+    /// The same in a few words that hold no machine-specific path (it reaches registry.json).
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// Fetched wheels of a pinned toolkit.
+    Pinned,
+    /// A toolkit on this machine, at this include folder.
+    Local(PathBuf),
+}
+
+/// Largest include file we accept from a wheel; cuda.h is 1.3 MB.
+pub const MAX_HEADER_BYTES: u64 = 16 << 20;
+/// Largest file we accept from the libclang wheel; its libclang.so is 64 MB.
+const MAX_LIBCLANG_BYTES: u64 = 256 << 20;
+
+/// The fetcher: pip for downloads, a cache folder for everything else.
+pub struct Fetcher {
+    pub cache: PathBuf,
+    /// The Python interpreter that runs pip (`$PYTHON`, else `python3`).
+    pub python: String,
+    pub platform: String,
+    /// Never call pip; fail if something is not cached.
+    pub offline: bool,
+}
+
+impl Fetcher {
+    pub fn new(cache: PathBuf, manifest: &Manifest) -> Fetcher {
+        Fetcher {
+            cache,
+            python: std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned()),
+            platform: manifest.fetch.platform.clone(),
+            offline: false,
+        }
+    }
+
+    /// The include folders of a pinned toolkit, fetching and extracting what is not cached.
+    pub fn toolkit(&self, pin: &ToolkitPin) -> Result<ToolkitHeaders, Error> {
+        let mut include_dirs = Vec::new();
+        for p in &pin.packages {
+            include_dirs.push(self.package(p)?);
+        }
+        let source = pin.packages.iter().map(|p| format!("{} {}", p.name, p.version)).collect::<Vec<_>>().join(", ");
+        Ok(ToolkitHeaders { version: pin.version, include_dirs, origin: Origin::Pinned, source })
+    }
+
+    /// The folder holding the fallback `libclang.so`, fetched if needed.
+    pub fn libclang(&self, p: &PackagePin) -> Result<PathBuf, Error> {
+        self.unpacked(p, "libclang", MAX_LIBCLANG_BYTES)
+    }
+
+    fn package(&self, p: &PackagePin) -> Result<PathBuf, Error> {
+        self.unpacked(p, "include", MAX_HEADER_BYTES)
+    }
+
+    fn unpacked(&self, p: &PackagePin, kind: &str, max_bytes: u64) -> Result<PathBuf, Error> {
+        let dest = self.cache.join(kind).join(format!("{}-{}", p.name, p.version));
+        let stamp = dest.join(".sha256");
+        if fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == p.sha256.0) {
+            return Ok(dest);
+        }
+        let wheel = self.wheel(p)?;
+        extract_includes(&wheel, &p.include, &dest, &p.sha256.0, max_bytes)?;
+        Ok(dest)
+    }
+
+    /// The verified wheel file, downloaded if it is not cached (or cached but corrupt).
+    pub fn wheel(&self, p: &PackagePin) -> Result<PathBuf, Error> {
+        let wheels = self.cache.join("wheels");
+        let path = wheels.join(&p.file);
+        if path.exists() {
+            if sha256_file(&path)? == p.sha256.0 {
+                return Ok(path);
+            }
+            // A half-downloaded or tampered file: drop it and fetch again.
+            fs::remove_file(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+        }
+        if self.offline {
+            return Err(Error::NotCached { package: format!("{}=={}", p.name, p.version), cache: wheels });
+        }
+        mkdir(&wheels)?;
+        let tmp = tempfile::Builder::new()
+            .prefix(".download-")
+            .tempdir_in(&wheels)
+            .map_err(|source| Error::Io { path: wheels.clone(), source })?;
+        let spec = format!("{}=={}", p.name, p.version);
+        let output = Command::new(&self.python)
+            .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"])
+            .args(["--platform", &self.platform, "--dest"])
+            .arg(tmp.path())
+            .arg(&spec)
+            .output()
+            .map_err(|source| Error::Pip { package: spec.clone(), detail: format!("could not run `{} -m pip`: {source}", self.python) })?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let detail = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
+            return Err(Error::Pip { package: spec, detail });
+        }
+        let got = tmp.path().join(&p.file);
+        if !got.exists() {
+            let found: Vec<String> = list_dir(tmp.path()).into_iter().collect();
+            return Err(Error::Pip {
+                package: spec,
+                detail: format!("pip did not produce {} (it produced: {})", p.file, found.join(", ")),
+            });
+        }
+        let actual = sha256_file(&got)?;
+        if actual != p.sha256.0 {
+            return Err(Error::Sha256Mismatch { file: p.file.clone(), expected: p.sha256.0.clone(), actual });
+        }
+        fs::rename(&got, &path).map_err(|source| Error::Io { path: path.clone(), source })?;
+        Ok(path)
+    }
+}
+
+fn list_dir(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn mkdir(p: &Path) -> Result<(), Error> {
+    fs::create_dir_all(p).map_err(|source| Error::Io { path: p.to_owned(), source })
+}
+
+pub fn sha256_file(path: &Path) -> Result<String, Error> {
+    let mut f = fs::File::open(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        let n = f.read(&mut buf).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Checks an archive entry name and returns the path under `prefix` it stands for, if any.
+///
+/// Refused: absolute paths, drive letters, `..` anywhere, backslashes (a Windows-made zip's
+/// separator, which would otherwise name a file `a\..\b`). Entries outside `prefix` are
+/// skipped, not refused.
+pub fn entry_path_under(name: &str, prefix: &str) -> Result<Option<PathBuf>, String> {
+    if name.contains('\\') || name.contains('\0') {
+        return Err(format!("archive entry `{}` has a backslash or NUL in its name", name.escape_default()));
+    }
+    let path = Path::new(name);
+    for c in path.components() {
+        match c {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir => return Err(format!("archive entry `{name}` climbs out of the archive (`..`)")),
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!("archive entry `{name}` has an absolute path"))
+            }
+        }
+    }
+    if name.contains(':') {
+        return Err(format!("archive entry `{name}` has a drive or stream separator `:`"));
+    }
+    let prefix = prefix.trim_end_matches('/');
+    Ok(path.strip_prefix(prefix).ok().filter(|r| !r.as_os_str().is_empty()).map(Path::to_owned))
+}
+
+/// Extracts the files under `include` from a wheel into `dest`, atomically.
+///
+/// Every entry name is checked (see [`entry_path_under`]), only regular files are written,
+/// each at most `max_bytes` whatever the archive declares, and duplicates are refused.
+pub fn extract_includes(wheel: &Path, include: &str, dest: &Path, stamp: &str, max_bytes: u64) -> Result<(), Error> {
+    let bad = |message: String| Error::UnsafeArchive { archive: wheel.to_owned(), message };
+    let file = fs::File::open(wheel).map_err(|source| Error::Io { path: wheel.to_owned(), source })?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(format!("not a readable zip archive: {e}")))?;
+    let parent = dest.parent().unwrap_or(Path::new("."));
+    mkdir(parent)?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".extract-")
+        .tempdir_in(parent)
+        .map_err(|source| Error::Io { path: parent.to_owned(), source })?;
+    let mut seen = std::collections::BTreeSet::new();
+    let mut count = 0usize;
+    for i in 0..zip.len() {
+        let mut entry = zip.by_index(i).map_err(|e| bad(format!("entry {i}: {e}")))?;
+        let name = entry.name().to_owned();
+        let Some(rel) = entry_path_under(&name, include).map_err(bad)? else { continue };
+        if entry.is_dir() {
+            continue;
+        }
+        if entry.is_symlink() || !entry.is_file() {
+            return Err(bad(format!("archive entry `{name}` is not a regular file (a symlink?)")));
+        }
+        if !seen.insert(rel.clone()) {
+            return Err(bad(format!("archive entry `{name}` appears twice")));
+        }
+        if entry.size() > max_bytes {
+            return Err(bad(format!("archive entry `{name}` declares {} bytes, more than the {max_bytes} allowed", entry.size())));
+        }
+        let out = tmp.path().join(&rel);
+        if let Some(dir) = out.parent() {
+            mkdir(dir)?;
+        }
+        let mut data = Vec::new();
+        // Read one byte past the limit: a lying size field must not let a bomb through.
+        (&mut entry)
+            .take(max_bytes + 1)
+            .read_to_end(&mut data)
+            .map_err(|e| bad(format!("archive entry `{name}`: {e}")))?;
+        if data.len() as u64 > max_bytes {
+            return Err(bad(format!("archive entry `{name}` inflates past {max_bytes} bytes")));
+        }
+        fs::write(&out, &data).map_err(|source| Error::Io { path: out.clone(), source })?;
+        count += 1;
+    }
+    if count == 0 {
+        return Err(bad(format!("no files under `{include}/`: is the manifest's `include` right?")));
+    }
+    fs::write(tmp.path().join(".sha256"), stamp).map_err(|source| Error::Io { path: tmp.path().to_owned(), source })?;
+    if dest.exists() {
+        fs::remove_dir_all(dest).map_err(|source| Error::Io { path: dest.to_owned(), source })?;
+    }
+    let tmp = tmp.keep();
+    fs::rename(&tmp, dest).map_err(|source| Error::Io { path: dest.to_owned(), source })?;
+    Ok(())
+}
+
+/// Finds the include folder of a toolkit on this machine.
+///
+/// Accepts a toolkit root (`/usr/local/cuda`), its `include/` folder, a
+/// `targets/<triple>/include` folder, or a pip/conda layout (`.../nvidia/cu13/include` or
+/// `.../nvidia/cu13`). Returns the folder that holds `cuda.h`.
+pub fn locate_toolkit(path: &Path) -> Result<PathBuf, Error> {
+    if !path.exists() {
+        return Err(Error::ToolkitNotFound { path: path.to_owned(), detail: "no such file or directory".into() });
+    }
+    let candidates = [
+        path.to_owned(),
+        path.join("include"),
+        path.join("targets/x86_64-linux/include"),
+        path.join("targets/sbsa-linux/include"),
+        path.join("cuda_runtime/include"),
+    ];
+    for c in &candidates {
+        if c.join("cuda.h").is_file() {
+            return Ok(c.clone());
+        }
+    }
+    Err(Error::ToolkitNotFound {
+        path: path.to_owned(),
+        detail: "no cuda.h in it, nor in its include/ folder: give a toolkit root, its include/ folder, or a pip layout such as .../nvidia/cu13/include".into(),
+    })
+}
+
+/// Reads `#define CUDA_VERSION nnnnn` off a cuda.h.
+pub fn read_cuda_version(include_dir: &Path) -> Result<ToolkitVersion, Error> {
+    let path = include_dir.join("cuda.h");
+    let bytes = fs::read(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+    let text = String::from_utf8_lossy(&bytes);
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        if words.next() == Some("#define") && words.next() == Some("CUDA_VERSION") {
+            if let Some(v) = words.next().and_then(|w| w.parse::<u32>().ok()) {
+                if v >= 1000 {
+                    return Ok(ToolkitVersion::from_cuda_version(v));
+                }
+            }
+        }
+    }
+    Err(Error::ToolkitNotFound { path, detail: "it has no `#define CUDA_VERSION <number>` line: is it a real cuda.h?".into() })
+}
+
+/// The toolkit to use when `--toolkit` is not given: `$CUDA_PATH`, `$CUDA_HOME`, `/usr/local/cuda`.
+pub fn default_toolkit_candidates() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = ["CUDA_PATH", "CUDA_HOME"]
+        .iter()
+        .filter_map(|k| std::env::var_os(k))
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    v.push(PathBuf::from("/usr/local/cuda"));
+    v
+}

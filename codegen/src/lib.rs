@@ -1,0 +1,82 @@
+//! The cuda-sys-gen pipeline, as a library: NVIDIA's typedef headers in, a Rust crate out.
+//!
+//! [`pipeline::generate`] is the whole job in one screen: locate or fetch headers
+//! ([`fetch`]), run bindgen ([`clang`]), read its output ([`parse`]) and the headers' own
+//! alias macros ([`macros`]), merge every toolkit into the [`model`], render the crate
+//! ([`emit`]) and write it ([`write`]).
+
+pub mod clang;
+pub mod emit;
+pub mod fetch;
+pub mod macros;
+pub mod manifest;
+pub mod model;
+pub mod parse;
+pub mod pipeline;
+pub mod write;
+
+use std::path::PathBuf;
+
+pub use manifest::ToolkitVersion;
+
+/// Everything that can go wrong, with what a user needs to act on it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+
+    #[error("{message}\n  --> {}:{line}:{col}", path.display())]
+    Manifest { path: PathBuf, line: usize, col: usize, message: String },
+
+    #[error("toolkit {}: {detail}", path.display())]
+    ToolkitNotFound { path: PathBuf, detail: String },
+
+    #[error("toolkit {toolkit}: {header} not found in {}", fmt_paths(searched))]
+    MissingHeader { toolkit: ToolkitVersion, header: String, searched: Vec<PathBuf> },
+
+    #[error("{message}\n  --> {}:{line}", path.display())]
+    HeaderContents { path: PathBuf, line: usize, message: String },
+
+    #[error("toolkit {toolkit}: clang could not parse the headers: {message}")]
+    Bindgen { toolkit: ToolkitVersion, message: String },
+
+    #[error("toolkit {toolkit}: bindgen's output could not be read: {message} (this is a bug in cuda-sys-gen or an unexpected header construct; please report it with the header)")]
+    BindgenOutput { toolkit: ToolkitVersion, message: String },
+
+    #[error("no libclang: {detail}")]
+    NoLibclang { detail: String },
+
+    #[error("`pip download {package}` failed: {detail}\n  (the headers come from PyPI; check the network or your pip configuration, or pass --toolkit with a local CUDA toolkit)")]
+    Pip { package: String, detail: String },
+
+    #[error("{package} is not in the cache at {} and downloads are off; run once with network access", cache.display())]
+    NotCached { package: String, cache: PathBuf },
+
+    #[error("sha256 mismatch for {file}: the manifest pins {expected}, the download has {actual}; if the package was legitimately re-published, update headers-manifest.toml after checking it")]
+    Sha256Mismatch { file: String, expected: String, actual: String },
+
+    #[error("refusing archive {}: {message}", archive.display())]
+    UnsafeArchive { archive: PathBuf, message: String },
+
+    #[error("{count} typedef header(s) produced no PFN_ typedefs:\n{details}")]
+    NoTypedefs { count: usize, details: String },
+
+    #[error("generated code does not parse: {file}: {message} (this is a bug in cuda-sys-gen)")]
+    Emit { file: String, message: String },
+
+    #[error("{}", fmt_stale(files, command))]
+    Stale { files: Vec<String>, command: String },
+}
+
+fn fmt_paths(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+fn fmt_stale(files: &[String], command: &str) -> String {
+    let mut s = String::from("generated files are out of date:\n");
+    for f in files {
+        s.push_str(&format!("  {f}\n"));
+    }
+    s.push_str(&format!("run `{command}` and commit the result"));
+    s
+}

@@ -1,0 +1,288 @@
+//! What only the header text tells: the `#define PFN_x ...` "latest" aliases, and which lines
+//! sit under `#if defined(__CUDA_API_VERSION_INTERNAL)` (the legacy typedefs).
+//!
+//! This is a reader of preprocessor *lines*, not a preprocessor: comments are dropped,
+//! continuations joined, and conditionals tracked only as far as the INTERNAL guard goes.
+//! Everything that needs real expansion (renamed typedefs, for instance) comes from clang.
+
+use std::collections::BTreeMap;
+
+/// One `#define PFN_<name> ...` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AliasMacro {
+    /// The alias, `PFN_cuMemcpy`.
+    pub name: String,
+    /// 1-based line of the `#define`.
+    pub line: usize,
+    pub body: AliasBody,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AliasBody {
+    /// `#define PFN_x PFN_x_v3020`: one identifier.
+    Direct(String),
+    /// `#define PFN_x __API_TYPEDEF_PTDS(PFN_x, 4000, 7000)` (or `_PTSZ`): the default
+    /// typedef `PFN_x_v4000`, or under `CUDA_API_PER_THREAD_DEFAULT_STREAM` `PFN_x_v7000_ptds`.
+    PerThread { api: String, default_version: u32, per_thread_version: u32, suffix: &'static str },
+    /// Anything else: the text, for the warning.
+    Other(String),
+}
+
+/// A logical source line: comments removed, continuations joined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogicalLine {
+    /// 1-based line where it starts.
+    pub line: usize,
+    pub text: String,
+}
+
+/// Splits C text into logical lines, dropping `/* */` and `//` comments (string and char
+/// literals are respected) and joining `\`-continued lines. Never fails: odd input
+/// (an unterminated comment, say) just ends the text.
+pub fn logical_lines(text: &str) -> Vec<LogicalLine> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut start = 1usize;
+    let mut line = 1usize;
+    let mut chars = text.chars().peekable();
+    let mut in_block = false;
+    let mut quote: Option<char> = None;
+    while let Some(c) = chars.next() {
+        if in_block {
+            if c == '\n' {
+                line += 1;
+            } else if c == '*' && chars.peek() == Some(&'/') {
+                chars.next();
+                in_block = false;
+                cur.push(' ');
+            }
+            continue;
+        }
+        if let Some(q) = quote {
+            cur.push(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    if n == '\n' {
+                        line += 1;
+                        cur.pop();
+                    } else {
+                        cur.push(n);
+                    }
+                }
+            } else if c == q || c == '\n' {
+                if c == '\n' {
+                    cur.pop();
+                    line += 1;
+                    out.push(LogicalLine { line: start, text: std::mem::take(&mut cur) });
+                    start = line;
+                }
+                quote = None;
+            }
+            continue;
+        }
+        match c {
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                in_block = true;
+            }
+            '/' if chars.peek() == Some(&'/') => {
+                for n in chars.by_ref() {
+                    if n == '\n' {
+                        line += 1;
+                        break;
+                    }
+                }
+                out.push(LogicalLine { line: start, text: std::mem::take(&mut cur) });
+                start = line;
+            }
+            '\\' if matches!(chars.peek(), Some('\n') | Some('\r')) => {
+                if chars.peek() == Some(&'\r') {
+                    chars.next();
+                }
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                line += 1;
+                cur.push(' ');
+            }
+            '\n' => {
+                line += 1;
+                out.push(LogicalLine { line: start, text: std::mem::take(&mut cur) });
+                start = line;
+            }
+            '"' | '\'' => {
+                quote = Some(c);
+                cur.push(c);
+            }
+            '\r' => {}
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() {
+        out.push(LogicalLine { line: start, text: cur });
+    }
+    out
+}
+
+/// The directive and its rest, for a line that starts with `#` (spaces allowed around it).
+fn directive(text: &str) -> Option<(&str, &str)> {
+    let rest = text.trim_start().strip_prefix('#')?.trim_start();
+    let end = rest.find(|c: char| !c.is_ascii_alphanumeric() && c != '_').unwrap_or(rest.len());
+    Some((&rest[..end], rest[end..].trim()))
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch == '_' || ch.is_ascii_alphabetic())
+        && c.all(|ch| ch == '_' || ch.is_ascii_alphanumeric())
+}
+
+/// Every `#define PFN_<name> <body>` whose name carries no `_vNNNN` suffix, in file order.
+pub fn alias_macros(text: &str) -> Vec<AliasMacro> {
+    let mut out = Vec::new();
+    for l in logical_lines(text) {
+        let Some(("define", rest)) = directive(&l.text) else { continue };
+        let name_end = rest.find(|c: char| !(c == '_' || c.is_ascii_alphanumeric())).unwrap_or(rest.len());
+        let (name, body) = (&rest[..name_end], rest[name_end..].trim());
+        // A function-like macro (`#define PFN_x(a) ...`) is no alias.
+        if !name.starts_with("PFN_") || rest[name_end..].starts_with('(') || crate::parse::split_pfn_name(name).is_some() {
+            continue;
+        }
+        out.push(AliasMacro { name: name.to_owned(), line: l.line, body: alias_body(body) });
+    }
+    out
+}
+
+fn alias_body(body: &str) -> AliasBody {
+    if is_ident(body) {
+        return AliasBody::Direct(body.to_owned());
+    }
+    for (mac, suffix) in [("__API_TYPEDEF_PTDS", "_ptds"), ("__API_TYPEDEF_PTSZ", "_ptsz")] {
+        let Some(args) = body.strip_prefix(mac).map(str::trim_start) else { continue };
+        let Some(args) = args.strip_prefix('(').and_then(|a| a.strip_suffix(')')) else { continue };
+        let parts: Vec<&str> = args.split(',').map(str::trim).collect();
+        if let [api, d, p] = parts[..] {
+            if let (true, Ok(d), Ok(p)) = (is_ident(api), d.parse::<u32>(), p.parse::<u32>()) {
+                return AliasBody::PerThread { api: api.to_owned(), default_version: d, per_thread_version: p, suffix };
+            }
+        }
+    }
+    AliasBody::Other(body.to_owned())
+}
+
+/// Line numbers (1-based, inclusive ranges) that are compiled only when
+/// `__CUDA_API_VERSION_INTERNAL` is defined.
+///
+/// A conditional counts as the guard when its condition names the macro without `!`
+/// (`#if defined(__CUDA_API_VERSION_INTERNAL)`, `#ifdef __CUDA_API_VERSION_INTERNAL`); its
+/// `#else` branch does not. Unbalanced conditionals are tolerated: the file just ends.
+pub fn internal_guard_lines(text: &str) -> Vec<(usize, usize)> {
+    const GUARD: &str = "__CUDA_API_VERSION_INTERNAL";
+    let mut ranges = Vec::new();
+    // Each frame: is this branch guarded, and since which line.
+    let mut stack: Vec<Option<usize>> = Vec::new();
+    let close = |frame: Option<usize>, end: usize, ranges: &mut Vec<(usize, usize)>| {
+        if let Some(start) = frame {
+            ranges.push((start, end));
+        }
+    };
+    for l in logical_lines(text) {
+        let Some((d, cond)) = directive(&l.text) else { continue };
+        let guarded = |negating: bool| cond.contains(GUARD) && !negating;
+        match d {
+            "if" => stack.push(guarded(cond.contains('!')).then_some(l.line)),
+            "ifdef" => stack.push(guarded(false).then_some(l.line)),
+            "ifndef" => stack.push(None),
+            "elif" | "else" => {
+                if let Some(frame) = stack.pop() {
+                    close(frame, l.line, &mut ranges);
+                }
+                stack.push((d == "elif" && guarded(cond.contains('!'))).then_some(l.line));
+            }
+            "endif" => {
+                if let Some(frame) = stack.pop() {
+                    close(frame, l.line, &mut ranges);
+                }
+            }
+            _ => {}
+        }
+    }
+    let last = text.lines().count().max(1);
+    while let Some(frame) = stack.pop() {
+        close(frame, last, &mut ranges);
+    }
+    ranges.sort();
+    ranges
+}
+
+/// Whether `line` falls in one of `ranges`.
+pub fn in_ranges(ranges: &[(usize, usize)], line: usize) -> bool {
+    ranges.iter().any(|&(a, b)| a <= line && line <= b)
+}
+
+/// Per alias name, what it resolves to in one toolkit.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+pub struct AliasTarget {
+    /// The typedef `PFN_x` names in a default build.
+    pub default: String,
+    /// The typedef it names with `CUDA_API_PER_THREAD_DEFAULT_STREAM` defined.
+    pub per_thread: String,
+}
+
+/// An alias that names no typedef of its toolkit: NVIDIA's own header bug, reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokenAlias {
+    pub name: String,
+    pub line: usize,
+    pub expansion: String,
+    pub reason: String,
+}
+
+/// Resolves the aliases of one header against the typedef names of its toolkit.
+pub fn resolve_aliases(
+    macros: &[AliasMacro],
+    typedef_exists: impl Fn(&str) -> bool,
+) -> (BTreeMap<String, AliasTarget>, Vec<BrokenAlias>) {
+    let mut ok = BTreeMap::new();
+    let mut broken = Vec::new();
+    let by_name: BTreeMap<&str, &AliasMacro> = macros.iter().map(|m| (m.name.as_str(), m)).collect();
+    for m in macros {
+        let mut body = &m.body;
+        // An alias may name another alias (a typedef renamed by a #define): follow one step.
+        if let AliasBody::Direct(t) = body {
+            if let Some(next) = by_name.get(t.as_str()).filter(|n| n.name != m.name) {
+                body = &next.body;
+            }
+        }
+        let (default, per_thread, expansion) = match body {
+            AliasBody::Direct(t) => (t.clone(), t.clone(), t.clone()),
+            AliasBody::PerThread { api, default_version, per_thread_version, suffix } => {
+                let d = format!("{api}_v{default_version}");
+                let p = format!("{api}_v{per_thread_version}{suffix}");
+                let e = format!("{d} / {p}");
+                (d, p, e)
+            }
+            AliasBody::Other(text) => {
+                broken.push(BrokenAlias {
+                    name: m.name.clone(),
+                    line: m.line,
+                    expansion: text.clone(),
+                    reason: "it does not expand to one typedef name".into(),
+                });
+                continue;
+            }
+        };
+        let missing: Vec<&String> = [&default, &per_thread].into_iter().filter(|t| !typedef_exists(t)).collect();
+        if let Some(first) = missing.first() {
+            broken.push(BrokenAlias {
+                name: m.name.clone(),
+                line: m.line,
+                expansion,
+                reason: format!("`{first}` is not a typedef of this toolkit"),
+            });
+            continue;
+        }
+        ok.insert(m.name.clone(), AliasTarget { default, per_thread });
+    }
+    (ok, broken)
+}

@@ -1,0 +1,251 @@
+//! `headers-manifest.toml`: which typedef headers are read, from which pinned toolkits.
+//!
+//! Everything is checked on load: unknown keys, malformed versions, malformed digests and
+//! duplicates are errors that name the file, line and column.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Deserializer};
+
+use crate::Error;
+
+/// The parsed manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Format version of this file; only 1 exists.
+    pub schema: u32,
+    pub fetch: FetchConfig,
+    #[serde(rename = "header")]
+    pub headers: Vec<HeaderSpec>,
+    #[serde(rename = "toolkit", default)]
+    pub toolkits: Vec<ToolkitPin>,
+    /// The libclang wheel used when the machine has no libclang of its own.
+    pub libclang: Option<PackagePin>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchConfig {
+    /// The pip `--platform` tag the pinned wheel files were built for.
+    pub platform: String,
+}
+
+/// One API header and its typedef header.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeaderSpec {
+    /// Short name, used as module and feature name in the generated crate.
+    pub name: String,
+    /// The header that declares the functions (`cuda.h`).
+    pub api: String,
+    /// The header that declares their `PFN_` types (`cudaTypedefs.h`).
+    pub typedefs: String,
+}
+
+/// A pinned toolkit: one CUDA minor release and the wheels its headers come from.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolkitPin {
+    pub version: ToolkitVersion,
+    #[serde(rename = "package")]
+    pub packages: Vec<PackagePin>,
+}
+
+/// One wheel, pinned by exact version, file name and sha256.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackagePin {
+    pub name: String,
+    pub version: String,
+    pub file: String,
+    pub sha256: Sha256,
+    /// The folder inside the wheel that holds the files we use (headers, or libclang.so).
+    pub include: String,
+}
+
+/// A lower-case hex sha256 digest.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Sha256(pub String);
+
+impl<'de> Deserialize<'de> for Sha256 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+            Ok(Sha256(s))
+        } else {
+            Err(serde::de::Error::custom(format!(
+                "`{s}` is not a sha256 digest (64 lower-case hex digits)"
+            )))
+        }
+    }
+}
+
+impl fmt::Display for Sha256 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A CUDA toolkit version, `major.minor` (`12.9`). Ordered numerically.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ToolkitVersion {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl ToolkitVersion {
+    /// The driver API's encoding: `major * 1000 + minor * 10`.
+    pub fn cuda_version(self) -> u32 {
+        self.major * 1000 + self.minor * 10
+    }
+
+    /// The inverse of [`Self::cuda_version`], for `CUDA_VERSION` read off a cuda.h.
+    pub fn from_cuda_version(v: u32) -> Self {
+        ToolkitVersion { major: v / 1000, minor: (v % 1000) / 10 }
+    }
+}
+
+impl std::str::FromStr for ToolkitVersion {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not a toolkit version of the form major.minor, such as 12.9");
+        let (major, minor) = s.split_once('.').ok_or_else(bad)?;
+        let num = |p: &str| -> Result<u32, String> {
+            if p.is_empty() || p.len() > 3 || !p.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(bad());
+            }
+            p.parse().map_err(|_| bad())
+        };
+        let (major, minor) = (num(major)?, num(minor)?);
+        if major == 0 || minor > 99 {
+            return Err(bad());
+        }
+        Ok(ToolkitVersion { major, minor })
+    }
+}
+
+impl fmt::Display for ToolkitVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolkitVersion {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl serde::Serialize for ToolkitVersion {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl Manifest {
+    /// Reads and checks the manifest at `path`.
+    pub fn load(path: &Path) -> Result<Manifest, Error> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        Manifest::parse(path, &text)
+    }
+
+    /// Parses and checks manifest text; `path` is only used in messages.
+    pub fn parse(path: &Path, text: &str) -> Result<Manifest, Error> {
+        let at = |span: Option<std::ops::Range<usize>>| -> (usize, usize) {
+            let offset = span.map_or(0, |s| s.start).min(text.len());
+            line_col(text, offset)
+        };
+        let manifest: Manifest = toml::from_str(text).map_err(|e| {
+            let (line, col) = at(e.span());
+            Error::Manifest {
+                path: path.to_owned(),
+                line,
+                col,
+                message: e.message().to_owned(),
+            }
+        })?;
+        manifest.validate(path, text)?;
+        Ok(manifest)
+    }
+
+    fn validate(&self, path: &Path, text: &str) -> Result<(), Error> {
+        // Semantic errors point at the first line that mentions the offending value.
+        let err = |needle: &str, message: String| {
+            let offset = text.find(needle).unwrap_or(0);
+            let (line, col) = line_col(text, offset);
+            Error::Manifest { path: path.to_owned(), line, col, message }
+        };
+        if self.schema != 1 {
+            return Err(err("schema", format!("schema {} is not known; this generator reads schema 1", self.schema)));
+        }
+        if self.headers.is_empty() {
+            return Err(err("", "the manifest lists no [[header]]".into()));
+        }
+        let mut names = BTreeSet::new();
+        for h in &self.headers {
+            if !is_ident(&h.name) {
+                return Err(err(&h.name, format!("header name `{}` must be a lower-case Rust identifier", h.name)));
+            }
+            if !names.insert(h.name.as_str()) {
+                return Err(err(&h.name, format!("header `{}` is listed twice", h.name)));
+            }
+            for file in [&h.api, &h.typedefs] {
+                if !is_plain_header_name(file) {
+                    return Err(err(file, format!("`{file}` must be a plain header file name such as cudaTypedefs.h")));
+                }
+            }
+        }
+        let mut versions = BTreeSet::new();
+        let pins = self.toolkits.iter().flat_map(|t| &t.packages).chain(&self.libclang);
+        for p in pins {
+            if !p.file.ends_with(".whl") || p.file.contains(['/', '\\']) {
+                return Err(err(&p.file, format!("`{}` must be a wheel file name (no folders, ending in .whl)", p.file)));
+            }
+            if p.include.starts_with('/') || p.include.split('/').any(|c| c == ".." || c.is_empty()) {
+                return Err(err(&p.include, format!("include folder `{}` must be a relative path inside the wheel", p.include)));
+            }
+            // The wheel file name carries its version: a mismatch is a copy-paste slip.
+            let stem = p.name.replace('-', "_");
+            if !p.file.starts_with(&format!("{stem}-{}-", p.version)) {
+                return Err(err(&p.file, format!("wheel `{}` is not {} {}", p.file, p.name, p.version)));
+            }
+        }
+        for t in &self.toolkits {
+            if !versions.insert(t.version) {
+                return Err(err(&format!("\"{}\"", t.version), format!("toolkit {} is pinned twice", t.version)));
+            }
+            if t.packages.is_empty() {
+                return Err(err(&format!("\"{}\"", t.version), format!("toolkit {} names no [[toolkit.package]]", t.version)));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn toolkit(&self, v: ToolkitVersion) -> Option<&ToolkitPin> {
+        self.toolkits.iter().find(|t| t.version == v)
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some('a'..='z'))
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+fn is_plain_header_name(s: &str) -> bool {
+    s.ends_with(".h") && s.len() > 2 && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+}
+
+/// 1-based line and column of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = &text.as_bytes()[..offset];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let col = offset - before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) + 1;
+    (line, col)
+}

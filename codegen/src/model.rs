@@ -1,0 +1,382 @@
+//! The model: every entry point ABI of every toolkit, merged. Pure data, BTree-ordered, no I/O.
+//!
+//! Built once from per-toolkit declarations ([`Model::build`]); everything derived (exported
+//! names, the signature shown, drift) is computed from the full set, so the order in which
+//! toolkits are given cannot change the result.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::macros::AliasTarget;
+use crate::manifest::ToolkitVersion;
+use crate::parse::{Param, Variant};
+
+/// One `PFN_` typedef as one toolkit declares it: the parser's output, located.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declaration {
+    pub pfn: String,
+    pub symbol: String,
+    pub version: u32,
+    pub variant: Option<Variant>,
+    /// The typedef header's file name (`cudaTypedefs.h`).
+    pub header: String,
+    /// Declared only under `#if defined(__CUDA_API_VERSION_INTERNAL)`.
+    pub legacy: bool,
+    pub line: usize,
+    pub params: Vec<Param>,
+    pub returns: String,
+    pub layouts: Vec<ParamLayout>,
+}
+
+/// What a parameter's ABI depends on, as far as drift goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// A primitive, by its x86-64 meaning (`u32`, `i64`, `void`).
+    Primitive(String),
+    Pointer(Arc<Layout>),
+    Array(Arc<Layout>, u64),
+    /// A struct with its fields (name, offset, layout), or a union (members not kept: only
+    /// its size and alignment are its ABI).
+    Record { name: String, union: bool, size: u64, align: u64, fields: Vec<(String, u64, Arc<Layout>)> },
+    /// A function pointer (callbacks are not followed).
+    Function,
+    /// A type declared but not defined, or one we cannot see into.
+    Opaque(String),
+    /// A type already being described further up (a self-referential struct).
+    Cycle,
+}
+
+/// A parameter's layout tree and a one-line description of it for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamLayout {
+    pub tree: Arc<Layout>,
+    pub summary: String,
+}
+
+/// Where two layouts of one parameter differ in a way that matters to a caller compiled
+/// against the old one: a size or alignment of a record reached through pointers and struct
+/// fields, a field (present in both, not padding) that moved, a pointer that became a value, a changed
+/// array length at the top. Added struct fields that fit the old size, changed union
+/// members and renamed types are not drift.
+pub fn layout_drift(old: &Layout, new: &Layout) -> Option<String> {
+    drift_at(old, new, 0, true)
+}
+
+fn drift_at(old: &Layout, new: &Layout, depth: usize, top: bool) -> Option<String> {
+    if depth > 48 {
+        return None;
+    }
+    use Layout::*;
+    match (old, new) {
+        (Pointer(a), Pointer(b)) => drift_at(a, b, depth + 1, top),
+        (Array(a, n), Array(b, m)) => {
+            if top && n != m {
+                return Some(format!("array length {n} became {m}"));
+            }
+            drift_at(a, b, depth + 1, false)
+        }
+        (Primitive(a), Primitive(b)) => (top && a != b).then(|| format!("{a} became {b}")),
+        (Record { name: na, union: ua, size: sa, align: aa, fields: fa }, Record { name: nb, union: ub, size: sb, align: ab, fields: fb }) => {
+            if ua != ub || sa != sb || aa != ab {
+                let kind = |u: &bool| if *u { "union" } else { "struct" };
+                return Some(format!("{} {na} ({sa} bytes, align {aa}) became {} {nb} ({sb} bytes, align {ab})", kind(ua), kind(ub)));
+            }
+            // Padding (`reserved`, `_internal_padding`) shrinks when a field is carved out of
+            // it; that is how CUDA grows a struct without breaking its ABI.
+            for (f, off, l) in fa.iter().filter(|(f, _, _)| !is_padding(f)) {
+                let Some((_, off2, l2)) = fb.iter().find(|(g, _, _)| g == f) else { continue };
+                if off != off2 {
+                    return Some(format!("field {nb}.{f} moved from offset {off} to {off2}"));
+                }
+                if let Some(why) = drift_at(l, l2, depth + 1, false) {
+                    return Some(format!("{nb}.{f}: {why}"));
+                }
+            }
+            None
+        }
+        (Function, Function) | (Cycle, _) | (_, Cycle) | (Opaque(_), Opaque(_)) => None,
+        (a, b) => top.then(|| format!("{} became {}", kind_name(a), kind_name(b))),
+    }
+}
+
+fn is_padding(field: &str) -> bool {
+    field.starts_with("reserved") || field.starts_with('_')
+}
+
+fn kind_name(l: &Layout) -> &'static str {
+    match l {
+        Layout::Primitive(_) => "a primitive",
+        Layout::Pointer(_) => "a pointer",
+        Layout::Array(..) => "an array",
+        Layout::Record { union: true, .. } => "a union",
+        Layout::Record { .. } => "a struct",
+        Layout::Function => "a function pointer",
+        Layout::Opaque(_) => "an opaque type",
+        Layout::Cycle => "a recursive type",
+    }
+}
+
+/// Per typedef header and toolkit: what was found, so that nothing is dropped silently.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct HeaderCount {
+    /// Versioned `PFN_..._vNNNN` typedefs declared in the header.
+    pub typedefs: usize,
+    /// `PFN_` typedefs with no version in their final name (reported, not emitted).
+    pub unversioned: usize,
+    /// `#define PFN_x ...` aliases, and how many of them name no typedef.
+    pub aliases: usize,
+    pub broken_aliases: usize,
+}
+
+/// Everything one toolkit contributes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolkitInput {
+    pub version: ToolkitVersion,
+    /// Where the headers came from (`nvidia-cuda-runtime-cu12 12.9.79`, or a local path).
+    pub source: String,
+    pub declarations: Vec<Declaration>,
+    /// Resolved `#define PFN_x` aliases; empty from 13.0 on.
+    pub aliases: BTreeMap<String, AliasTarget>,
+    /// Per typedef header file name.
+    pub counts: BTreeMap<String, HeaderCount>,
+}
+
+/// (symbol, version, variant): the identity of an ABI, and the registry's sort order.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntryKey {
+    pub symbol: String,
+    pub version: u32,
+    pub variant: Option<Variant>,
+}
+
+/// One ABI of one symbol, merged over every toolkit that declares it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Entry {
+    pub symbol: String,
+    pub version: u32,
+    pub variant: Option<Variant>,
+    pub pfn: String,
+    pub header: String,
+    /// The name the driver library exports this ABI under (`cuMemAlloc_v2`).
+    pub exported: String,
+    pub legacy: bool,
+    pub toolkits: BTreeSet<ToolkitVersion>,
+    /// From the newest toolkit that declares it.
+    pub params: Vec<Param>,
+    pub returns: String,
+    #[serde(skip)]
+    pub declared: BTreeMap<ToolkitVersion, Declaration>,
+}
+
+impl Entry {
+    pub fn key(&self) -> EntryKey {
+        EntryKey { symbol: self.symbol.clone(), version: self.version, variant: self.variant }
+    }
+}
+
+/// A PFN that kept its name while its ABI changed between two toolkits.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Drift {
+    pub pfn: String,
+    pub from: ToolkitVersion,
+    pub to: ToolkitVersion,
+    /// The parameter, or `None` when the parameter list itself changed.
+    pub param: Option<String>,
+    pub before: String,
+    pub after: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolkitSummary {
+    pub version: ToolkitVersion,
+    pub source: String,
+    pub headers: BTreeMap<String, HeaderCount>,
+    /// Whether its headers define `PFN_x` aliases (11.x and 12.x do, 13.x does not).
+    pub has_alias_macros: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Model {
+    pub toolkits: Vec<ToolkitSummary>,
+    #[serde(serialize_with = "entries_as_list")]
+    pub entries: BTreeMap<EntryKey, Entry>,
+    pub header_aliases: BTreeMap<ToolkitVersion, BTreeMap<String, AliasTarget>>,
+    pub drift: Vec<Drift>,
+    /// Problems found while merging (a per-thread typedef without a default ABI, say).
+    pub warnings: Vec<String>,
+}
+
+fn entries_as_list<S: serde::Serializer>(entries: &BTreeMap<EntryKey, Entry>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(entries.values())
+}
+
+impl Model {
+    /// Merges toolkits. Deterministic and independent of the order of `inputs`; if the same
+    /// toolkit version appears twice, the later input replaces the earlier one.
+    pub fn build(inputs: Vec<ToolkitInput>) -> Model {
+        let mut by_version: BTreeMap<ToolkitVersion, ToolkitInput> = BTreeMap::new();
+        for input in inputs {
+            by_version.insert(input.version, input);
+        }
+        let mut entries: BTreeMap<EntryKey, Entry> = BTreeMap::new();
+        for (&tk, input) in &by_version {
+            for d in &input.declarations {
+                let key = EntryKey { symbol: d.symbol.clone(), version: d.version, variant: d.variant };
+                let e = entries.entry(key).or_insert_with(|| Entry {
+                    symbol: d.symbol.clone(),
+                    version: d.version,
+                    variant: d.variant,
+                    pfn: d.pfn.clone(),
+                    header: String::new(),
+                    exported: String::new(),
+                    legacy: false,
+                    toolkits: BTreeSet::new(),
+                    params: vec![],
+                    returns: String::new(),
+                    declared: BTreeMap::new(),
+                });
+                e.toolkits.insert(tk);
+                e.declared.insert(tk, d.clone());
+            }
+        }
+        let mut drift = Vec::new();
+        for e in entries.values_mut() {
+            // The newest declaration speaks for the entry; iteration is in toolkit order.
+            if let Some(newest) = e.declared.values().next_back() {
+                e.header = newest.header.clone();
+                e.legacy = newest.legacy;
+                e.params = newest.params.clone();
+                e.returns = newest.returns.clone();
+            }
+            drift.extend(entry_drift(e));
+        }
+        let warnings = assign_exported_names(&mut entries);
+        let toolkits = by_version
+            .values()
+            .map(|t| ToolkitSummary {
+                version: t.version,
+                source: t.source.clone(),
+                headers: t.counts.clone(),
+                has_alias_macros: !t.aliases.is_empty(),
+            })
+            .collect();
+        let header_aliases = by_version
+            .values()
+            .filter(|t| !t.aliases.is_empty())
+            .map(|t| (t.version, t.aliases.clone()))
+            .collect();
+        drift.sort();
+        Model { toolkits, entries, header_aliases, drift, warnings }
+    }
+
+    pub fn newest_toolkit(&self) -> Option<ToolkitVersion> {
+        self.toolkits.last().map(|t| t.version)
+    }
+
+    /// Entries of one symbol, in (version, variant) order.
+    pub fn symbol_entries<'a>(&'a self, symbol: &'a str) -> impl Iterator<Item = &'a Entry> + 'a {
+        let start = EntryKey { symbol: symbol.to_owned(), version: 0, variant: None };
+        self.entries.range(start..).map(|(_, e)| e).take_while(move |e| e.symbol == symbol)
+    }
+
+    /// Symbols in order.
+    pub fn symbols(&self) -> BTreeSet<&str> {
+        self.entries.keys().map(|k| k.symbol.as_str()).collect()
+    }
+
+    /// What the unversioned `PFN_<symbol>` means in `toolkit`, or `None` if the toolkit
+    /// declares no default ABI of the symbol.
+    ///
+    /// The rule: where the toolkit's own headers define `PFN_<symbol>` (11.x and 12.x),
+    /// exactly that; otherwise (13.x, and symbols a 12.x header forgot) the highest version
+    /// the toolkit declares, and for the per-thread form the highest per-thread variant, or
+    /// the default where the symbol has none.
+    pub fn alias_in(&self, toolkit: ToolkitVersion, symbol: &str) -> Option<AliasTarget> {
+        let alias = format!("PFN_{symbol}");
+        if let Some(t) = self.header_aliases.get(&toolkit).and_then(|m| m.get(&alias)) {
+            return Some(t.clone());
+        }
+        let declared: Vec<&Entry> = self.symbol_entries(symbol).filter(|e| e.toolkits.contains(&toolkit)).collect();
+        let default = declared.iter().filter(|e| e.variant.is_none()).max_by_key(|e| e.version)?;
+        let per_thread = declared
+            .iter()
+            .filter(|e| e.variant.is_some())
+            .max_by_key(|e| (e.version, e.variant))
+            .unwrap_or(default);
+        Some(AliasTarget { default: default.pfn.clone(), per_thread: per_thread.pfn.clone() })
+    }
+}
+
+/// Compares each declaration with the previous toolkit's.
+fn entry_drift(e: &Entry) -> Vec<Drift> {
+    let mut out = Vec::new();
+    let decls: Vec<(&ToolkitVersion, &Declaration)> = e.declared.iter().collect();
+    for pair in decls.windows(2) {
+        let [(from, a), (to, b)] = pair else { continue };
+        let types = |d: &Declaration| d.params.iter().map(|p| p.ty.clone()).collect::<Vec<_>>();
+        if types(a) != types(b) || a.returns != b.returns {
+            out.push(Drift {
+                pfn: e.pfn.clone(),
+                from: **from,
+                to: **to,
+                param: None,
+                before: format!("({}) -> {}", types(a).join(", "), a.returns),
+                after: format!("({}) -> {}", types(b).join(", "), b.returns),
+            });
+            continue;
+        }
+        for ((p, la), lb) in b.params.iter().zip(&a.layouts).zip(&b.layouts) {
+            if let Some(why) = layout_drift(&la.tree, &lb.tree) {
+                out.push(Drift {
+                    pfn: e.pfn.clone(),
+                    from: **from,
+                    to: **to,
+                    param: Some(format!("{}: {}", p.name, p.ty)),
+                    before: la.summary.clone(),
+                    after: format!("{} ({why})", lb.summary),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The driver exports the k-th distinct default version of `S` as `S_vk` (the first as `S`),
+/// legacy versions included; a per-thread variant takes the name of the newest default ABI
+/// at or below its version, plus `_ptds`/`_ptsz`.
+fn assign_exported_names(entries: &mut BTreeMap<EntryKey, Entry>) -> Vec<String> {
+    let mut defaults: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+    for k in entries.keys().filter(|k| k.variant.is_none()) {
+        defaults.entry(k.symbol.clone()).or_default().push(k.version);
+    }
+    let name_of = |symbol: &str, versions: &[u32], v: u32| -> Option<String> {
+        let k = versions.iter().position(|&x| x == v)?;
+        Some(if k == 0 { symbol.to_owned() } else { format!("{symbol}_v{}", k + 1) })
+    };
+    let mut warnings = Vec::new();
+    for e in entries.values_mut() {
+        let versions = defaults.get(&e.symbol).map(Vec::as_slice).unwrap_or(&[]);
+        e.exported = match e.variant {
+            None => name_of(&e.symbol, versions, e.version).unwrap_or_else(|| e.symbol.clone()),
+            Some(variant) => {
+                let paired = versions.iter().copied().filter(|&v| v <= e.version).max();
+                let base = paired.and_then(|v| name_of(&e.symbol, versions, v));
+                if base.is_none() {
+                    warnings.push(format!(
+                        "{} has no default ABI at or below version {}; its exported name is a guess",
+                        e.pfn, e.version
+                    ));
+                }
+                format!("{}{}", base.unwrap_or_else(|| e.symbol.clone()), variant.suffix())
+            }
+        };
+    }
+    warnings
+}
+
+/// `3020` as `3.2`.
+pub fn format_cuda_version(v: u32) -> String {
+    format!("{}.{}", v / 1000, (v % 1000) / 10)
+}

@@ -1,0 +1,386 @@
+//! Reading bindgen's output: every `PFN_<symbol>_v<version>[_ptds|_ptsz]` typedef with its
+//! signature, and the layout of every type a parameter reaches (for ABI drift).
+//!
+//! Input is bindgen's Rust text, so this is syn, not C: the parser never builds tokens for
+//! output and never looks at the headers (that is [`crate::macros`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use quote::ToTokens;
+use serde::Serialize;
+
+use crate::clang::SourceLine;
+
+/// The per-thread default stream variants of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// `_ptds`: per-thread default stream, for synchronous calls.
+    Ptds,
+    /// `_ptsz`: per-thread default stream, for calls that take a stream.
+    Ptsz,
+}
+
+impl Variant {
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Variant::Ptds => "_ptds",
+            Variant::Ptsz => "_ptsz",
+        }
+    }
+}
+
+/// Splits `PFN_cuMemcpy_v7000_ptds` into (`cuMemcpy`, 7000, Some(Ptds)). `None` for a name
+/// without a `_v<digits>` suffix.
+pub fn split_pfn_name(name: &str) -> Option<(&str, u32, Option<Variant>)> {
+    let rest = name.strip_prefix("PFN_")?;
+    let (rest, variant) = if let Some(r) = rest.strip_suffix("_ptds") {
+        (r, Some(Variant::Ptds))
+    } else if let Some(r) = rest.strip_suffix("_ptsz") {
+        (r, Some(Variant::Ptsz))
+    } else {
+        (rest, None)
+    };
+    let at = rest.rfind("_v")?;
+    let (symbol, digits) = (&rest[..at], &rest[at + 2..]);
+    if symbol.is_empty() || digits.is_empty() || digits.len() > 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if !symbol.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()) || symbol.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let version: u32 = digits.parse().ok()?;
+    (version > 0).then_some((symbol, version, variant))
+}
+
+/// A parameter: its name as bindgen wrote it and its Rust type as text (`*mut CUdeviceptr`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
+pub struct Param {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub ty: String,
+}
+
+/// One versioned typedef as declared by one toolkit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Typedef {
+    pub pfn: String,
+    pub symbol: String,
+    pub version: u32,
+    pub variant: Option<Variant>,
+    pub params: Vec<Param>,
+    /// The return type as text; `()` for void.
+    pub returns: String,
+    pub location: Option<SourceLine>,
+    /// Per parameter, a digest of the full layout it reaches and a one-line description.
+    pub layouts: Vec<ParamLayout>,
+}
+
+pub use crate::model::{Layout, ParamLayout};
+
+/// What one toolkit's bindgen output holds.
+#[derive(Debug, Clone)]
+pub struct ParsedOutput {
+    pub typedefs: Vec<Typedef>,
+    /// `PFN_` typedefs whose final name has no version: reported, never emitted.
+    pub unversioned: Vec<(String, Option<SourceLine>)>,
+    /// Every item that is not a `PFN_` typedef: the CUDA types.
+    pub types: syn::File,
+}
+
+/// Reads bindgen's output. Errors are messages; the caller adds the toolkit.
+pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Result<ParsedOutput, String> {
+    let file: syn::File = syn::parse_str(rust).map_err(|e| format!("not valid Rust: {e}"))?;
+    let table = TypeTable::new(&file.items);
+    let mut typedefs = Vec::new();
+    let mut unversioned = Vec::new();
+    let mut others = Vec::new();
+    for item in file.items {
+        let syn::Item::Type(t) = &item else {
+            others.push(item);
+            continue;
+        };
+        let name = t.ident.to_string();
+        if !name.starts_with("PFN_") {
+            others.push(item);
+            continue;
+        }
+        let location = locations.get(&name).cloned();
+        let Some((symbol, version, variant)) = split_pfn_name(&name) else {
+            unversioned.push((name, location));
+            continue;
+        };
+        let f = fn_pointer(&t.ty).ok_or_else(|| format!("`{name}` is not a function pointer type: `{}`", t.ty.to_token_stream()))?;
+        let mut params = Vec::new();
+        let mut layouts = Vec::new();
+        for (i, arg) in f.inputs.iter().enumerate() {
+            let name = arg.name.as_ref().map(|(n, _)| n.to_string()).unwrap_or_else(|| format!("arg{}", i + 1));
+            params.push(Param { name, ty: render_type(&arg.ty) });
+            layouts.push(table.param_layout(&arg.ty));
+        }
+        if f.variadic.is_some() {
+            return Err(format!("`{name}` is variadic, which no CUDA entry point is"));
+        }
+        let returns = match &f.output {
+            syn::ReturnType::Default => "()".to_owned(),
+            syn::ReturnType::Type(_, ty) => render_type(ty),
+        };
+        typedefs.push(Typedef {
+            pfn: name.clone(),
+            symbol: symbol.to_owned(),
+            version,
+            variant,
+            params,
+            returns,
+            location,
+            layouts,
+        });
+    }
+    Ok(ParsedOutput { typedefs, unversioned, types: syn::File { shebang: None, attrs: file.attrs, items: others } })
+}
+
+/// `Option<unsafe extern "C" fn(..) -> R>` (bindgen's spelling of a C function pointer).
+fn fn_pointer(ty: &syn::Type) -> Option<&syn::TypeBareFn> {
+    match ty {
+        syn::Type::BareFn(f) => Some(f),
+        syn::Type::Path(p) => {
+            let last = p.path.segments.last()?;
+            if last.ident != "Option" {
+                return None;
+            }
+            let syn::PathArguments::AngleBracketed(args) = &last.arguments else { return None };
+            match args.args.first()? {
+                syn::GenericArgument::Type(syn::Type::BareFn(f)) => Some(f),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A type as compact text: `*mut CUdeviceptr_v2`, `c_uint`, `*const *mut c_void`.
+pub fn render_type(ty: &syn::Type) -> String {
+    let item: syn::Item = syn::parse_quote!(type __T = #ty;);
+    let file = syn::File { shebang: None, attrs: vec![], items: vec![item] };
+    let text = prettyplease::unparse(&file);
+    let text = text.trim().trim_start_matches("type __T = ").trim_end_matches(';').trim();
+    text.replace("::core::ffi::", "").replace("::core::option::", "")
+}
+
+enum Def {
+    Alias(syn::Type),
+    Record { union: bool, fields: Vec<(String, syn::Type)> },
+    Newtype(syn::Type),
+}
+
+/// Just enough of bindgen's output to describe layouts: aliases, structs, unions, newtype
+/// enums, and the sizes, alignments and offsets of bindgen's layout tests.
+struct TypeTable {
+    defs: BTreeMap<String, Def>,
+    size: BTreeMap<String, u64>,
+    align: BTreeMap<String, u64>,
+    offset: BTreeMap<(String, String), u64>,
+    memo: std::cell::RefCell<BTreeMap<String, Arc<Layout>>>,
+}
+
+impl TypeTable {
+    fn new(items: &[syn::Item]) -> TypeTable {
+        let mut t = TypeTable {
+            defs: BTreeMap::new(),
+            size: BTreeMap::new(),
+            align: BTreeMap::new(),
+            offset: BTreeMap::new(),
+            memo: Default::default(),
+        };
+        for item in items {
+            match item {
+                syn::Item::Type(a) => {
+                    t.defs.insert(a.ident.to_string(), Def::Alias((*a.ty).clone()));
+                }
+                syn::Item::Struct(s) => {
+                    let def = match &s.fields {
+                        syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => Def::Newtype(u.unnamed[0].ty.clone()),
+                        fields => Def::Record { union: false, fields: named_fields(fields.iter()) },
+                    };
+                    t.defs.insert(s.ident.to_string(), def);
+                }
+                syn::Item::Union(u) => {
+                    let fields = named_fields(u.fields.named.iter());
+                    t.defs.insert(u.ident.to_string(), Def::Record { union: true, fields });
+                }
+                syn::Item::Const(c) if c.ident == "_" => t.read_layout_tests(&c.expr),
+                _ => {}
+            }
+        }
+        t
+    }
+
+    /// bindgen writes `["Size of X"][size_of::<X>() - 64usize];` and the like.
+    fn read_layout_tests(&mut self, expr: &syn::Expr) {
+        let syn::Expr::Block(b) = expr else { return };
+        for stmt in &b.block.stmts {
+            let syn::Stmt::Expr(syn::Expr::Index(ix), _) = stmt else { continue };
+            let syn::Expr::Array(label) = &*ix.expr else { continue };
+            let Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(label), .. })) = label.elems.first() else { continue };
+            let syn::Expr::Binary(bin) = &*ix.index else { continue };
+            let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) = &*bin.right else { continue };
+            let Ok(n) = n.base10_parse::<u64>() else { continue };
+            let label = label.value();
+            if let Some(name) = label.strip_prefix("Size of ") {
+                self.size.insert(name.to_owned(), n);
+            } else if let Some(name) = label.strip_prefix("Alignment of ") {
+                self.align.insert(name.to_owned(), n);
+            } else if let Some((ty, field)) = label.strip_prefix("Offset of field: ").and_then(|r| r.split_once("::")) {
+                self.offset.insert((ty.to_owned(), field.to_owned()), n);
+            }
+        }
+    }
+
+    fn param_layout(&self, ty: &syn::Type) -> ParamLayout {
+        ParamLayout { tree: self.layout(ty, &mut Vec::new(), 0), summary: self.summary(ty) }
+    }
+
+    /// Follows pointers and aliases to the record a parameter is about, and describes it.
+    fn summary(&self, ty: &syn::Type) -> String {
+        let mut ty = ty;
+        let mut pointers = 0;
+        for _ in 0..64 {
+            match ty {
+                syn::Type::Ptr(p) => {
+                    pointers += 1;
+                    ty = &p.elem;
+                }
+                syn::Type::Path(p) => {
+                    let Some(name) = p.path.segments.last().map(|s| s.ident.to_string()) else { break };
+                    match self.defs.get(&name) {
+                        Some(Def::Alias(t)) | Some(Def::Newtype(t)) => ty = t,
+                        Some(Def::Record { union, .. }) => {
+                            let kind = if *union { "union" } else { "struct" };
+                            let size = self.size.get(&name).map_or("unknown size".into(), |s| format!("{s} bytes"));
+                            let via = if pointers > 0 { "points to " } else { "" };
+                            return format!("{via}{kind} {name} ({size})");
+                        }
+                        None => return format!("{}{}", "*".repeat(pointers), render_type(ty)),
+                    }
+                }
+                _ => break,
+            }
+        }
+        format!("{}{}", "*".repeat(pointers), render_type(ty))
+    }
+
+    /// The layout tree of a type: through aliases, pointers, arrays and struct fields, with
+    /// the sizes, alignments and offsets of bindgen's layout tests.
+    fn layout(&self, ty: &syn::Type, visiting: &mut Vec<String>, depth: usize) -> Arc<Layout> {
+        if depth > 48 {
+            return Arc::new(Layout::Opaque("(too deep)".into()));
+        }
+        match ty {
+            syn::Type::Ptr(p) => Arc::new(Layout::Pointer(self.layout(&p.elem, visiting, depth + 1))),
+            syn::Type::Array(a) => {
+                let len = match &a.len {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse().unwrap_or(0),
+                    _ => 0,
+                };
+                Arc::new(Layout::Array(self.layout(&a.elem, visiting, depth + 1), len))
+            }
+            syn::Type::BareFn(_) => Arc::new(Layout::Function),
+            syn::Type::Path(p) => {
+                let Some(last) = p.path.segments.last() else { return Arc::new(Layout::Opaque("?".into())) };
+                if last.ident == "Option" {
+                    if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
+                        if let Some(syn::GenericArgument::Type(t)) = a.args.first() {
+                            return self.layout(t, visiting, depth + 1);
+                        }
+                    }
+                }
+                let name = last.ident.to_string();
+                if let Some(prim) = primitive(&name) {
+                    return Arc::new(Layout::Primitive(prim.into()));
+                }
+                if let Some(done) = self.memo.borrow().get(&name) {
+                    return Arc::clone(done);
+                }
+                if visiting.contains(&name) {
+                    return Arc::new(Layout::Cycle);
+                }
+                visiting.push(name.clone());
+                let l = match self.defs.get(&name) {
+                    Some(Def::Alias(t)) | Some(Def::Newtype(t)) => self.layout(t, visiting, depth + 1),
+                    Some(Def::Record { union, fields }) => {
+                        let fields = if *union {
+                            Vec::new()
+                        } else {
+                            fields
+                                .iter()
+                                .map(|(f, t)| {
+                                    let off = self.offset.get(&(name.clone(), f.clone())).copied().unwrap_or(0);
+                                    (f.clone(), off, self.layout(t, visiting, depth + 1))
+                                })
+                                .collect()
+                        };
+                        Arc::new(Layout::Record {
+                            name: name.clone(),
+                            union: *union,
+                            size: self.size.get(&name).copied().unwrap_or(0),
+                            align: self.align.get(&name).copied().unwrap_or(0),
+                            fields,
+                        })
+                    }
+                    None => Arc::new(Layout::Opaque(name.clone())),
+                };
+                visiting.pop();
+                self.memo.borrow_mut().insert(name, Arc::clone(&l));
+                l
+            }
+            syn::Type::Tuple(t) if t.elems.is_empty() => Arc::new(Layout::Primitive("()".into())),
+            other => Arc::new(Layout::Opaque(render_type(other))),
+        }
+    }
+}
+
+fn named_fields<'a>(fields: impl Iterator<Item = &'a syn::Field>) -> Vec<(String, syn::Type)> {
+    fields
+        .filter_map(|f| Some((f.ident.as_ref()?.to_string(), f.ty.clone())))
+        .collect()
+}
+
+/// x86-64 meaning of the primitive names bindgen uses.
+fn primitive(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "c_char" | "c_schar" | "i8" => "i8",
+        "c_uchar" | "u8" => "u8",
+        "c_short" | "i16" => "i16",
+        "c_ushort" | "u16" => "u16",
+        "c_int" | "i32" => "i32",
+        "c_uint" | "u32" => "u32",
+        "c_long" | "c_longlong" | "i64" | "isize" => "i64",
+        "c_ulong" | "c_ulonglong" | "u64" | "usize" => "u64",
+        "c_float" | "f32" => "f32",
+        "c_double" | "f64" => "f64",
+        "c_void" => "void",
+        "bool" => "bool",
+        "i128" => "i128",
+        "u128" => "u128",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pfn_names() {
+        assert_eq!(split_pfn_name("PFN_cuMemcpy_v7000_ptds"), Some(("cuMemcpy", 7000, Some(Variant::Ptds))));
+        assert_eq!(split_pfn_name("PFN_cuMemAlloc_v3020"), Some(("cuMemAlloc", 3020, None)));
+        assert_eq!(split_pfn_name("PFN_cuStreamBeginCapture_v10010_ptsz"), Some(("cuStreamBeginCapture", 10010, Some(Variant::Ptsz))));
+        assert_eq!(split_pfn_name("PFN_cuFoo_v2_v11040"), Some(("cuFoo_v2", 11040, None)));
+        assert_eq!(split_pfn_name("PFN_cuMemAlloc"), None);
+        assert_eq!(split_pfn_name("PFN_cuMemAlloc_v"), None);
+        assert_eq!(split_pfn_name("PFN__v3020"), None);
+        assert_eq!(split_pfn_name("PFN_cuX_v0"), None);
+        assert_eq!(split_pfn_name("PFN_cuX_v12040_v12040"), Some(("cuX_v12040", 12040, None)));
+    }
+}
