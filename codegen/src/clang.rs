@@ -91,8 +91,7 @@ pub fn ensure_libclang(manifest: &Manifest, fetcher: &Fetcher) -> Result<String,
 
 fn describe_loaded(origin: &str) -> String {
     let path = clang_sys::get_library().map(|l| l.path().display().to_string()).unwrap_or_default();
-    let version = clang_sys::get_library().and_then(|l| l.version()).map(|v| format!("{v:?}")).unwrap_or_default();
-    format!("libclang {version} ({origin}: {path})")
+    format!("libclang: {path} ({origin})")
 }
 
 #[derive(Debug, Default)]

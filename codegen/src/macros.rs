@@ -239,9 +239,14 @@ pub struct BrokenAlias {
 }
 
 /// Resolves the aliases of one header against the typedef names of its toolkit.
+///
+/// An alias whose target is no typedef is broken and left out. An alias that resolves but
+/// whose own name is no symbol of the toolkit (`PFN_GraphConditionalHandleCreate`, missing
+/// its `cu`) is kept, since that is what the header defines, and reported too.
 pub fn resolve_aliases(
     macros: &[AliasMacro],
     typedef_exists: impl Fn(&str) -> bool,
+    symbol_exists: impl Fn(&str) -> bool,
 ) -> (BTreeMap<String, AliasTarget>, Vec<BrokenAlias>) {
     let mut ok = BTreeMap::new();
     let mut broken = Vec::new();
@@ -281,6 +286,14 @@ pub fn resolve_aliases(
                 reason: format!("`{first}` is not a typedef of this toolkit"),
             });
             continue;
+        }
+        if !symbol_exists(m.name.trim_start_matches("PFN_")) {
+            broken.push(BrokenAlias {
+                name: m.name.clone(),
+                line: m.line,
+                expansion,
+                reason: format!("`{}` is no symbol of this toolkit (a misspelt alias name?)", m.name.trim_start_matches("PFN_")),
+            });
         }
         ok.insert(m.name.clone(), AliasTarget { default, per_thread });
     }

@@ -186,13 +186,14 @@ fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path) -
     for (n, _) in &parsed.unversioned {
         names.insert(n);
     }
+    let symbols: std::collections::BTreeSet<&str> = parsed.typedefs.iter().map(|t| t.symbol.as_str()).collect();
     for h in headers {
         let path = tk.include_dirs.iter().map(|d| d.join(&h.typedefs)).find(|p| p.is_file()).unwrap_or_default();
         let bytes = std::fs::read(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
         let text = String::from_utf8_lossy(&bytes);
         guards.insert(h.typedefs.as_str(), macros::internal_guard_lines(&text));
         let found = macros::alias_macros(&text);
-        let (ok, broken) = macros::resolve_aliases(&found, |n| names.contains(n));
+        let (ok, broken) = macros::resolve_aliases(&found, |n| names.contains(n), |s| symbols.contains(s));
         let count = counts.entry(h.typedefs.clone()).or_default();
         count.aliases = found.len();
         count.broken_aliases = broken.len();
