@@ -1,1 +1,114 @@
-//! Integration tests of cuda-sys-gen live in tests/; this library is empty.
+//! Helpers shared by the integration tests in `tests/tests/`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use codegen::emit::EmitOptions;
+use codegen::pipeline::{self, Config, Report};
+use codegen::write::Mode;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_owned).unwrap_or_default()
+}
+
+/// The real manifest.
+pub fn real_manifest() -> PathBuf {
+    repo_root().join("headers-manifest.toml")
+}
+
+/// The shared header cache under target/, so tests do not download twice.
+pub fn cache_dir() -> PathBuf {
+    repo_root().join("target").join("cuda-headers")
+}
+
+/// A manifest with the real [fetch], [[header]] and [libclang] sections and only the given
+/// pinned toolkits (an empty list: none). Returned as the folder that holds it.
+pub fn manifest_with_toolkits(versions: &[&str]) -> tempfile::TempDir {
+    let text = std::fs::read_to_string(real_manifest()).expect("read the real manifest");
+    // Split at the [[toolkit]] blocks: keep the head, the blocks asked for, and [libclang].
+    let (head, rest) = text.split_once("\n[[toolkit]]\n").expect("the real manifest pins toolkits");
+    let (blocks, tail) = rest.split_once("\n[libclang]\n").expect("the real manifest has [libclang]");
+    let mut out = format!("{head}\n");
+    for block in blocks.split("\n[[toolkit]]\n") {
+        if versions.iter().any(|v| block.trim_start().starts_with(&format!("version = \"{v}\""))) {
+            out.push_str("[[toolkit]]\n");
+            out.push_str(block);
+            out.push('\n');
+        }
+    }
+    out.push_str("\n[libclang]\n");
+    out.push_str(tail);
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("headers-manifest.toml"), out).expect("write manifest");
+    dir
+}
+
+/// Runs the pipeline over local toolkit folders only, into `out`.
+pub fn generate_local(manifest_dir: &Path, toolkits: Vec<PathBuf>, out: &Path, crate_name: &str) -> Result<Report, codegen::Error> {
+    pipeline::generate(&Config {
+        manifest: manifest_dir.join("headers-manifest.toml"),
+        out_dir: out.to_owned(),
+        cache_dir: cache_dir(),
+        local_toolkits: toolkits,
+        mode: Mode::Write,
+        emit: EmitOptions { crate_name: crate_name.into(), command: "cargo xtask generate".into() },
+        offline: false,
+    })
+}
+
+/// Every file under `dir`, relative path to text.
+pub fn read_tree(dir: &Path) -> BTreeMap<String, String> {
+    codegen::write::list_tree(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|rel| {
+            let text = std::fs::read_to_string(dir.join(&rel)).unwrap_or_default();
+            (rel, text)
+        })
+        .collect()
+}
+
+/// Compares `actual` with the golden folder; with `CUDA_SYS_GEN_BLESS=1` rewrites it instead.
+/// Returns a readable, coloured diff of everything that differs.
+pub fn compare_golden(golden: &Path, actual: &BTreeMap<String, String>) -> Result<(), String> {
+    if std::env::var_os("CUDA_SYS_GEN_BLESS").is_some_and(|v| v == "1") {
+        let _ = std::fs::remove_dir_all(golden);
+        for (rel, text) in actual {
+            let path = golden.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap_or(golden)).map_err(|e| e.to_string())?;
+            std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        }
+        return Ok(());
+    }
+    let expected = read_tree(golden);
+    let mut report = String::new();
+    let names: std::collections::BTreeSet<&String> = expected.keys().chain(actual.keys()).collect();
+    for name in names {
+        let (e, a) = (expected.get(name), actual.get(name));
+        if e == a {
+            continue;
+        }
+        let (e, a) = (e.map_or("", String::as_str), a.map_or("", String::as_str));
+        report.push_str(&format!("\x1b[1m--- {}/{name} (golden)\n+++ actual\x1b[0m\n", golden.display()));
+        let diff = similar::TextDiff::from_lines(e, a);
+        for hunk in diff.unified_diff().context_radius(2).iter_hunks() {
+            for change in hunk.iter_changes() {
+                let (sign, colour) = match change.tag() {
+                    similar::ChangeTag::Delete => ('-', "\x1b[31m"),
+                    similar::ChangeTag::Insert => ('+', "\x1b[32m"),
+                    similar::ChangeTag::Equal => (' ', ""),
+                };
+                report.push_str(&format!("{colour}{sign}{}\x1b[0m", change));
+                if change.missing_newline() {
+                    report.push('\n');
+                }
+            }
+        }
+    }
+    if report.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{report}\nrun with CUDA_SYS_GEN_BLESS=1 to accept the new output"))
+    }
+}
