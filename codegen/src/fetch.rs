@@ -175,7 +175,7 @@ pub fn sha256_file(path: &Path) -> Result<String, Error> {
 /// skipped, not refused.
 pub fn entry_path_under(name: &str, prefix: &str) -> Result<Option<PathBuf>, String> {
     if name.contains('\\') || name.contains('\0') {
-        return Err(format!("archive entry `{}` has a backslash or NUL in its name", name.escape_default()));
+        return Err(format!("archive entry `{}` has a backslash or NUL in its name", name.replace('\0', "\\0")));
     }
     let path = Path::new(name);
     for c in path.components() {
