@@ -43,6 +43,9 @@ pub enum Error {
     #[error("toolkit {toolkit}: bindgen's output could not be read: {message} (this is a bug in cuda-sys-gen or an unexpected header construct; please report it with the header)")]
     BindgenOutput { toolkit: ToolkitVersion, message: String },
 
+    #[error("no toolkit to read: the manifest pins none and no local toolkit was given (add a [[toolkit]] to headers-manifest.toml or pass --toolkit)")]
+    NoToolkits,
+
     #[error("no libclang: {detail}")]
     NoLibclang { detail: String },
 

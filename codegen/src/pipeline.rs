@@ -109,6 +109,9 @@ fn collect_toolkits(
         out.push(l);
     }
     out.sort_by_key(|t| t.version);
+    if out.is_empty() {
+        return Err(Error::NoToolkits);
+    }
     Ok((out, notes))
 }
 

@@ -1,0 +1,117 @@
+//! Integration tests on NVIDIA's real headers, fetched (or taken from the cache) at test time.
+
+use std::collections::BTreeMap;
+
+use codegen::emit::EmitOptions;
+use codegen::pipeline::{self, Config};
+use codegen::write::Mode;
+use cuda_sys_gen_tests::*;
+use serde_json::Value;
+
+/// Generates from the given pinned toolkits into a temp folder; returns registry.json.
+fn generate_pinned(versions: &[&str]) -> (Value, pipeline::Report) {
+    let manifest = manifest_with_toolkits(versions);
+    let out = tempfile::tempdir().unwrap();
+    let report = generate_local(manifest.path(), vec![], out.path(), "cuda-driver-pfn").unwrap_or_else(|e| panic!("{e}"));
+    let json = std::fs::read_to_string(out.path().join("registry.json")).unwrap();
+    (serde_json::from_str(&json).unwrap(), report)
+}
+
+fn entries_by_pfn(v: &Value) -> BTreeMap<String, Value> {
+    v["entries"].as_array().unwrap().iter().map(|e| (e["pfn"].as_str().unwrap().to_owned(), e.clone())).collect()
+}
+
+/// Counts `*PFN_name)(` declarations in the header text: an independent check that nothing
+/// was dropped between clang and the registry.
+fn typedef_lines(version: &str) -> usize {
+    let dir = cache_dir().join("include");
+    let pkg = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().contains(&format!("-{version}.")))
+        .unwrap_or_else(|| panic!("no cached headers for {version}"));
+    let text = std::fs::read_to_string(pkg.path().join("cudaTypedefs.h")).unwrap();
+    text.matches("*PFN_").count()
+}
+
+#[test]
+fn oldest_and_newest_pinned_toolkits() {
+    let (v, report) = generate_pinned(&["11.7", "13.5"]);
+    assert_eq!(v["toolkits"], serde_json::json!(["11.7", "13.5"]));
+    let by = entries_by_pfn(&v);
+    let in_135: Vec<&Value> = by.values().filter(|e| e["toolkits"].as_array().unwrap().iter().any(|t| t == "13.5")).collect();
+    let in_117: Vec<&Value> = by.values().filter(|e| e["toolkits"].as_array().unwrap().iter().any(|t| t == "11.7")).collect();
+    assert_eq!(in_135.len(), typedef_lines("13.5"), "13.5: entries vs typedefs in the header");
+    assert_eq!(in_117.len(), typedef_lines("11.7"), "11.7: entries vs typedefs in the header");
+    assert_eq!(in_135.len(), 685);
+    // The summary prints the same counts.
+    assert!(report.toolkit_lines.iter().any(|l| l.contains("13.5") && l.contains("685 typedefs") && l.contains("-> 685 entries")), "{:?}", report.toolkit_lines);
+
+    let e = &by["PFN_cuMemAlloc_v2000"];
+    assert_eq!(e["legacy"], true);
+    assert_eq!(e["exported"], "cuMemAlloc");
+    assert_eq!(e["params"], serde_json::json!([{"name": "dptr", "type": "*mut CUdeviceptr_v1"}, {"name": "bytesize", "type": "c_uint"}]));
+    assert_eq!(e["returns"], "CUresult");
+    assert_eq!(by["PFN_cuMemAlloc_v3020"]["exported"], "cuMemAlloc_v2");
+    assert_eq!(by["PFN_cuMemAlloc_v3020"]["legacy"], false);
+    for (pfn, exported) in [
+        ("PFN_cuStreamBeginCapture_v10000", "cuStreamBeginCapture"),
+        ("PFN_cuStreamBeginCapture_v10010", "cuStreamBeginCapture_v2"),
+        ("PFN_cuStreamBeginCapture_v10010_ptsz", "cuStreamBeginCapture_v2_ptsz"),
+        ("PFN_cuDeviceGetUuid_v9020", "cuDeviceGetUuid"),
+        ("PFN_cuDeviceGetUuid_v11040", "cuDeviceGetUuid_v2"),
+        ("PFN_cuCtxCreate_v2000", "cuCtxCreate"),
+        ("PFN_cuCtxCreate_v3020", "cuCtxCreate_v2"),
+        ("PFN_cuCtxCreate_v11040", "cuCtxCreate_v3"),
+        ("PFN_cuCtxCreate_v12050", "cuCtxCreate_v4"),
+        ("PFN_cuGetProcAddress_v11030", "cuGetProcAddress"),
+        ("PFN_cuGetProcAddress_v12000", "cuGetProcAddress_v2"),
+        ("PFN_cuMemcpy_v7000_ptds", "cuMemcpy_ptds"),
+        ("PFN_cuMemcpyHtoD_v7000_ptds", "cuMemcpyHtoD_v2_ptds"),
+    ] {
+        let e = by.get(pfn).unwrap_or_else(|| panic!("{pfn} missing"));
+        assert_eq!(e["exported"], exported, "{pfn}");
+        assert_eq!(e["header"], "cudaTypedefs.h", "{pfn}");
+    }
+    assert_eq!(by["PFN_cuMemcpy_v7000_ptds"]["variant"], "ptds");
+    assert_eq!(by["PFN_cuStreamBeginCapture_v10010_ptsz"]["variant"], "ptsz");
+    assert_eq!(by["PFN_cuCtxCreate_v12050"]["toolkits"], serde_json::json!(["13.5"]));
+    // 11.7 has header aliases, 13.5 none.
+    let aliases = &v["header_aliases"];
+    assert!(aliases.get("13.5").is_none());
+    assert_eq!(aliases["11.7"]["PFN_cuCtxCreate"]["default"], "PFN_cuCtxCreate_v11040");
+    assert_eq!(aliases["11.7"]["PFN_cuMemcpy"]["per_thread"], "PFN_cuMemcpy_v7000_ptds");
+}
+
+#[test]
+fn drift_from_11_7_to_11_8_is_found() {
+    let (v, _) = generate_pinned(&["11.7", "11.8"]);
+    let drift = v["drift"].as_array().unwrap();
+    for pfn in ["PFN_cuStreamSetAttribute_v11000", "PFN_cuStreamGetAttribute_v11000", "PFN_cuGraphKernelNodeSetAttribute_v11000", "PFN_cuGraphKernelNodeGetAttribute_v11000"] {
+        let d = drift.iter().find(|d| d["pfn"] == pfn).unwrap_or_else(|| panic!("no drift for {pfn}: {drift:#?}"));
+        assert_eq!(d["from"], "11.7");
+        assert_eq!(d["to"], "11.8");
+        let after = d["after"].as_str().unwrap();
+        assert!(after.contains("CUlaunchAttributeValue_union (64 bytes)"), "{after}");
+        assert!(d["param"].as_str().unwrap().contains("AttrValue_v1"), "{d}");
+    }
+    // Nothing else changed ABI between these two.
+    assert!(drift.iter().all(|d| d["pfn"].as_str().unwrap().contains("Attribute")), "{drift:#?}");
+}
+
+/// `cargo test` fails when generated/ is not what the pinned inputs produce.
+#[test]
+fn generated_crate_is_up_to_date() {
+    let r = pipeline::generate(&Config {
+        manifest: real_manifest(),
+        out_dir: repo_root().join("generated"),
+        cache_dir: cache_dir(),
+        local_toolkits: vec![],
+        mode: Mode::Check,
+        emit: EmitOptions { crate_name: "cuda-driver-pfn".into(), command: "cargo xtask generate".into() },
+        offline: false,
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}

@@ -1,0 +1,128 @@
+//! Properties of the committed registry (generated/registry.json and the generated crate):
+//! no libclang and no headers needed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use cuda_driver_pfn::{Entry, StreamFlags, ENTRIES, TOOLKITS};
+use cuda_sys_gen_tests::repo_root;
+use serde_json::Value;
+
+fn registry() -> Value {
+    let text = std::fs::read_to_string(repo_root().join("generated/registry.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn json_and_static_table_agree() {
+    let v = registry();
+    let entries = v["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), ENTRIES.len());
+    for (j, e) in entries.iter().zip(ENTRIES.iter()) {
+        assert_eq!(j["pfn"], e.pfn);
+        assert_eq!(j["symbol"], e.symbol);
+        assert_eq!(j["version"], e.version);
+        assert_eq!(j["exported"], e.exported);
+        assert_eq!(j["legacy"], e.legacy);
+        assert_eq!(j["header"], e.header);
+        let toolkits: Vec<&str> = e.toolkits().collect();
+        assert_eq!(j["toolkits"], serde_json::json!(toolkits));
+        assert_eq!(e.c_symbol.to_str().unwrap(), e.symbol);
+        let flags = if e.variant.is_some() { StreamFlags::PER_THREAD_DEFAULT_STREAM } else { StreamFlags::LEGACY_STREAM };
+        assert_eq!(e.flags, flags, "{}", e.pfn);
+        // The version in the name is the version asked for.
+        assert!(e.pfn.contains(&format!("_v{}", e.version)), "{}", e.pfn);
+    }
+    assert_eq!(v["toolkits"].as_array().unwrap().len(), TOOLKITS.len());
+    assert_eq!(TOOLKITS.len(), 17);
+}
+
+#[test]
+fn sorted_and_unique() {
+    let keys: Vec<(&str, u32, u8)> = ENTRIES
+        .iter()
+        .map(|e| (e.symbol, e.version, e.variant.map_or(0, |v| v as u8 + 1)))
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(keys, sorted);
+}
+
+#[test]
+fn markers_carry_their_own_version() {
+    use cuda_driver_pfn::entries::*;
+    assert_eq!(cuMemAlloc_v3020::VERSION, 3020);
+    assert_eq!(cuMemAlloc_v3020::SYMBOL, c"cuMemAlloc");
+    assert_eq!(cuMemAlloc_v3020::FLAGS, StreamFlags::LEGACY_STREAM);
+    assert_eq!(cuStreamBeginCapture_v10010_ptsz::VERSION, 10010);
+    assert_eq!(cuStreamBeginCapture_v10010_ptsz::FLAGS, StreamFlags::PER_THREAD_DEFAULT_STREAM);
+    assert_eq!(cuCtxCreate_v12050::INFO.exported, "cuCtxCreate_v4");
+    assert_eq!(ENTRIES[cuMemcpy_v7000_ptds::INDEX].pfn, "PFN_cuMemcpy_v7000_ptds");
+}
+
+/// In every 11.x/12.x header, `__API_TYPEDEF_PTDS(api, d, p)` pairs a per-thread typedef with
+/// its default: the exported name of the per-thread entry must be that default's plus the
+/// suffix (the rule the model uses even where no alias exists, as in 13.x).
+#[test]
+fn per_thread_names_follow_the_header_pairing() {
+    let v = registry();
+    let by: BTreeMap<&str, &Value> = v["entries"].as_array().unwrap().iter().map(|e| (e["pfn"].as_str().unwrap(), e)).collect();
+    let mut checked = 0;
+    for (_, aliases) in v["header_aliases"].as_object().unwrap() {
+        for (_, t) in aliases.as_object().unwrap() {
+            let (d, p) = (t["default"].as_str().unwrap(), t["per_thread"].as_str().unwrap());
+            if d == p {
+                continue;
+            }
+            let suffix = &p[p.len() - 5..];
+            assert_eq!(by[p]["exported"].as_str().unwrap(), format!("{}{suffix}", by[d]["exported"].as_str().unwrap()), "{p} pairs with {d}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 500, "only {checked} pairs checked");
+}
+
+/// `aliases::cuda_X_Y` reproduces toolkit X.Y's own `#define PFN_x` macros, every one that
+/// names a real symbol; toolkits without macros get the highest declared version.
+#[test]
+fn per_toolkit_aliases_agree_with_the_headers() {
+    let v = registry();
+    let text = std::fs::read_to_string(repo_root().join("generated/src/aliases.rs")).unwrap();
+    let mut emitted: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut module = String::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(m) = line.strip_prefix("pub mod cuda_").and_then(|l| l.strip_suffix(" {")) {
+            module = m.replacen('_', ".", 1);
+        } else if let Some(rest) = line.strip_prefix("pub type ") {
+            let (name, target) = rest.trim_end_matches(';').split_once(" = crate::pfn::").unwrap();
+            emitted.entry(module.clone()).or_default().insert(name.to_owned(), target.to_owned());
+        }
+    }
+    let symbols: BTreeSet<&str> = v["entries"].as_array().unwrap().iter().map(|e| e["symbol"].as_str().unwrap()).collect();
+    let mut checked = 0;
+    for (tk, aliases) in v["header_aliases"].as_object().unwrap() {
+        for (name, t) in aliases.as_object().unwrap() {
+            if !symbols.contains(name.trim_start_matches("PFN_")) {
+                continue; // a misspelt alias such as PFN_GraphConditionalHandleCreate
+            }
+            assert_eq!(emitted[tk][name], t["default"].as_str().unwrap(), "{tk} {name}");
+            checked += 1;
+        }
+    }
+    assert!(checked > 4000, "{checked}");
+    // 12.9's well-known quirks, and the 13.x rule.
+    assert_eq!(emitted["12.9"]["PFN_cuCtxCreate"], "PFN_cuCtxCreate_v11040");
+    assert_eq!(emitted["12.9"]["PFN_cuGraphInstantiate"], "PFN_cuGraphInstantiateWithFlags_v11040");
+    assert_eq!(emitted["13.5"]["PFN_cuCtxCreate"], "PFN_cuCtxCreate_v12050");
+    assert_eq!(emitted["13.0"]["PFN_cuCtxCreate"], "PFN_cuCtxCreate_v12050");
+    assert_eq!(emitted["12.4"]["PFN_cuCtxCreate"], "PFN_cuCtxCreate_v11040");
+}
+
+#[test]
+fn every_generated_file_is_marked() {
+    for rel in codegen::write::list_tree(&repo_root().join("generated")).unwrap() {
+        let text = std::fs::read_to_string(repo_root().join("generated").join(&rel)).unwrap();
+        assert!(text.contains("@generated by cuda-sys-gen") && text.contains("cargo xtask generate"), "{rel} has no marker");
+        assert!(!text.contains("/work/") && !text.contains("/tmp/") && !text.contains("/home/"), "{rel} holds a machine path");
+    }
+}
