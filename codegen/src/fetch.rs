@@ -299,8 +299,9 @@ pub fn read_cuda_version(include_dir: &Path) -> Result<ToolkitVersion, Error> {
     Err(Error::ToolkitNotFound { path, detail: "it has no `#define CUDA_VERSION <number>` line: is it a real cuda.h?".into() })
 }
 
-/// The toolkit to use when `--toolkit` is not given: `$CUDA_PATH`, `$CUDA_HOME`, `/usr/local/cuda`.
-pub fn default_toolkit_candidates() -> Vec<PathBuf> {
+/// The toolkit to use when `--toolkit` is not given: the first of `$CUDA_PATH`,
+/// `$CUDA_HOME` and `/usr/local/cuda` that holds a cuda.h, if any.
+pub fn discover_local_toolkit() -> Option<PathBuf> {
     let mut v: Vec<PathBuf> = ["CUDA_PATH", "CUDA_HOME"]
         .iter()
         .filter_map(|k| std::env::var_os(k))
@@ -308,5 +309,5 @@ pub fn default_toolkit_candidates() -> Vec<PathBuf> {
         .map(PathBuf::from)
         .collect();
     v.push(PathBuf::from("/usr/local/cuda"));
-    v
+    v.into_iter().find(|p| locate_toolkit(p).is_ok())
 }

@@ -46,6 +46,9 @@ pub enum Error {
     #[error("no toolkit to read: the manifest pins none and no local toolkit was given (add a [[toolkit]] to headers-manifest.toml or pass --toolkit)")]
     NoToolkits,
 
+    #[error("`{name}` is not a valid crate name: use letters, digits, `-` and `_`, starting with a letter")]
+    BadCrateName { name: String },
+
     #[error("no libclang: {detail}")]
     NoLibclang { detail: String },
 

@@ -42,7 +42,52 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
+impl Report {
+    /// The run's summary, as printed by the command-line tools: warnings first, then per
+    /// toolkit counts, notes, ABI drift and what was written.
+    pub fn summary(&self, mode: Mode, elapsed: std::time::Duration) -> String {
+        let mut s = String::new();
+        for w in &self.warnings {
+            s.push_str(&format!("warning: {w}\n"));
+        }
+        s.push_str(&format!("{}\n", self.libclang));
+        for line in &self.toolkit_lines {
+            s.push_str(&format!("{line}\n"));
+        }
+        for n in &self.notes {
+            s.push_str(&format!("note: {n}\n"));
+        }
+        for d in &self.model.drift {
+            let param = d.param.as_deref().unwrap_or("parameter list");
+            s.push_str(&format!("ABI drift: {} {} -> {}: {param}: {} -> {}\n", d.pfn, d.from, d.to, d.before, d.after));
+        }
+        s.push_str(&format!(
+            "{} entries of {} symbols from {} toolkits\n",
+            self.model.entries.len(),
+            self.model.symbols().len(),
+            self.model.toolkits.len()
+        ));
+        let secs = elapsed.as_secs_f64();
+        match mode {
+            Mode::Check => s.push_str(&format!("up to date ({secs:.1} s)\n")),
+            Mode::Write => s.push_str(&format!(
+                "{} files written, {} removed, {} unchanged ({secs:.1} s)\n",
+                self.write.written.len(),
+                self.write.removed.len(),
+                self.write.unchanged
+            )),
+        }
+        s
+    }
+}
+
 pub fn generate(cfg: &Config) -> Result<Report, Error> {
+    let name = &cfg.emit.crate_name;
+    let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !valid {
+        return Err(Error::BadCrateName { name: name.clone() });
+    }
     let manifest = Manifest::load(&cfg.manifest)?;
     let mut fetcher = Fetcher::new(cfg.cache_dir.clone(), &manifest);
     fetcher.offline = cfg.offline;
