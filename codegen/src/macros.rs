@@ -299,3 +299,60 @@ pub fn resolve_aliases(
     }
     (ok, broken)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comments_and_continuations() {
+        let text = "#define A 1 /* a\n comment */\n#define B \\\n  2 // tail\n\"/* not a comment */\"\n";
+        let lines: Vec<(usize, String)> = logical_lines(text).into_iter().map(|l| (l.line, l.text.trim().to_owned())).collect();
+        assert_eq!(
+            lines,
+            vec![(1, "#define A 1".into()), (3, "#define B    2".into()), (5, "\"/* not a comment */\"".into())]
+        );
+    }
+
+    #[test]
+    fn alias_forms() {
+        let text = "#define PFN_cuA  PFN_cuA_v3020\n\
+                    #  define PFN_cuB __API_TYPEDEF_PTDS(PFN_cuB, 3020, 7000)\n\
+                    #define PFN_cuC __API_TYPEDEF_PTSZ( PFN_cuC , 10010 , 10010 )\n\
+                    #define PFN_cuD PFN_cuD _v11070\n\
+                    #define PFN_cuE_v12040 PFN_cuE\n\
+                    #define PFN_F(x) x\n\
+                    #define OTHER 1\n";
+        let m = alias_macros(text);
+        let names: Vec<&str> = m.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["PFN_cuA", "PFN_cuB", "PFN_cuC", "PFN_cuD"]);
+        assert_eq!(m[0].body, AliasBody::Direct("PFN_cuA_v3020".into()));
+        assert_eq!(m[1].line, 2);
+        assert_eq!(
+            m[2].body,
+            AliasBody::PerThread { api: "PFN_cuC".into(), default_version: 10010, per_thread_version: 10010, suffix: "_ptsz" }
+        );
+        assert_eq!(m[3].body, AliasBody::Other("PFN_cuD _v11070".into()));
+        let exists = |n: &str| ["PFN_cuA_v3020", "PFN_cuB_v3020", "PFN_cuB_v7000_ptds"].contains(&n);
+        let (ok, broken) = resolve_aliases(&m, exists, |_| true);
+        assert_eq!(ok.keys().collect::<Vec<_>>(), ["PFN_cuA", "PFN_cuB"]);
+        assert_eq!(ok["PFN_cuB"].per_thread, "PFN_cuB_v7000_ptds");
+        assert_eq!(broken.iter().map(|b| b.name.as_str()).collect::<Vec<_>>(), ["PFN_cuC", "PFN_cuD"]);
+    }
+
+    #[test]
+    fn internal_guard() {
+        let text = "a\n#if defined(__CUDA_API_VERSION_INTERNAL)\nlegacy\n#if X\nnested\n#endif\n#else\nnot\n#endif\n#ifdef __CUDA_API_VERSION_INTERNAL\nx\n#endif\n#if !defined(__CUDA_API_VERSION_INTERNAL)\ny\n#endif\n#ifndef __CUDA_API_VERSION_INTERNAL\nz\n";
+        let r = internal_guard_lines(text);
+        assert_eq!(r, vec![(2, 7), (10, 12)]);
+        assert!(in_ranges(&r, 3) && in_ranges(&r, 5) && !in_ranges(&r, 8) && !in_ranges(&r, 14) && !in_ranges(&r, 17));
+    }
+
+    #[test]
+    fn odd_input_does_not_panic() {
+        for text in ["/* unterminated", "#", "#define", "#define PFN_", "\"open", "\\", "#if\n#else\n#elif\n#endif\n#endif", "\u{feff}#define PFN_x é"] {
+            let _ = alias_macros(text);
+            let _ = internal_guard_lines(text);
+        }
+    }
+}

@@ -380,3 +380,92 @@ fn assign_exported_names(entries: &mut BTreeMap<EntryKey, Entry>) -> Vec<String>
 pub fn format_cuda_version(v: u32) -> String {
     format!("{}.{}", v / 1000, (v % 1000) / 10)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tk(s: &str) -> ToolkitVersion {
+        s.parse().unwrap()
+    }
+
+    fn decl(pfn: &str) -> Declaration {
+        let (symbol, version, variant) = crate::parse::split_pfn_name(pfn).unwrap();
+        Declaration {
+            pfn: pfn.into(),
+            symbol: symbol.into(),
+            version,
+            variant,
+            header: "cudaTypedefs.h".into(),
+            legacy: version == 2000,
+            line: 1,
+            params: vec![],
+            returns: "CUresult".into(),
+            layouts: vec![],
+        }
+    }
+
+    fn input(v: &str, pfns: &[&str], aliases: &[(&str, &str)]) -> ToolkitInput {
+        ToolkitInput {
+            version: tk(v),
+            source: String::new(),
+            declarations: pfns.iter().map(|p| decl(p)).collect(),
+            aliases: aliases
+                .iter()
+                .map(|(a, t)| (a.to_string(), AliasTarget { default: t.to_string(), per_thread: t.to_string() }))
+                .collect(),
+            counts: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn exported_names_and_aliases() {
+        let old = input("12.9", &["PFN_cuX_v2000", "PFN_cuX_v3020", "PFN_cuX_v7000_ptds", "PFN_cuY_v4000"], &[("PFN_cuX", "PFN_cuX_v2000")]);
+        let new = input("13.0", &["PFN_cuX_v2000", "PFN_cuX_v3020", "PFN_cuX_v7000_ptds", "PFN_cuX_v12000", "PFN_cuY_v4000"], &[]);
+        let m = Model::build(vec![new.clone(), old.clone()]);
+        let names: Vec<(&str, &str)> = m.entries.values().map(|e| (e.pfn.as_str(), e.exported.as_str())).collect();
+        assert_eq!(
+            names,
+            [
+                ("PFN_cuX_v2000", "cuX"),
+                ("PFN_cuX_v3020", "cuX_v2"),
+                ("PFN_cuX_v7000_ptds", "cuX_v2_ptds"),
+                ("PFN_cuX_v12000", "cuX_v3"),
+                ("PFN_cuY_v4000", "cuY"),
+            ]
+        );
+        // 12.9's header says v2000; 13.0 has no macros: the highest it declares.
+        assert_eq!(m.alias_in(tk("12.9"), "cuX").unwrap().default, "PFN_cuX_v2000");
+        assert_eq!(m.alias_in(tk("13.0"), "cuX").unwrap().default, "PFN_cuX_v12000");
+        assert_eq!(m.alias_in(tk("13.0"), "cuX").unwrap().per_thread, "PFN_cuX_v7000_ptds");
+        assert_eq!(m.alias_in(tk("12.9"), "cuY").unwrap().default, "PFN_cuY_v4000");
+        assert_eq!(m.alias_in(tk("12.9"), "cuZ"), None);
+        // Order of inputs does not matter.
+        assert_eq!(m, Model::build(vec![old, new]));
+    }
+
+    #[test]
+    fn drift_rules() {
+        let rec = |name: &str, size, align, fields: Vec<(&str, u64, Arc<Layout>)>| {
+            Arc::new(Layout::Record {
+                name: name.into(),
+                union: false,
+                size,
+                align,
+                fields: fields.into_iter().map(|(f, o, l)| (f.to_string(), o, l)).collect(),
+            })
+        };
+        let int = || Arc::new(Layout::Primitive("i32".into()));
+        let ptr = |l: Arc<Layout>| Layout::Pointer(l);
+        let a = rec("A", 64, 8, vec![("x", 0, int()), ("reserved", 4, int())]);
+        // A field carved out of the reserved bytes: no drift.
+        let b = rec("A", 64, 8, vec![("x", 0, int()), ("y", 4, int()), ("reserved", 8, int())]);
+        assert_eq!(layout_drift(&ptr(a.clone()), &ptr(b)), None);
+        // Growth behind a pointer: drift.
+        let c = rec("A", 128, 8, vec![("x", 0, int())]);
+        assert!(layout_drift(&ptr(a.clone()), &ptr(c)).unwrap().contains("64 bytes"));
+        // A moved field: drift.
+        let d = rec("A", 64, 8, vec![("x", 8, int())]);
+        assert!(layout_drift(&ptr(a), &ptr(d)).unwrap().contains("moved from offset 0 to 8"));
+    }
+}
