@@ -6,12 +6,15 @@
 //! ([`emit`]) and write it ([`write`]).
 
 pub mod clang;
+pub mod compare;
+pub mod diff;
 pub mod emit;
 pub mod fetch;
 pub mod macros;
 pub mod manifest;
 pub mod model;
 pub mod parse;
+pub mod pin;
 pub mod pipeline;
 pub mod write;
 
@@ -72,6 +75,27 @@ pub enum Error {
 
     #[error("{}", fmt_stale(files, command))]
     Stale { files: Vec<String>, command: String },
+
+    #[error("CUDA {version} is not pinned in {} (pinned: {pinned}): give a pinned version or the path of a local toolkit, or pin it first with `generate --add-toolkit {version}`", manifest.display())]
+    NotPinned { version: ToolkitVersion, manifest: PathBuf, pinned: String },
+
+    #[error("both sides are CUDA {version}: {detail}")]
+    SameToolkit { version: ToolkitVersion, detail: String },
+
+    #[error("CUDA {version} is not in the model (it holds {present}); build the model over both toolkits of a diff")]
+    NotInModel { version: ToolkitVersion, present: String },
+
+    #[error("CUDA {version} is not on PyPI: {detail}")]
+    NotOnPyPI { version: ToolkitVersion, package: String, detail: String },
+
+    #[error("CUDA {version} is already pinned ({pin}); nothing to add\n  --> {}:{line}:{col}", manifest.display())]
+    AlreadyPinned { version: ToolkitVersion, pin: String, manifest: PathBuf, line: usize, col: usize },
+
+    #[error("`pip index versions {package}` failed: {detail}\n  (check the network or your pip configuration)")]
+    PipIndex { package: String, detail: String },
+
+    #[error("{}: {message}", wheel.display())]
+    WheelContents { wheel: PathBuf, message: String },
 }
 
 fn fmt_paths(paths: &[PathBuf]) -> String {

@@ -311,33 +311,38 @@ impl Model {
 
 /// Compares each declaration with the previous toolkit's.
 fn entry_drift(e: &Entry) -> Vec<Drift> {
-    let mut out = Vec::new();
     let decls: Vec<(&ToolkitVersion, &Declaration)> = e.declared.iter().collect();
-    for pair in decls.windows(2) {
-        let [(from, a), (to, b)] = pair else { continue };
-        let types = |d: &Declaration| d.params.iter().map(|p| p.ty.clone()).collect::<Vec<_>>();
-        if types(a) != types(b) || a.returns != b.returns {
+    decls.windows(2).flat_map(|pair| match pair {
+        [(from, a), (to, b)] => declaration_drift(&e.pfn, **from, a, **to, b),
+        _ => Vec::new(),
+    }).collect()
+}
+
+/// Where two declarations of one PFN differ in ABI: the parameter list itself, or the layout
+/// of what a parameter reaches ([`layout_drift`]). Any two toolkits, not only consecutive ones.
+pub fn declaration_drift(pfn: &str, from: ToolkitVersion, a: &Declaration, to: ToolkitVersion, b: &Declaration) -> Vec<Drift> {
+    let types = |d: &Declaration| d.params.iter().map(|p| p.ty.clone()).collect::<Vec<_>>();
+    if types(a) != types(b) || a.returns != b.returns {
+        return vec![Drift {
+            pfn: pfn.to_owned(),
+            from,
+            to,
+            param: None,
+            before: format!("({}) -> {}", types(a).join(", "), a.returns),
+            after: format!("({}) -> {}", types(b).join(", "), b.returns),
+        }];
+    }
+    let mut out = Vec::new();
+    for ((p, la), lb) in b.params.iter().zip(&a.layouts).zip(&b.layouts) {
+        if let Some(why) = layout_drift(&la.tree, &lb.tree) {
             out.push(Drift {
-                pfn: e.pfn.clone(),
-                from: **from,
-                to: **to,
-                param: None,
-                before: format!("({}) -> {}", types(a).join(", "), a.returns),
-                after: format!("({}) -> {}", types(b).join(", "), b.returns),
+                pfn: pfn.to_owned(),
+                from,
+                to,
+                param: Some(format!("{}: {}", p.name, p.ty)),
+                before: la.summary.clone(),
+                after: format!("{} ({why})", lb.summary),
             });
-            continue;
-        }
-        for ((p, la), lb) in b.params.iter().zip(&a.layouts).zip(&b.layouts) {
-            if let Some(why) = layout_drift(&la.tree, &lb.tree) {
-                out.push(Drift {
-                    pfn: e.pfn.clone(),
-                    from: **from,
-                    to: **to,
-                    param: Some(format!("{}: {}", p.name, p.ty)),
-                    before: la.summary.clone(),
-                    after: format!("{} ({why})", lb.summary),
-                });
-            }
         }
     }
     out

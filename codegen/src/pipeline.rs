@@ -92,12 +92,50 @@ pub fn generate(cfg: &Config) -> Result<Report, Error> {
     let mut fetcher = Fetcher::new(cfg.cache_dir.clone(), &manifest);
     fetcher.offline = cfg.offline;
     let (toolkits, notes) = collect_toolkits(&manifest, &fetcher, &cfg.local_toolkits)?;
-    let libclang = clang::ensure_libclang(&manifest, &fetcher)?;
-    let parsed = parse_all(&manifest.headers, &toolkits)?;
+    let built = build_model(&manifest, &fetcher, &toolkits)?;
+    let types = built.newest_types()?;
+    let files = emit::emit(&built.model, &types, &cfg.emit)?;
+    let write = write::sync_tree(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command)?;
+    let Built { model, libclang, toolkit_lines, warnings, .. } = built;
+    Ok(Report { model, libclang, write, toolkit_lines, notes, warnings })
+}
+
+/// A model of some toolkits and what building it found; nothing emitted or written.
+#[derive(Debug)]
+pub struct Built {
+    pub model: Model,
+    pub libclang: String,
+    /// Per toolkit: one line of counts.
+    pub toolkit_lines: Vec<String>,
+    /// NVIDIA header problems worth a look (broken aliases, unversioned typedefs).
+    pub warnings: Vec<String>,
+    /// bindgen's output for the newest toolkit: the CUDA types the emitter passes through.
+    newest_rust: String,
+}
+
+impl Built {
+    /// The newest toolkit's CUDA types, less the `PFN_` typedefs.
+    pub fn newest_types(&self) -> Result<syn::File, Error> {
+        let newest = self.model.newest_toolkit().unwrap_or(ToolkitVersion { major: 0, minor: 0 });
+        parse::parse_bindgen(&self.newest_rust, &BTreeMap::new())
+            .map(|p| p.types)
+            .map_err(|message| Error::BindgenOutput { toolkit: newest, message })
+    }
+}
+
+/// The per-toolkit steps and the merge: bindgen and the parser over each toolkit's headers,
+/// then [`Model::build`] over all of them. Used by [`generate`] and by `diff`.
+pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHeaders]) -> Result<Built, Error> {
+    if toolkits.is_empty() {
+        return Err(Error::NoToolkits);
+    }
+    let libclang = clang::ensure_libclang(manifest, fetcher)?;
+    let mut parsed = parse_all(&manifest.headers, toolkits)?;
+    // The newest toolkit's types are the ones emitted, whatever order the toolkits came in.
+    parsed.sort_by_key(|(input, _, _)| input.version);
     let mut warnings = Vec::new();
     let mut inputs = Vec::new();
     let mut newest_rust = String::new();
-    // Toolkits are sorted: the last one's types are the newest.
     for (input, rust, w) in parsed {
         warnings.extend(w);
         newest_rust = rust;
@@ -106,13 +144,7 @@ pub fn generate(cfg: &Config) -> Result<Report, Error> {
     let model = Model::build(inputs);
     warnings.extend(model.warnings.iter().cloned());
     let toolkit_lines = summary_lines(&model);
-    let newest = toolkits.last().map_or(ToolkitVersion { major: 0, minor: 0 }, |t| t.version);
-    let types = parse::parse_bindgen(&newest_rust, &BTreeMap::new())
-        .map_err(|message| Error::BindgenOutput { toolkit: newest, message })?
-        .types;
-    let files = emit::emit(&model, &types, &cfg.emit)?;
-    let write = write::sync_tree(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command)?;
-    Ok(Report { model, libclang, write, toolkit_lines, notes, warnings })
+    Ok(Built { model, libclang, toolkit_lines, warnings, newest_rust })
 }
 
 /// Pinned toolkits, with local ones replacing a pin of the same version or added beside.
@@ -124,8 +156,8 @@ fn collect_toolkits(
     let mut notes = Vec::new();
     let mut locals: BTreeMap<ToolkitVersion, ToolkitHeaders> = BTreeMap::new();
     for path in local {
-        let include = fetch::locate_toolkit(path)?;
-        let version = fetch::read_cuda_version(&include)?;
+        let tk = local_toolkit(path)?;
+        let version = tk.version;
         if let Some(prev) = locals.get(&version) {
             if let Origin::Local(p) = &prev.origin {
                 return Err(Error::ToolkitNotFound {
@@ -134,8 +166,7 @@ fn collect_toolkits(
                 });
             }
         }
-        let source = "a local toolkit".to_owned();
-        locals.insert(version, ToolkitHeaders { version, include_dirs: vec![include.clone()], origin: Origin::Local(include), source });
+        locals.insert(version, tk);
     }
     let mut out = Vec::new();
     for pin in &manifest.toolkits {
@@ -158,6 +189,15 @@ fn collect_toolkits(
         return Err(Error::NoToolkits);
     }
     Ok((out, notes))
+}
+
+/// A toolkit on this machine (a root, its include/ folder or a pip layout), its version read
+/// off its cuda.h.
+pub fn local_toolkit(path: &Path) -> Result<ToolkitHeaders, Error> {
+    let include = fetch::locate_toolkit(path)?;
+    let version = fetch::read_cuda_version(&include)?;
+    let source = "a local toolkit".to_owned();
+    Ok(ToolkitHeaders { version, include_dirs: vec![include.clone()], origin: Origin::Local(include), source })
 }
 
 /// Compares a local toolkit's typedef headers with the pinned package's, where it is at hand.

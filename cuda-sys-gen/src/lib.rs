@@ -1,11 +1,15 @@
 //! The command-line front end of cuda-sys-gen, shared by the `cuda-sys-gen` binary (for other
 //! repositories) and this repository's `cargo xtask` (which fixes the paths).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use clap::Args;
+use clap::{Args, ValueEnum};
+use codegen::compare::{self, DiffConfig, ToolkitSpec};
+use codegen::diff::{self, Verdict};
 use codegen::emit::EmitOptions;
+use codegen::fetch::Fetcher;
+use codegen::manifest::Manifest;
 use codegen::pipeline::{self, Config};
 use codegen::write::Mode;
 
@@ -25,7 +29,52 @@ pub struct GenerateArgs {
     /// Never run pip: use only the cache.
     #[arg(long)]
     pub offline: bool,
+    /// First pin a new toolkit in the manifest: a version (13.6: the newest patch of that minor
+    /// on PyPI, downloaded and hashed) or a local toolkit (its cuda.h names the version). Then
+    /// regenerate, and print the diff against the previous newest toolkit.
+    #[arg(long, value_name = "VERSION|PATH", conflicts_with = "check")]
+    pub add_toolkit: Option<ToolkitSpec>,
 }
+
+/// The options of `diff`.
+#[derive(Debug, Clone, Args)]
+pub struct DiffArgs {
+    /// The older toolkit: a pinned version (12.9) or the path of a local toolkit.
+    #[arg(long, value_name = "VERSION|PATH")]
+    pub from: ToolkitSpec,
+    /// The newer toolkit: a pinned version (13.0) or the path of a local toolkit.
+    #[arg(long, value_name = "VERSION|PATH")]
+    pub to: ToolkitSpec,
+    /// Print the report as JSON, for tools, instead of markdown.
+    #[arg(long)]
+    pub json: bool,
+    /// Which changes make the exit status non-zero: `breaking` lets additions pass (exit 0);
+    /// `additive` fails on any change (2 or 3), as does leaving the option out.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub fail_on: Option<FailOn>,
+    /// Never run pip: use only the cache.
+    #[arg(long)]
+    pub offline: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// Any change fails: 2 for additions only, 3 for breaking changes.
+    Additive,
+    /// Only breaking changes fail (3); additions exit 0.
+    Breaking,
+}
+
+/// `diff --help`'s closing text: the exit status policy (the README says the same).
+pub const DIFF_EXIT_STATUS: &str = "\
+Exit status:
+  0  nothing changed (or, with --fail-on breaking, additions only)
+  1  error (bad arguments, a toolkit that is not pinned or has no headers, a download that failed)
+  2  additions only: new symbols, new ABI versions of existing symbols, new typedef headers
+  3  breaking: symbols or ABIs removed, ABI drift, an unversioned PFN_<symbol> that now means
+     another typedef, a typedef header lost
+Without --fail-on every change is a failure exit (2 or 3), as with diff(1); --fail-on additive
+says so explicitly; --fail-on breaking lets additions through with 0.";
 
 /// Where things are: fixed by `cargo xtask`, options of `cuda-sys-gen`.
 #[derive(Debug, Clone)]
@@ -38,8 +87,16 @@ pub struct Paths {
     pub command: String,
 }
 
-/// Runs the pipeline and prints its summary.
+/// Runs the pipeline and prints its summary; with `--add-toolkit`, pins the toolkit first and
+/// prints its diff against the previous newest one after.
 pub fn generate(args: GenerateArgs, paths: Paths) -> Result<()> {
+    match args.add_toolkit.clone() {
+        Some(spec) => add_toolkit(&spec, args, paths),
+        None => run_generate(args, paths).map(drop),
+    }
+}
+
+fn run_generate(args: GenerateArgs, paths: Paths) -> Result<pipeline::Report> {
     let mut toolkits = args.toolkits;
     if toolkits.is_empty() && !args.pinned_only {
         toolkits.extend(codegen::fetch::discover_local_toolkit());
@@ -60,13 +117,81 @@ pub fn generate(args: GenerateArgs, paths: Paths) -> Result<()> {
     let start = std::time::Instant::now();
     let report = pipeline::generate(&cfg).with_context(|| format!("generation failed; {} is unchanged", paths.out.display()))?;
     print!("{}", report.summary(mode, start.elapsed()));
+    Ok(report)
+}
+
+/// `generate --add-toolkit`: pin, regenerate, report. A failed regeneration puts the manifest
+/// back as it was, so that a pin is only ever added together with the crate it produces.
+fn add_toolkit(spec: &ToolkitSpec, args: GenerateArgs, paths: Paths) -> Result<()> {
+    let manifest_path = paths.manifest.clone();
+    let manifest = Manifest::load(&manifest_path)?;
+    let mut fetcher = Fetcher::new(paths.cache.clone(), &manifest);
+    fetcher.offline = args.offline;
+    let unchanged = || format!("could not add CUDA {spec}; {} is unchanged", manifest_path.display());
+    let new = codegen::pin::prepare(&manifest_path, &fetcher, spec).with_context(unchanged)?;
+    let old = std::fs::read_to_string(&manifest_path).with_context(|| format!("could not read {}", manifest_path.display()))?;
+    codegen::pin::write_manifest(&manifest_path, &new.text).with_context(unchanged)?;
+    for p in &new.pin.packages {
+        eprintln!("pinned CUDA {}: {} {} ({}, sha256 {})", new.pin.version, p.name, p.version, p.file, p.sha256);
+    }
+    let report = match run_generate(args, paths) {
+        Ok(r) => r,
+        Err(e) => {
+            let restored = codegen::pin::write_manifest(&manifest_path, &old);
+            let what = match restored {
+                Ok(()) => format!("the pin of CUDA {} is taken out of {} again", new.pin.version, manifest_path.display()),
+                Err(r) => format!("and {} could not be restored ({r}): remove the CUDA {} pin by hand", manifest_path.display(), new.pin.version),
+            };
+            return Err(e.context(what));
+        }
+    };
+    for n in &new.notes {
+        eprintln!("note: {n}");
+    }
+    if let Some(previous) = new.previous {
+        let d = diff::diff(&report.model, previous, new.pin.version).context("could not compare the new toolkit")?;
+        println!("\n{}", diff::markdown::render(&d));
+    }
     Ok(())
+}
+
+/// `diff`: one model over both toolkits, the report on stdout (markdown or JSON), and the
+/// exit status of [`DIFF_EXIT_STATUS`].
+pub fn diff(args: DiffArgs, manifest: &Path, cache: &Path) -> Result<u8> {
+    let cfg = DiffConfig {
+        manifest: manifest.to_owned(),
+        cache_dir: cache.to_owned(),
+        from: args.from.clone(),
+        to: args.to.clone(),
+        offline: args.offline,
+    };
+    let run = compare::diff_toolkits(&cfg).with_context(|| format!("could not compare {} with {}", args.from, args.to))?;
+    for w in &run.built.warnings {
+        eprintln!("warning: {w}");
+    }
+    let d = &run.diff;
+    if args.json {
+        print!("{}", diff::json(d).context("could not write the report as JSON")?);
+    } else {
+        print!("{}", diff::markdown::render(d));
+    }
+    let status = match (args.fail_on, d.verdict) {
+        (Some(FailOn::Breaking), Verdict::Additive) => 0,
+        (_, v) => v.exit_status(),
+    };
+    eprintln!("CUDA {} -> {}: {} (exit status {status})", d.from.version, d.to.version, d.verdict.as_str());
+    Ok(status)
 }
 
 /// `main` for both binaries: runs `f`, prints an error chain the way rustc would.
 pub fn exit_code(result: Result<()>) -> std::process::ExitCode {
+    exit_status(result.map(|()| 0))
+}
+
+/// The same for commands with exit statuses of their own (`diff`); errors exit 1.
+pub fn exit_status(result: Result<u8>) -> std::process::ExitCode {
     match result {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => std::process::ExitCode::from(code),
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE

@@ -1,4 +1,5 @@
-//! This repository's automation: `cargo xtask generate [--toolkit PATH] [--check]`.
+//! This repository's automation: `cargo xtask generate [--toolkit PATH] [--check] [--add-toolkit V]`
+//! and `cargo xtask diff --from A --to B`.
 //!
 //! The same front end as the `cuda-sys-gen` command, with this repository's paths fixed:
 //! headers-manifest.toml, generated/ and the cache under target/.
@@ -6,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
-use cuda_sys_gen::{GenerateArgs, Paths};
+use cuda_sys_gen::{DiffArgs, GenerateArgs, Paths};
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "cuda-sys-gen's own automation")]
@@ -19,6 +20,9 @@ struct Cli {
 enum Command {
     /// Regenerate generated/ from the headers of every pinned toolkit.
     Generate(GenerateArgs),
+    /// Report what changed in the driver entry points between two toolkits (markdown, or --json).
+    #[command(after_help = cuda_sys_gen::DIFF_EXIT_STATUS)]
+    Diff(DiffArgs),
 }
 
 fn project_root() -> PathBuf {
@@ -26,7 +30,6 @@ fn project_root() -> PathBuf {
 }
 
 fn main() -> std::process::ExitCode {
-    let Command::Generate(args) = Cli::parse().command;
     let root = project_root();
     let paths = Paths {
         manifest: root.join("headers-manifest.toml"),
@@ -35,5 +38,8 @@ fn main() -> std::process::ExitCode {
         crate_name: "cuda-driver-pfn".into(),
         command: "cargo xtask generate".into(),
     };
-    cuda_sys_gen::exit_code(cuda_sys_gen::generate(args, paths))
+    match Cli::parse().command {
+        Command::Generate(args) => cuda_sys_gen::exit_code(cuda_sys_gen::generate(args, paths)),
+        Command::Diff(args) => cuda_sys_gen::exit_status(cuda_sys_gen::diff(args, &paths.manifest, &paths.cache)),
+    }
 }

@@ -1,0 +1,134 @@
+//! The I/O around [`crate::diff`]: resolving each side of a comparison (a pinned version or a
+//! local toolkit), building one model over both with the pipeline's per-toolkit steps, and
+//! diffing it.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crate::diff::{self, ToolkitDiff};
+use crate::fetch::{Fetcher, ToolkitHeaders};
+use crate::manifest::{Manifest, ToolkitPin, ToolkitVersion};
+use crate::pipeline::{self, Built};
+use crate::Error;
+
+/// A toolkit as the command line names it: `12.9` (pinned in the manifest) or a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolkitSpec {
+    Version(ToolkitVersion),
+    /// A toolkit root, its include/ folder or a pip layout.
+    Path(PathBuf),
+}
+
+impl ToolkitSpec {
+    /// `major.minor` is a version; anything else is a path.
+    pub fn parse(s: &str) -> ToolkitSpec {
+        match s.parse() {
+            Ok(v) => ToolkitSpec::Version(v),
+            Err(_) => ToolkitSpec::Path(PathBuf::from(s)),
+        }
+    }
+}
+
+impl std::str::FromStr for ToolkitSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.is_empty() {
+            return Err("give a toolkit version such as 12.9 or a path".into());
+        }
+        Ok(ToolkitSpec::parse(s))
+    }
+}
+
+impl fmt::Display for ToolkitSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolkitSpec::Version(v) => write!(f, "{v}"),
+            ToolkitSpec::Path(p) => write!(f, "{}", p.display()),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct DiffConfig {
+    pub manifest: PathBuf,
+    pub cache_dir: PathBuf,
+    pub from: ToolkitSpec,
+    pub to: ToolkitSpec,
+    /// Use only the cache; never run pip.
+    pub offline: bool,
+}
+
+/// The report and the model it was computed from (its warnings, the libclang used).
+#[derive(Debug)]
+pub struct DiffRun {
+    pub diff: ToolkitDiff,
+    pub built: Built,
+}
+
+/// Builds one model over the two toolkits and diffs them.
+pub fn diff_toolkits(cfg: &DiffConfig) -> Result<DiffRun, Error> {
+    let manifest = Manifest::load(&cfg.manifest)?;
+    let mut fetcher = Fetcher::new(cfg.cache_dir.clone(), &manifest);
+    fetcher.offline = cfg.offline;
+    // Versions first (cheap: the manifest, or a cuda.h), so that a bad pair fails before any download.
+    let from = Located::new(&cfg.manifest, &manifest, &cfg.from)?;
+    let to = Located::new(&cfg.manifest, &manifest, &cfg.to)?;
+    if from.version() == to.version() {
+        let detail = match (&cfg.from, &cfg.to) {
+            (ToolkitSpec::Version(_), ToolkitSpec::Version(_)) => "give two different toolkits".to_owned(),
+            _ => format!(
+                "`--from {}` and `--to {}` are the same CUDA version, and a model holds one toolkit per version: \
+                 give two different toolkits",
+                cfg.from, cfg.to
+            ),
+        };
+        return Err(Error::SameToolkit { version: from.version(), detail });
+    }
+    let toolkits = [from.headers(&fetcher)?, to.headers(&fetcher)?];
+    let built = pipeline::build_model(&manifest, &fetcher, &toolkits)?;
+    let diff = diff::diff(&built.model, toolkits[0].version, toolkits[1].version)?;
+    Ok(DiffRun { diff, built })
+}
+
+/// One side, its version known, its headers not fetched yet.
+enum Located {
+    Pinned(ToolkitPin),
+    Local(ToolkitHeaders),
+}
+
+impl Located {
+    fn new(manifest_path: &Path, manifest: &Manifest, spec: &ToolkitSpec) -> Result<Located, Error> {
+        match spec {
+            ToolkitSpec::Version(v) => {
+                let Some(pin) = manifest.toolkit(*v) else {
+                    let pinned = manifest.toolkits.iter().map(|t| t.version.to_string()).collect::<Vec<_>>();
+                    let pinned = if pinned.is_empty() { "none".to_owned() } else { pinned.join(", ") };
+                    return Err(Error::NotPinned { version: *v, manifest: manifest_path.to_owned(), pinned });
+                };
+                Ok(Located::Pinned(pin.clone()))
+            }
+            ToolkitSpec::Path(p) => match pipeline::local_toolkit(p) {
+                Ok(t) => Ok(Located::Local(t)),
+                Err(Error::ToolkitNotFound { path, detail }) if !p.exists() => Err(Error::ToolkitNotFound {
+                    path,
+                    detail: format!("{detail} (and it is not a toolkit version of the form major.minor, such as 12.9)"),
+                }),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    fn version(&self) -> ToolkitVersion {
+        match self {
+            Located::Pinned(pin) => pin.version,
+            Located::Local(t) => t.version,
+        }
+    }
+
+    fn headers(self, fetcher: &Fetcher) -> Result<ToolkitHeaders, Error> {
+        match self {
+            Located::Pinned(pin) => fetcher.toolkit(&pin),
+            Located::Local(t) => Ok(t),
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! `generate --add-toolkit`: find the newest patch of a CUDA minor on PyPI, download its
+//! wheels, hash them, and add a `[[toolkit]]` pin to the manifest's text (comments kept).
+//!
+//! The new toolkit gets the same packages as the newest pinned one, renamed for its major
+//! version (`nvidia-cuda-runtime-cu11`, `-cu12`, plain `nvidia-cuda-runtime` from 13 on).
+
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::compare::ToolkitSpec;
+use crate::fetch::{self, Fetcher};
+use crate::manifest::{line_col, Manifest, PackagePin, Sha256, ToolkitPin, ToolkitVersion};
+use crate::pipeline;
+use crate::Error;
+
+/// A pin ready to be written: the manifest's new text and what it adds.
+#[derive(Debug, Clone)]
+pub struct NewPin {
+    pub pin: ToolkitPin,
+    /// The manifest with the pin added, already parsed and checked.
+    pub text: String,
+    /// The toolkit the report compares the new one with: the newest pinned one below it (or,
+    /// for a toolkit older than every pin, the oldest).
+    pub previous: Option<ToolkitVersion>,
+    /// Notes for the user (a local toolkit's headers compared with the pinned wheel's).
+    pub notes: Vec<String>,
+}
+
+/// Finds, downloads and verifies the wheels of `spec` (a version, or a local toolkit whose
+/// `CUDA_VERSION` names one) and returns the manifest text with their pin added. Writes only
+/// into the cache: the wheels land in `<cache>/wheels/` so regeneration needs no second download.
+pub fn prepare(manifest_path: &Path, fetcher: &Fetcher, spec: &ToolkitSpec) -> Result<NewPin, Error> {
+    let text = fs::read_to_string(manifest_path).map_err(|source| Error::Io { path: manifest_path.to_owned(), source })?;
+    let manifest = Manifest::parse(manifest_path, &text)?;
+    let (version, local) = match spec {
+        ToolkitSpec::Version(v) => (*v, None),
+        ToolkitSpec::Path(p) => {
+            let tk = pipeline::local_toolkit(p)?;
+            (tk.version, tk.include_dirs.first().cloned())
+        }
+    };
+    if let Some(existing) = manifest.toolkit(version) {
+        let needle = format!("version = \"{version}\"");
+        let (line, col) = line_col(&text, text.find(&needle).unwrap_or(0));
+        let pin = existing.packages.iter().map(|p| format!("{} {}", p.name, p.version)).collect::<Vec<_>>().join(", ");
+        return Err(Error::AlreadyPinned { version, pin, manifest: manifest_path.to_owned(), line, col });
+    }
+    let template = manifest.toolkits.iter().max_by_key(|t| t.version);
+    let names: Vec<String> = match template {
+        Some(t) => t.packages.iter().map(|p| package_for(&p.name, version)).collect(),
+        None => vec![package_for("nvidia-cuda-runtime", version)],
+    };
+    let mut packages = Vec::new();
+    for name in &names {
+        let versions = index_versions(fetcher, name, version)?;
+        let Some(full) = newest_patch(&versions, version) else {
+            let minors: Vec<String> = versions.iter().filter_map(|v| minor_of(v)).map(|m| m.to_string()).collect();
+            let mut minors: Vec<String> = minors.into_iter().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+            minors.sort_by_key(|m| m.parse::<ToolkitVersion>().ok());
+            let detail = if minors.is_empty() {
+                format!("{name} has no releases for {}", fetcher.platform)
+            } else {
+                format!("{name} has releases for CUDA {} only", minors.join(", "))
+            };
+            return Err(Error::NotOnPyPI { version, package: name.clone(), detail });
+        };
+        packages.push(download(fetcher, name, &full)?);
+    }
+    let pin = ToolkitPin { version, packages };
+    let new_text = insert_pin(&text, &manifest, &pin);
+    // Re-read what will be written: the manifest's own checks, and the pin must come back whole.
+    let reread = Manifest::parse(manifest_path, &new_text)?;
+    if reread.toolkit(version) != Some(&pin) || reread.toolkits.len() != manifest.toolkits.len() + 1 {
+        return Err(Error::Manifest {
+            path: manifest_path.to_owned(),
+            line: 1,
+            col: 1,
+            message: format!("adding the pin of CUDA {version} did not give the manifest that was meant (this is a bug in cuda-sys-gen)"),
+        });
+    }
+    let below = manifest.toolkits.iter().map(|t| t.version).filter(|v| *v < version).max();
+    let previous = below.or_else(|| manifest.toolkits.iter().map(|t| t.version).min());
+    let mut notes = Vec::new();
+    if let Some(local) = local {
+        notes.push(compare_local(&local, fetcher, &pin, &manifest)?);
+    }
+    Ok(NewPin { pin, text: new_text, previous, notes })
+}
+
+/// Writes the manifest's new text atomically (a temporary file beside it, then a rename).
+pub fn write_manifest(path: &Path, text: &str) -> Result<(), Error> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp = tempfile::Builder::new()
+        .prefix(".headers-manifest-")
+        .tempfile_in(dir)
+        .map_err(|source| Error::Io { path: dir.to_owned(), source })?;
+    fs::write(tmp.path(), text).map_err(|source| Error::Io { path: tmp.path().to_owned(), source })?;
+    tmp.persist(path).map_err(|e| Error::Io { path: path.to_owned(), source: e.error })?;
+    Ok(())
+}
+
+/// The package that carries `template`'s files for `version`: `-cu11`/`-cu12` suffixes up to
+/// 12.x, none from 13.0 on.
+pub fn package_for(template: &str, version: ToolkitVersion) -> String {
+    let base = template.trim_end_matches("-cu11").trim_end_matches("-cu12");
+    match version.major {
+        11 | 12 => format!("{base}-cu{}", version.major),
+        _ => base.to_owned(),
+    }
+}
+
+/// The versions `pip index versions` lists: the line `Available versions: a, b, c`.
+pub fn parse_index_versions(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Available versions:"))
+        .map(|rest| rest.split(',').map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()).collect())
+        .unwrap_or_default()
+}
+
+/// The newest `major.minor.patch` release of `version`'s minor, by number (`13.4.92` over
+/// `13.4.49`); pre-releases and other forms are ignored.
+pub fn newest_patch(versions: &[String], version: ToolkitVersion) -> Option<String> {
+    versions
+        .iter()
+        .filter(|v| minor_of(v) == Some(version))
+        .filter_map(|v| {
+            let patch: u64 = v.splitn(3, '.').nth(2)?.parse().ok()?;
+            Some((patch, v))
+        })
+        .max()
+        .map(|(_, v)| v.clone())
+}
+
+fn minor_of(v: &str) -> Option<ToolkitVersion> {
+    let mut parts = v.splitn(3, '.');
+    let (major, minor) = (parts.next()?, parts.next()?);
+    parts.next()?;
+    format!("{major}.{minor}").parse().ok()
+}
+
+/// `python3 -m pip index versions NAME`, for the manifest's platform, binary wheels only.
+fn index_versions(fetcher: &Fetcher, name: &str, version: ToolkitVersion) -> Result<Vec<String>, Error> {
+    if fetcher.offline {
+        return Err(Error::PipIndex { package: name.into(), detail: "downloads are off (--offline); finding a new toolkit needs PyPI".into() });
+    }
+    let output = Command::new(&fetcher.python)
+        .args(["-m", "pip", "index", "versions", name, "--only-binary=:all:", "--disable-pip-version-check"])
+        .args(["--platform", &fetcher.platform])
+        .output()
+        .map_err(|e| Error::PipIndex { package: name.into(), detail: format!("could not run `{} -m pip`: {e}", fetcher.python) })?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
+    if !output.status.success() {
+        if stderr.contains("No matching distribution") {
+            return Err(Error::NotOnPyPI { version, package: name.into(), detail: format!("pip finds no {name} for {} at all", fetcher.platform) });
+        }
+        return Err(Error::PipIndex { package: name.into(), detail: last });
+    }
+    let versions = parse_index_versions(&String::from_utf8_lossy(&output.stdout));
+    if versions.is_empty() {
+        return Err(Error::PipIndex { package: name.into(), detail: format!("no `Available versions:` line in its output ({last})") });
+    }
+    Ok(versions)
+}
+
+/// Downloads `name==version` into the cache's wheel folder and pins what came: file name,
+/// sha256, and the include folder found inside.
+fn download(fetcher: &Fetcher, name: &str, version: &str) -> Result<PackagePin, Error> {
+    let wheels = fetcher.cache.join("wheels");
+    fs::create_dir_all(&wheels).map_err(|source| Error::Io { path: wheels.clone(), source })?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".download-")
+        .tempdir_in(&wheels)
+        .map_err(|source| Error::Io { path: wheels.clone(), source })?;
+    let spec = format!("{name}=={version}");
+    let output = Command::new(&fetcher.python)
+        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"])
+        .args(["--platform", &fetcher.platform, "--dest"])
+        .arg(tmp.path())
+        .arg(&spec)
+        .output()
+        .map_err(|e| Error::Pip { package: spec.clone(), detail: format!("could not run `{} -m pip`: {e}", fetcher.python) })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let detail = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
+        return Err(Error::Pip { package: spec, detail });
+    }
+    let mut got: Vec<PathBuf> = fs::read_dir(tmp.path())
+        .map_err(|source| Error::Io { path: tmp.path().to_owned(), source })?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "whl"))
+        .collect();
+    got.sort();
+    let [wheel] = got.as_slice() else {
+        return Err(Error::Pip { package: spec, detail: format!("pip produced {} wheel files, not one", got.len()) });
+    };
+    let file = wheel.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let sha256 = fetch::sha256_file(wheel)?;
+    let include = include_folder(wheel)?;
+    check_cuda_version(wheel, &include, version)?;
+    let dest = wheels.join(&file);
+    fs::rename(wheel, &dest).map_err(|source| Error::Io { path: dest.clone(), source })?;
+    Ok(PackagePin { name: name.to_owned(), version: version.to_owned(), file, sha256: Sha256(sha256), include })
+}
+
+/// The folder of a wheel that holds its headers: the `.../include` folder with `.h` files in
+/// it, the one with cuda.h if there are several.
+pub fn include_folder(wheel: &Path) -> Result<String, Error> {
+    let bad = |message: String| Error::WheelContents { wheel: wheel.to_owned(), message };
+    let file = fs::File::open(wheel).map_err(|source| Error::Io { path: wheel.to_owned(), source })?;
+    let zip = zip::ZipArchive::new(file).map_err(|e| bad(format!("not a readable zip archive: {e}")))?;
+    let mut folders = std::collections::BTreeMap::<String, bool>::new();
+    for name in zip.file_names() {
+        let Some((dir, leaf)) = name.rsplit_once('/') else { continue };
+        if !leaf.ends_with(".h") || !(dir == "include" || dir.ends_with("/include")) {
+            continue;
+        }
+        if fetch::entry_path_under(name, "").is_err() {
+            continue;
+        }
+        *folders.entry(dir.to_owned()).or_default() |= leaf == "cuda.h";
+    }
+    let with_cuda: Vec<&String> = folders.iter().filter(|(_, c)| **c).map(|(d, _)| d).collect();
+    match (with_cuda.as_slice(), folders.len()) {
+        ([one], _) => Ok((*one).clone()),
+        ([], 1) => Ok(folders.keys().next().cloned().unwrap_or_default()),
+        ([], 0) => Err(bad("no include/ folder with headers in it".into())),
+        _ => Err(bad(format!("several include folders, cannot tell which to pin: {}", folders.keys().cloned().collect::<Vec<_>>().join(", ")))),
+    }
+}
+
+/// A runtime wheel's cuda.h must say the version the wheel's own version starts with: a
+/// mislabelled wheel would otherwise be pinned as the wrong toolkit.
+fn check_cuda_version(wheel: &Path, include: &str, package_version: &str) -> Result<(), Error> {
+    let bad = |message: String| Error::WheelContents { wheel: wheel.to_owned(), message };
+    let file = fs::File::open(wheel).map_err(|source| Error::Io { path: wheel.to_owned(), source })?;
+    let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(format!("not a readable zip archive: {e}")))?;
+    let Ok(mut entry) = zip.by_name(&format!("{include}/cuda.h")) else { return Ok(()) };
+    let mut text = Vec::new();
+    (&mut entry)
+        .take(fetch::MAX_HEADER_BYTES)
+        .read_to_end(&mut text)
+        .map_err(|e| bad(format!("{include}/cuda.h: {e}")))?;
+    let scratch = tempfile::tempdir().map_err(|source| Error::Io { path: std::env::temp_dir(), source })?;
+    fs::write(scratch.path().join("cuda.h"), &text).map_err(|source| Error::Io { path: scratch.path().to_owned(), source })?;
+    let found = fetch::read_cuda_version(scratch.path()).map_err(|_| bad(format!("{include}/cuda.h has no `#define CUDA_VERSION`")))?;
+    if minor_of(package_version) != Some(found) {
+        return Err(bad(format!("its cuda.h says CUDA {found}, but the package version is {package_version}")));
+    }
+    Ok(())
+}
+
+/// Adds the pin's block after the last pinned toolkit below it (before the first, if it is
+/// the oldest), so the manifest stays in version order and every comment stays where it was.
+pub fn insert_pin(text: &str, manifest: &Manifest, pin: &ToolkitPin) -> String {
+    let mut block = format!("[[toolkit]]\nversion = \"{}\"\n", pin.version);
+    for p in &pin.packages {
+        block.push_str(&format!(
+            "[[toolkit.package]]\nname = \"{}\"\nversion = \"{}\"\nfile = \"{}\"\nsha256 = \"{}\"\ninclude = \"{}\"\n",
+            p.name, p.version, p.file, p.sha256, p.include
+        ));
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let header_at = |v: ToolkitVersion| -> Option<usize> {
+        // The `[[toolkit]]` line whose next `version =` line is v's.
+        let needle = format!("version = \"{v}\"");
+        (0..lines.len()).find(|&i| {
+            lines[i].trim() == "[[toolkit]]" && lines[i + 1..].iter().find(|l| !l.trim().is_empty()).is_some_and(|l| l.trim() == needle)
+        })
+    };
+    let below = manifest.toolkits.iter().map(|t| t.version).filter(|v| *v < pin.version).max();
+    let above = manifest.toolkits.iter().map(|t| t.version).filter(|v| *v > pin.version).min();
+    let mut out = String::new();
+    if let Some(start) = below.and_then(header_at) {
+        // The block ends before the next table header, less the comments and blank lines
+        // just above that header (they introduce what follows).
+        let mut end = (start + 1..lines.len())
+            .find(|&i| is_table_header(lines[i]) && lines[i].trim() != "[[toolkit.package]]")
+            .unwrap_or(lines.len());
+        while end > start + 1 && (lines[end - 1].trim().is_empty() || lines[end - 1].trim_start().starts_with('#')) {
+            end -= 1;
+        }
+        out.push_str(&lines[..end].concat());
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push('\n');
+        out.push_str(&block);
+        if !lines.get(end).is_some_and(|l| l.trim().is_empty()) && end < lines.len() {
+            out.push('\n');
+        }
+        out.push_str(&lines[end..].concat());
+    } else if let Some(first) = above.and_then(header_at) {
+        out.push_str(&lines[..first].concat());
+        out.push_str(&block);
+        out.push('\n');
+        out.push_str(&lines[first..].concat());
+    } else {
+        // No pins yet: at the end (a `[[toolkit]]` after `[libclang]` is still the same TOML).
+        out.push_str(text);
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push('\n');
+        out.push_str(&block);
+    }
+    out
+}
+
+fn is_table_header(line: &str) -> bool {
+    line.trim_start().starts_with('[')
+}
+
+/// Whether a local toolkit's headers are the pinned wheel's.
+fn compare_local(local: &Path, fetcher: &Fetcher, pin: &ToolkitPin, manifest: &Manifest) -> Result<String, Error> {
+    let pinned = fetcher.toolkit(pin)?;
+    let mut differ = Vec::new();
+    for h in &manifest.headers {
+        for file in [&h.api, &h.typedefs] {
+            let pinned_bytes = pinned.include_dirs.iter().find_map(|d| fs::read(d.join(file)).ok());
+            if fs::read(local.join(file)).ok() != pinned_bytes {
+                differ.push(file.as_str());
+            }
+        }
+    }
+    let what = pin.packages.iter().map(|p| format!("{} {}", p.name, p.version)).collect::<Vec<_>>().join(", ");
+    Ok(if differ.is_empty() {
+        format!("the headers at {} are identical to the pinned {what}", local.display())
+    } else {
+        format!("the headers at {} differ from the pinned {what}: {}; generated/ follows the pin", local.display(), differ.join(", "))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> ToolkitVersion {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn package_names_follow_the_major_version() {
+        assert_eq!(package_for("nvidia-cuda-runtime", v("11.8")), "nvidia-cuda-runtime-cu11");
+        assert_eq!(package_for("nvidia-cuda-runtime", v("12.9")), "nvidia-cuda-runtime-cu12");
+        assert_eq!(package_for("nvidia-cuda-runtime-cu12", v("13.6")), "nvidia-cuda-runtime");
+        assert_eq!(package_for("nvidia-cuda-profiler-api", v("12.4")), "nvidia-cuda-profiler-api-cu12");
+    }
+
+    #[test]
+    fn newest_patch_is_numeric() {
+        let out = "nvidia-cuda-runtime (13.5.37)\nAvailable versions: 13.5.37, 13.4.92, 13.4.100rc1, 13.4.49, 13.40.1, 13.0.96\n";
+        let versions = parse_index_versions(out);
+        assert_eq!(versions.len(), 6);
+        assert_eq!(newest_patch(&versions, v("13.4")).as_deref(), Some("13.4.92"));
+        assert_eq!(newest_patch(&versions, v("13.40")).as_deref(), Some("13.40.1"));
+        assert_eq!(newest_patch(&versions, v("13.6")), None);
+        assert!(parse_index_versions("ERROR: nothing\n").is_empty());
+    }
+}
