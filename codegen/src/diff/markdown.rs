@@ -187,7 +187,8 @@ pub fn summary_lines(d: &ToolkitDiff) -> Vec<String> {
         ));
     }
     lines.push(format!("Typedef headers: {headers}"));
-    lines.push(format!("Entries: {} → {} ({:+})", entries.0, entries.1, entries.1 as i64 - entries.0 as i64));
+    let delta = entries.1 as i64 - entries.0 as i64;
+    lines.push(if delta == 0 { format!("Entries: {}, as before", entries.0) } else { format!("Entries: {} → {} ({delta:+})", entries.0, entries.1) });
     lines
 }
 

@@ -1,0 +1,742 @@
+//! `diff` and `generate --add-toolkit`: golden reports for fixture toolkits written for this
+//! project (tests/diff-fixtures/), the report's content on real pairs of pinned toolkits, bad
+//! input, the exit status policy, and pinning a new toolkit (with a stand-in pip, and once
+//! against PyPI itself).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use codegen::compare::{self, DiffConfig, ToolkitSpec};
+use codegen::diff::{self, markdown, AliasForm, AliasRule, ToolkitDiff, Verdict};
+use codegen::fetch::Fetcher;
+use codegen::manifest::{Manifest, ToolkitVersion};
+use codegen::model::{Declaration, HeaderCount, Model, ToolkitInput};
+use codegen::pipeline;
+use cuda_sys_gen_tests::*;
+
+fn v(s: &str) -> ToolkitVersion {
+    s.parse().unwrap()
+}
+
+fn fixtures() -> PathBuf {
+    repo_root().join("tests").join("diff-fixtures")
+}
+
+/// The two `cuda-*` folders of a diff fixture, oldest first.
+fn fixture_toolkits(case: &str) -> (PathBuf, PathBuf) {
+    let dir = fixtures().join(case);
+    let mut tks: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("cuda-")))
+        .collect();
+    tks.sort();
+    assert_eq!(tks.len(), 2, "{case}: a diff fixture has two toolkits");
+    (tks[0].clone(), tks[1].clone())
+}
+
+fn run_diff(manifest: &Path, from: ToolkitSpec, to: ToolkitSpec) -> Result<ToolkitDiff, codegen::Error> {
+    compare::diff_toolkits(&DiffConfig { manifest: manifest.to_owned(), cache_dir: cache_dir(), from, to, offline: false }).map(|r| r.diff)
+}
+
+fn fixture_diff(case: &str) -> ToolkitDiff {
+    let (a, b) = fixture_toolkits(case);
+    let m = manifest_with_toolkits(&[]);
+    run_diff(&m.path().join("headers-manifest.toml"), ToolkitSpec::Path(a), ToolkitSpec::Path(b)).unwrap_or_else(|e| panic!("{case}: {e}"))
+}
+
+/// Compares both renderings with `<case>/expected/` (bless: `CUDA_SYS_GEN_BLESS=1`).
+fn check_golden(case: &str, d: &ToolkitDiff) {
+    let mut actual = BTreeMap::new();
+    actual.insert("report.md".to_owned(), markdown::render(d));
+    actual.insert("report.json".to_owned(), diff::json(d).unwrap());
+    if let Err(report) = compare_golden(&fixtures().join(case).join("expected"), &actual) {
+        panic!("diff fixture {case} differs from its golden report:\n{report}");
+    }
+}
+
+fn real_diff(from: &str, to: &str) -> ToolkitDiff {
+    run_diff(&real_manifest(), ToolkitSpec::Version(v(from)), ToolkitSpec::Version(v(to))).unwrap_or_else(|e| panic!("{from} -> {to}: {e}"))
+}
+
+fn pfns(entries: impl IntoIterator<Item = String>) -> BTreeSet<String> {
+    entries.into_iter().collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixture toolkits: golden reports, and their content spelled out.
+
+#[test]
+fn fixture_that_differs_in_every_way() {
+    let d = fixture_diff("everything");
+    check_golden("everything", &d);
+
+    assert_eq!((d.verdict, d.exit_status), (Verdict::Breaking, 3));
+    assert_eq!((d.from.version, d.to.version), (v("12.9"), v("13.0")));
+    assert_eq!((d.from.alias_rule, d.to.alias_rule), (AliasRule::HeaderMacro, AliasRule::HighestVersion));
+    let added: Vec<&str> = d.symbols_added.iter().map(|c| c.symbol.as_str()).collect();
+    assert_eq!(added, ["cuMemGetDefaultMemPool", "cuMemPrefetchBatchAsync"]);
+    assert_eq!(d.symbols_added[1].entries.len(), 2, "the default and the _ptsz ABI");
+    let removed: Vec<&str> = d.symbols_removed.iter().map(|c| c.symbol.as_str()).collect();
+    assert_eq!(removed, ["cuDeviceComputeCapability"]);
+
+    // New ABIs, each beside the newest ABI of its kind the older toolkit had.
+    let new: Vec<(String, Option<String>)> =
+        d.new_versions.iter().map(|n| (n.new.pfn.clone(), n.previous.as_ref().map(|p| p.pfn.clone()))).collect();
+    assert_eq!(
+        new,
+        [
+            ("PFN_cuCtxSynchronize_v13000".to_owned(), Some("PFN_cuCtxSynchronize_v2000".to_owned())),
+            ("PFN_cuStreamGetCtx_v12050".to_owned(), Some("PFN_cuStreamGetCtx_v9020".to_owned())),
+            ("PFN_cuStreamGetCtx_v12050_ptsz".to_owned(), Some("PFN_cuStreamGetCtx_v9020_ptsz".to_owned())),
+        ]
+    );
+    assert_eq!(d.new_versions[0].new.signature(), "(ctx: CUcontext) -> CUresult");
+    assert_eq!(d.new_versions[0].previous.as_ref().unwrap().signature(), "() -> CUresult");
+
+    let gone: Vec<(&str, Option<&str>)> = d.entries_removed.iter().map(|r| (r.removed.pfn.as_str(), r.newest_left.as_deref())).collect();
+    assert_eq!(
+        gone,
+        [
+            ("PFN_cuStreamWaitValue32_v8000", Some("PFN_cuStreamWaitValue32_v11070")),
+            ("PFN_cuStreamWaitValue32_v8000_ptsz", Some("PFN_cuStreamWaitValue32_v11070_ptsz")),
+        ]
+    );
+
+    // Alias changes under each rule: a header macro, the 12.x "no macro for it" fallback, and
+    // 13.x's highest version; per-thread forms only where the symbol has per-thread ABIs.
+    type Row<'a> = (&'a str, AliasForm, Option<&'a str>, AliasRule, Option<&'a str>, AliasRule);
+    let aliases: Vec<Row> = d
+        .alias_changes
+        .iter()
+        .map(|a| (a.alias.as_str(), a.form, a.from.target.as_deref(), a.from.rule, a.to.target.as_deref(), a.to.rule))
+        .collect();
+    use AliasForm::*;
+    use AliasRule::*;
+    assert_eq!(
+        aliases,
+        [
+            ("PFN_cuCtxCreate", Default, Some("PFN_cuCtxCreate_v11040"), HeaderMacro, Some("PFN_cuCtxCreate_v12050"), HighestVersion),
+            ("PFN_cuCtxSynchronize", Default, Some("PFN_cuCtxSynchronize_v2000"), HeaderMacro, Some("PFN_cuCtxSynchronize_v13000"), HighestVersion),
+            (
+                "PFN_cuGraphInstantiate",
+                Default,
+                Some("PFN_cuGraphInstantiateWithFlags_v11040"),
+                HeaderMacro,
+                Some("PFN_cuGraphInstantiate_v11000"),
+                HighestVersion
+            ),
+            ("PFN_cuStreamGetCtx", Default, Some("PFN_cuStreamGetCtx_v9020"), HighestVersionNoMacro, Some("PFN_cuStreamGetCtx_v12050"), HighestVersion),
+            (
+                "PFN_cuStreamGetCtx",
+                PerThread,
+                Some("PFN_cuStreamGetCtx_v9020_ptsz"),
+                HighestVersionNoMacro,
+                Some("PFN_cuStreamGetCtx_v12050_ptsz"),
+                HighestVersion
+            ),
+            ("PFN_cuStreamWaitValue32", Default, Some("PFN_cuStreamWaitValue32_v8000"), HeaderMacro, Some("PFN_cuStreamWaitValue32_v11070"), HighestVersion),
+            (
+                "PFN_cuStreamWaitValue32",
+                PerThread,
+                Some("PFN_cuStreamWaitValue32_v8000_ptsz"),
+                HeaderMacro,
+                Some("PFN_cuStreamWaitValue32_v11070_ptsz"),
+                HighestVersion
+            ),
+        ]
+    );
+
+    assert_eq!(d.drift.len(), 1);
+    assert_eq!(d.drift[0].pfn, "PFN_cuTensorMapEncodeTiled_v12000");
+    assert!(d.drift[0].after.contains("align 64) became struct CUtensorMap_st (128 bytes, align 128)"), "{:?}", d.drift[0]);
+    assert_eq!(d.legacy_changes.len(), 1);
+    assert_eq!((d.legacy_changes[0].pfn.as_str(), d.legacy_changes[0].from, d.legacy_changes[0].to), ("PFN_cuGraphInstantiate_v11000", false, true));
+
+    let md = markdown::render(&d);
+    assert!(md.contains("- **Verdict: breaking**"), "{md}");
+    assert!(md.contains("- Alias rule: header macro in CUDA 12.9 (8 header aliases), highest version (no macros) in CUDA 13.0 (0 header aliases)"), "{md}");
+    let json: serde_json::Value = serde_json::from_str(&diff::json(&d).unwrap()).unwrap();
+    assert_eq!(json["verdict"], "breaking");
+    assert_eq!(json["alias_changes"][0]["from"]["rule"], "header macro");
+    assert_eq!(json["alias_changes"][0]["to"]["rule"], "highest version (no macros)");
+}
+
+#[test]
+fn fixture_with_additions_only() {
+    let d = fixture_diff("additive");
+    check_golden("additive", &d);
+    assert_eq!((d.verdict, d.exit_status), (Verdict::Additive, 2));
+    assert_eq!(d.symbols_added.len(), 1);
+    assert!(d.alias_changes.is_empty(), "a new symbol's alias is not a change: {:?}", d.alias_changes);
+}
+
+#[test]
+fn fixture_without_changes() {
+    let d = fixture_diff("unchanged");
+    check_golden("unchanged", &d);
+    assert_eq!((d.verdict, d.exit_status), (Verdict::Unchanged, 0));
+    assert!(markdown::render(&d).contains("nothing in the entry point surface changed"));
+}
+
+/// Headers gained and lost, and an ABI that moves between headers. Every manifest header must
+/// be present in every toolkit the pipeline reads (a missing one is an error), so these come
+/// from models built by hand.
+#[test]
+fn headers_gained_lost_and_moved() {
+    let decl = |pfn: &str, header: &str| {
+        let (symbol, version, variant) = codegen::parse::split_pfn_name(pfn).unwrap();
+        Declaration {
+            pfn: pfn.into(),
+            symbol: symbol.into(),
+            version,
+            variant,
+            header: header.into(),
+            legacy: false,
+            line: 1,
+            params: vec![],
+            returns: "CUresult".into(),
+            layouts: vec![],
+        }
+    };
+    let input = |version: &str, decls: Vec<Declaration>| {
+        let mut counts: BTreeMap<String, HeaderCount> = BTreeMap::new();
+        for d in &decls {
+            counts.entry(d.header.clone()).or_default().typedefs += 1;
+        }
+        counts.entry("cudaTypedefs.h".into()).or_default();
+        ToolkitInput { version: v(version), source: "by hand".into(), declarations: decls, aliases: BTreeMap::new(), counts }
+    };
+    let old = input(
+        "13.0",
+        vec![decl("PFN_cuInit_v2000", "cudaTypedefs.h"), decl("PFN_cuVDPAUGetDevice_v3010", "cudaVDPAUTypedefs.h"), decl("PFN_cuGLGetDevices_v6050", "cudaTypedefs.h")],
+    );
+    let new = input(
+        "13.1",
+        vec![
+            decl("PFN_cuInit_v2000", "cudaTypedefs.h"),
+            decl("PFN_cuGLGetDevices_v6050", "cudaGLTypedefs.h"),
+            decl("PFN_cuProfilerStart_v4000", "cudaProfilerTypedefs.h"),
+            decl("PFN_cuProfilerStop_v4000", "cudaProfilerTypedefs.h"),
+        ],
+    );
+    let model = Model::build(vec![old, new]);
+    let d = diff::diff(&model, v("13.0"), v("13.1")).unwrap();
+    let names = |h: &[diff::HeaderChange]| h.iter().map(|h| (h.header.clone(), h.from_typedefs, h.to_typedefs)).collect::<Vec<_>>();
+    assert_eq!(names(&d.headers_gained), [("cudaGLTypedefs.h".to_owned(), 0, 1), ("cudaProfilerTypedefs.h".to_owned(), 0, 2)]);
+    assert_eq!(names(&d.headers_lost), [("cudaVDPAUTypedefs.h".to_owned(), 1, 0)]);
+    assert_eq!(d.header_moves.len(), 1);
+    assert_eq!((d.header_moves[0].from.as_str(), d.header_moves[0].to.as_str()), ("cudaTypedefs.h", "cudaGLTypedefs.h"));
+    assert_eq!(d.verdict, Verdict::Breaking);
+    let md = markdown::render(&d);
+    assert!(md.contains("| `cudaProfilerTypedefs.h` | 0 | 2 | gained |"), "{md}");
+    assert!(md.contains("| `cudaVDPAUTypedefs.h` | 1 | 0 | lost |"), "{md}");
+    assert!(md.contains("| `PFN_cuGLGetDevices_v6050` | moved to another header | `cudaTypedefs.h` | `cudaGLTypedefs.h` |"), "{md}");
+    assert!(md.contains("- Typedef headers: 2 gained (`cudaGLTypedefs.h`, `cudaProfilerTypedefs.h`), 1 lost (`cudaVDPAUTypedefs.h`)"), "{md}");
+
+    // A gained header alone is an addition.
+    let old = input("13.0", vec![decl("PFN_cuInit_v2000", "cudaTypedefs.h")]);
+    let new = input("13.1", vec![decl("PFN_cuInit_v2000", "cudaTypedefs.h"), decl("PFN_cuProfilerStart_v4000", "cudaProfilerTypedefs.h")]);
+    let d = diff::diff(&Model::build(vec![old, new]), v("13.0"), v("13.1")).unwrap();
+    assert_eq!((d.verdict, d.headers_gained.len(), d.headers_lost.len()), (Verdict::Additive, 1, 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real pairs of pinned toolkits.
+
+/// The versioned PFN names a toolkit's cudaTypedefs.h spells out, read off the text: an
+/// independent check of what the report says was added and removed.
+fn header_pfns(version: &str) -> BTreeSet<String> {
+    let dir = cache_dir().join("include");
+    let pkg = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().contains(&format!("-{version}.")))
+        .unwrap_or_else(|| panic!("no cached headers for {version}"));
+    let text = std::fs::read_to_string(pkg.path().join("cudaTypedefs.h")).unwrap();
+    // 12.4 to 12.9 spell four typedefs without a version and rename them with an earlier
+    // `#define PFN_x PFN_x_v12040`.
+    let renamed: BTreeMap<&str, &str> = text
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("#define")).then_some(())?;
+            Some((w.next()?, w.next()?))
+        })
+        .collect();
+    text.split("*PFN_")
+        .skip(1)
+        .map(|rest| format!("PFN_{}", rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or("")))
+        .map(|n| renamed.get(n.as_str()).filter(|t| codegen::parse::split_pfn_name(t).is_some()).map_or(n.clone(), |t| t.to_string()))
+        .filter(|n| codegen::parse::split_pfn_name(n).is_some())
+        .collect()
+}
+
+/// What the report lists as added and removed is what the header texts differ by.
+fn assert_matches_header_text(d: &ToolkitDiff) {
+    let (from, to) = (header_pfns(&d.from.version.to_string()), header_pfns(&d.to.version.to_string()));
+    let added = pfns(d.symbols_added.iter().flat_map(|c| c.entries.iter().map(|e| e.pfn.clone())).chain(d.new_versions.iter().map(|n| n.new.pfn.clone())));
+    let removed = pfns(d.symbols_removed.iter().flat_map(|c| c.entries.iter().map(|e| e.pfn.clone())).chain(d.entries_removed.iter().map(|r| r.removed.pfn.clone())));
+    assert_eq!(added, to.difference(&from).cloned().collect(), "{} -> {}: added", d.from.version, d.to.version);
+    assert_eq!(removed, from.difference(&to).cloned().collect(), "{} -> {}: removed", d.from.version, d.to.version);
+}
+
+#[test]
+fn real_11_7_to_11_8_shows_the_attribute_value_drift() {
+    let d = real_diff("11.7", "11.8");
+    assert_matches_header_text(&d);
+    assert_eq!(d.verdict, Verdict::Breaking);
+    let drifted: BTreeSet<&str> = d.drift.iter().map(|x| x.pfn.as_str()).collect();
+    for pfn in [
+        "PFN_cuStreamSetAttribute_v11000",
+        "PFN_cuStreamSetAttribute_v11000_ptsz",
+        "PFN_cuStreamGetAttribute_v11000",
+        "PFN_cuStreamGetAttribute_v11000_ptsz",
+        "PFN_cuGraphKernelNodeSetAttribute_v11000",
+        "PFN_cuGraphKernelNodeGetAttribute_v11000",
+    ] {
+        assert!(drifted.contains(pfn), "no drift for {pfn}: {drifted:?}");
+    }
+    assert_eq!(drifted.len(), 6, "nothing else drifts: {drifted:?}");
+    let stream = d.drift.iter().find(|x| x.pfn == "PFN_cuStreamSetAttribute_v11000").unwrap();
+    assert_eq!(stream.param.as_deref(), Some("param: *const CUstreamAttrValue_v1"));
+    assert!(stream.before.contains("CUstreamAttrValue_union (32 bytes)"), "{stream:?}");
+    assert!(stream.after.contains("CUlaunchAttributeValue_union (64 bytes)"), "{stream:?}");
+    assert!(d.symbols_removed.is_empty() && d.entries_removed.is_empty() && d.alias_changes.is_empty());
+    assert!(d.symbols_added.iter().any(|c| c.symbol == "cuLaunchKernelEx"));
+    let md = markdown::render(&d);
+    assert!(md.contains("| `PFN_cuStreamSetAttribute_v11000` | `param: *const CUstreamAttrValue_v1` | points to union CUstreamAttrValue_union (32 bytes) |"), "{md}");
+    assert!(md.contains("- ABI drift: 6 parameters in 6 PFNs"), "{md}");
+}
+
+#[test]
+fn real_12_4_to_12_5_brings_cu_ctx_create_v4() {
+    let d = real_diff("12.4", "12.5");
+    assert_matches_header_text(&d);
+    assert_eq!((d.verdict, d.exit_status), (Verdict::Additive, 2));
+    let n = d.new_versions.iter().find(|n| n.symbol == "cuCtxCreate").expect("cuCtxCreate has a new ABI");
+    let prev = n.previous.as_ref().unwrap();
+    assert_eq!((prev.pfn.as_str(), prev.exported.as_str()), ("PFN_cuCtxCreate_v11040", "cuCtxCreate_v3"));
+    assert_eq!((n.new.pfn.as_str(), n.new.exported.as_str()), ("PFN_cuCtxCreate_v12050", "cuCtxCreate_v4"));
+    assert!(prev.signature().contains("paramsArray: *mut CUexecAffinityParam, numParams: c_int"), "{}", prev.signature());
+    assert!(n.new.signature().contains("ctxCreateParams: *mut CUctxCreateParams"), "{}", n.new.signature());
+    // The 12.5 header keeps `PFN_cuCtxCreate` at v11040: no alias change.
+    assert!(d.alias_changes.is_empty(), "{:?}", d.alias_changes);
+    let md = markdown::render(&d);
+    let row = md.lines().find(|l| l.starts_with("| `cuCtxCreate` |")).expect("a cuCtxCreate row");
+    assert!(row.contains("`PFN_cuCtxCreate_v11040`, exported as `cuCtxCreate_v3`") && row.contains("`PFN_cuCtxCreate_v12050`, exported as `cuCtxCreate_v4`"), "{row}");
+    let streams: Vec<&str> = d.new_versions.iter().filter(|n| n.symbol == "cuStreamGetCtx").map(|n| n.new.pfn.as_str()).collect();
+    assert_eq!(streams, ["PFN_cuStreamGetCtx_v12050", "PFN_cuStreamGetCtx_v12050_ptsz"]);
+}
+
+#[test]
+fn real_12_9_to_13_0_loses_the_header_aliases() {
+    let d = real_diff("12.9", "13.0");
+    assert_matches_header_text(&d);
+    assert_eq!(d.verdict, Verdict::Breaking);
+    assert_eq!((d.from.alias_rule, d.to.alias_rule), (AliasRule::HeaderMacro, AliasRule::HighestVersion));
+    let aliases = d.counts.iter().find(|c| c.what == diff::HEADER_ALIASES).unwrap();
+    assert!(aliases.from > 400 && aliases.to == 0, "{aliases:?}");
+    let ctx = d.alias_changes.iter().find(|a| a.alias == "PFN_cuCtxCreate").expect("PFN_cuCtxCreate changes meaning");
+    assert_eq!((ctx.from.target.as_deref(), ctx.from.rule), (Some("PFN_cuCtxCreate_v11040"), AliasRule::HeaderMacro));
+    assert_eq!((ctx.to.target.as_deref(), ctx.to.rule), (Some("PFN_cuCtxCreate_v12050"), AliasRule::HighestVersion));
+    // An alias that named another symbol in 12.9.
+    let gi = d.alias_changes.iter().find(|a| a.alias == "PFN_cuGraphInstantiate").unwrap();
+    assert_eq!(gi.from.target.as_deref(), Some("PFN_cuGraphInstantiateWithFlags_v11040"));
+    // Every changed alias is one whose 12.9 macro was not the highest version 13.0 declares.
+    assert!(d.alias_changes.iter().all(|a| a.from.rule == AliasRule::HeaderMacro && a.to.rule == AliasRule::HighestVersion));
+    let drifted: BTreeSet<&str> = d.drift.iter().map(|x| x.pfn.as_str()).collect();
+    assert_eq!(
+        drifted,
+        ["PFN_cuTensorMapEncodeIm2colWide_v12080", "PFN_cuTensorMapEncodeIm2col_v12000", "PFN_cuTensorMapEncodeTiled_v12000", "PFN_cuTensorMapReplaceAddress_v12000"].into()
+    );
+    assert!(d.drift.iter().all(|x| x.after.contains("align 64) became struct CUtensorMap_st (128 bytes, align 128)")));
+    assert!(d.new_versions.iter().any(|n| n.new.pfn == "PFN_cuCtxSynchronize_v13000"));
+    let md = markdown::render(&d);
+    assert!(md.contains("| `PFN_cuCtxCreate` | default | `PFN_cuCtxCreate_v11040` | header macro | `PFN_cuCtxCreate_v12050` | highest version (no macros) |"), "{md}");
+    assert!(md.contains("header macro in CUDA 12.9 (436 header aliases), highest version (no macros) in CUDA 13.0 (0 header aliases)"), "{md}");
+}
+
+#[test]
+fn real_13_4_to_13_5_adds_three_abis() {
+    let d = real_diff("13.4", "13.5");
+    assert_matches_header_text(&d);
+    assert_eq!((d.verdict, d.exit_status), (Verdict::Additive, 2));
+    let added = pfns(d.symbols_added.iter().flat_map(|c| c.entries.iter().map(|e| e.pfn.clone())));
+    assert_eq!(
+        added,
+        pfns(["PFN_cuFabricCpyBatchAsync_v13050", "PFN_cuFabricCpyBatchAsync_v13050_ptsz", "PFN_cuTensorMapSetAllocationClass_v13050"].map(String::from))
+    );
+    assert!(d.new_versions.is_empty() && d.alias_changes.is_empty() && d.drift.is_empty());
+    assert_eq!((d.from.alias_rule, d.to.alias_rule), (AliasRule::HighestVersion, AliasRule::HighestVersion));
+    let entries = &d.counts[0];
+    assert_eq!((entries.what.as_str(), entries.from, entries.to), ("entries (ABIs)", 682, 685));
+}
+
+/// In a model of more toolkits, a pair is compared directly: drift across a gap is found, and
+/// a consecutive pair gives the same report as a model of those two alone.
+#[test]
+fn pairs_inside_a_larger_model() {
+    let m = manifest_with_toolkits(&["11.7", "11.8", "12.4", "12.9", "13.0"]);
+    let manifest = Manifest::load(&m.path().join("headers-manifest.toml")).unwrap();
+    let fetcher = Fetcher::new(cache_dir(), &manifest);
+    let toolkits: Vec<_> = manifest.toolkits.iter().map(|p| fetcher.toolkit(p).unwrap()).collect();
+    let built = pipeline::build_model(&manifest, &fetcher, &toolkits).unwrap();
+    let params = |d: &ToolkitDiff| d.drift.iter().filter_map(|x| x.param.clone()).collect::<BTreeSet<String>>();
+    // 11.8 lies between: the drift is still 11.7 -> 12.4's.
+    let d = diff::diff(&built.model, v("11.7"), v("12.4")).unwrap();
+    assert!(params(&d).contains("param: *const CUstreamAttrValue_v1"), "{:?}", params(&d));
+    assert!(d.drift.iter().all(|x| (x.from, x.to) == (v("11.7"), v("12.4"))));
+    // 12.9 lies between.
+    let d = diff::diff(&built.model, v("12.4"), v("13.0")).unwrap();
+    assert_eq!(params(&d), ["tensorMap: *mut CUtensorMap".to_owned()].into());
+    assert_eq!(d.drift.len(), 3, "the three CUtensorMap entry points 12.4 has: {:?}", d.drift);
+    assert_eq!(diff::diff(&built.model, v("12.9"), v("13.0")).unwrap(), real_diff("12.9", "13.0"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input.
+
+fn diff_error(from: ToolkitSpec, to: ToolkitSpec) -> String {
+    match run_diff(&real_manifest(), from, to) {
+        Ok(d) => panic!("expected an error, got a report:\n{}", markdown::render(&d)),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn unknown_version() {
+    let err = diff_error(ToolkitSpec::Version(v("12.7")), ToolkitSpec::Version(v("13.0")));
+    assert!(err.contains("CUDA 12.7 is not pinned in") && err.contains("headers-manifest.toml"), "{err}");
+    assert!(err.contains("(pinned: 11.7, 11.8, 12.0,") && err.contains("12.6, 12.8, 12.9"), "{err}");
+    assert!(err.contains("generate --add-toolkit 12.7"), "the message says what to do: {err}");
+}
+
+#[test]
+fn path_without_headers() {
+    let empty = tempfile::tempdir().unwrap();
+    let err = diff_error(ToolkitSpec::Version(v("12.9")), ToolkitSpec::Path(empty.path().to_owned()));
+    assert!(err.contains(&empty.path().display().to_string()) && err.contains("no cuda.h in it"), "{err}");
+    // cuda.h without its typedef header.
+    std::fs::copy(fixture_toolkits("additive").0.join("cuda.h"), empty.path().join("cuda.h")).unwrap();
+    let err = diff_error(ToolkitSpec::Path(empty.path().to_owned()), ToolkitSpec::Version(v("12.9")));
+    assert!(err.contains("toolkit 13.1: cudaTypedefs.h not found in") && err.contains(&empty.path().display().to_string()), "{err}");
+    // Neither a version nor a path.
+    let err = diff_error(ToolkitSpec::parse("12.9.1"), ToolkitSpec::Version(v("13.0")));
+    assert!(err.contains("12.9.1: no such file or directory (and it is not a toolkit version of the form major.minor"), "{err}");
+}
+
+#[test]
+fn same_toolkit_twice() {
+    let err = diff_error(ToolkitSpec::Version(v("12.9")), ToolkitSpec::Version(v("12.9")));
+    assert_eq!(err, "both sides are CUDA 12.9: give two different toolkits");
+    let local = fixture_toolkits("everything").0;
+    let err = diff_error(ToolkitSpec::Path(local.clone()), ToolkitSpec::Version(v("12.9")));
+    assert!(err.starts_with("both sides are CUDA 12.9: `--from ") && err.contains(&local.display().to_string()) && err.contains("one toolkit per version"), "{err}");
+    // And the pure function, on a model that lacks a side.
+    let model = Model::build(vec![]);
+    let err = diff::diff(&model, v("12.9"), v("12.9")).unwrap_err().to_string();
+    assert!(err.starts_with("both sides are CUDA 12.9"), "{err}");
+    let err = diff::diff(&model, v("12.9"), v("13.0")).unwrap_err().to_string();
+    assert!(err.contains("CUDA 12.9 is not in the model"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The command line: exit statuses and output.
+
+fn cargo_run(package: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.current_dir(repo_root()).args(["run", "--quiet", "--package", package, "--"]).args(args);
+    for (k, val) in env {
+        cmd.env(k, val);
+    }
+    cmd.output().expect("run cargo")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `cuda-sys-gen diff` over a fixture's two toolkits, with extra arguments.
+fn cli_diff(case: &str, extra: &[&str]) -> Output {
+    let (a, b) = fixture_toolkits(case);
+    let m = manifest_with_toolkits(&[]);
+    let manifest = m.path().join("headers-manifest.toml");
+    let cache = cache_dir();
+    let mut args = vec!["diff", "--manifest", manifest.to_str().unwrap(), "--cache", cache.to_str().unwrap()];
+    args.extend(["--from", a.to_str().unwrap(), "--to", b.to_str().unwrap()]);
+    args.extend(extra);
+    cargo_run("cuda-sys-gen", &args, &[])
+}
+
+#[test]
+fn exit_status_policy() {
+    let cases: &[(&str, &[&str], i32)] = &[
+        ("everything", &[], 3),
+        ("everything", &["--fail-on", "additive"], 3),
+        ("everything", &["--fail-on", "breaking"], 3),
+        ("additive", &[], 2),
+        ("additive", &["--fail-on", "additive"], 2),
+        ("additive", &["--fail-on", "breaking"], 0),
+        ("unchanged", &[], 0),
+        ("unchanged", &["--fail-on", "additive"], 0),
+    ];
+    for (case, extra, code) in cases {
+        let o = cli_diff(case, extra);
+        assert_eq!(o.status.code(), Some(*code), "{case} {extra:?}: {}", text(&o.stderr));
+        assert!(text(&o.stdout).starts_with("## CUDA "), "{case}: markdown on stdout");
+        assert!(text(&o.stderr).contains(&format!("(exit status {code})")), "{case} {extra:?}: {}", text(&o.stderr));
+    }
+    // Errors are 1, whatever --fail-on says.
+    let o = cargo_run("cuda-sys-gen", &["diff", "--from", "12.7", "--to", "13.0", "--fail-on", "breaking"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("error: could not compare 12.7 with 13.0: CUDA 12.7 is not pinned"), "{}", text(&o.stderr));
+}
+
+#[test]
+fn json_for_tools() {
+    let o = cli_diff("everything", &["--json"]);
+    assert_eq!(o.status.code(), Some(3));
+    let json: serde_json::Value = serde_json::from_str(&text(&o.stdout)).expect("stdout is JSON");
+    assert_eq!(json["verdict"], "breaking");
+    assert_eq!(json["exit_status"], 3);
+    assert_eq!(json["from"]["version"], "12.9");
+    assert_eq!(json["symbols_removed"][0]["symbol"], "cuDeviceComputeCapability");
+    assert_eq!(json["new_versions"][0]["new"]["pfn"], "PFN_cuCtxSynchronize_v13000");
+    assert_eq!(json["new_versions"][0]["previous"]["pfn"], "PFN_cuCtxSynchronize_v2000");
+}
+
+#[test]
+fn xtask_diff_and_help() {
+    let o = cargo_run("xtask", &["diff", "--from", "12.4", "--to", "12.5"], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(out.starts_with("## CUDA 12.4 → CUDA 12.5: driver entry points"), "{out}");
+    assert!(out.contains("`PFN_cuCtxCreate_v12050`, exported as `cuCtxCreate_v4`"), "{out}");
+    for package in ["xtask", "cuda-sys-gen"] {
+        let o = cargo_run(package, &["diff", "--help"], &[]);
+        let help = text(&o.stdout);
+        assert!(o.status.success());
+        for line in ["Exit status:", "0  nothing changed", "1  error", "2  additions only", "3  breaking", "--fail-on breaking lets additions through"] {
+            assert!(help.contains(line), "{package}: {line:?} not in:\n{help}");
+        }
+    }
+}
+
+/// docs/diff-examples.md is what the command prints today.
+#[test]
+fn diff_examples_are_current() {
+    let doc = std::fs::read_to_string(repo_root().join("docs/diff-examples.md")).unwrap();
+    for (from, to) in [("12.9", "13.0"), ("12.4", "12.5")] {
+        let report = markdown::render(&real_diff(from, to));
+        assert!(doc.contains(&report), "docs/diff-examples.md: the {from} -> {to} report is stale; regenerate it with the command at its top");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// generate --add-toolkit.
+
+/// The real manifest without one toolkit's block (text cut out, comments untouched).
+fn manifest_without(version: &str) -> String {
+    let text = std::fs::read_to_string(real_manifest()).unwrap();
+    let start = text.find(&format!("[[toolkit]]\nversion = \"{version}\"\n")).unwrap();
+    let end = start + text[start..].find("\n\n").unwrap() + 2;
+    format!("{}{}", &text[..start], &text[end..])
+}
+
+#[test]
+fn inserted_pins_reproduce_the_manifest() {
+    let real = std::fs::read_to_string(real_manifest()).unwrap();
+    let full = Manifest::load(&real_manifest()).unwrap();
+    for version in ["13.5", "11.7", "12.4"] {
+        let cut = manifest_without(version);
+        let manifest = Manifest::parse(Path::new("m.toml"), &cut).unwrap();
+        assert_eq!(manifest.toolkits.len(), full.toolkits.len() - 1);
+        let pin = full.toolkit(v(version)).unwrap();
+        let back = codegen::pin::insert_pin(&cut, &manifest, pin);
+        assert_eq!(back, real, "adding {version} back does not give the manifest");
+    }
+}
+
+/// A wheel of the given include files under `nvidia/cu13/include/`.
+fn fake_wheel(dir: &Path, file: &str, files: &[(&str, String)]) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(file);
+    let mut z = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
+    for (name, body) in files {
+        z.start_file(format!("nvidia/cu13/include/{name}"), zip::write::SimpleFileOptions::default()).unwrap();
+        z.write_all(body.as_bytes()).unwrap();
+    }
+    z.start_file("nvidia_cuda_runtime-13.6.12.dist-info/METADATA", zip::write::SimpleFileOptions::default()).unwrap();
+    z.finish().unwrap();
+    path
+}
+
+/// A stand-in for `python3 -m pip`: `index versions` prints `index`, `download` copies
+/// `wheel` into `--dest`; every command line is appended to `<dir>/pip.log`.
+fn fake_pip(dir: &Path, index: &str, wheel: &Path) -> String {
+    let path = dir.join("fake-python");
+    let log = dir.join("pip.log");
+    let script = format!(
+        "#!/bin/sh\necho \"$@\" >> '{}'\ncase \"$*\" in *' index versions '*) printf '%s\\n' '{index}'; exit 0;; esac\n\
+         while [ $# -gt 0 ]; do if [ \"$1\" = --dest ]; then dest=$2; fi; shift; done\ncp '{}' \"$dest/\"\n",
+        log.display(),
+        wheel.display()
+    );
+    std::fs::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+const WHEEL_13_6: &str = "nvidia_cuda_runtime-13.6.12-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl";
+const INDEX: &str = "nvidia-cuda-runtime (13.6.12)\nAvailable versions: 13.6.12, 13.6.3, 13.5.37, 13.4.92";
+
+/// The real 13.5 headers, relabelled 13.6, with one entry point more.
+fn headers_13_6() -> Vec<(&'static str, String)> {
+    let dir = cache_dir().join("include/nvidia-cuda-runtime-13.5.37");
+    let cuda = std::fs::read_to_string(dir.join("cuda.h")).expect("13.5 headers in the cache");
+    let cuda = cuda.replacen("#define CUDA_VERSION 13050", "#define CUDA_VERSION 13060", 1);
+    let typedefs = std::fs::read_to_string(dir.join("cudaTypedefs.h")).unwrap();
+    let at = typedefs.rfind("#endif").unwrap();
+    let typedefs = format!("{}typedef CUresult (CUDAAPI *PFN_cuFutureCall_v13060)(CUcontext ctx);\n{}", &typedefs[..at], &typedefs[at..]);
+    vec![("cuda.h", cuda), ("cudaTypedefs.h", typedefs)]
+}
+
+#[test]
+fn add_toolkit_finds_the_newest_patch_and_pins_it() {
+    let scratch = tempfile::tempdir().unwrap();
+    let wheel = fake_wheel(scratch.path(), WHEEL_13_6, &headers_13_6());
+    let m = manifest_with_toolkits(&["13.4", "13.5"]);
+    let manifest_path = m.path().join("headers-manifest.toml");
+    let manifest = Manifest::load(&manifest_path).unwrap();
+    let mut fetcher = Fetcher::new(scratch.path().join("cache"), &manifest);
+    fetcher.python = fake_pip(scratch.path(), INDEX, &wheel);
+    let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_or_else(|e| panic!("{e}"));
+    let p = &new.pin.packages[0];
+    assert_eq!((p.name.as_str(), p.version.as_str(), p.file.as_str()), ("nvidia-cuda-runtime", "13.6.12", WHEEL_13_6));
+    assert_eq!(p.sha256.0, codegen::fetch::sha256_file(&wheel).unwrap());
+    assert_eq!(p.include, "nvidia/cu13/include");
+    assert_eq!(new.previous, Some(v("13.5")));
+    assert!(scratch.path().join("cache/wheels").join(WHEEL_13_6).is_file(), "the wheel is cached for the regeneration");
+    let log = std::fs::read_to_string(scratch.path().join("pip.log")).unwrap();
+    assert!(log.contains("-m pip index versions nvidia-cuda-runtime") && log.contains("--platform manylinux2014_x86_64"), "{log}");
+    assert!(log.contains("download --no-deps") && log.contains("nvidia-cuda-runtime==13.6.12"), "{log}");
+    // The new text: the old one with the block after 13.5's, before the [libclang] comment.
+    let old = std::fs::read_to_string(&manifest_path).unwrap();
+    let block = format!(
+        "[[toolkit]]\nversion = \"13.6\"\n[[toolkit.package]]\nname = \"nvidia-cuda-runtime\"\nversion = \"13.6.12\"\nfile = \"{WHEEL_13_6}\"\nsha256 = \"{}\"\ninclude = \"nvidia/cu13/include\"\n\n",
+        p.sha256
+    );
+    let at = old.find("# Used only when no libclang").unwrap();
+    assert_eq!(new.text, format!("{}{block}{}", &old[..at], &old[at..]));
+    assert_eq!(Manifest::parse(&manifest_path, &new.text).unwrap().toolkits.len(), 3);
+    assert_eq!(std::fs::read_to_string(&manifest_path).unwrap(), old, "prepare does not write the manifest");
+}
+
+#[test]
+fn add_toolkit_errors() {
+    let scratch = tempfile::tempdir().unwrap();
+    let m = manifest_with_toolkits(&["13.4", "13.5"]);
+    let manifest_path = m.path().join("headers-manifest.toml");
+    let manifest = Manifest::load(&manifest_path).unwrap();
+    let mut fetcher = Fetcher::new(scratch.path().join("cache"), &manifest);
+    let wheel = fake_wheel(scratch.path(), WHEEL_13_6, &headers_13_6());
+
+    fetcher.python = fake_pip(scratch.path(), "nvidia-cuda-runtime (13.5.37)\nAvailable versions: 13.5.37, 13.4.92, 13.4.49", &wheel);
+    let err = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
+    assert_eq!(err, "CUDA 13.6 is not on PyPI: nvidia-cuda-runtime has releases for CUDA 13.4, 13.5 only");
+
+    let err = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.5"))).unwrap_err().to_string();
+    assert!(err.starts_with("CUDA 13.5 is already pinned (nvidia-cuda-runtime 13.5.37); nothing to add"), "{err}");
+    assert!(err.contains(&format!("{}:", manifest_path.display())), "{err}");
+
+    // A wheel whose cuda.h is another toolkit's.
+    let mut headers = headers_13_6();
+    headers[0].1 = headers[0].1.replacen("CUDA_VERSION 13060", "CUDA_VERSION 13050", 1);
+    let liar = fake_wheel(&scratch.path().join("cache"), WHEEL_13_6, &headers);
+    fetcher.python = fake_pip(scratch.path(), INDEX, &liar);
+    let err = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
+    assert!(err.ends_with("its cuda.h says CUDA 13.5, but the package version is 13.6.12"), "{err}");
+}
+
+/// `generate --add-toolkit` end to end, with a stand-in pip: the manifest gains the pin, the
+/// crate is regenerated with the new toolkit, and the report compares it with 13.5. A failed
+/// regeneration takes the pin out again.
+#[test]
+fn generate_add_toolkit_on_the_command_line() {
+    let scratch = tempfile::tempdir().unwrap();
+    let cache = scratch.path().join("cache");
+    let m = manifest_with_toolkits(&["13.5"]);
+    let manifest_path = m.path().join("headers-manifest.toml");
+    let pin135 = Manifest::load(&manifest_path).unwrap().toolkits[0].packages[0].clone();
+    // 13.5 from the shared cache, so that nothing is downloaded.
+    std::fs::create_dir_all(cache.join("wheels")).unwrap();
+    std::fs::copy(cache_dir().join("wheels").join(&pin135.file), cache.join("wheels").join(&pin135.file)).expect("the 13.5 wheel in the shared cache");
+    let wheel = fake_wheel(scratch.path(), WHEEL_13_6, &headers_13_6());
+    let python = fake_pip(scratch.path(), INDEX, &wheel);
+    let out = scratch.path().join("out");
+    let args = |spec: &str| -> Vec<String> {
+        ["generate", "--pinned-only", "--add-toolkit", spec, "--manifest", manifest_path.to_str().unwrap()]
+            .into_iter()
+            .map(String::from)
+            .chain(["--out".into(), out.display().to_string(), "--cache".into(), cache.display().to_string()])
+            .collect()
+    };
+    let run = |spec: &str, python: &str| {
+        let a = args(spec);
+        cargo_run("cuda-sys-gen", &a.iter().map(String::as_str).collect::<Vec<_>>(), &[("PYTHON", python)])
+    };
+    let before = std::fs::read_to_string(&manifest_path).unwrap();
+
+    // A wheel that does not generate: an empty typedef header. The manifest is put back.
+    let mut broken = headers_13_6();
+    broken[1].1 = String::new();
+    let bad = fake_wheel(&scratch.path().join("bad"), WHEEL_13_6, &broken);
+    let o = run("13.6", &fake_pip(&scratch.path().join("bad"), INDEX, &bad));
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("the file is empty") && text(&o.stderr).contains("the pin of CUDA 13.6 is taken out of"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&manifest_path).unwrap(), before);
+    assert!(!out.exists(), "a failed run writes no output");
+    std::fs::remove_file(cache.join("wheels").join(WHEEL_13_6)).unwrap();
+
+    let o = run("13.6", &python);
+    let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains(&format!("pinned CUDA 13.6: nvidia-cuda-runtime 13.6.12 ({WHEEL_13_6}, sha256 ")), "{stderr}");
+    let manifest = Manifest::load(&manifest_path).unwrap();
+    assert_eq!(manifest.toolkits.iter().map(|t| t.version.to_string()).collect::<Vec<_>>(), ["13.5", "13.6"]);
+    assert!(stdout.lines().any(|l| l.starts_with("CUDA 13.6") && l.contains("cudaTypedefs.h: 686 typedefs")), "{stdout}");
+    assert!(stdout.contains("## CUDA 13.5 → CUDA 13.6: driver entry points"), "{stdout}");
+    assert!(stdout.contains("| `cuFutureCall` | `PFN_cuFutureCall_v13060` | `cuFutureCall` | `(ctx: CUcontext) -> CUresult` |"), "{stdout}");
+    assert!(stdout.contains("- **Verdict: additive**"), "{stdout}");
+    let registry = std::fs::read_to_string(out.join("registry.json")).unwrap();
+    assert!(registry.contains("PFN_cuFutureCall_v13060"));
+
+    // Again: already pinned, and nothing changes.
+    let after = std::fs::read_to_string(&manifest_path).unwrap();
+    let o = run("13.6", &python);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("could not add CUDA 13.6") && text(&o.stderr).contains("CUDA 13.6 is already pinned"), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&manifest_path).unwrap(), after);
+}
+
+/// Against PyPI itself: the newest 13.5 patch and its sha256 are what the real manifest pins,
+/// and 12.7 (NVIDIA never shipped it) is reported as missing.
+#[test]
+fn add_toolkit_against_pypi() {
+    let m = manifest_with_toolkits(&["13.4"]);
+    let manifest_path = m.path().join("headers-manifest.toml");
+    let manifest = Manifest::load(&manifest_path).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let fetcher = Fetcher::new(scratch.path().to_owned(), &manifest);
+    let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.5"))).unwrap_or_else(|e| panic!("{e}"));
+    let real = Manifest::load(&real_manifest()).unwrap();
+    assert_eq!(&new.pin, real.toolkit(v("13.5")).unwrap());
+    let err = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("12.7"))).unwrap_err().to_string();
+    assert!(err.starts_with("CUDA 12.7 is not on PyPI: nvidia-cuda-runtime-cu12 has releases for CUDA 12.0, 12.1,"), "{err}");
+    assert!(err.contains("12.6, 12.8, 12.9"), "{err}");
+}
