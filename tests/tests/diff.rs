@@ -635,6 +635,19 @@ fn add_toolkit_finds_the_newest_patch_and_pins_it() {
     assert_eq!(new.text, format!("{}{block}{}", &old[..at], &old[at..]));
     assert_eq!(Manifest::parse(&manifest_path, &new.text).unwrap().toolkits.len(), 3);
     assert_eq!(std::fs::read_to_string(&manifest_path).unwrap(), old, "prepare does not write the manifest");
+
+    // A local toolkit names the version through its cuda.h, and is compared with the wheel.
+    let local = scratch.path().join("local/include");
+    std::fs::create_dir_all(&local).unwrap();
+    for (name, body) in headers_13_6() {
+        std::fs::write(local.join(name), body).unwrap();
+    }
+    let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Path(local.parent().unwrap().to_owned())).unwrap();
+    assert_eq!(new.pin.version, v("13.6"));
+    assert_eq!(new.notes, [format!("the headers at {} are identical to the pinned nvidia-cuda-runtime 13.6.12", local.display())]);
+    std::fs::write(local.join("cudaTypedefs.h"), "/* edited */\n").unwrap();
+    let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Path(local.clone())).unwrap();
+    assert!(new.notes[0].contains("differ from the pinned nvidia-cuda-runtime 13.6.12: cudaTypedefs.h"), "{:?}", new.notes);
 }
 
 #[test]

@@ -286,24 +286,8 @@ pub fn diff(model: &Model, from: ToolkitVersion, to: ToolkitVersion) -> Result<T
     }
     drift.sort();
 
-    let mut alias_changes = Vec::new();
-    for s in from_syms.intersection(&to_syms) {
-        let (a, b) = (model.alias_in(from, s), model.alias_in(to, s));
-        let meaning = |tk: ToolkitVersion, t: &Option<AliasTarget>, per_thread: bool| AliasMeaning {
-            target: t.as_ref().map(|t| if per_thread { t.per_thread.clone() } else { t.default.clone() }),
-            rule: rule_in(model, tk, s),
-        };
-        let (da, db) = (meaning(from, &a, false), meaning(to, &b, false));
-        let (pa, pb) = (meaning(from, &a, true), meaning(to, &b, true));
-        if da.target != db.target {
-            alias_changes.push(AliasChange { alias: format!("PFN_{s}"), form: AliasForm::Default, from: da.clone(), to: db.clone() });
-        }
-        // A symbol without per-thread ABIs has a per-thread form equal to its default: one row.
-        let has_own_per_thread = pa.target != da.target || pb.target != db.target;
-        if pa.target != pb.target && has_own_per_thread {
-            alias_changes.push(AliasChange { alias: format!("PFN_{s}"), form: AliasForm::PerThread, from: pa, to: pb });
-        }
-    }
+    let shared: BTreeSet<&str> = from_syms.intersection(&to_syms).copied().collect();
+    let alias_changes = alias_changes(model, from, to, &shared);
 
     let headers: BTreeSet<&str> = fs.headers.keys().chain(ts.headers.keys()).map(String::as_str).collect();
     let typedefs = |t: &ToolkitSummary, h: &str| t.headers.get(h).map_or(0, |c| c.typedefs);
@@ -317,24 +301,7 @@ pub fn diff(model: &Model, from: ToolkitVersion, to: ToolkitVersion) -> Result<T
         }
     }
 
-    let mut counts = Vec::new();
-    let count = |tk: ToolkitVersion, f: &dyn Fn(&Entry) -> bool| model.entries.values().filter(|e| in_tk(e, tk) && f(e)).count();
-    let mut row = |what: &str, f: usize, t: usize| counts.push(CountRow { what: what.into(), from: f, to: t });
-    row("entries (ABIs)", count(from, &|_| true), count(to, &|_| true));
-    row("symbols", from_syms.len(), to_syms.len());
-    row("default-stream ABIs", count(from, &|e| e.variant.is_none()), count(to, &|e| e.variant.is_none()));
-    row("per-thread ABIs (_ptds, _ptsz)", count(from, &|e| e.variant.is_some()), count(to, &|e| e.variant.is_some()));
-    let legacy = |tk: ToolkitVersion| count(tk, &|e| e.declared.get(&tk).is_some_and(|d| d.legacy));
-    row("legacy ABIs (only under __CUDA_API_VERSION_INTERNAL)", legacy(from), legacy(to));
-    let aliases = |tk: ToolkitVersion| model.header_aliases.get(&tk).map_or(0, |m| m.len());
-    row(HEADER_ALIASES, aliases(from), aliases(to));
-    for h in &headers {
-        let get = |t: &ToolkitSummary| t.headers.get(*h).cloned().unwrap_or_default();
-        let (a, b) = (get(fs), get(ts));
-        row(&format!("{h}: typedefs"), a.typedefs, b.typedefs);
-        row(&format!("{h}: alias macros"), a.aliases, b.aliases);
-        row(&format!("{h}: broken alias macros"), a.broken_aliases, b.broken_aliases);
-    }
+    let counts = counts(model, fs, ts, &headers);
 
     let breaking = !symbols_removed.is_empty()
         || !entries_removed.is_empty()
@@ -376,6 +343,57 @@ pub fn diff(model: &Model, from: ToolkitVersion, to: ToolkitVersion) -> Result<T
         headers_gained,
         headers_lost,
     })
+}
+
+/// Per symbol both toolkits declare: its unversioned alias, default and per-thread form, where
+/// the two toolkits' meanings differ.
+fn alias_changes(model: &Model, from: ToolkitVersion, to: ToolkitVersion, shared: &BTreeSet<&str>) -> Vec<AliasChange> {
+    let mut alias_changes = Vec::new();
+    for &s in shared {
+        let (a, b) = (model.alias_in(from, s), model.alias_in(to, s));
+        let meaning = |tk: ToolkitVersion, t: &Option<AliasTarget>, per_thread: bool| AliasMeaning {
+            target: t.as_ref().map(|t| if per_thread { t.per_thread.clone() } else { t.default.clone() }),
+            rule: rule_in(model, tk, s),
+        };
+        let (da, db) = (meaning(from, &a, false), meaning(to, &b, false));
+        let (pa, pb) = (meaning(from, &a, true), meaning(to, &b, true));
+        if da.target != db.target {
+            alias_changes.push(AliasChange { alias: format!("PFN_{s}"), form: AliasForm::Default, from: da.clone(), to: db.clone() });
+        }
+        // A symbol without per-thread ABIs has a per-thread form equal to its default: one row.
+        let has_own_per_thread = pa.target != da.target || pb.target != db.target;
+        if pa.target != pb.target && has_own_per_thread {
+            alias_changes.push(AliasChange { alias: format!("PFN_{s}"), form: AliasForm::PerThread, from: pa, to: pb });
+        }
+    }
+
+    alias_changes
+}
+
+/// The per-toolkit counts: entries by kind, header aliases, and per typedef header.
+fn counts(model: &Model, fs: &ToolkitSummary, ts: &ToolkitSummary, headers: &BTreeSet<&str>) -> Vec<CountRow> {
+    let (from, to) = (fs.version, ts.version);
+    let in_tk = |e: &Entry, tk: ToolkitVersion| e.declared.contains_key(&tk);
+    let symbols = |tk: ToolkitVersion| model.entries.values().filter(|e| in_tk(e, tk)).map(|e| e.symbol.as_str()).collect::<BTreeSet<_>>().len();
+    let mut counts = Vec::new();
+    let count = |tk: ToolkitVersion, f: &dyn Fn(&Entry) -> bool| model.entries.values().filter(|e| in_tk(e, tk) && f(e)).count();
+    let mut row = |what: &str, f: usize, t: usize| counts.push(CountRow { what: what.into(), from: f, to: t });
+    row("entries (ABIs)", count(from, &|_| true), count(to, &|_| true));
+    row("symbols", symbols(from), symbols(to));
+    row("default-stream ABIs", count(from, &|e| e.variant.is_none()), count(to, &|e| e.variant.is_none()));
+    row("per-thread ABIs (_ptds, _ptsz)", count(from, &|e| e.variant.is_some()), count(to, &|e| e.variant.is_some()));
+    let legacy = |tk: ToolkitVersion| count(tk, &|e| e.declared.get(&tk).is_some_and(|d| d.legacy));
+    row("legacy ABIs (only under __CUDA_API_VERSION_INTERNAL)", legacy(from), legacy(to));
+    let aliases = |tk: ToolkitVersion| model.header_aliases.get(&tk).map_or(0, |m| m.len());
+    row(HEADER_ALIASES, aliases(from), aliases(to));
+    for &h in headers {
+        let get = |t: &ToolkitSummary| t.headers.get(h).cloned().unwrap_or_default();
+        let (a, b) = (get(fs), get(ts));
+        row(&format!("{h}: typedefs"), a.typedefs, b.typedefs);
+        row(&format!("{h}: alias macros"), a.aliases, b.aliases);
+        row(&format!("{h}: broken alias macros"), a.broken_aliases, b.broken_aliases);
+    }
+    counts
 }
 
 /// `e` as toolkit `tk` declares it.
