@@ -8527,7 +8527,6 @@ const _: () = {
 pub type CUDA_ARRAY3D_DESCRIPTOR_v1 = CUDA_ARRAY3D_DESCRIPTOR_v1_st;
 pub type GLenum = ::core::ffi::c_uint;
 pub type GLuint = ::core::ffi::c_uint;
-pub type khronos_int32_t = i32;
 impl CUGLDeviceList_enum {
     pub const CU_GL_DEVICE_LIST_ALL: CUGLDeviceList_enum = CUGLDeviceList_enum(1);
     pub const CU_GL_DEVICE_LIST_CURRENT_FRAME: CUGLDeviceList_enum = CUGLDeviceList_enum(
@@ -8552,6 +8551,7 @@ impl CUGLmap_flags_enum {
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUGLmap_flags_enum(pub ::core::ffi::c_uint);
 pub use self::CUGLmap_flags_enum as CUGLmap_flags;
+pub type khronos_int32_t = i32;
 pub type EGLint = khronos_int32_t;
 pub type EGLSyncKHR = *mut ::core::ffi::c_void;
 pub type EGLImageKHR = *mut ::core::ffi::c_void;
