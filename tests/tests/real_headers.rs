@@ -182,3 +182,42 @@ fn generated_crate_builds_with_all_features_and_none() {
         assert!(out.status.success(), "cargo {args:?}:\n{}", String::from_utf8_lossy(&out.stderr));
     }
 }
+
+/// A local toolkit of a pinned version replaces the download (and is compared with it); one
+/// of another version is added to the inputs. Both are said in the summary.
+#[test]
+fn local_toolkits_replace_or_join_the_pins() {
+    // Warm the cache for 13.5, then lay its Linux headers out as a toolkit would.
+    let (_, _) = generate_pinned(&["13.5"]);
+    let local = tempfile::tempdir().unwrap();
+    let include = local.path().join("include");
+    std::fs::create_dir_all(&include).unwrap();
+    for entry in std::fs::read_dir(cache_dir().join("include")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let linux_13_5 = (name.starts_with("nvidia_cuda_runtime-13.5.") || name.starts_with("nvidia_cuda_profiler_api-13.5.")) && !name.ends_with("win_amd64");
+        if linux_13_5 {
+            for f in std::fs::read_dir(entry.path()).unwrap().flatten().filter(|f| f.path().is_file()) {
+                std::fs::copy(f.path(), include.join(f.file_name())).unwrap();
+            }
+        }
+    }
+    let manifest = manifest_with_toolkits(&["13.5"]);
+    let out = tempfile::tempdir().unwrap();
+    let same = generate_local(manifest.path(), vec![local.path().to_owned()], out.path(), "cuda-driver-pfn").unwrap();
+    assert!(same.notes.iter().any(|n| n.contains("CUDA 13.5 from") && n.contains("replaces the pinned package; its headers are identical")), "{:?}", same.notes);
+    // Windows entries still come from the pin.
+    assert!(same.model.entries.values().any(|e| e.module == "d3d11"));
+
+    let text = std::fs::read_to_string(include.join("cudaTypedefs.h")).unwrap();
+    std::fs::write(include.join("cudaTypedefs.h"), format!("{text}\n/* a local edit */\n")).unwrap();
+    let edited = generate_local(manifest.path(), vec![local.path().to_owned()], out.path(), "cuda-driver-pfn").unwrap();
+    assert!(edited.notes.iter().any(|n| n.contains("these headers differ from it: cudaTypedefs.h")), "{:?}", edited.notes);
+
+    // Relabel it 13.6: not pinned, so it joins 13.5 instead of replacing it.
+    let cuda_h = std::fs::read_to_string(include.join("cuda.h")).unwrap().replace("#define CUDA_VERSION 13050", "#define CUDA_VERSION 13060");
+    std::fs::write(include.join("cuda.h"), cuda_h).unwrap();
+    let added = generate_local(manifest.path(), vec![include.clone()], out.path(), "cuda-driver-pfn").unwrap();
+    assert!(added.notes.iter().any(|n| n.contains("CUDA 13.6 from") && n.contains("is not pinned in the manifest: added to the inputs")), "{:?}", added.notes);
+    let versions: Vec<String> = added.model.toolkits.iter().map(|t| t.version.to_string()).collect();
+    assert_eq!(versions, ["13.5", "13.6"]);
+}
