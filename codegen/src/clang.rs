@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::fetch::{Fetcher, ToolkitHeaders};
-use crate::manifest::{HeaderSpec, Manifest};
+use crate::fetch::Fetcher;
+use crate::manifest::{HeaderSpec, Manifest, Platform};
 use crate::Error;
 
 /// What bindgen produced for one toolkit.
@@ -19,7 +19,8 @@ use crate::Error;
 pub struct BindgenOutput {
     /// bindgen's Rust output, unformatted.
     pub rust: String,
-    /// Where each `PFN_` typedef was declared: its final (preprocessed) name to file and line.
+    /// Where each typedef, struct, union and enum was declared: its final (preprocessed)
+    /// name to file and line.
     pub locations: BTreeMap<String, SourceLine>,
 }
 
@@ -29,34 +30,42 @@ pub struct SourceLine {
     pub line: usize,
 }
 
-/// The C library as far as cuda.h needs it. x86-64 Linux sizes; 64-bit integers are spelled
-/// `long long` so that nothing in the output depends on the width of `long`.
-const STANDIN_HEADERS: &[(&str, &str)] = &[
-    (
-        "stddef.h",
-        "#pragma once\ntypedef unsigned long size_t;\ntypedef long ptrdiff_t;\ntypedef int wchar_t;\n#define NULL ((void *)0)\n",
-    ),
-    ("stdlib.h", "#pragma once\n#include <stddef.h>\n"),
-    (
-        "stdint.h",
-        "#pragma once\n\
-         typedef signed char int8_t;\ntypedef short int16_t;\ntypedef int int32_t;\ntypedef long long int64_t;\n\
-         typedef unsigned char uint8_t;\ntypedef unsigned short uint16_t;\ntypedef unsigned int uint32_t;\n\
-         typedef unsigned long long uint64_t;\ntypedef unsigned long uintptr_t;\ntypedef long intptr_t;\n",
-    ),
+/// Stand-in headers of this project's: the C library as far as NVIDIA's headers need it, per
+/// target, and for Windows the few SDK types the D3D and WGL headers name. Parsing against
+/// these (`-nostdinc`) keeps the host's libc and compiler out of the output.
+const STANDINS: &[(Platform, &str, &str)] = &[
+    (Platform::Linux, "stddef.h", include_str!("../standins/linux/stddef.h")),
+    (Platform::Linux, "stdlib.h", include_str!("../standins/linux/stdlib.h")),
+    (Platform::Linux, "stdint.h", include_str!("../standins/linux/stdint.h")),
+    (Platform::Windows, "stddef.h", include_str!("../standins/windows/stddef.h")),
+    (Platform::Windows, "stdlib.h", include_str!("../standins/windows/stdlib.h")),
+    (Platform::Windows, "stdint.h", include_str!("../standins/windows/stdint.h")),
+    (Platform::Windows, "rpcsal.h", include_str!("../standins/windows/rpcsal.h")),
+    (Platform::Windows, "dxgi.h", include_str!("../standins/windows/dxgi.h")),
+    (Platform::Windows, "d3d9.h", include_str!("../standins/windows/d3d9.h")),
+    (Platform::Windows, "D3D10_1.h", include_str!("../standins/windows/D3D10_1.h")),
+    (Platform::Windows, "D3D11_1.h", include_str!("../standins/windows/D3D11_1.h")),
+    (Platform::Windows, "GL/gl.h", include_str!("../standins/windows/GL/gl.h")),
 ];
 
-/// The clang arguments shared by every run; `__CUDA_API_VERSION_INTERNAL` makes the legacy
+/// Whether a stand-in header exists for `target`.
+pub fn standin_exists(target: Platform, name: &str) -> bool {
+    STANDINS.iter().any(|(t, n, _)| *t == target && *n == name)
+}
+
+/// The clang arguments of every run; `__CUDA_API_VERSION_INTERNAL` makes the legacy
 /// typedefs and their `_v1` types visible (without it the exported-name numbering shifts).
-const CLANG_ARGS: &[&str] = &[
-    "-x",
-    "c",
-    "-std=c11",
-    "--target=x86_64-unknown-linux-gnu",
-    "-nostdinc",
-    "-D__CUDA_API_VERSION_INTERNAL",
-    "-Wno-everything",
-];
+const CLANG_ARGS: &[&str] = &["-x", "c", "-std=c11", "-nostdinc", "-D__CUDA_API_VERSION_INTERNAL", "-Wno-everything"];
+
+fn target_triple(target: Platform) -> &'static str {
+    match target {
+        Platform::Linux => "--target=x86_64-unknown-linux-gnu",
+        Platform::Windows => "--target=x86_64-pc-windows-msvc",
+    }
+}
+
+/// Where system headers (GL, EGL, VDPAU) are looked for, after the stand-ins.
+const SYSTEM_INCLUDE_DIRS: &[&str] = &["/usr/include", "/usr/local/include"];
 
 /// Makes sure a libclang is loaded in this thread, fetching the pinned wheel if the machine
 /// has none. Returns a description of the library, for the summary.
@@ -104,55 +113,85 @@ impl bindgen::callbacks::ParseCallbacks for Locations {
         item: bindgen::callbacks::DiscoveredItem,
         loc: Option<&bindgen::callbacks::SourceLocation>,
     ) {
-        if let (bindgen::callbacks::DiscoveredItem::Alias { alias_name, .. }, Some(loc)) = (item, loc) {
-            if alias_name.starts_with("PFN_") {
-                if let Some(file) = &loc.file_name {
-                    let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
-                    map.entry(alias_name).or_insert(SourceLine { file: PathBuf::from(file), line: loc.line });
-                }
-            }
+        use bindgen::callbacks::DiscoveredItem as D;
+        let name = match item {
+            D::Alias { alias_name, .. } => alias_name,
+            D::Struct { final_name, .. } | D::Union { final_name, .. } | D::Enum { final_name } => final_name,
+            _ => return,
+        };
+        if let Some(file) = loc.and_then(|l| l.file_name.as_ref().map(|f| (f, l.line))) {
+            let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            map.entry(name).or_insert(SourceLine { file: PathBuf::from(file.0), line: file.1 });
         }
     }
 }
 
-/// The wrapper translation unit: every manifest header, API header before typedef header.
-pub fn wrapper_source(headers: &[HeaderSpec]) -> String {
-    let mut s = String::from("/* cuda-sys-gen: one translation unit per toolkit */\n");
+/// The wrapper translation unit: cuda.h first, then per header its system and stand-in
+/// headers, the API header and the typedef header. cudaVDPAU.h uses `CUresult` and the `Vdp`
+/// types without including cuda.h or vdpau.h, and cudaD3D9.h the D3D types without d3d9.h
+/// (only their typedef headers include them), hence the order.
+pub fn wrapper_source(first_api: &str, headers: &[&HeaderSpec]) -> String {
+    let mut s = String::from("/* cuda-sys-gen: one translation unit per toolkit and target */\n");
+    s.push_str(&format!("#include <{first_api}>\n"));
     for h in headers {
+        for prelude in h.system.iter().map(|s| &s.header).chain(&h.standins) {
+            s.push_str(&format!("#include <{prelude}>\n"));
+        }
         s.push_str(&format!("#include <{}>\n#include <{}>\n", h.api, h.typedefs));
     }
     s
 }
 
-/// Runs bindgen over one toolkit. `standins` is a folder holding [`write_standins`]' files.
-pub fn run_bindgen(headers: &[HeaderSpec], toolkit: &ToolkitHeaders, standins: &Path) -> Result<BindgenOutput, Error> {
-    for h in headers {
+/// One translation unit: which headers, for which target, from where.
+pub struct Unit<'a> {
+    pub toolkit: crate::ToolkitVersion,
+    pub target: Platform,
+    /// The first manifest header's API header (cuda.h), included before everything.
+    pub first_api: &'a str,
+    pub headers: Vec<&'a HeaderSpec>,
+    pub include_dirs: &'a [PathBuf],
+}
+
+/// Runs bindgen over one unit. `standins` is the folder [`write_standins`] filled.
+pub fn run_bindgen(unit: &Unit<'_>, standins: &Path) -> Result<BindgenOutput, Error> {
+    let toolkit = unit.toolkit;
+    for h in &unit.headers {
         for file in [&h.api, &h.typedefs] {
-            let found = toolkit.include_dirs.iter().map(|d| d.join(file)).find(|p| p.is_file());
+            let found = unit.include_dirs.iter().map(|d| d.join(file)).find(|p| p.is_file());
             let Some(path) = found else {
-                return Err(Error::MissingHeader {
-                    toolkit: toolkit.version,
-                    header: file.clone(),
-                    searched: toolkit.include_dirs.clone(),
-                });
+                return Err(Error::MissingHeader { toolkit, header: file.clone(), searched: unit.include_dirs.to_vec() });
             };
             // clang accepts an empty file silently; an empty typedef header is a broken input.
             if std::fs::metadata(&path).map(|m| m.len() == 0).unwrap_or(false) {
                 return Err(Error::HeaderContents { path, line: 1, message: "the file is empty".into() });
             }
         }
+        for sys in &h.system {
+            if !SYSTEM_INCLUDE_DIRS.iter().any(|d| Path::new(d).join(&sys.header).is_file()) {
+                return Err(Error::MissingSystemHeader {
+                    header: sys.header.clone(),
+                    needed_by: h.api.clone(),
+                    package: sys.package.clone(),
+                    searched: SYSTEM_INCLUDE_DIRS.iter().map(PathBuf::from).collect(),
+                });
+            }
+        }
     }
-    let names: Vec<String> = headers
-        .iter()
-        .flat_map(|h| [&h.api, &h.typedefs])
-        .map(|f| f.replace('.', "\\."))
+    let mut names: Vec<String> = std::iter::once(unit.first_api.to_owned())
+        .chain(unit.headers.iter().flat_map(|h| [h.api.clone(), h.typedefs.clone()]))
+        .chain(unit.headers.iter().flat_map(|h| h.standins.clone()))
+        .map(|f| f.replace('.', "\\.").replace('/', "[/\\\\]"))
         .collect();
+    names.sort();
+    names.dedup();
     let allow = format!(".*[/\\\\]({})", names.join("|"));
     let locations = Locations::default();
     let map = Arc::clone(&locations.0);
+    let standins = standins.join(unit.target.to_string());
     let mut builder = bindgen::Builder::default()
-        .header_contents("cuda-sys-gen-wrapper.h", &wrapper_source(headers))
+        .header_contents("cuda-sys-gen-wrapper.h", &wrapper_source(unit.first_api, &unit.headers))
         .clang_args(CLANG_ARGS)
+        .clang_arg(target_triple(unit.target))
         .clang_arg(format!("-isystem{}", standins.display()))
         .detect_include_paths(false)
         .allowlist_file(allow)
@@ -167,34 +206,49 @@ pub fn run_bindgen(headers: &[HeaderSpec], toolkit: &ToolkitHeaders, standins: &
         .default_enum_style(bindgen::EnumVariation::NewType { is_bitfield: false, is_global: false })
         .prepend_enum_name(false)
         .formatter(bindgen::Formatter::None)
-        .rust_target(bindgen::RustTarget::stable(82, 0).map_err(|e| Error::Bindgen { toolkit: toolkit.version, message: e.to_string() })?)
+        .rust_target(bindgen::RustTarget::stable(82, 0).map_err(|e| Error::Bindgen { toolkit, message: e.to_string() })?)
         .parse_callbacks(Box::new(locations));
-    for dir in &toolkit.include_dirs {
+    if unit.target == Platform::Windows {
+        // The CUDA types come from the Linux unit; only the Windows headers' own are wanted.
+        builder = builder.allowlist_recursively(false);
+    }
+    for dir in unit.include_dirs {
         builder = builder.clang_arg(format!("-I{}", dir.display()));
+    }
+    if unit.headers.iter().any(|h| !h.system.is_empty()) {
+        for dir in SYSTEM_INCLUDE_DIRS {
+            builder = builder.clang_arg(format!("-idirafter{dir}"));
+        }
+    }
+    for d in unit.headers.iter().flat_map(|h| &h.defines) {
+        builder = builder.clang_arg(format!("-D{d}"));
     }
     // bindgen panics on a few malformed inputs instead of returning an error; a header is
     // outside input, so a panic here becomes an error naming the toolkit.
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || builder.generate()));
     let bindings = match result {
         Ok(Ok(b)) => b,
-        Ok(Err(e)) => return Err(Error::Bindgen { toolkit: toolkit.version, message: e.to_string() }),
+        Ok(Err(e)) => return Err(Error::Bindgen { toolkit, message: e.to_string() }),
         Err(panic) => {
             let message = panic
                 .downcast_ref::<String>()
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "bindgen panicked".into());
-            return Err(Error::Bindgen { toolkit: toolkit.version, message: format!("bindgen failed: {message}") });
+            return Err(Error::Bindgen { toolkit, message: format!("bindgen failed: {message}") });
         }
     };
     let locations = map.lock().unwrap_or_else(|e| e.into_inner()).clone();
     Ok(BindgenOutput { rust: bindings.to_string(), locations })
 }
 
-/// Writes the stand-in C library headers into `dir`.
+/// Writes every stand-in header into `dir/<target>/`.
 pub fn write_standins(dir: &Path) -> Result<(), Error> {
-    for (name, text) in STANDIN_HEADERS {
-        let path = dir.join(name);
+    for (target, name, text) in STANDINS {
+        let path = dir.join(target.to_string()).join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| Error::Io { path: parent.to_owned(), source })?;
+        }
         std::fs::write(&path, text).map_err(|source| Error::Io { path, source })?;
     }
     Ok(())

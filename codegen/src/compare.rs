@@ -6,8 +6,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::diff::{self, ToolkitDiff};
-use crate::fetch::{Fetcher, ToolkitHeaders};
-use crate::manifest::{Manifest, ToolkitPin, ToolkitVersion};
+use crate::fetch::{Fetcher, Origin, ToolkitHeaders};
+use crate::manifest::{Manifest, Platform, ToolkitPin, ToolkitVersion};
 use crate::pipeline::{self, Built};
 use crate::Error;
 
@@ -84,10 +84,51 @@ pub fn diff_toolkits(cfg: &DiffConfig) -> Result<DiffRun, Error> {
         };
         return Err(Error::SameToolkit { version: from.version(), detail });
     }
-    let toolkits = [from.headers(&fetcher)?, to.headers(&fetcher)?];
+    let mut toolkits = [from.headers(&fetcher)?, to.headers(&fetcher)?];
+    let mut manifest = manifest;
+    let notes = windows_rows_both_or_neither(&mut manifest, &fetcher, &mut toolkits)?;
     let built = pipeline::build_model(&manifest, &fetcher, &toolkits)?;
-    let diff = diff::diff(&built.model, toolkits[0].version, toolkits[1].version)?;
+    let mut diff = diff::diff(&built.model, toolkits[0].version, toolkits[1].version)?;
+    diff.notes.extend(notes);
     Ok(DiffRun { diff, built })
+}
+
+/// The Windows-only typedef headers come from the win_amd64 wheels, which a local Linux toolkit
+/// lacks. As in `generate`, a local toolkit of a pinned version takes the pin's; if a side still
+/// has none, the Windows rows are left out on both sides (with a note), so that the report does
+/// not call them lost or gained.
+fn windows_rows_both_or_neither(manifest: &mut Manifest, fetcher: &Fetcher, toolkits: &mut [ToolkitHeaders]) -> Result<Vec<String>, Error> {
+    let rows: Vec<String> = manifest.headers.iter().filter(|h| h.target == Platform::Windows).map(|h| h.typedefs.clone()).collect();
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    for tk in toolkits.iter_mut().filter(|t| t.windows_include_dirs.is_empty()) {
+        if let Some(pin) = manifest.toolkit(tk.version) {
+            tk.windows_include_dirs = fetcher.toolkit(pin)?.windows_include_dirs;
+        }
+    }
+    let lacking: Vec<String> = toolkits
+        .iter()
+        .filter(|t| t.windows_include_dirs.is_empty())
+        .map(|t| match &t.origin {
+            Origin::Local(p) => format!("CUDA {} ({})", t.version, p.display()),
+            Origin::Pinned => format!("CUDA {}", t.version),
+        })
+        .collect();
+    if lacking.is_empty() {
+        return Ok(Vec::new());
+    }
+    manifest.headers.retain(|h| h.target != Platform::Windows);
+    for tk in toolkits.iter_mut() {
+        tk.windows_include_dirs.clear();
+    }
+    let mut rows = rows;
+    rows.dedup();
+    Ok(vec![format!(
+        "the Windows typedef headers ({}) are not compared: {} has none",
+        rows.join(", "),
+        lacking.join(" and ")
+    )])
 }
 
 /// One side, its version known, its headers not fetched yet.
@@ -107,7 +148,7 @@ impl Located {
                 };
                 Ok(Located::Pinned(pin.clone()))
             }
-            ToolkitSpec::Path(p) => match pipeline::local_toolkit(p) {
+            ToolkitSpec::Path(p) => match pipeline::local_toolkit(manifest, p) {
                 Ok(t) => Ok(Located::Local(t)),
                 Err(Error::ToolkitNotFound { path, detail }) if !p.exists() => Err(Error::ToolkitNotFound {
                     path,

@@ -19,8 +19,11 @@ use crate::Error;
 #[derive(Debug, Clone)]
 pub struct ToolkitHeaders {
     pub version: ToolkitVersion,
-    /// `-I` folders, in order.
+    /// `-I` folders of the Linux translation unit, in order.
     pub include_dirs: Vec<PathBuf>,
+    /// `-I` folders of the Windows translation unit (the win_amd64 wheels); empty when there
+    /// are none (a local Linux toolkit).
+    pub windows_include_dirs: Vec<PathBuf>,
     /// Where they came from, for messages and the summary.
     pub origin: Origin,
     /// The same in a few words that hold no machine-specific path (it reaches registry.json).
@@ -63,11 +66,21 @@ impl Fetcher {
     /// The include folders of a pinned toolkit, fetching and extracting what is not cached.
     pub fn toolkit(&self, pin: &ToolkitPin) -> Result<ToolkitHeaders, Error> {
         let mut include_dirs = Vec::new();
+        let mut windows_include_dirs = Vec::new();
         for p in &pin.packages {
-            include_dirs.push(self.package(p)?);
+            let dir = self.package(p)?;
+            match p.target {
+                crate::manifest::Platform::Linux => include_dirs.push(dir),
+                crate::manifest::Platform::Windows => windows_include_dirs.push(dir),
+            }
         }
-        let source = pin.packages.iter().map(|p| format!("{} {}", p.name, p.version)).collect::<Vec<_>>().join(", ");
-        Ok(ToolkitHeaders { version: pin.version, include_dirs, origin: Origin::Pinned, source })
+        let source = pin
+            .packages
+            .iter()
+            .map(|p| format!("{} {}{}", p.name, p.version, p.platform.as_ref().map(|x| format!(" ({x})")).unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(ToolkitHeaders { version: pin.version, include_dirs, windows_include_dirs, origin: Origin::Pinned, source })
     }
 
     /// The folder holding the fallback `libclang.so`, fetched if needed.
@@ -80,7 +93,8 @@ impl Fetcher {
     }
 
     fn unpacked(&self, p: &PackagePin, kind: &str, max_bytes: u64) -> Result<PathBuf, Error> {
-        let dest = self.cache.join(kind).join(format!("{}-{}", p.name, p.version));
+        // Named by the wheel file: the Linux and Windows wheels of one version differ.
+        let dest = self.cache.join(kind).join(p.file.trim_end_matches(".whl"));
         let stamp = dest.join(".sha256");
         if fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == p.sha256.0) {
             return Ok(dest);
@@ -112,7 +126,7 @@ impl Fetcher {
         let spec = format!("{}=={}", p.name, p.version);
         let output = Command::new(&self.python)
             .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"])
-            .args(["--platform", &self.platform, "--dest"])
+            .args(["--platform", p.platform.as_deref().unwrap_or(&self.platform), "--dest"])
             .arg(tmp.path())
             .arg(&spec)
             .output()

@@ -37,12 +37,72 @@ pub struct FetchConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HeaderSpec {
-    /// Short name, used as module and feature name in the generated crate.
+    /// Short name, used as module name in the generated crate.
     pub name: String,
     /// The header that declares the functions (`cuda.h`).
     pub api: String,
     /// The header that declares their `PFN_` types (`cudaTypedefs.h`).
     pub typedefs: String,
+    /// The cargo feature that enables its module; none: always compiled.
+    #[serde(default)]
+    pub feature: Option<String>,
+    /// Whether that feature is one of the generated crate's default features.
+    #[serde(default)]
+    pub default: bool,
+    /// Which translation unit parses it: the Linux one (x86-64 Linux, the packages whose
+    /// `target` is linux) or the Windows one (x86-64 MSVC, the win_amd64 packages).
+    #[serde(default)]
+    pub target: Platform,
+    /// Where the driver has its entries; default: the target only. An entry found by both
+    /// translation units is on both platforms whatever this says.
+    #[serde(default)]
+    pub platforms: Vec<Platform>,
+    /// System headers it needs, with the Debian package that has each.
+    #[serde(default)]
+    pub system: Vec<SystemHeader>,
+    /// Stand-in headers of this project's (`codegen/standins/<target>/`) it needs.
+    #[serde(default)]
+    pub standins: Vec<String>,
+    /// Extra `-D` definitions for its translation unit (`EGL_NO_X11`).
+    #[serde(default)]
+    pub defines: Vec<String>,
+}
+
+impl HeaderSpec {
+    /// The platforms its entries exist on.
+    pub fn platforms(&self) -> Vec<Platform> {
+        if self.platforms.is_empty() {
+            vec![self.target]
+        } else {
+            self.platforms.clone()
+        }
+    }
+}
+
+/// A system header and the Debian package that provides it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemHeader {
+    pub header: String,
+    pub package: String,
+}
+
+/// An operating system the driver runs on, and the translation unit for its headers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Platform {
+    #[default]
+    Linux,
+    Windows,
+}
+
+impl fmt::Display for Platform {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Platform::Linux => "linux",
+            Platform::Windows => "windows",
+        })
+    }
 }
 
 /// A pinned toolkit: one CUDA minor release and the wheels its headers come from.
@@ -64,6 +124,12 @@ pub struct PackagePin {
     pub sha256: Sha256,
     /// The folder inside the wheel that holds the files we use (headers, or libclang.so).
     pub include: String,
+    /// The pip `--platform` of this wheel, if not [fetch]'s (`win_amd64`).
+    #[serde(default)]
+    pub platform: Option<String>,
+    /// Which translation unit its headers feed.
+    #[serde(default)]
+    pub target: Platform,
 }
 
 /// A lower-case hex sha256 digest.
@@ -199,10 +265,37 @@ impl Manifest {
                     return Err(err(file, format!("`{file}` must be a plain header file name such as cudaTypedefs.h")));
                 }
             }
+            if let Some(f) = &h.feature {
+                if !is_ident(f) {
+                    return Err(err(f, format!("feature `{f}` must be a lower-case identifier")));
+                }
+            }
+            for s in &h.standins {
+                if !crate::clang::standin_exists(h.target, s) {
+                    return Err(err(s, format!("there is no {} stand-in header `{s}` (codegen/standins/{}/): add it, or remove it here", h.target, h.target)));
+                }
+            }
+            for s in &h.system {
+                let ok = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || "._-/+".contains(c)) && !t.contains("..");
+                if !ok(&s.header) || !ok(&s.package) || s.header.starts_with('/') {
+                    return Err(err(&s.header, format!("system header `{}` / package `{}`: use a relative header path and a package name", s.header, s.package)));
+                }
+            }
+            for d in &h.defines {
+                let name = d.split_once('=').map_or(d.as_str(), |(n, _)| n);
+                if !name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()) || name.is_empty() || d.contains(char::is_whitespace) {
+                    return Err(err(d, format!("define `{d}` must be NAME or NAME=VALUE without spaces")));
+                }
+            }
         }
         let mut versions = BTreeSet::new();
         let pins = self.toolkits.iter().flat_map(|t| &t.packages).chain(&self.libclang);
         for p in pins {
+            if let Some(platform) = &p.platform {
+                if platform.is_empty() || !platform.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    return Err(err(platform, format!("`{platform}` is not a pip platform tag")));
+                }
+            }
             if !p.file.ends_with(".whl") || p.file.contains(['/', '\\']) {
                 return Err(err(&p.file, format!("`{}` must be a wheel file name (no folders, ending in .whl)", p.file)));
             }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::macros::AliasTarget;
-use crate::manifest::ToolkitVersion;
+use crate::manifest::{Platform, ToolkitVersion};
 use crate::parse::{Param, Variant};
 
 /// One `PFN_` typedef as one toolkit declares it: the parser's output, located.
@@ -22,6 +22,10 @@ pub struct Declaration {
     pub variant: Option<Variant>,
     /// The typedef header's file name (`cudaTypedefs.h`).
     pub header: String,
+    /// The manifest header row, and so the generated module (`cuda`, `gl`, `d3d9`).
+    pub module: String,
+    /// Where the driver has it.
+    pub platforms: BTreeSet<Platform>,
     /// Declared only under `#if defined(__CUDA_API_VERSION_INTERNAL)`.
     pub legacy: bool,
     pub line: usize,
@@ -159,6 +163,10 @@ pub struct Entry {
     pub variant: Option<Variant>,
     pub pfn: String,
     pub header: String,
+    /// The manifest header row it belongs to: the generated module.
+    pub module: String,
+    /// Where the driver has it (`linux`, `windows`).
+    pub platforms: BTreeSet<Platform>,
     /// The name the driver library exports this ABI under (`cuMemAlloc_v2`).
     pub exported: String,
     pub legacy: bool,
@@ -230,6 +238,8 @@ impl Model {
                     variant: d.variant,
                     pfn: d.pfn.clone(),
                     header: String::new(),
+                    module: String::new(),
+                    platforms: BTreeSet::new(),
                     exported: String::new(),
                     legacy: false,
                     toolkits: BTreeSet::new(),
@@ -238,6 +248,7 @@ impl Model {
                     declared: BTreeMap::new(),
                 });
                 e.toolkits.insert(tk);
+                e.platforms.extend(d.platforms.iter().copied());
                 e.declared.insert(tk, d.clone());
             }
         }
@@ -246,6 +257,7 @@ impl Model {
             // The newest declaration speaks for the entry; iteration is in toolkit order.
             if let Some(newest) = e.declared.values().next_back() {
                 e.header = newest.header.clone();
+                e.module = newest.module.clone();
                 e.legacy = newest.legacy;
                 e.params = newest.params.clone();
                 e.returns = newest.returns.clone();
@@ -402,6 +414,8 @@ mod tests {
             version,
             variant,
             header: "cudaTypedefs.h".into(),
+            module: "cuda".into(),
+            platforms: [Platform::Linux].into(),
             legacy: version == 2000,
             line: 1,
             params: vec![],

@@ -1,8 +1,10 @@
 //! `generate --add-toolkit`: find the newest patch of a CUDA minor on PyPI, download its
 //! wheels, hash them, and add a `[[toolkit]]` pin to the manifest's text (comments kept).
 //!
-//! The new toolkit gets the same packages as the newest pinned one, renamed for its major
-//! version (`nvidia-cuda-runtime-cu11`, `-cu12`, plain `nvidia-cuda-runtime` from 13 on).
+//! The new toolkit gets the same packages as the newest pinned one (the runtime and
+//! profiler-api wheels for Linux, the runtime wheel for Windows), renamed for its major
+//! version (`nvidia-cuda-runtime-cu11`, `-cu12`, plain `nvidia-cuda-runtime` from 13 on), each
+//! at the newest patch of the minor that PyPI has for its platform.
 
 use std::fs;
 use std::io::Read;
@@ -11,7 +13,7 @@ use std::process::Command;
 
 use crate::compare::ToolkitSpec;
 use crate::fetch::{self, Fetcher};
-use crate::manifest::{line_col, Manifest, PackagePin, Sha256, ToolkitPin, ToolkitVersion};
+use crate::manifest::{line_col, Manifest, PackagePin, Platform, Sha256, ToolkitPin, ToolkitVersion};
 use crate::pipeline;
 use crate::Error;
 
@@ -37,36 +39,45 @@ pub fn prepare(manifest_path: &Path, fetcher: &Fetcher, spec: &ToolkitSpec) -> R
     let (version, local) = match spec {
         ToolkitSpec::Version(v) => (*v, None),
         ToolkitSpec::Path(p) => {
-            let tk = pipeline::local_toolkit(p)?;
+            let tk = pipeline::local_toolkit(&manifest, p)?;
             (tk.version, tk.include_dirs.first().cloned())
         }
     };
     if let Some(existing) = manifest.toolkit(version) {
         let needle = format!("version = \"{version}\"");
         let (line, col) = line_col(&text, text.find(&needle).unwrap_or(0));
-        let pin = existing.packages.iter().map(|p| format!("{} {}", p.name, p.version)).collect::<Vec<_>>().join(", ");
+        let pin = existing
+            .packages
+            .iter()
+            .map(|p| format!("{} {}{}", p.name, p.version, p.platform.as_ref().map(|x| format!(" ({x})")).unwrap_or_default()))
+            .collect::<Vec<_>>()
+            .join(", ");
         return Err(Error::AlreadyPinned { version, pin, manifest: manifest_path.to_owned(), line, col });
     }
+    // (name, pip platform if not [fetch]'s, translation unit) of each package to pin.
     let template = manifest.toolkits.iter().max_by_key(|t| t.version);
-    let names: Vec<String> = match template {
-        Some(t) => t.packages.iter().map(|p| package_for(&p.name, version)).collect(),
-        None => vec![package_for("nvidia-cuda-runtime", version)],
+    let wanted: Vec<(String, Option<String>, Platform)> = match template {
+        Some(t) => t.packages.iter().map(|p| (package_for(&p.name, version), p.platform.clone(), p.target)).collect(),
+        None => vec![(package_for("nvidia-cuda-runtime", version), None, Platform::Linux)],
     };
     let mut packages = Vec::new();
-    for name in &names {
-        let versions = index_versions(fetcher, name, version)?;
+    for (name, platform, target) in wanted {
+        let pip_platform = platform.clone().unwrap_or_else(|| fetcher.platform.clone());
+        let versions = index_versions(fetcher, &name, &pip_platform, version)?;
         let Some(full) = newest_patch(&versions, version) else {
-            let minors: Vec<String> = versions.iter().filter_map(|v| minor_of(v)).map(|m| m.to_string()).collect();
-            let mut minors: Vec<String> = minors.into_iter().collect::<std::collections::BTreeSet<_>>().into_iter().collect();
-            minors.sort_by_key(|m| m.parse::<ToolkitVersion>().ok());
+            let minors: std::collections::BTreeSet<ToolkitVersion> = versions.iter().filter_map(|v| minor_of(v)).collect();
+            let minors: Vec<String> = minors.iter().map(|m| m.to_string()).collect();
             let detail = if minors.is_empty() {
-                format!("{name} has no releases for {}", fetcher.platform)
+                format!("{name} has no releases for {pip_platform}")
             } else {
-                format!("{name} has releases for CUDA {} only", minors.join(", "))
+                format!("{name} has releases for CUDA {} only{}", minors.join(", "), for_platform(&platform))
             };
-            return Err(Error::NotOnPyPI { version, package: name.clone(), detail });
+            return Err(Error::NotOnPyPI { version, package: name, detail });
         };
-        packages.push(download(fetcher, name, &full)?);
+        let mut pin = download(fetcher, &name, &full, &pip_platform)?;
+        pin.platform = platform;
+        pin.target = target;
+        packages.push(pin);
     }
     let pin = ToolkitPin { version, packages };
     let new_text = insert_pin(&text, &manifest, &pin);
@@ -141,21 +152,25 @@ fn minor_of(v: &str) -> Option<ToolkitVersion> {
     format!("{major}.{minor}").parse().ok()
 }
 
-/// `python3 -m pip index versions NAME`, for the manifest's platform, binary wheels only.
-fn index_versions(fetcher: &Fetcher, name: &str, version: ToolkitVersion) -> Result<Vec<String>, Error> {
+fn for_platform(platform: &Option<String>) -> String {
+    platform.as_ref().map(|p| format!(" (for {p})")).unwrap_or_default()
+}
+
+/// `python3 -m pip index versions NAME` for one pip platform, binary wheels only.
+fn index_versions(fetcher: &Fetcher, name: &str, platform: &str, version: ToolkitVersion) -> Result<Vec<String>, Error> {
     if fetcher.offline {
         return Err(Error::PipIndex { package: name.into(), detail: "downloads are off (--offline); finding a new toolkit needs PyPI".into() });
     }
     let output = Command::new(&fetcher.python)
         .args(["-m", "pip", "index", "versions", name, "--only-binary=:all:", "--disable-pip-version-check"])
-        .args(["--platform", &fetcher.platform])
+        .args(["--platform", platform])
         .output()
         .map_err(|e| Error::PipIndex { package: name.into(), detail: format!("could not run `{} -m pip`: {e}", fetcher.python) })?;
     let stderr = String::from_utf8_lossy(&output.stderr);
     let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
     if !output.status.success() {
         if stderr.contains("No matching distribution") {
-            return Err(Error::NotOnPyPI { version, package: name.into(), detail: format!("pip finds no {name} for {} at all", fetcher.platform) });
+            return Err(Error::NotOnPyPI { version, package: name.into(), detail: format!("pip finds no {name} for {platform} at all") });
         }
         return Err(Error::PipIndex { package: name.into(), detail: last });
     }
@@ -166,9 +181,9 @@ fn index_versions(fetcher: &Fetcher, name: &str, version: ToolkitVersion) -> Res
     Ok(versions)
 }
 
-/// Downloads `name==version` into the cache's wheel folder and pins what came: file name,
-/// sha256, and the include folder found inside.
-fn download(fetcher: &Fetcher, name: &str, version: &str) -> Result<PackagePin, Error> {
+/// Downloads `name==version` for a pip platform into the cache's wheel folder and pins what
+/// came: file name, sha256, and the include folder found inside.
+fn download(fetcher: &Fetcher, name: &str, version: &str, platform: &str) -> Result<PackagePin, Error> {
     let wheels = fetcher.cache.join("wheels");
     fs::create_dir_all(&wheels).map_err(|source| Error::Io { path: wheels.clone(), source })?;
     let tmp = tempfile::Builder::new()
@@ -178,7 +193,7 @@ fn download(fetcher: &Fetcher, name: &str, version: &str) -> Result<PackagePin, 
     let spec = format!("{name}=={version}");
     let output = Command::new(&fetcher.python)
         .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"])
-        .args(["--platform", &fetcher.platform, "--dest"])
+        .args(["--platform", platform, "--dest"])
         .arg(tmp.path())
         .arg(&spec)
         .output()
@@ -204,7 +219,15 @@ fn download(fetcher: &Fetcher, name: &str, version: &str) -> Result<PackagePin, 
     check_cuda_version(wheel, &include, version)?;
     let dest = wheels.join(&file);
     fs::rename(wheel, &dest).map_err(|source| Error::Io { path: dest.clone(), source })?;
-    Ok(PackagePin { name: name.to_owned(), version: version.to_owned(), file, sha256: Sha256(sha256), include })
+    Ok(PackagePin {
+        name: name.to_owned(),
+        version: version.to_owned(),
+        file,
+        sha256: Sha256(sha256),
+        include,
+        platform: None,
+        target: Platform::Linux,
+    })
 }
 
 /// The folder of a wheel that holds its headers: the `.../include` folder with `.h` files in
@@ -263,6 +286,12 @@ pub fn insert_pin(text: &str, manifest: &Manifest, pin: &ToolkitPin) -> String {
             "[[toolkit.package]]\nname = \"{}\"\nversion = \"{}\"\nfile = \"{}\"\nsha256 = \"{}\"\ninclude = \"{}\"\n",
             p.name, p.version, p.file, p.sha256, p.include
         ));
+        if let Some(platform) = &p.platform {
+            block.push_str(&format!("platform = \"{platform}\"\n"));
+        }
+        if p.target != Platform::Linux {
+            block.push_str(&format!("target = \"{}\"\n", p.target));
+        }
     }
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let header_at = |v: ToolkitVersion| -> Option<usize> {
@@ -319,7 +348,7 @@ fn is_table_header(line: &str) -> bool {
 fn compare_local(local: &Path, fetcher: &Fetcher, pin: &ToolkitPin, manifest: &Manifest) -> Result<String, Error> {
     let pinned = fetcher.toolkit(pin)?;
     let mut differ = Vec::new();
-    for h in &manifest.headers {
+    for h in manifest.headers.iter().filter(|h| h.target == Platform::Linux) {
         for file in [&h.api, &h.typedefs] {
             let pinned_bytes = pinned.include_dirs.iter().find_map(|d| fs::read(d.join(file)).ok());
             if fs::read(local.join(file)).ok() != pinned_bytes {
@@ -327,7 +356,7 @@ fn compare_local(local: &Path, fetcher: &Fetcher, pin: &ToolkitPin, manifest: &M
             }
         }
     }
-    let what = pin.packages.iter().map(|p| format!("{} {}", p.name, p.version)).collect::<Vec<_>>().join(", ");
+    let what = pin.packages.iter().filter(|p| p.target == Platform::Linux).map(|p| format!("{} {}", p.name, p.version)).collect::<Vec<_>>().join(", ");
     Ok(if differ.is_empty() {
         format!("the headers at {} are identical to the pinned {what}", local.display())
     } else {

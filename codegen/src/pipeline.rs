@@ -1,13 +1,13 @@
 //! The whole job: fetch or locate headers, run bindgen, parse, merge, emit, write.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use crate::clang::{self, BindgenOutput};
 use crate::emit::{self, EmitOptions};
 use crate::fetch::{self, Fetcher, Origin, ToolkitHeaders};
 use crate::macros;
-use crate::manifest::{HeaderSpec, Manifest, ToolkitVersion};
+use crate::manifest::{HeaderSpec, Manifest, Platform, ToolkitVersion};
 use crate::model::{Declaration, HeaderCount, Model, ToolkitInput};
 use crate::parse;
 use crate::write::{self, Mode, WriteReport};
@@ -93,8 +93,9 @@ pub fn generate(cfg: &Config) -> Result<Report, Error> {
     fetcher.offline = cfg.offline;
     let (toolkits, notes) = collect_toolkits(&manifest, &fetcher, &cfg.local_toolkits)?;
     let built = build_model(&manifest, &fetcher, &toolkits)?;
-    let types = built.newest_types()?;
-    let files = emit::emit(&built.model, &types, &cfg.emit)?;
+    let (types, module_types) = built.newest_types(&manifest.headers)?;
+    let modules: Vec<emit::ModuleSpec> = manifest.headers.iter().map(emit::ModuleSpec::from_manifest).collect();
+    let files = emit::emit(&built.model, &types, &module_types, &modules, &cfg.emit)?;
     let write = write::sync_tree(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command)?;
     let Built { model, libclang, toolkit_lines, warnings, .. } = built;
     Ok(Report { model, libclang, write, toolkit_lines, notes, warnings })
@@ -109,17 +110,28 @@ pub struct Built {
     pub toolkit_lines: Vec<String>,
     /// NVIDIA header problems worth a look (broken aliases, unversioned typedefs).
     pub warnings: Vec<String>,
-    /// bindgen's output for the newest toolkit: the CUDA types the emitter passes through.
-    newest_rust: String,
+    /// bindgen's output for the newest toolkit, Linux and Windows unit: the types the emitter
+    /// passes through.
+    newest: Option<(BindgenOutput, Option<BindgenOutput>)>,
 }
 
 impl Built {
-    /// The newest toolkit's CUDA types, less the `PFN_` typedefs.
-    pub fn newest_types(&self) -> Result<syn::File, Error> {
-        let newest = self.model.newest_toolkit().unwrap_or(ToolkitVersion { major: 0, minor: 0 });
-        parse::parse_bindgen(&self.newest_rust, &BTreeMap::new())
-            .map(|p| p.types)
-            .map_err(|message| Error::BindgenOutput { toolkit: newest, message })
+    /// The newest toolkit's types, less the `PFN_` typedefs: the Linux unit's, and the Windows
+    /// unit's own per module.
+    pub fn newest_types(&self, headers: &[HeaderSpec]) -> Result<(syn::File, BTreeMap<String, Vec<syn::Item>>), Error> {
+        let newest_version = self.model.newest_toolkit().unwrap_or(ToolkitVersion { major: 0, minor: 0 });
+        let (linux, windows) = self.newest.as_ref().ok_or(Error::NoToolkits)?;
+        let read_types = |out: &BindgenOutput| {
+            parse::parse_bindgen(&out.rust, &out.locations)
+                .map(|p| p.types)
+                .map_err(|message| Error::BindgenOutput { toolkit: newest_version, message })
+        };
+        let types = read_types(linux)?;
+        let module_types = match windows {
+            Some(w) => split_by_module(headers, read_types(w)?, &w.locations, &types),
+            None => BTreeMap::new(),
+        };
+        Ok((types, module_types))
     }
 }
 
@@ -132,19 +144,19 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
     let libclang = clang::ensure_libclang(manifest, fetcher)?;
     let mut parsed = parse_all(&manifest.headers, toolkits)?;
     // The newest toolkit's types are the ones emitted, whatever order the toolkits came in.
-    parsed.sort_by_key(|(input, _, _)| input.version);
+    parsed.sort_by_key(|p| p.input.version);
     let mut warnings = Vec::new();
     let mut inputs = Vec::new();
-    let mut newest_rust = String::new();
-    for (input, rust, w) in parsed {
-        warnings.extend(w);
-        newest_rust = rust;
-        inputs.push(input);
+    let mut newest = None;
+    for p in parsed {
+        warnings.extend(p.warnings);
+        inputs.push(p.input);
+        newest = Some((p.linux, p.windows));
     }
     let model = Model::build(inputs);
     warnings.extend(model.warnings.iter().cloned());
     let toolkit_lines = summary_lines(&model);
-    Ok(Built { model, libclang, toolkit_lines, warnings, newest_rust })
+    Ok(Built { model, libclang, toolkit_lines, warnings, newest })
 }
 
 /// Pinned toolkits, with local ones replacing a pin of the same version or added beside.
@@ -156,7 +168,7 @@ fn collect_toolkits(
     let mut notes = Vec::new();
     let mut locals: BTreeMap<ToolkitVersion, ToolkitHeaders> = BTreeMap::new();
     for path in local {
-        let tk = local_toolkit(path)?;
+        let tk = local_toolkit(manifest, path)?;
         let version = tk.version;
         if let Some(prev) = locals.get(&version) {
             if let Origin::Local(p) = &prev.origin {
@@ -171,8 +183,8 @@ fn collect_toolkits(
     let mut out = Vec::new();
     for pin in &manifest.toolkits {
         match locals.remove(&pin.version) {
-            Some(l) => {
-                notes.push(compare_with_pin(manifest, fetcher, pin, &l));
+            Some(mut l) => {
+                notes.push(compare_with_pin(manifest, fetcher, pin, &mut l));
                 out.push(l);
             }
             None => out.push(fetcher.toolkit(pin)?),
@@ -193,15 +205,21 @@ fn collect_toolkits(
 
 /// A toolkit on this machine (a root, its include/ folder or a pip layout), its version read
 /// off its cuda.h.
-pub fn local_toolkit(path: &Path) -> Result<ToolkitHeaders, Error> {
+pub fn local_toolkit(manifest: &Manifest, path: &Path) -> Result<ToolkitHeaders, Error> {
     let include = fetch::locate_toolkit(path)?;
     let version = fetch::read_cuda_version(&include)?;
     let source = "a local toolkit".to_owned();
-    Ok(ToolkitHeaders { version, include_dirs: vec![include.clone()], origin: Origin::Local(include), source })
+    // A toolkit folder holding the Windows typedef headers too (a Windows install, or a
+    // fixture) feeds both translation units.
+    let windows_rows = manifest.headers.iter().filter(|h| h.target == Platform::Windows);
+    let has_windows = windows_rows.clone().count() > 0 && windows_rows.clone().all(|h| include.join(&h.typedefs).is_file());
+    let windows_include_dirs = if has_windows { vec![include.clone()] } else { Vec::new() };
+    Ok(ToolkitHeaders { version, include_dirs: vec![include.clone()], windows_include_dirs, origin: Origin::Local(include), source })
 }
 
 /// Compares a local toolkit's typedef headers with the pinned package's, where it is at hand.
-fn compare_with_pin(manifest: &Manifest, fetcher: &Fetcher, pin: &crate::manifest::ToolkitPin, local: &ToolkitHeaders) -> String {
+/// A local Linux toolkit has no Windows headers: those still come from the pin.
+fn compare_with_pin(manifest: &Manifest, fetcher: &Fetcher, pin: &crate::manifest::ToolkitPin, local: &mut ToolkitHeaders) -> String {
     let Origin::Local(path) = &local.origin else { return String::new() };
     let pinned = match fetcher.toolkit(pin) {
         Ok(p) => p,
@@ -209,8 +227,9 @@ fn compare_with_pin(manifest: &Manifest, fetcher: &Fetcher, pin: &crate::manifes
             return format!("CUDA {} from {} replaces the pinned package (not compared: {e})", pin.version, path.display())
         }
     };
+    local.windows_include_dirs = pinned.windows_include_dirs.clone();
     let mut differ = Vec::new();
-    for h in &manifest.headers {
+    for h in manifest.headers.iter().filter(|h| h.target == Platform::Linux) {
         for file in [&h.api, &h.typedefs] {
             let read = |dirs: &[PathBuf]| dirs.iter().find_map(|d| std::fs::read(d.join(file)).ok());
             if read(&local.include_dirs) != read(&pinned.include_dirs) {
@@ -231,12 +250,19 @@ fn compare_with_pin(manifest: &Manifest, fetcher: &Fetcher, pin: &crate::manifes
 }
 
 /// A toolkit's input to the model, bindgen's raw output (for the types), and warnings.
-type Parsed = (ToolkitInput, String, Vec<String>);
+/// What one toolkit gives: its model input, bindgen's raw output per target (for the types),
+/// and warnings.
+struct Parsed {
+    input: ToolkitInput,
+    linux: BindgenOutput,
+    windows: Option<BindgenOutput>,
+    warnings: Vec<String>,
+}
 
 /// bindgen and the parser over every toolkit, a few at a time.
 fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders]) -> Result<Vec<Parsed>, Error> {
     let standins = tempfile::Builder::new()
-        .prefix("cuda-sys-gen-libc-")
+        .prefix("cuda-sys-gen-standins-")
         .tempdir()
         .map_err(|source| Error::Io { path: std::env::temp_dir(), source })?;
     clang::write_standins(standins.path())?;
@@ -260,94 +286,214 @@ fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders]) -> Result<Vec<
         .collect()
 }
 
+/// Both translation units of one toolkit, merged into its model input.
 fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path) -> Result<Parsed, Error> {
-    let BindgenOutput { rust, locations } = clang::run_bindgen(headers, tk, standins)?;
-    // syn's trees are not Send: the types are read again, once, for the newest toolkit only.
-    let parsed = parse::parse_bindgen(&rust, &locations)
-        .map_err(|message| Error::BindgenOutput { toolkit: tk.version, message })?;
-    let mut warnings = Vec::new();
-    let mut counts: BTreeMap<String, HeaderCount> = BTreeMap::new();
-    let mut aliases = BTreeMap::new();
-    // Per typedef header: its text's guard ranges and alias macros.
-    let mut guards: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
-    let mut names: std::collections::BTreeSet<&str> = parsed.typedefs.iter().map(|t| t.pfn.as_str()).collect();
-    for (n, _) in &parsed.unversioned {
-        names.insert(n);
-    }
-    let symbols: std::collections::BTreeSet<&str> = parsed.typedefs.iter().map(|t| t.symbol.as_str()).collect();
-    for h in headers {
-        let path = tk.include_dirs.iter().map(|d| d.join(&h.typedefs)).find(|p| p.is_file()).unwrap_or_default();
-        let bytes = std::fs::read(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
-        let text = String::from_utf8_lossy(&bytes);
-        guards.insert(h.typedefs.as_str(), macros::internal_guard_lines(&text));
-        let found = macros::alias_macros(&text);
-        let (ok, broken) = macros::resolve_aliases(&found, |n| names.contains(n), |s| symbols.contains(s));
-        let count = counts.entry(h.typedefs.clone()).or_default();
-        count.aliases = found.len();
-        count.broken_aliases = broken.len();
-        for b in broken {
-            warnings.push(format!(
-                "CUDA {}: alias {} expands to `{}`: {}\n  --> {}:{}",
-                tk.version,
-                b.name,
-                b.expansion,
-                b.reason,
-                path.display(),
-                b.line
-            ));
+    let mut acc = Accumulated::default();
+    let first_api = headers.first().map_or("cuda.h", |h| h.api.as_str());
+    let mut linux = None;
+    let mut windows = None;
+    for target in [Platform::Linux, Platform::Windows] {
+        let rows: Vec<&HeaderSpec> = headers.iter().filter(|h| h.target == target).collect();
+        if rows.is_empty() {
+            continue;
         }
-        aliases.extend(ok);
-    }
-    let header_of = |loc: &Option<crate::clang::SourceLine>| -> Option<(String, usize)> {
-        let loc = loc.as_ref()?;
-        let file = loc.file.file_name()?.to_string_lossy().into_owned();
-        Some((file, loc.line))
-    };
-    let mut declarations = Vec::new();
-    for t in parsed.typedefs {
-        let Some((file, line)) = header_of(&t.location) else {
-            return Err(Error::BindgenOutput { toolkit: tk.version, message: format!("no source location for {}", t.pfn) });
+        let dirs = match target {
+            Platform::Linux => &tk.include_dirs,
+            Platform::Windows => &tk.windows_include_dirs,
         };
-        let header = headers
-            .iter()
-            .find(|h| h.typedefs == file || h.api == file)
-            .map(|h| h.typedefs.clone())
-            .unwrap_or_else(|| file.clone());
-        let legacy = guards.get(file.as_str()).is_some_and(|g| macros::in_ranges(g, line));
-        counts.entry(header.clone()).or_default().typedefs += 1;
-        declarations.push(Declaration {
-            pfn: t.pfn,
-            symbol: t.symbol,
-            version: t.version,
-            variant: t.variant,
-            header,
-            legacy,
-            line,
-            params: t.params,
-            returns: t.returns,
-            layouts: t.layouts,
-        });
-    }
-    for (name, loc) in &parsed.unversioned {
-        let at = header_of(loc).map(|(f, l)| format!("{f}:{l}")).unwrap_or_default();
-        warnings.push(format!("CUDA {}: typedef {name} has no `_v<version>` in its name; skipped ({at})", tk.version));
-        if let Some((f, _)) = header_of(loc) {
-            counts.entry(f).or_default().unversioned += 1;
+        if dirs.is_empty() {
+            let names: Vec<&str> = rows.iter().map(|h| h.typedefs.as_str()).collect();
+            acc.warnings.push(format!("CUDA {}: no Windows headers for this toolkit; not read: {}", tk.version, names.join(", ")));
+            continue;
+        }
+        let unit = clang::Unit { toolkit: tk.version, target, first_api, headers: rows.clone(), include_dirs: dirs };
+        let out = clang::run_bindgen(&unit, standins)?;
+        acc.add_unit(tk.version, &rows, dirs, &out)?;
+        match target {
+            Platform::Linux => linux = Some(out),
+            Platform::Windows => windows = Some(out),
         }
     }
-    let empty: Vec<String> = headers
-        .iter()
-        .filter(|h| counts.get(&h.typedefs).is_none_or(|c| c.typedefs == 0))
-        .map(|h| {
-            let path = tk.include_dirs.iter().map(|d| d.join(&h.typedefs)).find(|p| p.is_file()).unwrap_or_default();
-            format!("  CUDA {}: {} has no PFN_<symbol>_v<version> typedef (empty or truncated?)\n  --> {}", tk.version, h.typedefs, path.display())
-        })
-        .collect();
-    if !empty.is_empty() {
-        return Err(Error::NoTypedefs { count: empty.len(), details: empty.join("\n") });
+    let linux = linux.unwrap_or(BindgenOutput { rust: String::new(), locations: BTreeMap::new() });
+    let input = ToolkitInput {
+        version: tk.version,
+        source: tk.source.clone(),
+        declarations: acc.declarations,
+        aliases: acc.aliases,
+        counts: acc.counts,
+    };
+    Ok(Parsed { input, linux, windows, warnings: acc.warnings })
+}
+
+/// One toolkit's declarations, gathered over its translation units.
+#[derive(Default)]
+struct Accumulated {
+    declarations: Vec<Declaration>,
+    aliases: BTreeMap<String, macros::AliasTarget>,
+    counts: BTreeMap<String, HeaderCount>,
+    warnings: Vec<String>,
+}
+
+impl Accumulated {
+    fn add_unit(&mut self, version: ToolkitVersion, rows: &[&HeaderSpec], dirs: &[PathBuf], out: &BindgenOutput) -> Result<(), Error> {
+        // syn's trees are not Send: the types are read again, once, for the newest toolkit.
+        let parsed = parse::parse_bindgen(&out.rust, &out.locations).map_err(|message| Error::BindgenOutput { toolkit: version, message })?;
+        let find = |file: &str| dirs.iter().map(|d| d.join(file)).find(|p| p.is_file()).unwrap_or_default();
+        let mut names: BTreeSet<&str> = parsed.typedefs.iter().map(|t| t.pfn.as_str()).collect();
+        names.extend(parsed.unversioned.iter().map(|(n, _)| n.as_str()));
+        let symbols: BTreeSet<&str> = parsed.typedefs.iter().map(|t| t.symbol.as_str()).collect();
+        // Per typedef header: the lines under the INTERNAL guard, and its alias macros.
+        let mut guards: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
+        for h in rows {
+            let path = find(&h.typedefs);
+            let bytes = std::fs::read(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
+            let text = String::from_utf8_lossy(&bytes);
+            guards.insert(h.typedefs.as_str(), macros::internal_guard_lines(&text));
+            let found = macros::alias_macros(&text);
+            let (ok, broken) = macros::resolve_aliases(&found, |n| names.contains(n), |s| symbols.contains(s));
+            let count = self.counts.entry(h.name.clone()).or_default();
+            count.aliases = found.len();
+            count.broken_aliases = broken.len();
+            for b in broken {
+                self.warnings.push(format!(
+                    "CUDA {version}: alias {} expands to `{}`: {}\n  --> {}:{}",
+                    b.name,
+                    b.expansion,
+                    b.reason,
+                    path.display(),
+                    b.line
+                ));
+            }
+            self.aliases.extend(ok);
+        }
+        let file_of = |loc: &Option<crate::clang::SourceLine>| -> Option<(String, usize)> {
+            let loc = loc.as_ref()?;
+            Some((loc.file.file_name()?.to_string_lossy().into_owned(), loc.line))
+        };
+        for t in parsed.typedefs {
+            let Some((file, line)) = file_of(&t.location) else {
+                return Err(Error::BindgenOutput { toolkit: version, message: format!("no source location for {}", t.pfn) });
+            };
+            let Some(row) = rows.iter().find(|h| h.typedefs == file || h.api == file) else {
+                self.warnings.push(format!("CUDA {version}: {} is declared in {file}, which is no manifest header; skipped", t.pfn));
+                continue;
+            };
+            self.counts.entry(row.name.clone()).or_default().typedefs += 1;
+            // The same typedef seen by both translation units (cudaGLTypedefs.h): one entry
+            // on both platforms, kept under the row that saw it first.
+            if let Some(d) = self.declarations.iter_mut().find(|d| d.pfn == t.pfn) {
+                d.platforms.extend(row.platforms());
+                continue;
+            }
+            let legacy = guards.get(file.as_str()).is_some_and(|g| macros::in_ranges(g, line));
+            self.declarations.push(Declaration {
+                pfn: t.pfn,
+                symbol: t.symbol,
+                version: t.version,
+                variant: t.variant,
+                header: row.typedefs.clone(),
+                module: row.name.clone(),
+                platforms: row.platforms().into_iter().collect(),
+                legacy,
+                line,
+                params: t.params,
+                returns: t.returns,
+                layouts: t.layouts,
+            });
+        }
+        for (name, loc) in &parsed.unversioned {
+            let at = file_of(loc).map(|(f, l)| format!("{f}:{l}")).unwrap_or_default();
+            self.warnings.push(format!("CUDA {version}: typedef {name} has no `_v<version>` in its name; skipped ({at})"));
+            if let Some(row) = file_of(loc).and_then(|(f, _)| rows.iter().find(|h| h.typedefs == f || h.api == f)) {
+                self.counts.entry(row.name.clone()).or_default().unversioned += 1;
+            }
+        }
+        let empty: Vec<String> = rows
+            .iter()
+            .filter(|h| self.counts.get(&h.name).is_none_or(|c| c.typedefs == 0))
+            .map(|h| format!("  CUDA {version}: {} has no PFN_<symbol>_v<version> typedef (empty or truncated?)\n  --> {}", h.typedefs, find(&h.typedefs).display()))
+            .collect();
+        if !empty.is_empty() {
+            return Err(Error::NoTypedefs { count: empty.len(), details: empty.join("\n") });
+        }
+        Ok(())
     }
-    let input = ToolkitInput { version: tk.version, source: tk.source.clone(), declarations, aliases, counts };
-    Ok((input, rust, warnings))
+}
+
+/// The Windows unit's own types (D3D opaque interfaces, `HGPUNV`, the D3D enums), assigned
+/// to the module of the header or stand-in that declares them. Types the Linux unit already
+/// has (the CUDA ones, cudaGL.h's) are dropped.
+fn split_by_module(
+    headers: &[HeaderSpec],
+    types: syn::File,
+    locations: &BTreeMap<String, crate::clang::SourceLine>,
+    linux: &syn::File,
+) -> BTreeMap<String, Vec<syn::Item>> {
+    let known: BTreeSet<String> = linux.items.iter().filter_map(item_name).collect();
+    let rows: Vec<&HeaderSpec> = headers.iter().filter(|h| h.target == Platform::Windows).collect();
+    // Every module whose header or stand-in declares the item: a shared stand-in (dxgi.h)
+    // gives each module its own copy of the opaque type.
+    let modules_of = |name: &str| -> Vec<String> {
+        let Some(loc) = locations.get(name) else { return vec![] };
+        let file = loc.file.to_string_lossy().replace('\\', "/");
+        rows.iter()
+            .filter(|h| {
+                [&h.api, &h.typedefs].iter().any(|f| file.ends_with(&format!("/{f}")))
+                    || h.standins.iter().any(|s| file.ends_with(&format!("/{s}")))
+            })
+            .map(|h| h.name.clone())
+            .collect()
+    };
+    let mut out: BTreeMap<String, Vec<syn::Item>> = BTreeMap::new();
+    let mut last: Vec<String> = vec![];
+    for item in types.items {
+        let name = item_name(&item);
+        let modules = match &name {
+            Some(n) if known.contains(n.trim_start_matches("impl ")) => {
+                last.clear();
+                continue;
+            }
+            // Layout tests (`const _`) follow the type they test, impls their type.
+            None => last.clone(),
+            Some(n) => {
+                let m = modules_of(n.trim_start_matches("impl "));
+                if m.is_empty() { last.clone() } else { m }
+            }
+        };
+        last = modules.clone();
+        for m in modules {
+            out.entry(m).or_default().push(item.clone());
+        }
+    }
+    // Two stand-ins of one module may both declare a type (`UINT`): it keeps one.
+    for items in out.values_mut() {
+        let mut seen = BTreeSet::new();
+        items.retain(|i| item_name(i).is_none_or(|n| seen.insert(n)));
+    }
+    out
+}
+
+/// The name an item declares, for types, impls of them and `pub use` renames.
+fn item_name(item: &syn::Item) -> Option<String> {
+    Some(match item {
+        syn::Item::Struct(s) => s.ident.to_string(),
+        syn::Item::Union(u) => u.ident.to_string(),
+        syn::Item::Type(t) => t.ident.to_string(),
+        syn::Item::Enum(e) => e.ident.to_string(),
+        syn::Item::Const(c) if c.ident != "_" => c.ident.to_string(),
+        syn::Item::Impl(i) => match &*i.self_ty {
+            syn::Type::Path(p) => format!("impl {}", p.path.segments.last()?.ident),
+            _ => return None,
+        },
+        syn::Item::Use(u) => match &u.tree {
+            syn::UseTree::Path(p) => match &*p.tree {
+                syn::UseTree::Rename(r) => r.rename.to_string(),
+                _ => return None,
+            },
+            _ => return None,
+        },
+        _ => return None,
+    })
 }
 
 fn summary_lines(model: &Model) -> Vec<String> {

@@ -9,7 +9,7 @@
 //! every ABI is its own type ([`pfn`]) with a marker ([`entries`]) that carries the
 //! exact version to ask with, so the two cannot disagree.
 //!
-//! Generated from 17 CUDA toolkits (11.7 to 13.5): 685 entry point ABIs of 485 symbols.
+//! Generated from 17 CUDA toolkits (11.7 to 13.5): 780 entry point ABIs of 561 symbols.
 //!
 //! Nothing here links libcuda and nothing needs a CUDA toolkit to build.
 //!
@@ -43,7 +43,34 @@
 #![no_std]
 #![allow(clippy::all)]
 pub mod aliases;
-pub mod pfn;
 pub mod registry;
 pub mod types;
-pub use registry::{entries, Entry, EntryInfo, StreamFlags, Variant, ENTRIES, TOOLKITS};
+/// `cuda.h`.
+pub mod pfn;
+/// `cudaGL.h` (feature `gl`).
+#[cfg(feature = "gl")]
+pub mod gl;
+/// `cudaEGL.h` (feature `egl`).
+#[cfg(feature = "egl")]
+pub mod egl;
+/// `cudaVDPAU.h` (feature `vdpau`).
+#[cfg(feature = "vdpau")]
+pub mod vdpau;
+/// `cudaProfiler.h` (feature `profiler`).
+#[cfg(feature = "profiler")]
+pub mod profiler;
+/// `cudaD3D9.h` (feature `d3d9`).
+#[cfg(feature = "d3d9")]
+pub mod d3d9;
+/// `cudaD3D10.h` (feature `d3d10`).
+#[cfg(feature = "d3d10")]
+pub mod d3d10;
+/// `cudaD3D11.h` (feature `d3d11`).
+#[cfg(feature = "d3d11")]
+pub mod d3d11;
+/// `cudaGL.h` (feature `wgl`).
+#[cfg(feature = "wgl")]
+pub mod wgl;
+pub use registry::{
+    entries, Entry, EntryInfo, Platforms, StreamFlags, Variant, ENTRIES, TOOLKITS,
+};

@@ -47,6 +47,18 @@ impl StreamFlags {
     /// Every per-thread entry is looked up with this flag.
     pub const PER_THREAD_DEFAULT_STREAM: StreamFlags = StreamFlags(2);
 }
+/// The operating systems whose driver has an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Platforms {
+    pub linux: bool,
+    pub windows: bool,
+}
+impl Platforms {
+    /// Whether the driver of the platform this is compiled for has the entry.
+    pub const fn here(self) -> bool {
+        if cfg!(windows) { self.windows } else { self.linux }
+    }
+}
 /// One row of the registry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EntryInfo {
@@ -65,6 +77,11 @@ pub struct EntryInfo {
     pub exported: &'static str,
     /// The typedef header that declares it.
     pub header: &'static str,
+    /// The manifest header it belongs to (`cuda`, `gl`, `d3d9`), which names its module
+    /// (`pfn` for `cuda`) and feature.
+    pub module: &'static str,
+    /// Where the driver has it.
+    pub platforms: Platforms,
     /// Declared only under `__CUDA_API_VERSION_INTERNAL`.
     pub legacy: bool,
     /// Bit `i` set when [`TOOLKITS`]`[i]` declares it.
@@ -81,7 +98,7 @@ impl EntryInfo {
     }
 }
 /// Every entry, sorted by (symbol, version, variant).
-pub static ENTRIES: [EntryInfo; 685usize] = [
+pub static ENTRIES: [EntryInfo; 780usize] = [
     EntryInfo {
         symbol: "cuArray3DCreate",
         c_symbol: c"cuArray3DCreate",
@@ -91,6 +108,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuArray3DCreate_v2000",
         exported: "cuArray3DCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -103,6 +125,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuArray3DCreate_v3020",
         exported: "cuArray3DCreate_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -115,6 +142,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuArray3DGetDescriptor_v2000",
         exported: "cuArray3DGetDescriptor",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -127,6 +159,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuArray3DGetDescriptor_v3020",
         exported: "cuArray3DGetDescriptor_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -139,6 +176,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuArrayCreate_v2000",
         exported: "cuArrayCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -151,6 +193,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuArrayCreate_v3020",
         exported: "cuArrayCreate_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -163,6 +210,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuArrayDestroy_v2000",
         exported: "cuArrayDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -175,6 +227,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuArrayGetDescriptor_v2000",
         exported: "cuArrayGetDescriptor",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -187,6 +244,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuArrayGetDescriptor_v3020",
         exported: "cuArrayGetDescriptor_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -199,6 +261,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuArrayGetMemoryRequirements_v11060",
         exported: "cuArrayGetMemoryRequirements",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -211,6 +278,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuArrayGetPlane_v11020",
         exported: "cuArrayGetPlane",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -223,6 +295,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuArrayGetSparseProperties_v11010",
         exported: "cuArrayGetSparseProperties",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -235,6 +312,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCheckpointOperationComplete_v13040",
         exported: "cuCheckpointOperationComplete",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 98304u64,
     },
@@ -247,6 +329,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCheckpointProcessCheckpoint_v12080",
         exported: "cuCheckpointProcessCheckpoint",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -259,6 +346,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCheckpointProcessGetRestoreThreadId_v12080",
         exported: "cuCheckpointProcessGetRestoreThreadId",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -271,6 +363,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCheckpointProcessGetState_v12080",
         exported: "cuCheckpointProcessGetState",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -283,6 +380,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCheckpointProcessLock_v12080",
         exported: "cuCheckpointProcessLock",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -295,6 +397,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCheckpointProcessRestore_v12080",
         exported: "cuCheckpointProcessRestore",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -307,6 +414,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCheckpointProcessUnlock_v12080",
         exported: "cuCheckpointProcessUnlock",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -319,6 +431,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCoredumpDeregisterCompleteCallback_v13020",
         exported: "cuCoredumpDeregisterCompleteCallback",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -331,6 +448,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCoredumpDeregisterStartCallback_v13020",
         exported: "cuCoredumpDeregisterStartCallback",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -343,6 +465,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCoredumpGetAttribute_v12010",
         exported: "cuCoredumpGetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131064u64,
     },
@@ -355,6 +482,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCoredumpGetAttributeGlobal_v12010",
         exported: "cuCoredumpGetAttributeGlobal",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131064u64,
     },
@@ -367,6 +499,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCoredumpRegisterCompleteCallback_v13020",
         exported: "cuCoredumpRegisterCompleteCallback",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -379,6 +516,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCoredumpRegisterStartCallback_v13020",
         exported: "cuCoredumpRegisterStartCallback",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -391,6 +533,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCoredumpSetAttribute_v12010",
         exported: "cuCoredumpSetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131064u64,
     },
@@ -403,6 +550,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCoredumpSetAttributeGlobal_v12010",
         exported: "cuCoredumpSetAttributeGlobal",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131064u64,
     },
@@ -415,6 +567,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxAttach_v2000",
         exported: "cuCtxAttach",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -427,6 +584,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxCreate_v2000",
         exported: "cuCtxCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -439,6 +601,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxCreate_v3020",
         exported: "cuCtxCreate_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -451,6 +618,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxCreate_v11040",
         exported: "cuCtxCreate_v3",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -463,6 +635,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxCreate_v12050",
         exported: "cuCtxCreate_v4",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130944u64,
     },
@@ -475,6 +652,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxDestroy_v2000",
         exported: "cuCtxDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -487,6 +669,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxDestroy_v4000",
         exported: "cuCtxDestroy_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -499,6 +686,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxDetach_v2000",
         exported: "cuCtxDetach",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -511,6 +703,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxDisablePeerAccess_v4000",
         exported: "cuCtxDisablePeerAccess",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -523,6 +720,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxEnablePeerAccess_v4000",
         exported: "cuCtxEnablePeerAccess",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -535,6 +737,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxFromGreenCtx_v12040",
         exported: "cuCtxFromGreenCtx",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -547,6 +754,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxGetApiVersion_v3020",
         exported: "cuCtxGetApiVersion",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -559,6 +771,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxGetCacheConfig_v3020",
         exported: "cuCtxGetCacheConfig",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -571,6 +788,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxGetCurrent_v4000",
         exported: "cuCtxGetCurrent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -583,6 +805,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxGetDevResource_v12040",
         exported: "cuCtxGetDevResource",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -595,6 +822,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxGetDevice_v2000",
         exported: "cuCtxGetDevice",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -607,6 +839,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxGetDevice_v13000",
         exported: "cuCtxGetDevice_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -619,6 +856,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxGetExecAffinity_v11040",
         exported: "cuCtxGetExecAffinity",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -631,6 +873,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxGetFlags_v7000",
         exported: "cuCtxGetFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -643,6 +890,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxGetId_v12000",
         exported: "cuCtxGetId",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -655,6 +907,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxGetLimit_v3010",
         exported: "cuCtxGetLimit",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -667,6 +924,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxGetSharedMemConfig_v4020",
         exported: "cuCtxGetSharedMemConfig",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -679,6 +941,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxGetStreamPriorityRange_v5050",
         exported: "cuCtxGetStreamPriorityRange",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -691,6 +958,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxPopCurrent_v2000",
         exported: "cuCtxPopCurrent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -703,6 +975,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxPopCurrent_v4000",
         exported: "cuCtxPopCurrent_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -715,6 +992,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxPushCurrent_v2000",
         exported: "cuCtxPushCurrent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -727,6 +1009,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxPushCurrent_v4000",
         exported: "cuCtxPushCurrent_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -739,6 +1026,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxRecordEvent_v12050",
         exported: "cuCtxRecordEvent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130944u64,
     },
@@ -751,6 +1043,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxResetPersistingL2Cache_v11000",
         exported: "cuCtxResetPersistingL2Cache",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -763,6 +1060,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxSetCacheConfig_v3020",
         exported: "cuCtxSetCacheConfig",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -775,6 +1077,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxSetCurrent_v4000",
         exported: "cuCtxSetCurrent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -787,6 +1094,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxSetFlags_v12010",
         exported: "cuCtxSetFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131064u64,
     },
@@ -799,6 +1111,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxSetLimit_v3010",
         exported: "cuCtxSetLimit",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -811,6 +1128,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxSetSharedMemConfig_v4020",
         exported: "cuCtxSetSharedMemConfig",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -823,6 +1145,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxSynchronize_v2000",
         exported: "cuCtxSynchronize",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -835,6 +1162,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxSynchronize_v13000",
         exported: "cuCtxSynchronize_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -847,8 +1179,914 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuCtxWaitEvent_v12050",
         exported: "cuCtxWaitEvent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130944u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10CtxCreate",
+        c_symbol: c"cuD3D10CtxCreate",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10CtxCreate_v2010",
+        exported: "cuD3D10CtxCreate",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10CtxCreate",
+        c_symbol: c"cuD3D10CtxCreate",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10CtxCreate_v3020",
+        exported: "cuD3D10CtxCreate_v2",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10CtxCreateOnDevice",
+        c_symbol: c"cuD3D10CtxCreateOnDevice",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10CtxCreateOnDevice_v3020",
+        exported: "cuD3D10CtxCreateOnDevice",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10GetDevice",
+        c_symbol: c"cuD3D10GetDevice",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10GetDevice_v2010",
+        exported: "cuD3D10GetDevice",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10GetDevices",
+        c_symbol: c"cuD3D10GetDevices",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10GetDevices_v3020",
+        exported: "cuD3D10GetDevices",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10GetDirect3DDevice",
+        c_symbol: c"cuD3D10GetDirect3DDevice",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10GetDirect3DDevice_v3020",
+        exported: "cuD3D10GetDirect3DDevice",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10MapResources",
+        c_symbol: c"cuD3D10MapResources",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10MapResources_v2010",
+        exported: "cuD3D10MapResources",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10RegisterResource",
+        c_symbol: c"cuD3D10RegisterResource",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10RegisterResource_v2010",
+        exported: "cuD3D10RegisterResource",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10ResourceGetMappedArray",
+        c_symbol: c"cuD3D10ResourceGetMappedArray",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10ResourceGetMappedArray_v2010",
+        exported: "cuD3D10ResourceGetMappedArray",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10ResourceGetMappedPitch",
+        c_symbol: c"cuD3D10ResourceGetMappedPitch",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10ResourceGetMappedPitch_v2010",
+        exported: "cuD3D10ResourceGetMappedPitch",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10ResourceGetMappedPitch",
+        c_symbol: c"cuD3D10ResourceGetMappedPitch",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10ResourceGetMappedPitch_v3020",
+        exported: "cuD3D10ResourceGetMappedPitch_v2",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10ResourceGetMappedPointer",
+        c_symbol: c"cuD3D10ResourceGetMappedPointer",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10ResourceGetMappedPointer_v2010",
+        exported: "cuD3D10ResourceGetMappedPointer",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10ResourceGetMappedPointer",
+        c_symbol: c"cuD3D10ResourceGetMappedPointer",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10ResourceGetMappedPointer_v3020",
+        exported: "cuD3D10ResourceGetMappedPointer_v2",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10ResourceGetMappedSize",
+        c_symbol: c"cuD3D10ResourceGetMappedSize",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10ResourceGetMappedSize_v2010",
+        exported: "cuD3D10ResourceGetMappedSize",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10ResourceGetMappedSize",
+        c_symbol: c"cuD3D10ResourceGetMappedSize",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10ResourceGetMappedSize_v3020",
+        exported: "cuD3D10ResourceGetMappedSize_v2",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10ResourceGetSurfaceDimensions",
+        c_symbol: c"cuD3D10ResourceGetSurfaceDimensions",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10ResourceGetSurfaceDimensions_v2010",
+        exported: "cuD3D10ResourceGetSurfaceDimensions",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10ResourceGetSurfaceDimensions",
+        c_symbol: c"cuD3D10ResourceGetSurfaceDimensions",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10ResourceGetSurfaceDimensions_v3020",
+        exported: "cuD3D10ResourceGetSurfaceDimensions_v2",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10ResourceSetMapFlags",
+        c_symbol: c"cuD3D10ResourceSetMapFlags",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10ResourceSetMapFlags_v2010",
+        exported: "cuD3D10ResourceSetMapFlags",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10UnmapResources",
+        c_symbol: c"cuD3D10UnmapResources",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10UnmapResources_v2010",
+        exported: "cuD3D10UnmapResources",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D10UnregisterResource",
+        c_symbol: c"cuD3D10UnregisterResource",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D10UnregisterResource_v2010",
+        exported: "cuD3D10UnregisterResource",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D11CtxCreate",
+        c_symbol: c"cuD3D11CtxCreate",
+        version: 3000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D11CtxCreate_v3000",
+        exported: "cuD3D11CtxCreate",
+        header: "cudaD3D11Typedefs.h",
+        module: "d3d11",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D11CtxCreate",
+        c_symbol: c"cuD3D11CtxCreate",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D11CtxCreate_v3020",
+        exported: "cuD3D11CtxCreate_v2",
+        header: "cudaD3D11Typedefs.h",
+        module: "d3d11",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D11CtxCreateOnDevice",
+        c_symbol: c"cuD3D11CtxCreateOnDevice",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D11CtxCreateOnDevice_v3020",
+        exported: "cuD3D11CtxCreateOnDevice",
+        header: "cudaD3D11Typedefs.h",
+        module: "d3d11",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D11GetDevice",
+        c_symbol: c"cuD3D11GetDevice",
+        version: 3000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D11GetDevice_v3000",
+        exported: "cuD3D11GetDevice",
+        header: "cudaD3D11Typedefs.h",
+        module: "d3d11",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D11GetDevices",
+        c_symbol: c"cuD3D11GetDevices",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D11GetDevices_v3020",
+        exported: "cuD3D11GetDevices",
+        header: "cudaD3D11Typedefs.h",
+        module: "d3d11",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D11GetDirect3DDevice",
+        c_symbol: c"cuD3D11GetDirect3DDevice",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D11GetDirect3DDevice_v3020",
+        exported: "cuD3D11GetDirect3DDevice",
+        header: "cudaD3D11Typedefs.h",
+        module: "d3d11",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9Begin",
+        c_symbol: c"cuD3D9Begin",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9Begin_v2000",
+        exported: "cuD3D9Begin",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9CtxCreate",
+        c_symbol: c"cuD3D9CtxCreate",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9CtxCreate_v2000",
+        exported: "cuD3D9CtxCreate",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9CtxCreate",
+        c_symbol: c"cuD3D9CtxCreate",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9CtxCreate_v3020",
+        exported: "cuD3D9CtxCreate_v2",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9CtxCreateOnDevice",
+        c_symbol: c"cuD3D9CtxCreateOnDevice",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9CtxCreateOnDevice_v3020",
+        exported: "cuD3D9CtxCreateOnDevice",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9End",
+        c_symbol: c"cuD3D9End",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9End_v2000",
+        exported: "cuD3D9End",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9GetDevice",
+        c_symbol: c"cuD3D9GetDevice",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9GetDevice_v2000",
+        exported: "cuD3D9GetDevice",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9GetDevices",
+        c_symbol: c"cuD3D9GetDevices",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9GetDevices_v3020",
+        exported: "cuD3D9GetDevices",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9GetDirect3DDevice",
+        c_symbol: c"cuD3D9GetDirect3DDevice",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9GetDirect3DDevice_v2000",
+        exported: "cuD3D9GetDirect3DDevice",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9MapResources",
+        c_symbol: c"cuD3D9MapResources",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9MapResources_v2000",
+        exported: "cuD3D9MapResources",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9MapVertexBuffer",
+        c_symbol: c"cuD3D9MapVertexBuffer",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9MapVertexBuffer_v2000",
+        exported: "cuD3D9MapVertexBuffer",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9MapVertexBuffer",
+        c_symbol: c"cuD3D9MapVertexBuffer",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9MapVertexBuffer_v3020",
+        exported: "cuD3D9MapVertexBuffer_v2",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9RegisterResource",
+        c_symbol: c"cuD3D9RegisterResource",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9RegisterResource_v2000",
+        exported: "cuD3D9RegisterResource",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9RegisterVertexBuffer",
+        c_symbol: c"cuD3D9RegisterVertexBuffer",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9RegisterVertexBuffer_v2000",
+        exported: "cuD3D9RegisterVertexBuffer",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9ResourceGetMappedArray",
+        c_symbol: c"cuD3D9ResourceGetMappedArray",
+        version: 2010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9ResourceGetMappedArray_v2010",
+        exported: "cuD3D9ResourceGetMappedArray",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9ResourceGetMappedPitch",
+        c_symbol: c"cuD3D9ResourceGetMappedPitch",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9ResourceGetMappedPitch_v2000",
+        exported: "cuD3D9ResourceGetMappedPitch",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9ResourceGetMappedPitch",
+        c_symbol: c"cuD3D9ResourceGetMappedPitch",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9ResourceGetMappedPitch_v3020",
+        exported: "cuD3D9ResourceGetMappedPitch_v2",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9ResourceGetMappedPointer",
+        c_symbol: c"cuD3D9ResourceGetMappedPointer",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9ResourceGetMappedPointer_v2000",
+        exported: "cuD3D9ResourceGetMappedPointer",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9ResourceGetMappedPointer",
+        c_symbol: c"cuD3D9ResourceGetMappedPointer",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9ResourceGetMappedPointer_v3020",
+        exported: "cuD3D9ResourceGetMappedPointer_v2",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9ResourceGetMappedSize",
+        c_symbol: c"cuD3D9ResourceGetMappedSize",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9ResourceGetMappedSize_v2000",
+        exported: "cuD3D9ResourceGetMappedSize",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9ResourceGetMappedSize",
+        c_symbol: c"cuD3D9ResourceGetMappedSize",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9ResourceGetMappedSize_v3020",
+        exported: "cuD3D9ResourceGetMappedSize_v2",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9ResourceGetSurfaceDimensions",
+        c_symbol: c"cuD3D9ResourceGetSurfaceDimensions",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9ResourceGetSurfaceDimensions_v2000",
+        exported: "cuD3D9ResourceGetSurfaceDimensions",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9ResourceGetSurfaceDimensions",
+        c_symbol: c"cuD3D9ResourceGetSurfaceDimensions",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9ResourceGetSurfaceDimensions_v3020",
+        exported: "cuD3D9ResourceGetSurfaceDimensions_v2",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9ResourceSetMapFlags",
+        c_symbol: c"cuD3D9ResourceSetMapFlags",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9ResourceSetMapFlags_v2000",
+        exported: "cuD3D9ResourceSetMapFlags",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9UnmapResources",
+        c_symbol: c"cuD3D9UnmapResources",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9UnmapResources_v2000",
+        exported: "cuD3D9UnmapResources",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9UnmapVertexBuffer",
+        c_symbol: c"cuD3D9UnmapVertexBuffer",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9UnmapVertexBuffer_v2000",
+        exported: "cuD3D9UnmapVertexBuffer",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9UnregisterResource",
+        c_symbol: c"cuD3D9UnregisterResource",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9UnregisterResource_v2000",
+        exported: "cuD3D9UnregisterResource",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuD3D9UnregisterVertexBuffer",
+        c_symbol: c"cuD3D9UnregisterVertexBuffer",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuD3D9UnregisterVertexBuffer_v2000",
+        exported: "cuD3D9UnregisterVertexBuffer",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
     },
     EntryInfo {
         symbol: "cuDestroyExternalMemory",
@@ -859,6 +2097,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDestroyExternalMemory_v10000",
         exported: "cuDestroyExternalMemory",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -871,6 +2114,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDestroyExternalSemaphore_v10000",
         exported: "cuDestroyExternalSemaphore",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -883,6 +2131,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDevResourceGenerateDesc_v12040",
         exported: "cuDevResourceGenerateDesc",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -895,6 +2148,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDevSmResourceSplit_v13010",
         exported: "cuDevSmResourceSplit",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 126976u64,
     },
@@ -907,6 +2165,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDevSmResourceSplitByCount_v12040",
         exported: "cuDevSmResourceSplitByCount",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -919,6 +2182,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceCanAccessPeer_v4000",
         exported: "cuDeviceCanAccessPeer",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -931,6 +2199,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceComputeCapability_v2000",
         exported: "cuDeviceComputeCapability",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -943,6 +2216,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGet_v2000",
         exported: "cuDeviceGet",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -955,6 +2233,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetAttribute_v2000",
         exported: "cuDeviceGetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -967,6 +2250,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetByPCIBusId_v4010",
         exported: "cuDeviceGetByPCIBusId",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -979,6 +2267,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetCliqueCount_v13040",
         exported: "cuDeviceGetCliqueCount",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 98304u64,
     },
@@ -991,6 +2284,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetCliqueInfo_v13040",
         exported: "cuDeviceGetCliqueInfo",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 98304u64,
     },
@@ -1003,6 +2301,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetCount_v2000",
         exported: "cuDeviceGetCount",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1015,6 +2318,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetDefaultMemPool_v11020",
         exported: "cuDeviceGetDefaultMemPool",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1027,6 +2335,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetDevResource_v12040",
         exported: "cuDeviceGetDevResource",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -1039,6 +2352,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetExecAffinitySupport_v11040",
         exported: "cuDeviceGetExecAffinitySupport",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1051,6 +2369,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetFabricClusterUuid_v13040",
         exported: "cuDeviceGetFabricClusterUuid",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 98304u64,
     },
@@ -1063,6 +2386,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetGraphMemAttribute_v11040",
         exported: "cuDeviceGetGraphMemAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1075,6 +2403,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetHostAtomicCapabilities_v13000",
         exported: "cuDeviceGetHostAtomicCapabilities",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -1087,6 +2420,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetLuid_v10000",
         exported: "cuDeviceGetLuid",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1099,6 +2437,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetMemPool_v11020",
         exported: "cuDeviceGetMemPool",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1111,6 +2454,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetName_v2000",
         exported: "cuDeviceGetName",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1123,6 +2471,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetNvSciSyncAttributes_v10020",
         exported: "cuDeviceGetNvSciSyncAttributes",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1135,6 +2488,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetP2PAtomicCapabilities_v13000",
         exported: "cuDeviceGetP2PAtomicCapabilities",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -1147,6 +2505,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetP2PAttribute_v8000",
         exported: "cuDeviceGetP2PAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1159,6 +2522,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetPCIBusId_v4010",
         exported: "cuDeviceGetPCIBusId",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1171,6 +2539,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetProperties_v2000",
         exported: "cuDeviceGetProperties",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1183,6 +2556,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010",
         exported: "cuDeviceGetTexture1DLinearMaxWidth",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1195,6 +2573,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetUuid_v9020",
         exported: "cuDeviceGetUuid",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1207,6 +2590,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGetUuid_v11040",
         exported: "cuDeviceGetUuid_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1219,6 +2607,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceGraphMemTrim_v11040",
         exported: "cuDeviceGraphMemTrim",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1231,6 +2624,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDevicePrimaryCtxGetState_v7000",
         exported: "cuDevicePrimaryCtxGetState",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1243,6 +2641,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDevicePrimaryCtxRelease_v7000",
         exported: "cuDevicePrimaryCtxRelease",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -1255,6 +2658,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDevicePrimaryCtxRelease_v11000",
         exported: "cuDevicePrimaryCtxRelease_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1267,6 +2675,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDevicePrimaryCtxReset_v7000",
         exported: "cuDevicePrimaryCtxReset",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -1279,6 +2692,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDevicePrimaryCtxReset_v11000",
         exported: "cuDevicePrimaryCtxReset_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1291,6 +2709,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDevicePrimaryCtxRetain_v7000",
         exported: "cuDevicePrimaryCtxRetain",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1303,6 +2726,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDevicePrimaryCtxSetFlags_v7000",
         exported: "cuDevicePrimaryCtxSetFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -1315,6 +2743,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDevicePrimaryCtxSetFlags_v11000",
         exported: "cuDevicePrimaryCtxSetFlags_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1327,6 +2760,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceRegisterAsyncNotification_v12040",
         exported: "cuDeviceRegisterAsyncNotification",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -1339,6 +2777,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceSetGraphMemAttribute_v11040",
         exported: "cuDeviceSetGraphMemAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1351,6 +2794,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceSetMemPool_v11020",
         exported: "cuDeviceSetMemPool",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1363,6 +2811,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceTotalMem_v2000",
         exported: "cuDeviceTotalMem",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -1375,6 +2828,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceTotalMem_v3020",
         exported: "cuDeviceTotalMem_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1387,6 +2845,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDeviceUnregisterAsyncNotification_v12040",
         exported: "cuDeviceUnregisterAsyncNotification",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -1399,6 +2862,164 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuDriverGetVersion_v2020",
         exported: "cuDriverGetVersion",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuEGLStreamConsumerAcquireFrame",
+        c_symbol: c"cuEGLStreamConsumerAcquireFrame",
+        version: 7000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuEGLStreamConsumerAcquireFrame_v7000",
+        exported: "cuEGLStreamConsumerAcquireFrame",
+        header: "cudaEGLTypedefs.h",
+        module: "egl",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuEGLStreamConsumerConnect",
+        c_symbol: c"cuEGLStreamConsumerConnect",
+        version: 7000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuEGLStreamConsumerConnect_v7000",
+        exported: "cuEGLStreamConsumerConnect",
+        header: "cudaEGLTypedefs.h",
+        module: "egl",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuEGLStreamConsumerConnectWithFlags",
+        c_symbol: c"cuEGLStreamConsumerConnectWithFlags",
+        version: 8000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuEGLStreamConsumerConnectWithFlags_v8000",
+        exported: "cuEGLStreamConsumerConnectWithFlags",
+        header: "cudaEGLTypedefs.h",
+        module: "egl",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuEGLStreamConsumerDisconnect",
+        c_symbol: c"cuEGLStreamConsumerDisconnect",
+        version: 7000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuEGLStreamConsumerDisconnect_v7000",
+        exported: "cuEGLStreamConsumerDisconnect",
+        header: "cudaEGLTypedefs.h",
+        module: "egl",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuEGLStreamConsumerReleaseFrame",
+        c_symbol: c"cuEGLStreamConsumerReleaseFrame",
+        version: 7000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuEGLStreamConsumerReleaseFrame_v7000",
+        exported: "cuEGLStreamConsumerReleaseFrame",
+        header: "cudaEGLTypedefs.h",
+        module: "egl",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuEGLStreamProducerConnect",
+        c_symbol: c"cuEGLStreamProducerConnect",
+        version: 7000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuEGLStreamProducerConnect_v7000",
+        exported: "cuEGLStreamProducerConnect",
+        header: "cudaEGLTypedefs.h",
+        module: "egl",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuEGLStreamProducerDisconnect",
+        c_symbol: c"cuEGLStreamProducerDisconnect",
+        version: 7000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuEGLStreamProducerDisconnect_v7000",
+        exported: "cuEGLStreamProducerDisconnect",
+        header: "cudaEGLTypedefs.h",
+        module: "egl",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuEGLStreamProducerPresentFrame",
+        c_symbol: c"cuEGLStreamProducerPresentFrame",
+        version: 7000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuEGLStreamProducerPresentFrame_v7000",
+        exported: "cuEGLStreamProducerPresentFrame",
+        header: "cudaEGLTypedefs.h",
+        module: "egl",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuEGLStreamProducerReturnFrame",
+        c_symbol: c"cuEGLStreamProducerReturnFrame",
+        version: 7000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuEGLStreamProducerReturnFrame_v7000",
+        exported: "cuEGLStreamProducerReturnFrame",
+        header: "cudaEGLTypedefs.h",
+        module: "egl",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1411,6 +3032,28 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuEventCreate_v2000",
         exported: "cuEventCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuEventCreateFromEGLSync",
+        c_symbol: c"cuEventCreateFromEGLSync",
+        version: 9000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuEventCreateFromEGLSync_v9000",
+        exported: "cuEventCreateFromEGLSync",
+        header: "cudaEGLTypedefs.h",
+        module: "egl",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1423,6 +3066,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuEventDestroy_v2000",
         exported: "cuEventDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -1435,6 +3083,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuEventDestroy_v4000",
         exported: "cuEventDestroy_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1447,6 +3100,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuEventElapsedTime_v2000",
         exported: "cuEventElapsedTime",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1459,6 +3117,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuEventElapsedTime_v12080",
         exported: "cuEventElapsedTime_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -1471,6 +3134,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuEventQuery_v2000",
         exported: "cuEventQuery",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1483,6 +3151,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuEventRecord_v2000",
         exported: "cuEventRecord",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1495,6 +3168,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuEventRecord_v7000_ptsz",
         exported: "cuEventRecord_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1507,6 +3185,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuEventRecordWithFlags_v11010",
         exported: "cuEventRecordWithFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1519,6 +3202,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuEventRecordWithFlags_v11010_ptsz",
         exported: "cuEventRecordWithFlags_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1531,6 +3219,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuEventSynchronize_v2000",
         exported: "cuEventSynchronize",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1543,6 +3236,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuExternalMemoryGetMappedBuffer_v10000",
         exported: "cuExternalMemoryGetMappedBuffer",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1555,6 +3253,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuExternalMemoryGetMappedMipmappedArray_v10000",
         exported: "cuExternalMemoryGetMappedMipmappedArray",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1567,6 +3270,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFabricCpyBatchAsync_v13050",
         exported: "cuFabricCpyBatchAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 65536u64,
     },
@@ -1579,6 +3287,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFabricCpyBatchAsync_v13050_ptsz",
         exported: "cuFabricCpyBatchAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 65536u64,
     },
@@ -1591,6 +3304,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFlushGPUDirectRDMAWrites_v11030",
         exported: "cuFlushGPUDirectRDMAWrites",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1603,6 +3321,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFuncGetAttribute_v2020",
         exported: "cuFuncGetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1615,6 +3338,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFuncGetModule_v11000",
         exported: "cuFuncGetModule",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1627,6 +3355,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFuncGetName_v12030",
         exported: "cuFuncGetName",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -1639,6 +3372,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFuncGetParamCount_v13020",
         exported: "cuFuncGetParamCount",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -1651,6 +3389,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFuncGetParamInfo_v12040",
         exported: "cuFuncGetParamInfo",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -1663,6 +3406,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFuncIsLoaded_v12040",
         exported: "cuFuncIsLoaded",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -1675,6 +3423,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFuncLoad_v12040",
         exported: "cuFuncLoad",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -1687,6 +3440,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFuncSetAttribute_v9000",
         exported: "cuFuncSetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1699,6 +3457,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFuncSetBlockShape_v2000",
         exported: "cuFuncSetBlockShape",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1711,6 +3474,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFuncSetCacheConfig_v3000",
         exported: "cuFuncSetCacheConfig",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1723,6 +3491,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFuncSetSharedMemConfig_v4020",
         exported: "cuFuncSetSharedMemConfig",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1735,6 +3508,283 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuFuncSetSharedSize_v2000",
         exported: "cuFuncSetSharedSize",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLCtxCreate",
+        c_symbol: c"cuGLCtxCreate",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLCtxCreate_v2000",
+        exported: "cuGLCtxCreate",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLCtxCreate",
+        c_symbol: c"cuGLCtxCreate",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLCtxCreate_v3020",
+        exported: "cuGLCtxCreate_v2",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLGetDevices",
+        c_symbol: c"cuGLGetDevices",
+        version: 4010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLGetDevices_v4010",
+        exported: "cuGLGetDevices",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLGetDevices",
+        c_symbol: c"cuGLGetDevices",
+        version: 6050u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLGetDevices_v6050",
+        exported: "cuGLGetDevices_v2",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLInit",
+        c_symbol: c"cuGLInit",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLInit_v2000",
+        exported: "cuGLInit",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLMapBufferObject",
+        c_symbol: c"cuGLMapBufferObject",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLMapBufferObject_v2000",
+        exported: "cuGLMapBufferObject",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLMapBufferObject",
+        c_symbol: c"cuGLMapBufferObject",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLMapBufferObject_v3020",
+        exported: "cuGLMapBufferObject_v2",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLMapBufferObject",
+        c_symbol: c"cuGLMapBufferObject",
+        version: 7000u32,
+        variant: Some(Variant::Ptds),
+        flags: StreamFlags::PER_THREAD_DEFAULT_STREAM,
+        pfn: "PFN_cuGLMapBufferObject_v7000_ptds",
+        exported: "cuGLMapBufferObject_v2_ptds",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLMapBufferObjectAsync",
+        c_symbol: c"cuGLMapBufferObjectAsync",
+        version: 2030u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLMapBufferObjectAsync_v2030",
+        exported: "cuGLMapBufferObjectAsync",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLMapBufferObjectAsync",
+        c_symbol: c"cuGLMapBufferObjectAsync",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLMapBufferObjectAsync_v3020",
+        exported: "cuGLMapBufferObjectAsync_v2",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLMapBufferObjectAsync",
+        c_symbol: c"cuGLMapBufferObjectAsync",
+        version: 7000u32,
+        variant: Some(Variant::Ptsz),
+        flags: StreamFlags::PER_THREAD_DEFAULT_STREAM,
+        pfn: "PFN_cuGLMapBufferObjectAsync_v7000_ptsz",
+        exported: "cuGLMapBufferObjectAsync_v2_ptsz",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLRegisterBufferObject",
+        c_symbol: c"cuGLRegisterBufferObject",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLRegisterBufferObject_v2000",
+        exported: "cuGLRegisterBufferObject",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLSetBufferObjectMapFlags",
+        c_symbol: c"cuGLSetBufferObjectMapFlags",
+        version: 2030u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLSetBufferObjectMapFlags_v2030",
+        exported: "cuGLSetBufferObjectMapFlags",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLUnmapBufferObject",
+        c_symbol: c"cuGLUnmapBufferObject",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLUnmapBufferObject_v2000",
+        exported: "cuGLUnmapBufferObject",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLUnmapBufferObjectAsync",
+        c_symbol: c"cuGLUnmapBufferObjectAsync",
+        version: 2030u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLUnmapBufferObjectAsync_v2030",
+        exported: "cuGLUnmapBufferObjectAsync",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGLUnregisterBufferObject",
+        c_symbol: c"cuGLUnregisterBufferObject",
+        version: 2000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGLUnregisterBufferObject_v2000",
+        exported: "cuGLUnregisterBufferObject",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1747,6 +3797,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGetErrorName_v6000",
         exported: "cuGetErrorName",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1759,6 +3814,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGetErrorString_v6000",
         exported: "cuGetErrorString",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1771,6 +3831,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGetExportTable_v3000",
         exported: "cuGetExportTable",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1783,6 +3848,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGetProcAddress_v11030",
         exported: "cuGetProcAddress",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1795,6 +3865,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGetProcAddress_v12000",
         exported: "cuGetProcAddress_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -1807,6 +3882,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddBatchMemOpNode_v11070",
         exported: "cuGraphAddBatchMemOpNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1819,6 +3899,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddChildGraphNode_v10000",
         exported: "cuGraphAddChildGraphNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1831,6 +3916,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddDependencies_v10000",
         exported: "cuGraphAddDependencies",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1843,6 +3933,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddDependencies_v12030",
         exported: "cuGraphAddDependencies_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -1855,6 +3950,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddEmptyNode_v10000",
         exported: "cuGraphAddEmptyNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1867,6 +3967,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddEventRecordNode_v11010",
         exported: "cuGraphAddEventRecordNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1879,6 +3984,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddEventWaitNode_v11010",
         exported: "cuGraphAddEventWaitNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1891,6 +4001,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddExternalSemaphoresSignalNode_v11020",
         exported: "cuGraphAddExternalSemaphoresSignalNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1903,6 +4018,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddExternalSemaphoresWaitNode_v11020",
         exported: "cuGraphAddExternalSemaphoresWaitNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1915,6 +4035,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddHostNode_v10000",
         exported: "cuGraphAddHostNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1927,6 +4052,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddKernelNode_v10000",
         exported: "cuGraphAddKernelNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1939,6 +4069,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddKernelNode_v12000",
         exported: "cuGraphAddKernelNode_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -1951,6 +4086,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddMemAllocNode_v11040",
         exported: "cuGraphAddMemAllocNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1963,6 +4103,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddMemFreeNode_v11040",
         exported: "cuGraphAddMemFreeNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1975,6 +4120,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddMemcpyNode_v10000",
         exported: "cuGraphAddMemcpyNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1987,6 +4137,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddMemsetNode_v10000",
         exported: "cuGraphAddMemsetNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -1999,6 +4154,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddNode_v12020",
         exported: "cuGraphAddNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131056u64,
     },
@@ -2011,6 +4171,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddNode_v12030",
         exported: "cuGraphAddNode_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -2023,6 +4188,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphAddNode_v13040",
         exported: "cuGraphAddNode_v3",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 98304u64,
     },
@@ -2035,6 +4205,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphBatchMemOpNodeGetParams_v11070",
         exported: "cuGraphBatchMemOpNodeGetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2047,6 +4222,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphBatchMemOpNodeSetParams_v11070",
         exported: "cuGraphBatchMemOpNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2059,6 +4239,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphChildGraphNodeGetGraph_v10000",
         exported: "cuGraphChildGraphNodeGetGraph",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2071,6 +4256,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphClone_v10000",
         exported: "cuGraphClone",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2083,6 +4273,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphConditionalHandleCreate_v12030",
         exported: "cuGraphConditionalHandleCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -2095,6 +4290,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphCreate_v10000",
         exported: "cuGraphCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2107,6 +4307,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphDebugDotPrint_v11030",
         exported: "cuGraphDebugDotPrint",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2119,6 +4324,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphDestroy_v10000",
         exported: "cuGraphDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2131,6 +4341,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphDestroyNode_v10000",
         exported: "cuGraphDestroyNode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2143,6 +4358,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphEventRecordNodeGetEvent_v11010",
         exported: "cuGraphEventRecordNodeGetEvent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2155,6 +4375,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphEventRecordNodeSetEvent_v11010",
         exported: "cuGraphEventRecordNodeSetEvent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2167,6 +4392,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphEventWaitNodeGetEvent_v11010",
         exported: "cuGraphEventWaitNodeGetEvent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2179,6 +4409,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphEventWaitNodeSetEvent_v11010",
         exported: "cuGraphEventWaitNodeSetEvent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2191,6 +4426,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecBatchMemOpNodeSetParams_v11070",
         exported: "cuGraphExecBatchMemOpNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2203,6 +4443,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecChildGraphNodeSetParams_v11010",
         exported: "cuGraphExecChildGraphNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2215,6 +4460,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecDestroy_v10000",
         exported: "cuGraphExecDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2227,6 +4477,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecEventRecordNodeSetEvent_v11010",
         exported: "cuGraphExecEventRecordNodeSetEvent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2239,6 +4494,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecEventWaitNodeSetEvent_v11010",
         exported: "cuGraphExecEventWaitNodeSetEvent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2251,6 +4511,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020",
         exported: "cuGraphExecExternalSemaphoresSignalNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2263,6 +4528,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020",
         exported: "cuGraphExecExternalSemaphoresWaitNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2275,6 +4545,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecGetFlags_v12000",
         exported: "cuGraphExecGetFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -2287,6 +4562,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecGetId_v13010",
         exported: "cuGraphExecGetId",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 126976u64,
     },
@@ -2299,6 +4579,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecHostNodeSetParams_v10020",
         exported: "cuGraphExecHostNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2311,6 +4596,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecKernelNodeSetParams_v10010",
         exported: "cuGraphExecKernelNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2323,6 +4613,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecKernelNodeSetParams_v12000",
         exported: "cuGraphExecKernelNodeSetParams_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -2335,6 +4630,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecMemcpyNodeSetParams_v10020",
         exported: "cuGraphExecMemcpyNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2347,6 +4647,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecMemsetNodeSetParams_v10020",
         exported: "cuGraphExecMemsetNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2359,6 +4664,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecNodeSetParams_v12020",
         exported: "cuGraphExecNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131056u64,
     },
@@ -2371,6 +4681,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecUpdate_v10020",
         exported: "cuGraphExecUpdate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2383,6 +4698,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExecUpdate_v12000",
         exported: "cuGraphExecUpdate_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -2395,6 +4715,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020",
         exported: "cuGraphExternalSemaphoresSignalNodeGetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2407,6 +4732,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020",
         exported: "cuGraphExternalSemaphoresSignalNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2419,6 +4749,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020",
         exported: "cuGraphExternalSemaphoresWaitNodeGetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2431,6 +4766,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020",
         exported: "cuGraphExternalSemaphoresWaitNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2443,6 +4783,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphGetEdges_v10000",
         exported: "cuGraphGetEdges",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2455,6 +4800,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphGetEdges_v12030",
         exported: "cuGraphGetEdges_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -2467,6 +4817,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphGetId_v13010",
         exported: "cuGraphGetId",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 126976u64,
     },
@@ -2479,6 +4834,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphGetNodes_v10000",
         exported: "cuGraphGetNodes",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2491,6 +4851,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphGetRootNodes_v10000",
         exported: "cuGraphGetRootNodes",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2503,6 +4868,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphHostNodeGetParams_v10000",
         exported: "cuGraphHostNodeGetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2515,6 +4885,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphHostNodeSetParams_v10000",
         exported: "cuGraphHostNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2527,6 +4902,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphInstantiate_v10000",
         exported: "cuGraphInstantiate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -2539,6 +4919,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphInstantiate_v11000",
         exported: "cuGraphInstantiate_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -2551,6 +4936,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphInstantiateWithFlags_v11040",
         exported: "cuGraphInstantiateWithFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2563,6 +4953,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphInstantiateWithParams_v12000",
         exported: "cuGraphInstantiateWithParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -2575,6 +4970,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphInstantiateWithParams_v12000_ptsz",
         exported: "cuGraphInstantiateWithParams_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -2587,6 +4987,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphKernelNodeCopyAttributes_v11000",
         exported: "cuGraphKernelNodeCopyAttributes",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2599,6 +5004,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphKernelNodeGetAttribute_v11000",
         exported: "cuGraphKernelNodeGetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2611,6 +5021,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphKernelNodeGetParams_v10000",
         exported: "cuGraphKernelNodeGetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2623,6 +5038,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphKernelNodeGetParams_v12000",
         exported: "cuGraphKernelNodeGetParams_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -2635,6 +5055,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphKernelNodeSetAttribute_v11000",
         exported: "cuGraphKernelNodeSetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2647,6 +5072,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphKernelNodeSetParams_v10000",
         exported: "cuGraphKernelNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2659,6 +5089,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphKernelNodeSetParams_v12000",
         exported: "cuGraphKernelNodeSetParams_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -2671,6 +5106,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphLaunch_v10000",
         exported: "cuGraphLaunch",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2683,6 +5123,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphLaunch_v10000_ptsz",
         exported: "cuGraphLaunch_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2695,6 +5140,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphMemAllocNodeGetParams_v11040",
         exported: "cuGraphMemAllocNodeGetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2707,6 +5157,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphMemFreeNodeGetParams_v11040",
         exported: "cuGraphMemFreeNodeGetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2719,6 +5174,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphMemcpyNodeGetParams_v10000",
         exported: "cuGraphMemcpyNodeGetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2731,6 +5191,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphMemcpyNodeSetParams_v10000",
         exported: "cuGraphMemcpyNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2743,6 +5208,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphMemsetNodeGetParams_v10000",
         exported: "cuGraphMemsetNodeGetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2755,6 +5225,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphMemsetNodeSetParams_v10000",
         exported: "cuGraphMemsetNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2767,6 +5242,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeFindInClone_v10000",
         exported: "cuGraphNodeFindInClone",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2779,6 +5259,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeGetContainingGraph_v13010",
         exported: "cuGraphNodeGetContainingGraph",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 126976u64,
     },
@@ -2791,6 +5276,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeGetDependencies_v10000",
         exported: "cuGraphNodeGetDependencies",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2803,6 +5293,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeGetDependencies_v12030",
         exported: "cuGraphNodeGetDependencies_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -2815,6 +5310,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeGetDependentNodes_v10000",
         exported: "cuGraphNodeGetDependentNodes",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2827,6 +5327,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeGetDependentNodes_v12030",
         exported: "cuGraphNodeGetDependentNodes_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -2839,6 +5344,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeGetEnabled_v11060",
         exported: "cuGraphNodeGetEnabled",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2851,6 +5361,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeGetLocalId_v13010",
         exported: "cuGraphNodeGetLocalId",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 126976u64,
     },
@@ -2863,6 +5378,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeGetParams_v13020",
         exported: "cuGraphNodeGetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -2875,6 +5395,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeGetToolsId_v13010",
         exported: "cuGraphNodeGetToolsId",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 126976u64,
     },
@@ -2887,6 +5412,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeGetType_v10000",
         exported: "cuGraphNodeGetType",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2899,6 +5429,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeSetEnabled_v11060",
         exported: "cuGraphNodeSetEnabled",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2911,6 +5446,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeSetParams_v12020",
         exported: "cuGraphNodeSetParams",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131056u64,
     },
@@ -2923,6 +5463,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphNodeSetParams_v13040",
         exported: "cuGraphNodeSetParams_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 98304u64,
     },
@@ -2935,6 +5480,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphReleaseUserObject_v11030",
         exported: "cuGraphReleaseUserObject",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2947,6 +5497,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphRemoveDependencies_v10000",
         exported: "cuGraphRemoveDependencies",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2959,6 +5514,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphRemoveDependencies_v12030",
         exported: "cuGraphRemoveDependencies_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -2971,6 +5531,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphRetainUserObject_v11030",
         exported: "cuGraphRetainUserObject",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2983,6 +5548,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphUpload_v11010",
         exported: "cuGraphUpload",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -2995,6 +5565,113 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphUpload_v11010_ptsz",
         exported: "cuGraphUpload_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGraphicsD3D10RegisterResource",
+        c_symbol: c"cuGraphicsD3D10RegisterResource",
+        version: 3000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGraphicsD3D10RegisterResource_v3000",
+        exported: "cuGraphicsD3D10RegisterResource",
+        header: "cudaD3D10Typedefs.h",
+        module: "d3d10",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGraphicsD3D11RegisterResource",
+        c_symbol: c"cuGraphicsD3D11RegisterResource",
+        version: 3000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGraphicsD3D11RegisterResource_v3000",
+        exported: "cuGraphicsD3D11RegisterResource",
+        header: "cudaD3D11Typedefs.h",
+        module: "d3d11",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGraphicsD3D9RegisterResource",
+        c_symbol: c"cuGraphicsD3D9RegisterResource",
+        version: 3000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGraphicsD3D9RegisterResource_v3000",
+        exported: "cuGraphicsD3D9RegisterResource",
+        header: "cudaD3D9Typedefs.h",
+        module: "d3d9",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGraphicsEGLRegisterImage",
+        c_symbol: c"cuGraphicsEGLRegisterImage",
+        version: 7000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGraphicsEGLRegisterImage_v7000",
+        exported: "cuGraphicsEGLRegisterImage",
+        header: "cudaEGLTypedefs.h",
+        module: "egl",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGraphicsGLRegisterBuffer",
+        c_symbol: c"cuGraphicsGLRegisterBuffer",
+        version: 3000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGraphicsGLRegisterBuffer_v3000",
+        exported: "cuGraphicsGLRegisterBuffer",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGraphicsGLRegisterImage",
+        c_symbol: c"cuGraphicsGLRegisterImage",
+        version: 3000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGraphicsGLRegisterImage_v3000",
+        exported: "cuGraphicsGLRegisterImage",
+        header: "cudaGLTypedefs.h",
+        module: "gl",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3007,6 +5684,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphicsMapResources_v3000",
         exported: "cuGraphicsMapResources",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3019,6 +5701,28 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphicsMapResources_v7000_ptsz",
         exported: "cuGraphicsMapResources_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGraphicsResourceGetMappedEglFrame",
+        c_symbol: c"cuGraphicsResourceGetMappedEglFrame",
+        version: 7000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGraphicsResourceGetMappedEglFrame_v7000",
+        exported: "cuGraphicsResourceGetMappedEglFrame",
+        header: "cudaEGLTypedefs.h",
+        module: "egl",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3031,6 +5735,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000",
         exported: "cuGraphicsResourceGetMappedMipmappedArray",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3043,6 +5752,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphicsResourceGetMappedPointer_v3000",
         exported: "cuGraphicsResourceGetMappedPointer",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -3055,6 +5769,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphicsResourceGetMappedPointer_v3020",
         exported: "cuGraphicsResourceGetMappedPointer_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3067,6 +5786,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphicsResourceSetMapFlags_v3000",
         exported: "cuGraphicsResourceSetMapFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -3079,6 +5803,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphicsResourceSetMapFlags_v6050",
         exported: "cuGraphicsResourceSetMapFlags_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3091,6 +5820,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphicsSubResourceGetMappedArray_v3000",
         exported: "cuGraphicsSubResourceGetMappedArray",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3103,6 +5837,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphicsUnmapResources_v3000",
         exported: "cuGraphicsUnmapResources",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3115,6 +5854,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphicsUnmapResources_v7000_ptsz",
         exported: "cuGraphicsUnmapResources_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3127,6 +5871,45 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGraphicsUnregisterResource_v3000",
         exported: "cuGraphicsUnregisterResource",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGraphicsVDPAURegisterOutputSurface",
+        c_symbol: c"cuGraphicsVDPAURegisterOutputSurface",
+        version: 3010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGraphicsVDPAURegisterOutputSurface_v3010",
+        exported: "cuGraphicsVDPAURegisterOutputSurface",
+        header: "cudaVDPAUTypedefs.h",
+        module: "vdpau",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuGraphicsVDPAURegisterVideoSurface",
+        c_symbol: c"cuGraphicsVDPAURegisterVideoSurface",
+        version: 3010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuGraphicsVDPAURegisterVideoSurface_v3010",
+        exported: "cuGraphicsVDPAURegisterVideoSurface",
+        header: "cudaVDPAUTypedefs.h",
+        module: "vdpau",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3139,6 +5922,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGreenCtxCreate_v12040",
         exported: "cuGreenCtxCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -3151,6 +5939,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGreenCtxDestroy_v12040",
         exported: "cuGreenCtxDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -3163,6 +5956,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGreenCtxGetDevResource_v12040",
         exported: "cuGreenCtxGetDevResource",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -3175,6 +5973,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGreenCtxGetId_v12090",
         exported: "cuGreenCtxGetId",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -3187,6 +5990,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGreenCtxRecordEvent_v12040",
         exported: "cuGreenCtxRecordEvent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -3199,6 +6007,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGreenCtxStreamCreate_v12050",
         exported: "cuGreenCtxStreamCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130944u64,
     },
@@ -3211,6 +6024,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuGreenCtxWaitEvent_v12040",
         exported: "cuGreenCtxWaitEvent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -3223,6 +6041,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuImportExternalMemory_v10000",
         exported: "cuImportExternalMemory",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3235,6 +6058,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuImportExternalSemaphore_v10000",
         exported: "cuImportExternalSemaphore",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3247,6 +6075,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuInit_v2000",
         exported: "cuInit",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3259,6 +6092,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuIpcCloseMemHandle_v4010",
         exported: "cuIpcCloseMemHandle",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3271,6 +6109,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuIpcGetEventHandle_v4010",
         exported: "cuIpcGetEventHandle",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3283,6 +6126,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuIpcGetMemHandle_v4010",
         exported: "cuIpcGetMemHandle",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3295,6 +6143,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuIpcOpenEventHandle_v4010",
         exported: "cuIpcOpenEventHandle",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3307,6 +6160,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuIpcOpenMemHandle_v4010",
         exported: "cuIpcOpenMemHandle",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -3319,6 +6177,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuIpcOpenMemHandle_v11000",
         exported: "cuIpcOpenMemHandle_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3331,6 +6194,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuKernelGetAttribute_v12000",
         exported: "cuKernelGetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -3343,6 +6211,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuKernelGetFunction_v12000",
         exported: "cuKernelGetFunction",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -3355,6 +6228,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuKernelGetLibrary_v12050",
         exported: "cuKernelGetLibrary",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130944u64,
     },
@@ -3367,6 +6245,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuKernelGetName_v12030",
         exported: "cuKernelGetName",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -3379,6 +6262,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuKernelGetParamCount_v13020",
         exported: "cuKernelGetParamCount",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -3391,6 +6279,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuKernelGetParamInfo_v12040",
         exported: "cuKernelGetParamInfo",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -3403,6 +6296,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuKernelSetAttribute_v12000",
         exported: "cuKernelSetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -3415,6 +6313,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuKernelSetCacheConfig_v12000",
         exported: "cuKernelSetCacheConfig",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -3427,6 +6330,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunch_v2000",
         exported: "cuLaunch",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3439,6 +6347,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchCooperativeKernel_v9000",
         exported: "cuLaunchCooperativeKernel",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3451,6 +6364,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchCooperativeKernel_v9000_ptsz",
         exported: "cuLaunchCooperativeKernel_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3463,6 +6381,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchCooperativeKernelMultiDevice_v9000",
         exported: "cuLaunchCooperativeKernelMultiDevice",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3475,6 +6398,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchGrid_v2000",
         exported: "cuLaunchGrid",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3487,6 +6415,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchGridAsync_v2000",
         exported: "cuLaunchGridAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3499,6 +6432,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchHostFunc_v10000",
         exported: "cuLaunchHostFunc",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3511,6 +6449,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchHostFunc_v10000_ptsz",
         exported: "cuLaunchHostFunc_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3523,6 +6466,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchHostFunc_v13010",
         exported: "cuLaunchHostFunc_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -3535,6 +6483,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchHostFunc_v13010_ptsz",
         exported: "cuLaunchHostFunc_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -3547,6 +6500,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchKernel_v4000",
         exported: "cuLaunchKernel",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3559,6 +6517,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchKernel_v7000_ptsz",
         exported: "cuLaunchKernel_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3571,6 +6534,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchKernelEx_v11060",
         exported: "cuLaunchKernelEx",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131070u64,
     },
@@ -3583,6 +6551,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLaunchKernelEx_v11060_ptsz",
         exported: "cuLaunchKernelEx_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131070u64,
     },
@@ -3595,6 +6568,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLibraryEnumerateKernels_v12040",
         exported: "cuLibraryEnumerateKernels",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -3607,6 +6585,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLibraryGetGlobal_v12000",
         exported: "cuLibraryGetGlobal",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -3619,6 +6602,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLibraryGetKernel_v12000",
         exported: "cuLibraryGetKernel",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -3631,6 +6619,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLibraryGetKernelCount_v12040",
         exported: "cuLibraryGetKernelCount",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -3643,6 +6636,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLibraryGetManaged_v12000",
         exported: "cuLibraryGetManaged",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -3655,6 +6653,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLibraryGetModule_v12000",
         exported: "cuLibraryGetModule",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -3667,6 +6670,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLibraryGetUnifiedFunction_v12000",
         exported: "cuLibraryGetUnifiedFunction",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -3679,6 +6687,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLibraryLoadData_v12000",
         exported: "cuLibraryLoadData",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -3691,6 +6704,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLibraryLoadFromFile_v12000",
         exported: "cuLibraryLoadFromFile",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -3703,6 +6721,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLibraryUnload_v12000",
         exported: "cuLibraryUnload",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -3715,6 +6738,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLinkAddData_v5050",
         exported: "cuLinkAddData",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -3727,6 +6755,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLinkAddData_v6050",
         exported: "cuLinkAddData_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3739,6 +6772,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLinkAddFile_v5050",
         exported: "cuLinkAddFile",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -3751,6 +6789,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLinkAddFile_v6050",
         exported: "cuLinkAddFile_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3763,6 +6806,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLinkComplete_v5050",
         exported: "cuLinkComplete",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3775,6 +6823,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLinkCreate_v5050",
         exported: "cuLinkCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -3787,6 +6840,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLinkCreate_v6050",
         exported: "cuLinkCreate_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3799,6 +6857,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLinkDestroy_v5050",
         exported: "cuLinkDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -3811,6 +6874,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogicalEndpointAddDevice_v13030",
         exported: "cuLogicalEndpointAddDevice",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -3823,6 +6891,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogicalEndpointBindAddr_v13030",
         exported: "cuLogicalEndpointBindAddr",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -3835,6 +6908,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogicalEndpointBindMem_v13030",
         exported: "cuLogicalEndpointBindMem",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -3847,6 +6925,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogicalEndpointCreate_v13030",
         exported: "cuLogicalEndpointCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -3859,6 +6942,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogicalEndpointDestroy_v13030",
         exported: "cuLogicalEndpointDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -3871,6 +6959,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogicalEndpointExport_v13030",
         exported: "cuLogicalEndpointExport",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -3883,6 +6976,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogicalEndpointGetLimits_v13030",
         exported: "cuLogicalEndpointGetLimits",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -3895,6 +6993,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogicalEndpointIdRelease_v13030",
         exported: "cuLogicalEndpointIdRelease",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -3907,6 +7010,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogicalEndpointIdReserve_v13030",
         exported: "cuLogicalEndpointIdReserve",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -3919,6 +7027,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogicalEndpointImport_v13030",
         exported: "cuLogicalEndpointImport",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -3931,6 +7044,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogicalEndpointQuery_v13030",
         exported: "cuLogicalEndpointQuery",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -3943,6 +7061,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogicalEndpointUnbind_v13030",
         exported: "cuLogicalEndpointUnbind",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -3955,6 +7078,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogsCurrent_v12090",
         exported: "cuLogsCurrent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130048u64,
     },
@@ -3967,6 +7095,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogsDumpToFile_v12090",
         exported: "cuLogsDumpToFile",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130048u64,
     },
@@ -3979,6 +7112,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogsDumpToMemory_v12090",
         exported: "cuLogsDumpToMemory",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130048u64,
     },
@@ -3991,6 +7129,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogsRegisterCallback_v12090",
         exported: "cuLogsRegisterCallback",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130048u64,
     },
@@ -4003,6 +7146,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuLogsUnregisterCallback_v12090",
         exported: "cuLogsUnregisterCallback",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130048u64,
     },
@@ -4015,6 +7163,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAddressFree_v10020",
         exported: "cuMemAddressFree",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4027,6 +7180,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAddressReserve_v10020",
         exported: "cuMemAddressReserve",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4039,6 +7197,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAdvise_v8000",
         exported: "cuMemAdvise",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4051,6 +7214,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAdvise_v12020",
         exported: "cuMemAdvise_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131056u64,
     },
@@ -4063,6 +7231,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAlloc_v2000",
         exported: "cuMemAlloc",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -4075,6 +7248,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAlloc_v3020",
         exported: "cuMemAlloc_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4087,6 +7265,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAllocAsync_v11020",
         exported: "cuMemAllocAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4099,6 +7282,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAllocAsync_v11020_ptsz",
         exported: "cuMemAllocAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4111,6 +7299,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAllocFromPoolAsync_v11020",
         exported: "cuMemAllocFromPoolAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4123,6 +7316,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAllocFromPoolAsync_v11020_ptsz",
         exported: "cuMemAllocFromPoolAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4135,6 +7333,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAllocHost_v2000",
         exported: "cuMemAllocHost",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -4147,6 +7350,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAllocHost_v3020",
         exported: "cuMemAllocHost_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4159,6 +7367,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAllocManaged_v6000",
         exported: "cuMemAllocManaged",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4171,6 +7384,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAllocPitch_v2000",
         exported: "cuMemAllocPitch",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -4183,6 +7401,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemAllocPitch_v3020",
         exported: "cuMemAllocPitch_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4195,6 +7418,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemBatchDecompressAsync_v12060",
         exported: "cuMemBatchDecompressAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -4207,6 +7435,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemBatchDecompressAsync_v12060_ptsz",
         exported: "cuMemBatchDecompressAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -4219,6 +7452,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemCreate_v10020",
         exported: "cuMemCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4231,6 +7469,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemDiscardAndPrefetchBatchAsync_v13000",
         exported: "cuMemDiscardAndPrefetchBatchAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -4243,6 +7486,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz",
         exported: "cuMemDiscardAndPrefetchBatchAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -4255,6 +7503,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemDiscardBatchAsync_v13000",
         exported: "cuMemDiscardBatchAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -4267,6 +7520,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemDiscardBatchAsync_v13000_ptsz",
         exported: "cuMemDiscardBatchAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -4279,6 +7537,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemExportToShareableHandle_v10020",
         exported: "cuMemExportToShareableHandle",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4291,6 +7554,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemFree_v2000",
         exported: "cuMemFree",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -4303,6 +7571,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemFree_v3020",
         exported: "cuMemFree_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4315,6 +7588,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemFreeAsync_v11020",
         exported: "cuMemFreeAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4327,6 +7605,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemFreeAsync_v11020_ptsz",
         exported: "cuMemFreeAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4339,6 +7622,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemFreeHost_v2000",
         exported: "cuMemFreeHost",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4351,6 +7639,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemGetAccess_v10020",
         exported: "cuMemGetAccess",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4363,6 +7656,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemGetAddressRange_v2000",
         exported: "cuMemGetAddressRange",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -4375,6 +7673,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemGetAddressRange_v3020",
         exported: "cuMemGetAddressRange_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4387,6 +7690,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemGetAllocationGranularity_v10020",
         exported: "cuMemGetAllocationGranularity",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4399,6 +7707,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemGetAllocationPropertiesFromHandle_v10020",
         exported: "cuMemGetAllocationPropertiesFromHandle",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4411,6 +7724,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemGetDefaultMemPool_v13000",
         exported: "cuMemGetDefaultMemPool",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -4423,6 +7741,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemGetHandleForAddressRange_v11070",
         exported: "cuMemGetHandleForAddressRange",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4435,6 +7758,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemGetInfo_v2000",
         exported: "cuMemGetInfo",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -4447,6 +7775,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemGetInfo_v3020",
         exported: "cuMemGetInfo_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4459,6 +7792,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemGetLocationInfo_v13040",
         exported: "cuMemGetLocationInfo",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 98304u64,
     },
@@ -4471,6 +7809,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemGetMemPool_v13000",
         exported: "cuMemGetMemPool",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -4483,6 +7826,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemHostAlloc_v2020",
         exported: "cuMemHostAlloc",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4495,6 +7843,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemHostGetDevicePointer_v2020",
         exported: "cuMemHostGetDevicePointer",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -4507,6 +7860,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemHostGetDevicePointer_v3020",
         exported: "cuMemHostGetDevicePointer_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4519,6 +7877,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemHostGetFlags_v2030",
         exported: "cuMemHostGetFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4531,6 +7894,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemHostRegister_v4000",
         exported: "cuMemHostRegister",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -4543,6 +7911,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemHostRegister_v6050",
         exported: "cuMemHostRegister_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4555,6 +7928,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemHostUnregister_v4000",
         exported: "cuMemHostUnregister",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4567,6 +7945,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemImportFromShareableHandle_v10020",
         exported: "cuMemImportFromShareableHandle",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4579,6 +7962,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemMap_v10020",
         exported: "cuMemMap",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4591,6 +7979,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemMapArrayAsync_v11010",
         exported: "cuMemMapArrayAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4603,6 +7996,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemMapArrayAsync_v11010_ptsz",
         exported: "cuMemMapArrayAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4615,6 +8013,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPoolCreate_v11020",
         exported: "cuMemPoolCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4627,6 +8030,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPoolDestroy_v11020",
         exported: "cuMemPoolDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4639,6 +8047,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPoolExportPointer_v11020",
         exported: "cuMemPoolExportPointer",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4651,6 +8064,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPoolExportToShareableHandle_v11020",
         exported: "cuMemPoolExportToShareableHandle",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4663,6 +8081,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPoolGetAccess_v11020",
         exported: "cuMemPoolGetAccess",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4675,6 +8098,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPoolGetAttribute_v11020",
         exported: "cuMemPoolGetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4687,6 +8115,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPoolImportFromShareableHandle_v11020",
         exported: "cuMemPoolImportFromShareableHandle",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4699,6 +8132,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPoolImportPointer_v11020",
         exported: "cuMemPoolImportPointer",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4711,6 +8149,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPoolSetAccess_v11020",
         exported: "cuMemPoolSetAccess",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4723,6 +8166,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPoolSetAttribute_v11020",
         exported: "cuMemPoolSetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4735,6 +8183,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPoolTrimTo_v11020",
         exported: "cuMemPoolTrimTo",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4747,6 +8200,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPrefetchAsync_v8000",
         exported: "cuMemPrefetchAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4759,6 +8217,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPrefetchAsync_v8000_ptsz",
         exported: "cuMemPrefetchAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4771,6 +8234,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPrefetchAsync_v12020",
         exported: "cuMemPrefetchAsync_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131056u64,
     },
@@ -4783,6 +8251,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPrefetchAsync_v12020_ptsz",
         exported: "cuMemPrefetchAsync_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131056u64,
     },
@@ -4795,6 +8268,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPrefetchBatchAsync_v13000",
         exported: "cuMemPrefetchBatchAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -4807,6 +8285,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemPrefetchBatchAsync_v13000_ptsz",
         exported: "cuMemPrefetchBatchAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -4819,6 +8302,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemRangeGetAttribute_v8000",
         exported: "cuMemRangeGetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4831,6 +8319,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemRangeGetAttributes_v8000",
         exported: "cuMemRangeGetAttributes",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4843,6 +8336,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemRelease_v10020",
         exported: "cuMemRelease",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4855,6 +8353,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemRetainAllocationHandle_v11000",
         exported: "cuMemRetainAllocationHandle",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4867,6 +8370,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemSetAccess_v10020",
         exported: "cuMemSetAccess",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4879,6 +8387,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemSetMemPool_v13000",
         exported: "cuMemSetMemPool",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -4891,6 +8404,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemUnmap_v10020",
         exported: "cuMemUnmap",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4903,6 +8421,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy_v4000",
         exported: "cuMemcpy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4915,6 +8438,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy_v7000_ptds",
         exported: "cuMemcpy_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4927,6 +8455,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy2D_v2000",
         exported: "cuMemcpy2D",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -4939,6 +8472,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy2D_v3020",
         exported: "cuMemcpy2D_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4951,6 +8489,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy2D_v7000_ptds",
         exported: "cuMemcpy2D_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4963,6 +8506,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy2DAsync_v2000",
         exported: "cuMemcpy2DAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -4975,6 +8523,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy2DAsync_v3020",
         exported: "cuMemcpy2DAsync_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4987,6 +8540,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy2DAsync_v7000_ptsz",
         exported: "cuMemcpy2DAsync_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -4999,6 +8557,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy2DUnaligned_v2000",
         exported: "cuMemcpy2DUnaligned",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5011,6 +8574,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy2DUnaligned_v3020",
         exported: "cuMemcpy2DUnaligned_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5023,6 +8591,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy2DUnaligned_v7000_ptds",
         exported: "cuMemcpy2DUnaligned_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5035,6 +8608,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3D_v2000",
         exported: "cuMemcpy3D",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5047,6 +8625,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3D_v3020",
         exported: "cuMemcpy3D_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5059,6 +8642,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3D_v7000_ptds",
         exported: "cuMemcpy3D_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5071,6 +8659,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DAsync_v2000",
         exported: "cuMemcpy3DAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5083,6 +8676,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DAsync_v3020",
         exported: "cuMemcpy3DAsync_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5095,6 +8693,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DAsync_v7000_ptsz",
         exported: "cuMemcpy3DAsync_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5107,6 +8710,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DBatchAsync_v12080",
         exported: "cuMemcpy3DBatchAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -5119,6 +8727,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DBatchAsync_v12080_ptsz",
         exported: "cuMemcpy3DBatchAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -5131,6 +8744,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DBatchAsync_v13000",
         exported: "cuMemcpy3DBatchAsync_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -5143,6 +8761,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DBatchAsync_v13000_ptsz",
         exported: "cuMemcpy3DBatchAsync_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -5155,6 +8778,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DPeer_v4000",
         exported: "cuMemcpy3DPeer",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5167,6 +8795,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DPeer_v7000_ptds",
         exported: "cuMemcpy3DPeer_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5179,6 +8812,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DPeerAsync_v4000",
         exported: "cuMemcpy3DPeerAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5191,6 +8829,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DPeerAsync_v7000_ptsz",
         exported: "cuMemcpy3DPeerAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5203,6 +8846,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DWithAttributesAsync_v13020",
         exported: "cuMemcpy3DWithAttributesAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -5215,6 +8863,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz",
         exported: "cuMemcpy3DWithAttributesAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -5227,6 +8880,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAsync_v4000",
         exported: "cuMemcpyAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5239,6 +8897,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAsync_v7000_ptsz",
         exported: "cuMemcpyAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5251,6 +8914,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAtoA_v2000",
         exported: "cuMemcpyAtoA",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5263,6 +8931,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAtoA_v3020",
         exported: "cuMemcpyAtoA_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5275,6 +8948,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAtoA_v7000_ptds",
         exported: "cuMemcpyAtoA_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5287,6 +8965,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAtoD_v2000",
         exported: "cuMemcpyAtoD",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5299,6 +8982,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAtoD_v3020",
         exported: "cuMemcpyAtoD_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5311,6 +8999,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAtoD_v7000_ptds",
         exported: "cuMemcpyAtoD_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5323,6 +9016,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAtoH_v2000",
         exported: "cuMemcpyAtoH",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5335,6 +9033,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAtoH_v3020",
         exported: "cuMemcpyAtoH_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5347,6 +9050,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAtoH_v7000_ptds",
         exported: "cuMemcpyAtoH_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5359,6 +9067,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAtoHAsync_v2000",
         exported: "cuMemcpyAtoHAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5371,6 +9084,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAtoHAsync_v3020",
         exported: "cuMemcpyAtoHAsync_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5383,6 +9101,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyAtoHAsync_v7000_ptsz",
         exported: "cuMemcpyAtoHAsync_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5395,6 +9118,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyBatchAsync_v12080",
         exported: "cuMemcpyBatchAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -5407,6 +9135,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyBatchAsync_v12080_ptsz",
         exported: "cuMemcpyBatchAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -5419,6 +9152,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyBatchAsync_v13000",
         exported: "cuMemcpyBatchAsync_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -5431,6 +9169,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyBatchAsync_v13000_ptsz",
         exported: "cuMemcpyBatchAsync_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 129024u64,
     },
@@ -5443,6 +9186,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoA_v2000",
         exported: "cuMemcpyDtoA",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5455,6 +9203,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoA_v3020",
         exported: "cuMemcpyDtoA_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5467,6 +9220,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoA_v7000_ptds",
         exported: "cuMemcpyDtoA_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5479,6 +9237,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoD_v2000",
         exported: "cuMemcpyDtoD",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5491,6 +9254,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoD_v3020",
         exported: "cuMemcpyDtoD_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5503,6 +9271,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoD_v7000_ptds",
         exported: "cuMemcpyDtoD_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5515,6 +9288,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoDAsync_v3000",
         exported: "cuMemcpyDtoDAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5527,6 +9305,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoDAsync_v3020",
         exported: "cuMemcpyDtoDAsync_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5539,6 +9322,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoDAsync_v7000_ptsz",
         exported: "cuMemcpyDtoDAsync_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5551,6 +9339,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoH_v2000",
         exported: "cuMemcpyDtoH",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5563,6 +9356,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoH_v3020",
         exported: "cuMemcpyDtoH_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5575,6 +9373,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoH_v7000_ptds",
         exported: "cuMemcpyDtoH_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5587,6 +9390,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoHAsync_v2000",
         exported: "cuMemcpyDtoHAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5599,6 +9407,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoHAsync_v3020",
         exported: "cuMemcpyDtoHAsync_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5611,6 +9424,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyDtoHAsync_v7000_ptsz",
         exported: "cuMemcpyDtoHAsync_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5623,6 +9441,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyHtoA_v2000",
         exported: "cuMemcpyHtoA",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5635,6 +9458,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyHtoA_v3020",
         exported: "cuMemcpyHtoA_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5647,6 +9475,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyHtoA_v7000_ptds",
         exported: "cuMemcpyHtoA_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5659,6 +9492,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyHtoAAsync_v2000",
         exported: "cuMemcpyHtoAAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5671,6 +9509,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyHtoAAsync_v3020",
         exported: "cuMemcpyHtoAAsync_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5683,6 +9526,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyHtoAAsync_v7000_ptsz",
         exported: "cuMemcpyHtoAAsync_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5695,6 +9543,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyHtoD_v2000",
         exported: "cuMemcpyHtoD",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5707,6 +9560,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyHtoD_v3020",
         exported: "cuMemcpyHtoD_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5719,6 +9577,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyHtoD_v7000_ptds",
         exported: "cuMemcpyHtoD_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5731,6 +9594,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyHtoDAsync_v2000",
         exported: "cuMemcpyHtoDAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5743,6 +9611,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyHtoDAsync_v3020",
         exported: "cuMemcpyHtoDAsync_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5755,6 +9628,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyHtoDAsync_v7000_ptsz",
         exported: "cuMemcpyHtoDAsync_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5767,6 +9645,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyPeer_v4000",
         exported: "cuMemcpyPeer",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5779,6 +9662,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyPeer_v7000_ptds",
         exported: "cuMemcpyPeer_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5791,6 +9679,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyPeerAsync_v4000",
         exported: "cuMemcpyPeerAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5803,6 +9696,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyPeerAsync_v7000_ptsz",
         exported: "cuMemcpyPeerAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5815,6 +9713,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyWithAttributesAsync_v13020",
         exported: "cuMemcpyWithAttributesAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -5827,6 +9730,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemcpyWithAttributesAsync_v13020_ptsz",
         exported: "cuMemcpyWithAttributesAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -5839,6 +9747,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD16_v2000",
         exported: "cuMemsetD16",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5851,6 +9764,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD16_v3020",
         exported: "cuMemsetD16_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5863,6 +9781,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD16_v7000_ptds",
         exported: "cuMemsetD16_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5875,6 +9798,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD16Async_v3020",
         exported: "cuMemsetD16Async",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5887,6 +9815,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD16Async_v7000_ptsz",
         exported: "cuMemsetD16Async_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5899,6 +9832,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D16_v2000",
         exported: "cuMemsetD2D16",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5911,6 +9849,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D16_v3020",
         exported: "cuMemsetD2D16_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5923,6 +9866,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D16_v7000_ptds",
         exported: "cuMemsetD2D16_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5935,6 +9883,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D16Async_v3020",
         exported: "cuMemsetD2D16Async",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5947,6 +9900,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D16Async_v7000_ptsz",
         exported: "cuMemsetD2D16Async_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5959,6 +9917,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D32_v2000",
         exported: "cuMemsetD2D32",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -5971,6 +9934,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D32_v3020",
         exported: "cuMemsetD2D32_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5983,6 +9951,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D32_v7000_ptds",
         exported: "cuMemsetD2D32_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -5995,6 +9968,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D32Async_v3020",
         exported: "cuMemsetD2D32Async",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6007,6 +9985,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D32Async_v7000_ptsz",
         exported: "cuMemsetD2D32Async_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6019,6 +10002,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D8_v2000",
         exported: "cuMemsetD2D8",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -6031,6 +10019,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D8_v3020",
         exported: "cuMemsetD2D8_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6043,6 +10036,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D8_v7000_ptds",
         exported: "cuMemsetD2D8_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6055,6 +10053,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D8Async_v3020",
         exported: "cuMemsetD2D8Async",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6067,6 +10070,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD2D8Async_v7000_ptsz",
         exported: "cuMemsetD2D8Async_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6079,6 +10087,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD32_v2000",
         exported: "cuMemsetD32",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -6091,6 +10104,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD32_v3020",
         exported: "cuMemsetD32_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6103,6 +10121,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD32_v7000_ptds",
         exported: "cuMemsetD32_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6115,6 +10138,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD32Async_v3020",
         exported: "cuMemsetD32Async",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6127,6 +10155,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD32Async_v7000_ptsz",
         exported: "cuMemsetD32Async_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6139,6 +10172,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD8_v2000",
         exported: "cuMemsetD8",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -6151,6 +10189,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD8_v3020",
         exported: "cuMemsetD8_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6163,6 +10206,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD8_v7000_ptds",
         exported: "cuMemsetD8_v2_ptds",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6175,6 +10223,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD8Async_v3020",
         exported: "cuMemsetD8Async",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6187,6 +10240,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMemsetD8Async_v7000_ptsz",
         exported: "cuMemsetD8Async_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6199,6 +10257,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMipmappedArrayCreate_v5000",
         exported: "cuMipmappedArrayCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6211,6 +10274,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMipmappedArrayDestroy_v5000",
         exported: "cuMipmappedArrayDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6223,6 +10291,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMipmappedArrayGetLevel_v5000",
         exported: "cuMipmappedArrayGetLevel",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6235,6 +10308,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMipmappedArrayGetMemoryRequirements_v11060",
         exported: "cuMipmappedArrayGetMemoryRequirements",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6247,6 +10325,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMipmappedArrayGetSparseProperties_v11010",
         exported: "cuMipmappedArrayGetSparseProperties",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6259,6 +10342,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleEnumerateFunctions_v12040",
         exported: "cuModuleEnumerateFunctions",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -6271,6 +10359,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleGetFunction_v2000",
         exported: "cuModuleGetFunction",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6283,6 +10376,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleGetFunctionCount_v12040",
         exported: "cuModuleGetFunctionCount",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -6295,6 +10393,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleGetGlobal_v2000",
         exported: "cuModuleGetGlobal",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -6307,6 +10410,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleGetGlobal_v3020",
         exported: "cuModuleGetGlobal_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6319,6 +10427,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleGetLoadingMode_v11070",
         exported: "cuModuleGetLoadingMode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6331,6 +10444,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleGetSurfRef_v3000",
         exported: "cuModuleGetSurfRef",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6343,6 +10461,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleGetTexRef_v2000",
         exported: "cuModuleGetTexRef",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6355,6 +10478,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleLoad_v2000",
         exported: "cuModuleLoad",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6367,6 +10495,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleLoadData_v2000",
         exported: "cuModuleLoadData",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6379,6 +10512,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleLoadDataEx_v2010",
         exported: "cuModuleLoadDataEx",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6391,6 +10529,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleLoadFatBinary_v2000",
         exported: "cuModuleLoadFatBinary",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6403,6 +10546,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuModuleUnload_v2000",
         exported: "cuModuleUnload",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6415,6 +10563,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMulticastAddDevice_v12010",
         exported: "cuMulticastAddDevice",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131064u64,
     },
@@ -6427,6 +10580,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMulticastBindAddr_v12010",
         exported: "cuMulticastBindAddr",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131064u64,
     },
@@ -6439,6 +10597,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMulticastBindAddr_v13010",
         exported: "cuMulticastBindAddr_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 126976u64,
     },
@@ -6451,6 +10614,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMulticastBindMem_v12010",
         exported: "cuMulticastBindMem",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131064u64,
     },
@@ -6463,6 +10631,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMulticastBindMem_v13010",
         exported: "cuMulticastBindMem_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 126976u64,
     },
@@ -6475,6 +10648,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMulticastCreate_v12010",
         exported: "cuMulticastCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131064u64,
     },
@@ -6487,6 +10665,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMulticastGetGranularity_v12010",
         exported: "cuMulticastGetGranularity",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131064u64,
     },
@@ -6499,6 +10682,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuMulticastUnbind_v12010",
         exported: "cuMulticastUnbind",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131064u64,
     },
@@ -6511,6 +10699,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020",
         exported: "cuOccupancyAvailableDynamicSMemPerBlock",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6523,6 +10716,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050",
         exported: "cuOccupancyMaxActiveBlocksPerMultiprocessor",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6535,6 +10733,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000",
         exported: "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6547,6 +10750,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuOccupancyMaxActiveClusters_v11070",
         exported: "cuOccupancyMaxActiveClusters",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131070u64,
     },
@@ -6559,6 +10767,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuOccupancyMaxPotentialBlockSize_v6050",
         exported: "cuOccupancyMaxPotentialBlockSize",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6571,6 +10784,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000",
         exported: "cuOccupancyMaxPotentialBlockSizeWithFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6583,6 +10801,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuOccupancyMaxPotentialClusterSize_v11070",
         exported: "cuOccupancyMaxPotentialClusterSize",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131070u64,
     },
@@ -6595,6 +10818,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuParamSetSize_v2000",
         exported: "cuParamSetSize",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6607,6 +10835,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuParamSetTexRef_v2000",
         exported: "cuParamSetTexRef",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6619,6 +10852,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuParamSetf_v2000",
         exported: "cuParamSetf",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6631,6 +10869,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuParamSeti_v2000",
         exported: "cuParamSeti",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6643,6 +10886,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuParamSetv_v2000",
         exported: "cuParamSetv",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6655,6 +10903,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuPointerGetAttribute_v4000",
         exported: "cuPointerGetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6667,6 +10920,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuPointerGetAttributes_v7000",
         exported: "cuPointerGetAttributes",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6679,6 +10937,62 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuPointerSetAttribute_v6000",
         exported: "cuPointerSetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuProfilerInitialize",
+        c_symbol: c"cuProfilerInitialize",
+        version: 4000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuProfilerInitialize_v4000",
+        exported: "cuProfilerInitialize",
+        header: "cudaProfilerTypedefs.h",
+        module: "profiler",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuProfilerStart",
+        c_symbol: c"cuProfilerStart",
+        version: 4000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuProfilerStart_v4000",
+        exported: "cuProfilerStart",
+        header: "cudaProfilerTypedefs.h",
+        module: "profiler",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuProfilerStop",
+        c_symbol: c"cuProfilerStop",
+        version: 4000u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuProfilerStop_v4000",
+        exported: "cuProfilerStop",
+        header: "cudaProfilerTypedefs.h",
+        module: "profiler",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6691,6 +11005,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuSignalExternalSemaphoresAsync_v10000",
         exported: "cuSignalExternalSemaphoresAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6703,6 +11022,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz",
         exported: "cuSignalExternalSemaphoresAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6715,6 +11039,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamAddCallback_v5000",
         exported: "cuStreamAddCallback",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6727,6 +11056,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamAddCallback_v7000_ptsz",
         exported: "cuStreamAddCallback_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6739,6 +11073,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamAttachMemAsync_v6000",
         exported: "cuStreamAttachMemAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6751,6 +11090,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamAttachMemAsync_v7000_ptsz",
         exported: "cuStreamAttachMemAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6763,6 +11107,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBatchMemOp_v8000",
         exported: "cuStreamBatchMemOp",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6775,6 +11124,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBatchMemOp_v8000_ptsz",
         exported: "cuStreamBatchMemOp_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6787,6 +11141,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBatchMemOp_v11070",
         exported: "cuStreamBatchMemOp_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6799,6 +11158,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBatchMemOp_v11070_ptsz",
         exported: "cuStreamBatchMemOp_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6811,6 +11175,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBeginCapture_v10000",
         exported: "cuStreamBeginCapture",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -6823,6 +11192,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBeginCapture_v10000_ptsz",
         exported: "cuStreamBeginCapture_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -6835,6 +11209,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBeginCapture_v10010",
         exported: "cuStreamBeginCapture_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6847,6 +11226,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBeginCapture_v10010_ptsz",
         exported: "cuStreamBeginCapture_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6859,6 +11243,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBeginCaptureToCig_v13010",
         exported: "cuStreamBeginCaptureToCig",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -6871,6 +11260,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBeginCaptureToCig_v13010_ptsz",
         exported: "cuStreamBeginCaptureToCig_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -6883,6 +11277,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBeginCaptureToGraph_v12030",
         exported: "cuStreamBeginCaptureToGraph",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -6895,6 +11294,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBeginCaptureToGraph_v12030_ptsz",
         exported: "cuStreamBeginCaptureToGraph_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -6907,6 +11311,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBeginRecaptureToGraph_v13030",
         exported: "cuStreamBeginRecaptureToGraph",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -6919,6 +11328,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz",
         exported: "cuStreamBeginRecaptureToGraph_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 114688u64,
     },
@@ -6931,6 +11345,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamCopyAttributes_v11000",
         exported: "cuStreamCopyAttributes",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6943,6 +11362,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamCopyAttributes_v11000_ptsz",
         exported: "cuStreamCopyAttributes_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6955,6 +11379,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamCreate_v2000",
         exported: "cuStreamCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6967,6 +11396,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamCreateWithPriority_v5050",
         exported: "cuStreamCreateWithPriority",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -6979,6 +11413,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamDestroy_v2000",
         exported: "cuStreamDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -6991,6 +11430,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamDestroy_v4000",
         exported: "cuStreamDestroy_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7003,6 +11447,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamEndCapture_v10000",
         exported: "cuStreamEndCapture",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7015,6 +11464,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamEndCapture_v10000_ptsz",
         exported: "cuStreamEndCapture_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7027,6 +11481,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamEndCaptureToCig_v13010",
         exported: "cuStreamEndCaptureToCig",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -7039,6 +11498,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamEndCaptureToCig_v13010_ptsz",
         exported: "cuStreamEndCaptureToCig_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 122880u64,
     },
@@ -7051,6 +11515,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetAttribute_v11000",
         exported: "cuStreamGetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7063,6 +11532,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetAttribute_v11000_ptsz",
         exported: "cuStreamGetAttribute_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7075,6 +11549,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetCaptureInfo_v10010",
         exported: "cuStreamGetCaptureInfo",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7087,6 +11566,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetCaptureInfo_v10010_ptsz",
         exported: "cuStreamGetCaptureInfo_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7099,6 +11583,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetCaptureInfo_v11030",
         exported: "cuStreamGetCaptureInfo_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7111,6 +11600,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetCaptureInfo_v11030_ptsz",
         exported: "cuStreamGetCaptureInfo_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7123,6 +11617,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetCaptureInfo_v12030",
         exported: "cuStreamGetCaptureInfo_v3",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -7135,6 +11634,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetCaptureInfo_v12030_ptsz",
         exported: "cuStreamGetCaptureInfo_v3_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -7147,6 +11651,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetCtx_v9020",
         exported: "cuStreamGetCtx",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7159,6 +11668,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetCtx_v9020_ptsz",
         exported: "cuStreamGetCtx_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7171,6 +11685,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetCtx_v12050",
         exported: "cuStreamGetCtx_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130944u64,
     },
@@ -7183,6 +11702,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetCtx_v12050_ptsz",
         exported: "cuStreamGetCtx_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130944u64,
     },
@@ -7195,6 +11719,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetDevResource_v13010",
         exported: "cuStreamGetDevResource",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 126976u64,
     },
@@ -7207,6 +11736,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetDevResource_v13010_ptsz",
         exported: "cuStreamGetDevResource_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 126976u64,
     },
@@ -7219,6 +11753,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetDevice_v12080",
         exported: "cuStreamGetDevice",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -7231,6 +11770,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetDevice_v12080_ptsz",
         exported: "cuStreamGetDevice_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -7243,6 +11787,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetFlags_v5050",
         exported: "cuStreamGetFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7255,6 +11804,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetFlags_v7000_ptsz",
         exported: "cuStreamGetFlags_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7267,6 +11821,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetGreenCtx_v12040",
         exported: "cuStreamGetGreenCtx",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131008u64,
     },
@@ -7279,6 +11838,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetId_v12000",
         exported: "cuStreamGetId",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -7291,6 +11855,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetId_v12000_ptsz",
         exported: "cuStreamGetId_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -7303,6 +11872,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetPriority_v5050",
         exported: "cuStreamGetPriority",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7315,6 +11889,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamGetPriority_v7000_ptsz",
         exported: "cuStreamGetPriority_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7327,6 +11906,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamIsCapturing_v10000",
         exported: "cuStreamIsCapturing",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7339,6 +11923,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamIsCapturing_v10000_ptsz",
         exported: "cuStreamIsCapturing_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7351,6 +11940,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamQuery_v2000",
         exported: "cuStreamQuery",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7363,6 +11957,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamQuery_v7000_ptsz",
         exported: "cuStreamQuery_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7375,6 +11974,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamSetAttribute_v11000",
         exported: "cuStreamSetAttribute",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7387,6 +11991,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamSetAttribute_v11000_ptsz",
         exported: "cuStreamSetAttribute_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7399,6 +12008,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamSynchronize_v2000",
         exported: "cuStreamSynchronize",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7411,6 +12025,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamSynchronize_v7000_ptsz",
         exported: "cuStreamSynchronize_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7423,6 +12042,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamUpdateCaptureDependencies_v11030",
         exported: "cuStreamUpdateCaptureDependencies",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7435,6 +12059,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz",
         exported: "cuStreamUpdateCaptureDependencies_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7447,6 +12076,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamUpdateCaptureDependencies_v12030",
         exported: "cuStreamUpdateCaptureDependencies_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -7459,6 +12093,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz",
         exported: "cuStreamUpdateCaptureDependencies_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131040u64,
     },
@@ -7471,6 +12110,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWaitEvent_v3020",
         exported: "cuStreamWaitEvent",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7483,6 +12127,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWaitEvent_v7000_ptsz",
         exported: "cuStreamWaitEvent_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7495,6 +12144,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWaitValue32_v8000",
         exported: "cuStreamWaitValue32",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7507,6 +12161,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWaitValue32_v8000_ptsz",
         exported: "cuStreamWaitValue32_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7519,6 +12178,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWaitValue32_v11070",
         exported: "cuStreamWaitValue32_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7531,6 +12195,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWaitValue32_v11070_ptsz",
         exported: "cuStreamWaitValue32_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7543,6 +12212,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWaitValue64_v9000",
         exported: "cuStreamWaitValue64",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7555,6 +12229,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWaitValue64_v9000_ptsz",
         exported: "cuStreamWaitValue64_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7567,6 +12246,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWaitValue64_v11070",
         exported: "cuStreamWaitValue64_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7579,6 +12263,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWaitValue64_v11070_ptsz",
         exported: "cuStreamWaitValue64_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7591,6 +12280,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWriteValue32_v8000",
         exported: "cuStreamWriteValue32",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7603,6 +12297,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWriteValue32_v8000_ptsz",
         exported: "cuStreamWriteValue32_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7615,6 +12314,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWriteValue32_v11070",
         exported: "cuStreamWriteValue32_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7627,6 +12331,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWriteValue32_v11070_ptsz",
         exported: "cuStreamWriteValue32_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7639,6 +12348,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWriteValue64_v9000",
         exported: "cuStreamWriteValue64",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7651,6 +12365,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWriteValue64_v9000_ptsz",
         exported: "cuStreamWriteValue64_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7663,6 +12382,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWriteValue64_v11070",
         exported: "cuStreamWriteValue64_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7675,6 +12399,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuStreamWriteValue64_v11070_ptsz",
         exported: "cuStreamWriteValue64_v2_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7687,6 +12416,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuSurfObjectCreate_v5000",
         exported: "cuSurfObjectCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7699,6 +12433,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuSurfObjectDestroy_v5000",
         exported: "cuSurfObjectDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7711,6 +12450,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuSurfObjectGetResourceDesc_v5000",
         exported: "cuSurfObjectGetResourceDesc",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7723,6 +12467,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuSurfRefGetArray_v3000",
         exported: "cuSurfRefGetArray",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7735,6 +12484,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuSurfRefSetArray_v3000",
         exported: "cuSurfRefSetArray",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7747,6 +12501,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTensorMapEncodeIm2col_v12000",
         exported: "cuTensorMapEncodeIm2col",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -7759,6 +12518,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTensorMapEncodeIm2colWide_v12080",
         exported: "cuTensorMapEncodeIm2colWide",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 130560u64,
     },
@@ -7771,6 +12535,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTensorMapEncodeTiled_v12000",
         exported: "cuTensorMapEncodeTiled",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -7783,6 +12552,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTensorMapReplaceAddress_v12000",
         exported: "cuTensorMapReplaceAddress",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131068u64,
     },
@@ -7795,6 +12569,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTensorMapSetAllocationClass_v13050",
         exported: "cuTensorMapSetAllocationClass",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 65536u64,
     },
@@ -7807,6 +12586,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexObjectCreate_v5000",
         exported: "cuTexObjectCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7819,6 +12603,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexObjectDestroy_v5000",
         exported: "cuTexObjectDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7831,6 +12620,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexObjectGetResourceDesc_v5000",
         exported: "cuTexObjectGetResourceDesc",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7843,6 +12637,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexObjectGetResourceViewDesc_v5000",
         exported: "cuTexObjectGetResourceViewDesc",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7855,6 +12654,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexObjectGetTextureDesc_v5000",
         exported: "cuTexObjectGetTextureDesc",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7867,6 +12671,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefCreate_v2000",
         exported: "cuTexRefCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7879,6 +12688,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefDestroy_v2000",
         exported: "cuTexRefDestroy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7891,6 +12705,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetAddress_v2000",
         exported: "cuTexRefGetAddress",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -7903,6 +12722,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetAddress_v3020",
         exported: "cuTexRefGetAddress_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7915,6 +12739,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetAddressMode_v2000",
         exported: "cuTexRefGetAddressMode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7927,6 +12756,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetArray_v2000",
         exported: "cuTexRefGetArray",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7939,6 +12773,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetBorderColor_v8000",
         exported: "cuTexRefGetBorderColor",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7951,6 +12790,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetFilterMode_v2000",
         exported: "cuTexRefGetFilterMode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7963,6 +12807,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetFlags_v2000",
         exported: "cuTexRefGetFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7975,6 +12824,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetFormat_v2000",
         exported: "cuTexRefGetFormat",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7987,6 +12841,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetMaxAnisotropy_v5000",
         exported: "cuTexRefGetMaxAnisotropy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -7999,6 +12858,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetMipmapFilterMode_v5000",
         exported: "cuTexRefGetMipmapFilterMode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8011,6 +12875,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetMipmapLevelBias_v5000",
         exported: "cuTexRefGetMipmapLevelBias",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8023,6 +12892,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetMipmapLevelClamp_v5000",
         exported: "cuTexRefGetMipmapLevelClamp",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8035,6 +12909,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefGetMipmappedArray_v5000",
         exported: "cuTexRefGetMipmappedArray",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8047,6 +12926,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetAddress_v2000",
         exported: "cuTexRefSetAddress",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -8059,6 +12943,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetAddress_v3020",
         exported: "cuTexRefSetAddress_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8071,6 +12960,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetAddress2D_v2020",
         exported: "cuTexRefSetAddress2D",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -8083,6 +12977,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetAddress2D_v3020",
         exported: "cuTexRefSetAddress2D_v2",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: true,
         toolkit_mask: 131071u64,
     },
@@ -8095,6 +12994,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetAddress2D_v4010",
         exported: "cuTexRefSetAddress2D_v3",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8107,6 +13011,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetAddressMode_v2000",
         exported: "cuTexRefSetAddressMode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8119,6 +13028,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetArray_v2000",
         exported: "cuTexRefSetArray",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8131,6 +13045,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetBorderColor_v8000",
         exported: "cuTexRefSetBorderColor",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8143,6 +13062,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetFilterMode_v2000",
         exported: "cuTexRefSetFilterMode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8155,6 +13079,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetFlags_v2000",
         exported: "cuTexRefSetFlags",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8167,6 +13096,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetFormat_v2000",
         exported: "cuTexRefSetFormat",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8179,6 +13113,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetMaxAnisotropy_v5000",
         exported: "cuTexRefSetMaxAnisotropy",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8191,6 +13130,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetMipmapFilterMode_v5000",
         exported: "cuTexRefSetMipmapFilterMode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8203,6 +13147,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetMipmapLevelBias_v5000",
         exported: "cuTexRefSetMipmapLevelBias",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8215,6 +13164,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetMipmapLevelClamp_v5000",
         exported: "cuTexRefSetMipmapLevelClamp",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8227,6 +13181,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuTexRefSetMipmappedArray_v5000",
         exported: "cuTexRefSetMipmappedArray",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8239,6 +13198,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuThreadExchangeStreamCaptureMode_v10010",
         exported: "cuThreadExchangeStreamCaptureMode",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8251,6 +13215,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuUserObjectCreate_v11030",
         exported: "cuUserObjectCreate",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8263,6 +13232,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuUserObjectRelease_v11030",
         exported: "cuUserObjectRelease",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8275,6 +13249,79 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuUserObjectRetain_v11030",
         exported: "cuUserObjectRetain",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuVDPAUCtxCreate",
+        c_symbol: c"cuVDPAUCtxCreate",
+        version: 3010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuVDPAUCtxCreate_v3010",
+        exported: "cuVDPAUCtxCreate",
+        header: "cudaVDPAUTypedefs.h",
+        module: "vdpau",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: true,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuVDPAUCtxCreate",
+        c_symbol: c"cuVDPAUCtxCreate",
+        version: 3020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuVDPAUCtxCreate_v3020",
+        exported: "cuVDPAUCtxCreate_v2",
+        header: "cudaVDPAUTypedefs.h",
+        module: "vdpau",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuVDPAUGetDevice",
+        c_symbol: c"cuVDPAUGetDevice",
+        version: 3010u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuVDPAUGetDevice_v3010",
+        exported: "cuVDPAUGetDevice",
+        header: "cudaVDPAUTypedefs.h",
+        module: "vdpau",
+        platforms: Platforms {
+            linux: true,
+            windows: false,
+        },
+        legacy: false,
+        toolkit_mask: 131071u64,
+    },
+    EntryInfo {
+        symbol: "cuWGLGetDevice",
+        c_symbol: c"cuWGLGetDevice",
+        version: 2020u32,
+        variant: None,
+        flags: StreamFlags::LEGACY_STREAM,
+        pfn: "PFN_cuWGLGetDevice_v2020",
+        exported: "cuWGLGetDevice",
+        header: "cudaGLTypedefs.h",
+        module: "wgl",
+        platforms: Platforms {
+            linux: false,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8287,6 +13334,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuWaitExternalSemaphoresAsync_v10000",
         exported: "cuWaitExternalSemaphoresAsync",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8299,6 +13351,11 @@ pub static ENTRIES: [EntryInfo; 685usize] = [
         pfn: "PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz",
         exported: "cuWaitExternalSemaphoresAsync_ptsz",
         header: "cudaTypedefs.h",
+        module: "cuda",
+        platforms: Platforms {
+            linux: true,
+            windows: true,
+        },
         legacy: false,
         toolkit_mask: 131071u64,
     },
@@ -8326,13 +13383,14 @@ pub unsafe trait Entry: sealed::Sealed + Copy + Default + 'static {
     const INFO: &'static EntryInfo = &ENTRIES[Self::INDEX];
 }
 macro_rules! entries {
-    ($($(#[$doc:meta])* $marker:ident => $pfn:ident, $index:literal;)*) => {
-        $($(#[$doc])* #[allow(non_camel_case_types)] #[derive(Clone, Copy, Debug,
-        Default, PartialEq, Eq, Hash)] pub struct $marker; impl super::sealed::Sealed for
-        $marker {} unsafe impl super::Entry for $marker { type Fn = crate ::pfn:: $pfn;
-        const INDEX : usize = $index; const SYMBOL : & 'static core::ffi::CStr =
-        super::ENTRIES[$index].c_symbol; const VERSION : u32 = super::ENTRIES[$index]
-        .version; const FLAGS : super::StreamFlags = super::ENTRIES[$index].flags; })*
+    ($($(#[$attr:meta])* $marker:ident => $pfn:path, $index:literal;)*) => {
+        $($(#[$attr])* #[allow(non_camel_case_types)] #[derive(Clone, Copy, Debug,
+        Default, PartialEq, Eq, Hash)] pub struct $marker; $(#[$attr])* impl
+        super::sealed::Sealed for $marker {} $(#[$attr])* unsafe impl super::Entry for
+        $marker { type Fn = $pfn; const INDEX : usize = $index; const SYMBOL : & 'static
+        core::ffi::CStr = super::ENTRIES[$index].c_symbol; const VERSION : u32 =
+        super::ENTRIES[$index].version; const FLAGS : super::StreamFlags =
+        super::ENTRIES[$index].flags; })*
     };
 }
 /// One marker type per entry, named like its typedef without `PFN_`.
@@ -8340,1680 +13398,2231 @@ pub mod entries {
     entries! {
         #[doc =
         " Marker for [`PFN_cuArray3DCreate_v2000`](crate::pfn::PFN_cuArray3DCreate_v2000): `cuArray3DCreate` at exactly version 2000."]
-        cuArray3DCreate_v2000 => PFN_cuArray3DCreate_v2000, 0usize; #[doc =
+        cuArray3DCreate_v2000 => crate ::pfn::PFN_cuArray3DCreate_v2000, 0usize; #[doc =
         " Marker for [`PFN_cuArray3DCreate_v3020`](crate::pfn::PFN_cuArray3DCreate_v3020): `cuArray3DCreate` at exactly version 3020."]
-        cuArray3DCreate_v3020 => PFN_cuArray3DCreate_v3020, 1usize; #[doc =
+        cuArray3DCreate_v3020 => crate ::pfn::PFN_cuArray3DCreate_v3020, 1usize; #[doc =
         " Marker for [`PFN_cuArray3DGetDescriptor_v2000`](crate::pfn::PFN_cuArray3DGetDescriptor_v2000): `cuArray3DGetDescriptor` at exactly version 2000."]
-        cuArray3DGetDescriptor_v2000 => PFN_cuArray3DGetDescriptor_v2000, 2usize; #[doc =
+        cuArray3DGetDescriptor_v2000 => crate ::pfn::PFN_cuArray3DGetDescriptor_v2000,
+        2usize; #[doc =
         " Marker for [`PFN_cuArray3DGetDescriptor_v3020`](crate::pfn::PFN_cuArray3DGetDescriptor_v3020): `cuArray3DGetDescriptor` at exactly version 3020."]
-        cuArray3DGetDescriptor_v3020 => PFN_cuArray3DGetDescriptor_v3020, 3usize; #[doc =
+        cuArray3DGetDescriptor_v3020 => crate ::pfn::PFN_cuArray3DGetDescriptor_v3020,
+        3usize; #[doc =
         " Marker for [`PFN_cuArrayCreate_v2000`](crate::pfn::PFN_cuArrayCreate_v2000): `cuArrayCreate` at exactly version 2000."]
-        cuArrayCreate_v2000 => PFN_cuArrayCreate_v2000, 4usize; #[doc =
+        cuArrayCreate_v2000 => crate ::pfn::PFN_cuArrayCreate_v2000, 4usize; #[doc =
         " Marker for [`PFN_cuArrayCreate_v3020`](crate::pfn::PFN_cuArrayCreate_v3020): `cuArrayCreate` at exactly version 3020."]
-        cuArrayCreate_v3020 => PFN_cuArrayCreate_v3020, 5usize; #[doc =
+        cuArrayCreate_v3020 => crate ::pfn::PFN_cuArrayCreate_v3020, 5usize; #[doc =
         " Marker for [`PFN_cuArrayDestroy_v2000`](crate::pfn::PFN_cuArrayDestroy_v2000): `cuArrayDestroy` at exactly version 2000."]
-        cuArrayDestroy_v2000 => PFN_cuArrayDestroy_v2000, 6usize; #[doc =
+        cuArrayDestroy_v2000 => crate ::pfn::PFN_cuArrayDestroy_v2000, 6usize; #[doc =
         " Marker for [`PFN_cuArrayGetDescriptor_v2000`](crate::pfn::PFN_cuArrayGetDescriptor_v2000): `cuArrayGetDescriptor` at exactly version 2000."]
-        cuArrayGetDescriptor_v2000 => PFN_cuArrayGetDescriptor_v2000, 7usize; #[doc =
+        cuArrayGetDescriptor_v2000 => crate ::pfn::PFN_cuArrayGetDescriptor_v2000,
+        7usize; #[doc =
         " Marker for [`PFN_cuArrayGetDescriptor_v3020`](crate::pfn::PFN_cuArrayGetDescriptor_v3020): `cuArrayGetDescriptor` at exactly version 3020."]
-        cuArrayGetDescriptor_v3020 => PFN_cuArrayGetDescriptor_v3020, 8usize; #[doc =
+        cuArrayGetDescriptor_v3020 => crate ::pfn::PFN_cuArrayGetDescriptor_v3020,
+        8usize; #[doc =
         " Marker for [`PFN_cuArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060): `cuArrayGetMemoryRequirements` at exactly version 11060."]
-        cuArrayGetMemoryRequirements_v11060 => PFN_cuArrayGetMemoryRequirements_v11060,
-        9usize; #[doc =
+        cuArrayGetMemoryRequirements_v11060 => crate
+        ::pfn::PFN_cuArrayGetMemoryRequirements_v11060, 9usize; #[doc =
         " Marker for [`PFN_cuArrayGetPlane_v11020`](crate::pfn::PFN_cuArrayGetPlane_v11020): `cuArrayGetPlane` at exactly version 11020."]
-        cuArrayGetPlane_v11020 => PFN_cuArrayGetPlane_v11020, 10usize; #[doc =
+        cuArrayGetPlane_v11020 => crate ::pfn::PFN_cuArrayGetPlane_v11020, 10usize; #[doc
+        =
         " Marker for [`PFN_cuArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuArrayGetSparseProperties_v11010): `cuArrayGetSparseProperties` at exactly version 11010."]
-        cuArrayGetSparseProperties_v11010 => PFN_cuArrayGetSparseProperties_v11010,
-        11usize; #[doc =
+        cuArrayGetSparseProperties_v11010 => crate
+        ::pfn::PFN_cuArrayGetSparseProperties_v11010, 11usize; #[doc =
         " Marker for [`PFN_cuCheckpointOperationComplete_v13040`](crate::pfn::PFN_cuCheckpointOperationComplete_v13040): `cuCheckpointOperationComplete` at exactly version 13040."]
-        cuCheckpointOperationComplete_v13040 => PFN_cuCheckpointOperationComplete_v13040,
-        12usize; #[doc =
+        cuCheckpointOperationComplete_v13040 => crate
+        ::pfn::PFN_cuCheckpointOperationComplete_v13040, 12usize; #[doc =
         " Marker for [`PFN_cuCheckpointProcessCheckpoint_v12080`](crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080): `cuCheckpointProcessCheckpoint` at exactly version 12080."]
-        cuCheckpointProcessCheckpoint_v12080 => PFN_cuCheckpointProcessCheckpoint_v12080,
-        13usize; #[doc =
+        cuCheckpointProcessCheckpoint_v12080 => crate
+        ::pfn::PFN_cuCheckpointProcessCheckpoint_v12080, 13usize; #[doc =
         " Marker for [`PFN_cuCheckpointProcessGetRestoreThreadId_v12080`](crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080): `cuCheckpointProcessGetRestoreThreadId` at exactly version 12080."]
-        cuCheckpointProcessGetRestoreThreadId_v12080 =>
-        PFN_cuCheckpointProcessGetRestoreThreadId_v12080, 14usize; #[doc =
+        cuCheckpointProcessGetRestoreThreadId_v12080 => crate
+        ::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080, 14usize; #[doc =
         " Marker for [`PFN_cuCheckpointProcessGetState_v12080`](crate::pfn::PFN_cuCheckpointProcessGetState_v12080): `cuCheckpointProcessGetState` at exactly version 12080."]
-        cuCheckpointProcessGetState_v12080 => PFN_cuCheckpointProcessGetState_v12080,
-        15usize; #[doc =
+        cuCheckpointProcessGetState_v12080 => crate
+        ::pfn::PFN_cuCheckpointProcessGetState_v12080, 15usize; #[doc =
         " Marker for [`PFN_cuCheckpointProcessLock_v12080`](crate::pfn::PFN_cuCheckpointProcessLock_v12080): `cuCheckpointProcessLock` at exactly version 12080."]
-        cuCheckpointProcessLock_v12080 => PFN_cuCheckpointProcessLock_v12080, 16usize;
-        #[doc =
+        cuCheckpointProcessLock_v12080 => crate
+        ::pfn::PFN_cuCheckpointProcessLock_v12080, 16usize; #[doc =
         " Marker for [`PFN_cuCheckpointProcessRestore_v12080`](crate::pfn::PFN_cuCheckpointProcessRestore_v12080): `cuCheckpointProcessRestore` at exactly version 12080."]
-        cuCheckpointProcessRestore_v12080 => PFN_cuCheckpointProcessRestore_v12080,
-        17usize; #[doc =
+        cuCheckpointProcessRestore_v12080 => crate
+        ::pfn::PFN_cuCheckpointProcessRestore_v12080, 17usize; #[doc =
         " Marker for [`PFN_cuCheckpointProcessUnlock_v12080`](crate::pfn::PFN_cuCheckpointProcessUnlock_v12080): `cuCheckpointProcessUnlock` at exactly version 12080."]
-        cuCheckpointProcessUnlock_v12080 => PFN_cuCheckpointProcessUnlock_v12080,
-        18usize; #[doc =
+        cuCheckpointProcessUnlock_v12080 => crate
+        ::pfn::PFN_cuCheckpointProcessUnlock_v12080, 18usize; #[doc =
         " Marker for [`PFN_cuCoredumpDeregisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020): `cuCoredumpDeregisterCompleteCallback` at exactly version 13020."]
-        cuCoredumpDeregisterCompleteCallback_v13020 =>
-        PFN_cuCoredumpDeregisterCompleteCallback_v13020, 19usize; #[doc =
+        cuCoredumpDeregisterCompleteCallback_v13020 => crate
+        ::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020, 19usize; #[doc =
         " Marker for [`PFN_cuCoredumpDeregisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020): `cuCoredumpDeregisterStartCallback` at exactly version 13020."]
-        cuCoredumpDeregisterStartCallback_v13020 =>
-        PFN_cuCoredumpDeregisterStartCallback_v13020, 20usize; #[doc =
+        cuCoredumpDeregisterStartCallback_v13020 => crate
+        ::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020, 20usize; #[doc =
         " Marker for [`PFN_cuCoredumpGetAttribute_v12010`](crate::pfn::PFN_cuCoredumpGetAttribute_v12010): `cuCoredumpGetAttribute` at exactly version 12010."]
-        cuCoredumpGetAttribute_v12010 => PFN_cuCoredumpGetAttribute_v12010, 21usize;
-        #[doc =
+        cuCoredumpGetAttribute_v12010 => crate ::pfn::PFN_cuCoredumpGetAttribute_v12010,
+        21usize; #[doc =
         " Marker for [`PFN_cuCoredumpGetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010): `cuCoredumpGetAttributeGlobal` at exactly version 12010."]
-        cuCoredumpGetAttributeGlobal_v12010 => PFN_cuCoredumpGetAttributeGlobal_v12010,
-        22usize; #[doc =
+        cuCoredumpGetAttributeGlobal_v12010 => crate
+        ::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010, 22usize; #[doc =
         " Marker for [`PFN_cuCoredumpRegisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020): `cuCoredumpRegisterCompleteCallback` at exactly version 13020."]
-        cuCoredumpRegisterCompleteCallback_v13020 =>
-        PFN_cuCoredumpRegisterCompleteCallback_v13020, 23usize; #[doc =
+        cuCoredumpRegisterCompleteCallback_v13020 => crate
+        ::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020, 23usize; #[doc =
         " Marker for [`PFN_cuCoredumpRegisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020): `cuCoredumpRegisterStartCallback` at exactly version 13020."]
-        cuCoredumpRegisterStartCallback_v13020 =>
-        PFN_cuCoredumpRegisterStartCallback_v13020, 24usize; #[doc =
+        cuCoredumpRegisterStartCallback_v13020 => crate
+        ::pfn::PFN_cuCoredumpRegisterStartCallback_v13020, 24usize; #[doc =
         " Marker for [`PFN_cuCoredumpSetAttribute_v12010`](crate::pfn::PFN_cuCoredumpSetAttribute_v12010): `cuCoredumpSetAttribute` at exactly version 12010."]
-        cuCoredumpSetAttribute_v12010 => PFN_cuCoredumpSetAttribute_v12010, 25usize;
-        #[doc =
+        cuCoredumpSetAttribute_v12010 => crate ::pfn::PFN_cuCoredumpSetAttribute_v12010,
+        25usize; #[doc =
         " Marker for [`PFN_cuCoredumpSetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010): `cuCoredumpSetAttributeGlobal` at exactly version 12010."]
-        cuCoredumpSetAttributeGlobal_v12010 => PFN_cuCoredumpSetAttributeGlobal_v12010,
-        26usize; #[doc =
+        cuCoredumpSetAttributeGlobal_v12010 => crate
+        ::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010, 26usize; #[doc =
         " Marker for [`PFN_cuCtxAttach_v2000`](crate::pfn::PFN_cuCtxAttach_v2000): `cuCtxAttach` at exactly version 2000."]
-        cuCtxAttach_v2000 => PFN_cuCtxAttach_v2000, 27usize; #[doc =
+        cuCtxAttach_v2000 => crate ::pfn::PFN_cuCtxAttach_v2000, 27usize; #[doc =
         " Marker for [`PFN_cuCtxCreate_v2000`](crate::pfn::PFN_cuCtxCreate_v2000): `cuCtxCreate` at exactly version 2000."]
-        cuCtxCreate_v2000 => PFN_cuCtxCreate_v2000, 28usize; #[doc =
+        cuCtxCreate_v2000 => crate ::pfn::PFN_cuCtxCreate_v2000, 28usize; #[doc =
         " Marker for [`PFN_cuCtxCreate_v3020`](crate::pfn::PFN_cuCtxCreate_v3020): `cuCtxCreate` at exactly version 3020."]
-        cuCtxCreate_v3020 => PFN_cuCtxCreate_v3020, 29usize; #[doc =
+        cuCtxCreate_v3020 => crate ::pfn::PFN_cuCtxCreate_v3020, 29usize; #[doc =
         " Marker for [`PFN_cuCtxCreate_v11040`](crate::pfn::PFN_cuCtxCreate_v11040): `cuCtxCreate` at exactly version 11040."]
-        cuCtxCreate_v11040 => PFN_cuCtxCreate_v11040, 30usize; #[doc =
+        cuCtxCreate_v11040 => crate ::pfn::PFN_cuCtxCreate_v11040, 30usize; #[doc =
         " Marker for [`PFN_cuCtxCreate_v12050`](crate::pfn::PFN_cuCtxCreate_v12050): `cuCtxCreate` at exactly version 12050."]
-        cuCtxCreate_v12050 => PFN_cuCtxCreate_v12050, 31usize; #[doc =
+        cuCtxCreate_v12050 => crate ::pfn::PFN_cuCtxCreate_v12050, 31usize; #[doc =
         " Marker for [`PFN_cuCtxDestroy_v2000`](crate::pfn::PFN_cuCtxDestroy_v2000): `cuCtxDestroy` at exactly version 2000."]
-        cuCtxDestroy_v2000 => PFN_cuCtxDestroy_v2000, 32usize; #[doc =
+        cuCtxDestroy_v2000 => crate ::pfn::PFN_cuCtxDestroy_v2000, 32usize; #[doc =
         " Marker for [`PFN_cuCtxDestroy_v4000`](crate::pfn::PFN_cuCtxDestroy_v4000): `cuCtxDestroy` at exactly version 4000."]
-        cuCtxDestroy_v4000 => PFN_cuCtxDestroy_v4000, 33usize; #[doc =
+        cuCtxDestroy_v4000 => crate ::pfn::PFN_cuCtxDestroy_v4000, 33usize; #[doc =
         " Marker for [`PFN_cuCtxDetach_v2000`](crate::pfn::PFN_cuCtxDetach_v2000): `cuCtxDetach` at exactly version 2000."]
-        cuCtxDetach_v2000 => PFN_cuCtxDetach_v2000, 34usize; #[doc =
+        cuCtxDetach_v2000 => crate ::pfn::PFN_cuCtxDetach_v2000, 34usize; #[doc =
         " Marker for [`PFN_cuCtxDisablePeerAccess_v4000`](crate::pfn::PFN_cuCtxDisablePeerAccess_v4000): `cuCtxDisablePeerAccess` at exactly version 4000."]
-        cuCtxDisablePeerAccess_v4000 => PFN_cuCtxDisablePeerAccess_v4000, 35usize; #[doc
-        =
+        cuCtxDisablePeerAccess_v4000 => crate ::pfn::PFN_cuCtxDisablePeerAccess_v4000,
+        35usize; #[doc =
         " Marker for [`PFN_cuCtxEnablePeerAccess_v4000`](crate::pfn::PFN_cuCtxEnablePeerAccess_v4000): `cuCtxEnablePeerAccess` at exactly version 4000."]
-        cuCtxEnablePeerAccess_v4000 => PFN_cuCtxEnablePeerAccess_v4000, 36usize; #[doc =
+        cuCtxEnablePeerAccess_v4000 => crate ::pfn::PFN_cuCtxEnablePeerAccess_v4000,
+        36usize; #[doc =
         " Marker for [`PFN_cuCtxFromGreenCtx_v12040`](crate::pfn::PFN_cuCtxFromGreenCtx_v12040): `cuCtxFromGreenCtx` at exactly version 12040."]
-        cuCtxFromGreenCtx_v12040 => PFN_cuCtxFromGreenCtx_v12040, 37usize; #[doc =
+        cuCtxFromGreenCtx_v12040 => crate ::pfn::PFN_cuCtxFromGreenCtx_v12040, 37usize;
+        #[doc =
         " Marker for [`PFN_cuCtxGetApiVersion_v3020`](crate::pfn::PFN_cuCtxGetApiVersion_v3020): `cuCtxGetApiVersion` at exactly version 3020."]
-        cuCtxGetApiVersion_v3020 => PFN_cuCtxGetApiVersion_v3020, 38usize; #[doc =
+        cuCtxGetApiVersion_v3020 => crate ::pfn::PFN_cuCtxGetApiVersion_v3020, 38usize;
+        #[doc =
         " Marker for [`PFN_cuCtxGetCacheConfig_v3020`](crate::pfn::PFN_cuCtxGetCacheConfig_v3020): `cuCtxGetCacheConfig` at exactly version 3020."]
-        cuCtxGetCacheConfig_v3020 => PFN_cuCtxGetCacheConfig_v3020, 39usize; #[doc =
+        cuCtxGetCacheConfig_v3020 => crate ::pfn::PFN_cuCtxGetCacheConfig_v3020, 39usize;
+        #[doc =
         " Marker for [`PFN_cuCtxGetCurrent_v4000`](crate::pfn::PFN_cuCtxGetCurrent_v4000): `cuCtxGetCurrent` at exactly version 4000."]
-        cuCtxGetCurrent_v4000 => PFN_cuCtxGetCurrent_v4000, 40usize; #[doc =
+        cuCtxGetCurrent_v4000 => crate ::pfn::PFN_cuCtxGetCurrent_v4000, 40usize; #[doc =
         " Marker for [`PFN_cuCtxGetDevResource_v12040`](crate::pfn::PFN_cuCtxGetDevResource_v12040): `cuCtxGetDevResource` at exactly version 12040."]
-        cuCtxGetDevResource_v12040 => PFN_cuCtxGetDevResource_v12040, 41usize; #[doc =
+        cuCtxGetDevResource_v12040 => crate ::pfn::PFN_cuCtxGetDevResource_v12040,
+        41usize; #[doc =
         " Marker for [`PFN_cuCtxGetDevice_v2000`](crate::pfn::PFN_cuCtxGetDevice_v2000): `cuCtxGetDevice` at exactly version 2000."]
-        cuCtxGetDevice_v2000 => PFN_cuCtxGetDevice_v2000, 42usize; #[doc =
+        cuCtxGetDevice_v2000 => crate ::pfn::PFN_cuCtxGetDevice_v2000, 42usize; #[doc =
         " Marker for [`PFN_cuCtxGetDevice_v13000`](crate::pfn::PFN_cuCtxGetDevice_v13000): `cuCtxGetDevice` at exactly version 13000."]
-        cuCtxGetDevice_v13000 => PFN_cuCtxGetDevice_v13000, 43usize; #[doc =
+        cuCtxGetDevice_v13000 => crate ::pfn::PFN_cuCtxGetDevice_v13000, 43usize; #[doc =
         " Marker for [`PFN_cuCtxGetExecAffinity_v11040`](crate::pfn::PFN_cuCtxGetExecAffinity_v11040): `cuCtxGetExecAffinity` at exactly version 11040."]
-        cuCtxGetExecAffinity_v11040 => PFN_cuCtxGetExecAffinity_v11040, 44usize; #[doc =
+        cuCtxGetExecAffinity_v11040 => crate ::pfn::PFN_cuCtxGetExecAffinity_v11040,
+        44usize; #[doc =
         " Marker for [`PFN_cuCtxGetFlags_v7000`](crate::pfn::PFN_cuCtxGetFlags_v7000): `cuCtxGetFlags` at exactly version 7000."]
-        cuCtxGetFlags_v7000 => PFN_cuCtxGetFlags_v7000, 45usize; #[doc =
+        cuCtxGetFlags_v7000 => crate ::pfn::PFN_cuCtxGetFlags_v7000, 45usize; #[doc =
         " Marker for [`PFN_cuCtxGetId_v12000`](crate::pfn::PFN_cuCtxGetId_v12000): `cuCtxGetId` at exactly version 12000."]
-        cuCtxGetId_v12000 => PFN_cuCtxGetId_v12000, 46usize; #[doc =
+        cuCtxGetId_v12000 => crate ::pfn::PFN_cuCtxGetId_v12000, 46usize; #[doc =
         " Marker for [`PFN_cuCtxGetLimit_v3010`](crate::pfn::PFN_cuCtxGetLimit_v3010): `cuCtxGetLimit` at exactly version 3010."]
-        cuCtxGetLimit_v3010 => PFN_cuCtxGetLimit_v3010, 47usize; #[doc =
+        cuCtxGetLimit_v3010 => crate ::pfn::PFN_cuCtxGetLimit_v3010, 47usize; #[doc =
         " Marker for [`PFN_cuCtxGetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020): `cuCtxGetSharedMemConfig` at exactly version 4020."]
-        cuCtxGetSharedMemConfig_v4020 => PFN_cuCtxGetSharedMemConfig_v4020, 48usize;
-        #[doc =
+        cuCtxGetSharedMemConfig_v4020 => crate ::pfn::PFN_cuCtxGetSharedMemConfig_v4020,
+        48usize; #[doc =
         " Marker for [`PFN_cuCtxGetStreamPriorityRange_v5050`](crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050): `cuCtxGetStreamPriorityRange` at exactly version 5050."]
-        cuCtxGetStreamPriorityRange_v5050 => PFN_cuCtxGetStreamPriorityRange_v5050,
-        49usize; #[doc =
+        cuCtxGetStreamPriorityRange_v5050 => crate
+        ::pfn::PFN_cuCtxGetStreamPriorityRange_v5050, 49usize; #[doc =
         " Marker for [`PFN_cuCtxPopCurrent_v2000`](crate::pfn::PFN_cuCtxPopCurrent_v2000): `cuCtxPopCurrent` at exactly version 2000."]
-        cuCtxPopCurrent_v2000 => PFN_cuCtxPopCurrent_v2000, 50usize; #[doc =
+        cuCtxPopCurrent_v2000 => crate ::pfn::PFN_cuCtxPopCurrent_v2000, 50usize; #[doc =
         " Marker for [`PFN_cuCtxPopCurrent_v4000`](crate::pfn::PFN_cuCtxPopCurrent_v4000): `cuCtxPopCurrent` at exactly version 4000."]
-        cuCtxPopCurrent_v4000 => PFN_cuCtxPopCurrent_v4000, 51usize; #[doc =
+        cuCtxPopCurrent_v4000 => crate ::pfn::PFN_cuCtxPopCurrent_v4000, 51usize; #[doc =
         " Marker for [`PFN_cuCtxPushCurrent_v2000`](crate::pfn::PFN_cuCtxPushCurrent_v2000): `cuCtxPushCurrent` at exactly version 2000."]
-        cuCtxPushCurrent_v2000 => PFN_cuCtxPushCurrent_v2000, 52usize; #[doc =
+        cuCtxPushCurrent_v2000 => crate ::pfn::PFN_cuCtxPushCurrent_v2000, 52usize; #[doc
+        =
         " Marker for [`PFN_cuCtxPushCurrent_v4000`](crate::pfn::PFN_cuCtxPushCurrent_v4000): `cuCtxPushCurrent` at exactly version 4000."]
-        cuCtxPushCurrent_v4000 => PFN_cuCtxPushCurrent_v4000, 53usize; #[doc =
+        cuCtxPushCurrent_v4000 => crate ::pfn::PFN_cuCtxPushCurrent_v4000, 53usize; #[doc
+        =
         " Marker for [`PFN_cuCtxRecordEvent_v12050`](crate::pfn::PFN_cuCtxRecordEvent_v12050): `cuCtxRecordEvent` at exactly version 12050."]
-        cuCtxRecordEvent_v12050 => PFN_cuCtxRecordEvent_v12050, 54usize; #[doc =
+        cuCtxRecordEvent_v12050 => crate ::pfn::PFN_cuCtxRecordEvent_v12050, 54usize;
+        #[doc =
         " Marker for [`PFN_cuCtxResetPersistingL2Cache_v11000`](crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000): `cuCtxResetPersistingL2Cache` at exactly version 11000."]
-        cuCtxResetPersistingL2Cache_v11000 => PFN_cuCtxResetPersistingL2Cache_v11000,
-        55usize; #[doc =
+        cuCtxResetPersistingL2Cache_v11000 => crate
+        ::pfn::PFN_cuCtxResetPersistingL2Cache_v11000, 55usize; #[doc =
         " Marker for [`PFN_cuCtxSetCacheConfig_v3020`](crate::pfn::PFN_cuCtxSetCacheConfig_v3020): `cuCtxSetCacheConfig` at exactly version 3020."]
-        cuCtxSetCacheConfig_v3020 => PFN_cuCtxSetCacheConfig_v3020, 56usize; #[doc =
+        cuCtxSetCacheConfig_v3020 => crate ::pfn::PFN_cuCtxSetCacheConfig_v3020, 56usize;
+        #[doc =
         " Marker for [`PFN_cuCtxSetCurrent_v4000`](crate::pfn::PFN_cuCtxSetCurrent_v4000): `cuCtxSetCurrent` at exactly version 4000."]
-        cuCtxSetCurrent_v4000 => PFN_cuCtxSetCurrent_v4000, 57usize; #[doc =
+        cuCtxSetCurrent_v4000 => crate ::pfn::PFN_cuCtxSetCurrent_v4000, 57usize; #[doc =
         " Marker for [`PFN_cuCtxSetFlags_v12010`](crate::pfn::PFN_cuCtxSetFlags_v12010): `cuCtxSetFlags` at exactly version 12010."]
-        cuCtxSetFlags_v12010 => PFN_cuCtxSetFlags_v12010, 58usize; #[doc =
+        cuCtxSetFlags_v12010 => crate ::pfn::PFN_cuCtxSetFlags_v12010, 58usize; #[doc =
         " Marker for [`PFN_cuCtxSetLimit_v3010`](crate::pfn::PFN_cuCtxSetLimit_v3010): `cuCtxSetLimit` at exactly version 3010."]
-        cuCtxSetLimit_v3010 => PFN_cuCtxSetLimit_v3010, 59usize; #[doc =
+        cuCtxSetLimit_v3010 => crate ::pfn::PFN_cuCtxSetLimit_v3010, 59usize; #[doc =
         " Marker for [`PFN_cuCtxSetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020): `cuCtxSetSharedMemConfig` at exactly version 4020."]
-        cuCtxSetSharedMemConfig_v4020 => PFN_cuCtxSetSharedMemConfig_v4020, 60usize;
-        #[doc =
+        cuCtxSetSharedMemConfig_v4020 => crate ::pfn::PFN_cuCtxSetSharedMemConfig_v4020,
+        60usize; #[doc =
         " Marker for [`PFN_cuCtxSynchronize_v2000`](crate::pfn::PFN_cuCtxSynchronize_v2000): `cuCtxSynchronize` at exactly version 2000."]
-        cuCtxSynchronize_v2000 => PFN_cuCtxSynchronize_v2000, 61usize; #[doc =
+        cuCtxSynchronize_v2000 => crate ::pfn::PFN_cuCtxSynchronize_v2000, 61usize; #[doc
+        =
         " Marker for [`PFN_cuCtxSynchronize_v13000`](crate::pfn::PFN_cuCtxSynchronize_v13000): `cuCtxSynchronize` at exactly version 13000."]
-        cuCtxSynchronize_v13000 => PFN_cuCtxSynchronize_v13000, 62usize; #[doc =
+        cuCtxSynchronize_v13000 => crate ::pfn::PFN_cuCtxSynchronize_v13000, 62usize;
+        #[doc =
         " Marker for [`PFN_cuCtxWaitEvent_v12050`](crate::pfn::PFN_cuCtxWaitEvent_v12050): `cuCtxWaitEvent` at exactly version 12050."]
-        cuCtxWaitEvent_v12050 => PFN_cuCtxWaitEvent_v12050, 63usize; #[doc =
+        cuCtxWaitEvent_v12050 => crate ::pfn::PFN_cuCtxWaitEvent_v12050, 63usize; #[doc =
+        " Marker for [`PFN_cuD3D10CtxCreate_v2010`](crate::d3d10::PFN_cuD3D10CtxCreate_v2010): `cuD3D10CtxCreate` at exactly version 2010."]
+        #[cfg(feature = "d3d10")] cuD3D10CtxCreate_v2010 => crate
+        ::d3d10::PFN_cuD3D10CtxCreate_v2010, 64usize; #[doc =
+        " Marker for [`PFN_cuD3D10CtxCreate_v3020`](crate::d3d10::PFN_cuD3D10CtxCreate_v3020): `cuD3D10CtxCreate` at exactly version 3020."]
+        #[cfg(feature = "d3d10")] cuD3D10CtxCreate_v3020 => crate
+        ::d3d10::PFN_cuD3D10CtxCreate_v3020, 65usize; #[doc =
+        " Marker for [`PFN_cuD3D10CtxCreateOnDevice_v3020`](crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020): `cuD3D10CtxCreateOnDevice` at exactly version 3020."]
+        #[cfg(feature = "d3d10")] cuD3D10CtxCreateOnDevice_v3020 => crate
+        ::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020, 66usize; #[doc =
+        " Marker for [`PFN_cuD3D10GetDevice_v2010`](crate::d3d10::PFN_cuD3D10GetDevice_v2010): `cuD3D10GetDevice` at exactly version 2010."]
+        #[cfg(feature = "d3d10")] cuD3D10GetDevice_v2010 => crate
+        ::d3d10::PFN_cuD3D10GetDevice_v2010, 67usize; #[doc =
+        " Marker for [`PFN_cuD3D10GetDevices_v3020`](crate::d3d10::PFN_cuD3D10GetDevices_v3020): `cuD3D10GetDevices` at exactly version 3020."]
+        #[cfg(feature = "d3d10")] cuD3D10GetDevices_v3020 => crate
+        ::d3d10::PFN_cuD3D10GetDevices_v3020, 68usize; #[doc =
+        " Marker for [`PFN_cuD3D10GetDirect3DDevice_v3020`](crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020): `cuD3D10GetDirect3DDevice` at exactly version 3020."]
+        #[cfg(feature = "d3d10")] cuD3D10GetDirect3DDevice_v3020 => crate
+        ::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020, 69usize; #[doc =
+        " Marker for [`PFN_cuD3D10MapResources_v2010`](crate::d3d10::PFN_cuD3D10MapResources_v2010): `cuD3D10MapResources` at exactly version 2010."]
+        #[cfg(feature = "d3d10")] cuD3D10MapResources_v2010 => crate
+        ::d3d10::PFN_cuD3D10MapResources_v2010, 70usize; #[doc =
+        " Marker for [`PFN_cuD3D10RegisterResource_v2010`](crate::d3d10::PFN_cuD3D10RegisterResource_v2010): `cuD3D10RegisterResource` at exactly version 2010."]
+        #[cfg(feature = "d3d10")] cuD3D10RegisterResource_v2010 => crate
+        ::d3d10::PFN_cuD3D10RegisterResource_v2010, 71usize; #[doc =
+        " Marker for [`PFN_cuD3D10ResourceGetMappedArray_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010): `cuD3D10ResourceGetMappedArray` at exactly version 2010."]
+        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedArray_v2010 => crate
+        ::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010, 72usize; #[doc =
+        " Marker for [`PFN_cuD3D10ResourceGetMappedPitch_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v2010): `cuD3D10ResourceGetMappedPitch` at exactly version 2010."]
+        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedPitch_v2010 => crate
+        ::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v2010, 73usize; #[doc =
+        " Marker for [`PFN_cuD3D10ResourceGetMappedPitch_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020): `cuD3D10ResourceGetMappedPitch` at exactly version 3020."]
+        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedPitch_v3020 => crate
+        ::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020, 74usize; #[doc =
+        " Marker for [`PFN_cuD3D10ResourceGetMappedPointer_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v2010): `cuD3D10ResourceGetMappedPointer` at exactly version 2010."]
+        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedPointer_v2010 => crate
+        ::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v2010, 75usize; #[doc =
+        " Marker for [`PFN_cuD3D10ResourceGetMappedPointer_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020): `cuD3D10ResourceGetMappedPointer` at exactly version 3020."]
+        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedPointer_v3020 => crate
+        ::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020, 76usize; #[doc =
+        " Marker for [`PFN_cuD3D10ResourceGetMappedSize_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v2010): `cuD3D10ResourceGetMappedSize` at exactly version 2010."]
+        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedSize_v2010 => crate
+        ::d3d10::PFN_cuD3D10ResourceGetMappedSize_v2010, 77usize; #[doc =
+        " Marker for [`PFN_cuD3D10ResourceGetMappedSize_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020): `cuD3D10ResourceGetMappedSize` at exactly version 3020."]
+        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedSize_v3020 => crate
+        ::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020, 78usize; #[doc =
+        " Marker for [`PFN_cuD3D10ResourceGetSurfaceDimensions_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v2010): `cuD3D10ResourceGetSurfaceDimensions` at exactly version 2010."]
+        #[cfg(feature = "d3d10")] cuD3D10ResourceGetSurfaceDimensions_v2010 => crate
+        ::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v2010, 79usize; #[doc =
+        " Marker for [`PFN_cuD3D10ResourceGetSurfaceDimensions_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020): `cuD3D10ResourceGetSurfaceDimensions` at exactly version 3020."]
+        #[cfg(feature = "d3d10")] cuD3D10ResourceGetSurfaceDimensions_v3020 => crate
+        ::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020, 80usize; #[doc =
+        " Marker for [`PFN_cuD3D10ResourceSetMapFlags_v2010`](crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010): `cuD3D10ResourceSetMapFlags` at exactly version 2010."]
+        #[cfg(feature = "d3d10")] cuD3D10ResourceSetMapFlags_v2010 => crate
+        ::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010, 81usize; #[doc =
+        " Marker for [`PFN_cuD3D10UnmapResources_v2010`](crate::d3d10::PFN_cuD3D10UnmapResources_v2010): `cuD3D10UnmapResources` at exactly version 2010."]
+        #[cfg(feature = "d3d10")] cuD3D10UnmapResources_v2010 => crate
+        ::d3d10::PFN_cuD3D10UnmapResources_v2010, 82usize; #[doc =
+        " Marker for [`PFN_cuD3D10UnregisterResource_v2010`](crate::d3d10::PFN_cuD3D10UnregisterResource_v2010): `cuD3D10UnregisterResource` at exactly version 2010."]
+        #[cfg(feature = "d3d10")] cuD3D10UnregisterResource_v2010 => crate
+        ::d3d10::PFN_cuD3D10UnregisterResource_v2010, 83usize; #[doc =
+        " Marker for [`PFN_cuD3D11CtxCreate_v3000`](crate::d3d11::PFN_cuD3D11CtxCreate_v3000): `cuD3D11CtxCreate` at exactly version 3000."]
+        #[cfg(feature = "d3d11")] cuD3D11CtxCreate_v3000 => crate
+        ::d3d11::PFN_cuD3D11CtxCreate_v3000, 84usize; #[doc =
+        " Marker for [`PFN_cuD3D11CtxCreate_v3020`](crate::d3d11::PFN_cuD3D11CtxCreate_v3020): `cuD3D11CtxCreate` at exactly version 3020."]
+        #[cfg(feature = "d3d11")] cuD3D11CtxCreate_v3020 => crate
+        ::d3d11::PFN_cuD3D11CtxCreate_v3020, 85usize; #[doc =
+        " Marker for [`PFN_cuD3D11CtxCreateOnDevice_v3020`](crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020): `cuD3D11CtxCreateOnDevice` at exactly version 3020."]
+        #[cfg(feature = "d3d11")] cuD3D11CtxCreateOnDevice_v3020 => crate
+        ::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020, 86usize; #[doc =
+        " Marker for [`PFN_cuD3D11GetDevice_v3000`](crate::d3d11::PFN_cuD3D11GetDevice_v3000): `cuD3D11GetDevice` at exactly version 3000."]
+        #[cfg(feature = "d3d11")] cuD3D11GetDevice_v3000 => crate
+        ::d3d11::PFN_cuD3D11GetDevice_v3000, 87usize; #[doc =
+        " Marker for [`PFN_cuD3D11GetDevices_v3020`](crate::d3d11::PFN_cuD3D11GetDevices_v3020): `cuD3D11GetDevices` at exactly version 3020."]
+        #[cfg(feature = "d3d11")] cuD3D11GetDevices_v3020 => crate
+        ::d3d11::PFN_cuD3D11GetDevices_v3020, 88usize; #[doc =
+        " Marker for [`PFN_cuD3D11GetDirect3DDevice_v3020`](crate::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020): `cuD3D11GetDirect3DDevice` at exactly version 3020."]
+        #[cfg(feature = "d3d11")] cuD3D11GetDirect3DDevice_v3020 => crate
+        ::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020, 89usize; #[doc =
+        " Marker for [`PFN_cuD3D9Begin_v2000`](crate::d3d9::PFN_cuD3D9Begin_v2000): `cuD3D9Begin` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9Begin_v2000 => crate
+        ::d3d9::PFN_cuD3D9Begin_v2000, 90usize; #[doc =
+        " Marker for [`PFN_cuD3D9CtxCreate_v2000`](crate::d3d9::PFN_cuD3D9CtxCreate_v2000): `cuD3D9CtxCreate` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9CtxCreate_v2000 => crate
+        ::d3d9::PFN_cuD3D9CtxCreate_v2000, 91usize; #[doc =
+        " Marker for [`PFN_cuD3D9CtxCreate_v3020`](crate::d3d9::PFN_cuD3D9CtxCreate_v3020): `cuD3D9CtxCreate` at exactly version 3020."]
+        #[cfg(feature = "d3d9")] cuD3D9CtxCreate_v3020 => crate
+        ::d3d9::PFN_cuD3D9CtxCreate_v3020, 92usize; #[doc =
+        " Marker for [`PFN_cuD3D9CtxCreateOnDevice_v3020`](crate::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020): `cuD3D9CtxCreateOnDevice` at exactly version 3020."]
+        #[cfg(feature = "d3d9")] cuD3D9CtxCreateOnDevice_v3020 => crate
+        ::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020, 93usize; #[doc =
+        " Marker for [`PFN_cuD3D9End_v2000`](crate::d3d9::PFN_cuD3D9End_v2000): `cuD3D9End` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9End_v2000 => crate ::d3d9::PFN_cuD3D9End_v2000,
+        94usize; #[doc =
+        " Marker for [`PFN_cuD3D9GetDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDevice_v2000): `cuD3D9GetDevice` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9GetDevice_v2000 => crate
+        ::d3d9::PFN_cuD3D9GetDevice_v2000, 95usize; #[doc =
+        " Marker for [`PFN_cuD3D9GetDevices_v3020`](crate::d3d9::PFN_cuD3D9GetDevices_v3020): `cuD3D9GetDevices` at exactly version 3020."]
+        #[cfg(feature = "d3d9")] cuD3D9GetDevices_v3020 => crate
+        ::d3d9::PFN_cuD3D9GetDevices_v3020, 96usize; #[doc =
+        " Marker for [`PFN_cuD3D9GetDirect3DDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000): `cuD3D9GetDirect3DDevice` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9GetDirect3DDevice_v2000 => crate
+        ::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000, 97usize; #[doc =
+        " Marker for [`PFN_cuD3D9MapResources_v2000`](crate::d3d9::PFN_cuD3D9MapResources_v2000): `cuD3D9MapResources` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9MapResources_v2000 => crate
+        ::d3d9::PFN_cuD3D9MapResources_v2000, 98usize; #[doc =
+        " Marker for [`PFN_cuD3D9MapVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9MapVertexBuffer_v2000): `cuD3D9MapVertexBuffer` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9MapVertexBuffer_v2000 => crate
+        ::d3d9::PFN_cuD3D9MapVertexBuffer_v2000, 99usize; #[doc =
+        " Marker for [`PFN_cuD3D9MapVertexBuffer_v3020`](crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020): `cuD3D9MapVertexBuffer` at exactly version 3020."]
+        #[cfg(feature = "d3d9")] cuD3D9MapVertexBuffer_v3020 => crate
+        ::d3d9::PFN_cuD3D9MapVertexBuffer_v3020, 100usize; #[doc =
+        " Marker for [`PFN_cuD3D9RegisterResource_v2000`](crate::d3d9::PFN_cuD3D9RegisterResource_v2000): `cuD3D9RegisterResource` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9RegisterResource_v2000 => crate
+        ::d3d9::PFN_cuD3D9RegisterResource_v2000, 101usize; #[doc =
+        " Marker for [`PFN_cuD3D9RegisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000): `cuD3D9RegisterVertexBuffer` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9RegisterVertexBuffer_v2000 => crate
+        ::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000, 102usize; #[doc =
+        " Marker for [`PFN_cuD3D9ResourceGetMappedArray_v2010`](crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010): `cuD3D9ResourceGetMappedArray` at exactly version 2010."]
+        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedArray_v2010 => crate
+        ::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010, 103usize; #[doc =
+        " Marker for [`PFN_cuD3D9ResourceGetMappedPitch_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v2000): `cuD3D9ResourceGetMappedPitch` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedPitch_v2000 => crate
+        ::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v2000, 104usize; #[doc =
+        " Marker for [`PFN_cuD3D9ResourceGetMappedPitch_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020): `cuD3D9ResourceGetMappedPitch` at exactly version 3020."]
+        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedPitch_v3020 => crate
+        ::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020, 105usize; #[doc =
+        " Marker for [`PFN_cuD3D9ResourceGetMappedPointer_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v2000): `cuD3D9ResourceGetMappedPointer` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedPointer_v2000 => crate
+        ::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v2000, 106usize; #[doc =
+        " Marker for [`PFN_cuD3D9ResourceGetMappedPointer_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020): `cuD3D9ResourceGetMappedPointer` at exactly version 3020."]
+        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedPointer_v3020 => crate
+        ::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020, 107usize; #[doc =
+        " Marker for [`PFN_cuD3D9ResourceGetMappedSize_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v2000): `cuD3D9ResourceGetMappedSize` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedSize_v2000 => crate
+        ::d3d9::PFN_cuD3D9ResourceGetMappedSize_v2000, 108usize; #[doc =
+        " Marker for [`PFN_cuD3D9ResourceGetMappedSize_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020): `cuD3D9ResourceGetMappedSize` at exactly version 3020."]
+        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedSize_v3020 => crate
+        ::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020, 109usize; #[doc =
+        " Marker for [`PFN_cuD3D9ResourceGetSurfaceDimensions_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v2000): `cuD3D9ResourceGetSurfaceDimensions` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9ResourceGetSurfaceDimensions_v2000 => crate
+        ::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v2000, 110usize; #[doc =
+        " Marker for [`PFN_cuD3D9ResourceGetSurfaceDimensions_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020): `cuD3D9ResourceGetSurfaceDimensions` at exactly version 3020."]
+        #[cfg(feature = "d3d9")] cuD3D9ResourceGetSurfaceDimensions_v3020 => crate
+        ::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020, 111usize; #[doc =
+        " Marker for [`PFN_cuD3D9ResourceSetMapFlags_v2000`](crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000): `cuD3D9ResourceSetMapFlags` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9ResourceSetMapFlags_v2000 => crate
+        ::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000, 112usize; #[doc =
+        " Marker for [`PFN_cuD3D9UnmapResources_v2000`](crate::d3d9::PFN_cuD3D9UnmapResources_v2000): `cuD3D9UnmapResources` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9UnmapResources_v2000 => crate
+        ::d3d9::PFN_cuD3D9UnmapResources_v2000, 113usize; #[doc =
+        " Marker for [`PFN_cuD3D9UnmapVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000): `cuD3D9UnmapVertexBuffer` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9UnmapVertexBuffer_v2000 => crate
+        ::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000, 114usize; #[doc =
+        " Marker for [`PFN_cuD3D9UnregisterResource_v2000`](crate::d3d9::PFN_cuD3D9UnregisterResource_v2000): `cuD3D9UnregisterResource` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9UnregisterResource_v2000 => crate
+        ::d3d9::PFN_cuD3D9UnregisterResource_v2000, 115usize; #[doc =
+        " Marker for [`PFN_cuD3D9UnregisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000): `cuD3D9UnregisterVertexBuffer` at exactly version 2000."]
+        #[cfg(feature = "d3d9")] cuD3D9UnregisterVertexBuffer_v2000 => crate
+        ::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000, 116usize; #[doc =
         " Marker for [`PFN_cuDestroyExternalMemory_v10000`](crate::pfn::PFN_cuDestroyExternalMemory_v10000): `cuDestroyExternalMemory` at exactly version 10000."]
-        cuDestroyExternalMemory_v10000 => PFN_cuDestroyExternalMemory_v10000, 64usize;
-        #[doc =
+        cuDestroyExternalMemory_v10000 => crate
+        ::pfn::PFN_cuDestroyExternalMemory_v10000, 117usize; #[doc =
         " Marker for [`PFN_cuDestroyExternalSemaphore_v10000`](crate::pfn::PFN_cuDestroyExternalSemaphore_v10000): `cuDestroyExternalSemaphore` at exactly version 10000."]
-        cuDestroyExternalSemaphore_v10000 => PFN_cuDestroyExternalSemaphore_v10000,
-        65usize; #[doc =
+        cuDestroyExternalSemaphore_v10000 => crate
+        ::pfn::PFN_cuDestroyExternalSemaphore_v10000, 118usize; #[doc =
         " Marker for [`PFN_cuDevResourceGenerateDesc_v12040`](crate::pfn::PFN_cuDevResourceGenerateDesc_v12040): `cuDevResourceGenerateDesc` at exactly version 12040."]
-        cuDevResourceGenerateDesc_v12040 => PFN_cuDevResourceGenerateDesc_v12040,
-        66usize; #[doc =
+        cuDevResourceGenerateDesc_v12040 => crate
+        ::pfn::PFN_cuDevResourceGenerateDesc_v12040, 119usize; #[doc =
         " Marker for [`PFN_cuDevSmResourceSplit_v13010`](crate::pfn::PFN_cuDevSmResourceSplit_v13010): `cuDevSmResourceSplit` at exactly version 13010."]
-        cuDevSmResourceSplit_v13010 => PFN_cuDevSmResourceSplit_v13010, 67usize; #[doc =
+        cuDevSmResourceSplit_v13010 => crate ::pfn::PFN_cuDevSmResourceSplit_v13010,
+        120usize; #[doc =
         " Marker for [`PFN_cuDevSmResourceSplitByCount_v12040`](crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040): `cuDevSmResourceSplitByCount` at exactly version 12040."]
-        cuDevSmResourceSplitByCount_v12040 => PFN_cuDevSmResourceSplitByCount_v12040,
-        68usize; #[doc =
+        cuDevSmResourceSplitByCount_v12040 => crate
+        ::pfn::PFN_cuDevSmResourceSplitByCount_v12040, 121usize; #[doc =
         " Marker for [`PFN_cuDeviceCanAccessPeer_v4000`](crate::pfn::PFN_cuDeviceCanAccessPeer_v4000): `cuDeviceCanAccessPeer` at exactly version 4000."]
-        cuDeviceCanAccessPeer_v4000 => PFN_cuDeviceCanAccessPeer_v4000, 69usize; #[doc =
+        cuDeviceCanAccessPeer_v4000 => crate ::pfn::PFN_cuDeviceCanAccessPeer_v4000,
+        122usize; #[doc =
         " Marker for [`PFN_cuDeviceComputeCapability_v2000`](crate::pfn::PFN_cuDeviceComputeCapability_v2000): `cuDeviceComputeCapability` at exactly version 2000."]
-        cuDeviceComputeCapability_v2000 => PFN_cuDeviceComputeCapability_v2000, 70usize;
-        #[doc =
+        cuDeviceComputeCapability_v2000 => crate
+        ::pfn::PFN_cuDeviceComputeCapability_v2000, 123usize; #[doc =
         " Marker for [`PFN_cuDeviceGet_v2000`](crate::pfn::PFN_cuDeviceGet_v2000): `cuDeviceGet` at exactly version 2000."]
-        cuDeviceGet_v2000 => PFN_cuDeviceGet_v2000, 71usize; #[doc =
+        cuDeviceGet_v2000 => crate ::pfn::PFN_cuDeviceGet_v2000, 124usize; #[doc =
         " Marker for [`PFN_cuDeviceGetAttribute_v2000`](crate::pfn::PFN_cuDeviceGetAttribute_v2000): `cuDeviceGetAttribute` at exactly version 2000."]
-        cuDeviceGetAttribute_v2000 => PFN_cuDeviceGetAttribute_v2000, 72usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetByPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010): `cuDeviceGetByPCIBusId` at exactly version 4010."]
-        cuDeviceGetByPCIBusId_v4010 => PFN_cuDeviceGetByPCIBusId_v4010, 73usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetCliqueCount_v13040`](crate::pfn::PFN_cuDeviceGetCliqueCount_v13040): `cuDeviceGetCliqueCount` at exactly version 13040."]
-        cuDeviceGetCliqueCount_v13040 => PFN_cuDeviceGetCliqueCount_v13040, 74usize;
-        #[doc =
-        " Marker for [`PFN_cuDeviceGetCliqueInfo_v13040`](crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040): `cuDeviceGetCliqueInfo` at exactly version 13040."]
-        cuDeviceGetCliqueInfo_v13040 => PFN_cuDeviceGetCliqueInfo_v13040, 75usize; #[doc
-        =
-        " Marker for [`PFN_cuDeviceGetCount_v2000`](crate::pfn::PFN_cuDeviceGetCount_v2000): `cuDeviceGetCount` at exactly version 2000."]
-        cuDeviceGetCount_v2000 => PFN_cuDeviceGetCount_v2000, 76usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetDefaultMemPool_v11020`](crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020): `cuDeviceGetDefaultMemPool` at exactly version 11020."]
-        cuDeviceGetDefaultMemPool_v11020 => PFN_cuDeviceGetDefaultMemPool_v11020,
-        77usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetDevResource_v12040`](crate::pfn::PFN_cuDeviceGetDevResource_v12040): `cuDeviceGetDevResource` at exactly version 12040."]
-        cuDeviceGetDevResource_v12040 => PFN_cuDeviceGetDevResource_v12040, 78usize;
-        #[doc =
-        " Marker for [`PFN_cuDeviceGetExecAffinitySupport_v11040`](crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040): `cuDeviceGetExecAffinitySupport` at exactly version 11040."]
-        cuDeviceGetExecAffinitySupport_v11040 =>
-        PFN_cuDeviceGetExecAffinitySupport_v11040, 79usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetFabricClusterUuid_v13040`](crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040): `cuDeviceGetFabricClusterUuid` at exactly version 13040."]
-        cuDeviceGetFabricClusterUuid_v13040 => PFN_cuDeviceGetFabricClusterUuid_v13040,
-        80usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040): `cuDeviceGetGraphMemAttribute` at exactly version 11040."]
-        cuDeviceGetGraphMemAttribute_v11040 => PFN_cuDeviceGetGraphMemAttribute_v11040,
-        81usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetHostAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000): `cuDeviceGetHostAtomicCapabilities` at exactly version 13000."]
-        cuDeviceGetHostAtomicCapabilities_v13000 =>
-        PFN_cuDeviceGetHostAtomicCapabilities_v13000, 82usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetLuid_v10000`](crate::pfn::PFN_cuDeviceGetLuid_v10000): `cuDeviceGetLuid` at exactly version 10000."]
-        cuDeviceGetLuid_v10000 => PFN_cuDeviceGetLuid_v10000, 83usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetMemPool_v11020`](crate::pfn::PFN_cuDeviceGetMemPool_v11020): `cuDeviceGetMemPool` at exactly version 11020."]
-        cuDeviceGetMemPool_v11020 => PFN_cuDeviceGetMemPool_v11020, 84usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetName_v2000`](crate::pfn::PFN_cuDeviceGetName_v2000): `cuDeviceGetName` at exactly version 2000."]
-        cuDeviceGetName_v2000 => PFN_cuDeviceGetName_v2000, 85usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetNvSciSyncAttributes_v10020`](crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020): `cuDeviceGetNvSciSyncAttributes` at exactly version 10020."]
-        cuDeviceGetNvSciSyncAttributes_v10020 =>
-        PFN_cuDeviceGetNvSciSyncAttributes_v10020, 86usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetP2PAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000): `cuDeviceGetP2PAtomicCapabilities` at exactly version 13000."]
-        cuDeviceGetP2PAtomicCapabilities_v13000 =>
-        PFN_cuDeviceGetP2PAtomicCapabilities_v13000, 87usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetP2PAttribute_v8000`](crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000): `cuDeviceGetP2PAttribute` at exactly version 8000."]
-        cuDeviceGetP2PAttribute_v8000 => PFN_cuDeviceGetP2PAttribute_v8000, 88usize;
-        #[doc =
-        " Marker for [`PFN_cuDeviceGetPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetPCIBusId_v4010): `cuDeviceGetPCIBusId` at exactly version 4010."]
-        cuDeviceGetPCIBusId_v4010 => PFN_cuDeviceGetPCIBusId_v4010, 89usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetProperties_v2000`](crate::pfn::PFN_cuDeviceGetProperties_v2000): `cuDeviceGetProperties` at exactly version 2000."]
-        cuDeviceGetProperties_v2000 => PFN_cuDeviceGetProperties_v2000, 90usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010`](crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010): `cuDeviceGetTexture1DLinearMaxWidth` at exactly version 11010."]
-        cuDeviceGetTexture1DLinearMaxWidth_v11010 =>
-        PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010, 91usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetUuid_v9020`](crate::pfn::PFN_cuDeviceGetUuid_v9020): `cuDeviceGetUuid` at exactly version 9020."]
-        cuDeviceGetUuid_v9020 => PFN_cuDeviceGetUuid_v9020, 92usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetUuid_v11040`](crate::pfn::PFN_cuDeviceGetUuid_v11040): `cuDeviceGetUuid` at exactly version 11040."]
-        cuDeviceGetUuid_v11040 => PFN_cuDeviceGetUuid_v11040, 93usize; #[doc =
-        " Marker for [`PFN_cuDeviceGraphMemTrim_v11040`](crate::pfn::PFN_cuDeviceGraphMemTrim_v11040): `cuDeviceGraphMemTrim` at exactly version 11040."]
-        cuDeviceGraphMemTrim_v11040 => PFN_cuDeviceGraphMemTrim_v11040, 94usize; #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxGetState_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000): `cuDevicePrimaryCtxGetState` at exactly version 7000."]
-        cuDevicePrimaryCtxGetState_v7000 => PFN_cuDevicePrimaryCtxGetState_v7000,
-        95usize; #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxRelease_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v7000): `cuDevicePrimaryCtxRelease` at exactly version 7000."]
-        cuDevicePrimaryCtxRelease_v7000 => PFN_cuDevicePrimaryCtxRelease_v7000, 96usize;
-        #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxRelease_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000): `cuDevicePrimaryCtxRelease` at exactly version 11000."]
-        cuDevicePrimaryCtxRelease_v11000 => PFN_cuDevicePrimaryCtxRelease_v11000,
-        97usize; #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxReset_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v7000): `cuDevicePrimaryCtxReset` at exactly version 7000."]
-        cuDevicePrimaryCtxReset_v7000 => PFN_cuDevicePrimaryCtxReset_v7000, 98usize;
-        #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxReset_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000): `cuDevicePrimaryCtxReset` at exactly version 11000."]
-        cuDevicePrimaryCtxReset_v11000 => PFN_cuDevicePrimaryCtxReset_v11000, 99usize;
-        #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxRetain_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000): `cuDevicePrimaryCtxRetain` at exactly version 7000."]
-        cuDevicePrimaryCtxRetain_v7000 => PFN_cuDevicePrimaryCtxRetain_v7000, 100usize;
-        #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxSetFlags_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000): `cuDevicePrimaryCtxSetFlags` at exactly version 7000."]
-        cuDevicePrimaryCtxSetFlags_v7000 => PFN_cuDevicePrimaryCtxSetFlags_v7000,
-        101usize; #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxSetFlags_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000): `cuDevicePrimaryCtxSetFlags` at exactly version 11000."]
-        cuDevicePrimaryCtxSetFlags_v11000 => PFN_cuDevicePrimaryCtxSetFlags_v11000,
-        102usize; #[doc =
-        " Marker for [`PFN_cuDeviceRegisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040): `cuDeviceRegisterAsyncNotification` at exactly version 12040."]
-        cuDeviceRegisterAsyncNotification_v12040 =>
-        PFN_cuDeviceRegisterAsyncNotification_v12040, 103usize; #[doc =
-        " Marker for [`PFN_cuDeviceSetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040): `cuDeviceSetGraphMemAttribute` at exactly version 11040."]
-        cuDeviceSetGraphMemAttribute_v11040 => PFN_cuDeviceSetGraphMemAttribute_v11040,
-        104usize; #[doc =
-        " Marker for [`PFN_cuDeviceSetMemPool_v11020`](crate::pfn::PFN_cuDeviceSetMemPool_v11020): `cuDeviceSetMemPool` at exactly version 11020."]
-        cuDeviceSetMemPool_v11020 => PFN_cuDeviceSetMemPool_v11020, 105usize; #[doc =
-        " Marker for [`PFN_cuDeviceTotalMem_v2000`](crate::pfn::PFN_cuDeviceTotalMem_v2000): `cuDeviceTotalMem` at exactly version 2000."]
-        cuDeviceTotalMem_v2000 => PFN_cuDeviceTotalMem_v2000, 106usize; #[doc =
-        " Marker for [`PFN_cuDeviceTotalMem_v3020`](crate::pfn::PFN_cuDeviceTotalMem_v3020): `cuDeviceTotalMem` at exactly version 3020."]
-        cuDeviceTotalMem_v3020 => PFN_cuDeviceTotalMem_v3020, 107usize; #[doc =
-        " Marker for [`PFN_cuDeviceUnregisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040): `cuDeviceUnregisterAsyncNotification` at exactly version 12040."]
-        cuDeviceUnregisterAsyncNotification_v12040 =>
-        PFN_cuDeviceUnregisterAsyncNotification_v12040, 108usize; #[doc =
-        " Marker for [`PFN_cuDriverGetVersion_v2020`](crate::pfn::PFN_cuDriverGetVersion_v2020): `cuDriverGetVersion` at exactly version 2020."]
-        cuDriverGetVersion_v2020 => PFN_cuDriverGetVersion_v2020, 109usize; #[doc =
-        " Marker for [`PFN_cuEventCreate_v2000`](crate::pfn::PFN_cuEventCreate_v2000): `cuEventCreate` at exactly version 2000."]
-        cuEventCreate_v2000 => PFN_cuEventCreate_v2000, 110usize; #[doc =
-        " Marker for [`PFN_cuEventDestroy_v2000`](crate::pfn::PFN_cuEventDestroy_v2000): `cuEventDestroy` at exactly version 2000."]
-        cuEventDestroy_v2000 => PFN_cuEventDestroy_v2000, 111usize; #[doc =
-        " Marker for [`PFN_cuEventDestroy_v4000`](crate::pfn::PFN_cuEventDestroy_v4000): `cuEventDestroy` at exactly version 4000."]
-        cuEventDestroy_v4000 => PFN_cuEventDestroy_v4000, 112usize; #[doc =
-        " Marker for [`PFN_cuEventElapsedTime_v2000`](crate::pfn::PFN_cuEventElapsedTime_v2000): `cuEventElapsedTime` at exactly version 2000."]
-        cuEventElapsedTime_v2000 => PFN_cuEventElapsedTime_v2000, 113usize; #[doc =
-        " Marker for [`PFN_cuEventElapsedTime_v12080`](crate::pfn::PFN_cuEventElapsedTime_v12080): `cuEventElapsedTime` at exactly version 12080."]
-        cuEventElapsedTime_v12080 => PFN_cuEventElapsedTime_v12080, 114usize; #[doc =
-        " Marker for [`PFN_cuEventQuery_v2000`](crate::pfn::PFN_cuEventQuery_v2000): `cuEventQuery` at exactly version 2000."]
-        cuEventQuery_v2000 => PFN_cuEventQuery_v2000, 115usize; #[doc =
-        " Marker for [`PFN_cuEventRecord_v2000`](crate::pfn::PFN_cuEventRecord_v2000): `cuEventRecord` at exactly version 2000."]
-        cuEventRecord_v2000 => PFN_cuEventRecord_v2000, 116usize; #[doc =
-        " Marker for [`PFN_cuEventRecord_v7000_ptsz`](crate::pfn::PFN_cuEventRecord_v7000_ptsz): `cuEventRecord` at exactly version 7000."]
-        cuEventRecord_v7000_ptsz => PFN_cuEventRecord_v7000_ptsz, 117usize; #[doc =
-        " Marker for [`PFN_cuEventRecordWithFlags_v11010`](crate::pfn::PFN_cuEventRecordWithFlags_v11010): `cuEventRecordWithFlags` at exactly version 11010."]
-        cuEventRecordWithFlags_v11010 => PFN_cuEventRecordWithFlags_v11010, 118usize;
-        #[doc =
-        " Marker for [`PFN_cuEventRecordWithFlags_v11010_ptsz`](crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz): `cuEventRecordWithFlags` at exactly version 11010."]
-        cuEventRecordWithFlags_v11010_ptsz => PFN_cuEventRecordWithFlags_v11010_ptsz,
-        119usize; #[doc =
-        " Marker for [`PFN_cuEventSynchronize_v2000`](crate::pfn::PFN_cuEventSynchronize_v2000): `cuEventSynchronize` at exactly version 2000."]
-        cuEventSynchronize_v2000 => PFN_cuEventSynchronize_v2000, 120usize; #[doc =
-        " Marker for [`PFN_cuExternalMemoryGetMappedBuffer_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000): `cuExternalMemoryGetMappedBuffer` at exactly version 10000."]
-        cuExternalMemoryGetMappedBuffer_v10000 =>
-        PFN_cuExternalMemoryGetMappedBuffer_v10000, 121usize; #[doc =
-        " Marker for [`PFN_cuExternalMemoryGetMappedMipmappedArray_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000): `cuExternalMemoryGetMappedMipmappedArray` at exactly version 10000."]
-        cuExternalMemoryGetMappedMipmappedArray_v10000 =>
-        PFN_cuExternalMemoryGetMappedMipmappedArray_v10000, 122usize; #[doc =
-        " Marker for [`PFN_cuFabricCpyBatchAsync_v13050`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050): `cuFabricCpyBatchAsync` at exactly version 13050."]
-        cuFabricCpyBatchAsync_v13050 => PFN_cuFabricCpyBatchAsync_v13050, 123usize; #[doc
-        =
-        " Marker for [`PFN_cuFabricCpyBatchAsync_v13050_ptsz`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz): `cuFabricCpyBatchAsync` at exactly version 13050."]
-        cuFabricCpyBatchAsync_v13050_ptsz => PFN_cuFabricCpyBatchAsync_v13050_ptsz,
-        124usize; #[doc =
-        " Marker for [`PFN_cuFlushGPUDirectRDMAWrites_v11030`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030): `cuFlushGPUDirectRDMAWrites` at exactly version 11030."]
-        cuFlushGPUDirectRDMAWrites_v11030 => PFN_cuFlushGPUDirectRDMAWrites_v11030,
+        cuDeviceGetAttribute_v2000 => crate ::pfn::PFN_cuDeviceGetAttribute_v2000,
         125usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetByPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010): `cuDeviceGetByPCIBusId` at exactly version 4010."]
+        cuDeviceGetByPCIBusId_v4010 => crate ::pfn::PFN_cuDeviceGetByPCIBusId_v4010,
+        126usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetCliqueCount_v13040`](crate::pfn::PFN_cuDeviceGetCliqueCount_v13040): `cuDeviceGetCliqueCount` at exactly version 13040."]
+        cuDeviceGetCliqueCount_v13040 => crate ::pfn::PFN_cuDeviceGetCliqueCount_v13040,
+        127usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetCliqueInfo_v13040`](crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040): `cuDeviceGetCliqueInfo` at exactly version 13040."]
+        cuDeviceGetCliqueInfo_v13040 => crate ::pfn::PFN_cuDeviceGetCliqueInfo_v13040,
+        128usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetCount_v2000`](crate::pfn::PFN_cuDeviceGetCount_v2000): `cuDeviceGetCount` at exactly version 2000."]
+        cuDeviceGetCount_v2000 => crate ::pfn::PFN_cuDeviceGetCount_v2000, 129usize;
+        #[doc =
+        " Marker for [`PFN_cuDeviceGetDefaultMemPool_v11020`](crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020): `cuDeviceGetDefaultMemPool` at exactly version 11020."]
+        cuDeviceGetDefaultMemPool_v11020 => crate
+        ::pfn::PFN_cuDeviceGetDefaultMemPool_v11020, 130usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetDevResource_v12040`](crate::pfn::PFN_cuDeviceGetDevResource_v12040): `cuDeviceGetDevResource` at exactly version 12040."]
+        cuDeviceGetDevResource_v12040 => crate ::pfn::PFN_cuDeviceGetDevResource_v12040,
+        131usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetExecAffinitySupport_v11040`](crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040): `cuDeviceGetExecAffinitySupport` at exactly version 11040."]
+        cuDeviceGetExecAffinitySupport_v11040 => crate
+        ::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040, 132usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetFabricClusterUuid_v13040`](crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040): `cuDeviceGetFabricClusterUuid` at exactly version 13040."]
+        cuDeviceGetFabricClusterUuid_v13040 => crate
+        ::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040, 133usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040): `cuDeviceGetGraphMemAttribute` at exactly version 11040."]
+        cuDeviceGetGraphMemAttribute_v11040 => crate
+        ::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040, 134usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetHostAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000): `cuDeviceGetHostAtomicCapabilities` at exactly version 13000."]
+        cuDeviceGetHostAtomicCapabilities_v13000 => crate
+        ::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000, 135usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetLuid_v10000`](crate::pfn::PFN_cuDeviceGetLuid_v10000): `cuDeviceGetLuid` at exactly version 10000."]
+        cuDeviceGetLuid_v10000 => crate ::pfn::PFN_cuDeviceGetLuid_v10000, 136usize;
+        #[doc =
+        " Marker for [`PFN_cuDeviceGetMemPool_v11020`](crate::pfn::PFN_cuDeviceGetMemPool_v11020): `cuDeviceGetMemPool` at exactly version 11020."]
+        cuDeviceGetMemPool_v11020 => crate ::pfn::PFN_cuDeviceGetMemPool_v11020,
+        137usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetName_v2000`](crate::pfn::PFN_cuDeviceGetName_v2000): `cuDeviceGetName` at exactly version 2000."]
+        cuDeviceGetName_v2000 => crate ::pfn::PFN_cuDeviceGetName_v2000, 138usize; #[doc
+        =
+        " Marker for [`PFN_cuDeviceGetNvSciSyncAttributes_v10020`](crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020): `cuDeviceGetNvSciSyncAttributes` at exactly version 10020."]
+        cuDeviceGetNvSciSyncAttributes_v10020 => crate
+        ::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020, 139usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetP2PAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000): `cuDeviceGetP2PAtomicCapabilities` at exactly version 13000."]
+        cuDeviceGetP2PAtomicCapabilities_v13000 => crate
+        ::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000, 140usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetP2PAttribute_v8000`](crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000): `cuDeviceGetP2PAttribute` at exactly version 8000."]
+        cuDeviceGetP2PAttribute_v8000 => crate ::pfn::PFN_cuDeviceGetP2PAttribute_v8000,
+        141usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetPCIBusId_v4010): `cuDeviceGetPCIBusId` at exactly version 4010."]
+        cuDeviceGetPCIBusId_v4010 => crate ::pfn::PFN_cuDeviceGetPCIBusId_v4010,
+        142usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetProperties_v2000`](crate::pfn::PFN_cuDeviceGetProperties_v2000): `cuDeviceGetProperties` at exactly version 2000."]
+        cuDeviceGetProperties_v2000 => crate ::pfn::PFN_cuDeviceGetProperties_v2000,
+        143usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010`](crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010): `cuDeviceGetTexture1DLinearMaxWidth` at exactly version 11010."]
+        cuDeviceGetTexture1DLinearMaxWidth_v11010 => crate
+        ::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010, 144usize; #[doc =
+        " Marker for [`PFN_cuDeviceGetUuid_v9020`](crate::pfn::PFN_cuDeviceGetUuid_v9020): `cuDeviceGetUuid` at exactly version 9020."]
+        cuDeviceGetUuid_v9020 => crate ::pfn::PFN_cuDeviceGetUuid_v9020, 145usize; #[doc
+        =
+        " Marker for [`PFN_cuDeviceGetUuid_v11040`](crate::pfn::PFN_cuDeviceGetUuid_v11040): `cuDeviceGetUuid` at exactly version 11040."]
+        cuDeviceGetUuid_v11040 => crate ::pfn::PFN_cuDeviceGetUuid_v11040, 146usize;
+        #[doc =
+        " Marker for [`PFN_cuDeviceGraphMemTrim_v11040`](crate::pfn::PFN_cuDeviceGraphMemTrim_v11040): `cuDeviceGraphMemTrim` at exactly version 11040."]
+        cuDeviceGraphMemTrim_v11040 => crate ::pfn::PFN_cuDeviceGraphMemTrim_v11040,
+        147usize; #[doc =
+        " Marker for [`PFN_cuDevicePrimaryCtxGetState_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000): `cuDevicePrimaryCtxGetState` at exactly version 7000."]
+        cuDevicePrimaryCtxGetState_v7000 => crate
+        ::pfn::PFN_cuDevicePrimaryCtxGetState_v7000, 148usize; #[doc =
+        " Marker for [`PFN_cuDevicePrimaryCtxRelease_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v7000): `cuDevicePrimaryCtxRelease` at exactly version 7000."]
+        cuDevicePrimaryCtxRelease_v7000 => crate
+        ::pfn::PFN_cuDevicePrimaryCtxRelease_v7000, 149usize; #[doc =
+        " Marker for [`PFN_cuDevicePrimaryCtxRelease_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000): `cuDevicePrimaryCtxRelease` at exactly version 11000."]
+        cuDevicePrimaryCtxRelease_v11000 => crate
+        ::pfn::PFN_cuDevicePrimaryCtxRelease_v11000, 150usize; #[doc =
+        " Marker for [`PFN_cuDevicePrimaryCtxReset_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v7000): `cuDevicePrimaryCtxReset` at exactly version 7000."]
+        cuDevicePrimaryCtxReset_v7000 => crate ::pfn::PFN_cuDevicePrimaryCtxReset_v7000,
+        151usize; #[doc =
+        " Marker for [`PFN_cuDevicePrimaryCtxReset_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000): `cuDevicePrimaryCtxReset` at exactly version 11000."]
+        cuDevicePrimaryCtxReset_v11000 => crate
+        ::pfn::PFN_cuDevicePrimaryCtxReset_v11000, 152usize; #[doc =
+        " Marker for [`PFN_cuDevicePrimaryCtxRetain_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000): `cuDevicePrimaryCtxRetain` at exactly version 7000."]
+        cuDevicePrimaryCtxRetain_v7000 => crate
+        ::pfn::PFN_cuDevicePrimaryCtxRetain_v7000, 153usize; #[doc =
+        " Marker for [`PFN_cuDevicePrimaryCtxSetFlags_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000): `cuDevicePrimaryCtxSetFlags` at exactly version 7000."]
+        cuDevicePrimaryCtxSetFlags_v7000 => crate
+        ::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000, 154usize; #[doc =
+        " Marker for [`PFN_cuDevicePrimaryCtxSetFlags_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000): `cuDevicePrimaryCtxSetFlags` at exactly version 11000."]
+        cuDevicePrimaryCtxSetFlags_v11000 => crate
+        ::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000, 155usize; #[doc =
+        " Marker for [`PFN_cuDeviceRegisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040): `cuDeviceRegisterAsyncNotification` at exactly version 12040."]
+        cuDeviceRegisterAsyncNotification_v12040 => crate
+        ::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040, 156usize; #[doc =
+        " Marker for [`PFN_cuDeviceSetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040): `cuDeviceSetGraphMemAttribute` at exactly version 11040."]
+        cuDeviceSetGraphMemAttribute_v11040 => crate
+        ::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040, 157usize; #[doc =
+        " Marker for [`PFN_cuDeviceSetMemPool_v11020`](crate::pfn::PFN_cuDeviceSetMemPool_v11020): `cuDeviceSetMemPool` at exactly version 11020."]
+        cuDeviceSetMemPool_v11020 => crate ::pfn::PFN_cuDeviceSetMemPool_v11020,
+        158usize; #[doc =
+        " Marker for [`PFN_cuDeviceTotalMem_v2000`](crate::pfn::PFN_cuDeviceTotalMem_v2000): `cuDeviceTotalMem` at exactly version 2000."]
+        cuDeviceTotalMem_v2000 => crate ::pfn::PFN_cuDeviceTotalMem_v2000, 159usize;
+        #[doc =
+        " Marker for [`PFN_cuDeviceTotalMem_v3020`](crate::pfn::PFN_cuDeviceTotalMem_v3020): `cuDeviceTotalMem` at exactly version 3020."]
+        cuDeviceTotalMem_v3020 => crate ::pfn::PFN_cuDeviceTotalMem_v3020, 160usize;
+        #[doc =
+        " Marker for [`PFN_cuDeviceUnregisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040): `cuDeviceUnregisterAsyncNotification` at exactly version 12040."]
+        cuDeviceUnregisterAsyncNotification_v12040 => crate
+        ::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040, 161usize; #[doc =
+        " Marker for [`PFN_cuDriverGetVersion_v2020`](crate::pfn::PFN_cuDriverGetVersion_v2020): `cuDriverGetVersion` at exactly version 2020."]
+        cuDriverGetVersion_v2020 => crate ::pfn::PFN_cuDriverGetVersion_v2020, 162usize;
+        #[doc =
+        " Marker for [`PFN_cuEGLStreamConsumerAcquireFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000): `cuEGLStreamConsumerAcquireFrame` at exactly version 7000."]
+        #[cfg(feature = "egl")] cuEGLStreamConsumerAcquireFrame_v7000 => crate
+        ::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000, 163usize; #[doc =
+        " Marker for [`PFN_cuEGLStreamConsumerConnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerConnect_v7000): `cuEGLStreamConsumerConnect` at exactly version 7000."]
+        #[cfg(feature = "egl")] cuEGLStreamConsumerConnect_v7000 => crate
+        ::egl::PFN_cuEGLStreamConsumerConnect_v7000, 164usize; #[doc =
+        " Marker for [`PFN_cuEGLStreamConsumerConnectWithFlags_v8000`](crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000): `cuEGLStreamConsumerConnectWithFlags` at exactly version 8000."]
+        #[cfg(feature = "egl")] cuEGLStreamConsumerConnectWithFlags_v8000 => crate
+        ::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000, 165usize; #[doc =
+        " Marker for [`PFN_cuEGLStreamConsumerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000): `cuEGLStreamConsumerDisconnect` at exactly version 7000."]
+        #[cfg(feature = "egl")] cuEGLStreamConsumerDisconnect_v7000 => crate
+        ::egl::PFN_cuEGLStreamConsumerDisconnect_v7000, 166usize; #[doc =
+        " Marker for [`PFN_cuEGLStreamConsumerReleaseFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000): `cuEGLStreamConsumerReleaseFrame` at exactly version 7000."]
+        #[cfg(feature = "egl")] cuEGLStreamConsumerReleaseFrame_v7000 => crate
+        ::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000, 167usize; #[doc =
+        " Marker for [`PFN_cuEGLStreamProducerConnect_v7000`](crate::egl::PFN_cuEGLStreamProducerConnect_v7000): `cuEGLStreamProducerConnect` at exactly version 7000."]
+        #[cfg(feature = "egl")] cuEGLStreamProducerConnect_v7000 => crate
+        ::egl::PFN_cuEGLStreamProducerConnect_v7000, 168usize; #[doc =
+        " Marker for [`PFN_cuEGLStreamProducerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000): `cuEGLStreamProducerDisconnect` at exactly version 7000."]
+        #[cfg(feature = "egl")] cuEGLStreamProducerDisconnect_v7000 => crate
+        ::egl::PFN_cuEGLStreamProducerDisconnect_v7000, 169usize; #[doc =
+        " Marker for [`PFN_cuEGLStreamProducerPresentFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000): `cuEGLStreamProducerPresentFrame` at exactly version 7000."]
+        #[cfg(feature = "egl")] cuEGLStreamProducerPresentFrame_v7000 => crate
+        ::egl::PFN_cuEGLStreamProducerPresentFrame_v7000, 170usize; #[doc =
+        " Marker for [`PFN_cuEGLStreamProducerReturnFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000): `cuEGLStreamProducerReturnFrame` at exactly version 7000."]
+        #[cfg(feature = "egl")] cuEGLStreamProducerReturnFrame_v7000 => crate
+        ::egl::PFN_cuEGLStreamProducerReturnFrame_v7000, 171usize; #[doc =
+        " Marker for [`PFN_cuEventCreate_v2000`](crate::pfn::PFN_cuEventCreate_v2000): `cuEventCreate` at exactly version 2000."]
+        cuEventCreate_v2000 => crate ::pfn::PFN_cuEventCreate_v2000, 172usize; #[doc =
+        " Marker for [`PFN_cuEventCreateFromEGLSync_v9000`](crate::egl::PFN_cuEventCreateFromEGLSync_v9000): `cuEventCreateFromEGLSync` at exactly version 9000."]
+        #[cfg(feature = "egl")] cuEventCreateFromEGLSync_v9000 => crate
+        ::egl::PFN_cuEventCreateFromEGLSync_v9000, 173usize; #[doc =
+        " Marker for [`PFN_cuEventDestroy_v2000`](crate::pfn::PFN_cuEventDestroy_v2000): `cuEventDestroy` at exactly version 2000."]
+        cuEventDestroy_v2000 => crate ::pfn::PFN_cuEventDestroy_v2000, 174usize; #[doc =
+        " Marker for [`PFN_cuEventDestroy_v4000`](crate::pfn::PFN_cuEventDestroy_v4000): `cuEventDestroy` at exactly version 4000."]
+        cuEventDestroy_v4000 => crate ::pfn::PFN_cuEventDestroy_v4000, 175usize; #[doc =
+        " Marker for [`PFN_cuEventElapsedTime_v2000`](crate::pfn::PFN_cuEventElapsedTime_v2000): `cuEventElapsedTime` at exactly version 2000."]
+        cuEventElapsedTime_v2000 => crate ::pfn::PFN_cuEventElapsedTime_v2000, 176usize;
+        #[doc =
+        " Marker for [`PFN_cuEventElapsedTime_v12080`](crate::pfn::PFN_cuEventElapsedTime_v12080): `cuEventElapsedTime` at exactly version 12080."]
+        cuEventElapsedTime_v12080 => crate ::pfn::PFN_cuEventElapsedTime_v12080,
+        177usize; #[doc =
+        " Marker for [`PFN_cuEventQuery_v2000`](crate::pfn::PFN_cuEventQuery_v2000): `cuEventQuery` at exactly version 2000."]
+        cuEventQuery_v2000 => crate ::pfn::PFN_cuEventQuery_v2000, 178usize; #[doc =
+        " Marker for [`PFN_cuEventRecord_v2000`](crate::pfn::PFN_cuEventRecord_v2000): `cuEventRecord` at exactly version 2000."]
+        cuEventRecord_v2000 => crate ::pfn::PFN_cuEventRecord_v2000, 179usize; #[doc =
+        " Marker for [`PFN_cuEventRecord_v7000_ptsz`](crate::pfn::PFN_cuEventRecord_v7000_ptsz): `cuEventRecord` at exactly version 7000."]
+        cuEventRecord_v7000_ptsz => crate ::pfn::PFN_cuEventRecord_v7000_ptsz, 180usize;
+        #[doc =
+        " Marker for [`PFN_cuEventRecordWithFlags_v11010`](crate::pfn::PFN_cuEventRecordWithFlags_v11010): `cuEventRecordWithFlags` at exactly version 11010."]
+        cuEventRecordWithFlags_v11010 => crate ::pfn::PFN_cuEventRecordWithFlags_v11010,
+        181usize; #[doc =
+        " Marker for [`PFN_cuEventRecordWithFlags_v11010_ptsz`](crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz): `cuEventRecordWithFlags` at exactly version 11010."]
+        cuEventRecordWithFlags_v11010_ptsz => crate
+        ::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz, 182usize; #[doc =
+        " Marker for [`PFN_cuEventSynchronize_v2000`](crate::pfn::PFN_cuEventSynchronize_v2000): `cuEventSynchronize` at exactly version 2000."]
+        cuEventSynchronize_v2000 => crate ::pfn::PFN_cuEventSynchronize_v2000, 183usize;
+        #[doc =
+        " Marker for [`PFN_cuExternalMemoryGetMappedBuffer_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000): `cuExternalMemoryGetMappedBuffer` at exactly version 10000."]
+        cuExternalMemoryGetMappedBuffer_v10000 => crate
+        ::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000, 184usize; #[doc =
+        " Marker for [`PFN_cuExternalMemoryGetMappedMipmappedArray_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000): `cuExternalMemoryGetMappedMipmappedArray` at exactly version 10000."]
+        cuExternalMemoryGetMappedMipmappedArray_v10000 => crate
+        ::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000, 185usize; #[doc =
+        " Marker for [`PFN_cuFabricCpyBatchAsync_v13050`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050): `cuFabricCpyBatchAsync` at exactly version 13050."]
+        cuFabricCpyBatchAsync_v13050 => crate ::pfn::PFN_cuFabricCpyBatchAsync_v13050,
+        186usize; #[doc =
+        " Marker for [`PFN_cuFabricCpyBatchAsync_v13050_ptsz`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz): `cuFabricCpyBatchAsync` at exactly version 13050."]
+        cuFabricCpyBatchAsync_v13050_ptsz => crate
+        ::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz, 187usize; #[doc =
+        " Marker for [`PFN_cuFlushGPUDirectRDMAWrites_v11030`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030): `cuFlushGPUDirectRDMAWrites` at exactly version 11030."]
+        cuFlushGPUDirectRDMAWrites_v11030 => crate
+        ::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030, 188usize; #[doc =
         " Marker for [`PFN_cuFuncGetAttribute_v2020`](crate::pfn::PFN_cuFuncGetAttribute_v2020): `cuFuncGetAttribute` at exactly version 2020."]
-        cuFuncGetAttribute_v2020 => PFN_cuFuncGetAttribute_v2020, 126usize; #[doc =
+        cuFuncGetAttribute_v2020 => crate ::pfn::PFN_cuFuncGetAttribute_v2020, 189usize;
+        #[doc =
         " Marker for [`PFN_cuFuncGetModule_v11000`](crate::pfn::PFN_cuFuncGetModule_v11000): `cuFuncGetModule` at exactly version 11000."]
-        cuFuncGetModule_v11000 => PFN_cuFuncGetModule_v11000, 127usize; #[doc =
+        cuFuncGetModule_v11000 => crate ::pfn::PFN_cuFuncGetModule_v11000, 190usize;
+        #[doc =
         " Marker for [`PFN_cuFuncGetName_v12030`](crate::pfn::PFN_cuFuncGetName_v12030): `cuFuncGetName` at exactly version 12030."]
-        cuFuncGetName_v12030 => PFN_cuFuncGetName_v12030, 128usize; #[doc =
+        cuFuncGetName_v12030 => crate ::pfn::PFN_cuFuncGetName_v12030, 191usize; #[doc =
         " Marker for [`PFN_cuFuncGetParamCount_v13020`](crate::pfn::PFN_cuFuncGetParamCount_v13020): `cuFuncGetParamCount` at exactly version 13020."]
-        cuFuncGetParamCount_v13020 => PFN_cuFuncGetParamCount_v13020, 129usize; #[doc =
+        cuFuncGetParamCount_v13020 => crate ::pfn::PFN_cuFuncGetParamCount_v13020,
+        192usize; #[doc =
         " Marker for [`PFN_cuFuncGetParamInfo_v12040`](crate::pfn::PFN_cuFuncGetParamInfo_v12040): `cuFuncGetParamInfo` at exactly version 12040."]
-        cuFuncGetParamInfo_v12040 => PFN_cuFuncGetParamInfo_v12040, 130usize; #[doc =
+        cuFuncGetParamInfo_v12040 => crate ::pfn::PFN_cuFuncGetParamInfo_v12040,
+        193usize; #[doc =
         " Marker for [`PFN_cuFuncIsLoaded_v12040`](crate::pfn::PFN_cuFuncIsLoaded_v12040): `cuFuncIsLoaded` at exactly version 12040."]
-        cuFuncIsLoaded_v12040 => PFN_cuFuncIsLoaded_v12040, 131usize; #[doc =
+        cuFuncIsLoaded_v12040 => crate ::pfn::PFN_cuFuncIsLoaded_v12040, 194usize; #[doc
+        =
         " Marker for [`PFN_cuFuncLoad_v12040`](crate::pfn::PFN_cuFuncLoad_v12040): `cuFuncLoad` at exactly version 12040."]
-        cuFuncLoad_v12040 => PFN_cuFuncLoad_v12040, 132usize; #[doc =
+        cuFuncLoad_v12040 => crate ::pfn::PFN_cuFuncLoad_v12040, 195usize; #[doc =
         " Marker for [`PFN_cuFuncSetAttribute_v9000`](crate::pfn::PFN_cuFuncSetAttribute_v9000): `cuFuncSetAttribute` at exactly version 9000."]
-        cuFuncSetAttribute_v9000 => PFN_cuFuncSetAttribute_v9000, 133usize; #[doc =
+        cuFuncSetAttribute_v9000 => crate ::pfn::PFN_cuFuncSetAttribute_v9000, 196usize;
+        #[doc =
         " Marker for [`PFN_cuFuncSetBlockShape_v2000`](crate::pfn::PFN_cuFuncSetBlockShape_v2000): `cuFuncSetBlockShape` at exactly version 2000."]
-        cuFuncSetBlockShape_v2000 => PFN_cuFuncSetBlockShape_v2000, 134usize; #[doc =
+        cuFuncSetBlockShape_v2000 => crate ::pfn::PFN_cuFuncSetBlockShape_v2000,
+        197usize; #[doc =
         " Marker for [`PFN_cuFuncSetCacheConfig_v3000`](crate::pfn::PFN_cuFuncSetCacheConfig_v3000): `cuFuncSetCacheConfig` at exactly version 3000."]
-        cuFuncSetCacheConfig_v3000 => PFN_cuFuncSetCacheConfig_v3000, 135usize; #[doc =
+        cuFuncSetCacheConfig_v3000 => crate ::pfn::PFN_cuFuncSetCacheConfig_v3000,
+        198usize; #[doc =
         " Marker for [`PFN_cuFuncSetSharedMemConfig_v4020`](crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020): `cuFuncSetSharedMemConfig` at exactly version 4020."]
-        cuFuncSetSharedMemConfig_v4020 => PFN_cuFuncSetSharedMemConfig_v4020, 136usize;
-        #[doc =
+        cuFuncSetSharedMemConfig_v4020 => crate
+        ::pfn::PFN_cuFuncSetSharedMemConfig_v4020, 199usize; #[doc =
         " Marker for [`PFN_cuFuncSetSharedSize_v2000`](crate::pfn::PFN_cuFuncSetSharedSize_v2000): `cuFuncSetSharedSize` at exactly version 2000."]
-        cuFuncSetSharedSize_v2000 => PFN_cuFuncSetSharedSize_v2000, 137usize; #[doc =
-        " Marker for [`PFN_cuGetErrorName_v6000`](crate::pfn::PFN_cuGetErrorName_v6000): `cuGetErrorName` at exactly version 6000."]
-        cuGetErrorName_v6000 => PFN_cuGetErrorName_v6000, 138usize; #[doc =
-        " Marker for [`PFN_cuGetErrorString_v6000`](crate::pfn::PFN_cuGetErrorString_v6000): `cuGetErrorString` at exactly version 6000."]
-        cuGetErrorString_v6000 => PFN_cuGetErrorString_v6000, 139usize; #[doc =
-        " Marker for [`PFN_cuGetExportTable_v3000`](crate::pfn::PFN_cuGetExportTable_v3000): `cuGetExportTable` at exactly version 3000."]
-        cuGetExportTable_v3000 => PFN_cuGetExportTable_v3000, 140usize; #[doc =
-        " Marker for [`PFN_cuGetProcAddress_v11030`](crate::pfn::PFN_cuGetProcAddress_v11030): `cuGetProcAddress` at exactly version 11030."]
-        cuGetProcAddress_v11030 => PFN_cuGetProcAddress_v11030, 141usize; #[doc =
-        " Marker for [`PFN_cuGetProcAddress_v12000`](crate::pfn::PFN_cuGetProcAddress_v12000): `cuGetProcAddress` at exactly version 12000."]
-        cuGetProcAddress_v12000 => PFN_cuGetProcAddress_v12000, 142usize; #[doc =
-        " Marker for [`PFN_cuGraphAddBatchMemOpNode_v11070`](crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070): `cuGraphAddBatchMemOpNode` at exactly version 11070."]
-        cuGraphAddBatchMemOpNode_v11070 => PFN_cuGraphAddBatchMemOpNode_v11070, 143usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphAddChildGraphNode_v10000`](crate::pfn::PFN_cuGraphAddChildGraphNode_v10000): `cuGraphAddChildGraphNode` at exactly version 10000."]
-        cuGraphAddChildGraphNode_v10000 => PFN_cuGraphAddChildGraphNode_v10000, 144usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphAddDependencies_v10000`](crate::pfn::PFN_cuGraphAddDependencies_v10000): `cuGraphAddDependencies` at exactly version 10000."]
-        cuGraphAddDependencies_v10000 => PFN_cuGraphAddDependencies_v10000, 145usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphAddDependencies_v12030`](crate::pfn::PFN_cuGraphAddDependencies_v12030): `cuGraphAddDependencies` at exactly version 12030."]
-        cuGraphAddDependencies_v12030 => PFN_cuGraphAddDependencies_v12030, 146usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphAddEmptyNode_v10000`](crate::pfn::PFN_cuGraphAddEmptyNode_v10000): `cuGraphAddEmptyNode` at exactly version 10000."]
-        cuGraphAddEmptyNode_v10000 => PFN_cuGraphAddEmptyNode_v10000, 147usize; #[doc =
-        " Marker for [`PFN_cuGraphAddEventRecordNode_v11010`](crate::pfn::PFN_cuGraphAddEventRecordNode_v11010): `cuGraphAddEventRecordNode` at exactly version 11010."]
-        cuGraphAddEventRecordNode_v11010 => PFN_cuGraphAddEventRecordNode_v11010,
-        148usize; #[doc =
-        " Marker for [`PFN_cuGraphAddEventWaitNode_v11010`](crate::pfn::PFN_cuGraphAddEventWaitNode_v11010): `cuGraphAddEventWaitNode` at exactly version 11010."]
-        cuGraphAddEventWaitNode_v11010 => PFN_cuGraphAddEventWaitNode_v11010, 149usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphAddExternalSemaphoresSignalNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020): `cuGraphAddExternalSemaphoresSignalNode` at exactly version 11020."]
-        cuGraphAddExternalSemaphoresSignalNode_v11020 =>
-        PFN_cuGraphAddExternalSemaphoresSignalNode_v11020, 150usize; #[doc =
-        " Marker for [`PFN_cuGraphAddExternalSemaphoresWaitNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020): `cuGraphAddExternalSemaphoresWaitNode` at exactly version 11020."]
-        cuGraphAddExternalSemaphoresWaitNode_v11020 =>
-        PFN_cuGraphAddExternalSemaphoresWaitNode_v11020, 151usize; #[doc =
-        " Marker for [`PFN_cuGraphAddHostNode_v10000`](crate::pfn::PFN_cuGraphAddHostNode_v10000): `cuGraphAddHostNode` at exactly version 10000."]
-        cuGraphAddHostNode_v10000 => PFN_cuGraphAddHostNode_v10000, 152usize; #[doc =
-        " Marker for [`PFN_cuGraphAddKernelNode_v10000`](crate::pfn::PFN_cuGraphAddKernelNode_v10000): `cuGraphAddKernelNode` at exactly version 10000."]
-        cuGraphAddKernelNode_v10000 => PFN_cuGraphAddKernelNode_v10000, 153usize; #[doc =
-        " Marker for [`PFN_cuGraphAddKernelNode_v12000`](crate::pfn::PFN_cuGraphAddKernelNode_v12000): `cuGraphAddKernelNode` at exactly version 12000."]
-        cuGraphAddKernelNode_v12000 => PFN_cuGraphAddKernelNode_v12000, 154usize; #[doc =
-        " Marker for [`PFN_cuGraphAddMemAllocNode_v11040`](crate::pfn::PFN_cuGraphAddMemAllocNode_v11040): `cuGraphAddMemAllocNode` at exactly version 11040."]
-        cuGraphAddMemAllocNode_v11040 => PFN_cuGraphAddMemAllocNode_v11040, 155usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphAddMemFreeNode_v11040`](crate::pfn::PFN_cuGraphAddMemFreeNode_v11040): `cuGraphAddMemFreeNode` at exactly version 11040."]
-        cuGraphAddMemFreeNode_v11040 => PFN_cuGraphAddMemFreeNode_v11040, 156usize; #[doc
-        =
-        " Marker for [`PFN_cuGraphAddMemcpyNode_v10000`](crate::pfn::PFN_cuGraphAddMemcpyNode_v10000): `cuGraphAddMemcpyNode` at exactly version 10000."]
-        cuGraphAddMemcpyNode_v10000 => PFN_cuGraphAddMemcpyNode_v10000, 157usize; #[doc =
-        " Marker for [`PFN_cuGraphAddMemsetNode_v10000`](crate::pfn::PFN_cuGraphAddMemsetNode_v10000): `cuGraphAddMemsetNode` at exactly version 10000."]
-        cuGraphAddMemsetNode_v10000 => PFN_cuGraphAddMemsetNode_v10000, 158usize; #[doc =
-        " Marker for [`PFN_cuGraphAddNode_v12020`](crate::pfn::PFN_cuGraphAddNode_v12020): `cuGraphAddNode` at exactly version 12020."]
-        cuGraphAddNode_v12020 => PFN_cuGraphAddNode_v12020, 159usize; #[doc =
-        " Marker for [`PFN_cuGraphAddNode_v12030`](crate::pfn::PFN_cuGraphAddNode_v12030): `cuGraphAddNode` at exactly version 12030."]
-        cuGraphAddNode_v12030 => PFN_cuGraphAddNode_v12030, 160usize; #[doc =
-        " Marker for [`PFN_cuGraphAddNode_v13040`](crate::pfn::PFN_cuGraphAddNode_v13040): `cuGraphAddNode` at exactly version 13040."]
-        cuGraphAddNode_v13040 => PFN_cuGraphAddNode_v13040, 161usize; #[doc =
-        " Marker for [`PFN_cuGraphBatchMemOpNodeGetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070): `cuGraphBatchMemOpNodeGetParams` at exactly version 11070."]
-        cuGraphBatchMemOpNodeGetParams_v11070 =>
-        PFN_cuGraphBatchMemOpNodeGetParams_v11070, 162usize; #[doc =
-        " Marker for [`PFN_cuGraphBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070): `cuGraphBatchMemOpNodeSetParams` at exactly version 11070."]
-        cuGraphBatchMemOpNodeSetParams_v11070 =>
-        PFN_cuGraphBatchMemOpNodeSetParams_v11070, 163usize; #[doc =
-        " Marker for [`PFN_cuGraphChildGraphNodeGetGraph_v10000`](crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000): `cuGraphChildGraphNodeGetGraph` at exactly version 10000."]
-        cuGraphChildGraphNodeGetGraph_v10000 => PFN_cuGraphChildGraphNodeGetGraph_v10000,
-        164usize; #[doc =
-        " Marker for [`PFN_cuGraphClone_v10000`](crate::pfn::PFN_cuGraphClone_v10000): `cuGraphClone` at exactly version 10000."]
-        cuGraphClone_v10000 => PFN_cuGraphClone_v10000, 165usize; #[doc =
-        " Marker for [`PFN_cuGraphConditionalHandleCreate_v12030`](crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030): `cuGraphConditionalHandleCreate` at exactly version 12030."]
-        cuGraphConditionalHandleCreate_v12030 =>
-        PFN_cuGraphConditionalHandleCreate_v12030, 166usize; #[doc =
-        " Marker for [`PFN_cuGraphCreate_v10000`](crate::pfn::PFN_cuGraphCreate_v10000): `cuGraphCreate` at exactly version 10000."]
-        cuGraphCreate_v10000 => PFN_cuGraphCreate_v10000, 167usize; #[doc =
-        " Marker for [`PFN_cuGraphDebugDotPrint_v11030`](crate::pfn::PFN_cuGraphDebugDotPrint_v11030): `cuGraphDebugDotPrint` at exactly version 11030."]
-        cuGraphDebugDotPrint_v11030 => PFN_cuGraphDebugDotPrint_v11030, 168usize; #[doc =
-        " Marker for [`PFN_cuGraphDestroy_v10000`](crate::pfn::PFN_cuGraphDestroy_v10000): `cuGraphDestroy` at exactly version 10000."]
-        cuGraphDestroy_v10000 => PFN_cuGraphDestroy_v10000, 169usize; #[doc =
-        " Marker for [`PFN_cuGraphDestroyNode_v10000`](crate::pfn::PFN_cuGraphDestroyNode_v10000): `cuGraphDestroyNode` at exactly version 10000."]
-        cuGraphDestroyNode_v10000 => PFN_cuGraphDestroyNode_v10000, 170usize; #[doc =
-        " Marker for [`PFN_cuGraphEventRecordNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010): `cuGraphEventRecordNodeGetEvent` at exactly version 11010."]
-        cuGraphEventRecordNodeGetEvent_v11010 =>
-        PFN_cuGraphEventRecordNodeGetEvent_v11010, 171usize; #[doc =
-        " Marker for [`PFN_cuGraphEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010): `cuGraphEventRecordNodeSetEvent` at exactly version 11010."]
-        cuGraphEventRecordNodeSetEvent_v11010 =>
-        PFN_cuGraphEventRecordNodeSetEvent_v11010, 172usize; #[doc =
-        " Marker for [`PFN_cuGraphEventWaitNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010): `cuGraphEventWaitNodeGetEvent` at exactly version 11010."]
-        cuGraphEventWaitNodeGetEvent_v11010 => PFN_cuGraphEventWaitNodeGetEvent_v11010,
-        173usize; #[doc =
-        " Marker for [`PFN_cuGraphEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010): `cuGraphEventWaitNodeSetEvent` at exactly version 11010."]
-        cuGraphEventWaitNodeSetEvent_v11010 => PFN_cuGraphEventWaitNodeSetEvent_v11010,
-        174usize; #[doc =
-        " Marker for [`PFN_cuGraphExecBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070): `cuGraphExecBatchMemOpNodeSetParams` at exactly version 11070."]
-        cuGraphExecBatchMemOpNodeSetParams_v11070 =>
-        PFN_cuGraphExecBatchMemOpNodeSetParams_v11070, 175usize; #[doc =
-        " Marker for [`PFN_cuGraphExecChildGraphNodeSetParams_v11010`](crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010): `cuGraphExecChildGraphNodeSetParams` at exactly version 11010."]
-        cuGraphExecChildGraphNodeSetParams_v11010 =>
-        PFN_cuGraphExecChildGraphNodeSetParams_v11010, 176usize; #[doc =
-        " Marker for [`PFN_cuGraphExecDestroy_v10000`](crate::pfn::PFN_cuGraphExecDestroy_v10000): `cuGraphExecDestroy` at exactly version 10000."]
-        cuGraphExecDestroy_v10000 => PFN_cuGraphExecDestroy_v10000, 177usize; #[doc =
-        " Marker for [`PFN_cuGraphExecEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010): `cuGraphExecEventRecordNodeSetEvent` at exactly version 11010."]
-        cuGraphExecEventRecordNodeSetEvent_v11010 =>
-        PFN_cuGraphExecEventRecordNodeSetEvent_v11010, 178usize; #[doc =
-        " Marker for [`PFN_cuGraphExecEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010): `cuGraphExecEventWaitNodeSetEvent` at exactly version 11010."]
-        cuGraphExecEventWaitNodeSetEvent_v11010 =>
-        PFN_cuGraphExecEventWaitNodeSetEvent_v11010, 179usize; #[doc =
-        " Marker for [`PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020): `cuGraphExecExternalSemaphoresSignalNodeSetParams` at exactly version 11020."]
-        cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 =>
-        PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020, 180usize; #[doc =
-        " Marker for [`PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020): `cuGraphExecExternalSemaphoresWaitNodeSetParams` at exactly version 11020."]
-        cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 =>
-        PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020, 181usize; #[doc =
-        " Marker for [`PFN_cuGraphExecGetFlags_v12000`](crate::pfn::PFN_cuGraphExecGetFlags_v12000): `cuGraphExecGetFlags` at exactly version 12000."]
-        cuGraphExecGetFlags_v12000 => PFN_cuGraphExecGetFlags_v12000, 182usize; #[doc =
-        " Marker for [`PFN_cuGraphExecGetId_v13010`](crate::pfn::PFN_cuGraphExecGetId_v13010): `cuGraphExecGetId` at exactly version 13010."]
-        cuGraphExecGetId_v13010 => PFN_cuGraphExecGetId_v13010, 183usize; #[doc =
-        " Marker for [`PFN_cuGraphExecHostNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020): `cuGraphExecHostNodeSetParams` at exactly version 10020."]
-        cuGraphExecHostNodeSetParams_v10020 => PFN_cuGraphExecHostNodeSetParams_v10020,
-        184usize; #[doc =
-        " Marker for [`PFN_cuGraphExecKernelNodeSetParams_v10010`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010): `cuGraphExecKernelNodeSetParams` at exactly version 10010."]
-        cuGraphExecKernelNodeSetParams_v10010 =>
-        PFN_cuGraphExecKernelNodeSetParams_v10010, 185usize; #[doc =
-        " Marker for [`PFN_cuGraphExecKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000): `cuGraphExecKernelNodeSetParams` at exactly version 12000."]
-        cuGraphExecKernelNodeSetParams_v12000 =>
-        PFN_cuGraphExecKernelNodeSetParams_v12000, 186usize; #[doc =
-        " Marker for [`PFN_cuGraphExecMemcpyNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020): `cuGraphExecMemcpyNodeSetParams` at exactly version 10020."]
-        cuGraphExecMemcpyNodeSetParams_v10020 =>
-        PFN_cuGraphExecMemcpyNodeSetParams_v10020, 187usize; #[doc =
-        " Marker for [`PFN_cuGraphExecMemsetNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020): `cuGraphExecMemsetNodeSetParams` at exactly version 10020."]
-        cuGraphExecMemsetNodeSetParams_v10020 =>
-        PFN_cuGraphExecMemsetNodeSetParams_v10020, 188usize; #[doc =
-        " Marker for [`PFN_cuGraphExecNodeSetParams_v12020`](crate::pfn::PFN_cuGraphExecNodeSetParams_v12020): `cuGraphExecNodeSetParams` at exactly version 12020."]
-        cuGraphExecNodeSetParams_v12020 => PFN_cuGraphExecNodeSetParams_v12020, 189usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphExecUpdate_v10020`](crate::pfn::PFN_cuGraphExecUpdate_v10020): `cuGraphExecUpdate` at exactly version 10020."]
-        cuGraphExecUpdate_v10020 => PFN_cuGraphExecUpdate_v10020, 190usize; #[doc =
-        " Marker for [`PFN_cuGraphExecUpdate_v12000`](crate::pfn::PFN_cuGraphExecUpdate_v12000): `cuGraphExecUpdate` at exactly version 12000."]
-        cuGraphExecUpdate_v12000 => PFN_cuGraphExecUpdate_v12000, 191usize; #[doc =
-        " Marker for [`PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020): `cuGraphExternalSemaphoresSignalNodeGetParams` at exactly version 11020."]
-        cuGraphExternalSemaphoresSignalNodeGetParams_v11020 =>
-        PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020, 192usize; #[doc =
-        " Marker for [`PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020): `cuGraphExternalSemaphoresSignalNodeSetParams` at exactly version 11020."]
-        cuGraphExternalSemaphoresSignalNodeSetParams_v11020 =>
-        PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020, 193usize; #[doc =
-        " Marker for [`PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020): `cuGraphExternalSemaphoresWaitNodeGetParams` at exactly version 11020."]
-        cuGraphExternalSemaphoresWaitNodeGetParams_v11020 =>
-        PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020, 194usize; #[doc =
-        " Marker for [`PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020): `cuGraphExternalSemaphoresWaitNodeSetParams` at exactly version 11020."]
-        cuGraphExternalSemaphoresWaitNodeSetParams_v11020 =>
-        PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020, 195usize; #[doc =
-        " Marker for [`PFN_cuGraphGetEdges_v10000`](crate::pfn::PFN_cuGraphGetEdges_v10000): `cuGraphGetEdges` at exactly version 10000."]
-        cuGraphGetEdges_v10000 => PFN_cuGraphGetEdges_v10000, 196usize; #[doc =
-        " Marker for [`PFN_cuGraphGetEdges_v12030`](crate::pfn::PFN_cuGraphGetEdges_v12030): `cuGraphGetEdges` at exactly version 12030."]
-        cuGraphGetEdges_v12030 => PFN_cuGraphGetEdges_v12030, 197usize; #[doc =
-        " Marker for [`PFN_cuGraphGetId_v13010`](crate::pfn::PFN_cuGraphGetId_v13010): `cuGraphGetId` at exactly version 13010."]
-        cuGraphGetId_v13010 => PFN_cuGraphGetId_v13010, 198usize; #[doc =
-        " Marker for [`PFN_cuGraphGetNodes_v10000`](crate::pfn::PFN_cuGraphGetNodes_v10000): `cuGraphGetNodes` at exactly version 10000."]
-        cuGraphGetNodes_v10000 => PFN_cuGraphGetNodes_v10000, 199usize; #[doc =
-        " Marker for [`PFN_cuGraphGetRootNodes_v10000`](crate::pfn::PFN_cuGraphGetRootNodes_v10000): `cuGraphGetRootNodes` at exactly version 10000."]
-        cuGraphGetRootNodes_v10000 => PFN_cuGraphGetRootNodes_v10000, 200usize; #[doc =
-        " Marker for [`PFN_cuGraphHostNodeGetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeGetParams_v10000): `cuGraphHostNodeGetParams` at exactly version 10000."]
-        cuGraphHostNodeGetParams_v10000 => PFN_cuGraphHostNodeGetParams_v10000, 201usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphHostNodeSetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeSetParams_v10000): `cuGraphHostNodeSetParams` at exactly version 10000."]
-        cuGraphHostNodeSetParams_v10000 => PFN_cuGraphHostNodeSetParams_v10000, 202usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphInstantiate_v10000`](crate::pfn::PFN_cuGraphInstantiate_v10000): `cuGraphInstantiate` at exactly version 10000."]
-        cuGraphInstantiate_v10000 => PFN_cuGraphInstantiate_v10000, 203usize; #[doc =
-        " Marker for [`PFN_cuGraphInstantiate_v11000`](crate::pfn::PFN_cuGraphInstantiate_v11000): `cuGraphInstantiate` at exactly version 11000."]
-        cuGraphInstantiate_v11000 => PFN_cuGraphInstantiate_v11000, 204usize; #[doc =
-        " Marker for [`PFN_cuGraphInstantiateWithFlags_v11040`](crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040): `cuGraphInstantiateWithFlags` at exactly version 11040."]
-        cuGraphInstantiateWithFlags_v11040 => PFN_cuGraphInstantiateWithFlags_v11040,
+        cuFuncSetSharedSize_v2000 => crate ::pfn::PFN_cuFuncSetSharedSize_v2000,
+        200usize; #[doc =
+        " Marker for [`PFN_cuGLCtxCreate_v2000`](crate::gl::PFN_cuGLCtxCreate_v2000): `cuGLCtxCreate` at exactly version 2000."]
+        #[cfg(feature = "gl")] cuGLCtxCreate_v2000 => crate
+        ::gl::PFN_cuGLCtxCreate_v2000, 201usize; #[doc =
+        " Marker for [`PFN_cuGLCtxCreate_v3020`](crate::gl::PFN_cuGLCtxCreate_v3020): `cuGLCtxCreate` at exactly version 3020."]
+        #[cfg(feature = "gl")] cuGLCtxCreate_v3020 => crate
+        ::gl::PFN_cuGLCtxCreate_v3020, 202usize; #[doc =
+        " Marker for [`PFN_cuGLGetDevices_v4010`](crate::gl::PFN_cuGLGetDevices_v4010): `cuGLGetDevices` at exactly version 4010."]
+        #[cfg(feature = "gl")] cuGLGetDevices_v4010 => crate
+        ::gl::PFN_cuGLGetDevices_v4010, 203usize; #[doc =
+        " Marker for [`PFN_cuGLGetDevices_v6050`](crate::gl::PFN_cuGLGetDevices_v6050): `cuGLGetDevices` at exactly version 6050."]
+        #[cfg(feature = "gl")] cuGLGetDevices_v6050 => crate
+        ::gl::PFN_cuGLGetDevices_v6050, 204usize; #[doc =
+        " Marker for [`PFN_cuGLInit_v2000`](crate::gl::PFN_cuGLInit_v2000): `cuGLInit` at exactly version 2000."]
+        #[cfg(feature = "gl")] cuGLInit_v2000 => crate ::gl::PFN_cuGLInit_v2000,
         205usize; #[doc =
-        " Marker for [`PFN_cuGraphInstantiateWithParams_v12000`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000): `cuGraphInstantiateWithParams` at exactly version 12000."]
-        cuGraphInstantiateWithParams_v12000 => PFN_cuGraphInstantiateWithParams_v12000,
-        206usize; #[doc =
-        " Marker for [`PFN_cuGraphInstantiateWithParams_v12000_ptsz`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz): `cuGraphInstantiateWithParams` at exactly version 12000."]
-        cuGraphInstantiateWithParams_v12000_ptsz =>
-        PFN_cuGraphInstantiateWithParams_v12000_ptsz, 207usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeCopyAttributes_v11000`](crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000): `cuGraphKernelNodeCopyAttributes` at exactly version 11000."]
-        cuGraphKernelNodeCopyAttributes_v11000 =>
-        PFN_cuGraphKernelNodeCopyAttributes_v11000, 208usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeGetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000): `cuGraphKernelNodeGetAttribute` at exactly version 11000."]
-        cuGraphKernelNodeGetAttribute_v11000 => PFN_cuGraphKernelNodeGetAttribute_v11000,
-        209usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeGetParams_v10000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v10000): `cuGraphKernelNodeGetParams` at exactly version 10000."]
-        cuGraphKernelNodeGetParams_v10000 => PFN_cuGraphKernelNodeGetParams_v10000,
-        210usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeGetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000): `cuGraphKernelNodeGetParams` at exactly version 12000."]
-        cuGraphKernelNodeGetParams_v12000 => PFN_cuGraphKernelNodeGetParams_v12000,
-        211usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeSetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000): `cuGraphKernelNodeSetAttribute` at exactly version 11000."]
-        cuGraphKernelNodeSetAttribute_v11000 => PFN_cuGraphKernelNodeSetAttribute_v11000,
-        212usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeSetParams_v10000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v10000): `cuGraphKernelNodeSetParams` at exactly version 10000."]
-        cuGraphKernelNodeSetParams_v10000 => PFN_cuGraphKernelNodeSetParams_v10000,
-        213usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000): `cuGraphKernelNodeSetParams` at exactly version 12000."]
-        cuGraphKernelNodeSetParams_v12000 => PFN_cuGraphKernelNodeSetParams_v12000,
-        214usize; #[doc =
-        " Marker for [`PFN_cuGraphLaunch_v10000`](crate::pfn::PFN_cuGraphLaunch_v10000): `cuGraphLaunch` at exactly version 10000."]
-        cuGraphLaunch_v10000 => PFN_cuGraphLaunch_v10000, 215usize; #[doc =
-        " Marker for [`PFN_cuGraphLaunch_v10000_ptsz`](crate::pfn::PFN_cuGraphLaunch_v10000_ptsz): `cuGraphLaunch` at exactly version 10000."]
-        cuGraphLaunch_v10000_ptsz => PFN_cuGraphLaunch_v10000_ptsz, 216usize; #[doc =
-        " Marker for [`PFN_cuGraphMemAllocNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040): `cuGraphMemAllocNodeGetParams` at exactly version 11040."]
-        cuGraphMemAllocNodeGetParams_v11040 => PFN_cuGraphMemAllocNodeGetParams_v11040,
-        217usize; #[doc =
-        " Marker for [`PFN_cuGraphMemFreeNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040): `cuGraphMemFreeNodeGetParams` at exactly version 11040."]
-        cuGraphMemFreeNodeGetParams_v11040 => PFN_cuGraphMemFreeNodeGetParams_v11040,
-        218usize; #[doc =
-        " Marker for [`PFN_cuGraphMemcpyNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000): `cuGraphMemcpyNodeGetParams` at exactly version 10000."]
-        cuGraphMemcpyNodeGetParams_v10000 => PFN_cuGraphMemcpyNodeGetParams_v10000,
-        219usize; #[doc =
-        " Marker for [`PFN_cuGraphMemcpyNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000): `cuGraphMemcpyNodeSetParams` at exactly version 10000."]
-        cuGraphMemcpyNodeSetParams_v10000 => PFN_cuGraphMemcpyNodeSetParams_v10000,
-        220usize; #[doc =
-        " Marker for [`PFN_cuGraphMemsetNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000): `cuGraphMemsetNodeGetParams` at exactly version 10000."]
-        cuGraphMemsetNodeGetParams_v10000 => PFN_cuGraphMemsetNodeGetParams_v10000,
-        221usize; #[doc =
-        " Marker for [`PFN_cuGraphMemsetNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000): `cuGraphMemsetNodeSetParams` at exactly version 10000."]
-        cuGraphMemsetNodeSetParams_v10000 => PFN_cuGraphMemsetNodeSetParams_v10000,
-        222usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeFindInClone_v10000`](crate::pfn::PFN_cuGraphNodeFindInClone_v10000): `cuGraphNodeFindInClone` at exactly version 10000."]
-        cuGraphNodeFindInClone_v10000 => PFN_cuGraphNodeFindInClone_v10000, 223usize;
+        " Marker for [`PFN_cuGLMapBufferObject_v2000`](crate::gl::PFN_cuGLMapBufferObject_v2000): `cuGLMapBufferObject` at exactly version 2000."]
+        #[cfg(feature = "gl")] cuGLMapBufferObject_v2000 => crate
+        ::gl::PFN_cuGLMapBufferObject_v2000, 206usize; #[doc =
+        " Marker for [`PFN_cuGLMapBufferObject_v3020`](crate::gl::PFN_cuGLMapBufferObject_v3020): `cuGLMapBufferObject` at exactly version 3020."]
+        #[cfg(feature = "gl")] cuGLMapBufferObject_v3020 => crate
+        ::gl::PFN_cuGLMapBufferObject_v3020, 207usize; #[doc =
+        " Marker for [`PFN_cuGLMapBufferObject_v7000_ptds`](crate::gl::PFN_cuGLMapBufferObject_v7000_ptds): `cuGLMapBufferObject` at exactly version 7000."]
+        #[cfg(feature = "gl")] cuGLMapBufferObject_v7000_ptds => crate
+        ::gl::PFN_cuGLMapBufferObject_v7000_ptds, 208usize; #[doc =
+        " Marker for [`PFN_cuGLMapBufferObjectAsync_v2030`](crate::gl::PFN_cuGLMapBufferObjectAsync_v2030): `cuGLMapBufferObjectAsync` at exactly version 2030."]
+        #[cfg(feature = "gl")] cuGLMapBufferObjectAsync_v2030 => crate
+        ::gl::PFN_cuGLMapBufferObjectAsync_v2030, 209usize; #[doc =
+        " Marker for [`PFN_cuGLMapBufferObjectAsync_v3020`](crate::gl::PFN_cuGLMapBufferObjectAsync_v3020): `cuGLMapBufferObjectAsync` at exactly version 3020."]
+        #[cfg(feature = "gl")] cuGLMapBufferObjectAsync_v3020 => crate
+        ::gl::PFN_cuGLMapBufferObjectAsync_v3020, 210usize; #[doc =
+        " Marker for [`PFN_cuGLMapBufferObjectAsync_v7000_ptsz`](crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz): `cuGLMapBufferObjectAsync` at exactly version 7000."]
+        #[cfg(feature = "gl")] cuGLMapBufferObjectAsync_v7000_ptsz => crate
+        ::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz, 211usize; #[doc =
+        " Marker for [`PFN_cuGLRegisterBufferObject_v2000`](crate::gl::PFN_cuGLRegisterBufferObject_v2000): `cuGLRegisterBufferObject` at exactly version 2000."]
+        #[cfg(feature = "gl")] cuGLRegisterBufferObject_v2000 => crate
+        ::gl::PFN_cuGLRegisterBufferObject_v2000, 212usize; #[doc =
+        " Marker for [`PFN_cuGLSetBufferObjectMapFlags_v2030`](crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030): `cuGLSetBufferObjectMapFlags` at exactly version 2030."]
+        #[cfg(feature = "gl")] cuGLSetBufferObjectMapFlags_v2030 => crate
+        ::gl::PFN_cuGLSetBufferObjectMapFlags_v2030, 213usize; #[doc =
+        " Marker for [`PFN_cuGLUnmapBufferObject_v2000`](crate::gl::PFN_cuGLUnmapBufferObject_v2000): `cuGLUnmapBufferObject` at exactly version 2000."]
+        #[cfg(feature = "gl")] cuGLUnmapBufferObject_v2000 => crate
+        ::gl::PFN_cuGLUnmapBufferObject_v2000, 214usize; #[doc =
+        " Marker for [`PFN_cuGLUnmapBufferObjectAsync_v2030`](crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030): `cuGLUnmapBufferObjectAsync` at exactly version 2030."]
+        #[cfg(feature = "gl")] cuGLUnmapBufferObjectAsync_v2030 => crate
+        ::gl::PFN_cuGLUnmapBufferObjectAsync_v2030, 215usize; #[doc =
+        " Marker for [`PFN_cuGLUnregisterBufferObject_v2000`](crate::gl::PFN_cuGLUnregisterBufferObject_v2000): `cuGLUnregisterBufferObject` at exactly version 2000."]
+        #[cfg(feature = "gl")] cuGLUnregisterBufferObject_v2000 => crate
+        ::gl::PFN_cuGLUnregisterBufferObject_v2000, 216usize; #[doc =
+        " Marker for [`PFN_cuGetErrorName_v6000`](crate::pfn::PFN_cuGetErrorName_v6000): `cuGetErrorName` at exactly version 6000."]
+        cuGetErrorName_v6000 => crate ::pfn::PFN_cuGetErrorName_v6000, 217usize; #[doc =
+        " Marker for [`PFN_cuGetErrorString_v6000`](crate::pfn::PFN_cuGetErrorString_v6000): `cuGetErrorString` at exactly version 6000."]
+        cuGetErrorString_v6000 => crate ::pfn::PFN_cuGetErrorString_v6000, 218usize;
         #[doc =
-        " Marker for [`PFN_cuGraphNodeGetContainingGraph_v13010`](crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010): `cuGraphNodeGetContainingGraph` at exactly version 13010."]
-        cuGraphNodeGetContainingGraph_v13010 => PFN_cuGraphNodeGetContainingGraph_v13010,
+        " Marker for [`PFN_cuGetExportTable_v3000`](crate::pfn::PFN_cuGetExportTable_v3000): `cuGetExportTable` at exactly version 3000."]
+        cuGetExportTable_v3000 => crate ::pfn::PFN_cuGetExportTable_v3000, 219usize;
+        #[doc =
+        " Marker for [`PFN_cuGetProcAddress_v11030`](crate::pfn::PFN_cuGetProcAddress_v11030): `cuGetProcAddress` at exactly version 11030."]
+        cuGetProcAddress_v11030 => crate ::pfn::PFN_cuGetProcAddress_v11030, 220usize;
+        #[doc =
+        " Marker for [`PFN_cuGetProcAddress_v12000`](crate::pfn::PFN_cuGetProcAddress_v12000): `cuGetProcAddress` at exactly version 12000."]
+        cuGetProcAddress_v12000 => crate ::pfn::PFN_cuGetProcAddress_v12000, 221usize;
+        #[doc =
+        " Marker for [`PFN_cuGraphAddBatchMemOpNode_v11070`](crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070): `cuGraphAddBatchMemOpNode` at exactly version 11070."]
+        cuGraphAddBatchMemOpNode_v11070 => crate
+        ::pfn::PFN_cuGraphAddBatchMemOpNode_v11070, 222usize; #[doc =
+        " Marker for [`PFN_cuGraphAddChildGraphNode_v10000`](crate::pfn::PFN_cuGraphAddChildGraphNode_v10000): `cuGraphAddChildGraphNode` at exactly version 10000."]
+        cuGraphAddChildGraphNode_v10000 => crate
+        ::pfn::PFN_cuGraphAddChildGraphNode_v10000, 223usize; #[doc =
+        " Marker for [`PFN_cuGraphAddDependencies_v10000`](crate::pfn::PFN_cuGraphAddDependencies_v10000): `cuGraphAddDependencies` at exactly version 10000."]
+        cuGraphAddDependencies_v10000 => crate ::pfn::PFN_cuGraphAddDependencies_v10000,
         224usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetDependencies_v10000`](crate::pfn::PFN_cuGraphNodeGetDependencies_v10000): `cuGraphNodeGetDependencies` at exactly version 10000."]
-        cuGraphNodeGetDependencies_v10000 => PFN_cuGraphNodeGetDependencies_v10000,
+        " Marker for [`PFN_cuGraphAddDependencies_v12030`](crate::pfn::PFN_cuGraphAddDependencies_v12030): `cuGraphAddDependencies` at exactly version 12030."]
+        cuGraphAddDependencies_v12030 => crate ::pfn::PFN_cuGraphAddDependencies_v12030,
         225usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetDependencies_v12030`](crate::pfn::PFN_cuGraphNodeGetDependencies_v12030): `cuGraphNodeGetDependencies` at exactly version 12030."]
-        cuGraphNodeGetDependencies_v12030 => PFN_cuGraphNodeGetDependencies_v12030,
+        " Marker for [`PFN_cuGraphAddEmptyNode_v10000`](crate::pfn::PFN_cuGraphAddEmptyNode_v10000): `cuGraphAddEmptyNode` at exactly version 10000."]
+        cuGraphAddEmptyNode_v10000 => crate ::pfn::PFN_cuGraphAddEmptyNode_v10000,
         226usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetDependentNodes_v10000`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v10000): `cuGraphNodeGetDependentNodes` at exactly version 10000."]
-        cuGraphNodeGetDependentNodes_v10000 => PFN_cuGraphNodeGetDependentNodes_v10000,
-        227usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetDependentNodes_v12030`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030): `cuGraphNodeGetDependentNodes` at exactly version 12030."]
-        cuGraphNodeGetDependentNodes_v12030 => PFN_cuGraphNodeGetDependentNodes_v12030,
-        228usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeGetEnabled_v11060): `cuGraphNodeGetEnabled` at exactly version 11060."]
-        cuGraphNodeGetEnabled_v11060 => PFN_cuGraphNodeGetEnabled_v11060, 229usize; #[doc
+        " Marker for [`PFN_cuGraphAddEventRecordNode_v11010`](crate::pfn::PFN_cuGraphAddEventRecordNode_v11010): `cuGraphAddEventRecordNode` at exactly version 11010."]
+        cuGraphAddEventRecordNode_v11010 => crate
+        ::pfn::PFN_cuGraphAddEventRecordNode_v11010, 227usize; #[doc =
+        " Marker for [`PFN_cuGraphAddEventWaitNode_v11010`](crate::pfn::PFN_cuGraphAddEventWaitNode_v11010): `cuGraphAddEventWaitNode` at exactly version 11010."]
+        cuGraphAddEventWaitNode_v11010 => crate
+        ::pfn::PFN_cuGraphAddEventWaitNode_v11010, 228usize; #[doc =
+        " Marker for [`PFN_cuGraphAddExternalSemaphoresSignalNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020): `cuGraphAddExternalSemaphoresSignalNode` at exactly version 11020."]
+        cuGraphAddExternalSemaphoresSignalNode_v11020 => crate
+        ::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020, 229usize; #[doc =
+        " Marker for [`PFN_cuGraphAddExternalSemaphoresWaitNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020): `cuGraphAddExternalSemaphoresWaitNode` at exactly version 11020."]
+        cuGraphAddExternalSemaphoresWaitNode_v11020 => crate
+        ::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020, 230usize; #[doc =
+        " Marker for [`PFN_cuGraphAddHostNode_v10000`](crate::pfn::PFN_cuGraphAddHostNode_v10000): `cuGraphAddHostNode` at exactly version 10000."]
+        cuGraphAddHostNode_v10000 => crate ::pfn::PFN_cuGraphAddHostNode_v10000,
+        231usize; #[doc =
+        " Marker for [`PFN_cuGraphAddKernelNode_v10000`](crate::pfn::PFN_cuGraphAddKernelNode_v10000): `cuGraphAddKernelNode` at exactly version 10000."]
+        cuGraphAddKernelNode_v10000 => crate ::pfn::PFN_cuGraphAddKernelNode_v10000,
+        232usize; #[doc =
+        " Marker for [`PFN_cuGraphAddKernelNode_v12000`](crate::pfn::PFN_cuGraphAddKernelNode_v12000): `cuGraphAddKernelNode` at exactly version 12000."]
+        cuGraphAddKernelNode_v12000 => crate ::pfn::PFN_cuGraphAddKernelNode_v12000,
+        233usize; #[doc =
+        " Marker for [`PFN_cuGraphAddMemAllocNode_v11040`](crate::pfn::PFN_cuGraphAddMemAllocNode_v11040): `cuGraphAddMemAllocNode` at exactly version 11040."]
+        cuGraphAddMemAllocNode_v11040 => crate ::pfn::PFN_cuGraphAddMemAllocNode_v11040,
+        234usize; #[doc =
+        " Marker for [`PFN_cuGraphAddMemFreeNode_v11040`](crate::pfn::PFN_cuGraphAddMemFreeNode_v11040): `cuGraphAddMemFreeNode` at exactly version 11040."]
+        cuGraphAddMemFreeNode_v11040 => crate ::pfn::PFN_cuGraphAddMemFreeNode_v11040,
+        235usize; #[doc =
+        " Marker for [`PFN_cuGraphAddMemcpyNode_v10000`](crate::pfn::PFN_cuGraphAddMemcpyNode_v10000): `cuGraphAddMemcpyNode` at exactly version 10000."]
+        cuGraphAddMemcpyNode_v10000 => crate ::pfn::PFN_cuGraphAddMemcpyNode_v10000,
+        236usize; #[doc =
+        " Marker for [`PFN_cuGraphAddMemsetNode_v10000`](crate::pfn::PFN_cuGraphAddMemsetNode_v10000): `cuGraphAddMemsetNode` at exactly version 10000."]
+        cuGraphAddMemsetNode_v10000 => crate ::pfn::PFN_cuGraphAddMemsetNode_v10000,
+        237usize; #[doc =
+        " Marker for [`PFN_cuGraphAddNode_v12020`](crate::pfn::PFN_cuGraphAddNode_v12020): `cuGraphAddNode` at exactly version 12020."]
+        cuGraphAddNode_v12020 => crate ::pfn::PFN_cuGraphAddNode_v12020, 238usize; #[doc
         =
-        " Marker for [`PFN_cuGraphNodeGetLocalId_v13010`](crate::pfn::PFN_cuGraphNodeGetLocalId_v13010): `cuGraphNodeGetLocalId` at exactly version 13010."]
-        cuGraphNodeGetLocalId_v13010 => PFN_cuGraphNodeGetLocalId_v13010, 230usize; #[doc
+        " Marker for [`PFN_cuGraphAddNode_v12030`](crate::pfn::PFN_cuGraphAddNode_v12030): `cuGraphAddNode` at exactly version 12030."]
+        cuGraphAddNode_v12030 => crate ::pfn::PFN_cuGraphAddNode_v12030, 239usize; #[doc
         =
-        " Marker for [`PFN_cuGraphNodeGetParams_v13020`](crate::pfn::PFN_cuGraphNodeGetParams_v13020): `cuGraphNodeGetParams` at exactly version 13020."]
-        cuGraphNodeGetParams_v13020 => PFN_cuGraphNodeGetParams_v13020, 231usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetToolsId_v13010`](crate::pfn::PFN_cuGraphNodeGetToolsId_v13010): `cuGraphNodeGetToolsId` at exactly version 13010."]
-        cuGraphNodeGetToolsId_v13010 => PFN_cuGraphNodeGetToolsId_v13010, 232usize; #[doc
+        " Marker for [`PFN_cuGraphAddNode_v13040`](crate::pfn::PFN_cuGraphAddNode_v13040): `cuGraphAddNode` at exactly version 13040."]
+        cuGraphAddNode_v13040 => crate ::pfn::PFN_cuGraphAddNode_v13040, 240usize; #[doc
         =
-        " Marker for [`PFN_cuGraphNodeGetType_v10000`](crate::pfn::PFN_cuGraphNodeGetType_v10000): `cuGraphNodeGetType` at exactly version 10000."]
-        cuGraphNodeGetType_v10000 => PFN_cuGraphNodeGetType_v10000, 233usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeSetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeSetEnabled_v11060): `cuGraphNodeSetEnabled` at exactly version 11060."]
-        cuGraphNodeSetEnabled_v11060 => PFN_cuGraphNodeSetEnabled_v11060, 234usize; #[doc
+        " Marker for [`PFN_cuGraphBatchMemOpNodeGetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070): `cuGraphBatchMemOpNodeGetParams` at exactly version 11070."]
+        cuGraphBatchMemOpNodeGetParams_v11070 => crate
+        ::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070, 241usize; #[doc =
+        " Marker for [`PFN_cuGraphBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070): `cuGraphBatchMemOpNodeSetParams` at exactly version 11070."]
+        cuGraphBatchMemOpNodeSetParams_v11070 => crate
+        ::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070, 242usize; #[doc =
+        " Marker for [`PFN_cuGraphChildGraphNodeGetGraph_v10000`](crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000): `cuGraphChildGraphNodeGetGraph` at exactly version 10000."]
+        cuGraphChildGraphNodeGetGraph_v10000 => crate
+        ::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000, 243usize; #[doc =
+        " Marker for [`PFN_cuGraphClone_v10000`](crate::pfn::PFN_cuGraphClone_v10000): `cuGraphClone` at exactly version 10000."]
+        cuGraphClone_v10000 => crate ::pfn::PFN_cuGraphClone_v10000, 244usize; #[doc =
+        " Marker for [`PFN_cuGraphConditionalHandleCreate_v12030`](crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030): `cuGraphConditionalHandleCreate` at exactly version 12030."]
+        cuGraphConditionalHandleCreate_v12030 => crate
+        ::pfn::PFN_cuGraphConditionalHandleCreate_v12030, 245usize; #[doc =
+        " Marker for [`PFN_cuGraphCreate_v10000`](crate::pfn::PFN_cuGraphCreate_v10000): `cuGraphCreate` at exactly version 10000."]
+        cuGraphCreate_v10000 => crate ::pfn::PFN_cuGraphCreate_v10000, 246usize; #[doc =
+        " Marker for [`PFN_cuGraphDebugDotPrint_v11030`](crate::pfn::PFN_cuGraphDebugDotPrint_v11030): `cuGraphDebugDotPrint` at exactly version 11030."]
+        cuGraphDebugDotPrint_v11030 => crate ::pfn::PFN_cuGraphDebugDotPrint_v11030,
+        247usize; #[doc =
+        " Marker for [`PFN_cuGraphDestroy_v10000`](crate::pfn::PFN_cuGraphDestroy_v10000): `cuGraphDestroy` at exactly version 10000."]
+        cuGraphDestroy_v10000 => crate ::pfn::PFN_cuGraphDestroy_v10000, 248usize; #[doc
         =
-        " Marker for [`PFN_cuGraphNodeSetParams_v12020`](crate::pfn::PFN_cuGraphNodeSetParams_v12020): `cuGraphNodeSetParams` at exactly version 12020."]
-        cuGraphNodeSetParams_v12020 => PFN_cuGraphNodeSetParams_v12020, 235usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeSetParams_v13040`](crate::pfn::PFN_cuGraphNodeSetParams_v13040): `cuGraphNodeSetParams` at exactly version 13040."]
-        cuGraphNodeSetParams_v13040 => PFN_cuGraphNodeSetParams_v13040, 236usize; #[doc =
-        " Marker for [`PFN_cuGraphReleaseUserObject_v11030`](crate::pfn::PFN_cuGraphReleaseUserObject_v11030): `cuGraphReleaseUserObject` at exactly version 11030."]
-        cuGraphReleaseUserObject_v11030 => PFN_cuGraphReleaseUserObject_v11030, 237usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphRemoveDependencies_v10000`](crate::pfn::PFN_cuGraphRemoveDependencies_v10000): `cuGraphRemoveDependencies` at exactly version 10000."]
-        cuGraphRemoveDependencies_v10000 => PFN_cuGraphRemoveDependencies_v10000,
-        238usize; #[doc =
-        " Marker for [`PFN_cuGraphRemoveDependencies_v12030`](crate::pfn::PFN_cuGraphRemoveDependencies_v12030): `cuGraphRemoveDependencies` at exactly version 12030."]
-        cuGraphRemoveDependencies_v12030 => PFN_cuGraphRemoveDependencies_v12030,
-        239usize; #[doc =
-        " Marker for [`PFN_cuGraphRetainUserObject_v11030`](crate::pfn::PFN_cuGraphRetainUserObject_v11030): `cuGraphRetainUserObject` at exactly version 11030."]
-        cuGraphRetainUserObject_v11030 => PFN_cuGraphRetainUserObject_v11030, 240usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphUpload_v11010`](crate::pfn::PFN_cuGraphUpload_v11010): `cuGraphUpload` at exactly version 11010."]
-        cuGraphUpload_v11010 => PFN_cuGraphUpload_v11010, 241usize; #[doc =
-        " Marker for [`PFN_cuGraphUpload_v11010_ptsz`](crate::pfn::PFN_cuGraphUpload_v11010_ptsz): `cuGraphUpload` at exactly version 11010."]
-        cuGraphUpload_v11010_ptsz => PFN_cuGraphUpload_v11010_ptsz, 242usize; #[doc =
-        " Marker for [`PFN_cuGraphicsMapResources_v3000`](crate::pfn::PFN_cuGraphicsMapResources_v3000): `cuGraphicsMapResources` at exactly version 3000."]
-        cuGraphicsMapResources_v3000 => PFN_cuGraphicsMapResources_v3000, 243usize; #[doc
-        =
-        " Marker for [`PFN_cuGraphicsMapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz): `cuGraphicsMapResources` at exactly version 7000."]
-        cuGraphicsMapResources_v7000_ptsz => PFN_cuGraphicsMapResources_v7000_ptsz,
-        244usize; #[doc =
-        " Marker for [`PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000`](crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000): `cuGraphicsResourceGetMappedMipmappedArray` at exactly version 5000."]
-        cuGraphicsResourceGetMappedMipmappedArray_v5000 =>
-        PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000, 245usize; #[doc =
-        " Marker for [`PFN_cuGraphicsResourceGetMappedPointer_v3000`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000): `cuGraphicsResourceGetMappedPointer` at exactly version 3000."]
-        cuGraphicsResourceGetMappedPointer_v3000 =>
-        PFN_cuGraphicsResourceGetMappedPointer_v3000, 246usize; #[doc =
-        " Marker for [`PFN_cuGraphicsResourceGetMappedPointer_v3020`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020): `cuGraphicsResourceGetMappedPointer` at exactly version 3020."]
-        cuGraphicsResourceGetMappedPointer_v3020 =>
-        PFN_cuGraphicsResourceGetMappedPointer_v3020, 247usize; #[doc =
-        " Marker for [`PFN_cuGraphicsResourceSetMapFlags_v3000`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000): `cuGraphicsResourceSetMapFlags` at exactly version 3000."]
-        cuGraphicsResourceSetMapFlags_v3000 => PFN_cuGraphicsResourceSetMapFlags_v3000,
-        248usize; #[doc =
-        " Marker for [`PFN_cuGraphicsResourceSetMapFlags_v6050`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050): `cuGraphicsResourceSetMapFlags` at exactly version 6050."]
-        cuGraphicsResourceSetMapFlags_v6050 => PFN_cuGraphicsResourceSetMapFlags_v6050,
+        " Marker for [`PFN_cuGraphDestroyNode_v10000`](crate::pfn::PFN_cuGraphDestroyNode_v10000): `cuGraphDestroyNode` at exactly version 10000."]
+        cuGraphDestroyNode_v10000 => crate ::pfn::PFN_cuGraphDestroyNode_v10000,
         249usize; #[doc =
-        " Marker for [`PFN_cuGraphicsSubResourceGetMappedArray_v3000`](crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000): `cuGraphicsSubResourceGetMappedArray` at exactly version 3000."]
-        cuGraphicsSubResourceGetMappedArray_v3000 =>
-        PFN_cuGraphicsSubResourceGetMappedArray_v3000, 250usize; #[doc =
-        " Marker for [`PFN_cuGraphicsUnmapResources_v3000`](crate::pfn::PFN_cuGraphicsUnmapResources_v3000): `cuGraphicsUnmapResources` at exactly version 3000."]
-        cuGraphicsUnmapResources_v3000 => PFN_cuGraphicsUnmapResources_v3000, 251usize;
+        " Marker for [`PFN_cuGraphEventRecordNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010): `cuGraphEventRecordNodeGetEvent` at exactly version 11010."]
+        cuGraphEventRecordNodeGetEvent_v11010 => crate
+        ::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010, 250usize; #[doc =
+        " Marker for [`PFN_cuGraphEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010): `cuGraphEventRecordNodeSetEvent` at exactly version 11010."]
+        cuGraphEventRecordNodeSetEvent_v11010 => crate
+        ::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010, 251usize; #[doc =
+        " Marker for [`PFN_cuGraphEventWaitNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010): `cuGraphEventWaitNodeGetEvent` at exactly version 11010."]
+        cuGraphEventWaitNodeGetEvent_v11010 => crate
+        ::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010, 252usize; #[doc =
+        " Marker for [`PFN_cuGraphEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010): `cuGraphEventWaitNodeSetEvent` at exactly version 11010."]
+        cuGraphEventWaitNodeSetEvent_v11010 => crate
+        ::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010, 253usize; #[doc =
+        " Marker for [`PFN_cuGraphExecBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070): `cuGraphExecBatchMemOpNodeSetParams` at exactly version 11070."]
+        cuGraphExecBatchMemOpNodeSetParams_v11070 => crate
+        ::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070, 254usize; #[doc =
+        " Marker for [`PFN_cuGraphExecChildGraphNodeSetParams_v11010`](crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010): `cuGraphExecChildGraphNodeSetParams` at exactly version 11010."]
+        cuGraphExecChildGraphNodeSetParams_v11010 => crate
+        ::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010, 255usize; #[doc =
+        " Marker for [`PFN_cuGraphExecDestroy_v10000`](crate::pfn::PFN_cuGraphExecDestroy_v10000): `cuGraphExecDestroy` at exactly version 10000."]
+        cuGraphExecDestroy_v10000 => crate ::pfn::PFN_cuGraphExecDestroy_v10000,
+        256usize; #[doc =
+        " Marker for [`PFN_cuGraphExecEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010): `cuGraphExecEventRecordNodeSetEvent` at exactly version 11010."]
+        cuGraphExecEventRecordNodeSetEvent_v11010 => crate
+        ::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010, 257usize; #[doc =
+        " Marker for [`PFN_cuGraphExecEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010): `cuGraphExecEventWaitNodeSetEvent` at exactly version 11010."]
+        cuGraphExecEventWaitNodeSetEvent_v11010 => crate
+        ::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010, 258usize; #[doc =
+        " Marker for [`PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020): `cuGraphExecExternalSemaphoresSignalNodeSetParams` at exactly version 11020."]
+        cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 => crate
+        ::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020, 259usize;
         #[doc =
-        " Marker for [`PFN_cuGraphicsUnmapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz): `cuGraphicsUnmapResources` at exactly version 7000."]
-        cuGraphicsUnmapResources_v7000_ptsz => PFN_cuGraphicsUnmapResources_v7000_ptsz,
-        252usize; #[doc =
-        " Marker for [`PFN_cuGraphicsUnregisterResource_v3000`](crate::pfn::PFN_cuGraphicsUnregisterResource_v3000): `cuGraphicsUnregisterResource` at exactly version 3000."]
-        cuGraphicsUnregisterResource_v3000 => PFN_cuGraphicsUnregisterResource_v3000,
-        253usize; #[doc =
-        " Marker for [`PFN_cuGreenCtxCreate_v12040`](crate::pfn::PFN_cuGreenCtxCreate_v12040): `cuGreenCtxCreate` at exactly version 12040."]
-        cuGreenCtxCreate_v12040 => PFN_cuGreenCtxCreate_v12040, 254usize; #[doc =
-        " Marker for [`PFN_cuGreenCtxDestroy_v12040`](crate::pfn::PFN_cuGreenCtxDestroy_v12040): `cuGreenCtxDestroy` at exactly version 12040."]
-        cuGreenCtxDestroy_v12040 => PFN_cuGreenCtxDestroy_v12040, 255usize; #[doc =
-        " Marker for [`PFN_cuGreenCtxGetDevResource_v12040`](crate::pfn::PFN_cuGreenCtxGetDevResource_v12040): `cuGreenCtxGetDevResource` at exactly version 12040."]
-        cuGreenCtxGetDevResource_v12040 => PFN_cuGreenCtxGetDevResource_v12040, 256usize;
-        #[doc =
-        " Marker for [`PFN_cuGreenCtxGetId_v12090`](crate::pfn::PFN_cuGreenCtxGetId_v12090): `cuGreenCtxGetId` at exactly version 12090."]
-        cuGreenCtxGetId_v12090 => PFN_cuGreenCtxGetId_v12090, 257usize; #[doc =
-        " Marker for [`PFN_cuGreenCtxRecordEvent_v12040`](crate::pfn::PFN_cuGreenCtxRecordEvent_v12040): `cuGreenCtxRecordEvent` at exactly version 12040."]
-        cuGreenCtxRecordEvent_v12040 => PFN_cuGreenCtxRecordEvent_v12040, 258usize; #[doc
+        " Marker for [`PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020): `cuGraphExecExternalSemaphoresWaitNodeSetParams` at exactly version 11020."]
+        cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 => crate
+        ::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020, 260usize; #[doc
         =
-        " Marker for [`PFN_cuGreenCtxStreamCreate_v12050`](crate::pfn::PFN_cuGreenCtxStreamCreate_v12050): `cuGreenCtxStreamCreate` at exactly version 12050."]
-        cuGreenCtxStreamCreate_v12050 => PFN_cuGreenCtxStreamCreate_v12050, 259usize;
+        " Marker for [`PFN_cuGraphExecGetFlags_v12000`](crate::pfn::PFN_cuGraphExecGetFlags_v12000): `cuGraphExecGetFlags` at exactly version 12000."]
+        cuGraphExecGetFlags_v12000 => crate ::pfn::PFN_cuGraphExecGetFlags_v12000,
+        261usize; #[doc =
+        " Marker for [`PFN_cuGraphExecGetId_v13010`](crate::pfn::PFN_cuGraphExecGetId_v13010): `cuGraphExecGetId` at exactly version 13010."]
+        cuGraphExecGetId_v13010 => crate ::pfn::PFN_cuGraphExecGetId_v13010, 262usize;
         #[doc =
-        " Marker for [`PFN_cuGreenCtxWaitEvent_v12040`](crate::pfn::PFN_cuGreenCtxWaitEvent_v12040): `cuGreenCtxWaitEvent` at exactly version 12040."]
-        cuGreenCtxWaitEvent_v12040 => PFN_cuGreenCtxWaitEvent_v12040, 260usize; #[doc =
-        " Marker for [`PFN_cuImportExternalMemory_v10000`](crate::pfn::PFN_cuImportExternalMemory_v10000): `cuImportExternalMemory` at exactly version 10000."]
-        cuImportExternalMemory_v10000 => PFN_cuImportExternalMemory_v10000, 261usize;
+        " Marker for [`PFN_cuGraphExecHostNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020): `cuGraphExecHostNodeSetParams` at exactly version 10020."]
+        cuGraphExecHostNodeSetParams_v10020 => crate
+        ::pfn::PFN_cuGraphExecHostNodeSetParams_v10020, 263usize; #[doc =
+        " Marker for [`PFN_cuGraphExecKernelNodeSetParams_v10010`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010): `cuGraphExecKernelNodeSetParams` at exactly version 10010."]
+        cuGraphExecKernelNodeSetParams_v10010 => crate
+        ::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010, 264usize; #[doc =
+        " Marker for [`PFN_cuGraphExecKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000): `cuGraphExecKernelNodeSetParams` at exactly version 12000."]
+        cuGraphExecKernelNodeSetParams_v12000 => crate
+        ::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000, 265usize; #[doc =
+        " Marker for [`PFN_cuGraphExecMemcpyNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020): `cuGraphExecMemcpyNodeSetParams` at exactly version 10020."]
+        cuGraphExecMemcpyNodeSetParams_v10020 => crate
+        ::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020, 266usize; #[doc =
+        " Marker for [`PFN_cuGraphExecMemsetNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020): `cuGraphExecMemsetNodeSetParams` at exactly version 10020."]
+        cuGraphExecMemsetNodeSetParams_v10020 => crate
+        ::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020, 267usize; #[doc =
+        " Marker for [`PFN_cuGraphExecNodeSetParams_v12020`](crate::pfn::PFN_cuGraphExecNodeSetParams_v12020): `cuGraphExecNodeSetParams` at exactly version 12020."]
+        cuGraphExecNodeSetParams_v12020 => crate
+        ::pfn::PFN_cuGraphExecNodeSetParams_v12020, 268usize; #[doc =
+        " Marker for [`PFN_cuGraphExecUpdate_v10020`](crate::pfn::PFN_cuGraphExecUpdate_v10020): `cuGraphExecUpdate` at exactly version 10020."]
+        cuGraphExecUpdate_v10020 => crate ::pfn::PFN_cuGraphExecUpdate_v10020, 269usize;
         #[doc =
-        " Marker for [`PFN_cuImportExternalSemaphore_v10000`](crate::pfn::PFN_cuImportExternalSemaphore_v10000): `cuImportExternalSemaphore` at exactly version 10000."]
-        cuImportExternalSemaphore_v10000 => PFN_cuImportExternalSemaphore_v10000,
-        262usize; #[doc =
-        " Marker for [`PFN_cuInit_v2000`](crate::pfn::PFN_cuInit_v2000): `cuInit` at exactly version 2000."]
-        cuInit_v2000 => PFN_cuInit_v2000, 263usize; #[doc =
-        " Marker for [`PFN_cuIpcCloseMemHandle_v4010`](crate::pfn::PFN_cuIpcCloseMemHandle_v4010): `cuIpcCloseMemHandle` at exactly version 4010."]
-        cuIpcCloseMemHandle_v4010 => PFN_cuIpcCloseMemHandle_v4010, 264usize; #[doc =
-        " Marker for [`PFN_cuIpcGetEventHandle_v4010`](crate::pfn::PFN_cuIpcGetEventHandle_v4010): `cuIpcGetEventHandle` at exactly version 4010."]
-        cuIpcGetEventHandle_v4010 => PFN_cuIpcGetEventHandle_v4010, 265usize; #[doc =
-        " Marker for [`PFN_cuIpcGetMemHandle_v4010`](crate::pfn::PFN_cuIpcGetMemHandle_v4010): `cuIpcGetMemHandle` at exactly version 4010."]
-        cuIpcGetMemHandle_v4010 => PFN_cuIpcGetMemHandle_v4010, 266usize; #[doc =
-        " Marker for [`PFN_cuIpcOpenEventHandle_v4010`](crate::pfn::PFN_cuIpcOpenEventHandle_v4010): `cuIpcOpenEventHandle` at exactly version 4010."]
-        cuIpcOpenEventHandle_v4010 => PFN_cuIpcOpenEventHandle_v4010, 267usize; #[doc =
-        " Marker for [`PFN_cuIpcOpenMemHandle_v4010`](crate::pfn::PFN_cuIpcOpenMemHandle_v4010): `cuIpcOpenMemHandle` at exactly version 4010."]
-        cuIpcOpenMemHandle_v4010 => PFN_cuIpcOpenMemHandle_v4010, 268usize; #[doc =
-        " Marker for [`PFN_cuIpcOpenMemHandle_v11000`](crate::pfn::PFN_cuIpcOpenMemHandle_v11000): `cuIpcOpenMemHandle` at exactly version 11000."]
-        cuIpcOpenMemHandle_v11000 => PFN_cuIpcOpenMemHandle_v11000, 269usize; #[doc =
-        " Marker for [`PFN_cuKernelGetAttribute_v12000`](crate::pfn::PFN_cuKernelGetAttribute_v12000): `cuKernelGetAttribute` at exactly version 12000."]
-        cuKernelGetAttribute_v12000 => PFN_cuKernelGetAttribute_v12000, 270usize; #[doc =
-        " Marker for [`PFN_cuKernelGetFunction_v12000`](crate::pfn::PFN_cuKernelGetFunction_v12000): `cuKernelGetFunction` at exactly version 12000."]
-        cuKernelGetFunction_v12000 => PFN_cuKernelGetFunction_v12000, 271usize; #[doc =
-        " Marker for [`PFN_cuKernelGetLibrary_v12050`](crate::pfn::PFN_cuKernelGetLibrary_v12050): `cuKernelGetLibrary` at exactly version 12050."]
-        cuKernelGetLibrary_v12050 => PFN_cuKernelGetLibrary_v12050, 272usize; #[doc =
-        " Marker for [`PFN_cuKernelGetName_v12030`](crate::pfn::PFN_cuKernelGetName_v12030): `cuKernelGetName` at exactly version 12030."]
-        cuKernelGetName_v12030 => PFN_cuKernelGetName_v12030, 273usize; #[doc =
-        " Marker for [`PFN_cuKernelGetParamCount_v13020`](crate::pfn::PFN_cuKernelGetParamCount_v13020): `cuKernelGetParamCount` at exactly version 13020."]
-        cuKernelGetParamCount_v13020 => PFN_cuKernelGetParamCount_v13020, 274usize; #[doc
-        =
-        " Marker for [`PFN_cuKernelGetParamInfo_v12040`](crate::pfn::PFN_cuKernelGetParamInfo_v12040): `cuKernelGetParamInfo` at exactly version 12040."]
-        cuKernelGetParamInfo_v12040 => PFN_cuKernelGetParamInfo_v12040, 275usize; #[doc =
-        " Marker for [`PFN_cuKernelSetAttribute_v12000`](crate::pfn::PFN_cuKernelSetAttribute_v12000): `cuKernelSetAttribute` at exactly version 12000."]
-        cuKernelSetAttribute_v12000 => PFN_cuKernelSetAttribute_v12000, 276usize; #[doc =
-        " Marker for [`PFN_cuKernelSetCacheConfig_v12000`](crate::pfn::PFN_cuKernelSetCacheConfig_v12000): `cuKernelSetCacheConfig` at exactly version 12000."]
-        cuKernelSetCacheConfig_v12000 => PFN_cuKernelSetCacheConfig_v12000, 277usize;
+        " Marker for [`PFN_cuGraphExecUpdate_v12000`](crate::pfn::PFN_cuGraphExecUpdate_v12000): `cuGraphExecUpdate` at exactly version 12000."]
+        cuGraphExecUpdate_v12000 => crate ::pfn::PFN_cuGraphExecUpdate_v12000, 270usize;
         #[doc =
-        " Marker for [`PFN_cuLaunch_v2000`](crate::pfn::PFN_cuLaunch_v2000): `cuLaunch` at exactly version 2000."]
-        cuLaunch_v2000 => PFN_cuLaunch_v2000, 278usize; #[doc =
-        " Marker for [`PFN_cuLaunchCooperativeKernel_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000): `cuLaunchCooperativeKernel` at exactly version 9000."]
-        cuLaunchCooperativeKernel_v9000 => PFN_cuLaunchCooperativeKernel_v9000, 279usize;
+        " Marker for [`PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020): `cuGraphExternalSemaphoresSignalNodeGetParams` at exactly version 11020."]
+        cuGraphExternalSemaphoresSignalNodeGetParams_v11020 => crate
+        ::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020, 271usize; #[doc =
+        " Marker for [`PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020): `cuGraphExternalSemaphoresSignalNodeSetParams` at exactly version 11020."]
+        cuGraphExternalSemaphoresSignalNodeSetParams_v11020 => crate
+        ::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020, 272usize; #[doc =
+        " Marker for [`PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020): `cuGraphExternalSemaphoresWaitNodeGetParams` at exactly version 11020."]
+        cuGraphExternalSemaphoresWaitNodeGetParams_v11020 => crate
+        ::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020, 273usize; #[doc =
+        " Marker for [`PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020): `cuGraphExternalSemaphoresWaitNodeSetParams` at exactly version 11020."]
+        cuGraphExternalSemaphoresWaitNodeSetParams_v11020 => crate
+        ::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020, 274usize; #[doc =
+        " Marker for [`PFN_cuGraphGetEdges_v10000`](crate::pfn::PFN_cuGraphGetEdges_v10000): `cuGraphGetEdges` at exactly version 10000."]
+        cuGraphGetEdges_v10000 => crate ::pfn::PFN_cuGraphGetEdges_v10000, 275usize;
         #[doc =
-        " Marker for [`PFN_cuLaunchCooperativeKernel_v9000_ptsz`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz): `cuLaunchCooperativeKernel` at exactly version 9000."]
-        cuLaunchCooperativeKernel_v9000_ptsz => PFN_cuLaunchCooperativeKernel_v9000_ptsz,
-        280usize; #[doc =
-        " Marker for [`PFN_cuLaunchCooperativeKernelMultiDevice_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000): `cuLaunchCooperativeKernelMultiDevice` at exactly version 9000."]
-        cuLaunchCooperativeKernelMultiDevice_v9000 =>
-        PFN_cuLaunchCooperativeKernelMultiDevice_v9000, 281usize; #[doc =
-        " Marker for [`PFN_cuLaunchGrid_v2000`](crate::pfn::PFN_cuLaunchGrid_v2000): `cuLaunchGrid` at exactly version 2000."]
-        cuLaunchGrid_v2000 => PFN_cuLaunchGrid_v2000, 282usize; #[doc =
-        " Marker for [`PFN_cuLaunchGridAsync_v2000`](crate::pfn::PFN_cuLaunchGridAsync_v2000): `cuLaunchGridAsync` at exactly version 2000."]
-        cuLaunchGridAsync_v2000 => PFN_cuLaunchGridAsync_v2000, 283usize; #[doc =
-        " Marker for [`PFN_cuLaunchHostFunc_v10000`](crate::pfn::PFN_cuLaunchHostFunc_v10000): `cuLaunchHostFunc` at exactly version 10000."]
-        cuLaunchHostFunc_v10000 => PFN_cuLaunchHostFunc_v10000, 284usize; #[doc =
-        " Marker for [`PFN_cuLaunchHostFunc_v10000_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v10000_ptsz): `cuLaunchHostFunc` at exactly version 10000."]
-        cuLaunchHostFunc_v10000_ptsz => PFN_cuLaunchHostFunc_v10000_ptsz, 285usize; #[doc
-        =
-        " Marker for [`PFN_cuLaunchHostFunc_v13010`](crate::pfn::PFN_cuLaunchHostFunc_v13010): `cuLaunchHostFunc` at exactly version 13010."]
-        cuLaunchHostFunc_v13010 => PFN_cuLaunchHostFunc_v13010, 286usize; #[doc =
-        " Marker for [`PFN_cuLaunchHostFunc_v13010_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz): `cuLaunchHostFunc` at exactly version 13010."]
-        cuLaunchHostFunc_v13010_ptsz => PFN_cuLaunchHostFunc_v13010_ptsz, 287usize; #[doc
-        =
-        " Marker for [`PFN_cuLaunchKernel_v4000`](crate::pfn::PFN_cuLaunchKernel_v4000): `cuLaunchKernel` at exactly version 4000."]
-        cuLaunchKernel_v4000 => PFN_cuLaunchKernel_v4000, 288usize; #[doc =
-        " Marker for [`PFN_cuLaunchKernel_v7000_ptsz`](crate::pfn::PFN_cuLaunchKernel_v7000_ptsz): `cuLaunchKernel` at exactly version 7000."]
-        cuLaunchKernel_v7000_ptsz => PFN_cuLaunchKernel_v7000_ptsz, 289usize; #[doc =
-        " Marker for [`PFN_cuLaunchKernelEx_v11060`](crate::pfn::PFN_cuLaunchKernelEx_v11060): `cuLaunchKernelEx` at exactly version 11060."]
-        cuLaunchKernelEx_v11060 => PFN_cuLaunchKernelEx_v11060, 290usize; #[doc =
-        " Marker for [`PFN_cuLaunchKernelEx_v11060_ptsz`](crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz): `cuLaunchKernelEx` at exactly version 11060."]
-        cuLaunchKernelEx_v11060_ptsz => PFN_cuLaunchKernelEx_v11060_ptsz, 291usize; #[doc
-        =
-        " Marker for [`PFN_cuLibraryEnumerateKernels_v12040`](crate::pfn::PFN_cuLibraryEnumerateKernels_v12040): `cuLibraryEnumerateKernels` at exactly version 12040."]
-        cuLibraryEnumerateKernels_v12040 => PFN_cuLibraryEnumerateKernels_v12040,
-        292usize; #[doc =
-        " Marker for [`PFN_cuLibraryGetGlobal_v12000`](crate::pfn::PFN_cuLibraryGetGlobal_v12000): `cuLibraryGetGlobal` at exactly version 12000."]
-        cuLibraryGetGlobal_v12000 => PFN_cuLibraryGetGlobal_v12000, 293usize; #[doc =
-        " Marker for [`PFN_cuLibraryGetKernel_v12000`](crate::pfn::PFN_cuLibraryGetKernel_v12000): `cuLibraryGetKernel` at exactly version 12000."]
-        cuLibraryGetKernel_v12000 => PFN_cuLibraryGetKernel_v12000, 294usize; #[doc =
-        " Marker for [`PFN_cuLibraryGetKernelCount_v12040`](crate::pfn::PFN_cuLibraryGetKernelCount_v12040): `cuLibraryGetKernelCount` at exactly version 12040."]
-        cuLibraryGetKernelCount_v12040 => PFN_cuLibraryGetKernelCount_v12040, 295usize;
+        " Marker for [`PFN_cuGraphGetEdges_v12030`](crate::pfn::PFN_cuGraphGetEdges_v12030): `cuGraphGetEdges` at exactly version 12030."]
+        cuGraphGetEdges_v12030 => crate ::pfn::PFN_cuGraphGetEdges_v12030, 276usize;
         #[doc =
-        " Marker for [`PFN_cuLibraryGetManaged_v12000`](crate::pfn::PFN_cuLibraryGetManaged_v12000): `cuLibraryGetManaged` at exactly version 12000."]
-        cuLibraryGetManaged_v12000 => PFN_cuLibraryGetManaged_v12000, 296usize; #[doc =
-        " Marker for [`PFN_cuLibraryGetModule_v12000`](crate::pfn::PFN_cuLibraryGetModule_v12000): `cuLibraryGetModule` at exactly version 12000."]
-        cuLibraryGetModule_v12000 => PFN_cuLibraryGetModule_v12000, 297usize; #[doc =
-        " Marker for [`PFN_cuLibraryGetUnifiedFunction_v12000`](crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000): `cuLibraryGetUnifiedFunction` at exactly version 12000."]
-        cuLibraryGetUnifiedFunction_v12000 => PFN_cuLibraryGetUnifiedFunction_v12000,
-        298usize; #[doc =
-        " Marker for [`PFN_cuLibraryLoadData_v12000`](crate::pfn::PFN_cuLibraryLoadData_v12000): `cuLibraryLoadData` at exactly version 12000."]
-        cuLibraryLoadData_v12000 => PFN_cuLibraryLoadData_v12000, 299usize; #[doc =
-        " Marker for [`PFN_cuLibraryLoadFromFile_v12000`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000): `cuLibraryLoadFromFile` at exactly version 12000."]
-        cuLibraryLoadFromFile_v12000 => PFN_cuLibraryLoadFromFile_v12000, 300usize; #[doc
-        =
-        " Marker for [`PFN_cuLibraryUnload_v12000`](crate::pfn::PFN_cuLibraryUnload_v12000): `cuLibraryUnload` at exactly version 12000."]
-        cuLibraryUnload_v12000 => PFN_cuLibraryUnload_v12000, 301usize; #[doc =
-        " Marker for [`PFN_cuLinkAddData_v5050`](crate::pfn::PFN_cuLinkAddData_v5050): `cuLinkAddData` at exactly version 5050."]
-        cuLinkAddData_v5050 => PFN_cuLinkAddData_v5050, 302usize; #[doc =
-        " Marker for [`PFN_cuLinkAddData_v6050`](crate::pfn::PFN_cuLinkAddData_v6050): `cuLinkAddData` at exactly version 6050."]
-        cuLinkAddData_v6050 => PFN_cuLinkAddData_v6050, 303usize; #[doc =
-        " Marker for [`PFN_cuLinkAddFile_v5050`](crate::pfn::PFN_cuLinkAddFile_v5050): `cuLinkAddFile` at exactly version 5050."]
-        cuLinkAddFile_v5050 => PFN_cuLinkAddFile_v5050, 304usize; #[doc =
-        " Marker for [`PFN_cuLinkAddFile_v6050`](crate::pfn::PFN_cuLinkAddFile_v6050): `cuLinkAddFile` at exactly version 6050."]
-        cuLinkAddFile_v6050 => PFN_cuLinkAddFile_v6050, 305usize; #[doc =
-        " Marker for [`PFN_cuLinkComplete_v5050`](crate::pfn::PFN_cuLinkComplete_v5050): `cuLinkComplete` at exactly version 5050."]
-        cuLinkComplete_v5050 => PFN_cuLinkComplete_v5050, 306usize; #[doc =
-        " Marker for [`PFN_cuLinkCreate_v5050`](crate::pfn::PFN_cuLinkCreate_v5050): `cuLinkCreate` at exactly version 5050."]
-        cuLinkCreate_v5050 => PFN_cuLinkCreate_v5050, 307usize; #[doc =
-        " Marker for [`PFN_cuLinkCreate_v6050`](crate::pfn::PFN_cuLinkCreate_v6050): `cuLinkCreate` at exactly version 6050."]
-        cuLinkCreate_v6050 => PFN_cuLinkCreate_v6050, 308usize; #[doc =
-        " Marker for [`PFN_cuLinkDestroy_v5050`](crate::pfn::PFN_cuLinkDestroy_v5050): `cuLinkDestroy` at exactly version 5050."]
-        cuLinkDestroy_v5050 => PFN_cuLinkDestroy_v5050, 309usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointAddDevice_v13030`](crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030): `cuLogicalEndpointAddDevice` at exactly version 13030."]
-        cuLogicalEndpointAddDevice_v13030 => PFN_cuLogicalEndpointAddDevice_v13030,
+        " Marker for [`PFN_cuGraphGetId_v13010`](crate::pfn::PFN_cuGraphGetId_v13010): `cuGraphGetId` at exactly version 13010."]
+        cuGraphGetId_v13010 => crate ::pfn::PFN_cuGraphGetId_v13010, 277usize; #[doc =
+        " Marker for [`PFN_cuGraphGetNodes_v10000`](crate::pfn::PFN_cuGraphGetNodes_v10000): `cuGraphGetNodes` at exactly version 10000."]
+        cuGraphGetNodes_v10000 => crate ::pfn::PFN_cuGraphGetNodes_v10000, 278usize;
+        #[doc =
+        " Marker for [`PFN_cuGraphGetRootNodes_v10000`](crate::pfn::PFN_cuGraphGetRootNodes_v10000): `cuGraphGetRootNodes` at exactly version 10000."]
+        cuGraphGetRootNodes_v10000 => crate ::pfn::PFN_cuGraphGetRootNodes_v10000,
+        279usize; #[doc =
+        " Marker for [`PFN_cuGraphHostNodeGetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeGetParams_v10000): `cuGraphHostNodeGetParams` at exactly version 10000."]
+        cuGraphHostNodeGetParams_v10000 => crate
+        ::pfn::PFN_cuGraphHostNodeGetParams_v10000, 280usize; #[doc =
+        " Marker for [`PFN_cuGraphHostNodeSetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeSetParams_v10000): `cuGraphHostNodeSetParams` at exactly version 10000."]
+        cuGraphHostNodeSetParams_v10000 => crate
+        ::pfn::PFN_cuGraphHostNodeSetParams_v10000, 281usize; #[doc =
+        " Marker for [`PFN_cuGraphInstantiate_v10000`](crate::pfn::PFN_cuGraphInstantiate_v10000): `cuGraphInstantiate` at exactly version 10000."]
+        cuGraphInstantiate_v10000 => crate ::pfn::PFN_cuGraphInstantiate_v10000,
+        282usize; #[doc =
+        " Marker for [`PFN_cuGraphInstantiate_v11000`](crate::pfn::PFN_cuGraphInstantiate_v11000): `cuGraphInstantiate` at exactly version 11000."]
+        cuGraphInstantiate_v11000 => crate ::pfn::PFN_cuGraphInstantiate_v11000,
+        283usize; #[doc =
+        " Marker for [`PFN_cuGraphInstantiateWithFlags_v11040`](crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040): `cuGraphInstantiateWithFlags` at exactly version 11040."]
+        cuGraphInstantiateWithFlags_v11040 => crate
+        ::pfn::PFN_cuGraphInstantiateWithFlags_v11040, 284usize; #[doc =
+        " Marker for [`PFN_cuGraphInstantiateWithParams_v12000`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000): `cuGraphInstantiateWithParams` at exactly version 12000."]
+        cuGraphInstantiateWithParams_v12000 => crate
+        ::pfn::PFN_cuGraphInstantiateWithParams_v12000, 285usize; #[doc =
+        " Marker for [`PFN_cuGraphInstantiateWithParams_v12000_ptsz`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz): `cuGraphInstantiateWithParams` at exactly version 12000."]
+        cuGraphInstantiateWithParams_v12000_ptsz => crate
+        ::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz, 286usize; #[doc =
+        " Marker for [`PFN_cuGraphKernelNodeCopyAttributes_v11000`](crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000): `cuGraphKernelNodeCopyAttributes` at exactly version 11000."]
+        cuGraphKernelNodeCopyAttributes_v11000 => crate
+        ::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000, 287usize; #[doc =
+        " Marker for [`PFN_cuGraphKernelNodeGetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000): `cuGraphKernelNodeGetAttribute` at exactly version 11000."]
+        cuGraphKernelNodeGetAttribute_v11000 => crate
+        ::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000, 288usize; #[doc =
+        " Marker for [`PFN_cuGraphKernelNodeGetParams_v10000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v10000): `cuGraphKernelNodeGetParams` at exactly version 10000."]
+        cuGraphKernelNodeGetParams_v10000 => crate
+        ::pfn::PFN_cuGraphKernelNodeGetParams_v10000, 289usize; #[doc =
+        " Marker for [`PFN_cuGraphKernelNodeGetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000): `cuGraphKernelNodeGetParams` at exactly version 12000."]
+        cuGraphKernelNodeGetParams_v12000 => crate
+        ::pfn::PFN_cuGraphKernelNodeGetParams_v12000, 290usize; #[doc =
+        " Marker for [`PFN_cuGraphKernelNodeSetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000): `cuGraphKernelNodeSetAttribute` at exactly version 11000."]
+        cuGraphKernelNodeSetAttribute_v11000 => crate
+        ::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000, 291usize; #[doc =
+        " Marker for [`PFN_cuGraphKernelNodeSetParams_v10000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v10000): `cuGraphKernelNodeSetParams` at exactly version 10000."]
+        cuGraphKernelNodeSetParams_v10000 => crate
+        ::pfn::PFN_cuGraphKernelNodeSetParams_v10000, 292usize; #[doc =
+        " Marker for [`PFN_cuGraphKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000): `cuGraphKernelNodeSetParams` at exactly version 12000."]
+        cuGraphKernelNodeSetParams_v12000 => crate
+        ::pfn::PFN_cuGraphKernelNodeSetParams_v12000, 293usize; #[doc =
+        " Marker for [`PFN_cuGraphLaunch_v10000`](crate::pfn::PFN_cuGraphLaunch_v10000): `cuGraphLaunch` at exactly version 10000."]
+        cuGraphLaunch_v10000 => crate ::pfn::PFN_cuGraphLaunch_v10000, 294usize; #[doc =
+        " Marker for [`PFN_cuGraphLaunch_v10000_ptsz`](crate::pfn::PFN_cuGraphLaunch_v10000_ptsz): `cuGraphLaunch` at exactly version 10000."]
+        cuGraphLaunch_v10000_ptsz => crate ::pfn::PFN_cuGraphLaunch_v10000_ptsz,
+        295usize; #[doc =
+        " Marker for [`PFN_cuGraphMemAllocNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040): `cuGraphMemAllocNodeGetParams` at exactly version 11040."]
+        cuGraphMemAllocNodeGetParams_v11040 => crate
+        ::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040, 296usize; #[doc =
+        " Marker for [`PFN_cuGraphMemFreeNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040): `cuGraphMemFreeNodeGetParams` at exactly version 11040."]
+        cuGraphMemFreeNodeGetParams_v11040 => crate
+        ::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040, 297usize; #[doc =
+        " Marker for [`PFN_cuGraphMemcpyNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000): `cuGraphMemcpyNodeGetParams` at exactly version 10000."]
+        cuGraphMemcpyNodeGetParams_v10000 => crate
+        ::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000, 298usize; #[doc =
+        " Marker for [`PFN_cuGraphMemcpyNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000): `cuGraphMemcpyNodeSetParams` at exactly version 10000."]
+        cuGraphMemcpyNodeSetParams_v10000 => crate
+        ::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000, 299usize; #[doc =
+        " Marker for [`PFN_cuGraphMemsetNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000): `cuGraphMemsetNodeGetParams` at exactly version 10000."]
+        cuGraphMemsetNodeGetParams_v10000 => crate
+        ::pfn::PFN_cuGraphMemsetNodeGetParams_v10000, 300usize; #[doc =
+        " Marker for [`PFN_cuGraphMemsetNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000): `cuGraphMemsetNodeSetParams` at exactly version 10000."]
+        cuGraphMemsetNodeSetParams_v10000 => crate
+        ::pfn::PFN_cuGraphMemsetNodeSetParams_v10000, 301usize; #[doc =
+        " Marker for [`PFN_cuGraphNodeFindInClone_v10000`](crate::pfn::PFN_cuGraphNodeFindInClone_v10000): `cuGraphNodeFindInClone` at exactly version 10000."]
+        cuGraphNodeFindInClone_v10000 => crate ::pfn::PFN_cuGraphNodeFindInClone_v10000,
+        302usize; #[doc =
+        " Marker for [`PFN_cuGraphNodeGetContainingGraph_v13010`](crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010): `cuGraphNodeGetContainingGraph` at exactly version 13010."]
+        cuGraphNodeGetContainingGraph_v13010 => crate
+        ::pfn::PFN_cuGraphNodeGetContainingGraph_v13010, 303usize; #[doc =
+        " Marker for [`PFN_cuGraphNodeGetDependencies_v10000`](crate::pfn::PFN_cuGraphNodeGetDependencies_v10000): `cuGraphNodeGetDependencies` at exactly version 10000."]
+        cuGraphNodeGetDependencies_v10000 => crate
+        ::pfn::PFN_cuGraphNodeGetDependencies_v10000, 304usize; #[doc =
+        " Marker for [`PFN_cuGraphNodeGetDependencies_v12030`](crate::pfn::PFN_cuGraphNodeGetDependencies_v12030): `cuGraphNodeGetDependencies` at exactly version 12030."]
+        cuGraphNodeGetDependencies_v12030 => crate
+        ::pfn::PFN_cuGraphNodeGetDependencies_v12030, 305usize; #[doc =
+        " Marker for [`PFN_cuGraphNodeGetDependentNodes_v10000`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v10000): `cuGraphNodeGetDependentNodes` at exactly version 10000."]
+        cuGraphNodeGetDependentNodes_v10000 => crate
+        ::pfn::PFN_cuGraphNodeGetDependentNodes_v10000, 306usize; #[doc =
+        " Marker for [`PFN_cuGraphNodeGetDependentNodes_v12030`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030): `cuGraphNodeGetDependentNodes` at exactly version 12030."]
+        cuGraphNodeGetDependentNodes_v12030 => crate
+        ::pfn::PFN_cuGraphNodeGetDependentNodes_v12030, 307usize; #[doc =
+        " Marker for [`PFN_cuGraphNodeGetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeGetEnabled_v11060): `cuGraphNodeGetEnabled` at exactly version 11060."]
+        cuGraphNodeGetEnabled_v11060 => crate ::pfn::PFN_cuGraphNodeGetEnabled_v11060,
+        308usize; #[doc =
+        " Marker for [`PFN_cuGraphNodeGetLocalId_v13010`](crate::pfn::PFN_cuGraphNodeGetLocalId_v13010): `cuGraphNodeGetLocalId` at exactly version 13010."]
+        cuGraphNodeGetLocalId_v13010 => crate ::pfn::PFN_cuGraphNodeGetLocalId_v13010,
+        309usize; #[doc =
+        " Marker for [`PFN_cuGraphNodeGetParams_v13020`](crate::pfn::PFN_cuGraphNodeGetParams_v13020): `cuGraphNodeGetParams` at exactly version 13020."]
+        cuGraphNodeGetParams_v13020 => crate ::pfn::PFN_cuGraphNodeGetParams_v13020,
         310usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointBindAddr_v13030`](crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030): `cuLogicalEndpointBindAddr` at exactly version 13030."]
-        cuLogicalEndpointBindAddr_v13030 => PFN_cuLogicalEndpointBindAddr_v13030,
+        " Marker for [`PFN_cuGraphNodeGetToolsId_v13010`](crate::pfn::PFN_cuGraphNodeGetToolsId_v13010): `cuGraphNodeGetToolsId` at exactly version 13010."]
+        cuGraphNodeGetToolsId_v13010 => crate ::pfn::PFN_cuGraphNodeGetToolsId_v13010,
         311usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointBindMem_v13030`](crate::pfn::PFN_cuLogicalEndpointBindMem_v13030): `cuLogicalEndpointBindMem` at exactly version 13030."]
-        cuLogicalEndpointBindMem_v13030 => PFN_cuLogicalEndpointBindMem_v13030, 312usize;
+        " Marker for [`PFN_cuGraphNodeGetType_v10000`](crate::pfn::PFN_cuGraphNodeGetType_v10000): `cuGraphNodeGetType` at exactly version 10000."]
+        cuGraphNodeGetType_v10000 => crate ::pfn::PFN_cuGraphNodeGetType_v10000,
+        312usize; #[doc =
+        " Marker for [`PFN_cuGraphNodeSetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeSetEnabled_v11060): `cuGraphNodeSetEnabled` at exactly version 11060."]
+        cuGraphNodeSetEnabled_v11060 => crate ::pfn::PFN_cuGraphNodeSetEnabled_v11060,
+        313usize; #[doc =
+        " Marker for [`PFN_cuGraphNodeSetParams_v12020`](crate::pfn::PFN_cuGraphNodeSetParams_v12020): `cuGraphNodeSetParams` at exactly version 12020."]
+        cuGraphNodeSetParams_v12020 => crate ::pfn::PFN_cuGraphNodeSetParams_v12020,
+        314usize; #[doc =
+        " Marker for [`PFN_cuGraphNodeSetParams_v13040`](crate::pfn::PFN_cuGraphNodeSetParams_v13040): `cuGraphNodeSetParams` at exactly version 13040."]
+        cuGraphNodeSetParams_v13040 => crate ::pfn::PFN_cuGraphNodeSetParams_v13040,
+        315usize; #[doc =
+        " Marker for [`PFN_cuGraphReleaseUserObject_v11030`](crate::pfn::PFN_cuGraphReleaseUserObject_v11030): `cuGraphReleaseUserObject` at exactly version 11030."]
+        cuGraphReleaseUserObject_v11030 => crate
+        ::pfn::PFN_cuGraphReleaseUserObject_v11030, 316usize; #[doc =
+        " Marker for [`PFN_cuGraphRemoveDependencies_v10000`](crate::pfn::PFN_cuGraphRemoveDependencies_v10000): `cuGraphRemoveDependencies` at exactly version 10000."]
+        cuGraphRemoveDependencies_v10000 => crate
+        ::pfn::PFN_cuGraphRemoveDependencies_v10000, 317usize; #[doc =
+        " Marker for [`PFN_cuGraphRemoveDependencies_v12030`](crate::pfn::PFN_cuGraphRemoveDependencies_v12030): `cuGraphRemoveDependencies` at exactly version 12030."]
+        cuGraphRemoveDependencies_v12030 => crate
+        ::pfn::PFN_cuGraphRemoveDependencies_v12030, 318usize; #[doc =
+        " Marker for [`PFN_cuGraphRetainUserObject_v11030`](crate::pfn::PFN_cuGraphRetainUserObject_v11030): `cuGraphRetainUserObject` at exactly version 11030."]
+        cuGraphRetainUserObject_v11030 => crate
+        ::pfn::PFN_cuGraphRetainUserObject_v11030, 319usize; #[doc =
+        " Marker for [`PFN_cuGraphUpload_v11010`](crate::pfn::PFN_cuGraphUpload_v11010): `cuGraphUpload` at exactly version 11010."]
+        cuGraphUpload_v11010 => crate ::pfn::PFN_cuGraphUpload_v11010, 320usize; #[doc =
+        " Marker for [`PFN_cuGraphUpload_v11010_ptsz`](crate::pfn::PFN_cuGraphUpload_v11010_ptsz): `cuGraphUpload` at exactly version 11010."]
+        cuGraphUpload_v11010_ptsz => crate ::pfn::PFN_cuGraphUpload_v11010_ptsz,
+        321usize; #[doc =
+        " Marker for [`PFN_cuGraphicsD3D10RegisterResource_v3000`](crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000): `cuGraphicsD3D10RegisterResource` at exactly version 3000."]
+        #[cfg(feature = "d3d10")] cuGraphicsD3D10RegisterResource_v3000 => crate
+        ::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000, 322usize; #[doc =
+        " Marker for [`PFN_cuGraphicsD3D11RegisterResource_v3000`](crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000): `cuGraphicsD3D11RegisterResource` at exactly version 3000."]
+        #[cfg(feature = "d3d11")] cuGraphicsD3D11RegisterResource_v3000 => crate
+        ::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000, 323usize; #[doc =
+        " Marker for [`PFN_cuGraphicsD3D9RegisterResource_v3000`](crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000): `cuGraphicsD3D9RegisterResource` at exactly version 3000."]
+        #[cfg(feature = "d3d9")] cuGraphicsD3D9RegisterResource_v3000 => crate
+        ::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000, 324usize; #[doc =
+        " Marker for [`PFN_cuGraphicsEGLRegisterImage_v7000`](crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000): `cuGraphicsEGLRegisterImage` at exactly version 7000."]
+        #[cfg(feature = "egl")] cuGraphicsEGLRegisterImage_v7000 => crate
+        ::egl::PFN_cuGraphicsEGLRegisterImage_v7000, 325usize; #[doc =
+        " Marker for [`PFN_cuGraphicsGLRegisterBuffer_v3000`](crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000): `cuGraphicsGLRegisterBuffer` at exactly version 3000."]
+        #[cfg(feature = "gl")] cuGraphicsGLRegisterBuffer_v3000 => crate
+        ::gl::PFN_cuGraphicsGLRegisterBuffer_v3000, 326usize; #[doc =
+        " Marker for [`PFN_cuGraphicsGLRegisterImage_v3000`](crate::gl::PFN_cuGraphicsGLRegisterImage_v3000): `cuGraphicsGLRegisterImage` at exactly version 3000."]
+        #[cfg(feature = "gl")] cuGraphicsGLRegisterImage_v3000 => crate
+        ::gl::PFN_cuGraphicsGLRegisterImage_v3000, 327usize; #[doc =
+        " Marker for [`PFN_cuGraphicsMapResources_v3000`](crate::pfn::PFN_cuGraphicsMapResources_v3000): `cuGraphicsMapResources` at exactly version 3000."]
+        cuGraphicsMapResources_v3000 => crate ::pfn::PFN_cuGraphicsMapResources_v3000,
+        328usize; #[doc =
+        " Marker for [`PFN_cuGraphicsMapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz): `cuGraphicsMapResources` at exactly version 7000."]
+        cuGraphicsMapResources_v7000_ptsz => crate
+        ::pfn::PFN_cuGraphicsMapResources_v7000_ptsz, 329usize; #[doc =
+        " Marker for [`PFN_cuGraphicsResourceGetMappedEglFrame_v7000`](crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000): `cuGraphicsResourceGetMappedEglFrame` at exactly version 7000."]
+        #[cfg(feature = "egl")] cuGraphicsResourceGetMappedEglFrame_v7000 => crate
+        ::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000, 330usize; #[doc =
+        " Marker for [`PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000`](crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000): `cuGraphicsResourceGetMappedMipmappedArray` at exactly version 5000."]
+        cuGraphicsResourceGetMappedMipmappedArray_v5000 => crate
+        ::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000, 331usize; #[doc =
+        " Marker for [`PFN_cuGraphicsResourceGetMappedPointer_v3000`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000): `cuGraphicsResourceGetMappedPointer` at exactly version 3000."]
+        cuGraphicsResourceGetMappedPointer_v3000 => crate
+        ::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000, 332usize; #[doc =
+        " Marker for [`PFN_cuGraphicsResourceGetMappedPointer_v3020`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020): `cuGraphicsResourceGetMappedPointer` at exactly version 3020."]
+        cuGraphicsResourceGetMappedPointer_v3020 => crate
+        ::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020, 333usize; #[doc =
+        " Marker for [`PFN_cuGraphicsResourceSetMapFlags_v3000`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000): `cuGraphicsResourceSetMapFlags` at exactly version 3000."]
+        cuGraphicsResourceSetMapFlags_v3000 => crate
+        ::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000, 334usize; #[doc =
+        " Marker for [`PFN_cuGraphicsResourceSetMapFlags_v6050`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050): `cuGraphicsResourceSetMapFlags` at exactly version 6050."]
+        cuGraphicsResourceSetMapFlags_v6050 => crate
+        ::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050, 335usize; #[doc =
+        " Marker for [`PFN_cuGraphicsSubResourceGetMappedArray_v3000`](crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000): `cuGraphicsSubResourceGetMappedArray` at exactly version 3000."]
+        cuGraphicsSubResourceGetMappedArray_v3000 => crate
+        ::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000, 336usize; #[doc =
+        " Marker for [`PFN_cuGraphicsUnmapResources_v3000`](crate::pfn::PFN_cuGraphicsUnmapResources_v3000): `cuGraphicsUnmapResources` at exactly version 3000."]
+        cuGraphicsUnmapResources_v3000 => crate
+        ::pfn::PFN_cuGraphicsUnmapResources_v3000, 337usize; #[doc =
+        " Marker for [`PFN_cuGraphicsUnmapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz): `cuGraphicsUnmapResources` at exactly version 7000."]
+        cuGraphicsUnmapResources_v7000_ptsz => crate
+        ::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz, 338usize; #[doc =
+        " Marker for [`PFN_cuGraphicsUnregisterResource_v3000`](crate::pfn::PFN_cuGraphicsUnregisterResource_v3000): `cuGraphicsUnregisterResource` at exactly version 3000."]
+        cuGraphicsUnregisterResource_v3000 => crate
+        ::pfn::PFN_cuGraphicsUnregisterResource_v3000, 339usize; #[doc =
+        " Marker for [`PFN_cuGraphicsVDPAURegisterOutputSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010): `cuGraphicsVDPAURegisterOutputSurface` at exactly version 3010."]
+        #[cfg(feature = "vdpau")] cuGraphicsVDPAURegisterOutputSurface_v3010 => crate
+        ::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010, 340usize; #[doc =
+        " Marker for [`PFN_cuGraphicsVDPAURegisterVideoSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010): `cuGraphicsVDPAURegisterVideoSurface` at exactly version 3010."]
+        #[cfg(feature = "vdpau")] cuGraphicsVDPAURegisterVideoSurface_v3010 => crate
+        ::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010, 341usize; #[doc =
+        " Marker for [`PFN_cuGreenCtxCreate_v12040`](crate::pfn::PFN_cuGreenCtxCreate_v12040): `cuGreenCtxCreate` at exactly version 12040."]
+        cuGreenCtxCreate_v12040 => crate ::pfn::PFN_cuGreenCtxCreate_v12040, 342usize;
         #[doc =
-        " Marker for [`PFN_cuLogicalEndpointCreate_v13030`](crate::pfn::PFN_cuLogicalEndpointCreate_v13030): `cuLogicalEndpointCreate` at exactly version 13030."]
-        cuLogicalEndpointCreate_v13030 => PFN_cuLogicalEndpointCreate_v13030, 313usize;
+        " Marker for [`PFN_cuGreenCtxDestroy_v12040`](crate::pfn::PFN_cuGreenCtxDestroy_v12040): `cuGreenCtxDestroy` at exactly version 12040."]
+        cuGreenCtxDestroy_v12040 => crate ::pfn::PFN_cuGreenCtxDestroy_v12040, 343usize;
         #[doc =
-        " Marker for [`PFN_cuLogicalEndpointDestroy_v13030`](crate::pfn::PFN_cuLogicalEndpointDestroy_v13030): `cuLogicalEndpointDestroy` at exactly version 13030."]
-        cuLogicalEndpointDestroy_v13030 => PFN_cuLogicalEndpointDestroy_v13030, 314usize;
+        " Marker for [`PFN_cuGreenCtxGetDevResource_v12040`](crate::pfn::PFN_cuGreenCtxGetDevResource_v12040): `cuGreenCtxGetDevResource` at exactly version 12040."]
+        cuGreenCtxGetDevResource_v12040 => crate
+        ::pfn::PFN_cuGreenCtxGetDevResource_v12040, 344usize; #[doc =
+        " Marker for [`PFN_cuGreenCtxGetId_v12090`](crate::pfn::PFN_cuGreenCtxGetId_v12090): `cuGreenCtxGetId` at exactly version 12090."]
+        cuGreenCtxGetId_v12090 => crate ::pfn::PFN_cuGreenCtxGetId_v12090, 345usize;
         #[doc =
-        " Marker for [`PFN_cuLogicalEndpointExport_v13030`](crate::pfn::PFN_cuLogicalEndpointExport_v13030): `cuLogicalEndpointExport` at exactly version 13030."]
-        cuLogicalEndpointExport_v13030 => PFN_cuLogicalEndpointExport_v13030, 315usize;
-        #[doc =
-        " Marker for [`PFN_cuLogicalEndpointGetLimits_v13030`](crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030): `cuLogicalEndpointGetLimits` at exactly version 13030."]
-        cuLogicalEndpointGetLimits_v13030 => PFN_cuLogicalEndpointGetLimits_v13030,
-        316usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointIdRelease_v13030`](crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030): `cuLogicalEndpointIdRelease` at exactly version 13030."]
-        cuLogicalEndpointIdRelease_v13030 => PFN_cuLogicalEndpointIdRelease_v13030,
-        317usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointIdReserve_v13030`](crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030): `cuLogicalEndpointIdReserve` at exactly version 13030."]
-        cuLogicalEndpointIdReserve_v13030 => PFN_cuLogicalEndpointIdReserve_v13030,
-        318usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointImport_v13030`](crate::pfn::PFN_cuLogicalEndpointImport_v13030): `cuLogicalEndpointImport` at exactly version 13030."]
-        cuLogicalEndpointImport_v13030 => PFN_cuLogicalEndpointImport_v13030, 319usize;
-        #[doc =
-        " Marker for [`PFN_cuLogicalEndpointQuery_v13030`](crate::pfn::PFN_cuLogicalEndpointQuery_v13030): `cuLogicalEndpointQuery` at exactly version 13030."]
-        cuLogicalEndpointQuery_v13030 => PFN_cuLogicalEndpointQuery_v13030, 320usize;
-        #[doc =
-        " Marker for [`PFN_cuLogicalEndpointUnbind_v13030`](crate::pfn::PFN_cuLogicalEndpointUnbind_v13030): `cuLogicalEndpointUnbind` at exactly version 13030."]
-        cuLogicalEndpointUnbind_v13030 => PFN_cuLogicalEndpointUnbind_v13030, 321usize;
-        #[doc =
-        " Marker for [`PFN_cuLogsCurrent_v12090`](crate::pfn::PFN_cuLogsCurrent_v12090): `cuLogsCurrent` at exactly version 12090."]
-        cuLogsCurrent_v12090 => PFN_cuLogsCurrent_v12090, 322usize; #[doc =
-        " Marker for [`PFN_cuLogsDumpToFile_v12090`](crate::pfn::PFN_cuLogsDumpToFile_v12090): `cuLogsDumpToFile` at exactly version 12090."]
-        cuLogsDumpToFile_v12090 => PFN_cuLogsDumpToFile_v12090, 323usize; #[doc =
-        " Marker for [`PFN_cuLogsDumpToMemory_v12090`](crate::pfn::PFN_cuLogsDumpToMemory_v12090): `cuLogsDumpToMemory` at exactly version 12090."]
-        cuLogsDumpToMemory_v12090 => PFN_cuLogsDumpToMemory_v12090, 324usize; #[doc =
-        " Marker for [`PFN_cuLogsRegisterCallback_v12090`](crate::pfn::PFN_cuLogsRegisterCallback_v12090): `cuLogsRegisterCallback` at exactly version 12090."]
-        cuLogsRegisterCallback_v12090 => PFN_cuLogsRegisterCallback_v12090, 325usize;
-        #[doc =
-        " Marker for [`PFN_cuLogsUnregisterCallback_v12090`](crate::pfn::PFN_cuLogsUnregisterCallback_v12090): `cuLogsUnregisterCallback` at exactly version 12090."]
-        cuLogsUnregisterCallback_v12090 => PFN_cuLogsUnregisterCallback_v12090, 326usize;
-        #[doc =
-        " Marker for [`PFN_cuMemAddressFree_v10020`](crate::pfn::PFN_cuMemAddressFree_v10020): `cuMemAddressFree` at exactly version 10020."]
-        cuMemAddressFree_v10020 => PFN_cuMemAddressFree_v10020, 327usize; #[doc =
-        " Marker for [`PFN_cuMemAddressReserve_v10020`](crate::pfn::PFN_cuMemAddressReserve_v10020): `cuMemAddressReserve` at exactly version 10020."]
-        cuMemAddressReserve_v10020 => PFN_cuMemAddressReserve_v10020, 328usize; #[doc =
-        " Marker for [`PFN_cuMemAdvise_v8000`](crate::pfn::PFN_cuMemAdvise_v8000): `cuMemAdvise` at exactly version 8000."]
-        cuMemAdvise_v8000 => PFN_cuMemAdvise_v8000, 329usize; #[doc =
-        " Marker for [`PFN_cuMemAdvise_v12020`](crate::pfn::PFN_cuMemAdvise_v12020): `cuMemAdvise` at exactly version 12020."]
-        cuMemAdvise_v12020 => PFN_cuMemAdvise_v12020, 330usize; #[doc =
-        " Marker for [`PFN_cuMemAlloc_v2000`](crate::pfn::PFN_cuMemAlloc_v2000): `cuMemAlloc` at exactly version 2000."]
-        cuMemAlloc_v2000 => PFN_cuMemAlloc_v2000, 331usize; #[doc =
-        " Marker for [`PFN_cuMemAlloc_v3020`](crate::pfn::PFN_cuMemAlloc_v3020): `cuMemAlloc` at exactly version 3020."]
-        cuMemAlloc_v3020 => PFN_cuMemAlloc_v3020, 332usize; #[doc =
-        " Marker for [`PFN_cuMemAllocAsync_v11020`](crate::pfn::PFN_cuMemAllocAsync_v11020): `cuMemAllocAsync` at exactly version 11020."]
-        cuMemAllocAsync_v11020 => PFN_cuMemAllocAsync_v11020, 333usize; #[doc =
-        " Marker for [`PFN_cuMemAllocAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz): `cuMemAllocAsync` at exactly version 11020."]
-        cuMemAllocAsync_v11020_ptsz => PFN_cuMemAllocAsync_v11020_ptsz, 334usize; #[doc =
-        " Marker for [`PFN_cuMemAllocFromPoolAsync_v11020`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020): `cuMemAllocFromPoolAsync` at exactly version 11020."]
-        cuMemAllocFromPoolAsync_v11020 => PFN_cuMemAllocFromPoolAsync_v11020, 335usize;
-        #[doc =
-        " Marker for [`PFN_cuMemAllocFromPoolAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz): `cuMemAllocFromPoolAsync` at exactly version 11020."]
-        cuMemAllocFromPoolAsync_v11020_ptsz => PFN_cuMemAllocFromPoolAsync_v11020_ptsz,
-        336usize; #[doc =
-        " Marker for [`PFN_cuMemAllocHost_v2000`](crate::pfn::PFN_cuMemAllocHost_v2000): `cuMemAllocHost` at exactly version 2000."]
-        cuMemAllocHost_v2000 => PFN_cuMemAllocHost_v2000, 337usize; #[doc =
-        " Marker for [`PFN_cuMemAllocHost_v3020`](crate::pfn::PFN_cuMemAllocHost_v3020): `cuMemAllocHost` at exactly version 3020."]
-        cuMemAllocHost_v3020 => PFN_cuMemAllocHost_v3020, 338usize; #[doc =
-        " Marker for [`PFN_cuMemAllocManaged_v6000`](crate::pfn::PFN_cuMemAllocManaged_v6000): `cuMemAllocManaged` at exactly version 6000."]
-        cuMemAllocManaged_v6000 => PFN_cuMemAllocManaged_v6000, 339usize; #[doc =
-        " Marker for [`PFN_cuMemAllocPitch_v2000`](crate::pfn::PFN_cuMemAllocPitch_v2000): `cuMemAllocPitch` at exactly version 2000."]
-        cuMemAllocPitch_v2000 => PFN_cuMemAllocPitch_v2000, 340usize; #[doc =
-        " Marker for [`PFN_cuMemAllocPitch_v3020`](crate::pfn::PFN_cuMemAllocPitch_v3020): `cuMemAllocPitch` at exactly version 3020."]
-        cuMemAllocPitch_v3020 => PFN_cuMemAllocPitch_v3020, 341usize; #[doc =
-        " Marker for [`PFN_cuMemBatchDecompressAsync_v12060`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060): `cuMemBatchDecompressAsync` at exactly version 12060."]
-        cuMemBatchDecompressAsync_v12060 => PFN_cuMemBatchDecompressAsync_v12060,
-        342usize; #[doc =
-        " Marker for [`PFN_cuMemBatchDecompressAsync_v12060_ptsz`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz): `cuMemBatchDecompressAsync` at exactly version 12060."]
-        cuMemBatchDecompressAsync_v12060_ptsz =>
-        PFN_cuMemBatchDecompressAsync_v12060_ptsz, 343usize; #[doc =
-        " Marker for [`PFN_cuMemCreate_v10020`](crate::pfn::PFN_cuMemCreate_v10020): `cuMemCreate` at exactly version 10020."]
-        cuMemCreate_v10020 => PFN_cuMemCreate_v10020, 344usize; #[doc =
-        " Marker for [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000): `cuMemDiscardAndPrefetchBatchAsync` at exactly version 13000."]
-        cuMemDiscardAndPrefetchBatchAsync_v13000 =>
-        PFN_cuMemDiscardAndPrefetchBatchAsync_v13000, 345usize; #[doc =
-        " Marker for [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz): `cuMemDiscardAndPrefetchBatchAsync` at exactly version 13000."]
-        cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz =>
-        PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz, 346usize; #[doc =
-        " Marker for [`PFN_cuMemDiscardBatchAsync_v13000`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000): `cuMemDiscardBatchAsync` at exactly version 13000."]
-        cuMemDiscardBatchAsync_v13000 => PFN_cuMemDiscardBatchAsync_v13000, 347usize;
-        #[doc =
-        " Marker for [`PFN_cuMemDiscardBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz): `cuMemDiscardBatchAsync` at exactly version 13000."]
-        cuMemDiscardBatchAsync_v13000_ptsz => PFN_cuMemDiscardBatchAsync_v13000_ptsz,
+        " Marker for [`PFN_cuGreenCtxRecordEvent_v12040`](crate::pfn::PFN_cuGreenCtxRecordEvent_v12040): `cuGreenCtxRecordEvent` at exactly version 12040."]
+        cuGreenCtxRecordEvent_v12040 => crate ::pfn::PFN_cuGreenCtxRecordEvent_v12040,
+        346usize; #[doc =
+        " Marker for [`PFN_cuGreenCtxStreamCreate_v12050`](crate::pfn::PFN_cuGreenCtxStreamCreate_v12050): `cuGreenCtxStreamCreate` at exactly version 12050."]
+        cuGreenCtxStreamCreate_v12050 => crate ::pfn::PFN_cuGreenCtxStreamCreate_v12050,
+        347usize; #[doc =
+        " Marker for [`PFN_cuGreenCtxWaitEvent_v12040`](crate::pfn::PFN_cuGreenCtxWaitEvent_v12040): `cuGreenCtxWaitEvent` at exactly version 12040."]
+        cuGreenCtxWaitEvent_v12040 => crate ::pfn::PFN_cuGreenCtxWaitEvent_v12040,
         348usize; #[doc =
-        " Marker for [`PFN_cuMemExportToShareableHandle_v10020`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020): `cuMemExportToShareableHandle` at exactly version 10020."]
-        cuMemExportToShareableHandle_v10020 => PFN_cuMemExportToShareableHandle_v10020,
+        " Marker for [`PFN_cuImportExternalMemory_v10000`](crate::pfn::PFN_cuImportExternalMemory_v10000): `cuImportExternalMemory` at exactly version 10000."]
+        cuImportExternalMemory_v10000 => crate ::pfn::PFN_cuImportExternalMemory_v10000,
         349usize; #[doc =
-        " Marker for [`PFN_cuMemFree_v2000`](crate::pfn::PFN_cuMemFree_v2000): `cuMemFree` at exactly version 2000."]
-        cuMemFree_v2000 => PFN_cuMemFree_v2000, 350usize; #[doc =
-        " Marker for [`PFN_cuMemFree_v3020`](crate::pfn::PFN_cuMemFree_v3020): `cuMemFree` at exactly version 3020."]
-        cuMemFree_v3020 => PFN_cuMemFree_v3020, 351usize; #[doc =
-        " Marker for [`PFN_cuMemFreeAsync_v11020`](crate::pfn::PFN_cuMemFreeAsync_v11020): `cuMemFreeAsync` at exactly version 11020."]
-        cuMemFreeAsync_v11020 => PFN_cuMemFreeAsync_v11020, 352usize; #[doc =
-        " Marker for [`PFN_cuMemFreeAsync_v11020_ptsz`](crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz): `cuMemFreeAsync` at exactly version 11020."]
-        cuMemFreeAsync_v11020_ptsz => PFN_cuMemFreeAsync_v11020_ptsz, 353usize; #[doc =
-        " Marker for [`PFN_cuMemFreeHost_v2000`](crate::pfn::PFN_cuMemFreeHost_v2000): `cuMemFreeHost` at exactly version 2000."]
-        cuMemFreeHost_v2000 => PFN_cuMemFreeHost_v2000, 354usize; #[doc =
-        " Marker for [`PFN_cuMemGetAccess_v10020`](crate::pfn::PFN_cuMemGetAccess_v10020): `cuMemGetAccess` at exactly version 10020."]
-        cuMemGetAccess_v10020 => PFN_cuMemGetAccess_v10020, 355usize; #[doc =
-        " Marker for [`PFN_cuMemGetAddressRange_v2000`](crate::pfn::PFN_cuMemGetAddressRange_v2000): `cuMemGetAddressRange` at exactly version 2000."]
-        cuMemGetAddressRange_v2000 => PFN_cuMemGetAddressRange_v2000, 356usize; #[doc =
-        " Marker for [`PFN_cuMemGetAddressRange_v3020`](crate::pfn::PFN_cuMemGetAddressRange_v3020): `cuMemGetAddressRange` at exactly version 3020."]
-        cuMemGetAddressRange_v3020 => PFN_cuMemGetAddressRange_v3020, 357usize; #[doc =
-        " Marker for [`PFN_cuMemGetAllocationGranularity_v10020`](crate::pfn::PFN_cuMemGetAllocationGranularity_v10020): `cuMemGetAllocationGranularity` at exactly version 10020."]
-        cuMemGetAllocationGranularity_v10020 => PFN_cuMemGetAllocationGranularity_v10020,
+        " Marker for [`PFN_cuImportExternalSemaphore_v10000`](crate::pfn::PFN_cuImportExternalSemaphore_v10000): `cuImportExternalSemaphore` at exactly version 10000."]
+        cuImportExternalSemaphore_v10000 => crate
+        ::pfn::PFN_cuImportExternalSemaphore_v10000, 350usize; #[doc =
+        " Marker for [`PFN_cuInit_v2000`](crate::pfn::PFN_cuInit_v2000): `cuInit` at exactly version 2000."]
+        cuInit_v2000 => crate ::pfn::PFN_cuInit_v2000, 351usize; #[doc =
+        " Marker for [`PFN_cuIpcCloseMemHandle_v4010`](crate::pfn::PFN_cuIpcCloseMemHandle_v4010): `cuIpcCloseMemHandle` at exactly version 4010."]
+        cuIpcCloseMemHandle_v4010 => crate ::pfn::PFN_cuIpcCloseMemHandle_v4010,
+        352usize; #[doc =
+        " Marker for [`PFN_cuIpcGetEventHandle_v4010`](crate::pfn::PFN_cuIpcGetEventHandle_v4010): `cuIpcGetEventHandle` at exactly version 4010."]
+        cuIpcGetEventHandle_v4010 => crate ::pfn::PFN_cuIpcGetEventHandle_v4010,
+        353usize; #[doc =
+        " Marker for [`PFN_cuIpcGetMemHandle_v4010`](crate::pfn::PFN_cuIpcGetMemHandle_v4010): `cuIpcGetMemHandle` at exactly version 4010."]
+        cuIpcGetMemHandle_v4010 => crate ::pfn::PFN_cuIpcGetMemHandle_v4010, 354usize;
+        #[doc =
+        " Marker for [`PFN_cuIpcOpenEventHandle_v4010`](crate::pfn::PFN_cuIpcOpenEventHandle_v4010): `cuIpcOpenEventHandle` at exactly version 4010."]
+        cuIpcOpenEventHandle_v4010 => crate ::pfn::PFN_cuIpcOpenEventHandle_v4010,
+        355usize; #[doc =
+        " Marker for [`PFN_cuIpcOpenMemHandle_v4010`](crate::pfn::PFN_cuIpcOpenMemHandle_v4010): `cuIpcOpenMemHandle` at exactly version 4010."]
+        cuIpcOpenMemHandle_v4010 => crate ::pfn::PFN_cuIpcOpenMemHandle_v4010, 356usize;
+        #[doc =
+        " Marker for [`PFN_cuIpcOpenMemHandle_v11000`](crate::pfn::PFN_cuIpcOpenMemHandle_v11000): `cuIpcOpenMemHandle` at exactly version 11000."]
+        cuIpcOpenMemHandle_v11000 => crate ::pfn::PFN_cuIpcOpenMemHandle_v11000,
+        357usize; #[doc =
+        " Marker for [`PFN_cuKernelGetAttribute_v12000`](crate::pfn::PFN_cuKernelGetAttribute_v12000): `cuKernelGetAttribute` at exactly version 12000."]
+        cuKernelGetAttribute_v12000 => crate ::pfn::PFN_cuKernelGetAttribute_v12000,
         358usize; #[doc =
+        " Marker for [`PFN_cuKernelGetFunction_v12000`](crate::pfn::PFN_cuKernelGetFunction_v12000): `cuKernelGetFunction` at exactly version 12000."]
+        cuKernelGetFunction_v12000 => crate ::pfn::PFN_cuKernelGetFunction_v12000,
+        359usize; #[doc =
+        " Marker for [`PFN_cuKernelGetLibrary_v12050`](crate::pfn::PFN_cuKernelGetLibrary_v12050): `cuKernelGetLibrary` at exactly version 12050."]
+        cuKernelGetLibrary_v12050 => crate ::pfn::PFN_cuKernelGetLibrary_v12050,
+        360usize; #[doc =
+        " Marker for [`PFN_cuKernelGetName_v12030`](crate::pfn::PFN_cuKernelGetName_v12030): `cuKernelGetName` at exactly version 12030."]
+        cuKernelGetName_v12030 => crate ::pfn::PFN_cuKernelGetName_v12030, 361usize;
+        #[doc =
+        " Marker for [`PFN_cuKernelGetParamCount_v13020`](crate::pfn::PFN_cuKernelGetParamCount_v13020): `cuKernelGetParamCount` at exactly version 13020."]
+        cuKernelGetParamCount_v13020 => crate ::pfn::PFN_cuKernelGetParamCount_v13020,
+        362usize; #[doc =
+        " Marker for [`PFN_cuKernelGetParamInfo_v12040`](crate::pfn::PFN_cuKernelGetParamInfo_v12040): `cuKernelGetParamInfo` at exactly version 12040."]
+        cuKernelGetParamInfo_v12040 => crate ::pfn::PFN_cuKernelGetParamInfo_v12040,
+        363usize; #[doc =
+        " Marker for [`PFN_cuKernelSetAttribute_v12000`](crate::pfn::PFN_cuKernelSetAttribute_v12000): `cuKernelSetAttribute` at exactly version 12000."]
+        cuKernelSetAttribute_v12000 => crate ::pfn::PFN_cuKernelSetAttribute_v12000,
+        364usize; #[doc =
+        " Marker for [`PFN_cuKernelSetCacheConfig_v12000`](crate::pfn::PFN_cuKernelSetCacheConfig_v12000): `cuKernelSetCacheConfig` at exactly version 12000."]
+        cuKernelSetCacheConfig_v12000 => crate ::pfn::PFN_cuKernelSetCacheConfig_v12000,
+        365usize; #[doc =
+        " Marker for [`PFN_cuLaunch_v2000`](crate::pfn::PFN_cuLaunch_v2000): `cuLaunch` at exactly version 2000."]
+        cuLaunch_v2000 => crate ::pfn::PFN_cuLaunch_v2000, 366usize; #[doc =
+        " Marker for [`PFN_cuLaunchCooperativeKernel_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000): `cuLaunchCooperativeKernel` at exactly version 9000."]
+        cuLaunchCooperativeKernel_v9000 => crate
+        ::pfn::PFN_cuLaunchCooperativeKernel_v9000, 367usize; #[doc =
+        " Marker for [`PFN_cuLaunchCooperativeKernel_v9000_ptsz`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz): `cuLaunchCooperativeKernel` at exactly version 9000."]
+        cuLaunchCooperativeKernel_v9000_ptsz => crate
+        ::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz, 368usize; #[doc =
+        " Marker for [`PFN_cuLaunchCooperativeKernelMultiDevice_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000): `cuLaunchCooperativeKernelMultiDevice` at exactly version 9000."]
+        cuLaunchCooperativeKernelMultiDevice_v9000 => crate
+        ::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000, 369usize; #[doc =
+        " Marker for [`PFN_cuLaunchGrid_v2000`](crate::pfn::PFN_cuLaunchGrid_v2000): `cuLaunchGrid` at exactly version 2000."]
+        cuLaunchGrid_v2000 => crate ::pfn::PFN_cuLaunchGrid_v2000, 370usize; #[doc =
+        " Marker for [`PFN_cuLaunchGridAsync_v2000`](crate::pfn::PFN_cuLaunchGridAsync_v2000): `cuLaunchGridAsync` at exactly version 2000."]
+        cuLaunchGridAsync_v2000 => crate ::pfn::PFN_cuLaunchGridAsync_v2000, 371usize;
+        #[doc =
+        " Marker for [`PFN_cuLaunchHostFunc_v10000`](crate::pfn::PFN_cuLaunchHostFunc_v10000): `cuLaunchHostFunc` at exactly version 10000."]
+        cuLaunchHostFunc_v10000 => crate ::pfn::PFN_cuLaunchHostFunc_v10000, 372usize;
+        #[doc =
+        " Marker for [`PFN_cuLaunchHostFunc_v10000_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v10000_ptsz): `cuLaunchHostFunc` at exactly version 10000."]
+        cuLaunchHostFunc_v10000_ptsz => crate ::pfn::PFN_cuLaunchHostFunc_v10000_ptsz,
+        373usize; #[doc =
+        " Marker for [`PFN_cuLaunchHostFunc_v13010`](crate::pfn::PFN_cuLaunchHostFunc_v13010): `cuLaunchHostFunc` at exactly version 13010."]
+        cuLaunchHostFunc_v13010 => crate ::pfn::PFN_cuLaunchHostFunc_v13010, 374usize;
+        #[doc =
+        " Marker for [`PFN_cuLaunchHostFunc_v13010_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz): `cuLaunchHostFunc` at exactly version 13010."]
+        cuLaunchHostFunc_v13010_ptsz => crate ::pfn::PFN_cuLaunchHostFunc_v13010_ptsz,
+        375usize; #[doc =
+        " Marker for [`PFN_cuLaunchKernel_v4000`](crate::pfn::PFN_cuLaunchKernel_v4000): `cuLaunchKernel` at exactly version 4000."]
+        cuLaunchKernel_v4000 => crate ::pfn::PFN_cuLaunchKernel_v4000, 376usize; #[doc =
+        " Marker for [`PFN_cuLaunchKernel_v7000_ptsz`](crate::pfn::PFN_cuLaunchKernel_v7000_ptsz): `cuLaunchKernel` at exactly version 7000."]
+        cuLaunchKernel_v7000_ptsz => crate ::pfn::PFN_cuLaunchKernel_v7000_ptsz,
+        377usize; #[doc =
+        " Marker for [`PFN_cuLaunchKernelEx_v11060`](crate::pfn::PFN_cuLaunchKernelEx_v11060): `cuLaunchKernelEx` at exactly version 11060."]
+        cuLaunchKernelEx_v11060 => crate ::pfn::PFN_cuLaunchKernelEx_v11060, 378usize;
+        #[doc =
+        " Marker for [`PFN_cuLaunchKernelEx_v11060_ptsz`](crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz): `cuLaunchKernelEx` at exactly version 11060."]
+        cuLaunchKernelEx_v11060_ptsz => crate ::pfn::PFN_cuLaunchKernelEx_v11060_ptsz,
+        379usize; #[doc =
+        " Marker for [`PFN_cuLibraryEnumerateKernels_v12040`](crate::pfn::PFN_cuLibraryEnumerateKernels_v12040): `cuLibraryEnumerateKernels` at exactly version 12040."]
+        cuLibraryEnumerateKernels_v12040 => crate
+        ::pfn::PFN_cuLibraryEnumerateKernels_v12040, 380usize; #[doc =
+        " Marker for [`PFN_cuLibraryGetGlobal_v12000`](crate::pfn::PFN_cuLibraryGetGlobal_v12000): `cuLibraryGetGlobal` at exactly version 12000."]
+        cuLibraryGetGlobal_v12000 => crate ::pfn::PFN_cuLibraryGetGlobal_v12000,
+        381usize; #[doc =
+        " Marker for [`PFN_cuLibraryGetKernel_v12000`](crate::pfn::PFN_cuLibraryGetKernel_v12000): `cuLibraryGetKernel` at exactly version 12000."]
+        cuLibraryGetKernel_v12000 => crate ::pfn::PFN_cuLibraryGetKernel_v12000,
+        382usize; #[doc =
+        " Marker for [`PFN_cuLibraryGetKernelCount_v12040`](crate::pfn::PFN_cuLibraryGetKernelCount_v12040): `cuLibraryGetKernelCount` at exactly version 12040."]
+        cuLibraryGetKernelCount_v12040 => crate
+        ::pfn::PFN_cuLibraryGetKernelCount_v12040, 383usize; #[doc =
+        " Marker for [`PFN_cuLibraryGetManaged_v12000`](crate::pfn::PFN_cuLibraryGetManaged_v12000): `cuLibraryGetManaged` at exactly version 12000."]
+        cuLibraryGetManaged_v12000 => crate ::pfn::PFN_cuLibraryGetManaged_v12000,
+        384usize; #[doc =
+        " Marker for [`PFN_cuLibraryGetModule_v12000`](crate::pfn::PFN_cuLibraryGetModule_v12000): `cuLibraryGetModule` at exactly version 12000."]
+        cuLibraryGetModule_v12000 => crate ::pfn::PFN_cuLibraryGetModule_v12000,
+        385usize; #[doc =
+        " Marker for [`PFN_cuLibraryGetUnifiedFunction_v12000`](crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000): `cuLibraryGetUnifiedFunction` at exactly version 12000."]
+        cuLibraryGetUnifiedFunction_v12000 => crate
+        ::pfn::PFN_cuLibraryGetUnifiedFunction_v12000, 386usize; #[doc =
+        " Marker for [`PFN_cuLibraryLoadData_v12000`](crate::pfn::PFN_cuLibraryLoadData_v12000): `cuLibraryLoadData` at exactly version 12000."]
+        cuLibraryLoadData_v12000 => crate ::pfn::PFN_cuLibraryLoadData_v12000, 387usize;
+        #[doc =
+        " Marker for [`PFN_cuLibraryLoadFromFile_v12000`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000): `cuLibraryLoadFromFile` at exactly version 12000."]
+        cuLibraryLoadFromFile_v12000 => crate ::pfn::PFN_cuLibraryLoadFromFile_v12000,
+        388usize; #[doc =
+        " Marker for [`PFN_cuLibraryUnload_v12000`](crate::pfn::PFN_cuLibraryUnload_v12000): `cuLibraryUnload` at exactly version 12000."]
+        cuLibraryUnload_v12000 => crate ::pfn::PFN_cuLibraryUnload_v12000, 389usize;
+        #[doc =
+        " Marker for [`PFN_cuLinkAddData_v5050`](crate::pfn::PFN_cuLinkAddData_v5050): `cuLinkAddData` at exactly version 5050."]
+        cuLinkAddData_v5050 => crate ::pfn::PFN_cuLinkAddData_v5050, 390usize; #[doc =
+        " Marker for [`PFN_cuLinkAddData_v6050`](crate::pfn::PFN_cuLinkAddData_v6050): `cuLinkAddData` at exactly version 6050."]
+        cuLinkAddData_v6050 => crate ::pfn::PFN_cuLinkAddData_v6050, 391usize; #[doc =
+        " Marker for [`PFN_cuLinkAddFile_v5050`](crate::pfn::PFN_cuLinkAddFile_v5050): `cuLinkAddFile` at exactly version 5050."]
+        cuLinkAddFile_v5050 => crate ::pfn::PFN_cuLinkAddFile_v5050, 392usize; #[doc =
+        " Marker for [`PFN_cuLinkAddFile_v6050`](crate::pfn::PFN_cuLinkAddFile_v6050): `cuLinkAddFile` at exactly version 6050."]
+        cuLinkAddFile_v6050 => crate ::pfn::PFN_cuLinkAddFile_v6050, 393usize; #[doc =
+        " Marker for [`PFN_cuLinkComplete_v5050`](crate::pfn::PFN_cuLinkComplete_v5050): `cuLinkComplete` at exactly version 5050."]
+        cuLinkComplete_v5050 => crate ::pfn::PFN_cuLinkComplete_v5050, 394usize; #[doc =
+        " Marker for [`PFN_cuLinkCreate_v5050`](crate::pfn::PFN_cuLinkCreate_v5050): `cuLinkCreate` at exactly version 5050."]
+        cuLinkCreate_v5050 => crate ::pfn::PFN_cuLinkCreate_v5050, 395usize; #[doc =
+        " Marker for [`PFN_cuLinkCreate_v6050`](crate::pfn::PFN_cuLinkCreate_v6050): `cuLinkCreate` at exactly version 6050."]
+        cuLinkCreate_v6050 => crate ::pfn::PFN_cuLinkCreate_v6050, 396usize; #[doc =
+        " Marker for [`PFN_cuLinkDestroy_v5050`](crate::pfn::PFN_cuLinkDestroy_v5050): `cuLinkDestroy` at exactly version 5050."]
+        cuLinkDestroy_v5050 => crate ::pfn::PFN_cuLinkDestroy_v5050, 397usize; #[doc =
+        " Marker for [`PFN_cuLogicalEndpointAddDevice_v13030`](crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030): `cuLogicalEndpointAddDevice` at exactly version 13030."]
+        cuLogicalEndpointAddDevice_v13030 => crate
+        ::pfn::PFN_cuLogicalEndpointAddDevice_v13030, 398usize; #[doc =
+        " Marker for [`PFN_cuLogicalEndpointBindAddr_v13030`](crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030): `cuLogicalEndpointBindAddr` at exactly version 13030."]
+        cuLogicalEndpointBindAddr_v13030 => crate
+        ::pfn::PFN_cuLogicalEndpointBindAddr_v13030, 399usize; #[doc =
+        " Marker for [`PFN_cuLogicalEndpointBindMem_v13030`](crate::pfn::PFN_cuLogicalEndpointBindMem_v13030): `cuLogicalEndpointBindMem` at exactly version 13030."]
+        cuLogicalEndpointBindMem_v13030 => crate
+        ::pfn::PFN_cuLogicalEndpointBindMem_v13030, 400usize; #[doc =
+        " Marker for [`PFN_cuLogicalEndpointCreate_v13030`](crate::pfn::PFN_cuLogicalEndpointCreate_v13030): `cuLogicalEndpointCreate` at exactly version 13030."]
+        cuLogicalEndpointCreate_v13030 => crate
+        ::pfn::PFN_cuLogicalEndpointCreate_v13030, 401usize; #[doc =
+        " Marker for [`PFN_cuLogicalEndpointDestroy_v13030`](crate::pfn::PFN_cuLogicalEndpointDestroy_v13030): `cuLogicalEndpointDestroy` at exactly version 13030."]
+        cuLogicalEndpointDestroy_v13030 => crate
+        ::pfn::PFN_cuLogicalEndpointDestroy_v13030, 402usize; #[doc =
+        " Marker for [`PFN_cuLogicalEndpointExport_v13030`](crate::pfn::PFN_cuLogicalEndpointExport_v13030): `cuLogicalEndpointExport` at exactly version 13030."]
+        cuLogicalEndpointExport_v13030 => crate
+        ::pfn::PFN_cuLogicalEndpointExport_v13030, 403usize; #[doc =
+        " Marker for [`PFN_cuLogicalEndpointGetLimits_v13030`](crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030): `cuLogicalEndpointGetLimits` at exactly version 13030."]
+        cuLogicalEndpointGetLimits_v13030 => crate
+        ::pfn::PFN_cuLogicalEndpointGetLimits_v13030, 404usize; #[doc =
+        " Marker for [`PFN_cuLogicalEndpointIdRelease_v13030`](crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030): `cuLogicalEndpointIdRelease` at exactly version 13030."]
+        cuLogicalEndpointIdRelease_v13030 => crate
+        ::pfn::PFN_cuLogicalEndpointIdRelease_v13030, 405usize; #[doc =
+        " Marker for [`PFN_cuLogicalEndpointIdReserve_v13030`](crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030): `cuLogicalEndpointIdReserve` at exactly version 13030."]
+        cuLogicalEndpointIdReserve_v13030 => crate
+        ::pfn::PFN_cuLogicalEndpointIdReserve_v13030, 406usize; #[doc =
+        " Marker for [`PFN_cuLogicalEndpointImport_v13030`](crate::pfn::PFN_cuLogicalEndpointImport_v13030): `cuLogicalEndpointImport` at exactly version 13030."]
+        cuLogicalEndpointImport_v13030 => crate
+        ::pfn::PFN_cuLogicalEndpointImport_v13030, 407usize; #[doc =
+        " Marker for [`PFN_cuLogicalEndpointQuery_v13030`](crate::pfn::PFN_cuLogicalEndpointQuery_v13030): `cuLogicalEndpointQuery` at exactly version 13030."]
+        cuLogicalEndpointQuery_v13030 => crate ::pfn::PFN_cuLogicalEndpointQuery_v13030,
+        408usize; #[doc =
+        " Marker for [`PFN_cuLogicalEndpointUnbind_v13030`](crate::pfn::PFN_cuLogicalEndpointUnbind_v13030): `cuLogicalEndpointUnbind` at exactly version 13030."]
+        cuLogicalEndpointUnbind_v13030 => crate
+        ::pfn::PFN_cuLogicalEndpointUnbind_v13030, 409usize; #[doc =
+        " Marker for [`PFN_cuLogsCurrent_v12090`](crate::pfn::PFN_cuLogsCurrent_v12090): `cuLogsCurrent` at exactly version 12090."]
+        cuLogsCurrent_v12090 => crate ::pfn::PFN_cuLogsCurrent_v12090, 410usize; #[doc =
+        " Marker for [`PFN_cuLogsDumpToFile_v12090`](crate::pfn::PFN_cuLogsDumpToFile_v12090): `cuLogsDumpToFile` at exactly version 12090."]
+        cuLogsDumpToFile_v12090 => crate ::pfn::PFN_cuLogsDumpToFile_v12090, 411usize;
+        #[doc =
+        " Marker for [`PFN_cuLogsDumpToMemory_v12090`](crate::pfn::PFN_cuLogsDumpToMemory_v12090): `cuLogsDumpToMemory` at exactly version 12090."]
+        cuLogsDumpToMemory_v12090 => crate ::pfn::PFN_cuLogsDumpToMemory_v12090,
+        412usize; #[doc =
+        " Marker for [`PFN_cuLogsRegisterCallback_v12090`](crate::pfn::PFN_cuLogsRegisterCallback_v12090): `cuLogsRegisterCallback` at exactly version 12090."]
+        cuLogsRegisterCallback_v12090 => crate ::pfn::PFN_cuLogsRegisterCallback_v12090,
+        413usize; #[doc =
+        " Marker for [`PFN_cuLogsUnregisterCallback_v12090`](crate::pfn::PFN_cuLogsUnregisterCallback_v12090): `cuLogsUnregisterCallback` at exactly version 12090."]
+        cuLogsUnregisterCallback_v12090 => crate
+        ::pfn::PFN_cuLogsUnregisterCallback_v12090, 414usize; #[doc =
+        " Marker for [`PFN_cuMemAddressFree_v10020`](crate::pfn::PFN_cuMemAddressFree_v10020): `cuMemAddressFree` at exactly version 10020."]
+        cuMemAddressFree_v10020 => crate ::pfn::PFN_cuMemAddressFree_v10020, 415usize;
+        #[doc =
+        " Marker for [`PFN_cuMemAddressReserve_v10020`](crate::pfn::PFN_cuMemAddressReserve_v10020): `cuMemAddressReserve` at exactly version 10020."]
+        cuMemAddressReserve_v10020 => crate ::pfn::PFN_cuMemAddressReserve_v10020,
+        416usize; #[doc =
+        " Marker for [`PFN_cuMemAdvise_v8000`](crate::pfn::PFN_cuMemAdvise_v8000): `cuMemAdvise` at exactly version 8000."]
+        cuMemAdvise_v8000 => crate ::pfn::PFN_cuMemAdvise_v8000, 417usize; #[doc =
+        " Marker for [`PFN_cuMemAdvise_v12020`](crate::pfn::PFN_cuMemAdvise_v12020): `cuMemAdvise` at exactly version 12020."]
+        cuMemAdvise_v12020 => crate ::pfn::PFN_cuMemAdvise_v12020, 418usize; #[doc =
+        " Marker for [`PFN_cuMemAlloc_v2000`](crate::pfn::PFN_cuMemAlloc_v2000): `cuMemAlloc` at exactly version 2000."]
+        cuMemAlloc_v2000 => crate ::pfn::PFN_cuMemAlloc_v2000, 419usize; #[doc =
+        " Marker for [`PFN_cuMemAlloc_v3020`](crate::pfn::PFN_cuMemAlloc_v3020): `cuMemAlloc` at exactly version 3020."]
+        cuMemAlloc_v3020 => crate ::pfn::PFN_cuMemAlloc_v3020, 420usize; #[doc =
+        " Marker for [`PFN_cuMemAllocAsync_v11020`](crate::pfn::PFN_cuMemAllocAsync_v11020): `cuMemAllocAsync` at exactly version 11020."]
+        cuMemAllocAsync_v11020 => crate ::pfn::PFN_cuMemAllocAsync_v11020, 421usize;
+        #[doc =
+        " Marker for [`PFN_cuMemAllocAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz): `cuMemAllocAsync` at exactly version 11020."]
+        cuMemAllocAsync_v11020_ptsz => crate ::pfn::PFN_cuMemAllocAsync_v11020_ptsz,
+        422usize; #[doc =
+        " Marker for [`PFN_cuMemAllocFromPoolAsync_v11020`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020): `cuMemAllocFromPoolAsync` at exactly version 11020."]
+        cuMemAllocFromPoolAsync_v11020 => crate
+        ::pfn::PFN_cuMemAllocFromPoolAsync_v11020, 423usize; #[doc =
+        " Marker for [`PFN_cuMemAllocFromPoolAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz): `cuMemAllocFromPoolAsync` at exactly version 11020."]
+        cuMemAllocFromPoolAsync_v11020_ptsz => crate
+        ::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz, 424usize; #[doc =
+        " Marker for [`PFN_cuMemAllocHost_v2000`](crate::pfn::PFN_cuMemAllocHost_v2000): `cuMemAllocHost` at exactly version 2000."]
+        cuMemAllocHost_v2000 => crate ::pfn::PFN_cuMemAllocHost_v2000, 425usize; #[doc =
+        " Marker for [`PFN_cuMemAllocHost_v3020`](crate::pfn::PFN_cuMemAllocHost_v3020): `cuMemAllocHost` at exactly version 3020."]
+        cuMemAllocHost_v3020 => crate ::pfn::PFN_cuMemAllocHost_v3020, 426usize; #[doc =
+        " Marker for [`PFN_cuMemAllocManaged_v6000`](crate::pfn::PFN_cuMemAllocManaged_v6000): `cuMemAllocManaged` at exactly version 6000."]
+        cuMemAllocManaged_v6000 => crate ::pfn::PFN_cuMemAllocManaged_v6000, 427usize;
+        #[doc =
+        " Marker for [`PFN_cuMemAllocPitch_v2000`](crate::pfn::PFN_cuMemAllocPitch_v2000): `cuMemAllocPitch` at exactly version 2000."]
+        cuMemAllocPitch_v2000 => crate ::pfn::PFN_cuMemAllocPitch_v2000, 428usize; #[doc
+        =
+        " Marker for [`PFN_cuMemAllocPitch_v3020`](crate::pfn::PFN_cuMemAllocPitch_v3020): `cuMemAllocPitch` at exactly version 3020."]
+        cuMemAllocPitch_v3020 => crate ::pfn::PFN_cuMemAllocPitch_v3020, 429usize; #[doc
+        =
+        " Marker for [`PFN_cuMemBatchDecompressAsync_v12060`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060): `cuMemBatchDecompressAsync` at exactly version 12060."]
+        cuMemBatchDecompressAsync_v12060 => crate
+        ::pfn::PFN_cuMemBatchDecompressAsync_v12060, 430usize; #[doc =
+        " Marker for [`PFN_cuMemBatchDecompressAsync_v12060_ptsz`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz): `cuMemBatchDecompressAsync` at exactly version 12060."]
+        cuMemBatchDecompressAsync_v12060_ptsz => crate
+        ::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz, 431usize; #[doc =
+        " Marker for [`PFN_cuMemCreate_v10020`](crate::pfn::PFN_cuMemCreate_v10020): `cuMemCreate` at exactly version 10020."]
+        cuMemCreate_v10020 => crate ::pfn::PFN_cuMemCreate_v10020, 432usize; #[doc =
+        " Marker for [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000): `cuMemDiscardAndPrefetchBatchAsync` at exactly version 13000."]
+        cuMemDiscardAndPrefetchBatchAsync_v13000 => crate
+        ::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000, 433usize; #[doc =
+        " Marker for [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz): `cuMemDiscardAndPrefetchBatchAsync` at exactly version 13000."]
+        cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz => crate
+        ::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz, 434usize; #[doc =
+        " Marker for [`PFN_cuMemDiscardBatchAsync_v13000`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000): `cuMemDiscardBatchAsync` at exactly version 13000."]
+        cuMemDiscardBatchAsync_v13000 => crate ::pfn::PFN_cuMemDiscardBatchAsync_v13000,
+        435usize; #[doc =
+        " Marker for [`PFN_cuMemDiscardBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz): `cuMemDiscardBatchAsync` at exactly version 13000."]
+        cuMemDiscardBatchAsync_v13000_ptsz => crate
+        ::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz, 436usize; #[doc =
+        " Marker for [`PFN_cuMemExportToShareableHandle_v10020`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020): `cuMemExportToShareableHandle` at exactly version 10020."]
+        cuMemExportToShareableHandle_v10020 => crate
+        ::pfn::PFN_cuMemExportToShareableHandle_v10020, 437usize; #[doc =
+        " Marker for [`PFN_cuMemFree_v2000`](crate::pfn::PFN_cuMemFree_v2000): `cuMemFree` at exactly version 2000."]
+        cuMemFree_v2000 => crate ::pfn::PFN_cuMemFree_v2000, 438usize; #[doc =
+        " Marker for [`PFN_cuMemFree_v3020`](crate::pfn::PFN_cuMemFree_v3020): `cuMemFree` at exactly version 3020."]
+        cuMemFree_v3020 => crate ::pfn::PFN_cuMemFree_v3020, 439usize; #[doc =
+        " Marker for [`PFN_cuMemFreeAsync_v11020`](crate::pfn::PFN_cuMemFreeAsync_v11020): `cuMemFreeAsync` at exactly version 11020."]
+        cuMemFreeAsync_v11020 => crate ::pfn::PFN_cuMemFreeAsync_v11020, 440usize; #[doc
+        =
+        " Marker for [`PFN_cuMemFreeAsync_v11020_ptsz`](crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz): `cuMemFreeAsync` at exactly version 11020."]
+        cuMemFreeAsync_v11020_ptsz => crate ::pfn::PFN_cuMemFreeAsync_v11020_ptsz,
+        441usize; #[doc =
+        " Marker for [`PFN_cuMemFreeHost_v2000`](crate::pfn::PFN_cuMemFreeHost_v2000): `cuMemFreeHost` at exactly version 2000."]
+        cuMemFreeHost_v2000 => crate ::pfn::PFN_cuMemFreeHost_v2000, 442usize; #[doc =
+        " Marker for [`PFN_cuMemGetAccess_v10020`](crate::pfn::PFN_cuMemGetAccess_v10020): `cuMemGetAccess` at exactly version 10020."]
+        cuMemGetAccess_v10020 => crate ::pfn::PFN_cuMemGetAccess_v10020, 443usize; #[doc
+        =
+        " Marker for [`PFN_cuMemGetAddressRange_v2000`](crate::pfn::PFN_cuMemGetAddressRange_v2000): `cuMemGetAddressRange` at exactly version 2000."]
+        cuMemGetAddressRange_v2000 => crate ::pfn::PFN_cuMemGetAddressRange_v2000,
+        444usize; #[doc =
+        " Marker for [`PFN_cuMemGetAddressRange_v3020`](crate::pfn::PFN_cuMemGetAddressRange_v3020): `cuMemGetAddressRange` at exactly version 3020."]
+        cuMemGetAddressRange_v3020 => crate ::pfn::PFN_cuMemGetAddressRange_v3020,
+        445usize; #[doc =
+        " Marker for [`PFN_cuMemGetAllocationGranularity_v10020`](crate::pfn::PFN_cuMemGetAllocationGranularity_v10020): `cuMemGetAllocationGranularity` at exactly version 10020."]
+        cuMemGetAllocationGranularity_v10020 => crate
+        ::pfn::PFN_cuMemGetAllocationGranularity_v10020, 446usize; #[doc =
         " Marker for [`PFN_cuMemGetAllocationPropertiesFromHandle_v10020`](crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020): `cuMemGetAllocationPropertiesFromHandle` at exactly version 10020."]
-        cuMemGetAllocationPropertiesFromHandle_v10020 =>
-        PFN_cuMemGetAllocationPropertiesFromHandle_v10020, 359usize; #[doc =
+        cuMemGetAllocationPropertiesFromHandle_v10020 => crate
+        ::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020, 447usize; #[doc =
         " Marker for [`PFN_cuMemGetDefaultMemPool_v13000`](crate::pfn::PFN_cuMemGetDefaultMemPool_v13000): `cuMemGetDefaultMemPool` at exactly version 13000."]
-        cuMemGetDefaultMemPool_v13000 => PFN_cuMemGetDefaultMemPool_v13000, 360usize;
-        #[doc =
+        cuMemGetDefaultMemPool_v13000 => crate ::pfn::PFN_cuMemGetDefaultMemPool_v13000,
+        448usize; #[doc =
         " Marker for [`PFN_cuMemGetHandleForAddressRange_v11070`](crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070): `cuMemGetHandleForAddressRange` at exactly version 11070."]
-        cuMemGetHandleForAddressRange_v11070 => PFN_cuMemGetHandleForAddressRange_v11070,
-        361usize; #[doc =
+        cuMemGetHandleForAddressRange_v11070 => crate
+        ::pfn::PFN_cuMemGetHandleForAddressRange_v11070, 449usize; #[doc =
         " Marker for [`PFN_cuMemGetInfo_v2000`](crate::pfn::PFN_cuMemGetInfo_v2000): `cuMemGetInfo` at exactly version 2000."]
-        cuMemGetInfo_v2000 => PFN_cuMemGetInfo_v2000, 362usize; #[doc =
+        cuMemGetInfo_v2000 => crate ::pfn::PFN_cuMemGetInfo_v2000, 450usize; #[doc =
         " Marker for [`PFN_cuMemGetInfo_v3020`](crate::pfn::PFN_cuMemGetInfo_v3020): `cuMemGetInfo` at exactly version 3020."]
-        cuMemGetInfo_v3020 => PFN_cuMemGetInfo_v3020, 363usize; #[doc =
+        cuMemGetInfo_v3020 => crate ::pfn::PFN_cuMemGetInfo_v3020, 451usize; #[doc =
         " Marker for [`PFN_cuMemGetLocationInfo_v13040`](crate::pfn::PFN_cuMemGetLocationInfo_v13040): `cuMemGetLocationInfo` at exactly version 13040."]
-        cuMemGetLocationInfo_v13040 => PFN_cuMemGetLocationInfo_v13040, 364usize; #[doc =
+        cuMemGetLocationInfo_v13040 => crate ::pfn::PFN_cuMemGetLocationInfo_v13040,
+        452usize; #[doc =
         " Marker for [`PFN_cuMemGetMemPool_v13000`](crate::pfn::PFN_cuMemGetMemPool_v13000): `cuMemGetMemPool` at exactly version 13000."]
-        cuMemGetMemPool_v13000 => PFN_cuMemGetMemPool_v13000, 365usize; #[doc =
+        cuMemGetMemPool_v13000 => crate ::pfn::PFN_cuMemGetMemPool_v13000, 453usize;
+        #[doc =
         " Marker for [`PFN_cuMemHostAlloc_v2020`](crate::pfn::PFN_cuMemHostAlloc_v2020): `cuMemHostAlloc` at exactly version 2020."]
-        cuMemHostAlloc_v2020 => PFN_cuMemHostAlloc_v2020, 366usize; #[doc =
+        cuMemHostAlloc_v2020 => crate ::pfn::PFN_cuMemHostAlloc_v2020, 454usize; #[doc =
         " Marker for [`PFN_cuMemHostGetDevicePointer_v2020`](crate::pfn::PFN_cuMemHostGetDevicePointer_v2020): `cuMemHostGetDevicePointer` at exactly version 2020."]
-        cuMemHostGetDevicePointer_v2020 => PFN_cuMemHostGetDevicePointer_v2020, 367usize;
-        #[doc =
+        cuMemHostGetDevicePointer_v2020 => crate
+        ::pfn::PFN_cuMemHostGetDevicePointer_v2020, 455usize; #[doc =
         " Marker for [`PFN_cuMemHostGetDevicePointer_v3020`](crate::pfn::PFN_cuMemHostGetDevicePointer_v3020): `cuMemHostGetDevicePointer` at exactly version 3020."]
-        cuMemHostGetDevicePointer_v3020 => PFN_cuMemHostGetDevicePointer_v3020, 368usize;
-        #[doc =
+        cuMemHostGetDevicePointer_v3020 => crate
+        ::pfn::PFN_cuMemHostGetDevicePointer_v3020, 456usize; #[doc =
         " Marker for [`PFN_cuMemHostGetFlags_v2030`](crate::pfn::PFN_cuMemHostGetFlags_v2030): `cuMemHostGetFlags` at exactly version 2030."]
-        cuMemHostGetFlags_v2030 => PFN_cuMemHostGetFlags_v2030, 369usize; #[doc =
+        cuMemHostGetFlags_v2030 => crate ::pfn::PFN_cuMemHostGetFlags_v2030, 457usize;
+        #[doc =
         " Marker for [`PFN_cuMemHostRegister_v4000`](crate::pfn::PFN_cuMemHostRegister_v4000): `cuMemHostRegister` at exactly version 4000."]
-        cuMemHostRegister_v4000 => PFN_cuMemHostRegister_v4000, 370usize; #[doc =
+        cuMemHostRegister_v4000 => crate ::pfn::PFN_cuMemHostRegister_v4000, 458usize;
+        #[doc =
         " Marker for [`PFN_cuMemHostRegister_v6050`](crate::pfn::PFN_cuMemHostRegister_v6050): `cuMemHostRegister` at exactly version 6050."]
-        cuMemHostRegister_v6050 => PFN_cuMemHostRegister_v6050, 371usize; #[doc =
+        cuMemHostRegister_v6050 => crate ::pfn::PFN_cuMemHostRegister_v6050, 459usize;
+        #[doc =
         " Marker for [`PFN_cuMemHostUnregister_v4000`](crate::pfn::PFN_cuMemHostUnregister_v4000): `cuMemHostUnregister` at exactly version 4000."]
-        cuMemHostUnregister_v4000 => PFN_cuMemHostUnregister_v4000, 372usize; #[doc =
+        cuMemHostUnregister_v4000 => crate ::pfn::PFN_cuMemHostUnregister_v4000,
+        460usize; #[doc =
         " Marker for [`PFN_cuMemImportFromShareableHandle_v10020`](crate::pfn::PFN_cuMemImportFromShareableHandle_v10020): `cuMemImportFromShareableHandle` at exactly version 10020."]
-        cuMemImportFromShareableHandle_v10020 =>
-        PFN_cuMemImportFromShareableHandle_v10020, 373usize; #[doc =
+        cuMemImportFromShareableHandle_v10020 => crate
+        ::pfn::PFN_cuMemImportFromShareableHandle_v10020, 461usize; #[doc =
         " Marker for [`PFN_cuMemMap_v10020`](crate::pfn::PFN_cuMemMap_v10020): `cuMemMap` at exactly version 10020."]
-        cuMemMap_v10020 => PFN_cuMemMap_v10020, 374usize; #[doc =
+        cuMemMap_v10020 => crate ::pfn::PFN_cuMemMap_v10020, 462usize; #[doc =
         " Marker for [`PFN_cuMemMapArrayAsync_v11010`](crate::pfn::PFN_cuMemMapArrayAsync_v11010): `cuMemMapArrayAsync` at exactly version 11010."]
-        cuMemMapArrayAsync_v11010 => PFN_cuMemMapArrayAsync_v11010, 375usize; #[doc =
+        cuMemMapArrayAsync_v11010 => crate ::pfn::PFN_cuMemMapArrayAsync_v11010,
+        463usize; #[doc =
         " Marker for [`PFN_cuMemMapArrayAsync_v11010_ptsz`](crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz): `cuMemMapArrayAsync` at exactly version 11010."]
-        cuMemMapArrayAsync_v11010_ptsz => PFN_cuMemMapArrayAsync_v11010_ptsz, 376usize;
-        #[doc =
+        cuMemMapArrayAsync_v11010_ptsz => crate
+        ::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz, 464usize; #[doc =
         " Marker for [`PFN_cuMemPoolCreate_v11020`](crate::pfn::PFN_cuMemPoolCreate_v11020): `cuMemPoolCreate` at exactly version 11020."]
-        cuMemPoolCreate_v11020 => PFN_cuMemPoolCreate_v11020, 377usize; #[doc =
+        cuMemPoolCreate_v11020 => crate ::pfn::PFN_cuMemPoolCreate_v11020, 465usize;
+        #[doc =
         " Marker for [`PFN_cuMemPoolDestroy_v11020`](crate::pfn::PFN_cuMemPoolDestroy_v11020): `cuMemPoolDestroy` at exactly version 11020."]
-        cuMemPoolDestroy_v11020 => PFN_cuMemPoolDestroy_v11020, 378usize; #[doc =
+        cuMemPoolDestroy_v11020 => crate ::pfn::PFN_cuMemPoolDestroy_v11020, 466usize;
+        #[doc =
         " Marker for [`PFN_cuMemPoolExportPointer_v11020`](crate::pfn::PFN_cuMemPoolExportPointer_v11020): `cuMemPoolExportPointer` at exactly version 11020."]
-        cuMemPoolExportPointer_v11020 => PFN_cuMemPoolExportPointer_v11020, 379usize;
-        #[doc =
+        cuMemPoolExportPointer_v11020 => crate ::pfn::PFN_cuMemPoolExportPointer_v11020,
+        467usize; #[doc =
         " Marker for [`PFN_cuMemPoolExportToShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020): `cuMemPoolExportToShareableHandle` at exactly version 11020."]
-        cuMemPoolExportToShareableHandle_v11020 =>
-        PFN_cuMemPoolExportToShareableHandle_v11020, 380usize; #[doc =
+        cuMemPoolExportToShareableHandle_v11020 => crate
+        ::pfn::PFN_cuMemPoolExportToShareableHandle_v11020, 468usize; #[doc =
         " Marker for [`PFN_cuMemPoolGetAccess_v11020`](crate::pfn::PFN_cuMemPoolGetAccess_v11020): `cuMemPoolGetAccess` at exactly version 11020."]
-        cuMemPoolGetAccess_v11020 => PFN_cuMemPoolGetAccess_v11020, 381usize; #[doc =
+        cuMemPoolGetAccess_v11020 => crate ::pfn::PFN_cuMemPoolGetAccess_v11020,
+        469usize; #[doc =
         " Marker for [`PFN_cuMemPoolGetAttribute_v11020`](crate::pfn::PFN_cuMemPoolGetAttribute_v11020): `cuMemPoolGetAttribute` at exactly version 11020."]
-        cuMemPoolGetAttribute_v11020 => PFN_cuMemPoolGetAttribute_v11020, 382usize; #[doc
-        =
+        cuMemPoolGetAttribute_v11020 => crate ::pfn::PFN_cuMemPoolGetAttribute_v11020,
+        470usize; #[doc =
         " Marker for [`PFN_cuMemPoolImportFromShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020): `cuMemPoolImportFromShareableHandle` at exactly version 11020."]
-        cuMemPoolImportFromShareableHandle_v11020 =>
-        PFN_cuMemPoolImportFromShareableHandle_v11020, 383usize; #[doc =
+        cuMemPoolImportFromShareableHandle_v11020 => crate
+        ::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020, 471usize; #[doc =
         " Marker for [`PFN_cuMemPoolImportPointer_v11020`](crate::pfn::PFN_cuMemPoolImportPointer_v11020): `cuMemPoolImportPointer` at exactly version 11020."]
-        cuMemPoolImportPointer_v11020 => PFN_cuMemPoolImportPointer_v11020, 384usize;
-        #[doc =
+        cuMemPoolImportPointer_v11020 => crate ::pfn::PFN_cuMemPoolImportPointer_v11020,
+        472usize; #[doc =
         " Marker for [`PFN_cuMemPoolSetAccess_v11020`](crate::pfn::PFN_cuMemPoolSetAccess_v11020): `cuMemPoolSetAccess` at exactly version 11020."]
-        cuMemPoolSetAccess_v11020 => PFN_cuMemPoolSetAccess_v11020, 385usize; #[doc =
+        cuMemPoolSetAccess_v11020 => crate ::pfn::PFN_cuMemPoolSetAccess_v11020,
+        473usize; #[doc =
         " Marker for [`PFN_cuMemPoolSetAttribute_v11020`](crate::pfn::PFN_cuMemPoolSetAttribute_v11020): `cuMemPoolSetAttribute` at exactly version 11020."]
-        cuMemPoolSetAttribute_v11020 => PFN_cuMemPoolSetAttribute_v11020, 386usize; #[doc
-        =
+        cuMemPoolSetAttribute_v11020 => crate ::pfn::PFN_cuMemPoolSetAttribute_v11020,
+        474usize; #[doc =
         " Marker for [`PFN_cuMemPoolTrimTo_v11020`](crate::pfn::PFN_cuMemPoolTrimTo_v11020): `cuMemPoolTrimTo` at exactly version 11020."]
-        cuMemPoolTrimTo_v11020 => PFN_cuMemPoolTrimTo_v11020, 387usize; #[doc =
+        cuMemPoolTrimTo_v11020 => crate ::pfn::PFN_cuMemPoolTrimTo_v11020, 475usize;
+        #[doc =
         " Marker for [`PFN_cuMemPrefetchAsync_v8000`](crate::pfn::PFN_cuMemPrefetchAsync_v8000): `cuMemPrefetchAsync` at exactly version 8000."]
-        cuMemPrefetchAsync_v8000 => PFN_cuMemPrefetchAsync_v8000, 388usize; #[doc =
+        cuMemPrefetchAsync_v8000 => crate ::pfn::PFN_cuMemPrefetchAsync_v8000, 476usize;
+        #[doc =
         " Marker for [`PFN_cuMemPrefetchAsync_v8000_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v8000_ptsz): `cuMemPrefetchAsync` at exactly version 8000."]
-        cuMemPrefetchAsync_v8000_ptsz => PFN_cuMemPrefetchAsync_v8000_ptsz, 389usize;
-        #[doc =
-        " Marker for [`PFN_cuMemPrefetchAsync_v12020`](crate::pfn::PFN_cuMemPrefetchAsync_v12020): `cuMemPrefetchAsync` at exactly version 12020."]
-        cuMemPrefetchAsync_v12020 => PFN_cuMemPrefetchAsync_v12020, 390usize; #[doc =
-        " Marker for [`PFN_cuMemPrefetchAsync_v12020_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz): `cuMemPrefetchAsync` at exactly version 12020."]
-        cuMemPrefetchAsync_v12020_ptsz => PFN_cuMemPrefetchAsync_v12020_ptsz, 391usize;
-        #[doc =
-        " Marker for [`PFN_cuMemPrefetchBatchAsync_v13000`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000): `cuMemPrefetchBatchAsync` at exactly version 13000."]
-        cuMemPrefetchBatchAsync_v13000 => PFN_cuMemPrefetchBatchAsync_v13000, 392usize;
-        #[doc =
-        " Marker for [`PFN_cuMemPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz): `cuMemPrefetchBatchAsync` at exactly version 13000."]
-        cuMemPrefetchBatchAsync_v13000_ptsz => PFN_cuMemPrefetchBatchAsync_v13000_ptsz,
-        393usize; #[doc =
-        " Marker for [`PFN_cuMemRangeGetAttribute_v8000`](crate::pfn::PFN_cuMemRangeGetAttribute_v8000): `cuMemRangeGetAttribute` at exactly version 8000."]
-        cuMemRangeGetAttribute_v8000 => PFN_cuMemRangeGetAttribute_v8000, 394usize; #[doc
-        =
-        " Marker for [`PFN_cuMemRangeGetAttributes_v8000`](crate::pfn::PFN_cuMemRangeGetAttributes_v8000): `cuMemRangeGetAttributes` at exactly version 8000."]
-        cuMemRangeGetAttributes_v8000 => PFN_cuMemRangeGetAttributes_v8000, 395usize;
-        #[doc =
-        " Marker for [`PFN_cuMemRelease_v10020`](crate::pfn::PFN_cuMemRelease_v10020): `cuMemRelease` at exactly version 10020."]
-        cuMemRelease_v10020 => PFN_cuMemRelease_v10020, 396usize; #[doc =
-        " Marker for [`PFN_cuMemRetainAllocationHandle_v11000`](crate::pfn::PFN_cuMemRetainAllocationHandle_v11000): `cuMemRetainAllocationHandle` at exactly version 11000."]
-        cuMemRetainAllocationHandle_v11000 => PFN_cuMemRetainAllocationHandle_v11000,
-        397usize; #[doc =
-        " Marker for [`PFN_cuMemSetAccess_v10020`](crate::pfn::PFN_cuMemSetAccess_v10020): `cuMemSetAccess` at exactly version 10020."]
-        cuMemSetAccess_v10020 => PFN_cuMemSetAccess_v10020, 398usize; #[doc =
-        " Marker for [`PFN_cuMemSetMemPool_v13000`](crate::pfn::PFN_cuMemSetMemPool_v13000): `cuMemSetMemPool` at exactly version 13000."]
-        cuMemSetMemPool_v13000 => PFN_cuMemSetMemPool_v13000, 399usize; #[doc =
-        " Marker for [`PFN_cuMemUnmap_v10020`](crate::pfn::PFN_cuMemUnmap_v10020): `cuMemUnmap` at exactly version 10020."]
-        cuMemUnmap_v10020 => PFN_cuMemUnmap_v10020, 400usize; #[doc =
-        " Marker for [`PFN_cuMemcpy_v4000`](crate::pfn::PFN_cuMemcpy_v4000): `cuMemcpy` at exactly version 4000."]
-        cuMemcpy_v4000 => PFN_cuMemcpy_v4000, 401usize; #[doc =
-        " Marker for [`PFN_cuMemcpy_v7000_ptds`](crate::pfn::PFN_cuMemcpy_v7000_ptds): `cuMemcpy` at exactly version 7000."]
-        cuMemcpy_v7000_ptds => PFN_cuMemcpy_v7000_ptds, 402usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2D_v2000`](crate::pfn::PFN_cuMemcpy2D_v2000): `cuMemcpy2D` at exactly version 2000."]
-        cuMemcpy2D_v2000 => PFN_cuMemcpy2D_v2000, 403usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2D_v3020`](crate::pfn::PFN_cuMemcpy2D_v3020): `cuMemcpy2D` at exactly version 3020."]
-        cuMemcpy2D_v3020 => PFN_cuMemcpy2D_v3020, 404usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2D_v7000_ptds`](crate::pfn::PFN_cuMemcpy2D_v7000_ptds): `cuMemcpy2D` at exactly version 7000."]
-        cuMemcpy2D_v7000_ptds => PFN_cuMemcpy2D_v7000_ptds, 405usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2DAsync_v2000`](crate::pfn::PFN_cuMemcpy2DAsync_v2000): `cuMemcpy2DAsync` at exactly version 2000."]
-        cuMemcpy2DAsync_v2000 => PFN_cuMemcpy2DAsync_v2000, 406usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2DAsync_v3020`](crate::pfn::PFN_cuMemcpy2DAsync_v3020): `cuMemcpy2DAsync` at exactly version 3020."]
-        cuMemcpy2DAsync_v3020 => PFN_cuMemcpy2DAsync_v3020, 407usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz): `cuMemcpy2DAsync` at exactly version 7000."]
-        cuMemcpy2DAsync_v7000_ptsz => PFN_cuMemcpy2DAsync_v7000_ptsz, 408usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2DUnaligned_v2000`](crate::pfn::PFN_cuMemcpy2DUnaligned_v2000): `cuMemcpy2DUnaligned` at exactly version 2000."]
-        cuMemcpy2DUnaligned_v2000 => PFN_cuMemcpy2DUnaligned_v2000, 409usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2DUnaligned_v3020`](crate::pfn::PFN_cuMemcpy2DUnaligned_v3020): `cuMemcpy2DUnaligned` at exactly version 3020."]
-        cuMemcpy2DUnaligned_v3020 => PFN_cuMemcpy2DUnaligned_v3020, 410usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2DUnaligned_v7000_ptds`](crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds): `cuMemcpy2DUnaligned` at exactly version 7000."]
-        cuMemcpy2DUnaligned_v7000_ptds => PFN_cuMemcpy2DUnaligned_v7000_ptds, 411usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpy3D_v2000`](crate::pfn::PFN_cuMemcpy3D_v2000): `cuMemcpy3D` at exactly version 2000."]
-        cuMemcpy3D_v2000 => PFN_cuMemcpy3D_v2000, 412usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3D_v3020`](crate::pfn::PFN_cuMemcpy3D_v3020): `cuMemcpy3D` at exactly version 3020."]
-        cuMemcpy3D_v3020 => PFN_cuMemcpy3D_v3020, 413usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3D_v7000_ptds`](crate::pfn::PFN_cuMemcpy3D_v7000_ptds): `cuMemcpy3D` at exactly version 7000."]
-        cuMemcpy3D_v7000_ptds => PFN_cuMemcpy3D_v7000_ptds, 414usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DAsync_v2000`](crate::pfn::PFN_cuMemcpy3DAsync_v2000): `cuMemcpy3DAsync` at exactly version 2000."]
-        cuMemcpy3DAsync_v2000 => PFN_cuMemcpy3DAsync_v2000, 415usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DAsync_v3020`](crate::pfn::PFN_cuMemcpy3DAsync_v3020): `cuMemcpy3DAsync` at exactly version 3020."]
-        cuMemcpy3DAsync_v3020 => PFN_cuMemcpy3DAsync_v3020, 416usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz): `cuMemcpy3DAsync` at exactly version 7000."]
-        cuMemcpy3DAsync_v7000_ptsz => PFN_cuMemcpy3DAsync_v7000_ptsz, 417usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DBatchAsync_v12080`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080): `cuMemcpy3DBatchAsync` at exactly version 12080."]
-        cuMemcpy3DBatchAsync_v12080 => PFN_cuMemcpy3DBatchAsync_v12080, 418usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DBatchAsync_v12080_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080_ptsz): `cuMemcpy3DBatchAsync` at exactly version 12080."]
-        cuMemcpy3DBatchAsync_v12080_ptsz => PFN_cuMemcpy3DBatchAsync_v12080_ptsz,
-        419usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DBatchAsync_v13000`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000): `cuMemcpy3DBatchAsync` at exactly version 13000."]
-        cuMemcpy3DBatchAsync_v13000 => PFN_cuMemcpy3DBatchAsync_v13000, 420usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz): `cuMemcpy3DBatchAsync` at exactly version 13000."]
-        cuMemcpy3DBatchAsync_v13000_ptsz => PFN_cuMemcpy3DBatchAsync_v13000_ptsz,
-        421usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DPeer_v4000`](crate::pfn::PFN_cuMemcpy3DPeer_v4000): `cuMemcpy3DPeer` at exactly version 4000."]
-        cuMemcpy3DPeer_v4000 => PFN_cuMemcpy3DPeer_v4000, 422usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds): `cuMemcpy3DPeer` at exactly version 7000."]
-        cuMemcpy3DPeer_v7000_ptds => PFN_cuMemcpy3DPeer_v7000_ptds, 423usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DPeerAsync_v4000`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000): `cuMemcpy3DPeerAsync` at exactly version 4000."]
-        cuMemcpy3DPeerAsync_v4000 => PFN_cuMemcpy3DPeerAsync_v4000, 424usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz): `cuMemcpy3DPeerAsync` at exactly version 7000."]
-        cuMemcpy3DPeerAsync_v7000_ptsz => PFN_cuMemcpy3DPeerAsync_v7000_ptsz, 425usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpy3DWithAttributesAsync_v13020`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020): `cuMemcpy3DWithAttributesAsync` at exactly version 13020."]
-        cuMemcpy3DWithAttributesAsync_v13020 => PFN_cuMemcpy3DWithAttributesAsync_v13020,
-        426usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz): `cuMemcpy3DWithAttributesAsync` at exactly version 13020."]
-        cuMemcpy3DWithAttributesAsync_v13020_ptsz =>
-        PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz, 427usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAsync_v4000`](crate::pfn::PFN_cuMemcpyAsync_v4000): `cuMemcpyAsync` at exactly version 4000."]
-        cuMemcpyAsync_v4000 => PFN_cuMemcpyAsync_v4000, 428usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz): `cuMemcpyAsync` at exactly version 7000."]
-        cuMemcpyAsync_v7000_ptsz => PFN_cuMemcpyAsync_v7000_ptsz, 429usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoA_v2000`](crate::pfn::PFN_cuMemcpyAtoA_v2000): `cuMemcpyAtoA` at exactly version 2000."]
-        cuMemcpyAtoA_v2000 => PFN_cuMemcpyAtoA_v2000, 430usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoA_v3020`](crate::pfn::PFN_cuMemcpyAtoA_v3020): `cuMemcpyAtoA` at exactly version 3020."]
-        cuMemcpyAtoA_v3020 => PFN_cuMemcpyAtoA_v3020, 431usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds): `cuMemcpyAtoA` at exactly version 7000."]
-        cuMemcpyAtoA_v7000_ptds => PFN_cuMemcpyAtoA_v7000_ptds, 432usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoD_v2000`](crate::pfn::PFN_cuMemcpyAtoD_v2000): `cuMemcpyAtoD` at exactly version 2000."]
-        cuMemcpyAtoD_v2000 => PFN_cuMemcpyAtoD_v2000, 433usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoD_v3020`](crate::pfn::PFN_cuMemcpyAtoD_v3020): `cuMemcpyAtoD` at exactly version 3020."]
-        cuMemcpyAtoD_v3020 => PFN_cuMemcpyAtoD_v3020, 434usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds): `cuMemcpyAtoD` at exactly version 7000."]
-        cuMemcpyAtoD_v7000_ptds => PFN_cuMemcpyAtoD_v7000_ptds, 435usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoH_v2000`](crate::pfn::PFN_cuMemcpyAtoH_v2000): `cuMemcpyAtoH` at exactly version 2000."]
-        cuMemcpyAtoH_v2000 => PFN_cuMemcpyAtoH_v2000, 436usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoH_v3020`](crate::pfn::PFN_cuMemcpyAtoH_v3020): `cuMemcpyAtoH` at exactly version 3020."]
-        cuMemcpyAtoH_v3020 => PFN_cuMemcpyAtoH_v3020, 437usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds): `cuMemcpyAtoH` at exactly version 7000."]
-        cuMemcpyAtoH_v7000_ptds => PFN_cuMemcpyAtoH_v7000_ptds, 438usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoHAsync_v2000`](crate::pfn::PFN_cuMemcpyAtoHAsync_v2000): `cuMemcpyAtoHAsync` at exactly version 2000."]
-        cuMemcpyAtoHAsync_v2000 => PFN_cuMemcpyAtoHAsync_v2000, 439usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoHAsync_v3020`](crate::pfn::PFN_cuMemcpyAtoHAsync_v3020): `cuMemcpyAtoHAsync` at exactly version 3020."]
-        cuMemcpyAtoHAsync_v3020 => PFN_cuMemcpyAtoHAsync_v3020, 440usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz): `cuMemcpyAtoHAsync` at exactly version 7000."]
-        cuMemcpyAtoHAsync_v7000_ptsz => PFN_cuMemcpyAtoHAsync_v7000_ptsz, 441usize; #[doc
-        =
-        " Marker for [`PFN_cuMemcpyBatchAsync_v12080`](crate::pfn::PFN_cuMemcpyBatchAsync_v12080): `cuMemcpyBatchAsync` at exactly version 12080."]
-        cuMemcpyBatchAsync_v12080 => PFN_cuMemcpyBatchAsync_v12080, 442usize; #[doc =
-        " Marker for [`PFN_cuMemcpyBatchAsync_v12080_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v12080_ptsz): `cuMemcpyBatchAsync` at exactly version 12080."]
-        cuMemcpyBatchAsync_v12080_ptsz => PFN_cuMemcpyBatchAsync_v12080_ptsz, 443usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyBatchAsync_v13000`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000): `cuMemcpyBatchAsync` at exactly version 13000."]
-        cuMemcpyBatchAsync_v13000 => PFN_cuMemcpyBatchAsync_v13000, 444usize; #[doc =
-        " Marker for [`PFN_cuMemcpyBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz): `cuMemcpyBatchAsync` at exactly version 13000."]
-        cuMemcpyBatchAsync_v13000_ptsz => PFN_cuMemcpyBatchAsync_v13000_ptsz, 445usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyDtoA_v2000`](crate::pfn::PFN_cuMemcpyDtoA_v2000): `cuMemcpyDtoA` at exactly version 2000."]
-        cuMemcpyDtoA_v2000 => PFN_cuMemcpyDtoA_v2000, 446usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoA_v3020`](crate::pfn::PFN_cuMemcpyDtoA_v3020): `cuMemcpyDtoA` at exactly version 3020."]
-        cuMemcpyDtoA_v3020 => PFN_cuMemcpyDtoA_v3020, 447usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds): `cuMemcpyDtoA` at exactly version 7000."]
-        cuMemcpyDtoA_v7000_ptds => PFN_cuMemcpyDtoA_v7000_ptds, 448usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoD_v2000`](crate::pfn::PFN_cuMemcpyDtoD_v2000): `cuMemcpyDtoD` at exactly version 2000."]
-        cuMemcpyDtoD_v2000 => PFN_cuMemcpyDtoD_v2000, 449usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoD_v3020`](crate::pfn::PFN_cuMemcpyDtoD_v3020): `cuMemcpyDtoD` at exactly version 3020."]
-        cuMemcpyDtoD_v3020 => PFN_cuMemcpyDtoD_v3020, 450usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds): `cuMemcpyDtoD` at exactly version 7000."]
-        cuMemcpyDtoD_v7000_ptds => PFN_cuMemcpyDtoD_v7000_ptds, 451usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoDAsync_v3000`](crate::pfn::PFN_cuMemcpyDtoDAsync_v3000): `cuMemcpyDtoDAsync` at exactly version 3000."]
-        cuMemcpyDtoDAsync_v3000 => PFN_cuMemcpyDtoDAsync_v3000, 452usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoDAsync_v3020`](crate::pfn::PFN_cuMemcpyDtoDAsync_v3020): `cuMemcpyDtoDAsync` at exactly version 3020."]
-        cuMemcpyDtoDAsync_v3020 => PFN_cuMemcpyDtoDAsync_v3020, 453usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz): `cuMemcpyDtoDAsync` at exactly version 7000."]
-        cuMemcpyDtoDAsync_v7000_ptsz => PFN_cuMemcpyDtoDAsync_v7000_ptsz, 454usize; #[doc
-        =
-        " Marker for [`PFN_cuMemcpyDtoH_v2000`](crate::pfn::PFN_cuMemcpyDtoH_v2000): `cuMemcpyDtoH` at exactly version 2000."]
-        cuMemcpyDtoH_v2000 => PFN_cuMemcpyDtoH_v2000, 455usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoH_v3020`](crate::pfn::PFN_cuMemcpyDtoH_v3020): `cuMemcpyDtoH` at exactly version 3020."]
-        cuMemcpyDtoH_v3020 => PFN_cuMemcpyDtoH_v3020, 456usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds): `cuMemcpyDtoH` at exactly version 7000."]
-        cuMemcpyDtoH_v7000_ptds => PFN_cuMemcpyDtoH_v7000_ptds, 457usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoHAsync_v2000`](crate::pfn::PFN_cuMemcpyDtoHAsync_v2000): `cuMemcpyDtoHAsync` at exactly version 2000."]
-        cuMemcpyDtoHAsync_v2000 => PFN_cuMemcpyDtoHAsync_v2000, 458usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoHAsync_v3020`](crate::pfn::PFN_cuMemcpyDtoHAsync_v3020): `cuMemcpyDtoHAsync` at exactly version 3020."]
-        cuMemcpyDtoHAsync_v3020 => PFN_cuMemcpyDtoHAsync_v3020, 459usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz): `cuMemcpyDtoHAsync` at exactly version 7000."]
-        cuMemcpyDtoHAsync_v7000_ptsz => PFN_cuMemcpyDtoHAsync_v7000_ptsz, 460usize; #[doc
-        =
-        " Marker for [`PFN_cuMemcpyHtoA_v2000`](crate::pfn::PFN_cuMemcpyHtoA_v2000): `cuMemcpyHtoA` at exactly version 2000."]
-        cuMemcpyHtoA_v2000 => PFN_cuMemcpyHtoA_v2000, 461usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoA_v3020`](crate::pfn::PFN_cuMemcpyHtoA_v3020): `cuMemcpyHtoA` at exactly version 3020."]
-        cuMemcpyHtoA_v3020 => PFN_cuMemcpyHtoA_v3020, 462usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds): `cuMemcpyHtoA` at exactly version 7000."]
-        cuMemcpyHtoA_v7000_ptds => PFN_cuMemcpyHtoA_v7000_ptds, 463usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoAAsync_v2000`](crate::pfn::PFN_cuMemcpyHtoAAsync_v2000): `cuMemcpyHtoAAsync` at exactly version 2000."]
-        cuMemcpyHtoAAsync_v2000 => PFN_cuMemcpyHtoAAsync_v2000, 464usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoAAsync_v3020`](crate::pfn::PFN_cuMemcpyHtoAAsync_v3020): `cuMemcpyHtoAAsync` at exactly version 3020."]
-        cuMemcpyHtoAAsync_v3020 => PFN_cuMemcpyHtoAAsync_v3020, 465usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoAAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz): `cuMemcpyHtoAAsync` at exactly version 7000."]
-        cuMemcpyHtoAAsync_v7000_ptsz => PFN_cuMemcpyHtoAAsync_v7000_ptsz, 466usize; #[doc
-        =
-        " Marker for [`PFN_cuMemcpyHtoD_v2000`](crate::pfn::PFN_cuMemcpyHtoD_v2000): `cuMemcpyHtoD` at exactly version 2000."]
-        cuMemcpyHtoD_v2000 => PFN_cuMemcpyHtoD_v2000, 467usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoD_v3020`](crate::pfn::PFN_cuMemcpyHtoD_v3020): `cuMemcpyHtoD` at exactly version 3020."]
-        cuMemcpyHtoD_v3020 => PFN_cuMemcpyHtoD_v3020, 468usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds): `cuMemcpyHtoD` at exactly version 7000."]
-        cuMemcpyHtoD_v7000_ptds => PFN_cuMemcpyHtoD_v7000_ptds, 469usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoDAsync_v2000`](crate::pfn::PFN_cuMemcpyHtoDAsync_v2000): `cuMemcpyHtoDAsync` at exactly version 2000."]
-        cuMemcpyHtoDAsync_v2000 => PFN_cuMemcpyHtoDAsync_v2000, 470usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoDAsync_v3020`](crate::pfn::PFN_cuMemcpyHtoDAsync_v3020): `cuMemcpyHtoDAsync` at exactly version 3020."]
-        cuMemcpyHtoDAsync_v3020 => PFN_cuMemcpyHtoDAsync_v3020, 471usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz): `cuMemcpyHtoDAsync` at exactly version 7000."]
-        cuMemcpyHtoDAsync_v7000_ptsz => PFN_cuMemcpyHtoDAsync_v7000_ptsz, 472usize; #[doc
-        =
-        " Marker for [`PFN_cuMemcpyPeer_v4000`](crate::pfn::PFN_cuMemcpyPeer_v4000): `cuMemcpyPeer` at exactly version 4000."]
-        cuMemcpyPeer_v4000 => PFN_cuMemcpyPeer_v4000, 473usize; #[doc =
-        " Marker for [`PFN_cuMemcpyPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpyPeer_v7000_ptds): `cuMemcpyPeer` at exactly version 7000."]
-        cuMemcpyPeer_v7000_ptds => PFN_cuMemcpyPeer_v7000_ptds, 474usize; #[doc =
-        " Marker for [`PFN_cuMemcpyPeerAsync_v4000`](crate::pfn::PFN_cuMemcpyPeerAsync_v4000): `cuMemcpyPeerAsync` at exactly version 4000."]
-        cuMemcpyPeerAsync_v4000 => PFN_cuMemcpyPeerAsync_v4000, 475usize; #[doc =
-        " Marker for [`PFN_cuMemcpyPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz): `cuMemcpyPeerAsync` at exactly version 7000."]
-        cuMemcpyPeerAsync_v7000_ptsz => PFN_cuMemcpyPeerAsync_v7000_ptsz, 476usize; #[doc
-        =
-        " Marker for [`PFN_cuMemcpyWithAttributesAsync_v13020`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020): `cuMemcpyWithAttributesAsync` at exactly version 13020."]
-        cuMemcpyWithAttributesAsync_v13020 => PFN_cuMemcpyWithAttributesAsync_v13020,
+        cuMemPrefetchAsync_v8000_ptsz => crate ::pfn::PFN_cuMemPrefetchAsync_v8000_ptsz,
         477usize; #[doc =
-        " Marker for [`PFN_cuMemcpyWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz): `cuMemcpyWithAttributesAsync` at exactly version 13020."]
-        cuMemcpyWithAttributesAsync_v13020_ptsz =>
-        PFN_cuMemcpyWithAttributesAsync_v13020_ptsz, 478usize; #[doc =
-        " Marker for [`PFN_cuMemsetD16_v2000`](crate::pfn::PFN_cuMemsetD16_v2000): `cuMemsetD16` at exactly version 2000."]
-        cuMemsetD16_v2000 => PFN_cuMemsetD16_v2000, 479usize; #[doc =
-        " Marker for [`PFN_cuMemsetD16_v3020`](crate::pfn::PFN_cuMemsetD16_v3020): `cuMemsetD16` at exactly version 3020."]
-        cuMemsetD16_v3020 => PFN_cuMemsetD16_v3020, 480usize; #[doc =
-        " Marker for [`PFN_cuMemsetD16_v7000_ptds`](crate::pfn::PFN_cuMemsetD16_v7000_ptds): `cuMemsetD16` at exactly version 7000."]
-        cuMemsetD16_v7000_ptds => PFN_cuMemsetD16_v7000_ptds, 481usize; #[doc =
-        " Marker for [`PFN_cuMemsetD16Async_v3020`](crate::pfn::PFN_cuMemsetD16Async_v3020): `cuMemsetD16Async` at exactly version 3020."]
-        cuMemsetD16Async_v3020 => PFN_cuMemsetD16Async_v3020, 482usize; #[doc =
-        " Marker for [`PFN_cuMemsetD16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz): `cuMemsetD16Async` at exactly version 7000."]
-        cuMemsetD16Async_v7000_ptsz => PFN_cuMemsetD16Async_v7000_ptsz, 483usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D16_v2000`](crate::pfn::PFN_cuMemsetD2D16_v2000): `cuMemsetD2D16` at exactly version 2000."]
-        cuMemsetD2D16_v2000 => PFN_cuMemsetD2D16_v2000, 484usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D16_v3020`](crate::pfn::PFN_cuMemsetD2D16_v3020): `cuMemsetD2D16` at exactly version 3020."]
-        cuMemsetD2D16_v3020 => PFN_cuMemsetD2D16_v3020, 485usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D16_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D16_v7000_ptds): `cuMemsetD2D16` at exactly version 7000."]
-        cuMemsetD2D16_v7000_ptds => PFN_cuMemsetD2D16_v7000_ptds, 486usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D16Async_v3020`](crate::pfn::PFN_cuMemsetD2D16Async_v3020): `cuMemsetD2D16Async` at exactly version 3020."]
-        cuMemsetD2D16Async_v3020 => PFN_cuMemsetD2D16Async_v3020, 487usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz): `cuMemsetD2D16Async` at exactly version 7000."]
-        cuMemsetD2D16Async_v7000_ptsz => PFN_cuMemsetD2D16Async_v7000_ptsz, 488usize;
-        #[doc =
-        " Marker for [`PFN_cuMemsetD2D32_v2000`](crate::pfn::PFN_cuMemsetD2D32_v2000): `cuMemsetD2D32` at exactly version 2000."]
-        cuMemsetD2D32_v2000 => PFN_cuMemsetD2D32_v2000, 489usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D32_v3020`](crate::pfn::PFN_cuMemsetD2D32_v3020): `cuMemsetD2D32` at exactly version 3020."]
-        cuMemsetD2D32_v3020 => PFN_cuMemsetD2D32_v3020, 490usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D32_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D32_v7000_ptds): `cuMemsetD2D32` at exactly version 7000."]
-        cuMemsetD2D32_v7000_ptds => PFN_cuMemsetD2D32_v7000_ptds, 491usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D32Async_v3020`](crate::pfn::PFN_cuMemsetD2D32Async_v3020): `cuMemsetD2D32Async` at exactly version 3020."]
-        cuMemsetD2D32Async_v3020 => PFN_cuMemsetD2D32Async_v3020, 492usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz): `cuMemsetD2D32Async` at exactly version 7000."]
-        cuMemsetD2D32Async_v7000_ptsz => PFN_cuMemsetD2D32Async_v7000_ptsz, 493usize;
-        #[doc =
-        " Marker for [`PFN_cuMemsetD2D8_v2000`](crate::pfn::PFN_cuMemsetD2D8_v2000): `cuMemsetD2D8` at exactly version 2000."]
-        cuMemsetD2D8_v2000 => PFN_cuMemsetD2D8_v2000, 494usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D8_v3020`](crate::pfn::PFN_cuMemsetD2D8_v3020): `cuMemsetD2D8` at exactly version 3020."]
-        cuMemsetD2D8_v3020 => PFN_cuMemsetD2D8_v3020, 495usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D8_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D8_v7000_ptds): `cuMemsetD2D8` at exactly version 7000."]
-        cuMemsetD2D8_v7000_ptds => PFN_cuMemsetD2D8_v7000_ptds, 496usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D8Async_v3020`](crate::pfn::PFN_cuMemsetD2D8Async_v3020): `cuMemsetD2D8Async` at exactly version 3020."]
-        cuMemsetD2D8Async_v3020 => PFN_cuMemsetD2D8Async_v3020, 497usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz): `cuMemsetD2D8Async` at exactly version 7000."]
-        cuMemsetD2D8Async_v7000_ptsz => PFN_cuMemsetD2D8Async_v7000_ptsz, 498usize; #[doc
+        " Marker for [`PFN_cuMemPrefetchAsync_v12020`](crate::pfn::PFN_cuMemPrefetchAsync_v12020): `cuMemPrefetchAsync` at exactly version 12020."]
+        cuMemPrefetchAsync_v12020 => crate ::pfn::PFN_cuMemPrefetchAsync_v12020,
+        478usize; #[doc =
+        " Marker for [`PFN_cuMemPrefetchAsync_v12020_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz): `cuMemPrefetchAsync` at exactly version 12020."]
+        cuMemPrefetchAsync_v12020_ptsz => crate
+        ::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz, 479usize; #[doc =
+        " Marker for [`PFN_cuMemPrefetchBatchAsync_v13000`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000): `cuMemPrefetchBatchAsync` at exactly version 13000."]
+        cuMemPrefetchBatchAsync_v13000 => crate
+        ::pfn::PFN_cuMemPrefetchBatchAsync_v13000, 480usize; #[doc =
+        " Marker for [`PFN_cuMemPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz): `cuMemPrefetchBatchAsync` at exactly version 13000."]
+        cuMemPrefetchBatchAsync_v13000_ptsz => crate
+        ::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz, 481usize; #[doc =
+        " Marker for [`PFN_cuMemRangeGetAttribute_v8000`](crate::pfn::PFN_cuMemRangeGetAttribute_v8000): `cuMemRangeGetAttribute` at exactly version 8000."]
+        cuMemRangeGetAttribute_v8000 => crate ::pfn::PFN_cuMemRangeGetAttribute_v8000,
+        482usize; #[doc =
+        " Marker for [`PFN_cuMemRangeGetAttributes_v8000`](crate::pfn::PFN_cuMemRangeGetAttributes_v8000): `cuMemRangeGetAttributes` at exactly version 8000."]
+        cuMemRangeGetAttributes_v8000 => crate ::pfn::PFN_cuMemRangeGetAttributes_v8000,
+        483usize; #[doc =
+        " Marker for [`PFN_cuMemRelease_v10020`](crate::pfn::PFN_cuMemRelease_v10020): `cuMemRelease` at exactly version 10020."]
+        cuMemRelease_v10020 => crate ::pfn::PFN_cuMemRelease_v10020, 484usize; #[doc =
+        " Marker for [`PFN_cuMemRetainAllocationHandle_v11000`](crate::pfn::PFN_cuMemRetainAllocationHandle_v11000): `cuMemRetainAllocationHandle` at exactly version 11000."]
+        cuMemRetainAllocationHandle_v11000 => crate
+        ::pfn::PFN_cuMemRetainAllocationHandle_v11000, 485usize; #[doc =
+        " Marker for [`PFN_cuMemSetAccess_v10020`](crate::pfn::PFN_cuMemSetAccess_v10020): `cuMemSetAccess` at exactly version 10020."]
+        cuMemSetAccess_v10020 => crate ::pfn::PFN_cuMemSetAccess_v10020, 486usize; #[doc
         =
-        " Marker for [`PFN_cuMemsetD32_v2000`](crate::pfn::PFN_cuMemsetD32_v2000): `cuMemsetD32` at exactly version 2000."]
-        cuMemsetD32_v2000 => PFN_cuMemsetD32_v2000, 499usize; #[doc =
-        " Marker for [`PFN_cuMemsetD32_v3020`](crate::pfn::PFN_cuMemsetD32_v3020): `cuMemsetD32` at exactly version 3020."]
-        cuMemsetD32_v3020 => PFN_cuMemsetD32_v3020, 500usize; #[doc =
-        " Marker for [`PFN_cuMemsetD32_v7000_ptds`](crate::pfn::PFN_cuMemsetD32_v7000_ptds): `cuMemsetD32` at exactly version 7000."]
-        cuMemsetD32_v7000_ptds => PFN_cuMemsetD32_v7000_ptds, 501usize; #[doc =
-        " Marker for [`PFN_cuMemsetD32Async_v3020`](crate::pfn::PFN_cuMemsetD32Async_v3020): `cuMemsetD32Async` at exactly version 3020."]
-        cuMemsetD32Async_v3020 => PFN_cuMemsetD32Async_v3020, 502usize; #[doc =
-        " Marker for [`PFN_cuMemsetD32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz): `cuMemsetD32Async` at exactly version 7000."]
-        cuMemsetD32Async_v7000_ptsz => PFN_cuMemsetD32Async_v7000_ptsz, 503usize; #[doc =
-        " Marker for [`PFN_cuMemsetD8_v2000`](crate::pfn::PFN_cuMemsetD8_v2000): `cuMemsetD8` at exactly version 2000."]
-        cuMemsetD8_v2000 => PFN_cuMemsetD8_v2000, 504usize; #[doc =
-        " Marker for [`PFN_cuMemsetD8_v3020`](crate::pfn::PFN_cuMemsetD8_v3020): `cuMemsetD8` at exactly version 3020."]
-        cuMemsetD8_v3020 => PFN_cuMemsetD8_v3020, 505usize; #[doc =
-        " Marker for [`PFN_cuMemsetD8_v7000_ptds`](crate::pfn::PFN_cuMemsetD8_v7000_ptds): `cuMemsetD8` at exactly version 7000."]
-        cuMemsetD8_v7000_ptds => PFN_cuMemsetD8_v7000_ptds, 506usize; #[doc =
-        " Marker for [`PFN_cuMemsetD8Async_v3020`](crate::pfn::PFN_cuMemsetD8Async_v3020): `cuMemsetD8Async` at exactly version 3020."]
-        cuMemsetD8Async_v3020 => PFN_cuMemsetD8Async_v3020, 507usize; #[doc =
-        " Marker for [`PFN_cuMemsetD8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz): `cuMemsetD8Async` at exactly version 7000."]
-        cuMemsetD8Async_v7000_ptsz => PFN_cuMemsetD8Async_v7000_ptsz, 508usize; #[doc =
-        " Marker for [`PFN_cuMipmappedArrayCreate_v5000`](crate::pfn::PFN_cuMipmappedArrayCreate_v5000): `cuMipmappedArrayCreate` at exactly version 5000."]
-        cuMipmappedArrayCreate_v5000 => PFN_cuMipmappedArrayCreate_v5000, 509usize; #[doc
+        " Marker for [`PFN_cuMemSetMemPool_v13000`](crate::pfn::PFN_cuMemSetMemPool_v13000): `cuMemSetMemPool` at exactly version 13000."]
+        cuMemSetMemPool_v13000 => crate ::pfn::PFN_cuMemSetMemPool_v13000, 487usize;
+        #[doc =
+        " Marker for [`PFN_cuMemUnmap_v10020`](crate::pfn::PFN_cuMemUnmap_v10020): `cuMemUnmap` at exactly version 10020."]
+        cuMemUnmap_v10020 => crate ::pfn::PFN_cuMemUnmap_v10020, 488usize; #[doc =
+        " Marker for [`PFN_cuMemcpy_v4000`](crate::pfn::PFN_cuMemcpy_v4000): `cuMemcpy` at exactly version 4000."]
+        cuMemcpy_v4000 => crate ::pfn::PFN_cuMemcpy_v4000, 489usize; #[doc =
+        " Marker for [`PFN_cuMemcpy_v7000_ptds`](crate::pfn::PFN_cuMemcpy_v7000_ptds): `cuMemcpy` at exactly version 7000."]
+        cuMemcpy_v7000_ptds => crate ::pfn::PFN_cuMemcpy_v7000_ptds, 490usize; #[doc =
+        " Marker for [`PFN_cuMemcpy2D_v2000`](crate::pfn::PFN_cuMemcpy2D_v2000): `cuMemcpy2D` at exactly version 2000."]
+        cuMemcpy2D_v2000 => crate ::pfn::PFN_cuMemcpy2D_v2000, 491usize; #[doc =
+        " Marker for [`PFN_cuMemcpy2D_v3020`](crate::pfn::PFN_cuMemcpy2D_v3020): `cuMemcpy2D` at exactly version 3020."]
+        cuMemcpy2D_v3020 => crate ::pfn::PFN_cuMemcpy2D_v3020, 492usize; #[doc =
+        " Marker for [`PFN_cuMemcpy2D_v7000_ptds`](crate::pfn::PFN_cuMemcpy2D_v7000_ptds): `cuMemcpy2D` at exactly version 7000."]
+        cuMemcpy2D_v7000_ptds => crate ::pfn::PFN_cuMemcpy2D_v7000_ptds, 493usize; #[doc
         =
-        " Marker for [`PFN_cuMipmappedArrayDestroy_v5000`](crate::pfn::PFN_cuMipmappedArrayDestroy_v5000): `cuMipmappedArrayDestroy` at exactly version 5000."]
-        cuMipmappedArrayDestroy_v5000 => PFN_cuMipmappedArrayDestroy_v5000, 510usize;
-        #[doc =
-        " Marker for [`PFN_cuMipmappedArrayGetLevel_v5000`](crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000): `cuMipmappedArrayGetLevel` at exactly version 5000."]
-        cuMipmappedArrayGetLevel_v5000 => PFN_cuMipmappedArrayGetLevel_v5000, 511usize;
-        #[doc =
-        " Marker for [`PFN_cuMipmappedArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060): `cuMipmappedArrayGetMemoryRequirements` at exactly version 11060."]
-        cuMipmappedArrayGetMemoryRequirements_v11060 =>
-        PFN_cuMipmappedArrayGetMemoryRequirements_v11060, 512usize; #[doc =
-        " Marker for [`PFN_cuMipmappedArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010): `cuMipmappedArrayGetSparseProperties` at exactly version 11010."]
-        cuMipmappedArrayGetSparseProperties_v11010 =>
-        PFN_cuMipmappedArrayGetSparseProperties_v11010, 513usize; #[doc =
-        " Marker for [`PFN_cuModuleEnumerateFunctions_v12040`](crate::pfn::PFN_cuModuleEnumerateFunctions_v12040): `cuModuleEnumerateFunctions` at exactly version 12040."]
-        cuModuleEnumerateFunctions_v12040 => PFN_cuModuleEnumerateFunctions_v12040,
-        514usize; #[doc =
-        " Marker for [`PFN_cuModuleGetFunction_v2000`](crate::pfn::PFN_cuModuleGetFunction_v2000): `cuModuleGetFunction` at exactly version 2000."]
-        cuModuleGetFunction_v2000 => PFN_cuModuleGetFunction_v2000, 515usize; #[doc =
-        " Marker for [`PFN_cuModuleGetFunctionCount_v12040`](crate::pfn::PFN_cuModuleGetFunctionCount_v12040): `cuModuleGetFunctionCount` at exactly version 12040."]
-        cuModuleGetFunctionCount_v12040 => PFN_cuModuleGetFunctionCount_v12040, 516usize;
-        #[doc =
-        " Marker for [`PFN_cuModuleGetGlobal_v2000`](crate::pfn::PFN_cuModuleGetGlobal_v2000): `cuModuleGetGlobal` at exactly version 2000."]
-        cuModuleGetGlobal_v2000 => PFN_cuModuleGetGlobal_v2000, 517usize; #[doc =
-        " Marker for [`PFN_cuModuleGetGlobal_v3020`](crate::pfn::PFN_cuModuleGetGlobal_v3020): `cuModuleGetGlobal` at exactly version 3020."]
-        cuModuleGetGlobal_v3020 => PFN_cuModuleGetGlobal_v3020, 518usize; #[doc =
-        " Marker for [`PFN_cuModuleGetLoadingMode_v11070`](crate::pfn::PFN_cuModuleGetLoadingMode_v11070): `cuModuleGetLoadingMode` at exactly version 11070."]
-        cuModuleGetLoadingMode_v11070 => PFN_cuModuleGetLoadingMode_v11070, 519usize;
-        #[doc =
-        " Marker for [`PFN_cuModuleGetSurfRef_v3000`](crate::pfn::PFN_cuModuleGetSurfRef_v3000): `cuModuleGetSurfRef` at exactly version 3000."]
-        cuModuleGetSurfRef_v3000 => PFN_cuModuleGetSurfRef_v3000, 520usize; #[doc =
-        " Marker for [`PFN_cuModuleGetTexRef_v2000`](crate::pfn::PFN_cuModuleGetTexRef_v2000): `cuModuleGetTexRef` at exactly version 2000."]
-        cuModuleGetTexRef_v2000 => PFN_cuModuleGetTexRef_v2000, 521usize; #[doc =
-        " Marker for [`PFN_cuModuleLoad_v2000`](crate::pfn::PFN_cuModuleLoad_v2000): `cuModuleLoad` at exactly version 2000."]
-        cuModuleLoad_v2000 => PFN_cuModuleLoad_v2000, 522usize; #[doc =
-        " Marker for [`PFN_cuModuleLoadData_v2000`](crate::pfn::PFN_cuModuleLoadData_v2000): `cuModuleLoadData` at exactly version 2000."]
-        cuModuleLoadData_v2000 => PFN_cuModuleLoadData_v2000, 523usize; #[doc =
-        " Marker for [`PFN_cuModuleLoadDataEx_v2010`](crate::pfn::PFN_cuModuleLoadDataEx_v2010): `cuModuleLoadDataEx` at exactly version 2010."]
-        cuModuleLoadDataEx_v2010 => PFN_cuModuleLoadDataEx_v2010, 524usize; #[doc =
-        " Marker for [`PFN_cuModuleLoadFatBinary_v2000`](crate::pfn::PFN_cuModuleLoadFatBinary_v2000): `cuModuleLoadFatBinary` at exactly version 2000."]
-        cuModuleLoadFatBinary_v2000 => PFN_cuModuleLoadFatBinary_v2000, 525usize; #[doc =
-        " Marker for [`PFN_cuModuleUnload_v2000`](crate::pfn::PFN_cuModuleUnload_v2000): `cuModuleUnload` at exactly version 2000."]
-        cuModuleUnload_v2000 => PFN_cuModuleUnload_v2000, 526usize; #[doc =
-        " Marker for [`PFN_cuMulticastAddDevice_v12010`](crate::pfn::PFN_cuMulticastAddDevice_v12010): `cuMulticastAddDevice` at exactly version 12010."]
-        cuMulticastAddDevice_v12010 => PFN_cuMulticastAddDevice_v12010, 527usize; #[doc =
-        " Marker for [`PFN_cuMulticastBindAddr_v12010`](crate::pfn::PFN_cuMulticastBindAddr_v12010): `cuMulticastBindAddr` at exactly version 12010."]
-        cuMulticastBindAddr_v12010 => PFN_cuMulticastBindAddr_v12010, 528usize; #[doc =
-        " Marker for [`PFN_cuMulticastBindAddr_v13010`](crate::pfn::PFN_cuMulticastBindAddr_v13010): `cuMulticastBindAddr` at exactly version 13010."]
-        cuMulticastBindAddr_v13010 => PFN_cuMulticastBindAddr_v13010, 529usize; #[doc =
-        " Marker for [`PFN_cuMulticastBindMem_v12010`](crate::pfn::PFN_cuMulticastBindMem_v12010): `cuMulticastBindMem` at exactly version 12010."]
-        cuMulticastBindMem_v12010 => PFN_cuMulticastBindMem_v12010, 530usize; #[doc =
-        " Marker for [`PFN_cuMulticastBindMem_v13010`](crate::pfn::PFN_cuMulticastBindMem_v13010): `cuMulticastBindMem` at exactly version 13010."]
-        cuMulticastBindMem_v13010 => PFN_cuMulticastBindMem_v13010, 531usize; #[doc =
-        " Marker for [`PFN_cuMulticastCreate_v12010`](crate::pfn::PFN_cuMulticastCreate_v12010): `cuMulticastCreate` at exactly version 12010."]
-        cuMulticastCreate_v12010 => PFN_cuMulticastCreate_v12010, 532usize; #[doc =
-        " Marker for [`PFN_cuMulticastGetGranularity_v12010`](crate::pfn::PFN_cuMulticastGetGranularity_v12010): `cuMulticastGetGranularity` at exactly version 12010."]
-        cuMulticastGetGranularity_v12010 => PFN_cuMulticastGetGranularity_v12010,
-        533usize; #[doc =
-        " Marker for [`PFN_cuMulticastUnbind_v12010`](crate::pfn::PFN_cuMulticastUnbind_v12010): `cuMulticastUnbind` at exactly version 12010."]
-        cuMulticastUnbind_v12010 => PFN_cuMulticastUnbind_v12010, 534usize; #[doc =
-        " Marker for [`PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020`](crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020): `cuOccupancyAvailableDynamicSMemPerBlock` at exactly version 10020."]
-        cuOccupancyAvailableDynamicSMemPerBlock_v10020 =>
-        PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020, 535usize; #[doc =
-        " Marker for [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050): `cuOccupancyMaxActiveBlocksPerMultiprocessor` at exactly version 6050."]
-        cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 =>
-        PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050, 536usize; #[doc =
-        " Marker for [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000): `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` at exactly version 7000."]
-        cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 =>
-        PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000, 537usize; #[doc =
-        " Marker for [`PFN_cuOccupancyMaxActiveClusters_v11070`](crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070): `cuOccupancyMaxActiveClusters` at exactly version 11070."]
-        cuOccupancyMaxActiveClusters_v11070 => PFN_cuOccupancyMaxActiveClusters_v11070,
-        538usize; #[doc =
-        " Marker for [`PFN_cuOccupancyMaxPotentialBlockSize_v6050`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050): `cuOccupancyMaxPotentialBlockSize` at exactly version 6050."]
-        cuOccupancyMaxPotentialBlockSize_v6050 =>
-        PFN_cuOccupancyMaxPotentialBlockSize_v6050, 539usize; #[doc =
-        " Marker for [`PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000): `cuOccupancyMaxPotentialBlockSizeWithFlags` at exactly version 7000."]
-        cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 =>
-        PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000, 540usize; #[doc =
-        " Marker for [`PFN_cuOccupancyMaxPotentialClusterSize_v11070`](crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070): `cuOccupancyMaxPotentialClusterSize` at exactly version 11070."]
-        cuOccupancyMaxPotentialClusterSize_v11070 =>
-        PFN_cuOccupancyMaxPotentialClusterSize_v11070, 541usize; #[doc =
-        " Marker for [`PFN_cuParamSetSize_v2000`](crate::pfn::PFN_cuParamSetSize_v2000): `cuParamSetSize` at exactly version 2000."]
-        cuParamSetSize_v2000 => PFN_cuParamSetSize_v2000, 542usize; #[doc =
-        " Marker for [`PFN_cuParamSetTexRef_v2000`](crate::pfn::PFN_cuParamSetTexRef_v2000): `cuParamSetTexRef` at exactly version 2000."]
-        cuParamSetTexRef_v2000 => PFN_cuParamSetTexRef_v2000, 543usize; #[doc =
-        " Marker for [`PFN_cuParamSetf_v2000`](crate::pfn::PFN_cuParamSetf_v2000): `cuParamSetf` at exactly version 2000."]
-        cuParamSetf_v2000 => PFN_cuParamSetf_v2000, 544usize; #[doc =
-        " Marker for [`PFN_cuParamSeti_v2000`](crate::pfn::PFN_cuParamSeti_v2000): `cuParamSeti` at exactly version 2000."]
-        cuParamSeti_v2000 => PFN_cuParamSeti_v2000, 545usize; #[doc =
-        " Marker for [`PFN_cuParamSetv_v2000`](crate::pfn::PFN_cuParamSetv_v2000): `cuParamSetv` at exactly version 2000."]
-        cuParamSetv_v2000 => PFN_cuParamSetv_v2000, 546usize; #[doc =
-        " Marker for [`PFN_cuPointerGetAttribute_v4000`](crate::pfn::PFN_cuPointerGetAttribute_v4000): `cuPointerGetAttribute` at exactly version 4000."]
-        cuPointerGetAttribute_v4000 => PFN_cuPointerGetAttribute_v4000, 547usize; #[doc =
-        " Marker for [`PFN_cuPointerGetAttributes_v7000`](crate::pfn::PFN_cuPointerGetAttributes_v7000): `cuPointerGetAttributes` at exactly version 7000."]
-        cuPointerGetAttributes_v7000 => PFN_cuPointerGetAttributes_v7000, 548usize; #[doc
+        " Marker for [`PFN_cuMemcpy2DAsync_v2000`](crate::pfn::PFN_cuMemcpy2DAsync_v2000): `cuMemcpy2DAsync` at exactly version 2000."]
+        cuMemcpy2DAsync_v2000 => crate ::pfn::PFN_cuMemcpy2DAsync_v2000, 494usize; #[doc
         =
-        " Marker for [`PFN_cuPointerSetAttribute_v6000`](crate::pfn::PFN_cuPointerSetAttribute_v6000): `cuPointerSetAttribute` at exactly version 6000."]
-        cuPointerSetAttribute_v6000 => PFN_cuPointerSetAttribute_v6000, 549usize; #[doc =
-        " Marker for [`PFN_cuSignalExternalSemaphoresAsync_v10000`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000): `cuSignalExternalSemaphoresAsync` at exactly version 10000."]
-        cuSignalExternalSemaphoresAsync_v10000 =>
-        PFN_cuSignalExternalSemaphoresAsync_v10000, 550usize; #[doc =
-        " Marker for [`PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz): `cuSignalExternalSemaphoresAsync` at exactly version 10000."]
-        cuSignalExternalSemaphoresAsync_v10000_ptsz =>
-        PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz, 551usize; #[doc =
-        " Marker for [`PFN_cuStreamAddCallback_v5000`](crate::pfn::PFN_cuStreamAddCallback_v5000): `cuStreamAddCallback` at exactly version 5000."]
-        cuStreamAddCallback_v5000 => PFN_cuStreamAddCallback_v5000, 552usize; #[doc =
-        " Marker for [`PFN_cuStreamAddCallback_v7000_ptsz`](crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz): `cuStreamAddCallback` at exactly version 7000."]
-        cuStreamAddCallback_v7000_ptsz => PFN_cuStreamAddCallback_v7000_ptsz, 553usize;
-        #[doc =
-        " Marker for [`PFN_cuStreamAttachMemAsync_v6000`](crate::pfn::PFN_cuStreamAttachMemAsync_v6000): `cuStreamAttachMemAsync` at exactly version 6000."]
-        cuStreamAttachMemAsync_v6000 => PFN_cuStreamAttachMemAsync_v6000, 554usize; #[doc
+        " Marker for [`PFN_cuMemcpy2DAsync_v3020`](crate::pfn::PFN_cuMemcpy2DAsync_v3020): `cuMemcpy2DAsync` at exactly version 3020."]
+        cuMemcpy2DAsync_v3020 => crate ::pfn::PFN_cuMemcpy2DAsync_v3020, 495usize; #[doc
         =
-        " Marker for [`PFN_cuStreamAttachMemAsync_v7000_ptsz`](crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz): `cuStreamAttachMemAsync` at exactly version 7000."]
-        cuStreamAttachMemAsync_v7000_ptsz => PFN_cuStreamAttachMemAsync_v7000_ptsz,
-        555usize; #[doc =
-        " Marker for [`PFN_cuStreamBatchMemOp_v8000`](crate::pfn::PFN_cuStreamBatchMemOp_v8000): `cuStreamBatchMemOp` at exactly version 8000."]
-        cuStreamBatchMemOp_v8000 => PFN_cuStreamBatchMemOp_v8000, 556usize; #[doc =
-        " Marker for [`PFN_cuStreamBatchMemOp_v8000_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v8000_ptsz): `cuStreamBatchMemOp` at exactly version 8000."]
-        cuStreamBatchMemOp_v8000_ptsz => PFN_cuStreamBatchMemOp_v8000_ptsz, 557usize;
+        " Marker for [`PFN_cuMemcpy2DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz): `cuMemcpy2DAsync` at exactly version 7000."]
+        cuMemcpy2DAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz,
+        496usize; #[doc =
+        " Marker for [`PFN_cuMemcpy2DUnaligned_v2000`](crate::pfn::PFN_cuMemcpy2DUnaligned_v2000): `cuMemcpy2DUnaligned` at exactly version 2000."]
+        cuMemcpy2DUnaligned_v2000 => crate ::pfn::PFN_cuMemcpy2DUnaligned_v2000,
+        497usize; #[doc =
+        " Marker for [`PFN_cuMemcpy2DUnaligned_v3020`](crate::pfn::PFN_cuMemcpy2DUnaligned_v3020): `cuMemcpy2DUnaligned` at exactly version 3020."]
+        cuMemcpy2DUnaligned_v3020 => crate ::pfn::PFN_cuMemcpy2DUnaligned_v3020,
+        498usize; #[doc =
+        " Marker for [`PFN_cuMemcpy2DUnaligned_v7000_ptds`](crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds): `cuMemcpy2DUnaligned` at exactly version 7000."]
+        cuMemcpy2DUnaligned_v7000_ptds => crate
+        ::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds, 499usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3D_v2000`](crate::pfn::PFN_cuMemcpy3D_v2000): `cuMemcpy3D` at exactly version 2000."]
+        cuMemcpy3D_v2000 => crate ::pfn::PFN_cuMemcpy3D_v2000, 500usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3D_v3020`](crate::pfn::PFN_cuMemcpy3D_v3020): `cuMemcpy3D` at exactly version 3020."]
+        cuMemcpy3D_v3020 => crate ::pfn::PFN_cuMemcpy3D_v3020, 501usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3D_v7000_ptds`](crate::pfn::PFN_cuMemcpy3D_v7000_ptds): `cuMemcpy3D` at exactly version 7000."]
+        cuMemcpy3D_v7000_ptds => crate ::pfn::PFN_cuMemcpy3D_v7000_ptds, 502usize; #[doc
+        =
+        " Marker for [`PFN_cuMemcpy3DAsync_v2000`](crate::pfn::PFN_cuMemcpy3DAsync_v2000): `cuMemcpy3DAsync` at exactly version 2000."]
+        cuMemcpy3DAsync_v2000 => crate ::pfn::PFN_cuMemcpy3DAsync_v2000, 503usize; #[doc
+        =
+        " Marker for [`PFN_cuMemcpy3DAsync_v3020`](crate::pfn::PFN_cuMemcpy3DAsync_v3020): `cuMemcpy3DAsync` at exactly version 3020."]
+        cuMemcpy3DAsync_v3020 => crate ::pfn::PFN_cuMemcpy3DAsync_v3020, 504usize; #[doc
+        =
+        " Marker for [`PFN_cuMemcpy3DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz): `cuMemcpy3DAsync` at exactly version 7000."]
+        cuMemcpy3DAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz,
+        505usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3DBatchAsync_v12080`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080): `cuMemcpy3DBatchAsync` at exactly version 12080."]
+        cuMemcpy3DBatchAsync_v12080 => crate ::pfn::PFN_cuMemcpy3DBatchAsync_v12080,
+        506usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3DBatchAsync_v12080_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080_ptsz): `cuMemcpy3DBatchAsync` at exactly version 12080."]
+        cuMemcpy3DBatchAsync_v12080_ptsz => crate
+        ::pfn::PFN_cuMemcpy3DBatchAsync_v12080_ptsz, 507usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3DBatchAsync_v13000`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000): `cuMemcpy3DBatchAsync` at exactly version 13000."]
+        cuMemcpy3DBatchAsync_v13000 => crate ::pfn::PFN_cuMemcpy3DBatchAsync_v13000,
+        508usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3DBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz): `cuMemcpy3DBatchAsync` at exactly version 13000."]
+        cuMemcpy3DBatchAsync_v13000_ptsz => crate
+        ::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz, 509usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3DPeer_v4000`](crate::pfn::PFN_cuMemcpy3DPeer_v4000): `cuMemcpy3DPeer` at exactly version 4000."]
+        cuMemcpy3DPeer_v4000 => crate ::pfn::PFN_cuMemcpy3DPeer_v4000, 510usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3DPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds): `cuMemcpy3DPeer` at exactly version 7000."]
+        cuMemcpy3DPeer_v7000_ptds => crate ::pfn::PFN_cuMemcpy3DPeer_v7000_ptds,
+        511usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3DPeerAsync_v4000`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000): `cuMemcpy3DPeerAsync` at exactly version 4000."]
+        cuMemcpy3DPeerAsync_v4000 => crate ::pfn::PFN_cuMemcpy3DPeerAsync_v4000,
+        512usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3DPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz): `cuMemcpy3DPeerAsync` at exactly version 7000."]
+        cuMemcpy3DPeerAsync_v7000_ptsz => crate
+        ::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz, 513usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3DWithAttributesAsync_v13020`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020): `cuMemcpy3DWithAttributesAsync` at exactly version 13020."]
+        cuMemcpy3DWithAttributesAsync_v13020 => crate
+        ::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020, 514usize; #[doc =
+        " Marker for [`PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz): `cuMemcpy3DWithAttributesAsync` at exactly version 13020."]
+        cuMemcpy3DWithAttributesAsync_v13020_ptsz => crate
+        ::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz, 515usize; #[doc =
+        " Marker for [`PFN_cuMemcpyAsync_v4000`](crate::pfn::PFN_cuMemcpyAsync_v4000): `cuMemcpyAsync` at exactly version 4000."]
+        cuMemcpyAsync_v4000 => crate ::pfn::PFN_cuMemcpyAsync_v4000, 516usize; #[doc =
+        " Marker for [`PFN_cuMemcpyAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz): `cuMemcpyAsync` at exactly version 7000."]
+        cuMemcpyAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyAsync_v7000_ptsz, 517usize;
         #[doc =
-        " Marker for [`PFN_cuStreamBatchMemOp_v11070`](crate::pfn::PFN_cuStreamBatchMemOp_v11070): `cuStreamBatchMemOp` at exactly version 11070."]
-        cuStreamBatchMemOp_v11070 => PFN_cuStreamBatchMemOp_v11070, 558usize; #[doc =
-        " Marker for [`PFN_cuStreamBatchMemOp_v11070_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz): `cuStreamBatchMemOp` at exactly version 11070."]
-        cuStreamBatchMemOp_v11070_ptsz => PFN_cuStreamBatchMemOp_v11070_ptsz, 559usize;
+        " Marker for [`PFN_cuMemcpyAtoA_v2000`](crate::pfn::PFN_cuMemcpyAtoA_v2000): `cuMemcpyAtoA` at exactly version 2000."]
+        cuMemcpyAtoA_v2000 => crate ::pfn::PFN_cuMemcpyAtoA_v2000, 518usize; #[doc =
+        " Marker for [`PFN_cuMemcpyAtoA_v3020`](crate::pfn::PFN_cuMemcpyAtoA_v3020): `cuMemcpyAtoA` at exactly version 3020."]
+        cuMemcpyAtoA_v3020 => crate ::pfn::PFN_cuMemcpyAtoA_v3020, 519usize; #[doc =
+        " Marker for [`PFN_cuMemcpyAtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds): `cuMemcpyAtoA` at exactly version 7000."]
+        cuMemcpyAtoA_v7000_ptds => crate ::pfn::PFN_cuMemcpyAtoA_v7000_ptds, 520usize;
         #[doc =
-        " Marker for [`PFN_cuStreamBeginCapture_v10000`](crate::pfn::PFN_cuStreamBeginCapture_v10000): `cuStreamBeginCapture` at exactly version 10000."]
-        cuStreamBeginCapture_v10000 => PFN_cuStreamBeginCapture_v10000, 560usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10000_ptsz): `cuStreamBeginCapture` at exactly version 10000."]
-        cuStreamBeginCapture_v10000_ptsz => PFN_cuStreamBeginCapture_v10000_ptsz,
-        561usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCapture_v10010`](crate::pfn::PFN_cuStreamBeginCapture_v10010): `cuStreamBeginCapture` at exactly version 10010."]
-        cuStreamBeginCapture_v10010 => PFN_cuStreamBeginCapture_v10010, 562usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCapture_v10010_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz): `cuStreamBeginCapture` at exactly version 10010."]
-        cuStreamBeginCapture_v10010_ptsz => PFN_cuStreamBeginCapture_v10010_ptsz,
-        563usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCaptureToCig_v13010`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010): `cuStreamBeginCaptureToCig` at exactly version 13010."]
-        cuStreamBeginCaptureToCig_v13010 => PFN_cuStreamBeginCaptureToCig_v13010,
+        " Marker for [`PFN_cuMemcpyAtoD_v2000`](crate::pfn::PFN_cuMemcpyAtoD_v2000): `cuMemcpyAtoD` at exactly version 2000."]
+        cuMemcpyAtoD_v2000 => crate ::pfn::PFN_cuMemcpyAtoD_v2000, 521usize; #[doc =
+        " Marker for [`PFN_cuMemcpyAtoD_v3020`](crate::pfn::PFN_cuMemcpyAtoD_v3020): `cuMemcpyAtoD` at exactly version 3020."]
+        cuMemcpyAtoD_v3020 => crate ::pfn::PFN_cuMemcpyAtoD_v3020, 522usize; #[doc =
+        " Marker for [`PFN_cuMemcpyAtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds): `cuMemcpyAtoD` at exactly version 7000."]
+        cuMemcpyAtoD_v7000_ptds => crate ::pfn::PFN_cuMemcpyAtoD_v7000_ptds, 523usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyAtoH_v2000`](crate::pfn::PFN_cuMemcpyAtoH_v2000): `cuMemcpyAtoH` at exactly version 2000."]
+        cuMemcpyAtoH_v2000 => crate ::pfn::PFN_cuMemcpyAtoH_v2000, 524usize; #[doc =
+        " Marker for [`PFN_cuMemcpyAtoH_v3020`](crate::pfn::PFN_cuMemcpyAtoH_v3020): `cuMemcpyAtoH` at exactly version 3020."]
+        cuMemcpyAtoH_v3020 => crate ::pfn::PFN_cuMemcpyAtoH_v3020, 525usize; #[doc =
+        " Marker for [`PFN_cuMemcpyAtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds): `cuMemcpyAtoH` at exactly version 7000."]
+        cuMemcpyAtoH_v7000_ptds => crate ::pfn::PFN_cuMemcpyAtoH_v7000_ptds, 526usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyAtoHAsync_v2000`](crate::pfn::PFN_cuMemcpyAtoHAsync_v2000): `cuMemcpyAtoHAsync` at exactly version 2000."]
+        cuMemcpyAtoHAsync_v2000 => crate ::pfn::PFN_cuMemcpyAtoHAsync_v2000, 527usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyAtoHAsync_v3020`](crate::pfn::PFN_cuMemcpyAtoHAsync_v3020): `cuMemcpyAtoHAsync` at exactly version 3020."]
+        cuMemcpyAtoHAsync_v3020 => crate ::pfn::PFN_cuMemcpyAtoHAsync_v3020, 528usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyAtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz): `cuMemcpyAtoHAsync` at exactly version 7000."]
+        cuMemcpyAtoHAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz,
+        529usize; #[doc =
+        " Marker for [`PFN_cuMemcpyBatchAsync_v12080`](crate::pfn::PFN_cuMemcpyBatchAsync_v12080): `cuMemcpyBatchAsync` at exactly version 12080."]
+        cuMemcpyBatchAsync_v12080 => crate ::pfn::PFN_cuMemcpyBatchAsync_v12080,
+        530usize; #[doc =
+        " Marker for [`PFN_cuMemcpyBatchAsync_v12080_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v12080_ptsz): `cuMemcpyBatchAsync` at exactly version 12080."]
+        cuMemcpyBatchAsync_v12080_ptsz => crate
+        ::pfn::PFN_cuMemcpyBatchAsync_v12080_ptsz, 531usize; #[doc =
+        " Marker for [`PFN_cuMemcpyBatchAsync_v13000`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000): `cuMemcpyBatchAsync` at exactly version 13000."]
+        cuMemcpyBatchAsync_v13000 => crate ::pfn::PFN_cuMemcpyBatchAsync_v13000,
+        532usize; #[doc =
+        " Marker for [`PFN_cuMemcpyBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz): `cuMemcpyBatchAsync` at exactly version 13000."]
+        cuMemcpyBatchAsync_v13000_ptsz => crate
+        ::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz, 533usize; #[doc =
+        " Marker for [`PFN_cuMemcpyDtoA_v2000`](crate::pfn::PFN_cuMemcpyDtoA_v2000): `cuMemcpyDtoA` at exactly version 2000."]
+        cuMemcpyDtoA_v2000 => crate ::pfn::PFN_cuMemcpyDtoA_v2000, 534usize; #[doc =
+        " Marker for [`PFN_cuMemcpyDtoA_v3020`](crate::pfn::PFN_cuMemcpyDtoA_v3020): `cuMemcpyDtoA` at exactly version 3020."]
+        cuMemcpyDtoA_v3020 => crate ::pfn::PFN_cuMemcpyDtoA_v3020, 535usize; #[doc =
+        " Marker for [`PFN_cuMemcpyDtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds): `cuMemcpyDtoA` at exactly version 7000."]
+        cuMemcpyDtoA_v7000_ptds => crate ::pfn::PFN_cuMemcpyDtoA_v7000_ptds, 536usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyDtoD_v2000`](crate::pfn::PFN_cuMemcpyDtoD_v2000): `cuMemcpyDtoD` at exactly version 2000."]
+        cuMemcpyDtoD_v2000 => crate ::pfn::PFN_cuMemcpyDtoD_v2000, 537usize; #[doc =
+        " Marker for [`PFN_cuMemcpyDtoD_v3020`](crate::pfn::PFN_cuMemcpyDtoD_v3020): `cuMemcpyDtoD` at exactly version 3020."]
+        cuMemcpyDtoD_v3020 => crate ::pfn::PFN_cuMemcpyDtoD_v3020, 538usize; #[doc =
+        " Marker for [`PFN_cuMemcpyDtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds): `cuMemcpyDtoD` at exactly version 7000."]
+        cuMemcpyDtoD_v7000_ptds => crate ::pfn::PFN_cuMemcpyDtoD_v7000_ptds, 539usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyDtoDAsync_v3000`](crate::pfn::PFN_cuMemcpyDtoDAsync_v3000): `cuMemcpyDtoDAsync` at exactly version 3000."]
+        cuMemcpyDtoDAsync_v3000 => crate ::pfn::PFN_cuMemcpyDtoDAsync_v3000, 540usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyDtoDAsync_v3020`](crate::pfn::PFN_cuMemcpyDtoDAsync_v3020): `cuMemcpyDtoDAsync` at exactly version 3020."]
+        cuMemcpyDtoDAsync_v3020 => crate ::pfn::PFN_cuMemcpyDtoDAsync_v3020, 541usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyDtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz): `cuMemcpyDtoDAsync` at exactly version 7000."]
+        cuMemcpyDtoDAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz,
+        542usize; #[doc =
+        " Marker for [`PFN_cuMemcpyDtoH_v2000`](crate::pfn::PFN_cuMemcpyDtoH_v2000): `cuMemcpyDtoH` at exactly version 2000."]
+        cuMemcpyDtoH_v2000 => crate ::pfn::PFN_cuMemcpyDtoH_v2000, 543usize; #[doc =
+        " Marker for [`PFN_cuMemcpyDtoH_v3020`](crate::pfn::PFN_cuMemcpyDtoH_v3020): `cuMemcpyDtoH` at exactly version 3020."]
+        cuMemcpyDtoH_v3020 => crate ::pfn::PFN_cuMemcpyDtoH_v3020, 544usize; #[doc =
+        " Marker for [`PFN_cuMemcpyDtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds): `cuMemcpyDtoH` at exactly version 7000."]
+        cuMemcpyDtoH_v7000_ptds => crate ::pfn::PFN_cuMemcpyDtoH_v7000_ptds, 545usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyDtoHAsync_v2000`](crate::pfn::PFN_cuMemcpyDtoHAsync_v2000): `cuMemcpyDtoHAsync` at exactly version 2000."]
+        cuMemcpyDtoHAsync_v2000 => crate ::pfn::PFN_cuMemcpyDtoHAsync_v2000, 546usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyDtoHAsync_v3020`](crate::pfn::PFN_cuMemcpyDtoHAsync_v3020): `cuMemcpyDtoHAsync` at exactly version 3020."]
+        cuMemcpyDtoHAsync_v3020 => crate ::pfn::PFN_cuMemcpyDtoHAsync_v3020, 547usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyDtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz): `cuMemcpyDtoHAsync` at exactly version 7000."]
+        cuMemcpyDtoHAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz,
+        548usize; #[doc =
+        " Marker for [`PFN_cuMemcpyHtoA_v2000`](crate::pfn::PFN_cuMemcpyHtoA_v2000): `cuMemcpyHtoA` at exactly version 2000."]
+        cuMemcpyHtoA_v2000 => crate ::pfn::PFN_cuMemcpyHtoA_v2000, 549usize; #[doc =
+        " Marker for [`PFN_cuMemcpyHtoA_v3020`](crate::pfn::PFN_cuMemcpyHtoA_v3020): `cuMemcpyHtoA` at exactly version 3020."]
+        cuMemcpyHtoA_v3020 => crate ::pfn::PFN_cuMemcpyHtoA_v3020, 550usize; #[doc =
+        " Marker for [`PFN_cuMemcpyHtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds): `cuMemcpyHtoA` at exactly version 7000."]
+        cuMemcpyHtoA_v7000_ptds => crate ::pfn::PFN_cuMemcpyHtoA_v7000_ptds, 551usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyHtoAAsync_v2000`](crate::pfn::PFN_cuMemcpyHtoAAsync_v2000): `cuMemcpyHtoAAsync` at exactly version 2000."]
+        cuMemcpyHtoAAsync_v2000 => crate ::pfn::PFN_cuMemcpyHtoAAsync_v2000, 552usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyHtoAAsync_v3020`](crate::pfn::PFN_cuMemcpyHtoAAsync_v3020): `cuMemcpyHtoAAsync` at exactly version 3020."]
+        cuMemcpyHtoAAsync_v3020 => crate ::pfn::PFN_cuMemcpyHtoAAsync_v3020, 553usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyHtoAAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz): `cuMemcpyHtoAAsync` at exactly version 7000."]
+        cuMemcpyHtoAAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz,
+        554usize; #[doc =
+        " Marker for [`PFN_cuMemcpyHtoD_v2000`](crate::pfn::PFN_cuMemcpyHtoD_v2000): `cuMemcpyHtoD` at exactly version 2000."]
+        cuMemcpyHtoD_v2000 => crate ::pfn::PFN_cuMemcpyHtoD_v2000, 555usize; #[doc =
+        " Marker for [`PFN_cuMemcpyHtoD_v3020`](crate::pfn::PFN_cuMemcpyHtoD_v3020): `cuMemcpyHtoD` at exactly version 3020."]
+        cuMemcpyHtoD_v3020 => crate ::pfn::PFN_cuMemcpyHtoD_v3020, 556usize; #[doc =
+        " Marker for [`PFN_cuMemcpyHtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds): `cuMemcpyHtoD` at exactly version 7000."]
+        cuMemcpyHtoD_v7000_ptds => crate ::pfn::PFN_cuMemcpyHtoD_v7000_ptds, 557usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyHtoDAsync_v2000`](crate::pfn::PFN_cuMemcpyHtoDAsync_v2000): `cuMemcpyHtoDAsync` at exactly version 2000."]
+        cuMemcpyHtoDAsync_v2000 => crate ::pfn::PFN_cuMemcpyHtoDAsync_v2000, 558usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyHtoDAsync_v3020`](crate::pfn::PFN_cuMemcpyHtoDAsync_v3020): `cuMemcpyHtoDAsync` at exactly version 3020."]
+        cuMemcpyHtoDAsync_v3020 => crate ::pfn::PFN_cuMemcpyHtoDAsync_v3020, 559usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyHtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz): `cuMemcpyHtoDAsync` at exactly version 7000."]
+        cuMemcpyHtoDAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz,
+        560usize; #[doc =
+        " Marker for [`PFN_cuMemcpyPeer_v4000`](crate::pfn::PFN_cuMemcpyPeer_v4000): `cuMemcpyPeer` at exactly version 4000."]
+        cuMemcpyPeer_v4000 => crate ::pfn::PFN_cuMemcpyPeer_v4000, 561usize; #[doc =
+        " Marker for [`PFN_cuMemcpyPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpyPeer_v7000_ptds): `cuMemcpyPeer` at exactly version 7000."]
+        cuMemcpyPeer_v7000_ptds => crate ::pfn::PFN_cuMemcpyPeer_v7000_ptds, 562usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyPeerAsync_v4000`](crate::pfn::PFN_cuMemcpyPeerAsync_v4000): `cuMemcpyPeerAsync` at exactly version 4000."]
+        cuMemcpyPeerAsync_v4000 => crate ::pfn::PFN_cuMemcpyPeerAsync_v4000, 563usize;
+        #[doc =
+        " Marker for [`PFN_cuMemcpyPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz): `cuMemcpyPeerAsync` at exactly version 7000."]
+        cuMemcpyPeerAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz,
         564usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz): `cuStreamBeginCaptureToCig` at exactly version 13010."]
-        cuStreamBeginCaptureToCig_v13010_ptsz =>
-        PFN_cuStreamBeginCaptureToCig_v13010_ptsz, 565usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCaptureToGraph_v12030`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030): `cuStreamBeginCaptureToGraph` at exactly version 12030."]
-        cuStreamBeginCaptureToGraph_v12030 => PFN_cuStreamBeginCaptureToGraph_v12030,
-        566usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCaptureToGraph_v12030_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz): `cuStreamBeginCaptureToGraph` at exactly version 12030."]
-        cuStreamBeginCaptureToGraph_v12030_ptsz =>
-        PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, 567usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginRecaptureToGraph_v13030`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030): `cuStreamBeginRecaptureToGraph` at exactly version 13030."]
-        cuStreamBeginRecaptureToGraph_v13030 => PFN_cuStreamBeginRecaptureToGraph_v13030,
-        568usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz): `cuStreamBeginRecaptureToGraph` at exactly version 13030."]
-        cuStreamBeginRecaptureToGraph_v13030_ptsz =>
-        PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz, 569usize; #[doc =
-        " Marker for [`PFN_cuStreamCopyAttributes_v11000`](crate::pfn::PFN_cuStreamCopyAttributes_v11000): `cuStreamCopyAttributes` at exactly version 11000."]
-        cuStreamCopyAttributes_v11000 => PFN_cuStreamCopyAttributes_v11000, 570usize;
+        " Marker for [`PFN_cuMemcpyWithAttributesAsync_v13020`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020): `cuMemcpyWithAttributesAsync` at exactly version 13020."]
+        cuMemcpyWithAttributesAsync_v13020 => crate
+        ::pfn::PFN_cuMemcpyWithAttributesAsync_v13020, 565usize; #[doc =
+        " Marker for [`PFN_cuMemcpyWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz): `cuMemcpyWithAttributesAsync` at exactly version 13020."]
+        cuMemcpyWithAttributesAsync_v13020_ptsz => crate
+        ::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz, 566usize; #[doc =
+        " Marker for [`PFN_cuMemsetD16_v2000`](crate::pfn::PFN_cuMemsetD16_v2000): `cuMemsetD16` at exactly version 2000."]
+        cuMemsetD16_v2000 => crate ::pfn::PFN_cuMemsetD16_v2000, 567usize; #[doc =
+        " Marker for [`PFN_cuMemsetD16_v3020`](crate::pfn::PFN_cuMemsetD16_v3020): `cuMemsetD16` at exactly version 3020."]
+        cuMemsetD16_v3020 => crate ::pfn::PFN_cuMemsetD16_v3020, 568usize; #[doc =
+        " Marker for [`PFN_cuMemsetD16_v7000_ptds`](crate::pfn::PFN_cuMemsetD16_v7000_ptds): `cuMemsetD16` at exactly version 7000."]
+        cuMemsetD16_v7000_ptds => crate ::pfn::PFN_cuMemsetD16_v7000_ptds, 569usize;
         #[doc =
-        " Marker for [`PFN_cuStreamCopyAttributes_v11000_ptsz`](crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz): `cuStreamCopyAttributes` at exactly version 11000."]
-        cuStreamCopyAttributes_v11000_ptsz => PFN_cuStreamCopyAttributes_v11000_ptsz,
+        " Marker for [`PFN_cuMemsetD16Async_v3020`](crate::pfn::PFN_cuMemsetD16Async_v3020): `cuMemsetD16Async` at exactly version 3020."]
+        cuMemsetD16Async_v3020 => crate ::pfn::PFN_cuMemsetD16Async_v3020, 570usize;
+        #[doc =
+        " Marker for [`PFN_cuMemsetD16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz): `cuMemsetD16Async` at exactly version 7000."]
+        cuMemsetD16Async_v7000_ptsz => crate ::pfn::PFN_cuMemsetD16Async_v7000_ptsz,
         571usize; #[doc =
-        " Marker for [`PFN_cuStreamCreate_v2000`](crate::pfn::PFN_cuStreamCreate_v2000): `cuStreamCreate` at exactly version 2000."]
-        cuStreamCreate_v2000 => PFN_cuStreamCreate_v2000, 572usize; #[doc =
-        " Marker for [`PFN_cuStreamCreateWithPriority_v5050`](crate::pfn::PFN_cuStreamCreateWithPriority_v5050): `cuStreamCreateWithPriority` at exactly version 5050."]
-        cuStreamCreateWithPriority_v5050 => PFN_cuStreamCreateWithPriority_v5050,
-        573usize; #[doc =
-        " Marker for [`PFN_cuStreamDestroy_v2000`](crate::pfn::PFN_cuStreamDestroy_v2000): `cuStreamDestroy` at exactly version 2000."]
-        cuStreamDestroy_v2000 => PFN_cuStreamDestroy_v2000, 574usize; #[doc =
-        " Marker for [`PFN_cuStreamDestroy_v4000`](crate::pfn::PFN_cuStreamDestroy_v4000): `cuStreamDestroy` at exactly version 4000."]
-        cuStreamDestroy_v4000 => PFN_cuStreamDestroy_v4000, 575usize; #[doc =
-        " Marker for [`PFN_cuStreamEndCapture_v10000`](crate::pfn::PFN_cuStreamEndCapture_v10000): `cuStreamEndCapture` at exactly version 10000."]
-        cuStreamEndCapture_v10000 => PFN_cuStreamEndCapture_v10000, 576usize; #[doc =
-        " Marker for [`PFN_cuStreamEndCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz): `cuStreamEndCapture` at exactly version 10000."]
-        cuStreamEndCapture_v10000_ptsz => PFN_cuStreamEndCapture_v10000_ptsz, 577usize;
+        " Marker for [`PFN_cuMemsetD2D16_v2000`](crate::pfn::PFN_cuMemsetD2D16_v2000): `cuMemsetD2D16` at exactly version 2000."]
+        cuMemsetD2D16_v2000 => crate ::pfn::PFN_cuMemsetD2D16_v2000, 572usize; #[doc =
+        " Marker for [`PFN_cuMemsetD2D16_v3020`](crate::pfn::PFN_cuMemsetD2D16_v3020): `cuMemsetD2D16` at exactly version 3020."]
+        cuMemsetD2D16_v3020 => crate ::pfn::PFN_cuMemsetD2D16_v3020, 573usize; #[doc =
+        " Marker for [`PFN_cuMemsetD2D16_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D16_v7000_ptds): `cuMemsetD2D16` at exactly version 7000."]
+        cuMemsetD2D16_v7000_ptds => crate ::pfn::PFN_cuMemsetD2D16_v7000_ptds, 574usize;
         #[doc =
-        " Marker for [`PFN_cuStreamEndCaptureToCig_v13010`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010): `cuStreamEndCaptureToCig` at exactly version 13010."]
-        cuStreamEndCaptureToCig_v13010 => PFN_cuStreamEndCaptureToCig_v13010, 578usize;
+        " Marker for [`PFN_cuMemsetD2D16Async_v3020`](crate::pfn::PFN_cuMemsetD2D16Async_v3020): `cuMemsetD2D16Async` at exactly version 3020."]
+        cuMemsetD2D16Async_v3020 => crate ::pfn::PFN_cuMemsetD2D16Async_v3020, 575usize;
         #[doc =
-        " Marker for [`PFN_cuStreamEndCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz): `cuStreamEndCaptureToCig` at exactly version 13010."]
-        cuStreamEndCaptureToCig_v13010_ptsz => PFN_cuStreamEndCaptureToCig_v13010_ptsz,
-        579usize; #[doc =
-        " Marker for [`PFN_cuStreamGetAttribute_v11000`](crate::pfn::PFN_cuStreamGetAttribute_v11000): `cuStreamGetAttribute` at exactly version 11000."]
-        cuStreamGetAttribute_v11000 => PFN_cuStreamGetAttribute_v11000, 580usize; #[doc =
-        " Marker for [`PFN_cuStreamGetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz): `cuStreamGetAttribute` at exactly version 11000."]
-        cuStreamGetAttribute_v11000_ptsz => PFN_cuStreamGetAttribute_v11000_ptsz,
+        " Marker for [`PFN_cuMemsetD2D16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz): `cuMemsetD2D16Async` at exactly version 7000."]
+        cuMemsetD2D16Async_v7000_ptsz => crate ::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz,
+        576usize; #[doc =
+        " Marker for [`PFN_cuMemsetD2D32_v2000`](crate::pfn::PFN_cuMemsetD2D32_v2000): `cuMemsetD2D32` at exactly version 2000."]
+        cuMemsetD2D32_v2000 => crate ::pfn::PFN_cuMemsetD2D32_v2000, 577usize; #[doc =
+        " Marker for [`PFN_cuMemsetD2D32_v3020`](crate::pfn::PFN_cuMemsetD2D32_v3020): `cuMemsetD2D32` at exactly version 3020."]
+        cuMemsetD2D32_v3020 => crate ::pfn::PFN_cuMemsetD2D32_v3020, 578usize; #[doc =
+        " Marker for [`PFN_cuMemsetD2D32_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D32_v7000_ptds): `cuMemsetD2D32` at exactly version 7000."]
+        cuMemsetD2D32_v7000_ptds => crate ::pfn::PFN_cuMemsetD2D32_v7000_ptds, 579usize;
+        #[doc =
+        " Marker for [`PFN_cuMemsetD2D32Async_v3020`](crate::pfn::PFN_cuMemsetD2D32Async_v3020): `cuMemsetD2D32Async` at exactly version 3020."]
+        cuMemsetD2D32Async_v3020 => crate ::pfn::PFN_cuMemsetD2D32Async_v3020, 580usize;
+        #[doc =
+        " Marker for [`PFN_cuMemsetD2D32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz): `cuMemsetD2D32Async` at exactly version 7000."]
+        cuMemsetD2D32Async_v7000_ptsz => crate ::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz,
         581usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCaptureInfo_v10010`](crate::pfn::PFN_cuStreamGetCaptureInfo_v10010): `cuStreamGetCaptureInfo` at exactly version 10010."]
-        cuStreamGetCaptureInfo_v10010 => PFN_cuStreamGetCaptureInfo_v10010, 582usize;
+        " Marker for [`PFN_cuMemsetD2D8_v2000`](crate::pfn::PFN_cuMemsetD2D8_v2000): `cuMemsetD2D8` at exactly version 2000."]
+        cuMemsetD2D8_v2000 => crate ::pfn::PFN_cuMemsetD2D8_v2000, 582usize; #[doc =
+        " Marker for [`PFN_cuMemsetD2D8_v3020`](crate::pfn::PFN_cuMemsetD2D8_v3020): `cuMemsetD2D8` at exactly version 3020."]
+        cuMemsetD2D8_v3020 => crate ::pfn::PFN_cuMemsetD2D8_v3020, 583usize; #[doc =
+        " Marker for [`PFN_cuMemsetD2D8_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D8_v7000_ptds): `cuMemsetD2D8` at exactly version 7000."]
+        cuMemsetD2D8_v7000_ptds => crate ::pfn::PFN_cuMemsetD2D8_v7000_ptds, 584usize;
         #[doc =
-        " Marker for [`PFN_cuStreamGetCaptureInfo_v10010_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v10010_ptsz): `cuStreamGetCaptureInfo` at exactly version 10010."]
-        cuStreamGetCaptureInfo_v10010_ptsz => PFN_cuStreamGetCaptureInfo_v10010_ptsz,
-        583usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCaptureInfo_v11030`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030): `cuStreamGetCaptureInfo` at exactly version 11030."]
-        cuStreamGetCaptureInfo_v11030 => PFN_cuStreamGetCaptureInfo_v11030, 584usize;
+        " Marker for [`PFN_cuMemsetD2D8Async_v3020`](crate::pfn::PFN_cuMemsetD2D8Async_v3020): `cuMemsetD2D8Async` at exactly version 3020."]
+        cuMemsetD2D8Async_v3020 => crate ::pfn::PFN_cuMemsetD2D8Async_v3020, 585usize;
         #[doc =
-        " Marker for [`PFN_cuStreamGetCaptureInfo_v11030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030_ptsz): `cuStreamGetCaptureInfo` at exactly version 11030."]
-        cuStreamGetCaptureInfo_v11030_ptsz => PFN_cuStreamGetCaptureInfo_v11030_ptsz,
-        585usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCaptureInfo_v12030`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030): `cuStreamGetCaptureInfo` at exactly version 12030."]
-        cuStreamGetCaptureInfo_v12030 => PFN_cuStreamGetCaptureInfo_v12030, 586usize;
+        " Marker for [`PFN_cuMemsetD2D8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz): `cuMemsetD2D8Async` at exactly version 7000."]
+        cuMemsetD2D8Async_v7000_ptsz => crate ::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz,
+        586usize; #[doc =
+        " Marker for [`PFN_cuMemsetD32_v2000`](crate::pfn::PFN_cuMemsetD32_v2000): `cuMemsetD32` at exactly version 2000."]
+        cuMemsetD32_v2000 => crate ::pfn::PFN_cuMemsetD32_v2000, 587usize; #[doc =
+        " Marker for [`PFN_cuMemsetD32_v3020`](crate::pfn::PFN_cuMemsetD32_v3020): `cuMemsetD32` at exactly version 3020."]
+        cuMemsetD32_v3020 => crate ::pfn::PFN_cuMemsetD32_v3020, 588usize; #[doc =
+        " Marker for [`PFN_cuMemsetD32_v7000_ptds`](crate::pfn::PFN_cuMemsetD32_v7000_ptds): `cuMemsetD32` at exactly version 7000."]
+        cuMemsetD32_v7000_ptds => crate ::pfn::PFN_cuMemsetD32_v7000_ptds, 589usize;
         #[doc =
-        " Marker for [`PFN_cuStreamGetCaptureInfo_v12030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz): `cuStreamGetCaptureInfo` at exactly version 12030."]
-        cuStreamGetCaptureInfo_v12030_ptsz => PFN_cuStreamGetCaptureInfo_v12030_ptsz,
-        587usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCtx_v9020`](crate::pfn::PFN_cuStreamGetCtx_v9020): `cuStreamGetCtx` at exactly version 9020."]
-        cuStreamGetCtx_v9020 => PFN_cuStreamGetCtx_v9020, 588usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCtx_v9020_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v9020_ptsz): `cuStreamGetCtx` at exactly version 9020."]
-        cuStreamGetCtx_v9020_ptsz => PFN_cuStreamGetCtx_v9020_ptsz, 589usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCtx_v12050`](crate::pfn::PFN_cuStreamGetCtx_v12050): `cuStreamGetCtx` at exactly version 12050."]
-        cuStreamGetCtx_v12050 => PFN_cuStreamGetCtx_v12050, 590usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCtx_v12050_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz): `cuStreamGetCtx` at exactly version 12050."]
-        cuStreamGetCtx_v12050_ptsz => PFN_cuStreamGetCtx_v12050_ptsz, 591usize; #[doc =
-        " Marker for [`PFN_cuStreamGetDevResource_v13010`](crate::pfn::PFN_cuStreamGetDevResource_v13010): `cuStreamGetDevResource` at exactly version 13010."]
-        cuStreamGetDevResource_v13010 => PFN_cuStreamGetDevResource_v13010, 592usize;
+        " Marker for [`PFN_cuMemsetD32Async_v3020`](crate::pfn::PFN_cuMemsetD32Async_v3020): `cuMemsetD32Async` at exactly version 3020."]
+        cuMemsetD32Async_v3020 => crate ::pfn::PFN_cuMemsetD32Async_v3020, 590usize;
         #[doc =
-        " Marker for [`PFN_cuStreamGetDevResource_v13010_ptsz`](crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz): `cuStreamGetDevResource` at exactly version 13010."]
-        cuStreamGetDevResource_v13010_ptsz => PFN_cuStreamGetDevResource_v13010_ptsz,
-        593usize; #[doc =
-        " Marker for [`PFN_cuStreamGetDevice_v12080`](crate::pfn::PFN_cuStreamGetDevice_v12080): `cuStreamGetDevice` at exactly version 12080."]
-        cuStreamGetDevice_v12080 => PFN_cuStreamGetDevice_v12080, 594usize; #[doc =
-        " Marker for [`PFN_cuStreamGetDevice_v12080_ptsz`](crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz): `cuStreamGetDevice` at exactly version 12080."]
-        cuStreamGetDevice_v12080_ptsz => PFN_cuStreamGetDevice_v12080_ptsz, 595usize;
-        #[doc =
-        " Marker for [`PFN_cuStreamGetFlags_v5050`](crate::pfn::PFN_cuStreamGetFlags_v5050): `cuStreamGetFlags` at exactly version 5050."]
-        cuStreamGetFlags_v5050 => PFN_cuStreamGetFlags_v5050, 596usize; #[doc =
-        " Marker for [`PFN_cuStreamGetFlags_v7000_ptsz`](crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz): `cuStreamGetFlags` at exactly version 7000."]
-        cuStreamGetFlags_v7000_ptsz => PFN_cuStreamGetFlags_v7000_ptsz, 597usize; #[doc =
-        " Marker for [`PFN_cuStreamGetGreenCtx_v12040`](crate::pfn::PFN_cuStreamGetGreenCtx_v12040): `cuStreamGetGreenCtx` at exactly version 12040."]
-        cuStreamGetGreenCtx_v12040 => PFN_cuStreamGetGreenCtx_v12040, 598usize; #[doc =
-        " Marker for [`PFN_cuStreamGetId_v12000`](crate::pfn::PFN_cuStreamGetId_v12000): `cuStreamGetId` at exactly version 12000."]
-        cuStreamGetId_v12000 => PFN_cuStreamGetId_v12000, 599usize; #[doc =
-        " Marker for [`PFN_cuStreamGetId_v12000_ptsz`](crate::pfn::PFN_cuStreamGetId_v12000_ptsz): `cuStreamGetId` at exactly version 12000."]
-        cuStreamGetId_v12000_ptsz => PFN_cuStreamGetId_v12000_ptsz, 600usize; #[doc =
-        " Marker for [`PFN_cuStreamGetPriority_v5050`](crate::pfn::PFN_cuStreamGetPriority_v5050): `cuStreamGetPriority` at exactly version 5050."]
-        cuStreamGetPriority_v5050 => PFN_cuStreamGetPriority_v5050, 601usize; #[doc =
-        " Marker for [`PFN_cuStreamGetPriority_v7000_ptsz`](crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz): `cuStreamGetPriority` at exactly version 7000."]
-        cuStreamGetPriority_v7000_ptsz => PFN_cuStreamGetPriority_v7000_ptsz, 602usize;
-        #[doc =
-        " Marker for [`PFN_cuStreamIsCapturing_v10000`](crate::pfn::PFN_cuStreamIsCapturing_v10000): `cuStreamIsCapturing` at exactly version 10000."]
-        cuStreamIsCapturing_v10000 => PFN_cuStreamIsCapturing_v10000, 603usize; #[doc =
-        " Marker for [`PFN_cuStreamIsCapturing_v10000_ptsz`](crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz): `cuStreamIsCapturing` at exactly version 10000."]
-        cuStreamIsCapturing_v10000_ptsz => PFN_cuStreamIsCapturing_v10000_ptsz, 604usize;
-        #[doc =
-        " Marker for [`PFN_cuStreamQuery_v2000`](crate::pfn::PFN_cuStreamQuery_v2000): `cuStreamQuery` at exactly version 2000."]
-        cuStreamQuery_v2000 => PFN_cuStreamQuery_v2000, 605usize; #[doc =
-        " Marker for [`PFN_cuStreamQuery_v7000_ptsz`](crate::pfn::PFN_cuStreamQuery_v7000_ptsz): `cuStreamQuery` at exactly version 7000."]
-        cuStreamQuery_v7000_ptsz => PFN_cuStreamQuery_v7000_ptsz, 606usize; #[doc =
-        " Marker for [`PFN_cuStreamSetAttribute_v11000`](crate::pfn::PFN_cuStreamSetAttribute_v11000): `cuStreamSetAttribute` at exactly version 11000."]
-        cuStreamSetAttribute_v11000 => PFN_cuStreamSetAttribute_v11000, 607usize; #[doc =
-        " Marker for [`PFN_cuStreamSetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz): `cuStreamSetAttribute` at exactly version 11000."]
-        cuStreamSetAttribute_v11000_ptsz => PFN_cuStreamSetAttribute_v11000_ptsz,
-        608usize; #[doc =
-        " Marker for [`PFN_cuStreamSynchronize_v2000`](crate::pfn::PFN_cuStreamSynchronize_v2000): `cuStreamSynchronize` at exactly version 2000."]
-        cuStreamSynchronize_v2000 => PFN_cuStreamSynchronize_v2000, 609usize; #[doc =
-        " Marker for [`PFN_cuStreamSynchronize_v7000_ptsz`](crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz): `cuStreamSynchronize` at exactly version 7000."]
-        cuStreamSynchronize_v7000_ptsz => PFN_cuStreamSynchronize_v7000_ptsz, 610usize;
-        #[doc =
-        " Marker for [`PFN_cuStreamUpdateCaptureDependencies_v11030`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030): `cuStreamUpdateCaptureDependencies` at exactly version 11030."]
-        cuStreamUpdateCaptureDependencies_v11030 =>
-        PFN_cuStreamUpdateCaptureDependencies_v11030, 611usize; #[doc =
-        " Marker for [`PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz): `cuStreamUpdateCaptureDependencies` at exactly version 11030."]
-        cuStreamUpdateCaptureDependencies_v11030_ptsz =>
-        PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz, 612usize; #[doc =
-        " Marker for [`PFN_cuStreamUpdateCaptureDependencies_v12030`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030): `cuStreamUpdateCaptureDependencies` at exactly version 12030."]
-        cuStreamUpdateCaptureDependencies_v12030 =>
-        PFN_cuStreamUpdateCaptureDependencies_v12030, 613usize; #[doc =
-        " Marker for [`PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz): `cuStreamUpdateCaptureDependencies` at exactly version 12030."]
-        cuStreamUpdateCaptureDependencies_v12030_ptsz =>
-        PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz, 614usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitEvent_v3020`](crate::pfn::PFN_cuStreamWaitEvent_v3020): `cuStreamWaitEvent` at exactly version 3020."]
-        cuStreamWaitEvent_v3020 => PFN_cuStreamWaitEvent_v3020, 615usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitEvent_v7000_ptsz`](crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz): `cuStreamWaitEvent` at exactly version 7000."]
-        cuStreamWaitEvent_v7000_ptsz => PFN_cuStreamWaitEvent_v7000_ptsz, 616usize; #[doc
+        " Marker for [`PFN_cuMemsetD32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz): `cuMemsetD32Async` at exactly version 7000."]
+        cuMemsetD32Async_v7000_ptsz => crate ::pfn::PFN_cuMemsetD32Async_v7000_ptsz,
+        591usize; #[doc =
+        " Marker for [`PFN_cuMemsetD8_v2000`](crate::pfn::PFN_cuMemsetD8_v2000): `cuMemsetD8` at exactly version 2000."]
+        cuMemsetD8_v2000 => crate ::pfn::PFN_cuMemsetD8_v2000, 592usize; #[doc =
+        " Marker for [`PFN_cuMemsetD8_v3020`](crate::pfn::PFN_cuMemsetD8_v3020): `cuMemsetD8` at exactly version 3020."]
+        cuMemsetD8_v3020 => crate ::pfn::PFN_cuMemsetD8_v3020, 593usize; #[doc =
+        " Marker for [`PFN_cuMemsetD8_v7000_ptds`](crate::pfn::PFN_cuMemsetD8_v7000_ptds): `cuMemsetD8` at exactly version 7000."]
+        cuMemsetD8_v7000_ptds => crate ::pfn::PFN_cuMemsetD8_v7000_ptds, 594usize; #[doc
         =
-        " Marker for [`PFN_cuStreamWaitValue32_v8000`](crate::pfn::PFN_cuStreamWaitValue32_v8000): `cuStreamWaitValue32` at exactly version 8000."]
-        cuStreamWaitValue32_v8000 => PFN_cuStreamWaitValue32_v8000, 617usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitValue32_v8000_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v8000_ptsz): `cuStreamWaitValue32` at exactly version 8000."]
-        cuStreamWaitValue32_v8000_ptsz => PFN_cuStreamWaitValue32_v8000_ptsz, 618usize;
+        " Marker for [`PFN_cuMemsetD8Async_v3020`](crate::pfn::PFN_cuMemsetD8Async_v3020): `cuMemsetD8Async` at exactly version 3020."]
+        cuMemsetD8Async_v3020 => crate ::pfn::PFN_cuMemsetD8Async_v3020, 595usize; #[doc
+        =
+        " Marker for [`PFN_cuMemsetD8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz): `cuMemsetD8Async` at exactly version 7000."]
+        cuMemsetD8Async_v7000_ptsz => crate ::pfn::PFN_cuMemsetD8Async_v7000_ptsz,
+        596usize; #[doc =
+        " Marker for [`PFN_cuMipmappedArrayCreate_v5000`](crate::pfn::PFN_cuMipmappedArrayCreate_v5000): `cuMipmappedArrayCreate` at exactly version 5000."]
+        cuMipmappedArrayCreate_v5000 => crate ::pfn::PFN_cuMipmappedArrayCreate_v5000,
+        597usize; #[doc =
+        " Marker for [`PFN_cuMipmappedArrayDestroy_v5000`](crate::pfn::PFN_cuMipmappedArrayDestroy_v5000): `cuMipmappedArrayDestroy` at exactly version 5000."]
+        cuMipmappedArrayDestroy_v5000 => crate ::pfn::PFN_cuMipmappedArrayDestroy_v5000,
+        598usize; #[doc =
+        " Marker for [`PFN_cuMipmappedArrayGetLevel_v5000`](crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000): `cuMipmappedArrayGetLevel` at exactly version 5000."]
+        cuMipmappedArrayGetLevel_v5000 => crate
+        ::pfn::PFN_cuMipmappedArrayGetLevel_v5000, 599usize; #[doc =
+        " Marker for [`PFN_cuMipmappedArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060): `cuMipmappedArrayGetMemoryRequirements` at exactly version 11060."]
+        cuMipmappedArrayGetMemoryRequirements_v11060 => crate
+        ::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060, 600usize; #[doc =
+        " Marker for [`PFN_cuMipmappedArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010): `cuMipmappedArrayGetSparseProperties` at exactly version 11010."]
+        cuMipmappedArrayGetSparseProperties_v11010 => crate
+        ::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010, 601usize; #[doc =
+        " Marker for [`PFN_cuModuleEnumerateFunctions_v12040`](crate::pfn::PFN_cuModuleEnumerateFunctions_v12040): `cuModuleEnumerateFunctions` at exactly version 12040."]
+        cuModuleEnumerateFunctions_v12040 => crate
+        ::pfn::PFN_cuModuleEnumerateFunctions_v12040, 602usize; #[doc =
+        " Marker for [`PFN_cuModuleGetFunction_v2000`](crate::pfn::PFN_cuModuleGetFunction_v2000): `cuModuleGetFunction` at exactly version 2000."]
+        cuModuleGetFunction_v2000 => crate ::pfn::PFN_cuModuleGetFunction_v2000,
+        603usize; #[doc =
+        " Marker for [`PFN_cuModuleGetFunctionCount_v12040`](crate::pfn::PFN_cuModuleGetFunctionCount_v12040): `cuModuleGetFunctionCount` at exactly version 12040."]
+        cuModuleGetFunctionCount_v12040 => crate
+        ::pfn::PFN_cuModuleGetFunctionCount_v12040, 604usize; #[doc =
+        " Marker for [`PFN_cuModuleGetGlobal_v2000`](crate::pfn::PFN_cuModuleGetGlobal_v2000): `cuModuleGetGlobal` at exactly version 2000."]
+        cuModuleGetGlobal_v2000 => crate ::pfn::PFN_cuModuleGetGlobal_v2000, 605usize;
         #[doc =
-        " Marker for [`PFN_cuStreamWaitValue32_v11070`](crate::pfn::PFN_cuStreamWaitValue32_v11070): `cuStreamWaitValue32` at exactly version 11070."]
-        cuStreamWaitValue32_v11070 => PFN_cuStreamWaitValue32_v11070, 619usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz): `cuStreamWaitValue32` at exactly version 11070."]
-        cuStreamWaitValue32_v11070_ptsz => PFN_cuStreamWaitValue32_v11070_ptsz, 620usize;
+        " Marker for [`PFN_cuModuleGetGlobal_v3020`](crate::pfn::PFN_cuModuleGetGlobal_v3020): `cuModuleGetGlobal` at exactly version 3020."]
+        cuModuleGetGlobal_v3020 => crate ::pfn::PFN_cuModuleGetGlobal_v3020, 606usize;
         #[doc =
-        " Marker for [`PFN_cuStreamWaitValue64_v9000`](crate::pfn::PFN_cuStreamWaitValue64_v9000): `cuStreamWaitValue64` at exactly version 9000."]
-        cuStreamWaitValue64_v9000 => PFN_cuStreamWaitValue64_v9000, 621usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitValue64_v9000_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v9000_ptsz): `cuStreamWaitValue64` at exactly version 9000."]
-        cuStreamWaitValue64_v9000_ptsz => PFN_cuStreamWaitValue64_v9000_ptsz, 622usize;
+        " Marker for [`PFN_cuModuleGetLoadingMode_v11070`](crate::pfn::PFN_cuModuleGetLoadingMode_v11070): `cuModuleGetLoadingMode` at exactly version 11070."]
+        cuModuleGetLoadingMode_v11070 => crate ::pfn::PFN_cuModuleGetLoadingMode_v11070,
+        607usize; #[doc =
+        " Marker for [`PFN_cuModuleGetSurfRef_v3000`](crate::pfn::PFN_cuModuleGetSurfRef_v3000): `cuModuleGetSurfRef` at exactly version 3000."]
+        cuModuleGetSurfRef_v3000 => crate ::pfn::PFN_cuModuleGetSurfRef_v3000, 608usize;
         #[doc =
-        " Marker for [`PFN_cuStreamWaitValue64_v11070`](crate::pfn::PFN_cuStreamWaitValue64_v11070): `cuStreamWaitValue64` at exactly version 11070."]
-        cuStreamWaitValue64_v11070 => PFN_cuStreamWaitValue64_v11070, 623usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz): `cuStreamWaitValue64` at exactly version 11070."]
-        cuStreamWaitValue64_v11070_ptsz => PFN_cuStreamWaitValue64_v11070_ptsz, 624usize;
+        " Marker for [`PFN_cuModuleGetTexRef_v2000`](crate::pfn::PFN_cuModuleGetTexRef_v2000): `cuModuleGetTexRef` at exactly version 2000."]
+        cuModuleGetTexRef_v2000 => crate ::pfn::PFN_cuModuleGetTexRef_v2000, 609usize;
         #[doc =
-        " Marker for [`PFN_cuStreamWriteValue32_v8000`](crate::pfn::PFN_cuStreamWriteValue32_v8000): `cuStreamWriteValue32` at exactly version 8000."]
-        cuStreamWriteValue32_v8000 => PFN_cuStreamWriteValue32_v8000, 625usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue32_v8000_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v8000_ptsz): `cuStreamWriteValue32` at exactly version 8000."]
-        cuStreamWriteValue32_v8000_ptsz => PFN_cuStreamWriteValue32_v8000_ptsz, 626usize;
+        " Marker for [`PFN_cuModuleLoad_v2000`](crate::pfn::PFN_cuModuleLoad_v2000): `cuModuleLoad` at exactly version 2000."]
+        cuModuleLoad_v2000 => crate ::pfn::PFN_cuModuleLoad_v2000, 610usize; #[doc =
+        " Marker for [`PFN_cuModuleLoadData_v2000`](crate::pfn::PFN_cuModuleLoadData_v2000): `cuModuleLoadData` at exactly version 2000."]
+        cuModuleLoadData_v2000 => crate ::pfn::PFN_cuModuleLoadData_v2000, 611usize;
         #[doc =
-        " Marker for [`PFN_cuStreamWriteValue32_v11070`](crate::pfn::PFN_cuStreamWriteValue32_v11070): `cuStreamWriteValue32` at exactly version 11070."]
-        cuStreamWriteValue32_v11070 => PFN_cuStreamWriteValue32_v11070, 627usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz): `cuStreamWriteValue32` at exactly version 11070."]
-        cuStreamWriteValue32_v11070_ptsz => PFN_cuStreamWriteValue32_v11070_ptsz,
-        628usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue64_v9000`](crate::pfn::PFN_cuStreamWriteValue64_v9000): `cuStreamWriteValue64` at exactly version 9000."]
-        cuStreamWriteValue64_v9000 => PFN_cuStreamWriteValue64_v9000, 629usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue64_v9000_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v9000_ptsz): `cuStreamWriteValue64` at exactly version 9000."]
-        cuStreamWriteValue64_v9000_ptsz => PFN_cuStreamWriteValue64_v9000_ptsz, 630usize;
+        " Marker for [`PFN_cuModuleLoadDataEx_v2010`](crate::pfn::PFN_cuModuleLoadDataEx_v2010): `cuModuleLoadDataEx` at exactly version 2010."]
+        cuModuleLoadDataEx_v2010 => crate ::pfn::PFN_cuModuleLoadDataEx_v2010, 612usize;
         #[doc =
-        " Marker for [`PFN_cuStreamWriteValue64_v11070`](crate::pfn::PFN_cuStreamWriteValue64_v11070): `cuStreamWriteValue64` at exactly version 11070."]
-        cuStreamWriteValue64_v11070 => PFN_cuStreamWriteValue64_v11070, 631usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz): `cuStreamWriteValue64` at exactly version 11070."]
-        cuStreamWriteValue64_v11070_ptsz => PFN_cuStreamWriteValue64_v11070_ptsz,
-        632usize; #[doc =
-        " Marker for [`PFN_cuSurfObjectCreate_v5000`](crate::pfn::PFN_cuSurfObjectCreate_v5000): `cuSurfObjectCreate` at exactly version 5000."]
-        cuSurfObjectCreate_v5000 => PFN_cuSurfObjectCreate_v5000, 633usize; #[doc =
-        " Marker for [`PFN_cuSurfObjectDestroy_v5000`](crate::pfn::PFN_cuSurfObjectDestroy_v5000): `cuSurfObjectDestroy` at exactly version 5000."]
-        cuSurfObjectDestroy_v5000 => PFN_cuSurfObjectDestroy_v5000, 634usize; #[doc =
-        " Marker for [`PFN_cuSurfObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000): `cuSurfObjectGetResourceDesc` at exactly version 5000."]
-        cuSurfObjectGetResourceDesc_v5000 => PFN_cuSurfObjectGetResourceDesc_v5000,
+        " Marker for [`PFN_cuModuleLoadFatBinary_v2000`](crate::pfn::PFN_cuModuleLoadFatBinary_v2000): `cuModuleLoadFatBinary` at exactly version 2000."]
+        cuModuleLoadFatBinary_v2000 => crate ::pfn::PFN_cuModuleLoadFatBinary_v2000,
+        613usize; #[doc =
+        " Marker for [`PFN_cuModuleUnload_v2000`](crate::pfn::PFN_cuModuleUnload_v2000): `cuModuleUnload` at exactly version 2000."]
+        cuModuleUnload_v2000 => crate ::pfn::PFN_cuModuleUnload_v2000, 614usize; #[doc =
+        " Marker for [`PFN_cuMulticastAddDevice_v12010`](crate::pfn::PFN_cuMulticastAddDevice_v12010): `cuMulticastAddDevice` at exactly version 12010."]
+        cuMulticastAddDevice_v12010 => crate ::pfn::PFN_cuMulticastAddDevice_v12010,
+        615usize; #[doc =
+        " Marker for [`PFN_cuMulticastBindAddr_v12010`](crate::pfn::PFN_cuMulticastBindAddr_v12010): `cuMulticastBindAddr` at exactly version 12010."]
+        cuMulticastBindAddr_v12010 => crate ::pfn::PFN_cuMulticastBindAddr_v12010,
+        616usize; #[doc =
+        " Marker for [`PFN_cuMulticastBindAddr_v13010`](crate::pfn::PFN_cuMulticastBindAddr_v13010): `cuMulticastBindAddr` at exactly version 13010."]
+        cuMulticastBindAddr_v13010 => crate ::pfn::PFN_cuMulticastBindAddr_v13010,
+        617usize; #[doc =
+        " Marker for [`PFN_cuMulticastBindMem_v12010`](crate::pfn::PFN_cuMulticastBindMem_v12010): `cuMulticastBindMem` at exactly version 12010."]
+        cuMulticastBindMem_v12010 => crate ::pfn::PFN_cuMulticastBindMem_v12010,
+        618usize; #[doc =
+        " Marker for [`PFN_cuMulticastBindMem_v13010`](crate::pfn::PFN_cuMulticastBindMem_v13010): `cuMulticastBindMem` at exactly version 13010."]
+        cuMulticastBindMem_v13010 => crate ::pfn::PFN_cuMulticastBindMem_v13010,
+        619usize; #[doc =
+        " Marker for [`PFN_cuMulticastCreate_v12010`](crate::pfn::PFN_cuMulticastCreate_v12010): `cuMulticastCreate` at exactly version 12010."]
+        cuMulticastCreate_v12010 => crate ::pfn::PFN_cuMulticastCreate_v12010, 620usize;
+        #[doc =
+        " Marker for [`PFN_cuMulticastGetGranularity_v12010`](crate::pfn::PFN_cuMulticastGetGranularity_v12010): `cuMulticastGetGranularity` at exactly version 12010."]
+        cuMulticastGetGranularity_v12010 => crate
+        ::pfn::PFN_cuMulticastGetGranularity_v12010, 621usize; #[doc =
+        " Marker for [`PFN_cuMulticastUnbind_v12010`](crate::pfn::PFN_cuMulticastUnbind_v12010): `cuMulticastUnbind` at exactly version 12010."]
+        cuMulticastUnbind_v12010 => crate ::pfn::PFN_cuMulticastUnbind_v12010, 622usize;
+        #[doc =
+        " Marker for [`PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020`](crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020): `cuOccupancyAvailableDynamicSMemPerBlock` at exactly version 10020."]
+        cuOccupancyAvailableDynamicSMemPerBlock_v10020 => crate
+        ::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020, 623usize; #[doc =
+        " Marker for [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050): `cuOccupancyMaxActiveBlocksPerMultiprocessor` at exactly version 6050."]
+        cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 => crate
+        ::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050, 624usize; #[doc =
+        " Marker for [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000): `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` at exactly version 7000."]
+        cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 => crate
+        ::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000, 625usize;
+        #[doc =
+        " Marker for [`PFN_cuOccupancyMaxActiveClusters_v11070`](crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070): `cuOccupancyMaxActiveClusters` at exactly version 11070."]
+        cuOccupancyMaxActiveClusters_v11070 => crate
+        ::pfn::PFN_cuOccupancyMaxActiveClusters_v11070, 626usize; #[doc =
+        " Marker for [`PFN_cuOccupancyMaxPotentialBlockSize_v6050`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050): `cuOccupancyMaxPotentialBlockSize` at exactly version 6050."]
+        cuOccupancyMaxPotentialBlockSize_v6050 => crate
+        ::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050, 627usize; #[doc =
+        " Marker for [`PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000): `cuOccupancyMaxPotentialBlockSizeWithFlags` at exactly version 7000."]
+        cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 => crate
+        ::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000, 628usize; #[doc =
+        " Marker for [`PFN_cuOccupancyMaxPotentialClusterSize_v11070`](crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070): `cuOccupancyMaxPotentialClusterSize` at exactly version 11070."]
+        cuOccupancyMaxPotentialClusterSize_v11070 => crate
+        ::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070, 629usize; #[doc =
+        " Marker for [`PFN_cuParamSetSize_v2000`](crate::pfn::PFN_cuParamSetSize_v2000): `cuParamSetSize` at exactly version 2000."]
+        cuParamSetSize_v2000 => crate ::pfn::PFN_cuParamSetSize_v2000, 630usize; #[doc =
+        " Marker for [`PFN_cuParamSetTexRef_v2000`](crate::pfn::PFN_cuParamSetTexRef_v2000): `cuParamSetTexRef` at exactly version 2000."]
+        cuParamSetTexRef_v2000 => crate ::pfn::PFN_cuParamSetTexRef_v2000, 631usize;
+        #[doc =
+        " Marker for [`PFN_cuParamSetf_v2000`](crate::pfn::PFN_cuParamSetf_v2000): `cuParamSetf` at exactly version 2000."]
+        cuParamSetf_v2000 => crate ::pfn::PFN_cuParamSetf_v2000, 632usize; #[doc =
+        " Marker for [`PFN_cuParamSeti_v2000`](crate::pfn::PFN_cuParamSeti_v2000): `cuParamSeti` at exactly version 2000."]
+        cuParamSeti_v2000 => crate ::pfn::PFN_cuParamSeti_v2000, 633usize; #[doc =
+        " Marker for [`PFN_cuParamSetv_v2000`](crate::pfn::PFN_cuParamSetv_v2000): `cuParamSetv` at exactly version 2000."]
+        cuParamSetv_v2000 => crate ::pfn::PFN_cuParamSetv_v2000, 634usize; #[doc =
+        " Marker for [`PFN_cuPointerGetAttribute_v4000`](crate::pfn::PFN_cuPointerGetAttribute_v4000): `cuPointerGetAttribute` at exactly version 4000."]
+        cuPointerGetAttribute_v4000 => crate ::pfn::PFN_cuPointerGetAttribute_v4000,
         635usize; #[doc =
-        " Marker for [`PFN_cuSurfRefGetArray_v3000`](crate::pfn::PFN_cuSurfRefGetArray_v3000): `cuSurfRefGetArray` at exactly version 3000."]
-        cuSurfRefGetArray_v3000 => PFN_cuSurfRefGetArray_v3000, 636usize; #[doc =
-        " Marker for [`PFN_cuSurfRefSetArray_v3000`](crate::pfn::PFN_cuSurfRefSetArray_v3000): `cuSurfRefSetArray` at exactly version 3000."]
-        cuSurfRefSetArray_v3000 => PFN_cuSurfRefSetArray_v3000, 637usize; #[doc =
-        " Marker for [`PFN_cuTensorMapEncodeIm2col_v12000`](crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000): `cuTensorMapEncodeIm2col` at exactly version 12000."]
-        cuTensorMapEncodeIm2col_v12000 => PFN_cuTensorMapEncodeIm2col_v12000, 638usize;
-        #[doc =
-        " Marker for [`PFN_cuTensorMapEncodeIm2colWide_v12080`](crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080): `cuTensorMapEncodeIm2colWide` at exactly version 12080."]
-        cuTensorMapEncodeIm2colWide_v12080 => PFN_cuTensorMapEncodeIm2colWide_v12080,
-        639usize; #[doc =
-        " Marker for [`PFN_cuTensorMapEncodeTiled_v12000`](crate::pfn::PFN_cuTensorMapEncodeTiled_v12000): `cuTensorMapEncodeTiled` at exactly version 12000."]
-        cuTensorMapEncodeTiled_v12000 => PFN_cuTensorMapEncodeTiled_v12000, 640usize;
-        #[doc =
-        " Marker for [`PFN_cuTensorMapReplaceAddress_v12000`](crate::pfn::PFN_cuTensorMapReplaceAddress_v12000): `cuTensorMapReplaceAddress` at exactly version 12000."]
-        cuTensorMapReplaceAddress_v12000 => PFN_cuTensorMapReplaceAddress_v12000,
-        641usize; #[doc =
-        " Marker for [`PFN_cuTensorMapSetAllocationClass_v13050`](crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050): `cuTensorMapSetAllocationClass` at exactly version 13050."]
-        cuTensorMapSetAllocationClass_v13050 => PFN_cuTensorMapSetAllocationClass_v13050,
-        642usize; #[doc =
-        " Marker for [`PFN_cuTexObjectCreate_v5000`](crate::pfn::PFN_cuTexObjectCreate_v5000): `cuTexObjectCreate` at exactly version 5000."]
-        cuTexObjectCreate_v5000 => PFN_cuTexObjectCreate_v5000, 643usize; #[doc =
-        " Marker for [`PFN_cuTexObjectDestroy_v5000`](crate::pfn::PFN_cuTexObjectDestroy_v5000): `cuTexObjectDestroy` at exactly version 5000."]
-        cuTexObjectDestroy_v5000 => PFN_cuTexObjectDestroy_v5000, 644usize; #[doc =
-        " Marker for [`PFN_cuTexObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000): `cuTexObjectGetResourceDesc` at exactly version 5000."]
-        cuTexObjectGetResourceDesc_v5000 => PFN_cuTexObjectGetResourceDesc_v5000,
+        " Marker for [`PFN_cuPointerGetAttributes_v7000`](crate::pfn::PFN_cuPointerGetAttributes_v7000): `cuPointerGetAttributes` at exactly version 7000."]
+        cuPointerGetAttributes_v7000 => crate ::pfn::PFN_cuPointerGetAttributes_v7000,
+        636usize; #[doc =
+        " Marker for [`PFN_cuPointerSetAttribute_v6000`](crate::pfn::PFN_cuPointerSetAttribute_v6000): `cuPointerSetAttribute` at exactly version 6000."]
+        cuPointerSetAttribute_v6000 => crate ::pfn::PFN_cuPointerSetAttribute_v6000,
+        637usize; #[doc =
+        " Marker for [`PFN_cuProfilerInitialize_v4000`](crate::profiler::PFN_cuProfilerInitialize_v4000): `cuProfilerInitialize` at exactly version 4000."]
+        #[cfg(feature = "profiler")] cuProfilerInitialize_v4000 => crate
+        ::profiler::PFN_cuProfilerInitialize_v4000, 638usize; #[doc =
+        " Marker for [`PFN_cuProfilerStart_v4000`](crate::profiler::PFN_cuProfilerStart_v4000): `cuProfilerStart` at exactly version 4000."]
+        #[cfg(feature = "profiler")] cuProfilerStart_v4000 => crate
+        ::profiler::PFN_cuProfilerStart_v4000, 639usize; #[doc =
+        " Marker for [`PFN_cuProfilerStop_v4000`](crate::profiler::PFN_cuProfilerStop_v4000): `cuProfilerStop` at exactly version 4000."]
+        #[cfg(feature = "profiler")] cuProfilerStop_v4000 => crate
+        ::profiler::PFN_cuProfilerStop_v4000, 640usize; #[doc =
+        " Marker for [`PFN_cuSignalExternalSemaphoresAsync_v10000`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000): `cuSignalExternalSemaphoresAsync` at exactly version 10000."]
+        cuSignalExternalSemaphoresAsync_v10000 => crate
+        ::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000, 641usize; #[doc =
+        " Marker for [`PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz): `cuSignalExternalSemaphoresAsync` at exactly version 10000."]
+        cuSignalExternalSemaphoresAsync_v10000_ptsz => crate
+        ::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz, 642usize; #[doc =
+        " Marker for [`PFN_cuStreamAddCallback_v5000`](crate::pfn::PFN_cuStreamAddCallback_v5000): `cuStreamAddCallback` at exactly version 5000."]
+        cuStreamAddCallback_v5000 => crate ::pfn::PFN_cuStreamAddCallback_v5000,
+        643usize; #[doc =
+        " Marker for [`PFN_cuStreamAddCallback_v7000_ptsz`](crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz): `cuStreamAddCallback` at exactly version 7000."]
+        cuStreamAddCallback_v7000_ptsz => crate
+        ::pfn::PFN_cuStreamAddCallback_v7000_ptsz, 644usize; #[doc =
+        " Marker for [`PFN_cuStreamAttachMemAsync_v6000`](crate::pfn::PFN_cuStreamAttachMemAsync_v6000): `cuStreamAttachMemAsync` at exactly version 6000."]
+        cuStreamAttachMemAsync_v6000 => crate ::pfn::PFN_cuStreamAttachMemAsync_v6000,
         645usize; #[doc =
-        " Marker for [`PFN_cuTexObjectGetResourceViewDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000): `cuTexObjectGetResourceViewDesc` at exactly version 5000."]
-        cuTexObjectGetResourceViewDesc_v5000 => PFN_cuTexObjectGetResourceViewDesc_v5000,
-        646usize; #[doc =
-        " Marker for [`PFN_cuTexObjectGetTextureDesc_v5000`](crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000): `cuTexObjectGetTextureDesc` at exactly version 5000."]
-        cuTexObjectGetTextureDesc_v5000 => PFN_cuTexObjectGetTextureDesc_v5000, 647usize;
+        " Marker for [`PFN_cuStreamAttachMemAsync_v7000_ptsz`](crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz): `cuStreamAttachMemAsync` at exactly version 7000."]
+        cuStreamAttachMemAsync_v7000_ptsz => crate
+        ::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz, 646usize; #[doc =
+        " Marker for [`PFN_cuStreamBatchMemOp_v8000`](crate::pfn::PFN_cuStreamBatchMemOp_v8000): `cuStreamBatchMemOp` at exactly version 8000."]
+        cuStreamBatchMemOp_v8000 => crate ::pfn::PFN_cuStreamBatchMemOp_v8000, 647usize;
         #[doc =
-        " Marker for [`PFN_cuTexRefCreate_v2000`](crate::pfn::PFN_cuTexRefCreate_v2000): `cuTexRefCreate` at exactly version 2000."]
-        cuTexRefCreate_v2000 => PFN_cuTexRefCreate_v2000, 648usize; #[doc =
-        " Marker for [`PFN_cuTexRefDestroy_v2000`](crate::pfn::PFN_cuTexRefDestroy_v2000): `cuTexRefDestroy` at exactly version 2000."]
-        cuTexRefDestroy_v2000 => PFN_cuTexRefDestroy_v2000, 649usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetAddress_v2000`](crate::pfn::PFN_cuTexRefGetAddress_v2000): `cuTexRefGetAddress` at exactly version 2000."]
-        cuTexRefGetAddress_v2000 => PFN_cuTexRefGetAddress_v2000, 650usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetAddress_v3020`](crate::pfn::PFN_cuTexRefGetAddress_v3020): `cuTexRefGetAddress` at exactly version 3020."]
-        cuTexRefGetAddress_v3020 => PFN_cuTexRefGetAddress_v3020, 651usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetAddressMode_v2000`](crate::pfn::PFN_cuTexRefGetAddressMode_v2000): `cuTexRefGetAddressMode` at exactly version 2000."]
-        cuTexRefGetAddressMode_v2000 => PFN_cuTexRefGetAddressMode_v2000, 652usize; #[doc
-        =
-        " Marker for [`PFN_cuTexRefGetArray_v2000`](crate::pfn::PFN_cuTexRefGetArray_v2000): `cuTexRefGetArray` at exactly version 2000."]
-        cuTexRefGetArray_v2000 => PFN_cuTexRefGetArray_v2000, 653usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetBorderColor_v8000`](crate::pfn::PFN_cuTexRefGetBorderColor_v8000): `cuTexRefGetBorderColor` at exactly version 8000."]
-        cuTexRefGetBorderColor_v8000 => PFN_cuTexRefGetBorderColor_v8000, 654usize; #[doc
-        =
-        " Marker for [`PFN_cuTexRefGetFilterMode_v2000`](crate::pfn::PFN_cuTexRefGetFilterMode_v2000): `cuTexRefGetFilterMode` at exactly version 2000."]
-        cuTexRefGetFilterMode_v2000 => PFN_cuTexRefGetFilterMode_v2000, 655usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetFlags_v2000`](crate::pfn::PFN_cuTexRefGetFlags_v2000): `cuTexRefGetFlags` at exactly version 2000."]
-        cuTexRefGetFlags_v2000 => PFN_cuTexRefGetFlags_v2000, 656usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetFormat_v2000`](crate::pfn::PFN_cuTexRefGetFormat_v2000): `cuTexRefGetFormat` at exactly version 2000."]
-        cuTexRefGetFormat_v2000 => PFN_cuTexRefGetFormat_v2000, 657usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000): `cuTexRefGetMaxAnisotropy` at exactly version 5000."]
-        cuTexRefGetMaxAnisotropy_v5000 => PFN_cuTexRefGetMaxAnisotropy_v5000, 658usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefGetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000): `cuTexRefGetMipmapFilterMode` at exactly version 5000."]
-        cuTexRefGetMipmapFilterMode_v5000 => PFN_cuTexRefGetMipmapFilterMode_v5000,
-        659usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000): `cuTexRefGetMipmapLevelBias` at exactly version 5000."]
-        cuTexRefGetMipmapLevelBias_v5000 => PFN_cuTexRefGetMipmapLevelBias_v5000,
-        660usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000): `cuTexRefGetMipmapLevelClamp` at exactly version 5000."]
-        cuTexRefGetMipmapLevelClamp_v5000 => PFN_cuTexRefGetMipmapLevelClamp_v5000,
+        " Marker for [`PFN_cuStreamBatchMemOp_v8000_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v8000_ptsz): `cuStreamBatchMemOp` at exactly version 8000."]
+        cuStreamBatchMemOp_v8000_ptsz => crate ::pfn::PFN_cuStreamBatchMemOp_v8000_ptsz,
+        648usize; #[doc =
+        " Marker for [`PFN_cuStreamBatchMemOp_v11070`](crate::pfn::PFN_cuStreamBatchMemOp_v11070): `cuStreamBatchMemOp` at exactly version 11070."]
+        cuStreamBatchMemOp_v11070 => crate ::pfn::PFN_cuStreamBatchMemOp_v11070,
+        649usize; #[doc =
+        " Marker for [`PFN_cuStreamBatchMemOp_v11070_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz): `cuStreamBatchMemOp` at exactly version 11070."]
+        cuStreamBatchMemOp_v11070_ptsz => crate
+        ::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz, 650usize; #[doc =
+        " Marker for [`PFN_cuStreamBeginCapture_v10000`](crate::pfn::PFN_cuStreamBeginCapture_v10000): `cuStreamBeginCapture` at exactly version 10000."]
+        cuStreamBeginCapture_v10000 => crate ::pfn::PFN_cuStreamBeginCapture_v10000,
+        651usize; #[doc =
+        " Marker for [`PFN_cuStreamBeginCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10000_ptsz): `cuStreamBeginCapture` at exactly version 10000."]
+        cuStreamBeginCapture_v10000_ptsz => crate
+        ::pfn::PFN_cuStreamBeginCapture_v10000_ptsz, 652usize; #[doc =
+        " Marker for [`PFN_cuStreamBeginCapture_v10010`](crate::pfn::PFN_cuStreamBeginCapture_v10010): `cuStreamBeginCapture` at exactly version 10010."]
+        cuStreamBeginCapture_v10010 => crate ::pfn::PFN_cuStreamBeginCapture_v10010,
+        653usize; #[doc =
+        " Marker for [`PFN_cuStreamBeginCapture_v10010_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz): `cuStreamBeginCapture` at exactly version 10010."]
+        cuStreamBeginCapture_v10010_ptsz => crate
+        ::pfn::PFN_cuStreamBeginCapture_v10010_ptsz, 654usize; #[doc =
+        " Marker for [`PFN_cuStreamBeginCaptureToCig_v13010`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010): `cuStreamBeginCaptureToCig` at exactly version 13010."]
+        cuStreamBeginCaptureToCig_v13010 => crate
+        ::pfn::PFN_cuStreamBeginCaptureToCig_v13010, 655usize; #[doc =
+        " Marker for [`PFN_cuStreamBeginCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz): `cuStreamBeginCaptureToCig` at exactly version 13010."]
+        cuStreamBeginCaptureToCig_v13010_ptsz => crate
+        ::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz, 656usize; #[doc =
+        " Marker for [`PFN_cuStreamBeginCaptureToGraph_v12030`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030): `cuStreamBeginCaptureToGraph` at exactly version 12030."]
+        cuStreamBeginCaptureToGraph_v12030 => crate
+        ::pfn::PFN_cuStreamBeginCaptureToGraph_v12030, 657usize; #[doc =
+        " Marker for [`PFN_cuStreamBeginCaptureToGraph_v12030_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz): `cuStreamBeginCaptureToGraph` at exactly version 12030."]
+        cuStreamBeginCaptureToGraph_v12030_ptsz => crate
+        ::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, 658usize; #[doc =
+        " Marker for [`PFN_cuStreamBeginRecaptureToGraph_v13030`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030): `cuStreamBeginRecaptureToGraph` at exactly version 13030."]
+        cuStreamBeginRecaptureToGraph_v13030 => crate
+        ::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030, 659usize; #[doc =
+        " Marker for [`PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz): `cuStreamBeginRecaptureToGraph` at exactly version 13030."]
+        cuStreamBeginRecaptureToGraph_v13030_ptsz => crate
+        ::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz, 660usize; #[doc =
+        " Marker for [`PFN_cuStreamCopyAttributes_v11000`](crate::pfn::PFN_cuStreamCopyAttributes_v11000): `cuStreamCopyAttributes` at exactly version 11000."]
+        cuStreamCopyAttributes_v11000 => crate ::pfn::PFN_cuStreamCopyAttributes_v11000,
         661usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000): `cuTexRefGetMipmappedArray` at exactly version 5000."]
-        cuTexRefGetMipmappedArray_v5000 => PFN_cuTexRefGetMipmappedArray_v5000, 662usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefSetAddress_v2000`](crate::pfn::PFN_cuTexRefSetAddress_v2000): `cuTexRefSetAddress` at exactly version 2000."]
-        cuTexRefSetAddress_v2000 => PFN_cuTexRefSetAddress_v2000, 663usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetAddress_v3020`](crate::pfn::PFN_cuTexRefSetAddress_v3020): `cuTexRefSetAddress` at exactly version 3020."]
-        cuTexRefSetAddress_v3020 => PFN_cuTexRefSetAddress_v3020, 664usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetAddress2D_v2020`](crate::pfn::PFN_cuTexRefSetAddress2D_v2020): `cuTexRefSetAddress2D` at exactly version 2020."]
-        cuTexRefSetAddress2D_v2020 => PFN_cuTexRefSetAddress2D_v2020, 665usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetAddress2D_v3020`](crate::pfn::PFN_cuTexRefSetAddress2D_v3020): `cuTexRefSetAddress2D` at exactly version 3020."]
-        cuTexRefSetAddress2D_v3020 => PFN_cuTexRefSetAddress2D_v3020, 666usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetAddress2D_v4010`](crate::pfn::PFN_cuTexRefSetAddress2D_v4010): `cuTexRefSetAddress2D` at exactly version 4010."]
-        cuTexRefSetAddress2D_v4010 => PFN_cuTexRefSetAddress2D_v4010, 667usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetAddressMode_v2000`](crate::pfn::PFN_cuTexRefSetAddressMode_v2000): `cuTexRefSetAddressMode` at exactly version 2000."]
-        cuTexRefSetAddressMode_v2000 => PFN_cuTexRefSetAddressMode_v2000, 668usize; #[doc
+        " Marker for [`PFN_cuStreamCopyAttributes_v11000_ptsz`](crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz): `cuStreamCopyAttributes` at exactly version 11000."]
+        cuStreamCopyAttributes_v11000_ptsz => crate
+        ::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz, 662usize; #[doc =
+        " Marker for [`PFN_cuStreamCreate_v2000`](crate::pfn::PFN_cuStreamCreate_v2000): `cuStreamCreate` at exactly version 2000."]
+        cuStreamCreate_v2000 => crate ::pfn::PFN_cuStreamCreate_v2000, 663usize; #[doc =
+        " Marker for [`PFN_cuStreamCreateWithPriority_v5050`](crate::pfn::PFN_cuStreamCreateWithPriority_v5050): `cuStreamCreateWithPriority` at exactly version 5050."]
+        cuStreamCreateWithPriority_v5050 => crate
+        ::pfn::PFN_cuStreamCreateWithPriority_v5050, 664usize; #[doc =
+        " Marker for [`PFN_cuStreamDestroy_v2000`](crate::pfn::PFN_cuStreamDestroy_v2000): `cuStreamDestroy` at exactly version 2000."]
+        cuStreamDestroy_v2000 => crate ::pfn::PFN_cuStreamDestroy_v2000, 665usize; #[doc
         =
-        " Marker for [`PFN_cuTexRefSetArray_v2000`](crate::pfn::PFN_cuTexRefSetArray_v2000): `cuTexRefSetArray` at exactly version 2000."]
-        cuTexRefSetArray_v2000 => PFN_cuTexRefSetArray_v2000, 669usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetBorderColor_v8000`](crate::pfn::PFN_cuTexRefSetBorderColor_v8000): `cuTexRefSetBorderColor` at exactly version 8000."]
-        cuTexRefSetBorderColor_v8000 => PFN_cuTexRefSetBorderColor_v8000, 670usize; #[doc
+        " Marker for [`PFN_cuStreamDestroy_v4000`](crate::pfn::PFN_cuStreamDestroy_v4000): `cuStreamDestroy` at exactly version 4000."]
+        cuStreamDestroy_v4000 => crate ::pfn::PFN_cuStreamDestroy_v4000, 666usize; #[doc
         =
-        " Marker for [`PFN_cuTexRefSetFilterMode_v2000`](crate::pfn::PFN_cuTexRefSetFilterMode_v2000): `cuTexRefSetFilterMode` at exactly version 2000."]
-        cuTexRefSetFilterMode_v2000 => PFN_cuTexRefSetFilterMode_v2000, 671usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetFlags_v2000`](crate::pfn::PFN_cuTexRefSetFlags_v2000): `cuTexRefSetFlags` at exactly version 2000."]
-        cuTexRefSetFlags_v2000 => PFN_cuTexRefSetFlags_v2000, 672usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetFormat_v2000`](crate::pfn::PFN_cuTexRefSetFormat_v2000): `cuTexRefSetFormat` at exactly version 2000."]
-        cuTexRefSetFormat_v2000 => PFN_cuTexRefSetFormat_v2000, 673usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000): `cuTexRefSetMaxAnisotropy` at exactly version 5000."]
-        cuTexRefSetMaxAnisotropy_v5000 => PFN_cuTexRefSetMaxAnisotropy_v5000, 674usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefSetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000): `cuTexRefSetMipmapFilterMode` at exactly version 5000."]
-        cuTexRefSetMipmapFilterMode_v5000 => PFN_cuTexRefSetMipmapFilterMode_v5000,
+        " Marker for [`PFN_cuStreamEndCapture_v10000`](crate::pfn::PFN_cuStreamEndCapture_v10000): `cuStreamEndCapture` at exactly version 10000."]
+        cuStreamEndCapture_v10000 => crate ::pfn::PFN_cuStreamEndCapture_v10000,
+        667usize; #[doc =
+        " Marker for [`PFN_cuStreamEndCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz): `cuStreamEndCapture` at exactly version 10000."]
+        cuStreamEndCapture_v10000_ptsz => crate
+        ::pfn::PFN_cuStreamEndCapture_v10000_ptsz, 668usize; #[doc =
+        " Marker for [`PFN_cuStreamEndCaptureToCig_v13010`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010): `cuStreamEndCaptureToCig` at exactly version 13010."]
+        cuStreamEndCaptureToCig_v13010 => crate
+        ::pfn::PFN_cuStreamEndCaptureToCig_v13010, 669usize; #[doc =
+        " Marker for [`PFN_cuStreamEndCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz): `cuStreamEndCaptureToCig` at exactly version 13010."]
+        cuStreamEndCaptureToCig_v13010_ptsz => crate
+        ::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz, 670usize; #[doc =
+        " Marker for [`PFN_cuStreamGetAttribute_v11000`](crate::pfn::PFN_cuStreamGetAttribute_v11000): `cuStreamGetAttribute` at exactly version 11000."]
+        cuStreamGetAttribute_v11000 => crate ::pfn::PFN_cuStreamGetAttribute_v11000,
+        671usize; #[doc =
+        " Marker for [`PFN_cuStreamGetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz): `cuStreamGetAttribute` at exactly version 11000."]
+        cuStreamGetAttribute_v11000_ptsz => crate
+        ::pfn::PFN_cuStreamGetAttribute_v11000_ptsz, 672usize; #[doc =
+        " Marker for [`PFN_cuStreamGetCaptureInfo_v10010`](crate::pfn::PFN_cuStreamGetCaptureInfo_v10010): `cuStreamGetCaptureInfo` at exactly version 10010."]
+        cuStreamGetCaptureInfo_v10010 => crate ::pfn::PFN_cuStreamGetCaptureInfo_v10010,
+        673usize; #[doc =
+        " Marker for [`PFN_cuStreamGetCaptureInfo_v10010_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v10010_ptsz): `cuStreamGetCaptureInfo` at exactly version 10010."]
+        cuStreamGetCaptureInfo_v10010_ptsz => crate
+        ::pfn::PFN_cuStreamGetCaptureInfo_v10010_ptsz, 674usize; #[doc =
+        " Marker for [`PFN_cuStreamGetCaptureInfo_v11030`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030): `cuStreamGetCaptureInfo` at exactly version 11030."]
+        cuStreamGetCaptureInfo_v11030 => crate ::pfn::PFN_cuStreamGetCaptureInfo_v11030,
         675usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000): `cuTexRefSetMipmapLevelBias` at exactly version 5000."]
-        cuTexRefSetMipmapLevelBias_v5000 => PFN_cuTexRefSetMipmapLevelBias_v5000,
-        676usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000): `cuTexRefSetMipmapLevelClamp` at exactly version 5000."]
-        cuTexRefSetMipmapLevelClamp_v5000 => PFN_cuTexRefSetMipmapLevelClamp_v5000,
+        " Marker for [`PFN_cuStreamGetCaptureInfo_v11030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030_ptsz): `cuStreamGetCaptureInfo` at exactly version 11030."]
+        cuStreamGetCaptureInfo_v11030_ptsz => crate
+        ::pfn::PFN_cuStreamGetCaptureInfo_v11030_ptsz, 676usize; #[doc =
+        " Marker for [`PFN_cuStreamGetCaptureInfo_v12030`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030): `cuStreamGetCaptureInfo` at exactly version 12030."]
+        cuStreamGetCaptureInfo_v12030 => crate ::pfn::PFN_cuStreamGetCaptureInfo_v12030,
         677usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000): `cuTexRefSetMipmappedArray` at exactly version 5000."]
-        cuTexRefSetMipmappedArray_v5000 => PFN_cuTexRefSetMipmappedArray_v5000, 678usize;
-        #[doc =
-        " Marker for [`PFN_cuThreadExchangeStreamCaptureMode_v10010`](crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010): `cuThreadExchangeStreamCaptureMode` at exactly version 10010."]
-        cuThreadExchangeStreamCaptureMode_v10010 =>
-        PFN_cuThreadExchangeStreamCaptureMode_v10010, 679usize; #[doc =
-        " Marker for [`PFN_cuUserObjectCreate_v11030`](crate::pfn::PFN_cuUserObjectCreate_v11030): `cuUserObjectCreate` at exactly version 11030."]
-        cuUserObjectCreate_v11030 => PFN_cuUserObjectCreate_v11030, 680usize; #[doc =
-        " Marker for [`PFN_cuUserObjectRelease_v11030`](crate::pfn::PFN_cuUserObjectRelease_v11030): `cuUserObjectRelease` at exactly version 11030."]
-        cuUserObjectRelease_v11030 => PFN_cuUserObjectRelease_v11030, 681usize; #[doc =
-        " Marker for [`PFN_cuUserObjectRetain_v11030`](crate::pfn::PFN_cuUserObjectRetain_v11030): `cuUserObjectRetain` at exactly version 11030."]
-        cuUserObjectRetain_v11030 => PFN_cuUserObjectRetain_v11030, 682usize; #[doc =
-        " Marker for [`PFN_cuWaitExternalSemaphoresAsync_v10000`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000): `cuWaitExternalSemaphoresAsync` at exactly version 10000."]
-        cuWaitExternalSemaphoresAsync_v10000 => PFN_cuWaitExternalSemaphoresAsync_v10000,
+        " Marker for [`PFN_cuStreamGetCaptureInfo_v12030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz): `cuStreamGetCaptureInfo` at exactly version 12030."]
+        cuStreamGetCaptureInfo_v12030_ptsz => crate
+        ::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz, 678usize; #[doc =
+        " Marker for [`PFN_cuStreamGetCtx_v9020`](crate::pfn::PFN_cuStreamGetCtx_v9020): `cuStreamGetCtx` at exactly version 9020."]
+        cuStreamGetCtx_v9020 => crate ::pfn::PFN_cuStreamGetCtx_v9020, 679usize; #[doc =
+        " Marker for [`PFN_cuStreamGetCtx_v9020_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v9020_ptsz): `cuStreamGetCtx` at exactly version 9020."]
+        cuStreamGetCtx_v9020_ptsz => crate ::pfn::PFN_cuStreamGetCtx_v9020_ptsz,
+        680usize; #[doc =
+        " Marker for [`PFN_cuStreamGetCtx_v12050`](crate::pfn::PFN_cuStreamGetCtx_v12050): `cuStreamGetCtx` at exactly version 12050."]
+        cuStreamGetCtx_v12050 => crate ::pfn::PFN_cuStreamGetCtx_v12050, 681usize; #[doc
+        =
+        " Marker for [`PFN_cuStreamGetCtx_v12050_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz): `cuStreamGetCtx` at exactly version 12050."]
+        cuStreamGetCtx_v12050_ptsz => crate ::pfn::PFN_cuStreamGetCtx_v12050_ptsz,
+        682usize; #[doc =
+        " Marker for [`PFN_cuStreamGetDevResource_v13010`](crate::pfn::PFN_cuStreamGetDevResource_v13010): `cuStreamGetDevResource` at exactly version 13010."]
+        cuStreamGetDevResource_v13010 => crate ::pfn::PFN_cuStreamGetDevResource_v13010,
         683usize; #[doc =
+        " Marker for [`PFN_cuStreamGetDevResource_v13010_ptsz`](crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz): `cuStreamGetDevResource` at exactly version 13010."]
+        cuStreamGetDevResource_v13010_ptsz => crate
+        ::pfn::PFN_cuStreamGetDevResource_v13010_ptsz, 684usize; #[doc =
+        " Marker for [`PFN_cuStreamGetDevice_v12080`](crate::pfn::PFN_cuStreamGetDevice_v12080): `cuStreamGetDevice` at exactly version 12080."]
+        cuStreamGetDevice_v12080 => crate ::pfn::PFN_cuStreamGetDevice_v12080, 685usize;
+        #[doc =
+        " Marker for [`PFN_cuStreamGetDevice_v12080_ptsz`](crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz): `cuStreamGetDevice` at exactly version 12080."]
+        cuStreamGetDevice_v12080_ptsz => crate ::pfn::PFN_cuStreamGetDevice_v12080_ptsz,
+        686usize; #[doc =
+        " Marker for [`PFN_cuStreamGetFlags_v5050`](crate::pfn::PFN_cuStreamGetFlags_v5050): `cuStreamGetFlags` at exactly version 5050."]
+        cuStreamGetFlags_v5050 => crate ::pfn::PFN_cuStreamGetFlags_v5050, 687usize;
+        #[doc =
+        " Marker for [`PFN_cuStreamGetFlags_v7000_ptsz`](crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz): `cuStreamGetFlags` at exactly version 7000."]
+        cuStreamGetFlags_v7000_ptsz => crate ::pfn::PFN_cuStreamGetFlags_v7000_ptsz,
+        688usize; #[doc =
+        " Marker for [`PFN_cuStreamGetGreenCtx_v12040`](crate::pfn::PFN_cuStreamGetGreenCtx_v12040): `cuStreamGetGreenCtx` at exactly version 12040."]
+        cuStreamGetGreenCtx_v12040 => crate ::pfn::PFN_cuStreamGetGreenCtx_v12040,
+        689usize; #[doc =
+        " Marker for [`PFN_cuStreamGetId_v12000`](crate::pfn::PFN_cuStreamGetId_v12000): `cuStreamGetId` at exactly version 12000."]
+        cuStreamGetId_v12000 => crate ::pfn::PFN_cuStreamGetId_v12000, 690usize; #[doc =
+        " Marker for [`PFN_cuStreamGetId_v12000_ptsz`](crate::pfn::PFN_cuStreamGetId_v12000_ptsz): `cuStreamGetId` at exactly version 12000."]
+        cuStreamGetId_v12000_ptsz => crate ::pfn::PFN_cuStreamGetId_v12000_ptsz,
+        691usize; #[doc =
+        " Marker for [`PFN_cuStreamGetPriority_v5050`](crate::pfn::PFN_cuStreamGetPriority_v5050): `cuStreamGetPriority` at exactly version 5050."]
+        cuStreamGetPriority_v5050 => crate ::pfn::PFN_cuStreamGetPriority_v5050,
+        692usize; #[doc =
+        " Marker for [`PFN_cuStreamGetPriority_v7000_ptsz`](crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz): `cuStreamGetPriority` at exactly version 7000."]
+        cuStreamGetPriority_v7000_ptsz => crate
+        ::pfn::PFN_cuStreamGetPriority_v7000_ptsz, 693usize; #[doc =
+        " Marker for [`PFN_cuStreamIsCapturing_v10000`](crate::pfn::PFN_cuStreamIsCapturing_v10000): `cuStreamIsCapturing` at exactly version 10000."]
+        cuStreamIsCapturing_v10000 => crate ::pfn::PFN_cuStreamIsCapturing_v10000,
+        694usize; #[doc =
+        " Marker for [`PFN_cuStreamIsCapturing_v10000_ptsz`](crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz): `cuStreamIsCapturing` at exactly version 10000."]
+        cuStreamIsCapturing_v10000_ptsz => crate
+        ::pfn::PFN_cuStreamIsCapturing_v10000_ptsz, 695usize; #[doc =
+        " Marker for [`PFN_cuStreamQuery_v2000`](crate::pfn::PFN_cuStreamQuery_v2000): `cuStreamQuery` at exactly version 2000."]
+        cuStreamQuery_v2000 => crate ::pfn::PFN_cuStreamQuery_v2000, 696usize; #[doc =
+        " Marker for [`PFN_cuStreamQuery_v7000_ptsz`](crate::pfn::PFN_cuStreamQuery_v7000_ptsz): `cuStreamQuery` at exactly version 7000."]
+        cuStreamQuery_v7000_ptsz => crate ::pfn::PFN_cuStreamQuery_v7000_ptsz, 697usize;
+        #[doc =
+        " Marker for [`PFN_cuStreamSetAttribute_v11000`](crate::pfn::PFN_cuStreamSetAttribute_v11000): `cuStreamSetAttribute` at exactly version 11000."]
+        cuStreamSetAttribute_v11000 => crate ::pfn::PFN_cuStreamSetAttribute_v11000,
+        698usize; #[doc =
+        " Marker for [`PFN_cuStreamSetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz): `cuStreamSetAttribute` at exactly version 11000."]
+        cuStreamSetAttribute_v11000_ptsz => crate
+        ::pfn::PFN_cuStreamSetAttribute_v11000_ptsz, 699usize; #[doc =
+        " Marker for [`PFN_cuStreamSynchronize_v2000`](crate::pfn::PFN_cuStreamSynchronize_v2000): `cuStreamSynchronize` at exactly version 2000."]
+        cuStreamSynchronize_v2000 => crate ::pfn::PFN_cuStreamSynchronize_v2000,
+        700usize; #[doc =
+        " Marker for [`PFN_cuStreamSynchronize_v7000_ptsz`](crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz): `cuStreamSynchronize` at exactly version 7000."]
+        cuStreamSynchronize_v7000_ptsz => crate
+        ::pfn::PFN_cuStreamSynchronize_v7000_ptsz, 701usize; #[doc =
+        " Marker for [`PFN_cuStreamUpdateCaptureDependencies_v11030`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030): `cuStreamUpdateCaptureDependencies` at exactly version 11030."]
+        cuStreamUpdateCaptureDependencies_v11030 => crate
+        ::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030, 702usize; #[doc =
+        " Marker for [`PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz): `cuStreamUpdateCaptureDependencies` at exactly version 11030."]
+        cuStreamUpdateCaptureDependencies_v11030_ptsz => crate
+        ::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz, 703usize; #[doc =
+        " Marker for [`PFN_cuStreamUpdateCaptureDependencies_v12030`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030): `cuStreamUpdateCaptureDependencies` at exactly version 12030."]
+        cuStreamUpdateCaptureDependencies_v12030 => crate
+        ::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030, 704usize; #[doc =
+        " Marker for [`PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz): `cuStreamUpdateCaptureDependencies` at exactly version 12030."]
+        cuStreamUpdateCaptureDependencies_v12030_ptsz => crate
+        ::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz, 705usize; #[doc =
+        " Marker for [`PFN_cuStreamWaitEvent_v3020`](crate::pfn::PFN_cuStreamWaitEvent_v3020): `cuStreamWaitEvent` at exactly version 3020."]
+        cuStreamWaitEvent_v3020 => crate ::pfn::PFN_cuStreamWaitEvent_v3020, 706usize;
+        #[doc =
+        " Marker for [`PFN_cuStreamWaitEvent_v7000_ptsz`](crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz): `cuStreamWaitEvent` at exactly version 7000."]
+        cuStreamWaitEvent_v7000_ptsz => crate ::pfn::PFN_cuStreamWaitEvent_v7000_ptsz,
+        707usize; #[doc =
+        " Marker for [`PFN_cuStreamWaitValue32_v8000`](crate::pfn::PFN_cuStreamWaitValue32_v8000): `cuStreamWaitValue32` at exactly version 8000."]
+        cuStreamWaitValue32_v8000 => crate ::pfn::PFN_cuStreamWaitValue32_v8000,
+        708usize; #[doc =
+        " Marker for [`PFN_cuStreamWaitValue32_v8000_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v8000_ptsz): `cuStreamWaitValue32` at exactly version 8000."]
+        cuStreamWaitValue32_v8000_ptsz => crate
+        ::pfn::PFN_cuStreamWaitValue32_v8000_ptsz, 709usize; #[doc =
+        " Marker for [`PFN_cuStreamWaitValue32_v11070`](crate::pfn::PFN_cuStreamWaitValue32_v11070): `cuStreamWaitValue32` at exactly version 11070."]
+        cuStreamWaitValue32_v11070 => crate ::pfn::PFN_cuStreamWaitValue32_v11070,
+        710usize; #[doc =
+        " Marker for [`PFN_cuStreamWaitValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz): `cuStreamWaitValue32` at exactly version 11070."]
+        cuStreamWaitValue32_v11070_ptsz => crate
+        ::pfn::PFN_cuStreamWaitValue32_v11070_ptsz, 711usize; #[doc =
+        " Marker for [`PFN_cuStreamWaitValue64_v9000`](crate::pfn::PFN_cuStreamWaitValue64_v9000): `cuStreamWaitValue64` at exactly version 9000."]
+        cuStreamWaitValue64_v9000 => crate ::pfn::PFN_cuStreamWaitValue64_v9000,
+        712usize; #[doc =
+        " Marker for [`PFN_cuStreamWaitValue64_v9000_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v9000_ptsz): `cuStreamWaitValue64` at exactly version 9000."]
+        cuStreamWaitValue64_v9000_ptsz => crate
+        ::pfn::PFN_cuStreamWaitValue64_v9000_ptsz, 713usize; #[doc =
+        " Marker for [`PFN_cuStreamWaitValue64_v11070`](crate::pfn::PFN_cuStreamWaitValue64_v11070): `cuStreamWaitValue64` at exactly version 11070."]
+        cuStreamWaitValue64_v11070 => crate ::pfn::PFN_cuStreamWaitValue64_v11070,
+        714usize; #[doc =
+        " Marker for [`PFN_cuStreamWaitValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz): `cuStreamWaitValue64` at exactly version 11070."]
+        cuStreamWaitValue64_v11070_ptsz => crate
+        ::pfn::PFN_cuStreamWaitValue64_v11070_ptsz, 715usize; #[doc =
+        " Marker for [`PFN_cuStreamWriteValue32_v8000`](crate::pfn::PFN_cuStreamWriteValue32_v8000): `cuStreamWriteValue32` at exactly version 8000."]
+        cuStreamWriteValue32_v8000 => crate ::pfn::PFN_cuStreamWriteValue32_v8000,
+        716usize; #[doc =
+        " Marker for [`PFN_cuStreamWriteValue32_v8000_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v8000_ptsz): `cuStreamWriteValue32` at exactly version 8000."]
+        cuStreamWriteValue32_v8000_ptsz => crate
+        ::pfn::PFN_cuStreamWriteValue32_v8000_ptsz, 717usize; #[doc =
+        " Marker for [`PFN_cuStreamWriteValue32_v11070`](crate::pfn::PFN_cuStreamWriteValue32_v11070): `cuStreamWriteValue32` at exactly version 11070."]
+        cuStreamWriteValue32_v11070 => crate ::pfn::PFN_cuStreamWriteValue32_v11070,
+        718usize; #[doc =
+        " Marker for [`PFN_cuStreamWriteValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz): `cuStreamWriteValue32` at exactly version 11070."]
+        cuStreamWriteValue32_v11070_ptsz => crate
+        ::pfn::PFN_cuStreamWriteValue32_v11070_ptsz, 719usize; #[doc =
+        " Marker for [`PFN_cuStreamWriteValue64_v9000`](crate::pfn::PFN_cuStreamWriteValue64_v9000): `cuStreamWriteValue64` at exactly version 9000."]
+        cuStreamWriteValue64_v9000 => crate ::pfn::PFN_cuStreamWriteValue64_v9000,
+        720usize; #[doc =
+        " Marker for [`PFN_cuStreamWriteValue64_v9000_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v9000_ptsz): `cuStreamWriteValue64` at exactly version 9000."]
+        cuStreamWriteValue64_v9000_ptsz => crate
+        ::pfn::PFN_cuStreamWriteValue64_v9000_ptsz, 721usize; #[doc =
+        " Marker for [`PFN_cuStreamWriteValue64_v11070`](crate::pfn::PFN_cuStreamWriteValue64_v11070): `cuStreamWriteValue64` at exactly version 11070."]
+        cuStreamWriteValue64_v11070 => crate ::pfn::PFN_cuStreamWriteValue64_v11070,
+        722usize; #[doc =
+        " Marker for [`PFN_cuStreamWriteValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz): `cuStreamWriteValue64` at exactly version 11070."]
+        cuStreamWriteValue64_v11070_ptsz => crate
+        ::pfn::PFN_cuStreamWriteValue64_v11070_ptsz, 723usize; #[doc =
+        " Marker for [`PFN_cuSurfObjectCreate_v5000`](crate::pfn::PFN_cuSurfObjectCreate_v5000): `cuSurfObjectCreate` at exactly version 5000."]
+        cuSurfObjectCreate_v5000 => crate ::pfn::PFN_cuSurfObjectCreate_v5000, 724usize;
+        #[doc =
+        " Marker for [`PFN_cuSurfObjectDestroy_v5000`](crate::pfn::PFN_cuSurfObjectDestroy_v5000): `cuSurfObjectDestroy` at exactly version 5000."]
+        cuSurfObjectDestroy_v5000 => crate ::pfn::PFN_cuSurfObjectDestroy_v5000,
+        725usize; #[doc =
+        " Marker for [`PFN_cuSurfObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000): `cuSurfObjectGetResourceDesc` at exactly version 5000."]
+        cuSurfObjectGetResourceDesc_v5000 => crate
+        ::pfn::PFN_cuSurfObjectGetResourceDesc_v5000, 726usize; #[doc =
+        " Marker for [`PFN_cuSurfRefGetArray_v3000`](crate::pfn::PFN_cuSurfRefGetArray_v3000): `cuSurfRefGetArray` at exactly version 3000."]
+        cuSurfRefGetArray_v3000 => crate ::pfn::PFN_cuSurfRefGetArray_v3000, 727usize;
+        #[doc =
+        " Marker for [`PFN_cuSurfRefSetArray_v3000`](crate::pfn::PFN_cuSurfRefSetArray_v3000): `cuSurfRefSetArray` at exactly version 3000."]
+        cuSurfRefSetArray_v3000 => crate ::pfn::PFN_cuSurfRefSetArray_v3000, 728usize;
+        #[doc =
+        " Marker for [`PFN_cuTensorMapEncodeIm2col_v12000`](crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000): `cuTensorMapEncodeIm2col` at exactly version 12000."]
+        cuTensorMapEncodeIm2col_v12000 => crate
+        ::pfn::PFN_cuTensorMapEncodeIm2col_v12000, 729usize; #[doc =
+        " Marker for [`PFN_cuTensorMapEncodeIm2colWide_v12080`](crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080): `cuTensorMapEncodeIm2colWide` at exactly version 12080."]
+        cuTensorMapEncodeIm2colWide_v12080 => crate
+        ::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080, 730usize; #[doc =
+        " Marker for [`PFN_cuTensorMapEncodeTiled_v12000`](crate::pfn::PFN_cuTensorMapEncodeTiled_v12000): `cuTensorMapEncodeTiled` at exactly version 12000."]
+        cuTensorMapEncodeTiled_v12000 => crate ::pfn::PFN_cuTensorMapEncodeTiled_v12000,
+        731usize; #[doc =
+        " Marker for [`PFN_cuTensorMapReplaceAddress_v12000`](crate::pfn::PFN_cuTensorMapReplaceAddress_v12000): `cuTensorMapReplaceAddress` at exactly version 12000."]
+        cuTensorMapReplaceAddress_v12000 => crate
+        ::pfn::PFN_cuTensorMapReplaceAddress_v12000, 732usize; #[doc =
+        " Marker for [`PFN_cuTensorMapSetAllocationClass_v13050`](crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050): `cuTensorMapSetAllocationClass` at exactly version 13050."]
+        cuTensorMapSetAllocationClass_v13050 => crate
+        ::pfn::PFN_cuTensorMapSetAllocationClass_v13050, 733usize; #[doc =
+        " Marker for [`PFN_cuTexObjectCreate_v5000`](crate::pfn::PFN_cuTexObjectCreate_v5000): `cuTexObjectCreate` at exactly version 5000."]
+        cuTexObjectCreate_v5000 => crate ::pfn::PFN_cuTexObjectCreate_v5000, 734usize;
+        #[doc =
+        " Marker for [`PFN_cuTexObjectDestroy_v5000`](crate::pfn::PFN_cuTexObjectDestroy_v5000): `cuTexObjectDestroy` at exactly version 5000."]
+        cuTexObjectDestroy_v5000 => crate ::pfn::PFN_cuTexObjectDestroy_v5000, 735usize;
+        #[doc =
+        " Marker for [`PFN_cuTexObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000): `cuTexObjectGetResourceDesc` at exactly version 5000."]
+        cuTexObjectGetResourceDesc_v5000 => crate
+        ::pfn::PFN_cuTexObjectGetResourceDesc_v5000, 736usize; #[doc =
+        " Marker for [`PFN_cuTexObjectGetResourceViewDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000): `cuTexObjectGetResourceViewDesc` at exactly version 5000."]
+        cuTexObjectGetResourceViewDesc_v5000 => crate
+        ::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000, 737usize; #[doc =
+        " Marker for [`PFN_cuTexObjectGetTextureDesc_v5000`](crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000): `cuTexObjectGetTextureDesc` at exactly version 5000."]
+        cuTexObjectGetTextureDesc_v5000 => crate
+        ::pfn::PFN_cuTexObjectGetTextureDesc_v5000, 738usize; #[doc =
+        " Marker for [`PFN_cuTexRefCreate_v2000`](crate::pfn::PFN_cuTexRefCreate_v2000): `cuTexRefCreate` at exactly version 2000."]
+        cuTexRefCreate_v2000 => crate ::pfn::PFN_cuTexRefCreate_v2000, 739usize; #[doc =
+        " Marker for [`PFN_cuTexRefDestroy_v2000`](crate::pfn::PFN_cuTexRefDestroy_v2000): `cuTexRefDestroy` at exactly version 2000."]
+        cuTexRefDestroy_v2000 => crate ::pfn::PFN_cuTexRefDestroy_v2000, 740usize; #[doc
+        =
+        " Marker for [`PFN_cuTexRefGetAddress_v2000`](crate::pfn::PFN_cuTexRefGetAddress_v2000): `cuTexRefGetAddress` at exactly version 2000."]
+        cuTexRefGetAddress_v2000 => crate ::pfn::PFN_cuTexRefGetAddress_v2000, 741usize;
+        #[doc =
+        " Marker for [`PFN_cuTexRefGetAddress_v3020`](crate::pfn::PFN_cuTexRefGetAddress_v3020): `cuTexRefGetAddress` at exactly version 3020."]
+        cuTexRefGetAddress_v3020 => crate ::pfn::PFN_cuTexRefGetAddress_v3020, 742usize;
+        #[doc =
+        " Marker for [`PFN_cuTexRefGetAddressMode_v2000`](crate::pfn::PFN_cuTexRefGetAddressMode_v2000): `cuTexRefGetAddressMode` at exactly version 2000."]
+        cuTexRefGetAddressMode_v2000 => crate ::pfn::PFN_cuTexRefGetAddressMode_v2000,
+        743usize; #[doc =
+        " Marker for [`PFN_cuTexRefGetArray_v2000`](crate::pfn::PFN_cuTexRefGetArray_v2000): `cuTexRefGetArray` at exactly version 2000."]
+        cuTexRefGetArray_v2000 => crate ::pfn::PFN_cuTexRefGetArray_v2000, 744usize;
+        #[doc =
+        " Marker for [`PFN_cuTexRefGetBorderColor_v8000`](crate::pfn::PFN_cuTexRefGetBorderColor_v8000): `cuTexRefGetBorderColor` at exactly version 8000."]
+        cuTexRefGetBorderColor_v8000 => crate ::pfn::PFN_cuTexRefGetBorderColor_v8000,
+        745usize; #[doc =
+        " Marker for [`PFN_cuTexRefGetFilterMode_v2000`](crate::pfn::PFN_cuTexRefGetFilterMode_v2000): `cuTexRefGetFilterMode` at exactly version 2000."]
+        cuTexRefGetFilterMode_v2000 => crate ::pfn::PFN_cuTexRefGetFilterMode_v2000,
+        746usize; #[doc =
+        " Marker for [`PFN_cuTexRefGetFlags_v2000`](crate::pfn::PFN_cuTexRefGetFlags_v2000): `cuTexRefGetFlags` at exactly version 2000."]
+        cuTexRefGetFlags_v2000 => crate ::pfn::PFN_cuTexRefGetFlags_v2000, 747usize;
+        #[doc =
+        " Marker for [`PFN_cuTexRefGetFormat_v2000`](crate::pfn::PFN_cuTexRefGetFormat_v2000): `cuTexRefGetFormat` at exactly version 2000."]
+        cuTexRefGetFormat_v2000 => crate ::pfn::PFN_cuTexRefGetFormat_v2000, 748usize;
+        #[doc =
+        " Marker for [`PFN_cuTexRefGetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000): `cuTexRefGetMaxAnisotropy` at exactly version 5000."]
+        cuTexRefGetMaxAnisotropy_v5000 => crate
+        ::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000, 749usize; #[doc =
+        " Marker for [`PFN_cuTexRefGetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000): `cuTexRefGetMipmapFilterMode` at exactly version 5000."]
+        cuTexRefGetMipmapFilterMode_v5000 => crate
+        ::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000, 750usize; #[doc =
+        " Marker for [`PFN_cuTexRefGetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000): `cuTexRefGetMipmapLevelBias` at exactly version 5000."]
+        cuTexRefGetMipmapLevelBias_v5000 => crate
+        ::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000, 751usize; #[doc =
+        " Marker for [`PFN_cuTexRefGetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000): `cuTexRefGetMipmapLevelClamp` at exactly version 5000."]
+        cuTexRefGetMipmapLevelClamp_v5000 => crate
+        ::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000, 752usize; #[doc =
+        " Marker for [`PFN_cuTexRefGetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000): `cuTexRefGetMipmappedArray` at exactly version 5000."]
+        cuTexRefGetMipmappedArray_v5000 => crate
+        ::pfn::PFN_cuTexRefGetMipmappedArray_v5000, 753usize; #[doc =
+        " Marker for [`PFN_cuTexRefSetAddress_v2000`](crate::pfn::PFN_cuTexRefSetAddress_v2000): `cuTexRefSetAddress` at exactly version 2000."]
+        cuTexRefSetAddress_v2000 => crate ::pfn::PFN_cuTexRefSetAddress_v2000, 754usize;
+        #[doc =
+        " Marker for [`PFN_cuTexRefSetAddress_v3020`](crate::pfn::PFN_cuTexRefSetAddress_v3020): `cuTexRefSetAddress` at exactly version 3020."]
+        cuTexRefSetAddress_v3020 => crate ::pfn::PFN_cuTexRefSetAddress_v3020, 755usize;
+        #[doc =
+        " Marker for [`PFN_cuTexRefSetAddress2D_v2020`](crate::pfn::PFN_cuTexRefSetAddress2D_v2020): `cuTexRefSetAddress2D` at exactly version 2020."]
+        cuTexRefSetAddress2D_v2020 => crate ::pfn::PFN_cuTexRefSetAddress2D_v2020,
+        756usize; #[doc =
+        " Marker for [`PFN_cuTexRefSetAddress2D_v3020`](crate::pfn::PFN_cuTexRefSetAddress2D_v3020): `cuTexRefSetAddress2D` at exactly version 3020."]
+        cuTexRefSetAddress2D_v3020 => crate ::pfn::PFN_cuTexRefSetAddress2D_v3020,
+        757usize; #[doc =
+        " Marker for [`PFN_cuTexRefSetAddress2D_v4010`](crate::pfn::PFN_cuTexRefSetAddress2D_v4010): `cuTexRefSetAddress2D` at exactly version 4010."]
+        cuTexRefSetAddress2D_v4010 => crate ::pfn::PFN_cuTexRefSetAddress2D_v4010,
+        758usize; #[doc =
+        " Marker for [`PFN_cuTexRefSetAddressMode_v2000`](crate::pfn::PFN_cuTexRefSetAddressMode_v2000): `cuTexRefSetAddressMode` at exactly version 2000."]
+        cuTexRefSetAddressMode_v2000 => crate ::pfn::PFN_cuTexRefSetAddressMode_v2000,
+        759usize; #[doc =
+        " Marker for [`PFN_cuTexRefSetArray_v2000`](crate::pfn::PFN_cuTexRefSetArray_v2000): `cuTexRefSetArray` at exactly version 2000."]
+        cuTexRefSetArray_v2000 => crate ::pfn::PFN_cuTexRefSetArray_v2000, 760usize;
+        #[doc =
+        " Marker for [`PFN_cuTexRefSetBorderColor_v8000`](crate::pfn::PFN_cuTexRefSetBorderColor_v8000): `cuTexRefSetBorderColor` at exactly version 8000."]
+        cuTexRefSetBorderColor_v8000 => crate ::pfn::PFN_cuTexRefSetBorderColor_v8000,
+        761usize; #[doc =
+        " Marker for [`PFN_cuTexRefSetFilterMode_v2000`](crate::pfn::PFN_cuTexRefSetFilterMode_v2000): `cuTexRefSetFilterMode` at exactly version 2000."]
+        cuTexRefSetFilterMode_v2000 => crate ::pfn::PFN_cuTexRefSetFilterMode_v2000,
+        762usize; #[doc =
+        " Marker for [`PFN_cuTexRefSetFlags_v2000`](crate::pfn::PFN_cuTexRefSetFlags_v2000): `cuTexRefSetFlags` at exactly version 2000."]
+        cuTexRefSetFlags_v2000 => crate ::pfn::PFN_cuTexRefSetFlags_v2000, 763usize;
+        #[doc =
+        " Marker for [`PFN_cuTexRefSetFormat_v2000`](crate::pfn::PFN_cuTexRefSetFormat_v2000): `cuTexRefSetFormat` at exactly version 2000."]
+        cuTexRefSetFormat_v2000 => crate ::pfn::PFN_cuTexRefSetFormat_v2000, 764usize;
+        #[doc =
+        " Marker for [`PFN_cuTexRefSetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000): `cuTexRefSetMaxAnisotropy` at exactly version 5000."]
+        cuTexRefSetMaxAnisotropy_v5000 => crate
+        ::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000, 765usize; #[doc =
+        " Marker for [`PFN_cuTexRefSetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000): `cuTexRefSetMipmapFilterMode` at exactly version 5000."]
+        cuTexRefSetMipmapFilterMode_v5000 => crate
+        ::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000, 766usize; #[doc =
+        " Marker for [`PFN_cuTexRefSetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000): `cuTexRefSetMipmapLevelBias` at exactly version 5000."]
+        cuTexRefSetMipmapLevelBias_v5000 => crate
+        ::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000, 767usize; #[doc =
+        " Marker for [`PFN_cuTexRefSetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000): `cuTexRefSetMipmapLevelClamp` at exactly version 5000."]
+        cuTexRefSetMipmapLevelClamp_v5000 => crate
+        ::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000, 768usize; #[doc =
+        " Marker for [`PFN_cuTexRefSetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000): `cuTexRefSetMipmappedArray` at exactly version 5000."]
+        cuTexRefSetMipmappedArray_v5000 => crate
+        ::pfn::PFN_cuTexRefSetMipmappedArray_v5000, 769usize; #[doc =
+        " Marker for [`PFN_cuThreadExchangeStreamCaptureMode_v10010`](crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010): `cuThreadExchangeStreamCaptureMode` at exactly version 10010."]
+        cuThreadExchangeStreamCaptureMode_v10010 => crate
+        ::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010, 770usize; #[doc =
+        " Marker for [`PFN_cuUserObjectCreate_v11030`](crate::pfn::PFN_cuUserObjectCreate_v11030): `cuUserObjectCreate` at exactly version 11030."]
+        cuUserObjectCreate_v11030 => crate ::pfn::PFN_cuUserObjectCreate_v11030,
+        771usize; #[doc =
+        " Marker for [`PFN_cuUserObjectRelease_v11030`](crate::pfn::PFN_cuUserObjectRelease_v11030): `cuUserObjectRelease` at exactly version 11030."]
+        cuUserObjectRelease_v11030 => crate ::pfn::PFN_cuUserObjectRelease_v11030,
+        772usize; #[doc =
+        " Marker for [`PFN_cuUserObjectRetain_v11030`](crate::pfn::PFN_cuUserObjectRetain_v11030): `cuUserObjectRetain` at exactly version 11030."]
+        cuUserObjectRetain_v11030 => crate ::pfn::PFN_cuUserObjectRetain_v11030,
+        773usize; #[doc =
+        " Marker for [`PFN_cuVDPAUCtxCreate_v3010`](crate::vdpau::PFN_cuVDPAUCtxCreate_v3010): `cuVDPAUCtxCreate` at exactly version 3010."]
+        #[cfg(feature = "vdpau")] cuVDPAUCtxCreate_v3010 => crate
+        ::vdpau::PFN_cuVDPAUCtxCreate_v3010, 774usize; #[doc =
+        " Marker for [`PFN_cuVDPAUCtxCreate_v3020`](crate::vdpau::PFN_cuVDPAUCtxCreate_v3020): `cuVDPAUCtxCreate` at exactly version 3020."]
+        #[cfg(feature = "vdpau")] cuVDPAUCtxCreate_v3020 => crate
+        ::vdpau::PFN_cuVDPAUCtxCreate_v3020, 775usize; #[doc =
+        " Marker for [`PFN_cuVDPAUGetDevice_v3010`](crate::vdpau::PFN_cuVDPAUGetDevice_v3010): `cuVDPAUGetDevice` at exactly version 3010."]
+        #[cfg(feature = "vdpau")] cuVDPAUGetDevice_v3010 => crate
+        ::vdpau::PFN_cuVDPAUGetDevice_v3010, 776usize; #[doc =
+        " Marker for [`PFN_cuWGLGetDevice_v2020`](crate::wgl::PFN_cuWGLGetDevice_v2020): `cuWGLGetDevice` at exactly version 2020."]
+        #[cfg(feature = "wgl")] cuWGLGetDevice_v2020 => crate
+        ::wgl::PFN_cuWGLGetDevice_v2020, 777usize; #[doc =
+        " Marker for [`PFN_cuWaitExternalSemaphoresAsync_v10000`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000): `cuWaitExternalSemaphoresAsync` at exactly version 10000."]
+        cuWaitExternalSemaphoresAsync_v10000 => crate
+        ::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000, 778usize; #[doc =
         " Marker for [`PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz): `cuWaitExternalSemaphoresAsync` at exactly version 10000."]
-        cuWaitExternalSemaphoresAsync_v10000_ptsz =>
-        PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz, 684usize;
+        cuWaitExternalSemaphoresAsync_v10000_ptsz => crate
+        ::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz, 779usize;
     }
 }

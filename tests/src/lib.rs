@@ -25,10 +25,29 @@ pub fn cache_dir() -> PathBuf {
 /// A manifest with the real [fetch], [[header]] and [libclang] sections and only the given
 /// pinned toolkits (an empty list: none). Returned as the folder that holds it.
 pub fn manifest_with_toolkits(versions: &[&str]) -> tempfile::TempDir {
+    manifest_with(None, versions)
+}
+
+/// The same with only the named [[header]] rows (`None`: all of them).
+pub fn manifest_with(rows: Option<&[&str]>, versions: &[&str]) -> tempfile::TempDir {
     let text = std::fs::read_to_string(real_manifest()).expect("read the real manifest");
     // Split at the [[toolkit]] blocks: keep the head, the blocks asked for, and [libclang].
     let (head, rest) = text.split_once("\n[[toolkit]]\n").expect("the real manifest pins toolkits");
     let (blocks, tail) = rest.split_once("\n[libclang]\n").expect("the real manifest has [libclang]");
+    let head = match rows {
+        None => head.to_owned(),
+        Some(rows) => {
+            let mut parts = head.split("\n[[header]]\n");
+            let mut h = parts.next().unwrap_or_default().to_owned();
+            for part in parts {
+                if rows.iter().any(|r| part.contains(&format!("name = \"{r}\"\n"))) {
+                    h.push_str("\n[[header]]\n");
+                    h.push_str(part);
+                }
+            }
+            h
+        }
+    };
     let mut out = format!("{head}\n");
     for block in blocks.split("\n[[toolkit]]\n") {
         if versions.iter().any(|v| block.trim_start().starts_with(&format!("version = \"{v}\""))) {

@@ -53,7 +53,7 @@ fn toolkit_with_typedefs(typedefs: &str) -> tempfile::TempDir {
 }
 
 fn local_only(toolkit: &Path) -> String {
-    let m = manifest_with_toolkits(&[]);
+    let m = manifest_with(Some(&["cuda"]), &[]);
     fails_with(m.path(), vec![toolkit.to_owned()], false, &cache_dir())
 }
 
@@ -229,4 +229,24 @@ fn unsafe_archive_paths_are_refused() {
         assert!(!dest.exists(), "{bad}: a refused archive left files behind");
         assert!(!scratch.path().join("evil.h").exists() && !Path::new("/etc/evil.h").exists());
     }
+}
+
+#[test]
+fn missing_system_header_names_the_package() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{HEAD}[[header]]\nname = \"gl\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nfeature = \"gl\"\nsystem = [{{ header = \"GL/no-such-gl.h\", package = \"libno-such-gl-dev\" }}]\n"
+    );
+    std::fs::write(dir.path().join("headers-manifest.toml"), text).unwrap();
+    let tk = repo_root().join("tests/fixtures/linux-headers/cuda-12.9");
+    let err = fails_with(dir.path(), vec![tk], false, &cache_dir());
+    assert!(err.contains("GL/no-such-gl.h not found") && err.contains("apt-get install libno-such-gl-dev") && err.contains("cudaGL.h"), "{err}");
+}
+
+#[test]
+fn unknown_standin_is_a_manifest_error() {
+    let err = manifest_error(&format!(
+        "{HEAD}[[header]]\nname = \"d3d12\"\napi = \"cudaD3D12.h\"\ntypedefs = \"cudaD3D12Typedefs.h\"\ntarget = \"windows\"\nstandins = [\"d3d12.h\"]\n"
+    ));
+    assert!(err.contains("no windows stand-in header `d3d12.h`"), "{err}");
 }

@@ -20,7 +20,7 @@ fn text(b: &[u8]) -> String {
 #[test]
 fn check_names_every_stale_file_and_the_fix() {
     let case = repo_root().join("tests/fixtures/cudaapi-in-param");
-    let manifest = manifest_with_toolkits(&[]);
+    let manifest = manifest_with(Some(&["cuda"]), &[]);
     let out = tempfile::tempdir().unwrap();
     for (rel, body) in read_tree(&case.join("expected")) {
         let p = out.path().join(&rel);

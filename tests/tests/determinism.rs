@@ -13,7 +13,7 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 fn generate_at(case_copy: &Path, order: &[&str]) -> std::collections::BTreeMap<String, String> {
-    let manifest = manifest_with_toolkits(&[]);
+    let manifest = manifest_with(Some(&["cuda"]), &[]);
     let out = tempfile::tempdir().unwrap();
     let toolkits: Vec<PathBuf> = order.iter().map(|t| case_copy.join(t)).collect();
     generate_local(manifest.path(), toolkits, out.path(), "fixture").unwrap();
@@ -37,7 +37,7 @@ fn output_does_not_depend_on_path_run_or_order() {
 
 #[test]
 fn no_toolkit_at_all_is_an_error() {
-    let manifest = manifest_with_toolkits(&[]);
+    let manifest = manifest_with(Some(&["cuda"]), &[]);
     let out = tempfile::tempdir().unwrap();
     let err = generate_local(manifest.path(), vec![], out.path(), "x").unwrap_err().to_string();
     assert!(err.contains("no toolkit"), "{err}");

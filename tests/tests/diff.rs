@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 use codegen::compare::{self, DiffConfig, ToolkitSpec};
 use codegen::diff::{self, markdown, AliasForm, AliasRule, ToolkitDiff, Verdict};
 use codegen::fetch::Fetcher;
-use codegen::manifest::{Manifest, ToolkitVersion};
+use codegen::manifest::{Manifest, Platform, ToolkitVersion};
 use codegen::model::{Declaration, HeaderCount, Model, ToolkitInput};
 use codegen::pipeline;
 use cuda_sys_gen_tests::*;
@@ -42,9 +42,14 @@ fn run_diff(manifest: &Path, from: ToolkitSpec, to: ToolkitSpec) -> Result<Toolk
     compare::diff_toolkits(&DiffConfig { manifest: manifest.to_owned(), cache_dir: cache_dir(), from, to, offline: false }).map(|r| r.diff)
 }
 
+/// The fixtures hold cuda.h and cudaTypedefs.h only: a manifest of that header row.
+fn fixture_manifest() -> tempfile::TempDir {
+    manifest_with(Some(&["cuda"]), &[])
+}
+
 fn fixture_diff(case: &str) -> ToolkitDiff {
     let (a, b) = fixture_toolkits(case);
-    let m = manifest_with_toolkits(&[]);
+    let m = fixture_manifest();
     run_diff(&m.path().join("headers-manifest.toml"), ToolkitSpec::Path(a), ToolkitSpec::Path(b)).unwrap_or_else(|e| panic!("{case}: {e}"))
 }
 
@@ -182,9 +187,19 @@ fn fixture_without_changes() {
     assert!(markdown::render(&d).contains("nothing in the entry point surface changed"));
 }
 
-/// Headers gained and lost, and an ABI that moves between headers. Every manifest header must
-/// be present in every toolkit the pipeline reads (a missing one is an error), so these come
-/// from models built by hand.
+fn module_of(header: &str) -> &'static str {
+    match header {
+        "cudaTypedefs.h" => "cuda",
+        "cudaGLTypedefs.h" => "gl",
+        "cudaVDPAUTypedefs.h" => "vdpau",
+        "cudaProfilerTypedefs.h" => "profiler",
+        _ => "other",
+    }
+}
+
+/// Headers gained and lost, and an ABI that moves between headers. Every Linux header row must
+/// be present in every toolkit the pipeline reads (a missing one is an error), and `diff` leaves
+/// the Windows rows out when a side lacks them, so these come from models built by hand.
 #[test]
 fn headers_gained_lost_and_moved() {
     let decl = |pfn: &str, header: &str| {
@@ -195,6 +210,8 @@ fn headers_gained_lost_and_moved() {
             version,
             variant,
             header: header.into(),
+            module: module_of(header).into(),
+            platforms: [Platform::Linux].into(),
             legacy: false,
             line: 1,
             params: vec![],
@@ -203,11 +220,12 @@ fn headers_gained_lost_and_moved() {
         }
     };
     let input = |version: &str, decls: Vec<Declaration>| {
+        // Counted per header row, as the pipeline does.
         let mut counts: BTreeMap<String, HeaderCount> = BTreeMap::new();
         for d in &decls {
-            counts.entry(d.header.clone()).or_default().typedefs += 1;
+            counts.entry(d.module.clone()).or_default().typedefs += 1;
         }
-        counts.entry("cudaTypedefs.h".into()).or_default();
+        counts.entry("cuda".into()).or_default();
         ToolkitInput { version: v(version), source: "by hand".into(), declarations: decls, aliases: BTreeMap::new(), counts }
     };
     let old = input(
@@ -225,15 +243,18 @@ fn headers_gained_lost_and_moved() {
     );
     let model = Model::build(vec![old, new]);
     let d = diff::diff(&model, v("13.0"), v("13.1")).unwrap();
-    let names = |h: &[diff::HeaderChange]| h.iter().map(|h| (h.header.clone(), h.from_typedefs, h.to_typedefs)).collect::<Vec<_>>();
-    assert_eq!(names(&d.headers_gained), [("cudaGLTypedefs.h".to_owned(), 0, 1), ("cudaProfilerTypedefs.h".to_owned(), 0, 2)]);
-    assert_eq!(names(&d.headers_lost), [("cudaVDPAUTypedefs.h".to_owned(), 1, 0)]);
+    let names = |h: &[diff::HeaderChange]| h.iter().map(|h| (h.header.clone(), h.file.clone().unwrap_or_default(), h.from_typedefs, h.to_typedefs)).collect::<Vec<_>>();
+    assert_eq!(
+        names(&d.headers_gained),
+        [("gl".to_owned(), "cudaGLTypedefs.h".to_owned(), 0, 1), ("profiler".to_owned(), "cudaProfilerTypedefs.h".to_owned(), 0, 2)]
+    );
+    assert_eq!(names(&d.headers_lost), [("vdpau".to_owned(), "cudaVDPAUTypedefs.h".to_owned(), 1, 0)]);
     assert_eq!(d.header_moves.len(), 1);
     assert_eq!((d.header_moves[0].from.as_str(), d.header_moves[0].to.as_str()), ("cudaTypedefs.h", "cudaGLTypedefs.h"));
     assert_eq!(d.verdict, Verdict::Breaking);
     let md = markdown::render(&d);
-    assert!(md.contains("| `cudaProfilerTypedefs.h` | 0 | 2 | gained |"), "{md}");
-    assert!(md.contains("| `cudaVDPAUTypedefs.h` | 1 | 0 | lost |"), "{md}");
+    assert!(md.contains("| `cudaProfilerTypedefs.h` (`profiler`) | 0 | 2 | gained |"), "{md}");
+    assert!(md.contains("| `cudaVDPAUTypedefs.h` (`vdpau`) | 1 | 0 | lost |"), "{md}");
     assert!(md.contains("| `PFN_cuGLGetDevices_v6050` | moved to another header | `cudaTypedefs.h` | `cudaGLTypedefs.h` |"), "{md}");
     assert!(md.contains("- Typedef headers: 2 gained (`cudaGLTypedefs.h`, `cudaProfilerTypedefs.h`), 1 lost (`cudaVDPAUTypedefs.h`)"), "{md}");
 
@@ -247,16 +268,16 @@ fn headers_gained_lost_and_moved() {
 // ---------------------------------------------------------------------------------------------
 // Real pairs of pinned toolkits.
 
+/// The cached include folder of a pinned toolkit's Linux runtime wheel.
+fn runtime_include(version: &str) -> PathBuf {
+    let pin = Manifest::load(&real_manifest()).unwrap().toolkit(v(version)).unwrap().packages[0].clone();
+    cache_dir().join("include").join(pin.file.trim_end_matches(".whl"))
+}
+
 /// The versioned PFN names a toolkit's cudaTypedefs.h spells out, read off the text: an
 /// independent check of what the report says was added and removed.
 fn header_pfns(version: &str) -> BTreeSet<String> {
-    let dir = cache_dir().join("include");
-    let pkg = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .find(|e| e.file_name().to_string_lossy().contains(&format!("-{version}.")))
-        .unwrap_or_else(|| panic!("no cached headers for {version}"));
-    let text = std::fs::read_to_string(pkg.path().join("cudaTypedefs.h")).unwrap();
+    let text = std::fs::read_to_string(runtime_include(version).join("cudaTypedefs.h")).unwrap();
     // 12.4 to 12.9 spell four typedefs without a version and rename them with an earlier
     // `#define PFN_x PFN_x_v12040`.
     let renamed: BTreeMap<&str, &str> = text
@@ -275,11 +296,16 @@ fn header_pfns(version: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// What the report lists as added and removed is what the header texts differ by.
+/// What the report lists as added and removed from cudaTypedefs.h is what the two texts differ by.
 fn assert_matches_header_text(d: &ToolkitDiff) {
     let (from, to) = (header_pfns(&d.from.version.to_string()), header_pfns(&d.to.version.to_string()));
-    let added = pfns(d.symbols_added.iter().flat_map(|c| c.entries.iter().map(|e| e.pfn.clone())).chain(d.new_versions.iter().map(|n| n.new.pfn.clone())));
-    let removed = pfns(d.symbols_removed.iter().flat_map(|c| c.entries.iter().map(|e| e.pfn.clone())).chain(d.entries_removed.iter().map(|r| r.removed.pfn.clone())));
+    let cuda = |e: &&diff::EntryView| e.header == "cudaTypedefs.h";
+    let added = pfns(
+        d.symbols_added.iter().flat_map(|c| c.entries.iter()).chain(d.new_versions.iter().map(|n| &n.new)).filter(cuda).map(|e| e.pfn.clone()),
+    );
+    let removed = pfns(
+        d.symbols_removed.iter().flat_map(|c| c.entries.iter()).chain(d.entries_removed.iter().map(|r| &r.removed)).filter(cuda).map(|e| e.pfn.clone()),
+    );
     assert_eq!(added, to.difference(&from).cloned().collect(), "{} -> {}: added", d.from.version, d.to.version);
     assert_eq!(removed, from.difference(&to).cloned().collect(), "{} -> {}: removed", d.from.version, d.to.version);
 }
@@ -357,7 +383,7 @@ fn real_12_9_to_13_0_loses_the_header_aliases() {
     assert!(d.new_versions.iter().any(|n| n.new.pfn == "PFN_cuCtxSynchronize_v13000"));
     let md = markdown::render(&d);
     assert!(md.contains("| `PFN_cuCtxCreate` | default | `PFN_cuCtxCreate_v11040` | header macro | `PFN_cuCtxCreate_v12050` | highest version (no macros) |"), "{md}");
-    assert!(md.contains("header macro in CUDA 12.9 (436 header aliases), highest version (no macros) in CUDA 13.0 (0 header aliases)"), "{md}");
+    assert!(md.contains("header macro in CUDA 12.9 (512 header aliases), highest version (no macros) in CUDA 13.0 (0 header aliases)"), "{md}");
 }
 
 #[test]
@@ -372,8 +398,9 @@ fn real_13_4_to_13_5_adds_three_abis() {
     );
     assert!(d.new_versions.is_empty() && d.alias_changes.is_empty() && d.drift.is_empty());
     assert_eq!((d.from.alias_rule, d.to.alias_rule), (AliasRule::HighestVersion, AliasRule::HighestVersion));
-    let entries = &d.counts[0];
-    assert_eq!((entries.what.as_str(), entries.from, entries.to), ("entries (ABIs)", 682, 685));
+    let cuda = d.counts.iter().find(|c| c.what == "cudaTypedefs.h (cuda): typedefs").unwrap();
+    assert_eq!((cuda.from, cuda.to), (682, 685));
+    assert_eq!(d.counts[0].to - d.counts[0].from, 3, "no other header changed: {:?}", d.counts);
 }
 
 /// In a model of more toolkits, a pair is compared directly: drift across a gap is found, and
@@ -395,6 +422,53 @@ fn pairs_inside_a_larger_model() {
     assert_eq!(params(&d), ["tensorMap: *mut CUtensorMap".to_owned()].into());
     assert_eq!(d.drift.len(), 3, "the three CUtensorMap entry points 12.4 has: {:?}", d.drift);
     assert_eq!(diff::diff(&built.model, v("12.9"), v("13.0")).unwrap(), real_diff("12.9", "13.0"));
+}
+
+/// A local toolkit folder made of a pinned toolkit's cached Linux wheels (runtime and
+/// profiler-api), as an install would have them: no Windows headers.
+fn local_copy_of(version: &str, relabel: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let pin = Manifest::load(&real_manifest()).unwrap().toolkit(v(version)).unwrap().clone();
+    for p in pin.packages.iter().filter(|p| p.target == Platform::Linux) {
+        for (name, mut body) in read_tree(&cache_dir().join("include").join(p.file.trim_end_matches(".whl"))) {
+            if let (Some(to), "cuda.h") = (relabel, name.as_str()) {
+                let (a, b) = (v(version).cuda_version(), v(to).cuda_version());
+                body = body.replacen(&format!("#define CUDA_VERSION {a}"), &format!("#define CUDA_VERSION {b}"), 1);
+            }
+            let path = dir.path().join(&name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, body).unwrap();
+        }
+    }
+    dir
+}
+
+/// A local Linux toolkit has no Windows headers: of a pinned version it takes the pin's (as
+/// `generate` does), otherwise the Windows rows are left out on both sides, with a note,
+/// instead of being reported lost.
+#[test]
+fn local_toolkits_and_the_windows_headers() {
+    let local = local_copy_of("13.1", None);
+    let d = run_diff(&real_manifest(), ToolkitSpec::Version(v("13.0")), ToolkitSpec::Path(local.path().to_owned())).unwrap();
+    let mut real = real_diff("13.0", "13.1");
+    assert!(d.notes.is_empty(), "{:?}", d.notes);
+    assert_eq!(d.to.source, "a local toolkit");
+    real.to.source = d.to.source.clone();
+    assert_eq!(d, real, "a local copy of 13.1 gives the pinned 13.1's report");
+    assert!(d.drift.iter().any(|x| x.after.contains("CUdevResource_st (144 bytes, align 8)")), "13.0 -> 13.1 drift: {:?}", d.drift);
+
+    let newer = local_copy_of("13.5", Some("13.6"));
+    let d = run_diff(&real_manifest(), ToolkitSpec::Version(v("13.5")), ToolkitSpec::Path(newer.path().to_owned())).unwrap();
+    assert_eq!(d.verdict, Verdict::Unchanged, "{}", markdown::render(&d));
+    assert!(d.headers_lost.is_empty() && d.platform_changes.is_empty());
+    assert_eq!(
+        d.notes,
+        [format!(
+            "the Windows typedef headers (cudaD3D9Typedefs.h, cudaD3D10Typedefs.h, cudaD3D11Typedefs.h, cudaGLTypedefs.h) are not compared: CUDA 13.6 ({}) has none",
+            newer.path().display()
+        )]
+    );
+    assert!(markdown::render(&d).contains("Note: the Windows typedef headers"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -463,7 +537,7 @@ fn text(b: &[u8]) -> String {
 /// `cuda-sys-gen diff` over a fixture's two toolkits, with extra arguments.
 fn cli_diff(case: &str, extra: &[&str]) -> Output {
     let (a, b) = fixture_toolkits(case);
-    let m = manifest_with_toolkits(&[]);
+    let m = fixture_manifest();
     let manifest = m.path().join("headers-manifest.toml");
     let cache = cache_dir();
     let mut args = vec!["diff", "--manifest", manifest.to_str().unwrap(), "--cache", cache.to_str().unwrap()];
@@ -551,7 +625,8 @@ fn manifest_without(version: &str) -> String {
 fn inserted_pins_reproduce_the_manifest() {
     let real = std::fs::read_to_string(real_manifest()).unwrap();
     let full = Manifest::load(&real_manifest()).unwrap();
-    for version in ["13.5", "11.7", "12.4"] {
+    // 11.7's block has a comment of its own inside, which a new pin has no reason to carry.
+    for version in ["13.5", "11.8", "12.4"] {
         let cut = manifest_without(version);
         let manifest = Manifest::parse(Path::new("m.toml"), &cut).unwrap();
         assert_eq!(manifest.toolkits.len(), full.toolkits.len() - 1);
@@ -561,8 +636,8 @@ fn inserted_pins_reproduce_the_manifest() {
     }
 }
 
-/// A wheel of the given include files under `nvidia/cu13/include/`.
-fn fake_wheel(dir: &Path, file: &str, files: &[(&str, String)]) -> PathBuf {
+/// A wheel holding the given include files under `nvidia/cu13/include/`.
+fn fake_wheel(dir: &Path, file: &str, files: &BTreeMap<String, String>) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let path = dir.join(file);
     let mut z = zip::ZipWriter::new(std::fs::File::create(&path).unwrap());
@@ -570,21 +645,24 @@ fn fake_wheel(dir: &Path, file: &str, files: &[(&str, String)]) -> PathBuf {
         z.start_file(format!("nvidia/cu13/include/{name}"), zip::write::SimpleFileOptions::default()).unwrap();
         z.write_all(body.as_bytes()).unwrap();
     }
-    z.start_file("nvidia_cuda_runtime-13.6.12.dist-info/METADATA", zip::write::SimpleFileOptions::default()).unwrap();
     z.finish().unwrap();
     path
 }
 
-/// A stand-in for `python3 -m pip`: `index versions` prints `index`, `download` copies
-/// `wheel` into `--dest`; every command line is appended to `<dir>/pip.log`.
-fn fake_pip(dir: &Path, index: &str, wheel: &Path) -> String {
+/// A stand-in for `python3 -m pip`: `index versions` prints `index`; `download NAME==V` copies
+/// the wheel of that name and version for the asked platform out of `wheels`. Every command
+/// line is appended to `<dir>/pip.log`.
+fn fake_pip(dir: &Path, index: &str, wheels: &Path) -> String {
+    std::fs::create_dir_all(dir).unwrap();
     let path = dir.join("fake-python");
-    let log = dir.join("pip.log");
     let script = format!(
-        "#!/bin/sh\necho \"$@\" >> '{}'\ncase \"$*\" in *' index versions '*) printf '%s\\n' '{index}'; exit 0;; esac\n\
-         while [ $# -gt 0 ]; do if [ \"$1\" = --dest ]; then dest=$2; fi; shift; done\ncp '{}' \"$dest/\"\n",
-        log.display(),
-        wheel.display()
+        "#!/bin/sh\necho \"$@\" >> '{log}'\ncase \"$*\" in *' index versions '*) printf '%s\\n' '{index}'; exit 0;; esac\n\
+         while [ $# -gt 0 ]; do case \"$1\" in --dest) dest=$2; shift;; --platform) plat=$2; shift;; *) spec=$1;; esac; shift; done\n\
+         stem=$(echo \"${{spec%%==*}}\" | tr - _); ver=${{spec##*==}}\n\
+         case \"$plat\" in win*) tag=win_amd64;; *) tag=manylinux;; esac\n\
+         cp '{wheels}'/$stem-$ver-*$tag*.whl \"$dest/\"\n",
+        log = dir.join("pip.log").display(),
+        wheels = wheels.display(),
     );
     std::fs::write(&path, script).unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -592,62 +670,103 @@ fn fake_pip(dir: &Path, index: &str, wheel: &Path) -> String {
     path.display().to_string()
 }
 
-const WHEEL_13_6: &str = "nvidia_cuda_runtime-13.6.12-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl";
+const RUNTIME_13_6: &str = "nvidia_cuda_runtime-13.6.12-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl";
+const PROFILER_13_6: &str = "nvidia_cuda_profiler_api-13.6.12-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl";
+const WINDOWS_13_6: &str = "nvidia_cuda_runtime-13.6.12-py3-none-win_amd64.whl";
 const INDEX: &str = "nvidia-cuda-runtime (13.6.12)\nAvailable versions: 13.6.12, 13.6.3, 13.5.37, 13.4.92";
 
-/// The real 13.5 headers, relabelled 13.6, with one entry point more.
-fn headers_13_6() -> Vec<(&'static str, String)> {
-    let dir = cache_dir().join("include/nvidia-cuda-runtime-13.5.37");
-    let cuda = std::fs::read_to_string(dir.join("cuda.h")).expect("13.5 headers in the cache");
-    let cuda = cuda.replacen("#define CUDA_VERSION 13050", "#define CUDA_VERSION 13060", 1);
-    let typedefs = std::fs::read_to_string(dir.join("cudaTypedefs.h")).unwrap();
+/// The cached include files of one of 13.5's wheels (0: Linux runtime, 1: profiler-api,
+/// 2: Windows runtime), cuda.h relabelled CUDA 13.6.
+fn files_13_5_as_13_6(package: usize) -> BTreeMap<String, String> {
+    let pin = Manifest::load(&real_manifest()).unwrap().toolkit(v("13.5")).unwrap().packages[package].clone();
+    let mut files = read_tree(&cache_dir().join("include").join(pin.file.trim_end_matches(".whl")));
+    files.remove(".sha256");
+    if let Some(cuda) = files.get_mut("cuda.h") {
+        *cuda = cuda.replacen("#define CUDA_VERSION 13050", "#define CUDA_VERSION 13060", 1);
+    }
+    files
+}
+
+/// Stand-ins for 13.6's three wheels: 13.5's headers, relabelled, with one entry point more.
+/// `edit` changes the Linux runtime's files first.
+fn wheels_13_6(dir: &Path, edit: impl FnOnce(&mut BTreeMap<String, String>)) -> PathBuf {
+    let mut runtime = files_13_5_as_13_6(0);
+    let typedefs = runtime.get_mut("cudaTypedefs.h").unwrap();
     let at = typedefs.rfind("#endif").unwrap();
-    let typedefs = format!("{}typedef CUresult (CUDAAPI *PFN_cuFutureCall_v13060)(CUcontext ctx);\n{}", &typedefs[..at], &typedefs[at..]);
-    vec![("cuda.h", cuda), ("cudaTypedefs.h", typedefs)]
+    typedefs.insert_str(at, "typedef CUresult (CUDAAPI *PFN_cuFutureCall_v13060)(CUcontext ctx);\n");
+    edit(&mut runtime);
+    fake_wheel(dir, RUNTIME_13_6, &runtime);
+    fake_wheel(dir, PROFILER_13_6, &files_13_5_as_13_6(1));
+    fake_wheel(dir, WINDOWS_13_6, &files_13_5_as_13_6(2));
+    dir.to_owned()
 }
 
 #[test]
 fn add_toolkit_finds_the_newest_patch_and_pins_it() {
     let scratch = tempfile::tempdir().unwrap();
-    let wheel = fake_wheel(scratch.path(), WHEEL_13_6, &headers_13_6());
+    let wheels = wheels_13_6(&scratch.path().join("wheels"), |_| {});
     let m = manifest_with_toolkits(&["13.4", "13.5"]);
     let manifest_path = m.path().join("headers-manifest.toml");
     let manifest = Manifest::load(&manifest_path).unwrap();
     let mut fetcher = Fetcher::new(scratch.path().join("cache"), &manifest);
-    fetcher.python = fake_pip(scratch.path(), INDEX, &wheel);
+    fetcher.python = fake_pip(scratch.path(), INDEX, &wheels);
     let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_or_else(|e| panic!("{e}"));
-    let p = &new.pin.packages[0];
-    assert_eq!((p.name.as_str(), p.version.as_str(), p.file.as_str()), ("nvidia-cuda-runtime", "13.6.12", WHEEL_13_6));
-    assert_eq!(p.sha256.0, codegen::fetch::sha256_file(&wheel).unwrap());
-    assert_eq!(p.include, "nvidia/cu13/include");
+    // The packages of the newest pin (13.5), at 13.6's newest patch, each hashed.
+    let got: Vec<(&str, &str, &str, Option<&str>, Platform)> =
+        new.pin.packages.iter().map(|p| (p.name.as_str(), p.version.as_str(), p.file.as_str(), p.platform.as_deref(), p.target)).collect();
+    assert_eq!(
+        got,
+        [
+            ("nvidia-cuda-runtime", "13.6.12", RUNTIME_13_6, None, Platform::Linux),
+            ("nvidia-cuda-profiler-api", "13.6.12", PROFILER_13_6, None, Platform::Linux),
+            ("nvidia-cuda-runtime", "13.6.12", WINDOWS_13_6, Some("win_amd64"), Platform::Windows),
+        ]
+    );
+    for p in &new.pin.packages {
+        assert_eq!(p.sha256.0, codegen::fetch::sha256_file(&wheels.join(&p.file)).unwrap(), "{}", p.file);
+        assert_eq!(p.include, "nvidia/cu13/include");
+        assert!(scratch.path().join("cache/wheels").join(&p.file).is_file(), "{} is cached for the regeneration", p.file);
+    }
     assert_eq!(new.previous, Some(v("13.5")));
-    assert!(scratch.path().join("cache/wheels").join(WHEEL_13_6).is_file(), "the wheel is cached for the regeneration");
     let log = std::fs::read_to_string(scratch.path().join("pip.log")).unwrap();
-    assert!(log.contains("-m pip index versions nvidia-cuda-runtime") && log.contains("--platform manylinux2014_x86_64"), "{log}");
-    assert!(log.contains("download --no-deps") && log.contains("nvidia-cuda-runtime==13.6.12"), "{log}");
+    assert!(log.contains("-m pip index versions nvidia-cuda-runtime --only-binary=:all: --disable-pip-version-check --platform manylinux2014_x86_64"), "{log}");
+    assert!(log.contains("-m pip index versions nvidia-cuda-runtime --only-binary=:all: --disable-pip-version-check --platform win_amd64"), "{log}");
+    assert!(log.contains("download --no-deps") && log.contains("nvidia-cuda-profiler-api==13.6.12"), "{log}");
     // The new text: the old one with the block after 13.5's, before the [libclang] comment.
     let old = std::fs::read_to_string(&manifest_path).unwrap();
-    let block = format!(
-        "[[toolkit]]\nversion = \"13.6\"\n[[toolkit.package]]\nname = \"nvidia-cuda-runtime\"\nversion = \"13.6.12\"\nfile = \"{WHEEL_13_6}\"\nsha256 = \"{}\"\ninclude = \"nvidia/cu13/include\"\n\n",
-        p.sha256
-    );
+    let mut block = String::from("[[toolkit]]\nversion = \"13.6\"\n");
+    for p in &new.pin.packages {
+        block.push_str(&format!(
+            "[[toolkit.package]]\nname = \"{}\"\nversion = \"13.6.12\"\nfile = \"{}\"\nsha256 = \"{}\"\ninclude = \"nvidia/cu13/include\"\n",
+            p.name, p.file, p.sha256
+        ));
+    }
+    block.push_str("platform = \"win_amd64\"\ntarget = \"windows\"\n\n");
     let at = old.find("# Used only when no libclang").unwrap();
     assert_eq!(new.text, format!("{}{block}{}", &old[..at], &old[at..]));
     assert_eq!(Manifest::parse(&manifest_path, &new.text).unwrap().toolkits.len(), 3);
     assert_eq!(std::fs::read_to_string(&manifest_path).unwrap(), old, "prepare does not write the manifest");
 
-    // A local toolkit names the version through its cuda.h, and is compared with the wheel.
+    // A local toolkit names the version through its cuda.h, and is compared with the wheels.
     let local = scratch.path().join("local/include");
     std::fs::create_dir_all(&local).unwrap();
-    for (name, body) in headers_13_6() {
-        std::fs::write(local.join(name), body).unwrap();
+    let mut files = files_13_5_as_13_6(0);
+    files.extend(files_13_5_as_13_6(1));
+    let typedefs = files.get_mut("cudaTypedefs.h").unwrap();
+    let at = typedefs.rfind("#endif").unwrap();
+    typedefs.insert_str(at, "typedef CUresult (CUDAAPI *PFN_cuFutureCall_v13060)(CUcontext ctx);\n");
+    for (name, body) in &files {
+        let path = local.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, body).unwrap();
     }
     let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Path(local.parent().unwrap().to_owned())).unwrap();
     assert_eq!(new.pin.version, v("13.6"));
-    assert_eq!(new.notes, [format!("the headers at {} are identical to the pinned nvidia-cuda-runtime 13.6.12", local.display())]);
+    let pinned = "nvidia-cuda-runtime 13.6.12, nvidia-cuda-profiler-api 13.6.12";
+    assert_eq!(new.notes, [format!("the headers at {} are identical to the pinned {pinned}", local.display())]);
     std::fs::write(local.join("cudaTypedefs.h"), "/* edited */\n").unwrap();
     let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Path(local.clone())).unwrap();
-    assert!(new.notes[0].contains("differ from the pinned nvidia-cuda-runtime 13.6.12: cudaTypedefs.h"), "{:?}", new.notes);
+    assert!(new.notes[0].contains(&format!("differ from the pinned {pinned}: cudaTypedefs.h;")), "{:?}", new.notes);
 }
 
 #[test]
@@ -657,21 +776,22 @@ fn add_toolkit_errors() {
     let manifest_path = m.path().join("headers-manifest.toml");
     let manifest = Manifest::load(&manifest_path).unwrap();
     let mut fetcher = Fetcher::new(scratch.path().join("cache"), &manifest);
-    let wheel = fake_wheel(scratch.path(), WHEEL_13_6, &headers_13_6());
+    let wheels = wheels_13_6(&scratch.path().join("wheels"), |_| {});
 
-    fetcher.python = fake_pip(scratch.path(), "nvidia-cuda-runtime (13.5.37)\nAvailable versions: 13.5.37, 13.4.92, 13.4.49", &wheel);
+    fetcher.python = fake_pip(scratch.path(), "nvidia-cuda-runtime (13.5.37)\nAvailable versions: 13.5.37, 13.4.92, 13.4.49", &wheels);
     let err = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
     assert_eq!(err, "CUDA 13.6 is not on PyPI: nvidia-cuda-runtime has releases for CUDA 13.4, 13.5 only");
 
     let err = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.5"))).unwrap_err().to_string();
-    assert!(err.starts_with("CUDA 13.5 is already pinned (nvidia-cuda-runtime 13.5.37); nothing to add"), "{err}");
+    assert!(err.starts_with("CUDA 13.5 is already pinned (nvidia-cuda-runtime 13.5.37, nvidia-cuda-profiler-api 13.5.25, nvidia-cuda-runtime 13.5.37 (win_amd64)); nothing to add"), "{err}");
     assert!(err.contains(&format!("{}:", manifest_path.display())), "{err}");
 
     // A wheel whose cuda.h is another toolkit's.
-    let mut headers = headers_13_6();
-    headers[0].1 = headers[0].1.replacen("CUDA_VERSION 13060", "CUDA_VERSION 13050", 1);
-    let liar = fake_wheel(&scratch.path().join("cache"), WHEEL_13_6, &headers);
-    fetcher.python = fake_pip(scratch.path(), INDEX, &liar);
+    let liars = wheels_13_6(&scratch.path().join("liars"), |f| {
+        let cuda = f.get_mut("cuda.h").unwrap();
+        *cuda = cuda.replacen("CUDA_VERSION 13060", "CUDA_VERSION 13050", 1);
+    });
+    fetcher.python = fake_pip(scratch.path(), INDEX, &liars);
     let err = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
     assert!(err.ends_with("its cuda.h says CUDA 13.5, but the package version is 13.6.12"), "{err}");
 }
@@ -685,47 +805,45 @@ fn generate_add_toolkit_on_the_command_line() {
     let cache = scratch.path().join("cache");
     let m = manifest_with_toolkits(&["13.5"]);
     let manifest_path = m.path().join("headers-manifest.toml");
-    let pin135 = Manifest::load(&manifest_path).unwrap().toolkits[0].packages[0].clone();
-    // 13.5 from the shared cache, so that nothing is downloaded.
+    // 13.5 from the shared cache, so that nothing real is downloaded.
     std::fs::create_dir_all(cache.join("wheels")).unwrap();
-    std::fs::copy(cache_dir().join("wheels").join(&pin135.file), cache.join("wheels").join(&pin135.file)).expect("the 13.5 wheel in the shared cache");
-    let wheel = fake_wheel(scratch.path(), WHEEL_13_6, &headers_13_6());
-    let python = fake_pip(scratch.path(), INDEX, &wheel);
+    for p in &Manifest::load(&manifest_path).unwrap().toolkits[0].packages {
+        std::fs::copy(cache_dir().join("wheels").join(&p.file), cache.join("wheels").join(&p.file)).expect("13.5's wheels in the shared cache");
+    }
     let out = scratch.path().join("out");
-    let args = |spec: &str| -> Vec<String> {
-        ["generate", "--pinned-only", "--add-toolkit", spec, "--manifest", manifest_path.to_str().unwrap()]
-            .into_iter()
-            .map(String::from)
-            .chain(["--out".into(), out.display().to_string(), "--cache".into(), cache.display().to_string()])
-            .collect()
-    };
     let run = |spec: &str, python: &str| {
-        let a = args(spec);
-        cargo_run("cuda-sys-gen", &a.iter().map(String::as_str).collect::<Vec<_>>(), &[("PYTHON", python)])
+        let (m, o, c) = (manifest_path.display().to_string(), out.display().to_string(), cache.display().to_string());
+        let args = ["generate", "--pinned-only", "--add-toolkit", spec, "--manifest", &m, "--out", &o, "--cache", &c];
+        cargo_run("cuda-sys-gen", &args, &[("PYTHON", python)])
     };
     let before = std::fs::read_to_string(&manifest_path).unwrap();
 
     // A wheel that does not generate: an empty typedef header. The manifest is put back.
-    let mut broken = headers_13_6();
-    broken[1].1 = String::new();
-    let bad = fake_wheel(&scratch.path().join("bad"), WHEEL_13_6, &broken);
+    let bad = wheels_13_6(&scratch.path().join("bad"), |f| {
+        f.insert("cudaTypedefs.h".into(), String::new());
+    });
     let o = run("13.6", &fake_pip(&scratch.path().join("bad"), INDEX, &bad));
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     assert!(text(&o.stderr).contains("the file is empty") && text(&o.stderr).contains("the pin of CUDA 13.6 is taken out of"), "{}", text(&o.stderr));
     assert_eq!(std::fs::read_to_string(&manifest_path).unwrap(), before);
     assert!(!out.exists(), "a failed run writes no output");
-    std::fs::remove_file(cache.join("wheels").join(WHEEL_13_6)).unwrap();
+    for f in [RUNTIME_13_6, PROFILER_13_6, WINDOWS_13_6] {
+        std::fs::remove_file(cache.join("wheels").join(f)).unwrap();
+    }
 
+    let wheels = wheels_13_6(&scratch.path().join("wheels"), |_| {});
+    let python = fake_pip(scratch.path(), INDEX, &wheels);
     let o = run("13.6", &python);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stderr.contains(&format!("pinned CUDA 13.6: nvidia-cuda-runtime 13.6.12 ({WHEEL_13_6}, sha256 ")), "{stderr}");
+    assert!(stderr.contains(&format!("pinned CUDA 13.6: nvidia-cuda-runtime 13.6.12 ({RUNTIME_13_6}, sha256 ")), "{stderr}");
+    assert!(stderr.contains(&format!("pinned CUDA 13.6: nvidia-cuda-runtime 13.6.12 ({WINDOWS_13_6}, sha256 ")), "{stderr}");
     let manifest = Manifest::load(&manifest_path).unwrap();
     assert_eq!(manifest.toolkits.iter().map(|t| t.version.to_string()).collect::<Vec<_>>(), ["13.5", "13.6"]);
-    assert!(stdout.lines().any(|l| l.starts_with("CUDA 13.6") && l.contains("cudaTypedefs.h: 686 typedefs")), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("CUDA 13.6") && l.contains("cuda: 686 typedefs")), "{stdout}");
     assert!(stdout.contains("## CUDA 13.5 → CUDA 13.6: driver entry points"), "{stdout}");
     assert!(stdout.contains("| `cuFutureCall` | `PFN_cuFutureCall_v13060` | `cuFutureCall` | `(ctx: CUcontext) -> CUresult` |"), "{stdout}");
-    assert!(stdout.contains("- **Verdict: additive**"), "{stdout}");
+    assert!(stdout.contains("- **Verdict: additive**") && stdout.contains("- Symbols: 1 added (1 ABI), 0 removed (0 ABIs)"), "{stdout}");
     let registry = std::fs::read_to_string(out.join("registry.json")).unwrap();
     assert!(registry.contains("PFN_cuFutureCall_v13060"));
 

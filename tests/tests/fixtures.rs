@@ -20,7 +20,10 @@ fn run_case(case: &str) {
         .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("cuda-")))
         .collect();
     toolkits.sort();
-    let manifest = manifest_with_toolkits(&[]);
+    // A case reads cuda.h only, unless it names its headers in `headers.txt`.
+    let rows = std::fs::read_to_string(dir.join("headers.txt")).unwrap_or_else(|_| "cuda".into());
+    let rows: Vec<&str> = rows.split_whitespace().collect();
+    let manifest = manifest_with(Some(&rows), &[]);
     let out = tempfile::tempdir().unwrap();
     let report = generate_local(manifest.path(), toolkits, out.path(), &format!("fixture-{case}"))
         .unwrap_or_else(|e| panic!("fixture {case}: {e}"));
@@ -57,6 +60,8 @@ cases! {
     cudaapi_in_param => "cudaapi-in-param",
     cufoo => "cufoo",
     drift => "drift",
+    linux_headers => "linux-headers",
+    windows_headers => "windows-headers",
 }
 
 /// Every fixture folder has a test, and every test a folder.

@@ -21,17 +21,53 @@ fn entries_by_pfn(v: &Value) -> BTreeMap<String, Value> {
     v["entries"].as_array().unwrap().iter().map(|e| (e["pfn"].as_str().unwrap().to_owned(), e.clone())).collect()
 }
 
-/// Counts `*PFN_name)(` declarations in the header text: an independent check that nothing
-/// was dropped between clang and the registry.
-fn typedef_lines(version: &str) -> usize {
+/// Counts `*PFN_name)(` declarations in a header's text: an independent check that nothing
+/// was dropped between clang and the registry. `windows`: the win_amd64 wheel's copy, where
+/// `_WIN32` holds (cuWGLGetDevice); the Linux copy has no `_WIN32` typedefs to skip.
+fn typedef_lines(version: &str, header: &str, windows: bool) -> usize {
     let dir = cache_dir().join("include");
     let pkg = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()
-        .find(|e| e.file_name().to_string_lossy().contains(&format!("-{version}.")))
+        .map(|e| e.path())
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with("nvidia_cuda_runtime") && n.contains(&format!("-{version}.")) && n.ends_with("win_amd64") == windows
+        })
         .unwrap_or_else(|| panic!("no cached headers for {version}"));
-    let text = std::fs::read_to_string(pkg.path().join("cudaTypedefs.h")).unwrap();
-    text.matches("*PFN_").count()
+    let text = std::fs::read_to_string(pkg.join(header)).unwrap();
+    let mut count = text.matches("*PFN_").count();
+    if !windows {
+        // The Linux copy of cudaGLTypedefs.h still spells the WGL typedef, under _WIN32.
+        count -= text.matches("*PFN_cuWGL").count();
+    }
+    count
+}
+
+/// Per header of a toolkit: entries in the registry (by module) against the header's own text.
+fn assert_counts(v: &Value, version: &str) {
+    let by = entries_by_pfn(v);
+    let declared = |module: &str| {
+        by.values()
+            .filter(|e| e["module"] == module && e["toolkits"].as_array().unwrap().iter().any(|t| t == version))
+            .count()
+    };
+    let linux = [("cuda", "cudaTypedefs.h"), ("gl", "cudaGLTypedefs.h"), ("egl", "cudaEGLTypedefs.h"), ("vdpau", "cudaVDPAUTypedefs.h"), ("profiler", "cudaProfilerTypedefs.h")];
+    for (module, header) in linux {
+        assert_eq!(declared(module), typedef_lines(version, header, false), "{version} {header}");
+        assert!(declared(module) > 0, "{version} {header}");
+    }
+    for (module, header) in [("d3d9", "cudaD3D9Typedefs.h"), ("d3d10", "cudaD3D10Typedefs.h"), ("d3d11", "cudaD3D11Typedefs.h")] {
+        assert_eq!(declared(module), typedef_lines(version, header, true), "{version} {header}");
+    }
+    // wgl holds only what the Windows cudaGLTypedefs.h adds to the Linux one.
+    let windows_gl = typedef_lines(version, "cudaGLTypedefs.h", true);
+    assert_eq!(declared("wgl") + declared("gl"), windows_gl, "{version} Windows cudaGLTypedefs.h");
+    assert_eq!(declared("wgl"), 1);
+    // The summary's counts are per header row and say the same.
+    let details = v["toolkit_details"].as_array().unwrap().iter().find(|t| t["version"] == version).unwrap();
+    assert_eq!(details["headers"]["wgl"]["typedefs"], windows_gl as u64);
+    assert_eq!(details["headers"]["cuda"]["typedefs"], declared("cuda") as u64);
 }
 
 #[test]
@@ -41,11 +77,22 @@ fn oldest_and_newest_pinned_toolkits() {
     let by = entries_by_pfn(&v);
     let in_135: Vec<&Value> = by.values().filter(|e| e["toolkits"].as_array().unwrap().iter().any(|t| t == "13.5")).collect();
     let in_117: Vec<&Value> = by.values().filter(|e| e["toolkits"].as_array().unwrap().iter().any(|t| t == "11.7")).collect();
-    assert_eq!(in_135.len(), typedef_lines("13.5"), "13.5: entries vs typedefs in the header");
-    assert_eq!(in_117.len(), typedef_lines("11.7"), "11.7: entries vs typedefs in the header");
-    assert_eq!(in_135.len(), 685);
+    assert_counts(&v, "13.5");
+    assert_counts(&v, "11.7");
+    assert_eq!(in_135.len(), 780);
+    assert_eq!(in_117.len(), 599);
     // The summary prints the same counts.
-    assert!(report.toolkit_lines.iter().any(|l| l.contains("13.5") && l.contains("685 typedefs") && l.contains("-> 685 entries")), "{:?}", report.toolkit_lines);
+    assert!(report.toolkit_lines.iter().any(|l| l.contains("13.5") && l.contains("cuda: 685 typedefs") && l.contains("-> 780 entries")), "{:?}", report.toolkit_lines);
+    // Platforms: cuda.h's everywhere, EGL Linux only, D3D and WGL Windows only.
+    let platforms = |pfn: &str| by[pfn]["platforms"].clone();
+    assert_eq!(platforms("PFN_cuMemAlloc_v3020"), serde_json::json!(["linux", "windows"]));
+    assert_eq!(platforms("PFN_cuEGLStreamConsumerConnect_v7000"), serde_json::json!(["linux"]));
+    assert_eq!(platforms("PFN_cuD3D11GetDevice_v3000"), serde_json::json!(["windows"]));
+    assert_eq!(platforms("PFN_cuWGLGetDevice_v2020"), serde_json::json!(["windows"]));
+    assert_eq!(platforms("PFN_cuGLGetDevices_v6050"), serde_json::json!(["linux", "windows"]));
+    assert_eq!(by["PFN_cuWGLGetDevice_v2020"]["module"], "wgl");
+    assert_eq!(by["PFN_cuProfilerStart_v4000"]["module"], "profiler");
+    assert_eq!(by["PFN_cuVDPAUGetDevice_v3010"]["header"], "cudaVDPAUTypedefs.h");
 
     let e = &by["PFN_cuMemAlloc_v2000"];
     assert_eq!(e["legacy"], true);
@@ -72,6 +119,7 @@ fn oldest_and_newest_pinned_toolkits() {
         let e = by.get(pfn).unwrap_or_else(|| panic!("{pfn} missing"));
         assert_eq!(e["exported"], exported, "{pfn}");
         assert_eq!(e["header"], "cudaTypedefs.h", "{pfn}");
+        assert_eq!(e["module"], "cuda", "{pfn}");
     }
     assert_eq!(by["PFN_cuMemcpy_v7000_ptds"]["variant"], "ptds");
     assert_eq!(by["PFN_cuStreamBeginCapture_v10010_ptsz"]["variant"], "ptsz");
@@ -114,4 +162,62 @@ fn generated_crate_is_up_to_date() {
     if let Err(e) = r {
         panic!("{e}");
     }
+}
+
+/// The generated crate builds and documents with every feature and with none, on Linux: the
+/// Windows-only modules are plain types, so CI type-checks them here.
+#[test]
+fn generated_crate_builds_with_all_features_and_none() {
+    let target = repo_root().join("target").join("generated-features");
+    for args in [&["build", "--all-features"][..], &["build", "--no-default-features"], &["doc", "--no-deps", "--all-features"]] {
+        let out = std::process::Command::new(env!("CARGO"))
+            .current_dir(repo_root())
+            .args(args)
+            .args(["--quiet", "--package", "cuda-driver-pfn", "--target-dir"])
+            .arg(&target)
+            .env("RUSTFLAGS", "-D warnings")
+            .env("RUSTDOCFLAGS", "-D warnings")
+            .output()
+            .expect("run cargo");
+        assert!(out.status.success(), "cargo {args:?}:\n{}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+/// A local toolkit of a pinned version replaces the download (and is compared with it); one
+/// of another version is added to the inputs. Both are said in the summary.
+#[test]
+fn local_toolkits_replace_or_join_the_pins() {
+    // Warm the cache for 13.5, then lay its Linux headers out as a toolkit would.
+    let (_, _) = generate_pinned(&["13.5"]);
+    let local = tempfile::tempdir().unwrap();
+    let include = local.path().join("include");
+    std::fs::create_dir_all(&include).unwrap();
+    for entry in std::fs::read_dir(cache_dir().join("include")).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let linux_13_5 = (name.starts_with("nvidia_cuda_runtime-13.5.") || name.starts_with("nvidia_cuda_profiler_api-13.5.")) && !name.ends_with("win_amd64");
+        if linux_13_5 {
+            for f in std::fs::read_dir(entry.path()).unwrap().flatten().filter(|f| f.path().is_file()) {
+                std::fs::copy(f.path(), include.join(f.file_name())).unwrap();
+            }
+        }
+    }
+    let manifest = manifest_with_toolkits(&["13.5"]);
+    let out = tempfile::tempdir().unwrap();
+    let same = generate_local(manifest.path(), vec![local.path().to_owned()], out.path(), "cuda-driver-pfn").unwrap();
+    assert!(same.notes.iter().any(|n| n.contains("CUDA 13.5 from") && n.contains("replaces the pinned package; its headers are identical")), "{:?}", same.notes);
+    // Windows entries still come from the pin.
+    assert!(same.model.entries.values().any(|e| e.module == "d3d11"));
+
+    let text = std::fs::read_to_string(include.join("cudaTypedefs.h")).unwrap();
+    std::fs::write(include.join("cudaTypedefs.h"), format!("{text}\n/* a local edit */\n")).unwrap();
+    let edited = generate_local(manifest.path(), vec![local.path().to_owned()], out.path(), "cuda-driver-pfn").unwrap();
+    assert!(edited.notes.iter().any(|n| n.contains("these headers differ from it: cudaTypedefs.h")), "{:?}", edited.notes);
+
+    // Relabel it 13.6: not pinned, so it joins 13.5 instead of replacing it.
+    let cuda_h = std::fs::read_to_string(include.join("cuda.h")).unwrap().replace("#define CUDA_VERSION 13050", "#define CUDA_VERSION 13060");
+    std::fs::write(include.join("cuda.h"), cuda_h).unwrap();
+    let added = generate_local(manifest.path(), vec![include.clone()], out.path(), "cuda-driver-pfn").unwrap();
+    assert!(added.notes.iter().any(|n| n.contains("CUDA 13.6 from") && n.contains("is not pinned in the manifest: added to the inputs")), "{:?}", added.notes);
+    let versions: Vec<String> = added.model.toolkits.iter().map(|t| t.version.to_string()).collect();
+    assert_eq!(versions, ["13.5", "13.6"]);
 }

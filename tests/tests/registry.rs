@@ -24,6 +24,9 @@ fn json_and_static_table_agree() {
         assert_eq!(j["exported"], e.exported);
         assert_eq!(j["legacy"], e.legacy);
         assert_eq!(j["header"], e.header);
+        assert_eq!(j["module"], e.module);
+        let platforms: Vec<&str> = [("linux", e.platforms.linux), ("windows", e.platforms.windows)].iter().filter(|p| p.1).map(|p| p.0).collect();
+        assert_eq!(j["platforms"], serde_json::json!(platforms));
         let toolkits: Vec<&str> = e.toolkits().collect();
         assert_eq!(j["toolkits"], serde_json::json!(toolkits));
         assert_eq!(e.c_symbol.to_str().unwrap(), e.symbol);
@@ -94,7 +97,8 @@ fn per_toolkit_aliases_agree_with_the_headers() {
         if let Some(m) = line.strip_prefix("pub mod cuda_").and_then(|l| l.strip_suffix(" {")) {
             module = m.replacen('_', ".", 1);
         } else if let Some(rest) = line.strip_prefix("pub type ") {
-            let (name, target) = rest.trim_end_matches(';').split_once(" = crate::pfn::").unwrap();
+            let (name, path) = rest.trim_end_matches(';').split_once(" = crate::").unwrap();
+            let target = path.rsplit("::").next().unwrap();
             emitted.entry(module.clone()).or_default().insert(name.to_owned(), target.to_owned());
         }
     }

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::{AliasForm, AliasMeaning, EntryView, ToolkitDiff, Verdict, HEADER_ALIASES};
-use crate::manifest::ToolkitVersion;
+use crate::manifest::{Platform, ToolkitVersion};
 
 /// The whole report. Deterministic: the same diff gives the same bytes.
 pub fn render(d: &ToolkitDiff) -> String {
@@ -16,6 +16,9 @@ pub fn render(d: &ToolkitDiff) -> String {
         let _ = writeln!(s, "- {line}");
     }
     s.push('\n');
+    for n in &d.notes {
+        let _ = writeln!(s, "Note: {n}.\n");
+    }
 
     if !d.symbols_added.is_empty() {
         let _ = writeln!(s, "### Symbols added\n");
@@ -86,7 +89,7 @@ pub fn render(d: &ToolkitDiff) -> String {
         }
         s.push('\n');
     }
-    if !d.legacy_changes.is_empty() || !d.header_moves.is_empty() {
+    if !d.legacy_changes.is_empty() || !d.header_moves.is_empty() || !d.platform_changes.is_empty() {
         let _ = writeln!(s, "### Existing ABIs that moved\n");
         table_head(&mut s, &["PFN", "change", &format!("CUDA {f}"), &format!("CUDA {t}")]);
         let place = |legacy: bool| if legacy { "only under `__CUDA_API_VERSION_INTERNAL` (legacy)" } else { "always declared" };
@@ -97,13 +100,18 @@ pub fn render(d: &ToolkitDiff) -> String {
         for m in &d.header_moves {
             row(&mut s, &[code(&m.pfn), "moved to another header".into(), code(&m.from), code(&m.to)]);
         }
+        for c in &d.platform_changes {
+            let what = if c.from.is_subset(&c.to) { "gained a platform" } else { "lost a platform" };
+            row(&mut s, &[code(&c.pfn), what.into(), platforms(&c.from), platforms(&c.to)]);
+        }
         s.push('\n');
     }
     if !d.headers_gained.is_empty() || !d.headers_lost.is_empty() {
         let _ = writeln!(s, "### Typedef headers gained or lost\n");
         table_head(&mut s, &["header", &format!("typedefs in CUDA {f}"), &format!("typedefs in CUDA {t}"), "change"]);
         for (h, what) in d.headers_gained.iter().map(|h| (h, "gained")).chain(d.headers_lost.iter().map(|h| (h, "lost"))) {
-            row(&mut s, &[code(&h.header), h.from_typedefs.to_string(), h.to_typedefs.to_string(), what.into()]);
+            let name = h.file.as_ref().map_or_else(|| code(&h.header), |f| format!("{} (`{}`)", code(f), h.header));
+            row(&mut s, &[name, h.from_typedefs.to_string(), h.to_typedefs.to_string(), what.into()]);
         }
         s.push('\n');
     }
@@ -131,7 +139,7 @@ pub fn summary_lines(d: &ToolkitDiff) -> Vec<String> {
     let headers = match (d.headers_gained.len(), d.headers_lost.len()) {
         (0, 0) => "none gained or lost".to_owned(),
         (g, l) => {
-            let names = |v: &[super::HeaderChange]| v.iter().map(|h| format!("`{}`", h.header)).collect::<Vec<_>>().join(", ");
+            let names = |v: &[super::HeaderChange]| v.iter().map(|h| format!("`{}`", h.file.as_deref().unwrap_or(&h.header))).collect::<Vec<_>>().join(", ");
             let mut parts = Vec::new();
             if g > 0 {
                 parts.push(format!("{g} gained ({})", names(&d.headers_gained)));
@@ -179,11 +187,12 @@ pub fn summary_lines(d: &ToolkitDiff) -> Vec<String> {
             plural(d.drift.iter().map(|x| &x.pfn).collect::<std::collections::BTreeSet<_>>().len(), "PFN", "PFNs")
         ),
     ];
-    if !d.legacy_changes.is_empty() || !d.header_moves.is_empty() {
+    if !d.legacy_changes.is_empty() || !d.header_moves.is_empty() || !d.platform_changes.is_empty() {
         lines.push(format!(
-            "Existing ABIs that moved: {} in or out of the legacy guard, {} to another header",
+            "Existing ABIs that moved: {} in or out of the legacy guard, {} to another header, {} to other platforms",
             d.legacy_changes.len(),
-            d.header_moves.len()
+            d.header_moves.len(),
+            d.platform_changes.len()
         ));
     }
     lines.push(format!("Typedef headers: {headers}"));
@@ -205,12 +214,31 @@ fn row(s: &mut String, cells: &[String]) {
     let _ = writeln!(s, "| {} |", cells.join(" | "));
 }
 
-/// An ABI's name, marked when it is legacy (declared only under `__CUDA_API_VERSION_INTERNAL`).
+/// An ABI's name, marked when it is legacy (declared only under `__CUDA_API_VERSION_INTERNAL`)
+/// or exists on one platform only.
 fn abi(e: &EntryView) -> String {
+    let mut s = code(&e.pfn);
     if e.legacy {
-        format!("{} (legacy)", code(&e.pfn))
+        s.push_str(" (legacy)");
+    }
+    if e.platforms.len() == 1 {
+        s.push_str(&format!(" ({} only)", platforms(&e.platforms)));
+    }
+    s
+}
+
+fn platforms(p: &std::collections::BTreeSet<Platform>) -> String {
+    let names: Vec<&str> = p
+        .iter()
+        .map(|x| match x {
+            Platform::Linux => "Linux",
+            Platform::Windows => "Windows",
+        })
+        .collect();
+    if names.is_empty() {
+        "none".into()
     } else {
-        code(&e.pfn)
+        names.join(", ")
     }
 }
 

@@ -6,12 +6,12 @@
 
 pub mod markdown;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
 use crate::macros::AliasTarget;
-use crate::manifest::ToolkitVersion;
+use crate::manifest::{Platform, ToolkitVersion};
 use crate::model::{declaration_drift, Declaration, Drift, Entry, Model, ToolkitSummary};
 use crate::parse::{Param, Variant};
 use crate::Error;
@@ -45,6 +45,10 @@ pub struct ToolkitDiff {
     /// Typedef headers with typedefs in `to` and none in `from`, and the other way round.
     pub headers_gained: Vec<HeaderChange>,
     pub headers_lost: Vec<HeaderChange>,
+    /// ABIs both declare whose platforms changed (losing one is breaking, gaining one additive).
+    pub platform_changes: Vec<PlatformChange>,
+    /// What the caller left out of the comparison, and why (Windows headers a side lacks).
+    pub notes: Vec<String>,
 }
 
 /// One side of the comparison.
@@ -63,11 +67,12 @@ pub struct Side {
 pub enum Verdict {
     /// Nothing in the entry point surface changed.
     Unchanged,
-    /// Only additions: new symbols, new ABIs, new headers, an ABI out of the legacy guard.
+    /// Only additions: new symbols, new ABIs, new headers, an ABI out of the legacy guard or on
+    /// a new platform.
     Additive,
     /// Something existing code may rely on went away or changed: a removal, an alias that
     /// means another typedef, ABI drift, an ABI moved under the legacy guard or to another
-    /// header, a lost header.
+    /// header or off a platform, a lost header.
     Breaking,
 }
 
@@ -133,6 +138,8 @@ pub struct EntryView {
     pub exported: String,
     pub legacy: bool,
     pub header: String,
+    /// Where the driver has it.
+    pub platforms: BTreeSet<Platform>,
     pub params: Vec<Param>,
     pub returns: String,
 }
@@ -208,8 +215,18 @@ pub struct HeaderMove {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlatformChange {
+    pub pfn: String,
+    pub from: BTreeSet<Platform>,
+    pub to: BTreeSet<Platform>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HeaderChange {
+    /// The manifest's header row (`profiler`), which is also the generated module.
     pub header: String,
+    /// Its typedef header file (`cudaProfilerTypedefs.h`), as the declarations say.
+    pub file: Option<String>,
     pub from_typedefs: usize,
     pub to_typedefs: usize,
 }
@@ -256,6 +273,7 @@ pub fn diff(model: &Model, from: ToolkitVersion, to: ToolkitVersion) -> Result<T
     let mut drift = Vec::new();
     let mut legacy_changes = Vec::new();
     let mut header_moves = Vec::new();
+    let mut platform_changes = Vec::new();
     for e in model.entries.values() {
         match (e.declared.get(&from), e.declared.get(&to)) {
             (None, Some(b)) if from_syms.contains(e.symbol.as_str()) => new_versions.push(NewVersion {
@@ -280,6 +298,9 @@ pub fn diff(model: &Model, from: ToolkitVersion, to: ToolkitVersion) -> Result<T
                 if a.header != b.header {
                     header_moves.push(HeaderMove { pfn: e.pfn.clone(), from: a.header.clone(), to: b.header.clone() });
                 }
+                if a.platforms != b.platforms {
+                    platform_changes.push(PlatformChange { pfn: e.pfn.clone(), from: a.platforms.clone(), to: b.platforms.clone() });
+                }
             }
             _ => {}
         }
@@ -290,10 +311,16 @@ pub fn diff(model: &Model, from: ToolkitVersion, to: ToolkitVersion) -> Result<T
     let alias_changes = alias_changes(model, from, to, &shared);
 
     let headers: BTreeSet<&str> = fs.headers.keys().chain(ts.headers.keys()).map(String::as_str).collect();
+    let files = header_files(model);
     let typedefs = |t: &ToolkitSummary, h: &str| t.headers.get(h).map_or(0, |c| c.typedefs);
     let (mut headers_gained, mut headers_lost) = (Vec::new(), Vec::new());
     for h in &headers {
-        let change = HeaderChange { header: h.to_string(), from_typedefs: typedefs(fs, h), to_typedefs: typedefs(ts, h) };
+        let change = HeaderChange {
+            header: h.to_string(),
+            file: files.get(*h).cloned(),
+            from_typedefs: typedefs(fs, h),
+            to_typedefs: typedefs(ts, h),
+        };
         match (change.from_typedefs, change.to_typedefs) {
             (0, n) if n > 0 => headers_gained.push(change),
             (n, 0) if n > 0 => headers_lost.push(change),
@@ -301,7 +328,7 @@ pub fn diff(model: &Model, from: ToolkitVersion, to: ToolkitVersion) -> Result<T
         }
     }
 
-    let counts = counts(model, fs, ts, &headers);
+    let counts = counts(model, fs, ts, &headers, &files);
 
     let breaking = !symbols_removed.is_empty()
         || !entries_removed.is_empty()
@@ -309,10 +336,12 @@ pub fn diff(model: &Model, from: ToolkitVersion, to: ToolkitVersion) -> Result<T
         || !drift.is_empty()
         || legacy_changes.iter().any(|c| c.to)
         || !header_moves.is_empty()
+        || platform_changes.iter().any(|c| !c.from.is_subset(&c.to))
         || !headers_lost.is_empty();
     let additive = !symbols_added.is_empty()
         || !new_versions.is_empty()
         || legacy_changes.iter().any(|c| !c.to)
+        || !platform_changes.is_empty()
         || !headers_gained.is_empty();
     let verdict = if breaking {
         Verdict::Breaking
@@ -342,6 +371,8 @@ pub fn diff(model: &Model, from: ToolkitVersion, to: ToolkitVersion) -> Result<T
         header_moves,
         headers_gained,
         headers_lost,
+        platform_changes,
+        notes: Vec::new(),
     })
 }
 
@@ -371,7 +402,7 @@ fn alias_changes(model: &Model, from: ToolkitVersion, to: ToolkitVersion, shared
 }
 
 /// The per-toolkit counts: entries by kind, header aliases, and per typedef header.
-fn counts(model: &Model, fs: &ToolkitSummary, ts: &ToolkitSummary, headers: &BTreeSet<&str>) -> Vec<CountRow> {
+fn counts(model: &Model, fs: &ToolkitSummary, ts: &ToolkitSummary, headers: &BTreeSet<&str>, files: &BTreeMap<String, String>) -> Vec<CountRow> {
     let (from, to) = (fs.version, ts.version);
     let in_tk = |e: &Entry, tk: ToolkitVersion| e.declared.contains_key(&tk);
     let symbols = |tk: ToolkitVersion| model.entries.values().filter(|e| in_tk(e, tk)).map(|e| e.symbol.as_str()).collect::<BTreeSet<_>>().len();
@@ -389,11 +420,26 @@ fn counts(model: &Model, fs: &ToolkitSummary, ts: &ToolkitSummary, headers: &BTr
     for &h in headers {
         let get = |t: &ToolkitSummary| t.headers.get(h).cloned().unwrap_or_default();
         let (a, b) = (get(fs), get(ts));
-        row(&format!("{h}: typedefs"), a.typedefs, b.typedefs);
-        row(&format!("{h}: alias macros"), a.aliases, b.aliases);
-        row(&format!("{h}: broken alias macros"), a.broken_aliases, b.broken_aliases);
+        let label = files.get(h).map_or_else(|| h.to_owned(), |f| format!("{f} ({h})"));
+        row(&format!("{label}: typedefs"), a.typedefs, b.typedefs);
+        // Only the headers that have alias macros at all: 11.x/12.x cudaTypedefs.h.
+        if a.aliases + b.aliases > 0 {
+            row(&format!("{label}: alias macros"), a.aliases, b.aliases);
+        }
+        if a.broken_aliases + b.broken_aliases > 0 {
+            row(&format!("{label}: broken alias macros"), a.broken_aliases, b.broken_aliases);
+        }
     }
     counts
+}
+
+/// Per header row (module), the typedef header file its declarations name.
+fn header_files(model: &Model) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for d in model.entries.values().flat_map(|e| e.declared.values()) {
+        out.entry(d.module.clone()).or_insert_with(|| d.header.clone());
+    }
+    out
 }
 
 /// `e` as toolkit `tk` declares it.
@@ -409,6 +455,7 @@ fn view_of(e: &Entry, d: &Declaration) -> EntryView {
         exported: e.exported.clone(),
         legacy: d.legacy,
         header: d.header.clone(),
+        platforms: d.platforms.clone(),
         params: d.params.clone(),
         returns: d.returns.clone(),
     }

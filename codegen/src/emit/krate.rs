@@ -25,9 +25,18 @@ path = "src/lib.rs"
 doctest = true
 
 [dependencies]
-"#,
+
+[features]
+default = [{defaults}]
+{features}"#,
         marker = ctx.marker("#"),
         name = ctx.opts.crate_name,
+        defaults = ctx.modules.iter().filter(|m| m.default).filter_map(|m| m.feature.as_ref()).map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", "),
+        features = ctx
+            .modules
+            .iter()
+            .filter_map(|m| m.feature.as_ref().map(|f| format!("# {} / {}\n{f} = []\n", m.api, m.typedefs)))
+            .collect::<String>(),
     )
 }
 
@@ -42,6 +51,19 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         ctx.model.symbols().len()
     );
     let crate_ident = ctx.opts.crate_name.replace('-', "_");
+    let modules: Vec<TokenStream> = ctx
+        .modules
+        .iter()
+        .map(|m| {
+            let name = proc_macro2::Ident::new(m.module(), proc_macro2::Span::call_site());
+            let cfg = m.cfg();
+            let doc = match &m.feature {
+                Some(f) => format!(" `{}` (feature `{f}`).", m.api),
+                None => format!(" `{}`.", m.api),
+            };
+            quote!(#[doc = #doc] #cfg pub mod #name;)
+        })
+        .collect();
     let example = format!(
         "\n ```\n use {crate_ident}::{{entries, Entry, pfn::PFN_cuMemAlloc_v3020}};\n\n // The marker carries the exact lookup: name, version and stream flag.\n assert_eq!(entries::cuMemAlloc_v3020::VERSION, 3020);\n assert_eq!(entries::cuMemAlloc_v3020::INFO.exported, \"cuMemAlloc_v2\");\n let _: Option<<entries::cuMemAlloc_v3020 as Entry>::Fn> = None::<PFN_cuMemAlloc_v3020>;\n ```\n"
     );
@@ -80,10 +102,10 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #![allow(clippy::all)]
 
         pub mod aliases;
-        pub mod pfn;
         pub mod registry;
         pub mod types;
+        #(#modules)*
 
-        pub use registry::{entries, Entry, EntryInfo, StreamFlags, Variant, ENTRIES, TOOLKITS};
+        pub use registry::{entries, Entry, EntryInfo, Platforms, StreamFlags, Variant, ENTRIES, TOOLKITS};
     }
 }

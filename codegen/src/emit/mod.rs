@@ -22,18 +22,67 @@ pub struct EmitOptions {
     pub command: String,
 }
 
+/// A generated module: one manifest header row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleSpec {
+    /// The row's name (`cuda`, `gl`); the module is `pfn` for `cuda`, else this.
+    pub name: String,
+    /// The cargo feature that compiles it; `None`: always.
+    pub feature: Option<String>,
+    /// Whether that feature is on by default.
+    pub default: bool,
+    /// The API and typedef headers, for its docs.
+    pub api: String,
+    pub typedefs: String,
+}
+
+impl ModuleSpec {
+    pub fn from_manifest(h: &crate::manifest::HeaderSpec) -> ModuleSpec {
+        ModuleSpec { name: h.name.clone(), feature: h.feature.clone(), default: h.default, api: h.api.clone(), typedefs: h.typedefs.clone() }
+    }
+
+    /// The Rust module name.
+    pub fn module(&self) -> &str {
+        if self.name == "cuda" {
+            "pfn"
+        } else {
+            &self.name
+        }
+    }
+
+    /// `#[cfg(feature = "..")]`, or nothing.
+    pub fn cfg(&self) -> TokenStream {
+        match &self.feature {
+            Some(f) => quote::quote!(#[cfg(feature = #f)]),
+            None => TokenStream::new(),
+        }
+    }
+}
+
 /// The generated crate, as relative path to file contents.
 pub type Files = BTreeMap<String, Vec<u8>>;
 
 /// Renders every file of the crate. `types` is bindgen's output for the newest toolkit,
 /// less the `PFN_` typedefs (the parser keeps those apart).
-pub fn emit(model: &Model, types: &syn::File, opts: &EmitOptions) -> Result<Files, Error> {
-    let ctx = Ctx { model, opts, all_toolkits: model.toolkits.iter().map(|t| t.version).collect() };
+/// `module_types` holds, per module, types of its own (the Windows headers' D3D interfaces).
+pub fn emit(
+    model: &Model,
+    types: &syn::File,
+    module_types: &BTreeMap<String, Vec<syn::Item>>,
+    modules: &[ModuleSpec],
+    opts: &EmitOptions,
+) -> Result<Files, Error> {
+    let by_pfn = model.entries.values().map(|e| (e.pfn.as_str(), e)).collect();
+    let ctx = Ctx { model, opts, modules, by_pfn, all_toolkits: model.toolkits.iter().map(|t| t.version).collect() };
     let mut files = Files::new();
     files.insert(krate::CARGO_TOML.into(), krate::cargo_toml(&ctx).into_bytes());
     files.insert(krate::LIB_RS.into(), rust_file(&ctx, krate::LIB_RS, krate::lib_rs(&ctx))?);
     files.insert(types::TYPES_RS.into(), rust_file(&ctx, types::TYPES_RS, types::types_rs(types))?);
-    files.insert(pfn::PFN_RS.into(), rust_file(&ctx, pfn::PFN_RS, pfn::pfn_rs(&ctx)?)?);
+    for m in modules {
+        let path = pfn::module_path(m);
+        let own = module_types.get(&m.name).map(Vec::as_slice).unwrap_or(&[]);
+        files.insert(path.clone(), rust_file(&ctx, &path, pfn::module_rs(&ctx, m, own)?)?);
+    }
     files.insert(pfn::ALIASES_RS.into(), rust_file(&ctx, pfn::ALIASES_RS, pfn::aliases_rs(&ctx))?);
     files.insert(registry::REGISTRY_RS.into(), rust_file(&ctx, registry::REGISTRY_RS, registry::registry_rs(&ctx))?);
     files.insert(registry::REGISTRY_JSON.into(), registry::registry_json(&ctx)?);
@@ -43,10 +92,26 @@ pub fn emit(model: &Model, types: &syn::File, opts: &EmitOptions) -> Result<File
 pub(crate) struct Ctx<'a> {
     pub model: &'a Model,
     pub opts: &'a EmitOptions,
+    pub modules: &'a [ModuleSpec],
+    pub by_pfn: BTreeMap<&'a str, &'a crate::model::Entry>,
     pub all_toolkits: Vec<ToolkitVersion>,
 }
 
 impl Ctx<'_> {
+    /// The module spec of an entry's row (the first module if the row is unknown).
+    pub fn module_of(&self, row: &str) -> Option<&ModuleSpec> {
+        self.modules.iter().find(|m| m.name == row)
+    }
+
+    /// Path of an entry's fn type, and the cfg that guards it.
+    pub fn pfn_path(&self, pfn: &str) -> Option<(TokenStream, TokenStream)> {
+        let e = self.by_pfn.get(pfn)?;
+        let m = self.module_of(&e.module)?;
+        let module = proc_macro2::Ident::new(m.module(), proc_macro2::Span::call_site());
+        let name = proc_macro2::Ident::new(pfn, proc_macro2::Span::call_site());
+        Some((quote::quote!(crate::#module::#name), m.cfg()))
+    }
+
     /// The `@generated` marker, as comment lines with the given prefix.
     pub fn marker(&self, comment: &str) -> String {
         let list: Vec<String> = self.all_toolkits.iter().map(|t| t.to_string()).collect();

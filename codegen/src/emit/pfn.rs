@@ -4,11 +4,10 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use super::{parse_type, Ctx};
+use super::{parse_type, Ctx, ModuleSpec};
 use crate::model::{format_cuda_version, Entry};
 use crate::Error;
 
-pub const PFN_RS: &str = "src/pfn.rs";
 pub const ALIASES_RS: &str = "src/aliases.rs";
 
 fn ident(s: &str) -> Ident {
@@ -52,6 +51,14 @@ fn entry_doc(ctx: &Ctx<'_>, e: &Entry) -> String {
         e.header,
         ctx.toolkit_ranges(&e.toolkits)
     ));
+    let platforms: Vec<String> = e.platforms.iter().map(|p| match p {
+        crate::manifest::Platform::Linux => "Linux".to_owned(),
+        crate::manifest::Platform::Windows => "Windows".to_owned(),
+    }).collect();
+    doc.push_str(&format!(" The driver has it on {}.\n", platforms.join(" and ")));
+    if let Some(f) = ctx.module_of(&e.module).and_then(|m| m.feature.as_ref()) {
+        doc.push_str(&format!(" Needs the `{f}` feature of this crate.\n"));
+    }
     if e.legacy {
         doc.push_str(" A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.\n");
     }
@@ -73,9 +80,18 @@ fn entry_doc(ctx: &Ctx<'_>, e: &Entry) -> String {
     doc
 }
 
-pub fn pfn_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
+/// Where a module's file goes: `src/pfn.rs` for cuda.h, `src/<name>.rs` for the others.
+pub fn module_path(m: &ModuleSpec) -> String {
+    format!("src/{}.rs", m.module())
+}
+
+/// One module: its own types (if any), one type per entry of its header, and the unversioned
+/// aliases of its symbols.
+pub fn module_rs(ctx: &Ctx<'_>, m: &ModuleSpec, own_types: &[syn::Item]) -> Result<TokenStream, Error> {
+    let own_types = super::types::system_abi(own_types);
     let mut items = Vec::new();
-    for e in ctx.model.entries.values() {
+    let entries: Vec<&Entry> = ctx.model.entries.values().filter(|e| e.module == m.name).collect();
+    for e in &entries {
         let name = ident(&e.pfn);
         let ty = fn_type(e)?;
         let doc = entry_doc(ctx, e);
@@ -84,12 +100,12 @@ pub fn pfn_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             pub type #name = #ty;
         });
     }
-    let newest = ctx.model.newest_toolkit();
-    for symbol in ctx.model.symbols() {
-        let Some(tk) = newest else { break };
+    let symbols: std::collections::BTreeSet<&str> = entries.iter().map(|e| e.symbol.as_str()).collect();
+    for symbol in symbols {
+        let Some(tk) = ctx.model.newest_toolkit() else { break };
         let Some(target) = ctx.model.alias_in(tk, symbol) else { continue };
+        let Some((path, cfg)) = ctx.pfn_path(&target.default) else { continue };
         let name = format_ident!("PFN_{}", symbol);
-        let default = ident(&target.default);
         let doc = format!(
             " The unversioned name: `{}` as of CUDA {tk}, the newest pinned toolkit.\n\n \
              Prefer a versioned type: the driver must be asked for exactly the version a type \
@@ -98,18 +114,23 @@ pub fn pfn_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         );
         items.push(quote! {
             #[doc = #doc]
-            pub type #name = #default;
+            #cfg
+            pub type #name = #path;
         });
     }
+    let doc = format!(
+        " The entry points of `{}` (typedefs from `{}`): one function pointer type per ABI, \
+         `PFN_<symbol>_v<version>` and the per-thread variants `_ptds` / `_ptsz`, then one \
+         unversioned `PFN_<symbol>` per symbol. Unlike the C typedefs these are not nullable: \
+         a lookup either returns a function or an error.",
+        m.api, m.typedefs
+    );
     Ok(quote! {
-        //! One function pointer type per driver entry point ABI: `PFN_<symbol>_v<version>`
-        //! and the per-thread variants `_ptds` / `_ptsz`, then one unversioned `PFN_<symbol>`
-        //! per symbol. Unlike the C typedefs, these are not nullable: a lookup either returns
-        //! a function or an error.
-        #![allow(non_camel_case_types, non_snake_case)]
+        #![doc = #doc]
+        #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code, unused_imports)]
         use crate::types::*;
-        #[allow(unused_imports)]
         use core::ffi::{c_char, c_int, c_uint, c_void, c_longlong, c_ulonglong, c_short, c_ushort, c_uchar, c_float, c_double};
+        #(#own_types)*
         #(#items)*
     })
 }
@@ -122,9 +143,9 @@ pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
         let mut items = Vec::new();
         for symbol in ctx.model.symbols() {
             let Some(target) = ctx.model.alias_in(tk, symbol) else { continue };
+            let Some((path, cfg)) = ctx.pfn_path(&target.default) else { continue };
             let name = format_ident!("PFN_{}", symbol);
-            let default = ident(&target.default);
-            items.push(quote!(pub type #name = crate::pfn::#default;));
+            items.push(quote!(#cfg pub type #name = #path;));
         }
         let doc = if t.has_alias_macros {
             format!(" `PFN_<symbol>` as CUDA {tk}'s own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.")

@@ -26,7 +26,9 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
             Some(Variant::Ptds) => (quote!(Some(Variant::Ptds)), quote!(StreamFlags::PER_THREAD_DEFAULT_STREAM)),
             Some(Variant::Ptsz) => (quote!(Some(Variant::Ptsz)), quote!(StreamFlags::PER_THREAD_DEFAULT_STREAM)),
         };
-        let (pfn, exported, header, legacy) = (&e.pfn, &e.exported, &e.header, e.legacy);
+        let (pfn, exported, header, legacy, module) = (&e.pfn, &e.exported, &e.header, e.legacy, &e.module);
+        let linux = e.platforms.contains(&crate::manifest::Platform::Linux);
+        let windows = e.platforms.contains(&crate::manifest::Platform::Windows);
         let mask: u64 = ctx
             .all_toolkits
             .iter()
@@ -36,14 +38,16 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
         infos.push(quote! {
             EntryInfo {
                 symbol: #symbol, c_symbol: #c_symbol, version: #version, variant: #variant,
-                flags: #flags, pfn: #pfn, exported: #exported, header: #header,
+                flags: #flags, pfn: #pfn, exported: #exported, header: #header, module: #module,
+                platforms: Platforms { linux: #linux, windows: #windows },
                 legacy: #legacy, toolkit_mask: #mask,
             },
         });
         let marker = Ident::new(e.pfn.trim_start_matches("PFN_"), Span::call_site());
-        let ty = Ident::new(&e.pfn, Span::call_site());
-        let doc = format!(" Marker for [`{pfn}`](crate::pfn::{pfn}): `{symbol}` at exactly version {version}.");
-        markers.push(quote!(#[doc = #doc] #marker => #ty, #index;));
+        let Some((ty, cfg)) = ctx.pfn_path(&e.pfn) else { continue };
+        let module = ctx.module_of(&e.module).map_or("pfn", |m| m.module());
+        let doc = format!(" Marker for [`{pfn}`](crate::{module}::{pfn}): `{symbol}` at exactly version {version}.");
+        markers.push(quote!(#[doc = #doc] #cfg #marker => #ty, #index;));
     }
     let n = infos.len();
     let toolkit_mask_ty = if n_toolkits > 64 { quote!(u128) } else { quote!(u64) };
@@ -81,6 +85,20 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
             pub const PER_THREAD_DEFAULT_STREAM: StreamFlags = StreamFlags(2);
         }
 
+        /// The operating systems whose driver has an entry.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub struct Platforms {
+            pub linux: bool,
+            pub windows: bool,
+        }
+
+        impl Platforms {
+            /// Whether the driver of the platform this is compiled for has the entry.
+            pub const fn here(self) -> bool {
+                if cfg!(windows) { self.windows } else { self.linux }
+            }
+        }
+
         /// One row of the registry.
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub struct EntryInfo {
@@ -99,6 +117,11 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
             pub exported: &'static str,
             /// The typedef header that declares it.
             pub header: &'static str,
+            /// The manifest header it belongs to (`cuda`, `gl`, `d3d9`), which names its module
+            /// (`pfn` for `cuda`) and feature.
+            pub module: &'static str,
+            /// Where the driver has it.
+            pub platforms: Platforms,
             /// Declared only under `__CUDA_API_VERSION_INTERNAL`.
             pub legacy: bool,
             /// Bit `i` set when [`TOOLKITS`]`[i]` declares it.
@@ -140,15 +163,17 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
         }
 
         macro_rules! entries {
-            ($($(#[$doc:meta])* $marker:ident => $pfn:ident, $index:literal;)*) => {
+            ($($(#[$attr:meta])* $marker:ident => $pfn:path, $index:literal;)*) => {
                 $(
-                    $(#[$doc])*
+                    $(#[$attr])*
                     #[allow(non_camel_case_types)]
                     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
                     pub struct $marker;
+                    $(#[$attr])*
                     impl super::sealed::Sealed for $marker {}
+                    $(#[$attr])*
                     unsafe impl super::Entry for $marker {
-                        type Fn = crate::pfn::$pfn;
+                        type Fn = $pfn;
                         const INDEX: usize = $index;
                         const SYMBOL: &'static core::ffi::CStr = super::ENTRIES[$index].c_symbol;
                         const VERSION: u32 = super::ENTRIES[$index].version;

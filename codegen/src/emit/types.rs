@@ -17,10 +17,17 @@ impl VisitMut for SystemAbi {
     }
 }
 
+/// Rewrites every `extern "C"` to `extern "system"`.
+pub(crate) fn system_abi(items: &[syn::Item]) -> Vec<syn::Item> {
+    let mut items = items.to_vec();
+    for item in &mut items {
+        SystemAbi.visit_item_mut(item);
+    }
+    items
+}
+
 pub fn types_rs(types: &syn::File) -> TokenStream {
-    let mut file = types.clone();
-    SystemAbi.visit_file_mut(&mut file);
-    let items = &file.items;
+    let items = system_abi(&types.items);
     quote! {
         //! The CUDA driver API's types, enums and constants, from the newest pinned toolkit
         //! (legacy `_v1` types included). bindgen's layout checks are kept: they fail the
