@@ -303,12 +303,26 @@ pub type PFN_cuGLInit = crate::gl::PFN_cuGLInit_v2000;
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
 #[cfg(feature = "gl")]
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGLMapBufferObject = crate::gl::PFN_cuGLMapBufferObject_v3020;
+/** The unversioned name: `PFN_cuGLMapBufferObject_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "gl")]
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuGLMapBufferObject = crate::gl::PFN_cuGLMapBufferObject_v7000_ptds;
 /** The unversioned name: `PFN_cuGLMapBufferObjectAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
 #[cfg(feature = "gl")]
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGLMapBufferObjectAsync = crate::gl::PFN_cuGLMapBufferObjectAsync_v3020;
+/** The unversioned name: `PFN_cuGLMapBufferObjectAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "gl")]
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuGLMapBufferObjectAsync = crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuGLRegisterBufferObject_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/

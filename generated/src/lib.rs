@@ -24,6 +24,98 @@
  ```
 */
 //!
+//! # Looking entry points up
+//!
+//! [`Driver::load`] opens the CUDA driver by name at run time (`libcuda.so.1`, then
+//! `libcuda.so`; `nvcuda.dll` from System32 on Windows; never from the working directory) and
+//! resolves its `cuGetProcAddress`. [`Driver::get`] then fetches any entry of the registry
+//! with exactly the version in its name, so the pointer always has the ABI its type
+//! describes; [`Driver::newest`] picks the newest ABI that both the crate and the driver
+//! have; [`Driver::get_raw`] reaches a symbol newer than the crate.
+//!
+//! ```no_run
+//! use cuda_driver_pfn::newest::CtxCreate;
+//! use cuda_driver_pfn::types::{CUcontext, CUresult};
+//! use cuda_driver_pfn::{entries, symbols, Driver, Error, StreamFlags};
+//!
+//! fn main() -> Result<(), Error> {
+//!     let driver = Driver::load()?; // finds libcuda at run time
+//!     println!("CUDA driver {}", driver.version());
+//!
+//!     let init = driver.get::<entries::cuInit_v2000>()?;
+//!     driver.check("cuInit", unsafe { init(0) })?;
+//!
+//!     // A PFN_cuMemAlloc_v3020, asked for at exactly 3020.
+//!     let alloc = driver.get::<entries::cuMemAlloc_v3020>()?;
+//!     // The per-thread default stream variant, asked for with the per-thread flag.
+//!     let capture = driver.get::<entries::cuStreamBeginCapture_v10010_ptsz>()?;
+//!
+//!     // The newest ABI this crate and this driver share: one case per ABI, each with its
+//!     // own signature. A new ABI in a later version of the crate is a new case to handle.
+//!     let mut ctx: CUcontext = std::ptr::null_mut();
+//!     let r = match driver.newest::<symbols::cuCtxCreate>()? {
+//!         CtxCreate::V12050(f) => unsafe { f(&mut ctx, std::ptr::null_mut(), 0, 0) },
+//!         CtxCreate::V11040(f) => unsafe { f(&mut ctx, std::ptr::null_mut(), 0, 0, 0) },
+//!         CtxCreate::V3020(f) | CtxCreate::V2000(f) => unsafe { f(&mut ctx, 0, 0) },
+//!     };
+//!     driver.check("cuCtxCreate", r)?;
+//!
+//!     // A symbol newer than this crate: the caller vouches for the prototype and version.
+//!     type PfnFoo = unsafe extern "system" fn(ctx: CUcontext) -> CUresult;
+//!     match unsafe { driver.get_raw::<PfnFoo>(c"cuFoo", 13060, StreamFlags::LEGACY_STREAM) } {
+//!         Ok(foo) => println!("cuFoo at {:p}", foo as *const ()),
+//!         Err(e) => eprintln!("{e}"),
+//!     }
+//!     let _ = (alloc, capture);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Stream flags
+//!
+//! A default-variant entry is asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (1), a
+//! `_ptds`/`_ptsz` entry with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (2), each with
+//! the version in its own name (`PFN_cuMemcpy_v7000_ptds` is `"cuMemcpy"`, 7000, flag 2): see
+//! [`StreamFlags`] and each marker's [`Entry::FLAGS`]. `CU_GET_PROC_ADDRESS_DEFAULT` (0) is
+//! never passed, because its meaning depends on how the caller was compiled (cuda.h turns 0
+//! into 2 under `CUDA_API_PER_THREAD_DEFAULT_STREAM`), while 1 and 2 name a variant outright;
+//! the driver documents that flag 2 falls back to the legacy variant where a symbol has no
+//! per-thread one. The fake-driver tests of cuda-sys-gen prove that every entry is asked for
+//! with exactly these values; that a real driver then returns exactly the named variant is
+//! checked by its real-driver tests on a machine with a GPU.
+//!
+//! # Caching, threads, errors
+//!
+//! Each [`Driver`] caches what it fetched, one slot per registry entry: after the first
+//! lookup, [`Driver::get`] costs one atomic load. Threads that miss at the same time wait on a
+//! lock taken only on a miss, so the driver is asked once per entry. There is no global
+//! state: two drivers in one process are independent. Failures are not cached, and nothing
+//! panics: every failure is an [`Error`] whose text names the symbol, the version and the
+//! flag, says what the driver answered and what to do.
+//!
+//! Drivers of CUDA 11.3 to 11.8 have only the 4-argument `cuGetProcAddress`, which reports no
+//! status: a name it does not know and a version below the function's first ABI both come
+//! back as `CUDA_ERROR_NOT_FOUND`, mapped to [`Error::NotFound`], which says both
+//! possibilities. Drivers older than 11.3 have no `cuGetProcAddress` at all
+//! ([`Error::NoGetProcAddress`]). `cuInit` is never called for you: see [`Driver::load`].
+//!
+//! # Cargo features
+//!
+//! - `per-thread-default-stream`: the unversioned `PFN_<symbol>` aliases (in [`pfn`] and
+//!   [`aliases`]) name the `_ptds`/`_ptsz` typedefs where a symbol has them, and
+//!   [`Driver::newest`] prefers those variants, as `CUDA_API_PER_THREAD_DEFAULT_STREAM` does
+//!   for C. The versioned types and markers do not change.
+//! - `runtime`: `Runtime`, the same lookups through the CUDA runtime's
+//!   `cudaGetDriverEntryPointByVersion` (runtime 12.5 and later), or its older
+//!   `cudaGetDriverEntryPoint` only where the registry proves that the ABI the runtime's own
+//!   version picks is exactly the requested one.
+//!
+//! # Programs
+//!
+//! `cargo run --example doctor` loads the driver, prints its version and, for every registry
+//! entry, whether it resolves and why not. `cargo run --example roundtrip` creates a context,
+//! allocates device memory and copies bytes there and back (it needs a GPU).
+//!
 //! # `registry.json`
 //! The crate's folder also holds `registry.json`, the same registry as data (schema 1):
 //! - `toolkits`: the pinned toolkits, `"12.9"`-style strings, oldest first;
@@ -40,11 +132,17 @@
 //!   `CUDA_API_PER_THREAD_DEFAULT_STREAM`.
 //! - `drift`: typedefs that kept their name while their ABI changed: `pfn`, `from`,
 //!   `to`, `param` (`null` when the parameter list itself changed), `before`, `after`.
-#![no_std]
 #![allow(clippy::all)]
 pub mod aliases;
+mod codes;
+pub mod driver;
+pub mod error;
+pub mod newest;
 pub mod registry;
+#[cfg(feature = "runtime")]
+pub mod runtime;
 pub mod types;
+pub mod visit;
 /// `cuda.h`.
 pub mod pfn;
 /// `cudaGL.h` (feature `gl`).
@@ -71,6 +169,12 @@ pub mod d3d11;
 /// `cudaGL.h` (feature `wgl`).
 #[cfg(feature = "wgl")]
 pub mod wgl;
+pub use driver::{DefaultStream, Driver, QueryApi};
+pub use error::{Error, LibraryKind, LoadAttempt, Lookup};
+pub use newest::{symbols, NewestAbi, Symbol};
 pub use registry::{
     entries, Entry, EntryInfo, Platforms, StreamFlags, Variant, ENTRIES, TOOLKITS,
 };
+#[cfg(feature = "runtime")]
+pub use runtime::Runtime;
+pub use visit::{visit_entries, visit_symbols, EntryVisitor, SymbolVisitor};

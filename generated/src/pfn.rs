@@ -10146,11 +10146,23 @@ pub type PFN_cuEventQuery = crate::pfn::PFN_cuEventQuery_v2000;
 /** The unversioned name: `PFN_cuEventRecord_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuEventRecord = crate::pfn::PFN_cuEventRecord_v2000;
+/** The unversioned name: `PFN_cuEventRecord_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuEventRecord = crate::pfn::PFN_cuEventRecord_v7000_ptsz;
 /** The unversioned name: `PFN_cuEventRecordWithFlags_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuEventRecordWithFlags = crate::pfn::PFN_cuEventRecordWithFlags_v11010;
+/** The unversioned name: `PFN_cuEventRecordWithFlags_v11010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuEventRecordWithFlags = crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz;
 /** The unversioned name: `PFN_cuEventSynchronize_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -10166,7 +10178,13 @@ pub type PFN_cuExternalMemoryGetMappedMipmappedArray = crate::pfn::PFN_cuExterna
 /** The unversioned name: `PFN_cuFabricCpyBatchAsync_v13050` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuFabricCpyBatchAsync = crate::pfn::PFN_cuFabricCpyBatchAsync_v13050;
+/** The unversioned name: `PFN_cuFabricCpyBatchAsync_v13050_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuFabricCpyBatchAsync = crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz;
 /** The unversioned name: `PFN_cuFlushGPUDirectRDMAWrites_v11030` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -10458,7 +10476,13 @@ pub type PFN_cuGraphInstantiateWithFlags = crate::pfn::PFN_cuGraphInstantiateWit
 /** The unversioned name: `PFN_cuGraphInstantiateWithParams_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGraphInstantiateWithParams = crate::pfn::PFN_cuGraphInstantiateWithParams_v12000;
+/** The unversioned name: `PFN_cuGraphInstantiateWithParams_v12000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuGraphInstantiateWithParams = crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz;
 /** The unversioned name: `PFN_cuGraphKernelNodeCopyAttributes_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -10482,7 +10506,13 @@ pub type PFN_cuGraphKernelNodeSetParams = crate::pfn::PFN_cuGraphKernelNodeSetPa
 /** The unversioned name: `PFN_cuGraphLaunch_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGraphLaunch = crate::pfn::PFN_cuGraphLaunch_v10000;
+/** The unversioned name: `PFN_cuGraphLaunch_v10000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuGraphLaunch = crate::pfn::PFN_cuGraphLaunch_v10000_ptsz;
 /** The unversioned name: `PFN_cuGraphMemAllocNodeGetParams_v11040` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -10566,11 +10596,23 @@ pub type PFN_cuGraphRetainUserObject = crate::pfn::PFN_cuGraphRetainUserObject_v
 /** The unversioned name: `PFN_cuGraphUpload_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGraphUpload = crate::pfn::PFN_cuGraphUpload_v11010;
+/** The unversioned name: `PFN_cuGraphUpload_v11010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuGraphUpload = crate::pfn::PFN_cuGraphUpload_v11010_ptsz;
 /** The unversioned name: `PFN_cuGraphicsMapResources_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGraphicsMapResources = crate::pfn::PFN_cuGraphicsMapResources_v3000;
+/** The unversioned name: `PFN_cuGraphicsMapResources_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuGraphicsMapResources = crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz;
 /** The unversioned name: `PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -10590,7 +10632,13 @@ pub type PFN_cuGraphicsSubResourceGetMappedArray = crate::pfn::PFN_cuGraphicsSub
 /** The unversioned name: `PFN_cuGraphicsUnmapResources_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGraphicsUnmapResources = crate::pfn::PFN_cuGraphicsUnmapResources_v3000;
+/** The unversioned name: `PFN_cuGraphicsUnmapResources_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuGraphicsUnmapResources = crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz;
 /** The unversioned name: `PFN_cuGraphicsUnregisterResource_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -10694,7 +10742,13 @@ pub type PFN_cuLaunch = crate::pfn::PFN_cuLaunch_v2000;
 /** The unversioned name: `PFN_cuLaunchCooperativeKernel_v9000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuLaunchCooperativeKernel = crate::pfn::PFN_cuLaunchCooperativeKernel_v9000;
+/** The unversioned name: `PFN_cuLaunchCooperativeKernel_v9000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuLaunchCooperativeKernel = crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz;
 /** The unversioned name: `PFN_cuLaunchCooperativeKernelMultiDevice_v9000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -10710,15 +10764,33 @@ pub type PFN_cuLaunchGridAsync = crate::pfn::PFN_cuLaunchGridAsync_v2000;
 /** The unversioned name: `PFN_cuLaunchHostFunc_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuLaunchHostFunc = crate::pfn::PFN_cuLaunchHostFunc_v13010;
+/** The unversioned name: `PFN_cuLaunchHostFunc_v13010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuLaunchHostFunc = crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz;
 /** The unversioned name: `PFN_cuLaunchKernel_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuLaunchKernel = crate::pfn::PFN_cuLaunchKernel_v4000;
+/** The unversioned name: `PFN_cuLaunchKernel_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuLaunchKernel = crate::pfn::PFN_cuLaunchKernel_v7000_ptsz;
 /** The unversioned name: `PFN_cuLaunchKernelEx_v11060` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuLaunchKernelEx = crate::pfn::PFN_cuLaunchKernelEx_v11060;
+/** The unversioned name: `PFN_cuLaunchKernelEx_v11060_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuLaunchKernelEx = crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz;
 /** The unversioned name: `PFN_cuLibraryEnumerateKernels_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -10866,11 +10938,23 @@ pub type PFN_cuMemAlloc = crate::pfn::PFN_cuMemAlloc_v3020;
 /** The unversioned name: `PFN_cuMemAllocAsync_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemAllocAsync = crate::pfn::PFN_cuMemAllocAsync_v11020;
+/** The unversioned name: `PFN_cuMemAllocAsync_v11020_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemAllocAsync = crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz;
 /** The unversioned name: `PFN_cuMemAllocFromPoolAsync_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemAllocFromPoolAsync = crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020;
+/** The unversioned name: `PFN_cuMemAllocFromPoolAsync_v11020_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemAllocFromPoolAsync = crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz;
 /** The unversioned name: `PFN_cuMemAllocHost_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -10886,7 +10970,13 @@ pub type PFN_cuMemAllocPitch = crate::pfn::PFN_cuMemAllocPitch_v3020;
 /** The unversioned name: `PFN_cuMemBatchDecompressAsync_v12060` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemBatchDecompressAsync = crate::pfn::PFN_cuMemBatchDecompressAsync_v12060;
+/** The unversioned name: `PFN_cuMemBatchDecompressAsync_v12060_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemBatchDecompressAsync = crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz;
 /** The unversioned name: `PFN_cuMemCreate_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -10894,11 +10984,23 @@ pub type PFN_cuMemCreate = crate::pfn::PFN_cuMemCreate_v10020;
 /** The unversioned name: `PFN_cuMemDiscardAndPrefetchBatchAsync_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemDiscardAndPrefetchBatchAsync = crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000;
+/** The unversioned name: `PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemDiscardAndPrefetchBatchAsync = crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz;
 /** The unversioned name: `PFN_cuMemDiscardBatchAsync_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemDiscardBatchAsync = crate::pfn::PFN_cuMemDiscardBatchAsync_v13000;
+/** The unversioned name: `PFN_cuMemDiscardBatchAsync_v13000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemDiscardBatchAsync = crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz;
 /** The unversioned name: `PFN_cuMemExportToShareableHandle_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -10910,7 +11012,13 @@ pub type PFN_cuMemFree = crate::pfn::PFN_cuMemFree_v3020;
 /** The unversioned name: `PFN_cuMemFreeAsync_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemFreeAsync = crate::pfn::PFN_cuMemFreeAsync_v11020;
+/** The unversioned name: `PFN_cuMemFreeAsync_v11020_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemFreeAsync = crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz;
 /** The unversioned name: `PFN_cuMemFreeHost_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -10982,7 +11090,13 @@ pub type PFN_cuMemMap = crate::pfn::PFN_cuMemMap_v10020;
 /** The unversioned name: `PFN_cuMemMapArrayAsync_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemMapArrayAsync = crate::pfn::PFN_cuMemMapArrayAsync_v11010;
+/** The unversioned name: `PFN_cuMemMapArrayAsync_v11010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemMapArrayAsync = crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz;
 /** The unversioned name: `PFN_cuMemPoolCreate_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -11030,11 +11144,23 @@ pub type PFN_cuMemPoolTrimTo = crate::pfn::PFN_cuMemPoolTrimTo_v11020;
 /** The unversioned name: `PFN_cuMemPrefetchAsync_v12020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemPrefetchAsync = crate::pfn::PFN_cuMemPrefetchAsync_v12020;
+/** The unversioned name: `PFN_cuMemPrefetchAsync_v12020_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemPrefetchAsync = crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz;
 /** The unversioned name: `PFN_cuMemPrefetchBatchAsync_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemPrefetchBatchAsync = crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000;
+/** The unversioned name: `PFN_cuMemPrefetchBatchAsync_v13000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemPrefetchBatchAsync = crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz;
 /** The unversioned name: `PFN_cuMemRangeGetAttribute_v8000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -11066,163 +11192,403 @@ pub type PFN_cuMemUnmap = crate::pfn::PFN_cuMemUnmap_v10020;
 /** The unversioned name: `PFN_cuMemcpy_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy = crate::pfn::PFN_cuMemcpy_v4000;
+/** The unversioned name: `PFN_cuMemcpy_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpy = crate::pfn::PFN_cuMemcpy_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpy2D_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy2D = crate::pfn::PFN_cuMemcpy2D_v3020;
+/** The unversioned name: `PFN_cuMemcpy2D_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpy2D = crate::pfn::PFN_cuMemcpy2D_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpy2DAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy2DAsync = crate::pfn::PFN_cuMemcpy2DAsync_v3020;
+/** The unversioned name: `PFN_cuMemcpy2DAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpy2DAsync = crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpy2DUnaligned_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy2DUnaligned = crate::pfn::PFN_cuMemcpy2DUnaligned_v3020;
+/** The unversioned name: `PFN_cuMemcpy2DUnaligned_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpy2DUnaligned = crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpy3D_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy3D = crate::pfn::PFN_cuMemcpy3D_v3020;
+/** The unversioned name: `PFN_cuMemcpy3D_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpy3D = crate::pfn::PFN_cuMemcpy3D_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpy3DAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy3DAsync = crate::pfn::PFN_cuMemcpy3DAsync_v3020;
+/** The unversioned name: `PFN_cuMemcpy3DAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpy3DAsync = crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpy3DBatchAsync_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy3DBatchAsync = crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000;
+/** The unversioned name: `PFN_cuMemcpy3DBatchAsync_v13000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpy3DBatchAsync = crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz;
 /** The unversioned name: `PFN_cuMemcpy3DPeer_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy3DPeer = crate::pfn::PFN_cuMemcpy3DPeer_v4000;
+/** The unversioned name: `PFN_cuMemcpy3DPeer_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpy3DPeer = crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpy3DPeerAsync_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy3DPeerAsync = crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000;
+/** The unversioned name: `PFN_cuMemcpy3DPeerAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpy3DPeerAsync = crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpy3DWithAttributesAsync_v13020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy3DWithAttributesAsync = crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020;
+/** The unversioned name: `PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpy3DWithAttributesAsync = crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz;
 /** The unversioned name: `PFN_cuMemcpyAsync_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyAsync = crate::pfn::PFN_cuMemcpyAsync_v4000;
+/** The unversioned name: `PFN_cuMemcpyAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyAsync = crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyAtoA_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyAtoA = crate::pfn::PFN_cuMemcpyAtoA_v3020;
+/** The unversioned name: `PFN_cuMemcpyAtoA_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyAtoA = crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyAtoD_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyAtoD = crate::pfn::PFN_cuMemcpyAtoD_v3020;
+/** The unversioned name: `PFN_cuMemcpyAtoD_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyAtoD = crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyAtoH_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyAtoH = crate::pfn::PFN_cuMemcpyAtoH_v3020;
+/** The unversioned name: `PFN_cuMemcpyAtoH_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyAtoH = crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyAtoHAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyAtoHAsync = crate::pfn::PFN_cuMemcpyAtoHAsync_v3020;
+/** The unversioned name: `PFN_cuMemcpyAtoHAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyAtoHAsync = crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyBatchAsync_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyBatchAsync = crate::pfn::PFN_cuMemcpyBatchAsync_v13000;
+/** The unversioned name: `PFN_cuMemcpyBatchAsync_v13000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyBatchAsync = crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyDtoA_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyDtoA = crate::pfn::PFN_cuMemcpyDtoA_v3020;
+/** The unversioned name: `PFN_cuMemcpyDtoA_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyDtoA = crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyDtoD_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyDtoD = crate::pfn::PFN_cuMemcpyDtoD_v3020;
+/** The unversioned name: `PFN_cuMemcpyDtoD_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyDtoD = crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyDtoDAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyDtoDAsync = crate::pfn::PFN_cuMemcpyDtoDAsync_v3020;
+/** The unversioned name: `PFN_cuMemcpyDtoDAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyDtoDAsync = crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyDtoH_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyDtoH = crate::pfn::PFN_cuMemcpyDtoH_v3020;
+/** The unversioned name: `PFN_cuMemcpyDtoH_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyDtoH = crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyDtoHAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyDtoHAsync = crate::pfn::PFN_cuMemcpyDtoHAsync_v3020;
+/** The unversioned name: `PFN_cuMemcpyDtoHAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyDtoHAsync = crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyHtoA_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyHtoA = crate::pfn::PFN_cuMemcpyHtoA_v3020;
+/** The unversioned name: `PFN_cuMemcpyHtoA_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyHtoA = crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyHtoAAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyHtoAAsync = crate::pfn::PFN_cuMemcpyHtoAAsync_v3020;
+/** The unversioned name: `PFN_cuMemcpyHtoAAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyHtoAAsync = crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyHtoD_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyHtoD = crate::pfn::PFN_cuMemcpyHtoD_v3020;
+/** The unversioned name: `PFN_cuMemcpyHtoD_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyHtoD = crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyHtoDAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyHtoDAsync = crate::pfn::PFN_cuMemcpyHtoDAsync_v3020;
+/** The unversioned name: `PFN_cuMemcpyHtoDAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyHtoDAsync = crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyPeer_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyPeer = crate::pfn::PFN_cuMemcpyPeer_v4000;
+/** The unversioned name: `PFN_cuMemcpyPeer_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyPeer = crate::pfn::PFN_cuMemcpyPeer_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyPeerAsync_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyPeerAsync = crate::pfn::PFN_cuMemcpyPeerAsync_v4000;
+/** The unversioned name: `PFN_cuMemcpyPeerAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyPeerAsync = crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyWithAttributesAsync_v13020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyWithAttributesAsync = crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020;
+/** The unversioned name: `PFN_cuMemcpyWithAttributesAsync_v13020_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemcpyWithAttributesAsync = crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz;
 /** The unversioned name: `PFN_cuMemsetD16_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD16 = crate::pfn::PFN_cuMemsetD16_v3020;
+/** The unversioned name: `PFN_cuMemsetD16_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemsetD16 = crate::pfn::PFN_cuMemsetD16_v7000_ptds;
 /** The unversioned name: `PFN_cuMemsetD16Async_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD16Async = crate::pfn::PFN_cuMemsetD16Async_v3020;
+/** The unversioned name: `PFN_cuMemsetD16Async_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemsetD16Async = crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemsetD2D16_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD2D16 = crate::pfn::PFN_cuMemsetD2D16_v3020;
+/** The unversioned name: `PFN_cuMemsetD2D16_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemsetD2D16 = crate::pfn::PFN_cuMemsetD2D16_v7000_ptds;
 /** The unversioned name: `PFN_cuMemsetD2D16Async_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD2D16Async = crate::pfn::PFN_cuMemsetD2D16Async_v3020;
+/** The unversioned name: `PFN_cuMemsetD2D16Async_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemsetD2D16Async = crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemsetD2D32_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD2D32 = crate::pfn::PFN_cuMemsetD2D32_v3020;
+/** The unversioned name: `PFN_cuMemsetD2D32_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemsetD2D32 = crate::pfn::PFN_cuMemsetD2D32_v7000_ptds;
 /** The unversioned name: `PFN_cuMemsetD2D32Async_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD2D32Async = crate::pfn::PFN_cuMemsetD2D32Async_v3020;
+/** The unversioned name: `PFN_cuMemsetD2D32Async_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemsetD2D32Async = crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemsetD2D8_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD2D8 = crate::pfn::PFN_cuMemsetD2D8_v3020;
+/** The unversioned name: `PFN_cuMemsetD2D8_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemsetD2D8 = crate::pfn::PFN_cuMemsetD2D8_v7000_ptds;
 /** The unversioned name: `PFN_cuMemsetD2D8Async_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD2D8Async = crate::pfn::PFN_cuMemsetD2D8Async_v3020;
+/** The unversioned name: `PFN_cuMemsetD2D8Async_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemsetD2D8Async = crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemsetD32_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD32 = crate::pfn::PFN_cuMemsetD32_v3020;
+/** The unversioned name: `PFN_cuMemsetD32_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemsetD32 = crate::pfn::PFN_cuMemsetD32_v7000_ptds;
 /** The unversioned name: `PFN_cuMemsetD32Async_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD32Async = crate::pfn::PFN_cuMemsetD32Async_v3020;
+/** The unversioned name: `PFN_cuMemsetD32Async_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemsetD32Async = crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemsetD8_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD8 = crate::pfn::PFN_cuMemsetD8_v3020;
+/** The unversioned name: `PFN_cuMemsetD8_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemsetD8 = crate::pfn::PFN_cuMemsetD8_v7000_ptds;
 /** The unversioned name: `PFN_cuMemsetD8Async_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD8Async = crate::pfn::PFN_cuMemsetD8Async_v3020;
+/** The unversioned name: `PFN_cuMemsetD8Async_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuMemsetD8Async = crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz;
 /** The unversioned name: `PFN_cuMipmappedArrayCreate_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -11378,39 +11744,93 @@ pub type PFN_cuPointerSetAttribute = crate::pfn::PFN_cuPointerSetAttribute_v6000
 /** The unversioned name: `PFN_cuSignalExternalSemaphoresAsync_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuSignalExternalSemaphoresAsync = crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000;
+/** The unversioned name: `PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuSignalExternalSemaphoresAsync = crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz;
 /** The unversioned name: `PFN_cuStreamAddCallback_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamAddCallback = crate::pfn::PFN_cuStreamAddCallback_v5000;
+/** The unversioned name: `PFN_cuStreamAddCallback_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamAddCallback = crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamAttachMemAsync_v6000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamAttachMemAsync = crate::pfn::PFN_cuStreamAttachMemAsync_v6000;
+/** The unversioned name: `PFN_cuStreamAttachMemAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamAttachMemAsync = crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamBatchMemOp_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamBatchMemOp = crate::pfn::PFN_cuStreamBatchMemOp_v11070;
+/** The unversioned name: `PFN_cuStreamBatchMemOp_v11070_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamBatchMemOp = crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz;
 /** The unversioned name: `PFN_cuStreamBeginCapture_v10010` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamBeginCapture = crate::pfn::PFN_cuStreamBeginCapture_v10010;
+/** The unversioned name: `PFN_cuStreamBeginCapture_v10010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamBeginCapture = crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz;
 /** The unversioned name: `PFN_cuStreamBeginCaptureToCig_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamBeginCaptureToCig = crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010;
+/** The unversioned name: `PFN_cuStreamBeginCaptureToCig_v13010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamBeginCaptureToCig = crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz;
 /** The unversioned name: `PFN_cuStreamBeginCaptureToGraph_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamBeginCaptureToGraph = crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030;
+/** The unversioned name: `PFN_cuStreamBeginCaptureToGraph_v12030_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamBeginCaptureToGraph = crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz;
 /** The unversioned name: `PFN_cuStreamBeginRecaptureToGraph_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamBeginRecaptureToGraph = crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030;
+/** The unversioned name: `PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamBeginRecaptureToGraph = crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz;
 /** The unversioned name: `PFN_cuStreamCopyAttributes_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamCopyAttributes = crate::pfn::PFN_cuStreamCopyAttributes_v11000;
+/** The unversioned name: `PFN_cuStreamCopyAttributes_v11000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamCopyAttributes = crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz;
 /** The unversioned name: `PFN_cuStreamCreate_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -11426,35 +11846,83 @@ pub type PFN_cuStreamDestroy = crate::pfn::PFN_cuStreamDestroy_v4000;
 /** The unversioned name: `PFN_cuStreamEndCapture_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamEndCapture = crate::pfn::PFN_cuStreamEndCapture_v10000;
+/** The unversioned name: `PFN_cuStreamEndCapture_v10000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamEndCapture = crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz;
 /** The unversioned name: `PFN_cuStreamEndCaptureToCig_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamEndCaptureToCig = crate::pfn::PFN_cuStreamEndCaptureToCig_v13010;
+/** The unversioned name: `PFN_cuStreamEndCaptureToCig_v13010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamEndCaptureToCig = crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz;
 /** The unversioned name: `PFN_cuStreamGetAttribute_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetAttribute = crate::pfn::PFN_cuStreamGetAttribute_v11000;
+/** The unversioned name: `PFN_cuStreamGetAttribute_v11000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamGetAttribute = crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz;
 /** The unversioned name: `PFN_cuStreamGetCaptureInfo_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetCaptureInfo = crate::pfn::PFN_cuStreamGetCaptureInfo_v12030;
+/** The unversioned name: `PFN_cuStreamGetCaptureInfo_v12030_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamGetCaptureInfo = crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz;
 /** The unversioned name: `PFN_cuStreamGetCtx_v12050` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetCtx = crate::pfn::PFN_cuStreamGetCtx_v12050;
+/** The unversioned name: `PFN_cuStreamGetCtx_v12050_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamGetCtx = crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz;
 /** The unversioned name: `PFN_cuStreamGetDevResource_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetDevResource = crate::pfn::PFN_cuStreamGetDevResource_v13010;
+/** The unversioned name: `PFN_cuStreamGetDevResource_v13010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamGetDevResource = crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz;
 /** The unversioned name: `PFN_cuStreamGetDevice_v12080` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetDevice = crate::pfn::PFN_cuStreamGetDevice_v12080;
+/** The unversioned name: `PFN_cuStreamGetDevice_v12080_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamGetDevice = crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz;
 /** The unversioned name: `PFN_cuStreamGetFlags_v5050` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetFlags = crate::pfn::PFN_cuStreamGetFlags_v5050;
+/** The unversioned name: `PFN_cuStreamGetFlags_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamGetFlags = crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamGetGreenCtx_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -11462,51 +11930,123 @@ pub type PFN_cuStreamGetGreenCtx = crate::pfn::PFN_cuStreamGetGreenCtx_v12040;
 /** The unversioned name: `PFN_cuStreamGetId_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetId = crate::pfn::PFN_cuStreamGetId_v12000;
+/** The unversioned name: `PFN_cuStreamGetId_v12000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamGetId = crate::pfn::PFN_cuStreamGetId_v12000_ptsz;
 /** The unversioned name: `PFN_cuStreamGetPriority_v5050` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetPriority = crate::pfn::PFN_cuStreamGetPriority_v5050;
+/** The unversioned name: `PFN_cuStreamGetPriority_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamGetPriority = crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamIsCapturing_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamIsCapturing = crate::pfn::PFN_cuStreamIsCapturing_v10000;
+/** The unversioned name: `PFN_cuStreamIsCapturing_v10000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamIsCapturing = crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz;
 /** The unversioned name: `PFN_cuStreamQuery_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamQuery = crate::pfn::PFN_cuStreamQuery_v2000;
+/** The unversioned name: `PFN_cuStreamQuery_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamQuery = crate::pfn::PFN_cuStreamQuery_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamSetAttribute_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamSetAttribute = crate::pfn::PFN_cuStreamSetAttribute_v11000;
+/** The unversioned name: `PFN_cuStreamSetAttribute_v11000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamSetAttribute = crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz;
 /** The unversioned name: `PFN_cuStreamSynchronize_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamSynchronize = crate::pfn::PFN_cuStreamSynchronize_v2000;
+/** The unversioned name: `PFN_cuStreamSynchronize_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamSynchronize = crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamUpdateCaptureDependencies_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamUpdateCaptureDependencies = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030;
+/** The unversioned name: `PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamUpdateCaptureDependencies = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz;
 /** The unversioned name: `PFN_cuStreamWaitEvent_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamWaitEvent = crate::pfn::PFN_cuStreamWaitEvent_v3020;
+/** The unversioned name: `PFN_cuStreamWaitEvent_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamWaitEvent = crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamWaitValue32_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamWaitValue32 = crate::pfn::PFN_cuStreamWaitValue32_v11070;
+/** The unversioned name: `PFN_cuStreamWaitValue32_v11070_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamWaitValue32 = crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz;
 /** The unversioned name: `PFN_cuStreamWaitValue64_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamWaitValue64 = crate::pfn::PFN_cuStreamWaitValue64_v11070;
+/** The unversioned name: `PFN_cuStreamWaitValue64_v11070_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamWaitValue64 = crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz;
 /** The unversioned name: `PFN_cuStreamWriteValue32_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamWriteValue32 = crate::pfn::PFN_cuStreamWriteValue32_v11070;
+/** The unversioned name: `PFN_cuStreamWriteValue32_v11070_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamWriteValue32 = crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz;
 /** The unversioned name: `PFN_cuStreamWriteValue64_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamWriteValue64 = crate::pfn::PFN_cuStreamWriteValue64_v11070;
+/** The unversioned name: `PFN_cuStreamWriteValue64_v11070_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuStreamWriteValue64 = crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz;
 /** The unversioned name: `PFN_cuSurfObjectCreate_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
@@ -11694,4 +12234,10 @@ pub type PFN_cuUserObjectRetain = crate::pfn::PFN_cuUserObjectRetain_v11030;
 /** The unversioned name: `PFN_cuWaitExternalSemaphoresAsync_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
  Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuWaitExternalSemaphoresAsync = crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000;
+/** The unversioned name: `PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
+
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+#[cfg(feature = "per-thread-default-stream")]
+pub type PFN_cuWaitExternalSemaphoresAsync = crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz;

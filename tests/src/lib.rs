@@ -1,5 +1,7 @@
 //! Helpers shared by the integration tests in `tests/tests/`.
 
+pub mod fake;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

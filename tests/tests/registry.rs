@@ -91,15 +91,29 @@ fn per_thread_names_follow_the_header_pairing() {
 fn per_toolkit_aliases_agree_with_the_headers() {
     let v = registry();
     let text = std::fs::read_to_string(repo_root().join("generated/src/aliases.rs")).unwrap();
+    // What each name means in a default build, and with the per-thread-default-stream
+    // feature: a type without `cfg` means both, a `cfg`'d pair one each.
     let mut emitted: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut per_thread: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut module = String::new();
+    let mut cfg: Option<bool> = None;
     for line in text.lines().map(str::trim) {
         if let Some(m) = line.strip_prefix("pub mod cuda_").and_then(|l| l.strip_suffix(" {")) {
             module = m.replacen('_', ".", 1);
+        } else if line == "#[cfg(feature = \"per-thread-default-stream\")]" {
+            cfg = Some(true);
+        } else if line == "#[cfg(not(feature = \"per-thread-default-stream\"))]" {
+            cfg = Some(false);
         } else if let Some(rest) = line.strip_prefix("pub type ") {
             let (name, path) = rest.trim_end_matches(';').split_once(" = crate::").unwrap();
             let target = path.rsplit("::").next().unwrap();
-            emitted.entry(module.clone()).or_default().insert(name.to_owned(), target.to_owned());
+            if cfg != Some(true) {
+                emitted.entry(module.clone()).or_default().insert(name.to_owned(), target.to_owned());
+            }
+            if cfg != Some(false) {
+                per_thread.entry(module.clone()).or_default().insert(name.to_owned(), target.to_owned());
+            }
+            cfg = None;
         }
     }
     let symbols: BTreeSet<&str> = v["entries"].as_array().unwrap().iter().map(|e| e["symbol"].as_str().unwrap()).collect();
@@ -110,6 +124,7 @@ fn per_toolkit_aliases_agree_with_the_headers() {
                 continue; // a misspelt alias such as PFN_GraphConditionalHandleCreate
             }
             assert_eq!(emitted[tk][name], t["default"].as_str().unwrap(), "{tk} {name}");
+            assert_eq!(per_thread[tk][name], t["per_thread"].as_str().unwrap(), "{tk} {name}, per-thread");
             checked += 1;
         }
     }

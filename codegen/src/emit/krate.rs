@@ -8,6 +8,9 @@ use super::Ctx;
 pub const CARGO_TOML: &str = "Cargo.toml";
 pub const LIB_RS: &str = "src/lib.rs";
 
+/// The shim's part of the crate documentation.
+const CRATE_DOCS: &str = include_str!("templates/crate-docs.md");
+
 pub fn cargo_toml(ctx: &Ctx<'_>) -> String {
     format!(
         r#"{marker}
@@ -25,10 +28,17 @@ path = "src/lib.rs"
 doctest = true
 
 [dependencies]
+# Opens libcuda (and libcudart) at run time: nothing links them.
+libloading = "0.8"
 
 [features]
 default = [{defaults}]
-{features}"#,
+{features}# The unversioned PFN_<symbol> aliases and Driver::newest prefer the _ptds/_ptsz variants,
+# as CUDA_API_PER_THREAD_DEFAULT_STREAM does for C.
+per-thread-default-stream = []
+# Runtime: the same typed lookups through libcudart's cudaGetDriverEntryPoint(ByVersion).
+runtime = []
+"#,
         marker = ctx.marker("#"),
         name = ctx.opts.crate_name,
         defaults = ctx.modules.iter().filter(|m| m.default).filter_map(|m| m.feature.as_ref()).map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", "),
@@ -67,6 +77,8 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
     let example = format!(
         "\n ```\n use {crate_ident}::{{entries, Entry, pfn::PFN_cuMemAlloc_v3020}};\n\n // The marker carries the exact lookup: name, version and stream flag.\n assert_eq!(entries::cuMemAlloc_v3020::VERSION, 3020);\n assert_eq!(entries::cuMemAlloc_v3020::INFO.exported, \"cuMemAlloc_v2\");\n let _: Option<<entries::cuMemAlloc_v3020 as Entry>::Fn> = None::<PFN_cuMemAlloc_v3020>;\n ```\n"
     );
+    // The shim's documentation, one `#![doc]` line per line of the template.
+    let shim_docs = super::driver::with_crate_name(ctx, CRATE_DOCS).lines().map(|l| format!(" {l}").trim_end().to_owned()).collect::<Vec<_>>();
     quote! {
         //! CUDA driver entry points, one Rust type per ABI.
         //!
@@ -81,6 +93,8 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         //! Nothing here links libcuda and nothing needs a CUDA toolkit to build.
         //!
         #![doc = #example]
+        //!
+        #(#![doc = #shim_docs])*
         //!
         //! # `registry.json`
         //! The crate's folder also holds `registry.json`, the same registry as data (schema 1):
@@ -98,14 +112,26 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         //!   `CUDA_API_PER_THREAD_DEFAULT_STREAM`.
         //! - `drift`: typedefs that kept their name while their ABI changed: `pfn`, `from`,
         //!   `to`, `param` (`null` when the parameter list itself changed), `before`, `after`.
-        #![no_std]
         #![allow(clippy::all)]
 
         pub mod aliases;
+        mod codes;
+        pub mod driver;
+        pub mod error;
+        pub mod newest;
         pub mod registry;
+        #[cfg(feature = "runtime")]
+        pub mod runtime;
         pub mod types;
+        pub mod visit;
         #(#modules)*
 
+        pub use driver::{DefaultStream, Driver, QueryApi};
+        pub use error::{Error, LibraryKind, LoadAttempt, Lookup};
+        pub use newest::{symbols, NewestAbi, Symbol};
         pub use registry::{entries, Entry, EntryInfo, Platforms, StreamFlags, Variant, ENTRIES, TOOLKITS};
+        #[cfg(feature = "runtime")]
+        pub use runtime::Runtime;
+        pub use visit::{visit_entries, visit_symbols, EntryVisitor, SymbolVisitor};
     }
 }

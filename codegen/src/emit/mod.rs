@@ -1,7 +1,10 @@
 //! Rendering the model as the generated crate: one emitter per output file, each with its
 //! path beside it. Emitters read the model and bindgen's types only; they never see C text.
 
+mod driver;
+mod examples;
 mod krate;
+mod newest;
 mod pfn;
 mod registry;
 mod types;
@@ -86,6 +89,16 @@ pub fn emit(
     files.insert(pfn::ALIASES_RS.into(), rust_file(&ctx, pfn::ALIASES_RS, pfn::aliases_rs(&ctx))?);
     files.insert(registry::REGISTRY_RS.into(), rust_file(&ctx, registry::REGISTRY_RS, registry::registry_rs(&ctx))?);
     files.insert(registry::REGISTRY_JSON.into(), registry::registry_json(&ctx)?);
+    files.insert(driver::DRIVER_RS.into(), driver::template_file(&ctx, driver::DRIVER_TEMPLATE));
+    files.insert(driver::ERROR_RS.into(), driver::template_file(&ctx, driver::ERROR_TEMPLATE));
+    files.insert(driver::RUNTIME_RS.into(), driver::template_file(&ctx, driver::RUNTIME_TEMPLATE));
+    files.insert(driver::CODES_RS.into(), rust_file(&ctx, driver::CODES_RS, driver::codes_rs(types))?);
+    files.insert(newest::NEWEST_RS.into(), rust_file(&ctx, newest::NEWEST_RS, newest::newest_rs(&ctx)?)?);
+    files.insert(newest::VISIT_RS.into(), rust_file(&ctx, newest::VISIT_RS, newest::visit_rs(&ctx))?);
+    files.insert(examples::DOCTOR_RS.into(), examples::doctor_rs(&ctx));
+    if let Some(roundtrip) = examples::roundtrip_rs(&ctx) {
+        files.insert(examples::ROUNDTRIP_RS.into(), roundtrip);
+    }
     Ok(files)
 }
 

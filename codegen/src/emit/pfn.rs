@@ -5,6 +5,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use super::{parse_type, Ctx, ModuleSpec};
+use crate::macros::AliasTarget;
 use crate::model::{format_cuda_version, Entry};
 use crate::Error;
 
@@ -104,19 +105,15 @@ pub fn module_rs(ctx: &Ctx<'_>, m: &ModuleSpec, own_types: &[syn::Item]) -> Resu
     for symbol in symbols {
         let Some(tk) = ctx.model.newest_toolkit() else { break };
         let Some(target) = ctx.model.alias_in(tk, symbol) else { continue };
-        let Some((path, cfg)) = ctx.pfn_path(&target.default) else { continue };
         let name = format_ident!("PFN_{}", symbol);
-        let doc = format!(
-            " The unversioned name: `{}` as of CUDA {tk}, the newest pinned toolkit.\n\n \
-             Prefer a versioned type: the driver must be asked for exactly the version a type \
-             names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).",
-            target.default
-        );
-        items.push(quote! {
-            #[doc = #doc]
-            #cfg
-            pub type #name = #path;
-        });
+        let doc = |pfn: &str, how: &str| {
+            format!(
+                " The unversioned name: `{pfn}` as of CUDA {tk}, the newest pinned toolkit{how}.\n\n \
+                 Prefer a versioned type: the driver must be asked for exactly the version a type \
+                 names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases)."
+            )
+        };
+        items.extend(per_thread_alias(ctx, &name, &target, &doc));
     }
     let doc = format!(
         " The entry points of `{}` (typedefs from `{}`): one function pointer type per ABI, \
@@ -135,6 +132,27 @@ pub fn module_rs(ctx: &Ctx<'_>, m: &ModuleSpec, own_types: &[syn::Item]) -> Resu
     })
 }
 
+/// `pub type PFN_x = ...;` (under its module's `cfg`), in two `cfg` forms where the
+/// per-thread meaning differs: the `per-thread-default-stream` feature picks the typedef
+/// `CUDA_API_PER_THREAD_DEFAULT_STREAM` would. `doc` gets the typedef and how it was chosen;
+/// an empty text means no doc. `None` when the default typedef is not in the registry.
+fn per_thread_alias(ctx: &Ctx<'_>, name: &Ident, target: &AliasTarget, doc: &dyn Fn(&str, &str) -> String) -> Option<TokenStream> {
+    let one = |pfn: &str, how: &str, stream: TokenStream| {
+        let (path, cfg) = ctx.pfn_path(pfn)?;
+        let text = doc(pfn, how);
+        let doc = (!text.is_empty()).then(|| quote!(#[doc = #text]));
+        Some(quote!(#doc #cfg #stream pub type #name = #path;))
+    };
+    if target.default != target.per_thread {
+        let stream = quote!(#[cfg(feature = "per-thread-default-stream")]);
+        if let Some(per_thread) = one(&target.per_thread, ", with the `per-thread-default-stream` feature", stream) {
+            let default = one(&target.default, "", quote!(#[cfg(not(feature = "per-thread-default-stream"))]))?;
+            return Some(quote!(#default #per_thread));
+        }
+    }
+    one(&target.default, "", quote!())
+}
+
 pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
     let mut modules = Vec::new();
     for t in &ctx.model.toolkits {
@@ -143,9 +161,8 @@ pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
         let mut items = Vec::new();
         for symbol in ctx.model.symbols() {
             let Some(target) = ctx.model.alias_in(tk, symbol) else { continue };
-            let Some((path, cfg)) = ctx.pfn_path(&target.default) else { continue };
             let name = format_ident!("PFN_{}", symbol);
-            items.push(quote!(#cfg pub type #name = #path;));
+            items.extend(per_thread_alias(ctx, &name, &target, &|_, _| String::new()));
         }
         let doc = if t.has_alias_macros {
             format!(" `PFN_<symbol>` as CUDA {tk}'s own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.")
@@ -168,7 +185,9 @@ pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
         //! `PFN_cuGraphInstantiateWithFlags_v11040`). Each module below reproduces one
         //! toolkit's macros exactly. From 13.0 on the headers define none, and the rule is:
         //! the highest version that toolkit declares. The crate-level `PFN_<symbol>` in
-        //! [`pfn`](crate::pfn) follows the newest toolkit.
+        //! [`pfn`](crate::pfn) follows the newest toolkit. With the crate's
+        //! `per-thread-default-stream` feature, every name means what it means in C under
+        //! `CUDA_API_PER_THREAD_DEFAULT_STREAM`: the `_ptds`/`_ptsz` typedef where there is one.
         #![allow(non_camel_case_types)]
         #(#modules)*
     }

@@ -1,0 +1,115 @@
+//! The lookup shim of the generated crate. Its logic does not depend on the model, so it is
+//! hand-written Rust in `templates/` (where it keeps its comments), written verbatim after
+//! the `@generated` marker: `src/driver.rs`, `src/error.rs`, `src/runtime.rs`. What it needs
+//! from the inputs is emitted beside it: `src/codes.rs`, the names of the `CUresult` codes.
+
+use std::collections::BTreeMap;
+
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+
+use super::Ctx;
+
+pub const DRIVER_RS: &str = "src/driver.rs";
+pub const ERROR_RS: &str = "src/error.rs";
+pub const RUNTIME_RS: &str = "src/runtime.rs";
+pub const CODES_RS: &str = "src/codes.rs";
+
+pub const DRIVER_TEMPLATE: &str = include_str!("templates/driver.rs");
+pub const ERROR_TEMPLATE: &str = include_str!("templates/error.rs");
+pub const RUNTIME_TEMPLATE: &str = include_str!("templates/runtime.rs");
+
+/// A template as a file of the crate: the marker, then the template, with the crate's name
+/// where the template says `cuda_driver_pfn` (code) or `cuda-driver-pfn` (prose).
+pub fn template_file(ctx: &Ctx<'_>, template: &str) -> Vec<u8> {
+    let mut out = ctx.marker("//");
+    out.push('\n');
+    out.push_str(&with_crate_name(ctx, template));
+    out.into_bytes()
+}
+
+pub(crate) fn with_crate_name(ctx: &Ctx<'_>, text: &str) -> String {
+    let ident = ctx.opts.crate_name.replace('-', "_");
+    text.replace("cuda_driver_pfn", &ident).replace("cuda-driver-pfn", &ctx.opts.crate_name)
+}
+
+/// `(value, name)` of every `cudaError_enum` constant in bindgen's types, in declaration
+/// order (bindgen writes `impl cudaError_enum { pub const X: cudaError_enum = cudaError_enum(N); }`).
+fn result_codes(types: &syn::File) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    for item in &types.items {
+        let syn::Item::Impl(imp) = item else { continue };
+        let syn::Type::Path(self_ty) = &*imp.self_ty else { continue };
+        if !self_ty.path.is_ident("cudaError_enum") {
+            continue;
+        }
+        for it in &imp.items {
+            let syn::ImplItem::Const(c) = it else { continue };
+            let syn::Expr::Call(call) = &c.expr else { continue };
+            let [syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })] = call.args.iter().collect::<Vec<_>>()[..] else { continue };
+            if let Ok(v) = n.base10_parse::<u32>() {
+                out.push((v, c.ident.to_string()));
+            }
+        }
+    }
+    out
+}
+
+pub fn codes_rs(types: &syn::File) -> TokenStream {
+    // The first name per value: later ones are deprecated aliases, if CUDA ever adds any.
+    let mut by_value: BTreeMap<u32, String> = BTreeMap::new();
+    for (v, name) in result_codes(types) {
+        by_value.entry(v).or_insert(name);
+    }
+    let arms = by_value.iter().map(|(v, name)| {
+        let v = Literal::u32_unsuffixed(*v);
+        quote!(#v => Some(#name),)
+    });
+    quote! {
+        //! The names of the `CUresult` codes, from the newest pinned toolkit's `cuda.h`: what
+        //! the shim shows when the driver has no `cuGetErrorName`, or does not know a code.
+
+        /// The name of a `CUresult` code, if the newest pinned toolkit defines it.
+        pub(crate) fn result_name(code: u32) -> Option<&'static str> {
+            match code {
+                #(#arms)*
+                _ => None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn templates_are_rust() {
+        for (name, t) in [("driver", DRIVER_TEMPLATE), ("error", ERROR_TEMPLATE), ("runtime", RUNTIME_TEMPLATE)] {
+            if let Err(e) = syn::parse_file(t) {
+                panic!("templates/{name}.rs does not parse: {e}");
+            }
+        }
+    }
+
+    #[test]
+    fn result_codes_are_read_in_order() {
+        let types: syn::File = syn::parse_quote! {
+            impl cudaError_enum {
+                pub const CUDA_SUCCESS: cudaError_enum = cudaError_enum(0);
+                pub const CUDA_ERROR_NOT_FOUND: cudaError_enum = cudaError_enum(500);
+                pub const CUDA_ERROR_ALIAS: cudaError_enum = cudaError_enum(500);
+            }
+            impl CUother_enum {
+                pub const CU_OTHER: CUother_enum = CUother_enum(7);
+            }
+        };
+        assert_eq!(
+            result_codes(&types),
+            vec![(0, "CUDA_SUCCESS".into()), (500, "CUDA_ERROR_NOT_FOUND".into()), (500, "CUDA_ERROR_ALIAS".into())]
+        );
+        let text = codes_rs(&types).to_string();
+        assert!(text.contains("500 => Some (\"CUDA_ERROR_NOT_FOUND\")"), "{text}");
+        assert!(!text.contains("CUDA_ERROR_ALIAS") && !text.contains("CU_OTHER"), "{text}");
+    }
+}

@@ -1,0 +1,368 @@
+//! `src/newest.rs`: per symbol, an enum with one case per ABI and a marker type that tells
+//! `Driver::newest` which ABIs to try in which order; and `src/visit.rs`: generic dispatch
+//! over every entry and every symbol, for programs (the doctor, the tests) that must call
+//! `Driver::get::<E>()` for each marker without naming 685 types.
+
+use std::collections::BTreeSet;
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use super::Ctx;
+use crate::model::{format_cuda_version, Entry};
+use crate::parse::Variant;
+use crate::Error;
+
+pub const NEWEST_RS: &str = "src/newest.rs";
+pub const VISIT_RS: &str = "src/visit.rs";
+
+fn ident(s: &str) -> Ident {
+    Ident::new(s, Span::call_site())
+}
+
+fn marker(e: &Entry) -> Ident {
+    ident(e.pfn.trim_start_matches("PFN_"))
+}
+
+/// `V12050`, `V7000Ptds`.
+fn case_name(e: &Entry) -> Ident {
+    match e.variant {
+        None => format_ident!("V{}", e.version),
+        Some(Variant::Ptds) => format_ident!("V{}Ptds", e.version),
+        Some(Variant::Ptsz) => format_ident!("V{}Ptsz", e.version),
+    }
+}
+
+/// Names the module defines itself, which no enum may take.
+const RESERVED: &[&str] = &["Candidate", "Symbol", "NewestAbi", "Sealed"];
+
+/// `cuCtxCreate` -> `CtxCreate`: the symbol without its `cu` prefix, capitalised.
+fn enum_name(symbol: &str, taken: &BTreeSet<String>) -> Result<String, Error> {
+    let rest = symbol.strip_prefix("cu").filter(|r| !r.is_empty()).unwrap_or(symbol);
+    let mut chars = rest.chars();
+    let first: String = chars.next().map(|c| c.to_ascii_uppercase()).into_iter().collect();
+    let mut name = format!("{first}{}", chars.as_str());
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic()) || RESERVED.contains(&name.as_str()) || taken.contains(&name) {
+        name = format!("Cu{name}");
+    }
+    if taken.contains(&name) || syn::parse_str::<Ident>(&name).is_err() {
+        return Err(Error::Emit { file: NEWEST_RS.into(), message: format!("no enum name for symbol `{symbol}` (tried `{name}`)") });
+    }
+    Ok(name)
+}
+
+/// What `newest` tries with legacy-stream semantics: the default ABIs, highest version first.
+pub(crate) fn legacy_order<'a>(entries: &[&'a Entry]) -> Vec<&'a Entry> {
+    let mut out: Vec<&Entry> = entries.iter().copied().filter(|e| e.variant.is_none()).collect();
+    out.sort_by_key(|e| std::cmp::Reverse(e.version));
+    out
+}
+
+/// With per-thread semantics: for each default ABI, highest first, the per-thread variants
+/// that pair with it (its version is the highest default one at or below theirs: the
+/// driver's own pairing, as in the exported names), highest first, then the ABI itself.
+/// Per-thread variants older than every default ABI (none in any toolkit so far) come last.
+pub(crate) fn per_thread_order<'a>(entries: &[&'a Entry]) -> Vec<&'a Entry> {
+    let defaults = legacy_order(entries);
+    let mut threads: Vec<&Entry> = entries.iter().copied().filter(|e| e.variant.is_some()).collect();
+    threads.sort_by_key(|e| std::cmp::Reverse((e.version, e.variant)));
+    let paired = |p: &Entry| defaults.iter().map(|d| d.version).filter(|&v| v <= p.version).max();
+    let mut out = Vec::new();
+    for d in &defaults {
+        out.extend(threads.iter().copied().filter(|p| paired(p) == Some(d.version)));
+        out.push(*d);
+    }
+    out.extend(threads.iter().copied().filter(|p| paired(p).is_none()));
+    out
+}
+
+fn candidates(order: &[&Entry], enum_ident: &Ident) -> TokenStream {
+    let items = order.iter().map(|e| {
+        let m = marker(e);
+        let case = case_name(e);
+        let version = e.version;
+        let variant = match e.variant {
+            None => quote!(None),
+            Some(Variant::Ptds) => quote!(Some(crate::Variant::Ptds)),
+            Some(Variant::Ptsz) => quote!(Some(crate::Variant::Ptsz)),
+        };
+        quote! {
+            super::Candidate {
+                index: <crate::entries::#m as crate::Entry>::INDEX,
+                version: #version,
+                variant: #variant,
+                resolve: |d| d.get::<crate::entries::#m>().map(super::#enum_ident::#case),
+            },
+        }
+    });
+    quote!(&[#(#items)*])
+}
+
+pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
+    let mut taken = BTreeSet::new();
+    let mut enums = Vec::new();
+    let mut markers = Vec::new();
+    for symbol in ctx.model.symbols() {
+        // Only entries whose module is generated; a symbol's entries share one module (and so
+        // one `cfg`): every typedef header row declares whole symbols.
+        let entries: Vec<&Entry> = ctx.model.symbol_entries(symbol).filter(|e| ctx.pfn_path(&e.pfn).is_some()).collect();
+        let Some(first) = entries.first() else { continue };
+        if let Some(other) = entries.iter().find(|e| e.module != first.module) {
+            return Err(Error::Emit {
+                file: NEWEST_RS.into(),
+                message: format!("`{symbol}` has entries in two modules ({} and {})", first.module, other.module),
+            });
+        }
+        let cfg = ctx.pfn_path(&first.pfn).map(|(_, cfg)| cfg).unwrap_or_default();
+        let name = enum_name(symbol, &taken)?;
+        taken.insert(name.clone());
+        let enum_ident = ident(&name);
+        let mut cases: Vec<&Entry> = entries.clone();
+        cases.sort_by_key(|e| std::cmp::Reverse((e.version, e.variant)));
+        let has_per_thread = cases.iter().any(|e| e.variant.is_some());
+        let variants = cases.iter().map(|e| {
+            let case = case_name(e);
+            let path = ctx.pfn_path(&e.pfn).map(|(path, _)| path).unwrap_or_default();
+            let doc = format!(
+                " [`{pfn}`]({path}): `{symbol}` of CUDA {} ({}){}.",
+                format_cuda_version(e.version),
+                e.version,
+                if e.variant.is_some() { ", the per-thread default stream variant" } else { "" },
+                pfn = e.pfn,
+                path = path.to_string().replace(' ', "")
+            );
+            quote!(#[doc = #doc] #case(#path),)
+        });
+        let info_arms = cases.iter().map(|e| {
+            let (case, m) = (case_name(e), marker(e));
+            quote!(#enum_ident::#case(_) => <crate::entries::#m as crate::Entry>::INFO,)
+        });
+        let ptr_arms = cases.iter().map(|e| {
+            let case = case_name(e);
+            quote!(#enum_ident::#case(f) => f as *const c_void,)
+        });
+        let mut doc = format!(
+            " The ABIs of `{symbol}` this crate knows, newest first: what \
+             [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::{symbol}`]`>()` returns. Match it to call \
+             each case with its own signature."
+        );
+        if has_per_thread {
+            doc.push_str(
+                "\n\n The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the \
+                 `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).",
+            );
+        }
+        enums.push(quote! {
+            #[doc = #doc]
+            #cfg
+            #[derive(Clone, Copy, Debug)]
+            pub enum #enum_ident {
+                #(#variants)*
+            }
+            #cfg
+            impl sealed::Sealed for #enum_ident {}
+            #cfg
+            impl NewestAbi for #enum_ident {
+                fn info(&self) -> &'static EntryInfo {
+                    match self {
+                        #(#info_arms)*
+                    }
+                }
+                fn as_ptr(&self) -> *const c_void {
+                    match *self {
+                        #(#ptr_arms)*
+                    }
+                }
+            }
+        });
+        let legacy = legacy_order(&entries);
+        let threads = per_thread_order(&entries);
+        let legacy_items = candidates(&legacy, &enum_ident);
+        let threads_items = if threads.iter().map(|e| e.key()).eq(legacy.iter().map(|e| e.key())) {
+            quote!(Self::LEGACY_ORDER)
+        } else {
+            candidates(&threads, &enum_ident)
+        };
+        let m = ident(symbol);
+        let mdoc = format!(" The symbol `{symbol}`, for [`Driver::newest`](crate::Driver::newest): see [`{name}`](super::{name}).");
+        markers.push(quote! {
+            #[doc = #mdoc]
+            #cfg
+            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+            pub struct #m;
+            #cfg
+            impl super::sealed::Sealed for #m {}
+            #cfg
+            impl super::Symbol for #m {
+                type Newest = super::#enum_ident;
+                const NAME: &'static str = #symbol;
+                const LEGACY_ORDER: &'static [super::Candidate<super::#enum_ident>] = #legacy_items;
+                const PER_THREAD_ORDER: &'static [super::Candidate<super::#enum_ident>] = #threads_items;
+            }
+        });
+    }
+    Ok(quote! {
+        //! The newest ABI of a symbol: per symbol, an enum with one case per ABI this crate
+        //! knows (`CtxCreate::V12050(PFN_cuCtxCreate_v12050)`, ...) and a marker in
+        //! [`symbols`] for [`Driver::newest`](crate::Driver::newest), which tries the ABIs from
+        //! the highest version at or below the driver's down, each at exactly its own version.
+        #![allow(non_camel_case_types)]
+        use core::ffi::c_void;
+
+        use crate::driver::Driver;
+        use crate::error::Error;
+        use crate::registry::{EntryInfo, Variant, ENTRIES};
+
+        mod sealed {
+            pub trait Sealed {}
+        }
+
+        /// One ABI [`Driver::newest`](crate::Driver::newest) may try: which entry, and how to
+        /// fetch it as the symbol's enum.
+        pub struct Candidate<N: 'static> {
+            /// The entry's index in [`ENTRIES`].
+            pub index: usize,
+            /// The version it is asked for with (its own).
+            pub version: u32,
+            pub variant: Option<Variant>,
+            pub(crate) resolve: fn(&Driver) -> Result<N, Error>,
+        }
+
+        impl<N> Candidate<N> {
+            /// The entry's row.
+            pub fn info(&self) -> Option<&'static EntryInfo> {
+                ENTRIES.get(self.index)
+            }
+        }
+
+        /// A driver symbol, as a type: implemented only by the markers in [`symbols`].
+        pub trait Symbol: sealed::Sealed + Copy + Default + 'static {
+            /// The enum with one case per ABI.
+            type Newest: NewestAbi;
+            /// The name passed to `cuGetProcAddress`.
+            const NAME: &'static str;
+            /// What `newest` tries with [`DefaultStream::Legacy`](crate::DefaultStream::Legacy):
+            /// the default ABIs, highest version first.
+            const LEGACY_ORDER: &'static [Candidate<Self::Newest>];
+            /// What it tries with [`DefaultStream::PerThread`](crate::DefaultStream::PerThread):
+            /// before each default ABI, the per-thread variants that pair with it.
+            const PER_THREAD_ORDER: &'static [Candidate<Self::Newest>];
+        }
+
+        /// What every symbol's enum can say about the case it holds.
+        pub trait NewestAbi: sealed::Sealed + Copy + core::fmt::Debug + 'static {
+            /// The registry row of the ABI held.
+            fn info(&self) -> &'static EntryInfo;
+            /// The function pointer, as a plain pointer (to compare or print, not to call).
+            fn as_ptr(&self) -> *const c_void;
+        }
+
+        #(#enums)*
+
+        /// One marker type per symbol, named like the symbol.
+        pub mod symbols {
+            #(#markers)*
+        }
+    })
+}
+
+pub fn visit_rs(ctx: &Ctx<'_>) -> TokenStream {
+    // Each call under its module's `cfg`, as the markers are.
+    let entries = ctx.model.entries.values().filter_map(|e| {
+        let (_, cfg) = ctx.pfn_path(&e.pfn)?;
+        let m = marker(e);
+        Some(quote!(#cfg visitor.visit::<crate::entries::#m>();))
+    });
+    let symbols = ctx.model.symbols().into_iter().filter_map(|s| {
+        let (_, cfg) = ctx.model.symbol_entries(s).find_map(|e| ctx.pfn_path(&e.pfn))?;
+        let m = ident(s);
+        Some(quote!(#cfg visitor.visit::<crate::symbols::#m>();))
+    });
+    quote! {
+        //! Generic dispatch over the registry: [`visit_entries`] calls a visitor once per
+        //! entry marker, [`visit_symbols`] once per symbol marker, in registry order, so that
+        //! code generic over [`Entry`] or [`Symbol`] can run for all of them.
+        use crate::newest::Symbol;
+        use crate::registry::Entry;
+
+        /// Code to run for one entry type: `driver.get::<E>()`, say.
+        pub trait EntryVisitor {
+            fn visit<E: Entry>(&mut self);
+        }
+
+        /// Code to run for one symbol type: `driver.newest::<S>()`, say.
+        pub trait SymbolVisitor {
+            fn visit<S: Symbol>(&mut self);
+        }
+
+        /// Calls `visitor.visit::<E>()` for every marker in [`entries`](crate::entries), in
+        /// the order of [`ENTRIES`](crate::ENTRIES): those of the modules the crate's features
+        /// compile.
+        pub fn visit_entries<V: EntryVisitor>(visitor: &mut V) {
+            #(#entries)*
+        }
+
+        /// Calls `visitor.visit::<S>()` for every marker in [`symbols`](crate::symbols), in
+        /// symbol order.
+        pub fn visit_symbols<V: SymbolVisitor>(visitor: &mut V) {
+            #(#symbols)*
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::*;
+
+    fn entry(version: u32, variant: Option<Variant>) -> Entry {
+        Entry {
+            symbol: "cuX".into(),
+            version,
+            variant,
+            pfn: format!("PFN_cuX_v{version}{}", variant.map_or("", |v| v.suffix())),
+            header: "cudaTypedefs.h".into(),
+            module: "cuda".into(),
+            platforms: BTreeSet::new(),
+            exported: String::new(),
+            legacy: false,
+            toolkits: BTreeSet::new(),
+            params: vec![],
+            returns: "CUresult".into(),
+            declared: BTreeMap::new(),
+        }
+    }
+
+    fn names(order: &[&Entry]) -> Vec<String> {
+        order.iter().map(|e| e.pfn.trim_start_matches("PFN_cuX_").to_owned()).collect()
+    }
+
+    #[test]
+    fn orders() {
+        let all = [
+            entry(3020, None),
+            entry(7000, Some(Variant::Ptds)),
+            entry(10000, None),
+            entry(10010, Some(Variant::Ptsz)),
+            entry(12000, None),
+            entry(2000, None),
+        ];
+        let refs: Vec<&Entry> = all.iter().collect();
+        assert_eq!(names(&legacy_order(&refs)), ["v12000", "v10000", "v3020", "v2000"]);
+        assert_eq!(names(&per_thread_order(&refs)), ["v12000", "v10010_ptsz", "v10000", "v7000_ptds", "v3020", "v2000"]);
+    }
+
+    #[test]
+    fn enum_names() {
+        let mut taken = BTreeSet::new();
+        assert_eq!(enum_name("cuCtxCreate", &taken).unwrap(), "CtxCreate");
+        assert_eq!(enum_name("cuvdpauX", &taken).unwrap(), "VdpauX");
+        assert_eq!(enum_name("cu", &taken).unwrap(), "Cu");
+        assert_eq!(enum_name("cuSymbol", &taken).unwrap(), "CuSymbol");
+        taken.insert("Init".to_owned());
+        assert_eq!(enum_name("cuInit", &taken).unwrap(), "CuInit");
+        taken.insert("CuInit".to_owned());
+        assert!(enum_name("cuInit", &taken).is_err());
+    }
+}

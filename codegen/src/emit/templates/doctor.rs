@@ -1,0 +1,118 @@
+//! `cargo run --example doctor [-- PATH-TO-LIBCUDA]`: loads the CUDA driver, prints its
+//! version, and for every entry of the registry whether it resolves, and why not.
+//!
+//! Every entry is fetched the way a program would, with `Driver::get` (through the
+//! generated `visit_entries`), so what this prints is what a program gets. It exits with 0
+//! when the driver loaded, whatever the entries say; 1 when it did not (or the output
+//! could not be written); 2 on a bad command line.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::process::ExitCode;
+
+use cuda_driver_pfn::{visit_entries, Driver, Entry, EntryVisitor, Error, ENTRIES, TOOLKITS};
+
+fn release(v: u32) -> String {
+    format!("CUDA {}.{}", v / 1000, v % 1000 / 10)
+}
+
+/// A few words for each kind of failure; the full explanation is printed once per kind.
+fn kind(e: &Error) -> (&'static str, String) {
+    match e {
+        Error::DriverTooOld { lookup, .. } => ("newer than the driver", format!("needs a driver for {}", release(lookup.version))),
+        Error::SymbolNotFound { .. } => ("unknown to the driver", "the driver does not know the name".into()),
+        Error::VersionNotSufficient { .. } => ("version not served", "the driver has the symbol, not this ABI".into()),
+        Error::NotFound { .. } => ("not found", "not found (this driver gives no reason)".into()),
+        Error::NullPointer { .. } => ("not on this platform", "the driver gave a NULL pointer".into()),
+        Error::UnknownStatus { status, .. } => ("unknown status", format!("status {status}, unknown to this crate")),
+        Error::Driver { code, name, .. } => ("driver error", format!("{} ({code})", name.as_deref().unwrap_or("an unnamed code"))),
+        _ => ("other", "see below".into()),
+    }
+}
+
+struct Doctor<'a> {
+    driver: &'a Driver,
+    out: std::io::StdoutLock<'static>,
+    /// The first write error (a closed pipe, say): then nothing more is written.
+    write_error: Option<std::io::Error>,
+    resolved: usize,
+    failed: BTreeMap<&'static str, (usize, String)>,
+}
+
+impl Doctor<'_> {
+    fn line(&mut self, text: std::fmt::Arguments<'_>) {
+        if self.write_error.is_none() {
+            if let Err(e) = self.out.write_fmt(format_args!("{text}\n")) {
+                self.write_error = Some(e);
+            }
+        }
+    }
+}
+
+impl EntryVisitor for Doctor<'_> {
+    fn visit<E: Entry>(&mut self) {
+        let info = E::INFO;
+        let flag = if info.variant.is_some() { "per-thread flag" } else { "legacy-stream flag" };
+        match self.driver.get::<E>() {
+            Ok(_) => {
+                self.resolved += 1;
+                self.line(format_args!("  ok      {:<52} {} at {}, {flag}", info.pfn, info.symbol, info.version));
+            }
+            Err(e) => {
+                let (kind, words) = kind(&e);
+                self.line(format_args!("  MISSING {:<52} {words}", info.pfn));
+                let slot = self.failed.entry(kind).or_insert_with(|| (0, e.to_string()));
+                slot.0 += 1;
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let loaded = match args.as_slice() {
+        [] => Driver::load(),
+        [path] if !path.starts_with('-') => Driver::from_path(path),
+        _ => {
+            eprintln!("usage: doctor [PATH-TO-LIBCUDA]");
+            return ExitCode::from(2);
+        }
+    };
+    let driver = match loaded {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("doctor: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut doctor = Doctor { driver: &driver, out: std::io::stdout().lock(), write_error: None, resolved: 0, failed: BTreeMap::new() };
+    doctor.line(format_args!("library:  {}", driver.library()));
+    doctor.line(format_args!(
+        "driver:   {} ({}), lookups through {}",
+        release(driver.version()),
+        driver.version(),
+        driver.query_api().name()
+    ));
+    doctor.line(format_args!(
+        "registry: {} entries, from the headers of CUDA {} to {}\n",
+        ENTRIES.len(),
+        TOOLKITS.first().copied().unwrap_or("?"),
+        TOOLKITS.last().copied().unwrap_or("?")
+    ));
+    visit_entries(&mut doctor);
+    let failed: usize = doctor.failed.values().map(|(n, _)| n).sum();
+    let resolved = doctor.resolved;
+    doctor.line(format_args!("\n{resolved} of {} entries resolve, {failed} do not", ENTRIES.len()));
+    for (kind, (count, example)) in std::mem::take(&mut doctor.failed) {
+        doctor.line(format_args!("  {count} {kind}; for example: {example}"));
+    }
+    match doctor.write_error {
+        // A reader that stopped early (`doctor | head`) is no failure of the driver.
+        Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Some(e) => {
+            eprintln!("doctor: cannot write the report: {e}");
+            ExitCode::FAILURE
+        }
+        None => ExitCode::SUCCESS,
+    }
+}

@@ -1,0 +1,514 @@
+//! The lookup shim: load the CUDA driver library at run time, resolve its
+//! `cuGetProcAddress`, and fetch each registry entry with exactly its own version and stream
+//! flag, cached per [`Driver`].
+//!
+//! Nothing here links libcuda: the library is opened by name when [`Driver::load`] runs,
+//! so a program built with this crate starts (and can report a clear error) on a machine
+//! without a GPU.
+
+use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use core::fmt;
+use core::mem::{size_of, ManuallyDrop};
+use core::ptr::{null, null_mut, NonNull};
+use std::path::Path;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
+use crate::newest::Symbol;
+use crate::registry::{Entry, StreamFlags, ENTRIES};
+use crate::types::CUresult;
+
+// The few functions the shim itself needs, declared here and not taken from `pfn`: they are
+// resolved by name before there is a cuGetProcAddress to ask, and the shim must build for any
+// registry, even one generated from headers that lack these typedefs. `CUresult` and the
+// status enum are C enums, passed as `unsigned int`.
+type GetProcAddressV2 = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_uint) -> c_uint;
+type GetProcAddressV1 = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_int, u64) -> c_uint;
+type DriverGetVersion = unsafe extern "system" fn(*mut c_int) -> c_uint;
+type GetErrorName = unsafe extern "system" fn(c_uint, *mut *const c_char) -> c_uint;
+
+pub(crate) const CUDA_SUCCESS: c_uint = 0;
+pub(crate) const CUDA_ERROR_INVALID_VALUE: c_uint = 1;
+pub(crate) const CUDA_ERROR_NOT_FOUND: c_uint = 500;
+const STATUS_SUCCESS: c_uint = 0;
+const STATUS_SYMBOL_NOT_FOUND: c_uint = 1;
+const STATUS_VERSION_NOT_SUFFICIENT: c_uint = 2;
+/// What `symbolStatus` is set to before the call, to see whether the driver wrote it.
+pub(crate) const STATUS_UNSET: c_uint = c_uint::MAX;
+
+/// The names `Driver::load` tries, in order. By name only: the system loader searches its
+/// own path (on Linux: RUNPATH, `LD_LIBRARY_PATH`, the ld.so cache, the system folders),
+/// never the working directory. `libcuda.so.1` is the driver's soname; `libcuda.so` is
+/// usually only a development link, tried second.
+#[cfg(not(windows))]
+const DRIVER_NAMES: &[&str] = &["libcuda.so.1", "libcuda.so"];
+/// The driver installs `nvcuda.dll` in System32, and only System32 is searched for it (not
+/// the application's folder, not the working directory, not `PATH`).
+#[cfg(windows)]
+const DRIVER_NAMES: &[&str] = &["nvcuda.dll"];
+
+/// Which of the driver's lookup functions a [`Driver`] uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QueryApi {
+    /// `cuGetProcAddress_v2` (drivers of CUDA 12.0 and later): reports a `symbolStatus`.
+    GetProcAddressV2,
+    /// The 4-argument `cuGetProcAddress` of drivers of CUDA 11.3 to 11.8, which reports no
+    /// status: "unknown name" and "version below the first ABI" are both
+    /// `CUDA_ERROR_NOT_FOUND`, and come back as [`Error::NotFound`].
+    GetProcAddress,
+}
+
+impl QueryApi {
+    /// The exported name of the function.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueryApi::GetProcAddressV2 => "cuGetProcAddress_v2",
+            QueryApi::GetProcAddress => "cuGetProcAddress",
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum ProcAddress {
+    V2(GetProcAddressV2),
+    V1(GetProcAddressV1),
+}
+
+/// Which variants [`Driver::newest`] prefers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DefaultStream {
+    /// Default-variant ABIs only, looked up with `CU_GET_PROC_ADDRESS_LEGACY_STREAM`.
+    Legacy,
+    /// For each default ABI, its `_ptds`/`_ptsz` variant first (looked up with
+    /// `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`), then the ABI itself; symbols with no
+    /// per-thread variant behave as with [`Legacy`](DefaultStream::Legacy).
+    PerThread,
+}
+
+impl DefaultStream {
+    /// What [`Driver::newest`] uses: `PerThread` when the crate's
+    /// `per-thread-default-stream` feature is on, as `CUDA_API_PER_THREAD_DEFAULT_STREAM`
+    /// does for C, otherwise `Legacy`.
+    pub const CONFIGURED: DefaultStream =
+        if cfg!(feature = "per-thread-default-stream") { DefaultStream::PerThread } else { DefaultStream::Legacy };
+}
+
+/// A loaded CUDA driver, with a cache of the entry points fetched from it.
+///
+/// Each `Driver` has its own cache: two drivers in one process (a real one and a test
+/// double, say) never see each other's pointers. A `Driver` is `Send` and `Sync`; share it
+/// by reference or in an `Arc`.
+///
+/// The library is never unloaded, not even when the `Driver` is dropped: the function
+/// pointers handed out are plain `fn` values that outlive it, and libcuda does not support
+/// being unloaded from a running process anyway.
+pub struct Driver {
+    library: String,
+    _lib: ManuallyDrop<libloading::Library>,
+    proc: ProcAddress,
+    version: u32,
+    error_name: Option<GetErrorName>,
+    cache: Cache,
+}
+
+impl fmt::Debug for Driver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Driver")
+            .field("library", &self.library)
+            .field("version", &self.version)
+            .field("query_api", &self.query_api())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Driver {
+    /// Loads the driver by name: `libcuda.so.1`, then `libcuda.so` (Linux), or
+    /// `nvcuda.dll` from System32 (Windows); never from the working directory.
+    ///
+    /// It resolves `cuGetProcAddress_v2`, or on drivers of CUDA 11.3 to 11.8 the 4-argument
+    /// `cuGetProcAddress`, and reads the driver version once with `cuDriverGetVersion`.
+    /// It does not call `cuInit`: loading and looking up need no initialised driver, and
+    /// `cuInit` has effects a program should choose (it reads `CUDA_VISIBLE_DEVICES`, takes
+    /// time, and fails with `CUDA_ERROR_NO_DEVICE` where lookups would still work). Call it
+    /// through `get::<entries::cuInit_v2000>()`.
+    pub fn load() -> Result<Driver, Error> {
+        let mut tried = Vec::new();
+        for name in DRIVER_NAMES {
+            match open_by_name(name) {
+                Ok(lib) => return Driver::from_library(lib, (*name).to_owned()),
+                Err(message) => tried.push(LoadAttempt { name: (*name).to_owned(), message }),
+            }
+        }
+        Err(Error::LibraryNotFound { library: LibraryKind::Driver, tried })
+    }
+
+    /// Loads the driver from this file. Give a path with a folder in it
+    /// (`./libcuda.so.1`): a bare file name is looked up on the loader's search path, as
+    /// [`Driver::load`] does.
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Driver, Error> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        match open_path(path) {
+            Ok(lib) => Driver::from_library(lib, shown),
+            Err(message) => Err(Error::LibraryNotFound { library: LibraryKind::Driver, tried: vec![LoadAttempt { name: shown, message }] }),
+        }
+    }
+
+    fn from_library(lib: libloading::Library, library: String) -> Result<Driver, Error> {
+        // SAFETY: these are the driver's documented exports, and the types are their C
+        // prototypes (cuda.h).
+        let get_version: Option<DriverGetVersion> = unsafe { exported(&lib, c"cuDriverGetVersion") };
+        let exported_version = get_version.map(|f| read_version(f, "cuDriverGetVersion"));
+        let proc = if let Some(f) = unsafe { exported::<GetProcAddressV2>(&lib, c"cuGetProcAddress_v2") } {
+            ProcAddress::V2(f)
+        } else if let Some(f) = unsafe { exported::<GetProcAddressV1>(&lib, c"cuGetProcAddress") } {
+            ProcAddress::V1(f)
+        } else {
+            return Err(Error::NoGetProcAddress { library, driver_version: exported_version.and_then(Result::ok) });
+        };
+        let error_name = unsafe { exported::<GetErrorName>(&lib, c"cuGetErrorName") };
+        let mut driver = Driver { library, _lib: ManuallyDrop::new(lib), proc, version: 0, error_name, cache: Cache::new() };
+        driver.version = match exported_version {
+            Some(Ok(v)) => v,
+            Some(Err(detail)) => return Err(Error::VersionUnreadable { library: driver.library, detail }),
+            // Every real driver exports it; a wrapper or stub library may not. Then ask the
+            // driver itself, at the version of the function's only ABI (CUDA 2.2).
+            None => match driver.ask(c"cuDriverGetVersion", 2020, StreamFlags::LEGACY_STREAM) {
+                Ok((_, Answer::Found(p))) => {
+                    // SAFETY: the driver's own cuDriverGetVersion, ABI of version 2020.
+                    let f = unsafe { core::mem::transmute::<*mut c_void, DriverGetVersion>(p.as_ptr()) };
+                    match read_version(f, "cuDriverGetVersion (through cuGetProcAddress)") {
+                        Ok(v) => v,
+                        Err(detail) => return Err(Error::VersionUnreadable { library: driver.library, detail }),
+                    }
+                }
+                Ok((via, answer)) => {
+                    let detail = format!(
+                        "it does not export cuDriverGetVersion, and {via}(\"cuDriverGetVersion\", 2020, ...) answered {answer:?}"
+                    );
+                    return Err(Error::VersionUnreadable { library: driver.library, detail });
+                }
+                Err(e) => return Err(Error::VersionUnreadable { library: driver.library, detail: e.to_string() }),
+            },
+        };
+        Ok(driver)
+    }
+
+    /// The driver's version, as `cuDriverGetVersion` gave it at load time
+    /// (`major*1000 + minor*10`: 12090 is CUDA 12.9).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The name or path the library was loaded from.
+    pub fn library(&self) -> &str {
+        &self.library
+    }
+
+    /// Which lookup function the driver has.
+    pub fn query_api(&self) -> QueryApi {
+        match self.proc {
+            ProcAddress::V2(_) => QueryApi::GetProcAddressV2,
+            ProcAddress::V1(_) => QueryApi::GetProcAddress,
+        }
+    }
+
+    /// Fetches one registry entry: `E`'s symbol, at exactly `E`'s version, with `E`'s flag
+    /// ([`StreamFlags::LEGACY_STREAM`] for a default-variant entry,
+    /// [`StreamFlags::PER_THREAD_DEFAULT_STREAM`] for a `_ptds`/`_ptsz` one), whatever the
+    /// driver's own version is. The driver then returns exactly the ABI `E::Fn` describes.
+    ///
+    /// The first call per entry asks the driver; later calls cost one atomic load. Threads
+    /// that miss at the same time wait on a lock taken only on a miss, so the driver is asked
+    /// once per entry and every thread gets the same pointer. Failures are not cached.
+    #[inline]
+    pub fn get<E: Entry>(&self) -> Result<E::Fn, Error> {
+        let p = self.cache.get_or_try(E::INDEX, || self.query(E::SYMBOL, E::VERSION, E::FLAGS))?;
+        // SAFETY: by the `Entry` contract, `E::Fn` is the function pointer type of exactly
+        // the ABI the driver returns for (SYMBOL, VERSION, FLAGS).
+        unsafe { cast::<E::Fn>(p) }.ok_or_else(|| not_a_pointer::<E::Fn>(E::SYMBOL, E::VERSION, E::FLAGS, "cuGetProcAddress"))
+    }
+
+    /// The newest ABI of symbol `S` that both this crate and the driver have, as the
+    /// symbol's enum (one case per ABI: match it to call the right signature).
+    ///
+    /// It tries the crate's ABIs from the highest version down, skipping those newer than
+    /// the driver, and steps down on [`Error::VersionNotSufficient`] and [`Error::NotFound`];
+    /// any other error ends the search. It never asks for a version the crate has no type
+    /// for. With the `per-thread-default-stream` feature it prefers the per-thread variants
+    /// (see [`DefaultStream`]); [`Driver::newest_with`] chooses explicitly.
+    pub fn newest<S: Symbol>(&self) -> Result<S::Newest, Error> {
+        self.newest_with::<S>(DefaultStream::CONFIGURED)
+    }
+
+    /// [`Driver::newest`] with an explicit preference between default and per-thread
+    /// variants, whatever the crate's features.
+    pub fn newest_with<S: Symbol>(&self, stream: DefaultStream) -> Result<S::Newest, Error> {
+        let order = match stream {
+            DefaultStream::Legacy => S::LEGACY_ORDER,
+            DefaultStream::PerThread => S::PER_THREAD_ORDER,
+        };
+        let mut tried = Vec::new();
+        let mut last = None;
+        for candidate in order {
+            if candidate.version > self.version {
+                continue;
+            }
+            tried.push(candidate.version);
+            match (candidate.resolve)(self) {
+                Ok(abi) => return Ok(abi),
+                Err(e) if e.steps_down() => last = Some(Box::new(e)),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::NoKnownAbi {
+            symbol: S::NAME.to_owned(),
+            driver_version: self.version,
+            known: order.iter().map(|c| c.version).collect(),
+            tried,
+            last,
+        })
+    }
+
+    /// Looks up a symbol this crate does not know (one newer than the crate, say), at the
+    /// version and with the flags given. Not cached.
+    ///
+    /// # Safety
+    /// `F` must be the function pointer type (or `Option` of it) of exactly the ABI the
+    /// driver returns for `symbol` at `version`: the version that introduced the prototype
+    /// `F` describes. A higher version can return a newer ABI with another signature.
+    /// A type `F` that is not pointer-sized is refused with [`Error::InvalidArgument`].
+    pub unsafe fn get_raw<F: Copy>(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<F, Error> {
+        if size_of::<F>() != size_of::<*mut c_void>() {
+            return Err(not_a_pointer::<F>(symbol, version, flags, self.query_api().name()));
+        }
+        let p = self.query(symbol, version, flags)?;
+        cast::<F>(p).ok_or_else(|| not_a_pointer::<F>(symbol, version, flags, self.query_api().name()))
+    }
+
+    /// `Ok` for `CUDA_SUCCESS`, otherwise [`Error::Call`] naming `function` and the code.
+    pub fn check(&self, function: &str, result: CUresult) -> Result<(), Error> {
+        if result.0 == CUDA_SUCCESS {
+            Ok(())
+        } else {
+            Err(Error::Call { function: function.to_owned(), code: result.0, name: self.error_name(result.0) })
+        }
+    }
+
+    /// The name of a `CUresult` (`CUDA_ERROR_INVALID_VALUE`): the driver's own
+    /// `cuGetErrorName` where it has one that knows the code, else the table of the newest
+    /// toolkit this crate was generated from.
+    pub fn error_name(&self, code: u32) -> Option<String> {
+        if let Some(f) = self.error_name {
+            let mut s: *const c_char = null();
+            // SAFETY: cuGetErrorName either stores a pointer to a static NUL-terminated
+            // string or fails; the pointer is checked before it is read.
+            let r = unsafe { f(code, &mut s) };
+            if r == CUDA_SUCCESS && !s.is_null() {
+                return Some(unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned());
+            }
+        }
+        crate::codes::result_name(code).map(str::to_owned)
+    }
+
+    /// One request to the driver, mapped to a pointer or an error.
+    fn query(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error> {
+        let (via, answer) = self.ask(symbol, version, flags)?;
+        let lookup = || Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via };
+        let v = self.version;
+        Err(match answer {
+            Answer::Found(p) => return Ok(p),
+            Answer::SymbolNotFound => Error::SymbolNotFound { lookup: lookup(), driver_version: v },
+            Answer::NotSufficient(reported) => Error::VersionNotSufficient { lookup: lookup(), driver_version: v, reported },
+            Answer::NotFoundNoStatus => Error::NotFound { lookup: lookup(), driver_version: v },
+            Answer::TooNew(code) => Error::DriverTooOld { lookup: lookup(), driver_version: v, code },
+            Answer::Failed(code) => Error::Driver { lookup: lookup(), code, name: self.error_name(code) },
+            Answer::Null => Error::NullPointer { lookup: lookup() },
+            Answer::UnknownStatus(status) => Error::UnknownStatus { lookup: lookup(), status },
+        })
+    }
+
+    /// Calls the driver's lookup function, exactly once, with exactly these arguments.
+    fn ask(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<(&'static str, Answer), Error> {
+        let via = self.query_api().name();
+        let Ok(v) = c_int::try_from(version) else {
+            let reason = "the version does not fit the driver's `int` parameter".to_owned();
+            return Err(Error::InvalidArgument { lookup: Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via }, reason });
+        };
+        // The driver version is 0 only while it is being read; then nothing is "too new".
+        let limit = (self.version > 0).then_some(self.version);
+        let mut p: *mut c_void = null_mut();
+        let answer = match self.proc {
+            ProcAddress::V2(f) => {
+                let mut status = STATUS_UNSET;
+                // SAFETY: the driver's cuGetProcAddress_v2; `symbol` is NUL-terminated, the
+                // two out-pointers are valid for writes.
+                let r = unsafe { f(symbol.as_ptr(), &mut p, v, flags.0, &mut status) };
+                interpret(r, Some(status), p, version, limit, &DRIVER_STATUS)
+            }
+            ProcAddress::V1(f) => {
+                // SAFETY: the driver's 4-argument cuGetProcAddress, as above.
+                let r = unsafe { f(symbol.as_ptr(), &mut p, v, flags.0) };
+                interpret(r, None, p, version, limit, &DRIVER_STATUS)
+            }
+        };
+        Ok((via, answer))
+    }
+}
+
+/// What a lookup function answered, before it is given the request's context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    Found(NonNull<c_void>),
+    SymbolNotFound,
+    /// Which answer said so: the status, or `CUDA_ERROR_NOT_FOUND`.
+    NotSufficient(&'static str),
+    /// `CUDA_ERROR_NOT_FOUND` from a function with no status.
+    NotFoundNoStatus,
+    /// `CUDA_ERROR_INVALID_VALUE` for a version above the driver's.
+    TooNew(u32),
+    Failed(u32),
+    Null,
+    UnknownStatus(u32),
+}
+
+/// The names of the status values, which differ between the driver and the runtime.
+pub(crate) struct StatusNames {
+    pub version_not_sufficient: &'static str,
+    pub not_found: &'static str,
+}
+
+const DRIVER_STATUS: StatusNames =
+    StatusNames { version_not_sufficient: "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT", not_found: "CUDA_ERROR_NOT_FOUND" };
+
+/// Maps (result, status, pointer) to an answer. `status` is `None` for a function that has
+/// none, `Some(STATUS_UNSET)` when the driver did not write it. The status is the more
+/// specific report and wins over the result; a pointer is used only with `CUDA_SUCCESS` and
+/// a status of success (or none written).
+pub(crate) fn interpret(result: c_uint, status: Option<c_uint>, ptr: *mut c_void, version: u32, limit: Option<u32>, names: &StatusNames) -> Answer {
+    match status {
+        Some(STATUS_SYMBOL_NOT_FOUND) => return Answer::SymbolNotFound,
+        Some(STATUS_VERSION_NOT_SUFFICIENT) => return Answer::NotSufficient(names.version_not_sufficient),
+        _ => {}
+    }
+    if result == CUDA_ERROR_NOT_FOUND {
+        return if status.is_some() { Answer::NotSufficient(names.not_found) } else { Answer::NotFoundNoStatus };
+    }
+    if result == CUDA_ERROR_INVALID_VALUE && limit.is_some_and(|l| version > l) {
+        return Answer::TooNew(result);
+    }
+    if result != CUDA_SUCCESS {
+        return Answer::Failed(result);
+    }
+    if let Some(s) = status.filter(|&s| s != STATUS_SUCCESS && s != STATUS_UNSET) {
+        return Answer::UnknownStatus(s);
+    }
+    match NonNull::new(ptr) {
+        Some(p) => Answer::Found(p),
+        None => Answer::Null,
+    }
+}
+
+/// One slot per registry entry, null until the entry is first fetched.
+pub(crate) struct Cache {
+    slots: Box<[AtomicPtr<c_void>]>,
+    /// Taken only on a miss, so that racing threads ask the driver once.
+    miss: Mutex<()>,
+}
+
+impl Cache {
+    pub(crate) fn new() -> Cache {
+        Cache { slots: ENTRIES.iter().map(|_| AtomicPtr::new(null_mut())).collect(), miss: Mutex::new(()) }
+    }
+
+    #[inline]
+    pub(crate) fn get_or_try(&self, index: usize, lookup: impl FnOnce() -> Result<NonNull<c_void>, Error>) -> Result<NonNull<c_void>, Error> {
+        // `index` is always in range (the markers are generated with the table); if it were
+        // not, an uncached lookup is still correct.
+        let Some(slot) = self.slots.get(index) else { return lookup() };
+        match NonNull::new(slot.load(Ordering::Acquire)) {
+            Some(p) => Ok(p),
+            None => self.fill(slot, lookup),
+        }
+    }
+
+    #[cold]
+    fn fill(&self, slot: &AtomicPtr<c_void>, lookup: impl FnOnce() -> Result<NonNull<c_void>, Error>) -> Result<NonNull<c_void>, Error> {
+        // A panic elsewhere while holding this lock leaves no broken state: the slots are
+        // written whole or not at all.
+        let _guard = self.miss.lock().unwrap_or_else(PoisonError::into_inner);
+        // Another thread may have filled the slot while this one waited.
+        if let Some(p) = NonNull::new(slot.load(Ordering::Acquire)) {
+            return Ok(p);
+        }
+        let p = lookup()?;
+        slot.store(p.as_ptr(), Ordering::Release);
+        Ok(p)
+    }
+}
+
+/// A pointer as `F`, if `F` is pointer-sized.
+///
+/// # Safety
+/// `F` must be a function pointer type (or `Option` of one) for the function at `p`.
+pub(crate) unsafe fn cast<F: Copy>(p: NonNull<c_void>) -> Option<F> {
+    if size_of::<F>() != size_of::<*mut c_void>() {
+        return None;
+    }
+    Some(core::mem::transmute_copy::<*mut c_void, F>(&p.as_ptr()))
+}
+
+pub(crate) fn not_a_pointer<F>(symbol: &CStr, version: u32, flags: StreamFlags, via: &'static str) -> Error {
+    Error::InvalidArgument {
+        lookup: Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via },
+        reason: format!(
+            "the requested type `{}` has size {}, a function pointer {}: use an `unsafe extern \"system\" fn(..)` type, or an `Option` of one",
+            core::any::type_name::<F>(),
+            size_of::<F>(),
+            size_of::<*mut c_void>()
+        ),
+    }
+}
+
+fn read_version(f: DriverGetVersion, what: &str) -> Result<u32, String> {
+    let mut v: c_int = 0;
+    // SAFETY: cuDriverGetVersion writes one int.
+    let r = unsafe { f(&mut v) };
+    if r != CUDA_SUCCESS {
+        let name = crate::codes::result_name(r).unwrap_or("an unknown code");
+        return Err(format!("{what} failed with {name} ({r})"));
+    }
+    u32::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("{what} returned the version {v}"))
+}
+
+/// An exported function of `lib`, or `None` if it is missing (or, oddly, NULL).
+///
+/// # Safety
+/// `F` must be the function's type.
+pub(crate) unsafe fn exported<F: Copy>(lib: &libloading::Library, name: &CStr) -> Option<F> {
+    // Looked up as a plain pointer first: libloading would hand a NULL symbol out as a
+    // function value, which is undefined behaviour for `fn` types.
+    let p = lib.get::<*mut c_void>(name.to_bytes_with_nul()).ok().map(|s| *s)?;
+    cast::<F>(NonNull::new(p)?)
+}
+
+#[cfg(not(windows))]
+pub(crate) fn open_by_name(name: &str) -> Result<libloading::Library, String> {
+    // SAFETY: loading runs the library's initialisers; libcuda's (and libcudart's) are
+    // safe to run in any process.
+    unsafe { libloading::Library::new(name) }.map_err(|e| e.to_string())
+}
+
+#[cfg(windows)]
+pub(crate) fn open_by_name(name: &str) -> Result<libloading::Library, String> {
+    use libloading::os::windows::{Library, LOAD_LIBRARY_SEARCH_SYSTEM32};
+    // SAFETY: as above. System32 only: a DLL of that name in the application's folder or
+    // the working directory is never loaded instead.
+    unsafe { Library::load_with_flags(name, LOAD_LIBRARY_SEARCH_SYSTEM32) }.map(Into::into).map_err(|e| e.to_string())
+}
+
+pub(crate) fn open_path(path: &Path) -> Result<libloading::Library, String> {
+    // SAFETY: as above; the caller chose the file.
+    unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())
+}

@@ -1,0 +1,348 @@
+//! The one error type of the shim. Every lookup failure is a value that says which symbol,
+//! which version and which flag were asked for, what the driver answered, and what to do
+//! (in the manner of the CUDA programming guide's section 4.20.5).
+
+use core::fmt;
+
+use crate::registry::StreamFlags;
+
+/// Everything that can go wrong while loading the driver or looking an entry point up.
+///
+/// The variants are the kinds a caller may want to tell apart; the `Display` text of each
+/// names the symbol and version and says what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// No library could be loaded: each name (or the path) tried, with the loader's message.
+    LibraryNotFound { library: LibraryKind, tried: Vec<LoadAttempt> },
+    /// The driver exports neither `cuGetProcAddress_v2` nor `cuGetProcAddress`: it is older
+    /// than CUDA 11.3. `driver_version` is what `cuDriverGetVersion` said, if it could be read.
+    NoGetProcAddress { library: String, driver_version: Option<u32> },
+    /// `cuDriverGetVersion` (or `cudaRuntimeGetVersion`) is missing or failed.
+    VersionUnreadable { library: String, detail: String },
+    /// `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`: the driver does not know the name. It is older
+    /// than the release that added the function, or the name is misspelt.
+    SymbolNotFound { lookup: Lookup, driver_version: u32 },
+    /// The driver knows the symbol but has no ABI of it at or before the requested version:
+    /// `CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT`, or `CUDA_ERROR_NOT_FOUND`, which the
+    /// guide (section 4.20.3.1) describes for the same case. `reported` is which of the two.
+    VersionNotSufficient { lookup: Lookup, driver_version: u32, reported: &'static str },
+    /// `CUDA_ERROR_NOT_FOUND` from the 4-argument `cuGetProcAddress` of drivers 11.3 to 11.8.
+    /// Those report no status, so "unknown name" and "version too low" cannot be told apart.
+    NotFound { lookup: Lookup, driver_version: u32 },
+    /// The requested version is newer than the driver; the driver answered
+    /// `CUDA_ERROR_INVALID_VALUE`, as its documentation says it does in that case.
+    DriverTooOld { lookup: Lookup, driver_version: u32, code: u32 },
+    /// Any other `CUresult` from `cuGetProcAddress`, with its name where it could be found
+    /// (`cuGetErrorName`, else the crate's table of the newest toolkit's codes).
+    Driver { lookup: Lookup, code: u32, name: Option<String> },
+    /// `CUDA_SUCCESS` and a `NULL` pointer: the driver does not provide the function here.
+    NullPointer { lookup: Lookup },
+    /// A `symbolStatus` value that CUDA did not define when this crate was generated.
+    UnknownStatus { lookup: Lookup, status: u32 },
+    /// [`Driver::newest`](crate::Driver::newest) found none of the ABIs the crate knows.
+    /// `known` lists their versions in the order tried, `tried` those not skipped as newer
+    /// than the driver, and `last` the last answer that made it step down.
+    NoKnownAbi { symbol: String, driver_version: u32, known: Vec<u32>, tried: Vec<u32>, last: Option<Box<Error>> },
+    /// A request that cannot be made as given (a raw lookup's type is not pointer-sized, a
+    /// version does not fit the driver's `int`).
+    InvalidArgument { lookup: Lookup, reason: String },
+    /// A driver function called through a pointer from this crate returned an error
+    /// ([`Driver::check`](crate::Driver::check)).
+    Call { function: String, code: u32, name: Option<String> },
+    /// The CUDA runtime exports neither `cudaGetDriverEntryPointByVersion` nor
+    /// `cudaGetDriverEntryPoint`: it is older than CUDA 11.3.
+    RuntimeTooOld { library: String, runtime_version: u32 },
+    /// The runtime has only `cudaGetDriverEntryPoint`, which asks for the ABI of the
+    /// runtime's own version, and the registry cannot prove that this is the requested one.
+    /// `picks` is the version the runtime would get, where the registry knows it.
+    RuntimeAbiMismatch { lookup: Lookup, runtime_version: u32, picks: Option<u32>, reason: String },
+    /// Any other `cudaError_t` from the runtime's entry point functions.
+    Runtime { lookup: Lookup, code: u32, name: Option<String> },
+}
+
+/// Which library [`Error::LibraryNotFound`] was about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LibraryKind {
+    /// `libcuda` / `nvcuda.dll`.
+    Driver,
+    /// `libcudart` / `cudart64_*.dll`.
+    Runtime,
+}
+
+/// One attempt to load a library: the name or path given to the loader, and its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadAttempt {
+    pub name: String,
+    pub message: String,
+}
+
+/// One request, as it was passed: the symbol, the exact version, the flags, and the
+/// function that was asked (`cuGetProcAddress_v2`, `cuGetProcAddress`,
+/// `cudaGetDriverEntryPointByVersion`, `cudaGetDriverEntryPoint`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lookup {
+    pub symbol: String,
+    pub version: u32,
+    pub flags: StreamFlags,
+    pub via: &'static str,
+}
+
+impl Error {
+    /// The request that failed, for the variants that have one.
+    pub fn lookup(&self) -> Option<&Lookup> {
+        match self {
+            Error::SymbolNotFound { lookup, .. }
+            | Error::VersionNotSufficient { lookup, .. }
+            | Error::NotFound { lookup, .. }
+            | Error::DriverTooOld { lookup, .. }
+            | Error::Driver { lookup, .. }
+            | Error::NullPointer { lookup }
+            | Error::UnknownStatus { lookup, .. }
+            | Error::InvalidArgument { lookup, .. }
+            | Error::RuntimeAbiMismatch { lookup, .. }
+            | Error::Runtime { lookup, .. } => Some(lookup),
+            _ => None,
+        }
+    }
+
+    /// The answers on which [`Driver::newest`](crate::Driver::newest) tries an older ABI:
+    /// the symbol exists, but not at that version.
+    pub(crate) fn steps_down(&self) -> bool {
+        matches!(self, Error::VersionNotSufficient { .. } | Error::NotFound { .. })
+    }
+}
+
+/// `12050` as `CUDA 12.5 (12050)`; a number that is no `major*1000 + minor*10` as itself.
+pub(crate) struct Cuda(pub u32);
+
+impl fmt::Display for Cuda {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0 == 0 {
+            f.write_str("version unknown")
+        } else if self.0 % 10 == 0 && self.0 >= 1000 {
+            write!(f, "CUDA {}.{} ({})", self.0 / 1000, self.0 % 1000 / 10, self.0)
+        } else {
+            write!(f, "version {}", self.0)
+        }
+    }
+}
+
+/// The oldest release that a version number belongs to, for "update to ... or newer".
+struct Release(u32);
+
+impl fmt::Display for Release {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CUDA {}.{}", self.0 / 1000, self.0 % 1000 / 10)
+    }
+}
+
+impl fmt::Display for StreamFlags {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            0 => f.write_str("CU_GET_PROC_ADDRESS_DEFAULT (0)"),
+            1 => f.write_str("CU_GET_PROC_ADDRESS_LEGACY_STREAM (1)"),
+            2 => f.write_str("CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM (2)"),
+            n => write!(f, "flags {n:#x}"),
+        }
+    }
+}
+
+impl fmt::Display for Lookup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}(\"{}\", {}, {})", self.via, self.symbol, self.version, self.flags)
+    }
+}
+
+impl fmt::Display for LibraryKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LibraryKind::Driver => "the CUDA driver library",
+            LibraryKind::Runtime => "the CUDA runtime library",
+        })
+    }
+}
+
+fn code_name(code: u32, name: &Option<String>) -> String {
+    match name {
+        Some(n) => format!("{n} ({code})"),
+        None => format!("error {code} (a code this crate has no name for)"),
+    }
+}
+
+/// `12050, 11040`: a per-thread variant and its default share a version, shown once.
+fn versions(list: &[u32]) -> String {
+    let mut shown: Vec<String> = Vec::new();
+    for v in list {
+        if shown.last() != Some(&v.to_string()) {
+            shown.push(v.to_string());
+        }
+    }
+    shown.join(", ")
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::LibraryNotFound { library, tried } => {
+                write!(f, "could not load {library}: tried ")?;
+                for (i, t) in tried.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { "; " };
+                    write!(f, "{sep}{} ({})", t.name, t.message)?;
+                }
+                match library {
+                    LibraryKind::Driver => f.write_str(
+                        ". Install the NVIDIA driver (it provides libcuda.so.1 on Linux and nvcuda.dll in System32 on \
+                         Windows); if it is installed where the loader does not look, add that folder to the loader's \
+                         search path (ldconfig or LD_LIBRARY_PATH) or pass the library's path to Driver::from_path",
+                    ),
+                    LibraryKind::Runtime => f.write_str(
+                        ". Install the CUDA runtime (libcudart from a CUDA toolkit or the nvidia-cuda-runtime wheel) where \
+                         the loader finds it, or pass its path to Runtime::from_path; or use Driver::load, which needs \
+                         only the driver",
+                    ),
+                }
+            }
+            Error::NoGetProcAddress { library, driver_version } => {
+                write!(f, "{library} exports neither cuGetProcAddress_v2 nor cuGetProcAddress: ")?;
+                match driver_version {
+                    Some(v) => write!(f, "the driver is {}, older than CUDA 11.3", Cuda(*v))?,
+                    None => f.write_str("the driver is older than CUDA 11.3")?,
+                }
+                f.write_str(
+                    ", and every entry point is looked up through cuGetProcAddress. Update the NVIDIA driver to one \
+                     for CUDA 11.3 or newer (R465 or later)",
+                )
+            }
+            Error::VersionUnreadable { library, detail } => write!(
+                f,
+                "could not read the version of {library}: {detail}. The library may not be a working CUDA \
+                 installation: reinstall it, or check the path that was given"
+            ),
+            Error::SymbolNotFound { lookup, driver_version } => write!(
+                f,
+                "{lookup} found no such symbol (CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND): the driver of {} does not know \
+                 `{}`. Either the driver is older than the CUDA release that added it, or the name is misspelt (names \
+                 are case-sensitive). Update the NVIDIA driver to one for {} or newer, or check the spelling",
+                Cuda(*driver_version),
+                lookup.symbol,
+                Release(lookup.version)
+            ),
+            Error::VersionNotSufficient { lookup, driver_version, reported } => write!(
+                f,
+                "{lookup} answered {reported}: the driver of {} knows `{}`, but has no ABI of it at or before version \
+                 {}, so the function was introduced after {} (or this old ABI is no longer served). Ask for a version \
+                 at or above the one that introduced it: one of this crate's versioned entries for `{}`, or \
+                 Driver::newest; the driver itself is recent enough",
+                Cuda(*driver_version),
+                lookup.symbol,
+                lookup.version,
+                Release(lookup.version),
+                lookup.symbol
+            ),
+            Error::NotFound { lookup, driver_version } => write!(
+                f,
+                "{lookup} answered CUDA_ERROR_NOT_FOUND. The driver, of {}, has only the 4-argument cuGetProcAddress of \
+                 CUDA 11.3 to 11.8, which reports no status, so the reason is one of two: the driver does not know \
+                 `{}` (update the NVIDIA driver to one for {} or newer, and check the spelling), or the function \
+                 arrived after version {} (ask for a later version of it)",
+                Cuda(*driver_version),
+                lookup.symbol,
+                Release(lookup.version),
+                lookup.version
+            ),
+            Error::DriverTooOld { lookup, driver_version, code } => write!(
+                f,
+                "{lookup} failed with CUDA_ERROR_INVALID_VALUE ({code}): this ABI of `{}` is from {}, newer than the \
+                 driver of {}. Update the NVIDIA driver to one for {} or newer, or use an older ABI of `{}` \
+                 (Driver::newest picks the newest one this driver has)",
+                lookup.symbol,
+                Cuda(lookup.version),
+                Cuda(*driver_version),
+                Release(lookup.version),
+                lookup.symbol
+            ),
+            Error::Driver { lookup, code, name } => write!(
+                f,
+                "{lookup} failed with {}. cuGetProcAddress reports usage errors (an unsupported flag, a bad argument) \
+                 this way: check the flags and the version; if the request came from Driver::get, report it to the \
+                 cuda-driver-pfn maintainers with the driver version",
+                code_name(*code, name)
+            ),
+            Error::NullPointer { lookup } => write!(
+                f,
+                "{lookup} returned CUDA_SUCCESS but a NULL pointer: the driver does not provide `{}` at version {} on \
+                 this platform. Treat the function as unavailable here; a newer driver may provide it",
+                lookup.symbol, lookup.version
+            ),
+            Error::UnknownStatus { lookup, status } => write!(
+                f,
+                "{lookup} returned symbolStatus {status}, which CUDA did not define when this crate was generated (it \
+                 knows 0 to 2); the pointer was not used. The driver is newer than this crate: regenerate or update \
+                 cuda-driver-pfn, and report the value"
+            ),
+            Error::NoKnownAbi { symbol, driver_version, known, tried, last } => {
+                write!(f, "no ABI of `{symbol}` that this crate knows is available from the driver of {}: ", Cuda(*driver_version))?;
+                if known.is_empty() {
+                    f.write_str("the crate knows none")?;
+                } else if tried.is_empty() {
+                    write!(
+                        f,
+                        "the crate knows versions {}, all newer than the driver. Update the NVIDIA driver to one for {} \
+                         or newer",
+                        versions(known),
+                        Release(known.iter().copied().min().unwrap_or(0))
+                    )?;
+                } else {
+                    write!(f, "the crate knows versions {}, and the driver had none of {}", versions(known), versions(tried))?;
+                    if let Some(last) = last {
+                        write!(f, " (last answer: {last})")?;
+                    }
+                    f.write_str(". Update the NVIDIA driver, or look the symbol up with Driver::get_raw")?;
+                }
+                Ok(())
+            }
+            Error::InvalidArgument { lookup, reason } => write!(f, "{lookup} was not made: {reason}"),
+            Error::Call { function, code, name } => write!(f, "{function} failed with {}", code_name(*code, name)),
+            Error::RuntimeTooOld { library, runtime_version } => write!(
+                f,
+                "{library}, of {}, exports neither cudaGetDriverEntryPointByVersion nor cudaGetDriverEntryPoint: the \
+                 runtime is older than CUDA 11.3. Use Driver::load, which needs only the driver, or a CUDA runtime of \
+                 12.5 or newer",
+                Cuda(*runtime_version)
+            ),
+            Error::RuntimeAbiMismatch { lookup, runtime_version, picks, reason } => {
+                write!(
+                    f,
+                    "`{}` version {} was not requested from the CUDA runtime of {}: it has no \
+                     cudaGetDriverEntryPointByVersion (added in CUDA 12.5), and its cudaGetDriverEntryPoint asks the \
+                     driver for the ABI of the runtime's own version, ",
+                    lookup.symbol,
+                    lookup.version,
+                    Cuda(*runtime_version)
+                )?;
+                match picks {
+                    Some(p) => write!(f, "which for `{}` is version {p}, not {}", lookup.symbol, lookup.version)?,
+                    None => write!(f, "which this crate cannot prove to be version {}", lookup.version)?,
+                }
+                write!(
+                    f,
+                    " ({reason}). Calling it through this type would be undefined behaviour (the CUDA guide, section \
+                     4.20.4.4). Use Driver::load (cuGetProcAddress with the exact version), or a runtime of CUDA 12.5 \
+                     or newer"
+                )
+            }
+            Error::Runtime { lookup, code, name } => write!(
+                f,
+                "{lookup} failed with {}: check the flags and the version; the CUDA runtime reports usage errors this \
+                 way",
+                match name {
+                    Some(n) => format!("{n} ({code})"),
+                    None => format!("cudaError_t {code}"),
+                }
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,246 @@
+//! The CUDA runtime path (cargo feature `runtime`): the same typed, exact-version lookups,
+//! asked of `libcudart` instead of the driver, for programs that already use the runtime.
+//!
+//! `cudaGetDriverEntryPointByVersion` (runtime 12.5 and later) takes the version, and is
+//! used whenever the runtime exports it; it is resolved at run time, so an older runtime is
+//! no link error. The older `cudaGetDriverEntryPoint` takes no version: it asks the driver
+//! for the ABI of the *runtime's* own version. It is used only when the registry proves
+//! that this is exactly the requested entry; otherwise the lookup fails with
+//! [`Error::RuntimeAbiMismatch`] rather than hand out a pointer of another ABI.
+
+use core::ffi::{c_char, c_int, c_uint, c_void, CStr};
+use core::fmt;
+use core::mem::ManuallyDrop;
+use core::ptr::{null_mut, NonNull};
+use std::path::Path;
+
+use crate::driver::{cast, exported, interpret, not_a_pointer, open_path, Answer, Cache, StatusNames, CUDA_SUCCESS, STATUS_UNSET};
+use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
+use crate::registry::{Entry, EntryInfo, ENTRIES, TOOLKITS};
+
+type ByVersion = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_uint, u64, *mut c_uint) -> c_uint;
+// Runtimes of 11.3 to 11.8 declare it without the last parameter; in the C calling
+// conventions Rust supports, the extra argument is ignored by such a callee, and the status
+// then stays unset.
+type EntryPoint = unsafe extern "system" fn(*const c_char, *mut *mut c_void, u64, *mut c_uint) -> c_uint;
+type RuntimeGetVersion = unsafe extern "system" fn(*mut c_int) -> c_uint;
+// `cudaDriverGetVersion` has the same prototype.
+type GetErrorName = unsafe extern "system" fn(c_uint) -> *const c_char;
+
+/// The sonames of CUDA 13, 12 and 11, newest first. By name only, like the driver.
+#[cfg(not(windows))]
+const RUNTIME_NAMES: &[&str] = &["libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"];
+/// Searched in the application's folder, System32 and folders added with
+/// `AddDllDirectory`; not the working directory and not `PATH` (use
+/// [`Runtime::from_path`] for a toolkit's `bin` folder).
+#[cfg(windows)]
+const RUNTIME_NAMES: &[&str] = &["cudart64_13.dll", "cudart64_12.dll", "cudart64_110.dll"];
+
+const RUNTIME_STATUS: StatusNames = StatusNames {
+    version_not_sufficient: "cudaDriverEntryPointVersionNotSufficent" /* sic: NVIDIA's spelling */,
+    not_found: "cudaErrorSymbolNotFound",
+};
+
+/// A loaded CUDA runtime library, with its own cache of entry points.
+pub struct Runtime {
+    library: String,
+    _lib: ManuallyDrop<libloading::Library>,
+    version: u32,
+    /// What the runtime's `cudaDriverGetVersion` said, for messages; 0 if unknown.
+    driver_version: u32,
+    by_version: Option<ByVersion>,
+    entry_point: Option<EntryPoint>,
+    error_name: Option<GetErrorName>,
+    cache: Cache,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("library", &self.library)
+            .field("version", &self.version)
+            .field("driver_version", &self.driver_version)
+            .field("by_version", &self.by_version.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// Loads `libcudart.so.13`, `.12` or `.11.0` (Linux; `cudart64_13.dll`, `_12`, `_110`
+    /// on Windows), the first that loads, and reads its version with `cudaRuntimeGetVersion`.
+    /// Like the driver, it is never unloaded.
+    pub fn load() -> Result<Runtime, Error> {
+        let mut tried = Vec::new();
+        for name in RUNTIME_NAMES {
+            match open_by_name_runtime(name) {
+                Ok(lib) => return Runtime::from_library(lib, (*name).to_owned()),
+                Err(message) => tried.push(LoadAttempt { name: (*name).to_owned(), message }),
+            }
+        }
+        Err(Error::LibraryNotFound { library: LibraryKind::Runtime, tried })
+    }
+
+    /// Loads the runtime from this file (give a path with a folder in it).
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Runtime, Error> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        match open_path(path) {
+            Ok(lib) => Runtime::from_library(lib, shown),
+            Err(message) => Err(Error::LibraryNotFound { library: LibraryKind::Runtime, tried: vec![LoadAttempt { name: shown, message }] }),
+        }
+    }
+
+    fn from_library(lib: libloading::Library, library: String) -> Result<Runtime, Error> {
+        // SAFETY: the runtime's documented exports, with their C prototypes
+        // (cuda_runtime_api.h).
+        let Some(get_version) = (unsafe { exported::<RuntimeGetVersion>(&lib, c"cudaRuntimeGetVersion") }) else {
+            return Err(Error::VersionUnreadable { library, detail: "it does not export cudaRuntimeGetVersion".into() });
+        };
+        let mut v: c_int = 0;
+        // SAFETY: writes one int.
+        let r = unsafe { get_version(&mut v) };
+        let version = match u32::try_from(v) {
+            Ok(v) if r == CUDA_SUCCESS && v > 0 => v,
+            _ => {
+                let detail = format!("cudaRuntimeGetVersion returned {r} and the version {v}");
+                return Err(Error::VersionUnreadable { library, detail });
+            }
+        };
+        // Only for messages: 0 (unknown) if it is missing or fails (it reports 0 itself
+        // when no driver is installed).
+        let driver_version = unsafe { exported::<RuntimeGetVersion>(&lib, c"cudaDriverGetVersion") }
+            .and_then(|f| {
+                let mut v: c_int = 0;
+                // SAFETY: writes one int.
+                let r = unsafe { f(&mut v) };
+                (r == CUDA_SUCCESS).then(|| u32::try_from(v).ok()).flatten()
+            })
+            .unwrap_or(0);
+        let by_version = unsafe { exported::<ByVersion>(&lib, c"cudaGetDriverEntryPointByVersion") };
+        let entry_point = unsafe { exported::<EntryPoint>(&lib, c"cudaGetDriverEntryPoint") };
+        if by_version.is_none() && entry_point.is_none() {
+            return Err(Error::RuntimeTooOld { library, runtime_version: version });
+        }
+        let error_name = unsafe { exported::<GetErrorName>(&lib, c"cudaGetErrorName") };
+        Ok(Runtime { library, _lib: ManuallyDrop::new(lib), version, driver_version, by_version, entry_point, error_name, cache: Cache::new() })
+    }
+
+    /// The runtime's version (`cudaRuntimeGetVersion`).
+    pub fn version(&self) -> u32 {
+        self.version
+    }
+
+    /// The driver's version as the runtime reports it (`cudaDriverGetVersion`): 0 when no
+    /// driver is installed or the runtime could not tell.
+    pub fn driver_version(&self) -> u32 {
+        self.driver_version
+    }
+
+    /// The name or path the library was loaded from.
+    pub fn library(&self) -> &str {
+        &self.library
+    }
+
+    /// Whether the runtime has `cudaGetDriverEntryPointByVersion`, so that every entry can
+    /// be asked for at its own version.
+    pub fn has_by_version(&self) -> bool {
+        self.by_version.is_some()
+    }
+
+    /// Fetches one registry entry through the runtime, with exactly `E`'s version and flag
+    /// (the runtime's `cudaEnableLegacyStream` and `cudaEnablePerThreadDefaultStream` have
+    /// the driver flags' values). Cached per `Runtime` as [`Driver::get`](crate::Driver::get) is.
+    pub fn get<E: Entry>(&self) -> Result<E::Fn, Error> {
+        let p = self.cache.get_or_try(E::INDEX, || self.query(E::INFO))?;
+        // SAFETY: as in Driver::get.
+        unsafe { cast::<E::Fn>(p) }.ok_or_else(|| not_a_pointer::<E::Fn>(E::SYMBOL, E::VERSION, E::FLAGS, "cudaGetDriverEntryPoint"))
+    }
+
+    fn query(&self, info: &EntryInfo) -> Result<NonNull<c_void>, Error> {
+        let mut p: *mut c_void = null_mut();
+        let mut status = STATUS_UNSET;
+        let (via, r) = if let Some(f) = self.by_version {
+            // SAFETY: the runtime's cudaGetDriverEntryPointByVersion; valid out-pointers.
+            ("cudaGetDriverEntryPointByVersion", unsafe { f(info.c_symbol.as_ptr(), &mut p, info.version, info.flags.0, &mut status) })
+        } else if let Some(f) = self.entry_point {
+            let lookup = lookup(info, "cudaGetDriverEntryPoint");
+            entry_point_picks(info, self.version).map_err(|(picks, reason)| Error::RuntimeAbiMismatch {
+                lookup,
+                runtime_version: self.version,
+                picks,
+                reason,
+            })?;
+            // SAFETY: as above; the registry proved the ABI it returns is `info`'s.
+            ("cudaGetDriverEntryPoint", unsafe { f(info.c_symbol.as_ptr(), &mut p, info.flags.0, &mut status) })
+        } else {
+            return Err(Error::RuntimeTooOld { library: self.library.clone(), runtime_version: self.version });
+        };
+        let dv = self.driver_version;
+        Err(match interpret(r, Some(status), p, info.version, None, &RUNTIME_STATUS) {
+            Answer::Found(p) => return Ok(p),
+            Answer::SymbolNotFound => Error::SymbolNotFound { lookup: lookup(info, via), driver_version: dv },
+            Answer::NotSufficient(reported) => Error::VersionNotSufficient { lookup: lookup(info, via), driver_version: dv, reported },
+            Answer::NotFoundNoStatus => Error::NotFound { lookup: lookup(info, via), driver_version: dv },
+            Answer::Null => Error::NullPointer { lookup: lookup(info, via) },
+            Answer::UnknownStatus(status) => Error::UnknownStatus { lookup: lookup(info, via), status },
+            Answer::TooNew(code) | Answer::Failed(code) => Error::Runtime { lookup: lookup(info, via), code, name: self.error_name(code) },
+        })
+    }
+
+    fn error_name(&self, code: u32) -> Option<String> {
+        let f = self.error_name?;
+        // SAFETY: cudaGetErrorName returns a static NUL-terminated string (or NULL).
+        let s = unsafe { f(code) };
+        (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned())
+    }
+}
+
+fn lookup(info: &EntryInfo, via: &'static str) -> Lookup {
+    Lookup { symbol: info.symbol.to_owned(), version: info.version, flags: info.flags, via }
+}
+
+/// `major*1000 + minor*10` of a `"12.9"`-style toolkit name.
+fn parse_toolkit(t: &str) -> Option<u32> {
+    let (major, minor) = t.split_once('.')?;
+    Some(major.parse::<u32>().ok()?.checked_mul(1000)? + minor.parse::<u32>().ok()?.checked_mul(10)?)
+}
+
+/// Whether `cudaGetDriverEntryPoint` of a runtime of `runtime_version` returns exactly
+/// `info`'s ABI. It asks the driver for the newest ABI at or below the runtime's version
+/// (per-thread variants included with the per-thread flag, preferred at the same version),
+/// so the registry proves it when `info` is that newest ABI and the runtime is no newer than
+/// the newest toolkit the crate knows (a newer one may have ABIs the crate has never seen).
+/// Otherwise: the version the runtime would pick, if known, and why it is no proof.
+pub(crate) fn entry_point_picks(info: &EntryInfo, runtime_version: u32) -> Result<(), (Option<u32>, String)> {
+    let per_thread = info.variant.is_some();
+    let picks = ENTRIES
+        .iter()
+        .filter(|e| e.symbol == info.symbol && e.version <= runtime_version && (per_thread || e.variant.is_none()))
+        .max_by_key(|e| (e.version, e.variant.is_some()));
+    let newest = TOOLKITS.last().and_then(|t| parse_toolkit(t));
+    match newest {
+        Some(n) if runtime_version <= n => {}
+        _ => {
+            let known = TOOLKITS.last().copied().unwrap_or("none");
+            return Err((None, format!("the runtime is newer than CUDA {known}, the newest toolkit this crate was generated from, so it may pick an ABI the crate does not know")));
+        }
+    }
+    match picks {
+        Some(p) if p.pfn == info.pfn => Ok(()),
+        Some(p) => Err((Some(p.version), format!("the runtime would return {}", p.pfn))),
+        None => Err((None, format!("the runtime's version is below every ABI of `{}` this crate knows", info.symbol))),
+    }
+}
+
+#[cfg(not(windows))]
+fn open_by_name_runtime(name: &str) -> Result<libloading::Library, String> {
+    // SAFETY: loading runs libcudart's initialisers, which are safe in any process.
+    unsafe { libloading::Library::new(name) }.map_err(|e| e.to_string())
+}
+
+#[cfg(windows)]
+fn open_by_name_runtime(name: &str) -> Result<libloading::Library, String> {
+    use libloading::os::windows::{Library, LOAD_LIBRARY_SEARCH_DEFAULT_DIRS};
+    // SAFETY: as above. The default safe folders only: never the working directory.
+    unsafe { Library::load_with_flags(name, LOAD_LIBRARY_SEARCH_DEFAULT_DIRS) }.map(Into::into).map_err(|e| e.to_string())
+}

@@ -1,0 +1,257 @@
+//! Every failure of loading and lookup comes out as its own typed error, whose text names
+//! the symbol and the version and says what to do; the 4-argument fallback of drivers
+//! 11.3 to 11.8; a missing library; a driver without cuGetProcAddress.
+
+use cuda_driver_pfn::{entries, Driver, Error, LibraryKind, Lookup, QueryApi, StreamFlags};
+use cuda_sys_gen_tests::fake::{Api, Fake, Flavour, Request};
+
+const SUCCESS: u32 = 0;
+const INVALID_VALUE: u32 = 1;
+const NOT_FOUND: u32 = 500;
+const UNWRITTEN: i32 = -1;
+
+fn driver(fake: &Fake) -> Driver {
+    Driver::from_path(fake.path()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The checks every lookup error must pass: it carries the request as made, and its text
+/// names the symbol and the version and says what to do.
+fn check_text(e: &Error, symbol: &str, version: u32, advice: &str) {
+    let lookup: &Lookup = e.lookup().unwrap_or_else(|| panic!("no lookup in {e:?}"));
+    assert_eq!((lookup.symbol.as_str(), lookup.version), (symbol, version), "{e:?}");
+    let text = e.to_string();
+    assert!(text.contains(symbol), "the text does not name {symbol}: {text}");
+    assert!(text.contains(&version.to_string()), "the text does not name version {version}: {text}");
+    assert!(text.contains(advice), "the text does not say `{advice}`: {text}");
+}
+
+#[test]
+fn symbol_not_found() {
+    let fake = Fake::new(Flavour::Full);
+    let e = driver(&fake).get::<entries::cuCtxCreate_v12050>().unwrap_err();
+    let Error::SymbolNotFound { lookup, driver_version } = &e else { panic!("{e:?}") };
+    assert_eq!(lookup.flags, StreamFlags::LEGACY_STREAM);
+    assert_eq!(lookup.via, "cuGetProcAddress_v2");
+    assert_eq!(*driver_version, 13050);
+    check_text(&e, "cuCtxCreate", 12050, "Update the NVIDIA driver to one for CUDA 12.5 or newer");
+    assert!(e.to_string().contains("misspelt"), "{e}");
+}
+
+#[test]
+fn version_not_sufficient_as_a_status() {
+    let fake = Fake::new(Flavour::Full);
+    fake.add_abi("cuCtxCreate", 12050, false, 0x1);
+    let e = driver(&fake).get::<entries::cuCtxCreate_v3020>().unwrap_err();
+    let Error::VersionNotSufficient { reported, .. } = &e else { panic!("{e:?}") };
+    assert_eq!(*reported, "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT");
+    check_text(&e, "cuCtxCreate", 3020, "Ask for a version at or above the one that introduced it");
+}
+
+#[test]
+fn version_not_sufficient_as_cuda_error_not_found() {
+    let fake = Fake::new(Flavour::Full);
+    fake.add_abi("cuCtxCreate", 12050, false, 0x1);
+    fake.set_not_sufficient_as_not_found(true);
+    let e = driver(&fake).get::<entries::cuCtxCreate_v3020>().unwrap_err();
+    let Error::VersionNotSufficient { reported, .. } = &e else { panic!("{e:?}") };
+    assert_eq!(*reported, "CUDA_ERROR_NOT_FOUND");
+    check_text(&e, "cuCtxCreate", 3020, "CUDA_ERROR_NOT_FOUND");
+    // Also when the driver leaves the status unwritten.
+    let fake = Fake::new(Flavour::Full);
+    fake.answer("cuCtxCreate", 0, NOT_FOUND, UNWRITTEN, 0);
+    let e = driver(&fake).get::<entries::cuCtxCreate_v3020>().unwrap_err();
+    assert!(matches!(e, Error::VersionNotSufficient { reported: "CUDA_ERROR_NOT_FOUND", .. }), "{e:?}");
+}
+
+#[test]
+fn a_version_newer_than_the_driver() {
+    let fake = Fake::new(Flavour::Full);
+    fake.set_driver_version(12000);
+    fake.add_abi("cuCtxCreate", 12050, false, 0x1);
+    let e = driver(&fake).get::<entries::cuCtxCreate_v12050>().unwrap_err();
+    let Error::DriverTooOld { driver_version, code, .. } = &e else { panic!("{e:?}") };
+    assert_eq!((*driver_version, *code), (12000, INVALID_VALUE));
+    check_text(&e, "cuCtxCreate", 12050, "Update the NVIDIA driver to one for CUDA 12.5 or newer");
+    // The request was still made exactly as the entry says: the driver decides.
+    assert_eq!(fake.log(), vec![Request { symbol: "cuCtxCreate".into(), version: 12050, flags: 1, api: Api::V2 }]);
+}
+
+#[test]
+fn other_results_carry_the_drivers_name_for_them() {
+    let fake = Fake::new(Flavour::Full);
+    fake.answer("cuMemAlloc", 0, 9999, UNWRITTEN, 0);
+    fake.answer("cuMemFree", 0, INVALID_VALUE, UNWRITTEN, 0);
+    let d = driver(&fake);
+    let e = d.get::<entries::cuMemAlloc_v3020>().unwrap_err();
+    // Only the fake's cuGetErrorName knows 9999: the name proves it was asked.
+    assert_eq!(e, Error::Driver { lookup: e.lookup().unwrap().clone(), code: 9999, name: Some("CUDA_ERROR_FAKE_9999".into()) });
+    check_text(&e, "cuMemAlloc", 3020, "check the flags and the version");
+    assert!(e.to_string().contains("CUDA_ERROR_FAKE_9999 (9999)"), "{e}");
+    let e = d.get::<entries::cuMemFree_v3020>().unwrap_err();
+    assert!(matches!(&e, Error::Driver { code: 1, name: Some(n), .. } if n == "CUDA_ERROR_INVALID_VALUE"), "{e:?}");
+    // An unknown flag is a usage error the driver reports.
+    let e = unsafe { d.get_raw::<usize>(c"cuMemAlloc2", 3020, StreamFlags(8)) }.unwrap_err();
+    assert!(matches!(&e, Error::Driver { code: 1, .. }), "{e:?}");
+    assert!(e.to_string().contains("flags 0x8"), "{e}");
+}
+
+#[test]
+fn without_cu_get_error_name_the_crate_names_the_code() {
+    let fake = Fake::new(Flavour::Bare);
+    fake.add_abi("cuDriverGetVersion", 2020, false, fake.export("fake_cuDriverGetVersion"));
+    fake.answer("cuMemAlloc", 0, 801, UNWRITTEN, 0);
+    fake.answer("cuMemFree", 0, 9999, UNWRITTEN, 0);
+    let d = driver(&fake);
+    let e = d.get::<entries::cuMemAlloc_v3020>().unwrap_err();
+    // From the table of the newest toolkit's cuda.h.
+    assert!(matches!(&e, Error::Driver { code: 801, name: Some(n), .. } if n == "CUDA_ERROR_NOT_SUPPORTED"), "{e:?}");
+    let e = d.get::<entries::cuMemFree_v3020>().unwrap_err();
+    assert!(matches!(&e, Error::Driver { code: 9999, name: None, .. }), "{e:?}");
+    assert!(e.to_string().contains("error 9999"), "{e}");
+    assert_eq!(d.error_name(0).as_deref(), Some("CUDA_SUCCESS"));
+    assert_eq!(d.error_name(100).as_deref(), Some("CUDA_ERROR_NO_DEVICE"));
+}
+
+#[test]
+fn null_with_success() {
+    let fake = Fake::new(Flavour::Full);
+    fake.answer("cuMemAlloc", 3020, SUCCESS, 0, 0);
+    let e = driver(&fake).get::<entries::cuMemAlloc_v3020>().unwrap_err();
+    assert!(matches!(e, Error::NullPointer { .. }), "{e:?}");
+    check_text(&e, "cuMemAlloc", 3020, "Treat the function as unavailable");
+}
+
+#[test]
+fn an_unknown_status_is_not_used() {
+    let fake = Fake::new(Flavour::Full);
+    fake.answer("cuMemAlloc", 3020, SUCCESS, 7, 0x1234);
+    let e = driver(&fake).get::<entries::cuMemAlloc_v3020>().unwrap_err();
+    assert!(matches!(e, Error::UnknownStatus { status: 7, .. }), "{e:?}");
+    check_text(&e, "cuMemAlloc", 3020, "regenerate or update");
+}
+
+#[test]
+fn the_status_is_more_specific_than_the_result() {
+    let fake = Fake::new(Flavour::Full);
+    fake.answer("cuMemAlloc", 3020, INVALID_VALUE, 1, 0);
+    let e = driver(&fake).get::<entries::cuMemAlloc_v3020>().unwrap_err();
+    assert!(matches!(e, Error::SymbolNotFound { .. }), "{e:?}");
+    // Success with a pointer and no status written: the pointer is good.
+    let fake = Fake::new(Flavour::Full);
+    fake.answer("cuMemAlloc", 3020, SUCCESS, UNWRITTEN, 0x5000);
+    let f = driver(&fake).get::<entries::cuMemAlloc_v3020>().unwrap();
+    assert_eq!(f as usize, 0x5000);
+}
+
+#[test]
+fn the_four_argument_fallback() {
+    let fake = Fake::new(Flavour::V1Only);
+    fake.set_driver_version(11080);
+    fake.add_abi("cuMemAlloc", 3020, false, 0x3020);
+    fake.add_abi("cuMemcpyHtoD", 3020, false, 0x3021);
+    fake.add_abi("cuMemcpyHtoD", 7000, true, 0x7000);
+    fake.add_abi("cuCtxCreate", 11040, false, 0x11040);
+    let d = driver(&fake);
+    assert_eq!(d.query_api(), QueryApi::GetProcAddress);
+    assert_eq!(d.version(), 11080);
+    assert_eq!(d.get::<entries::cuMemAlloc_v3020>().unwrap() as usize, 0x3020);
+    assert_eq!(d.get::<entries::cuMemcpyHtoD_v3020>().unwrap() as usize, 0x3021);
+    assert_eq!(d.get::<entries::cuMemcpyHtoD_v7000_ptds>().unwrap() as usize, 0x7000);
+    assert_eq!(
+        fake.log(),
+        vec![
+            Request { symbol: "cuMemAlloc".into(), version: 3020, flags: 1, api: Api::V1 },
+            Request { symbol: "cuMemcpyHtoD".into(), version: 3020, flags: 1, api: Api::V1 },
+            Request { symbol: "cuMemcpyHtoD".into(), version: 7000, flags: 2, api: Api::V1 },
+        ]
+    );
+    // No status: an unknown name and a version below the first ABI look the same.
+    for e in [d.get::<entries::cuMemFree_v3020>().map(|_| ()).unwrap_err(), d.get::<entries::cuCtxCreate_v3020>().map(|_| ()).unwrap_err()] {
+        assert!(matches!(e, Error::NotFound { driver_version: 11080, .. }), "{e:?}");
+        let text = e.to_string();
+        assert!(text.contains("11.3 to 11.8") && text.contains("does not know") && text.contains("arrived after"), "{text}");
+    }
+    check_text(&d.get::<entries::cuCtxCreate_v3020>().unwrap_err(), "cuCtxCreate", 3020, "ask for a later version");
+    // Newer than the driver, and NULL with success, as with the 5-argument form.
+    let e = d.get::<entries::cuCtxCreate_v12050>().unwrap_err();
+    assert!(matches!(e, Error::DriverTooOld { .. }), "{e:?}");
+    fake.answer("cuMemGetInfo", 0, SUCCESS, UNWRITTEN, 0);
+    let e = d.get::<entries::cuMemGetInfo_v3020>().unwrap_err();
+    assert!(matches!(e, Error::NullPointer { .. }), "{e:?}");
+    assert_eq!(e.lookup().unwrap().via, "cuGetProcAddress");
+}
+
+#[test]
+fn a_driver_without_cu_get_proc_address() {
+    let fake = Fake::new(Flavour::NoProcAddress);
+    fake.set_driver_version(11020);
+    let e = Driver::from_path(fake.path()).unwrap_err();
+    let Error::NoGetProcAddress { library, driver_version } = &e else { panic!("{e:?}") };
+    assert_eq!(library, &fake.path().display().to_string());
+    assert_eq!(*driver_version, Some(11020));
+    let text = e.to_string();
+    assert!(text.contains("older than CUDA 11.3") && text.contains("CUDA 11.2") && text.contains("Update the NVIDIA driver"), "{text}");
+}
+
+#[test]
+fn a_missing_library() {
+    let missing = std::env::temp_dir().join("no-such-folder-cuda-sys-gen").join("libcuda.so.1");
+    let e = Driver::from_path(&missing).unwrap_err();
+    let Error::LibraryNotFound { library, tried } = &e else { panic!("{e:?}") };
+    assert_eq!(*library, LibraryKind::Driver);
+    assert_eq!(tried.len(), 1);
+    assert_eq!(tried[0].name, missing.display().to_string());
+    assert!(!tried[0].message.is_empty());
+    let text = e.to_string();
+    assert!(text.contains(&missing.display().to_string()) && text.contains("Install the NVIDIA driver"), "{text}");
+
+    // A file that is no library at all.
+    let dir = tempfile::tempdir().unwrap();
+    let bogus = dir.path().join("libcuda.so.1");
+    std::fs::write(&bogus, "not an ELF file").unwrap();
+    assert!(matches!(Driver::from_path(&bogus), Err(Error::LibraryNotFound { .. })));
+}
+
+#[test]
+fn loading_by_name_tries_the_sonames_in_order() {
+    match Driver::load() {
+        Err(Error::LibraryNotFound { library, tried }) => {
+            assert_eq!(library, LibraryKind::Driver);
+            let names: Vec<&str> = tried.iter().map(|t| t.name.as_str()).collect();
+            if cfg!(windows) {
+                assert_eq!(names, ["nvcuda.dll"]);
+            } else {
+                assert_eq!(names, ["libcuda.so.1", "libcuda.so"]);
+            }
+        }
+        // A machine with a driver: nothing to check here (tests/tests/real_driver.rs).
+        Ok(d) => eprintln!("a real driver is installed: {d:?}"),
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn an_unreadable_driver_version() {
+    let fake = Fake::new(Flavour::Full);
+    fake.set_version_result(3);
+    let e = Driver::from_path(fake.path()).unwrap_err();
+    assert!(matches!(&e, Error::VersionUnreadable { .. }), "{e:?}");
+    assert!(e.to_string().contains("CUDA_ERROR_NOT_INITIALIZED (3)"), "{e}");
+
+    fake.set_version_result(0);
+    fake.set_driver_version(0);
+    let e = Driver::from_path(fake.path()).unwrap_err();
+    assert!(e.to_string().contains("returned the version 0"), "{e}");
+
+    // Neither exported nor known to cuGetProcAddress.
+    let fake = Fake::new(Flavour::Bare);
+    let e = Driver::from_path(fake.path()).unwrap_err();
+    let Error::VersionUnreadable { detail, .. } = &e else { panic!("{e:?}") };
+    assert!(detail.contains("does not export cuDriverGetVersion") && detail.contains("SymbolNotFound"), "{detail}");
+}
+
+#[test]
+fn errors_are_std_errors() {
+    fn check<E: std::error::Error + Send + Sync + 'static>() {}
+    check::<Error>();
+}
