@@ -1,4 +1,7 @@
-//! Helpers shared by the integration tests in `tests/tests/`.
+//! Helpers shared by the integration tests in `tests/tests/`, and the real-driver
+//! conformance checker (`conformance`, run by `src/bin/conformance.rs`).
+
+pub mod conformance;
 
 pub mod fake;
 

@@ -23,7 +23,11 @@ enum Command {
     /// Report what changed in the driver entry points between two toolkits (markdown, or --json).
     #[command(after_help = cuda_sys_gen::DIFF_EXIT_STATUS)]
     Diff(DiffArgs),
+    /// Build the real-driver checks for the GPU machine into .device-bin/.
+    DeviceBuild,
 }
+
+mod device;
 
 fn project_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_owned).unwrap_or_default()
@@ -41,5 +45,6 @@ fn main() -> std::process::ExitCode {
     match Cli::parse().command {
         Command::Generate(args) => cuda_sys_gen::exit_code(cuda_sys_gen::generate(args, paths)),
         Command::Diff(args) => cuda_sys_gen::exit_status(cuda_sys_gen::diff(args, &paths.manifest, &paths.cache)),
+        Command::DeviceBuild => cuda_sys_gen::exit_code(device::device_build(&root)),
     }
 }

@@ -380,3 +380,31 @@ pub unsafe extern "C" fn fake_log_entry(i: usize, buf: *mut c_char, cap: usize, 
 pub extern "C" fn fake_log_clear() {
     state().log.clear();
 }
+
+// ---- exports under driver names, for the conformance checker's tests ---------------------
+//
+// A few functions exported under the names a real libcuda uses, each with a distinct body
+// so that the linker cannot fold them into one address: the checker's `dlsym`/`dladdr`
+// comparisons need one name per address.
+
+macro_rules! named_exports {
+    ($($name:ident = $n:literal;)*) => {
+        $(
+            #[no_mangle]
+            pub extern "C" fn $name() -> c_uint {
+                std::hint::black_box($n)
+            }
+        )*
+    };
+}
+
+named_exports! {
+    cuMemAlloc = 9001;
+    cuMemAlloc_v2 = 9002;
+    cuMemcpy = 9003;
+    cuMemcpy_ptds = 9004;
+    cuStreamBeginCapture = 9005;
+    cuStreamBeginCapture_v2 = 9006;
+    cuStreamBeginCapture_v2_ptsz = 9007;
+    cuCtxCreate_v4 = 9008;
+}

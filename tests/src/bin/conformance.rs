@@ -1,0 +1,220 @@
+//! On a machine with a CUDA driver: `conformance check DIR` (every registry entry against the
+//! driver's exports), `conformance launch` (a PTX kernel through resolved entry points, default
+//! and `_ptsz` launches), `conformance bench` (lookup costs against bare cuGetProcAddress).
+//! Build it here and run it there: `cargo xtask device-build` puts it in `.device-bin/`.
+
+use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use cuda_driver_pfn::newest::{CtxCreate, NewestAbi};
+use cuda_driver_pfn::types::{CUcontext, CUdevice, CUdeviceptr_v2, CUfunction, CUmodule, CUstream};
+use cuda_driver_pfn::{entries, symbols, visit_entries, Driver, Entry, EntryVisitor, Error, ENTRIES};
+use cuda_sys_gen_tests::conformance::{judge, summary, tsv, Loader, Verdict};
+
+type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let r = match args.get(1).map(String::as_str) {
+        Some("check") => check(args.get(2).map(PathBuf::from)),
+        Some("launch") => launch(),
+        Some("bench") => bench(),
+        _ => Err("usage: conformance check [DIR] | launch | bench".into()),
+    };
+    match r {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(2),
+        Err(e) => {
+            eprintln!("conformance: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Every entry through the typed `Driver::get`, as (row, pointer or error).
+fn resolve_all(driver: &Driver) -> Vec<std::result::Result<usize, Error>> {
+    struct Collect<'a>(&'a Driver, Vec<std::result::Result<usize, Error>>);
+    impl EntryVisitor for Collect<'_> {
+        fn visit<E: Entry>(&mut self) {
+            // SAFETY: a function pointer read as its address.
+            let r = self.0.get::<E>().map(|f| unsafe { std::mem::transmute_copy::<E::Fn, usize>(&f) });
+            self.1.push(r);
+        }
+    }
+    let mut c = Collect(driver, Vec::new());
+    visit_entries(&mut c);
+    c.1
+}
+
+fn check(out: Option<PathBuf>) -> Result<bool> {
+    let driver = Driver::load()?;
+    let loader = Loader::open(std::path::Path::new(driver.library()))?;
+    let results = resolve_all(&driver);
+    if results.len() != ENTRIES.len() {
+        return Err(format!("visited {} entries of {}: build with every module feature", results.len(), ENTRIES.len()).into());
+    }
+    let rows: Vec<_> = ENTRIES.iter().zip(results).map(|(info, r)| judge(&driver, &loader, info, r)).collect();
+    let text = summary(&driver, &rows);
+    print!("{text}");
+    if let Some(dir) = out {
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(dir.join("conformance.md"), &text)?;
+        std::fs::write(dir.join("conformance.tsv"), tsv(&rows))?;
+    }
+    Ok(!rows.iter().any(|r| matches!(r.verdict, Verdict::Mismatched(_))))
+}
+
+/// Adds 1 to each of `n` 32-bit words.
+const PTX: &str = r#".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry add_one(.param .u64 data, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<8>;
+    .reg .b64 %rd<5>;
+    ld.param.u64 %rd1, [data];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %tid.x;
+    mad.lo.s32 %r5, %r2, %r3, %r4;
+    setp.ge.u32 %p1, %r5, %r1;
+    @%p1 bra DONE;
+    cvta.to.global.u64 %rd2, %rd1;
+    mul.wide.u32 %rd3, %r5, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.u32 %r6, [%rd4];
+    add.u32 %r7, %r6, 1;
+    st.global.u32 [%rd4], %r7;
+DONE:
+    ret;
+}
+"#;
+
+fn launch() -> Result<bool> {
+    let d = Driver::load()?;
+    println!("driver {} (version {})", d.library(), d.version());
+    // SAFETY (all calls below): each pointer was fetched for exactly its typedef, and the
+    // arguments follow the CUDA documentation of that ABI.
+    unsafe {
+        d.check("cuInit", d.get::<entries::cuInit_v2000>()?(0))?;
+        let mut dev: CUdevice = 0;
+        d.check("cuDeviceGet", d.get::<entries::cuDeviceGet_v2000>()?(&mut dev, 0))?;
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        let create = d.newest::<symbols::cuCtxCreate>()?;
+        println!("cuCtxCreate: {}", create.info().pfn);
+        let r = match create {
+            CtxCreate::V12050(f) => f(&mut ctx, std::ptr::null_mut(), 0, dev),
+            CtxCreate::V11040(f) => f(&mut ctx, std::ptr::null_mut(), 0, 0, dev),
+            CtxCreate::V3020(f) => f(&mut ctx, 0, dev),
+            CtxCreate::V2000(f) => f(&mut ctx, 0, dev),
+            #[allow(unreachable_patterns)]
+            other => return Err(format!("unknown ABI {}", other.info().pfn).into()),
+        };
+        d.check("cuCtxCreate", r)?;
+        let image = std::ffi::CString::new(PTX)?;
+        let mut module: CUmodule = std::ptr::null_mut();
+        d.check("cuModuleLoadData", d.get::<entries::cuModuleLoadData_v2000>()?(&mut module, image.as_ptr().cast()))?;
+        let mut func: CUfunction = std::ptr::null_mut();
+        d.check("cuModuleGetFunction", d.get::<entries::cuModuleGetFunction_v2000>()?(&mut func, module, c"add_one".as_ptr()))?;
+        let n: u32 = 1 << 20;
+        let host: Vec<u32> = (0..n).collect();
+        let bytes = host.len() * 4;
+        let mut dptr: CUdeviceptr_v2 = 0;
+        d.check("cuMemAlloc", d.get::<entries::cuMemAlloc_v3020>()?(&mut dptr, bytes))?;
+        d.check("cuMemcpyHtoD", d.get::<entries::cuMemcpyHtoD_v3020>()?(dptr, host.as_ptr().cast(), bytes))?;
+        let mut arg_ptr = dptr;
+        let mut arg_n = n;
+        let mut params: [*mut c_void; 2] = [(&mut arg_ptr as *mut CUdeviceptr_v2).cast(), (&mut arg_n as *mut u32).cast()];
+        let (grid, block) = (n.div_ceil(256), 256);
+        let stream: CUstream = std::ptr::null_mut();
+        let legacy = d.get::<entries::cuLaunchKernel_v4000>()?;
+        d.check("cuLaunchKernel", legacy(func, grid, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()))?;
+        let per_thread = d.get::<entries::cuLaunchKernel_v7000_ptsz>()?;
+        d.check("cuLaunchKernel_ptsz", per_thread(func, grid, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()))?;
+        d.check("cuCtxSynchronize", d.get::<entries::cuCtxSynchronize_v2000>()?())?;
+        let mut back = vec![0u32; n as usize];
+        d.check("cuMemcpyDtoH", d.get::<entries::cuMemcpyDtoH_v3020>()?(back.as_mut_ptr().cast(), dptr, bytes))?;
+        let wrong = back.iter().enumerate().filter(|(i, v)| **v != *i as u32 + 2).count();
+        d.check("cuMemFree", d.get::<entries::cuMemFree_v3020>()?(dptr))?;
+        d.check("cuModuleUnload", d.get::<entries::cuModuleUnload_v2000>()?(module))?;
+        d.check("cuCtxDestroy", d.get::<entries::cuCtxDestroy_v4000>()?(ctx))?;
+        println!("add_one launched twice (cuLaunchKernel and cuLaunchKernel_ptsz) over {n} words: {} wrong", wrong);
+        Ok(wrong == 0)
+    }
+}
+
+type GetProcAddressV2 = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_uint) -> c_uint;
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Lookup costs, paired in one run: prints `metric ours baseline ratio` lines (ns or ms).
+fn bench() -> Result<bool> {
+    let path = Driver::load()?.library().to_owned();
+    let loader = Loader::open(std::path::Path::new(&path))?;
+    let raw_addr = loader.dlsym("cuGetProcAddress_v2").ok_or("no cuGetProcAddress_v2")?;
+    // SAFETY: the export has this signature (cuda.h).
+    let raw: GetProcAddressV2 = unsafe { std::mem::transmute::<usize, GetProcAddressV2>(raw_addr) };
+    let live: Vec<usize> = {
+        let d = Driver::from_path(&path)?;
+        let r = resolve_all(&d);
+        (0..ENTRIES.len()).filter(|&i| r[i].is_ok()).collect()
+    };
+    let rounds = 21;
+    // First lookups: a fresh Driver per round, every resolvable entry once, against the
+    // same (symbol, version, flags) passed to the bare call.
+    let (mut ours, mut base) = (Vec::new(), Vec::new());
+    let mut all_ms = Vec::new();
+    for _ in 0..rounds {
+        let d = Driver::from_path(&path)?;
+        let t = Instant::now();
+        let r = resolve_all(&d);
+        let total = t.elapsed().as_secs_f64();
+        all_ms.push(total * 1e3);
+        ours.push(total * 1e9 / r.len() as f64);
+        let t = Instant::now();
+        for &i in &live {
+            let e = &ENTRIES[i];
+            let mut p = std::ptr::null_mut();
+            let mut status = 0;
+            // SAFETY: a plain lookup with valid out-pointers.
+            unsafe { raw(e.c_symbol.as_ptr(), &mut p, e.version as c_int, e.flags.0, &mut status) };
+            std::hint::black_box(p);
+        }
+        base.push(t.elapsed().as_secs_f64() * 1e9 / live.len() as f64);
+    }
+    let (o, b) = (median(&mut ours), median(&mut base));
+    println!("first lookup per entry (ns)\t{o:.1}\t{b:.1}\t{:.3}", o / b);
+    println!("resolve every entry, {} resolvable of {} (ms)\t{:.3}", live.len(), ENTRIES.len(), median(&mut all_ms));
+    // Cached lookup + call against a raw pointer call, on cuDriverGetVersion.
+    let d = Driver::from_path(&path)?;
+    let f = d.get::<entries::cuDriverGetVersion_v2020>()?;
+    let n = 5_000_000;
+    let (mut ours, mut base) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let mut v = 0;
+        let t = Instant::now();
+        for _ in 0..n {
+            let g = std::hint::black_box(&d).get::<entries::cuDriverGetVersion_v2020>()?;
+            // SAFETY: a valid out-pointer.
+            unsafe { g(&mut v) };
+        }
+        ours.push(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+        let t = Instant::now();
+        for _ in 0..n {
+            let g = std::hint::black_box(f);
+            // SAFETY: as above.
+            unsafe { g(&mut v) };
+        }
+        base.push(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+    }
+    let (o, b) = (median(&mut ours), median(&mut base));
+    println!("cached lookup + call (ns)\t{o:.2}\t{b:.2}\t{:.3}\t(+{:.2} ns)", o / b, o - b);
+    Ok(true)
+}

@@ -1,0 +1,198 @@
+//! The real-driver conformance check: for every registry entry, is the function the driver
+//! hands out for (symbol, version, flags) the one our type names?
+//!
+//! A resolved pointer must be the driver library's export of the entry's `exported` name
+//! (`dlsym`), and the loader's reverse lookup (`dladdr`) must name it; a default-variant entry
+//! must never come back as a `_ptds`/`_ptsz` function, a per-thread one always. An entry newer
+//! than the driver must fail with the typed "version not sufficient" or "not found" error.
+//! The binary `conformance` runs this on a machine with a driver; the tests run it against
+//! the fake libcuda, including a fake that returns the wrong function for one entry.
+
+use std::collections::BTreeMap;
+use std::ffi::{c_void, CStr, CString};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use cuda_driver_pfn::{Driver, EntryInfo, Error};
+
+/// What one entry came to.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verdict {
+    /// The pointer is the export of the entry's name and `dladdr` names it.
+    Matched,
+    /// Our type and the driver's ABI disagree: a bug in the model.
+    Mismatched(String),
+    /// Newer than the driver, and refused with a typed error as it should be.
+    NotInDriver,
+    /// Not on this platform (a D3D entry on Linux), and refused.
+    NotOnPlatform,
+    /// Not newer than the driver, yet the driver does not have it.
+    Missing(String),
+}
+
+impl Verdict {
+    pub fn column(&self) -> &'static str {
+        match self {
+            Verdict::Matched => "matched",
+            Verdict::Mismatched(_) => "mismatched",
+            Verdict::NotInDriver => "not in this driver",
+            Verdict::NotOnPlatform => "not on this platform",
+            Verdict::Missing(_) => "missing",
+        }
+    }
+}
+
+/// One entry's result.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub pfn: &'static str,
+    pub exported: &'static str,
+    pub version: u32,
+    pub per_thread: bool,
+    pub pointer: Option<usize>,
+    pub export: Option<usize>,
+    pub named: Option<String>,
+    pub error: Option<String>,
+    pub verdict: Verdict,
+}
+
+/// `dlsym` and `dladdr` over the library the driver was loaded from.
+pub struct Loader {
+    lib: libloading::Library,
+}
+
+impl Loader {
+    pub fn open(path: &Path) -> Result<Loader, String> {
+        // SAFETY: the library is already loaded by the Driver; this takes another reference.
+        let lib = unsafe { libloading::Library::new(path) }.map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Loader { lib })
+    }
+
+    /// The address the library exports under `name`.
+    pub fn dlsym(&self, name: &str) -> Option<usize> {
+        let c = CString::new(name).ok()?;
+        // SAFETY: only the address is read.
+        let p = unsafe { self.lib.get::<*mut c_void>(c.as_bytes_with_nul()) }.ok()?;
+        Some(*p as usize).filter(|&p| p != 0)
+    }
+
+    /// The exported name the loader gives an address, if it lies exactly at a symbol.
+    pub fn dladdr(&self, addr: usize) -> Option<String> {
+        let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+        // SAFETY: dladdr only reads the loader's tables.
+        let found = unsafe { libc::dladdr(addr as *const c_void, &mut info) };
+        if found == 0 || info.dli_sname.is_null() || info.dli_saddr as usize != addr {
+            return None;
+        }
+        // SAFETY: the loader returns a NUL-terminated name from the library's string table.
+        Some(unsafe { CStr::from_ptr(info.dli_sname) }.to_string_lossy().into_owned())
+    }
+}
+
+fn is_per_thread_name(name: &str) -> bool {
+    name.ends_with("_ptds") || name.ends_with("_ptsz")
+}
+
+/// Judges one entry's lookup.
+pub fn judge(driver: &Driver, loader: &Loader, info: &'static EntryInfo, result: Result<usize, Error>) -> Row {
+    let per_thread = info.variant.is_some();
+    let mut row = Row {
+        pfn: info.pfn,
+        exported: info.exported,
+        version: info.version,
+        per_thread,
+        pointer: None,
+        export: loader.dlsym(info.exported),
+        named: None,
+        error: None,
+        verdict: Verdict::Matched,
+    };
+    match result {
+        Ok(p) => {
+            row.pointer = Some(p);
+            row.named = loader.dladdr(p);
+            row.verdict = if info.version > driver.version() {
+                Verdict::Mismatched(format!("returned a function for {}, newer than the driver ({})", info.version, driver.version()))
+            } else if row.export != Some(p) {
+                match row.export {
+                    Some(x) => Verdict::Mismatched(format!("the export of {} is {x:#x}, not {p:#x} ({:?})", info.exported, row.named)),
+                    None => Verdict::Mismatched(format!("{} is not exported; the pointer is {:?}", info.exported, row.named)),
+                }
+            } else if row.named.as_deref() != Some(info.exported) {
+                Verdict::Mismatched(format!("dladdr names {:?}, not {}", row.named, info.exported))
+            } else if row.named.as_deref().is_some_and(is_per_thread_name) != per_thread {
+                Verdict::Mismatched(format!("flag rule: a {} entry came back as {:?}", if per_thread { "per-thread" } else { "default" }, row.named))
+            } else {
+                Verdict::Matched
+            };
+        }
+        Err(e) => {
+            row.error = Some(e.to_string());
+            let typed = matches!(e, Error::VersionNotSufficient { .. } | Error::SymbolNotFound { .. } | Error::NotFound { .. } | Error::DriverTooOld { .. });
+            row.verdict = if !info.platforms.here() && typed {
+                Verdict::NotOnPlatform
+            } else if info.version > driver.version() && typed {
+                Verdict::NotInDriver
+            } else if info.version > driver.version() {
+                Verdict::Mismatched(format!("newer than the driver, but the error is not the typed one: {e}"))
+            } else {
+                Verdict::Missing(e.to_string())
+            };
+        }
+    }
+    row
+}
+
+/// The summary table, markdown.
+pub fn summary(driver: &Driver, rows: &[Row]) -> String {
+    let mut by: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in rows {
+        *by.entry(r.verdict.column()).or_default() += 1;
+    }
+    let get = |k: &str| by.get(k).copied().unwrap_or(0);
+    let mut s = format!("driver {} (version {}), {}\n\n", driver.library(), driver.version(), driver.query_api().name());
+    s.push_str("| entries | matched | mismatched | not in this driver | not on this platform | missing |\n| --- | --- | --- | --- | --- | --- |\n");
+    let _ = writeln!(
+        s,
+        "| {} | {} | {} | {} | {} | {} |",
+        rows.len(),
+        get("matched"),
+        get("mismatched"),
+        get("not in this driver"),
+        get("not on this platform"),
+        get("missing")
+    );
+    for r in rows {
+        if let Verdict::Mismatched(why) | Verdict::Missing(why) = &r.verdict {
+            let _ = writeln!(s, "- {} {} ({}): {why}", r.verdict.column(), r.pfn, r.exported);
+        }
+    }
+    s
+}
+
+/// Every row as a tab-separated line, for the full results file.
+pub fn tsv(rows: &[Row]) -> String {
+    let mut s = String::from("pfn\texported\tversion\tper_thread\tverdict\tpointer\texport\tdladdr\terror\n");
+    for r in rows {
+        let hex = |p: Option<usize>| p.map(|p| format!("{p:#x}")).unwrap_or_default();
+        let detail = match &r.verdict {
+            Verdict::Mismatched(w) | Verdict::Missing(w) => w.clone(),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "{}\t{}\t{}\t{}\t{}{}\t{}\t{}\t{}\t{}",
+            r.pfn,
+            r.exported,
+            r.version,
+            r.per_thread,
+            r.verdict.column(),
+            if detail.is_empty() { String::new() } else { format!(": {detail}") },
+            hex(r.pointer),
+            hex(r.export),
+            r.named.as_deref().unwrap_or(""),
+            r.error.as_deref().unwrap_or("").replace(['\t', '\n'], " ")
+        );
+    }
+    s
+}

@@ -1,0 +1,72 @@
+//! `cargo xtask device-build`: builds what the GPU machine runs (it has no Rust toolchain)
+//! as release x86-64 binaries, stripped, into `.device-bin/` with a script that runs them all
+//! and leaves the results in `$OUT`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+/// The test binaries and examples that need a real driver, and how each is run there.
+const RUN_ALL: &str = r#"#!/usr/bin/env bash
+# Runs on the device machine from the repository root: `bash .device-bin/run-all.sh`.
+# Every output goes to $OUT (or ./device-out); nothing here needs Rust.
+set -u
+out=${OUT:-device-out}; mkdir -p "$out"; bin=.device-bin
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
+step() { name=$1; shift; echo "== $name"; "$@" > "$out/$name.log" 2>&1; echo "rc=$?" >> "$out/$name.log"; tail -n 25 "$out/$name.log"; }
+step conformance "$bin/conformance" check "$out"
+step launch "$bin/conformance" launch
+step roundtrip "$bin/roundtrip"
+step doctor "$bin/doctor"
+step real_driver "$bin/real_driver" --ignored --nocapture --test-threads 1
+step bench "$bin/conformance" bench
+"#;
+
+pub fn device_build(root: &Path) -> Result<()> {
+    let dest = root.join(".device-bin");
+    std::fs::create_dir_all(&dest).with_context(|| format!("creating {}", dest.display()))?;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target = "x86_64-unknown-linux-gnu";
+    let features = "cuda-driver-pfn/gl,cuda-driver-pfn/egl,cuda-driver-pfn/vdpau,cuda-driver-pfn/profiler,cuda-driver-pfn/d3d9,cuda-driver-pfn/d3d10,cuda-driver-pfn/d3d11,cuda-driver-pfn/wgl,cuda-driver-pfn/runtime";
+    let builds: [(&[&str], &str); 3] = [
+        (&["build", "--release", "-p", "cuda-sys-gen-tests", "--bin", "conformance"], "conformance"),
+        (&["build", "--release", "-p", "cuda-driver-pfn", "--examples", "--features", "gl,egl,vdpau,profiler,d3d9,d3d10,d3d11,wgl"], ""),
+        (&["test", "--release", "-p", "cuda-sys-gen-tests", "--test", "real_driver", "--no-run", "--message-format=json"], "real_driver"),
+    ];
+    for (args, _) in builds {
+        let out = Command::new(&cargo)
+            .current_dir(root)
+            .args(args)
+            .args(["--target", target, "--features", features.split(',').filter(|f| args.contains(&"cuda-sys-gen-tests")).collect::<Vec<_>>().join(",").as_str()])
+            .env("RUSTFLAGS", "-C strip=symbols")
+            .output()
+            .with_context(|| format!("running cargo {}", args.join(" ")))?;
+        if !out.status.success() {
+            bail!("cargo {} failed:\n{}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+        }
+        if args[0] == "test" {
+            // The test harness's path is only in cargo's JSON messages.
+            let text = String::from_utf8_lossy(&out.stdout);
+            let exe = text
+                .lines()
+                .filter(|l| l.contains("\"executable\":\"") && l.contains("real_driver"))
+                .filter_map(|l| l.split("\"executable\":\"").nth(1)?.split('"').next().map(PathBuf::from))
+                .next()
+                .context("cargo printed no real_driver executable")?;
+            copy(&exe, &dest.join("real_driver"))?;
+        }
+    }
+    let rel = root.join("target").join(target).join("release");
+    copy(&rel.join("conformance"), &dest.join("conformance"))?;
+    copy(&rel.join("examples").join("roundtrip"), &dest.join("roundtrip"))?;
+    copy(&rel.join("examples").join("doctor"), &dest.join("doctor"))?;
+    std::fs::write(dest.join("run-all.sh"), RUN_ALL).context("writing run-all.sh")?;
+    println!("built into {}: run `bash .device-bin/run-all.sh` there (carry .device-bin)", dest.display());
+    Ok(())
+}
+
+fn copy(from: &Path, to: &Path) -> Result<()> {
+    std::fs::copy(from, to).with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+    Ok(())
+}
