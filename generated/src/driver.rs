@@ -15,7 +15,6 @@ use core::mem::{size_of, ManuallyDrop};
 use core::ptr::{null, null_mut, NonNull};
 use std::path::Path;
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Mutex, PoisonError};
 
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
 use crate::newest::Symbol;
@@ -223,8 +222,9 @@ impl Driver {
     /// driver's own version is. The driver then returns exactly the ABI `E::Fn` describes.
     ///
     /// The first call per entry asks the driver; later calls cost one atomic load. Threads
-    /// that miss at the same time wait on a lock taken only on a miss, so the driver is asked
-    /// once per entry and every thread gets the same pointer. Failures are not cached.
+    /// that miss at the same time agree through one compare-and-swap on the entry's slot (no
+    /// lock anywhere), so the driver is asked once per entry and every thread gets the same
+    /// pointer. Failures are not cached.
     #[inline]
     pub fn get<E: Entry>(&self) -> Result<E::Fn, Error> {
         let p = self.cache.get_or_try(E::INDEX, || self.query(E::SYMBOL, E::VERSION, E::FLAGS))?;
@@ -416,13 +416,26 @@ pub(crate) fn interpret(result: c_uint, status: Option<c_uint>, ptr: *mut c_void
 /// One slot per registry entry, null until the entry is first fetched.
 pub(crate) struct Cache {
     slots: Box<[AtomicPtr<c_void>]>,
-    /// Taken only on a miss, so that racing threads ask the driver once.
-    miss: Mutex<()>,
+}
+
+/// A slot being filled: the thread that swapped it in from null asks the driver, the others
+/// wait for its answer. Address 1 is never a function: code is aligned, and the zero page is
+/// never mapped.
+const BUSY: *mut c_void = 1 as *mut c_void;
+
+/// Puts `BUSY` back to null if the lookup unwinds, so that a panic in a caller's code (there
+/// is none in the shim's) cannot leave other threads waiting for ever.
+struct Release<'a>(&'a AtomicPtr<c_void>);
+
+impl Drop for Release<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.compare_exchange(BUSY, null_mut(), Ordering::AcqRel, Ordering::Acquire);
+    }
 }
 
 impl Cache {
     pub(crate) fn new() -> Cache {
-        Cache { slots: ENTRIES.iter().map(|_| AtomicPtr::new(null_mut())).collect(), miss: Mutex::new(()) }
+        Cache { slots: ENTRIES.iter().map(|_| AtomicPtr::new(null_mut())).collect() }
     }
 
     #[inline]
@@ -430,24 +443,38 @@ impl Cache {
         // `index` is always in range (the markers are generated with the table); if it were
         // not, an uncached lookup is still correct.
         let Some(slot) = self.slots.get(index) else { return lookup() };
-        match NonNull::new(slot.load(Ordering::Acquire)) {
-            Some(p) => Ok(p),
-            None => self.fill(slot, lookup),
+        let p = slot.load(Ordering::Acquire);
+        match NonNull::new(p) {
+            Some(p) if p.as_ptr() != BUSY => Ok(p),
+            _ => self.fill(slot, lookup),
         }
     }
 
+    /// The first lookup of an entry. No lock: one compare-and-swap claims the slot, so the
+    /// driver is asked once per entry however many threads miss together; the others spin
+    /// (yielding) for the microsecond a lookup takes. A failure puts the slot back to empty,
+    /// so errors are not cached and the next caller asks again.
     #[cold]
     fn fill(&self, slot: &AtomicPtr<c_void>, lookup: impl FnOnce() -> Result<NonNull<c_void>, Error>) -> Result<NonNull<c_void>, Error> {
-        // A panic elsewhere while holding this lock leaves no broken state: the slots are
-        // written whole or not at all.
-        let _guard = self.miss.lock().unwrap_or_else(PoisonError::into_inner);
-        // Another thread may have filled the slot while this one waited.
-        if let Some(p) = NonNull::new(slot.load(Ordering::Acquire)) {
-            return Ok(p);
+        loop {
+            match slot.compare_exchange(null_mut(), BUSY, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    let guard = Release(slot);
+                    let r = lookup();
+                    if let Ok(p) = &r {
+                        slot.store(p.as_ptr(), Ordering::Release);
+                    }
+                    drop(guard);
+                    return r;
+                }
+                Err(p) if p == BUSY => std::thread::yield_now(),
+                Err(p) => {
+                    if let Some(p) = NonNull::new(p) {
+                        return Ok(p);
+                    }
+                }
+            }
         }
-        let p = lookup()?;
-        slot.store(p.as_ptr(), Ordering::Release);
-        Ok(p)
     }
 }
 
