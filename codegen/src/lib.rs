@@ -16,6 +16,7 @@ pub mod model;
 pub mod parse;
 pub mod pin;
 pub mod pipeline;
+pub mod unit_cache;
 pub mod write;
 
 use std::path::PathBuf;
