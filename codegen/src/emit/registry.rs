@@ -135,8 +135,11 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
             }
         }
 
+        /// How many entries the registry has.
+        pub const ENTRY_COUNT: usize = #n;
+
         /// Every entry, sorted by (symbol, version, variant).
-        pub static ENTRIES: [EntryInfo; #n] = [#(#infos)*];
+        pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [#(#infos)*];
 
         mod sealed {
             pub trait Sealed {}
