@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
 use crate::newest::Symbol;
-use crate::registry::{Entry, StreamFlags, ENTRIES, ENTRY_COUNT};
+use crate::registry::{Entry, StreamFlags, ENTRY_COUNT};
 use crate::types::CUresult;
 
 // The few functions the shim itself needs, declared here and not taken from `pfn`: they are
