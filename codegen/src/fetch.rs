@@ -415,7 +415,8 @@ pub fn read_cuda_version(include_dir: &Path) -> Result<ToolkitVersion, Error> {
     let path = include_dir.join("cuda.h");
     let bytes = fs::read(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
     let text = String::from_utf8_lossy(&bytes);
-    for line in text.lines() {
+    // `\r` too: clang ends a line at a lone carriage return, and so does a cuda.h saved so.
+    for line in text.split(['\n', '\r']) {
         let mut words = line.split_whitespace();
         if words.next() == Some("#define") && words.next() == Some("CUDA_VERSION") {
             if let Some(v) = words.next().and_then(|w| w.parse::<u32>().ok()) {

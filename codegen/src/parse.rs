@@ -91,7 +91,10 @@ pub struct ParsedOutput {
 
 /// Reads bindgen's output. Errors are messages; the caller adds the toolkit.
 pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Result<ParsedOutput, String> {
-    let file: syn::File = syn::parse_str(rust).map_err(|e| format!("not valid Rust: {e}"))?;
+    let mut file: syn::File = syn::parse_str(rust).map_err(|e| format!("not valid Rust: {e}"))?;
+    if let Some(tokens) = find_verbatim(&mut file) {
+        return Err(format!("not bindgen's output: syn keeps `{tokens}` only as unparsed tokens, which cannot be printed back"));
+    }
     let table = TypeTable::new(&file.items);
     let mut typedefs = Vec::new();
     let mut unversioned = Vec::new();
@@ -138,6 +141,40 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
         });
     }
     Ok(ParsedOutput { typedefs, unversioned, types: syn::File { shebang: None, attrs: file.attrs, items: others } })
+}
+
+/// The first piece of syntax that syn accepts but keeps only as tokens (`Verbatim`): a type
+/// alias with bounds, an item with a default body, and the like. bindgen never writes one, and
+/// prettyplease cannot print one back (it panics), so such input is refused up front.
+fn find_verbatim(file: &mut syn::File) -> Option<String> {
+    use syn::visit_mut::{self, VisitMut};
+    struct Finder(Option<String>);
+    macro_rules! check {
+        ($method:ident, $ty:ty, $walk:path, $($variant:path),+) => {
+            fn $method(&mut self, node: &mut $ty) {
+                if self.0.is_some() {
+                    return;
+                }
+                match node {
+                    $($variant(t) => self.0 = Some(t.to_string()),)+
+                    _ => $walk(self, node),
+                }
+            }
+        };
+    }
+    impl VisitMut for Finder {
+        check!(visit_item_mut, syn::Item, visit_mut::visit_item_mut, syn::Item::Verbatim);
+        check!(visit_impl_item_mut, syn::ImplItem, visit_mut::visit_impl_item_mut, syn::ImplItem::Verbatim);
+        check!(visit_trait_item_mut, syn::TraitItem, visit_mut::visit_trait_item_mut, syn::TraitItem::Verbatim);
+        check!(visit_foreign_item_mut, syn::ForeignItem, visit_mut::visit_foreign_item_mut, syn::ForeignItem::Verbatim);
+        check!(visit_expr_mut, syn::Expr, visit_mut::visit_expr_mut, syn::Expr::Verbatim);
+        check!(visit_type_mut, syn::Type, visit_mut::visit_type_mut, syn::Type::Verbatim);
+        check!(visit_pat_mut, syn::Pat, visit_mut::visit_pat_mut, syn::Pat::Verbatim);
+        check!(visit_type_param_bound_mut, syn::TypeParamBound, visit_mut::visit_type_param_bound_mut, syn::TypeParamBound::Verbatim);
+    }
+    let mut f = Finder(None);
+    f.visit_file_mut(file);
+    f.0
 }
 
 /// `Option<unsafe extern "C" fn(..) -> R>` (bindgen's spelling of a C function pointer).

@@ -182,6 +182,23 @@ pub fn check_macros(text: &str) {
     let accounted: BTreeSet<&str> = ok.keys().map(String::as_str).chain(broken.iter().map(|b| b.name.as_str())).collect();
     assert_eq!(accounted, names, "an alias was neither resolved nor reported");
     assert_eq!(codegen::macros::resolve_aliases(&macros, typedef_exists, |_| true), (ok, broken));
+    check_line_endings(text);
+}
+
+/// The same text with LF, CRLF or CR line ends reads the same: clang takes all three as line
+/// ends (and numbers its source locations so), and a header may come with any of them.
+pub fn check_line_endings(text: &str) {
+    let lf = normalize_line_ends(text);
+    let read = |t: &str| (codegen::macros::alias_macros(t), codegen::macros::internal_guard_lines(t));
+    let want = read(&lf);
+    for (name, variant) in [("CRLF", lf.replace('\n', "\r\n")), ("CR", lf.replace('\n', "\r"))] {
+        assert_eq!(read(&variant), want, "{name} line ends read differently from LF");
+    }
+}
+
+/// Every `\r\n` and lone `\r` as `\n`.
+pub fn normalize_line_ends(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\r', "\n")
 }
 
 /// 1 + the number of line ends (`\r\n`, `\n` or a lone `\r`), as clang numbers lines.
@@ -253,7 +270,9 @@ pub const FUZZ_LIMITS: codegen::fetch::Limits = codegen::fetch::Limits { file_by
 /// destination and no scratch folder; an accepted one holds only regular files under the
 /// destination, within the limits, and the stamp.
 pub fn check_extract(zip_bytes: &[u8], include: &str) {
-    let scratch = tempfile::tempdir().expect("temp dir");
+    // On tmpfs where there is one: a disk's create-and-remove per input costs milliseconds.
+    let shm = Path::new("/dev/shm");
+    let scratch = if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.expect("temp dir");
     let wheel = scratch.path().join("in.whl");
     std::fs::write(&wheel, zip_bytes).expect("write the archive");
     let cache = scratch.path().join("cache");

@@ -35,13 +35,14 @@ pub struct RunArgs {
     pub sanitizer: String,
 }
 
-/// The targets, each with its dictionary if it has one.
-pub const TARGETS: &[(&str, Option<&str>)] = &[
-    ("parse_bindgen", None),
-    ("parse_bindgen_text", Some("fuzz/dicts/parse_bindgen.dict")),
-    ("macros", Some("fuzz/dicts/macros.dict")),
-    ("manifest", Some("fuzz/dicts/manifest.dict")),
-    ("extract", None),
+/// The targets, each with its dictionary if it has one and its largest input: the grammar
+/// target needs few bytes per item, the seeds of the others are up to 20 KB.
+pub const TARGETS: &[(&str, Option<&str>, usize)] = &[
+    ("parse_bindgen", None, 8 << 10),
+    ("parse_bindgen_text", Some("fuzz/dicts/parse_bindgen.dict"), 64 << 10),
+    ("macros", Some("fuzz/dicts/macros.dict"), 64 << 10),
+    ("manifest", Some("fuzz/dicts/manifest.dict"), 32 << 10),
+    ("extract", None, 64 << 10),
 ];
 
 pub fn main(cmd: FuzzCommand, root: &Path) -> Result<()> {
@@ -53,11 +54,11 @@ pub fn main(cmd: FuzzCommand, root: &Path) -> Result<()> {
 
 fn run(args: RunArgs, root: &Path) -> Result<()> {
     for t in &args.targets {
-        if !TARGETS.iter().any(|(n, _)| n == t) {
+        if !TARGETS.iter().any(|(n, _, _)| n == t) {
             bail!("no fuzz target `{t}` (there are: {})", TARGETS.iter().map(|t| t.0).collect::<Vec<_>>().join(", "));
         }
     }
-    for (name, dict) in TARGETS {
+    for (name, dict, max_len) in TARGETS {
         if !args.targets.is_empty() && !args.targets.iter().any(|t| t == name) {
             continue;
         }
@@ -70,7 +71,8 @@ fn run(args: RunArgs, root: &Path) -> Result<()> {
             cmd.arg(&seeds);
         }
         // A hang is an input that takes 10 s; memory is capped at 2 GiB.
-        cmd.args(["--", "-timeout=10", "-rss_limit_mb=2048", "-max_len=1048576", "-print_final_stats=1"]);
+        cmd.args(["--", "-timeout=10", "-rss_limit_mb=2048", "-len_control=10", "-print_final_stats=1"]);
+        cmd.arg(format!("-max_len={max_len}"));
         match args.runs {
             Some(n) => cmd.arg(format!("-runs={n}")),
             None => cmd.arg(format!("-max_total_time={}", args.time)),
@@ -86,6 +88,10 @@ fn run(args: RunArgs, root: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+const MINIMAL_MANIFEST: &str = "schema = 1\n[fetch]\nplatform = \"manylinux2014_x86_64\"\n\
+[[header]]\nname = \"cuda\"\napi = \"cuda.h\"\ntypedefs = \"cudaTypedefs.h\"\n\
+[[header]]\nname = \"gl\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nfeature = \"gl\"\n";
 
 fn seeds(root: &Path) -> Result<()> {
     let seeds = root.join("fuzz/seeds");
@@ -104,6 +110,8 @@ fn seeds(root: &Path) -> Result<()> {
     let manifest_path = root.join("headers-manifest.toml");
     let manifest = Manifest::load(&manifest_path)?;
     write("manifest", "headers-manifest.toml", &std::fs::read(&manifest_path)?)?;
+    // A small one too: mutations of the real one mostly land in its 17 toolkit pins.
+    write("manifest", "minimal.toml", MINIMAL_MANIFEST.as_bytes())?;
     let fetcher = Fetcher::new(root.join("target/cuda-headers"), &manifest);
     clang::ensure_libclang(&manifest, &fetcher)?;
     let standins = tempfile::tempdir().context("temp dir")?;
