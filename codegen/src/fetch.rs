@@ -265,6 +265,33 @@ fn is_windows_reserved(part: &str) -> bool {
             && stem.as_bytes()[3].is_ascii_digit())
 }
 
+/// How many entries a zip's end-of-central-directory record (or its zip64 one) says it has;
+/// `None` where it cannot be read (the zip reader then has its own say).
+fn listed_entries(path: &Path) -> Option<u64> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    let tail_len = len.min(22 + 65535);
+    f.seek(SeekFrom::Start(len - tail_len)).ok()?;
+    let mut tail = vec![0; tail_len as usize];
+    f.read_exact(&mut tail).ok()?;
+    let eocd = tail.windows(4).rposition(|w| w == b"PK\x05\x06")?;
+    let count = u16::from_le_bytes(tail.get(eocd + 10..eocd + 12)?.try_into().ok()?);
+    if count != 0xFFFF {
+        return Some(u64::from(count));
+    }
+    // zip64: the locator sits just before the record and points at the zip64 record.
+    let locator = tail.get(eocd.checked_sub(20)?..eocd)?;
+    if &locator[..4] != b"PK\x06\x07" {
+        return None;
+    }
+    let at = u64::from_le_bytes(locator[8..16].try_into().ok()?);
+    f.seek(SeekFrom::Start(at)).ok()?;
+    let mut rec = [0u8; 40];
+    f.read_exact(&mut rec).ok()?;
+    (&rec[..4] == b"PK\x06\x06").then(|| u64::from_le_bytes(rec[32..40].try_into().unwrap_or_default()))
+}
+
 /// Whether `dir` is a finished extraction of the wheel with this sha256.
 fn is_stamped(dir: &Path, sha256: &str) -> bool {
     fs::read_to_string(dir.join(STAMP)).is_ok_and(|s| s.trim() == sha256)
@@ -293,6 +320,13 @@ pub fn extract_with_limits(wheel: &Path, include: &str, dest: &Path, stamp: &str
     if zip.len() > MAX_ARCHIVE_ENTRIES {
         return Err(bad(format!("{} entries, more than the {MAX_ARCHIVE_ENTRIES} a wheel may have", zip.len())));
     }
+    // The zip reader keeps one entry per name: a name listed twice would vanish silently, and
+    // which of its contents another tool extracts is anyone's guess.
+    if let Some(listed) = listed_entries(wheel) {
+        if listed > zip.len() as u64 {
+            return Err(bad(format!("its directory lists {listed} entries but only {} distinct names: a name appears twice", zip.len())));
+        }
+    }
     let parent = dest.parent().unwrap_or(Path::new("."));
     mkdir(parent)?;
     crate::scratch::remove_stale(parent, "extract");
@@ -310,13 +344,16 @@ pub fn extract_with_limits(wheel: &Path, include: &str, dest: &Path, stamp: &str
         if entry.is_dir() {
             continue;
         }
-        if entry.is_symlink() || !entry.is_file() {
+        // Unix file type bits, where the archive has them: 0 (none given) or a regular file.
+        let special = entry.unix_mode().is_some_and(|m| !matches!(m & 0o170000, 0 | 0o100000));
+        if entry.is_symlink() || !entry.is_file() || special {
             return Err(bad(format!("archive entry `{name}` is not a regular file (a symlink?)")));
         }
         if rel == Path::new(STAMP) {
             return Err(bad(format!("archive entry `{name}` has the name of the cache's own stamp file")));
         }
-        let folded = rel.to_string_lossy().to_lowercase();
+        let folded: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().to_lowercase()).collect();
+        let folded = folded.join("/");
         if let Some(first) = seen.insert(folded, name.clone()) {
             let how = if first == name { "appears twice" } else { "names the same file as" };
             let other = if first == name { String::new() } else { format!(" `{first}` (on a case-insensitive file system)") };
