@@ -1,6 +1,11 @@
 //! Fault injection for the interrupted-run tests: with `CUDA_SYS_GEN_FAULT=<point>` in the
 //! environment, the process aborts at that named point, as a `kill -9` there would (no
 //! destructors run, no temp folder is cleaned up). Unset, each point is one environment read.
+//! The variable holds a comma-separated list; besides points it may name switches:
+//! - `write:no-exchange`: swap the output folder the portable way (two renames), as on a
+//!   platform or file system without an atomic exchange;
+//! - `write:slow`: sleep 20 ms before each file of the new tree, so that a kill at a random
+//!   moment often lands inside the write.
 //!
 //! The points, in the order a run reaches them:
 //! - `fetch:downloaded`: pip has written the wheel into its scratch folder, not yet renamed
@@ -32,8 +37,20 @@ pub const POINTS: &[&str] = &[
 /// Aborts the process if `CUDA_SYS_GEN_FAULT` names this point.
 pub fn point(name: &str) {
     debug_assert!(POINTS.contains(&name), "unlisted fault point {name}");
-    if std::env::var_os(ENV).is_some_and(|v| v == name) {
+    if active(name) {
         eprintln!("{ENV}={name}: aborting here");
         std::process::abort();
+    }
+}
+
+/// Whether `CUDA_SYS_GEN_FAULT` names this point or switch.
+pub fn active(name: &str) -> bool {
+    std::env::var(ENV).is_ok_and(|v| v.split(',').any(|p| p.trim() == name))
+}
+
+/// The `write:slow` switch's sleep.
+pub fn slow_write() {
+    if active("write:slow") {
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }

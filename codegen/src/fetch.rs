@@ -127,6 +127,8 @@ impl Fetcher {
     fn unpacked(&self, p: &PackagePin, kind: &str, limits: &Limits) -> Result<PathBuf, Error> {
         // Named by the wheel file: the Linux and Windows wheels of one version differ.
         let dest = self.cache.join(kind).join(p.file.trim_end_matches(".whl"));
+        // Extractions of killed runs: scratch folders never renamed into place.
+        crate::scratch::remove_stale(&self.cache.join(kind), "extract");
         if is_stamped(&dest, &p.sha256.0) {
             return Ok(dest);
         }
@@ -139,6 +141,8 @@ impl Fetcher {
     pub fn wheel(&self, p: &PackagePin) -> Result<PathBuf, Error> {
         let wheels = self.cache.join("wheels");
         let path = wheels.join(&p.file);
+        // Downloads of killed runs: pip's folder was never renamed into the cache.
+        crate::scratch::remove_stale(&wheels, "download");
         if path.exists() {
             if sha256_file(&path)? == p.sha256.0 {
                 return Ok(path);
@@ -150,8 +154,6 @@ impl Fetcher {
             return Err(Error::NotCached { package: format!("{}=={}", p.name, p.version), cache: wheels });
         }
         mkdir(&wheels)?;
-        // Downloads of killed runs: pip's folder was never renamed into the cache.
-        crate::scratch::remove_stale(&wheels, "download");
         let tmp = tempfile::Builder::new()
             .prefix(&crate::scratch::prefix("download"))
             .tempdir_in(&wheels)

@@ -108,6 +108,7 @@ pub fn sync_tree(root: &Path, files: &BTreeMap<String, Vec<u8>>, mode: Mode, com
         if i == half {
             fault::point("write:staged-half");
         }
+        fault::slow_write();
         let target = new.path().join(rel);
         if let Some(dir) = target.parent() {
             fs::create_dir_all(dir).map_err(io(dir))?;
@@ -160,10 +161,12 @@ pub fn swap_dirs(new: &Path, root: &Path, parent: &Path, name: &str) -> Result<O
         fs::rename(new, root).map_err(|e| io(root, e))?;
         return Ok(None);
     }
-    match exchange(new, root) {
-        Ok(()) => return Ok(None),
-        Err(e) if exchange_unsupported(&e) => {}
-        Err(e) => return Err(io(root, e)),
+    if !fault::active("write:no-exchange") {
+        match exchange(new, root) {
+            Ok(()) => return Ok(None),
+            Err(e) if exchange_unsupported(&e) => {}
+            Err(e) => return Err(io(root, e)),
+        }
     }
     // A fresh name, reserved by creating it and freed again: not every platform renames a
     // folder onto an empty one.
