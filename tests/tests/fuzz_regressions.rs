@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use codegen::emit::{self, EmitOptions, ModuleSpec};
-use codegen::manifest::{Manifest, Platform, ToolkitVersion};
+use codegen::manifest::{Manifest, ToolkitVersion};
 use codegen::model::{Declaration, Model, ToolkitInput};
 use codegen::{macros, parse};
 use cuda_sys_gen_tests::*;
@@ -17,24 +17,7 @@ fn tk(s: &str) -> ToolkitVersion {
 }
 
 fn declarations(parsed: &parse::ParsedOutput) -> Vec<Declaration> {
-    parsed
-        .typedefs
-        .iter()
-        .map(|t| Declaration {
-            pfn: t.pfn.clone(),
-            symbol: t.symbol.clone(),
-            version: t.version,
-            variant: t.variant,
-            header: "cudaTypedefs.h".into(),
-            module: "cuda".into(),
-            platforms: [Platform::Linux].into(),
-            legacy: false,
-            line: 1,
-            params: t.params.clone(),
-            returns: t.returns.clone(),
-            layouts: t.layouts.clone(),
-        })
-        .collect()
+    declarations_of(parsed, "cuda")
 }
 
 fn input(version: &str, declarations: Vec<Declaration>) -> ToolkitInput {
