@@ -276,3 +276,77 @@ fn sync_dir(dir: &Path) {
     #[cfg(not(unix))]
     let _ = dir;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn files(entries: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
+        entries.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect()
+    }
+
+    fn read(root: &Path) -> Vec<(String, String)> {
+        list_tree(root).unwrap().into_iter().map(|f| (f.clone(), fs::read_to_string(root.join(&f)).unwrap())).collect()
+    }
+
+    #[test]
+    fn the_tree_is_replaced_whole_and_unchanged_files_keep_their_inode() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("generated");
+        let first = files(&[("Cargo.toml", "a"), ("src/lib.rs", "b"), ("src/old.rs", "c")]);
+        let r = sync_tree(&root, &first, Mode::Write, "cmd").unwrap();
+        assert_eq!(r.written.len(), 3);
+        let lib_inode = fs::metadata(root.join("src/lib.rs")).unwrap().ino();
+        let second = files(&[("Cargo.toml", "a2"), ("src/lib.rs", "b"), ("src/new.rs", "d")]);
+        let r = sync_tree(&root, &second, Mode::Write, "cmd").unwrap();
+        assert_eq!((r.written, r.removed, r.unchanged), (vec!["Cargo.toml".to_string(), "src/new.rs".to_string()], vec!["src/old.rs".to_string()], 1));
+        assert_eq!(read(&root), vec![("Cargo.toml".into(), "a2".into()), ("src/lib.rs".into(), "b".into()), ("src/new.rs".into(), "d".into())]);
+        assert_eq!(fs::metadata(root.join("src/lib.rs")).unwrap().ino(), lib_inode, "an unchanged file was rewritten");
+        let names: Vec<String> = fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["generated"], "scratch folders left beside the output");
+    }
+
+    #[test]
+    fn nothing_changed_touches_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        let f = files(&[("a.rs", "x")]);
+        sync_tree(&root, &f, Mode::Write, "cmd").unwrap();
+        let inode = fs::metadata(&root).unwrap().ino();
+        let r = sync_tree(&root, &f, Mode::Write, "cmd").unwrap();
+        assert_eq!((r.written.len(), r.removed.len(), r.unchanged), (0, 0, 1));
+        assert_eq!(fs::metadata(&root).unwrap().ino(), inode, "the folder was swapped for nothing");
+    }
+
+    #[test]
+    fn check_mode_names_stale_files_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        sync_tree(&root, &files(&[("a.rs", "x"), ("b.rs", "y")]), Mode::Write, "cmd").unwrap();
+        let err = sync_tree(&root, &files(&[("a.rs", "x2"), ("c.rs", "z")]), Mode::Check, "cargo xtask generate").unwrap_err().to_string();
+        assert!(err.contains("a.rs") && err.contains("c.rs") && err.contains("b.rs (not produced by the generator)"), "{err}");
+        assert!(err.contains("run `cargo xtask generate`"), "{err}");
+        assert_eq!(read(&root), vec![("a.rs".into(), "x".into()), ("b.rs".into(), "y".into())]);
+    }
+
+    #[test]
+    fn a_symlinked_output_folder_is_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        sync_tree(&real, &files(&[("a.rs", "x")]), Mode::Write, "cmd").unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+        sync_tree(&dir.path().join("link"), &files(&[("a.rs", "y")]), Mode::Write, "cmd").unwrap();
+        assert!(fs::symlink_metadata(dir.path().join("link")).unwrap().file_type().is_symlink());
+        assert_eq!(read(&real), vec![("a.rs".into(), "y".into())]);
+    }
+
+    #[test]
+    fn generated_paths_stay_inside_the_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        for bad in ["../x.rs", "/etc/x.rs", "", "a/../../x"] {
+            assert!(sync_tree(&dir.path().join("out"), &files(&[(bad, "x")]), Mode::Write, "cmd").is_err(), "{bad}");
+        }
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
