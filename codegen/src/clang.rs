@@ -55,9 +55,9 @@ pub fn standin_exists(target: Platform, name: &str) -> bool {
 
 /// The clang arguments of every run; `__CUDA_API_VERSION_INTERNAL` makes the legacy
 /// typedefs and their `_v1` types visible (without it the exported-name numbering shifts).
-const CLANG_ARGS: &[&str] = &["-x", "c", "-std=c11", "-nostdinc", "-D__CUDA_API_VERSION_INTERNAL", "-Wno-everything"];
+pub const CLANG_ARGS: &[&str] = &["-x", "c", "-std=c11", "-nostdinc", "-D__CUDA_API_VERSION_INTERNAL", "-Wno-everything"];
 
-fn target_triple(target: Platform) -> &'static str {
+pub fn target_triple(target: Platform) -> &'static str {
     match target {
         Platform::Linux => "--target=x86_64-unknown-linux-gnu",
         Platform::Windows => "--target=x86_64-pc-windows-msvc",
@@ -65,7 +65,7 @@ fn target_triple(target: Platform) -> &'static str {
 }
 
 /// Where system headers (GL, EGL, VDPAU) are looked for, after the stand-ins.
-const SYSTEM_INCLUDE_DIRS: &[&str] = &["/usr/include", "/usr/local/include"];
+pub const SYSTEM_INCLUDE_DIRS: &[&str] = &["/usr/include", "/usr/local/include"];
 
 /// Makes sure a libclang is loaded in this thread, fetching the pinned wheel if the machine
 /// has none. Returns a description of the library, for the summary.

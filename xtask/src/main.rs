@@ -30,8 +30,20 @@ enum Command {
     /// The fuzz targets of fuzz/ (FUZZING.md): rewrite their seeds, or run them.
     #[command(subcommand)]
     Fuzz(fuzz::FuzzCommand),
+    /// Benchmarks against their baselines (issue 7): prints a table, writes target/bench/latest.md.
+    Bench(bench::BenchArgs),
+    /// Where one generate's time goes, phase by phase, on one thread.
+    #[command(hide = true)]
+    BenchPhases,
+    /// `cargo xtask bench`'s own run of the generator: every pinned toolkit, offline, into OUT.
+    #[command(hide = true)]
+    BenchGenerate {
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
+mod bench;
 mod device;
 
 fn project_root() -> PathBuf {
@@ -39,6 +51,8 @@ fn project_root() -> PathBuf {
 }
 
 fn main() -> std::process::ExitCode {
+    // `cargo xtask bench` sets this executable as rustc's wrapper to measure rustc's memory.
+    bench::rusage::wrap_if_asked();
     let root = project_root();
     let paths = Paths {
         manifest: root.join("headers-manifest.toml"),
@@ -52,5 +66,8 @@ fn main() -> std::process::ExitCode {
         Command::Diff(args) => cuda_sys_gen::exit_status(cuda_sys_gen::diff(args, &paths.manifest, &paths.cache)),
         Command::DeviceBuild => cuda_sys_gen::exit_code(device::device_build(&root)),
         Command::Fuzz(cmd) => cuda_sys_gen::exit_code(fuzz::main(cmd, &root)),
+        Command::Bench(args) => cuda_sys_gen::exit_code(bench::bench(&root, args)),
+        Command::BenchGenerate { out } => cuda_sys_gen::exit_code(bench::generate_into(&paths, &out)),
+        Command::BenchPhases => cuda_sys_gen::exit_code(bench::phases::phases(&root).map(|p| bench::phases::print(&p))),
     }
 }

@@ -1,0 +1,195 @@
+//! Compile time: a clean `cargo build` (debug and release) of a copy of generated/ with its
+//! default features and with every feature, against a scratch crate that depends on cudarc
+//! (`default-features = false`, `driver`, `dynamic-loading` and one CUDA version), the
+//! incumbent a user would pick. Builds alternate, every one from an empty target folder,
+//! offline against a registry fetched beforehand; rustc's peak memory comes from our wrapper.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::rusage::{self, Rustc};
+use super::{run_quiet, write_file, Env, Paired, Row, Target};
+use crate::progress;
+
+/// cudarc's newest release line, and its newest CUDA version feature.
+const CUDARC: &str = "0.19";
+const CUDARC_CUDA: &str = "cuda-13040";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Variant {
+    OursDefault,
+    OursAll,
+    Cudarc,
+}
+
+struct Build {
+    secs: f64,
+    /// The rustc of the crate under test (cuda_driver_pfn or cudarc).
+    own: Rustc,
+    /// The largest rustc of the build.
+    peak_kib: u64,
+    rustcs: Vec<Rustc>,
+}
+
+pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
+    let dir = env.dir.join("compile");
+    let (pfn, cudarc) = prepare(env, &dir)?;
+    let cudarc_version = locked_version(&cudarc.join("Cargo.lock"), "cudarc").unwrap_or_else(|| CUDARC.into());
+    let mut results: Vec<(bool, Variant, Build)> = Vec::new();
+    let variants = [Variant::OursDefault, Variant::OursAll, Variant::Cudarc];
+    for i in 0..runs {
+        for release in [false, true] {
+            // Rotate the order each run: each variant goes first, second and third in turn.
+            for k in 0..variants.len() {
+                let v = variants[(k + i) % variants.len()];
+                let crate_dir = if v == Variant::Cudarc { &cudarc } else { &pfn };
+                let b = build(env, &dir, crate_dir, v, release)?;
+                progress!("compile run {}/{runs}: {v:?} {}: {:.1} s, peak rustc {} MiB", i + 1, profile(release), b.secs, b.peak_kib / 1024);
+                results.push((release, v, b));
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    let mut notes = Vec::new();
+    let pick = |release: bool, v: Variant| -> Vec<&Build> {
+        results.iter().filter(|(r, x, _)| *r == release && *x == v).map(|(_, _, b)| b).collect()
+    };
+    let baseline = format!("cudarc {cudarc_version}");
+    for release in [false, true] {
+        let base = pick(release, Variant::Cudarc);
+        for (v, label) in [(Variant::OursDefault, "default features"), (Variant::OursAll, "every feature")] {
+            let ours = pick(release, v);
+            rows.push(
+                Paired {
+                    metric: format!("clean build, {}, {label} (s)", profile(release)),
+                    baseline_name: &baseline,
+                    unit: "s",
+                    digits: 1,
+                    ours: ours.iter().map(|b| b.secs).collect(),
+                    base: base.iter().map(|b| b.secs).collect(),
+                    target: Target::Ratio(0.25),
+                }
+                .row(),
+            );
+        }
+        let ours = pick(release, Variant::OursAll);
+        rows.push(
+            Paired {
+                metric: format!("peak rustc memory, {}, every feature (MiB)", profile(release)),
+                baseline_name: &baseline,
+                unit: "MiB",
+                digits: 0,
+                ours: ours.iter().map(|b| b.peak_kib as f64 / 1024.0).collect(),
+                base: base.iter().map(|b| b.peak_kib as f64 / 1024.0).collect(),
+                target: Target::None,
+            }
+            .row(),
+        );
+        // Where the time goes: the crate's own rustc against the whole build.
+        for v in variants {
+            let bs = pick(release, v);
+            let own: Vec<f64> = bs.iter().map(|b| b.own.secs).collect();
+            let total: Vec<f64> = bs.iter().map(|b| b.secs).collect();
+            let others: Vec<String> = bs
+                .first()
+                .map(|b| b.rustcs.iter().filter(|r| r.krate != b.own.krate).map(|r| format!("{} {:.1} s", r.krate, r.secs)).collect())
+                .unwrap_or_default();
+            notes.push(format!(
+                "compile, {} {v:?}: whole build {:.1} s (median), of which rustc on {} {:.1} s ({} MiB peak); other rustc runs (first build): {}",
+                profile(release),
+                super::median(&total),
+                bs.first().map_or("?", |b| b.own.krate.as_str()),
+                super::median(&own),
+                bs.first().map_or(0, |b| b.own.peak_kib / 1024),
+                others.join(", ")
+            ));
+        }
+    }
+    notes.push(format!(
+        "compile: every build is `cargo build --offline` from an empty target folder with {} jobs; ours is a copy of generated/ (17 toolkits); \
+         the baseline an empty library crate depending on cudarc {cudarc_version} with `default-features = false`, features `driver`, `dynamic-loading`, `{CUDARC_CUDA}`; \
+         peak memory is the largest rustc of the build (getrusage of each rustc, through a RUSTC_WRAPPER)",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    ));
+    Ok((rows, notes))
+}
+
+fn profile(release: bool) -> &'static str {
+    if release { "release" } else { "debug" }
+}
+
+/// The two crates, their lock files, and every dependency fetched (nothing downloads while timed).
+fn prepare(env: &Env, dir: &Path) -> Result<(PathBuf, PathBuf)> {
+    let pfn = dir.join("cuda-driver-pfn");
+    let _ = std::fs::remove_dir_all(&pfn);
+    copy_tree(&env.root.join("generated"), &pfn)?;
+    let toml_path = pfn.join("Cargo.toml");
+    let mut toml = std::fs::read_to_string(&toml_path).with_context(|| format!("reading {}", toml_path.display()))?;
+    toml.push_str("\n# A scratch copy for `cargo xtask bench`: its own workspace.\n[workspace]\n");
+    write_file(&toml_path, &toml)?;
+    let cudarc = dir.join("cudarc-user");
+    write_file(
+        &cudarc.join("Cargo.toml"),
+        &format!(
+            "[package]\nname = \"cudarc-user\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+             [dependencies]\ncudarc = {{ version = \"{CUDARC}\", default-features = false, features = [\"driver\", \"dynamic-loading\", \"{CUDARC_CUDA}\"] }}\n\n\
+             [workspace]\n"
+        ),
+    )?;
+    write_file(&cudarc.join("src").join("lib.rs"), "//! Depends on cudarc, nothing more: its build is the baseline.\npub use cudarc;\n")?;
+    for d in [&pfn, &cudarc] {
+        // From the local index when it has what is needed; else from the network.
+        if run_quiet(env.cargo(d).args(["generate-lockfile", "--offline"]), "cargo generate-lockfile --offline").is_err() {
+            run_quiet(env.cargo(d).arg("generate-lockfile"), "cargo generate-lockfile")?;
+        }
+        run_quiet(env.cargo(d).arg("fetch"), "cargo fetch")?;
+    }
+    Ok((pfn, cudarc))
+}
+
+fn build(env: &Env, dir: &Path, crate_dir: &Path, v: Variant, release: bool) -> Result<Build> {
+    let target = dir.join(format!("target-{v:?}-{}", profile(release)).to_lowercase());
+    let _ = std::fs::remove_dir_all(&target);
+    let log = dir.join("rustc.log");
+    let _ = std::fs::remove_file(&log);
+    let mut c = env.cargo(crate_dir);
+    c.args(["build", "--offline", "--locked", "--quiet", "--target-dir"]).arg(&target);
+    if release {
+        c.arg("--release");
+    }
+    if v == Variant::OursAll {
+        c.arg("--all-features");
+    }
+    c.env("RUSTC_WRAPPER", &env.exe).env(rusage::LOG_VAR, &log);
+    let secs = run_quiet(&mut c, &format!("cargo build ({v:?}, {})", profile(release)))?.as_secs_f64();
+    let rustcs = rusage::read_log(&log)?;
+    let name = if v == Variant::Cudarc { "cudarc" } else { "cuda_driver_pfn" };
+    let own = rustcs.iter().filter(|r| r.krate == name).max_by_key(|r| r.peak_kib).cloned().with_context(|| format!("no rustc of {name} in {}", log.display()))?;
+    let peak_kib = rustcs.iter().map(|r| r.peak_kib).max().unwrap_or(0);
+    let _ = std::fs::remove_dir_all(&target);
+    Ok(Build { secs, own, peak_kib, rustcs })
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    for rel in codegen::write::list_tree(from).with_context(|| format!("listing {}", from.display()))? {
+        let dest = to.join(&rel);
+        if let Some(d) = dest.parent() {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        }
+        std::fs::copy(from.join(&rel), &dest).with_context(|| format!("copying {rel}"))?;
+    }
+    Ok(())
+}
+
+/// A package's version in a Cargo.lock.
+pub fn locked_version(lock: &Path, name: &str) -> Option<String> {
+    let text = std::fs::read_to_string(lock).ok()?;
+    let mut lines = text.lines();
+    while let Some(l) = lines.next() {
+        if l == format!("name = \"{name}\"") {
+            return lines.next()?.strip_prefix("version = \"")?.strip_suffix('"').map(str::to_owned);
+        }
+    }
+    None
+}

@@ -1,0 +1,197 @@
+//! The lookup bench against the fake libcuda (tests/fake-libcuda), built in release by
+//! `cargo xtask bench` as a scratch crate (xtask/src/bench/lookup.rs writes its Cargo.toml).
+//!
+//! `lookup-bench FAKE ROUNDS` prints one line per metric: `name<TAB>ours,...<TAB>base,...`,
+//! one pair of samples per round, the two sides alternating within a round. Three metrics:
+//! - `first`: `Driver::get` of one entry on many fresh drivers (one code path, warm caches)
+//!   against the bare `cuGetProcAddress_v2` call with the same (symbol, version, flags), ns;
+//! - `cached`: `Driver::get` on a warm cache plus the call, against calling the pointer, ns;
+//! - `all`: every registry entry on a fresh driver, against the bare call per entry, ms.
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use std::hint::black_box;
+use std::time::Instant;
+
+use cuda_driver_pfn::{entries, visit_entries, Driver, Entry, EntryVisitor, StreamFlags, ENTRIES};
+
+type GetProcAddressV2 = unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_int) -> c_uint;
+
+/// The fake's configuration functions (tests/src/fake.rs has the same for the tests).
+struct Fake {
+    lib: libloading::Library,
+}
+
+impl Fake {
+    fn sym<T: Copy>(&self, name: &str) -> T {
+        let name = CString::new(name).expect("no NUL");
+        // SAFETY: the callers name the fake's exports with their prototypes.
+        *unsafe { self.lib.get::<T>(name.as_bytes_with_nul()) }.unwrap_or_else(|e| panic!("the fake has no {name:?}: {e}"))
+    }
+    fn reset(&self) {
+        unsafe { self.sym::<unsafe extern "C" fn()>("fake_reset")() }
+    }
+    fn clear_log(&self) {
+        unsafe { self.sym::<unsafe extern "C" fn()>("fake_log_clear")() }
+    }
+    fn set_driver_version(&self, v: u32) {
+        unsafe { self.sym::<unsafe extern "C" fn(c_int)>("fake_set_driver_version")(v as c_int) }
+    }
+    fn add_abi(&self, symbol: &str, version: u32, per_thread: bool, ptr: usize) {
+        let s = CString::new(symbol).expect("no NUL");
+        let f = self.sym::<unsafe extern "C" fn(*const c_char, c_int, c_int, usize)>("fake_add_abi");
+        unsafe { f(s.as_ptr(), version as c_int, per_thread as c_int, ptr) }
+    }
+}
+
+/// What the fake hands out for cuDriverGetVersion in the `cached` metric: a real function,
+/// the same for both sides.
+#[inline(never)]
+unsafe extern "system" fn version_stub(out: *mut c_int) -> c_uint {
+    *out = 13050;
+    0
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (Some(path), Some(rounds)) = (args.get(1), args.get(2).and_then(|r| r.parse::<usize>().ok())) else {
+        eprintln!("usage: lookup-bench FAKE_LIBCUDA ROUNDS");
+        std::process::exit(1);
+    };
+    // SAFETY: the fake has no constructors.
+    let fake = Fake { lib: unsafe { libloading::Library::new(path) }.unwrap_or_else(|e| panic!("load {path}: {e}")) };
+    let raw: GetProcAddressV2 = fake.sym("cuGetProcAddress_v2");
+    first(&fake, raw, path, rounds);
+    cached(&fake, path, rounds);
+    all(&fake, raw, path, rounds);
+}
+
+fn print(name: &str, ours: &[f64], base: &[f64]) {
+    let join = |v: &[f64]| v.iter().map(|x| format!("{x:.4}")).collect::<Vec<_>>().join(",");
+    println!("{name}\t{}\t{}", join(ours), join(base));
+}
+
+fn first(fake: &Fake, raw: GetProcAddressV2, path: &str, rounds: usize) {
+    type E = entries::cuMemAlloc_v3020;
+    fake.reset();
+    fake.add_abi(E::INFO.symbol, E::VERSION, false, 0x1000_0000);
+    let k = 1000;
+    let (mut ours, mut base) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let drivers: Vec<Driver> = (0..k).map(|_| Driver::from_path(path).expect("the fake loads")).collect();
+        let mut run_ours = || {
+            fake.clear_log();
+            let t = Instant::now();
+            for d in &drivers {
+                black_box(d.get::<E>().expect("the fake has it"));
+            }
+            t.elapsed().as_secs_f64() * 1e9 / k as f64
+        };
+        let mut run_base = || {
+            fake.clear_log();
+            let t = Instant::now();
+            for _ in 0..k {
+                let (mut p, mut status) = (std::ptr::null_mut(), 0);
+                // SAFETY: a plain lookup with valid out-pointers.
+                unsafe { raw(black_box(E::INFO.c_symbol.as_ptr()), &mut p, E::VERSION as c_int, E::FLAGS.0, &mut status) };
+                black_box(p);
+            }
+            t.elapsed().as_secs_f64() * 1e9 / k as f64
+        };
+        if round % 2 == 0 {
+            ours.push(run_ours());
+            base.push(run_base());
+        } else {
+            base.push(run_base());
+            ours.push(run_ours());
+        }
+    }
+    print("first", &ours, &base);
+}
+
+fn cached(fake: &Fake, path: &str, rounds: usize) {
+    type E = entries::cuDriverGetVersion_v2020;
+    fake.reset();
+    fake.add_abi(E::INFO.symbol, E::VERSION, false, version_stub as usize);
+    let d = Driver::from_path(path).expect("the fake loads");
+    let f = d.get::<E>().expect("the fake has it");
+    let n = 2_000_000;
+    let (mut ours, mut base) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let run_ours = || {
+            let mut v = 0;
+            let t = Instant::now();
+            for _ in 0..n {
+                let g = black_box(&d).get::<E>().expect("cached");
+                // SAFETY: a valid out-pointer.
+                unsafe { g(&mut v) };
+            }
+            t.elapsed().as_secs_f64() * 1e9 / n as f64
+        };
+        let run_base = || {
+            let mut v = 0;
+            let t = Instant::now();
+            for _ in 0..n {
+                let g = black_box(f);
+                // SAFETY: as above.
+                unsafe { g(&mut v) };
+            }
+            t.elapsed().as_secs_f64() * 1e9 / n as f64
+        };
+        if round % 2 == 0 {
+            ours.push(run_ours());
+            base.push(run_base());
+        } else {
+            base.push(run_base());
+            ours.push(run_ours());
+        }
+    }
+    print("cached", &ours, &base);
+}
+
+fn all(fake: &Fake, raw: GetProcAddressV2, path: &str, rounds: usize) {
+    fake.reset();
+    fake.set_driver_version(ENTRIES.iter().map(|e| e.version).max().unwrap_or(0));
+    for (i, e) in ENTRIES.iter().enumerate() {
+        fake.add_abi(e.symbol, e.version, e.flags == StreamFlags::PER_THREAD_DEFAULT_STREAM, 0x1000_0000 + 0x10 * i);
+    }
+    struct All<'a>(&'a Driver, usize);
+    impl EntryVisitor for All<'_> {
+        fn visit<E: Entry>(&mut self) {
+            if self.0.get::<E>().is_ok() {
+                self.1 += 1;
+            }
+        }
+    }
+    let (mut ours, mut base) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let d = Driver::from_path(path).expect("the fake loads");
+        let run_ours = || {
+            fake.clear_log();
+            let t = Instant::now();
+            let mut v = All(&d, 0);
+            visit_entries(&mut v);
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            assert_eq!(v.1, ENTRIES.len(), "every entry resolves on the fake");
+            ms
+        };
+        let run_base = || {
+            fake.clear_log();
+            let t = Instant::now();
+            for e in ENTRIES.iter() {
+                let (mut p, mut status) = (std::ptr::null_mut(), 0);
+                // SAFETY: a plain lookup with valid out-pointers.
+                unsafe { raw(e.c_symbol.as_ptr(), &mut p, e.version as c_int, e.flags.0, &mut status) };
+                black_box(p);
+            }
+            t.elapsed().as_secs_f64() * 1e3
+        };
+        if round % 2 == 0 {
+            ours.push(run_ours());
+            base.push(run_base());
+        } else {
+            base.push(run_base());
+            ours.push(run_ours());
+        }
+    }
+    print("all", &ours, &base);
+}
