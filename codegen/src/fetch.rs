@@ -43,6 +43,36 @@ pub const MAX_HEADER_BYTES: u64 = 16 << 20;
 /// Largest file we accept from the libclang wheel; its libclang.so is 64 MB.
 const MAX_LIBCLANG_BYTES: u64 = 256 << 20;
 
+/// What one extraction may write: a zip bomb of many small-but-full entries is stopped by
+/// the total, one of a single huge entry by the per-file limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Per file, inflated, whatever the archive declares.
+    pub file_bytes: u64,
+    /// All files together, inflated.
+    pub total_bytes: u64,
+    /// Files written.
+    pub files: usize,
+}
+
+impl Limits {
+    /// A runtime wheel's include folder: 101 files, 4.7 MB in 13.5.
+    pub const HEADERS: Limits = Limits { file_bytes: MAX_HEADER_BYTES, total_bytes: 64 << 20, files: 4096 };
+    /// The libclang wheel's `clang/native`: a few files, 64 MB.
+    pub const LIBCLANG: Limits = Limits { file_bytes: MAX_LIBCLANG_BYTES, total_bytes: 512 << 20, files: 256 };
+
+    /// `max_bytes` per file, four times that in all, 4096 files.
+    pub fn per_file(max_bytes: u64) -> Limits {
+        Limits { file_bytes: max_bytes, total_bytes: max_bytes.saturating_mul(4), files: 4096 }
+    }
+}
+
+/// Entries an archive may have at all (listed, not only extracted); a wheel has a few hundred.
+pub const MAX_ARCHIVE_ENTRIES: usize = 1 << 16;
+
+/// The stamp file an extracted folder holds: the sha256 of the wheel it came from.
+const STAMP: &str = ".sha256";
+
 /// The fetcher: pip for downloads, a cache folder for everything else.
 pub struct Fetcher {
     pub cache: PathBuf,
@@ -85,22 +115,25 @@ impl Fetcher {
 
     /// The folder holding the fallback `libclang.so`, fetched if needed.
     pub fn libclang(&self, p: &PackagePin) -> Result<PathBuf, Error> {
-        self.unpacked(p, "libclang", MAX_LIBCLANG_BYTES)
+        self.unpacked(p, "libclang", &Limits::LIBCLANG)
     }
 
     fn package(&self, p: &PackagePin) -> Result<PathBuf, Error> {
-        self.unpacked(p, "include", MAX_HEADER_BYTES)
+        self.unpacked(p, "include", &Limits::HEADERS)
     }
 
-    fn unpacked(&self, p: &PackagePin, kind: &str, max_bytes: u64) -> Result<PathBuf, Error> {
+    /// The extracted folder of a package, extracted again unless its stamp names the pinned
+    /// sha256: a folder without one (a half-extracted or hand-made one) is never trusted.
+    fn unpacked(&self, p: &PackagePin, kind: &str, limits: &Limits) -> Result<PathBuf, Error> {
         // Named by the wheel file: the Linux and Windows wheels of one version differ.
         let dest = self.cache.join(kind).join(p.file.trim_end_matches(".whl"));
-        let stamp = dest.join(".sha256");
-        if fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == p.sha256.0) {
+        // Extractions of killed runs: scratch folders never renamed into place.
+        crate::scratch::remove_stale(&self.cache.join(kind), "extract");
+        if is_stamped(&dest, &p.sha256.0) {
             return Ok(dest);
         }
         let wheel = self.wheel(p)?;
-        extract_includes(&wheel, &p.include, &dest, &p.sha256.0, max_bytes)?;
+        extract_with_limits(&wheel, &p.include, &dest, &p.sha256.0, limits)?;
         Ok(dest)
     }
 
@@ -108,6 +141,8 @@ impl Fetcher {
     pub fn wheel(&self, p: &PackagePin) -> Result<PathBuf, Error> {
         let wheels = self.cache.join("wheels");
         let path = wheels.join(&p.file);
+        // Downloads of killed runs: pip's folder was never renamed into the cache.
+        crate::scratch::remove_stale(&wheels, "download");
         if path.exists() {
             if sha256_file(&path)? == p.sha256.0 {
                 return Ok(path);
@@ -120,7 +155,7 @@ impl Fetcher {
         }
         mkdir(&wheels)?;
         let tmp = tempfile::Builder::new()
-            .prefix(".download-")
+            .prefix(&crate::scratch::prefix("download"))
             .tempdir_in(&wheels)
             .map_err(|source| Error::Io { path: wheels.clone(), source })?;
         let spec = format!("{}=={}", p.name, p.version);
@@ -148,6 +183,7 @@ impl Fetcher {
         if actual != p.sha256.0 {
             return Err(Error::Sha256Mismatch { file: p.file.clone(), expected: p.sha256.0.clone(), actual });
         }
+        crate::fault::point("fetch:downloaded");
         fs::rename(&got, &path).map_err(|source| Error::Io { path: path.clone(), source })?;
         Ok(path)
     }
@@ -184,17 +220,28 @@ pub fn sha256_file(path: &Path) -> Result<String, Error> {
 
 /// Checks an archive entry name and returns the path under `prefix` it stands for, if any.
 ///
-/// Refused: absolute paths, drive letters, `..` anywhere, backslashes (a Windows-made zip's
-/// separator, which would otherwise name a file `a\..\b`). Entries outside `prefix` are
-/// skipped, not refused.
+/// Refused: absolute paths, drive letters and `:` streams, `..` anywhere, backslashes (a
+/// Windows-made zip's separator, which would otherwise name a file `a\..\b`), NUL and other
+/// control characters, and names Windows cannot hold as files (`CON`, `nul.h`, `COM1`, a
+/// trailing dot or space), so that the cache is the same on every platform. Entries outside
+/// `prefix` are skipped, not refused.
 pub fn entry_path_under(name: &str, prefix: &str) -> Result<Option<PathBuf>, String> {
     if name.contains('\\') || name.contains('\0') {
         return Err(format!("archive entry `{}` has a backslash or NUL in its name", name.replace('\0', "\\0")));
     }
+    if name.chars().any(char::is_control) {
+        return Err(format!("archive entry `{}` has a control character in its name", name.escape_debug()));
+    }
     let path = Path::new(name);
     for c in path.components() {
         match c {
-            Component::Normal(_) | Component::CurDir => {}
+            Component::Normal(part) => {
+                let part = part.to_string_lossy();
+                if is_windows_reserved(&part) {
+                    return Err(format!("archive entry `{name}` has a component (`{part}`) that Windows reserves"));
+                }
+            }
+            Component::CurDir => {}
             Component::ParentDir => return Err(format!("archive entry `{name}` climbs out of the archive (`..`)")),
             Component::RootDir | Component::Prefix(_) => {
                 return Err(format!("archive entry `{name}` has an absolute path"))
@@ -208,63 +255,170 @@ pub fn entry_path_under(name: &str, prefix: &str) -> Result<Option<PathBuf>, Str
     Ok(path.strip_prefix(prefix).ok().filter(|r| !r.as_os_str().is_empty()).map(Path::to_owned))
 }
 
+/// `CON`, `aux.h`, `COM1.txt`, `name.` or `name ` : not a file name on Windows.
+fn is_windows_reserved(part: &str) -> bool {
+    if part.ends_with('.') || part.ends_with(' ') {
+        return true;
+    }
+    let stem = part.split('.').next().unwrap_or(part).trim_end().to_ascii_uppercase();
+    matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$")
+        || (stem.len() == 4
+            && (stem.starts_with("COM") || stem.starts_with("LPT"))
+            && stem.as_bytes()[3].is_ascii_digit())
+}
+
+/// How many entries a zip's end-of-central-directory record (or its zip64 one) says it has;
+/// `None` where it cannot be read (the zip reader then has its own say).
+fn listed_entries(path: &Path) -> Option<u64> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    let tail_len = len.min(22 + 65535);
+    f.seek(SeekFrom::Start(len - tail_len)).ok()?;
+    let mut tail = vec![0; tail_len as usize];
+    f.read_exact(&mut tail).ok()?;
+    let eocd = tail.windows(4).rposition(|w| w == b"PK\x05\x06")?;
+    let count = u16::from_le_bytes(tail.get(eocd + 10..eocd + 12)?.try_into().ok()?);
+    if count != 0xFFFF {
+        return Some(u64::from(count));
+    }
+    // zip64: the locator sits just before the record and points at the zip64 record.
+    let locator = tail.get(eocd.checked_sub(20)?..eocd)?;
+    if &locator[..4] != b"PK\x06\x07" {
+        return None;
+    }
+    let at = u64::from_le_bytes(locator[8..16].try_into().ok()?);
+    f.seek(SeekFrom::Start(at)).ok()?;
+    let mut rec = [0u8; 40];
+    f.read_exact(&mut rec).ok()?;
+    (&rec[..4] == b"PK\x06\x06").then(|| u64::from_le_bytes(rec[32..40].try_into().unwrap_or_default()))
+}
+
+/// Whether `dir` is a finished extraction of the wheel with this sha256.
+fn is_stamped(dir: &Path, sha256: &str) -> bool {
+    fs::read_to_string(dir.join(STAMP)).is_ok_and(|s| s.trim() == sha256)
+}
+
+/// Extracts the files under `include` from a wheel into `dest`, atomically, with
+/// [`Limits::per_file`]`(max_bytes)`.
+pub fn extract_includes(wheel: &Path, include: &str, dest: &Path, stamp: &str, max_bytes: u64) -> Result<(), Error> {
+    extract_with_limits(wheel, include, dest, stamp, &Limits::per_file(max_bytes))
+}
+
 /// Extracts the files under `include` from a wheel into `dest`, atomically.
 ///
-/// Every entry name is checked (see [`entry_path_under`]), only regular files are written,
-/// each at most `max_bytes` whatever the archive declares, and duplicates are refused.
-pub fn extract_includes(wheel: &Path, include: &str, dest: &Path, stamp: &str, max_bytes: u64) -> Result<(), Error> {
+/// Every entry name is checked (see [`entry_path_under`]); only regular files are written
+/// (a symlink or any other special entry under `include` refuses the archive); duplicates are
+/// refused, including names that differ only in case (one file on macOS and Windows); and
+/// `limits` bounds each file, all files together and their number, whatever the archive
+/// declares. The files go to a scratch folder beside `dest` (`.extract-<pid>-XXXX`), which
+/// gets the stamp (`.sha256`, holding `stamp`) last and is then renamed to `dest`: a refused
+/// archive or a killed run leaves no `dest` and nothing that a later run would trust, and
+/// the scratch folders of killed runs are removed by the next extraction.
+pub fn extract_with_limits(wheel: &Path, include: &str, dest: &Path, stamp: &str, limits: &Limits) -> Result<(), Error> {
     let bad = |message: String| Error::UnsafeArchive { archive: wheel.to_owned(), message };
     let file = fs::File::open(wheel).map_err(|source| Error::Io { path: wheel.to_owned(), source })?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(format!("not a readable zip archive: {e}")))?;
+    if zip.len() > MAX_ARCHIVE_ENTRIES {
+        return Err(bad(format!("{} entries, more than the {MAX_ARCHIVE_ENTRIES} a wheel may have", zip.len())));
+    }
+    // The zip reader keeps one entry per name: a name listed twice would vanish silently, and
+    // which of its contents another tool extracts is anyone's guess.
+    if let Some(listed) = listed_entries(wheel) {
+        if listed > zip.len() as u64 {
+            return Err(bad(format!("its directory lists {listed} entries but only {} distinct names: a name appears twice", zip.len())));
+        }
+    }
     let parent = dest.parent().unwrap_or(Path::new("."));
     mkdir(parent)?;
+    crate::scratch::remove_stale(parent, "extract");
     let tmp = tempfile::Builder::new()
-        .prefix(".extract-")
+        .prefix(&crate::scratch::prefix("extract"))
         .tempdir_in(parent)
         .map_err(|source| Error::Io { path: parent.to_owned(), source })?;
-    let mut seen = std::collections::BTreeSet::new();
-    let mut count = 0usize;
+    // Where each entry goes, checked for every entry before anything is written.
+    let mut plan: Vec<(usize, String, PathBuf)> = Vec::new();
+    let mut seen = std::collections::BTreeMap::new();
     for i in 0..zip.len() {
-        let mut entry = zip.by_index(i).map_err(|e| bad(format!("entry {i}: {e}")))?;
+        let entry = zip.by_index_raw(i).map_err(|e| bad(format!("entry {i}: {e}")))?;
         let name = entry.name().to_owned();
         let Some(rel) = entry_path_under(&name, include).map_err(bad)? else { continue };
         if entry.is_dir() {
             continue;
         }
-        if entry.is_symlink() || !entry.is_file() {
+        // Unix file type bits, where the archive has them: 0 (none given) or a regular file.
+        let special = entry.unix_mode().is_some_and(|m| !matches!(m & 0o170000, 0 | 0o100000));
+        if entry.is_symlink() || !entry.is_file() || special {
             return Err(bad(format!("archive entry `{name}` is not a regular file (a symlink?)")));
         }
-        if !seen.insert(rel.clone()) {
-            return Err(bad(format!("archive entry `{name}` appears twice")));
+        if rel == Path::new(STAMP) {
+            return Err(bad(format!("archive entry `{name}` has the name of the cache's own stamp file")));
         }
-        if entry.size() > max_bytes {
-            return Err(bad(format!("archive entry `{name}` declares {} bytes, more than the {max_bytes} allowed", entry.size())));
+        let folded: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().to_lowercase()).collect();
+        let folded = folded.join("/");
+        if let Some(first) = seen.insert(folded, name.clone()) {
+            let how = if first == name { "appears twice" } else { "names the same file as" };
+            let other = if first == name { String::new() } else { format!(" `{first}` (on a case-insensitive file system)") };
+            return Err(bad(format!("archive entry `{name}` {how}{other}")));
         }
-        let out = tmp.path().join(&rel);
+        if entry.size() > limits.file_bytes {
+            return Err(bad(format!("archive entry `{name}` declares {} bytes, more than the {} allowed", entry.size(), limits.file_bytes)));
+        }
+        plan.push((i, name, rel));
+    }
+    if plan.is_empty() {
+        return Err(bad(format!("no files under `{include}/`: is the manifest's `include` right?")));
+    }
+    if plan.len() > limits.files {
+        return Err(bad(format!("{} files under `{include}/`, more than the {} allowed", plan.len(), limits.files)));
+    }
+    let mut total = 0u64;
+    let half = plan.len() / 2;
+    for (n, (i, name, rel)) in plan.iter().enumerate() {
+        if n == half {
+            crate::fault::point("fetch:extract-half");
+        }
+        let mut entry = zip.by_index(*i).map_err(|e| bad(format!("archive entry `{name}`: {e}")))?;
+        let out = tmp.path().join(rel);
         if let Some(dir) = out.parent() {
+            if dir.is_file() {
+                return Err(bad(format!("archive entry `{name}` is inside a path that is a file")));
+            }
             mkdir(dir)?;
         }
         let mut data = Vec::new();
         // Read one byte past the limit: a lying size field must not let a bomb through.
+        let room = limits.file_bytes.min(limits.total_bytes - total);
         (&mut entry)
-            .take(max_bytes + 1)
+            .take(room + 1)
             .read_to_end(&mut data)
             .map_err(|e| bad(format!("archive entry `{name}`: {e}")))?;
-        if data.len() as u64 > max_bytes {
-            return Err(bad(format!("archive entry `{name}` inflates past {max_bytes} bytes")));
+        if data.len() as u64 > limits.file_bytes {
+            return Err(bad(format!("archive entry `{name}` inflates past {} bytes", limits.file_bytes)));
+        }
+        total += data.len() as u64;
+        if total > limits.total_bytes {
+            return Err(bad(format!("the files under `{include}/` inflate past {} bytes in all", limits.total_bytes)));
+        }
+        if out.is_dir() {
+            return Err(bad(format!("archive entry `{name}` is also a folder of other entries")));
         }
         fs::write(&out, &data).map_err(|source| Error::Io { path: out.clone(), source })?;
-        count += 1;
     }
-    if count == 0 {
-        return Err(bad(format!("no files under `{include}/`: is the manifest's `include` right?")));
-    }
-    fs::write(tmp.path().join(".sha256"), stamp).map_err(|source| Error::Io { path: tmp.path().to_owned(), source })?;
-    if dest.exists() {
-        fs::remove_dir_all(dest).map_err(|source| Error::Io { path: dest.to_owned(), source })?;
+    fs::write(tmp.path().join(STAMP), stamp).map_err(|source| Error::Io { path: tmp.path().to_owned(), source })?;
+    crate::fault::point("fetch:extracted");
+    if fs::symlink_metadata(dest).is_ok() {
+        // The stamp goes first: a removal cut short must not leave a folder that looks done.
+        let _ = fs::remove_file(dest.join(STAMP));
+        let removed = if dest.is_dir() && !dest.is_symlink() { fs::remove_dir_all(dest) } else { fs::remove_file(dest) };
+        removed.map_err(|source| Error::Io { path: dest.to_owned(), source })?;
+        crate::fault::point("fetch:old-removed");
     }
     let tmp = tmp.keep();
-    fs::rename(&tmp, dest).map_err(|source| Error::Io { path: dest.to_owned(), source })?;
+    fs::rename(&tmp, dest).map_err(|source| {
+        let _ = fs::remove_dir_all(&tmp);
+        Error::Io { path: dest.to_owned(), source }
+    })?;
     Ok(())
 }
 
@@ -300,7 +454,8 @@ pub fn read_cuda_version(include_dir: &Path) -> Result<ToolkitVersion, Error> {
     let path = include_dir.join("cuda.h");
     let bytes = fs::read(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
     let text = String::from_utf8_lossy(&bytes);
-    for line in text.lines() {
+    // `\r` too: clang ends a line at a lone carriage return, and so does a cuda.h saved so.
+    for line in text.split(['\n', '\r']) {
         let mut words = line.split_whitespace();
         if words.next() == Some("#define") && words.next() == Some("CUDA_VERSION") {
             if let Some(v) = words.next().and_then(|w| w.parse::<u32>().ok()) {

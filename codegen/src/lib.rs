@@ -9,6 +9,7 @@ pub mod clang;
 pub mod compare;
 pub mod diff;
 pub mod emit;
+pub mod fault;
 pub mod fetch;
 pub mod macros;
 pub mod manifest;
@@ -16,6 +17,7 @@ pub mod model;
 pub mod parse;
 pub mod pin;
 pub mod pipeline;
+pub mod scratch;
 pub mod unit_cache;
 pub mod write;
 

@@ -37,8 +37,10 @@ pub struct LogicalLine {
 }
 
 /// Splits C text into logical lines, dropping `/* */` and `//` comments (string and char
-/// literals are respected) and joining `\`-continued lines. Never fails: odd input
-/// (an unterminated comment, say) just ends the text.
+/// literals are respected) and joining `\`-continued lines (a `//` comment continues too).
+/// A line ends at `\n`, `\r\n` or a lone `\r`, as in clang, whose line numbers the source
+/// locations of typedefs carry. Never fails: odd input (an unterminated comment, say) just
+/// ends the text.
 pub fn logical_lines(text: &str) -> Vec<LogicalLine> {
     let mut out = Vec::new();
     let mut cur = String::new();
@@ -47,9 +49,25 @@ pub fn logical_lines(text: &str) -> Vec<LogicalLine> {
     let mut chars = text.chars().peekable();
     let mut in_block = false;
     let mut quote: Option<char> = None;
+    // Whether `c` ends a line; a `\r\n` pair is consumed as one line end.
+    fn line_end(c: char, chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> bool {
+        if c == '\r' && chars.peek() == Some(&'\n') {
+            chars.next();
+        }
+        c == '\n' || c == '\r'
+    }
+    fn continuation(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> bool {
+        match chars.peek() {
+            Some(&n) if n == '\n' || n == '\r' => {
+                chars.next();
+                line_end(n, chars)
+            }
+            _ => false,
+        }
+    }
     while let Some(c) = chars.next() {
         if in_block {
-            if c == '\n' {
+            if line_end(c, &mut chars) {
                 line += 1;
             } else if c == '*' && chars.peek() == Some(&'/') {
                 chars.next();
@@ -59,24 +77,26 @@ pub fn logical_lines(text: &str) -> Vec<LogicalLine> {
             continue;
         }
         if let Some(q) = quote {
-            cur.push(c);
             if c == '\\' {
-                if let Some(n) = chars.next() {
-                    if n == '\n' {
-                        line += 1;
-                        cur.pop();
-                    } else {
-                        cur.push(n);
-                    }
-                }
-            } else if c == q || c == '\n' {
-                if c == '\n' {
-                    cur.pop();
+                if continuation(&mut chars) {
                     line += 1;
-                    out.push(LogicalLine { line: start, text: std::mem::take(&mut cur) });
-                    start = line;
+                } else if let Some(n) = chars.next() {
+                    cur.push(c);
+                    cur.push(n);
+                } else {
+                    cur.push(c);
                 }
+            } else if line_end(c, &mut chars) {
+                // An unterminated literal ends with its line.
+                line += 1;
+                out.push(LogicalLine { line: start, text: std::mem::take(&mut cur) });
+                start = line;
                 quote = None;
+            } else {
+                cur.push(c);
+                if c == q {
+                    quote = None;
+                }
             }
             continue;
         }
@@ -86,8 +106,10 @@ pub fn logical_lines(text: &str) -> Vec<LogicalLine> {
                 in_block = true;
             }
             '/' if chars.peek() == Some(&'/') => {
-                for n in chars.by_ref() {
-                    if n == '\n' {
+                while let Some(n) = chars.next() {
+                    if n == '\\' && continuation(&mut chars) {
+                        line += 1;
+                    } else if line_end(n, &mut chars) {
                         line += 1;
                         break;
                     }
@@ -95,26 +117,19 @@ pub fn logical_lines(text: &str) -> Vec<LogicalLine> {
                 out.push(LogicalLine { line: start, text: std::mem::take(&mut cur) });
                 start = line;
             }
-            '\\' if matches!(chars.peek(), Some('\n') | Some('\r')) => {
-                if chars.peek() == Some(&'\r') {
-                    chars.next();
-                }
-                if chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
+            '\\' if continuation(&mut chars) => {
                 line += 1;
                 cur.push(' ');
-            }
-            '\n' => {
-                line += 1;
-                out.push(LogicalLine { line: start, text: std::mem::take(&mut cur) });
-                start = line;
             }
             '"' | '\'' => {
                 quote = Some(c);
                 cur.push(c);
             }
-            '\r' => {}
+            c if line_end(c, &mut chars) => {
+                line += 1;
+                out.push(LogicalLine { line: start, text: std::mem::take(&mut cur) });
+                start = line;
+            }
             _ => cur.push(c),
         }
     }
@@ -122,6 +137,14 @@ pub fn logical_lines(text: &str) -> Vec<LogicalLine> {
         out.push(LogicalLine { line: start, text: cur });
     }
     out
+}
+
+/// The number of the text's last line: 1 plus its line ends (`\n`, `\r\n`, a lone `\r`),
+/// less one if the text ends with one.
+pub fn last_line(text: &str) -> usize {
+    let ends = text.replace("\r\n", "\n").chars().filter(|&c| c == '\n' || c == '\r').count();
+    let trailing = text.ends_with('\n') || text.ends_with('\r');
+    (ends + 1 - usize::from(trailing && ends > 0)).max(1)
 }
 
 /// The directive and its rest, for a line that starts with `#` (spaces allowed around it).
@@ -207,7 +230,7 @@ pub fn internal_guard_lines(text: &str) -> Vec<(usize, usize)> {
             _ => {}
         }
     }
-    let last = text.lines().count().max(1);
+    let last = last_line(text);
     while let Some(frame) = stack.pop() {
         close(frame, last, &mut ranges);
     }
@@ -287,12 +310,12 @@ pub fn resolve_aliases(
             });
             continue;
         }
-        if !symbol_exists(m.name.trim_start_matches("PFN_")) {
+        if !symbol_exists(m.name.strip_prefix("PFN_").unwrap_or(&m.name)) {
             broken.push(BrokenAlias {
                 name: m.name.clone(),
                 line: m.line,
                 expansion,
-                reason: format!("`{}` is no symbol of this toolkit (a misspelt alias name?)", m.name.trim_start_matches("PFN_")),
+                reason: format!("`{}` is no symbol of this toolkit (a misspelt alias name?)", m.name.strip_prefix("PFN_").unwrap_or(&m.name)),
             });
         }
         ok.insert(m.name.clone(), AliasTarget { default, per_thread });

@@ -253,9 +253,17 @@ impl Manifest {
             return Err(err("", "the manifest lists no [[header]]".into()));
         }
         let mut names = BTreeSet::new();
+        let mut features = std::collections::BTreeMap::new();
         for h in &self.headers {
-            if !is_ident(&h.name) {
-                return Err(err(&h.name, format!("header name `{}` must be a lower-case Rust identifier", h.name)));
+            if !is_ident(&h.name) || syn::parse_str::<syn::Ident>(&h.name).is_err() {
+                return Err(err(&h.name, format!("header name `{}` must be a lower-case Rust identifier (and not a keyword)", h.name)));
+            }
+            let module = crate::emit::ModuleSpec::from_manifest(h);
+            if crate::emit::RESERVED_MODULES.contains(&module.module()) && h.name != "cuda" {
+                return Err(err(
+                    &format!("\"{}\"", h.name),
+                    format!("header name `{}` is taken by the generated crate itself (it has {}): choose another", h.name, crate::emit::RESERVED_MODULES.join(", ")),
+                ));
             }
             if !names.insert(h.name.as_str()) {
                 return Err(err(&h.name, format!("header `{}` is listed twice", h.name)));
@@ -268,6 +276,12 @@ impl Manifest {
             if let Some(f) = &h.feature {
                 if !is_ident(f) {
                     return Err(err(f, format!("feature `{f}` must be a lower-case identifier")));
+                }
+                if f == "default" {
+                    return Err(err(&format!("\"{f}\""), "feature `default` is Cargo's own list of default features: use `default = true` on the row instead".into()));
+                }
+                if let Some(other) = features.insert(f.as_str(), h.name.as_str()) {
+                    return Err(err(&format!("\"{f}\""), format!("feature `{f}` is given to both `{other}` and `{}`: each header row needs a feature of its own", h.name)));
                 }
             }
             for s in &h.standins {
@@ -299,8 +313,10 @@ impl Manifest {
             if !p.file.ends_with(".whl") || p.file.contains(['/', '\\']) {
                 return Err(err(&p.file, format!("`{}` must be a wheel file name (no folders, ending in .whl)", p.file)));
             }
-            if p.include.starts_with('/') || p.include.split('/').any(|c| c == ".." || c.is_empty()) {
-                return Err(err(&p.include, format!("include folder `{}` must be a relative path inside the wheel", p.include)));
+            // The folder must be one an archive entry can be under: the extractor's own rules.
+            let entry_ok = crate::fetch::entry_path_under(&format!("{}/x.h", p.include), &p.include).is_ok_and(|r| r.is_some());
+            if p.include.starts_with('/') || p.include.split('/').any(|c| c == ".." || c.is_empty()) || !entry_ok {
+                return Err(err(&p.include, format!("include folder `{}` must be a relative path inside the wheel", p.include.escape_debug())));
             }
             // The wheel file name carries its version: a mismatch is a copy-paste slip.
             let stem = p.name.replace('-', "_");

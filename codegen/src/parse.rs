@@ -91,7 +91,10 @@ pub struct ParsedOutput {
 
 /// Reads bindgen's output. Errors are messages; the caller adds the toolkit.
 pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Result<ParsedOutput, String> {
-    let file: syn::File = syn::parse_str(rust).map_err(|e| format!("not valid Rust: {e}"))?;
+    let mut file: syn::File = syn::parse_str(rust).map_err(|e| format!("not valid Rust: {e}"))?;
+    if let Some(tokens) = find_verbatim(&mut file) {
+        return Err(format!("not bindgen's output: syn keeps `{tokens}` only as unparsed tokens, which cannot be printed back"));
+    }
     let table = TypeTable::new(&file.items);
     let mut typedefs = Vec::new();
     let mut unversioned = Vec::new();
@@ -140,6 +143,40 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
     Ok(ParsedOutput { typedefs, unversioned, types: syn::File { shebang: None, attrs: file.attrs, items: others } })
 }
 
+/// The first piece of syntax that syn accepts but keeps only as tokens (`Verbatim`): a type
+/// alias with bounds, an item with a default body, and the like. bindgen never writes one, and
+/// prettyplease cannot print one back (it panics), so such input is refused up front.
+fn find_verbatim(file: &mut syn::File) -> Option<String> {
+    use syn::visit_mut::{self, VisitMut};
+    struct Finder(Option<String>);
+    macro_rules! check {
+        ($method:ident, $ty:ty, $walk:path, $($variant:path),+) => {
+            fn $method(&mut self, node: &mut $ty) {
+                if self.0.is_some() {
+                    return;
+                }
+                match node {
+                    $($variant(t) => self.0 = Some(t.to_string()),)+
+                    _ => $walk(self, node),
+                }
+            }
+        };
+    }
+    impl VisitMut for Finder {
+        check!(visit_item_mut, syn::Item, visit_mut::visit_item_mut, syn::Item::Verbatim);
+        check!(visit_impl_item_mut, syn::ImplItem, visit_mut::visit_impl_item_mut, syn::ImplItem::Verbatim);
+        check!(visit_trait_item_mut, syn::TraitItem, visit_mut::visit_trait_item_mut, syn::TraitItem::Verbatim);
+        check!(visit_foreign_item_mut, syn::ForeignItem, visit_mut::visit_foreign_item_mut, syn::ForeignItem::Verbatim);
+        check!(visit_expr_mut, syn::Expr, visit_mut::visit_expr_mut, syn::Expr::Verbatim);
+        check!(visit_type_mut, syn::Type, visit_mut::visit_type_mut, syn::Type::Verbatim);
+        check!(visit_pat_mut, syn::Pat, visit_mut::visit_pat_mut, syn::Pat::Verbatim);
+        check!(visit_type_param_bound_mut, syn::TypeParamBound, visit_mut::visit_type_param_bound_mut, syn::TypeParamBound::Verbatim);
+    }
+    let mut f = Finder(None);
+    f.visit_file_mut(file);
+    f.0
+}
+
 /// `Option<unsafe extern "C" fn(..) -> R>` (bindgen's spelling of a C function pointer).
 fn fn_pointer(ty: &syn::Type) -> Option<&syn::TypeBareFn> {
     match ty {
@@ -181,7 +218,8 @@ struct TypeTable {
     size: BTreeMap<String, u64>,
     align: BTreeMap<String, u64>,
     offset: BTreeMap<(String, String), u64>,
-    memo: std::cell::RefCell<BTreeMap<String, Arc<Layout>>>,
+    /// Named types whose tree is the same wherever it is reached, with its unfolded size.
+    memo: std::cell::RefCell<BTreeMap<String, (Arc<Layout>, u64)>>,
 }
 
 impl TypeTable {
@@ -238,7 +276,14 @@ impl TypeTable {
     }
 
     fn param_layout(&self, ty: &syn::Type) -> ParamLayout {
-        ParamLayout { tree: self.layout(ty, &mut Vec::new(), 0), summary: self.summary(ty) }
+        let mut walk = Walk { visiting: Vec::new(), spent: 0 };
+        let out = self.layout(ty, &mut walk, 0);
+        let tree = if walk.spent > MAX_LAYOUT_NODES {
+            Arc::new(Layout::Opaque(format!("(a layout of more than {MAX_LAYOUT_NODES} nodes)")))
+        } else {
+            out.tree
+        };
+        ParamLayout { tree, summary: self.summary(ty) }
     }
 
     /// Follows pointers and aliases to the record a parameter is about, and describes it.
@@ -272,71 +317,129 @@ impl TypeTable {
 
     /// The layout tree of a type: through aliases, pointers, arrays and struct fields, with
     /// the sizes, alignments and offsets of bindgen's layout tests.
-    fn layout(&self, ty: &syn::Type, visiting: &mut Vec<String>, depth: usize) -> Arc<Layout> {
+    ///
+    /// A parameter's tree is the unfolding of the type graph from that parameter, cut at a
+    /// type already being described further up ([`Layout::Cycle`]) and at depth 48. The tree
+    /// of a named type is shared (memoized) only when it is the same from any starting point:
+    /// no cut below it, and no cycle back to it or to a type above it. So a parameter's tree does not
+    /// depend on which typedefs came before it in the file, and a diamond of types is walked
+    /// once. An unfolding larger than [`MAX_LAYOUT_NODES`] (shared subtrees counted at their
+    /// full size) makes the parameter opaque instead, so comparing two trees stays cheap.
+    fn layout(&self, ty: &syn::Type, w: &mut Walk, depth: usize) -> Unfolded {
+        w.spent += 1;
+        if w.spent > MAX_LAYOUT_NODES {
+            return Unfolded { cut: true, ..Unfolded::leaf(Layout::Opaque("(too large)".into())) };
+        }
         if depth > 48 {
-            return Arc::new(Layout::Opaque("(too deep)".into()));
+            return Unfolded { cut: true, ..Unfolded::leaf(Layout::Opaque("(too deep)".into())) };
         }
         match ty {
-            syn::Type::Ptr(p) => Arc::new(Layout::Pointer(self.layout(&p.elem, visiting, depth + 1))),
+            syn::Type::Ptr(p) => self.layout(&p.elem, w, depth + 1).wrap(Layout::Pointer),
             syn::Type::Array(a) => {
                 let len = match &a.len {
                     syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) => n.base10_parse().unwrap_or(0),
                     _ => 0,
                 };
-                Arc::new(Layout::Array(self.layout(&a.elem, visiting, depth + 1), len))
+                self.layout(&a.elem, w, depth + 1).wrap(|t| Layout::Array(t, len))
             }
-            syn::Type::BareFn(_) => Arc::new(Layout::Function),
+            syn::Type::BareFn(_) => Unfolded::leaf(Layout::Function),
             syn::Type::Path(p) => {
-                let Some(last) = p.path.segments.last() else { return Arc::new(Layout::Opaque("?".into())) };
+                let Some(last) = p.path.segments.last() else { return Unfolded::leaf(Layout::Opaque("?".into())) };
                 if last.ident == "Option" {
                     if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
                         if let Some(syn::GenericArgument::Type(t)) = a.args.first() {
-                            return self.layout(t, visiting, depth + 1);
+                            return self.layout(t, w, depth + 1);
                         }
                     }
                 }
                 let name = last.ident.to_string();
                 if let Some(prim) = primitive(&name) {
-                    return Arc::new(Layout::Primitive(prim.into()));
+                    return Unfolded::leaf(Layout::Primitive(prim.into()));
                 }
-                if let Some(done) = self.memo.borrow().get(&name) {
-                    return Arc::clone(done);
+                if let Some((tree, size)) = self.memo.borrow().get(&name) {
+                    w.spent += size - 1;
+                    return Unfolded { tree: Arc::clone(tree), lowest: usize::MAX, size: *size, cut: false };
                 }
-                if visiting.contains(&name) {
-                    return Arc::new(Layout::Cycle);
+                if let Some(i) = w.visiting.iter().position(|v| *v == name) {
+                    return Unfolded { lowest: i, ..Unfolded::leaf(Layout::Cycle) };
                 }
-                visiting.push(name.clone());
-                let l = match self.defs.get(&name) {
-                    Some(Def::Alias(t)) | Some(Def::Newtype(t)) => self.layout(t, visiting, depth + 1),
+                let me = w.visiting.len();
+                w.visiting.push(name.clone());
+                let mut out = match self.defs.get(&name) {
+                    Some(Def::Alias(t)) | Some(Def::Newtype(t)) => self.layout(t, w, depth + 1),
                     Some(Def::Record { union, fields }) => {
-                        let fields = if *union {
-                            Vec::new()
-                        } else {
-                            fields
-                                .iter()
-                                .map(|(f, t)| {
-                                    let off = self.offset.get(&(name.clone(), f.clone())).copied().unwrap_or(0);
-                                    (f.clone(), off, self.layout(t, visiting, depth + 1))
-                                })
-                                .collect()
-                        };
-                        Arc::new(Layout::Record {
+                        let mut out = Unfolded::leaf(Layout::Cycle);
+                        let mut laid = Vec::new();
+                        if !*union {
+                            for (f, t) in fields {
+                                let off = self.offset.get(&(name.clone(), f.clone())).copied().unwrap_or(0);
+                                let field = self.layout(t, w, depth + 1);
+                                out.absorb(&field);
+                                laid.push((f.clone(), off, field.tree));
+                            }
+                        }
+                        out.tree = Arc::new(Layout::Record {
                             name: name.clone(),
                             union: *union,
                             size: self.size.get(&name).copied().unwrap_or(0),
                             align: self.align.get(&name).copied().unwrap_or(0),
-                            fields,
-                        })
+                            fields: laid,
+                        });
+                        out
                     }
-                    None => Arc::new(Layout::Opaque(name.clone())),
+                    None => Unfolded::leaf(Layout::Opaque(name.clone())),
                 };
-                visiting.pop();
-                self.memo.borrow_mut().insert(name, Arc::clone(&l));
-                l
+                w.visiting.pop();
+                if !out.cut && out.lowest > me {
+                    // No cycle through it: its tree is the same from wherever it is reached
+                    // (a type on a cycle unfolds differently from each of the cycle's types).
+                    self.memo.borrow_mut().insert(name, (Arc::clone(&out.tree), out.size));
+                    out.lowest = usize::MAX;
+                }
+                out
             }
-            syn::Type::Tuple(t) if t.elems.is_empty() => Arc::new(Layout::Primitive("()".into())),
-            other => Arc::new(Layout::Opaque(render_type(other))),
+            syn::Type::Tuple(t) if t.elems.is_empty() => Unfolded::leaf(Layout::Primitive("()".into())),
+            other => Unfolded::leaf(Layout::Opaque(render_type(other))),
         }
+    }
+}
+
+/// Unfolded nodes one parameter's layout may have; past it the parameter is opaque. The
+/// largest in the pinned toolkits is far below it.
+pub const MAX_LAYOUT_NODES: u64 = 1 << 16;
+
+/// One parameter's walk: the named types being described, outermost first, and the nodes
+/// unfolded so far.
+struct Walk {
+    visiting: Vec<String>,
+    spent: u64,
+}
+
+/// A subtree and what its sharing depends on.
+struct Unfolded {
+    tree: Arc<Layout>,
+    /// The outermost entry of [`Walk::visiting`] that a [`Layout::Cycle`] below refers to;
+    /// `usize::MAX` for none.
+    lowest: usize,
+    /// Nodes, shared subtrees counted in full.
+    size: u64,
+    /// Cut by the depth or size limit: depends on where the walk started.
+    cut: bool,
+}
+
+impl Unfolded {
+    fn leaf(l: Layout) -> Unfolded {
+        Unfolded { tree: Arc::new(l), lowest: usize::MAX, size: 1, cut: false }
+    }
+
+    fn wrap(self, f: impl FnOnce(Arc<Layout>) -> Layout) -> Unfolded {
+        Unfolded { tree: Arc::new(f(self.tree)), size: self.size + 1, ..self }
+    }
+
+    fn absorb(&mut self, child: &Unfolded) {
+        self.lowest = self.lowest.min(child.lowest);
+        self.size += child.size;
+        self.cut |= child.cut;
     }
 }
 

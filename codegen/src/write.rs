@@ -1,13 +1,19 @@
-//! The one way files reach `generated/`: compare, then write only what changed, all or nothing.
+//! The one way files reach `generated/`: compare, then replace the whole tree at once.
 //!
 //! In check mode nothing is written; stale, missing and extra files are named in the error
 //! together with the command that fixes them (rust-analyzer's `ensure_file_contents`).
+//!
+//! In write mode the complete new tree is built in a sibling folder (`.generated.new-<pid>-<n>`,
+//! unchanged files hard-linked from the old tree so that their timestamps stay), then swapped
+//! with the old one in one step, and the old one removed. A run killed at any moment leaves
+//! the output folder either entirely old or entirely new; its leftovers beside it are removed
+//! by the next run. See [`swap_dirs`] for how the swap is done per platform.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::Error;
+use crate::{fault, scratch, Error};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -50,20 +56,32 @@ pub fn list_tree(root: &Path) -> Result<Vec<String>, Error> {
     Ok(out)
 }
 
-/// Makes `root` hold exactly `files` (relative path to bytes).
+/// Makes `root` hold exactly `files` (relative path to bytes), all at once.
 ///
-/// Write mode stages every changed file beside its target first and only then renames them
-/// into place, so an error while staging (a full disk, a permission) leaves `root` as it was.
+/// Nothing changes when every file already has its bytes. Otherwise the new tree is built
+/// beside `root` and swapped in ([`swap_dirs`]): an error or a kill before the swap leaves
+/// `root` as it was, after it `root` is entirely new. A symlinked `root` is followed: the
+/// folder it points to is the one replaced.
 pub fn sync_tree(root: &Path, files: &BTreeMap<String, Vec<u8>>, mode: Mode, command: &str) -> Result<WriteReport, Error> {
-    let existing = list_tree(root)?;
+    let root = follow_link(root)?;
+    let (parent, name) = split_root(&root)?;
+    if mode == Mode::Write {
+        recover(&parent, &name, &root)?;
+    }
+    let existing = list_tree(&root)?;
     let mut report = WriteReport::default();
     let mut changed = Vec::new();
+    let mut same = std::collections::BTreeSet::new();
     for (rel, bytes) in files {
+        check_rel(rel)?;
         let path = root.join(rel);
         match fs::read(&path) {
-            Ok(old) if &old == bytes => report.unchanged += 1,
+            Ok(old) if &old == bytes => {
+                report.unchanged += 1;
+                same.insert(rel.as_str());
+            }
             Ok(_) => changed.push(rel.clone()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => changed.push(rel.clone()),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => changed.push(rel.clone()),
             Err(source) => return Err(Error::Io { path, source }),
         }
     }
@@ -76,36 +94,259 @@ pub fn sync_tree(root: &Path, files: &BTreeMap<String, Vec<u8>>, mode: Mode, com
         stale.extend(extra.iter().map(|f| format!("{} (not produced by the generator)", root.join(f).display())));
         return Err(Error::Stale { files: stale, command: command.to_owned() });
     }
-    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let cleanup = |staged: &[(PathBuf, PathBuf)]| {
-        for (tmp, _) in staged {
-            let _ = fs::remove_file(tmp);
-        }
+    if changed.is_empty() && extra.is_empty() && root.is_dir() {
+        return Ok(report);
+    }
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| Error::Io { path, source }
     };
-    for rel in &changed {
-        let target = root.join(rel);
-        let dir = target.parent().map(Path::to_owned).unwrap_or_else(|| root.to_owned());
-        if let Err(source) = fs::create_dir_all(&dir) {
-            cleanup(&staged);
-            return Err(Error::Io { path: dir, source });
+    fs::create_dir_all(&parent).map_err(io(&parent))?;
+    let new = scratch::create_dir(&parent, &new_kind(&name)).map_err(io(&parent))?;
+    let half = files.len() / 2;
+    for (i, (rel, bytes)) in files.iter().enumerate() {
+        if i == half {
+            fault::point("write:staged-half");
         }
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.cuda-sys-gen-tmp"));
-        if let Err(source) = fs::write(&tmp, &files[rel]) {
-            cleanup(&staged);
-            let _ = fs::remove_file(&tmp);
-            return Err(Error::Io { path: tmp, source });
+        fault::slow_write();
+        let target = new.path().join(rel);
+        if let Some(dir) = target.parent() {
+            fs::create_dir_all(dir).map_err(io(dir))?;
         }
-        staged.push((tmp, target));
+        // An unchanged file keeps its inode, and with it the timestamp cargo and git look at.
+        if same.contains(rel.as_str()) && fs::hard_link(root.join(rel), &target).is_ok() {
+            continue;
+        }
+        write_synced(&target, bytes).map_err(io(&target))?;
     }
-    for (tmp, target) in &staged {
-        fs::rename(tmp, target).map_err(|source| Error::Io { path: target.clone(), source })?;
+    if let Ok(meta) = fs::metadata(&root) {
+        let _ = fs::set_permissions(new.path(), meta.permissions());
     }
-    for rel in &extra {
-        let path = root.join(rel);
-        fs::remove_file(&path).map_err(|source| Error::Io { path, source })?;
-    }
+    sync_dir(new.path());
+    fault::point("write:staged");
+    let old = swap_dirs(new.path(), &root, &parent, &name)?;
+    fault::point("write:swapped");
+    // `new`'s path now holds the old tree (or nothing, if there was none): dropping removes it.
+    drop(old);
+    drop(new);
+    sync_dir(&parent);
     report.written = changed;
     report.removed = extra;
     Ok(report)
+}
+
+/// The scratch kind of a new tree for the output folder `name`: `.generated.new-<pid>-<n>`.
+fn new_kind(name: &str) -> String {
+    format!("{name}.new")
+}
+
+/// The scratch kind of an old tree moved aside by the fallback swap.
+fn old_kind(name: &str) -> String {
+    format!("{name}.old")
+}
+
+/// Puts `new` where `root` is, in one step where the platform can; returns the scratch folder
+/// that holds the old tree (to be removed), if it is not `new`'s own path.
+///
+/// - Linux: `renameat2(RENAME_EXCHANGE)` swaps the two folders atomically; `new`'s path then
+///   holds the old tree. A missing `root` is a plain `rename`, atomic too.
+/// - Elsewhere, or where the file system refuses the exchange (`EINVAL`, `ENOSYS`): `root` is
+///   renamed aside to `.<name>.old-<pid>-<n>`, then `new` renamed into place. Between the two
+///   renames `root` does not exist; a run killed there is repaired by the next one, which
+///   renames the old tree back before doing anything else ([`recover`]), so `root` is again
+///   entirely old.
+pub fn swap_dirs(new: &Path, root: &Path, parent: &Path, name: &str) -> Result<Option<scratch::Scratch>, Error> {
+    let io = |path: &Path, source| Error::Io { path: path.to_owned(), source };
+    if !root.exists() {
+        fs::rename(new, root).map_err(|e| io(root, e))?;
+        return Ok(None);
+    }
+    if !fault::active("write:no-exchange") {
+        match exchange(new, root) {
+            Ok(()) => return Ok(None),
+            Err(e) if exchange_unsupported(&e) => {}
+            Err(e) => return Err(io(root, e)),
+        }
+    }
+    // A fresh name, reserved by creating it and freed again: not every platform renames a
+    // folder onto an empty one.
+    let aside = scratch::create_dir(parent, &old_kind(name)).map_err(|e| io(parent, e))?;
+    fs::remove_dir(aside.path()).map_err(|e| io(aside.path(), e))?;
+    fs::rename(root, aside.path()).map_err(|e| io(root, e))?;
+    fault::point("write:moved-old");
+    if let Err(e) = fs::rename(new, root) {
+        let _ = fs::rename(aside.path(), root);
+        return Err(io(root, e));
+    }
+    Ok(Some(aside))
+}
+
+/// Before a write: if a fallback swap was killed between its two renames, `root` is missing
+/// and the old tree sits in a stale `.<name>.old-*`: put it back. Then remove every stale
+/// scratch folder of `root` (new trees of killed runs, old trees already replaced).
+fn recover(parent: &Path, name: &str, root: &Path) -> Result<(), Error> {
+    let old = scratch::stale_entries(parent, &old_kind(name));
+    if !root.exists() {
+        if let Some(last) = old.last() {
+            fs::rename(last, root).map_err(|source| Error::Io { path: root.to_owned(), source })?;
+        }
+    }
+    scratch::remove_stale(parent, &old_kind(name));
+    scratch::remove_stale(parent, &new_kind(name));
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e));
+    let (a, b) = (c(a)?, c(b)?);
+    // The raw system call: glibc's renameat2() wrapper is younger than some systems we run on.
+    // SAFETY: both paths are NUL-terminated and live across the call.
+    let r = unsafe {
+        libc::syscall(libc::SYS_renameat2, libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE)
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn exchange(_a: &Path, _b: &Path) -> std::io::Result<()> {
+    Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+}
+
+fn exchange_unsupported(e: &std::io::Error) -> bool {
+    #[cfg(target_os = "linux")]
+    if matches!(e.raw_os_error(), Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP)) {
+        return true;
+    }
+    e.kind() == std::io::ErrorKind::Unsupported
+}
+
+/// `root` itself, or the folder a symlink at `root` points to.
+fn follow_link(root: &Path) -> Result<PathBuf, Error> {
+    match fs::symlink_metadata(root) {
+        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(root).map_err(|source| Error::Io { path: root.to_owned(), source }),
+        _ => Ok(root.to_owned()),
+    }
+}
+
+/// The folder that holds `root`, and `root`'s own name.
+fn split_root(root: &Path) -> Result<(PathBuf, String), Error> {
+    let name = root.file_name().map(|n| n.to_string_lossy().into_owned());
+    let Some(name) = name.filter(|n| !n.is_empty()) else {
+        return Err(Error::Io {
+            path: root.to_owned(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "the output folder must have a name of its own (not `/`, `.` or `..`)"),
+        });
+    };
+    let parent = match root.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    Ok((parent, name))
+}
+
+/// A generated path must stay inside the tree: relative, no `..`.
+fn check_rel(rel: &str) -> Result<(), Error> {
+    let ok = !rel.is_empty() && Path::new(rel).components().all(|c| matches!(c, std::path::Component::Normal(_)));
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Emit { file: rel.to_owned(), message: "a generated file must have a plain relative path".into() })
+    }
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut f = fs::File::create(path)?;
+    std::io::Write::write_all(&mut f, bytes)?;
+    f.sync_all()
+}
+
+/// Flushes a folder's entries to disk, where the platform allows it (a kill needs no flush;
+/// a power cut does). Best effort.
+fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(f) = fs::File::open(dir) {
+        let _ = f.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn files(entries: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
+        entries.iter().map(|(p, t)| (p.to_string(), t.as_bytes().to_vec())).collect()
+    }
+
+    fn read(root: &Path) -> Vec<(String, String)> {
+        list_tree(root).unwrap().into_iter().map(|f| (f.clone(), fs::read_to_string(root.join(&f)).unwrap())).collect()
+    }
+
+    #[test]
+    fn the_tree_is_replaced_whole_and_unchanged_files_keep_their_inode() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("generated");
+        let first = files(&[("Cargo.toml", "a"), ("src/lib.rs", "b"), ("src/old.rs", "c")]);
+        let r = sync_tree(&root, &first, Mode::Write, "cmd").unwrap();
+        assert_eq!(r.written.len(), 3);
+        let lib_inode = fs::metadata(root.join("src/lib.rs")).unwrap().ino();
+        let second = files(&[("Cargo.toml", "a2"), ("src/lib.rs", "b"), ("src/new.rs", "d")]);
+        let r = sync_tree(&root, &second, Mode::Write, "cmd").unwrap();
+        assert_eq!((r.written, r.removed, r.unchanged), (vec!["Cargo.toml".to_string(), "src/new.rs".to_string()], vec!["src/old.rs".to_string()], 1));
+        assert_eq!(read(&root), vec![("Cargo.toml".into(), "a2".into()), ("src/lib.rs".into(), "b".into()), ("src/new.rs".into(), "d".into())]);
+        assert_eq!(fs::metadata(root.join("src/lib.rs")).unwrap().ino(), lib_inode, "an unchanged file was rewritten");
+        let names: Vec<String> = fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, ["generated"], "scratch folders left beside the output");
+    }
+
+    #[test]
+    fn nothing_changed_touches_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        let f = files(&[("a.rs", "x")]);
+        sync_tree(&root, &f, Mode::Write, "cmd").unwrap();
+        let inode = fs::metadata(&root).unwrap().ino();
+        let r = sync_tree(&root, &f, Mode::Write, "cmd").unwrap();
+        assert_eq!((r.written.len(), r.removed.len(), r.unchanged), (0, 0, 1));
+        assert_eq!(fs::metadata(&root).unwrap().ino(), inode, "the folder was swapped for nothing");
+    }
+
+    #[test]
+    fn check_mode_names_stale_files_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("out");
+        sync_tree(&root, &files(&[("a.rs", "x"), ("b.rs", "y")]), Mode::Write, "cmd").unwrap();
+        let err = sync_tree(&root, &files(&[("a.rs", "x2"), ("c.rs", "z")]), Mode::Check, "cargo xtask generate").unwrap_err().to_string();
+        assert!(err.contains("a.rs") && err.contains("c.rs") && err.contains("b.rs (not produced by the generator)"), "{err}");
+        assert!(err.contains("run `cargo xtask generate`"), "{err}");
+        assert_eq!(read(&root), vec![("a.rs".into(), "x".into()), ("b.rs".into(), "y".into())]);
+    }
+
+    #[test]
+    fn a_symlinked_output_folder_is_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        sync_tree(&real, &files(&[("a.rs", "x")]), Mode::Write, "cmd").unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+        sync_tree(&dir.path().join("link"), &files(&[("a.rs", "y")]), Mode::Write, "cmd").unwrap();
+        assert!(fs::symlink_metadata(dir.path().join("link")).unwrap().file_type().is_symlink());
+        assert_eq!(read(&real), vec![("a.rs".into(), "y".into())]);
+    }
+
+    #[test]
+    fn generated_paths_stay_inside_the_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        for bad in ["../x.rs", "/etc/x.rs", "", "a/../../x"] {
+            assert!(sync_tree(&dir.path().join("out"), &files(&[(bad, "x")]), Mode::Write, "cmd").is_err(), "{bad}");
+        }
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
 }

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
 use crate::newest::Symbol;
-use crate::registry::{Entry, StreamFlags, ENTRIES};
+use crate::registry::{Entry, StreamFlags, ENTRY_COUNT};
 use crate::types::CUresult;
 
 // The few functions the shim itself needs, declared here and not taken from `pfn`: they are
@@ -221,10 +221,10 @@ impl Driver {
     /// [`StreamFlags::PER_THREAD_DEFAULT_STREAM`] for a `_ptds`/`_ptsz` one), whatever the
     /// driver's own version is. The driver then returns exactly the ABI `E::Fn` describes.
     ///
-    /// The first call per entry asks the driver; later calls cost one atomic load. Threads
-    /// that miss at the same time agree through one compare-and-swap on the entry's slot (no
-    /// lock anywhere), so the driver is asked once per entry and every thread gets the same
-    /// pointer. Failures are not cached.
+    /// The first call per entry asks the driver; later calls cost one atomic load. There is
+    /// no lock: threads that miss at the same time may each ask the driver once (at most one
+    /// lookup per such thread), and all get the same pointer, since the driver answers one
+    /// request with one function. Failures are not cached.
     #[inline]
     pub fn get<E: Entry>(&self) -> Result<E::Fn, Error> {
         let p = self.cache.get_or_try(E::INDEX, || self.query(E::SYMBOL, E::VERSION, E::FLAGS))?;
@@ -415,27 +415,13 @@ pub(crate) fn interpret(result: c_uint, status: Option<c_uint>, ptr: *mut c_void
 
 /// One slot per registry entry, null until the entry is first fetched.
 pub(crate) struct Cache {
-    slots: Box<[AtomicPtr<c_void>]>,
-}
-
-/// A slot being filled: the thread that swapped it in from null asks the driver, the others
-/// wait for its answer. Address 1 is never a function: code is aligned, and the zero page is
-/// never mapped.
-const BUSY: *mut c_void = 1 as *mut c_void;
-
-/// Puts `BUSY` back to null if the lookup unwinds, so that a panic in a caller's code (there
-/// is none in the shim's) cannot leave other threads waiting for ever.
-struct Release<'a>(&'a AtomicPtr<c_void>);
-
-impl Drop for Release<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.compare_exchange(BUSY, null_mut(), Ordering::AcqRel, Ordering::Acquire);
-    }
+    // Inline, not boxed: a hit is then one load at a constant offset from the `Driver`.
+    slots: [AtomicPtr<c_void>; ENTRY_COUNT],
 }
 
 impl Cache {
     pub(crate) fn new() -> Cache {
-        Cache { slots: ENTRIES.iter().map(|_| AtomicPtr::new(null_mut())).collect() }
+        Cache { slots: [const { AtomicPtr::new(null_mut()) }; ENTRY_COUNT] }
     }
 
     #[inline]
@@ -443,38 +429,22 @@ impl Cache {
         // `index` is always in range (the markers are generated with the table); if it were
         // not, an uncached lookup is still correct.
         let Some(slot) = self.slots.get(index) else { return lookup() };
-        let p = slot.load(Ordering::Acquire);
-        match NonNull::new(p) {
-            Some(p) if p.as_ptr() != BUSY => Ok(p),
-            _ => self.fill(slot, lookup),
+        match NonNull::new(slot.load(Ordering::Acquire)) {
+            Some(p) => Ok(p),
+            None => Self::fill(slot, lookup),
         }
     }
 
-    /// The first lookup of an entry. No lock: one compare-and-swap claims the slot, so the
-    /// driver is asked once per entry however many threads miss together; the others spin
-    /// (yielding) for the microsecond a lookup takes. A failure puts the slot back to empty,
-    /// so errors are not cached and the next caller asks again.
+    /// The first lookup of an entry: no lock and no read-modify-write. Threads that miss
+    /// together each ask the driver (at most one lookup per thread that misses before the
+    /// first answer is stored); the driver answers the same request with the same function,
+    /// so every store writes the same pointer. A failure stores nothing: errors are not
+    /// cached, and the next caller asks again.
     #[cold]
-    fn fill(&self, slot: &AtomicPtr<c_void>, lookup: impl FnOnce() -> Result<NonNull<c_void>, Error>) -> Result<NonNull<c_void>, Error> {
-        loop {
-            match slot.compare_exchange(null_mut(), BUSY, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => {
-                    let guard = Release(slot);
-                    let r = lookup();
-                    if let Ok(p) = &r {
-                        slot.store(p.as_ptr(), Ordering::Release);
-                    }
-                    drop(guard);
-                    return r;
-                }
-                Err(p) if p == BUSY => std::thread::yield_now(),
-                Err(p) => {
-                    if let Some(p) = NonNull::new(p) {
-                        return Ok(p);
-                    }
-                }
-            }
-        }
+    fn fill(slot: &AtomicPtr<c_void>, lookup: impl FnOnce() -> Result<NonNull<c_void>, Error>) -> Result<NonNull<c_void>, Error> {
+        let p = lookup()?;
+        slot.store(p.as_ptr(), Ordering::Release);
+        Ok(p)
     }
 }
 

@@ -87,9 +87,9 @@
 //! # Caching, threads, errors
 //!
 //! Each [`Driver`] caches what it fetched, one slot per registry entry: after the first
-//! lookup, [`Driver::get`] costs one atomic load. Threads that miss at the same time agree
-//! through one compare-and-swap on the entry's slot (there is no lock), so the driver is asked
-//! once per entry. There is no global
+//! lookup, [`Driver::get`] costs one atomic load. There is no lock: threads that miss at the
+//! same time may each ask the driver (at most one lookup per such thread, and all of them get
+//! the same pointer, since the driver answers one request with one function). There is no global
 //! state: two drivers in one process are independent. Failures are not cached, and nothing
 //! panics: every failure is an [`Error`] whose text names the symbol, the version and the
 //! flag, says what the driver answered and what to do.

@@ -97,8 +97,10 @@ impl EntryInfo {
             .map(|(_, t)| *t)
     }
 }
+/// How many entries the registry has.
+pub const ENTRY_COUNT: usize = 780usize;
 /// Every entry, sorted by (symbol, version, variant).
-pub static ENTRIES: [EntryInfo; 780usize] = [
+pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
     EntryInfo {
         symbol: "cuArray3DCreate",
         c_symbol: c"cuArray3DCreate",

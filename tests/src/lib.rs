@@ -136,3 +136,26 @@ pub fn compare_golden(golden: &Path, actual: &BTreeMap<String, String>) -> Resul
         Err(format!("{report}\nrun with CUDA_SYS_GEN_BLESS=1 to accept the new output"))
     }
 }
+
+/// The model input of one parse, as the pipeline builds it from a header row `module` of
+/// cudaTypedefs.h on Linux (not legacy, line 1: the header text would say otherwise).
+pub fn declarations_of(parsed: &codegen::parse::ParsedOutput, module: &str) -> Vec<codegen::model::Declaration> {
+    parsed
+        .typedefs
+        .iter()
+        .map(|t| codegen::model::Declaration {
+            pfn: t.pfn.clone(),
+            symbol: t.symbol.clone(),
+            version: t.version,
+            variant: t.variant,
+            header: "cudaTypedefs.h".into(),
+            module: module.into(),
+            platforms: [codegen::manifest::Platform::Linux].into(),
+            legacy: false,
+            line: 1,
+            params: t.params.clone(),
+            returns: t.returns.clone(),
+            layouts: t.layouts.clone(),
+        })
+        .collect()
+}

@@ -1,8 +1,10 @@
-//! This repository's automation: `cargo xtask generate [--toolkit PATH] [--check] [--add-toolkit V]`
-//! and `cargo xtask diff --from A --to B`.
+//! This repository's automation: `cargo xtask generate [--toolkit PATH] [--check] [--add-toolkit V]`,
+//! `cargo xtask diff --from A --to B` and `cargo xtask fuzz {seeds,run}`.
 //!
 //! The same front end as the `cuda-sys-gen` command, with this repository's paths fixed:
 //! headers-manifest.toml, generated/ and the cache under target/.
+
+mod fuzz;
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +27,9 @@ enum Command {
     Diff(DiffArgs),
     /// Build the real-driver checks for the GPU machine into .device-bin/.
     DeviceBuild,
+    /// The fuzz targets of fuzz/ (FUZZING.md): rewrite their seeds, or run them.
+    #[command(subcommand)]
+    Fuzz(fuzz::FuzzCommand),
     /// Benchmarks against their baselines (issue 7): prints a table, writes target/bench/latest.md.
     Bench(bench::BenchArgs),
     /// Where one generate's time goes, phase by phase, on one thread.
@@ -60,6 +65,7 @@ fn main() -> std::process::ExitCode {
         Command::Generate(args) => cuda_sys_gen::exit_code(cuda_sys_gen::generate(args, paths)),
         Command::Diff(args) => cuda_sys_gen::exit_status(cuda_sys_gen::diff(args, &paths.manifest, &paths.cache)),
         Command::DeviceBuild => cuda_sys_gen::exit_code(device::device_build(&root)),
+        Command::Fuzz(cmd) => cuda_sys_gen::exit_code(fuzz::main(cmd, &root)),
         Command::Bench(args) => cuda_sys_gen::exit_code(bench::bench(&root, args)),
         Command::BenchGenerate { out } => cuda_sys_gen::exit_code(bench::generate_into(&paths, &out)),
         Command::BenchPhases => cuda_sys_gen::exit_code(bench::phases::phases(&root).map(|p| bench::phases::print(&p))),

@@ -18,7 +18,7 @@ pub fn cargo_toml(ctx: &Ctx<'_>) -> String {
 name = "{name}"
 version = "0.1.0"
 edition = "2021"
-rust-version = "1.77"
+rust-version = "1.83"
 description = "Versioned CUDA driver entry point types and exact-version lookups through cuGetProcAddress"
 license = "MIT OR Apache-2.0"
 publish = false

@@ -62,6 +62,10 @@ impl ModuleSpec {
     }
 }
 
+/// Module names the generated crate uses itself (its files, and `entries`, re-exported at
+/// the root): no header row may be named so. `pfn` is the cuda.h row's own.
+pub const RESERVED_MODULES: &[&str] = &["aliases", "entries", "lib", "pfn", "registry", "types"];
+
 /// The generated crate, as relative path to file contents.
 pub type Files = BTreeMap<String, Vec<u8>>;
 
@@ -167,8 +171,21 @@ fn rust_file(ctx: &Ctx<'_>, path: &str, tokens: TokenStream) -> Result<Vec<u8>, 
     let file: syn::File = syn::parse2(tokens).map_err(|e| Error::Emit { file: path.into(), message: e.to_string() })?;
     let mut out = ctx.marker("//");
     out.push('\n');
-    out.push_str(&prettyplease::unparse(&file));
+    out.push_str(&unparse(&file).map_err(|message| Error::Emit { file: path.into(), message })?);
     Ok(out.into_bytes())
+}
+
+/// prettyplease, with its panics (`unimplemented!` on syntax it cannot print) as errors: the
+/// types it prints come from headers, which are outside input.
+pub(crate) fn unparse(file: &syn::File) -> Result<String, String> {
+    std::panic::catch_unwind(|| prettyplease::unparse(file)).map_err(|panic| {
+        let why = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "it panicked".into());
+        format!("prettyplease cannot print it: {why}")
+    })
 }
 
 /// A type written as text in the model (`*mut CUdeviceptr_v2`), as tokens.

@@ -74,8 +74,8 @@ fn entry_doc(ctx: &Ctx<'_>, e: &Entry) -> String {
     }
     doc.push_str(&format!(
         "\n Look it up with [`entries::{}`](crate::entries::{}), which asks the driver for exactly version {}.\n",
-        e.pfn.trim_start_matches("PFN_"),
-        e.pfn.trim_start_matches("PFN_"),
+        e.pfn.strip_prefix("PFN_").unwrap_or(&e.pfn),
+        e.pfn.strip_prefix("PFN_").unwrap_or(&e.pfn),
         e.version
     ));
     doc

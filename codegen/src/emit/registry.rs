@@ -43,7 +43,8 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
                 legacy: #legacy, toolkit_mask: #mask,
             },
         });
-        let marker = Ident::new(e.pfn.trim_start_matches("PFN_"), Span::call_site());
+        // One `PFN_` off, not all of them: `PFN_PFN_1x_v1` is the entry of symbol `PFN_1x`.
+        let marker = Ident::new(e.pfn.strip_prefix("PFN_").unwrap_or(&e.pfn), Span::call_site());
         let Some((ty, cfg)) = ctx.pfn_path(&e.pfn) else { continue };
         let module = ctx.module_of(&e.module).map_or("pfn", |m| m.module());
         let doc = format!(" Marker for [`{pfn}`](crate::{module}::{pfn}): `{symbol}` at exactly version {version}.");
@@ -135,8 +136,11 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
             }
         }
 
+        /// How many entries the registry has.
+        pub const ENTRY_COUNT: usize = #n;
+
         /// Every entry, sorted by (symbol, version, variant).
-        pub static ENTRIES: [EntryInfo; #n] = [#(#infos)*];
+        pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [#(#infos)*];
 
         mod sealed {
             pub trait Sealed {}

@@ -1,0 +1,225 @@
+//! Every finding of the fuzz targets (fuzz/, FUZZING.md) and of the review around them, as
+//! the smallest input that showed it. Each was a panic, a hang, a wrong answer or a generated
+//! crate that would not build; each now gets a clear error or the right answer.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use codegen::emit::{self, EmitOptions, ModuleSpec};
+use codegen::manifest::{Manifest, ToolkitVersion};
+use codegen::model::{Declaration, Model, ToolkitInput};
+use codegen::{macros, parse};
+use cuda_sys_gen_tests::*;
+
+fn tk(s: &str) -> ToolkitVersion {
+    s.parse().unwrap()
+}
+
+fn declarations(parsed: &parse::ParsedOutput) -> Vec<Declaration> {
+    declarations_of(parsed, "cuda")
+}
+
+fn input(version: &str, declarations: Vec<Declaration>) -> ToolkitInput {
+    ToolkitInput { version: tk(version), source: String::new(), declarations, aliases: BTreeMap::new(), counts: BTreeMap::new() }
+}
+
+fn cuda_module() -> ModuleSpec {
+    ModuleSpec { name: "cuda".into(), feature: None, default: false, api: "cuda.h".into(), typedefs: "cudaTypedefs.h".into() }
+}
+
+fn opts() -> EmitOptions {
+    EmitOptions { crate_name: "x".into(), command: "cargo xtask generate".into() }
+}
+
+fn parse(rust: &str) -> Result<parse::ParsedOutput, String> {
+    parse::parse_bindgen(rust, &BTreeMap::new())
+}
+
+/// parse_bindgen_text: `type X: = ..` (a type alias with an empty bound list) is syntax syn
+/// keeps as `Item::Verbatim`, and prettyplease panicked (`unimplemented!`) printing it.
+#[test]
+fn verbatim_syntax_is_refused_not_a_panic() {
+    for text in [
+        "pub type PFN_cuX_v10010_pts: = ::core::option::Option<unsafe extern \"C\" fn()>;",
+        "pub type CUstream: = u8; pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn(s: CUstream)>;",
+        "impl A { type B: = u8; }",
+    ] {
+        let err = parse(text).map(|_| ()).unwrap_err();
+        assert!(err.contains("not bindgen's output") && err.contains("unparsed tokens"), "{text}: {err}");
+    }
+    // And should such an item reach the emitter anyway, it is an error too, not a panic.
+    let verbatim: syn::Item = syn::Item::Verbatim(quote_tokens("pub type X: = u8;"));
+    let types = syn::File { shebang: None, attrs: vec![], items: vec![verbatim] };
+    let err = emit::emit(&Model::build(vec![]), &types, &BTreeMap::new(), &[cuda_module()], &opts()).unwrap_err().to_string();
+    assert!(err.contains("src/types.rs") && err.contains("prettyplease cannot print it"), "{err}");
+}
+
+fn quote_tokens(text: &str) -> proc_macro2::TokenStream {
+    text.parse().unwrap()
+}
+
+/// parse_bindgen (grammar): the marker type of `PFN_PFN_1x_v999` (symbol `PFN_1x`) was named
+/// with every `PFN_` prefix trimmed, `1x_v999`: not an identifier, and `Ident::new` panicked.
+/// Trimming all of them also gave `PFN_PFN_cuX_v1` and `PFN_cuX_v1` one marker name.
+#[test]
+fn marker_names_take_one_pfn_prefix_off() {
+    let text = "pub type PFN_PFN_1x_v999 = ::core::option::Option<unsafe extern \"C\" fn()>;\n\
+                pub type PFN_PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n\
+                pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n";
+    let parsed = parse(text).unwrap();
+    let model = Model::build(vec![input("13.0", declarations(&parsed))]);
+    let files = emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module()], &opts()).unwrap();
+    let registry = String::from_utf8(files["src/registry.rs"].clone()).unwrap();
+    for marker in ["PFN_1x_v999 =>", "PFN_cuX_v1 =>", "cuX_v1 =>"] {
+        assert!(registry.replace('\n', " ").contains(marker), "no marker `{marker}` in:\n{registry}");
+    }
+}
+
+/// macros (line-endings oracle): a header with lone `\r` line ends read as one long line:
+/// its aliases were lost and the INTERNAL guard covered nothing, while clang reads it fine
+/// and numbers its lines by `\r`. Also cuda.h's `CUDA_VERSION` was not found in such a file.
+#[test]
+fn cr_line_ends_read_like_lf() {
+    let lf = "#define PFN_cuA PFN_cuA_v3020\n#if defined(__CUDA_API_VERSION_INTERNAL)\ntypedef int PFN_cuA_v2000;\n#endif\n#define PFN_cuB __API_TYPEDEF_PTDS(PFN_cuB, 3020, 7000)\n";
+    for ends in ["\r\n", "\r"] {
+        let text = lf.replace('\n', ends);
+        assert_eq!(macros::alias_macros(&text), macros::alias_macros(lf), "{ends:?}");
+        assert_eq!(macros::internal_guard_lines(&text), vec![(2, 4)], "{ends:?}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cuda.h"), "#ifndef CUDA_H\r#define CUDA_H\r#define CUDA_VERSION 12090\r#endif\r").unwrap();
+    assert_eq!(codegen::fetch::read_cuda_version(dir.path()).unwrap(), tk("12.9"));
+}
+
+/// macros (guard-range oracle): `\` before a lone `\r` counted a line that `str::lines` did
+/// not, so an unterminated guard's range ended before it began ((4, 2)).
+#[test]
+fn guard_ranges_stay_inside_the_text() {
+    let text = "\\\r\\\r\n#ifdef __CUDA_API_VERSION_INTERNAL";
+    for (a, b) in macros::internal_guard_lines(text) {
+        assert!(a <= b && b <= 4, "({a}, {b})");
+    }
+    // A `//` comment ending in `\` continues on the next line, as in C: no alias there.
+    let text = "// a comment \\\n#define PFN_cuA PFN_cuA_v3020\n#define PFN_cuB PFN_cuB_v3020\n";
+    let names: Vec<String> = macros::alias_macros(text).into_iter().map(|m| m.name).collect();
+    assert_eq!(names, ["PFN_cuB"]);
+}
+
+/// The whole pipeline over the internal-guard fixture with LF, CRLF and CR line ends: one
+/// crate (clang reads all three; now the macro reader does too).
+#[test]
+fn line_ends_do_not_change_the_crate() {
+    let case = repo_root().join("tests/fixtures/internal-guard/cuda-12.9");
+    let manifest = manifest_with(Some(&["cuda"]), &[]);
+    let mut trees = Vec::new();
+    for ends in ["\n", "\r\n", "\r"] {
+        let tk = tempfile::tempdir().unwrap();
+        for f in ["cuda.h", "cudaTypedefs.h"] {
+            let text = std::fs::read_to_string(case.join(f)).unwrap();
+            std::fs::write(tk.path().join(f), text.replace('\n', ends)).unwrap();
+        }
+        let out = tempfile::tempdir().unwrap();
+        generate_local(manifest.path(), vec![tk.path().to_owned()], out.path(), "fixture").unwrap();
+        trees.push(read_tree(out.path()));
+    }
+    assert!(trees[0]["registry.json"].contains("\"legacy\": true"));
+    assert_eq!(trees[0], trees[1], "CRLF differs from LF");
+    assert_eq!(trees[0], trees[2], "CR differs from LF");
+}
+
+const HEAD: &str = "schema = 1\n[fetch]\nplatform = \"manylinux2014_x86_64\"\n[[header]]\nname = \"cuda\"\napi = \"cuda.h\"\ntypedefs = \"cudaTypedefs.h\"\n";
+
+fn manifest_err(text: &str) -> String {
+    match Manifest::parse(Path::new("headers-manifest.toml"), text) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// manifest: an include folder with a control character (`"libcl\ng-18.1.1.data/..."`) was
+/// accepted, though no archive entry can be under it (the extractor refuses such names).
+#[test]
+fn manifest_include_folder_follows_the_extractor_rules() {
+    for bad in ["libcl\\ng/native", "inc\\u0000", "C:/inc", "inc/con", "inc\\\\x"] {
+        let text = format!(
+            "{HEAD}[[toolkit]]\nversion = \"12.9\"\n[[toolkit.package]]\nname = \"p\"\nversion = \"1\"\nfile = \"p-1-py3-none-any.whl\"\nsha256 = \"{}\"\ninclude = \"{bad}\"\n",
+            "0".repeat(64)
+        );
+        let err = manifest_err(&text);
+        assert!(err.contains("must be a relative path inside the wheel") && err.contains("headers-manifest.toml:"), "{bad}: {err}");
+    }
+}
+
+/// manifest (found reading the emitter for the oracle, which then confirmed each): a row
+/// named like one of the crate's own files overwrote it (`types` replaced src/types.rs), a
+/// keyword made the emitter fail, and feature `default` or one feature on two rows wrote a
+/// Cargo.toml with a key twice.
+#[test]
+fn manifest_names_the_generated_crate_cannot_hold() {
+    let row = |name: &str, feature: &str| format!("[[header]]\nname = \"{name}\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nfeature = \"{feature}\"\n");
+    for name in ["types", "registry", "aliases", "lib", "pfn", "entries"] {
+        let err = manifest_err(&format!("{HEAD}{}", row(name, "gl")));
+        assert!(err.contains(&format!("header name `{name}` is taken by the generated crate itself")) && err.contains(":9:"), "{err}");
+    }
+    for name in ["fn", "self", "type", "match"] {
+        let err = manifest_err(&format!("{HEAD}{}", row(name, "gl")));
+        assert!(err.contains("not a keyword"), "{name}: {err}");
+    }
+    let err = manifest_err(&format!("{HEAD}{}", row("gl", "default")));
+    assert!(err.contains("feature `default` is Cargo's own"), "{err}");
+    let err = manifest_err(&format!("{HEAD}{}{}", row("gl", "gfx"), row("egl", "gfx")));
+    assert!(err.contains("feature `gfx` is given to both `gl` and `egl`"), "{err}");
+    // The real manifest is still fine.
+    Manifest::load(&real_manifest()).unwrap();
+}
+
+/// Found reviewing the layout walk (the grammar target's order check now guards it): a named
+/// type's tree was memoized the first time it was reached, so on a cycle (A points to B,
+/// B to A) a parameter's tree depended on which typedef came first in the file, and drift
+/// behind the cycle could be missed.
+#[test]
+fn layouts_do_not_depend_on_typedef_order() {
+    let types = |extra: &str, size: u32| {
+        format!(
+            "pub type CUresult = u32; #[repr(C)] pub struct A {{ pub b: *mut B, pub n: u32, {extra} }} #[repr(C)] pub struct B {{ pub a: *mut A }}\n\
+             const _: () = {{ [\"Size of A\"][::core::mem::size_of::<A>() - {size}usize]; [\"Size of B\"][::core::mem::size_of::<B>() - 8usize]; }};\n"
+        )
+    };
+    let pfn_a = "pub type PFN_cuA_v1 = ::core::option::Option<unsafe extern \"C\" fn(a: *mut A) -> CUresult>;\n";
+    let pfn_b = "pub type PFN_cuB_v1 = ::core::option::Option<unsafe extern \"C\" fn(b: *mut B) -> CUresult>;\n";
+    let layout = |text: &str, pfn: &str| parse(text).unwrap().typedefs.into_iter().find(|t| t.pfn == pfn).unwrap().layouts;
+    let old = types("", 16);
+    assert_eq!(layout(&format!("{old}{pfn_a}{pfn_b}"), "PFN_cuB_v1"), layout(&format!("{old}{pfn_b}{pfn_a}"), "PFN_cuB_v1"));
+    // A grows behind B's pointer: drift of cuB whatever the order of the typedefs.
+    let new = types("pub m: u64,", 24);
+    for (first, second) in [(pfn_a, pfn_b), (pfn_b, pfn_a)] {
+        let a = parse(&format!("{old}{first}{second}")).unwrap();
+        let b = parse(&format!("{new}{first}{second}")).unwrap();
+        let model = Model::build(vec![input("12.9", declarations(&a)), input("13.0", declarations(&b))]);
+        let drifted: Vec<&str> = model.drift.iter().map(|d| d.pfn.as_str()).collect();
+        assert_eq!(drifted, ["PFN_cuA_v1", "PFN_cuB_v1"], "typedef order {:?}", &first[9..19]);
+    }
+}
+
+/// Found reviewing drift: layouts share subtrees, so a diamond of types (each struct holding
+/// two of the next) is a small tree in memory but 2^40 nodes to walk, and comparing two
+/// toolkits' declarations never ended. A parameter's unfolded layout is now capped.
+#[test]
+fn a_diamond_of_types_is_compared_quickly() {
+    let mut text = String::from("pub type CUresult = u32;\n");
+    for k in 0..40 {
+        text.push_str(&format!("#[repr(C)] pub struct D{k} {{ pub x: D{n}, pub y: D{n} }}\n", n = k + 1));
+    }
+    text.push_str("#[repr(C)] pub struct D40 { pub v: u32 }\n");
+    text.push_str("pub type PFN_cuD_v1 = ::core::option::Option<unsafe extern \"C\" fn(d: *mut D0) -> CUresult>;\n");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let p = parse(&text).unwrap();
+        let model = Model::build(vec![input("12.9", declarations(&p)), input("13.0", declarations(&p))]);
+        let _ = tx.send((model.drift.len(), format!("{:?}", p.typedefs[0].layouts[0].tree)));
+    });
+    let (drift, tree) = rx.recv_timeout(Duration::from_secs(60)).expect("parse and merge of a diamond took over a minute");
+    assert_eq!(drift, 0);
+    assert!(tree.contains("more than 65536 nodes"), "{tree}");
+}
