@@ -91,7 +91,7 @@ pub fn run(env: &Env, rounds: usize) -> Result<(Vec<Row>, Vec<String>)> {
     let notes = vec![
         format!(
             "first lookup, where the time goes: ours costs {:.1} ns more than the bare call (median of paired rounds); the cache's memory traffic alone \
-             (a fresh driver's slot loaded, claimed by compare-and-swap, stored, released), with no shim code, costs {:.1} ns more",
+             (a fresh driver's slot loaded, then stored), with no shim code, costs {:.1} ns more",
             first_more, model_more
         ),
         "lookup: against tests/fake-libcuda built in release (it logs every request under a lock, so its lookups cost more than nothing); \
