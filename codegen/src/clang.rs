@@ -104,7 +104,15 @@ fn describe_loaded(origin: &str) -> String {
 }
 
 #[derive(Debug, Default)]
-struct Locations(Arc<Mutex<BTreeMap<String, SourceLine>>>);
+struct Locations(Arc<Mutex<BTreeMap<String, SourceLine>>>, Arc<Mutex<Deps>>);
+
+/// What a bindgen run read besides its wrapper: every file clang included (as bindgen's own
+/// dependency tracking reports them) and every environment variable bindgen looked at.
+#[derive(Debug, Default, Clone)]
+pub struct Deps {
+    pub files: Vec<PathBuf>,
+    pub env: Vec<String>,
+}
 
 impl bindgen::callbacks::ParseCallbacks for Locations {
     fn new_item_found(
@@ -123,6 +131,14 @@ impl bindgen::callbacks::ParseCallbacks for Locations {
             let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
             map.entry(name).or_insert(SourceLine { file: PathBuf::from(file.0), line: file.1 });
         }
+    }
+
+    fn include_file(&self, filename: &str) {
+        self.1.lock().unwrap_or_else(|e| e.into_inner()).files.push(PathBuf::from(filename));
+    }
+
+    fn read_env_var(&self, key: &str) {
+        self.1.lock().unwrap_or_else(|e| e.into_inner()).env.push(key.to_owned());
     }
 }
 
@@ -154,6 +170,11 @@ pub struct Unit<'a> {
 
 /// Runs bindgen over one unit. `standins` is the folder [`write_standins`] filled.
 pub fn run_bindgen(unit: &Unit<'_>, standins: &Path) -> Result<BindgenOutput, Error> {
+    run_bindgen_tracked(unit, standins).map(|(out, _)| out)
+}
+
+/// [`run_bindgen`], also saying what the run read (for [`crate::unit_cache`]).
+pub fn run_bindgen_tracked(unit: &Unit<'_>, standins: &Path) -> Result<(BindgenOutput, Deps), Error> {
     let toolkit = unit.toolkit;
     for h in &unit.headers {
         for file in [&h.api, &h.typedefs] {
@@ -187,6 +208,7 @@ pub fn run_bindgen(unit: &Unit<'_>, standins: &Path) -> Result<BindgenOutput, Er
     let allow = format!(".*[/\\\\]({})", names.join("|"));
     let locations = Locations::default();
     let map = Arc::clone(&locations.0);
+    let deps = Arc::clone(&locations.1);
     let standins = standins.join(unit.target.to_string());
     let mut builder = bindgen::Builder::default()
         .header_contents("cuda-sys-gen-wrapper.h", &wrapper_source(unit.first_api, &unit.headers))
@@ -239,7 +261,8 @@ pub fn run_bindgen(unit: &Unit<'_>, standins: &Path) -> Result<BindgenOutput, Er
         }
     };
     let locations = map.lock().unwrap_or_else(|e| e.into_inner()).clone();
-    Ok(BindgenOutput { rust: bindings.to_string(), locations })
+    let deps = deps.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    Ok((BindgenOutput { rust: bindings.to_string(), locations }, deps))
 }
 
 /// Writes every stand-in header into `dir/<target>/`.

@@ -18,6 +18,7 @@ pub mod parse;
 pub mod pin;
 pub mod pipeline;
 pub mod scratch;
+pub mod unit_cache;
 pub mod write;
 
 use std::path::PathBuf;

@@ -142,7 +142,7 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
         return Err(Error::NoToolkits);
     }
     let libclang = clang::ensure_libclang(manifest, fetcher)?;
-    let mut parsed = parse_all(&manifest.headers, toolkits)?;
+    let mut parsed = parse_all(&manifest.headers, toolkits, &fetcher.cache)?;
     // The newest toolkit's types are the ones emitted, whatever order the toolkits came in.
     parsed.sort_by_key(|p| p.input.version);
     let mut warnings = Vec::new();
@@ -259,8 +259,9 @@ struct Parsed {
     warnings: Vec<String>,
 }
 
-/// bindgen and the parser over every toolkit, a few at a time.
-fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders]) -> Result<Vec<Parsed>, Error> {
+/// bindgen (or its cached output, [`crate::unit_cache`]) and the parser over every toolkit,
+/// a few at a time.
+fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders], cache: &Path) -> Result<Vec<Parsed>, Error> {
     let standins = tempfile::Builder::new()
         .prefix("cuda-sys-gen-standins-")
         .tempdir()
@@ -275,7 +276,7 @@ fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders]) -> Result<Vec<
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(tk) = toolkits.get(i) else { break };
-                let r = parse_toolkit(headers, tk, standins.path());
+                let r = parse_toolkit(headers, tk, standins.path(), cache);
                 slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }
@@ -287,7 +288,7 @@ fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders]) -> Result<Vec<
 }
 
 /// Both translation units of one toolkit, merged into its model input.
-fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path) -> Result<Parsed, Error> {
+fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, cache: &Path) -> Result<Parsed, Error> {
     let mut acc = Accumulated::default();
     let first_api = headers.first().map_or("cuda.h", |h| h.api.as_str());
     let mut linux = None;
@@ -307,7 +308,7 @@ fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path) -
             continue;
         }
         let unit = clang::Unit { toolkit: tk.version, target, first_api, headers: rows.clone(), include_dirs: dirs };
-        let out = clang::run_bindgen(&unit, standins)?;
+        let out = crate::unit_cache::run_bindgen(&unit, standins, cache)?;
         acc.add_unit(tk.version, &rows, dirs, &out)?;
         match target {
             Platform::Linux => linux = Some(out),

@@ -35,7 +35,7 @@ pub fn phases(root: &Path) -> Result<Phases> {
     let standins = tempfile::tempdir().context("creating a temporary folder")?;
     clang::write_standins(standins.path()).context("writing the stand-ins")?;
     let first_api = manifest.headers.first().map_or("cuda.h", |h| h.api.as_str());
-    let (mut bindgen, mut syn_parse) = (BTreeMap::new(), Duration::ZERO);
+    let (mut bindgen, mut syn_parse, mut syn_only) = (BTreeMap::new(), Duration::ZERO, Duration::ZERO);
     for tk in &toolkits {
         for target in [Platform::Linux, Platform::Windows] {
             let rows: Vec<_> = manifest.headers.iter().filter(|h| h.target == target).collect();
@@ -48,6 +48,9 @@ pub fn phases(root: &Path) -> Result<Phases> {
             let b = clang::run_bindgen(&unit, standins.path()).with_context(|| format!("bindgen over CUDA {}", tk.version))?;
             *bindgen.entry(target).or_insert(Duration::ZERO) += t.elapsed();
             let t = Instant::now();
+            let _: syn::File = syn::parse_str(&b.rust).context("bindgen's output")?;
+            syn_only += t.elapsed();
+            let t = Instant::now();
             codegen::parse::parse_bindgen(&b.rust, &b.locations).map_err(anyhow::Error::msg)?;
             syn_parse += t.elapsed();
         }
@@ -55,7 +58,8 @@ pub fn phases(root: &Path) -> Result<Phases> {
     for (target, d) in bindgen {
         out.push((format!("bindgen, {target} units ({} toolkits, sequential)", toolkits.len()), d));
     }
-    out.push(("parse bindgen's output (syn, every unit, sequential)".into(), syn_parse));
+    out.push(("parse bindgen's output (parse::parse_bindgen, every unit, sequential)".into(), syn_parse));
+    out.push(("  of which syn::parse_str alone (measured apart)".into(), syn_only));
 
     let t = Instant::now();
     let built = pipeline::build_model(&manifest, &fetcher, &toolkits).context("building the model")?;
