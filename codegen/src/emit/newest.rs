@@ -21,7 +21,7 @@ fn ident(s: &str) -> Ident {
 }
 
 fn marker(e: &Entry) -> Ident {
-    ident(e.pfn.trim_start_matches("PFN_"))
+    ident(e.pfn.strip_prefix("PFN_").unwrap_or(&e.pfn))
 }
 
 /// `V12050`, `V7000Ptds`.
