@@ -42,7 +42,8 @@ pub fn wrap_if_asked() {
     };
     let secs = t.elapsed().as_secs_f64();
     let krate = args.windows(2).find(|w| w[0] == "--crate-name").map(|w| w[1].to_string_lossy().into_owned());
-    if let Some(krate) = krate {
+    // `___` is cargo asking rustc about the target, not a crate.
+    if let Some(krate) = krate.filter(|k| k != "___") {
         // One short write per line with O_APPEND: concurrent rustcs do not interleave.
         let line = format!("{krate}\t{}\t{secs:.3}\n", children_peak_kib());
         let written = std::fs::OpenOptions::new().create(true).append(true).open(&log).and_then(|mut f| f.write_all(line.as_bytes()));
