@@ -13,7 +13,23 @@ use std::ffi::{c_void, CStr, CString};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use cuda_driver_pfn::{Driver, EntryInfo, Error};
+use cuda_driver_pfn::{visit_entries, Driver, Entry, EntryInfo, EntryVisitor, Error};
+
+/// Every registry entry fetched through the typed `Driver::get`, as its address or the
+/// error, in registry order (the markers of the features compiled in).
+pub fn resolve_all(driver: &Driver) -> Vec<Result<usize, Error>> {
+    struct Collect<'a>(&'a Driver, Vec<Result<usize, Error>>);
+    impl EntryVisitor for Collect<'_> {
+        fn visit<E: Entry>(&mut self) {
+            // SAFETY: a function pointer read as its address.
+            let r = self.0.get::<E>().map(|f| unsafe { std::mem::transmute_copy::<E::Fn, usize>(&f) });
+            self.1.push(r);
+        }
+    }
+    let mut c = Collect(driver, Vec::new());
+    visit_entries(&mut c);
+    c.1
+}
 
 /// What one entry came to.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

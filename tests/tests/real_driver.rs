@@ -16,7 +16,8 @@
 use std::collections::BTreeMap;
 use std::ffi::{c_void, CString};
 
-use cuda_driver_pfn::{visit_entries, visit_symbols, Driver, Entry, EntryInfo, EntryVisitor, Error, NewestAbi, StreamFlags, Symbol, SymbolVisitor, ENTRIES};
+use cuda_sys_gen_tests::conformance::resolve_all;
+use cuda_driver_pfn::{visit_symbols, Driver, Entry, EntryInfo, Error, NewestAbi, StreamFlags, Symbol, SymbolVisitor, ENTRIES};
 
 fn load() -> Driver {
     let d = Driver::load().unwrap_or_else(|e| panic!("no usable CUDA driver here: {e}"));
@@ -24,20 +25,6 @@ fn load() -> Driver {
     d
 }
 
-/// Every entry fetched with `Driver::get`: pointer or error, by registry index.
-fn resolve_all(driver: &Driver) -> Vec<Result<usize, Error>> {
-    struct Collect<'a>(&'a Driver, Vec<Result<usize, Error>>);
-    impl EntryVisitor for Collect<'_> {
-        fn visit<E: Entry>(&mut self) {
-            // SAFETY: function pointers, read as their values.
-            let r = self.0.get::<E>().map(|f| unsafe { std::mem::transmute_copy::<E::Fn, usize>(&f) });
-            self.1.push(r);
-        }
-    }
-    let mut c = Collect(driver, Vec::new());
-    visit_entries(&mut c);
-    c.1
-}
 
 fn kind(e: &Error) -> String {
     format!("{e:?}").split([' ', '{', '(']).next().unwrap_or("?").to_owned()

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use cuda_driver_pfn::newest::{CtxCreate, NewestAbi};
 use cuda_driver_pfn::types::{CUcontext, CUdevice, CUdeviceptr_v2, CUfunction, CUmodule, CUstream};
-use cuda_driver_pfn::{entries, symbols, visit_entries, Driver, Entry, EntryVisitor, Error, ENTRIES};
-use cuda_sys_gen_tests::conformance::{judge, summary, tsv, Loader, Verdict};
+use cuda_driver_pfn::{entries, symbols, visit_entries, Driver, Entry, EntryVisitor, ENTRIES};
+use cuda_sys_gen_tests::conformance::{judge, resolve_all, summary, tsv, Loader, Verdict};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -33,20 +33,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// Every entry through the typed `Driver::get`, as (row, pointer or error).
-fn resolve_all(driver: &Driver) -> Vec<std::result::Result<usize, Error>> {
-    struct Collect<'a>(&'a Driver, Vec<std::result::Result<usize, Error>>);
-    impl EntryVisitor for Collect<'_> {
-        fn visit<E: Entry>(&mut self) {
-            // SAFETY: a function pointer read as its address.
-            let r = self.0.get::<E>().map(|f| unsafe { std::mem::transmute_copy::<E::Fn, usize>(&f) });
-            self.1.push(r);
-        }
-    }
-    let mut c = Collect(driver, Vec::new());
-    visit_entries(&mut c);
-    c.1
-}
 
 fn check(out: Option<PathBuf>) -> Result<bool> {
     let driver = Driver::load()?;
