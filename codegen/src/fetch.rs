@@ -220,11 +220,11 @@ pub fn sha256_file(path: &Path) -> Result<String, Error> {
 
 /// Checks an archive entry name and returns the path under `prefix` it stands for, if any.
 ///
-/// Refused: absolute paths, drive letters and `:` streams, `..` anywhere, backslashes (a
-/// Windows-made zip's separator, which would otherwise name a file `a\..\b`), NUL and other
-/// control characters, and names Windows cannot hold as files (`CON`, `nul.h`, `COM1`, a
-/// trailing dot or space), so that the cache is the same on every platform. Entries outside
-/// `prefix` are skipped, not refused.
+/// Refused anywhere in the archive: absolute paths, drive letters and `:` streams, `..`,
+/// backslashes (a Windows-made zip's separator, which would otherwise name a file
+/// `a\..\b`), NUL and other control characters. Refused under `prefix`: names Windows cannot
+/// hold as files (`CON`, `nul.h`, `COM1`, a trailing dot or space), so that the cache is the
+/// same on every platform. Other entries outside `prefix` are skipped, not refused.
 pub fn entry_path_under(name: &str, prefix: &str) -> Result<Option<PathBuf>, String> {
     if name.contains('\\') || name.contains('\0') {
         return Err(format!("archive entry `{}` has a backslash or NUL in its name", name.replace('\0', "\\0")));
@@ -235,13 +235,7 @@ pub fn entry_path_under(name: &str, prefix: &str) -> Result<Option<PathBuf>, Str
     let path = Path::new(name);
     for c in path.components() {
         match c {
-            Component::Normal(part) => {
-                let part = part.to_string_lossy();
-                if is_windows_reserved(&part) {
-                    return Err(format!("archive entry `{name}` has a component (`{part}`) that Windows reserves"));
-                }
-            }
-            Component::CurDir => {}
+            Component::Normal(_) | Component::CurDir => {}
             Component::ParentDir => return Err(format!("archive entry `{name}` climbs out of the archive (`..`)")),
             Component::RootDir | Component::Prefix(_) => {
                 return Err(format!("archive entry `{name}` has an absolute path"))
@@ -252,7 +246,14 @@ pub fn entry_path_under(name: &str, prefix: &str) -> Result<Option<PathBuf>, Str
         return Err(format!("archive entry `{name}` has a drive or stream separator `:`"));
     }
     let prefix = prefix.trim_end_matches('/');
-    Ok(path.strip_prefix(prefix).ok().filter(|r| !r.as_os_str().is_empty()).map(Path::to_owned))
+    let Some(rel) = path.strip_prefix(prefix).ok().filter(|r| !r.as_os_str().is_empty()) else { return Ok(None) };
+    // Only for what is extracted: elsewhere such a name is no harm to us.
+    for part in rel.components().map(|c| c.as_os_str().to_string_lossy()) {
+        if is_windows_reserved(&part) {
+            return Err(format!("archive entry `{name}` has a component (`{part}`) that Windows reserves"));
+        }
+    }
+    Ok(Some(rel.to_owned()))
 }
 
 /// `CON`, `aux.h`, `COM1.txt`, `name.` or `name ` : not a file name on Windows.

@@ -91,7 +91,14 @@ pub struct ParsedOutput {
 
 /// Reads bindgen's output. Errors are messages; the caller adds the toolkit.
 pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Result<ParsedOutput, String> {
-    let mut file: syn::File = syn::parse_str(rust).map_err(|e| format!("not valid Rust: {e}"))?;
+    // Lexing is iterative; parsing (syn), printing (prettyplease) and quoting recurse once per
+    // level, so depth is checked on the tokens first.
+    let tokens: proc_macro2::TokenStream = rust.parse().map_err(|e| format!("not valid Rust: {e}"))?;
+    let depth = nesting(tokens.clone());
+    if depth > MAX_NESTING {
+        return Err(format!("not bindgen's output: nested {depth} levels deep (bindgen's output nests a few; at most {MAX_NESTING} are read)"));
+    }
+    let mut file: syn::File = syn::parse2(tokens).map_err(|e| format!("not valid Rust: {e}"))?;
     if let Some(tokens) = find_verbatim(&mut file) {
         return Err(format!("not bindgen's output: syn keeps `{tokens}` only as unparsed tokens, which cannot be printed back"));
     }
@@ -141,6 +148,62 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
         });
     }
     Ok(ParsedOutput { typedefs, unversioned, types: syn::File { shebang: None, attrs: file.attrs, items: others } })
+}
+
+/// Nesting past this is refused before syn sees it. Measured with [`nesting`], bindgen's
+/// output for the pinned toolkits (and the fixtures) nests 6. An unoptimized syn needs up to
+/// 40 KB of stack per level (generic arguments), so the 2 MiB stack of the pipeline's worker
+/// threads overflowed at about 50 levels of `Option<`, 80 of `*mut`, 88 of `(`: 32 keeps a
+/// margin on both sides.
+pub const MAX_NESTING: usize = 32;
+
+/// How deep the syntax of `tokens` can nest, as the parsers that recurse see it: groups
+/// (`( [ {`), plus generic angle brackets and runs of prefix tokens (`*mut`, `&`, `!`, `-`,
+/// `dyn`, `impl`) within each group, summed along the deepest path. Iterative.
+pub fn nesting(tokens: proc_macro2::TokenStream) -> usize {
+    use proc_macro2::{Spacing, TokenTree};
+    struct Level {
+        rest: proc_macro2::token_stream::IntoIter,
+        base: usize,
+        angle: usize,
+        run: usize,
+        /// The previous token was a joint `-` or `=` (so a `>` closes `->` or `=>`).
+        arrow: bool,
+    }
+    let mut max = 0;
+    let mut stack = vec![Level { rest: tokens.into_iter(), base: 0, angle: 0, run: 0, arrow: false }];
+    while let Some(level) = stack.last_mut() {
+        let Some(token) = level.rest.next() else {
+            stack.pop();
+            continue;
+        };
+        let mut arrow = false;
+        match &token {
+            TokenTree::Group(g) => {
+                let base = level.base + level.angle + level.run + 1;
+                level.run = 0;
+                max = max.max(base);
+                let inner = Level { rest: g.stream().into_iter(), base, angle: 0, run: 0, arrow: false };
+                stack.push(inner);
+                continue;
+            }
+            TokenTree::Punct(p) => match p.as_char() {
+                '<' => level.angle += 1,
+                '>' if !level.arrow => level.angle = level.angle.saturating_sub(1),
+                '*' | '&' | '!' | '-' => {
+                    level.run += 1;
+                    arrow = p.as_char() == '-' && p.spacing() == Spacing::Joint;
+                }
+                '=' => arrow = p.spacing() == Spacing::Joint,
+                _ => level.run = 0,
+            },
+            TokenTree::Ident(i) if ["mut", "const", "dyn", "impl"].contains(&i.to_string().as_str()) => level.run += 1,
+            _ => level.run = 0,
+        }
+        level.arrow = arrow;
+        max = max.max(level.base + level.angle + level.run);
+    }
+    max
 }
 
 /// The first piece of syntax that syn accepts but keeps only as tokens (`Verbatim`): a type
