@@ -3,7 +3,8 @@
 
 pub mod conformance;
 
-pub mod fake;
+/// The fake libcuda and its knobs (a crate of its own: `tests/fake-client`).
+pub use fake_libcuda_client as fake;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,7 @@ use codegen::write::Mode;
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_owned).unwrap_or_default()
+    fake::repo_root()
 }
 
 /// The real manifest.

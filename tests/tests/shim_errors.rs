@@ -255,3 +255,65 @@ fn errors_are_std_errors() {
     fn check<E: std::error::Error + Send + Sync + 'static>() {}
     check::<Error>();
 }
+
+/// Every combination of a result, a status and a pointer a faulty driver could answer with:
+/// a pointer comes back only for success with a success (or unwritten) status and a non-NULL
+/// value; everything else is the one typed error the mapping names, never a panic, and never
+/// cached.
+#[test]
+fn every_answer_a_faulty_driver_could_give() {
+    let results = [SUCCESS, INVALID_VALUE, 2, 3, 100, 201, NOT_FOUND, 999, 9999, u32::MAX];
+    let statuses = [UNWRITTEN, 0, 1, 2, 3, 7, -2, i32::MAX, i32::MIN];
+    let pointers = [0usize, 0x1234];
+    let fake = Fake::new(Flavour::Full);
+    let mut cases = 0;
+    for &result in &results {
+        for &status in &statuses {
+            for &ptr in &pointers {
+                fake.reset();
+                fake.answer("cuMemAlloc", 3020, result, status, ptr);
+                let d = driver(&fake);
+                let got = d.get::<entries::cuMemAlloc_v3020>().map(|f| f as usize);
+                let case = format!("result {result}, status {status}, pointer {ptr:#x}: {got:?}");
+                // The status is the more specific report; then the result; then the pointer.
+                match (status, result) {
+                    (1, _) => assert!(matches!(got, Err(Error::SymbolNotFound { .. })), "{case}"),
+                    (2, _) => assert!(matches!(got, Err(Error::VersionNotSufficient { .. })), "{case}"),
+                    (_, NOT_FOUND) => assert!(matches!(got, Err(Error::VersionNotSufficient { .. })), "{case}"),
+                    (_, SUCCESS) if status != 0 && status != UNWRITTEN => {
+                        assert!(matches!(&got, Err(Error::UnknownStatus { status: s, .. }) if *s == status as u32), "{case}")
+                    }
+                    (_, SUCCESS) if ptr == 0 => assert!(matches!(got, Err(Error::NullPointer { .. })), "{case}"),
+                    (_, SUCCESS) => assert_eq!(got.as_ref().ok(), Some(&ptr), "{case}"),
+                    // A version at or below the driver's: INVALID_VALUE is an ordinary failure.
+                    (_, code) => assert!(matches!(&got, Err(Error::Driver { code: c, .. }) if *c == code), "{case}"),
+                }
+                if let Err(e) = &got {
+                    check_text(e, "cuMemAlloc", 3020, "");
+                    // Not cached: the next call asks again.
+                    let before = fake.log_len();
+                    let _ = d.get::<entries::cuMemAlloc_v3020>();
+                    assert_eq!(fake.log_len(), before + 1, "{case}: a failure was cached");
+                }
+                cases += 1;
+            }
+        }
+    }
+    assert_eq!(cases, 180);
+}
+
+/// Driver versions no driver reports: 0 and negative ones are refused at load, with the
+/// value in the text; anything positive is taken as it is.
+#[test]
+fn driver_versions_out_of_range() {
+    for v in [0, -1, -13000, i32::MIN] {
+        let fake = Fake::new(Flavour::Full);
+        fake.set_driver_version_raw(v);
+        let e = Driver::from_path(fake.path()).unwrap_err();
+        assert!(matches!(&e, Error::VersionUnreadable { .. }), "{v}: {e:?}");
+        assert!(e.to_string().contains(&format!("returned the version {v}")), "{e}");
+    }
+    let fake = Fake::new(Flavour::Full);
+    fake.set_driver_version_raw(i32::MAX);
+    assert_eq!(driver(&fake).version(), i32::MAX as u32);
+}

@@ -1,5 +1,6 @@
 //! This repository's automation: `cargo xtask generate [--toolkit PATH] [--check] [--add-toolkit V]`,
-//! `cargo xtask diff --from A --to B` and `cargo xtask fuzz {seeds,run}`.
+//! `cargo xtask diff --from A --to B`, `cargo xtask fuzz {seeds,run}`, `cargo xtask tsan`,
+//! `cargo xtask bench` and `cargo xtask device-build`.
 //!
 //! The same front end as the `cuda-sys-gen` command, with this repository's paths fixed:
 //! headers-manifest.toml, generated/ and the cache under target/.
@@ -32,6 +33,8 @@ enum Command {
     Fuzz(fuzz::FuzzCommand),
     /// Benchmarks against their baselines (issue 7): prints a table, writes target/bench/latest.md.
     Bench(bench::BenchArgs),
+    /// The race tests of tests/race under ThreadSanitizer (nightly, rust-src).
+    Tsan,
     /// Where one generate's time goes, phase by phase, on one thread.
     #[command(hide = true)]
     BenchPhases,
@@ -45,6 +48,7 @@ enum Command {
 
 mod bench;
 mod device;
+mod tsan;
 
 fn project_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_owned).unwrap_or_default()
@@ -67,6 +71,7 @@ fn main() -> std::process::ExitCode {
         Command::DeviceBuild => cuda_sys_gen::exit_code(device::device_build(&root)),
         Command::Fuzz(cmd) => cuda_sys_gen::exit_code(fuzz::main(cmd, &root)),
         Command::Bench(args) => cuda_sys_gen::exit_code(bench::bench(&root, args)),
+        Command::Tsan => cuda_sys_gen::exit_code(tsan::tsan(&root)),
         Command::BenchGenerate { out } => cuda_sys_gen::exit_code(bench::generate_into(&paths, &out)),
         Command::BenchPhases => cuda_sys_gen::exit_code(bench::phases::phases(&root).map(|p| bench::phases::print(&p))),
     }

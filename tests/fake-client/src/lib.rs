@@ -1,5 +1,9 @@
 //! The fake libcuda of `tests/fake-libcuda`, built on demand and loaded as separate copies.
 //!
+//! A crate of its own (and not a module of the tests crate) so that the race tests in
+//! `tests/race` can use it without building the generator: that crate is built with
+//! ThreadSanitizer (`cargo xtask tsan`), and everything it depends on with it.
+//!
 //! How the tests find it: the first test that needs a flavour (a feature set of the fake)
 //! runs `cargo build -p fake-libcuda` with the cargo that runs the tests (`env!("CARGO")`),
 //! offline, into `target/fake-libcuda/<flavour>/`: one target folder per flavour, so that
@@ -17,7 +21,10 @@ use std::ffi::{c_char, c_int, c_uint, CString};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::repo_root;
+/// The repository root (this crate is `tests/fake-client`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).map(Path::to_owned).unwrap_or_default()
+}
 
 /// Which exports the fake has (its cargo features).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -65,7 +72,11 @@ pub fn build(flavour: Flavour) -> PathBuf {
     cmd.args(["build", "--quiet", "--offline", "-p", "fake-libcuda", "--manifest-path"])
         .arg(repo_root().join("Cargo.toml"))
         .arg("--target-dir")
-        .arg(&target);
+        .arg(&target)
+        // The fake is built as a driver would be, whatever flags the tests were built with
+        // (`cargo xtask tsan` sets RUSTFLAGS for its own build only).
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS");
     if !flavour.features().is_empty() {
         cmd.args(["--features", flavour.features()]);
     }
@@ -143,7 +154,12 @@ impl Fake {
     }
 
     pub fn set_driver_version(&self, v: u32) {
-        call!(self, "fake_set_driver_version": fn(c_int), v as c_int);
+        self.set_driver_version_raw(v as c_int);
+    }
+
+    /// What `cuDriverGetVersion` writes, including values no driver has (0, negative).
+    pub fn set_driver_version_raw(&self, v: c_int) {
+        call!(self, "fake_set_driver_version": fn(c_int), v);
     }
 
     /// What `cuDriverGetVersion` returns instead of success.

@@ -1,0 +1,1 @@
+//! Nothing but the tests in `tests/`: see `tests/races.rs`.
