@@ -17,7 +17,7 @@ use cuda_driver_pfn::{entries, visit_entries, Driver, Entry, EntryVisitor, Strea
 
 type GetProcAddressV2 = unsafe extern "C" fn(*const c_char, *mut *mut c_void, c_int, u64, *mut c_int) -> c_uint;
 
-/// The fake's configuration functions (tests/src/fake.rs has the same for the tests).
+/// The fake's configuration functions (tests/fake-client has the same for the tests).
 struct Fake {
     lib: libloading::Library,
 }
