@@ -30,7 +30,7 @@ impl<N> Candidate<N> {
     }
 }
 /// A driver symbol, as a type: implemented only by the markers in [`symbols`].
-pub trait Symbol: sealed::Sealed + Copy + Default + 'static {
+pub trait Symbol: sealed::Sealed + 'static {
     /// The enum with one case per ABI.
     type Newest: NewestAbi;
     /// The name passed to `cuGetProcAddress`.
@@ -13546,11 +13546,11 @@ impl NewestAbi for WaitExternalSemaphoresAsync {
         }
     }
 }
-/// One marker type per symbol, named like the symbol.
+/// One marker type per symbol, named like the symbol: a type only, with no values (an
+/// empty enum), used as `driver.newest::<symbols::cuCtxCreate>()`.
 pub mod symbols {
     /// The symbol `cuArray3DCreate`, for [`Driver::newest`](crate::Driver::newest): see [`Array3DCreate`](super::Array3DCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuArray3DCreate;
+    pub enum cuArray3DCreate {}
     impl super::sealed::Sealed for cuArray3DCreate {}
     impl super::Symbol for cuArray3DCreate {
         type Newest = super::Array3DCreate;
@@ -13580,8 +13580,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::Array3DCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArray3DGetDescriptor`, for [`Driver::newest`](crate::Driver::newest): see [`Array3DGetDescriptor`](super::Array3DGetDescriptor).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuArray3DGetDescriptor;
+    pub enum cuArray3DGetDescriptor {}
     impl super::sealed::Sealed for cuArray3DGetDescriptor {}
     impl super::Symbol for cuArray3DGetDescriptor {
         type Newest = super::Array3DGetDescriptor;
@@ -13613,8 +13612,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArrayCreate`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayCreate`](super::ArrayCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuArrayCreate;
+    pub enum cuArrayCreate {}
     impl super::sealed::Sealed for cuArrayCreate {}
     impl super::Symbol for cuArrayCreate {
         type Newest = super::ArrayCreate;
@@ -13644,8 +13642,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ArrayCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArrayDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayDestroy`](super::ArrayDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuArrayDestroy;
+    pub enum cuArrayDestroy {}
     impl super::sealed::Sealed for cuArrayDestroy {}
     impl super::Symbol for cuArrayDestroy {
         type Newest = super::ArrayDestroy;
@@ -13665,8 +13662,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ArrayDestroy>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArrayGetDescriptor`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayGetDescriptor`](super::ArrayGetDescriptor).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuArrayGetDescriptor;
+    pub enum cuArrayGetDescriptor {}
     impl super::sealed::Sealed for cuArrayGetDescriptor {}
     impl super::Symbol for cuArrayGetDescriptor {
         type Newest = super::ArrayGetDescriptor;
@@ -13696,8 +13692,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ArrayGetDescriptor>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArrayGetMemoryRequirements`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayGetMemoryRequirements`](super::ArrayGetMemoryRequirements).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuArrayGetMemoryRequirements;
+    pub enum cuArrayGetMemoryRequirements {}
     impl super::sealed::Sealed for cuArrayGetMemoryRequirements {}
     impl super::Symbol for cuArrayGetMemoryRequirements {
         type Newest = super::ArrayGetMemoryRequirements;
@@ -13721,8 +13716,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArrayGetPlane`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayGetPlane`](super::ArrayGetPlane).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuArrayGetPlane;
+    pub enum cuArrayGetPlane {}
     impl super::sealed::Sealed for cuArrayGetPlane {}
     impl super::Symbol for cuArrayGetPlane {
         type Newest = super::ArrayGetPlane;
@@ -13742,8 +13736,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ArrayGetPlane>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuArrayGetSparseProperties`, for [`Driver::newest`](crate::Driver::newest): see [`ArrayGetSparseProperties`](super::ArrayGetSparseProperties).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuArrayGetSparseProperties;
+    pub enum cuArrayGetSparseProperties {}
     impl super::sealed::Sealed for cuArrayGetSparseProperties {}
     impl super::Symbol for cuArrayGetSparseProperties {
         type Newest = super::ArrayGetSparseProperties;
@@ -13767,8 +13760,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointOperationComplete`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointOperationComplete`](super::CheckpointOperationComplete).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCheckpointOperationComplete;
+    pub enum cuCheckpointOperationComplete {}
     impl super::sealed::Sealed for cuCheckpointOperationComplete {}
     impl super::Symbol for cuCheckpointOperationComplete {
         type Newest = super::CheckpointOperationComplete;
@@ -13792,8 +13784,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointProcessCheckpoint`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessCheckpoint`](super::CheckpointProcessCheckpoint).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCheckpointProcessCheckpoint;
+    pub enum cuCheckpointProcessCheckpoint {}
     impl super::sealed::Sealed for cuCheckpointProcessCheckpoint {}
     impl super::Symbol for cuCheckpointProcessCheckpoint {
         type Newest = super::CheckpointProcessCheckpoint;
@@ -13817,8 +13808,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointProcessGetRestoreThreadId`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessGetRestoreThreadId`](super::CheckpointProcessGetRestoreThreadId).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCheckpointProcessGetRestoreThreadId;
+    pub enum cuCheckpointProcessGetRestoreThreadId {}
     impl super::sealed::Sealed for cuCheckpointProcessGetRestoreThreadId {}
     impl super::Symbol for cuCheckpointProcessGetRestoreThreadId {
         type Newest = super::CheckpointProcessGetRestoreThreadId;
@@ -13844,8 +13834,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointProcessGetState`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessGetState`](super::CheckpointProcessGetState).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCheckpointProcessGetState;
+    pub enum cuCheckpointProcessGetState {}
     impl super::sealed::Sealed for cuCheckpointProcessGetState {}
     impl super::Symbol for cuCheckpointProcessGetState {
         type Newest = super::CheckpointProcessGetState;
@@ -13869,8 +13858,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointProcessLock`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessLock`](super::CheckpointProcessLock).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCheckpointProcessLock;
+    pub enum cuCheckpointProcessLock {}
     impl super::sealed::Sealed for cuCheckpointProcessLock {}
     impl super::Symbol for cuCheckpointProcessLock {
         type Newest = super::CheckpointProcessLock;
@@ -13892,8 +13880,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointProcessRestore`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessRestore`](super::CheckpointProcessRestore).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCheckpointProcessRestore;
+    pub enum cuCheckpointProcessRestore {}
     impl super::sealed::Sealed for cuCheckpointProcessRestore {}
     impl super::Symbol for cuCheckpointProcessRestore {
         type Newest = super::CheckpointProcessRestore;
@@ -13917,8 +13904,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCheckpointProcessUnlock`, for [`Driver::newest`](crate::Driver::newest): see [`CheckpointProcessUnlock`](super::CheckpointProcessUnlock).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCheckpointProcessUnlock;
+    pub enum cuCheckpointProcessUnlock {}
     impl super::sealed::Sealed for cuCheckpointProcessUnlock {}
     impl super::Symbol for cuCheckpointProcessUnlock {
         type Newest = super::CheckpointProcessUnlock;
@@ -13942,8 +13928,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpDeregisterCompleteCallback`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpDeregisterCompleteCallback`](super::CoredumpDeregisterCompleteCallback).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCoredumpDeregisterCompleteCallback;
+    pub enum cuCoredumpDeregisterCompleteCallback {}
     impl super::sealed::Sealed for cuCoredumpDeregisterCompleteCallback {}
     impl super::Symbol for cuCoredumpDeregisterCompleteCallback {
         type Newest = super::CoredumpDeregisterCompleteCallback;
@@ -13969,8 +13954,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpDeregisterStartCallback`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpDeregisterStartCallback`](super::CoredumpDeregisterStartCallback).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCoredumpDeregisterStartCallback;
+    pub enum cuCoredumpDeregisterStartCallback {}
     impl super::sealed::Sealed for cuCoredumpDeregisterStartCallback {}
     impl super::Symbol for cuCoredumpDeregisterStartCallback {
         type Newest = super::CoredumpDeregisterStartCallback;
@@ -13996,8 +13980,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpGetAttribute`](super::CoredumpGetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCoredumpGetAttribute;
+    pub enum cuCoredumpGetAttribute {}
     impl super::sealed::Sealed for cuCoredumpGetAttribute {}
     impl super::Symbol for cuCoredumpGetAttribute {
         type Newest = super::CoredumpGetAttribute;
@@ -14019,8 +14002,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpGetAttributeGlobal`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpGetAttributeGlobal`](super::CoredumpGetAttributeGlobal).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCoredumpGetAttributeGlobal;
+    pub enum cuCoredumpGetAttributeGlobal {}
     impl super::sealed::Sealed for cuCoredumpGetAttributeGlobal {}
     impl super::Symbol for cuCoredumpGetAttributeGlobal {
         type Newest = super::CoredumpGetAttributeGlobal;
@@ -14044,8 +14026,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpRegisterCompleteCallback`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpRegisterCompleteCallback`](super::CoredumpRegisterCompleteCallback).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCoredumpRegisterCompleteCallback;
+    pub enum cuCoredumpRegisterCompleteCallback {}
     impl super::sealed::Sealed for cuCoredumpRegisterCompleteCallback {}
     impl super::Symbol for cuCoredumpRegisterCompleteCallback {
         type Newest = super::CoredumpRegisterCompleteCallback;
@@ -14071,8 +14052,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpRegisterStartCallback`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpRegisterStartCallback`](super::CoredumpRegisterStartCallback).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCoredumpRegisterStartCallback;
+    pub enum cuCoredumpRegisterStartCallback {}
     impl super::sealed::Sealed for cuCoredumpRegisterStartCallback {}
     impl super::Symbol for cuCoredumpRegisterStartCallback {
         type Newest = super::CoredumpRegisterStartCallback;
@@ -14096,8 +14076,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpSetAttribute`](super::CoredumpSetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCoredumpSetAttribute;
+    pub enum cuCoredumpSetAttribute {}
     impl super::sealed::Sealed for cuCoredumpSetAttribute {}
     impl super::Symbol for cuCoredumpSetAttribute {
         type Newest = super::CoredumpSetAttribute;
@@ -14119,8 +14098,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCoredumpSetAttributeGlobal`, for [`Driver::newest`](crate::Driver::newest): see [`CoredumpSetAttributeGlobal`](super::CoredumpSetAttributeGlobal).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCoredumpSetAttributeGlobal;
+    pub enum cuCoredumpSetAttributeGlobal {}
     impl super::sealed::Sealed for cuCoredumpSetAttributeGlobal {}
     impl super::Symbol for cuCoredumpSetAttributeGlobal {
         type Newest = super::CoredumpSetAttributeGlobal;
@@ -14144,8 +14122,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxAttach`, for [`Driver::newest`](crate::Driver::newest): see [`CtxAttach`](super::CtxAttach).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxAttach;
+    pub enum cuCtxAttach {}
     impl super::sealed::Sealed for cuCtxAttach {}
     impl super::Symbol for cuCtxAttach {
         type Newest = super::CtxAttach;
@@ -14165,8 +14142,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxAttach>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`CtxCreate`](super::CtxCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxCreate;
+    pub enum cuCtxCreate {}
     impl super::sealed::Sealed for cuCtxCreate {}
     impl super::Symbol for cuCtxCreate {
         type Newest = super::CtxCreate;
@@ -14216,8 +14192,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`CtxDestroy`](super::CtxDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxDestroy;
+    pub enum cuCtxDestroy {}
     impl super::sealed::Sealed for cuCtxDestroy {}
     impl super::Symbol for cuCtxDestroy {
         type Newest = super::CtxDestroy;
@@ -14247,8 +14222,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxDestroy>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxDetach`, for [`Driver::newest`](crate::Driver::newest): see [`CtxDetach`](super::CtxDetach).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxDetach;
+    pub enum cuCtxDetach {}
     impl super::sealed::Sealed for cuCtxDetach {}
     impl super::Symbol for cuCtxDetach {
         type Newest = super::CtxDetach;
@@ -14268,8 +14242,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxDetach>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxDisablePeerAccess`, for [`Driver::newest`](crate::Driver::newest): see [`CtxDisablePeerAccess`](super::CtxDisablePeerAccess).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxDisablePeerAccess;
+    pub enum cuCtxDisablePeerAccess {}
     impl super::sealed::Sealed for cuCtxDisablePeerAccess {}
     impl super::Symbol for cuCtxDisablePeerAccess {
         type Newest = super::CtxDisablePeerAccess;
@@ -14291,8 +14264,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxEnablePeerAccess`, for [`Driver::newest`](crate::Driver::newest): see [`CtxEnablePeerAccess`](super::CtxEnablePeerAccess).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxEnablePeerAccess;
+    pub enum cuCtxEnablePeerAccess {}
     impl super::sealed::Sealed for cuCtxEnablePeerAccess {}
     impl super::Symbol for cuCtxEnablePeerAccess {
         type Newest = super::CtxEnablePeerAccess;
@@ -14314,8 +14286,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxFromGreenCtx`, for [`Driver::newest`](crate::Driver::newest): see [`CtxFromGreenCtx`](super::CtxFromGreenCtx).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxFromGreenCtx;
+    pub enum cuCtxFromGreenCtx {}
     impl super::sealed::Sealed for cuCtxFromGreenCtx {}
     impl super::Symbol for cuCtxFromGreenCtx {
         type Newest = super::CtxFromGreenCtx;
@@ -14335,8 +14306,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxFromGreenCtx>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetApiVersion`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetApiVersion`](super::CtxGetApiVersion).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxGetApiVersion;
+    pub enum cuCtxGetApiVersion {}
     impl super::sealed::Sealed for cuCtxGetApiVersion {}
     impl super::Symbol for cuCtxGetApiVersion {
         type Newest = super::CtxGetApiVersion;
@@ -14356,8 +14326,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxGetApiVersion>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetCacheConfig`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetCacheConfig`](super::CtxGetCacheConfig).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxGetCacheConfig;
+    pub enum cuCtxGetCacheConfig {}
     impl super::sealed::Sealed for cuCtxGetCacheConfig {}
     impl super::Symbol for cuCtxGetCacheConfig {
         type Newest = super::CtxGetCacheConfig;
@@ -14377,8 +14346,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxGetCacheConfig>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetCurrent`](super::CtxGetCurrent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxGetCurrent;
+    pub enum cuCtxGetCurrent {}
     impl super::sealed::Sealed for cuCtxGetCurrent {}
     impl super::Symbol for cuCtxGetCurrent {
         type Newest = super::CtxGetCurrent;
@@ -14398,8 +14366,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxGetCurrent>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetDevResource`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetDevResource`](super::CtxGetDevResource).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxGetDevResource;
+    pub enum cuCtxGetDevResource {}
     impl super::sealed::Sealed for cuCtxGetDevResource {}
     impl super::Symbol for cuCtxGetDevResource {
         type Newest = super::CtxGetDevResource;
@@ -14419,8 +14386,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxGetDevResource>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetDevice`](super::CtxGetDevice).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxGetDevice;
+    pub enum cuCtxGetDevice {}
     impl super::sealed::Sealed for cuCtxGetDevice {}
     impl super::Symbol for cuCtxGetDevice {
         type Newest = super::CtxGetDevice;
@@ -14450,8 +14416,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxGetDevice>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetExecAffinity`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetExecAffinity`](super::CtxGetExecAffinity).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxGetExecAffinity;
+    pub enum cuCtxGetExecAffinity {}
     impl super::sealed::Sealed for cuCtxGetExecAffinity {}
     impl super::Symbol for cuCtxGetExecAffinity {
         type Newest = super::CtxGetExecAffinity;
@@ -14471,8 +14436,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxGetExecAffinity>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetFlags`](super::CtxGetFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxGetFlags;
+    pub enum cuCtxGetFlags {}
     impl super::sealed::Sealed for cuCtxGetFlags {}
     impl super::Symbol for cuCtxGetFlags {
         type Newest = super::CtxGetFlags;
@@ -14492,8 +14456,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxGetFlags>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetId`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetId`](super::CtxGetId).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxGetId;
+    pub enum cuCtxGetId {}
     impl super::sealed::Sealed for cuCtxGetId {}
     impl super::Symbol for cuCtxGetId {
         type Newest = super::CtxGetId;
@@ -14513,8 +14476,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxGetId>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetLimit`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetLimit`](super::CtxGetLimit).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxGetLimit;
+    pub enum cuCtxGetLimit {}
     impl super::sealed::Sealed for cuCtxGetLimit {}
     impl super::Symbol for cuCtxGetLimit {
         type Newest = super::CtxGetLimit;
@@ -14534,8 +14496,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxGetLimit>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetSharedMemConfig`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetSharedMemConfig`](super::CtxGetSharedMemConfig).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxGetSharedMemConfig;
+    pub enum cuCtxGetSharedMemConfig {}
     impl super::sealed::Sealed for cuCtxGetSharedMemConfig {}
     impl super::Symbol for cuCtxGetSharedMemConfig {
         type Newest = super::CtxGetSharedMemConfig;
@@ -14557,8 +14518,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxGetStreamPriorityRange`, for [`Driver::newest`](crate::Driver::newest): see [`CtxGetStreamPriorityRange`](super::CtxGetStreamPriorityRange).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxGetStreamPriorityRange;
+    pub enum cuCtxGetStreamPriorityRange {}
     impl super::sealed::Sealed for cuCtxGetStreamPriorityRange {}
     impl super::Symbol for cuCtxGetStreamPriorityRange {
         type Newest = super::CtxGetStreamPriorityRange;
@@ -14582,8 +14542,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxPopCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxPopCurrent`](super::CtxPopCurrent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxPopCurrent;
+    pub enum cuCtxPopCurrent {}
     impl super::sealed::Sealed for cuCtxPopCurrent {}
     impl super::Symbol for cuCtxPopCurrent {
         type Newest = super::CtxPopCurrent;
@@ -14613,8 +14572,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxPopCurrent>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxPushCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxPushCurrent`](super::CtxPushCurrent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxPushCurrent;
+    pub enum cuCtxPushCurrent {}
     impl super::sealed::Sealed for cuCtxPushCurrent {}
     impl super::Symbol for cuCtxPushCurrent {
         type Newest = super::CtxPushCurrent;
@@ -14644,8 +14602,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxPushCurrent>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxRecordEvent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxRecordEvent`](super::CtxRecordEvent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxRecordEvent;
+    pub enum cuCtxRecordEvent {}
     impl super::sealed::Sealed for cuCtxRecordEvent {}
     impl super::Symbol for cuCtxRecordEvent {
         type Newest = super::CtxRecordEvent;
@@ -14665,8 +14622,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxRecordEvent>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxResetPersistingL2Cache`, for [`Driver::newest`](crate::Driver::newest): see [`CtxResetPersistingL2Cache`](super::CtxResetPersistingL2Cache).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxResetPersistingL2Cache;
+    pub enum cuCtxResetPersistingL2Cache {}
     impl super::sealed::Sealed for cuCtxResetPersistingL2Cache {}
     impl super::Symbol for cuCtxResetPersistingL2Cache {
         type Newest = super::CtxResetPersistingL2Cache;
@@ -14690,8 +14646,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxSetCacheConfig`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetCacheConfig`](super::CtxSetCacheConfig).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxSetCacheConfig;
+    pub enum cuCtxSetCacheConfig {}
     impl super::sealed::Sealed for cuCtxSetCacheConfig {}
     impl super::Symbol for cuCtxSetCacheConfig {
         type Newest = super::CtxSetCacheConfig;
@@ -14711,8 +14666,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxSetCacheConfig>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxSetCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetCurrent`](super::CtxSetCurrent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxSetCurrent;
+    pub enum cuCtxSetCurrent {}
     impl super::sealed::Sealed for cuCtxSetCurrent {}
     impl super::Symbol for cuCtxSetCurrent {
         type Newest = super::CtxSetCurrent;
@@ -14732,8 +14686,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxSetCurrent>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxSetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetFlags`](super::CtxSetFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxSetFlags;
+    pub enum cuCtxSetFlags {}
     impl super::sealed::Sealed for cuCtxSetFlags {}
     impl super::Symbol for cuCtxSetFlags {
         type Newest = super::CtxSetFlags;
@@ -14753,8 +14706,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxSetFlags>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxSetLimit`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetLimit`](super::CtxSetLimit).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxSetLimit;
+    pub enum cuCtxSetLimit {}
     impl super::sealed::Sealed for cuCtxSetLimit {}
     impl super::Symbol for cuCtxSetLimit {
         type Newest = super::CtxSetLimit;
@@ -14774,8 +14726,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxSetLimit>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxSetSharedMemConfig`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSetSharedMemConfig`](super::CtxSetSharedMemConfig).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxSetSharedMemConfig;
+    pub enum cuCtxSetSharedMemConfig {}
     impl super::sealed::Sealed for cuCtxSetSharedMemConfig {}
     impl super::Symbol for cuCtxSetSharedMemConfig {
         type Newest = super::CtxSetSharedMemConfig;
@@ -14797,8 +14748,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxSynchronize`, for [`Driver::newest`](crate::Driver::newest): see [`CtxSynchronize`](super::CtxSynchronize).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxSynchronize;
+    pub enum cuCtxSynchronize {}
     impl super::sealed::Sealed for cuCtxSynchronize {}
     impl super::Symbol for cuCtxSynchronize {
         type Newest = super::CtxSynchronize;
@@ -14828,8 +14778,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::CtxSynchronize>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuCtxWaitEvent`, for [`Driver::newest`](crate::Driver::newest): see [`CtxWaitEvent`](super::CtxWaitEvent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuCtxWaitEvent;
+    pub enum cuCtxWaitEvent {}
     impl super::sealed::Sealed for cuCtxWaitEvent {}
     impl super::Symbol for cuCtxWaitEvent {
         type Newest = super::CtxWaitEvent;
@@ -14850,8 +14799,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10CtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10CtxCreate`](super::D3D10CtxCreate).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10CtxCreate;
+    pub enum cuD3D10CtxCreate {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10CtxCreate {}
     #[cfg(feature = "d3d10")]
@@ -14884,8 +14832,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10CtxCreateOnDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10CtxCreateOnDevice`](super::D3D10CtxCreateOnDevice).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10CtxCreateOnDevice;
+    pub enum cuD3D10CtxCreateOnDevice {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10CtxCreateOnDevice {}
     #[cfg(feature = "d3d10")]
@@ -14910,8 +14857,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10GetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10GetDevice`](super::D3D10GetDevice).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10GetDevice;
+    pub enum cuD3D10GetDevice {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10GetDevice {}
     #[cfg(feature = "d3d10")]
@@ -14934,8 +14880,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10GetDevices`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10GetDevices`](super::D3D10GetDevices).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10GetDevices;
+    pub enum cuD3D10GetDevices {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10GetDevices {}
     #[cfg(feature = "d3d10")]
@@ -14958,8 +14903,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10GetDirect3DDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10GetDirect3DDevice`](super::D3D10GetDirect3DDevice).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10GetDirect3DDevice;
+    pub enum cuD3D10GetDirect3DDevice {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10GetDirect3DDevice {}
     #[cfg(feature = "d3d10")]
@@ -14984,8 +14928,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10MapResources`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10MapResources`](super::D3D10MapResources).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10MapResources;
+    pub enum cuD3D10MapResources {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10MapResources {}
     #[cfg(feature = "d3d10")]
@@ -15008,8 +14951,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10RegisterResource`](super::D3D10RegisterResource).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10RegisterResource;
+    pub enum cuD3D10RegisterResource {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10RegisterResource {}
     #[cfg(feature = "d3d10")]
@@ -15034,8 +14976,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10ResourceGetMappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetMappedArray`](super::D3D10ResourceGetMappedArray).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10ResourceGetMappedArray;
+    pub enum cuD3D10ResourceGetMappedArray {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10ResourceGetMappedArray {}
     #[cfg(feature = "d3d10")]
@@ -15062,8 +15003,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10ResourceGetMappedPitch`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetMappedPitch`](super::D3D10ResourceGetMappedPitch).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10ResourceGetMappedPitch;
+    pub enum cuD3D10ResourceGetMappedPitch {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10ResourceGetMappedPitch {}
     #[cfg(feature = "d3d10")]
@@ -15100,8 +15040,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10ResourceGetMappedPointer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetMappedPointer`](super::D3D10ResourceGetMappedPointer).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10ResourceGetMappedPointer;
+    pub enum cuD3D10ResourceGetMappedPointer {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10ResourceGetMappedPointer {}
     #[cfg(feature = "d3d10")]
@@ -15138,8 +15077,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10ResourceGetMappedSize`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetMappedSize`](super::D3D10ResourceGetMappedSize).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10ResourceGetMappedSize;
+    pub enum cuD3D10ResourceGetMappedSize {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10ResourceGetMappedSize {}
     #[cfg(feature = "d3d10")]
@@ -15176,8 +15114,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10ResourceGetSurfaceDimensions`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceGetSurfaceDimensions`](super::D3D10ResourceGetSurfaceDimensions).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10ResourceGetSurfaceDimensions;
+    pub enum cuD3D10ResourceGetSurfaceDimensions {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10ResourceGetSurfaceDimensions {}
     #[cfg(feature = "d3d10")]
@@ -15218,8 +15155,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10ResourceSetMapFlags`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10ResourceSetMapFlags`](super::D3D10ResourceSetMapFlags).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10ResourceSetMapFlags;
+    pub enum cuD3D10ResourceSetMapFlags {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10ResourceSetMapFlags {}
     #[cfg(feature = "d3d10")]
@@ -15246,8 +15182,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10UnmapResources`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10UnmapResources`](super::D3D10UnmapResources).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10UnmapResources;
+    pub enum cuD3D10UnmapResources {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10UnmapResources {}
     #[cfg(feature = "d3d10")]
@@ -15272,8 +15207,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D10UnregisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`D3D10UnregisterResource`](super::D3D10UnregisterResource).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D10UnregisterResource;
+    pub enum cuD3D10UnregisterResource {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuD3D10UnregisterResource {}
     #[cfg(feature = "d3d10")]
@@ -15300,8 +15234,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D11CtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11CtxCreate`](super::D3D11CtxCreate).
     #[cfg(feature = "d3d11")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D11CtxCreate;
+    pub enum cuD3D11CtxCreate {}
     #[cfg(feature = "d3d11")]
     impl super::sealed::Sealed for cuD3D11CtxCreate {}
     #[cfg(feature = "d3d11")]
@@ -15334,8 +15267,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D11CtxCreateOnDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11CtxCreateOnDevice`](super::D3D11CtxCreateOnDevice).
     #[cfg(feature = "d3d11")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D11CtxCreateOnDevice;
+    pub enum cuD3D11CtxCreateOnDevice {}
     #[cfg(feature = "d3d11")]
     impl super::sealed::Sealed for cuD3D11CtxCreateOnDevice {}
     #[cfg(feature = "d3d11")]
@@ -15360,8 +15292,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D11GetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11GetDevice`](super::D3D11GetDevice).
     #[cfg(feature = "d3d11")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D11GetDevice;
+    pub enum cuD3D11GetDevice {}
     #[cfg(feature = "d3d11")]
     impl super::sealed::Sealed for cuD3D11GetDevice {}
     #[cfg(feature = "d3d11")]
@@ -15384,8 +15315,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D11GetDevices`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11GetDevices`](super::D3D11GetDevices).
     #[cfg(feature = "d3d11")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D11GetDevices;
+    pub enum cuD3D11GetDevices {}
     #[cfg(feature = "d3d11")]
     impl super::sealed::Sealed for cuD3D11GetDevices {}
     #[cfg(feature = "d3d11")]
@@ -15408,8 +15338,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D11GetDirect3DDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D11GetDirect3DDevice`](super::D3D11GetDirect3DDevice).
     #[cfg(feature = "d3d11")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D11GetDirect3DDevice;
+    pub enum cuD3D11GetDirect3DDevice {}
     #[cfg(feature = "d3d11")]
     impl super::sealed::Sealed for cuD3D11GetDirect3DDevice {}
     #[cfg(feature = "d3d11")]
@@ -15434,8 +15363,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9Begin`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9Begin`](super::D3D9Begin).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9Begin;
+    pub enum cuD3D9Begin {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9Begin {}
     #[cfg(feature = "d3d9")]
@@ -15458,8 +15386,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9CtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9CtxCreate`](super::D3D9CtxCreate).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9CtxCreate;
+    pub enum cuD3D9CtxCreate {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9CtxCreate {}
     #[cfg(feature = "d3d9")]
@@ -15492,8 +15419,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9CtxCreateOnDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9CtxCreateOnDevice`](super::D3D9CtxCreateOnDevice).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9CtxCreateOnDevice;
+    pub enum cuD3D9CtxCreateOnDevice {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9CtxCreateOnDevice {}
     #[cfg(feature = "d3d9")]
@@ -15518,8 +15444,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9End`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9End`](super::D3D9End).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9End;
+    pub enum cuD3D9End {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9End {}
     #[cfg(feature = "d3d9")]
@@ -15540,8 +15465,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9GetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9GetDevice`](super::D3D9GetDevice).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9GetDevice;
+    pub enum cuD3D9GetDevice {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9GetDevice {}
     #[cfg(feature = "d3d9")]
@@ -15564,8 +15488,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9GetDevices`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9GetDevices`](super::D3D9GetDevices).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9GetDevices;
+    pub enum cuD3D9GetDevices {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9GetDevices {}
     #[cfg(feature = "d3d9")]
@@ -15588,8 +15511,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9GetDirect3DDevice`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9GetDirect3DDevice`](super::D3D9GetDirect3DDevice).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9GetDirect3DDevice;
+    pub enum cuD3D9GetDirect3DDevice {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9GetDirect3DDevice {}
     #[cfg(feature = "d3d9")]
@@ -15614,8 +15536,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9MapResources`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9MapResources`](super::D3D9MapResources).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9MapResources;
+    pub enum cuD3D9MapResources {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9MapResources {}
     #[cfg(feature = "d3d9")]
@@ -15638,8 +15559,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9MapVertexBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9MapVertexBuffer`](super::D3D9MapVertexBuffer).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9MapVertexBuffer;
+    pub enum cuD3D9MapVertexBuffer {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9MapVertexBuffer {}
     #[cfg(feature = "d3d9")]
@@ -15674,8 +15594,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9RegisterResource`](super::D3D9RegisterResource).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9RegisterResource;
+    pub enum cuD3D9RegisterResource {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9RegisterResource {}
     #[cfg(feature = "d3d9")]
@@ -15700,8 +15619,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9RegisterVertexBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9RegisterVertexBuffer`](super::D3D9RegisterVertexBuffer).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9RegisterVertexBuffer;
+    pub enum cuD3D9RegisterVertexBuffer {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9RegisterVertexBuffer {}
     #[cfg(feature = "d3d9")]
@@ -15728,8 +15646,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9ResourceGetMappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetMappedArray`](super::D3D9ResourceGetMappedArray).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9ResourceGetMappedArray;
+    pub enum cuD3D9ResourceGetMappedArray {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9ResourceGetMappedArray {}
     #[cfg(feature = "d3d9")]
@@ -15756,8 +15673,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9ResourceGetMappedPitch`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetMappedPitch`](super::D3D9ResourceGetMappedPitch).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9ResourceGetMappedPitch;
+    pub enum cuD3D9ResourceGetMappedPitch {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9ResourceGetMappedPitch {}
     #[cfg(feature = "d3d9")]
@@ -15794,8 +15710,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9ResourceGetMappedPointer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetMappedPointer`](super::D3D9ResourceGetMappedPointer).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9ResourceGetMappedPointer;
+    pub enum cuD3D9ResourceGetMappedPointer {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9ResourceGetMappedPointer {}
     #[cfg(feature = "d3d9")]
@@ -15832,8 +15747,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9ResourceGetMappedSize`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetMappedSize`](super::D3D9ResourceGetMappedSize).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9ResourceGetMappedSize;
+    pub enum cuD3D9ResourceGetMappedSize {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9ResourceGetMappedSize {}
     #[cfg(feature = "d3d9")]
@@ -15870,8 +15784,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9ResourceGetSurfaceDimensions`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceGetSurfaceDimensions`](super::D3D9ResourceGetSurfaceDimensions).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9ResourceGetSurfaceDimensions;
+    pub enum cuD3D9ResourceGetSurfaceDimensions {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9ResourceGetSurfaceDimensions {}
     #[cfg(feature = "d3d9")]
@@ -15912,8 +15825,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9ResourceSetMapFlags`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9ResourceSetMapFlags`](super::D3D9ResourceSetMapFlags).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9ResourceSetMapFlags;
+    pub enum cuD3D9ResourceSetMapFlags {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9ResourceSetMapFlags {}
     #[cfg(feature = "d3d9")]
@@ -15940,8 +15852,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9UnmapResources`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9UnmapResources`](super::D3D9UnmapResources).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9UnmapResources;
+    pub enum cuD3D9UnmapResources {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9UnmapResources {}
     #[cfg(feature = "d3d9")]
@@ -15964,8 +15875,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9UnmapVertexBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9UnmapVertexBuffer`](super::D3D9UnmapVertexBuffer).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9UnmapVertexBuffer;
+    pub enum cuD3D9UnmapVertexBuffer {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9UnmapVertexBuffer {}
     #[cfg(feature = "d3d9")]
@@ -15990,8 +15900,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9UnregisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9UnregisterResource`](super::D3D9UnregisterResource).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9UnregisterResource;
+    pub enum cuD3D9UnregisterResource {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9UnregisterResource {}
     #[cfg(feature = "d3d9")]
@@ -16016,8 +15925,7 @@ pub mod symbols {
     }
     /// The symbol `cuD3D9UnregisterVertexBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`D3D9UnregisterVertexBuffer`](super::D3D9UnregisterVertexBuffer).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuD3D9UnregisterVertexBuffer;
+    pub enum cuD3D9UnregisterVertexBuffer {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuD3D9UnregisterVertexBuffer {}
     #[cfg(feature = "d3d9")]
@@ -16043,8 +15951,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDestroyExternalMemory`, for [`Driver::newest`](crate::Driver::newest): see [`DestroyExternalMemory`](super::DestroyExternalMemory).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDestroyExternalMemory;
+    pub enum cuDestroyExternalMemory {}
     impl super::sealed::Sealed for cuDestroyExternalMemory {}
     impl super::Symbol for cuDestroyExternalMemory {
         type Newest = super::DestroyExternalMemory;
@@ -16066,8 +15973,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDestroyExternalSemaphore`, for [`Driver::newest`](crate::Driver::newest): see [`DestroyExternalSemaphore`](super::DestroyExternalSemaphore).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDestroyExternalSemaphore;
+    pub enum cuDestroyExternalSemaphore {}
     impl super::sealed::Sealed for cuDestroyExternalSemaphore {}
     impl super::Symbol for cuDestroyExternalSemaphore {
         type Newest = super::DestroyExternalSemaphore;
@@ -16091,8 +15997,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevResourceGenerateDesc`, for [`Driver::newest`](crate::Driver::newest): see [`DevResourceGenerateDesc`](super::DevResourceGenerateDesc).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDevResourceGenerateDesc;
+    pub enum cuDevResourceGenerateDesc {}
     impl super::sealed::Sealed for cuDevResourceGenerateDesc {}
     impl super::Symbol for cuDevResourceGenerateDesc {
         type Newest = super::DevResourceGenerateDesc;
@@ -16116,8 +16021,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevSmResourceSplit`, for [`Driver::newest`](crate::Driver::newest): see [`DevSmResourceSplit`](super::DevSmResourceSplit).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDevSmResourceSplit;
+    pub enum cuDevSmResourceSplit {}
     impl super::sealed::Sealed for cuDevSmResourceSplit {}
     impl super::Symbol for cuDevSmResourceSplit {
         type Newest = super::DevSmResourceSplit;
@@ -16137,8 +16041,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::DevSmResourceSplit>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevSmResourceSplitByCount`, for [`Driver::newest`](crate::Driver::newest): see [`DevSmResourceSplitByCount`](super::DevSmResourceSplitByCount).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDevSmResourceSplitByCount;
+    pub enum cuDevSmResourceSplitByCount {}
     impl super::sealed::Sealed for cuDevSmResourceSplitByCount {}
     impl super::Symbol for cuDevSmResourceSplitByCount {
         type Newest = super::DevSmResourceSplitByCount;
@@ -16162,8 +16065,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceCanAccessPeer`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceCanAccessPeer`](super::DeviceCanAccessPeer).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceCanAccessPeer;
+    pub enum cuDeviceCanAccessPeer {}
     impl super::sealed::Sealed for cuDeviceCanAccessPeer {}
     impl super::Symbol for cuDeviceCanAccessPeer {
         type Newest = super::DeviceCanAccessPeer;
@@ -16185,8 +16087,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceComputeCapability`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceComputeCapability`](super::DeviceComputeCapability).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceComputeCapability;
+    pub enum cuDeviceComputeCapability {}
     impl super::sealed::Sealed for cuDeviceComputeCapability {}
     impl super::Symbol for cuDeviceComputeCapability {
         type Newest = super::DeviceComputeCapability;
@@ -16210,8 +16111,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGet`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGet`](super::DeviceGet).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGet;
+    pub enum cuDeviceGet {}
     impl super::sealed::Sealed for cuDeviceGet {}
     impl super::Symbol for cuDeviceGet {
         type Newest = super::DeviceGet;
@@ -16231,8 +16131,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::DeviceGet>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetAttribute`](super::DeviceGetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetAttribute;
+    pub enum cuDeviceGetAttribute {}
     impl super::sealed::Sealed for cuDeviceGetAttribute {}
     impl super::Symbol for cuDeviceGetAttribute {
         type Newest = super::DeviceGetAttribute;
@@ -16252,8 +16151,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::DeviceGetAttribute>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetByPCIBusId`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetByPCIBusId`](super::DeviceGetByPCIBusId).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetByPCIBusId;
+    pub enum cuDeviceGetByPCIBusId {}
     impl super::sealed::Sealed for cuDeviceGetByPCIBusId {}
     impl super::Symbol for cuDeviceGetByPCIBusId {
         type Newest = super::DeviceGetByPCIBusId;
@@ -16275,8 +16173,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetCliqueCount`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetCliqueCount`](super::DeviceGetCliqueCount).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetCliqueCount;
+    pub enum cuDeviceGetCliqueCount {}
     impl super::sealed::Sealed for cuDeviceGetCliqueCount {}
     impl super::Symbol for cuDeviceGetCliqueCount {
         type Newest = super::DeviceGetCliqueCount;
@@ -16298,8 +16195,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetCliqueInfo`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetCliqueInfo`](super::DeviceGetCliqueInfo).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetCliqueInfo;
+    pub enum cuDeviceGetCliqueInfo {}
     impl super::sealed::Sealed for cuDeviceGetCliqueInfo {}
     impl super::Symbol for cuDeviceGetCliqueInfo {
         type Newest = super::DeviceGetCliqueInfo;
@@ -16321,8 +16217,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetCount`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetCount`](super::DeviceGetCount).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetCount;
+    pub enum cuDeviceGetCount {}
     impl super::sealed::Sealed for cuDeviceGetCount {}
     impl super::Symbol for cuDeviceGetCount {
         type Newest = super::DeviceGetCount;
@@ -16342,8 +16237,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::DeviceGetCount>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetDefaultMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetDefaultMemPool`](super::DeviceGetDefaultMemPool).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetDefaultMemPool;
+    pub enum cuDeviceGetDefaultMemPool {}
     impl super::sealed::Sealed for cuDeviceGetDefaultMemPool {}
     impl super::Symbol for cuDeviceGetDefaultMemPool {
         type Newest = super::DeviceGetDefaultMemPool;
@@ -16367,8 +16261,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetDevResource`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetDevResource`](super::DeviceGetDevResource).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetDevResource;
+    pub enum cuDeviceGetDevResource {}
     impl super::sealed::Sealed for cuDeviceGetDevResource {}
     impl super::Symbol for cuDeviceGetDevResource {
         type Newest = super::DeviceGetDevResource;
@@ -16390,8 +16283,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetExecAffinitySupport`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetExecAffinitySupport`](super::DeviceGetExecAffinitySupport).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetExecAffinitySupport;
+    pub enum cuDeviceGetExecAffinitySupport {}
     impl super::sealed::Sealed for cuDeviceGetExecAffinitySupport {}
     impl super::Symbol for cuDeviceGetExecAffinitySupport {
         type Newest = super::DeviceGetExecAffinitySupport;
@@ -16415,8 +16307,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetFabricClusterUuid`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetFabricClusterUuid`](super::DeviceGetFabricClusterUuid).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetFabricClusterUuid;
+    pub enum cuDeviceGetFabricClusterUuid {}
     impl super::sealed::Sealed for cuDeviceGetFabricClusterUuid {}
     impl super::Symbol for cuDeviceGetFabricClusterUuid {
         type Newest = super::DeviceGetFabricClusterUuid;
@@ -16440,8 +16331,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetGraphMemAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetGraphMemAttribute`](super::DeviceGetGraphMemAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetGraphMemAttribute;
+    pub enum cuDeviceGetGraphMemAttribute {}
     impl super::sealed::Sealed for cuDeviceGetGraphMemAttribute {}
     impl super::Symbol for cuDeviceGetGraphMemAttribute {
         type Newest = super::DeviceGetGraphMemAttribute;
@@ -16465,8 +16355,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetHostAtomicCapabilities`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetHostAtomicCapabilities`](super::DeviceGetHostAtomicCapabilities).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetHostAtomicCapabilities;
+    pub enum cuDeviceGetHostAtomicCapabilities {}
     impl super::sealed::Sealed for cuDeviceGetHostAtomicCapabilities {}
     impl super::Symbol for cuDeviceGetHostAtomicCapabilities {
         type Newest = super::DeviceGetHostAtomicCapabilities;
@@ -16492,8 +16381,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetLuid`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetLuid`](super::DeviceGetLuid).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetLuid;
+    pub enum cuDeviceGetLuid {}
     impl super::sealed::Sealed for cuDeviceGetLuid {}
     impl super::Symbol for cuDeviceGetLuid {
         type Newest = super::DeviceGetLuid;
@@ -16513,8 +16401,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::DeviceGetLuid>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetMemPool`](super::DeviceGetMemPool).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetMemPool;
+    pub enum cuDeviceGetMemPool {}
     impl super::sealed::Sealed for cuDeviceGetMemPool {}
     impl super::Symbol for cuDeviceGetMemPool {
         type Newest = super::DeviceGetMemPool;
@@ -16534,8 +16421,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::DeviceGetMemPool>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetName`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetName`](super::DeviceGetName).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetName;
+    pub enum cuDeviceGetName {}
     impl super::sealed::Sealed for cuDeviceGetName {}
     impl super::Symbol for cuDeviceGetName {
         type Newest = super::DeviceGetName;
@@ -16555,8 +16441,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::DeviceGetName>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetNvSciSyncAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetNvSciSyncAttributes`](super::DeviceGetNvSciSyncAttributes).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetNvSciSyncAttributes;
+    pub enum cuDeviceGetNvSciSyncAttributes {}
     impl super::sealed::Sealed for cuDeviceGetNvSciSyncAttributes {}
     impl super::Symbol for cuDeviceGetNvSciSyncAttributes {
         type Newest = super::DeviceGetNvSciSyncAttributes;
@@ -16580,8 +16465,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetP2PAtomicCapabilities`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetP2PAtomicCapabilities`](super::DeviceGetP2PAtomicCapabilities).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetP2PAtomicCapabilities;
+    pub enum cuDeviceGetP2PAtomicCapabilities {}
     impl super::sealed::Sealed for cuDeviceGetP2PAtomicCapabilities {}
     impl super::Symbol for cuDeviceGetP2PAtomicCapabilities {
         type Newest = super::DeviceGetP2PAtomicCapabilities;
@@ -16605,8 +16489,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetP2PAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetP2PAttribute`](super::DeviceGetP2PAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetP2PAttribute;
+    pub enum cuDeviceGetP2PAttribute {}
     impl super::sealed::Sealed for cuDeviceGetP2PAttribute {}
     impl super::Symbol for cuDeviceGetP2PAttribute {
         type Newest = super::DeviceGetP2PAttribute;
@@ -16628,8 +16511,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetPCIBusId`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetPCIBusId`](super::DeviceGetPCIBusId).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetPCIBusId;
+    pub enum cuDeviceGetPCIBusId {}
     impl super::sealed::Sealed for cuDeviceGetPCIBusId {}
     impl super::Symbol for cuDeviceGetPCIBusId {
         type Newest = super::DeviceGetPCIBusId;
@@ -16649,8 +16531,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::DeviceGetPCIBusId>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetProperties`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetProperties`](super::DeviceGetProperties).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetProperties;
+    pub enum cuDeviceGetProperties {}
     impl super::sealed::Sealed for cuDeviceGetProperties {}
     impl super::Symbol for cuDeviceGetProperties {
         type Newest = super::DeviceGetProperties;
@@ -16672,8 +16553,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetTexture1DLinearMaxWidth`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetTexture1DLinearMaxWidth`](super::DeviceGetTexture1DLinearMaxWidth).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetTexture1DLinearMaxWidth;
+    pub enum cuDeviceGetTexture1DLinearMaxWidth {}
     impl super::sealed::Sealed for cuDeviceGetTexture1DLinearMaxWidth {}
     impl super::Symbol for cuDeviceGetTexture1DLinearMaxWidth {
         type Newest = super::DeviceGetTexture1DLinearMaxWidth;
@@ -16699,8 +16579,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGetUuid`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGetUuid`](super::DeviceGetUuid).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGetUuid;
+    pub enum cuDeviceGetUuid {}
     impl super::sealed::Sealed for cuDeviceGetUuid {}
     impl super::Symbol for cuDeviceGetUuid {
         type Newest = super::DeviceGetUuid;
@@ -16730,8 +16609,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::DeviceGetUuid>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceGraphMemTrim`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceGraphMemTrim`](super::DeviceGraphMemTrim).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceGraphMemTrim;
+    pub enum cuDeviceGraphMemTrim {}
     impl super::sealed::Sealed for cuDeviceGraphMemTrim {}
     impl super::Symbol for cuDeviceGraphMemTrim {
         type Newest = super::DeviceGraphMemTrim;
@@ -16751,8 +16629,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::DeviceGraphMemTrim>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevicePrimaryCtxGetState`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxGetState`](super::DevicePrimaryCtxGetState).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDevicePrimaryCtxGetState;
+    pub enum cuDevicePrimaryCtxGetState {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxGetState {}
     impl super::Symbol for cuDevicePrimaryCtxGetState {
         type Newest = super::DevicePrimaryCtxGetState;
@@ -16776,8 +16653,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevicePrimaryCtxRelease`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxRelease`](super::DevicePrimaryCtxRelease).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDevicePrimaryCtxRelease;
+    pub enum cuDevicePrimaryCtxRelease {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxRelease {}
     impl super::Symbol for cuDevicePrimaryCtxRelease {
         type Newest = super::DevicePrimaryCtxRelease;
@@ -16811,8 +16687,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevicePrimaryCtxReset`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxReset`](super::DevicePrimaryCtxReset).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDevicePrimaryCtxReset;
+    pub enum cuDevicePrimaryCtxReset {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxReset {}
     impl super::Symbol for cuDevicePrimaryCtxReset {
         type Newest = super::DevicePrimaryCtxReset;
@@ -16844,8 +16719,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevicePrimaryCtxRetain`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxRetain`](super::DevicePrimaryCtxRetain).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDevicePrimaryCtxRetain;
+    pub enum cuDevicePrimaryCtxRetain {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxRetain {}
     impl super::Symbol for cuDevicePrimaryCtxRetain {
         type Newest = super::DevicePrimaryCtxRetain;
@@ -16867,8 +16741,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDevicePrimaryCtxSetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`DevicePrimaryCtxSetFlags`](super::DevicePrimaryCtxSetFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDevicePrimaryCtxSetFlags;
+    pub enum cuDevicePrimaryCtxSetFlags {}
     impl super::sealed::Sealed for cuDevicePrimaryCtxSetFlags {}
     impl super::Symbol for cuDevicePrimaryCtxSetFlags {
         type Newest = super::DevicePrimaryCtxSetFlags;
@@ -16902,8 +16775,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceRegisterAsyncNotification`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceRegisterAsyncNotification`](super::DeviceRegisterAsyncNotification).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceRegisterAsyncNotification;
+    pub enum cuDeviceRegisterAsyncNotification {}
     impl super::sealed::Sealed for cuDeviceRegisterAsyncNotification {}
     impl super::Symbol for cuDeviceRegisterAsyncNotification {
         type Newest = super::DeviceRegisterAsyncNotification;
@@ -16929,8 +16801,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceSetGraphMemAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceSetGraphMemAttribute`](super::DeviceSetGraphMemAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceSetGraphMemAttribute;
+    pub enum cuDeviceSetGraphMemAttribute {}
     impl super::sealed::Sealed for cuDeviceSetGraphMemAttribute {}
     impl super::Symbol for cuDeviceSetGraphMemAttribute {
         type Newest = super::DeviceSetGraphMemAttribute;
@@ -16954,8 +16825,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceSetMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceSetMemPool`](super::DeviceSetMemPool).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceSetMemPool;
+    pub enum cuDeviceSetMemPool {}
     impl super::sealed::Sealed for cuDeviceSetMemPool {}
     impl super::Symbol for cuDeviceSetMemPool {
         type Newest = super::DeviceSetMemPool;
@@ -16975,8 +16845,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::DeviceSetMemPool>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceTotalMem`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceTotalMem`](super::DeviceTotalMem).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceTotalMem;
+    pub enum cuDeviceTotalMem {}
     impl super::sealed::Sealed for cuDeviceTotalMem {}
     impl super::Symbol for cuDeviceTotalMem {
         type Newest = super::DeviceTotalMem;
@@ -17006,8 +16875,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::DeviceTotalMem>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDeviceUnregisterAsyncNotification`, for [`Driver::newest`](crate::Driver::newest): see [`DeviceUnregisterAsyncNotification`](super::DeviceUnregisterAsyncNotification).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDeviceUnregisterAsyncNotification;
+    pub enum cuDeviceUnregisterAsyncNotification {}
     impl super::sealed::Sealed for cuDeviceUnregisterAsyncNotification {}
     impl super::Symbol for cuDeviceUnregisterAsyncNotification {
         type Newest = super::DeviceUnregisterAsyncNotification;
@@ -17033,8 +16901,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuDriverGetVersion`, for [`Driver::newest`](crate::Driver::newest): see [`DriverGetVersion`](super::DriverGetVersion).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuDriverGetVersion;
+    pub enum cuDriverGetVersion {}
     impl super::sealed::Sealed for cuDriverGetVersion {}
     impl super::Symbol for cuDriverGetVersion {
         type Newest = super::DriverGetVersion;
@@ -17055,8 +16922,7 @@ pub mod symbols {
     }
     /// The symbol `cuEGLStreamConsumerAcquireFrame`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerAcquireFrame`](super::EGLStreamConsumerAcquireFrame).
     #[cfg(feature = "egl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEGLStreamConsumerAcquireFrame;
+    pub enum cuEGLStreamConsumerAcquireFrame {}
     #[cfg(feature = "egl")]
     impl super::sealed::Sealed for cuEGLStreamConsumerAcquireFrame {}
     #[cfg(feature = "egl")]
@@ -17083,8 +16949,7 @@ pub mod symbols {
     }
     /// The symbol `cuEGLStreamConsumerConnect`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerConnect`](super::EGLStreamConsumerConnect).
     #[cfg(feature = "egl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEGLStreamConsumerConnect;
+    pub enum cuEGLStreamConsumerConnect {}
     #[cfg(feature = "egl")]
     impl super::sealed::Sealed for cuEGLStreamConsumerConnect {}
     #[cfg(feature = "egl")]
@@ -17111,8 +16976,7 @@ pub mod symbols {
     }
     /// The symbol `cuEGLStreamConsumerConnectWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerConnectWithFlags`](super::EGLStreamConsumerConnectWithFlags).
     #[cfg(feature = "egl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEGLStreamConsumerConnectWithFlags;
+    pub enum cuEGLStreamConsumerConnectWithFlags {}
     #[cfg(feature = "egl")]
     impl super::sealed::Sealed for cuEGLStreamConsumerConnectWithFlags {}
     #[cfg(feature = "egl")]
@@ -17141,8 +17005,7 @@ pub mod symbols {
     }
     /// The symbol `cuEGLStreamConsumerDisconnect`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerDisconnect`](super::EGLStreamConsumerDisconnect).
     #[cfg(feature = "egl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEGLStreamConsumerDisconnect;
+    pub enum cuEGLStreamConsumerDisconnect {}
     #[cfg(feature = "egl")]
     impl super::sealed::Sealed for cuEGLStreamConsumerDisconnect {}
     #[cfg(feature = "egl")]
@@ -17169,8 +17032,7 @@ pub mod symbols {
     }
     /// The symbol `cuEGLStreamConsumerReleaseFrame`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamConsumerReleaseFrame`](super::EGLStreamConsumerReleaseFrame).
     #[cfg(feature = "egl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEGLStreamConsumerReleaseFrame;
+    pub enum cuEGLStreamConsumerReleaseFrame {}
     #[cfg(feature = "egl")]
     impl super::sealed::Sealed for cuEGLStreamConsumerReleaseFrame {}
     #[cfg(feature = "egl")]
@@ -17197,8 +17059,7 @@ pub mod symbols {
     }
     /// The symbol `cuEGLStreamProducerConnect`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamProducerConnect`](super::EGLStreamProducerConnect).
     #[cfg(feature = "egl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEGLStreamProducerConnect;
+    pub enum cuEGLStreamProducerConnect {}
     #[cfg(feature = "egl")]
     impl super::sealed::Sealed for cuEGLStreamProducerConnect {}
     #[cfg(feature = "egl")]
@@ -17225,8 +17086,7 @@ pub mod symbols {
     }
     /// The symbol `cuEGLStreamProducerDisconnect`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamProducerDisconnect`](super::EGLStreamProducerDisconnect).
     #[cfg(feature = "egl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEGLStreamProducerDisconnect;
+    pub enum cuEGLStreamProducerDisconnect {}
     #[cfg(feature = "egl")]
     impl super::sealed::Sealed for cuEGLStreamProducerDisconnect {}
     #[cfg(feature = "egl")]
@@ -17253,8 +17113,7 @@ pub mod symbols {
     }
     /// The symbol `cuEGLStreamProducerPresentFrame`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamProducerPresentFrame`](super::EGLStreamProducerPresentFrame).
     #[cfg(feature = "egl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEGLStreamProducerPresentFrame;
+    pub enum cuEGLStreamProducerPresentFrame {}
     #[cfg(feature = "egl")]
     impl super::sealed::Sealed for cuEGLStreamProducerPresentFrame {}
     #[cfg(feature = "egl")]
@@ -17281,8 +17140,7 @@ pub mod symbols {
     }
     /// The symbol `cuEGLStreamProducerReturnFrame`, for [`Driver::newest`](crate::Driver::newest): see [`EGLStreamProducerReturnFrame`](super::EGLStreamProducerReturnFrame).
     #[cfg(feature = "egl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEGLStreamProducerReturnFrame;
+    pub enum cuEGLStreamProducerReturnFrame {}
     #[cfg(feature = "egl")]
     impl super::sealed::Sealed for cuEGLStreamProducerReturnFrame {}
     #[cfg(feature = "egl")]
@@ -17308,8 +17166,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEventCreate`, for [`Driver::newest`](crate::Driver::newest): see [`EventCreate`](super::EventCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEventCreate;
+    pub enum cuEventCreate {}
     impl super::sealed::Sealed for cuEventCreate {}
     impl super::Symbol for cuEventCreate {
         type Newest = super::EventCreate;
@@ -17330,8 +17187,7 @@ pub mod symbols {
     }
     /// The symbol `cuEventCreateFromEGLSync`, for [`Driver::newest`](crate::Driver::newest): see [`EventCreateFromEGLSync`](super::EventCreateFromEGLSync).
     #[cfg(feature = "egl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEventCreateFromEGLSync;
+    pub enum cuEventCreateFromEGLSync {}
     #[cfg(feature = "egl")]
     impl super::sealed::Sealed for cuEventCreateFromEGLSync {}
     #[cfg(feature = "egl")]
@@ -17355,8 +17211,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEventDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`EventDestroy`](super::EventDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEventDestroy;
+    pub enum cuEventDestroy {}
     impl super::sealed::Sealed for cuEventDestroy {}
     impl super::Symbol for cuEventDestroy {
         type Newest = super::EventDestroy;
@@ -17386,8 +17241,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::EventDestroy>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEventElapsedTime`, for [`Driver::newest`](crate::Driver::newest): see [`EventElapsedTime`](super::EventElapsedTime).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEventElapsedTime;
+    pub enum cuEventElapsedTime {}
     impl super::sealed::Sealed for cuEventElapsedTime {}
     impl super::Symbol for cuEventElapsedTime {
         type Newest = super::EventElapsedTime;
@@ -17417,8 +17271,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::EventElapsedTime>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEventQuery`, for [`Driver::newest`](crate::Driver::newest): see [`EventQuery`](super::EventQuery).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEventQuery;
+    pub enum cuEventQuery {}
     impl super::sealed::Sealed for cuEventQuery {}
     impl super::Symbol for cuEventQuery {
         type Newest = super::EventQuery;
@@ -17438,8 +17291,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::EventQuery>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuEventRecord`, for [`Driver::newest`](crate::Driver::newest): see [`EventRecord`](super::EventRecord).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEventRecord;
+    pub enum cuEventRecord {}
     impl super::sealed::Sealed for cuEventRecord {}
     impl super::Symbol for cuEventRecord {
         type Newest = super::EventRecord;
@@ -17480,8 +17332,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuEventRecordWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`EventRecordWithFlags`](super::EventRecordWithFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEventRecordWithFlags;
+    pub enum cuEventRecordWithFlags {}
     impl super::sealed::Sealed for cuEventRecordWithFlags {}
     impl super::Symbol for cuEventRecordWithFlags {
         type Newest = super::EventRecordWithFlags;
@@ -17524,8 +17375,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuEventSynchronize`, for [`Driver::newest`](crate::Driver::newest): see [`EventSynchronize`](super::EventSynchronize).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuEventSynchronize;
+    pub enum cuEventSynchronize {}
     impl super::sealed::Sealed for cuEventSynchronize {}
     impl super::Symbol for cuEventSynchronize {
         type Newest = super::EventSynchronize;
@@ -17545,8 +17395,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::EventSynchronize>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuExternalMemoryGetMappedBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`ExternalMemoryGetMappedBuffer`](super::ExternalMemoryGetMappedBuffer).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuExternalMemoryGetMappedBuffer;
+    pub enum cuExternalMemoryGetMappedBuffer {}
     impl super::sealed::Sealed for cuExternalMemoryGetMappedBuffer {}
     impl super::Symbol for cuExternalMemoryGetMappedBuffer {
         type Newest = super::ExternalMemoryGetMappedBuffer;
@@ -17570,8 +17419,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuExternalMemoryGetMappedMipmappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`ExternalMemoryGetMappedMipmappedArray`](super::ExternalMemoryGetMappedMipmappedArray).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuExternalMemoryGetMappedMipmappedArray;
+    pub enum cuExternalMemoryGetMappedMipmappedArray {}
     impl super::sealed::Sealed for cuExternalMemoryGetMappedMipmappedArray {}
     impl super::Symbol for cuExternalMemoryGetMappedMipmappedArray {
         type Newest = super::ExternalMemoryGetMappedMipmappedArray;
@@ -17597,8 +17445,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFabricCpyBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`FabricCpyBatchAsync`](super::FabricCpyBatchAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFabricCpyBatchAsync;
+    pub enum cuFabricCpyBatchAsync {}
     impl super::sealed::Sealed for cuFabricCpyBatchAsync {}
     impl super::Symbol for cuFabricCpyBatchAsync {
         type Newest = super::FabricCpyBatchAsync;
@@ -17641,8 +17488,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuFlushGPUDirectRDMAWrites`, for [`Driver::newest`](crate::Driver::newest): see [`FlushGPUDirectRDMAWrites`](super::FlushGPUDirectRDMAWrites).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFlushGPUDirectRDMAWrites;
+    pub enum cuFlushGPUDirectRDMAWrites {}
     impl super::sealed::Sealed for cuFlushGPUDirectRDMAWrites {}
     impl super::Symbol for cuFlushGPUDirectRDMAWrites {
         type Newest = super::FlushGPUDirectRDMAWrites;
@@ -17666,8 +17512,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetAttribute`](super::FuncGetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFuncGetAttribute;
+    pub enum cuFuncGetAttribute {}
     impl super::sealed::Sealed for cuFuncGetAttribute {}
     impl super::Symbol for cuFuncGetAttribute {
         type Newest = super::FuncGetAttribute;
@@ -17687,8 +17532,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::FuncGetAttribute>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncGetModule`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetModule`](super::FuncGetModule).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFuncGetModule;
+    pub enum cuFuncGetModule {}
     impl super::sealed::Sealed for cuFuncGetModule {}
     impl super::Symbol for cuFuncGetModule {
         type Newest = super::FuncGetModule;
@@ -17708,8 +17552,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::FuncGetModule>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncGetName`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetName`](super::FuncGetName).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFuncGetName;
+    pub enum cuFuncGetName {}
     impl super::sealed::Sealed for cuFuncGetName {}
     impl super::Symbol for cuFuncGetName {
         type Newest = super::FuncGetName;
@@ -17729,8 +17572,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::FuncGetName>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncGetParamCount`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetParamCount`](super::FuncGetParamCount).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFuncGetParamCount;
+    pub enum cuFuncGetParamCount {}
     impl super::sealed::Sealed for cuFuncGetParamCount {}
     impl super::Symbol for cuFuncGetParamCount {
         type Newest = super::FuncGetParamCount;
@@ -17750,8 +17592,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::FuncGetParamCount>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncGetParamInfo`, for [`Driver::newest`](crate::Driver::newest): see [`FuncGetParamInfo`](super::FuncGetParamInfo).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFuncGetParamInfo;
+    pub enum cuFuncGetParamInfo {}
     impl super::sealed::Sealed for cuFuncGetParamInfo {}
     impl super::Symbol for cuFuncGetParamInfo {
         type Newest = super::FuncGetParamInfo;
@@ -17771,8 +17612,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::FuncGetParamInfo>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncIsLoaded`, for [`Driver::newest`](crate::Driver::newest): see [`FuncIsLoaded`](super::FuncIsLoaded).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFuncIsLoaded;
+    pub enum cuFuncIsLoaded {}
     impl super::sealed::Sealed for cuFuncIsLoaded {}
     impl super::Symbol for cuFuncIsLoaded {
         type Newest = super::FuncIsLoaded;
@@ -17792,8 +17632,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::FuncIsLoaded>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncLoad`, for [`Driver::newest`](crate::Driver::newest): see [`FuncLoad`](super::FuncLoad).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFuncLoad;
+    pub enum cuFuncLoad {}
     impl super::sealed::Sealed for cuFuncLoad {}
     impl super::Symbol for cuFuncLoad {
         type Newest = super::FuncLoad;
@@ -17813,8 +17652,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::FuncLoad>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetAttribute`](super::FuncSetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFuncSetAttribute;
+    pub enum cuFuncSetAttribute {}
     impl super::sealed::Sealed for cuFuncSetAttribute {}
     impl super::Symbol for cuFuncSetAttribute {
         type Newest = super::FuncSetAttribute;
@@ -17834,8 +17672,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::FuncSetAttribute>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncSetBlockShape`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetBlockShape`](super::FuncSetBlockShape).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFuncSetBlockShape;
+    pub enum cuFuncSetBlockShape {}
     impl super::sealed::Sealed for cuFuncSetBlockShape {}
     impl super::Symbol for cuFuncSetBlockShape {
         type Newest = super::FuncSetBlockShape;
@@ -17855,8 +17692,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::FuncSetBlockShape>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncSetCacheConfig`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetCacheConfig`](super::FuncSetCacheConfig).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFuncSetCacheConfig;
+    pub enum cuFuncSetCacheConfig {}
     impl super::sealed::Sealed for cuFuncSetCacheConfig {}
     impl super::Symbol for cuFuncSetCacheConfig {
         type Newest = super::FuncSetCacheConfig;
@@ -17876,8 +17712,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::FuncSetCacheConfig>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncSetSharedMemConfig`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetSharedMemConfig`](super::FuncSetSharedMemConfig).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFuncSetSharedMemConfig;
+    pub enum cuFuncSetSharedMemConfig {}
     impl super::sealed::Sealed for cuFuncSetSharedMemConfig {}
     impl super::Symbol for cuFuncSetSharedMemConfig {
         type Newest = super::FuncSetSharedMemConfig;
@@ -17899,8 +17734,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuFuncSetSharedSize`, for [`Driver::newest`](crate::Driver::newest): see [`FuncSetSharedSize`](super::FuncSetSharedSize).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuFuncSetSharedSize;
+    pub enum cuFuncSetSharedSize {}
     impl super::sealed::Sealed for cuFuncSetSharedSize {}
     impl super::Symbol for cuFuncSetSharedSize {
         type Newest = super::FuncSetSharedSize;
@@ -17921,8 +17755,7 @@ pub mod symbols {
     }
     /// The symbol `cuGLCtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GLCtxCreate`](super::GLCtxCreate).
     #[cfg(feature = "gl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGLCtxCreate;
+    pub enum cuGLCtxCreate {}
     #[cfg(feature = "gl")]
     impl super::sealed::Sealed for cuGLCtxCreate {}
     #[cfg(feature = "gl")]
@@ -17955,8 +17788,7 @@ pub mod symbols {
     }
     /// The symbol `cuGLGetDevices`, for [`Driver::newest`](crate::Driver::newest): see [`GLGetDevices`](super::GLGetDevices).
     #[cfg(feature = "gl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGLGetDevices;
+    pub enum cuGLGetDevices {}
     #[cfg(feature = "gl")]
     impl super::sealed::Sealed for cuGLGetDevices {}
     #[cfg(feature = "gl")]
@@ -17989,8 +17821,7 @@ pub mod symbols {
     }
     /// The symbol `cuGLInit`, for [`Driver::newest`](crate::Driver::newest): see [`GLInit`](super::GLInit).
     #[cfg(feature = "gl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGLInit;
+    pub enum cuGLInit {}
     #[cfg(feature = "gl")]
     impl super::sealed::Sealed for cuGLInit {}
     #[cfg(feature = "gl")]
@@ -18011,8 +17842,7 @@ pub mod symbols {
     }
     /// The symbol `cuGLMapBufferObject`, for [`Driver::newest`](crate::Driver::newest): see [`GLMapBufferObject`](super::GLMapBufferObject).
     #[cfg(feature = "gl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGLMapBufferObject;
+    pub enum cuGLMapBufferObject {}
     #[cfg(feature = "gl")]
     impl super::sealed::Sealed for cuGLMapBufferObject {}
     #[cfg(feature = "gl")]
@@ -18076,8 +17906,7 @@ pub mod symbols {
     }
     /// The symbol `cuGLMapBufferObjectAsync`, for [`Driver::newest`](crate::Driver::newest): see [`GLMapBufferObjectAsync`](super::GLMapBufferObjectAsync).
     #[cfg(feature = "gl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGLMapBufferObjectAsync;
+    pub enum cuGLMapBufferObjectAsync {}
     #[cfg(feature = "gl")]
     impl super::sealed::Sealed for cuGLMapBufferObjectAsync {}
     #[cfg(feature = "gl")]
@@ -18143,8 +17972,7 @@ pub mod symbols {
     }
     /// The symbol `cuGLRegisterBufferObject`, for [`Driver::newest`](crate::Driver::newest): see [`GLRegisterBufferObject`](super::GLRegisterBufferObject).
     #[cfg(feature = "gl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGLRegisterBufferObject;
+    pub enum cuGLRegisterBufferObject {}
     #[cfg(feature = "gl")]
     impl super::sealed::Sealed for cuGLRegisterBufferObject {}
     #[cfg(feature = "gl")]
@@ -18169,8 +17997,7 @@ pub mod symbols {
     }
     /// The symbol `cuGLSetBufferObjectMapFlags`, for [`Driver::newest`](crate::Driver::newest): see [`GLSetBufferObjectMapFlags`](super::GLSetBufferObjectMapFlags).
     #[cfg(feature = "gl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGLSetBufferObjectMapFlags;
+    pub enum cuGLSetBufferObjectMapFlags {}
     #[cfg(feature = "gl")]
     impl super::sealed::Sealed for cuGLSetBufferObjectMapFlags {}
     #[cfg(feature = "gl")]
@@ -18197,8 +18024,7 @@ pub mod symbols {
     }
     /// The symbol `cuGLUnmapBufferObject`, for [`Driver::newest`](crate::Driver::newest): see [`GLUnmapBufferObject`](super::GLUnmapBufferObject).
     #[cfg(feature = "gl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGLUnmapBufferObject;
+    pub enum cuGLUnmapBufferObject {}
     #[cfg(feature = "gl")]
     impl super::sealed::Sealed for cuGLUnmapBufferObject {}
     #[cfg(feature = "gl")]
@@ -18223,8 +18049,7 @@ pub mod symbols {
     }
     /// The symbol `cuGLUnmapBufferObjectAsync`, for [`Driver::newest`](crate::Driver::newest): see [`GLUnmapBufferObjectAsync`](super::GLUnmapBufferObjectAsync).
     #[cfg(feature = "gl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGLUnmapBufferObjectAsync;
+    pub enum cuGLUnmapBufferObjectAsync {}
     #[cfg(feature = "gl")]
     impl super::sealed::Sealed for cuGLUnmapBufferObjectAsync {}
     #[cfg(feature = "gl")]
@@ -18251,8 +18076,7 @@ pub mod symbols {
     }
     /// The symbol `cuGLUnregisterBufferObject`, for [`Driver::newest`](crate::Driver::newest): see [`GLUnregisterBufferObject`](super::GLUnregisterBufferObject).
     #[cfg(feature = "gl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGLUnregisterBufferObject;
+    pub enum cuGLUnregisterBufferObject {}
     #[cfg(feature = "gl")]
     impl super::sealed::Sealed for cuGLUnregisterBufferObject {}
     #[cfg(feature = "gl")]
@@ -18278,8 +18102,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGetErrorName`, for [`Driver::newest`](crate::Driver::newest): see [`GetErrorName`](super::GetErrorName).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGetErrorName;
+    pub enum cuGetErrorName {}
     impl super::sealed::Sealed for cuGetErrorName {}
     impl super::Symbol for cuGetErrorName {
         type Newest = super::GetErrorName;
@@ -18299,8 +18122,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GetErrorName>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGetErrorString`, for [`Driver::newest`](crate::Driver::newest): see [`GetErrorString`](super::GetErrorString).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGetErrorString;
+    pub enum cuGetErrorString {}
     impl super::sealed::Sealed for cuGetErrorString {}
     impl super::Symbol for cuGetErrorString {
         type Newest = super::GetErrorString;
@@ -18320,8 +18142,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GetErrorString>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGetExportTable`, for [`Driver::newest`](crate::Driver::newest): see [`GetExportTable`](super::GetExportTable).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGetExportTable;
+    pub enum cuGetExportTable {}
     impl super::sealed::Sealed for cuGetExportTable {}
     impl super::Symbol for cuGetExportTable {
         type Newest = super::GetExportTable;
@@ -18341,8 +18162,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GetExportTable>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGetProcAddress`, for [`Driver::newest`](crate::Driver::newest): see [`GetProcAddress`](super::GetProcAddress).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGetProcAddress;
+    pub enum cuGetProcAddress {}
     impl super::sealed::Sealed for cuGetProcAddress {}
     impl super::Symbol for cuGetProcAddress {
         type Newest = super::GetProcAddress;
@@ -18372,8 +18192,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GetProcAddress>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddBatchMemOpNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddBatchMemOpNode`](super::GraphAddBatchMemOpNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddBatchMemOpNode;
+    pub enum cuGraphAddBatchMemOpNode {}
     impl super::sealed::Sealed for cuGraphAddBatchMemOpNode {}
     impl super::Symbol for cuGraphAddBatchMemOpNode {
         type Newest = super::GraphAddBatchMemOpNode;
@@ -18395,8 +18214,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddChildGraphNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddChildGraphNode`](super::GraphAddChildGraphNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddChildGraphNode;
+    pub enum cuGraphAddChildGraphNode {}
     impl super::sealed::Sealed for cuGraphAddChildGraphNode {}
     impl super::Symbol for cuGraphAddChildGraphNode {
         type Newest = super::GraphAddChildGraphNode;
@@ -18418,8 +18236,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddDependencies`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddDependencies`](super::GraphAddDependencies).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddDependencies;
+    pub enum cuGraphAddDependencies {}
     impl super::sealed::Sealed for cuGraphAddDependencies {}
     impl super::Symbol for cuGraphAddDependencies {
         type Newest = super::GraphAddDependencies;
@@ -18451,8 +18268,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddEmptyNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddEmptyNode`](super::GraphAddEmptyNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddEmptyNode;
+    pub enum cuGraphAddEmptyNode {}
     impl super::sealed::Sealed for cuGraphAddEmptyNode {}
     impl super::Symbol for cuGraphAddEmptyNode {
         type Newest = super::GraphAddEmptyNode;
@@ -18472,8 +18288,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphAddEmptyNode>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddEventRecordNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddEventRecordNode`](super::GraphAddEventRecordNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddEventRecordNode;
+    pub enum cuGraphAddEventRecordNode {}
     impl super::sealed::Sealed for cuGraphAddEventRecordNode {}
     impl super::Symbol for cuGraphAddEventRecordNode {
         type Newest = super::GraphAddEventRecordNode;
@@ -18497,8 +18312,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddEventWaitNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddEventWaitNode`](super::GraphAddEventWaitNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddEventWaitNode;
+    pub enum cuGraphAddEventWaitNode {}
     impl super::sealed::Sealed for cuGraphAddEventWaitNode {}
     impl super::Symbol for cuGraphAddEventWaitNode {
         type Newest = super::GraphAddEventWaitNode;
@@ -18520,8 +18334,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddExternalSemaphoresSignalNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddExternalSemaphoresSignalNode`](super::GraphAddExternalSemaphoresSignalNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddExternalSemaphoresSignalNode;
+    pub enum cuGraphAddExternalSemaphoresSignalNode {}
     impl super::sealed::Sealed for cuGraphAddExternalSemaphoresSignalNode {}
     impl super::Symbol for cuGraphAddExternalSemaphoresSignalNode {
         type Newest = super::GraphAddExternalSemaphoresSignalNode;
@@ -18547,8 +18360,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddExternalSemaphoresWaitNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddExternalSemaphoresWaitNode`](super::GraphAddExternalSemaphoresWaitNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddExternalSemaphoresWaitNode;
+    pub enum cuGraphAddExternalSemaphoresWaitNode {}
     impl super::sealed::Sealed for cuGraphAddExternalSemaphoresWaitNode {}
     impl super::Symbol for cuGraphAddExternalSemaphoresWaitNode {
         type Newest = super::GraphAddExternalSemaphoresWaitNode;
@@ -18574,8 +18386,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddHostNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddHostNode`](super::GraphAddHostNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddHostNode;
+    pub enum cuGraphAddHostNode {}
     impl super::sealed::Sealed for cuGraphAddHostNode {}
     impl super::Symbol for cuGraphAddHostNode {
         type Newest = super::GraphAddHostNode;
@@ -18595,8 +18406,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphAddHostNode>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddKernelNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddKernelNode`](super::GraphAddKernelNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddKernelNode;
+    pub enum cuGraphAddKernelNode {}
     impl super::sealed::Sealed for cuGraphAddKernelNode {}
     impl super::Symbol for cuGraphAddKernelNode {
         type Newest = super::GraphAddKernelNode;
@@ -18626,8 +18436,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphAddKernelNode>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddMemAllocNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddMemAllocNode`](super::GraphAddMemAllocNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddMemAllocNode;
+    pub enum cuGraphAddMemAllocNode {}
     impl super::sealed::Sealed for cuGraphAddMemAllocNode {}
     impl super::Symbol for cuGraphAddMemAllocNode {
         type Newest = super::GraphAddMemAllocNode;
@@ -18649,8 +18458,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddMemFreeNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddMemFreeNode`](super::GraphAddMemFreeNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddMemFreeNode;
+    pub enum cuGraphAddMemFreeNode {}
     impl super::sealed::Sealed for cuGraphAddMemFreeNode {}
     impl super::Symbol for cuGraphAddMemFreeNode {
         type Newest = super::GraphAddMemFreeNode;
@@ -18672,8 +18480,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddMemcpyNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddMemcpyNode`](super::GraphAddMemcpyNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddMemcpyNode;
+    pub enum cuGraphAddMemcpyNode {}
     impl super::sealed::Sealed for cuGraphAddMemcpyNode {}
     impl super::Symbol for cuGraphAddMemcpyNode {
         type Newest = super::GraphAddMemcpyNode;
@@ -18693,8 +18500,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphAddMemcpyNode>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddMemsetNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddMemsetNode`](super::GraphAddMemsetNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddMemsetNode;
+    pub enum cuGraphAddMemsetNode {}
     impl super::sealed::Sealed for cuGraphAddMemsetNode {}
     impl super::Symbol for cuGraphAddMemsetNode {
         type Newest = super::GraphAddMemsetNode;
@@ -18714,8 +18520,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphAddMemsetNode>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphAddNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphAddNode`](super::GraphAddNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphAddNode;
+    pub enum cuGraphAddNode {}
     impl super::sealed::Sealed for cuGraphAddNode {}
     impl super::Symbol for cuGraphAddNode {
         type Newest = super::GraphAddNode;
@@ -18755,8 +18560,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphAddNode>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphBatchMemOpNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphBatchMemOpNodeGetParams`](super::GraphBatchMemOpNodeGetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphBatchMemOpNodeGetParams;
+    pub enum cuGraphBatchMemOpNodeGetParams {}
     impl super::sealed::Sealed for cuGraphBatchMemOpNodeGetParams {}
     impl super::Symbol for cuGraphBatchMemOpNodeGetParams {
         type Newest = super::GraphBatchMemOpNodeGetParams;
@@ -18780,8 +18584,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphBatchMemOpNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphBatchMemOpNodeSetParams`](super::GraphBatchMemOpNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphBatchMemOpNodeSetParams;
+    pub enum cuGraphBatchMemOpNodeSetParams {}
     impl super::sealed::Sealed for cuGraphBatchMemOpNodeSetParams {}
     impl super::Symbol for cuGraphBatchMemOpNodeSetParams {
         type Newest = super::GraphBatchMemOpNodeSetParams;
@@ -18805,8 +18608,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphChildGraphNodeGetGraph`, for [`Driver::newest`](crate::Driver::newest): see [`GraphChildGraphNodeGetGraph`](super::GraphChildGraphNodeGetGraph).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphChildGraphNodeGetGraph;
+    pub enum cuGraphChildGraphNodeGetGraph {}
     impl super::sealed::Sealed for cuGraphChildGraphNodeGetGraph {}
     impl super::Symbol for cuGraphChildGraphNodeGetGraph {
         type Newest = super::GraphChildGraphNodeGetGraph;
@@ -18830,8 +18632,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphClone`, for [`Driver::newest`](crate::Driver::newest): see [`GraphClone`](super::GraphClone).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphClone;
+    pub enum cuGraphClone {}
     impl super::sealed::Sealed for cuGraphClone {}
     impl super::Symbol for cuGraphClone {
         type Newest = super::GraphClone;
@@ -18851,8 +18652,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphClone>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphConditionalHandleCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GraphConditionalHandleCreate`](super::GraphConditionalHandleCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphConditionalHandleCreate;
+    pub enum cuGraphConditionalHandleCreate {}
     impl super::sealed::Sealed for cuGraphConditionalHandleCreate {}
     impl super::Symbol for cuGraphConditionalHandleCreate {
         type Newest = super::GraphConditionalHandleCreate;
@@ -18876,8 +18676,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GraphCreate`](super::GraphCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphCreate;
+    pub enum cuGraphCreate {}
     impl super::sealed::Sealed for cuGraphCreate {}
     impl super::Symbol for cuGraphCreate {
         type Newest = super::GraphCreate;
@@ -18897,8 +18696,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphDebugDotPrint`, for [`Driver::newest`](crate::Driver::newest): see [`GraphDebugDotPrint`](super::GraphDebugDotPrint).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphDebugDotPrint;
+    pub enum cuGraphDebugDotPrint {}
     impl super::sealed::Sealed for cuGraphDebugDotPrint {}
     impl super::Symbol for cuGraphDebugDotPrint {
         type Newest = super::GraphDebugDotPrint;
@@ -18918,8 +18716,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphDebugDotPrint>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`GraphDestroy`](super::GraphDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphDestroy;
+    pub enum cuGraphDestroy {}
     impl super::sealed::Sealed for cuGraphDestroy {}
     impl super::Symbol for cuGraphDestroy {
         type Newest = super::GraphDestroy;
@@ -18939,8 +18736,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphDestroy>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphDestroyNode`, for [`Driver::newest`](crate::Driver::newest): see [`GraphDestroyNode`](super::GraphDestroyNode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphDestroyNode;
+    pub enum cuGraphDestroyNode {}
     impl super::sealed::Sealed for cuGraphDestroyNode {}
     impl super::Symbol for cuGraphDestroyNode {
         type Newest = super::GraphDestroyNode;
@@ -18960,8 +18756,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphDestroyNode>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphEventRecordNodeGetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphEventRecordNodeGetEvent`](super::GraphEventRecordNodeGetEvent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphEventRecordNodeGetEvent;
+    pub enum cuGraphEventRecordNodeGetEvent {}
     impl super::sealed::Sealed for cuGraphEventRecordNodeGetEvent {}
     impl super::Symbol for cuGraphEventRecordNodeGetEvent {
         type Newest = super::GraphEventRecordNodeGetEvent;
@@ -18985,8 +18780,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphEventRecordNodeSetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphEventRecordNodeSetEvent`](super::GraphEventRecordNodeSetEvent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphEventRecordNodeSetEvent;
+    pub enum cuGraphEventRecordNodeSetEvent {}
     impl super::sealed::Sealed for cuGraphEventRecordNodeSetEvent {}
     impl super::Symbol for cuGraphEventRecordNodeSetEvent {
         type Newest = super::GraphEventRecordNodeSetEvent;
@@ -19010,8 +18804,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphEventWaitNodeGetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphEventWaitNodeGetEvent`](super::GraphEventWaitNodeGetEvent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphEventWaitNodeGetEvent;
+    pub enum cuGraphEventWaitNodeGetEvent {}
     impl super::sealed::Sealed for cuGraphEventWaitNodeGetEvent {}
     impl super::Symbol for cuGraphEventWaitNodeGetEvent {
         type Newest = super::GraphEventWaitNodeGetEvent;
@@ -19035,8 +18828,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphEventWaitNodeSetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphEventWaitNodeSetEvent`](super::GraphEventWaitNodeSetEvent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphEventWaitNodeSetEvent;
+    pub enum cuGraphEventWaitNodeSetEvent {}
     impl super::sealed::Sealed for cuGraphEventWaitNodeSetEvent {}
     impl super::Symbol for cuGraphEventWaitNodeSetEvent {
         type Newest = super::GraphEventWaitNodeSetEvent;
@@ -19060,8 +18852,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecBatchMemOpNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecBatchMemOpNodeSetParams`](super::GraphExecBatchMemOpNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecBatchMemOpNodeSetParams;
+    pub enum cuGraphExecBatchMemOpNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecBatchMemOpNodeSetParams {}
     impl super::Symbol for cuGraphExecBatchMemOpNodeSetParams {
         type Newest = super::GraphExecBatchMemOpNodeSetParams;
@@ -19087,8 +18878,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecChildGraphNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecChildGraphNodeSetParams`](super::GraphExecChildGraphNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecChildGraphNodeSetParams;
+    pub enum cuGraphExecChildGraphNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecChildGraphNodeSetParams {}
     impl super::Symbol for cuGraphExecChildGraphNodeSetParams {
         type Newest = super::GraphExecChildGraphNodeSetParams;
@@ -19114,8 +18904,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecDestroy`](super::GraphExecDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecDestroy;
+    pub enum cuGraphExecDestroy {}
     impl super::sealed::Sealed for cuGraphExecDestroy {}
     impl super::Symbol for cuGraphExecDestroy {
         type Newest = super::GraphExecDestroy;
@@ -19135,8 +18924,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphExecDestroy>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecEventRecordNodeSetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecEventRecordNodeSetEvent`](super::GraphExecEventRecordNodeSetEvent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecEventRecordNodeSetEvent;
+    pub enum cuGraphExecEventRecordNodeSetEvent {}
     impl super::sealed::Sealed for cuGraphExecEventRecordNodeSetEvent {}
     impl super::Symbol for cuGraphExecEventRecordNodeSetEvent {
         type Newest = super::GraphExecEventRecordNodeSetEvent;
@@ -19162,8 +18950,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecEventWaitNodeSetEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecEventWaitNodeSetEvent`](super::GraphExecEventWaitNodeSetEvent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecEventWaitNodeSetEvent;
+    pub enum cuGraphExecEventWaitNodeSetEvent {}
     impl super::sealed::Sealed for cuGraphExecEventWaitNodeSetEvent {}
     impl super::Symbol for cuGraphExecEventWaitNodeSetEvent {
         type Newest = super::GraphExecEventWaitNodeSetEvent;
@@ -19187,8 +18974,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecExternalSemaphoresSignalNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecExternalSemaphoresSignalNodeSetParams`](super::GraphExecExternalSemaphoresSignalNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecExternalSemaphoresSignalNodeSetParams;
+    pub enum cuGraphExecExternalSemaphoresSignalNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecExternalSemaphoresSignalNodeSetParams {}
     impl super::Symbol for cuGraphExecExternalSemaphoresSignalNodeSetParams {
         type Newest = super::GraphExecExternalSemaphoresSignalNodeSetParams;
@@ -19216,8 +19002,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecExternalSemaphoresWaitNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecExternalSemaphoresWaitNodeSetParams`](super::GraphExecExternalSemaphoresWaitNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecExternalSemaphoresWaitNodeSetParams;
+    pub enum cuGraphExecExternalSemaphoresWaitNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecExternalSemaphoresWaitNodeSetParams {}
     impl super::Symbol for cuGraphExecExternalSemaphoresWaitNodeSetParams {
         type Newest = super::GraphExecExternalSemaphoresWaitNodeSetParams;
@@ -19243,8 +19028,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecGetFlags`](super::GraphExecGetFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecGetFlags;
+    pub enum cuGraphExecGetFlags {}
     impl super::sealed::Sealed for cuGraphExecGetFlags {}
     impl super::Symbol for cuGraphExecGetFlags {
         type Newest = super::GraphExecGetFlags;
@@ -19264,8 +19048,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphExecGetFlags>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecGetId`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecGetId`](super::GraphExecGetId).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecGetId;
+    pub enum cuGraphExecGetId {}
     impl super::sealed::Sealed for cuGraphExecGetId {}
     impl super::Symbol for cuGraphExecGetId {
         type Newest = super::GraphExecGetId;
@@ -19285,8 +19068,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphExecGetId>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecHostNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecHostNodeSetParams`](super::GraphExecHostNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecHostNodeSetParams;
+    pub enum cuGraphExecHostNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecHostNodeSetParams {}
     impl super::Symbol for cuGraphExecHostNodeSetParams {
         type Newest = super::GraphExecHostNodeSetParams;
@@ -19310,8 +19092,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecKernelNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecKernelNodeSetParams`](super::GraphExecKernelNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecKernelNodeSetParams;
+    pub enum cuGraphExecKernelNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecKernelNodeSetParams {}
     impl super::Symbol for cuGraphExecKernelNodeSetParams {
         type Newest = super::GraphExecKernelNodeSetParams;
@@ -19345,8 +19126,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecMemcpyNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecMemcpyNodeSetParams`](super::GraphExecMemcpyNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecMemcpyNodeSetParams;
+    pub enum cuGraphExecMemcpyNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecMemcpyNodeSetParams {}
     impl super::Symbol for cuGraphExecMemcpyNodeSetParams {
         type Newest = super::GraphExecMemcpyNodeSetParams;
@@ -19370,8 +19150,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecMemsetNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecMemsetNodeSetParams`](super::GraphExecMemsetNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecMemsetNodeSetParams;
+    pub enum cuGraphExecMemsetNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecMemsetNodeSetParams {}
     impl super::Symbol for cuGraphExecMemsetNodeSetParams {
         type Newest = super::GraphExecMemsetNodeSetParams;
@@ -19395,8 +19174,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecNodeSetParams`](super::GraphExecNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecNodeSetParams;
+    pub enum cuGraphExecNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExecNodeSetParams {}
     impl super::Symbol for cuGraphExecNodeSetParams {
         type Newest = super::GraphExecNodeSetParams;
@@ -19418,8 +19196,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExecUpdate`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExecUpdate`](super::GraphExecUpdate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExecUpdate;
+    pub enum cuGraphExecUpdate {}
     impl super::sealed::Sealed for cuGraphExecUpdate {}
     impl super::Symbol for cuGraphExecUpdate {
         type Newest = super::GraphExecUpdate;
@@ -19449,8 +19226,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphExecUpdate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExternalSemaphoresSignalNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExternalSemaphoresSignalNodeGetParams`](super::GraphExternalSemaphoresSignalNodeGetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExternalSemaphoresSignalNodeGetParams;
+    pub enum cuGraphExternalSemaphoresSignalNodeGetParams {}
     impl super::sealed::Sealed for cuGraphExternalSemaphoresSignalNodeGetParams {}
     impl super::Symbol for cuGraphExternalSemaphoresSignalNodeGetParams {
         type Newest = super::GraphExternalSemaphoresSignalNodeGetParams;
@@ -19476,8 +19252,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExternalSemaphoresSignalNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExternalSemaphoresSignalNodeSetParams`](super::GraphExternalSemaphoresSignalNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExternalSemaphoresSignalNodeSetParams;
+    pub enum cuGraphExternalSemaphoresSignalNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExternalSemaphoresSignalNodeSetParams {}
     impl super::Symbol for cuGraphExternalSemaphoresSignalNodeSetParams {
         type Newest = super::GraphExternalSemaphoresSignalNodeSetParams;
@@ -19503,8 +19278,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExternalSemaphoresWaitNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExternalSemaphoresWaitNodeGetParams`](super::GraphExternalSemaphoresWaitNodeGetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExternalSemaphoresWaitNodeGetParams;
+    pub enum cuGraphExternalSemaphoresWaitNodeGetParams {}
     impl super::sealed::Sealed for cuGraphExternalSemaphoresWaitNodeGetParams {}
     impl super::Symbol for cuGraphExternalSemaphoresWaitNodeGetParams {
         type Newest = super::GraphExternalSemaphoresWaitNodeGetParams;
@@ -19530,8 +19304,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphExternalSemaphoresWaitNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphExternalSemaphoresWaitNodeSetParams`](super::GraphExternalSemaphoresWaitNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphExternalSemaphoresWaitNodeSetParams;
+    pub enum cuGraphExternalSemaphoresWaitNodeSetParams {}
     impl super::sealed::Sealed for cuGraphExternalSemaphoresWaitNodeSetParams {}
     impl super::Symbol for cuGraphExternalSemaphoresWaitNodeSetParams {
         type Newest = super::GraphExternalSemaphoresWaitNodeSetParams;
@@ -19557,8 +19330,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphGetEdges`, for [`Driver::newest`](crate::Driver::newest): see [`GraphGetEdges`](super::GraphGetEdges).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphGetEdges;
+    pub enum cuGraphGetEdges {}
     impl super::sealed::Sealed for cuGraphGetEdges {}
     impl super::Symbol for cuGraphGetEdges {
         type Newest = super::GraphGetEdges;
@@ -19588,8 +19360,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphGetEdges>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphGetId`, for [`Driver::newest`](crate::Driver::newest): see [`GraphGetId`](super::GraphGetId).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphGetId;
+    pub enum cuGraphGetId {}
     impl super::sealed::Sealed for cuGraphGetId {}
     impl super::Symbol for cuGraphGetId {
         type Newest = super::GraphGetId;
@@ -19609,8 +19380,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphGetId>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphGetNodes`, for [`Driver::newest`](crate::Driver::newest): see [`GraphGetNodes`](super::GraphGetNodes).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphGetNodes;
+    pub enum cuGraphGetNodes {}
     impl super::sealed::Sealed for cuGraphGetNodes {}
     impl super::Symbol for cuGraphGetNodes {
         type Newest = super::GraphGetNodes;
@@ -19630,8 +19400,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphGetNodes>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphGetRootNodes`, for [`Driver::newest`](crate::Driver::newest): see [`GraphGetRootNodes`](super::GraphGetRootNodes).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphGetRootNodes;
+    pub enum cuGraphGetRootNodes {}
     impl super::sealed::Sealed for cuGraphGetRootNodes {}
     impl super::Symbol for cuGraphGetRootNodes {
         type Newest = super::GraphGetRootNodes;
@@ -19651,8 +19420,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphGetRootNodes>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphHostNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphHostNodeGetParams`](super::GraphHostNodeGetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphHostNodeGetParams;
+    pub enum cuGraphHostNodeGetParams {}
     impl super::sealed::Sealed for cuGraphHostNodeGetParams {}
     impl super::Symbol for cuGraphHostNodeGetParams {
         type Newest = super::GraphHostNodeGetParams;
@@ -19674,8 +19442,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphHostNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphHostNodeSetParams`](super::GraphHostNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphHostNodeSetParams;
+    pub enum cuGraphHostNodeSetParams {}
     impl super::sealed::Sealed for cuGraphHostNodeSetParams {}
     impl super::Symbol for cuGraphHostNodeSetParams {
         type Newest = super::GraphHostNodeSetParams;
@@ -19697,8 +19464,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphInstantiate`, for [`Driver::newest`](crate::Driver::newest): see [`GraphInstantiate`](super::GraphInstantiate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphInstantiate;
+    pub enum cuGraphInstantiate {}
     impl super::sealed::Sealed for cuGraphInstantiate {}
     impl super::Symbol for cuGraphInstantiate {
         type Newest = super::GraphInstantiate;
@@ -19728,8 +19494,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphInstantiate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphInstantiateWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`GraphInstantiateWithFlags`](super::GraphInstantiateWithFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphInstantiateWithFlags;
+    pub enum cuGraphInstantiateWithFlags {}
     impl super::sealed::Sealed for cuGraphInstantiateWithFlags {}
     impl super::Symbol for cuGraphInstantiateWithFlags {
         type Newest = super::GraphInstantiateWithFlags;
@@ -19753,8 +19518,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphInstantiateWithParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphInstantiateWithParams`](super::GraphInstantiateWithParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphInstantiateWithParams;
+    pub enum cuGraphInstantiateWithParams {}
     impl super::sealed::Sealed for cuGraphInstantiateWithParams {}
     impl super::Symbol for cuGraphInstantiateWithParams {
         type Newest = super::GraphInstantiateWithParams;
@@ -19801,8 +19565,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuGraphKernelNodeCopyAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeCopyAttributes`](super::GraphKernelNodeCopyAttributes).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphKernelNodeCopyAttributes;
+    pub enum cuGraphKernelNodeCopyAttributes {}
     impl super::sealed::Sealed for cuGraphKernelNodeCopyAttributes {}
     impl super::Symbol for cuGraphKernelNodeCopyAttributes {
         type Newest = super::GraphKernelNodeCopyAttributes;
@@ -19826,8 +19589,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphKernelNodeGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeGetAttribute`](super::GraphKernelNodeGetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphKernelNodeGetAttribute;
+    pub enum cuGraphKernelNodeGetAttribute {}
     impl super::sealed::Sealed for cuGraphKernelNodeGetAttribute {}
     impl super::Symbol for cuGraphKernelNodeGetAttribute {
         type Newest = super::GraphKernelNodeGetAttribute;
@@ -19851,8 +19613,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphKernelNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeGetParams`](super::GraphKernelNodeGetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphKernelNodeGetParams;
+    pub enum cuGraphKernelNodeGetParams {}
     impl super::sealed::Sealed for cuGraphKernelNodeGetParams {}
     impl super::Symbol for cuGraphKernelNodeGetParams {
         type Newest = super::GraphKernelNodeGetParams;
@@ -19886,8 +19647,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphKernelNodeSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeSetAttribute`](super::GraphKernelNodeSetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphKernelNodeSetAttribute;
+    pub enum cuGraphKernelNodeSetAttribute {}
     impl super::sealed::Sealed for cuGraphKernelNodeSetAttribute {}
     impl super::Symbol for cuGraphKernelNodeSetAttribute {
         type Newest = super::GraphKernelNodeSetAttribute;
@@ -19911,8 +19671,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphKernelNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphKernelNodeSetParams`](super::GraphKernelNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphKernelNodeSetParams;
+    pub enum cuGraphKernelNodeSetParams {}
     impl super::sealed::Sealed for cuGraphKernelNodeSetParams {}
     impl super::Symbol for cuGraphKernelNodeSetParams {
         type Newest = super::GraphKernelNodeSetParams;
@@ -19946,8 +19705,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphLaunch`, for [`Driver::newest`](crate::Driver::newest): see [`GraphLaunch`](super::GraphLaunch).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphLaunch;
+    pub enum cuGraphLaunch {}
     impl super::sealed::Sealed for cuGraphLaunch {}
     impl super::Symbol for cuGraphLaunch {
         type Newest = super::GraphLaunch;
@@ -19988,8 +19746,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuGraphMemAllocNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemAllocNodeGetParams`](super::GraphMemAllocNodeGetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphMemAllocNodeGetParams;
+    pub enum cuGraphMemAllocNodeGetParams {}
     impl super::sealed::Sealed for cuGraphMemAllocNodeGetParams {}
     impl super::Symbol for cuGraphMemAllocNodeGetParams {
         type Newest = super::GraphMemAllocNodeGetParams;
@@ -20013,8 +19770,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphMemFreeNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemFreeNodeGetParams`](super::GraphMemFreeNodeGetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphMemFreeNodeGetParams;
+    pub enum cuGraphMemFreeNodeGetParams {}
     impl super::sealed::Sealed for cuGraphMemFreeNodeGetParams {}
     impl super::Symbol for cuGraphMemFreeNodeGetParams {
         type Newest = super::GraphMemFreeNodeGetParams;
@@ -20038,8 +19794,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphMemcpyNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemcpyNodeGetParams`](super::GraphMemcpyNodeGetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphMemcpyNodeGetParams;
+    pub enum cuGraphMemcpyNodeGetParams {}
     impl super::sealed::Sealed for cuGraphMemcpyNodeGetParams {}
     impl super::Symbol for cuGraphMemcpyNodeGetParams {
         type Newest = super::GraphMemcpyNodeGetParams;
@@ -20063,8 +19818,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphMemcpyNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemcpyNodeSetParams`](super::GraphMemcpyNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphMemcpyNodeSetParams;
+    pub enum cuGraphMemcpyNodeSetParams {}
     impl super::sealed::Sealed for cuGraphMemcpyNodeSetParams {}
     impl super::Symbol for cuGraphMemcpyNodeSetParams {
         type Newest = super::GraphMemcpyNodeSetParams;
@@ -20088,8 +19842,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphMemsetNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemsetNodeGetParams`](super::GraphMemsetNodeGetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphMemsetNodeGetParams;
+    pub enum cuGraphMemsetNodeGetParams {}
     impl super::sealed::Sealed for cuGraphMemsetNodeGetParams {}
     impl super::Symbol for cuGraphMemsetNodeGetParams {
         type Newest = super::GraphMemsetNodeGetParams;
@@ -20113,8 +19866,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphMemsetNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphMemsetNodeSetParams`](super::GraphMemsetNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphMemsetNodeSetParams;
+    pub enum cuGraphMemsetNodeSetParams {}
     impl super::sealed::Sealed for cuGraphMemsetNodeSetParams {}
     impl super::Symbol for cuGraphMemsetNodeSetParams {
         type Newest = super::GraphMemsetNodeSetParams;
@@ -20138,8 +19890,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeFindInClone`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeFindInClone`](super::GraphNodeFindInClone).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphNodeFindInClone;
+    pub enum cuGraphNodeFindInClone {}
     impl super::sealed::Sealed for cuGraphNodeFindInClone {}
     impl super::Symbol for cuGraphNodeFindInClone {
         type Newest = super::GraphNodeFindInClone;
@@ -20161,8 +19912,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetContainingGraph`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetContainingGraph`](super::GraphNodeGetContainingGraph).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphNodeGetContainingGraph;
+    pub enum cuGraphNodeGetContainingGraph {}
     impl super::sealed::Sealed for cuGraphNodeGetContainingGraph {}
     impl super::Symbol for cuGraphNodeGetContainingGraph {
         type Newest = super::GraphNodeGetContainingGraph;
@@ -20186,8 +19936,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetDependencies`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetDependencies`](super::GraphNodeGetDependencies).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphNodeGetDependencies;
+    pub enum cuGraphNodeGetDependencies {}
     impl super::sealed::Sealed for cuGraphNodeGetDependencies {}
     impl super::Symbol for cuGraphNodeGetDependencies {
         type Newest = super::GraphNodeGetDependencies;
@@ -20221,8 +19970,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetDependentNodes`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetDependentNodes`](super::GraphNodeGetDependentNodes).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphNodeGetDependentNodes;
+    pub enum cuGraphNodeGetDependentNodes {}
     impl super::sealed::Sealed for cuGraphNodeGetDependentNodes {}
     impl super::Symbol for cuGraphNodeGetDependentNodes {
         type Newest = super::GraphNodeGetDependentNodes;
@@ -20256,8 +20004,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetEnabled`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetEnabled`](super::GraphNodeGetEnabled).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphNodeGetEnabled;
+    pub enum cuGraphNodeGetEnabled {}
     impl super::sealed::Sealed for cuGraphNodeGetEnabled {}
     impl super::Symbol for cuGraphNodeGetEnabled {
         type Newest = super::GraphNodeGetEnabled;
@@ -20279,8 +20026,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetLocalId`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetLocalId`](super::GraphNodeGetLocalId).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphNodeGetLocalId;
+    pub enum cuGraphNodeGetLocalId {}
     impl super::sealed::Sealed for cuGraphNodeGetLocalId {}
     impl super::Symbol for cuGraphNodeGetLocalId {
         type Newest = super::GraphNodeGetLocalId;
@@ -20302,8 +20048,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetParams`](super::GraphNodeGetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphNodeGetParams;
+    pub enum cuGraphNodeGetParams {}
     impl super::sealed::Sealed for cuGraphNodeGetParams {}
     impl super::Symbol for cuGraphNodeGetParams {
         type Newest = super::GraphNodeGetParams;
@@ -20323,8 +20068,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphNodeGetParams>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetToolsId`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetToolsId`](super::GraphNodeGetToolsId).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphNodeGetToolsId;
+    pub enum cuGraphNodeGetToolsId {}
     impl super::sealed::Sealed for cuGraphNodeGetToolsId {}
     impl super::Symbol for cuGraphNodeGetToolsId {
         type Newest = super::GraphNodeGetToolsId;
@@ -20346,8 +20090,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeGetType`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeGetType`](super::GraphNodeGetType).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphNodeGetType;
+    pub enum cuGraphNodeGetType {}
     impl super::sealed::Sealed for cuGraphNodeGetType {}
     impl super::Symbol for cuGraphNodeGetType {
         type Newest = super::GraphNodeGetType;
@@ -20367,8 +20110,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphNodeGetType>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeSetEnabled`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeSetEnabled`](super::GraphNodeSetEnabled).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphNodeSetEnabled;
+    pub enum cuGraphNodeSetEnabled {}
     impl super::sealed::Sealed for cuGraphNodeSetEnabled {}
     impl super::Symbol for cuGraphNodeSetEnabled {
         type Newest = super::GraphNodeSetEnabled;
@@ -20390,8 +20132,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphNodeSetParams`, for [`Driver::newest`](crate::Driver::newest): see [`GraphNodeSetParams`](super::GraphNodeSetParams).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphNodeSetParams;
+    pub enum cuGraphNodeSetParams {}
     impl super::sealed::Sealed for cuGraphNodeSetParams {}
     impl super::Symbol for cuGraphNodeSetParams {
         type Newest = super::GraphNodeSetParams;
@@ -20421,8 +20162,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GraphNodeSetParams>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphReleaseUserObject`, for [`Driver::newest`](crate::Driver::newest): see [`GraphReleaseUserObject`](super::GraphReleaseUserObject).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphReleaseUserObject;
+    pub enum cuGraphReleaseUserObject {}
     impl super::sealed::Sealed for cuGraphReleaseUserObject {}
     impl super::Symbol for cuGraphReleaseUserObject {
         type Newest = super::GraphReleaseUserObject;
@@ -20444,8 +20184,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphRemoveDependencies`, for [`Driver::newest`](crate::Driver::newest): see [`GraphRemoveDependencies`](super::GraphRemoveDependencies).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphRemoveDependencies;
+    pub enum cuGraphRemoveDependencies {}
     impl super::sealed::Sealed for cuGraphRemoveDependencies {}
     impl super::Symbol for cuGraphRemoveDependencies {
         type Newest = super::GraphRemoveDependencies;
@@ -20479,8 +20218,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphRetainUserObject`, for [`Driver::newest`](crate::Driver::newest): see [`GraphRetainUserObject`](super::GraphRetainUserObject).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphRetainUserObject;
+    pub enum cuGraphRetainUserObject {}
     impl super::sealed::Sealed for cuGraphRetainUserObject {}
     impl super::Symbol for cuGraphRetainUserObject {
         type Newest = super::GraphRetainUserObject;
@@ -20502,8 +20240,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphUpload`, for [`Driver::newest`](crate::Driver::newest): see [`GraphUpload`](super::GraphUpload).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphUpload;
+    pub enum cuGraphUpload {}
     impl super::sealed::Sealed for cuGraphUpload {}
     impl super::Symbol for cuGraphUpload {
         type Newest = super::GraphUpload;
@@ -20545,8 +20282,7 @@ pub mod symbols {
     }
     /// The symbol `cuGraphicsD3D10RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsD3D10RegisterResource`](super::GraphicsD3D10RegisterResource).
     #[cfg(feature = "d3d10")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsD3D10RegisterResource;
+    pub enum cuGraphicsD3D10RegisterResource {}
     #[cfg(feature = "d3d10")]
     impl super::sealed::Sealed for cuGraphicsD3D10RegisterResource {}
     #[cfg(feature = "d3d10")]
@@ -20573,8 +20309,7 @@ pub mod symbols {
     }
     /// The symbol `cuGraphicsD3D11RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsD3D11RegisterResource`](super::GraphicsD3D11RegisterResource).
     #[cfg(feature = "d3d11")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsD3D11RegisterResource;
+    pub enum cuGraphicsD3D11RegisterResource {}
     #[cfg(feature = "d3d11")]
     impl super::sealed::Sealed for cuGraphicsD3D11RegisterResource {}
     #[cfg(feature = "d3d11")]
@@ -20601,8 +20336,7 @@ pub mod symbols {
     }
     /// The symbol `cuGraphicsD3D9RegisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsD3D9RegisterResource`](super::GraphicsD3D9RegisterResource).
     #[cfg(feature = "d3d9")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsD3D9RegisterResource;
+    pub enum cuGraphicsD3D9RegisterResource {}
     #[cfg(feature = "d3d9")]
     impl super::sealed::Sealed for cuGraphicsD3D9RegisterResource {}
     #[cfg(feature = "d3d9")]
@@ -20629,8 +20363,7 @@ pub mod symbols {
     }
     /// The symbol `cuGraphicsEGLRegisterImage`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsEGLRegisterImage`](super::GraphicsEGLRegisterImage).
     #[cfg(feature = "egl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsEGLRegisterImage;
+    pub enum cuGraphicsEGLRegisterImage {}
     #[cfg(feature = "egl")]
     impl super::sealed::Sealed for cuGraphicsEGLRegisterImage {}
     #[cfg(feature = "egl")]
@@ -20657,8 +20390,7 @@ pub mod symbols {
     }
     /// The symbol `cuGraphicsGLRegisterBuffer`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsGLRegisterBuffer`](super::GraphicsGLRegisterBuffer).
     #[cfg(feature = "gl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsGLRegisterBuffer;
+    pub enum cuGraphicsGLRegisterBuffer {}
     #[cfg(feature = "gl")]
     impl super::sealed::Sealed for cuGraphicsGLRegisterBuffer {}
     #[cfg(feature = "gl")]
@@ -20685,8 +20417,7 @@ pub mod symbols {
     }
     /// The symbol `cuGraphicsGLRegisterImage`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsGLRegisterImage`](super::GraphicsGLRegisterImage).
     #[cfg(feature = "gl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsGLRegisterImage;
+    pub enum cuGraphicsGLRegisterImage {}
     #[cfg(feature = "gl")]
     impl super::sealed::Sealed for cuGraphicsGLRegisterImage {}
     #[cfg(feature = "gl")]
@@ -20712,8 +20443,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsMapResources`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsMapResources`](super::GraphicsMapResources).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsMapResources;
+    pub enum cuGraphicsMapResources {}
     impl super::sealed::Sealed for cuGraphicsMapResources {}
     impl super::Symbol for cuGraphicsMapResources {
         type Newest = super::GraphicsMapResources;
@@ -20757,8 +20487,7 @@ pub mod symbols {
     }
     /// The symbol `cuGraphicsResourceGetMappedEglFrame`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsResourceGetMappedEglFrame`](super::GraphicsResourceGetMappedEglFrame).
     #[cfg(feature = "egl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsResourceGetMappedEglFrame;
+    pub enum cuGraphicsResourceGetMappedEglFrame {}
     #[cfg(feature = "egl")]
     impl super::sealed::Sealed for cuGraphicsResourceGetMappedEglFrame {}
     #[cfg(feature = "egl")]
@@ -20786,8 +20515,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsResourceGetMappedMipmappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsResourceGetMappedMipmappedArray`](super::GraphicsResourceGetMappedMipmappedArray).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsResourceGetMappedMipmappedArray;
+    pub enum cuGraphicsResourceGetMappedMipmappedArray {}
     impl super::sealed::Sealed for cuGraphicsResourceGetMappedMipmappedArray {}
     impl super::Symbol for cuGraphicsResourceGetMappedMipmappedArray {
         type Newest = super::GraphicsResourceGetMappedMipmappedArray;
@@ -20813,8 +20541,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsResourceGetMappedPointer`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsResourceGetMappedPointer`](super::GraphicsResourceGetMappedPointer).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsResourceGetMappedPointer;
+    pub enum cuGraphicsResourceGetMappedPointer {}
     impl super::sealed::Sealed for cuGraphicsResourceGetMappedPointer {}
     impl super::Symbol for cuGraphicsResourceGetMappedPointer {
         type Newest = super::GraphicsResourceGetMappedPointer;
@@ -20852,8 +20579,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsResourceSetMapFlags`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsResourceSetMapFlags`](super::GraphicsResourceSetMapFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsResourceSetMapFlags;
+    pub enum cuGraphicsResourceSetMapFlags {}
     impl super::sealed::Sealed for cuGraphicsResourceSetMapFlags {}
     impl super::Symbol for cuGraphicsResourceSetMapFlags {
         type Newest = super::GraphicsResourceSetMapFlags;
@@ -20887,8 +20613,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsSubResourceGetMappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsSubResourceGetMappedArray`](super::GraphicsSubResourceGetMappedArray).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsSubResourceGetMappedArray;
+    pub enum cuGraphicsSubResourceGetMappedArray {}
     impl super::sealed::Sealed for cuGraphicsSubResourceGetMappedArray {}
     impl super::Symbol for cuGraphicsSubResourceGetMappedArray {
         type Newest = super::GraphicsSubResourceGetMappedArray;
@@ -20914,8 +20639,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGraphicsUnmapResources`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsUnmapResources`](super::GraphicsUnmapResources).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsUnmapResources;
+    pub enum cuGraphicsUnmapResources {}
     impl super::sealed::Sealed for cuGraphicsUnmapResources {}
     impl super::Symbol for cuGraphicsUnmapResources {
         type Newest = super::GraphicsUnmapResources;
@@ -20958,8 +20682,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuGraphicsUnregisterResource`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsUnregisterResource`](super::GraphicsUnregisterResource).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsUnregisterResource;
+    pub enum cuGraphicsUnregisterResource {}
     impl super::sealed::Sealed for cuGraphicsUnregisterResource {}
     impl super::Symbol for cuGraphicsUnregisterResource {
         type Newest = super::GraphicsUnregisterResource;
@@ -20984,8 +20707,7 @@ pub mod symbols {
     }
     /// The symbol `cuGraphicsVDPAURegisterOutputSurface`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsVDPAURegisterOutputSurface`](super::GraphicsVDPAURegisterOutputSurface).
     #[cfg(feature = "vdpau")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsVDPAURegisterOutputSurface;
+    pub enum cuGraphicsVDPAURegisterOutputSurface {}
     #[cfg(feature = "vdpau")]
     impl super::sealed::Sealed for cuGraphicsVDPAURegisterOutputSurface {}
     #[cfg(feature = "vdpau")]
@@ -21014,8 +20736,7 @@ pub mod symbols {
     }
     /// The symbol `cuGraphicsVDPAURegisterVideoSurface`, for [`Driver::newest`](crate::Driver::newest): see [`GraphicsVDPAURegisterVideoSurface`](super::GraphicsVDPAURegisterVideoSurface).
     #[cfg(feature = "vdpau")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGraphicsVDPAURegisterVideoSurface;
+    pub enum cuGraphicsVDPAURegisterVideoSurface {}
     #[cfg(feature = "vdpau")]
     impl super::sealed::Sealed for cuGraphicsVDPAURegisterVideoSurface {}
     #[cfg(feature = "vdpau")]
@@ -21043,8 +20764,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxCreate`](super::GreenCtxCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGreenCtxCreate;
+    pub enum cuGreenCtxCreate {}
     impl super::sealed::Sealed for cuGreenCtxCreate {}
     impl super::Symbol for cuGreenCtxCreate {
         type Newest = super::GreenCtxCreate;
@@ -21064,8 +20784,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GreenCtxCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxDestroy`](super::GreenCtxDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGreenCtxDestroy;
+    pub enum cuGreenCtxDestroy {}
     impl super::sealed::Sealed for cuGreenCtxDestroy {}
     impl super::Symbol for cuGreenCtxDestroy {
         type Newest = super::GreenCtxDestroy;
@@ -21085,8 +20804,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GreenCtxDestroy>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxGetDevResource`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxGetDevResource`](super::GreenCtxGetDevResource).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGreenCtxGetDevResource;
+    pub enum cuGreenCtxGetDevResource {}
     impl super::sealed::Sealed for cuGreenCtxGetDevResource {}
     impl super::Symbol for cuGreenCtxGetDevResource {
         type Newest = super::GreenCtxGetDevResource;
@@ -21108,8 +20826,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxGetId`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxGetId`](super::GreenCtxGetId).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGreenCtxGetId;
+    pub enum cuGreenCtxGetId {}
     impl super::sealed::Sealed for cuGreenCtxGetId {}
     impl super::Symbol for cuGreenCtxGetId {
         type Newest = super::GreenCtxGetId;
@@ -21129,8 +20846,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GreenCtxGetId>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxRecordEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxRecordEvent`](super::GreenCtxRecordEvent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGreenCtxRecordEvent;
+    pub enum cuGreenCtxRecordEvent {}
     impl super::sealed::Sealed for cuGreenCtxRecordEvent {}
     impl super::Symbol for cuGreenCtxRecordEvent {
         type Newest = super::GreenCtxRecordEvent;
@@ -21152,8 +20868,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxStreamCreate`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxStreamCreate`](super::GreenCtxStreamCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGreenCtxStreamCreate;
+    pub enum cuGreenCtxStreamCreate {}
     impl super::sealed::Sealed for cuGreenCtxStreamCreate {}
     impl super::Symbol for cuGreenCtxStreamCreate {
         type Newest = super::GreenCtxStreamCreate;
@@ -21175,8 +20890,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuGreenCtxWaitEvent`, for [`Driver::newest`](crate::Driver::newest): see [`GreenCtxWaitEvent`](super::GreenCtxWaitEvent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuGreenCtxWaitEvent;
+    pub enum cuGreenCtxWaitEvent {}
     impl super::sealed::Sealed for cuGreenCtxWaitEvent {}
     impl super::Symbol for cuGreenCtxWaitEvent {
         type Newest = super::GreenCtxWaitEvent;
@@ -21196,8 +20910,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::GreenCtxWaitEvent>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuImportExternalMemory`, for [`Driver::newest`](crate::Driver::newest): see [`ImportExternalMemory`](super::ImportExternalMemory).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuImportExternalMemory;
+    pub enum cuImportExternalMemory {}
     impl super::sealed::Sealed for cuImportExternalMemory {}
     impl super::Symbol for cuImportExternalMemory {
         type Newest = super::ImportExternalMemory;
@@ -21219,8 +20932,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuImportExternalSemaphore`, for [`Driver::newest`](crate::Driver::newest): see [`ImportExternalSemaphore`](super::ImportExternalSemaphore).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuImportExternalSemaphore;
+    pub enum cuImportExternalSemaphore {}
     impl super::sealed::Sealed for cuImportExternalSemaphore {}
     impl super::Symbol for cuImportExternalSemaphore {
         type Newest = super::ImportExternalSemaphore;
@@ -21244,8 +20956,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuInit`, for [`Driver::newest`](crate::Driver::newest): see [`Init`](super::Init).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuInit;
+    pub enum cuInit {}
     impl super::sealed::Sealed for cuInit {}
     impl super::Symbol for cuInit {
         type Newest = super::Init;
@@ -21263,8 +20974,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::Init>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuIpcCloseMemHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcCloseMemHandle`](super::IpcCloseMemHandle).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuIpcCloseMemHandle;
+    pub enum cuIpcCloseMemHandle {}
     impl super::sealed::Sealed for cuIpcCloseMemHandle {}
     impl super::Symbol for cuIpcCloseMemHandle {
         type Newest = super::IpcCloseMemHandle;
@@ -21284,8 +20994,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::IpcCloseMemHandle>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuIpcGetEventHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcGetEventHandle`](super::IpcGetEventHandle).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuIpcGetEventHandle;
+    pub enum cuIpcGetEventHandle {}
     impl super::sealed::Sealed for cuIpcGetEventHandle {}
     impl super::Symbol for cuIpcGetEventHandle {
         type Newest = super::IpcGetEventHandle;
@@ -21305,8 +21014,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::IpcGetEventHandle>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuIpcGetMemHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcGetMemHandle`](super::IpcGetMemHandle).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuIpcGetMemHandle;
+    pub enum cuIpcGetMemHandle {}
     impl super::sealed::Sealed for cuIpcGetMemHandle {}
     impl super::Symbol for cuIpcGetMemHandle {
         type Newest = super::IpcGetMemHandle;
@@ -21326,8 +21034,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::IpcGetMemHandle>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuIpcOpenEventHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcOpenEventHandle`](super::IpcOpenEventHandle).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuIpcOpenEventHandle;
+    pub enum cuIpcOpenEventHandle {}
     impl super::sealed::Sealed for cuIpcOpenEventHandle {}
     impl super::Symbol for cuIpcOpenEventHandle {
         type Newest = super::IpcOpenEventHandle;
@@ -21347,8 +21054,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::IpcOpenEventHandle>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuIpcOpenMemHandle`, for [`Driver::newest`](crate::Driver::newest): see [`IpcOpenMemHandle`](super::IpcOpenMemHandle).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuIpcOpenMemHandle;
+    pub enum cuIpcOpenMemHandle {}
     impl super::sealed::Sealed for cuIpcOpenMemHandle {}
     impl super::Symbol for cuIpcOpenMemHandle {
         type Newest = super::IpcOpenMemHandle;
@@ -21378,8 +21084,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::IpcOpenMemHandle>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetAttribute`](super::KernelGetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuKernelGetAttribute;
+    pub enum cuKernelGetAttribute {}
     impl super::sealed::Sealed for cuKernelGetAttribute {}
     impl super::Symbol for cuKernelGetAttribute {
         type Newest = super::KernelGetAttribute;
@@ -21399,8 +21104,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::KernelGetAttribute>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelGetFunction`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetFunction`](super::KernelGetFunction).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuKernelGetFunction;
+    pub enum cuKernelGetFunction {}
     impl super::sealed::Sealed for cuKernelGetFunction {}
     impl super::Symbol for cuKernelGetFunction {
         type Newest = super::KernelGetFunction;
@@ -21420,8 +21124,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::KernelGetFunction>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelGetLibrary`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetLibrary`](super::KernelGetLibrary).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuKernelGetLibrary;
+    pub enum cuKernelGetLibrary {}
     impl super::sealed::Sealed for cuKernelGetLibrary {}
     impl super::Symbol for cuKernelGetLibrary {
         type Newest = super::KernelGetLibrary;
@@ -21441,8 +21144,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::KernelGetLibrary>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelGetName`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetName`](super::KernelGetName).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuKernelGetName;
+    pub enum cuKernelGetName {}
     impl super::sealed::Sealed for cuKernelGetName {}
     impl super::Symbol for cuKernelGetName {
         type Newest = super::KernelGetName;
@@ -21462,8 +21164,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::KernelGetName>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelGetParamCount`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetParamCount`](super::KernelGetParamCount).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuKernelGetParamCount;
+    pub enum cuKernelGetParamCount {}
     impl super::sealed::Sealed for cuKernelGetParamCount {}
     impl super::Symbol for cuKernelGetParamCount {
         type Newest = super::KernelGetParamCount;
@@ -21485,8 +21186,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelGetParamInfo`, for [`Driver::newest`](crate::Driver::newest): see [`KernelGetParamInfo`](super::KernelGetParamInfo).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuKernelGetParamInfo;
+    pub enum cuKernelGetParamInfo {}
     impl super::sealed::Sealed for cuKernelGetParamInfo {}
     impl super::Symbol for cuKernelGetParamInfo {
         type Newest = super::KernelGetParamInfo;
@@ -21506,8 +21206,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::KernelGetParamInfo>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`KernelSetAttribute`](super::KernelSetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuKernelSetAttribute;
+    pub enum cuKernelSetAttribute {}
     impl super::sealed::Sealed for cuKernelSetAttribute {}
     impl super::Symbol for cuKernelSetAttribute {
         type Newest = super::KernelSetAttribute;
@@ -21527,8 +21226,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::KernelSetAttribute>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuKernelSetCacheConfig`, for [`Driver::newest`](crate::Driver::newest): see [`KernelSetCacheConfig`](super::KernelSetCacheConfig).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuKernelSetCacheConfig;
+    pub enum cuKernelSetCacheConfig {}
     impl super::sealed::Sealed for cuKernelSetCacheConfig {}
     impl super::Symbol for cuKernelSetCacheConfig {
         type Newest = super::KernelSetCacheConfig;
@@ -21550,8 +21248,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLaunch`, for [`Driver::newest`](crate::Driver::newest): see [`Launch`](super::Launch).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLaunch;
+    pub enum cuLaunch {}
     impl super::sealed::Sealed for cuLaunch {}
     impl super::Symbol for cuLaunch {
         type Newest = super::Launch;
@@ -21569,8 +21266,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::Launch>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLaunchCooperativeKernel`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchCooperativeKernel`](super::LaunchCooperativeKernel).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLaunchCooperativeKernel;
+    pub enum cuLaunchCooperativeKernel {}
     impl super::sealed::Sealed for cuLaunchCooperativeKernel {}
     impl super::Symbol for cuLaunchCooperativeKernel {
         type Newest = super::LaunchCooperativeKernel;
@@ -21615,8 +21311,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuLaunchCooperativeKernelMultiDevice`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchCooperativeKernelMultiDevice`](super::LaunchCooperativeKernelMultiDevice).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLaunchCooperativeKernelMultiDevice;
+    pub enum cuLaunchCooperativeKernelMultiDevice {}
     impl super::sealed::Sealed for cuLaunchCooperativeKernelMultiDevice {}
     impl super::Symbol for cuLaunchCooperativeKernelMultiDevice {
         type Newest = super::LaunchCooperativeKernelMultiDevice;
@@ -21642,8 +21337,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLaunchGrid`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchGrid`](super::LaunchGrid).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLaunchGrid;
+    pub enum cuLaunchGrid {}
     impl super::sealed::Sealed for cuLaunchGrid {}
     impl super::Symbol for cuLaunchGrid {
         type Newest = super::LaunchGrid;
@@ -21663,8 +21357,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LaunchGrid>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLaunchGridAsync`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchGridAsync`](super::LaunchGridAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLaunchGridAsync;
+    pub enum cuLaunchGridAsync {}
     impl super::sealed::Sealed for cuLaunchGridAsync {}
     impl super::Symbol for cuLaunchGridAsync {
         type Newest = super::LaunchGridAsync;
@@ -21684,8 +21377,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LaunchGridAsync>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLaunchHostFunc`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchHostFunc`](super::LaunchHostFunc).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLaunchHostFunc;
+    pub enum cuLaunchHostFunc {}
     impl super::sealed::Sealed for cuLaunchHostFunc {}
     impl super::Symbol for cuLaunchHostFunc {
         type Newest = super::LaunchHostFunc;
@@ -21756,8 +21448,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuLaunchKernel`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchKernel`](super::LaunchKernel).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLaunchKernel;
+    pub enum cuLaunchKernel {}
     impl super::sealed::Sealed for cuLaunchKernel {}
     impl super::Symbol for cuLaunchKernel {
         type Newest = super::LaunchKernel;
@@ -21798,8 +21489,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuLaunchKernelEx`, for [`Driver::newest`](crate::Driver::newest): see [`LaunchKernelEx`](super::LaunchKernelEx).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLaunchKernelEx;
+    pub enum cuLaunchKernelEx {}
     impl super::sealed::Sealed for cuLaunchKernelEx {}
     impl super::Symbol for cuLaunchKernelEx {
         type Newest = super::LaunchKernelEx;
@@ -21840,8 +21530,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuLibraryEnumerateKernels`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryEnumerateKernels`](super::LibraryEnumerateKernels).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLibraryEnumerateKernels;
+    pub enum cuLibraryEnumerateKernels {}
     impl super::sealed::Sealed for cuLibraryEnumerateKernels {}
     impl super::Symbol for cuLibraryEnumerateKernels {
         type Newest = super::LibraryEnumerateKernels;
@@ -21865,8 +21554,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryGetGlobal`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetGlobal`](super::LibraryGetGlobal).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLibraryGetGlobal;
+    pub enum cuLibraryGetGlobal {}
     impl super::sealed::Sealed for cuLibraryGetGlobal {}
     impl super::Symbol for cuLibraryGetGlobal {
         type Newest = super::LibraryGetGlobal;
@@ -21886,8 +21574,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LibraryGetGlobal>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryGetKernel`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetKernel`](super::LibraryGetKernel).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLibraryGetKernel;
+    pub enum cuLibraryGetKernel {}
     impl super::sealed::Sealed for cuLibraryGetKernel {}
     impl super::Symbol for cuLibraryGetKernel {
         type Newest = super::LibraryGetKernel;
@@ -21907,8 +21594,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LibraryGetKernel>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryGetKernelCount`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetKernelCount`](super::LibraryGetKernelCount).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLibraryGetKernelCount;
+    pub enum cuLibraryGetKernelCount {}
     impl super::sealed::Sealed for cuLibraryGetKernelCount {}
     impl super::Symbol for cuLibraryGetKernelCount {
         type Newest = super::LibraryGetKernelCount;
@@ -21930,8 +21616,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryGetManaged`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetManaged`](super::LibraryGetManaged).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLibraryGetManaged;
+    pub enum cuLibraryGetManaged {}
     impl super::sealed::Sealed for cuLibraryGetManaged {}
     impl super::Symbol for cuLibraryGetManaged {
         type Newest = super::LibraryGetManaged;
@@ -21951,8 +21636,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LibraryGetManaged>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryGetModule`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetModule`](super::LibraryGetModule).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLibraryGetModule;
+    pub enum cuLibraryGetModule {}
     impl super::sealed::Sealed for cuLibraryGetModule {}
     impl super::Symbol for cuLibraryGetModule {
         type Newest = super::LibraryGetModule;
@@ -21972,8 +21656,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LibraryGetModule>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryGetUnifiedFunction`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryGetUnifiedFunction`](super::LibraryGetUnifiedFunction).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLibraryGetUnifiedFunction;
+    pub enum cuLibraryGetUnifiedFunction {}
     impl super::sealed::Sealed for cuLibraryGetUnifiedFunction {}
     impl super::Symbol for cuLibraryGetUnifiedFunction {
         type Newest = super::LibraryGetUnifiedFunction;
@@ -21997,8 +21680,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryLoadData`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryLoadData`](super::LibraryLoadData).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLibraryLoadData;
+    pub enum cuLibraryLoadData {}
     impl super::sealed::Sealed for cuLibraryLoadData {}
     impl super::Symbol for cuLibraryLoadData {
         type Newest = super::LibraryLoadData;
@@ -22018,8 +21700,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LibraryLoadData>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryLoadFromFile`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryLoadFromFile`](super::LibraryLoadFromFile).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLibraryLoadFromFile;
+    pub enum cuLibraryLoadFromFile {}
     impl super::sealed::Sealed for cuLibraryLoadFromFile {}
     impl super::Symbol for cuLibraryLoadFromFile {
         type Newest = super::LibraryLoadFromFile;
@@ -22041,8 +21722,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLibraryUnload`, for [`Driver::newest`](crate::Driver::newest): see [`LibraryUnload`](super::LibraryUnload).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLibraryUnload;
+    pub enum cuLibraryUnload {}
     impl super::sealed::Sealed for cuLibraryUnload {}
     impl super::Symbol for cuLibraryUnload {
         type Newest = super::LibraryUnload;
@@ -22062,8 +21742,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LibraryUnload>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLinkAddData`, for [`Driver::newest`](crate::Driver::newest): see [`LinkAddData`](super::LinkAddData).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLinkAddData;
+    pub enum cuLinkAddData {}
     impl super::sealed::Sealed for cuLinkAddData {}
     impl super::Symbol for cuLinkAddData {
         type Newest = super::LinkAddData;
@@ -22093,8 +21772,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LinkAddData>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLinkAddFile`, for [`Driver::newest`](crate::Driver::newest): see [`LinkAddFile`](super::LinkAddFile).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLinkAddFile;
+    pub enum cuLinkAddFile {}
     impl super::sealed::Sealed for cuLinkAddFile {}
     impl super::Symbol for cuLinkAddFile {
         type Newest = super::LinkAddFile;
@@ -22124,8 +21802,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LinkAddFile>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLinkComplete`, for [`Driver::newest`](crate::Driver::newest): see [`LinkComplete`](super::LinkComplete).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLinkComplete;
+    pub enum cuLinkComplete {}
     impl super::sealed::Sealed for cuLinkComplete {}
     impl super::Symbol for cuLinkComplete {
         type Newest = super::LinkComplete;
@@ -22145,8 +21822,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LinkComplete>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLinkCreate`, for [`Driver::newest`](crate::Driver::newest): see [`LinkCreate`](super::LinkCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLinkCreate;
+    pub enum cuLinkCreate {}
     impl super::sealed::Sealed for cuLinkCreate {}
     impl super::Symbol for cuLinkCreate {
         type Newest = super::LinkCreate;
@@ -22176,8 +21852,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LinkCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLinkDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`LinkDestroy`](super::LinkDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLinkDestroy;
+    pub enum cuLinkDestroy {}
     impl super::sealed::Sealed for cuLinkDestroy {}
     impl super::Symbol for cuLinkDestroy {
         type Newest = super::LinkDestroy;
@@ -22197,8 +21872,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LinkDestroy>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointAddDevice`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointAddDevice`](super::LogicalEndpointAddDevice).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogicalEndpointAddDevice;
+    pub enum cuLogicalEndpointAddDevice {}
     impl super::sealed::Sealed for cuLogicalEndpointAddDevice {}
     impl super::Symbol for cuLogicalEndpointAddDevice {
         type Newest = super::LogicalEndpointAddDevice;
@@ -22222,8 +21896,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointBindAddr`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointBindAddr`](super::LogicalEndpointBindAddr).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogicalEndpointBindAddr;
+    pub enum cuLogicalEndpointBindAddr {}
     impl super::sealed::Sealed for cuLogicalEndpointBindAddr {}
     impl super::Symbol for cuLogicalEndpointBindAddr {
         type Newest = super::LogicalEndpointBindAddr;
@@ -22247,8 +21920,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointBindMem`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointBindMem`](super::LogicalEndpointBindMem).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogicalEndpointBindMem;
+    pub enum cuLogicalEndpointBindMem {}
     impl super::sealed::Sealed for cuLogicalEndpointBindMem {}
     impl super::Symbol for cuLogicalEndpointBindMem {
         type Newest = super::LogicalEndpointBindMem;
@@ -22270,8 +21942,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointCreate`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointCreate`](super::LogicalEndpointCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogicalEndpointCreate;
+    pub enum cuLogicalEndpointCreate {}
     impl super::sealed::Sealed for cuLogicalEndpointCreate {}
     impl super::Symbol for cuLogicalEndpointCreate {
         type Newest = super::LogicalEndpointCreate;
@@ -22293,8 +21964,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointDestroy`](super::LogicalEndpointDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogicalEndpointDestroy;
+    pub enum cuLogicalEndpointDestroy {}
     impl super::sealed::Sealed for cuLogicalEndpointDestroy {}
     impl super::Symbol for cuLogicalEndpointDestroy {
         type Newest = super::LogicalEndpointDestroy;
@@ -22316,8 +21986,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointExport`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointExport`](super::LogicalEndpointExport).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogicalEndpointExport;
+    pub enum cuLogicalEndpointExport {}
     impl super::sealed::Sealed for cuLogicalEndpointExport {}
     impl super::Symbol for cuLogicalEndpointExport {
         type Newest = super::LogicalEndpointExport;
@@ -22339,8 +22008,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointGetLimits`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointGetLimits`](super::LogicalEndpointGetLimits).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogicalEndpointGetLimits;
+    pub enum cuLogicalEndpointGetLimits {}
     impl super::sealed::Sealed for cuLogicalEndpointGetLimits {}
     impl super::Symbol for cuLogicalEndpointGetLimits {
         type Newest = super::LogicalEndpointGetLimits;
@@ -22364,8 +22032,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointIdRelease`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointIdRelease`](super::LogicalEndpointIdRelease).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogicalEndpointIdRelease;
+    pub enum cuLogicalEndpointIdRelease {}
     impl super::sealed::Sealed for cuLogicalEndpointIdRelease {}
     impl super::Symbol for cuLogicalEndpointIdRelease {
         type Newest = super::LogicalEndpointIdRelease;
@@ -22389,8 +22056,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointIdReserve`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointIdReserve`](super::LogicalEndpointIdReserve).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogicalEndpointIdReserve;
+    pub enum cuLogicalEndpointIdReserve {}
     impl super::sealed::Sealed for cuLogicalEndpointIdReserve {}
     impl super::Symbol for cuLogicalEndpointIdReserve {
         type Newest = super::LogicalEndpointIdReserve;
@@ -22414,8 +22080,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointImport`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointImport`](super::LogicalEndpointImport).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogicalEndpointImport;
+    pub enum cuLogicalEndpointImport {}
     impl super::sealed::Sealed for cuLogicalEndpointImport {}
     impl super::Symbol for cuLogicalEndpointImport {
         type Newest = super::LogicalEndpointImport;
@@ -22437,8 +22102,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointQuery`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointQuery`](super::LogicalEndpointQuery).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogicalEndpointQuery;
+    pub enum cuLogicalEndpointQuery {}
     impl super::sealed::Sealed for cuLogicalEndpointQuery {}
     impl super::Symbol for cuLogicalEndpointQuery {
         type Newest = super::LogicalEndpointQuery;
@@ -22460,8 +22124,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogicalEndpointUnbind`, for [`Driver::newest`](crate::Driver::newest): see [`LogicalEndpointUnbind`](super::LogicalEndpointUnbind).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogicalEndpointUnbind;
+    pub enum cuLogicalEndpointUnbind {}
     impl super::sealed::Sealed for cuLogicalEndpointUnbind {}
     impl super::Symbol for cuLogicalEndpointUnbind {
         type Newest = super::LogicalEndpointUnbind;
@@ -22483,8 +22146,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogsCurrent`, for [`Driver::newest`](crate::Driver::newest): see [`LogsCurrent`](super::LogsCurrent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogsCurrent;
+    pub enum cuLogsCurrent {}
     impl super::sealed::Sealed for cuLogsCurrent {}
     impl super::Symbol for cuLogsCurrent {
         type Newest = super::LogsCurrent;
@@ -22504,8 +22166,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LogsCurrent>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogsDumpToFile`, for [`Driver::newest`](crate::Driver::newest): see [`LogsDumpToFile`](super::LogsDumpToFile).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogsDumpToFile;
+    pub enum cuLogsDumpToFile {}
     impl super::sealed::Sealed for cuLogsDumpToFile {}
     impl super::Symbol for cuLogsDumpToFile {
         type Newest = super::LogsDumpToFile;
@@ -22525,8 +22186,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LogsDumpToFile>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogsDumpToMemory`, for [`Driver::newest`](crate::Driver::newest): see [`LogsDumpToMemory`](super::LogsDumpToMemory).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogsDumpToMemory;
+    pub enum cuLogsDumpToMemory {}
     impl super::sealed::Sealed for cuLogsDumpToMemory {}
     impl super::Symbol for cuLogsDumpToMemory {
         type Newest = super::LogsDumpToMemory;
@@ -22546,8 +22206,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::LogsDumpToMemory>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogsRegisterCallback`, for [`Driver::newest`](crate::Driver::newest): see [`LogsRegisterCallback`](super::LogsRegisterCallback).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogsRegisterCallback;
+    pub enum cuLogsRegisterCallback {}
     impl super::sealed::Sealed for cuLogsRegisterCallback {}
     impl super::Symbol for cuLogsRegisterCallback {
         type Newest = super::LogsRegisterCallback;
@@ -22569,8 +22228,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuLogsUnregisterCallback`, for [`Driver::newest`](crate::Driver::newest): see [`LogsUnregisterCallback`](super::LogsUnregisterCallback).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuLogsUnregisterCallback;
+    pub enum cuLogsUnregisterCallback {}
     impl super::sealed::Sealed for cuLogsUnregisterCallback {}
     impl super::Symbol for cuLogsUnregisterCallback {
         type Newest = super::LogsUnregisterCallback;
@@ -22592,8 +22250,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAddressFree`, for [`Driver::newest`](crate::Driver::newest): see [`MemAddressFree`](super::MemAddressFree).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemAddressFree;
+    pub enum cuMemAddressFree {}
     impl super::sealed::Sealed for cuMemAddressFree {}
     impl super::Symbol for cuMemAddressFree {
         type Newest = super::MemAddressFree;
@@ -22613,8 +22270,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemAddressFree>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAddressReserve`, for [`Driver::newest`](crate::Driver::newest): see [`MemAddressReserve`](super::MemAddressReserve).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemAddressReserve;
+    pub enum cuMemAddressReserve {}
     impl super::sealed::Sealed for cuMemAddressReserve {}
     impl super::Symbol for cuMemAddressReserve {
         type Newest = super::MemAddressReserve;
@@ -22634,8 +22290,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemAddressReserve>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAdvise`, for [`Driver::newest`](crate::Driver::newest): see [`MemAdvise`](super::MemAdvise).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemAdvise;
+    pub enum cuMemAdvise {}
     impl super::sealed::Sealed for cuMemAdvise {}
     impl super::Symbol for cuMemAdvise {
         type Newest = super::MemAdvise;
@@ -22665,8 +22320,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemAdvise>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAlloc`, for [`Driver::newest`](crate::Driver::newest): see [`MemAlloc`](super::MemAlloc).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemAlloc;
+    pub enum cuMemAlloc {}
     impl super::sealed::Sealed for cuMemAlloc {}
     impl super::Symbol for cuMemAlloc {
         type Newest = super::MemAlloc;
@@ -22696,8 +22350,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemAlloc>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAllocAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocAsync`](super::MemAllocAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemAllocAsync;
+    pub enum cuMemAllocAsync {}
     impl super::sealed::Sealed for cuMemAllocAsync {}
     impl super::Symbol for cuMemAllocAsync {
         type Newest = super::MemAllocAsync;
@@ -22738,8 +22391,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemAllocFromPoolAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocFromPoolAsync`](super::MemAllocFromPoolAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemAllocFromPoolAsync;
+    pub enum cuMemAllocFromPoolAsync {}
     impl super::sealed::Sealed for cuMemAllocFromPoolAsync {}
     impl super::Symbol for cuMemAllocFromPoolAsync {
         type Newest = super::MemAllocFromPoolAsync;
@@ -22782,8 +22434,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemAllocHost`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocHost`](super::MemAllocHost).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemAllocHost;
+    pub enum cuMemAllocHost {}
     impl super::sealed::Sealed for cuMemAllocHost {}
     impl super::Symbol for cuMemAllocHost {
         type Newest = super::MemAllocHost;
@@ -22813,8 +22464,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemAllocHost>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAllocManaged`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocManaged`](super::MemAllocManaged).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemAllocManaged;
+    pub enum cuMemAllocManaged {}
     impl super::sealed::Sealed for cuMemAllocManaged {}
     impl super::Symbol for cuMemAllocManaged {
         type Newest = super::MemAllocManaged;
@@ -22834,8 +22484,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemAllocManaged>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemAllocPitch`, for [`Driver::newest`](crate::Driver::newest): see [`MemAllocPitch`](super::MemAllocPitch).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemAllocPitch;
+    pub enum cuMemAllocPitch {}
     impl super::sealed::Sealed for cuMemAllocPitch {}
     impl super::Symbol for cuMemAllocPitch {
         type Newest = super::MemAllocPitch;
@@ -22865,8 +22514,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemAllocPitch>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemBatchDecompressAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemBatchDecompressAsync`](super::MemBatchDecompressAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemBatchDecompressAsync;
+    pub enum cuMemBatchDecompressAsync {}
     impl super::sealed::Sealed for cuMemBatchDecompressAsync {}
     impl super::Symbol for cuMemBatchDecompressAsync {
         type Newest = super::MemBatchDecompressAsync;
@@ -22911,8 +22559,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemCreate`, for [`Driver::newest`](crate::Driver::newest): see [`MemCreate`](super::MemCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemCreate;
+    pub enum cuMemCreate {}
     impl super::sealed::Sealed for cuMemCreate {}
     impl super::Symbol for cuMemCreate {
         type Newest = super::MemCreate;
@@ -22932,8 +22579,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemDiscardAndPrefetchBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemDiscardAndPrefetchBatchAsync`](super::MemDiscardAndPrefetchBatchAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemDiscardAndPrefetchBatchAsync;
+    pub enum cuMemDiscardAndPrefetchBatchAsync {}
     impl super::sealed::Sealed for cuMemDiscardAndPrefetchBatchAsync {}
     impl super::Symbol for cuMemDiscardAndPrefetchBatchAsync {
         type Newest = super::MemDiscardAndPrefetchBatchAsync;
@@ -22984,8 +22630,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemDiscardBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemDiscardBatchAsync`](super::MemDiscardBatchAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemDiscardBatchAsync;
+    pub enum cuMemDiscardBatchAsync {}
     impl super::sealed::Sealed for cuMemDiscardBatchAsync {}
     impl super::Symbol for cuMemDiscardBatchAsync {
         type Newest = super::MemDiscardBatchAsync;
@@ -23028,8 +22673,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemExportToShareableHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemExportToShareableHandle`](super::MemExportToShareableHandle).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemExportToShareableHandle;
+    pub enum cuMemExportToShareableHandle {}
     impl super::sealed::Sealed for cuMemExportToShareableHandle {}
     impl super::Symbol for cuMemExportToShareableHandle {
         type Newest = super::MemExportToShareableHandle;
@@ -23053,8 +22697,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemFree`, for [`Driver::newest`](crate::Driver::newest): see [`MemFree`](super::MemFree).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemFree;
+    pub enum cuMemFree {}
     impl super::sealed::Sealed for cuMemFree {}
     impl super::Symbol for cuMemFree {
         type Newest = super::MemFree;
@@ -23080,8 +22723,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemFree>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemFreeAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemFreeAsync`](super::MemFreeAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemFreeAsync;
+    pub enum cuMemFreeAsync {}
     impl super::sealed::Sealed for cuMemFreeAsync {}
     impl super::Symbol for cuMemFreeAsync {
         type Newest = super::MemFreeAsync;
@@ -23122,8 +22764,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemFreeHost`, for [`Driver::newest`](crate::Driver::newest): see [`MemFreeHost`](super::MemFreeHost).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemFreeHost;
+    pub enum cuMemFreeHost {}
     impl super::sealed::Sealed for cuMemFreeHost {}
     impl super::Symbol for cuMemFreeHost {
         type Newest = super::MemFreeHost;
@@ -23143,8 +22784,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemFreeHost>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetAccess`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetAccess`](super::MemGetAccess).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemGetAccess;
+    pub enum cuMemGetAccess {}
     impl super::sealed::Sealed for cuMemGetAccess {}
     impl super::Symbol for cuMemGetAccess {
         type Newest = super::MemGetAccess;
@@ -23164,8 +22804,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemGetAccess>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetAddressRange`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetAddressRange`](super::MemGetAddressRange).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemGetAddressRange;
+    pub enum cuMemGetAddressRange {}
     impl super::sealed::Sealed for cuMemGetAddressRange {}
     impl super::Symbol for cuMemGetAddressRange {
         type Newest = super::MemGetAddressRange;
@@ -23195,8 +22834,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemGetAddressRange>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetAllocationGranularity`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetAllocationGranularity`](super::MemGetAllocationGranularity).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemGetAllocationGranularity;
+    pub enum cuMemGetAllocationGranularity {}
     impl super::sealed::Sealed for cuMemGetAllocationGranularity {}
     impl super::Symbol for cuMemGetAllocationGranularity {
         type Newest = super::MemGetAllocationGranularity;
@@ -23220,8 +22858,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetAllocationPropertiesFromHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetAllocationPropertiesFromHandle`](super::MemGetAllocationPropertiesFromHandle).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemGetAllocationPropertiesFromHandle;
+    pub enum cuMemGetAllocationPropertiesFromHandle {}
     impl super::sealed::Sealed for cuMemGetAllocationPropertiesFromHandle {}
     impl super::Symbol for cuMemGetAllocationPropertiesFromHandle {
         type Newest = super::MemGetAllocationPropertiesFromHandle;
@@ -23247,8 +22884,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetDefaultMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetDefaultMemPool`](super::MemGetDefaultMemPool).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemGetDefaultMemPool;
+    pub enum cuMemGetDefaultMemPool {}
     impl super::sealed::Sealed for cuMemGetDefaultMemPool {}
     impl super::Symbol for cuMemGetDefaultMemPool {
         type Newest = super::MemGetDefaultMemPool;
@@ -23270,8 +22906,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetHandleForAddressRange`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetHandleForAddressRange`](super::MemGetHandleForAddressRange).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemGetHandleForAddressRange;
+    pub enum cuMemGetHandleForAddressRange {}
     impl super::sealed::Sealed for cuMemGetHandleForAddressRange {}
     impl super::Symbol for cuMemGetHandleForAddressRange {
         type Newest = super::MemGetHandleForAddressRange;
@@ -23295,8 +22930,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetInfo`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetInfo`](super::MemGetInfo).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemGetInfo;
+    pub enum cuMemGetInfo {}
     impl super::sealed::Sealed for cuMemGetInfo {}
     impl super::Symbol for cuMemGetInfo {
         type Newest = super::MemGetInfo;
@@ -23326,8 +22960,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemGetInfo>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetLocationInfo`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetLocationInfo`](super::MemGetLocationInfo).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemGetLocationInfo;
+    pub enum cuMemGetLocationInfo {}
     impl super::sealed::Sealed for cuMemGetLocationInfo {}
     impl super::Symbol for cuMemGetLocationInfo {
         type Newest = super::MemGetLocationInfo;
@@ -23347,8 +22980,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemGetLocationInfo>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemGetMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`MemGetMemPool`](super::MemGetMemPool).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemGetMemPool;
+    pub enum cuMemGetMemPool {}
     impl super::sealed::Sealed for cuMemGetMemPool {}
     impl super::Symbol for cuMemGetMemPool {
         type Newest = super::MemGetMemPool;
@@ -23368,8 +23000,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemGetMemPool>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemHostAlloc`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostAlloc`](super::MemHostAlloc).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemHostAlloc;
+    pub enum cuMemHostAlloc {}
     impl super::sealed::Sealed for cuMemHostAlloc {}
     impl super::Symbol for cuMemHostAlloc {
         type Newest = super::MemHostAlloc;
@@ -23389,8 +23020,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemHostAlloc>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemHostGetDevicePointer`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostGetDevicePointer`](super::MemHostGetDevicePointer).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemHostGetDevicePointer;
+    pub enum cuMemHostGetDevicePointer {}
     impl super::sealed::Sealed for cuMemHostGetDevicePointer {}
     impl super::Symbol for cuMemHostGetDevicePointer {
         type Newest = super::MemHostGetDevicePointer;
@@ -23424,8 +23054,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemHostGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostGetFlags`](super::MemHostGetFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemHostGetFlags;
+    pub enum cuMemHostGetFlags {}
     impl super::sealed::Sealed for cuMemHostGetFlags {}
     impl super::Symbol for cuMemHostGetFlags {
         type Newest = super::MemHostGetFlags;
@@ -23445,8 +23074,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemHostGetFlags>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemHostRegister`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostRegister`](super::MemHostRegister).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemHostRegister;
+    pub enum cuMemHostRegister {}
     impl super::sealed::Sealed for cuMemHostRegister {}
     impl super::Symbol for cuMemHostRegister {
         type Newest = super::MemHostRegister;
@@ -23476,8 +23104,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemHostRegister>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemHostUnregister`, for [`Driver::newest`](crate::Driver::newest): see [`MemHostUnregister`](super::MemHostUnregister).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemHostUnregister;
+    pub enum cuMemHostUnregister {}
     impl super::sealed::Sealed for cuMemHostUnregister {}
     impl super::Symbol for cuMemHostUnregister {
         type Newest = super::MemHostUnregister;
@@ -23497,8 +23124,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemHostUnregister>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemImportFromShareableHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemImportFromShareableHandle`](super::MemImportFromShareableHandle).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemImportFromShareableHandle;
+    pub enum cuMemImportFromShareableHandle {}
     impl super::sealed::Sealed for cuMemImportFromShareableHandle {}
     impl super::Symbol for cuMemImportFromShareableHandle {
         type Newest = super::MemImportFromShareableHandle;
@@ -23522,8 +23148,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemMap`, for [`Driver::newest`](crate::Driver::newest): see [`MemMap`](super::MemMap).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemMap;
+    pub enum cuMemMap {}
     impl super::sealed::Sealed for cuMemMap {}
     impl super::Symbol for cuMemMap {
         type Newest = super::MemMap;
@@ -23541,8 +23166,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemMap>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemMapArrayAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemMapArrayAsync`](super::MemMapArrayAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemMapArrayAsync;
+    pub enum cuMemMapArrayAsync {}
     impl super::sealed::Sealed for cuMemMapArrayAsync {}
     impl super::Symbol for cuMemMapArrayAsync {
         type Newest = super::MemMapArrayAsync;
@@ -23583,8 +23207,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemPoolCreate`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolCreate`](super::MemPoolCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPoolCreate;
+    pub enum cuMemPoolCreate {}
     impl super::sealed::Sealed for cuMemPoolCreate {}
     impl super::Symbol for cuMemPoolCreate {
         type Newest = super::MemPoolCreate;
@@ -23604,8 +23227,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemPoolCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolDestroy`](super::MemPoolDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPoolDestroy;
+    pub enum cuMemPoolDestroy {}
     impl super::sealed::Sealed for cuMemPoolDestroy {}
     impl super::Symbol for cuMemPoolDestroy {
         type Newest = super::MemPoolDestroy;
@@ -23625,8 +23247,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemPoolDestroy>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolExportPointer`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolExportPointer`](super::MemPoolExportPointer).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPoolExportPointer;
+    pub enum cuMemPoolExportPointer {}
     impl super::sealed::Sealed for cuMemPoolExportPointer {}
     impl super::Symbol for cuMemPoolExportPointer {
         type Newest = super::MemPoolExportPointer;
@@ -23648,8 +23269,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolExportToShareableHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolExportToShareableHandle`](super::MemPoolExportToShareableHandle).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPoolExportToShareableHandle;
+    pub enum cuMemPoolExportToShareableHandle {}
     impl super::sealed::Sealed for cuMemPoolExportToShareableHandle {}
     impl super::Symbol for cuMemPoolExportToShareableHandle {
         type Newest = super::MemPoolExportToShareableHandle;
@@ -23673,8 +23293,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolGetAccess`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolGetAccess`](super::MemPoolGetAccess).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPoolGetAccess;
+    pub enum cuMemPoolGetAccess {}
     impl super::sealed::Sealed for cuMemPoolGetAccess {}
     impl super::Symbol for cuMemPoolGetAccess {
         type Newest = super::MemPoolGetAccess;
@@ -23694,8 +23313,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemPoolGetAccess>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolGetAttribute`](super::MemPoolGetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPoolGetAttribute;
+    pub enum cuMemPoolGetAttribute {}
     impl super::sealed::Sealed for cuMemPoolGetAttribute {}
     impl super::Symbol for cuMemPoolGetAttribute {
         type Newest = super::MemPoolGetAttribute;
@@ -23717,8 +23335,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolImportFromShareableHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolImportFromShareableHandle`](super::MemPoolImportFromShareableHandle).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPoolImportFromShareableHandle;
+    pub enum cuMemPoolImportFromShareableHandle {}
     impl super::sealed::Sealed for cuMemPoolImportFromShareableHandle {}
     impl super::Symbol for cuMemPoolImportFromShareableHandle {
         type Newest = super::MemPoolImportFromShareableHandle;
@@ -23744,8 +23361,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolImportPointer`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolImportPointer`](super::MemPoolImportPointer).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPoolImportPointer;
+    pub enum cuMemPoolImportPointer {}
     impl super::sealed::Sealed for cuMemPoolImportPointer {}
     impl super::Symbol for cuMemPoolImportPointer {
         type Newest = super::MemPoolImportPointer;
@@ -23767,8 +23383,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolSetAccess`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolSetAccess`](super::MemPoolSetAccess).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPoolSetAccess;
+    pub enum cuMemPoolSetAccess {}
     impl super::sealed::Sealed for cuMemPoolSetAccess {}
     impl super::Symbol for cuMemPoolSetAccess {
         type Newest = super::MemPoolSetAccess;
@@ -23788,8 +23403,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemPoolSetAccess>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolSetAttribute`](super::MemPoolSetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPoolSetAttribute;
+    pub enum cuMemPoolSetAttribute {}
     impl super::sealed::Sealed for cuMemPoolSetAttribute {}
     impl super::Symbol for cuMemPoolSetAttribute {
         type Newest = super::MemPoolSetAttribute;
@@ -23811,8 +23425,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPoolTrimTo`, for [`Driver::newest`](crate::Driver::newest): see [`MemPoolTrimTo`](super::MemPoolTrimTo).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPoolTrimTo;
+    pub enum cuMemPoolTrimTo {}
     impl super::sealed::Sealed for cuMemPoolTrimTo {}
     impl super::Symbol for cuMemPoolTrimTo {
         type Newest = super::MemPoolTrimTo;
@@ -23832,8 +23445,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemPoolTrimTo>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemPrefetchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemPrefetchAsync`](super::MemPrefetchAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPrefetchAsync;
+    pub enum cuMemPrefetchAsync {}
     impl super::sealed::Sealed for cuMemPrefetchAsync {}
     impl super::Symbol for cuMemPrefetchAsync {
         type Newest = super::MemPrefetchAsync;
@@ -23904,8 +23516,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemPrefetchBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemPrefetchBatchAsync`](super::MemPrefetchBatchAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemPrefetchBatchAsync;
+    pub enum cuMemPrefetchBatchAsync {}
     impl super::sealed::Sealed for cuMemPrefetchBatchAsync {}
     impl super::Symbol for cuMemPrefetchBatchAsync {
         type Newest = super::MemPrefetchBatchAsync;
@@ -23948,8 +23559,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemRangeGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`MemRangeGetAttribute`](super::MemRangeGetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemRangeGetAttribute;
+    pub enum cuMemRangeGetAttribute {}
     impl super::sealed::Sealed for cuMemRangeGetAttribute {}
     impl super::Symbol for cuMemRangeGetAttribute {
         type Newest = super::MemRangeGetAttribute;
@@ -23971,8 +23581,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemRangeGetAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`MemRangeGetAttributes`](super::MemRangeGetAttributes).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemRangeGetAttributes;
+    pub enum cuMemRangeGetAttributes {}
     impl super::sealed::Sealed for cuMemRangeGetAttributes {}
     impl super::Symbol for cuMemRangeGetAttributes {
         type Newest = super::MemRangeGetAttributes;
@@ -23994,8 +23603,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemRelease`, for [`Driver::newest`](crate::Driver::newest): see [`MemRelease`](super::MemRelease).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemRelease;
+    pub enum cuMemRelease {}
     impl super::sealed::Sealed for cuMemRelease {}
     impl super::Symbol for cuMemRelease {
         type Newest = super::MemRelease;
@@ -24015,8 +23623,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemRelease>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemRetainAllocationHandle`, for [`Driver::newest`](crate::Driver::newest): see [`MemRetainAllocationHandle`](super::MemRetainAllocationHandle).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemRetainAllocationHandle;
+    pub enum cuMemRetainAllocationHandle {}
     impl super::sealed::Sealed for cuMemRetainAllocationHandle {}
     impl super::Symbol for cuMemRetainAllocationHandle {
         type Newest = super::MemRetainAllocationHandle;
@@ -24040,8 +23647,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemSetAccess`, for [`Driver::newest`](crate::Driver::newest): see [`MemSetAccess`](super::MemSetAccess).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemSetAccess;
+    pub enum cuMemSetAccess {}
     impl super::sealed::Sealed for cuMemSetAccess {}
     impl super::Symbol for cuMemSetAccess {
         type Newest = super::MemSetAccess;
@@ -24061,8 +23667,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemSetAccess>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemSetMemPool`, for [`Driver::newest`](crate::Driver::newest): see [`MemSetMemPool`](super::MemSetMemPool).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemSetMemPool;
+    pub enum cuMemSetMemPool {}
     impl super::sealed::Sealed for cuMemSetMemPool {}
     impl super::Symbol for cuMemSetMemPool {
         type Newest = super::MemSetMemPool;
@@ -24082,8 +23687,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemSetMemPool>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemUnmap`, for [`Driver::newest`](crate::Driver::newest): see [`MemUnmap`](super::MemUnmap).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemUnmap;
+    pub enum cuMemUnmap {}
     impl super::sealed::Sealed for cuMemUnmap {}
     impl super::Symbol for cuMemUnmap {
         type Newest = super::MemUnmap;
@@ -24103,8 +23707,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MemUnmap>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMemcpy`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy`](super::Memcpy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpy;
+    pub enum cuMemcpy {}
     impl super::sealed::Sealed for cuMemcpy {}
     impl super::Symbol for cuMemcpy {
         type Newest = super::Memcpy;
@@ -24141,8 +23744,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpy2D`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy2D`](super::Memcpy2D).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpy2D;
+    pub enum cuMemcpy2D {}
     impl super::sealed::Sealed for cuMemcpy2D {}
     impl super::Symbol for cuMemcpy2D {
         type Newest = super::Memcpy2D;
@@ -24203,8 +23805,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpy2DAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy2DAsync`](super::Memcpy2DAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpy2DAsync;
+    pub enum cuMemcpy2DAsync {}
     impl super::sealed::Sealed for cuMemcpy2DAsync {}
     impl super::Symbol for cuMemcpy2DAsync {
         type Newest = super::Memcpy2DAsync;
@@ -24265,8 +23866,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpy2DUnaligned`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy2DUnaligned`](super::Memcpy2DUnaligned).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpy2DUnaligned;
+    pub enum cuMemcpy2DUnaligned {}
     impl super::sealed::Sealed for cuMemcpy2DUnaligned {}
     impl super::Symbol for cuMemcpy2DUnaligned {
         type Newest = super::Memcpy2DUnaligned;
@@ -24327,8 +23927,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpy3D`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3D`](super::Memcpy3D).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpy3D;
+    pub enum cuMemcpy3D {}
     impl super::sealed::Sealed for cuMemcpy3D {}
     impl super::Symbol for cuMemcpy3D {
         type Newest = super::Memcpy3D;
@@ -24389,8 +23988,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpy3DAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DAsync`](super::Memcpy3DAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpy3DAsync;
+    pub enum cuMemcpy3DAsync {}
     impl super::sealed::Sealed for cuMemcpy3DAsync {}
     impl super::Symbol for cuMemcpy3DAsync {
         type Newest = super::Memcpy3DAsync;
@@ -24451,8 +24049,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpy3DBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DBatchAsync`](super::Memcpy3DBatchAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpy3DBatchAsync;
+    pub enum cuMemcpy3DBatchAsync {}
     impl super::sealed::Sealed for cuMemcpy3DBatchAsync {}
     impl super::Symbol for cuMemcpy3DBatchAsync {
         type Newest = super::Memcpy3DBatchAsync;
@@ -24523,8 +24120,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpy3DPeer`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DPeer`](super::Memcpy3DPeer).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpy3DPeer;
+    pub enum cuMemcpy3DPeer {}
     impl super::sealed::Sealed for cuMemcpy3DPeer {}
     impl super::Symbol for cuMemcpy3DPeer {
         type Newest = super::Memcpy3DPeer;
@@ -24565,8 +24161,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpy3DPeerAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DPeerAsync`](super::Memcpy3DPeerAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpy3DPeerAsync;
+    pub enum cuMemcpy3DPeerAsync {}
     impl super::sealed::Sealed for cuMemcpy3DPeerAsync {}
     impl super::Symbol for cuMemcpy3DPeerAsync {
         type Newest = super::Memcpy3DPeerAsync;
@@ -24607,8 +24202,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpy3DWithAttributesAsync`, for [`Driver::newest`](crate::Driver::newest): see [`Memcpy3DWithAttributesAsync`](super::Memcpy3DWithAttributesAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpy3DWithAttributesAsync;
+    pub enum cuMemcpy3DWithAttributesAsync {}
     impl super::sealed::Sealed for cuMemcpy3DWithAttributesAsync {}
     impl super::Symbol for cuMemcpy3DWithAttributesAsync {
         type Newest = super::Memcpy3DWithAttributesAsync;
@@ -24655,8 +24249,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAsync`](super::MemcpyAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyAsync;
+    pub enum cuMemcpyAsync {}
     impl super::sealed::Sealed for cuMemcpyAsync {}
     impl super::Symbol for cuMemcpyAsync {
         type Newest = super::MemcpyAsync;
@@ -24697,8 +24290,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyAtoA`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAtoA`](super::MemcpyAtoA).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyAtoA;
+    pub enum cuMemcpyAtoA {}
     impl super::sealed::Sealed for cuMemcpyAtoA {}
     impl super::Symbol for cuMemcpyAtoA {
         type Newest = super::MemcpyAtoA;
@@ -24759,8 +24351,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyAtoD`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAtoD`](super::MemcpyAtoD).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyAtoD;
+    pub enum cuMemcpyAtoD {}
     impl super::sealed::Sealed for cuMemcpyAtoD {}
     impl super::Symbol for cuMemcpyAtoD {
         type Newest = super::MemcpyAtoD;
@@ -24821,8 +24412,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyAtoH`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAtoH`](super::MemcpyAtoH).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyAtoH;
+    pub enum cuMemcpyAtoH {}
     impl super::sealed::Sealed for cuMemcpyAtoH {}
     impl super::Symbol for cuMemcpyAtoH {
         type Newest = super::MemcpyAtoH;
@@ -24883,8 +24473,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyAtoHAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyAtoHAsync`](super::MemcpyAtoHAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyAtoHAsync;
+    pub enum cuMemcpyAtoHAsync {}
     impl super::sealed::Sealed for cuMemcpyAtoHAsync {}
     impl super::Symbol for cuMemcpyAtoHAsync {
         type Newest = super::MemcpyAtoHAsync;
@@ -24945,8 +24534,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyBatchAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyBatchAsync`](super::MemcpyBatchAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyBatchAsync;
+    pub enum cuMemcpyBatchAsync {}
     impl super::sealed::Sealed for cuMemcpyBatchAsync {}
     impl super::Symbol for cuMemcpyBatchAsync {
         type Newest = super::MemcpyBatchAsync;
@@ -25017,8 +24605,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyDtoA`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoA`](super::MemcpyDtoA).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyDtoA;
+    pub enum cuMemcpyDtoA {}
     impl super::sealed::Sealed for cuMemcpyDtoA {}
     impl super::Symbol for cuMemcpyDtoA {
         type Newest = super::MemcpyDtoA;
@@ -25079,8 +24666,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyDtoD`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoD`](super::MemcpyDtoD).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyDtoD;
+    pub enum cuMemcpyDtoD {}
     impl super::sealed::Sealed for cuMemcpyDtoD {}
     impl super::Symbol for cuMemcpyDtoD {
         type Newest = super::MemcpyDtoD;
@@ -25141,8 +24727,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyDtoDAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoDAsync`](super::MemcpyDtoDAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyDtoDAsync;
+    pub enum cuMemcpyDtoDAsync {}
     impl super::sealed::Sealed for cuMemcpyDtoDAsync {}
     impl super::Symbol for cuMemcpyDtoDAsync {
         type Newest = super::MemcpyDtoDAsync;
@@ -25203,8 +24788,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyDtoH`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoH`](super::MemcpyDtoH).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyDtoH;
+    pub enum cuMemcpyDtoH {}
     impl super::sealed::Sealed for cuMemcpyDtoH {}
     impl super::Symbol for cuMemcpyDtoH {
         type Newest = super::MemcpyDtoH;
@@ -25265,8 +24849,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyDtoHAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyDtoHAsync`](super::MemcpyDtoHAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyDtoHAsync;
+    pub enum cuMemcpyDtoHAsync {}
     impl super::sealed::Sealed for cuMemcpyDtoHAsync {}
     impl super::Symbol for cuMemcpyDtoHAsync {
         type Newest = super::MemcpyDtoHAsync;
@@ -25327,8 +24910,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyHtoA`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyHtoA`](super::MemcpyHtoA).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyHtoA;
+    pub enum cuMemcpyHtoA {}
     impl super::sealed::Sealed for cuMemcpyHtoA {}
     impl super::Symbol for cuMemcpyHtoA {
         type Newest = super::MemcpyHtoA;
@@ -25389,8 +24971,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyHtoAAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyHtoAAsync`](super::MemcpyHtoAAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyHtoAAsync;
+    pub enum cuMemcpyHtoAAsync {}
     impl super::sealed::Sealed for cuMemcpyHtoAAsync {}
     impl super::Symbol for cuMemcpyHtoAAsync {
         type Newest = super::MemcpyHtoAAsync;
@@ -25451,8 +25032,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyHtoD`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyHtoD`](super::MemcpyHtoD).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyHtoD;
+    pub enum cuMemcpyHtoD {}
     impl super::sealed::Sealed for cuMemcpyHtoD {}
     impl super::Symbol for cuMemcpyHtoD {
         type Newest = super::MemcpyHtoD;
@@ -25513,8 +25093,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyHtoDAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyHtoDAsync`](super::MemcpyHtoDAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyHtoDAsync;
+    pub enum cuMemcpyHtoDAsync {}
     impl super::sealed::Sealed for cuMemcpyHtoDAsync {}
     impl super::Symbol for cuMemcpyHtoDAsync {
         type Newest = super::MemcpyHtoDAsync;
@@ -25575,8 +25154,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyPeer`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyPeer`](super::MemcpyPeer).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyPeer;
+    pub enum cuMemcpyPeer {}
     impl super::sealed::Sealed for cuMemcpyPeer {}
     impl super::Symbol for cuMemcpyPeer {
         type Newest = super::MemcpyPeer;
@@ -25617,8 +25195,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyPeerAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyPeerAsync`](super::MemcpyPeerAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyPeerAsync;
+    pub enum cuMemcpyPeerAsync {}
     impl super::sealed::Sealed for cuMemcpyPeerAsync {}
     impl super::Symbol for cuMemcpyPeerAsync {
         type Newest = super::MemcpyPeerAsync;
@@ -25659,8 +25236,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemcpyWithAttributesAsync`, for [`Driver::newest`](crate::Driver::newest): see [`MemcpyWithAttributesAsync`](super::MemcpyWithAttributesAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemcpyWithAttributesAsync;
+    pub enum cuMemcpyWithAttributesAsync {}
     impl super::sealed::Sealed for cuMemcpyWithAttributesAsync {}
     impl super::Symbol for cuMemcpyWithAttributesAsync {
         type Newest = super::MemcpyWithAttributesAsync;
@@ -25705,8 +25281,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemsetD16`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD16`](super::MemsetD16).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemsetD16;
+    pub enum cuMemsetD16 {}
     impl super::sealed::Sealed for cuMemsetD16 {}
     impl super::Symbol for cuMemsetD16 {
         type Newest = super::MemsetD16;
@@ -25767,8 +25342,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemsetD16Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD16Async`](super::MemsetD16Async).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemsetD16Async;
+    pub enum cuMemsetD16Async {}
     impl super::sealed::Sealed for cuMemsetD16Async {}
     impl super::Symbol for cuMemsetD16Async {
         type Newest = super::MemsetD16Async;
@@ -25809,8 +25383,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemsetD2D16`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D16`](super::MemsetD2D16).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemsetD2D16;
+    pub enum cuMemsetD2D16 {}
     impl super::sealed::Sealed for cuMemsetD2D16 {}
     impl super::Symbol for cuMemsetD2D16 {
         type Newest = super::MemsetD2D16;
@@ -25871,8 +25444,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemsetD2D16Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D16Async`](super::MemsetD2D16Async).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemsetD2D16Async;
+    pub enum cuMemsetD2D16Async {}
     impl super::sealed::Sealed for cuMemsetD2D16Async {}
     impl super::Symbol for cuMemsetD2D16Async {
         type Newest = super::MemsetD2D16Async;
@@ -25913,8 +25485,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemsetD2D32`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D32`](super::MemsetD2D32).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemsetD2D32;
+    pub enum cuMemsetD2D32 {}
     impl super::sealed::Sealed for cuMemsetD2D32 {}
     impl super::Symbol for cuMemsetD2D32 {
         type Newest = super::MemsetD2D32;
@@ -25975,8 +25546,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemsetD2D32Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D32Async`](super::MemsetD2D32Async).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemsetD2D32Async;
+    pub enum cuMemsetD2D32Async {}
     impl super::sealed::Sealed for cuMemsetD2D32Async {}
     impl super::Symbol for cuMemsetD2D32Async {
         type Newest = super::MemsetD2D32Async;
@@ -26017,8 +25587,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemsetD2D8`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D8`](super::MemsetD2D8).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemsetD2D8;
+    pub enum cuMemsetD2D8 {}
     impl super::sealed::Sealed for cuMemsetD2D8 {}
     impl super::Symbol for cuMemsetD2D8 {
         type Newest = super::MemsetD2D8;
@@ -26079,8 +25648,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemsetD2D8Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD2D8Async`](super::MemsetD2D8Async).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemsetD2D8Async;
+    pub enum cuMemsetD2D8Async {}
     impl super::sealed::Sealed for cuMemsetD2D8Async {}
     impl super::Symbol for cuMemsetD2D8Async {
         type Newest = super::MemsetD2D8Async;
@@ -26121,8 +25689,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemsetD32`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD32`](super::MemsetD32).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemsetD32;
+    pub enum cuMemsetD32 {}
     impl super::sealed::Sealed for cuMemsetD32 {}
     impl super::Symbol for cuMemsetD32 {
         type Newest = super::MemsetD32;
@@ -26183,8 +25750,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemsetD32Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD32Async`](super::MemsetD32Async).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemsetD32Async;
+    pub enum cuMemsetD32Async {}
     impl super::sealed::Sealed for cuMemsetD32Async {}
     impl super::Symbol for cuMemsetD32Async {
         type Newest = super::MemsetD32Async;
@@ -26225,8 +25791,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemsetD8`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD8`](super::MemsetD8).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemsetD8;
+    pub enum cuMemsetD8 {}
     impl super::sealed::Sealed for cuMemsetD8 {}
     impl super::Symbol for cuMemsetD8 {
         type Newest = super::MemsetD8;
@@ -26287,8 +25852,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMemsetD8Async`, for [`Driver::newest`](crate::Driver::newest): see [`MemsetD8Async`](super::MemsetD8Async).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMemsetD8Async;
+    pub enum cuMemsetD8Async {}
     impl super::sealed::Sealed for cuMemsetD8Async {}
     impl super::Symbol for cuMemsetD8Async {
         type Newest = super::MemsetD8Async;
@@ -26329,8 +25893,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuMipmappedArrayCreate`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayCreate`](super::MipmappedArrayCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMipmappedArrayCreate;
+    pub enum cuMipmappedArrayCreate {}
     impl super::sealed::Sealed for cuMipmappedArrayCreate {}
     impl super::Symbol for cuMipmappedArrayCreate {
         type Newest = super::MipmappedArrayCreate;
@@ -26352,8 +25915,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMipmappedArrayDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayDestroy`](super::MipmappedArrayDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMipmappedArrayDestroy;
+    pub enum cuMipmappedArrayDestroy {}
     impl super::sealed::Sealed for cuMipmappedArrayDestroy {}
     impl super::Symbol for cuMipmappedArrayDestroy {
         type Newest = super::MipmappedArrayDestroy;
@@ -26375,8 +25937,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMipmappedArrayGetLevel`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayGetLevel`](super::MipmappedArrayGetLevel).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMipmappedArrayGetLevel;
+    pub enum cuMipmappedArrayGetLevel {}
     impl super::sealed::Sealed for cuMipmappedArrayGetLevel {}
     impl super::Symbol for cuMipmappedArrayGetLevel {
         type Newest = super::MipmappedArrayGetLevel;
@@ -26398,8 +25959,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMipmappedArrayGetMemoryRequirements`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayGetMemoryRequirements`](super::MipmappedArrayGetMemoryRequirements).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMipmappedArrayGetMemoryRequirements;
+    pub enum cuMipmappedArrayGetMemoryRequirements {}
     impl super::sealed::Sealed for cuMipmappedArrayGetMemoryRequirements {}
     impl super::Symbol for cuMipmappedArrayGetMemoryRequirements {
         type Newest = super::MipmappedArrayGetMemoryRequirements;
@@ -26425,8 +25985,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMipmappedArrayGetSparseProperties`, for [`Driver::newest`](crate::Driver::newest): see [`MipmappedArrayGetSparseProperties`](super::MipmappedArrayGetSparseProperties).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMipmappedArrayGetSparseProperties;
+    pub enum cuMipmappedArrayGetSparseProperties {}
     impl super::sealed::Sealed for cuMipmappedArrayGetSparseProperties {}
     impl super::Symbol for cuMipmappedArrayGetSparseProperties {
         type Newest = super::MipmappedArrayGetSparseProperties;
@@ -26452,8 +26011,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleEnumerateFunctions`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleEnumerateFunctions`](super::ModuleEnumerateFunctions).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuModuleEnumerateFunctions;
+    pub enum cuModuleEnumerateFunctions {}
     impl super::sealed::Sealed for cuModuleEnumerateFunctions {}
     impl super::Symbol for cuModuleEnumerateFunctions {
         type Newest = super::ModuleEnumerateFunctions;
@@ -26477,8 +26035,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleGetFunction`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetFunction`](super::ModuleGetFunction).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuModuleGetFunction;
+    pub enum cuModuleGetFunction {}
     impl super::sealed::Sealed for cuModuleGetFunction {}
     impl super::Symbol for cuModuleGetFunction {
         type Newest = super::ModuleGetFunction;
@@ -26498,8 +26055,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ModuleGetFunction>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleGetFunctionCount`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetFunctionCount`](super::ModuleGetFunctionCount).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuModuleGetFunctionCount;
+    pub enum cuModuleGetFunctionCount {}
     impl super::sealed::Sealed for cuModuleGetFunctionCount {}
     impl super::Symbol for cuModuleGetFunctionCount {
         type Newest = super::ModuleGetFunctionCount;
@@ -26521,8 +26077,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleGetGlobal`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetGlobal`](super::ModuleGetGlobal).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuModuleGetGlobal;
+    pub enum cuModuleGetGlobal {}
     impl super::sealed::Sealed for cuModuleGetGlobal {}
     impl super::Symbol for cuModuleGetGlobal {
         type Newest = super::ModuleGetGlobal;
@@ -26552,8 +26107,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ModuleGetGlobal>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleGetLoadingMode`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetLoadingMode`](super::ModuleGetLoadingMode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuModuleGetLoadingMode;
+    pub enum cuModuleGetLoadingMode {}
     impl super::sealed::Sealed for cuModuleGetLoadingMode {}
     impl super::Symbol for cuModuleGetLoadingMode {
         type Newest = super::ModuleGetLoadingMode;
@@ -26575,8 +26129,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleGetSurfRef`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetSurfRef`](super::ModuleGetSurfRef).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuModuleGetSurfRef;
+    pub enum cuModuleGetSurfRef {}
     impl super::sealed::Sealed for cuModuleGetSurfRef {}
     impl super::Symbol for cuModuleGetSurfRef {
         type Newest = super::ModuleGetSurfRef;
@@ -26596,8 +26149,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ModuleGetSurfRef>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleGetTexRef`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleGetTexRef`](super::ModuleGetTexRef).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuModuleGetTexRef;
+    pub enum cuModuleGetTexRef {}
     impl super::sealed::Sealed for cuModuleGetTexRef {}
     impl super::Symbol for cuModuleGetTexRef {
         type Newest = super::ModuleGetTexRef;
@@ -26617,8 +26169,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ModuleGetTexRef>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleLoad`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleLoad`](super::ModuleLoad).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuModuleLoad;
+    pub enum cuModuleLoad {}
     impl super::sealed::Sealed for cuModuleLoad {}
     impl super::Symbol for cuModuleLoad {
         type Newest = super::ModuleLoad;
@@ -26638,8 +26189,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ModuleLoad>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleLoadData`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleLoadData`](super::ModuleLoadData).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuModuleLoadData;
+    pub enum cuModuleLoadData {}
     impl super::sealed::Sealed for cuModuleLoadData {}
     impl super::Symbol for cuModuleLoadData {
         type Newest = super::ModuleLoadData;
@@ -26659,8 +26209,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ModuleLoadData>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleLoadDataEx`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleLoadDataEx`](super::ModuleLoadDataEx).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuModuleLoadDataEx;
+    pub enum cuModuleLoadDataEx {}
     impl super::sealed::Sealed for cuModuleLoadDataEx {}
     impl super::Symbol for cuModuleLoadDataEx {
         type Newest = super::ModuleLoadDataEx;
@@ -26680,8 +26229,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ModuleLoadDataEx>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleLoadFatBinary`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleLoadFatBinary`](super::ModuleLoadFatBinary).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuModuleLoadFatBinary;
+    pub enum cuModuleLoadFatBinary {}
     impl super::sealed::Sealed for cuModuleLoadFatBinary {}
     impl super::Symbol for cuModuleLoadFatBinary {
         type Newest = super::ModuleLoadFatBinary;
@@ -26703,8 +26251,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuModuleUnload`, for [`Driver::newest`](crate::Driver::newest): see [`ModuleUnload`](super::ModuleUnload).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuModuleUnload;
+    pub enum cuModuleUnload {}
     impl super::sealed::Sealed for cuModuleUnload {}
     impl super::Symbol for cuModuleUnload {
         type Newest = super::ModuleUnload;
@@ -26724,8 +26271,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ModuleUnload>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMulticastAddDevice`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastAddDevice`](super::MulticastAddDevice).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMulticastAddDevice;
+    pub enum cuMulticastAddDevice {}
     impl super::sealed::Sealed for cuMulticastAddDevice {}
     impl super::Symbol for cuMulticastAddDevice {
         type Newest = super::MulticastAddDevice;
@@ -26745,8 +26291,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MulticastAddDevice>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMulticastBindAddr`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastBindAddr`](super::MulticastBindAddr).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMulticastBindAddr;
+    pub enum cuMulticastBindAddr {}
     impl super::sealed::Sealed for cuMulticastBindAddr {}
     impl super::Symbol for cuMulticastBindAddr {
         type Newest = super::MulticastBindAddr;
@@ -26776,8 +26321,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MulticastBindAddr>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMulticastBindMem`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastBindMem`](super::MulticastBindMem).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMulticastBindMem;
+    pub enum cuMulticastBindMem {}
     impl super::sealed::Sealed for cuMulticastBindMem {}
     impl super::Symbol for cuMulticastBindMem {
         type Newest = super::MulticastBindMem;
@@ -26807,8 +26351,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MulticastBindMem>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMulticastCreate`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastCreate`](super::MulticastCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMulticastCreate;
+    pub enum cuMulticastCreate {}
     impl super::sealed::Sealed for cuMulticastCreate {}
     impl super::Symbol for cuMulticastCreate {
         type Newest = super::MulticastCreate;
@@ -26828,8 +26371,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MulticastCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMulticastGetGranularity`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastGetGranularity`](super::MulticastGetGranularity).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMulticastGetGranularity;
+    pub enum cuMulticastGetGranularity {}
     impl super::sealed::Sealed for cuMulticastGetGranularity {}
     impl super::Symbol for cuMulticastGetGranularity {
         type Newest = super::MulticastGetGranularity;
@@ -26853,8 +26395,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuMulticastUnbind`, for [`Driver::newest`](crate::Driver::newest): see [`MulticastUnbind`](super::MulticastUnbind).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuMulticastUnbind;
+    pub enum cuMulticastUnbind {}
     impl super::sealed::Sealed for cuMulticastUnbind {}
     impl super::Symbol for cuMulticastUnbind {
         type Newest = super::MulticastUnbind;
@@ -26874,8 +26415,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::MulticastUnbind>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyAvailableDynamicSMemPerBlock`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyAvailableDynamicSMemPerBlock`](super::OccupancyAvailableDynamicSMemPerBlock).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuOccupancyAvailableDynamicSMemPerBlock;
+    pub enum cuOccupancyAvailableDynamicSMemPerBlock {}
     impl super::sealed::Sealed for cuOccupancyAvailableDynamicSMemPerBlock {}
     impl super::Symbol for cuOccupancyAvailableDynamicSMemPerBlock {
         type Newest = super::OccupancyAvailableDynamicSMemPerBlock;
@@ -26901,8 +26441,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyMaxActiveBlocksPerMultiprocessor`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxActiveBlocksPerMultiprocessor`](super::OccupancyMaxActiveBlocksPerMultiprocessor).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuOccupancyMaxActiveBlocksPerMultiprocessor;
+    pub enum cuOccupancyMaxActiveBlocksPerMultiprocessor {}
     impl super::sealed::Sealed for cuOccupancyMaxActiveBlocksPerMultiprocessor {}
     impl super::Symbol for cuOccupancyMaxActiveBlocksPerMultiprocessor {
         type Newest = super::OccupancyMaxActiveBlocksPerMultiprocessor;
@@ -26928,8 +26467,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxActiveBlocksPerMultiprocessorWithFlags`](super::OccupancyMaxActiveBlocksPerMultiprocessorWithFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags;
+    pub enum cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags {}
     impl super::sealed::Sealed for cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags {}
     impl super::Symbol for cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
         type Newest = super::OccupancyMaxActiveBlocksPerMultiprocessorWithFlags;
@@ -26957,8 +26495,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyMaxActiveClusters`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxActiveClusters`](super::OccupancyMaxActiveClusters).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuOccupancyMaxActiveClusters;
+    pub enum cuOccupancyMaxActiveClusters {}
     impl super::sealed::Sealed for cuOccupancyMaxActiveClusters {}
     impl super::Symbol for cuOccupancyMaxActiveClusters {
         type Newest = super::OccupancyMaxActiveClusters;
@@ -26982,8 +26519,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyMaxPotentialBlockSize`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxPotentialBlockSize`](super::OccupancyMaxPotentialBlockSize).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuOccupancyMaxPotentialBlockSize;
+    pub enum cuOccupancyMaxPotentialBlockSize {}
     impl super::sealed::Sealed for cuOccupancyMaxPotentialBlockSize {}
     impl super::Symbol for cuOccupancyMaxPotentialBlockSize {
         type Newest = super::OccupancyMaxPotentialBlockSize;
@@ -27007,8 +26543,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyMaxPotentialBlockSizeWithFlags`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxPotentialBlockSizeWithFlags`](super::OccupancyMaxPotentialBlockSizeWithFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuOccupancyMaxPotentialBlockSizeWithFlags;
+    pub enum cuOccupancyMaxPotentialBlockSizeWithFlags {}
     impl super::sealed::Sealed for cuOccupancyMaxPotentialBlockSizeWithFlags {}
     impl super::Symbol for cuOccupancyMaxPotentialBlockSizeWithFlags {
         type Newest = super::OccupancyMaxPotentialBlockSizeWithFlags;
@@ -27034,8 +26569,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuOccupancyMaxPotentialClusterSize`, for [`Driver::newest`](crate::Driver::newest): see [`OccupancyMaxPotentialClusterSize`](super::OccupancyMaxPotentialClusterSize).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuOccupancyMaxPotentialClusterSize;
+    pub enum cuOccupancyMaxPotentialClusterSize {}
     impl super::sealed::Sealed for cuOccupancyMaxPotentialClusterSize {}
     impl super::Symbol for cuOccupancyMaxPotentialClusterSize {
         type Newest = super::OccupancyMaxPotentialClusterSize;
@@ -27061,8 +26595,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuParamSetSize`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSetSize`](super::ParamSetSize).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuParamSetSize;
+    pub enum cuParamSetSize {}
     impl super::sealed::Sealed for cuParamSetSize {}
     impl super::Symbol for cuParamSetSize {
         type Newest = super::ParamSetSize;
@@ -27082,8 +26615,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ParamSetSize>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuParamSetTexRef`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSetTexRef`](super::ParamSetTexRef).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuParamSetTexRef;
+    pub enum cuParamSetTexRef {}
     impl super::sealed::Sealed for cuParamSetTexRef {}
     impl super::Symbol for cuParamSetTexRef {
         type Newest = super::ParamSetTexRef;
@@ -27103,8 +26635,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ParamSetTexRef>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuParamSetf`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSetf`](super::ParamSetf).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuParamSetf;
+    pub enum cuParamSetf {}
     impl super::sealed::Sealed for cuParamSetf {}
     impl super::Symbol for cuParamSetf {
         type Newest = super::ParamSetf;
@@ -27124,8 +26655,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ParamSetf>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuParamSeti`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSeti`](super::ParamSeti).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuParamSeti;
+    pub enum cuParamSeti {}
     impl super::sealed::Sealed for cuParamSeti {}
     impl super::Symbol for cuParamSeti {
         type Newest = super::ParamSeti;
@@ -27145,8 +26675,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ParamSeti>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuParamSetv`, for [`Driver::newest`](crate::Driver::newest): see [`ParamSetv`](super::ParamSetv).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuParamSetv;
+    pub enum cuParamSetv {}
     impl super::sealed::Sealed for cuParamSetv {}
     impl super::Symbol for cuParamSetv {
         type Newest = super::ParamSetv;
@@ -27166,8 +26695,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ParamSetv>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuPointerGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`PointerGetAttribute`](super::PointerGetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuPointerGetAttribute;
+    pub enum cuPointerGetAttribute {}
     impl super::sealed::Sealed for cuPointerGetAttribute {}
     impl super::Symbol for cuPointerGetAttribute {
         type Newest = super::PointerGetAttribute;
@@ -27189,8 +26717,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuPointerGetAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`PointerGetAttributes`](super::PointerGetAttributes).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuPointerGetAttributes;
+    pub enum cuPointerGetAttributes {}
     impl super::sealed::Sealed for cuPointerGetAttributes {}
     impl super::Symbol for cuPointerGetAttributes {
         type Newest = super::PointerGetAttributes;
@@ -27212,8 +26739,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuPointerSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`PointerSetAttribute`](super::PointerSetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuPointerSetAttribute;
+    pub enum cuPointerSetAttribute {}
     impl super::sealed::Sealed for cuPointerSetAttribute {}
     impl super::Symbol for cuPointerSetAttribute {
         type Newest = super::PointerSetAttribute;
@@ -27236,8 +26762,7 @@ pub mod symbols {
     }
     /// The symbol `cuProfilerInitialize`, for [`Driver::newest`](crate::Driver::newest): see [`ProfilerInitialize`](super::ProfilerInitialize).
     #[cfg(feature = "profiler")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuProfilerInitialize;
+    pub enum cuProfilerInitialize {}
     #[cfg(feature = "profiler")]
     impl super::sealed::Sealed for cuProfilerInitialize {}
     #[cfg(feature = "profiler")]
@@ -27260,8 +26785,7 @@ pub mod symbols {
     }
     /// The symbol `cuProfilerStart`, for [`Driver::newest`](crate::Driver::newest): see [`ProfilerStart`](super::ProfilerStart).
     #[cfg(feature = "profiler")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuProfilerStart;
+    pub enum cuProfilerStart {}
     #[cfg(feature = "profiler")]
     impl super::sealed::Sealed for cuProfilerStart {}
     #[cfg(feature = "profiler")]
@@ -27284,8 +26808,7 @@ pub mod symbols {
     }
     /// The symbol `cuProfilerStop`, for [`Driver::newest`](crate::Driver::newest): see [`ProfilerStop`](super::ProfilerStop).
     #[cfg(feature = "profiler")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuProfilerStop;
+    pub enum cuProfilerStop {}
     #[cfg(feature = "profiler")]
     impl super::sealed::Sealed for cuProfilerStop {}
     #[cfg(feature = "profiler")]
@@ -27307,8 +26830,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::ProfilerStop>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuSignalExternalSemaphoresAsync`, for [`Driver::newest`](crate::Driver::newest): see [`SignalExternalSemaphoresAsync`](super::SignalExternalSemaphoresAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuSignalExternalSemaphoresAsync;
+    pub enum cuSignalExternalSemaphoresAsync {}
     impl super::sealed::Sealed for cuSignalExternalSemaphoresAsync {}
     impl super::Symbol for cuSignalExternalSemaphoresAsync {
         type Newest = super::SignalExternalSemaphoresAsync;
@@ -27355,8 +26877,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamAddCallback`, for [`Driver::newest`](crate::Driver::newest): see [`StreamAddCallback`](super::StreamAddCallback).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamAddCallback;
+    pub enum cuStreamAddCallback {}
     impl super::sealed::Sealed for cuStreamAddCallback {}
     impl super::Symbol for cuStreamAddCallback {
         type Newest = super::StreamAddCallback;
@@ -27397,8 +26918,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamAttachMemAsync`, for [`Driver::newest`](crate::Driver::newest): see [`StreamAttachMemAsync`](super::StreamAttachMemAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamAttachMemAsync;
+    pub enum cuStreamAttachMemAsync {}
     impl super::sealed::Sealed for cuStreamAttachMemAsync {}
     impl super::Symbol for cuStreamAttachMemAsync {
         type Newest = super::StreamAttachMemAsync;
@@ -27441,8 +26961,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamBatchMemOp`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBatchMemOp`](super::StreamBatchMemOp).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamBatchMemOp;
+    pub enum cuStreamBatchMemOp {}
     impl super::sealed::Sealed for cuStreamBatchMemOp {}
     impl super::Symbol for cuStreamBatchMemOp {
         type Newest = super::StreamBatchMemOp;
@@ -27513,8 +27032,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamBeginCapture`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBeginCapture`](super::StreamBeginCapture).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamBeginCapture;
+    pub enum cuStreamBeginCapture {}
     impl super::sealed::Sealed for cuStreamBeginCapture {}
     impl super::Symbol for cuStreamBeginCapture {
         type Newest = super::StreamBeginCapture;
@@ -27585,8 +27103,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamBeginCaptureToCig`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBeginCaptureToCig`](super::StreamBeginCaptureToCig).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamBeginCaptureToCig;
+    pub enum cuStreamBeginCaptureToCig {}
     impl super::sealed::Sealed for cuStreamBeginCaptureToCig {}
     impl super::Symbol for cuStreamBeginCaptureToCig {
         type Newest = super::StreamBeginCaptureToCig;
@@ -27631,8 +27148,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamBeginCaptureToGraph`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBeginCaptureToGraph`](super::StreamBeginCaptureToGraph).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamBeginCaptureToGraph;
+    pub enum cuStreamBeginCaptureToGraph {}
     impl super::sealed::Sealed for cuStreamBeginCaptureToGraph {}
     impl super::Symbol for cuStreamBeginCaptureToGraph {
         type Newest = super::StreamBeginCaptureToGraph;
@@ -27677,8 +27193,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamBeginRecaptureToGraph`, for [`Driver::newest`](crate::Driver::newest): see [`StreamBeginRecaptureToGraph`](super::StreamBeginRecaptureToGraph).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamBeginRecaptureToGraph;
+    pub enum cuStreamBeginRecaptureToGraph {}
     impl super::sealed::Sealed for cuStreamBeginRecaptureToGraph {}
     impl super::Symbol for cuStreamBeginRecaptureToGraph {
         type Newest = super::StreamBeginRecaptureToGraph;
@@ -27725,8 +27240,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamCopyAttributes`, for [`Driver::newest`](crate::Driver::newest): see [`StreamCopyAttributes`](super::StreamCopyAttributes).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamCopyAttributes;
+    pub enum cuStreamCopyAttributes {}
     impl super::sealed::Sealed for cuStreamCopyAttributes {}
     impl super::Symbol for cuStreamCopyAttributes {
         type Newest = super::StreamCopyAttributes;
@@ -27769,8 +27283,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamCreate`, for [`Driver::newest`](crate::Driver::newest): see [`StreamCreate`](super::StreamCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamCreate;
+    pub enum cuStreamCreate {}
     impl super::sealed::Sealed for cuStreamCreate {}
     impl super::Symbol for cuStreamCreate {
         type Newest = super::StreamCreate;
@@ -27790,8 +27303,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::StreamCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuStreamCreateWithPriority`, for [`Driver::newest`](crate::Driver::newest): see [`StreamCreateWithPriority`](super::StreamCreateWithPriority).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamCreateWithPriority;
+    pub enum cuStreamCreateWithPriority {}
     impl super::sealed::Sealed for cuStreamCreateWithPriority {}
     impl super::Symbol for cuStreamCreateWithPriority {
         type Newest = super::StreamCreateWithPriority;
@@ -27815,8 +27327,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuStreamDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`StreamDestroy`](super::StreamDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamDestroy;
+    pub enum cuStreamDestroy {}
     impl super::sealed::Sealed for cuStreamDestroy {}
     impl super::Symbol for cuStreamDestroy {
         type Newest = super::StreamDestroy;
@@ -27846,8 +27357,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::StreamDestroy>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuStreamEndCapture`, for [`Driver::newest`](crate::Driver::newest): see [`StreamEndCapture`](super::StreamEndCapture).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamEndCapture;
+    pub enum cuStreamEndCapture {}
     impl super::sealed::Sealed for cuStreamEndCapture {}
     impl super::Symbol for cuStreamEndCapture {
         type Newest = super::StreamEndCapture;
@@ -27888,8 +27398,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamEndCaptureToCig`, for [`Driver::newest`](crate::Driver::newest): see [`StreamEndCaptureToCig`](super::StreamEndCaptureToCig).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamEndCaptureToCig;
+    pub enum cuStreamEndCaptureToCig {}
     impl super::sealed::Sealed for cuStreamEndCaptureToCig {}
     impl super::Symbol for cuStreamEndCaptureToCig {
         type Newest = super::StreamEndCaptureToCig;
@@ -27932,8 +27441,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamGetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetAttribute`](super::StreamGetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamGetAttribute;
+    pub enum cuStreamGetAttribute {}
     impl super::sealed::Sealed for cuStreamGetAttribute {}
     impl super::Symbol for cuStreamGetAttribute {
         type Newest = super::StreamGetAttribute;
@@ -27974,8 +27482,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamGetCaptureInfo`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetCaptureInfo`](super::StreamGetCaptureInfo).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamGetCaptureInfo;
+    pub enum cuStreamGetCaptureInfo {}
     impl super::sealed::Sealed for cuStreamGetCaptureInfo {}
     impl super::Symbol for cuStreamGetCaptureInfo {
         type Newest = super::StreamGetCaptureInfo;
@@ -28078,8 +27585,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamGetCtx`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetCtx`](super::StreamGetCtx).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamGetCtx;
+    pub enum cuStreamGetCtx {}
     impl super::sealed::Sealed for cuStreamGetCtx {}
     impl super::Symbol for cuStreamGetCtx {
         type Newest = super::StreamGetCtx;
@@ -28150,8 +27656,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamGetDevResource`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetDevResource`](super::StreamGetDevResource).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamGetDevResource;
+    pub enum cuStreamGetDevResource {}
     impl super::sealed::Sealed for cuStreamGetDevResource {}
     impl super::Symbol for cuStreamGetDevResource {
         type Newest = super::StreamGetDevResource;
@@ -28194,8 +27699,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamGetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetDevice`](super::StreamGetDevice).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamGetDevice;
+    pub enum cuStreamGetDevice {}
     impl super::sealed::Sealed for cuStreamGetDevice {}
     impl super::Symbol for cuStreamGetDevice {
         type Newest = super::StreamGetDevice;
@@ -28236,8 +27740,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetFlags`](super::StreamGetFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamGetFlags;
+    pub enum cuStreamGetFlags {}
     impl super::sealed::Sealed for cuStreamGetFlags {}
     impl super::Symbol for cuStreamGetFlags {
         type Newest = super::StreamGetFlags;
@@ -28278,8 +27781,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamGetGreenCtx`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetGreenCtx`](super::StreamGetGreenCtx).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamGetGreenCtx;
+    pub enum cuStreamGetGreenCtx {}
     impl super::sealed::Sealed for cuStreamGetGreenCtx {}
     impl super::Symbol for cuStreamGetGreenCtx {
         type Newest = super::StreamGetGreenCtx;
@@ -28299,8 +27801,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::StreamGetGreenCtx>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuStreamGetId`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetId`](super::StreamGetId).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamGetId;
+    pub enum cuStreamGetId {}
     impl super::sealed::Sealed for cuStreamGetId {}
     impl super::Symbol for cuStreamGetId {
         type Newest = super::StreamGetId;
@@ -28341,8 +27842,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamGetPriority`, for [`Driver::newest`](crate::Driver::newest): see [`StreamGetPriority`](super::StreamGetPriority).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamGetPriority;
+    pub enum cuStreamGetPriority {}
     impl super::sealed::Sealed for cuStreamGetPriority {}
     impl super::Symbol for cuStreamGetPriority {
         type Newest = super::StreamGetPriority;
@@ -28383,8 +27883,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamIsCapturing`, for [`Driver::newest`](crate::Driver::newest): see [`StreamIsCapturing`](super::StreamIsCapturing).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamIsCapturing;
+    pub enum cuStreamIsCapturing {}
     impl super::sealed::Sealed for cuStreamIsCapturing {}
     impl super::Symbol for cuStreamIsCapturing {
         type Newest = super::StreamIsCapturing;
@@ -28425,8 +27924,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamQuery`, for [`Driver::newest`](crate::Driver::newest): see [`StreamQuery`](super::StreamQuery).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamQuery;
+    pub enum cuStreamQuery {}
     impl super::sealed::Sealed for cuStreamQuery {}
     impl super::Symbol for cuStreamQuery {
         type Newest = super::StreamQuery;
@@ -28467,8 +27965,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamSetAttribute`, for [`Driver::newest`](crate::Driver::newest): see [`StreamSetAttribute`](super::StreamSetAttribute).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamSetAttribute;
+    pub enum cuStreamSetAttribute {}
     impl super::sealed::Sealed for cuStreamSetAttribute {}
     impl super::Symbol for cuStreamSetAttribute {
         type Newest = super::StreamSetAttribute;
@@ -28509,8 +28006,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamSynchronize`, for [`Driver::newest`](crate::Driver::newest): see [`StreamSynchronize`](super::StreamSynchronize).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamSynchronize;
+    pub enum cuStreamSynchronize {}
     impl super::sealed::Sealed for cuStreamSynchronize {}
     impl super::Symbol for cuStreamSynchronize {
         type Newest = super::StreamSynchronize;
@@ -28551,8 +28047,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamUpdateCaptureDependencies`, for [`Driver::newest`](crate::Driver::newest): see [`StreamUpdateCaptureDependencies`](super::StreamUpdateCaptureDependencies).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamUpdateCaptureDependencies;
+    pub enum cuStreamUpdateCaptureDependencies {}
     impl super::sealed::Sealed for cuStreamUpdateCaptureDependencies {}
     impl super::Symbol for cuStreamUpdateCaptureDependencies {
         type Newest = super::StreamUpdateCaptureDependencies;
@@ -28639,8 +28134,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamWaitEvent`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWaitEvent`](super::StreamWaitEvent).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamWaitEvent;
+    pub enum cuStreamWaitEvent {}
     impl super::sealed::Sealed for cuStreamWaitEvent {}
     impl super::Symbol for cuStreamWaitEvent {
         type Newest = super::StreamWaitEvent;
@@ -28681,8 +28175,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamWaitValue32`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWaitValue32`](super::StreamWaitValue32).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamWaitValue32;
+    pub enum cuStreamWaitValue32 {}
     impl super::sealed::Sealed for cuStreamWaitValue32 {}
     impl super::Symbol for cuStreamWaitValue32 {
         type Newest = super::StreamWaitValue32;
@@ -28753,8 +28246,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamWaitValue64`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWaitValue64`](super::StreamWaitValue64).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamWaitValue64;
+    pub enum cuStreamWaitValue64 {}
     impl super::sealed::Sealed for cuStreamWaitValue64 {}
     impl super::Symbol for cuStreamWaitValue64 {
         type Newest = super::StreamWaitValue64;
@@ -28825,8 +28317,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamWriteValue32`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWriteValue32`](super::StreamWriteValue32).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamWriteValue32;
+    pub enum cuStreamWriteValue32 {}
     impl super::sealed::Sealed for cuStreamWriteValue32 {}
     impl super::Symbol for cuStreamWriteValue32 {
         type Newest = super::StreamWriteValue32;
@@ -28897,8 +28388,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuStreamWriteValue64`, for [`Driver::newest`](crate::Driver::newest): see [`StreamWriteValue64`](super::StreamWriteValue64).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuStreamWriteValue64;
+    pub enum cuStreamWriteValue64 {}
     impl super::sealed::Sealed for cuStreamWriteValue64 {}
     impl super::Symbol for cuStreamWriteValue64 {
         type Newest = super::StreamWriteValue64;
@@ -28969,8 +28459,7 @@ pub mod symbols {
         ];
     }
     /// The symbol `cuSurfObjectCreate`, for [`Driver::newest`](crate::Driver::newest): see [`SurfObjectCreate`](super::SurfObjectCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuSurfObjectCreate;
+    pub enum cuSurfObjectCreate {}
     impl super::sealed::Sealed for cuSurfObjectCreate {}
     impl super::Symbol for cuSurfObjectCreate {
         type Newest = super::SurfObjectCreate;
@@ -28990,8 +28479,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::SurfObjectCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuSurfObjectDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`SurfObjectDestroy`](super::SurfObjectDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuSurfObjectDestroy;
+    pub enum cuSurfObjectDestroy {}
     impl super::sealed::Sealed for cuSurfObjectDestroy {}
     impl super::Symbol for cuSurfObjectDestroy {
         type Newest = super::SurfObjectDestroy;
@@ -29011,8 +28499,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::SurfObjectDestroy>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuSurfObjectGetResourceDesc`, for [`Driver::newest`](crate::Driver::newest): see [`SurfObjectGetResourceDesc`](super::SurfObjectGetResourceDesc).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuSurfObjectGetResourceDesc;
+    pub enum cuSurfObjectGetResourceDesc {}
     impl super::sealed::Sealed for cuSurfObjectGetResourceDesc {}
     impl super::Symbol for cuSurfObjectGetResourceDesc {
         type Newest = super::SurfObjectGetResourceDesc;
@@ -29036,8 +28523,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuSurfRefGetArray`, for [`Driver::newest`](crate::Driver::newest): see [`SurfRefGetArray`](super::SurfRefGetArray).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuSurfRefGetArray;
+    pub enum cuSurfRefGetArray {}
     impl super::sealed::Sealed for cuSurfRefGetArray {}
     impl super::Symbol for cuSurfRefGetArray {
         type Newest = super::SurfRefGetArray;
@@ -29057,8 +28543,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::SurfRefGetArray>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuSurfRefSetArray`, for [`Driver::newest`](crate::Driver::newest): see [`SurfRefSetArray`](super::SurfRefSetArray).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuSurfRefSetArray;
+    pub enum cuSurfRefSetArray {}
     impl super::sealed::Sealed for cuSurfRefSetArray {}
     impl super::Symbol for cuSurfRefSetArray {
         type Newest = super::SurfRefSetArray;
@@ -29078,8 +28563,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::SurfRefSetArray>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTensorMapEncodeIm2col`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapEncodeIm2col`](super::TensorMapEncodeIm2col).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTensorMapEncodeIm2col;
+    pub enum cuTensorMapEncodeIm2col {}
     impl super::sealed::Sealed for cuTensorMapEncodeIm2col {}
     impl super::Symbol for cuTensorMapEncodeIm2col {
         type Newest = super::TensorMapEncodeIm2col;
@@ -29101,8 +28585,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTensorMapEncodeIm2colWide`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapEncodeIm2colWide`](super::TensorMapEncodeIm2colWide).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTensorMapEncodeIm2colWide;
+    pub enum cuTensorMapEncodeIm2colWide {}
     impl super::sealed::Sealed for cuTensorMapEncodeIm2colWide {}
     impl super::Symbol for cuTensorMapEncodeIm2colWide {
         type Newest = super::TensorMapEncodeIm2colWide;
@@ -29126,8 +28609,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTensorMapEncodeTiled`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapEncodeTiled`](super::TensorMapEncodeTiled).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTensorMapEncodeTiled;
+    pub enum cuTensorMapEncodeTiled {}
     impl super::sealed::Sealed for cuTensorMapEncodeTiled {}
     impl super::Symbol for cuTensorMapEncodeTiled {
         type Newest = super::TensorMapEncodeTiled;
@@ -29149,8 +28631,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTensorMapReplaceAddress`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapReplaceAddress`](super::TensorMapReplaceAddress).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTensorMapReplaceAddress;
+    pub enum cuTensorMapReplaceAddress {}
     impl super::sealed::Sealed for cuTensorMapReplaceAddress {}
     impl super::Symbol for cuTensorMapReplaceAddress {
         type Newest = super::TensorMapReplaceAddress;
@@ -29174,8 +28655,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTensorMapSetAllocationClass`, for [`Driver::newest`](crate::Driver::newest): see [`TensorMapSetAllocationClass`](super::TensorMapSetAllocationClass).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTensorMapSetAllocationClass;
+    pub enum cuTensorMapSetAllocationClass {}
     impl super::sealed::Sealed for cuTensorMapSetAllocationClass {}
     impl super::Symbol for cuTensorMapSetAllocationClass {
         type Newest = super::TensorMapSetAllocationClass;
@@ -29199,8 +28679,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexObjectCreate`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectCreate`](super::TexObjectCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexObjectCreate;
+    pub enum cuTexObjectCreate {}
     impl super::sealed::Sealed for cuTexObjectCreate {}
     impl super::Symbol for cuTexObjectCreate {
         type Newest = super::TexObjectCreate;
@@ -29220,8 +28699,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexObjectCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexObjectDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectDestroy`](super::TexObjectDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexObjectDestroy;
+    pub enum cuTexObjectDestroy {}
     impl super::sealed::Sealed for cuTexObjectDestroy {}
     impl super::Symbol for cuTexObjectDestroy {
         type Newest = super::TexObjectDestroy;
@@ -29241,8 +28719,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexObjectDestroy>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexObjectGetResourceDesc`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectGetResourceDesc`](super::TexObjectGetResourceDesc).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexObjectGetResourceDesc;
+    pub enum cuTexObjectGetResourceDesc {}
     impl super::sealed::Sealed for cuTexObjectGetResourceDesc {}
     impl super::Symbol for cuTexObjectGetResourceDesc {
         type Newest = super::TexObjectGetResourceDesc;
@@ -29266,8 +28743,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexObjectGetResourceViewDesc`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectGetResourceViewDesc`](super::TexObjectGetResourceViewDesc).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexObjectGetResourceViewDesc;
+    pub enum cuTexObjectGetResourceViewDesc {}
     impl super::sealed::Sealed for cuTexObjectGetResourceViewDesc {}
     impl super::Symbol for cuTexObjectGetResourceViewDesc {
         type Newest = super::TexObjectGetResourceViewDesc;
@@ -29291,8 +28767,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexObjectGetTextureDesc`, for [`Driver::newest`](crate::Driver::newest): see [`TexObjectGetTextureDesc`](super::TexObjectGetTextureDesc).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexObjectGetTextureDesc;
+    pub enum cuTexObjectGetTextureDesc {}
     impl super::sealed::Sealed for cuTexObjectGetTextureDesc {}
     impl super::Symbol for cuTexObjectGetTextureDesc {
         type Newest = super::TexObjectGetTextureDesc;
@@ -29316,8 +28791,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefCreate`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefCreate`](super::TexRefCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefCreate;
+    pub enum cuTexRefCreate {}
     impl super::sealed::Sealed for cuTexRefCreate {}
     impl super::Symbol for cuTexRefCreate {
         type Newest = super::TexRefCreate;
@@ -29337,8 +28811,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexRefCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefDestroy`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefDestroy`](super::TexRefDestroy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefDestroy;
+    pub enum cuTexRefDestroy {}
     impl super::sealed::Sealed for cuTexRefDestroy {}
     impl super::Symbol for cuTexRefDestroy {
         type Newest = super::TexRefDestroy;
@@ -29358,8 +28831,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexRefDestroy>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetAddress`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetAddress`](super::TexRefGetAddress).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefGetAddress;
+    pub enum cuTexRefGetAddress {}
     impl super::sealed::Sealed for cuTexRefGetAddress {}
     impl super::Symbol for cuTexRefGetAddress {
         type Newest = super::TexRefGetAddress;
@@ -29389,8 +28861,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexRefGetAddress>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetAddressMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetAddressMode`](super::TexRefGetAddressMode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefGetAddressMode;
+    pub enum cuTexRefGetAddressMode {}
     impl super::sealed::Sealed for cuTexRefGetAddressMode {}
     impl super::Symbol for cuTexRefGetAddressMode {
         type Newest = super::TexRefGetAddressMode;
@@ -29412,8 +28883,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetArray`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetArray`](super::TexRefGetArray).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefGetArray;
+    pub enum cuTexRefGetArray {}
     impl super::sealed::Sealed for cuTexRefGetArray {}
     impl super::Symbol for cuTexRefGetArray {
         type Newest = super::TexRefGetArray;
@@ -29433,8 +28903,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexRefGetArray>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetBorderColor`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetBorderColor`](super::TexRefGetBorderColor).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefGetBorderColor;
+    pub enum cuTexRefGetBorderColor {}
     impl super::sealed::Sealed for cuTexRefGetBorderColor {}
     impl super::Symbol for cuTexRefGetBorderColor {
         type Newest = super::TexRefGetBorderColor;
@@ -29456,8 +28925,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetFilterMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetFilterMode`](super::TexRefGetFilterMode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefGetFilterMode;
+    pub enum cuTexRefGetFilterMode {}
     impl super::sealed::Sealed for cuTexRefGetFilterMode {}
     impl super::Symbol for cuTexRefGetFilterMode {
         type Newest = super::TexRefGetFilterMode;
@@ -29479,8 +28947,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetFlags`](super::TexRefGetFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefGetFlags;
+    pub enum cuTexRefGetFlags {}
     impl super::sealed::Sealed for cuTexRefGetFlags {}
     impl super::Symbol for cuTexRefGetFlags {
         type Newest = super::TexRefGetFlags;
@@ -29500,8 +28967,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexRefGetFlags>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetFormat`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetFormat`](super::TexRefGetFormat).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefGetFormat;
+    pub enum cuTexRefGetFormat {}
     impl super::sealed::Sealed for cuTexRefGetFormat {}
     impl super::Symbol for cuTexRefGetFormat {
         type Newest = super::TexRefGetFormat;
@@ -29521,8 +28987,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexRefGetFormat>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetMaxAnisotropy`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMaxAnisotropy`](super::TexRefGetMaxAnisotropy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefGetMaxAnisotropy;
+    pub enum cuTexRefGetMaxAnisotropy {}
     impl super::sealed::Sealed for cuTexRefGetMaxAnisotropy {}
     impl super::Symbol for cuTexRefGetMaxAnisotropy {
         type Newest = super::TexRefGetMaxAnisotropy;
@@ -29544,8 +29009,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetMipmapFilterMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMipmapFilterMode`](super::TexRefGetMipmapFilterMode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefGetMipmapFilterMode;
+    pub enum cuTexRefGetMipmapFilterMode {}
     impl super::sealed::Sealed for cuTexRefGetMipmapFilterMode {}
     impl super::Symbol for cuTexRefGetMipmapFilterMode {
         type Newest = super::TexRefGetMipmapFilterMode;
@@ -29569,8 +29033,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetMipmapLevelBias`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMipmapLevelBias`](super::TexRefGetMipmapLevelBias).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefGetMipmapLevelBias;
+    pub enum cuTexRefGetMipmapLevelBias {}
     impl super::sealed::Sealed for cuTexRefGetMipmapLevelBias {}
     impl super::Symbol for cuTexRefGetMipmapLevelBias {
         type Newest = super::TexRefGetMipmapLevelBias;
@@ -29594,8 +29057,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetMipmapLevelClamp`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMipmapLevelClamp`](super::TexRefGetMipmapLevelClamp).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefGetMipmapLevelClamp;
+    pub enum cuTexRefGetMipmapLevelClamp {}
     impl super::sealed::Sealed for cuTexRefGetMipmapLevelClamp {}
     impl super::Symbol for cuTexRefGetMipmapLevelClamp {
         type Newest = super::TexRefGetMipmapLevelClamp;
@@ -29619,8 +29081,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefGetMipmappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefGetMipmappedArray`](super::TexRefGetMipmappedArray).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefGetMipmappedArray;
+    pub enum cuTexRefGetMipmappedArray {}
     impl super::sealed::Sealed for cuTexRefGetMipmappedArray {}
     impl super::Symbol for cuTexRefGetMipmappedArray {
         type Newest = super::TexRefGetMipmappedArray;
@@ -29644,8 +29105,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetAddress`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetAddress`](super::TexRefSetAddress).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetAddress;
+    pub enum cuTexRefSetAddress {}
     impl super::sealed::Sealed for cuTexRefSetAddress {}
     impl super::Symbol for cuTexRefSetAddress {
         type Newest = super::TexRefSetAddress;
@@ -29675,8 +29135,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexRefSetAddress>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetAddress2D`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetAddress2D`](super::TexRefSetAddress2D).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetAddress2D;
+    pub enum cuTexRefSetAddress2D {}
     impl super::sealed::Sealed for cuTexRefSetAddress2D {}
     impl super::Symbol for cuTexRefSetAddress2D {
         type Newest = super::TexRefSetAddress2D;
@@ -29716,8 +29175,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexRefSetAddress2D>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetAddressMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetAddressMode`](super::TexRefSetAddressMode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetAddressMode;
+    pub enum cuTexRefSetAddressMode {}
     impl super::sealed::Sealed for cuTexRefSetAddressMode {}
     impl super::Symbol for cuTexRefSetAddressMode {
         type Newest = super::TexRefSetAddressMode;
@@ -29739,8 +29197,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetArray`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetArray`](super::TexRefSetArray).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetArray;
+    pub enum cuTexRefSetArray {}
     impl super::sealed::Sealed for cuTexRefSetArray {}
     impl super::Symbol for cuTexRefSetArray {
         type Newest = super::TexRefSetArray;
@@ -29760,8 +29217,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexRefSetArray>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetBorderColor`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetBorderColor`](super::TexRefSetBorderColor).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetBorderColor;
+    pub enum cuTexRefSetBorderColor {}
     impl super::sealed::Sealed for cuTexRefSetBorderColor {}
     impl super::Symbol for cuTexRefSetBorderColor {
         type Newest = super::TexRefSetBorderColor;
@@ -29783,8 +29239,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetFilterMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetFilterMode`](super::TexRefSetFilterMode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetFilterMode;
+    pub enum cuTexRefSetFilterMode {}
     impl super::sealed::Sealed for cuTexRefSetFilterMode {}
     impl super::Symbol for cuTexRefSetFilterMode {
         type Newest = super::TexRefSetFilterMode;
@@ -29806,8 +29261,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetFlags`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetFlags`](super::TexRefSetFlags).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetFlags;
+    pub enum cuTexRefSetFlags {}
     impl super::sealed::Sealed for cuTexRefSetFlags {}
     impl super::Symbol for cuTexRefSetFlags {
         type Newest = super::TexRefSetFlags;
@@ -29827,8 +29281,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexRefSetFlags>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetFormat`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetFormat`](super::TexRefSetFormat).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetFormat;
+    pub enum cuTexRefSetFormat {}
     impl super::sealed::Sealed for cuTexRefSetFormat {}
     impl super::Symbol for cuTexRefSetFormat {
         type Newest = super::TexRefSetFormat;
@@ -29848,8 +29301,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::TexRefSetFormat>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetMaxAnisotropy`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMaxAnisotropy`](super::TexRefSetMaxAnisotropy).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetMaxAnisotropy;
+    pub enum cuTexRefSetMaxAnisotropy {}
     impl super::sealed::Sealed for cuTexRefSetMaxAnisotropy {}
     impl super::Symbol for cuTexRefSetMaxAnisotropy {
         type Newest = super::TexRefSetMaxAnisotropy;
@@ -29871,8 +29323,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetMipmapFilterMode`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMipmapFilterMode`](super::TexRefSetMipmapFilterMode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetMipmapFilterMode;
+    pub enum cuTexRefSetMipmapFilterMode {}
     impl super::sealed::Sealed for cuTexRefSetMipmapFilterMode {}
     impl super::Symbol for cuTexRefSetMipmapFilterMode {
         type Newest = super::TexRefSetMipmapFilterMode;
@@ -29896,8 +29347,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetMipmapLevelBias`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMipmapLevelBias`](super::TexRefSetMipmapLevelBias).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetMipmapLevelBias;
+    pub enum cuTexRefSetMipmapLevelBias {}
     impl super::sealed::Sealed for cuTexRefSetMipmapLevelBias {}
     impl super::Symbol for cuTexRefSetMipmapLevelBias {
         type Newest = super::TexRefSetMipmapLevelBias;
@@ -29921,8 +29371,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetMipmapLevelClamp`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMipmapLevelClamp`](super::TexRefSetMipmapLevelClamp).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetMipmapLevelClamp;
+    pub enum cuTexRefSetMipmapLevelClamp {}
     impl super::sealed::Sealed for cuTexRefSetMipmapLevelClamp {}
     impl super::Symbol for cuTexRefSetMipmapLevelClamp {
         type Newest = super::TexRefSetMipmapLevelClamp;
@@ -29946,8 +29395,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuTexRefSetMipmappedArray`, for [`Driver::newest`](crate::Driver::newest): see [`TexRefSetMipmappedArray`](super::TexRefSetMipmappedArray).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuTexRefSetMipmappedArray;
+    pub enum cuTexRefSetMipmappedArray {}
     impl super::sealed::Sealed for cuTexRefSetMipmappedArray {}
     impl super::Symbol for cuTexRefSetMipmappedArray {
         type Newest = super::TexRefSetMipmappedArray;
@@ -29971,8 +29419,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuThreadExchangeStreamCaptureMode`, for [`Driver::newest`](crate::Driver::newest): see [`ThreadExchangeStreamCaptureMode`](super::ThreadExchangeStreamCaptureMode).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuThreadExchangeStreamCaptureMode;
+    pub enum cuThreadExchangeStreamCaptureMode {}
     impl super::sealed::Sealed for cuThreadExchangeStreamCaptureMode {}
     impl super::Symbol for cuThreadExchangeStreamCaptureMode {
         type Newest = super::ThreadExchangeStreamCaptureMode;
@@ -29998,8 +29445,7 @@ pub mod symbols {
         >] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuUserObjectCreate`, for [`Driver::newest`](crate::Driver::newest): see [`UserObjectCreate`](super::UserObjectCreate).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuUserObjectCreate;
+    pub enum cuUserObjectCreate {}
     impl super::sealed::Sealed for cuUserObjectCreate {}
     impl super::Symbol for cuUserObjectCreate {
         type Newest = super::UserObjectCreate;
@@ -30019,8 +29465,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::UserObjectCreate>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuUserObjectRelease`, for [`Driver::newest`](crate::Driver::newest): see [`UserObjectRelease`](super::UserObjectRelease).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuUserObjectRelease;
+    pub enum cuUserObjectRelease {}
     impl super::sealed::Sealed for cuUserObjectRelease {}
     impl super::Symbol for cuUserObjectRelease {
         type Newest = super::UserObjectRelease;
@@ -30040,8 +29485,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::UserObjectRelease>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuUserObjectRetain`, for [`Driver::newest`](crate::Driver::newest): see [`UserObjectRetain`](super::UserObjectRetain).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuUserObjectRetain;
+    pub enum cuUserObjectRetain {}
     impl super::sealed::Sealed for cuUserObjectRetain {}
     impl super::Symbol for cuUserObjectRetain {
         type Newest = super::UserObjectRetain;
@@ -30062,8 +29506,7 @@ pub mod symbols {
     }
     /// The symbol `cuVDPAUCtxCreate`, for [`Driver::newest`](crate::Driver::newest): see [`VDPAUCtxCreate`](super::VDPAUCtxCreate).
     #[cfg(feature = "vdpau")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuVDPAUCtxCreate;
+    pub enum cuVDPAUCtxCreate {}
     #[cfg(feature = "vdpau")]
     impl super::sealed::Sealed for cuVDPAUCtxCreate {}
     #[cfg(feature = "vdpau")]
@@ -30096,8 +29539,7 @@ pub mod symbols {
     }
     /// The symbol `cuVDPAUGetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`VDPAUGetDevice`](super::VDPAUGetDevice).
     #[cfg(feature = "vdpau")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuVDPAUGetDevice;
+    pub enum cuVDPAUGetDevice {}
     #[cfg(feature = "vdpau")]
     impl super::sealed::Sealed for cuVDPAUGetDevice {}
     #[cfg(feature = "vdpau")]
@@ -30120,8 +29562,7 @@ pub mod symbols {
     }
     /// The symbol `cuWGLGetDevice`, for [`Driver::newest`](crate::Driver::newest): see [`WGLGetDevice`](super::WGLGetDevice).
     #[cfg(feature = "wgl")]
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuWGLGetDevice;
+    pub enum cuWGLGetDevice {}
     #[cfg(feature = "wgl")]
     impl super::sealed::Sealed for cuWGLGetDevice {}
     #[cfg(feature = "wgl")]
@@ -30143,8 +29584,7 @@ pub mod symbols {
         const PER_THREAD_ORDER: &'static [super::Candidate<super::WGLGetDevice>] = Self::LEGACY_ORDER;
     }
     /// The symbol `cuWaitExternalSemaphoresAsync`, for [`Driver::newest`](crate::Driver::newest): see [`WaitExternalSemaphoresAsync`](super::WaitExternalSemaphoresAsync).
-    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-    pub struct cuWaitExternalSemaphoresAsync;
+    pub enum cuWaitExternalSemaphoresAsync {}
     impl super::sealed::Sealed for cuWaitExternalSemaphoresAsync {}
     impl super::Symbol for cuWaitExternalSemaphoresAsync {
         type Newest = super::WaitExternalSemaphoresAsync;

@@ -13370,7 +13370,7 @@ mod sealed {
 /// # Safety
 /// `Fn` is the ABI the driver returns for (`SYMBOL`, `VERSION`, `FLAGS`). The trait is
 /// sealed; for symbols this crate does not know, use a raw lookup.
-pub unsafe trait Entry: sealed::Sealed + Copy + Default + 'static {
+pub unsafe trait Entry: sealed::Sealed + 'static {
     /// The function pointer type (`PFN_..._vNNNN`).
     type Fn: Copy + 'static;
     /// This entry's index in [`ENTRIES`].
@@ -13386,16 +13386,16 @@ pub unsafe trait Entry: sealed::Sealed + Copy + Default + 'static {
 }
 macro_rules! entries {
     ($($(#[$attr:meta])* $marker:ident => $pfn:path, $index:literal;)*) => {
-        $($(#[$attr])* #[allow(non_camel_case_types)] #[derive(Clone, Copy, Debug,
-        Default, PartialEq, Eq, Hash)] pub struct $marker; $(#[$attr])* impl
-        super::sealed::Sealed for $marker {} $(#[$attr])* unsafe impl super::Entry for
-        $marker { type Fn = $pfn; const INDEX : usize = $index; const SYMBOL : & 'static
-        core::ffi::CStr = super::ENTRIES[$index].c_symbol; const VERSION : u32 =
+        $($(#[$attr])* #[allow(non_camel_case_types)] pub enum $marker {} $(#[$attr])*
+        impl super::sealed::Sealed for $marker {} $(#[$attr])* unsafe impl super::Entry
+        for $marker { type Fn = $pfn; const INDEX : usize = $index; const SYMBOL : &
+        'static core::ffi::CStr = super::ENTRIES[$index].c_symbol; const VERSION : u32 =
         super::ENTRIES[$index].version; const FLAGS : super::StreamFlags =
         super::ENTRIES[$index].flags; })*
     };
 }
-/// One marker type per entry, named like its typedef without `PFN_`.
+/// One marker type per entry, named like its typedef without `PFN_`: a type only, with
+/// no values (an empty enum), used as `driver.get::<entries::cuMemAlloc_v3020>()`.
 pub mod entries {
     entries! {
         #[doc =

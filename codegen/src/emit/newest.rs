@@ -188,8 +188,7 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         markers.push(quote! {
             #[doc = #mdoc]
             #cfg
-            #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-            pub struct #m;
+            pub enum #m {}
             #cfg
             impl super::sealed::Sealed for #m {}
             #cfg
@@ -236,7 +235,7 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         }
 
         /// A driver symbol, as a type: implemented only by the markers in [`symbols`].
-        pub trait Symbol: sealed::Sealed + Copy + Default + 'static {
+        pub trait Symbol: sealed::Sealed + 'static {
             /// The enum with one case per ABI.
             type Newest: NewestAbi;
             /// The name passed to `cuGetProcAddress`.
@@ -259,7 +258,8 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
 
         #(#enums)*
 
-        /// One marker type per symbol, named like the symbol.
+        /// One marker type per symbol, named like the symbol: a type only, with no values (an
+        /// empty enum), used as `driver.newest::<symbols::cuCtxCreate>()`.
         pub mod symbols {
             #(#markers)*
         }

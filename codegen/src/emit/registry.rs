@@ -151,7 +151,7 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
         /// # Safety
         /// `Fn` is the ABI the driver returns for (`SYMBOL`, `VERSION`, `FLAGS`). The trait is
         /// sealed; for symbols this crate does not know, use a raw lookup.
-        pub unsafe trait Entry: sealed::Sealed + Copy + Default + 'static {
+        pub unsafe trait Entry: sealed::Sealed + 'static {
             /// The function pointer type (`PFN_..._vNNNN`).
             type Fn: Copy + 'static;
             /// This entry's index in [`ENTRIES`].
@@ -171,8 +171,7 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
                 $(
                     $(#[$attr])*
                     #[allow(non_camel_case_types)]
-                    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-                    pub struct $marker;
+                    pub enum $marker {}
                     $(#[$attr])*
                     impl super::sealed::Sealed for $marker {}
                     $(#[$attr])*
@@ -187,7 +186,8 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
             };
         }
 
-        /// One marker type per entry, named like its typedef without `PFN_`.
+        /// One marker type per entry, named like its typedef without `PFN_`: a type only, with
+        /// no values (an empty enum), used as `driver.get::<entries::cuMemAlloc_v3020>()`.
         pub mod entries {
             entries! {
                 #(#markers)*
