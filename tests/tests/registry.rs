@@ -104,8 +104,9 @@ fn per_toolkit_aliases_agree_with_the_headers() {
             cfg = Some(true);
         } else if line == "#[cfg(not(feature = \"per-thread-default-stream\"))]" {
             cfg = Some(false);
-        } else if let Some(rest) = line.strip_prefix("pub type ") {
-            let (name, path) = rest.trim_end_matches(';').split_once(" = crate::").unwrap();
+        } else if let Some(rest) = line.strip_prefix("pub use crate::") {
+            // `pub use crate::pfn::PFN_x_vN as PFN_x;`
+            let (path, name) = rest.trim_end_matches(';').split_once(" as ").unwrap();
             let target = path.rsplit("::").next().unwrap();
             if cfg != Some(true) {
                 emitted.entry(module.clone()).or_default().insert(name.to_owned(), target.to_owned());

@@ -76,26 +76,30 @@ pub(crate) fn per_thread_order<'a>(entries: &[&'a Entry]) -> Vec<&'a Entry> {
     out
 }
 
-fn candidates(order: &[&Entry], enum_ident: &Ident) -> TokenStream {
-    let items = order.iter().map(|e| {
-        let m = marker(e);
-        let case = case_name(e);
-        let version = e.version;
-        let variant = match e.variant {
-            None => quote!(None),
-            Some(Variant::Ptds) => quote!(Some(crate::Variant::Ptds)),
-            Some(Variant::Ptsz) => quote!(Some(crate::Variant::Ptsz)),
-        };
-        quote! {
-            super::Candidate {
-                index: <crate::entries::#m as crate::Entry>::INDEX,
-                version: #version,
-                variant: #variant,
-                resolve: |d| d.get::<crate::entries::#m>().map(super::#enum_ident::#case),
-            },
-        }
-    });
-    quote!(&[#(#items)*])
+fn candidates(ctx: &Ctx<'_>, order: &[&Entry]) -> Result<TokenStream, Error> {
+    let items = order
+        .iter()
+        .map(|e| {
+            let index = entry_index(ctx, e)?;
+            let version = e.version;
+            let variant = match e.variant {
+                None => quote!(None),
+                Some(Variant::Ptds) => quote!(Some(crate::Variant::Ptds)),
+                Some(Variant::Ptsz) => quote!(Some(crate::Variant::Ptsz)),
+            };
+            Ok(quote!(super::Candidate { index: #index, version: #version, variant: #variant },))
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(quote!(&[#(#items)*]))
+}
+
+/// The entry's index in `ENTRIES` (the registry's order: the model's, by key).
+fn entry_index(ctx: &Ctx<'_>, e: &Entry) -> Result<usize, Error> {
+    ctx.model
+        .entries
+        .keys()
+        .position(|k| *k == e.key())
+        .ok_or_else(|| Error::Emit { file: NEWEST_RS.into(), message: format!("`{}` is not in the registry", e.pfn) })
 }
 
 pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
@@ -141,6 +145,15 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             let case = case_name(e);
             quote!(#enum_ident::#case(f) => f as *const c_void,)
         });
+        let from_arms = cases
+            .iter()
+            .map(|e| {
+                let case = case_name(e);
+                let index = entry_index(ctx, e)?;
+                let path = ctx.pfn_path(&e.pfn).map(|(path, _)| path).unwrap_or_default();
+                Ok(quote!(#index => Some(#enum_ident::#case(core::mem::transmute::<*mut c_void, #path>(p.as_ptr()))),))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
         let mut doc = format!(
             " The ABIs of `{symbol}` this crate knows, newest first: what \
              [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::{symbol}`]`>()` returns. Match it to call \
@@ -173,15 +186,21 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
                         #(#ptr_arms)*
                     }
                 }
+                unsafe fn from_entry(index: usize, p: NonNull<c_void>) -> Option<Self> {
+                    match index {
+                        #(#from_arms)*
+                        _ => None,
+                    }
+                }
             }
         });
         let legacy = legacy_order(&entries);
         let threads = per_thread_order(&entries);
-        let legacy_items = candidates(&legacy, &enum_ident);
+        let legacy_items = candidates(ctx, &legacy)?;
         let threads_items = if threads.iter().map(|e| e.key()).eq(legacy.iter().map(|e| e.key())) {
             quote!(Self::LEGACY_ORDER)
         } else {
-            candidates(&threads, &enum_ident)
+            candidates(ctx, &threads)?
         };
         let m = ident(symbol);
         let mdoc = format!(" The symbol `{symbol}`, for [`Driver::newest`](crate::Driver::newest): see [`{name}`](super::{name}).");
@@ -195,8 +214,8 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             impl super::Symbol for #m {
                 type Newest = super::#enum_ident;
                 const NAME: &'static str = #symbol;
-                const LEGACY_ORDER: &'static [super::Candidate<super::#enum_ident>] = #legacy_items;
-                const PER_THREAD_ORDER: &'static [super::Candidate<super::#enum_ident>] = #threads_items;
+                const LEGACY_ORDER: &'static [super::Candidate] = #legacy_items;
+                const PER_THREAD_ORDER: &'static [super::Candidate] = #threads_items;
             }
         });
     }
@@ -207,27 +226,29 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         //! the highest version at or below the driver's down, each at exactly its own version.
         #![allow(non_camel_case_types)]
         use core::ffi::c_void;
+        use core::ptr::NonNull;
 
-        use crate::driver::Driver;
-        use crate::error::Error;
         use crate::registry::{EntryInfo, Variant, ENTRIES};
 
         mod sealed {
             pub trait Sealed {}
         }
 
-        /// One ABI [`Driver::newest`](crate::Driver::newest) may try: which entry, and how to
-        /// fetch it as the symbol's enum.
-        pub struct Candidate<N: 'static> {
+        /// One ABI [`Driver::newest`](crate::Driver::newest) may try: which entry, at which
+        /// version. Plain data: the driver looks the entry up by its index (through the same
+        /// cache as [`Driver::get`](crate::Driver::get)), and the symbol's enum turns the
+        /// pointer into its case ([`NewestAbi::from_entry`]), so that no code is generated per
+        /// candidate.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Candidate {
             /// The entry's index in [`ENTRIES`].
             pub index: usize,
             /// The version it is asked for with (its own).
             pub version: u32,
             pub variant: Option<Variant>,
-            pub(crate) resolve: fn(&Driver) -> Result<N, Error>,
         }
 
-        impl<N> Candidate<N> {
+        impl Candidate {
             /// The entry's row.
             pub fn info(&self) -> Option<&'static EntryInfo> {
                 ENTRIES.get(self.index)
@@ -242,10 +263,10 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             const NAME: &'static str;
             /// What `newest` tries with [`DefaultStream::Legacy`](crate::DefaultStream::Legacy):
             /// the default ABIs, highest version first.
-            const LEGACY_ORDER: &'static [Candidate<Self::Newest>];
+            const LEGACY_ORDER: &'static [Candidate];
             /// What it tries with [`DefaultStream::PerThread`](crate::DefaultStream::PerThread):
             /// before each default ABI, the per-thread variants that pair with it.
-            const PER_THREAD_ORDER: &'static [Candidate<Self::Newest>];
+            const PER_THREAD_ORDER: &'static [Candidate];
         }
 
         /// What every symbol's enum can say about the case it holds.
@@ -254,6 +275,13 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             fn info(&self) -> &'static EntryInfo;
             /// The function pointer, as a plain pointer (to compare or print, not to call).
             fn as_ptr(&self) -> *const c_void;
+            /// The case of registry entry `index` holding `p`; `None` if `index` is not one of
+            /// this symbol's ABIs.
+            ///
+            /// # Safety
+            /// `p` must be what the driver returned for entry `index`'s request (its symbol,
+            /// version and flags): the case's function type is then exactly that function's.
+            unsafe fn from_entry(index: usize, p: NonNull<c_void>) -> Option<Self>;
         }
 
         #(#enums)*

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
-use crate::newest::Symbol;
+use crate::newest::{Candidate, NewestAbi, Symbol};
 use crate::registry::{Entry, StreamFlags, ENTRY_COUNT};
 use crate::types::CUresult;
 
@@ -249,21 +249,36 @@ impl Driver {
             DefaultStream::Legacy => S::LEGACY_ORDER,
             DefaultStream::PerThread => S::PER_THREAD_ORDER,
         };
+        let (index, p) = self.newest_in(S::NAME, order)?;
+        // SAFETY: `p` is the driver's answer for entry `index`'s own request.
+        unsafe { S::Newest::from_entry(index, p) }.ok_or_else(|| Error::NoKnownAbi {
+            symbol: S::NAME.to_owned(),
+            driver_version: self.version,
+            known: order.iter().map(|c| c.version).collect(),
+            tried: Vec::new(),
+            last: None,
+        })
+    }
+
+    /// The search of [`Driver::newest_with`], the same for every symbol: the first candidate
+    /// the driver has, as its index and pointer.
+    fn newest_in(&self, symbol: &str, order: &[Candidate]) -> Result<(usize, NonNull<c_void>), Error> {
         let mut tried = Vec::new();
         let mut last = None;
         for candidate in order {
+            let Some(info) = candidate.info() else { continue };
             if candidate.version > self.version {
                 continue;
             }
             tried.push(candidate.version);
-            match (candidate.resolve)(self) {
-                Ok(abi) => return Ok(abi),
+            match self.cache.get_or_try(candidate.index, || self.query(info.c_symbol, info.version, info.flags)) {
+                Ok(p) => return Ok((candidate.index, p)),
                 Err(e) if e.steps_down() => last = Some(Box::new(e)),
                 Err(e) => return Err(e),
             }
         }
         Err(Error::NoKnownAbi {
-            symbol: S::NAME.to_owned(),
+            symbol: symbol.to_owned(),
             driver_version: self.version,
             known: order.iter().map(|c| c.version).collect(),
             tried,
@@ -313,8 +328,52 @@ impl Driver {
     }
 
     /// One request to the driver, mapped to a pointer or an error.
+    ///
+    /// Inlined into each entry's first lookup, it does only the common case itself:
+    /// `cuGetProcAddress_v2` answering success with a function. Any other answer is mapped
+    /// out of line by [`Driver::answered`] from what the driver already said, and drivers
+    /// without `cuGetProcAddress_v2` go through [`Driver::query_slow`]: still one call.
+    /// (Before this split a first lookup ran ~93 instructions of the shim's own around the
+    /// driver's call, by callgrind on `cargo xtask bench`'s lookup binary.)
+    #[inline]
     fn query(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error> {
+        if let (ProcAddress::V2(f), Ok(v)) = (self.proc, c_int::try_from(version)) {
+            let mut p: *mut c_void = null_mut();
+            let mut status = STATUS_UNSET;
+            // SAFETY: the driver's cuGetProcAddress_v2; `symbol` is NUL-terminated, the two
+            // out-pointers are valid for writes.
+            let r = unsafe { f(symbol.as_ptr(), &mut p, v, flags.0, &mut status) };
+            if r == CUDA_SUCCESS && (status == STATUS_SUCCESS || status == STATUS_UNSET) {
+                if let Some(p) = NonNull::new(p) {
+                    return Ok(p);
+                }
+            }
+            return self.answered(symbol, version, flags, r, status, p);
+        }
+        self.query_slow(symbol, version, flags)
+    }
+
+    /// What `cuGetProcAddress_v2` answered, when it was not plainly a function: mapped as
+    /// [`Driver::ask`] maps it (the same [`interpret`]).
+    #[cold]
+    #[inline(never)]
+    fn answered(&self, symbol: &CStr, version: u32, flags: StreamFlags, r: c_uint, status: c_uint, p: *mut c_void) -> Result<NonNull<c_void>, Error> {
+        let limit = (self.version > 0).then_some(self.version);
+        let answer = interpret(r, Some(status), p, version, limit, &DRIVER_STATUS);
+        self.to_result(symbol, version, flags, QueryApi::GetProcAddressV2.name(), answer)
+    }
+
+    /// [`Driver::query`] for the 4-argument `cuGetProcAddress`, and versions that do not fit
+    /// an `int` (refused without a call).
+    #[cold]
+    #[inline(never)]
+    fn query_slow(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error> {
         let (via, answer) = self.ask(symbol, version, flags)?;
+        self.to_result(symbol, version, flags, via, answer)
+    }
+
+    /// An answer, given the request's context.
+    fn to_result(&self, symbol: &CStr, version: u32, flags: StreamFlags, via: &'static str, answer: Answer) -> Result<NonNull<c_void>, Error> {
         let lookup = || Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via };
         let v = self.version;
         Err(match answer {
