@@ -227,7 +227,7 @@ impl Driver {
     /// request with one function. Failures are not cached.
     #[inline]
     pub fn get<E: Entry>(&self) -> Result<E::Fn, Error> {
-        let p = self.cache.get_or_try(E::INDEX, || self.query(E::SYMBOL, E::VERSION, E::FLAGS))?;
+        let p = self.fetch(E::INDEX, E::SYMBOL, E::VERSION, E::FLAGS)?;
         // SAFETY: by the `Entry` contract, `E::Fn` is the function pointer type of exactly
         // the ABI the driver returns for (SYMBOL, VERSION, FLAGS).
         unsafe { cast::<E::Fn>(p) }.ok_or_else(|| not_a_pointer::<E::Fn>(E::SYMBOL, E::VERSION, E::FLAGS, "cuGetProcAddress"))
@@ -274,7 +274,7 @@ impl Driver {
                 continue;
             }
             tried.push(candidate.version);
-            match self.cache.get_or_try(candidate.index, || self.query(info.c_symbol, info.version, info.flags)) {
+            match self.fetch(candidate.index, info.c_symbol, info.version, info.flags) {
                 Ok(p) => return Ok((candidate.index, p)),
                 Err(e) if e.steps_down() => last = Some(Box::new(e)),
                 Err(e) => return Err(e),
@@ -330,47 +330,67 @@ impl Driver {
         crate::codes::result_name(code).map(str::to_owned)
     }
 
-    /// One request to the driver, mapped to a pointer or an error.
+    /// Entry `index`: from the cache, or asked of the driver (one request) and stored.
     ///
-    /// Inlined into each entry's first lookup, it does only the common case itself:
-    /// `cuGetProcAddress_v2` answering success with a function. Any other answer is mapped
-    /// out of line by [`Driver::answered`] from what the driver already said, and drivers
-    /// without `cuGetProcAddress_v2` go through [`Driver::query_slow`]: still one call.
-    /// (Before this split a first lookup ran ~93 instructions of the shim's own around the
-    /// driver's call, by callgrind on `cargo xtask bench`'s lookup binary.)
+    /// Inlined into each `get::<E>()`; what it calls is the same for every entry. A hit is
+    /// one load. A miss calls [`Driver::first`], which handles only the common answer
+    /// (`cuGetProcAddress_v2`: success with a function) and returns in registers; every
+    /// other answer is mapped out of line by [`Driver::missed`] from what the driver
+    /// already said. (With the whole mapping on the miss path a first lookup ran ~93
+    /// instructions of the shim's own around the driver's call; callgrind on
+    /// `cargo xtask bench`'s lookup binary.)
     #[inline]
-    fn query(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error> {
-        if let (ProcAddress::V2(f), Ok(v)) = (self.proc, c_int::try_from(version)) {
-            let mut p: *mut c_void = null_mut();
-            let mut status = STATUS_UNSET;
-            // SAFETY: the driver's cuGetProcAddress_v2; `symbol` is NUL-terminated, the two
-            // out-pointers are valid for writes.
-            let r = unsafe { f(symbol.as_ptr(), &mut p, v, flags.0, &mut status) };
-            if r == CUDA_SUCCESS && (status == STATUS_SUCCESS || status == STATUS_UNSET) {
-                if let Some(p) = NonNull::new(p) {
-                    return Ok(p);
-                }
-            }
-            return self.answered(symbol, version, flags, r, status, p);
+    fn fetch(&self, index: usize, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error> {
+        if let Some(p) = self.cache.load(index) {
+            return Ok(p);
         }
-        self.query_slow(symbol, version, flags)
+        match self.first(index, symbol, version, flags) {
+            Ok(p) => Ok(p),
+            Err(miss) => self.missed(index, symbol, version, flags, miss),
+        }
     }
 
-    /// What `cuGetProcAddress_v2` answered, when it was not plainly a function: mapped as
-    /// [`Driver::ask`] maps it (the same [`interpret`]).
-    #[cold]
+    /// A first lookup's common case: `cuGetProcAddress_v2` answers success (status success
+    /// or unwritten) with a function, which is stored in the cache.
     #[inline(never)]
-    fn answered(&self, symbol: &CStr, version: u32, flags: StreamFlags, r: c_uint, status: c_uint, p: *mut c_void) -> Result<NonNull<c_void>, Error> {
-        let limit = (self.version > 0).then_some(self.version);
-        let answer = interpret(r, Some(status), p, version, limit, &DRIVER_STATUS);
-        self.to_result(symbol, version, flags, QueryApi::GetProcAddressV2.name(), answer)
+    fn first(&self, index: usize, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Miss> {
+        let (ProcAddress::V2(f), Ok(v)) = (self.proc, c_int::try_from(version)) else { return Err(Miss::NotAsked) };
+        let mut p: *mut c_void = null_mut();
+        let mut status = STATUS_UNSET;
+        // SAFETY: the driver's cuGetProcAddress_v2; `symbol` is NUL-terminated, the two
+        // out-pointers are valid for writes.
+        let r = unsafe { f(symbol.as_ptr(), &mut p, v, flags.0, &mut status) };
+        if r == CUDA_SUCCESS && (status == STATUS_SUCCESS || status == STATUS_UNSET) {
+            if let Some(p) = NonNull::new(p) {
+                self.cache.store(index, p);
+                return Ok(p);
+            }
+        }
+        Err(Miss::Answered { result: r, status })
     }
 
-    /// [`Driver::query`] for the 4-argument `cuGetProcAddress`, and versions that do not fit
-    /// an `int` (refused without a call).
+    /// Everything [`Driver::first`] leaves: an answer that was not plainly a function (mapped
+    /// as [`Driver::ask`] maps it, by the same [`interpret`]), or a request it did not make
+    /// (the 4-argument `cuGetProcAddress`; a version that does not fit an `int`), made here.
     #[cold]
     #[inline(never)]
-    fn query_slow(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error> {
+    fn missed(&self, index: usize, symbol: &CStr, version: u32, flags: StreamFlags, miss: Miss) -> Result<NonNull<c_void>, Error> {
+        let (via, answer) = match miss {
+            Miss::Answered { result, status } => {
+                let limit = (self.version > 0).then_some(self.version);
+                // `first` returned every non-NULL pointer it may use; what is left is NULL to
+                // the mapping.
+                (QueryApi::GetProcAddressV2.name(), interpret(result, Some(status), null_mut(), version, limit, &DRIVER_STATUS))
+            }
+            Miss::NotAsked => self.ask(symbol, version, flags)?,
+        };
+        let p = self.to_result(symbol, version, flags, via, answer)?;
+        self.cache.store(index, p);
+        Ok(p)
+    }
+
+    /// One request to the driver, mapped to a pointer or an error; not cached.
+    fn query(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error> {
         let (via, answer) = self.ask(symbol, version, flags)?;
         self.to_result(symbol, version, flags, via, answer)
     }
@@ -472,6 +492,15 @@ pub(crate) fn interpret(result: c_uint, status: Option<c_uint>, ptr: *mut c_void
     }
 }
 
+/// What [`Driver::first`] hands to [`Driver::missed`]: small enough to come back in registers.
+#[derive(Clone, Copy)]
+enum Miss {
+    /// `cuGetProcAddress_v2` answered, but not plainly with a function.
+    Answered { result: c_uint, status: c_uint },
+    /// The request is not one `first` makes.
+    NotAsked,
+}
+
 /// One slot per registry entry, null until the entry is first fetched.
 pub(crate) struct Cache {
     // Inline, not boxed: a hit is then one load at a constant offset from the `Driver`.
@@ -483,27 +512,23 @@ impl Cache {
         Cache { slots: [const { AtomicPtr::new(null_mut()) }; ENTRY_COUNT] }
     }
 
+    /// The cached pointer of entry `index`, if there is one: one Acquire load.
     #[inline]
-    pub(crate) fn get_or_try(&self, index: usize, lookup: impl FnOnce() -> Result<NonNull<c_void>, Error>) -> Result<NonNull<c_void>, Error> {
-        // `index` is always in range (the markers are generated with the table); if it were
-        // not, an uncached lookup is still correct.
-        let Some(slot) = self.slots.get(index) else { return lookup() };
-        match NonNull::new(slot.load(Ordering::Acquire)) {
-            Some(p) => Ok(p),
-            None => Self::fill(slot, lookup),
-        }
+    pub(crate) fn load(&self, index: usize) -> Option<NonNull<c_void>> {
+        NonNull::new(self.slots.get(index)?.load(Ordering::Acquire))
     }
 
-    /// The first lookup of an entry: no lock and no read-modify-write. Threads that miss
-    /// together each ask the driver (at most one lookup per thread that misses before the
-    /// first answer is stored); the driver answers the same request with the same function,
-    /// so every store writes the same pointer. A failure stores nothing: errors are not
-    /// cached, and the next caller asks again.
-    #[cold]
-    fn fill(slot: &AtomicPtr<c_void>, lookup: impl FnOnce() -> Result<NonNull<c_void>, Error>) -> Result<NonNull<c_void>, Error> {
-        let p = lookup()?;
-        slot.store(p.as_ptr(), Ordering::Release);
-        Ok(p)
+    /// Stores the driver's answer for entry `index`, after a first lookup: no lock and no
+    /// read-modify-write. Threads that miss together each ask the driver (at most one lookup
+    /// per thread that misses before the first answer is stored); the driver answers the
+    /// same request with the same function, so every store writes the same pointer.
+    /// Failures store nothing: errors are not cached, and the next caller asks again.
+    /// An index out of range stores nothing.
+    #[inline]
+    pub(crate) fn store(&self, index: usize, p: NonNull<c_void>) {
+        if let Some(slot) = self.slots.get(index) {
+            slot.store(p.as_ptr(), Ordering::Release);
+        }
     }
 }
 

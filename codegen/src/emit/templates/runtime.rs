@@ -151,7 +151,14 @@ impl Runtime {
     /// (the runtime's `cudaEnableLegacyStream` and `cudaEnablePerThreadDefaultStream` have
     /// the driver flags' values). Cached per `Runtime` as [`Driver::get`](crate::Driver::get) is.
     pub fn get<E: Entry>(&self) -> Result<E::Fn, Error> {
-        let p = self.cache.get_or_try(E::INDEX, || self.query(E::INFO))?;
+        let p = match self.cache.load(E::INDEX) {
+            Some(p) => p,
+            None => {
+                let p = self.query(E::INFO)?;
+                self.cache.store(E::INDEX, p);
+                p
+            }
+        };
         // SAFETY: as in Driver::get.
         unsafe { cast::<E::Fn>(p) }.ok_or_else(|| not_a_pointer::<E::Fn>(E::SYMBOL, E::VERSION, E::FLAGS, "cudaGetDriverEntryPoint"))
     }
