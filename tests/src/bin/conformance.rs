@@ -141,6 +141,40 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 /// Lookup costs, paired in one run: prints `metric ours baseline ratio` lines (ns or ms).
+/// Seconds for one first lookup of cuMemAlloc_v3020 on each of `drivers`.
+fn first_lookups(drivers: &[Driver]) -> Result<f64> {
+    let t = Instant::now();
+    for d in drivers {
+        std::hint::black_box(d.get::<entries::cuMemAlloc_v3020>()?);
+    }
+    Ok(t.elapsed().as_secs_f64())
+}
+
+/// Seconds for `n` bare `cuGetProcAddress_v2` calls with cuMemAlloc_v3020's arguments.
+fn bare_lookups(raw: GetProcAddressV2, n: usize) -> f64 {
+    let e = entries::cuMemAlloc_v3020::INFO;
+    let t = Instant::now();
+    for _ in 0..n {
+        let mut p = std::ptr::null_mut();
+        let mut status = 0;
+        // SAFETY: a plain lookup with valid out-pointers.
+        unsafe { raw(std::hint::black_box(e.c_symbol.as_ptr()), &mut p, e.version as c_int, e.flags.0, &mut status) };
+        std::hint::black_box(p);
+    }
+    t.elapsed().as_secs_f64()
+}
+
+/// Runs both, ours first on even turns: (ours, bare).
+fn in_turns(turn: usize, ours: impl FnOnce() -> Result<f64>, bare: impl FnOnce() -> f64) -> Result<(f64, f64)> {
+    if turn % 2 == 0 {
+        let o = ours()?;
+        Ok((o, bare()))
+    } else {
+        let b = bare();
+        Ok((ours()?, b))
+    }
+}
+
 fn bench() -> Result<bool> {
     let path = Driver::load()?.library().to_owned();
     let loader = Loader::open(std::path::Path::new(&path))?;
@@ -201,35 +235,12 @@ fn bench() -> Result<bool> {
     // misses of 700 distinct monomorphized lookups.
     let k = 1000;
     let (mut ours, mut base) = (Vec::new(), Vec::new());
-    let e = entries::cuMemAlloc_v3020::INFO;
-    for _ in 0..rounds {
+    for round in 0..rounds {
         let drivers: Vec<Driver> = (0..k).map(|_| Driver::from_path(&path)).collect::<std::result::Result<_, _>>()?;
-        let run_ours = || -> Result<f64> {
-            let t = Instant::now();
-            for d in &drivers {
-                std::hint::black_box(d.get::<entries::cuMemAlloc_v3020>()?);
-            }
-            Ok(t.elapsed().as_secs_f64() * 1e9 / k as f64)
-        };
-        let run_base = || {
-            let t = Instant::now();
-            for _ in 0..k {
-                let mut p = std::ptr::null_mut();
-                let mut status = 0;
-                // SAFETY: a plain lookup with valid out-pointers.
-                unsafe { raw(std::hint::black_box(e.c_symbol.as_ptr()), &mut p, e.version as c_int, e.flags.0, &mut status) };
-                std::hint::black_box(p);
-            }
-            t.elapsed().as_secs_f64() * 1e9 / k as f64
-        };
         // Taking turns at going first, as below.
-        if ours.len() % 2 == 0 {
-            ours.push(run_ours()?);
-            base.push(run_base());
-        } else {
-            base.push(run_base());
-            ours.push(run_ours()?);
-        }
+        let (o, b) = in_turns(round, || first_lookups(&drivers), || bare_lookups(raw, k))?;
+        ours.push(o * 1e9 / k as f64);
+        base.push(b * 1e9 / k as f64);
     }
     let (o, b) = (median(&mut ours), median(&mut base));
     println!("first lookup, cuMemAlloc_v3020 on {k} fresh drivers (ns)\t{o:.1}\t{b:.1}\t{:.3}", o / b);
@@ -243,33 +254,11 @@ fn bench() -> Result<bool> {
     for _ in 0..rounds {
         let mut t_ours = 0.0;
         let mut t_base = 0.0;
-        for b in 0..batches {
+        for turn in 0..batches {
             let drivers: Vec<Driver> = (0..batch).map(|_| Driver::from_path(&path)).collect::<std::result::Result<_, _>>()?;
-            let mut run_ours = || -> Result<f64> {
-                let t = Instant::now();
-                for d in &drivers {
-                    std::hint::black_box(d.get::<entries::cuMemAlloc_v3020>()?);
-                }
-                Ok(t.elapsed().as_secs_f64())
-            };
-            let run_base = || {
-                let t = Instant::now();
-                for _ in 0..batch {
-                    let mut p = std::ptr::null_mut();
-                    let mut status = 0;
-                    // SAFETY: a plain lookup with valid out-pointers.
-                    unsafe { raw(std::hint::black_box(e.c_symbol.as_ptr()), &mut p, e.version as c_int, e.flags.0, &mut status) };
-                    std::hint::black_box(p);
-                }
-                t.elapsed().as_secs_f64()
-            };
-            if b % 2 == 0 {
-                t_ours += run_ours()?;
-                t_base += run_base();
-            } else {
-                t_base += run_base();
-                t_ours += run_ours()?;
-            }
+            let (o, b) = in_turns(turn, || first_lookups(&drivers), || bare_lookups(raw, batch))?;
+            t_ours += o;
+            t_base += b;
         }
         ours.push(t_ours * 1e9 / (batch * batches) as f64);
         base.push(t_base * 1e9 / (batch * batches) as f64);
