@@ -46,8 +46,12 @@ pub trait Symbol: sealed::Sealed + 'static {
 }
 /// What every symbol's enum can say about the case it holds.
 pub trait NewestAbi: sealed::Sealed + Copy + core::fmt::Debug + 'static {
+    /// The index in [`ENTRIES`] of the ABI held.
+    fn index(&self) -> usize;
     /// The registry row of the ABI held.
-    fn info(&self) -> &'static EntryInfo;
+    fn info(&self) -> &'static EntryInfo {
+        &ENTRIES[self.index()]
+    }
     /// The function pointer, as a plain pointer (to compare or print, not to call).
     fn as_ptr(&self) -> *const c_void;
     /// The case of registry entry `index` holding `p`; `None` if `index` is not one of
@@ -58,8 +62,16 @@ pub trait NewestAbi: sealed::Sealed + Copy + core::fmt::Debug + 'static {
     /// version and flags): the case's function type is then exactly that function's.
     unsafe fn from_entry(index: usize, p: NonNull<c_void>) -> Option<Self>;
 }
+/// Every enum's `Debug`: the typedef and the pointer (`PFN_cuCtxCreate_v12050(0x7f..)`).
+fn debug_abi(
+    info: &EntryInfo,
+    p: *const c_void,
+    f: &mut core::fmt::Formatter<'_>,
+) -> core::fmt::Result {
+    write!(f, "{}({:p})", info.pfn, p)
+}
 /// The ABIs of `cuArray3DCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArray3DCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Array3DCreate {
     /// [`PFN_cuArray3DCreate_v3020`](crate::pfn::PFN_cuArray3DCreate_v3020): `cuArray3DCreate` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuArray3DCreate_v3020),
@@ -67,15 +79,16 @@ pub enum Array3DCreate {
     V2000(crate::pfn::PFN_cuArray3DCreate_v2000),
 }
 impl sealed::Sealed for Array3DCreate {}
+impl core::fmt::Debug for Array3DCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Array3DCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Array3DCreate::V3020(_) => {
-                <crate::entries::cuArray3DCreate_v3020 as crate::Entry>::INFO
-            }
-            Array3DCreate::V2000(_) => {
-                <crate::entries::cuArray3DCreate_v2000 as crate::Entry>::INFO
-            }
+            Array3DCreate::V3020(_) => 1usize,
+            Array3DCreate::V2000(_) => 0usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -111,7 +124,7 @@ impl NewestAbi for Array3DCreate {
     }
 }
 /// The ABIs of `cuArray3DGetDescriptor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArray3DGetDescriptor`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Array3DGetDescriptor {
     /// [`PFN_cuArray3DGetDescriptor_v3020`](crate::pfn::PFN_cuArray3DGetDescriptor_v3020): `cuArray3DGetDescriptor` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuArray3DGetDescriptor_v3020),
@@ -119,15 +132,16 @@ pub enum Array3DGetDescriptor {
     V2000(crate::pfn::PFN_cuArray3DGetDescriptor_v2000),
 }
 impl sealed::Sealed for Array3DGetDescriptor {}
+impl core::fmt::Debug for Array3DGetDescriptor {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Array3DGetDescriptor {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Array3DGetDescriptor::V3020(_) => {
-                <crate::entries::cuArray3DGetDescriptor_v3020 as crate::Entry>::INFO
-            }
-            Array3DGetDescriptor::V2000(_) => {
-                <crate::entries::cuArray3DGetDescriptor_v2000 as crate::Entry>::INFO
-            }
+            Array3DGetDescriptor::V3020(_) => 3usize,
+            Array3DGetDescriptor::V2000(_) => 2usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -163,7 +177,7 @@ impl NewestAbi for Array3DGetDescriptor {
     }
 }
 /// The ABIs of `cuArrayCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ArrayCreate {
     /// [`PFN_cuArrayCreate_v3020`](crate::pfn::PFN_cuArrayCreate_v3020): `cuArrayCreate` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuArrayCreate_v3020),
@@ -171,15 +185,16 @@ pub enum ArrayCreate {
     V2000(crate::pfn::PFN_cuArrayCreate_v2000),
 }
 impl sealed::Sealed for ArrayCreate {}
+impl core::fmt::Debug for ArrayCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ArrayCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ArrayCreate::V3020(_) => {
-                <crate::entries::cuArrayCreate_v3020 as crate::Entry>::INFO
-            }
-            ArrayCreate::V2000(_) => {
-                <crate::entries::cuArrayCreate_v2000 as crate::Entry>::INFO
-            }
+            ArrayCreate::V3020(_) => 5usize,
+            ArrayCreate::V2000(_) => 4usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -215,18 +230,21 @@ impl NewestAbi for ArrayCreate {
     }
 }
 /// The ABIs of `cuArrayDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ArrayDestroy {
     /// [`PFN_cuArrayDestroy_v2000`](crate::pfn::PFN_cuArrayDestroy_v2000): `cuArrayDestroy` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuArrayDestroy_v2000),
 }
 impl sealed::Sealed for ArrayDestroy {}
+impl core::fmt::Debug for ArrayDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ArrayDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ArrayDestroy::V2000(_) => {
-                <crate::entries::cuArrayDestroy_v2000 as crate::Entry>::INFO
-            }
+            ArrayDestroy::V2000(_) => 6usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -251,7 +269,7 @@ impl NewestAbi for ArrayDestroy {
     }
 }
 /// The ABIs of `cuArrayGetDescriptor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayGetDescriptor`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ArrayGetDescriptor {
     /// [`PFN_cuArrayGetDescriptor_v3020`](crate::pfn::PFN_cuArrayGetDescriptor_v3020): `cuArrayGetDescriptor` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuArrayGetDescriptor_v3020),
@@ -259,15 +277,16 @@ pub enum ArrayGetDescriptor {
     V2000(crate::pfn::PFN_cuArrayGetDescriptor_v2000),
 }
 impl sealed::Sealed for ArrayGetDescriptor {}
+impl core::fmt::Debug for ArrayGetDescriptor {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ArrayGetDescriptor {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ArrayGetDescriptor::V3020(_) => {
-                <crate::entries::cuArrayGetDescriptor_v3020 as crate::Entry>::INFO
-            }
-            ArrayGetDescriptor::V2000(_) => {
-                <crate::entries::cuArrayGetDescriptor_v2000 as crate::Entry>::INFO
-            }
+            ArrayGetDescriptor::V3020(_) => 8usize,
+            ArrayGetDescriptor::V2000(_) => 7usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -303,18 +322,21 @@ impl NewestAbi for ArrayGetDescriptor {
     }
 }
 /// The ABIs of `cuArrayGetMemoryRequirements` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayGetMemoryRequirements`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ArrayGetMemoryRequirements {
     /// [`PFN_cuArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060): `cuArrayGetMemoryRequirements` of CUDA 11.6 (11060).
     V11060(crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060),
 }
 impl sealed::Sealed for ArrayGetMemoryRequirements {}
+impl core::fmt::Debug for ArrayGetMemoryRequirements {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ArrayGetMemoryRequirements {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ArrayGetMemoryRequirements::V11060(_) => {
-                <crate::entries::cuArrayGetMemoryRequirements_v11060 as crate::Entry>::INFO
-            }
+            ArrayGetMemoryRequirements::V11060(_) => 9usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -339,18 +361,21 @@ impl NewestAbi for ArrayGetMemoryRequirements {
     }
 }
 /// The ABIs of `cuArrayGetPlane` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayGetPlane`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ArrayGetPlane {
     /// [`PFN_cuArrayGetPlane_v11020`](crate::pfn::PFN_cuArrayGetPlane_v11020): `cuArrayGetPlane` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuArrayGetPlane_v11020),
 }
 impl sealed::Sealed for ArrayGetPlane {}
+impl core::fmt::Debug for ArrayGetPlane {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ArrayGetPlane {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ArrayGetPlane::V11020(_) => {
-                <crate::entries::cuArrayGetPlane_v11020 as crate::Entry>::INFO
-            }
+            ArrayGetPlane::V11020(_) => 10usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -375,18 +400,21 @@ impl NewestAbi for ArrayGetPlane {
     }
 }
 /// The ABIs of `cuArrayGetSparseProperties` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuArrayGetSparseProperties`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ArrayGetSparseProperties {
     /// [`PFN_cuArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuArrayGetSparseProperties_v11010): `cuArrayGetSparseProperties` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuArrayGetSparseProperties_v11010),
 }
 impl sealed::Sealed for ArrayGetSparseProperties {}
+impl core::fmt::Debug for ArrayGetSparseProperties {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ArrayGetSparseProperties {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ArrayGetSparseProperties::V11010(_) => {
-                <crate::entries::cuArrayGetSparseProperties_v11010 as crate::Entry>::INFO
-            }
+            ArrayGetSparseProperties::V11010(_) => 11usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -411,18 +439,21 @@ impl NewestAbi for ArrayGetSparseProperties {
     }
 }
 /// The ABIs of `cuCheckpointOperationComplete` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointOperationComplete`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CheckpointOperationComplete {
     /// [`PFN_cuCheckpointOperationComplete_v13040`](crate::pfn::PFN_cuCheckpointOperationComplete_v13040): `cuCheckpointOperationComplete` of CUDA 13.4 (13040).
     V13040(crate::pfn::PFN_cuCheckpointOperationComplete_v13040),
 }
 impl sealed::Sealed for CheckpointOperationComplete {}
+impl core::fmt::Debug for CheckpointOperationComplete {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CheckpointOperationComplete {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CheckpointOperationComplete::V13040(_) => {
-                <crate::entries::cuCheckpointOperationComplete_v13040 as crate::Entry>::INFO
-            }
+            CheckpointOperationComplete::V13040(_) => 12usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -447,18 +478,21 @@ impl NewestAbi for CheckpointOperationComplete {
     }
 }
 /// The ABIs of `cuCheckpointProcessCheckpoint` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessCheckpoint`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CheckpointProcessCheckpoint {
     /// [`PFN_cuCheckpointProcessCheckpoint_v12080`](crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080): `cuCheckpointProcessCheckpoint` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080),
 }
 impl sealed::Sealed for CheckpointProcessCheckpoint {}
+impl core::fmt::Debug for CheckpointProcessCheckpoint {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CheckpointProcessCheckpoint {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CheckpointProcessCheckpoint::V12080(_) => {
-                <crate::entries::cuCheckpointProcessCheckpoint_v12080 as crate::Entry>::INFO
-            }
+            CheckpointProcessCheckpoint::V12080(_) => 13usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -483,18 +517,21 @@ impl NewestAbi for CheckpointProcessCheckpoint {
     }
 }
 /// The ABIs of `cuCheckpointProcessGetRestoreThreadId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessGetRestoreThreadId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CheckpointProcessGetRestoreThreadId {
     /// [`PFN_cuCheckpointProcessGetRestoreThreadId_v12080`](crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080): `cuCheckpointProcessGetRestoreThreadId` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080),
 }
 impl sealed::Sealed for CheckpointProcessGetRestoreThreadId {}
+impl core::fmt::Debug for CheckpointProcessGetRestoreThreadId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CheckpointProcessGetRestoreThreadId {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CheckpointProcessGetRestoreThreadId::V12080(_) => {
-                <crate::entries::cuCheckpointProcessGetRestoreThreadId_v12080 as crate::Entry>::INFO
-            }
+            CheckpointProcessGetRestoreThreadId::V12080(_) => 14usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -519,18 +556,21 @@ impl NewestAbi for CheckpointProcessGetRestoreThreadId {
     }
 }
 /// The ABIs of `cuCheckpointProcessGetState` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessGetState`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CheckpointProcessGetState {
     /// [`PFN_cuCheckpointProcessGetState_v12080`](crate::pfn::PFN_cuCheckpointProcessGetState_v12080): `cuCheckpointProcessGetState` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuCheckpointProcessGetState_v12080),
 }
 impl sealed::Sealed for CheckpointProcessGetState {}
+impl core::fmt::Debug for CheckpointProcessGetState {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CheckpointProcessGetState {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CheckpointProcessGetState::V12080(_) => {
-                <crate::entries::cuCheckpointProcessGetState_v12080 as crate::Entry>::INFO
-            }
+            CheckpointProcessGetState::V12080(_) => 15usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -555,18 +595,21 @@ impl NewestAbi for CheckpointProcessGetState {
     }
 }
 /// The ABIs of `cuCheckpointProcessLock` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessLock`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CheckpointProcessLock {
     /// [`PFN_cuCheckpointProcessLock_v12080`](crate::pfn::PFN_cuCheckpointProcessLock_v12080): `cuCheckpointProcessLock` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuCheckpointProcessLock_v12080),
 }
 impl sealed::Sealed for CheckpointProcessLock {}
+impl core::fmt::Debug for CheckpointProcessLock {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CheckpointProcessLock {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CheckpointProcessLock::V12080(_) => {
-                <crate::entries::cuCheckpointProcessLock_v12080 as crate::Entry>::INFO
-            }
+            CheckpointProcessLock::V12080(_) => 16usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -591,18 +634,21 @@ impl NewestAbi for CheckpointProcessLock {
     }
 }
 /// The ABIs of `cuCheckpointProcessRestore` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessRestore`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CheckpointProcessRestore {
     /// [`PFN_cuCheckpointProcessRestore_v12080`](crate::pfn::PFN_cuCheckpointProcessRestore_v12080): `cuCheckpointProcessRestore` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuCheckpointProcessRestore_v12080),
 }
 impl sealed::Sealed for CheckpointProcessRestore {}
+impl core::fmt::Debug for CheckpointProcessRestore {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CheckpointProcessRestore {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CheckpointProcessRestore::V12080(_) => {
-                <crate::entries::cuCheckpointProcessRestore_v12080 as crate::Entry>::INFO
-            }
+            CheckpointProcessRestore::V12080(_) => 17usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -627,18 +673,21 @@ impl NewestAbi for CheckpointProcessRestore {
     }
 }
 /// The ABIs of `cuCheckpointProcessUnlock` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCheckpointProcessUnlock`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CheckpointProcessUnlock {
     /// [`PFN_cuCheckpointProcessUnlock_v12080`](crate::pfn::PFN_cuCheckpointProcessUnlock_v12080): `cuCheckpointProcessUnlock` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuCheckpointProcessUnlock_v12080),
 }
 impl sealed::Sealed for CheckpointProcessUnlock {}
+impl core::fmt::Debug for CheckpointProcessUnlock {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CheckpointProcessUnlock {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CheckpointProcessUnlock::V12080(_) => {
-                <crate::entries::cuCheckpointProcessUnlock_v12080 as crate::Entry>::INFO
-            }
+            CheckpointProcessUnlock::V12080(_) => 18usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -663,18 +712,21 @@ impl NewestAbi for CheckpointProcessUnlock {
     }
 }
 /// The ABIs of `cuCoredumpDeregisterCompleteCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpDeregisterCompleteCallback`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CoredumpDeregisterCompleteCallback {
     /// [`PFN_cuCoredumpDeregisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020): `cuCoredumpDeregisterCompleteCallback` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020),
 }
 impl sealed::Sealed for CoredumpDeregisterCompleteCallback {}
+impl core::fmt::Debug for CoredumpDeregisterCompleteCallback {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CoredumpDeregisterCompleteCallback {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CoredumpDeregisterCompleteCallback::V13020(_) => {
-                <crate::entries::cuCoredumpDeregisterCompleteCallback_v13020 as crate::Entry>::INFO
-            }
+            CoredumpDeregisterCompleteCallback::V13020(_) => 19usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -699,18 +751,21 @@ impl NewestAbi for CoredumpDeregisterCompleteCallback {
     }
 }
 /// The ABIs of `cuCoredumpDeregisterStartCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpDeregisterStartCallback`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CoredumpDeregisterStartCallback {
     /// [`PFN_cuCoredumpDeregisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020): `cuCoredumpDeregisterStartCallback` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020),
 }
 impl sealed::Sealed for CoredumpDeregisterStartCallback {}
+impl core::fmt::Debug for CoredumpDeregisterStartCallback {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CoredumpDeregisterStartCallback {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CoredumpDeregisterStartCallback::V13020(_) => {
-                <crate::entries::cuCoredumpDeregisterStartCallback_v13020 as crate::Entry>::INFO
-            }
+            CoredumpDeregisterStartCallback::V13020(_) => 20usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -735,18 +790,21 @@ impl NewestAbi for CoredumpDeregisterStartCallback {
     }
 }
 /// The ABIs of `cuCoredumpGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CoredumpGetAttribute {
     /// [`PFN_cuCoredumpGetAttribute_v12010`](crate::pfn::PFN_cuCoredumpGetAttribute_v12010): `cuCoredumpGetAttribute` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuCoredumpGetAttribute_v12010),
 }
 impl sealed::Sealed for CoredumpGetAttribute {}
+impl core::fmt::Debug for CoredumpGetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CoredumpGetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CoredumpGetAttribute::V12010(_) => {
-                <crate::entries::cuCoredumpGetAttribute_v12010 as crate::Entry>::INFO
-            }
+            CoredumpGetAttribute::V12010(_) => 21usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -771,18 +829,21 @@ impl NewestAbi for CoredumpGetAttribute {
     }
 }
 /// The ABIs of `cuCoredumpGetAttributeGlobal` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpGetAttributeGlobal`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CoredumpGetAttributeGlobal {
     /// [`PFN_cuCoredumpGetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010): `cuCoredumpGetAttributeGlobal` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010),
 }
 impl sealed::Sealed for CoredumpGetAttributeGlobal {}
+impl core::fmt::Debug for CoredumpGetAttributeGlobal {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CoredumpGetAttributeGlobal {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CoredumpGetAttributeGlobal::V12010(_) => {
-                <crate::entries::cuCoredumpGetAttributeGlobal_v12010 as crate::Entry>::INFO
-            }
+            CoredumpGetAttributeGlobal::V12010(_) => 22usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -807,18 +868,21 @@ impl NewestAbi for CoredumpGetAttributeGlobal {
     }
 }
 /// The ABIs of `cuCoredumpRegisterCompleteCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpRegisterCompleteCallback`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CoredumpRegisterCompleteCallback {
     /// [`PFN_cuCoredumpRegisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020): `cuCoredumpRegisterCompleteCallback` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020),
 }
 impl sealed::Sealed for CoredumpRegisterCompleteCallback {}
+impl core::fmt::Debug for CoredumpRegisterCompleteCallback {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CoredumpRegisterCompleteCallback {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CoredumpRegisterCompleteCallback::V13020(_) => {
-                <crate::entries::cuCoredumpRegisterCompleteCallback_v13020 as crate::Entry>::INFO
-            }
+            CoredumpRegisterCompleteCallback::V13020(_) => 23usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -843,18 +907,21 @@ impl NewestAbi for CoredumpRegisterCompleteCallback {
     }
 }
 /// The ABIs of `cuCoredumpRegisterStartCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpRegisterStartCallback`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CoredumpRegisterStartCallback {
     /// [`PFN_cuCoredumpRegisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020): `cuCoredumpRegisterStartCallback` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020),
 }
 impl sealed::Sealed for CoredumpRegisterStartCallback {}
+impl core::fmt::Debug for CoredumpRegisterStartCallback {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CoredumpRegisterStartCallback {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CoredumpRegisterStartCallback::V13020(_) => {
-                <crate::entries::cuCoredumpRegisterStartCallback_v13020 as crate::Entry>::INFO
-            }
+            CoredumpRegisterStartCallback::V13020(_) => 24usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -879,18 +946,21 @@ impl NewestAbi for CoredumpRegisterStartCallback {
     }
 }
 /// The ABIs of `cuCoredumpSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpSetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CoredumpSetAttribute {
     /// [`PFN_cuCoredumpSetAttribute_v12010`](crate::pfn::PFN_cuCoredumpSetAttribute_v12010): `cuCoredumpSetAttribute` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuCoredumpSetAttribute_v12010),
 }
 impl sealed::Sealed for CoredumpSetAttribute {}
+impl core::fmt::Debug for CoredumpSetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CoredumpSetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CoredumpSetAttribute::V12010(_) => {
-                <crate::entries::cuCoredumpSetAttribute_v12010 as crate::Entry>::INFO
-            }
+            CoredumpSetAttribute::V12010(_) => 25usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -915,18 +985,21 @@ impl NewestAbi for CoredumpSetAttribute {
     }
 }
 /// The ABIs of `cuCoredumpSetAttributeGlobal` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCoredumpSetAttributeGlobal`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CoredumpSetAttributeGlobal {
     /// [`PFN_cuCoredumpSetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010): `cuCoredumpSetAttributeGlobal` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010),
 }
 impl sealed::Sealed for CoredumpSetAttributeGlobal {}
+impl core::fmt::Debug for CoredumpSetAttributeGlobal {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CoredumpSetAttributeGlobal {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CoredumpSetAttributeGlobal::V12010(_) => {
-                <crate::entries::cuCoredumpSetAttributeGlobal_v12010 as crate::Entry>::INFO
-            }
+            CoredumpSetAttributeGlobal::V12010(_) => 26usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -951,18 +1024,21 @@ impl NewestAbi for CoredumpSetAttributeGlobal {
     }
 }
 /// The ABIs of `cuCtxAttach` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxAttach`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxAttach {
     /// [`PFN_cuCtxAttach_v2000`](crate::pfn::PFN_cuCtxAttach_v2000): `cuCtxAttach` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuCtxAttach_v2000),
 }
 impl sealed::Sealed for CtxAttach {}
+impl core::fmt::Debug for CtxAttach {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxAttach {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxAttach::V2000(_) => {
-                <crate::entries::cuCtxAttach_v2000 as crate::Entry>::INFO
-            }
+            CtxAttach::V2000(_) => 27usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -987,7 +1063,7 @@ impl NewestAbi for CtxAttach {
     }
 }
 /// The ABIs of `cuCtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxCreate {
     /// [`PFN_cuCtxCreate_v12050`](crate::pfn::PFN_cuCtxCreate_v12050): `cuCtxCreate` of CUDA 12.5 (12050).
     V12050(crate::pfn::PFN_cuCtxCreate_v12050),
@@ -999,21 +1075,18 @@ pub enum CtxCreate {
     V2000(crate::pfn::PFN_cuCtxCreate_v2000),
 }
 impl sealed::Sealed for CtxCreate {}
+impl core::fmt::Debug for CtxCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxCreate::V12050(_) => {
-                <crate::entries::cuCtxCreate_v12050 as crate::Entry>::INFO
-            }
-            CtxCreate::V11040(_) => {
-                <crate::entries::cuCtxCreate_v11040 as crate::Entry>::INFO
-            }
-            CtxCreate::V3020(_) => {
-                <crate::entries::cuCtxCreate_v3020 as crate::Entry>::INFO
-            }
-            CtxCreate::V2000(_) => {
-                <crate::entries::cuCtxCreate_v2000 as crate::Entry>::INFO
-            }
+            CtxCreate::V12050(_) => 31usize,
+            CtxCreate::V11040(_) => 30usize,
+            CtxCreate::V3020(_) => 29usize,
+            CtxCreate::V2000(_) => 28usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1071,7 +1144,7 @@ impl NewestAbi for CtxCreate {
     }
 }
 /// The ABIs of `cuCtxDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxDestroy {
     /// [`PFN_cuCtxDestroy_v4000`](crate::pfn::PFN_cuCtxDestroy_v4000): `cuCtxDestroy` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuCtxDestroy_v4000),
@@ -1079,15 +1152,16 @@ pub enum CtxDestroy {
     V2000(crate::pfn::PFN_cuCtxDestroy_v2000),
 }
 impl sealed::Sealed for CtxDestroy {}
+impl core::fmt::Debug for CtxDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxDestroy::V4000(_) => {
-                <crate::entries::cuCtxDestroy_v4000 as crate::Entry>::INFO
-            }
-            CtxDestroy::V2000(_) => {
-                <crate::entries::cuCtxDestroy_v2000 as crate::Entry>::INFO
-            }
+            CtxDestroy::V4000(_) => 33usize,
+            CtxDestroy::V2000(_) => 32usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1123,18 +1197,21 @@ impl NewestAbi for CtxDestroy {
     }
 }
 /// The ABIs of `cuCtxDetach` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxDetach`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxDetach {
     /// [`PFN_cuCtxDetach_v2000`](crate::pfn::PFN_cuCtxDetach_v2000): `cuCtxDetach` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuCtxDetach_v2000),
 }
 impl sealed::Sealed for CtxDetach {}
+impl core::fmt::Debug for CtxDetach {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxDetach {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxDetach::V2000(_) => {
-                <crate::entries::cuCtxDetach_v2000 as crate::Entry>::INFO
-            }
+            CtxDetach::V2000(_) => 34usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1159,18 +1236,21 @@ impl NewestAbi for CtxDetach {
     }
 }
 /// The ABIs of `cuCtxDisablePeerAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxDisablePeerAccess`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxDisablePeerAccess {
     /// [`PFN_cuCtxDisablePeerAccess_v4000`](crate::pfn::PFN_cuCtxDisablePeerAccess_v4000): `cuCtxDisablePeerAccess` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuCtxDisablePeerAccess_v4000),
 }
 impl sealed::Sealed for CtxDisablePeerAccess {}
+impl core::fmt::Debug for CtxDisablePeerAccess {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxDisablePeerAccess {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxDisablePeerAccess::V4000(_) => {
-                <crate::entries::cuCtxDisablePeerAccess_v4000 as crate::Entry>::INFO
-            }
+            CtxDisablePeerAccess::V4000(_) => 35usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1195,18 +1275,21 @@ impl NewestAbi for CtxDisablePeerAccess {
     }
 }
 /// The ABIs of `cuCtxEnablePeerAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxEnablePeerAccess`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxEnablePeerAccess {
     /// [`PFN_cuCtxEnablePeerAccess_v4000`](crate::pfn::PFN_cuCtxEnablePeerAccess_v4000): `cuCtxEnablePeerAccess` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuCtxEnablePeerAccess_v4000),
 }
 impl sealed::Sealed for CtxEnablePeerAccess {}
+impl core::fmt::Debug for CtxEnablePeerAccess {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxEnablePeerAccess {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxEnablePeerAccess::V4000(_) => {
-                <crate::entries::cuCtxEnablePeerAccess_v4000 as crate::Entry>::INFO
-            }
+            CtxEnablePeerAccess::V4000(_) => 36usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1231,18 +1314,21 @@ impl NewestAbi for CtxEnablePeerAccess {
     }
 }
 /// The ABIs of `cuCtxFromGreenCtx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxFromGreenCtx`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxFromGreenCtx {
     /// [`PFN_cuCtxFromGreenCtx_v12040`](crate::pfn::PFN_cuCtxFromGreenCtx_v12040): `cuCtxFromGreenCtx` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuCtxFromGreenCtx_v12040),
 }
 impl sealed::Sealed for CtxFromGreenCtx {}
+impl core::fmt::Debug for CtxFromGreenCtx {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxFromGreenCtx {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxFromGreenCtx::V12040(_) => {
-                <crate::entries::cuCtxFromGreenCtx_v12040 as crate::Entry>::INFO
-            }
+            CtxFromGreenCtx::V12040(_) => 37usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1267,18 +1353,21 @@ impl NewestAbi for CtxFromGreenCtx {
     }
 }
 /// The ABIs of `cuCtxGetApiVersion` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetApiVersion`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxGetApiVersion {
     /// [`PFN_cuCtxGetApiVersion_v3020`](crate::pfn::PFN_cuCtxGetApiVersion_v3020): `cuCtxGetApiVersion` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuCtxGetApiVersion_v3020),
 }
 impl sealed::Sealed for CtxGetApiVersion {}
+impl core::fmt::Debug for CtxGetApiVersion {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxGetApiVersion {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxGetApiVersion::V3020(_) => {
-                <crate::entries::cuCtxGetApiVersion_v3020 as crate::Entry>::INFO
-            }
+            CtxGetApiVersion::V3020(_) => 38usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1303,18 +1392,21 @@ impl NewestAbi for CtxGetApiVersion {
     }
 }
 /// The ABIs of `cuCtxGetCacheConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetCacheConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxGetCacheConfig {
     /// [`PFN_cuCtxGetCacheConfig_v3020`](crate::pfn::PFN_cuCtxGetCacheConfig_v3020): `cuCtxGetCacheConfig` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuCtxGetCacheConfig_v3020),
 }
 impl sealed::Sealed for CtxGetCacheConfig {}
+impl core::fmt::Debug for CtxGetCacheConfig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxGetCacheConfig {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxGetCacheConfig::V3020(_) => {
-                <crate::entries::cuCtxGetCacheConfig_v3020 as crate::Entry>::INFO
-            }
+            CtxGetCacheConfig::V3020(_) => 39usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1339,18 +1431,21 @@ impl NewestAbi for CtxGetCacheConfig {
     }
 }
 /// The ABIs of `cuCtxGetCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetCurrent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxGetCurrent {
     /// [`PFN_cuCtxGetCurrent_v4000`](crate::pfn::PFN_cuCtxGetCurrent_v4000): `cuCtxGetCurrent` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuCtxGetCurrent_v4000),
 }
 impl sealed::Sealed for CtxGetCurrent {}
+impl core::fmt::Debug for CtxGetCurrent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxGetCurrent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxGetCurrent::V4000(_) => {
-                <crate::entries::cuCtxGetCurrent_v4000 as crate::Entry>::INFO
-            }
+            CtxGetCurrent::V4000(_) => 40usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1375,18 +1470,21 @@ impl NewestAbi for CtxGetCurrent {
     }
 }
 /// The ABIs of `cuCtxGetDevResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetDevResource`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxGetDevResource {
     /// [`PFN_cuCtxGetDevResource_v12040`](crate::pfn::PFN_cuCtxGetDevResource_v12040): `cuCtxGetDevResource` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuCtxGetDevResource_v12040),
 }
 impl sealed::Sealed for CtxGetDevResource {}
+impl core::fmt::Debug for CtxGetDevResource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxGetDevResource {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxGetDevResource::V12040(_) => {
-                <crate::entries::cuCtxGetDevResource_v12040 as crate::Entry>::INFO
-            }
+            CtxGetDevResource::V12040(_) => 41usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1411,7 +1509,7 @@ impl NewestAbi for CtxGetDevResource {
     }
 }
 /// The ABIs of `cuCtxGetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetDevice`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxGetDevice {
     /// [`PFN_cuCtxGetDevice_v13000`](crate::pfn::PFN_cuCtxGetDevice_v13000): `cuCtxGetDevice` of CUDA 13.0 (13000).
     V13000(crate::pfn::PFN_cuCtxGetDevice_v13000),
@@ -1419,15 +1517,16 @@ pub enum CtxGetDevice {
     V2000(crate::pfn::PFN_cuCtxGetDevice_v2000),
 }
 impl sealed::Sealed for CtxGetDevice {}
+impl core::fmt::Debug for CtxGetDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxGetDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxGetDevice::V13000(_) => {
-                <crate::entries::cuCtxGetDevice_v13000 as crate::Entry>::INFO
-            }
-            CtxGetDevice::V2000(_) => {
-                <crate::entries::cuCtxGetDevice_v2000 as crate::Entry>::INFO
-            }
+            CtxGetDevice::V13000(_) => 43usize,
+            CtxGetDevice::V2000(_) => 42usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1463,18 +1562,21 @@ impl NewestAbi for CtxGetDevice {
     }
 }
 /// The ABIs of `cuCtxGetExecAffinity` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetExecAffinity`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxGetExecAffinity {
     /// [`PFN_cuCtxGetExecAffinity_v11040`](crate::pfn::PFN_cuCtxGetExecAffinity_v11040): `cuCtxGetExecAffinity` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuCtxGetExecAffinity_v11040),
 }
 impl sealed::Sealed for CtxGetExecAffinity {}
+impl core::fmt::Debug for CtxGetExecAffinity {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxGetExecAffinity {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxGetExecAffinity::V11040(_) => {
-                <crate::entries::cuCtxGetExecAffinity_v11040 as crate::Entry>::INFO
-            }
+            CtxGetExecAffinity::V11040(_) => 44usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1499,18 +1601,21 @@ impl NewestAbi for CtxGetExecAffinity {
     }
 }
 /// The ABIs of `cuCtxGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxGetFlags {
     /// [`PFN_cuCtxGetFlags_v7000`](crate::pfn::PFN_cuCtxGetFlags_v7000): `cuCtxGetFlags` of CUDA 7.0 (7000).
     V7000(crate::pfn::PFN_cuCtxGetFlags_v7000),
 }
 impl sealed::Sealed for CtxGetFlags {}
+impl core::fmt::Debug for CtxGetFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxGetFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxGetFlags::V7000(_) => {
-                <crate::entries::cuCtxGetFlags_v7000 as crate::Entry>::INFO
-            }
+            CtxGetFlags::V7000(_) => 45usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1535,18 +1640,21 @@ impl NewestAbi for CtxGetFlags {
     }
 }
 /// The ABIs of `cuCtxGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxGetId {
     /// [`PFN_cuCtxGetId_v12000`](crate::pfn::PFN_cuCtxGetId_v12000): `cuCtxGetId` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuCtxGetId_v12000),
 }
 impl sealed::Sealed for CtxGetId {}
+impl core::fmt::Debug for CtxGetId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxGetId {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxGetId::V12000(_) => {
-                <crate::entries::cuCtxGetId_v12000 as crate::Entry>::INFO
-            }
+            CtxGetId::V12000(_) => 46usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1571,18 +1679,21 @@ impl NewestAbi for CtxGetId {
     }
 }
 /// The ABIs of `cuCtxGetLimit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetLimit`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxGetLimit {
     /// [`PFN_cuCtxGetLimit_v3010`](crate::pfn::PFN_cuCtxGetLimit_v3010): `cuCtxGetLimit` of CUDA 3.1 (3010).
     V3010(crate::pfn::PFN_cuCtxGetLimit_v3010),
 }
 impl sealed::Sealed for CtxGetLimit {}
+impl core::fmt::Debug for CtxGetLimit {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxGetLimit {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxGetLimit::V3010(_) => {
-                <crate::entries::cuCtxGetLimit_v3010 as crate::Entry>::INFO
-            }
+            CtxGetLimit::V3010(_) => 47usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1607,18 +1718,21 @@ impl NewestAbi for CtxGetLimit {
     }
 }
 /// The ABIs of `cuCtxGetSharedMemConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetSharedMemConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxGetSharedMemConfig {
     /// [`PFN_cuCtxGetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020): `cuCtxGetSharedMemConfig` of CUDA 4.2 (4020).
     V4020(crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020),
 }
 impl sealed::Sealed for CtxGetSharedMemConfig {}
+impl core::fmt::Debug for CtxGetSharedMemConfig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxGetSharedMemConfig {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxGetSharedMemConfig::V4020(_) => {
-                <crate::entries::cuCtxGetSharedMemConfig_v4020 as crate::Entry>::INFO
-            }
+            CtxGetSharedMemConfig::V4020(_) => 48usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1643,18 +1757,21 @@ impl NewestAbi for CtxGetSharedMemConfig {
     }
 }
 /// The ABIs of `cuCtxGetStreamPriorityRange` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxGetStreamPriorityRange`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxGetStreamPriorityRange {
     /// [`PFN_cuCtxGetStreamPriorityRange_v5050`](crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050): `cuCtxGetStreamPriorityRange` of CUDA 5.5 (5050).
     V5050(crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050),
 }
 impl sealed::Sealed for CtxGetStreamPriorityRange {}
+impl core::fmt::Debug for CtxGetStreamPriorityRange {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxGetStreamPriorityRange {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxGetStreamPriorityRange::V5050(_) => {
-                <crate::entries::cuCtxGetStreamPriorityRange_v5050 as crate::Entry>::INFO
-            }
+            CtxGetStreamPriorityRange::V5050(_) => 49usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1679,7 +1796,7 @@ impl NewestAbi for CtxGetStreamPriorityRange {
     }
 }
 /// The ABIs of `cuCtxPopCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxPopCurrent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxPopCurrent {
     /// [`PFN_cuCtxPopCurrent_v4000`](crate::pfn::PFN_cuCtxPopCurrent_v4000): `cuCtxPopCurrent` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuCtxPopCurrent_v4000),
@@ -1687,15 +1804,16 @@ pub enum CtxPopCurrent {
     V2000(crate::pfn::PFN_cuCtxPopCurrent_v2000),
 }
 impl sealed::Sealed for CtxPopCurrent {}
+impl core::fmt::Debug for CtxPopCurrent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxPopCurrent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxPopCurrent::V4000(_) => {
-                <crate::entries::cuCtxPopCurrent_v4000 as crate::Entry>::INFO
-            }
-            CtxPopCurrent::V2000(_) => {
-                <crate::entries::cuCtxPopCurrent_v2000 as crate::Entry>::INFO
-            }
+            CtxPopCurrent::V4000(_) => 51usize,
+            CtxPopCurrent::V2000(_) => 50usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1731,7 +1849,7 @@ impl NewestAbi for CtxPopCurrent {
     }
 }
 /// The ABIs of `cuCtxPushCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxPushCurrent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxPushCurrent {
     /// [`PFN_cuCtxPushCurrent_v4000`](crate::pfn::PFN_cuCtxPushCurrent_v4000): `cuCtxPushCurrent` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuCtxPushCurrent_v4000),
@@ -1739,15 +1857,16 @@ pub enum CtxPushCurrent {
     V2000(crate::pfn::PFN_cuCtxPushCurrent_v2000),
 }
 impl sealed::Sealed for CtxPushCurrent {}
+impl core::fmt::Debug for CtxPushCurrent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxPushCurrent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxPushCurrent::V4000(_) => {
-                <crate::entries::cuCtxPushCurrent_v4000 as crate::Entry>::INFO
-            }
-            CtxPushCurrent::V2000(_) => {
-                <crate::entries::cuCtxPushCurrent_v2000 as crate::Entry>::INFO
-            }
+            CtxPushCurrent::V4000(_) => 53usize,
+            CtxPushCurrent::V2000(_) => 52usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1783,18 +1902,21 @@ impl NewestAbi for CtxPushCurrent {
     }
 }
 /// The ABIs of `cuCtxRecordEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxRecordEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxRecordEvent {
     /// [`PFN_cuCtxRecordEvent_v12050`](crate::pfn::PFN_cuCtxRecordEvent_v12050): `cuCtxRecordEvent` of CUDA 12.5 (12050).
     V12050(crate::pfn::PFN_cuCtxRecordEvent_v12050),
 }
 impl sealed::Sealed for CtxRecordEvent {}
+impl core::fmt::Debug for CtxRecordEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxRecordEvent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxRecordEvent::V12050(_) => {
-                <crate::entries::cuCtxRecordEvent_v12050 as crate::Entry>::INFO
-            }
+            CtxRecordEvent::V12050(_) => 54usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1819,18 +1941,21 @@ impl NewestAbi for CtxRecordEvent {
     }
 }
 /// The ABIs of `cuCtxResetPersistingL2Cache` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxResetPersistingL2Cache`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxResetPersistingL2Cache {
     /// [`PFN_cuCtxResetPersistingL2Cache_v11000`](crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000): `cuCtxResetPersistingL2Cache` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000),
 }
 impl sealed::Sealed for CtxResetPersistingL2Cache {}
+impl core::fmt::Debug for CtxResetPersistingL2Cache {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxResetPersistingL2Cache {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxResetPersistingL2Cache::V11000(_) => {
-                <crate::entries::cuCtxResetPersistingL2Cache_v11000 as crate::Entry>::INFO
-            }
+            CtxResetPersistingL2Cache::V11000(_) => 55usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1855,18 +1980,21 @@ impl NewestAbi for CtxResetPersistingL2Cache {
     }
 }
 /// The ABIs of `cuCtxSetCacheConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetCacheConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxSetCacheConfig {
     /// [`PFN_cuCtxSetCacheConfig_v3020`](crate::pfn::PFN_cuCtxSetCacheConfig_v3020): `cuCtxSetCacheConfig` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuCtxSetCacheConfig_v3020),
 }
 impl sealed::Sealed for CtxSetCacheConfig {}
+impl core::fmt::Debug for CtxSetCacheConfig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxSetCacheConfig {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxSetCacheConfig::V3020(_) => {
-                <crate::entries::cuCtxSetCacheConfig_v3020 as crate::Entry>::INFO
-            }
+            CtxSetCacheConfig::V3020(_) => 56usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1891,18 +2019,21 @@ impl NewestAbi for CtxSetCacheConfig {
     }
 }
 /// The ABIs of `cuCtxSetCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetCurrent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxSetCurrent {
     /// [`PFN_cuCtxSetCurrent_v4000`](crate::pfn::PFN_cuCtxSetCurrent_v4000): `cuCtxSetCurrent` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuCtxSetCurrent_v4000),
 }
 impl sealed::Sealed for CtxSetCurrent {}
+impl core::fmt::Debug for CtxSetCurrent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxSetCurrent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxSetCurrent::V4000(_) => {
-                <crate::entries::cuCtxSetCurrent_v4000 as crate::Entry>::INFO
-            }
+            CtxSetCurrent::V4000(_) => 57usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1927,18 +2058,21 @@ impl NewestAbi for CtxSetCurrent {
     }
 }
 /// The ABIs of `cuCtxSetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxSetFlags {
     /// [`PFN_cuCtxSetFlags_v12010`](crate::pfn::PFN_cuCtxSetFlags_v12010): `cuCtxSetFlags` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuCtxSetFlags_v12010),
 }
 impl sealed::Sealed for CtxSetFlags {}
+impl core::fmt::Debug for CtxSetFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxSetFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxSetFlags::V12010(_) => {
-                <crate::entries::cuCtxSetFlags_v12010 as crate::Entry>::INFO
-            }
+            CtxSetFlags::V12010(_) => 58usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1963,18 +2097,21 @@ impl NewestAbi for CtxSetFlags {
     }
 }
 /// The ABIs of `cuCtxSetLimit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetLimit`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxSetLimit {
     /// [`PFN_cuCtxSetLimit_v3010`](crate::pfn::PFN_cuCtxSetLimit_v3010): `cuCtxSetLimit` of CUDA 3.1 (3010).
     V3010(crate::pfn::PFN_cuCtxSetLimit_v3010),
 }
 impl sealed::Sealed for CtxSetLimit {}
+impl core::fmt::Debug for CtxSetLimit {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxSetLimit {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxSetLimit::V3010(_) => {
-                <crate::entries::cuCtxSetLimit_v3010 as crate::Entry>::INFO
-            }
+            CtxSetLimit::V3010(_) => 59usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -1999,18 +2136,21 @@ impl NewestAbi for CtxSetLimit {
     }
 }
 /// The ABIs of `cuCtxSetSharedMemConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSetSharedMemConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxSetSharedMemConfig {
     /// [`PFN_cuCtxSetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020): `cuCtxSetSharedMemConfig` of CUDA 4.2 (4020).
     V4020(crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020),
 }
 impl sealed::Sealed for CtxSetSharedMemConfig {}
+impl core::fmt::Debug for CtxSetSharedMemConfig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxSetSharedMemConfig {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxSetSharedMemConfig::V4020(_) => {
-                <crate::entries::cuCtxSetSharedMemConfig_v4020 as crate::Entry>::INFO
-            }
+            CtxSetSharedMemConfig::V4020(_) => 60usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2035,7 +2175,7 @@ impl NewestAbi for CtxSetSharedMemConfig {
     }
 }
 /// The ABIs of `cuCtxSynchronize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxSynchronize`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxSynchronize {
     /// [`PFN_cuCtxSynchronize_v13000`](crate::pfn::PFN_cuCtxSynchronize_v13000): `cuCtxSynchronize` of CUDA 13.0 (13000).
     V13000(crate::pfn::PFN_cuCtxSynchronize_v13000),
@@ -2043,15 +2183,16 @@ pub enum CtxSynchronize {
     V2000(crate::pfn::PFN_cuCtxSynchronize_v2000),
 }
 impl sealed::Sealed for CtxSynchronize {}
+impl core::fmt::Debug for CtxSynchronize {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxSynchronize {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxSynchronize::V13000(_) => {
-                <crate::entries::cuCtxSynchronize_v13000 as crate::Entry>::INFO
-            }
-            CtxSynchronize::V2000(_) => {
-                <crate::entries::cuCtxSynchronize_v2000 as crate::Entry>::INFO
-            }
+            CtxSynchronize::V13000(_) => 62usize,
+            CtxSynchronize::V2000(_) => 61usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2087,18 +2228,21 @@ impl NewestAbi for CtxSynchronize {
     }
 }
 /// The ABIs of `cuCtxWaitEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuCtxWaitEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum CtxWaitEvent {
     /// [`PFN_cuCtxWaitEvent_v12050`](crate::pfn::PFN_cuCtxWaitEvent_v12050): `cuCtxWaitEvent` of CUDA 12.5 (12050).
     V12050(crate::pfn::PFN_cuCtxWaitEvent_v12050),
 }
 impl sealed::Sealed for CtxWaitEvent {}
+impl core::fmt::Debug for CtxWaitEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for CtxWaitEvent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            CtxWaitEvent::V12050(_) => {
-                <crate::entries::cuCtxWaitEvent_v12050 as crate::Entry>::INFO
-            }
+            CtxWaitEvent::V12050(_) => 63usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2124,7 +2268,7 @@ impl NewestAbi for CtxWaitEvent {
 }
 /// The ABIs of `cuD3D10CtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10CtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10CtxCreate {
     /// [`PFN_cuD3D10CtxCreate_v3020`](crate::d3d10::PFN_cuD3D10CtxCreate_v3020): `cuD3D10CtxCreate` of CUDA 3.2 (3020).
     V3020(crate::d3d10::PFN_cuD3D10CtxCreate_v3020),
@@ -2134,15 +2278,17 @@ pub enum D3D10CtxCreate {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10CtxCreate {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10CtxCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10CtxCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10CtxCreate::V3020(_) => {
-                <crate::entries::cuD3D10CtxCreate_v3020 as crate::Entry>::INFO
-            }
-            D3D10CtxCreate::V2010(_) => {
-                <crate::entries::cuD3D10CtxCreate_v2010 as crate::Entry>::INFO
-            }
+            D3D10CtxCreate::V3020(_) => 65usize,
+            D3D10CtxCreate::V2010(_) => 64usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2179,7 +2325,7 @@ impl NewestAbi for D3D10CtxCreate {
 }
 /// The ABIs of `cuD3D10CtxCreateOnDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10CtxCreateOnDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10CtxCreateOnDevice {
     /// [`PFN_cuD3D10CtxCreateOnDevice_v3020`](crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020): `cuD3D10CtxCreateOnDevice` of CUDA 3.2 (3020).
     V3020(crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020),
@@ -2187,12 +2333,16 @@ pub enum D3D10CtxCreateOnDevice {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10CtxCreateOnDevice {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10CtxCreateOnDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10CtxCreateOnDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10CtxCreateOnDevice::V3020(_) => {
-                <crate::entries::cuD3D10CtxCreateOnDevice_v3020 as crate::Entry>::INFO
-            }
+            D3D10CtxCreateOnDevice::V3020(_) => 66usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2218,7 +2368,7 @@ impl NewestAbi for D3D10CtxCreateOnDevice {
 }
 /// The ABIs of `cuD3D10GetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10GetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10GetDevice {
     /// [`PFN_cuD3D10GetDevice_v2010`](crate::d3d10::PFN_cuD3D10GetDevice_v2010): `cuD3D10GetDevice` of CUDA 2.1 (2010).
     V2010(crate::d3d10::PFN_cuD3D10GetDevice_v2010),
@@ -2226,12 +2376,16 @@ pub enum D3D10GetDevice {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10GetDevice {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10GetDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10GetDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10GetDevice::V2010(_) => {
-                <crate::entries::cuD3D10GetDevice_v2010 as crate::Entry>::INFO
-            }
+            D3D10GetDevice::V2010(_) => 67usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2257,7 +2411,7 @@ impl NewestAbi for D3D10GetDevice {
 }
 /// The ABIs of `cuD3D10GetDevices` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10GetDevices`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10GetDevices {
     /// [`PFN_cuD3D10GetDevices_v3020`](crate::d3d10::PFN_cuD3D10GetDevices_v3020): `cuD3D10GetDevices` of CUDA 3.2 (3020).
     V3020(crate::d3d10::PFN_cuD3D10GetDevices_v3020),
@@ -2265,12 +2419,16 @@ pub enum D3D10GetDevices {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10GetDevices {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10GetDevices {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10GetDevices {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10GetDevices::V3020(_) => {
-                <crate::entries::cuD3D10GetDevices_v3020 as crate::Entry>::INFO
-            }
+            D3D10GetDevices::V3020(_) => 68usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2296,7 +2454,7 @@ impl NewestAbi for D3D10GetDevices {
 }
 /// The ABIs of `cuD3D10GetDirect3DDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10GetDirect3DDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10GetDirect3DDevice {
     /// [`PFN_cuD3D10GetDirect3DDevice_v3020`](crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020): `cuD3D10GetDirect3DDevice` of CUDA 3.2 (3020).
     V3020(crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020),
@@ -2304,12 +2462,16 @@ pub enum D3D10GetDirect3DDevice {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10GetDirect3DDevice {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10GetDirect3DDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10GetDirect3DDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10GetDirect3DDevice::V3020(_) => {
-                <crate::entries::cuD3D10GetDirect3DDevice_v3020 as crate::Entry>::INFO
-            }
+            D3D10GetDirect3DDevice::V3020(_) => 69usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2335,7 +2497,7 @@ impl NewestAbi for D3D10GetDirect3DDevice {
 }
 /// The ABIs of `cuD3D10MapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10MapResources`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10MapResources {
     /// [`PFN_cuD3D10MapResources_v2010`](crate::d3d10::PFN_cuD3D10MapResources_v2010): `cuD3D10MapResources` of CUDA 2.1 (2010).
     V2010(crate::d3d10::PFN_cuD3D10MapResources_v2010),
@@ -2343,12 +2505,16 @@ pub enum D3D10MapResources {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10MapResources {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10MapResources {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10MapResources {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10MapResources::V2010(_) => {
-                <crate::entries::cuD3D10MapResources_v2010 as crate::Entry>::INFO
-            }
+            D3D10MapResources::V2010(_) => 70usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2374,7 +2540,7 @@ impl NewestAbi for D3D10MapResources {
 }
 /// The ABIs of `cuD3D10RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10RegisterResource {
     /// [`PFN_cuD3D10RegisterResource_v2010`](crate::d3d10::PFN_cuD3D10RegisterResource_v2010): `cuD3D10RegisterResource` of CUDA 2.1 (2010).
     V2010(crate::d3d10::PFN_cuD3D10RegisterResource_v2010),
@@ -2382,12 +2548,16 @@ pub enum D3D10RegisterResource {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10RegisterResource {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10RegisterResource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10RegisterResource {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10RegisterResource::V2010(_) => {
-                <crate::entries::cuD3D10RegisterResource_v2010 as crate::Entry>::INFO
-            }
+            D3D10RegisterResource::V2010(_) => 71usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2413,7 +2583,7 @@ impl NewestAbi for D3D10RegisterResource {
 }
 /// The ABIs of `cuD3D10ResourceGetMappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetMappedArray`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10ResourceGetMappedArray {
     /// [`PFN_cuD3D10ResourceGetMappedArray_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010): `cuD3D10ResourceGetMappedArray` of CUDA 2.1 (2010).
     V2010(crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010),
@@ -2421,12 +2591,16 @@ pub enum D3D10ResourceGetMappedArray {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10ResourceGetMappedArray {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10ResourceGetMappedArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10ResourceGetMappedArray {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10ResourceGetMappedArray::V2010(_) => {
-                <crate::entries::cuD3D10ResourceGetMappedArray_v2010 as crate::Entry>::INFO
-            }
+            D3D10ResourceGetMappedArray::V2010(_) => 72usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2452,7 +2626,7 @@ impl NewestAbi for D3D10ResourceGetMappedArray {
 }
 /// The ABIs of `cuD3D10ResourceGetMappedPitch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetMappedPitch`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10ResourceGetMappedPitch {
     /// [`PFN_cuD3D10ResourceGetMappedPitch_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020): `cuD3D10ResourceGetMappedPitch` of CUDA 3.2 (3020).
     V3020(crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020),
@@ -2462,15 +2636,17 @@ pub enum D3D10ResourceGetMappedPitch {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10ResourceGetMappedPitch {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10ResourceGetMappedPitch {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10ResourceGetMappedPitch {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10ResourceGetMappedPitch::V3020(_) => {
-                <crate::entries::cuD3D10ResourceGetMappedPitch_v3020 as crate::Entry>::INFO
-            }
-            D3D10ResourceGetMappedPitch::V2010(_) => {
-                <crate::entries::cuD3D10ResourceGetMappedPitch_v2010 as crate::Entry>::INFO
-            }
+            D3D10ResourceGetMappedPitch::V3020(_) => 74usize,
+            D3D10ResourceGetMappedPitch::V2010(_) => 73usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2507,7 +2683,7 @@ impl NewestAbi for D3D10ResourceGetMappedPitch {
 }
 /// The ABIs of `cuD3D10ResourceGetMappedPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetMappedPointer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10ResourceGetMappedPointer {
     /// [`PFN_cuD3D10ResourceGetMappedPointer_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020): `cuD3D10ResourceGetMappedPointer` of CUDA 3.2 (3020).
     V3020(crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020),
@@ -2517,15 +2693,17 @@ pub enum D3D10ResourceGetMappedPointer {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10ResourceGetMappedPointer {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10ResourceGetMappedPointer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10ResourceGetMappedPointer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10ResourceGetMappedPointer::V3020(_) => {
-                <crate::entries::cuD3D10ResourceGetMappedPointer_v3020 as crate::Entry>::INFO
-            }
-            D3D10ResourceGetMappedPointer::V2010(_) => {
-                <crate::entries::cuD3D10ResourceGetMappedPointer_v2010 as crate::Entry>::INFO
-            }
+            D3D10ResourceGetMappedPointer::V3020(_) => 76usize,
+            D3D10ResourceGetMappedPointer::V2010(_) => 75usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2562,7 +2740,7 @@ impl NewestAbi for D3D10ResourceGetMappedPointer {
 }
 /// The ABIs of `cuD3D10ResourceGetMappedSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetMappedSize`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10ResourceGetMappedSize {
     /// [`PFN_cuD3D10ResourceGetMappedSize_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020): `cuD3D10ResourceGetMappedSize` of CUDA 3.2 (3020).
     V3020(crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020),
@@ -2572,15 +2750,17 @@ pub enum D3D10ResourceGetMappedSize {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10ResourceGetMappedSize {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10ResourceGetMappedSize {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10ResourceGetMappedSize {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10ResourceGetMappedSize::V3020(_) => {
-                <crate::entries::cuD3D10ResourceGetMappedSize_v3020 as crate::Entry>::INFO
-            }
-            D3D10ResourceGetMappedSize::V2010(_) => {
-                <crate::entries::cuD3D10ResourceGetMappedSize_v2010 as crate::Entry>::INFO
-            }
+            D3D10ResourceGetMappedSize::V3020(_) => 78usize,
+            D3D10ResourceGetMappedSize::V2010(_) => 77usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2617,7 +2797,7 @@ impl NewestAbi for D3D10ResourceGetMappedSize {
 }
 /// The ABIs of `cuD3D10ResourceGetSurfaceDimensions` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceGetSurfaceDimensions`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10ResourceGetSurfaceDimensions {
     /// [`PFN_cuD3D10ResourceGetSurfaceDimensions_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020): `cuD3D10ResourceGetSurfaceDimensions` of CUDA 3.2 (3020).
     V3020(crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020),
@@ -2627,15 +2807,17 @@ pub enum D3D10ResourceGetSurfaceDimensions {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10ResourceGetSurfaceDimensions {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10ResourceGetSurfaceDimensions {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10ResourceGetSurfaceDimensions {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10ResourceGetSurfaceDimensions::V3020(_) => {
-                <crate::entries::cuD3D10ResourceGetSurfaceDimensions_v3020 as crate::Entry>::INFO
-            }
-            D3D10ResourceGetSurfaceDimensions::V2010(_) => {
-                <crate::entries::cuD3D10ResourceGetSurfaceDimensions_v2010 as crate::Entry>::INFO
-            }
+            D3D10ResourceGetSurfaceDimensions::V3020(_) => 80usize,
+            D3D10ResourceGetSurfaceDimensions::V2010(_) => 79usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2672,7 +2854,7 @@ impl NewestAbi for D3D10ResourceGetSurfaceDimensions {
 }
 /// The ABIs of `cuD3D10ResourceSetMapFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10ResourceSetMapFlags`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10ResourceSetMapFlags {
     /// [`PFN_cuD3D10ResourceSetMapFlags_v2010`](crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010): `cuD3D10ResourceSetMapFlags` of CUDA 2.1 (2010).
     V2010(crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010),
@@ -2680,12 +2862,16 @@ pub enum D3D10ResourceSetMapFlags {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10ResourceSetMapFlags {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10ResourceSetMapFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10ResourceSetMapFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10ResourceSetMapFlags::V2010(_) => {
-                <crate::entries::cuD3D10ResourceSetMapFlags_v2010 as crate::Entry>::INFO
-            }
+            D3D10ResourceSetMapFlags::V2010(_) => 81usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2711,7 +2897,7 @@ impl NewestAbi for D3D10ResourceSetMapFlags {
 }
 /// The ABIs of `cuD3D10UnmapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10UnmapResources`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10UnmapResources {
     /// [`PFN_cuD3D10UnmapResources_v2010`](crate::d3d10::PFN_cuD3D10UnmapResources_v2010): `cuD3D10UnmapResources` of CUDA 2.1 (2010).
     V2010(crate::d3d10::PFN_cuD3D10UnmapResources_v2010),
@@ -2719,12 +2905,16 @@ pub enum D3D10UnmapResources {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10UnmapResources {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10UnmapResources {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10UnmapResources {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10UnmapResources::V2010(_) => {
-                <crate::entries::cuD3D10UnmapResources_v2010 as crate::Entry>::INFO
-            }
+            D3D10UnmapResources::V2010(_) => 82usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2750,7 +2940,7 @@ impl NewestAbi for D3D10UnmapResources {
 }
 /// The ABIs of `cuD3D10UnregisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D10UnregisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D10UnregisterResource {
     /// [`PFN_cuD3D10UnregisterResource_v2010`](crate::d3d10::PFN_cuD3D10UnregisterResource_v2010): `cuD3D10UnregisterResource` of CUDA 2.1 (2010).
     V2010(crate::d3d10::PFN_cuD3D10UnregisterResource_v2010),
@@ -2758,12 +2948,16 @@ pub enum D3D10UnregisterResource {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for D3D10UnregisterResource {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for D3D10UnregisterResource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for D3D10UnregisterResource {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D10UnregisterResource::V2010(_) => {
-                <crate::entries::cuD3D10UnregisterResource_v2010 as crate::Entry>::INFO
-            }
+            D3D10UnregisterResource::V2010(_) => 83usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2789,7 +2983,7 @@ impl NewestAbi for D3D10UnregisterResource {
 }
 /// The ABIs of `cuD3D11CtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11CtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D11CtxCreate {
     /// [`PFN_cuD3D11CtxCreate_v3020`](crate::d3d11::PFN_cuD3D11CtxCreate_v3020): `cuD3D11CtxCreate` of CUDA 3.2 (3020).
     V3020(crate::d3d11::PFN_cuD3D11CtxCreate_v3020),
@@ -2799,15 +2993,17 @@ pub enum D3D11CtxCreate {
 #[cfg(feature = "d3d11")]
 impl sealed::Sealed for D3D11CtxCreate {}
 #[cfg(feature = "d3d11")]
+impl core::fmt::Debug for D3D11CtxCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d11")]
 impl NewestAbi for D3D11CtxCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D11CtxCreate::V3020(_) => {
-                <crate::entries::cuD3D11CtxCreate_v3020 as crate::Entry>::INFO
-            }
-            D3D11CtxCreate::V3000(_) => {
-                <crate::entries::cuD3D11CtxCreate_v3000 as crate::Entry>::INFO
-            }
+            D3D11CtxCreate::V3020(_) => 85usize,
+            D3D11CtxCreate::V3000(_) => 84usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2844,7 +3040,7 @@ impl NewestAbi for D3D11CtxCreate {
 }
 /// The ABIs of `cuD3D11CtxCreateOnDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11CtxCreateOnDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D11CtxCreateOnDevice {
     /// [`PFN_cuD3D11CtxCreateOnDevice_v3020`](crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020): `cuD3D11CtxCreateOnDevice` of CUDA 3.2 (3020).
     V3020(crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020),
@@ -2852,12 +3048,16 @@ pub enum D3D11CtxCreateOnDevice {
 #[cfg(feature = "d3d11")]
 impl sealed::Sealed for D3D11CtxCreateOnDevice {}
 #[cfg(feature = "d3d11")]
+impl core::fmt::Debug for D3D11CtxCreateOnDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d11")]
 impl NewestAbi for D3D11CtxCreateOnDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D11CtxCreateOnDevice::V3020(_) => {
-                <crate::entries::cuD3D11CtxCreateOnDevice_v3020 as crate::Entry>::INFO
-            }
+            D3D11CtxCreateOnDevice::V3020(_) => 86usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2883,7 +3083,7 @@ impl NewestAbi for D3D11CtxCreateOnDevice {
 }
 /// The ABIs of `cuD3D11GetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11GetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D11GetDevice {
     /// [`PFN_cuD3D11GetDevice_v3000`](crate::d3d11::PFN_cuD3D11GetDevice_v3000): `cuD3D11GetDevice` of CUDA 3.0 (3000).
     V3000(crate::d3d11::PFN_cuD3D11GetDevice_v3000),
@@ -2891,12 +3091,16 @@ pub enum D3D11GetDevice {
 #[cfg(feature = "d3d11")]
 impl sealed::Sealed for D3D11GetDevice {}
 #[cfg(feature = "d3d11")]
+impl core::fmt::Debug for D3D11GetDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d11")]
 impl NewestAbi for D3D11GetDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D11GetDevice::V3000(_) => {
-                <crate::entries::cuD3D11GetDevice_v3000 as crate::Entry>::INFO
-            }
+            D3D11GetDevice::V3000(_) => 87usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2922,7 +3126,7 @@ impl NewestAbi for D3D11GetDevice {
 }
 /// The ABIs of `cuD3D11GetDevices` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11GetDevices`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D11GetDevices {
     /// [`PFN_cuD3D11GetDevices_v3020`](crate::d3d11::PFN_cuD3D11GetDevices_v3020): `cuD3D11GetDevices` of CUDA 3.2 (3020).
     V3020(crate::d3d11::PFN_cuD3D11GetDevices_v3020),
@@ -2930,12 +3134,16 @@ pub enum D3D11GetDevices {
 #[cfg(feature = "d3d11")]
 impl sealed::Sealed for D3D11GetDevices {}
 #[cfg(feature = "d3d11")]
+impl core::fmt::Debug for D3D11GetDevices {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d11")]
 impl NewestAbi for D3D11GetDevices {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D11GetDevices::V3020(_) => {
-                <crate::entries::cuD3D11GetDevices_v3020 as crate::Entry>::INFO
-            }
+            D3D11GetDevices::V3020(_) => 88usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -2961,7 +3169,7 @@ impl NewestAbi for D3D11GetDevices {
 }
 /// The ABIs of `cuD3D11GetDirect3DDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D11GetDirect3DDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D11GetDirect3DDevice {
     /// [`PFN_cuD3D11GetDirect3DDevice_v3020`](crate::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020): `cuD3D11GetDirect3DDevice` of CUDA 3.2 (3020).
     V3020(crate::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020),
@@ -2969,12 +3177,16 @@ pub enum D3D11GetDirect3DDevice {
 #[cfg(feature = "d3d11")]
 impl sealed::Sealed for D3D11GetDirect3DDevice {}
 #[cfg(feature = "d3d11")]
+impl core::fmt::Debug for D3D11GetDirect3DDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d11")]
 impl NewestAbi for D3D11GetDirect3DDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D11GetDirect3DDevice::V3020(_) => {
-                <crate::entries::cuD3D11GetDirect3DDevice_v3020 as crate::Entry>::INFO
-            }
+            D3D11GetDirect3DDevice::V3020(_) => 89usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3000,7 +3212,7 @@ impl NewestAbi for D3D11GetDirect3DDevice {
 }
 /// The ABIs of `cuD3D9Begin` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9Begin`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9Begin {
     /// [`PFN_cuD3D9Begin_v2000`](crate::d3d9::PFN_cuD3D9Begin_v2000): `cuD3D9Begin` of CUDA 2.0 (2000).
     V2000(crate::d3d9::PFN_cuD3D9Begin_v2000),
@@ -3008,12 +3220,16 @@ pub enum D3D9Begin {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9Begin {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9Begin {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9Begin {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9Begin::V2000(_) => {
-                <crate::entries::cuD3D9Begin_v2000 as crate::Entry>::INFO
-            }
+            D3D9Begin::V2000(_) => 90usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3039,7 +3255,7 @@ impl NewestAbi for D3D9Begin {
 }
 /// The ABIs of `cuD3D9CtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9CtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9CtxCreate {
     /// [`PFN_cuD3D9CtxCreate_v3020`](crate::d3d9::PFN_cuD3D9CtxCreate_v3020): `cuD3D9CtxCreate` of CUDA 3.2 (3020).
     V3020(crate::d3d9::PFN_cuD3D9CtxCreate_v3020),
@@ -3049,15 +3265,17 @@ pub enum D3D9CtxCreate {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9CtxCreate {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9CtxCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9CtxCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9CtxCreate::V3020(_) => {
-                <crate::entries::cuD3D9CtxCreate_v3020 as crate::Entry>::INFO
-            }
-            D3D9CtxCreate::V2000(_) => {
-                <crate::entries::cuD3D9CtxCreate_v2000 as crate::Entry>::INFO
-            }
+            D3D9CtxCreate::V3020(_) => 92usize,
+            D3D9CtxCreate::V2000(_) => 91usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3094,7 +3312,7 @@ impl NewestAbi for D3D9CtxCreate {
 }
 /// The ABIs of `cuD3D9CtxCreateOnDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9CtxCreateOnDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9CtxCreateOnDevice {
     /// [`PFN_cuD3D9CtxCreateOnDevice_v3020`](crate::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020): `cuD3D9CtxCreateOnDevice` of CUDA 3.2 (3020).
     V3020(crate::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020),
@@ -3102,12 +3320,16 @@ pub enum D3D9CtxCreateOnDevice {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9CtxCreateOnDevice {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9CtxCreateOnDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9CtxCreateOnDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9CtxCreateOnDevice::V3020(_) => {
-                <crate::entries::cuD3D9CtxCreateOnDevice_v3020 as crate::Entry>::INFO
-            }
+            D3D9CtxCreateOnDevice::V3020(_) => 93usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3133,7 +3355,7 @@ impl NewestAbi for D3D9CtxCreateOnDevice {
 }
 /// The ABIs of `cuD3D9End` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9End`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9End {
     /// [`PFN_cuD3D9End_v2000`](crate::d3d9::PFN_cuD3D9End_v2000): `cuD3D9End` of CUDA 2.0 (2000).
     V2000(crate::d3d9::PFN_cuD3D9End_v2000),
@@ -3141,10 +3363,16 @@ pub enum D3D9End {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9End {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9End {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9End {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9End::V2000(_) => <crate::entries::cuD3D9End_v2000 as crate::Entry>::INFO,
+            D3D9End::V2000(_) => 94usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3170,7 +3398,7 @@ impl NewestAbi for D3D9End {
 }
 /// The ABIs of `cuD3D9GetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9GetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9GetDevice {
     /// [`PFN_cuD3D9GetDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDevice_v2000): `cuD3D9GetDevice` of CUDA 2.0 (2000).
     V2000(crate::d3d9::PFN_cuD3D9GetDevice_v2000),
@@ -3178,12 +3406,16 @@ pub enum D3D9GetDevice {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9GetDevice {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9GetDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9GetDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9GetDevice::V2000(_) => {
-                <crate::entries::cuD3D9GetDevice_v2000 as crate::Entry>::INFO
-            }
+            D3D9GetDevice::V2000(_) => 95usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3209,7 +3441,7 @@ impl NewestAbi for D3D9GetDevice {
 }
 /// The ABIs of `cuD3D9GetDevices` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9GetDevices`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9GetDevices {
     /// [`PFN_cuD3D9GetDevices_v3020`](crate::d3d9::PFN_cuD3D9GetDevices_v3020): `cuD3D9GetDevices` of CUDA 3.2 (3020).
     V3020(crate::d3d9::PFN_cuD3D9GetDevices_v3020),
@@ -3217,12 +3449,16 @@ pub enum D3D9GetDevices {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9GetDevices {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9GetDevices {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9GetDevices {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9GetDevices::V3020(_) => {
-                <crate::entries::cuD3D9GetDevices_v3020 as crate::Entry>::INFO
-            }
+            D3D9GetDevices::V3020(_) => 96usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3248,7 +3484,7 @@ impl NewestAbi for D3D9GetDevices {
 }
 /// The ABIs of `cuD3D9GetDirect3DDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9GetDirect3DDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9GetDirect3DDevice {
     /// [`PFN_cuD3D9GetDirect3DDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000): `cuD3D9GetDirect3DDevice` of CUDA 2.0 (2000).
     V2000(crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000),
@@ -3256,12 +3492,16 @@ pub enum D3D9GetDirect3DDevice {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9GetDirect3DDevice {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9GetDirect3DDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9GetDirect3DDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9GetDirect3DDevice::V2000(_) => {
-                <crate::entries::cuD3D9GetDirect3DDevice_v2000 as crate::Entry>::INFO
-            }
+            D3D9GetDirect3DDevice::V2000(_) => 97usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3287,7 +3527,7 @@ impl NewestAbi for D3D9GetDirect3DDevice {
 }
 /// The ABIs of `cuD3D9MapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9MapResources`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9MapResources {
     /// [`PFN_cuD3D9MapResources_v2000`](crate::d3d9::PFN_cuD3D9MapResources_v2000): `cuD3D9MapResources` of CUDA 2.0 (2000).
     V2000(crate::d3d9::PFN_cuD3D9MapResources_v2000),
@@ -3295,12 +3535,16 @@ pub enum D3D9MapResources {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9MapResources {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9MapResources {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9MapResources {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9MapResources::V2000(_) => {
-                <crate::entries::cuD3D9MapResources_v2000 as crate::Entry>::INFO
-            }
+            D3D9MapResources::V2000(_) => 98usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3326,7 +3570,7 @@ impl NewestAbi for D3D9MapResources {
 }
 /// The ABIs of `cuD3D9MapVertexBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9MapVertexBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9MapVertexBuffer {
     /// [`PFN_cuD3D9MapVertexBuffer_v3020`](crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020): `cuD3D9MapVertexBuffer` of CUDA 3.2 (3020).
     V3020(crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020),
@@ -3336,15 +3580,17 @@ pub enum D3D9MapVertexBuffer {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9MapVertexBuffer {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9MapVertexBuffer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9MapVertexBuffer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9MapVertexBuffer::V3020(_) => {
-                <crate::entries::cuD3D9MapVertexBuffer_v3020 as crate::Entry>::INFO
-            }
-            D3D9MapVertexBuffer::V2000(_) => {
-                <crate::entries::cuD3D9MapVertexBuffer_v2000 as crate::Entry>::INFO
-            }
+            D3D9MapVertexBuffer::V3020(_) => 100usize,
+            D3D9MapVertexBuffer::V2000(_) => 99usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3381,7 +3627,7 @@ impl NewestAbi for D3D9MapVertexBuffer {
 }
 /// The ABIs of `cuD3D9RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9RegisterResource {
     /// [`PFN_cuD3D9RegisterResource_v2000`](crate::d3d9::PFN_cuD3D9RegisterResource_v2000): `cuD3D9RegisterResource` of CUDA 2.0 (2000).
     V2000(crate::d3d9::PFN_cuD3D9RegisterResource_v2000),
@@ -3389,12 +3635,16 @@ pub enum D3D9RegisterResource {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9RegisterResource {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9RegisterResource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9RegisterResource {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9RegisterResource::V2000(_) => {
-                <crate::entries::cuD3D9RegisterResource_v2000 as crate::Entry>::INFO
-            }
+            D3D9RegisterResource::V2000(_) => 101usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3420,7 +3670,7 @@ impl NewestAbi for D3D9RegisterResource {
 }
 /// The ABIs of `cuD3D9RegisterVertexBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9RegisterVertexBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9RegisterVertexBuffer {
     /// [`PFN_cuD3D9RegisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000): `cuD3D9RegisterVertexBuffer` of CUDA 2.0 (2000).
     V2000(crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000),
@@ -3428,12 +3678,16 @@ pub enum D3D9RegisterVertexBuffer {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9RegisterVertexBuffer {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9RegisterVertexBuffer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9RegisterVertexBuffer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9RegisterVertexBuffer::V2000(_) => {
-                <crate::entries::cuD3D9RegisterVertexBuffer_v2000 as crate::Entry>::INFO
-            }
+            D3D9RegisterVertexBuffer::V2000(_) => 102usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3459,7 +3713,7 @@ impl NewestAbi for D3D9RegisterVertexBuffer {
 }
 /// The ABIs of `cuD3D9ResourceGetMappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetMappedArray`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9ResourceGetMappedArray {
     /// [`PFN_cuD3D9ResourceGetMappedArray_v2010`](crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010): `cuD3D9ResourceGetMappedArray` of CUDA 2.1 (2010).
     V2010(crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010),
@@ -3467,12 +3721,16 @@ pub enum D3D9ResourceGetMappedArray {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9ResourceGetMappedArray {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9ResourceGetMappedArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9ResourceGetMappedArray {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9ResourceGetMappedArray::V2010(_) => {
-                <crate::entries::cuD3D9ResourceGetMappedArray_v2010 as crate::Entry>::INFO
-            }
+            D3D9ResourceGetMappedArray::V2010(_) => 103usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3498,7 +3756,7 @@ impl NewestAbi for D3D9ResourceGetMappedArray {
 }
 /// The ABIs of `cuD3D9ResourceGetMappedPitch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetMappedPitch`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9ResourceGetMappedPitch {
     /// [`PFN_cuD3D9ResourceGetMappedPitch_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020): `cuD3D9ResourceGetMappedPitch` of CUDA 3.2 (3020).
     V3020(crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020),
@@ -3508,15 +3766,17 @@ pub enum D3D9ResourceGetMappedPitch {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9ResourceGetMappedPitch {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9ResourceGetMappedPitch {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9ResourceGetMappedPitch {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9ResourceGetMappedPitch::V3020(_) => {
-                <crate::entries::cuD3D9ResourceGetMappedPitch_v3020 as crate::Entry>::INFO
-            }
-            D3D9ResourceGetMappedPitch::V2000(_) => {
-                <crate::entries::cuD3D9ResourceGetMappedPitch_v2000 as crate::Entry>::INFO
-            }
+            D3D9ResourceGetMappedPitch::V3020(_) => 105usize,
+            D3D9ResourceGetMappedPitch::V2000(_) => 104usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3553,7 +3813,7 @@ impl NewestAbi for D3D9ResourceGetMappedPitch {
 }
 /// The ABIs of `cuD3D9ResourceGetMappedPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetMappedPointer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9ResourceGetMappedPointer {
     /// [`PFN_cuD3D9ResourceGetMappedPointer_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020): `cuD3D9ResourceGetMappedPointer` of CUDA 3.2 (3020).
     V3020(crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020),
@@ -3563,15 +3823,17 @@ pub enum D3D9ResourceGetMappedPointer {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9ResourceGetMappedPointer {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9ResourceGetMappedPointer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9ResourceGetMappedPointer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9ResourceGetMappedPointer::V3020(_) => {
-                <crate::entries::cuD3D9ResourceGetMappedPointer_v3020 as crate::Entry>::INFO
-            }
-            D3D9ResourceGetMappedPointer::V2000(_) => {
-                <crate::entries::cuD3D9ResourceGetMappedPointer_v2000 as crate::Entry>::INFO
-            }
+            D3D9ResourceGetMappedPointer::V3020(_) => 107usize,
+            D3D9ResourceGetMappedPointer::V2000(_) => 106usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3608,7 +3870,7 @@ impl NewestAbi for D3D9ResourceGetMappedPointer {
 }
 /// The ABIs of `cuD3D9ResourceGetMappedSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetMappedSize`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9ResourceGetMappedSize {
     /// [`PFN_cuD3D9ResourceGetMappedSize_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020): `cuD3D9ResourceGetMappedSize` of CUDA 3.2 (3020).
     V3020(crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020),
@@ -3618,15 +3880,17 @@ pub enum D3D9ResourceGetMappedSize {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9ResourceGetMappedSize {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9ResourceGetMappedSize {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9ResourceGetMappedSize {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9ResourceGetMappedSize::V3020(_) => {
-                <crate::entries::cuD3D9ResourceGetMappedSize_v3020 as crate::Entry>::INFO
-            }
-            D3D9ResourceGetMappedSize::V2000(_) => {
-                <crate::entries::cuD3D9ResourceGetMappedSize_v2000 as crate::Entry>::INFO
-            }
+            D3D9ResourceGetMappedSize::V3020(_) => 109usize,
+            D3D9ResourceGetMappedSize::V2000(_) => 108usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3663,7 +3927,7 @@ impl NewestAbi for D3D9ResourceGetMappedSize {
 }
 /// The ABIs of `cuD3D9ResourceGetSurfaceDimensions` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceGetSurfaceDimensions`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9ResourceGetSurfaceDimensions {
     /// [`PFN_cuD3D9ResourceGetSurfaceDimensions_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020): `cuD3D9ResourceGetSurfaceDimensions` of CUDA 3.2 (3020).
     V3020(crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020),
@@ -3673,15 +3937,17 @@ pub enum D3D9ResourceGetSurfaceDimensions {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9ResourceGetSurfaceDimensions {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9ResourceGetSurfaceDimensions {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9ResourceGetSurfaceDimensions {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9ResourceGetSurfaceDimensions::V3020(_) => {
-                <crate::entries::cuD3D9ResourceGetSurfaceDimensions_v3020 as crate::Entry>::INFO
-            }
-            D3D9ResourceGetSurfaceDimensions::V2000(_) => {
-                <crate::entries::cuD3D9ResourceGetSurfaceDimensions_v2000 as crate::Entry>::INFO
-            }
+            D3D9ResourceGetSurfaceDimensions::V3020(_) => 111usize,
+            D3D9ResourceGetSurfaceDimensions::V2000(_) => 110usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3718,7 +3984,7 @@ impl NewestAbi for D3D9ResourceGetSurfaceDimensions {
 }
 /// The ABIs of `cuD3D9ResourceSetMapFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9ResourceSetMapFlags`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9ResourceSetMapFlags {
     /// [`PFN_cuD3D9ResourceSetMapFlags_v2000`](crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000): `cuD3D9ResourceSetMapFlags` of CUDA 2.0 (2000).
     V2000(crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000),
@@ -3726,12 +3992,16 @@ pub enum D3D9ResourceSetMapFlags {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9ResourceSetMapFlags {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9ResourceSetMapFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9ResourceSetMapFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9ResourceSetMapFlags::V2000(_) => {
-                <crate::entries::cuD3D9ResourceSetMapFlags_v2000 as crate::Entry>::INFO
-            }
+            D3D9ResourceSetMapFlags::V2000(_) => 112usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3757,7 +4027,7 @@ impl NewestAbi for D3D9ResourceSetMapFlags {
 }
 /// The ABIs of `cuD3D9UnmapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9UnmapResources`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9UnmapResources {
     /// [`PFN_cuD3D9UnmapResources_v2000`](crate::d3d9::PFN_cuD3D9UnmapResources_v2000): `cuD3D9UnmapResources` of CUDA 2.0 (2000).
     V2000(crate::d3d9::PFN_cuD3D9UnmapResources_v2000),
@@ -3765,12 +4035,16 @@ pub enum D3D9UnmapResources {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9UnmapResources {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9UnmapResources {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9UnmapResources {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9UnmapResources::V2000(_) => {
-                <crate::entries::cuD3D9UnmapResources_v2000 as crate::Entry>::INFO
-            }
+            D3D9UnmapResources::V2000(_) => 113usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3796,7 +4070,7 @@ impl NewestAbi for D3D9UnmapResources {
 }
 /// The ABIs of `cuD3D9UnmapVertexBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9UnmapVertexBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9UnmapVertexBuffer {
     /// [`PFN_cuD3D9UnmapVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000): `cuD3D9UnmapVertexBuffer` of CUDA 2.0 (2000).
     V2000(crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000),
@@ -3804,12 +4078,16 @@ pub enum D3D9UnmapVertexBuffer {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9UnmapVertexBuffer {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9UnmapVertexBuffer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9UnmapVertexBuffer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9UnmapVertexBuffer::V2000(_) => {
-                <crate::entries::cuD3D9UnmapVertexBuffer_v2000 as crate::Entry>::INFO
-            }
+            D3D9UnmapVertexBuffer::V2000(_) => 114usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3835,7 +4113,7 @@ impl NewestAbi for D3D9UnmapVertexBuffer {
 }
 /// The ABIs of `cuD3D9UnregisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9UnregisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9UnregisterResource {
     /// [`PFN_cuD3D9UnregisterResource_v2000`](crate::d3d9::PFN_cuD3D9UnregisterResource_v2000): `cuD3D9UnregisterResource` of CUDA 2.0 (2000).
     V2000(crate::d3d9::PFN_cuD3D9UnregisterResource_v2000),
@@ -3843,12 +4121,16 @@ pub enum D3D9UnregisterResource {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9UnregisterResource {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9UnregisterResource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9UnregisterResource {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9UnregisterResource::V2000(_) => {
-                <crate::entries::cuD3D9UnregisterResource_v2000 as crate::Entry>::INFO
-            }
+            D3D9UnregisterResource::V2000(_) => 115usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3874,7 +4156,7 @@ impl NewestAbi for D3D9UnregisterResource {
 }
 /// The ABIs of `cuD3D9UnregisterVertexBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuD3D9UnregisterVertexBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum D3D9UnregisterVertexBuffer {
     /// [`PFN_cuD3D9UnregisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000): `cuD3D9UnregisterVertexBuffer` of CUDA 2.0 (2000).
     V2000(crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000),
@@ -3882,12 +4164,16 @@ pub enum D3D9UnregisterVertexBuffer {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for D3D9UnregisterVertexBuffer {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for D3D9UnregisterVertexBuffer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for D3D9UnregisterVertexBuffer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            D3D9UnregisterVertexBuffer::V2000(_) => {
-                <crate::entries::cuD3D9UnregisterVertexBuffer_v2000 as crate::Entry>::INFO
-            }
+            D3D9UnregisterVertexBuffer::V2000(_) => 116usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3912,18 +4198,21 @@ impl NewestAbi for D3D9UnregisterVertexBuffer {
     }
 }
 /// The ABIs of `cuDestroyExternalMemory` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDestroyExternalMemory`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DestroyExternalMemory {
     /// [`PFN_cuDestroyExternalMemory_v10000`](crate::pfn::PFN_cuDestroyExternalMemory_v10000): `cuDestroyExternalMemory` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuDestroyExternalMemory_v10000),
 }
 impl sealed::Sealed for DestroyExternalMemory {}
+impl core::fmt::Debug for DestroyExternalMemory {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DestroyExternalMemory {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DestroyExternalMemory::V10000(_) => {
-                <crate::entries::cuDestroyExternalMemory_v10000 as crate::Entry>::INFO
-            }
+            DestroyExternalMemory::V10000(_) => 117usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3948,18 +4237,21 @@ impl NewestAbi for DestroyExternalMemory {
     }
 }
 /// The ABIs of `cuDestroyExternalSemaphore` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDestroyExternalSemaphore`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DestroyExternalSemaphore {
     /// [`PFN_cuDestroyExternalSemaphore_v10000`](crate::pfn::PFN_cuDestroyExternalSemaphore_v10000): `cuDestroyExternalSemaphore` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuDestroyExternalSemaphore_v10000),
 }
 impl sealed::Sealed for DestroyExternalSemaphore {}
+impl core::fmt::Debug for DestroyExternalSemaphore {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DestroyExternalSemaphore {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DestroyExternalSemaphore::V10000(_) => {
-                <crate::entries::cuDestroyExternalSemaphore_v10000 as crate::Entry>::INFO
-            }
+            DestroyExternalSemaphore::V10000(_) => 118usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -3984,18 +4276,21 @@ impl NewestAbi for DestroyExternalSemaphore {
     }
 }
 /// The ABIs of `cuDevResourceGenerateDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevResourceGenerateDesc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DevResourceGenerateDesc {
     /// [`PFN_cuDevResourceGenerateDesc_v12040`](crate::pfn::PFN_cuDevResourceGenerateDesc_v12040): `cuDevResourceGenerateDesc` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuDevResourceGenerateDesc_v12040),
 }
 impl sealed::Sealed for DevResourceGenerateDesc {}
+impl core::fmt::Debug for DevResourceGenerateDesc {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DevResourceGenerateDesc {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DevResourceGenerateDesc::V12040(_) => {
-                <crate::entries::cuDevResourceGenerateDesc_v12040 as crate::Entry>::INFO
-            }
+            DevResourceGenerateDesc::V12040(_) => 119usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4020,18 +4315,21 @@ impl NewestAbi for DevResourceGenerateDesc {
     }
 }
 /// The ABIs of `cuDevSmResourceSplit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevSmResourceSplit`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DevSmResourceSplit {
     /// [`PFN_cuDevSmResourceSplit_v13010`](crate::pfn::PFN_cuDevSmResourceSplit_v13010): `cuDevSmResourceSplit` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuDevSmResourceSplit_v13010),
 }
 impl sealed::Sealed for DevSmResourceSplit {}
+impl core::fmt::Debug for DevSmResourceSplit {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DevSmResourceSplit {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DevSmResourceSplit::V13010(_) => {
-                <crate::entries::cuDevSmResourceSplit_v13010 as crate::Entry>::INFO
-            }
+            DevSmResourceSplit::V13010(_) => 120usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4056,18 +4354,21 @@ impl NewestAbi for DevSmResourceSplit {
     }
 }
 /// The ABIs of `cuDevSmResourceSplitByCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevSmResourceSplitByCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DevSmResourceSplitByCount {
     /// [`PFN_cuDevSmResourceSplitByCount_v12040`](crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040): `cuDevSmResourceSplitByCount` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040),
 }
 impl sealed::Sealed for DevSmResourceSplitByCount {}
+impl core::fmt::Debug for DevSmResourceSplitByCount {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DevSmResourceSplitByCount {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DevSmResourceSplitByCount::V12040(_) => {
-                <crate::entries::cuDevSmResourceSplitByCount_v12040 as crate::Entry>::INFO
-            }
+            DevSmResourceSplitByCount::V12040(_) => 121usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4092,18 +4393,21 @@ impl NewestAbi for DevSmResourceSplitByCount {
     }
 }
 /// The ABIs of `cuDeviceCanAccessPeer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceCanAccessPeer`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceCanAccessPeer {
     /// [`PFN_cuDeviceCanAccessPeer_v4000`](crate::pfn::PFN_cuDeviceCanAccessPeer_v4000): `cuDeviceCanAccessPeer` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuDeviceCanAccessPeer_v4000),
 }
 impl sealed::Sealed for DeviceCanAccessPeer {}
+impl core::fmt::Debug for DeviceCanAccessPeer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceCanAccessPeer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceCanAccessPeer::V4000(_) => {
-                <crate::entries::cuDeviceCanAccessPeer_v4000 as crate::Entry>::INFO
-            }
+            DeviceCanAccessPeer::V4000(_) => 122usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4128,18 +4432,21 @@ impl NewestAbi for DeviceCanAccessPeer {
     }
 }
 /// The ABIs of `cuDeviceComputeCapability` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceComputeCapability`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceComputeCapability {
     /// [`PFN_cuDeviceComputeCapability_v2000`](crate::pfn::PFN_cuDeviceComputeCapability_v2000): `cuDeviceComputeCapability` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuDeviceComputeCapability_v2000),
 }
 impl sealed::Sealed for DeviceComputeCapability {}
+impl core::fmt::Debug for DeviceComputeCapability {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceComputeCapability {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceComputeCapability::V2000(_) => {
-                <crate::entries::cuDeviceComputeCapability_v2000 as crate::Entry>::INFO
-            }
+            DeviceComputeCapability::V2000(_) => 123usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4164,18 +4471,21 @@ impl NewestAbi for DeviceComputeCapability {
     }
 }
 /// The ABIs of `cuDeviceGet` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGet`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGet {
     /// [`PFN_cuDeviceGet_v2000`](crate::pfn::PFN_cuDeviceGet_v2000): `cuDeviceGet` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuDeviceGet_v2000),
 }
 impl sealed::Sealed for DeviceGet {}
+impl core::fmt::Debug for DeviceGet {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGet {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGet::V2000(_) => {
-                <crate::entries::cuDeviceGet_v2000 as crate::Entry>::INFO
-            }
+            DeviceGet::V2000(_) => 124usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4200,18 +4510,21 @@ impl NewestAbi for DeviceGet {
     }
 }
 /// The ABIs of `cuDeviceGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetAttribute {
     /// [`PFN_cuDeviceGetAttribute_v2000`](crate::pfn::PFN_cuDeviceGetAttribute_v2000): `cuDeviceGetAttribute` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuDeviceGetAttribute_v2000),
 }
 impl sealed::Sealed for DeviceGetAttribute {}
+impl core::fmt::Debug for DeviceGetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetAttribute::V2000(_) => {
-                <crate::entries::cuDeviceGetAttribute_v2000 as crate::Entry>::INFO
-            }
+            DeviceGetAttribute::V2000(_) => 125usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4236,18 +4549,21 @@ impl NewestAbi for DeviceGetAttribute {
     }
 }
 /// The ABIs of `cuDeviceGetByPCIBusId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetByPCIBusId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetByPCIBusId {
     /// [`PFN_cuDeviceGetByPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010): `cuDeviceGetByPCIBusId` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010),
 }
 impl sealed::Sealed for DeviceGetByPCIBusId {}
+impl core::fmt::Debug for DeviceGetByPCIBusId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetByPCIBusId {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetByPCIBusId::V4010(_) => {
-                <crate::entries::cuDeviceGetByPCIBusId_v4010 as crate::Entry>::INFO
-            }
+            DeviceGetByPCIBusId::V4010(_) => 126usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4272,18 +4588,21 @@ impl NewestAbi for DeviceGetByPCIBusId {
     }
 }
 /// The ABIs of `cuDeviceGetCliqueCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetCliqueCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetCliqueCount {
     /// [`PFN_cuDeviceGetCliqueCount_v13040`](crate::pfn::PFN_cuDeviceGetCliqueCount_v13040): `cuDeviceGetCliqueCount` of CUDA 13.4 (13040).
     V13040(crate::pfn::PFN_cuDeviceGetCliqueCount_v13040),
 }
 impl sealed::Sealed for DeviceGetCliqueCount {}
+impl core::fmt::Debug for DeviceGetCliqueCount {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetCliqueCount {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetCliqueCount::V13040(_) => {
-                <crate::entries::cuDeviceGetCliqueCount_v13040 as crate::Entry>::INFO
-            }
+            DeviceGetCliqueCount::V13040(_) => 127usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4308,18 +4627,21 @@ impl NewestAbi for DeviceGetCliqueCount {
     }
 }
 /// The ABIs of `cuDeviceGetCliqueInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetCliqueInfo`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetCliqueInfo {
     /// [`PFN_cuDeviceGetCliqueInfo_v13040`](crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040): `cuDeviceGetCliqueInfo` of CUDA 13.4 (13040).
     V13040(crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040),
 }
 impl sealed::Sealed for DeviceGetCliqueInfo {}
+impl core::fmt::Debug for DeviceGetCliqueInfo {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetCliqueInfo {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetCliqueInfo::V13040(_) => {
-                <crate::entries::cuDeviceGetCliqueInfo_v13040 as crate::Entry>::INFO
-            }
+            DeviceGetCliqueInfo::V13040(_) => 128usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4344,18 +4666,21 @@ impl NewestAbi for DeviceGetCliqueInfo {
     }
 }
 /// The ABIs of `cuDeviceGetCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetCount {
     /// [`PFN_cuDeviceGetCount_v2000`](crate::pfn::PFN_cuDeviceGetCount_v2000): `cuDeviceGetCount` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuDeviceGetCount_v2000),
 }
 impl sealed::Sealed for DeviceGetCount {}
+impl core::fmt::Debug for DeviceGetCount {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetCount {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetCount::V2000(_) => {
-                <crate::entries::cuDeviceGetCount_v2000 as crate::Entry>::INFO
-            }
+            DeviceGetCount::V2000(_) => 129usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4380,18 +4705,21 @@ impl NewestAbi for DeviceGetCount {
     }
 }
 /// The ABIs of `cuDeviceGetDefaultMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetDefaultMemPool`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetDefaultMemPool {
     /// [`PFN_cuDeviceGetDefaultMemPool_v11020`](crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020): `cuDeviceGetDefaultMemPool` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020),
 }
 impl sealed::Sealed for DeviceGetDefaultMemPool {}
+impl core::fmt::Debug for DeviceGetDefaultMemPool {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetDefaultMemPool {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetDefaultMemPool::V11020(_) => {
-                <crate::entries::cuDeviceGetDefaultMemPool_v11020 as crate::Entry>::INFO
-            }
+            DeviceGetDefaultMemPool::V11020(_) => 130usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4416,18 +4744,21 @@ impl NewestAbi for DeviceGetDefaultMemPool {
     }
 }
 /// The ABIs of `cuDeviceGetDevResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetDevResource`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetDevResource {
     /// [`PFN_cuDeviceGetDevResource_v12040`](crate::pfn::PFN_cuDeviceGetDevResource_v12040): `cuDeviceGetDevResource` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuDeviceGetDevResource_v12040),
 }
 impl sealed::Sealed for DeviceGetDevResource {}
+impl core::fmt::Debug for DeviceGetDevResource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetDevResource {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetDevResource::V12040(_) => {
-                <crate::entries::cuDeviceGetDevResource_v12040 as crate::Entry>::INFO
-            }
+            DeviceGetDevResource::V12040(_) => 131usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4452,18 +4783,21 @@ impl NewestAbi for DeviceGetDevResource {
     }
 }
 /// The ABIs of `cuDeviceGetExecAffinitySupport` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetExecAffinitySupport`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetExecAffinitySupport {
     /// [`PFN_cuDeviceGetExecAffinitySupport_v11040`](crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040): `cuDeviceGetExecAffinitySupport` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040),
 }
 impl sealed::Sealed for DeviceGetExecAffinitySupport {}
+impl core::fmt::Debug for DeviceGetExecAffinitySupport {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetExecAffinitySupport {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetExecAffinitySupport::V11040(_) => {
-                <crate::entries::cuDeviceGetExecAffinitySupport_v11040 as crate::Entry>::INFO
-            }
+            DeviceGetExecAffinitySupport::V11040(_) => 132usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4488,18 +4822,21 @@ impl NewestAbi for DeviceGetExecAffinitySupport {
     }
 }
 /// The ABIs of `cuDeviceGetFabricClusterUuid` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetFabricClusterUuid`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetFabricClusterUuid {
     /// [`PFN_cuDeviceGetFabricClusterUuid_v13040`](crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040): `cuDeviceGetFabricClusterUuid` of CUDA 13.4 (13040).
     V13040(crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040),
 }
 impl sealed::Sealed for DeviceGetFabricClusterUuid {}
+impl core::fmt::Debug for DeviceGetFabricClusterUuid {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetFabricClusterUuid {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetFabricClusterUuid::V13040(_) => {
-                <crate::entries::cuDeviceGetFabricClusterUuid_v13040 as crate::Entry>::INFO
-            }
+            DeviceGetFabricClusterUuid::V13040(_) => 133usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4524,18 +4861,21 @@ impl NewestAbi for DeviceGetFabricClusterUuid {
     }
 }
 /// The ABIs of `cuDeviceGetGraphMemAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetGraphMemAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetGraphMemAttribute {
     /// [`PFN_cuDeviceGetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040): `cuDeviceGetGraphMemAttribute` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040),
 }
 impl sealed::Sealed for DeviceGetGraphMemAttribute {}
+impl core::fmt::Debug for DeviceGetGraphMemAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetGraphMemAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetGraphMemAttribute::V11040(_) => {
-                <crate::entries::cuDeviceGetGraphMemAttribute_v11040 as crate::Entry>::INFO
-            }
+            DeviceGetGraphMemAttribute::V11040(_) => 134usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4560,18 +4900,21 @@ impl NewestAbi for DeviceGetGraphMemAttribute {
     }
 }
 /// The ABIs of `cuDeviceGetHostAtomicCapabilities` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetHostAtomicCapabilities`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetHostAtomicCapabilities {
     /// [`PFN_cuDeviceGetHostAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000): `cuDeviceGetHostAtomicCapabilities` of CUDA 13.0 (13000).
     V13000(crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000),
 }
 impl sealed::Sealed for DeviceGetHostAtomicCapabilities {}
+impl core::fmt::Debug for DeviceGetHostAtomicCapabilities {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetHostAtomicCapabilities {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetHostAtomicCapabilities::V13000(_) => {
-                <crate::entries::cuDeviceGetHostAtomicCapabilities_v13000 as crate::Entry>::INFO
-            }
+            DeviceGetHostAtomicCapabilities::V13000(_) => 135usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4596,18 +4939,21 @@ impl NewestAbi for DeviceGetHostAtomicCapabilities {
     }
 }
 /// The ABIs of `cuDeviceGetLuid` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetLuid`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetLuid {
     /// [`PFN_cuDeviceGetLuid_v10000`](crate::pfn::PFN_cuDeviceGetLuid_v10000): `cuDeviceGetLuid` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuDeviceGetLuid_v10000),
 }
 impl sealed::Sealed for DeviceGetLuid {}
+impl core::fmt::Debug for DeviceGetLuid {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetLuid {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetLuid::V10000(_) => {
-                <crate::entries::cuDeviceGetLuid_v10000 as crate::Entry>::INFO
-            }
+            DeviceGetLuid::V10000(_) => 136usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4632,18 +4978,21 @@ impl NewestAbi for DeviceGetLuid {
     }
 }
 /// The ABIs of `cuDeviceGetMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetMemPool`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetMemPool {
     /// [`PFN_cuDeviceGetMemPool_v11020`](crate::pfn::PFN_cuDeviceGetMemPool_v11020): `cuDeviceGetMemPool` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuDeviceGetMemPool_v11020),
 }
 impl sealed::Sealed for DeviceGetMemPool {}
+impl core::fmt::Debug for DeviceGetMemPool {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetMemPool {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetMemPool::V11020(_) => {
-                <crate::entries::cuDeviceGetMemPool_v11020 as crate::Entry>::INFO
-            }
+            DeviceGetMemPool::V11020(_) => 137usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4668,18 +5017,21 @@ impl NewestAbi for DeviceGetMemPool {
     }
 }
 /// The ABIs of `cuDeviceGetName` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetName`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetName {
     /// [`PFN_cuDeviceGetName_v2000`](crate::pfn::PFN_cuDeviceGetName_v2000): `cuDeviceGetName` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuDeviceGetName_v2000),
 }
 impl sealed::Sealed for DeviceGetName {}
+impl core::fmt::Debug for DeviceGetName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetName {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetName::V2000(_) => {
-                <crate::entries::cuDeviceGetName_v2000 as crate::Entry>::INFO
-            }
+            DeviceGetName::V2000(_) => 138usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4704,18 +5056,21 @@ impl NewestAbi for DeviceGetName {
     }
 }
 /// The ABIs of `cuDeviceGetNvSciSyncAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetNvSciSyncAttributes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetNvSciSyncAttributes {
     /// [`PFN_cuDeviceGetNvSciSyncAttributes_v10020`](crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020): `cuDeviceGetNvSciSyncAttributes` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020),
 }
 impl sealed::Sealed for DeviceGetNvSciSyncAttributes {}
+impl core::fmt::Debug for DeviceGetNvSciSyncAttributes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetNvSciSyncAttributes {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetNvSciSyncAttributes::V10020(_) => {
-                <crate::entries::cuDeviceGetNvSciSyncAttributes_v10020 as crate::Entry>::INFO
-            }
+            DeviceGetNvSciSyncAttributes::V10020(_) => 139usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4740,18 +5095,21 @@ impl NewestAbi for DeviceGetNvSciSyncAttributes {
     }
 }
 /// The ABIs of `cuDeviceGetP2PAtomicCapabilities` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetP2PAtomicCapabilities`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetP2PAtomicCapabilities {
     /// [`PFN_cuDeviceGetP2PAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000): `cuDeviceGetP2PAtomicCapabilities` of CUDA 13.0 (13000).
     V13000(crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000),
 }
 impl sealed::Sealed for DeviceGetP2PAtomicCapabilities {}
+impl core::fmt::Debug for DeviceGetP2PAtomicCapabilities {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetP2PAtomicCapabilities {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetP2PAtomicCapabilities::V13000(_) => {
-                <crate::entries::cuDeviceGetP2PAtomicCapabilities_v13000 as crate::Entry>::INFO
-            }
+            DeviceGetP2PAtomicCapabilities::V13000(_) => 140usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4776,18 +5134,21 @@ impl NewestAbi for DeviceGetP2PAtomicCapabilities {
     }
 }
 /// The ABIs of `cuDeviceGetP2PAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetP2PAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetP2PAttribute {
     /// [`PFN_cuDeviceGetP2PAttribute_v8000`](crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000): `cuDeviceGetP2PAttribute` of CUDA 8.0 (8000).
     V8000(crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000),
 }
 impl sealed::Sealed for DeviceGetP2PAttribute {}
+impl core::fmt::Debug for DeviceGetP2PAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetP2PAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetP2PAttribute::V8000(_) => {
-                <crate::entries::cuDeviceGetP2PAttribute_v8000 as crate::Entry>::INFO
-            }
+            DeviceGetP2PAttribute::V8000(_) => 141usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4812,18 +5173,21 @@ impl NewestAbi for DeviceGetP2PAttribute {
     }
 }
 /// The ABIs of `cuDeviceGetPCIBusId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetPCIBusId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetPCIBusId {
     /// [`PFN_cuDeviceGetPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetPCIBusId_v4010): `cuDeviceGetPCIBusId` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuDeviceGetPCIBusId_v4010),
 }
 impl sealed::Sealed for DeviceGetPCIBusId {}
+impl core::fmt::Debug for DeviceGetPCIBusId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetPCIBusId {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetPCIBusId::V4010(_) => {
-                <crate::entries::cuDeviceGetPCIBusId_v4010 as crate::Entry>::INFO
-            }
+            DeviceGetPCIBusId::V4010(_) => 142usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4848,18 +5212,21 @@ impl NewestAbi for DeviceGetPCIBusId {
     }
 }
 /// The ABIs of `cuDeviceGetProperties` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetProperties`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetProperties {
     /// [`PFN_cuDeviceGetProperties_v2000`](crate::pfn::PFN_cuDeviceGetProperties_v2000): `cuDeviceGetProperties` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuDeviceGetProperties_v2000),
 }
 impl sealed::Sealed for DeviceGetProperties {}
+impl core::fmt::Debug for DeviceGetProperties {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetProperties {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetProperties::V2000(_) => {
-                <crate::entries::cuDeviceGetProperties_v2000 as crate::Entry>::INFO
-            }
+            DeviceGetProperties::V2000(_) => 143usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4884,18 +5251,21 @@ impl NewestAbi for DeviceGetProperties {
     }
 }
 /// The ABIs of `cuDeviceGetTexture1DLinearMaxWidth` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetTexture1DLinearMaxWidth`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetTexture1DLinearMaxWidth {
     /// [`PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010`](crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010): `cuDeviceGetTexture1DLinearMaxWidth` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010),
 }
 impl sealed::Sealed for DeviceGetTexture1DLinearMaxWidth {}
+impl core::fmt::Debug for DeviceGetTexture1DLinearMaxWidth {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetTexture1DLinearMaxWidth {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetTexture1DLinearMaxWidth::V11010(_) => {
-                <crate::entries::cuDeviceGetTexture1DLinearMaxWidth_v11010 as crate::Entry>::INFO
-            }
+            DeviceGetTexture1DLinearMaxWidth::V11010(_) => 144usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4920,7 +5290,7 @@ impl NewestAbi for DeviceGetTexture1DLinearMaxWidth {
     }
 }
 /// The ABIs of `cuDeviceGetUuid` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGetUuid`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGetUuid {
     /// [`PFN_cuDeviceGetUuid_v11040`](crate::pfn::PFN_cuDeviceGetUuid_v11040): `cuDeviceGetUuid` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuDeviceGetUuid_v11040),
@@ -4928,15 +5298,16 @@ pub enum DeviceGetUuid {
     V9020(crate::pfn::PFN_cuDeviceGetUuid_v9020),
 }
 impl sealed::Sealed for DeviceGetUuid {}
+impl core::fmt::Debug for DeviceGetUuid {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGetUuid {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGetUuid::V11040(_) => {
-                <crate::entries::cuDeviceGetUuid_v11040 as crate::Entry>::INFO
-            }
-            DeviceGetUuid::V9020(_) => {
-                <crate::entries::cuDeviceGetUuid_v9020 as crate::Entry>::INFO
-            }
+            DeviceGetUuid::V11040(_) => 146usize,
+            DeviceGetUuid::V9020(_) => 145usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -4972,18 +5343,21 @@ impl NewestAbi for DeviceGetUuid {
     }
 }
 /// The ABIs of `cuDeviceGraphMemTrim` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceGraphMemTrim`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceGraphMemTrim {
     /// [`PFN_cuDeviceGraphMemTrim_v11040`](crate::pfn::PFN_cuDeviceGraphMemTrim_v11040): `cuDeviceGraphMemTrim` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuDeviceGraphMemTrim_v11040),
 }
 impl sealed::Sealed for DeviceGraphMemTrim {}
+impl core::fmt::Debug for DeviceGraphMemTrim {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceGraphMemTrim {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceGraphMemTrim::V11040(_) => {
-                <crate::entries::cuDeviceGraphMemTrim_v11040 as crate::Entry>::INFO
-            }
+            DeviceGraphMemTrim::V11040(_) => 147usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5008,18 +5382,21 @@ impl NewestAbi for DeviceGraphMemTrim {
     }
 }
 /// The ABIs of `cuDevicePrimaryCtxGetState` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxGetState`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DevicePrimaryCtxGetState {
     /// [`PFN_cuDevicePrimaryCtxGetState_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000): `cuDevicePrimaryCtxGetState` of CUDA 7.0 (7000).
     V7000(crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000),
 }
 impl sealed::Sealed for DevicePrimaryCtxGetState {}
+impl core::fmt::Debug for DevicePrimaryCtxGetState {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DevicePrimaryCtxGetState {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DevicePrimaryCtxGetState::V7000(_) => {
-                <crate::entries::cuDevicePrimaryCtxGetState_v7000 as crate::Entry>::INFO
-            }
+            DevicePrimaryCtxGetState::V7000(_) => 148usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5044,7 +5421,7 @@ impl NewestAbi for DevicePrimaryCtxGetState {
     }
 }
 /// The ABIs of `cuDevicePrimaryCtxRelease` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxRelease`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DevicePrimaryCtxRelease {
     /// [`PFN_cuDevicePrimaryCtxRelease_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000): `cuDevicePrimaryCtxRelease` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000),
@@ -5052,15 +5429,16 @@ pub enum DevicePrimaryCtxRelease {
     V7000(crate::pfn::PFN_cuDevicePrimaryCtxRelease_v7000),
 }
 impl sealed::Sealed for DevicePrimaryCtxRelease {}
+impl core::fmt::Debug for DevicePrimaryCtxRelease {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DevicePrimaryCtxRelease {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DevicePrimaryCtxRelease::V11000(_) => {
-                <crate::entries::cuDevicePrimaryCtxRelease_v11000 as crate::Entry>::INFO
-            }
-            DevicePrimaryCtxRelease::V7000(_) => {
-                <crate::entries::cuDevicePrimaryCtxRelease_v7000 as crate::Entry>::INFO
-            }
+            DevicePrimaryCtxRelease::V11000(_) => 150usize,
+            DevicePrimaryCtxRelease::V7000(_) => 149usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5096,7 +5474,7 @@ impl NewestAbi for DevicePrimaryCtxRelease {
     }
 }
 /// The ABIs of `cuDevicePrimaryCtxReset` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxReset`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DevicePrimaryCtxReset {
     /// [`PFN_cuDevicePrimaryCtxReset_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000): `cuDevicePrimaryCtxReset` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000),
@@ -5104,15 +5482,16 @@ pub enum DevicePrimaryCtxReset {
     V7000(crate::pfn::PFN_cuDevicePrimaryCtxReset_v7000),
 }
 impl sealed::Sealed for DevicePrimaryCtxReset {}
+impl core::fmt::Debug for DevicePrimaryCtxReset {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DevicePrimaryCtxReset {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DevicePrimaryCtxReset::V11000(_) => {
-                <crate::entries::cuDevicePrimaryCtxReset_v11000 as crate::Entry>::INFO
-            }
-            DevicePrimaryCtxReset::V7000(_) => {
-                <crate::entries::cuDevicePrimaryCtxReset_v7000 as crate::Entry>::INFO
-            }
+            DevicePrimaryCtxReset::V11000(_) => 152usize,
+            DevicePrimaryCtxReset::V7000(_) => 151usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5148,18 +5527,21 @@ impl NewestAbi for DevicePrimaryCtxReset {
     }
 }
 /// The ABIs of `cuDevicePrimaryCtxRetain` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxRetain`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DevicePrimaryCtxRetain {
     /// [`PFN_cuDevicePrimaryCtxRetain_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000): `cuDevicePrimaryCtxRetain` of CUDA 7.0 (7000).
     V7000(crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000),
 }
 impl sealed::Sealed for DevicePrimaryCtxRetain {}
+impl core::fmt::Debug for DevicePrimaryCtxRetain {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DevicePrimaryCtxRetain {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DevicePrimaryCtxRetain::V7000(_) => {
-                <crate::entries::cuDevicePrimaryCtxRetain_v7000 as crate::Entry>::INFO
-            }
+            DevicePrimaryCtxRetain::V7000(_) => 153usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5184,7 +5566,7 @@ impl NewestAbi for DevicePrimaryCtxRetain {
     }
 }
 /// The ABIs of `cuDevicePrimaryCtxSetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDevicePrimaryCtxSetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DevicePrimaryCtxSetFlags {
     /// [`PFN_cuDevicePrimaryCtxSetFlags_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000): `cuDevicePrimaryCtxSetFlags` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000),
@@ -5192,15 +5574,16 @@ pub enum DevicePrimaryCtxSetFlags {
     V7000(crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000),
 }
 impl sealed::Sealed for DevicePrimaryCtxSetFlags {}
+impl core::fmt::Debug for DevicePrimaryCtxSetFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DevicePrimaryCtxSetFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DevicePrimaryCtxSetFlags::V11000(_) => {
-                <crate::entries::cuDevicePrimaryCtxSetFlags_v11000 as crate::Entry>::INFO
-            }
-            DevicePrimaryCtxSetFlags::V7000(_) => {
-                <crate::entries::cuDevicePrimaryCtxSetFlags_v7000 as crate::Entry>::INFO
-            }
+            DevicePrimaryCtxSetFlags::V11000(_) => 155usize,
+            DevicePrimaryCtxSetFlags::V7000(_) => 154usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5236,18 +5619,21 @@ impl NewestAbi for DevicePrimaryCtxSetFlags {
     }
 }
 /// The ABIs of `cuDeviceRegisterAsyncNotification` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceRegisterAsyncNotification`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceRegisterAsyncNotification {
     /// [`PFN_cuDeviceRegisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040): `cuDeviceRegisterAsyncNotification` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040),
 }
 impl sealed::Sealed for DeviceRegisterAsyncNotification {}
+impl core::fmt::Debug for DeviceRegisterAsyncNotification {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceRegisterAsyncNotification {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceRegisterAsyncNotification::V12040(_) => {
-                <crate::entries::cuDeviceRegisterAsyncNotification_v12040 as crate::Entry>::INFO
-            }
+            DeviceRegisterAsyncNotification::V12040(_) => 156usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5272,18 +5658,21 @@ impl NewestAbi for DeviceRegisterAsyncNotification {
     }
 }
 /// The ABIs of `cuDeviceSetGraphMemAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceSetGraphMemAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceSetGraphMemAttribute {
     /// [`PFN_cuDeviceSetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040): `cuDeviceSetGraphMemAttribute` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040),
 }
 impl sealed::Sealed for DeviceSetGraphMemAttribute {}
+impl core::fmt::Debug for DeviceSetGraphMemAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceSetGraphMemAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceSetGraphMemAttribute::V11040(_) => {
-                <crate::entries::cuDeviceSetGraphMemAttribute_v11040 as crate::Entry>::INFO
-            }
+            DeviceSetGraphMemAttribute::V11040(_) => 157usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5308,18 +5697,21 @@ impl NewestAbi for DeviceSetGraphMemAttribute {
     }
 }
 /// The ABIs of `cuDeviceSetMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceSetMemPool`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceSetMemPool {
     /// [`PFN_cuDeviceSetMemPool_v11020`](crate::pfn::PFN_cuDeviceSetMemPool_v11020): `cuDeviceSetMemPool` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuDeviceSetMemPool_v11020),
 }
 impl sealed::Sealed for DeviceSetMemPool {}
+impl core::fmt::Debug for DeviceSetMemPool {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceSetMemPool {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceSetMemPool::V11020(_) => {
-                <crate::entries::cuDeviceSetMemPool_v11020 as crate::Entry>::INFO
-            }
+            DeviceSetMemPool::V11020(_) => 158usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5344,7 +5736,7 @@ impl NewestAbi for DeviceSetMemPool {
     }
 }
 /// The ABIs of `cuDeviceTotalMem` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceTotalMem`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceTotalMem {
     /// [`PFN_cuDeviceTotalMem_v3020`](crate::pfn::PFN_cuDeviceTotalMem_v3020): `cuDeviceTotalMem` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuDeviceTotalMem_v3020),
@@ -5352,15 +5744,16 @@ pub enum DeviceTotalMem {
     V2000(crate::pfn::PFN_cuDeviceTotalMem_v2000),
 }
 impl sealed::Sealed for DeviceTotalMem {}
+impl core::fmt::Debug for DeviceTotalMem {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceTotalMem {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceTotalMem::V3020(_) => {
-                <crate::entries::cuDeviceTotalMem_v3020 as crate::Entry>::INFO
-            }
-            DeviceTotalMem::V2000(_) => {
-                <crate::entries::cuDeviceTotalMem_v2000 as crate::Entry>::INFO
-            }
+            DeviceTotalMem::V3020(_) => 160usize,
+            DeviceTotalMem::V2000(_) => 159usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5396,18 +5789,21 @@ impl NewestAbi for DeviceTotalMem {
     }
 }
 /// The ABIs of `cuDeviceUnregisterAsyncNotification` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDeviceUnregisterAsyncNotification`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DeviceUnregisterAsyncNotification {
     /// [`PFN_cuDeviceUnregisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040): `cuDeviceUnregisterAsyncNotification` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040),
 }
 impl sealed::Sealed for DeviceUnregisterAsyncNotification {}
+impl core::fmt::Debug for DeviceUnregisterAsyncNotification {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DeviceUnregisterAsyncNotification {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DeviceUnregisterAsyncNotification::V12040(_) => {
-                <crate::entries::cuDeviceUnregisterAsyncNotification_v12040 as crate::Entry>::INFO
-            }
+            DeviceUnregisterAsyncNotification::V12040(_) => 161usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5432,18 +5828,21 @@ impl NewestAbi for DeviceUnregisterAsyncNotification {
     }
 }
 /// The ABIs of `cuDriverGetVersion` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuDriverGetVersion`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum DriverGetVersion {
     /// [`PFN_cuDriverGetVersion_v2020`](crate::pfn::PFN_cuDriverGetVersion_v2020): `cuDriverGetVersion` of CUDA 2.2 (2020).
     V2020(crate::pfn::PFN_cuDriverGetVersion_v2020),
 }
 impl sealed::Sealed for DriverGetVersion {}
+impl core::fmt::Debug for DriverGetVersion {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for DriverGetVersion {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            DriverGetVersion::V2020(_) => {
-                <crate::entries::cuDriverGetVersion_v2020 as crate::Entry>::INFO
-            }
+            DriverGetVersion::V2020(_) => 162usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5469,7 +5868,7 @@ impl NewestAbi for DriverGetVersion {
 }
 /// The ABIs of `cuEGLStreamConsumerAcquireFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerAcquireFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EGLStreamConsumerAcquireFrame {
     /// [`PFN_cuEGLStreamConsumerAcquireFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000): `cuEGLStreamConsumerAcquireFrame` of CUDA 7.0 (7000).
     V7000(crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000),
@@ -5477,12 +5876,16 @@ pub enum EGLStreamConsumerAcquireFrame {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamConsumerAcquireFrame {}
 #[cfg(feature = "egl")]
+impl core::fmt::Debug for EGLStreamConsumerAcquireFrame {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamConsumerAcquireFrame {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EGLStreamConsumerAcquireFrame::V7000(_) => {
-                <crate::entries::cuEGLStreamConsumerAcquireFrame_v7000 as crate::Entry>::INFO
-            }
+            EGLStreamConsumerAcquireFrame::V7000(_) => 163usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5508,7 +5911,7 @@ impl NewestAbi for EGLStreamConsumerAcquireFrame {
 }
 /// The ABIs of `cuEGLStreamConsumerConnect` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerConnect`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EGLStreamConsumerConnect {
     /// [`PFN_cuEGLStreamConsumerConnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerConnect_v7000): `cuEGLStreamConsumerConnect` of CUDA 7.0 (7000).
     V7000(crate::egl::PFN_cuEGLStreamConsumerConnect_v7000),
@@ -5516,12 +5919,16 @@ pub enum EGLStreamConsumerConnect {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamConsumerConnect {}
 #[cfg(feature = "egl")]
+impl core::fmt::Debug for EGLStreamConsumerConnect {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamConsumerConnect {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EGLStreamConsumerConnect::V7000(_) => {
-                <crate::entries::cuEGLStreamConsumerConnect_v7000 as crate::Entry>::INFO
-            }
+            EGLStreamConsumerConnect::V7000(_) => 164usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5547,7 +5954,7 @@ impl NewestAbi for EGLStreamConsumerConnect {
 }
 /// The ABIs of `cuEGLStreamConsumerConnectWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerConnectWithFlags`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EGLStreamConsumerConnectWithFlags {
     /// [`PFN_cuEGLStreamConsumerConnectWithFlags_v8000`](crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000): `cuEGLStreamConsumerConnectWithFlags` of CUDA 8.0 (8000).
     V8000(crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000),
@@ -5555,12 +5962,16 @@ pub enum EGLStreamConsumerConnectWithFlags {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamConsumerConnectWithFlags {}
 #[cfg(feature = "egl")]
+impl core::fmt::Debug for EGLStreamConsumerConnectWithFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamConsumerConnectWithFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EGLStreamConsumerConnectWithFlags::V8000(_) => {
-                <crate::entries::cuEGLStreamConsumerConnectWithFlags_v8000 as crate::Entry>::INFO
-            }
+            EGLStreamConsumerConnectWithFlags::V8000(_) => 165usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5586,7 +5997,7 @@ impl NewestAbi for EGLStreamConsumerConnectWithFlags {
 }
 /// The ABIs of `cuEGLStreamConsumerDisconnect` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerDisconnect`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EGLStreamConsumerDisconnect {
     /// [`PFN_cuEGLStreamConsumerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000): `cuEGLStreamConsumerDisconnect` of CUDA 7.0 (7000).
     V7000(crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000),
@@ -5594,12 +6005,16 @@ pub enum EGLStreamConsumerDisconnect {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamConsumerDisconnect {}
 #[cfg(feature = "egl")]
+impl core::fmt::Debug for EGLStreamConsumerDisconnect {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamConsumerDisconnect {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EGLStreamConsumerDisconnect::V7000(_) => {
-                <crate::entries::cuEGLStreamConsumerDisconnect_v7000 as crate::Entry>::INFO
-            }
+            EGLStreamConsumerDisconnect::V7000(_) => 166usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5625,7 +6040,7 @@ impl NewestAbi for EGLStreamConsumerDisconnect {
 }
 /// The ABIs of `cuEGLStreamConsumerReleaseFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamConsumerReleaseFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EGLStreamConsumerReleaseFrame {
     /// [`PFN_cuEGLStreamConsumerReleaseFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000): `cuEGLStreamConsumerReleaseFrame` of CUDA 7.0 (7000).
     V7000(crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000),
@@ -5633,12 +6048,16 @@ pub enum EGLStreamConsumerReleaseFrame {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamConsumerReleaseFrame {}
 #[cfg(feature = "egl")]
+impl core::fmt::Debug for EGLStreamConsumerReleaseFrame {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamConsumerReleaseFrame {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EGLStreamConsumerReleaseFrame::V7000(_) => {
-                <crate::entries::cuEGLStreamConsumerReleaseFrame_v7000 as crate::Entry>::INFO
-            }
+            EGLStreamConsumerReleaseFrame::V7000(_) => 167usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5664,7 +6083,7 @@ impl NewestAbi for EGLStreamConsumerReleaseFrame {
 }
 /// The ABIs of `cuEGLStreamProducerConnect` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamProducerConnect`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EGLStreamProducerConnect {
     /// [`PFN_cuEGLStreamProducerConnect_v7000`](crate::egl::PFN_cuEGLStreamProducerConnect_v7000): `cuEGLStreamProducerConnect` of CUDA 7.0 (7000).
     V7000(crate::egl::PFN_cuEGLStreamProducerConnect_v7000),
@@ -5672,12 +6091,16 @@ pub enum EGLStreamProducerConnect {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamProducerConnect {}
 #[cfg(feature = "egl")]
+impl core::fmt::Debug for EGLStreamProducerConnect {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamProducerConnect {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EGLStreamProducerConnect::V7000(_) => {
-                <crate::entries::cuEGLStreamProducerConnect_v7000 as crate::Entry>::INFO
-            }
+            EGLStreamProducerConnect::V7000(_) => 168usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5703,7 +6126,7 @@ impl NewestAbi for EGLStreamProducerConnect {
 }
 /// The ABIs of `cuEGLStreamProducerDisconnect` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamProducerDisconnect`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EGLStreamProducerDisconnect {
     /// [`PFN_cuEGLStreamProducerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000): `cuEGLStreamProducerDisconnect` of CUDA 7.0 (7000).
     V7000(crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000),
@@ -5711,12 +6134,16 @@ pub enum EGLStreamProducerDisconnect {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamProducerDisconnect {}
 #[cfg(feature = "egl")]
+impl core::fmt::Debug for EGLStreamProducerDisconnect {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamProducerDisconnect {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EGLStreamProducerDisconnect::V7000(_) => {
-                <crate::entries::cuEGLStreamProducerDisconnect_v7000 as crate::Entry>::INFO
-            }
+            EGLStreamProducerDisconnect::V7000(_) => 169usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5742,7 +6169,7 @@ impl NewestAbi for EGLStreamProducerDisconnect {
 }
 /// The ABIs of `cuEGLStreamProducerPresentFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamProducerPresentFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EGLStreamProducerPresentFrame {
     /// [`PFN_cuEGLStreamProducerPresentFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000): `cuEGLStreamProducerPresentFrame` of CUDA 7.0 (7000).
     V7000(crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000),
@@ -5750,12 +6177,16 @@ pub enum EGLStreamProducerPresentFrame {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamProducerPresentFrame {}
 #[cfg(feature = "egl")]
+impl core::fmt::Debug for EGLStreamProducerPresentFrame {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamProducerPresentFrame {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EGLStreamProducerPresentFrame::V7000(_) => {
-                <crate::entries::cuEGLStreamProducerPresentFrame_v7000 as crate::Entry>::INFO
-            }
+            EGLStreamProducerPresentFrame::V7000(_) => 170usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5781,7 +6212,7 @@ impl NewestAbi for EGLStreamProducerPresentFrame {
 }
 /// The ABIs of `cuEGLStreamProducerReturnFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEGLStreamProducerReturnFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EGLStreamProducerReturnFrame {
     /// [`PFN_cuEGLStreamProducerReturnFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000): `cuEGLStreamProducerReturnFrame` of CUDA 7.0 (7000).
     V7000(crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000),
@@ -5789,12 +6220,16 @@ pub enum EGLStreamProducerReturnFrame {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EGLStreamProducerReturnFrame {}
 #[cfg(feature = "egl")]
+impl core::fmt::Debug for EGLStreamProducerReturnFrame {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "egl")]
 impl NewestAbi for EGLStreamProducerReturnFrame {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EGLStreamProducerReturnFrame::V7000(_) => {
-                <crate::entries::cuEGLStreamProducerReturnFrame_v7000 as crate::Entry>::INFO
-            }
+            EGLStreamProducerReturnFrame::V7000(_) => 171usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5819,18 +6254,21 @@ impl NewestAbi for EGLStreamProducerReturnFrame {
     }
 }
 /// The ABIs of `cuEventCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EventCreate {
     /// [`PFN_cuEventCreate_v2000`](crate::pfn::PFN_cuEventCreate_v2000): `cuEventCreate` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuEventCreate_v2000),
 }
 impl sealed::Sealed for EventCreate {}
+impl core::fmt::Debug for EventCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for EventCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EventCreate::V2000(_) => {
-                <crate::entries::cuEventCreate_v2000 as crate::Entry>::INFO
-            }
+            EventCreate::V2000(_) => 172usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5856,7 +6294,7 @@ impl NewestAbi for EventCreate {
 }
 /// The ABIs of `cuEventCreateFromEGLSync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventCreateFromEGLSync`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EventCreateFromEGLSync {
     /// [`PFN_cuEventCreateFromEGLSync_v9000`](crate::egl::PFN_cuEventCreateFromEGLSync_v9000): `cuEventCreateFromEGLSync` of CUDA 9.0 (9000).
     V9000(crate::egl::PFN_cuEventCreateFromEGLSync_v9000),
@@ -5864,12 +6302,16 @@ pub enum EventCreateFromEGLSync {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for EventCreateFromEGLSync {}
 #[cfg(feature = "egl")]
+impl core::fmt::Debug for EventCreateFromEGLSync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "egl")]
 impl NewestAbi for EventCreateFromEGLSync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EventCreateFromEGLSync::V9000(_) => {
-                <crate::entries::cuEventCreateFromEGLSync_v9000 as crate::Entry>::INFO
-            }
+            EventCreateFromEGLSync::V9000(_) => 173usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5894,7 +6336,7 @@ impl NewestAbi for EventCreateFromEGLSync {
     }
 }
 /// The ABIs of `cuEventDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EventDestroy {
     /// [`PFN_cuEventDestroy_v4000`](crate::pfn::PFN_cuEventDestroy_v4000): `cuEventDestroy` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuEventDestroy_v4000),
@@ -5902,15 +6344,16 @@ pub enum EventDestroy {
     V2000(crate::pfn::PFN_cuEventDestroy_v2000),
 }
 impl sealed::Sealed for EventDestroy {}
+impl core::fmt::Debug for EventDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for EventDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EventDestroy::V4000(_) => {
-                <crate::entries::cuEventDestroy_v4000 as crate::Entry>::INFO
-            }
-            EventDestroy::V2000(_) => {
-                <crate::entries::cuEventDestroy_v2000 as crate::Entry>::INFO
-            }
+            EventDestroy::V4000(_) => 175usize,
+            EventDestroy::V2000(_) => 174usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5946,7 +6389,7 @@ impl NewestAbi for EventDestroy {
     }
 }
 /// The ABIs of `cuEventElapsedTime` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventElapsedTime`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EventElapsedTime {
     /// [`PFN_cuEventElapsedTime_v12080`](crate::pfn::PFN_cuEventElapsedTime_v12080): `cuEventElapsedTime` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuEventElapsedTime_v12080),
@@ -5954,15 +6397,16 @@ pub enum EventElapsedTime {
     V2000(crate::pfn::PFN_cuEventElapsedTime_v2000),
 }
 impl sealed::Sealed for EventElapsedTime {}
+impl core::fmt::Debug for EventElapsedTime {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for EventElapsedTime {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EventElapsedTime::V12080(_) => {
-                <crate::entries::cuEventElapsedTime_v12080 as crate::Entry>::INFO
-            }
-            EventElapsedTime::V2000(_) => {
-                <crate::entries::cuEventElapsedTime_v2000 as crate::Entry>::INFO
-            }
+            EventElapsedTime::V12080(_) => 177usize,
+            EventElapsedTime::V2000(_) => 176usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -5998,18 +6442,21 @@ impl NewestAbi for EventElapsedTime {
     }
 }
 /// The ABIs of `cuEventQuery` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventQuery`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EventQuery {
     /// [`PFN_cuEventQuery_v2000`](crate::pfn::PFN_cuEventQuery_v2000): `cuEventQuery` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuEventQuery_v2000),
 }
 impl sealed::Sealed for EventQuery {}
+impl core::fmt::Debug for EventQuery {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for EventQuery {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EventQuery::V2000(_) => {
-                <crate::entries::cuEventQuery_v2000 as crate::Entry>::INFO
-            }
+            EventQuery::V2000(_) => 178usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6036,7 +6483,7 @@ impl NewestAbi for EventQuery {
 /** The ABIs of `cuEventRecord` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventRecord`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EventRecord {
     /// [`PFN_cuEventRecord_v7000_ptsz`](crate::pfn::PFN_cuEventRecord_v7000_ptsz): `cuEventRecord` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuEventRecord_v7000_ptsz),
@@ -6044,15 +6491,16 @@ pub enum EventRecord {
     V2000(crate::pfn::PFN_cuEventRecord_v2000),
 }
 impl sealed::Sealed for EventRecord {}
+impl core::fmt::Debug for EventRecord {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for EventRecord {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EventRecord::V7000Ptsz(_) => {
-                <crate::entries::cuEventRecord_v7000_ptsz as crate::Entry>::INFO
-            }
-            EventRecord::V2000(_) => {
-                <crate::entries::cuEventRecord_v2000 as crate::Entry>::INFO
-            }
+            EventRecord::V7000Ptsz(_) => 180usize,
+            EventRecord::V2000(_) => 179usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6090,7 +6538,7 @@ impl NewestAbi for EventRecord {
 /** The ABIs of `cuEventRecordWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventRecordWithFlags`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EventRecordWithFlags {
     /// [`PFN_cuEventRecordWithFlags_v11010_ptsz`](crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz): `cuEventRecordWithFlags` of CUDA 11.1 (11010), the per-thread default stream variant.
     V11010Ptsz(crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz),
@@ -6098,15 +6546,16 @@ pub enum EventRecordWithFlags {
     V11010(crate::pfn::PFN_cuEventRecordWithFlags_v11010),
 }
 impl sealed::Sealed for EventRecordWithFlags {}
+impl core::fmt::Debug for EventRecordWithFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for EventRecordWithFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EventRecordWithFlags::V11010Ptsz(_) => {
-                <crate::entries::cuEventRecordWithFlags_v11010_ptsz as crate::Entry>::INFO
-            }
-            EventRecordWithFlags::V11010(_) => {
-                <crate::entries::cuEventRecordWithFlags_v11010 as crate::Entry>::INFO
-            }
+            EventRecordWithFlags::V11010Ptsz(_) => 182usize,
+            EventRecordWithFlags::V11010(_) => 181usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6142,18 +6591,21 @@ impl NewestAbi for EventRecordWithFlags {
     }
 }
 /// The ABIs of `cuEventSynchronize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuEventSynchronize`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum EventSynchronize {
     /// [`PFN_cuEventSynchronize_v2000`](crate::pfn::PFN_cuEventSynchronize_v2000): `cuEventSynchronize` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuEventSynchronize_v2000),
 }
 impl sealed::Sealed for EventSynchronize {}
+impl core::fmt::Debug for EventSynchronize {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for EventSynchronize {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            EventSynchronize::V2000(_) => {
-                <crate::entries::cuEventSynchronize_v2000 as crate::Entry>::INFO
-            }
+            EventSynchronize::V2000(_) => 183usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6178,18 +6630,21 @@ impl NewestAbi for EventSynchronize {
     }
 }
 /// The ABIs of `cuExternalMemoryGetMappedBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuExternalMemoryGetMappedBuffer`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ExternalMemoryGetMappedBuffer {
     /// [`PFN_cuExternalMemoryGetMappedBuffer_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000): `cuExternalMemoryGetMappedBuffer` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000),
 }
 impl sealed::Sealed for ExternalMemoryGetMappedBuffer {}
+impl core::fmt::Debug for ExternalMemoryGetMappedBuffer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ExternalMemoryGetMappedBuffer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ExternalMemoryGetMappedBuffer::V10000(_) => {
-                <crate::entries::cuExternalMemoryGetMappedBuffer_v10000 as crate::Entry>::INFO
-            }
+            ExternalMemoryGetMappedBuffer::V10000(_) => 184usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6214,18 +6669,21 @@ impl NewestAbi for ExternalMemoryGetMappedBuffer {
     }
 }
 /// The ABIs of `cuExternalMemoryGetMappedMipmappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuExternalMemoryGetMappedMipmappedArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ExternalMemoryGetMappedMipmappedArray {
     /// [`PFN_cuExternalMemoryGetMappedMipmappedArray_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000): `cuExternalMemoryGetMappedMipmappedArray` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000),
 }
 impl sealed::Sealed for ExternalMemoryGetMappedMipmappedArray {}
+impl core::fmt::Debug for ExternalMemoryGetMappedMipmappedArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ExternalMemoryGetMappedMipmappedArray {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ExternalMemoryGetMappedMipmappedArray::V10000(_) => {
-                <crate::entries::cuExternalMemoryGetMappedMipmappedArray_v10000 as crate::Entry>::INFO
-            }
+            ExternalMemoryGetMappedMipmappedArray::V10000(_) => 185usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6252,7 +6710,7 @@ impl NewestAbi for ExternalMemoryGetMappedMipmappedArray {
 /** The ABIs of `cuFabricCpyBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFabricCpyBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FabricCpyBatchAsync {
     /// [`PFN_cuFabricCpyBatchAsync_v13050_ptsz`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz): `cuFabricCpyBatchAsync` of CUDA 13.5 (13050), the per-thread default stream variant.
     V13050Ptsz(crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz),
@@ -6260,15 +6718,16 @@ pub enum FabricCpyBatchAsync {
     V13050(crate::pfn::PFN_cuFabricCpyBatchAsync_v13050),
 }
 impl sealed::Sealed for FabricCpyBatchAsync {}
+impl core::fmt::Debug for FabricCpyBatchAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FabricCpyBatchAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FabricCpyBatchAsync::V13050Ptsz(_) => {
-                <crate::entries::cuFabricCpyBatchAsync_v13050_ptsz as crate::Entry>::INFO
-            }
-            FabricCpyBatchAsync::V13050(_) => {
-                <crate::entries::cuFabricCpyBatchAsync_v13050 as crate::Entry>::INFO
-            }
+            FabricCpyBatchAsync::V13050Ptsz(_) => 187usize,
+            FabricCpyBatchAsync::V13050(_) => 186usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6304,18 +6763,21 @@ impl NewestAbi for FabricCpyBatchAsync {
     }
 }
 /// The ABIs of `cuFlushGPUDirectRDMAWrites` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFlushGPUDirectRDMAWrites`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FlushGPUDirectRDMAWrites {
     /// [`PFN_cuFlushGPUDirectRDMAWrites_v11030`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030): `cuFlushGPUDirectRDMAWrites` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030),
 }
 impl sealed::Sealed for FlushGPUDirectRDMAWrites {}
+impl core::fmt::Debug for FlushGPUDirectRDMAWrites {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FlushGPUDirectRDMAWrites {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FlushGPUDirectRDMAWrites::V11030(_) => {
-                <crate::entries::cuFlushGPUDirectRDMAWrites_v11030 as crate::Entry>::INFO
-            }
+            FlushGPUDirectRDMAWrites::V11030(_) => 188usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6340,18 +6802,21 @@ impl NewestAbi for FlushGPUDirectRDMAWrites {
     }
 }
 /// The ABIs of `cuFuncGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FuncGetAttribute {
     /// [`PFN_cuFuncGetAttribute_v2020`](crate::pfn::PFN_cuFuncGetAttribute_v2020): `cuFuncGetAttribute` of CUDA 2.2 (2020).
     V2020(crate::pfn::PFN_cuFuncGetAttribute_v2020),
 }
 impl sealed::Sealed for FuncGetAttribute {}
+impl core::fmt::Debug for FuncGetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FuncGetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FuncGetAttribute::V2020(_) => {
-                <crate::entries::cuFuncGetAttribute_v2020 as crate::Entry>::INFO
-            }
+            FuncGetAttribute::V2020(_) => 189usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6376,18 +6841,21 @@ impl NewestAbi for FuncGetAttribute {
     }
 }
 /// The ABIs of `cuFuncGetModule` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetModule`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FuncGetModule {
     /// [`PFN_cuFuncGetModule_v11000`](crate::pfn::PFN_cuFuncGetModule_v11000): `cuFuncGetModule` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuFuncGetModule_v11000),
 }
 impl sealed::Sealed for FuncGetModule {}
+impl core::fmt::Debug for FuncGetModule {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FuncGetModule {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FuncGetModule::V11000(_) => {
-                <crate::entries::cuFuncGetModule_v11000 as crate::Entry>::INFO
-            }
+            FuncGetModule::V11000(_) => 190usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6412,18 +6880,21 @@ impl NewestAbi for FuncGetModule {
     }
 }
 /// The ABIs of `cuFuncGetName` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetName`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FuncGetName {
     /// [`PFN_cuFuncGetName_v12030`](crate::pfn::PFN_cuFuncGetName_v12030): `cuFuncGetName` of CUDA 12.3 (12030).
     V12030(crate::pfn::PFN_cuFuncGetName_v12030),
 }
 impl sealed::Sealed for FuncGetName {}
+impl core::fmt::Debug for FuncGetName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FuncGetName {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FuncGetName::V12030(_) => {
-                <crate::entries::cuFuncGetName_v12030 as crate::Entry>::INFO
-            }
+            FuncGetName::V12030(_) => 191usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6448,18 +6919,21 @@ impl NewestAbi for FuncGetName {
     }
 }
 /// The ABIs of `cuFuncGetParamCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetParamCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FuncGetParamCount {
     /// [`PFN_cuFuncGetParamCount_v13020`](crate::pfn::PFN_cuFuncGetParamCount_v13020): `cuFuncGetParamCount` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuFuncGetParamCount_v13020),
 }
 impl sealed::Sealed for FuncGetParamCount {}
+impl core::fmt::Debug for FuncGetParamCount {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FuncGetParamCount {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FuncGetParamCount::V13020(_) => {
-                <crate::entries::cuFuncGetParamCount_v13020 as crate::Entry>::INFO
-            }
+            FuncGetParamCount::V13020(_) => 192usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6484,18 +6958,21 @@ impl NewestAbi for FuncGetParamCount {
     }
 }
 /// The ABIs of `cuFuncGetParamInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncGetParamInfo`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FuncGetParamInfo {
     /// [`PFN_cuFuncGetParamInfo_v12040`](crate::pfn::PFN_cuFuncGetParamInfo_v12040): `cuFuncGetParamInfo` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuFuncGetParamInfo_v12040),
 }
 impl sealed::Sealed for FuncGetParamInfo {}
+impl core::fmt::Debug for FuncGetParamInfo {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FuncGetParamInfo {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FuncGetParamInfo::V12040(_) => {
-                <crate::entries::cuFuncGetParamInfo_v12040 as crate::Entry>::INFO
-            }
+            FuncGetParamInfo::V12040(_) => 193usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6520,18 +6997,21 @@ impl NewestAbi for FuncGetParamInfo {
     }
 }
 /// The ABIs of `cuFuncIsLoaded` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncIsLoaded`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FuncIsLoaded {
     /// [`PFN_cuFuncIsLoaded_v12040`](crate::pfn::PFN_cuFuncIsLoaded_v12040): `cuFuncIsLoaded` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuFuncIsLoaded_v12040),
 }
 impl sealed::Sealed for FuncIsLoaded {}
+impl core::fmt::Debug for FuncIsLoaded {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FuncIsLoaded {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FuncIsLoaded::V12040(_) => {
-                <crate::entries::cuFuncIsLoaded_v12040 as crate::Entry>::INFO
-            }
+            FuncIsLoaded::V12040(_) => 194usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6556,18 +7036,21 @@ impl NewestAbi for FuncIsLoaded {
     }
 }
 /// The ABIs of `cuFuncLoad` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncLoad`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FuncLoad {
     /// [`PFN_cuFuncLoad_v12040`](crate::pfn::PFN_cuFuncLoad_v12040): `cuFuncLoad` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuFuncLoad_v12040),
 }
 impl sealed::Sealed for FuncLoad {}
+impl core::fmt::Debug for FuncLoad {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FuncLoad {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FuncLoad::V12040(_) => {
-                <crate::entries::cuFuncLoad_v12040 as crate::Entry>::INFO
-            }
+            FuncLoad::V12040(_) => 195usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6592,18 +7075,21 @@ impl NewestAbi for FuncLoad {
     }
 }
 /// The ABIs of `cuFuncSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FuncSetAttribute {
     /// [`PFN_cuFuncSetAttribute_v9000`](crate::pfn::PFN_cuFuncSetAttribute_v9000): `cuFuncSetAttribute` of CUDA 9.0 (9000).
     V9000(crate::pfn::PFN_cuFuncSetAttribute_v9000),
 }
 impl sealed::Sealed for FuncSetAttribute {}
+impl core::fmt::Debug for FuncSetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FuncSetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FuncSetAttribute::V9000(_) => {
-                <crate::entries::cuFuncSetAttribute_v9000 as crate::Entry>::INFO
-            }
+            FuncSetAttribute::V9000(_) => 196usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6628,18 +7114,21 @@ impl NewestAbi for FuncSetAttribute {
     }
 }
 /// The ABIs of `cuFuncSetBlockShape` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetBlockShape`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FuncSetBlockShape {
     /// [`PFN_cuFuncSetBlockShape_v2000`](crate::pfn::PFN_cuFuncSetBlockShape_v2000): `cuFuncSetBlockShape` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuFuncSetBlockShape_v2000),
 }
 impl sealed::Sealed for FuncSetBlockShape {}
+impl core::fmt::Debug for FuncSetBlockShape {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FuncSetBlockShape {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FuncSetBlockShape::V2000(_) => {
-                <crate::entries::cuFuncSetBlockShape_v2000 as crate::Entry>::INFO
-            }
+            FuncSetBlockShape::V2000(_) => 197usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6664,18 +7153,21 @@ impl NewestAbi for FuncSetBlockShape {
     }
 }
 /// The ABIs of `cuFuncSetCacheConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetCacheConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FuncSetCacheConfig {
     /// [`PFN_cuFuncSetCacheConfig_v3000`](crate::pfn::PFN_cuFuncSetCacheConfig_v3000): `cuFuncSetCacheConfig` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuFuncSetCacheConfig_v3000),
 }
 impl sealed::Sealed for FuncSetCacheConfig {}
+impl core::fmt::Debug for FuncSetCacheConfig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FuncSetCacheConfig {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FuncSetCacheConfig::V3000(_) => {
-                <crate::entries::cuFuncSetCacheConfig_v3000 as crate::Entry>::INFO
-            }
+            FuncSetCacheConfig::V3000(_) => 198usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6700,18 +7192,21 @@ impl NewestAbi for FuncSetCacheConfig {
     }
 }
 /// The ABIs of `cuFuncSetSharedMemConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetSharedMemConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FuncSetSharedMemConfig {
     /// [`PFN_cuFuncSetSharedMemConfig_v4020`](crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020): `cuFuncSetSharedMemConfig` of CUDA 4.2 (4020).
     V4020(crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020),
 }
 impl sealed::Sealed for FuncSetSharedMemConfig {}
+impl core::fmt::Debug for FuncSetSharedMemConfig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FuncSetSharedMemConfig {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FuncSetSharedMemConfig::V4020(_) => {
-                <crate::entries::cuFuncSetSharedMemConfig_v4020 as crate::Entry>::INFO
-            }
+            FuncSetSharedMemConfig::V4020(_) => 199usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6736,18 +7231,21 @@ impl NewestAbi for FuncSetSharedMemConfig {
     }
 }
 /// The ABIs of `cuFuncSetSharedSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuFuncSetSharedSize`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum FuncSetSharedSize {
     /// [`PFN_cuFuncSetSharedSize_v2000`](crate::pfn::PFN_cuFuncSetSharedSize_v2000): `cuFuncSetSharedSize` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuFuncSetSharedSize_v2000),
 }
 impl sealed::Sealed for FuncSetSharedSize {}
+impl core::fmt::Debug for FuncSetSharedSize {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for FuncSetSharedSize {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            FuncSetSharedSize::V2000(_) => {
-                <crate::entries::cuFuncSetSharedSize_v2000 as crate::Entry>::INFO
-            }
+            FuncSetSharedSize::V2000(_) => 200usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6773,7 +7271,7 @@ impl NewestAbi for FuncSetSharedSize {
 }
 /// The ABIs of `cuGLCtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLCtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GLCtxCreate {
     /// [`PFN_cuGLCtxCreate_v3020`](crate::gl::PFN_cuGLCtxCreate_v3020): `cuGLCtxCreate` of CUDA 3.2 (3020).
     V3020(crate::gl::PFN_cuGLCtxCreate_v3020),
@@ -6783,15 +7281,17 @@ pub enum GLCtxCreate {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLCtxCreate {}
 #[cfg(feature = "gl")]
+impl core::fmt::Debug for GLCtxCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "gl")]
 impl NewestAbi for GLCtxCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GLCtxCreate::V3020(_) => {
-                <crate::entries::cuGLCtxCreate_v3020 as crate::Entry>::INFO
-            }
-            GLCtxCreate::V2000(_) => {
-                <crate::entries::cuGLCtxCreate_v2000 as crate::Entry>::INFO
-            }
+            GLCtxCreate::V3020(_) => 202usize,
+            GLCtxCreate::V2000(_) => 201usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6828,7 +7328,7 @@ impl NewestAbi for GLCtxCreate {
 }
 /// The ABIs of `cuGLGetDevices` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLGetDevices`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GLGetDevices {
     /// [`PFN_cuGLGetDevices_v6050`](crate::gl::PFN_cuGLGetDevices_v6050): `cuGLGetDevices` of CUDA 6.5 (6050).
     V6050(crate::gl::PFN_cuGLGetDevices_v6050),
@@ -6838,15 +7338,17 @@ pub enum GLGetDevices {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLGetDevices {}
 #[cfg(feature = "gl")]
+impl core::fmt::Debug for GLGetDevices {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "gl")]
 impl NewestAbi for GLGetDevices {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GLGetDevices::V6050(_) => {
-                <crate::entries::cuGLGetDevices_v6050 as crate::Entry>::INFO
-            }
-            GLGetDevices::V4010(_) => {
-                <crate::entries::cuGLGetDevices_v4010 as crate::Entry>::INFO
-            }
+            GLGetDevices::V6050(_) => 204usize,
+            GLGetDevices::V4010(_) => 203usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6883,7 +7385,7 @@ impl NewestAbi for GLGetDevices {
 }
 /// The ABIs of `cuGLInit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLInit`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GLInit {
     /// [`PFN_cuGLInit_v2000`](crate::gl::PFN_cuGLInit_v2000): `cuGLInit` of CUDA 2.0 (2000).
     V2000(crate::gl::PFN_cuGLInit_v2000),
@@ -6891,10 +7393,16 @@ pub enum GLInit {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLInit {}
 #[cfg(feature = "gl")]
+impl core::fmt::Debug for GLInit {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "gl")]
 impl NewestAbi for GLInit {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GLInit::V2000(_) => <crate::entries::cuGLInit_v2000 as crate::Entry>::INFO,
+            GLInit::V2000(_) => 205usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6922,7 +7430,7 @@ impl NewestAbi for GLInit {
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GLMapBufferObject {
     /// [`PFN_cuGLMapBufferObject_v7000_ptds`](crate::gl::PFN_cuGLMapBufferObject_v7000_ptds): `cuGLMapBufferObject` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::gl::PFN_cuGLMapBufferObject_v7000_ptds),
@@ -6934,18 +7442,18 @@ pub enum GLMapBufferObject {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLMapBufferObject {}
 #[cfg(feature = "gl")]
+impl core::fmt::Debug for GLMapBufferObject {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "gl")]
 impl NewestAbi for GLMapBufferObject {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GLMapBufferObject::V7000Ptds(_) => {
-                <crate::entries::cuGLMapBufferObject_v7000_ptds as crate::Entry>::INFO
-            }
-            GLMapBufferObject::V3020(_) => {
-                <crate::entries::cuGLMapBufferObject_v3020 as crate::Entry>::INFO
-            }
-            GLMapBufferObject::V2000(_) => {
-                <crate::entries::cuGLMapBufferObject_v2000 as crate::Entry>::INFO
-            }
+            GLMapBufferObject::V7000Ptds(_) => 208usize,
+            GLMapBufferObject::V3020(_) => 207usize,
+            GLMapBufferObject::V2000(_) => 206usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -6995,7 +7503,7 @@ impl NewestAbi for GLMapBufferObject {
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GLMapBufferObjectAsync {
     /// [`PFN_cuGLMapBufferObjectAsync_v7000_ptsz`](crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz): `cuGLMapBufferObjectAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz),
@@ -7007,18 +7515,18 @@ pub enum GLMapBufferObjectAsync {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLMapBufferObjectAsync {}
 #[cfg(feature = "gl")]
+impl core::fmt::Debug for GLMapBufferObjectAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "gl")]
 impl NewestAbi for GLMapBufferObjectAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GLMapBufferObjectAsync::V7000Ptsz(_) => {
-                <crate::entries::cuGLMapBufferObjectAsync_v7000_ptsz as crate::Entry>::INFO
-            }
-            GLMapBufferObjectAsync::V3020(_) => {
-                <crate::entries::cuGLMapBufferObjectAsync_v3020 as crate::Entry>::INFO
-            }
-            GLMapBufferObjectAsync::V2030(_) => {
-                <crate::entries::cuGLMapBufferObjectAsync_v2030 as crate::Entry>::INFO
-            }
+            GLMapBufferObjectAsync::V7000Ptsz(_) => 211usize,
+            GLMapBufferObjectAsync::V3020(_) => 210usize,
+            GLMapBufferObjectAsync::V2030(_) => 209usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7066,7 +7574,7 @@ impl NewestAbi for GLMapBufferObjectAsync {
 }
 /// The ABIs of `cuGLRegisterBufferObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLRegisterBufferObject`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GLRegisterBufferObject {
     /// [`PFN_cuGLRegisterBufferObject_v2000`](crate::gl::PFN_cuGLRegisterBufferObject_v2000): `cuGLRegisterBufferObject` of CUDA 2.0 (2000).
     V2000(crate::gl::PFN_cuGLRegisterBufferObject_v2000),
@@ -7074,12 +7582,16 @@ pub enum GLRegisterBufferObject {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLRegisterBufferObject {}
 #[cfg(feature = "gl")]
+impl core::fmt::Debug for GLRegisterBufferObject {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "gl")]
 impl NewestAbi for GLRegisterBufferObject {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GLRegisterBufferObject::V2000(_) => {
-                <crate::entries::cuGLRegisterBufferObject_v2000 as crate::Entry>::INFO
-            }
+            GLRegisterBufferObject::V2000(_) => 212usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7105,7 +7617,7 @@ impl NewestAbi for GLRegisterBufferObject {
 }
 /// The ABIs of `cuGLSetBufferObjectMapFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLSetBufferObjectMapFlags`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GLSetBufferObjectMapFlags {
     /// [`PFN_cuGLSetBufferObjectMapFlags_v2030`](crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030): `cuGLSetBufferObjectMapFlags` of CUDA 2.3 (2030).
     V2030(crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030),
@@ -7113,12 +7625,16 @@ pub enum GLSetBufferObjectMapFlags {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLSetBufferObjectMapFlags {}
 #[cfg(feature = "gl")]
+impl core::fmt::Debug for GLSetBufferObjectMapFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "gl")]
 impl NewestAbi for GLSetBufferObjectMapFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GLSetBufferObjectMapFlags::V2030(_) => {
-                <crate::entries::cuGLSetBufferObjectMapFlags_v2030 as crate::Entry>::INFO
-            }
+            GLSetBufferObjectMapFlags::V2030(_) => 213usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7144,7 +7660,7 @@ impl NewestAbi for GLSetBufferObjectMapFlags {
 }
 /// The ABIs of `cuGLUnmapBufferObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLUnmapBufferObject`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GLUnmapBufferObject {
     /// [`PFN_cuGLUnmapBufferObject_v2000`](crate::gl::PFN_cuGLUnmapBufferObject_v2000): `cuGLUnmapBufferObject` of CUDA 2.0 (2000).
     V2000(crate::gl::PFN_cuGLUnmapBufferObject_v2000),
@@ -7152,12 +7668,16 @@ pub enum GLUnmapBufferObject {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLUnmapBufferObject {}
 #[cfg(feature = "gl")]
+impl core::fmt::Debug for GLUnmapBufferObject {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "gl")]
 impl NewestAbi for GLUnmapBufferObject {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GLUnmapBufferObject::V2000(_) => {
-                <crate::entries::cuGLUnmapBufferObject_v2000 as crate::Entry>::INFO
-            }
+            GLUnmapBufferObject::V2000(_) => 214usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7183,7 +7703,7 @@ impl NewestAbi for GLUnmapBufferObject {
 }
 /// The ABIs of `cuGLUnmapBufferObjectAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLUnmapBufferObjectAsync`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GLUnmapBufferObjectAsync {
     /// [`PFN_cuGLUnmapBufferObjectAsync_v2030`](crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030): `cuGLUnmapBufferObjectAsync` of CUDA 2.3 (2030).
     V2030(crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030),
@@ -7191,12 +7711,16 @@ pub enum GLUnmapBufferObjectAsync {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLUnmapBufferObjectAsync {}
 #[cfg(feature = "gl")]
+impl core::fmt::Debug for GLUnmapBufferObjectAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "gl")]
 impl NewestAbi for GLUnmapBufferObjectAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GLUnmapBufferObjectAsync::V2030(_) => {
-                <crate::entries::cuGLUnmapBufferObjectAsync_v2030 as crate::Entry>::INFO
-            }
+            GLUnmapBufferObjectAsync::V2030(_) => 215usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7222,7 +7746,7 @@ impl NewestAbi for GLUnmapBufferObjectAsync {
 }
 /// The ABIs of `cuGLUnregisterBufferObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGLUnregisterBufferObject`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GLUnregisterBufferObject {
     /// [`PFN_cuGLUnregisterBufferObject_v2000`](crate::gl::PFN_cuGLUnregisterBufferObject_v2000): `cuGLUnregisterBufferObject` of CUDA 2.0 (2000).
     V2000(crate::gl::PFN_cuGLUnregisterBufferObject_v2000),
@@ -7230,12 +7754,16 @@ pub enum GLUnregisterBufferObject {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GLUnregisterBufferObject {}
 #[cfg(feature = "gl")]
+impl core::fmt::Debug for GLUnregisterBufferObject {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "gl")]
 impl NewestAbi for GLUnregisterBufferObject {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GLUnregisterBufferObject::V2000(_) => {
-                <crate::entries::cuGLUnregisterBufferObject_v2000 as crate::Entry>::INFO
-            }
+            GLUnregisterBufferObject::V2000(_) => 216usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7260,18 +7788,21 @@ impl NewestAbi for GLUnregisterBufferObject {
     }
 }
 /// The ABIs of `cuGetErrorName` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGetErrorName`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GetErrorName {
     /// [`PFN_cuGetErrorName_v6000`](crate::pfn::PFN_cuGetErrorName_v6000): `cuGetErrorName` of CUDA 6.0 (6000).
     V6000(crate::pfn::PFN_cuGetErrorName_v6000),
 }
 impl sealed::Sealed for GetErrorName {}
+impl core::fmt::Debug for GetErrorName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GetErrorName {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GetErrorName::V6000(_) => {
-                <crate::entries::cuGetErrorName_v6000 as crate::Entry>::INFO
-            }
+            GetErrorName::V6000(_) => 217usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7296,18 +7827,21 @@ impl NewestAbi for GetErrorName {
     }
 }
 /// The ABIs of `cuGetErrorString` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGetErrorString`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GetErrorString {
     /// [`PFN_cuGetErrorString_v6000`](crate::pfn::PFN_cuGetErrorString_v6000): `cuGetErrorString` of CUDA 6.0 (6000).
     V6000(crate::pfn::PFN_cuGetErrorString_v6000),
 }
 impl sealed::Sealed for GetErrorString {}
+impl core::fmt::Debug for GetErrorString {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GetErrorString {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GetErrorString::V6000(_) => {
-                <crate::entries::cuGetErrorString_v6000 as crate::Entry>::INFO
-            }
+            GetErrorString::V6000(_) => 218usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7332,18 +7866,21 @@ impl NewestAbi for GetErrorString {
     }
 }
 /// The ABIs of `cuGetExportTable` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGetExportTable`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GetExportTable {
     /// [`PFN_cuGetExportTable_v3000`](crate::pfn::PFN_cuGetExportTable_v3000): `cuGetExportTable` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuGetExportTable_v3000),
 }
 impl sealed::Sealed for GetExportTable {}
+impl core::fmt::Debug for GetExportTable {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GetExportTable {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GetExportTable::V3000(_) => {
-                <crate::entries::cuGetExportTable_v3000 as crate::Entry>::INFO
-            }
+            GetExportTable::V3000(_) => 219usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7368,7 +7905,7 @@ impl NewestAbi for GetExportTable {
     }
 }
 /// The ABIs of `cuGetProcAddress` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGetProcAddress`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GetProcAddress {
     /// [`PFN_cuGetProcAddress_v12000`](crate::pfn::PFN_cuGetProcAddress_v12000): `cuGetProcAddress` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuGetProcAddress_v12000),
@@ -7376,15 +7913,16 @@ pub enum GetProcAddress {
     V11030(crate::pfn::PFN_cuGetProcAddress_v11030),
 }
 impl sealed::Sealed for GetProcAddress {}
+impl core::fmt::Debug for GetProcAddress {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GetProcAddress {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GetProcAddress::V12000(_) => {
-                <crate::entries::cuGetProcAddress_v12000 as crate::Entry>::INFO
-            }
-            GetProcAddress::V11030(_) => {
-                <crate::entries::cuGetProcAddress_v11030 as crate::Entry>::INFO
-            }
+            GetProcAddress::V12000(_) => 221usize,
+            GetProcAddress::V11030(_) => 220usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7420,18 +7958,21 @@ impl NewestAbi for GetProcAddress {
     }
 }
 /// The ABIs of `cuGraphAddBatchMemOpNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddBatchMemOpNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddBatchMemOpNode {
     /// [`PFN_cuGraphAddBatchMemOpNode_v11070`](crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070): `cuGraphAddBatchMemOpNode` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070),
 }
 impl sealed::Sealed for GraphAddBatchMemOpNode {}
+impl core::fmt::Debug for GraphAddBatchMemOpNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddBatchMemOpNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddBatchMemOpNode::V11070(_) => {
-                <crate::entries::cuGraphAddBatchMemOpNode_v11070 as crate::Entry>::INFO
-            }
+            GraphAddBatchMemOpNode::V11070(_) => 222usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7456,18 +7997,21 @@ impl NewestAbi for GraphAddBatchMemOpNode {
     }
 }
 /// The ABIs of `cuGraphAddChildGraphNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddChildGraphNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddChildGraphNode {
     /// [`PFN_cuGraphAddChildGraphNode_v10000`](crate::pfn::PFN_cuGraphAddChildGraphNode_v10000): `cuGraphAddChildGraphNode` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphAddChildGraphNode_v10000),
 }
 impl sealed::Sealed for GraphAddChildGraphNode {}
+impl core::fmt::Debug for GraphAddChildGraphNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddChildGraphNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddChildGraphNode::V10000(_) => {
-                <crate::entries::cuGraphAddChildGraphNode_v10000 as crate::Entry>::INFO
-            }
+            GraphAddChildGraphNode::V10000(_) => 223usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7492,7 +8036,7 @@ impl NewestAbi for GraphAddChildGraphNode {
     }
 }
 /// The ABIs of `cuGraphAddDependencies` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddDependencies`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddDependencies {
     /// [`PFN_cuGraphAddDependencies_v12030`](crate::pfn::PFN_cuGraphAddDependencies_v12030): `cuGraphAddDependencies` of CUDA 12.3 (12030).
     V12030(crate::pfn::PFN_cuGraphAddDependencies_v12030),
@@ -7500,15 +8044,16 @@ pub enum GraphAddDependencies {
     V10000(crate::pfn::PFN_cuGraphAddDependencies_v10000),
 }
 impl sealed::Sealed for GraphAddDependencies {}
+impl core::fmt::Debug for GraphAddDependencies {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddDependencies {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddDependencies::V12030(_) => {
-                <crate::entries::cuGraphAddDependencies_v12030 as crate::Entry>::INFO
-            }
-            GraphAddDependencies::V10000(_) => {
-                <crate::entries::cuGraphAddDependencies_v10000 as crate::Entry>::INFO
-            }
+            GraphAddDependencies::V12030(_) => 225usize,
+            GraphAddDependencies::V10000(_) => 224usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7544,18 +8089,21 @@ impl NewestAbi for GraphAddDependencies {
     }
 }
 /// The ABIs of `cuGraphAddEmptyNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddEmptyNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddEmptyNode {
     /// [`PFN_cuGraphAddEmptyNode_v10000`](crate::pfn::PFN_cuGraphAddEmptyNode_v10000): `cuGraphAddEmptyNode` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphAddEmptyNode_v10000),
 }
 impl sealed::Sealed for GraphAddEmptyNode {}
+impl core::fmt::Debug for GraphAddEmptyNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddEmptyNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddEmptyNode::V10000(_) => {
-                <crate::entries::cuGraphAddEmptyNode_v10000 as crate::Entry>::INFO
-            }
+            GraphAddEmptyNode::V10000(_) => 226usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7580,18 +8128,21 @@ impl NewestAbi for GraphAddEmptyNode {
     }
 }
 /// The ABIs of `cuGraphAddEventRecordNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddEventRecordNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddEventRecordNode {
     /// [`PFN_cuGraphAddEventRecordNode_v11010`](crate::pfn::PFN_cuGraphAddEventRecordNode_v11010): `cuGraphAddEventRecordNode` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphAddEventRecordNode_v11010),
 }
 impl sealed::Sealed for GraphAddEventRecordNode {}
+impl core::fmt::Debug for GraphAddEventRecordNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddEventRecordNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddEventRecordNode::V11010(_) => {
-                <crate::entries::cuGraphAddEventRecordNode_v11010 as crate::Entry>::INFO
-            }
+            GraphAddEventRecordNode::V11010(_) => 227usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7616,18 +8167,21 @@ impl NewestAbi for GraphAddEventRecordNode {
     }
 }
 /// The ABIs of `cuGraphAddEventWaitNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddEventWaitNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddEventWaitNode {
     /// [`PFN_cuGraphAddEventWaitNode_v11010`](crate::pfn::PFN_cuGraphAddEventWaitNode_v11010): `cuGraphAddEventWaitNode` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphAddEventWaitNode_v11010),
 }
 impl sealed::Sealed for GraphAddEventWaitNode {}
+impl core::fmt::Debug for GraphAddEventWaitNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddEventWaitNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddEventWaitNode::V11010(_) => {
-                <crate::entries::cuGraphAddEventWaitNode_v11010 as crate::Entry>::INFO
-            }
+            GraphAddEventWaitNode::V11010(_) => 228usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7652,18 +8206,21 @@ impl NewestAbi for GraphAddEventWaitNode {
     }
 }
 /// The ABIs of `cuGraphAddExternalSemaphoresSignalNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddExternalSemaphoresSignalNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddExternalSemaphoresSignalNode {
     /// [`PFN_cuGraphAddExternalSemaphoresSignalNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020): `cuGraphAddExternalSemaphoresSignalNode` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020),
 }
 impl sealed::Sealed for GraphAddExternalSemaphoresSignalNode {}
+impl core::fmt::Debug for GraphAddExternalSemaphoresSignalNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddExternalSemaphoresSignalNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddExternalSemaphoresSignalNode::V11020(_) => {
-                <crate::entries::cuGraphAddExternalSemaphoresSignalNode_v11020 as crate::Entry>::INFO
-            }
+            GraphAddExternalSemaphoresSignalNode::V11020(_) => 229usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7688,18 +8245,21 @@ impl NewestAbi for GraphAddExternalSemaphoresSignalNode {
     }
 }
 /// The ABIs of `cuGraphAddExternalSemaphoresWaitNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddExternalSemaphoresWaitNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddExternalSemaphoresWaitNode {
     /// [`PFN_cuGraphAddExternalSemaphoresWaitNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020): `cuGraphAddExternalSemaphoresWaitNode` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020),
 }
 impl sealed::Sealed for GraphAddExternalSemaphoresWaitNode {}
+impl core::fmt::Debug for GraphAddExternalSemaphoresWaitNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddExternalSemaphoresWaitNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddExternalSemaphoresWaitNode::V11020(_) => {
-                <crate::entries::cuGraphAddExternalSemaphoresWaitNode_v11020 as crate::Entry>::INFO
-            }
+            GraphAddExternalSemaphoresWaitNode::V11020(_) => 230usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7724,18 +8284,21 @@ impl NewestAbi for GraphAddExternalSemaphoresWaitNode {
     }
 }
 /// The ABIs of `cuGraphAddHostNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddHostNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddHostNode {
     /// [`PFN_cuGraphAddHostNode_v10000`](crate::pfn::PFN_cuGraphAddHostNode_v10000): `cuGraphAddHostNode` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphAddHostNode_v10000),
 }
 impl sealed::Sealed for GraphAddHostNode {}
+impl core::fmt::Debug for GraphAddHostNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddHostNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddHostNode::V10000(_) => {
-                <crate::entries::cuGraphAddHostNode_v10000 as crate::Entry>::INFO
-            }
+            GraphAddHostNode::V10000(_) => 231usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7760,7 +8323,7 @@ impl NewestAbi for GraphAddHostNode {
     }
 }
 /// The ABIs of `cuGraphAddKernelNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddKernelNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddKernelNode {
     /// [`PFN_cuGraphAddKernelNode_v12000`](crate::pfn::PFN_cuGraphAddKernelNode_v12000): `cuGraphAddKernelNode` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuGraphAddKernelNode_v12000),
@@ -7768,15 +8331,16 @@ pub enum GraphAddKernelNode {
     V10000(crate::pfn::PFN_cuGraphAddKernelNode_v10000),
 }
 impl sealed::Sealed for GraphAddKernelNode {}
+impl core::fmt::Debug for GraphAddKernelNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddKernelNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddKernelNode::V12000(_) => {
-                <crate::entries::cuGraphAddKernelNode_v12000 as crate::Entry>::INFO
-            }
-            GraphAddKernelNode::V10000(_) => {
-                <crate::entries::cuGraphAddKernelNode_v10000 as crate::Entry>::INFO
-            }
+            GraphAddKernelNode::V12000(_) => 233usize,
+            GraphAddKernelNode::V10000(_) => 232usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7812,18 +8376,21 @@ impl NewestAbi for GraphAddKernelNode {
     }
 }
 /// The ABIs of `cuGraphAddMemAllocNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddMemAllocNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddMemAllocNode {
     /// [`PFN_cuGraphAddMemAllocNode_v11040`](crate::pfn::PFN_cuGraphAddMemAllocNode_v11040): `cuGraphAddMemAllocNode` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuGraphAddMemAllocNode_v11040),
 }
 impl sealed::Sealed for GraphAddMemAllocNode {}
+impl core::fmt::Debug for GraphAddMemAllocNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddMemAllocNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddMemAllocNode::V11040(_) => {
-                <crate::entries::cuGraphAddMemAllocNode_v11040 as crate::Entry>::INFO
-            }
+            GraphAddMemAllocNode::V11040(_) => 234usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7848,18 +8415,21 @@ impl NewestAbi for GraphAddMemAllocNode {
     }
 }
 /// The ABIs of `cuGraphAddMemFreeNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddMemFreeNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddMemFreeNode {
     /// [`PFN_cuGraphAddMemFreeNode_v11040`](crate::pfn::PFN_cuGraphAddMemFreeNode_v11040): `cuGraphAddMemFreeNode` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuGraphAddMemFreeNode_v11040),
 }
 impl sealed::Sealed for GraphAddMemFreeNode {}
+impl core::fmt::Debug for GraphAddMemFreeNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddMemFreeNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddMemFreeNode::V11040(_) => {
-                <crate::entries::cuGraphAddMemFreeNode_v11040 as crate::Entry>::INFO
-            }
+            GraphAddMemFreeNode::V11040(_) => 235usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7884,18 +8454,21 @@ impl NewestAbi for GraphAddMemFreeNode {
     }
 }
 /// The ABIs of `cuGraphAddMemcpyNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddMemcpyNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddMemcpyNode {
     /// [`PFN_cuGraphAddMemcpyNode_v10000`](crate::pfn::PFN_cuGraphAddMemcpyNode_v10000): `cuGraphAddMemcpyNode` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphAddMemcpyNode_v10000),
 }
 impl sealed::Sealed for GraphAddMemcpyNode {}
+impl core::fmt::Debug for GraphAddMemcpyNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddMemcpyNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddMemcpyNode::V10000(_) => {
-                <crate::entries::cuGraphAddMemcpyNode_v10000 as crate::Entry>::INFO
-            }
+            GraphAddMemcpyNode::V10000(_) => 236usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7920,18 +8493,21 @@ impl NewestAbi for GraphAddMemcpyNode {
     }
 }
 /// The ABIs of `cuGraphAddMemsetNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddMemsetNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddMemsetNode {
     /// [`PFN_cuGraphAddMemsetNode_v10000`](crate::pfn::PFN_cuGraphAddMemsetNode_v10000): `cuGraphAddMemsetNode` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphAddMemsetNode_v10000),
 }
 impl sealed::Sealed for GraphAddMemsetNode {}
+impl core::fmt::Debug for GraphAddMemsetNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddMemsetNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddMemsetNode::V10000(_) => {
-                <crate::entries::cuGraphAddMemsetNode_v10000 as crate::Entry>::INFO
-            }
+            GraphAddMemsetNode::V10000(_) => 237usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -7956,7 +8532,7 @@ impl NewestAbi for GraphAddMemsetNode {
     }
 }
 /// The ABIs of `cuGraphAddNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphAddNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphAddNode {
     /// [`PFN_cuGraphAddNode_v13040`](crate::pfn::PFN_cuGraphAddNode_v13040): `cuGraphAddNode` of CUDA 13.4 (13040).
     V13040(crate::pfn::PFN_cuGraphAddNode_v13040),
@@ -7966,18 +8542,17 @@ pub enum GraphAddNode {
     V12020(crate::pfn::PFN_cuGraphAddNode_v12020),
 }
 impl sealed::Sealed for GraphAddNode {}
+impl core::fmt::Debug for GraphAddNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphAddNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphAddNode::V13040(_) => {
-                <crate::entries::cuGraphAddNode_v13040 as crate::Entry>::INFO
-            }
-            GraphAddNode::V12030(_) => {
-                <crate::entries::cuGraphAddNode_v12030 as crate::Entry>::INFO
-            }
-            GraphAddNode::V12020(_) => {
-                <crate::entries::cuGraphAddNode_v12020 as crate::Entry>::INFO
-            }
+            GraphAddNode::V13040(_) => 240usize,
+            GraphAddNode::V12030(_) => 239usize,
+            GraphAddNode::V12020(_) => 238usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8024,18 +8599,21 @@ impl NewestAbi for GraphAddNode {
     }
 }
 /// The ABIs of `cuGraphBatchMemOpNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphBatchMemOpNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphBatchMemOpNodeGetParams {
     /// [`PFN_cuGraphBatchMemOpNodeGetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070): `cuGraphBatchMemOpNodeGetParams` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070),
 }
 impl sealed::Sealed for GraphBatchMemOpNodeGetParams {}
+impl core::fmt::Debug for GraphBatchMemOpNodeGetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphBatchMemOpNodeGetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphBatchMemOpNodeGetParams::V11070(_) => {
-                <crate::entries::cuGraphBatchMemOpNodeGetParams_v11070 as crate::Entry>::INFO
-            }
+            GraphBatchMemOpNodeGetParams::V11070(_) => 241usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8060,18 +8638,21 @@ impl NewestAbi for GraphBatchMemOpNodeGetParams {
     }
 }
 /// The ABIs of `cuGraphBatchMemOpNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphBatchMemOpNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphBatchMemOpNodeSetParams {
     /// [`PFN_cuGraphBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070): `cuGraphBatchMemOpNodeSetParams` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070),
 }
 impl sealed::Sealed for GraphBatchMemOpNodeSetParams {}
+impl core::fmt::Debug for GraphBatchMemOpNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphBatchMemOpNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphBatchMemOpNodeSetParams::V11070(_) => {
-                <crate::entries::cuGraphBatchMemOpNodeSetParams_v11070 as crate::Entry>::INFO
-            }
+            GraphBatchMemOpNodeSetParams::V11070(_) => 242usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8096,18 +8677,21 @@ impl NewestAbi for GraphBatchMemOpNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphChildGraphNodeGetGraph` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphChildGraphNodeGetGraph`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphChildGraphNodeGetGraph {
     /// [`PFN_cuGraphChildGraphNodeGetGraph_v10000`](crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000): `cuGraphChildGraphNodeGetGraph` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000),
 }
 impl sealed::Sealed for GraphChildGraphNodeGetGraph {}
+impl core::fmt::Debug for GraphChildGraphNodeGetGraph {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphChildGraphNodeGetGraph {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphChildGraphNodeGetGraph::V10000(_) => {
-                <crate::entries::cuGraphChildGraphNodeGetGraph_v10000 as crate::Entry>::INFO
-            }
+            GraphChildGraphNodeGetGraph::V10000(_) => 243usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8132,18 +8716,21 @@ impl NewestAbi for GraphChildGraphNodeGetGraph {
     }
 }
 /// The ABIs of `cuGraphClone` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphClone`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphClone {
     /// [`PFN_cuGraphClone_v10000`](crate::pfn::PFN_cuGraphClone_v10000): `cuGraphClone` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphClone_v10000),
 }
 impl sealed::Sealed for GraphClone {}
+impl core::fmt::Debug for GraphClone {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphClone {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphClone::V10000(_) => {
-                <crate::entries::cuGraphClone_v10000 as crate::Entry>::INFO
-            }
+            GraphClone::V10000(_) => 244usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8168,18 +8755,21 @@ impl NewestAbi for GraphClone {
     }
 }
 /// The ABIs of `cuGraphConditionalHandleCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphConditionalHandleCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphConditionalHandleCreate {
     /// [`PFN_cuGraphConditionalHandleCreate_v12030`](crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030): `cuGraphConditionalHandleCreate` of CUDA 12.3 (12030).
     V12030(crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030),
 }
 impl sealed::Sealed for GraphConditionalHandleCreate {}
+impl core::fmt::Debug for GraphConditionalHandleCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphConditionalHandleCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphConditionalHandleCreate::V12030(_) => {
-                <crate::entries::cuGraphConditionalHandleCreate_v12030 as crate::Entry>::INFO
-            }
+            GraphConditionalHandleCreate::V12030(_) => 245usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8204,18 +8794,21 @@ impl NewestAbi for GraphConditionalHandleCreate {
     }
 }
 /// The ABIs of `cuGraphCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphCreate {
     /// [`PFN_cuGraphCreate_v10000`](crate::pfn::PFN_cuGraphCreate_v10000): `cuGraphCreate` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphCreate_v10000),
 }
 impl sealed::Sealed for GraphCreate {}
+impl core::fmt::Debug for GraphCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphCreate::V10000(_) => {
-                <crate::entries::cuGraphCreate_v10000 as crate::Entry>::INFO
-            }
+            GraphCreate::V10000(_) => 246usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8240,18 +8833,21 @@ impl NewestAbi for GraphCreate {
     }
 }
 /// The ABIs of `cuGraphDebugDotPrint` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphDebugDotPrint`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphDebugDotPrint {
     /// [`PFN_cuGraphDebugDotPrint_v11030`](crate::pfn::PFN_cuGraphDebugDotPrint_v11030): `cuGraphDebugDotPrint` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuGraphDebugDotPrint_v11030),
 }
 impl sealed::Sealed for GraphDebugDotPrint {}
+impl core::fmt::Debug for GraphDebugDotPrint {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphDebugDotPrint {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphDebugDotPrint::V11030(_) => {
-                <crate::entries::cuGraphDebugDotPrint_v11030 as crate::Entry>::INFO
-            }
+            GraphDebugDotPrint::V11030(_) => 247usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8276,18 +8872,21 @@ impl NewestAbi for GraphDebugDotPrint {
     }
 }
 /// The ABIs of `cuGraphDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphDestroy {
     /// [`PFN_cuGraphDestroy_v10000`](crate::pfn::PFN_cuGraphDestroy_v10000): `cuGraphDestroy` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphDestroy_v10000),
 }
 impl sealed::Sealed for GraphDestroy {}
+impl core::fmt::Debug for GraphDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphDestroy::V10000(_) => {
-                <crate::entries::cuGraphDestroy_v10000 as crate::Entry>::INFO
-            }
+            GraphDestroy::V10000(_) => 248usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8312,18 +8911,21 @@ impl NewestAbi for GraphDestroy {
     }
 }
 /// The ABIs of `cuGraphDestroyNode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphDestroyNode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphDestroyNode {
     /// [`PFN_cuGraphDestroyNode_v10000`](crate::pfn::PFN_cuGraphDestroyNode_v10000): `cuGraphDestroyNode` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphDestroyNode_v10000),
 }
 impl sealed::Sealed for GraphDestroyNode {}
+impl core::fmt::Debug for GraphDestroyNode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphDestroyNode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphDestroyNode::V10000(_) => {
-                <crate::entries::cuGraphDestroyNode_v10000 as crate::Entry>::INFO
-            }
+            GraphDestroyNode::V10000(_) => 249usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8348,18 +8950,21 @@ impl NewestAbi for GraphDestroyNode {
     }
 }
 /// The ABIs of `cuGraphEventRecordNodeGetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphEventRecordNodeGetEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphEventRecordNodeGetEvent {
     /// [`PFN_cuGraphEventRecordNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010): `cuGraphEventRecordNodeGetEvent` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010),
 }
 impl sealed::Sealed for GraphEventRecordNodeGetEvent {}
+impl core::fmt::Debug for GraphEventRecordNodeGetEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphEventRecordNodeGetEvent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphEventRecordNodeGetEvent::V11010(_) => {
-                <crate::entries::cuGraphEventRecordNodeGetEvent_v11010 as crate::Entry>::INFO
-            }
+            GraphEventRecordNodeGetEvent::V11010(_) => 250usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8384,18 +8989,21 @@ impl NewestAbi for GraphEventRecordNodeGetEvent {
     }
 }
 /// The ABIs of `cuGraphEventRecordNodeSetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphEventRecordNodeSetEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphEventRecordNodeSetEvent {
     /// [`PFN_cuGraphEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010): `cuGraphEventRecordNodeSetEvent` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010),
 }
 impl sealed::Sealed for GraphEventRecordNodeSetEvent {}
+impl core::fmt::Debug for GraphEventRecordNodeSetEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphEventRecordNodeSetEvent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphEventRecordNodeSetEvent::V11010(_) => {
-                <crate::entries::cuGraphEventRecordNodeSetEvent_v11010 as crate::Entry>::INFO
-            }
+            GraphEventRecordNodeSetEvent::V11010(_) => 251usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8420,18 +9028,21 @@ impl NewestAbi for GraphEventRecordNodeSetEvent {
     }
 }
 /// The ABIs of `cuGraphEventWaitNodeGetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphEventWaitNodeGetEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphEventWaitNodeGetEvent {
     /// [`PFN_cuGraphEventWaitNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010): `cuGraphEventWaitNodeGetEvent` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010),
 }
 impl sealed::Sealed for GraphEventWaitNodeGetEvent {}
+impl core::fmt::Debug for GraphEventWaitNodeGetEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphEventWaitNodeGetEvent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphEventWaitNodeGetEvent::V11010(_) => {
-                <crate::entries::cuGraphEventWaitNodeGetEvent_v11010 as crate::Entry>::INFO
-            }
+            GraphEventWaitNodeGetEvent::V11010(_) => 252usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8456,18 +9067,21 @@ impl NewestAbi for GraphEventWaitNodeGetEvent {
     }
 }
 /// The ABIs of `cuGraphEventWaitNodeSetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphEventWaitNodeSetEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphEventWaitNodeSetEvent {
     /// [`PFN_cuGraphEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010): `cuGraphEventWaitNodeSetEvent` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010),
 }
 impl sealed::Sealed for GraphEventWaitNodeSetEvent {}
+impl core::fmt::Debug for GraphEventWaitNodeSetEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphEventWaitNodeSetEvent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphEventWaitNodeSetEvent::V11010(_) => {
-                <crate::entries::cuGraphEventWaitNodeSetEvent_v11010 as crate::Entry>::INFO
-            }
+            GraphEventWaitNodeSetEvent::V11010(_) => 253usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8492,18 +9106,21 @@ impl NewestAbi for GraphEventWaitNodeSetEvent {
     }
 }
 /// The ABIs of `cuGraphExecBatchMemOpNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecBatchMemOpNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecBatchMemOpNodeSetParams {
     /// [`PFN_cuGraphExecBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070): `cuGraphExecBatchMemOpNodeSetParams` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070),
 }
 impl sealed::Sealed for GraphExecBatchMemOpNodeSetParams {}
+impl core::fmt::Debug for GraphExecBatchMemOpNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecBatchMemOpNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecBatchMemOpNodeSetParams::V11070(_) => {
-                <crate::entries::cuGraphExecBatchMemOpNodeSetParams_v11070 as crate::Entry>::INFO
-            }
+            GraphExecBatchMemOpNodeSetParams::V11070(_) => 254usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8528,18 +9145,21 @@ impl NewestAbi for GraphExecBatchMemOpNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphExecChildGraphNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecChildGraphNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecChildGraphNodeSetParams {
     /// [`PFN_cuGraphExecChildGraphNodeSetParams_v11010`](crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010): `cuGraphExecChildGraphNodeSetParams` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010),
 }
 impl sealed::Sealed for GraphExecChildGraphNodeSetParams {}
+impl core::fmt::Debug for GraphExecChildGraphNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecChildGraphNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecChildGraphNodeSetParams::V11010(_) => {
-                <crate::entries::cuGraphExecChildGraphNodeSetParams_v11010 as crate::Entry>::INFO
-            }
+            GraphExecChildGraphNodeSetParams::V11010(_) => 255usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8564,18 +9184,21 @@ impl NewestAbi for GraphExecChildGraphNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphExecDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecDestroy {
     /// [`PFN_cuGraphExecDestroy_v10000`](crate::pfn::PFN_cuGraphExecDestroy_v10000): `cuGraphExecDestroy` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphExecDestroy_v10000),
 }
 impl sealed::Sealed for GraphExecDestroy {}
+impl core::fmt::Debug for GraphExecDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecDestroy::V10000(_) => {
-                <crate::entries::cuGraphExecDestroy_v10000 as crate::Entry>::INFO
-            }
+            GraphExecDestroy::V10000(_) => 256usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8600,18 +9223,21 @@ impl NewestAbi for GraphExecDestroy {
     }
 }
 /// The ABIs of `cuGraphExecEventRecordNodeSetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecEventRecordNodeSetEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecEventRecordNodeSetEvent {
     /// [`PFN_cuGraphExecEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010): `cuGraphExecEventRecordNodeSetEvent` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010),
 }
 impl sealed::Sealed for GraphExecEventRecordNodeSetEvent {}
+impl core::fmt::Debug for GraphExecEventRecordNodeSetEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecEventRecordNodeSetEvent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecEventRecordNodeSetEvent::V11010(_) => {
-                <crate::entries::cuGraphExecEventRecordNodeSetEvent_v11010 as crate::Entry>::INFO
-            }
+            GraphExecEventRecordNodeSetEvent::V11010(_) => 257usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8636,18 +9262,21 @@ impl NewestAbi for GraphExecEventRecordNodeSetEvent {
     }
 }
 /// The ABIs of `cuGraphExecEventWaitNodeSetEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecEventWaitNodeSetEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecEventWaitNodeSetEvent {
     /// [`PFN_cuGraphExecEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010): `cuGraphExecEventWaitNodeSetEvent` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010),
 }
 impl sealed::Sealed for GraphExecEventWaitNodeSetEvent {}
+impl core::fmt::Debug for GraphExecEventWaitNodeSetEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecEventWaitNodeSetEvent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecEventWaitNodeSetEvent::V11010(_) => {
-                <crate::entries::cuGraphExecEventWaitNodeSetEvent_v11010 as crate::Entry>::INFO
-            }
+            GraphExecEventWaitNodeSetEvent::V11010(_) => 258usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8672,18 +9301,21 @@ impl NewestAbi for GraphExecEventWaitNodeSetEvent {
     }
 }
 /// The ABIs of `cuGraphExecExternalSemaphoresSignalNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecExternalSemaphoresSignalNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecExternalSemaphoresSignalNodeSetParams {
     /// [`PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020): `cuGraphExecExternalSemaphoresSignalNodeSetParams` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020),
 }
 impl sealed::Sealed for GraphExecExternalSemaphoresSignalNodeSetParams {}
+impl core::fmt::Debug for GraphExecExternalSemaphoresSignalNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecExternalSemaphoresSignalNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecExternalSemaphoresSignalNodeSetParams::V11020(_) => {
-                <crate::entries::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 as crate::Entry>::INFO
-            }
+            GraphExecExternalSemaphoresSignalNodeSetParams::V11020(_) => 259usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8710,18 +9342,21 @@ impl NewestAbi for GraphExecExternalSemaphoresSignalNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphExecExternalSemaphoresWaitNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecExternalSemaphoresWaitNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecExternalSemaphoresWaitNodeSetParams {
     /// [`PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020): `cuGraphExecExternalSemaphoresWaitNodeSetParams` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020),
 }
 impl sealed::Sealed for GraphExecExternalSemaphoresWaitNodeSetParams {}
+impl core::fmt::Debug for GraphExecExternalSemaphoresWaitNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecExternalSemaphoresWaitNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecExternalSemaphoresWaitNodeSetParams::V11020(_) => {
-                <crate::entries::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 as crate::Entry>::INFO
-            }
+            GraphExecExternalSemaphoresWaitNodeSetParams::V11020(_) => 260usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8746,18 +9381,21 @@ impl NewestAbi for GraphExecExternalSemaphoresWaitNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphExecGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecGetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecGetFlags {
     /// [`PFN_cuGraphExecGetFlags_v12000`](crate::pfn::PFN_cuGraphExecGetFlags_v12000): `cuGraphExecGetFlags` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuGraphExecGetFlags_v12000),
 }
 impl sealed::Sealed for GraphExecGetFlags {}
+impl core::fmt::Debug for GraphExecGetFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecGetFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecGetFlags::V12000(_) => {
-                <crate::entries::cuGraphExecGetFlags_v12000 as crate::Entry>::INFO
-            }
+            GraphExecGetFlags::V12000(_) => 261usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8782,18 +9420,21 @@ impl NewestAbi for GraphExecGetFlags {
     }
 }
 /// The ABIs of `cuGraphExecGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecGetId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecGetId {
     /// [`PFN_cuGraphExecGetId_v13010`](crate::pfn::PFN_cuGraphExecGetId_v13010): `cuGraphExecGetId` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuGraphExecGetId_v13010),
 }
 impl sealed::Sealed for GraphExecGetId {}
+impl core::fmt::Debug for GraphExecGetId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecGetId {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecGetId::V13010(_) => {
-                <crate::entries::cuGraphExecGetId_v13010 as crate::Entry>::INFO
-            }
+            GraphExecGetId::V13010(_) => 262usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8818,18 +9459,21 @@ impl NewestAbi for GraphExecGetId {
     }
 }
 /// The ABIs of `cuGraphExecHostNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecHostNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecHostNodeSetParams {
     /// [`PFN_cuGraphExecHostNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020): `cuGraphExecHostNodeSetParams` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020),
 }
 impl sealed::Sealed for GraphExecHostNodeSetParams {}
+impl core::fmt::Debug for GraphExecHostNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecHostNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecHostNodeSetParams::V10020(_) => {
-                <crate::entries::cuGraphExecHostNodeSetParams_v10020 as crate::Entry>::INFO
-            }
+            GraphExecHostNodeSetParams::V10020(_) => 263usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8854,7 +9498,7 @@ impl NewestAbi for GraphExecHostNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphExecKernelNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecKernelNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecKernelNodeSetParams {
     /// [`PFN_cuGraphExecKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000): `cuGraphExecKernelNodeSetParams` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000),
@@ -8862,15 +9506,16 @@ pub enum GraphExecKernelNodeSetParams {
     V10010(crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010),
 }
 impl sealed::Sealed for GraphExecKernelNodeSetParams {}
+impl core::fmt::Debug for GraphExecKernelNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecKernelNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecKernelNodeSetParams::V12000(_) => {
-                <crate::entries::cuGraphExecKernelNodeSetParams_v12000 as crate::Entry>::INFO
-            }
-            GraphExecKernelNodeSetParams::V10010(_) => {
-                <crate::entries::cuGraphExecKernelNodeSetParams_v10010 as crate::Entry>::INFO
-            }
+            GraphExecKernelNodeSetParams::V12000(_) => 265usize,
+            GraphExecKernelNodeSetParams::V10010(_) => 264usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8906,18 +9551,21 @@ impl NewestAbi for GraphExecKernelNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphExecMemcpyNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecMemcpyNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecMemcpyNodeSetParams {
     /// [`PFN_cuGraphExecMemcpyNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020): `cuGraphExecMemcpyNodeSetParams` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020),
 }
 impl sealed::Sealed for GraphExecMemcpyNodeSetParams {}
+impl core::fmt::Debug for GraphExecMemcpyNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecMemcpyNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecMemcpyNodeSetParams::V10020(_) => {
-                <crate::entries::cuGraphExecMemcpyNodeSetParams_v10020 as crate::Entry>::INFO
-            }
+            GraphExecMemcpyNodeSetParams::V10020(_) => 266usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8942,18 +9590,21 @@ impl NewestAbi for GraphExecMemcpyNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphExecMemsetNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecMemsetNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecMemsetNodeSetParams {
     /// [`PFN_cuGraphExecMemsetNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020): `cuGraphExecMemsetNodeSetParams` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020),
 }
 impl sealed::Sealed for GraphExecMemsetNodeSetParams {}
+impl core::fmt::Debug for GraphExecMemsetNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecMemsetNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecMemsetNodeSetParams::V10020(_) => {
-                <crate::entries::cuGraphExecMemsetNodeSetParams_v10020 as crate::Entry>::INFO
-            }
+            GraphExecMemsetNodeSetParams::V10020(_) => 267usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -8978,18 +9629,21 @@ impl NewestAbi for GraphExecMemsetNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphExecNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecNodeSetParams {
     /// [`PFN_cuGraphExecNodeSetParams_v12020`](crate::pfn::PFN_cuGraphExecNodeSetParams_v12020): `cuGraphExecNodeSetParams` of CUDA 12.2 (12020).
     V12020(crate::pfn::PFN_cuGraphExecNodeSetParams_v12020),
 }
 impl sealed::Sealed for GraphExecNodeSetParams {}
+impl core::fmt::Debug for GraphExecNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecNodeSetParams::V12020(_) => {
-                <crate::entries::cuGraphExecNodeSetParams_v12020 as crate::Entry>::INFO
-            }
+            GraphExecNodeSetParams::V12020(_) => 268usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9014,7 +9668,7 @@ impl NewestAbi for GraphExecNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphExecUpdate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExecUpdate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExecUpdate {
     /// [`PFN_cuGraphExecUpdate_v12000`](crate::pfn::PFN_cuGraphExecUpdate_v12000): `cuGraphExecUpdate` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuGraphExecUpdate_v12000),
@@ -9022,15 +9676,16 @@ pub enum GraphExecUpdate {
     V10020(crate::pfn::PFN_cuGraphExecUpdate_v10020),
 }
 impl sealed::Sealed for GraphExecUpdate {}
+impl core::fmt::Debug for GraphExecUpdate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExecUpdate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExecUpdate::V12000(_) => {
-                <crate::entries::cuGraphExecUpdate_v12000 as crate::Entry>::INFO
-            }
-            GraphExecUpdate::V10020(_) => {
-                <crate::entries::cuGraphExecUpdate_v10020 as crate::Entry>::INFO
-            }
+            GraphExecUpdate::V12000(_) => 270usize,
+            GraphExecUpdate::V10020(_) => 269usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9066,18 +9721,21 @@ impl NewestAbi for GraphExecUpdate {
     }
 }
 /// The ABIs of `cuGraphExternalSemaphoresSignalNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExternalSemaphoresSignalNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExternalSemaphoresSignalNodeGetParams {
     /// [`PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020): `cuGraphExternalSemaphoresSignalNodeGetParams` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020),
 }
 impl sealed::Sealed for GraphExternalSemaphoresSignalNodeGetParams {}
+impl core::fmt::Debug for GraphExternalSemaphoresSignalNodeGetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExternalSemaphoresSignalNodeGetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExternalSemaphoresSignalNodeGetParams::V11020(_) => {
-                <crate::entries::cuGraphExternalSemaphoresSignalNodeGetParams_v11020 as crate::Entry>::INFO
-            }
+            GraphExternalSemaphoresSignalNodeGetParams::V11020(_) => 271usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9102,18 +9760,21 @@ impl NewestAbi for GraphExternalSemaphoresSignalNodeGetParams {
     }
 }
 /// The ABIs of `cuGraphExternalSemaphoresSignalNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExternalSemaphoresSignalNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExternalSemaphoresSignalNodeSetParams {
     /// [`PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020): `cuGraphExternalSemaphoresSignalNodeSetParams` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020),
 }
 impl sealed::Sealed for GraphExternalSemaphoresSignalNodeSetParams {}
+impl core::fmt::Debug for GraphExternalSemaphoresSignalNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExternalSemaphoresSignalNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExternalSemaphoresSignalNodeSetParams::V11020(_) => {
-                <crate::entries::cuGraphExternalSemaphoresSignalNodeSetParams_v11020 as crate::Entry>::INFO
-            }
+            GraphExternalSemaphoresSignalNodeSetParams::V11020(_) => 272usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9138,18 +9799,21 @@ impl NewestAbi for GraphExternalSemaphoresSignalNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphExternalSemaphoresWaitNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExternalSemaphoresWaitNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExternalSemaphoresWaitNodeGetParams {
     /// [`PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020): `cuGraphExternalSemaphoresWaitNodeGetParams` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020),
 }
 impl sealed::Sealed for GraphExternalSemaphoresWaitNodeGetParams {}
+impl core::fmt::Debug for GraphExternalSemaphoresWaitNodeGetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExternalSemaphoresWaitNodeGetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExternalSemaphoresWaitNodeGetParams::V11020(_) => {
-                <crate::entries::cuGraphExternalSemaphoresWaitNodeGetParams_v11020 as crate::Entry>::INFO
-            }
+            GraphExternalSemaphoresWaitNodeGetParams::V11020(_) => 273usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9174,18 +9838,21 @@ impl NewestAbi for GraphExternalSemaphoresWaitNodeGetParams {
     }
 }
 /// The ABIs of `cuGraphExternalSemaphoresWaitNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphExternalSemaphoresWaitNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphExternalSemaphoresWaitNodeSetParams {
     /// [`PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020): `cuGraphExternalSemaphoresWaitNodeSetParams` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020),
 }
 impl sealed::Sealed for GraphExternalSemaphoresWaitNodeSetParams {}
+impl core::fmt::Debug for GraphExternalSemaphoresWaitNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphExternalSemaphoresWaitNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphExternalSemaphoresWaitNodeSetParams::V11020(_) => {
-                <crate::entries::cuGraphExternalSemaphoresWaitNodeSetParams_v11020 as crate::Entry>::INFO
-            }
+            GraphExternalSemaphoresWaitNodeSetParams::V11020(_) => 274usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9210,7 +9877,7 @@ impl NewestAbi for GraphExternalSemaphoresWaitNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphGetEdges` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphGetEdges`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphGetEdges {
     /// [`PFN_cuGraphGetEdges_v12030`](crate::pfn::PFN_cuGraphGetEdges_v12030): `cuGraphGetEdges` of CUDA 12.3 (12030).
     V12030(crate::pfn::PFN_cuGraphGetEdges_v12030),
@@ -9218,15 +9885,16 @@ pub enum GraphGetEdges {
     V10000(crate::pfn::PFN_cuGraphGetEdges_v10000),
 }
 impl sealed::Sealed for GraphGetEdges {}
+impl core::fmt::Debug for GraphGetEdges {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphGetEdges {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphGetEdges::V12030(_) => {
-                <crate::entries::cuGraphGetEdges_v12030 as crate::Entry>::INFO
-            }
-            GraphGetEdges::V10000(_) => {
-                <crate::entries::cuGraphGetEdges_v10000 as crate::Entry>::INFO
-            }
+            GraphGetEdges::V12030(_) => 276usize,
+            GraphGetEdges::V10000(_) => 275usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9262,18 +9930,21 @@ impl NewestAbi for GraphGetEdges {
     }
 }
 /// The ABIs of `cuGraphGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphGetId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphGetId {
     /// [`PFN_cuGraphGetId_v13010`](crate::pfn::PFN_cuGraphGetId_v13010): `cuGraphGetId` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuGraphGetId_v13010),
 }
 impl sealed::Sealed for GraphGetId {}
+impl core::fmt::Debug for GraphGetId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphGetId {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphGetId::V13010(_) => {
-                <crate::entries::cuGraphGetId_v13010 as crate::Entry>::INFO
-            }
+            GraphGetId::V13010(_) => 277usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9298,18 +9969,21 @@ impl NewestAbi for GraphGetId {
     }
 }
 /// The ABIs of `cuGraphGetNodes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphGetNodes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphGetNodes {
     /// [`PFN_cuGraphGetNodes_v10000`](crate::pfn::PFN_cuGraphGetNodes_v10000): `cuGraphGetNodes` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphGetNodes_v10000),
 }
 impl sealed::Sealed for GraphGetNodes {}
+impl core::fmt::Debug for GraphGetNodes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphGetNodes {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphGetNodes::V10000(_) => {
-                <crate::entries::cuGraphGetNodes_v10000 as crate::Entry>::INFO
-            }
+            GraphGetNodes::V10000(_) => 278usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9334,18 +10008,21 @@ impl NewestAbi for GraphGetNodes {
     }
 }
 /// The ABIs of `cuGraphGetRootNodes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphGetRootNodes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphGetRootNodes {
     /// [`PFN_cuGraphGetRootNodes_v10000`](crate::pfn::PFN_cuGraphGetRootNodes_v10000): `cuGraphGetRootNodes` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphGetRootNodes_v10000),
 }
 impl sealed::Sealed for GraphGetRootNodes {}
+impl core::fmt::Debug for GraphGetRootNodes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphGetRootNodes {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphGetRootNodes::V10000(_) => {
-                <crate::entries::cuGraphGetRootNodes_v10000 as crate::Entry>::INFO
-            }
+            GraphGetRootNodes::V10000(_) => 279usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9370,18 +10047,21 @@ impl NewestAbi for GraphGetRootNodes {
     }
 }
 /// The ABIs of `cuGraphHostNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphHostNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphHostNodeGetParams {
     /// [`PFN_cuGraphHostNodeGetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeGetParams_v10000): `cuGraphHostNodeGetParams` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphHostNodeGetParams_v10000),
 }
 impl sealed::Sealed for GraphHostNodeGetParams {}
+impl core::fmt::Debug for GraphHostNodeGetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphHostNodeGetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphHostNodeGetParams::V10000(_) => {
-                <crate::entries::cuGraphHostNodeGetParams_v10000 as crate::Entry>::INFO
-            }
+            GraphHostNodeGetParams::V10000(_) => 280usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9406,18 +10086,21 @@ impl NewestAbi for GraphHostNodeGetParams {
     }
 }
 /// The ABIs of `cuGraphHostNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphHostNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphHostNodeSetParams {
     /// [`PFN_cuGraphHostNodeSetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeSetParams_v10000): `cuGraphHostNodeSetParams` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphHostNodeSetParams_v10000),
 }
 impl sealed::Sealed for GraphHostNodeSetParams {}
+impl core::fmt::Debug for GraphHostNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphHostNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphHostNodeSetParams::V10000(_) => {
-                <crate::entries::cuGraphHostNodeSetParams_v10000 as crate::Entry>::INFO
-            }
+            GraphHostNodeSetParams::V10000(_) => 281usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9442,7 +10125,7 @@ impl NewestAbi for GraphHostNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphInstantiate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphInstantiate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphInstantiate {
     /// [`PFN_cuGraphInstantiate_v11000`](crate::pfn::PFN_cuGraphInstantiate_v11000): `cuGraphInstantiate` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuGraphInstantiate_v11000),
@@ -9450,15 +10133,16 @@ pub enum GraphInstantiate {
     V10000(crate::pfn::PFN_cuGraphInstantiate_v10000),
 }
 impl sealed::Sealed for GraphInstantiate {}
+impl core::fmt::Debug for GraphInstantiate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphInstantiate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphInstantiate::V11000(_) => {
-                <crate::entries::cuGraphInstantiate_v11000 as crate::Entry>::INFO
-            }
-            GraphInstantiate::V10000(_) => {
-                <crate::entries::cuGraphInstantiate_v10000 as crate::Entry>::INFO
-            }
+            GraphInstantiate::V11000(_) => 283usize,
+            GraphInstantiate::V10000(_) => 282usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9494,18 +10178,21 @@ impl NewestAbi for GraphInstantiate {
     }
 }
 /// The ABIs of `cuGraphInstantiateWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphInstantiateWithFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphInstantiateWithFlags {
     /// [`PFN_cuGraphInstantiateWithFlags_v11040`](crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040): `cuGraphInstantiateWithFlags` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040),
 }
 impl sealed::Sealed for GraphInstantiateWithFlags {}
+impl core::fmt::Debug for GraphInstantiateWithFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphInstantiateWithFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphInstantiateWithFlags::V11040(_) => {
-                <crate::entries::cuGraphInstantiateWithFlags_v11040 as crate::Entry>::INFO
-            }
+            GraphInstantiateWithFlags::V11040(_) => 284usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9532,7 +10219,7 @@ impl NewestAbi for GraphInstantiateWithFlags {
 /** The ABIs of `cuGraphInstantiateWithParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphInstantiateWithParams`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphInstantiateWithParams {
     /// [`PFN_cuGraphInstantiateWithParams_v12000_ptsz`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz): `cuGraphInstantiateWithParams` of CUDA 12.0 (12000), the per-thread default stream variant.
     V12000Ptsz(crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz),
@@ -9540,15 +10227,16 @@ pub enum GraphInstantiateWithParams {
     V12000(crate::pfn::PFN_cuGraphInstantiateWithParams_v12000),
 }
 impl sealed::Sealed for GraphInstantiateWithParams {}
+impl core::fmt::Debug for GraphInstantiateWithParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphInstantiateWithParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphInstantiateWithParams::V12000Ptsz(_) => {
-                <crate::entries::cuGraphInstantiateWithParams_v12000_ptsz as crate::Entry>::INFO
-            }
-            GraphInstantiateWithParams::V12000(_) => {
-                <crate::entries::cuGraphInstantiateWithParams_v12000 as crate::Entry>::INFO
-            }
+            GraphInstantiateWithParams::V12000Ptsz(_) => 286usize,
+            GraphInstantiateWithParams::V12000(_) => 285usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9584,18 +10272,21 @@ impl NewestAbi for GraphInstantiateWithParams {
     }
 }
 /// The ABIs of `cuGraphKernelNodeCopyAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeCopyAttributes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphKernelNodeCopyAttributes {
     /// [`PFN_cuGraphKernelNodeCopyAttributes_v11000`](crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000): `cuGraphKernelNodeCopyAttributes` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000),
 }
 impl sealed::Sealed for GraphKernelNodeCopyAttributes {}
+impl core::fmt::Debug for GraphKernelNodeCopyAttributes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphKernelNodeCopyAttributes {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphKernelNodeCopyAttributes::V11000(_) => {
-                <crate::entries::cuGraphKernelNodeCopyAttributes_v11000 as crate::Entry>::INFO
-            }
+            GraphKernelNodeCopyAttributes::V11000(_) => 287usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9620,18 +10311,21 @@ impl NewestAbi for GraphKernelNodeCopyAttributes {
     }
 }
 /// The ABIs of `cuGraphKernelNodeGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphKernelNodeGetAttribute {
     /// [`PFN_cuGraphKernelNodeGetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000): `cuGraphKernelNodeGetAttribute` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000),
 }
 impl sealed::Sealed for GraphKernelNodeGetAttribute {}
+impl core::fmt::Debug for GraphKernelNodeGetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphKernelNodeGetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphKernelNodeGetAttribute::V11000(_) => {
-                <crate::entries::cuGraphKernelNodeGetAttribute_v11000 as crate::Entry>::INFO
-            }
+            GraphKernelNodeGetAttribute::V11000(_) => 288usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9656,7 +10350,7 @@ impl NewestAbi for GraphKernelNodeGetAttribute {
     }
 }
 /// The ABIs of `cuGraphKernelNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphKernelNodeGetParams {
     /// [`PFN_cuGraphKernelNodeGetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000): `cuGraphKernelNodeGetParams` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000),
@@ -9664,15 +10358,16 @@ pub enum GraphKernelNodeGetParams {
     V10000(crate::pfn::PFN_cuGraphKernelNodeGetParams_v10000),
 }
 impl sealed::Sealed for GraphKernelNodeGetParams {}
+impl core::fmt::Debug for GraphKernelNodeGetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphKernelNodeGetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphKernelNodeGetParams::V12000(_) => {
-                <crate::entries::cuGraphKernelNodeGetParams_v12000 as crate::Entry>::INFO
-            }
-            GraphKernelNodeGetParams::V10000(_) => {
-                <crate::entries::cuGraphKernelNodeGetParams_v10000 as crate::Entry>::INFO
-            }
+            GraphKernelNodeGetParams::V12000(_) => 290usize,
+            GraphKernelNodeGetParams::V10000(_) => 289usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9708,18 +10403,21 @@ impl NewestAbi for GraphKernelNodeGetParams {
     }
 }
 /// The ABIs of `cuGraphKernelNodeSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeSetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphKernelNodeSetAttribute {
     /// [`PFN_cuGraphKernelNodeSetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000): `cuGraphKernelNodeSetAttribute` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000),
 }
 impl sealed::Sealed for GraphKernelNodeSetAttribute {}
+impl core::fmt::Debug for GraphKernelNodeSetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphKernelNodeSetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphKernelNodeSetAttribute::V11000(_) => {
-                <crate::entries::cuGraphKernelNodeSetAttribute_v11000 as crate::Entry>::INFO
-            }
+            GraphKernelNodeSetAttribute::V11000(_) => 291usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9744,7 +10442,7 @@ impl NewestAbi for GraphKernelNodeSetAttribute {
     }
 }
 /// The ABIs of `cuGraphKernelNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphKernelNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphKernelNodeSetParams {
     /// [`PFN_cuGraphKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000): `cuGraphKernelNodeSetParams` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000),
@@ -9752,15 +10450,16 @@ pub enum GraphKernelNodeSetParams {
     V10000(crate::pfn::PFN_cuGraphKernelNodeSetParams_v10000),
 }
 impl sealed::Sealed for GraphKernelNodeSetParams {}
+impl core::fmt::Debug for GraphKernelNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphKernelNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphKernelNodeSetParams::V12000(_) => {
-                <crate::entries::cuGraphKernelNodeSetParams_v12000 as crate::Entry>::INFO
-            }
-            GraphKernelNodeSetParams::V10000(_) => {
-                <crate::entries::cuGraphKernelNodeSetParams_v10000 as crate::Entry>::INFO
-            }
+            GraphKernelNodeSetParams::V12000(_) => 293usize,
+            GraphKernelNodeSetParams::V10000(_) => 292usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9798,7 +10497,7 @@ impl NewestAbi for GraphKernelNodeSetParams {
 /** The ABIs of `cuGraphLaunch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphLaunch`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphLaunch {
     /// [`PFN_cuGraphLaunch_v10000_ptsz`](crate::pfn::PFN_cuGraphLaunch_v10000_ptsz): `cuGraphLaunch` of CUDA 10.0 (10000), the per-thread default stream variant.
     V10000Ptsz(crate::pfn::PFN_cuGraphLaunch_v10000_ptsz),
@@ -9806,15 +10505,16 @@ pub enum GraphLaunch {
     V10000(crate::pfn::PFN_cuGraphLaunch_v10000),
 }
 impl sealed::Sealed for GraphLaunch {}
+impl core::fmt::Debug for GraphLaunch {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphLaunch {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphLaunch::V10000Ptsz(_) => {
-                <crate::entries::cuGraphLaunch_v10000_ptsz as crate::Entry>::INFO
-            }
-            GraphLaunch::V10000(_) => {
-                <crate::entries::cuGraphLaunch_v10000 as crate::Entry>::INFO
-            }
+            GraphLaunch::V10000Ptsz(_) => 295usize,
+            GraphLaunch::V10000(_) => 294usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9850,18 +10550,21 @@ impl NewestAbi for GraphLaunch {
     }
 }
 /// The ABIs of `cuGraphMemAllocNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemAllocNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphMemAllocNodeGetParams {
     /// [`PFN_cuGraphMemAllocNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040): `cuGraphMemAllocNodeGetParams` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040),
 }
 impl sealed::Sealed for GraphMemAllocNodeGetParams {}
+impl core::fmt::Debug for GraphMemAllocNodeGetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphMemAllocNodeGetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphMemAllocNodeGetParams::V11040(_) => {
-                <crate::entries::cuGraphMemAllocNodeGetParams_v11040 as crate::Entry>::INFO
-            }
+            GraphMemAllocNodeGetParams::V11040(_) => 296usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9886,18 +10589,21 @@ impl NewestAbi for GraphMemAllocNodeGetParams {
     }
 }
 /// The ABIs of `cuGraphMemFreeNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemFreeNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphMemFreeNodeGetParams {
     /// [`PFN_cuGraphMemFreeNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040): `cuGraphMemFreeNodeGetParams` of CUDA 11.4 (11040).
     V11040(crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040),
 }
 impl sealed::Sealed for GraphMemFreeNodeGetParams {}
+impl core::fmt::Debug for GraphMemFreeNodeGetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphMemFreeNodeGetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphMemFreeNodeGetParams::V11040(_) => {
-                <crate::entries::cuGraphMemFreeNodeGetParams_v11040 as crate::Entry>::INFO
-            }
+            GraphMemFreeNodeGetParams::V11040(_) => 297usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9922,18 +10628,21 @@ impl NewestAbi for GraphMemFreeNodeGetParams {
     }
 }
 /// The ABIs of `cuGraphMemcpyNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemcpyNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphMemcpyNodeGetParams {
     /// [`PFN_cuGraphMemcpyNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000): `cuGraphMemcpyNodeGetParams` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000),
 }
 impl sealed::Sealed for GraphMemcpyNodeGetParams {}
+impl core::fmt::Debug for GraphMemcpyNodeGetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphMemcpyNodeGetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphMemcpyNodeGetParams::V10000(_) => {
-                <crate::entries::cuGraphMemcpyNodeGetParams_v10000 as crate::Entry>::INFO
-            }
+            GraphMemcpyNodeGetParams::V10000(_) => 298usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9958,18 +10667,21 @@ impl NewestAbi for GraphMemcpyNodeGetParams {
     }
 }
 /// The ABIs of `cuGraphMemcpyNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemcpyNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphMemcpyNodeSetParams {
     /// [`PFN_cuGraphMemcpyNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000): `cuGraphMemcpyNodeSetParams` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000),
 }
 impl sealed::Sealed for GraphMemcpyNodeSetParams {}
+impl core::fmt::Debug for GraphMemcpyNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphMemcpyNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphMemcpyNodeSetParams::V10000(_) => {
-                <crate::entries::cuGraphMemcpyNodeSetParams_v10000 as crate::Entry>::INFO
-            }
+            GraphMemcpyNodeSetParams::V10000(_) => 299usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -9994,18 +10706,21 @@ impl NewestAbi for GraphMemcpyNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphMemsetNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemsetNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphMemsetNodeGetParams {
     /// [`PFN_cuGraphMemsetNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000): `cuGraphMemsetNodeGetParams` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000),
 }
 impl sealed::Sealed for GraphMemsetNodeGetParams {}
+impl core::fmt::Debug for GraphMemsetNodeGetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphMemsetNodeGetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphMemsetNodeGetParams::V10000(_) => {
-                <crate::entries::cuGraphMemsetNodeGetParams_v10000 as crate::Entry>::INFO
-            }
+            GraphMemsetNodeGetParams::V10000(_) => 300usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10030,18 +10745,21 @@ impl NewestAbi for GraphMemsetNodeGetParams {
     }
 }
 /// The ABIs of `cuGraphMemsetNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphMemsetNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphMemsetNodeSetParams {
     /// [`PFN_cuGraphMemsetNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000): `cuGraphMemsetNodeSetParams` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000),
 }
 impl sealed::Sealed for GraphMemsetNodeSetParams {}
+impl core::fmt::Debug for GraphMemsetNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphMemsetNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphMemsetNodeSetParams::V10000(_) => {
-                <crate::entries::cuGraphMemsetNodeSetParams_v10000 as crate::Entry>::INFO
-            }
+            GraphMemsetNodeSetParams::V10000(_) => 301usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10066,18 +10784,21 @@ impl NewestAbi for GraphMemsetNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphNodeFindInClone` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeFindInClone`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphNodeFindInClone {
     /// [`PFN_cuGraphNodeFindInClone_v10000`](crate::pfn::PFN_cuGraphNodeFindInClone_v10000): `cuGraphNodeFindInClone` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphNodeFindInClone_v10000),
 }
 impl sealed::Sealed for GraphNodeFindInClone {}
+impl core::fmt::Debug for GraphNodeFindInClone {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphNodeFindInClone {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphNodeFindInClone::V10000(_) => {
-                <crate::entries::cuGraphNodeFindInClone_v10000 as crate::Entry>::INFO
-            }
+            GraphNodeFindInClone::V10000(_) => 302usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10102,18 +10823,21 @@ impl NewestAbi for GraphNodeFindInClone {
     }
 }
 /// The ABIs of `cuGraphNodeGetContainingGraph` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetContainingGraph`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphNodeGetContainingGraph {
     /// [`PFN_cuGraphNodeGetContainingGraph_v13010`](crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010): `cuGraphNodeGetContainingGraph` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010),
 }
 impl sealed::Sealed for GraphNodeGetContainingGraph {}
+impl core::fmt::Debug for GraphNodeGetContainingGraph {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphNodeGetContainingGraph {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphNodeGetContainingGraph::V13010(_) => {
-                <crate::entries::cuGraphNodeGetContainingGraph_v13010 as crate::Entry>::INFO
-            }
+            GraphNodeGetContainingGraph::V13010(_) => 303usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10138,7 +10862,7 @@ impl NewestAbi for GraphNodeGetContainingGraph {
     }
 }
 /// The ABIs of `cuGraphNodeGetDependencies` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetDependencies`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphNodeGetDependencies {
     /// [`PFN_cuGraphNodeGetDependencies_v12030`](crate::pfn::PFN_cuGraphNodeGetDependencies_v12030): `cuGraphNodeGetDependencies` of CUDA 12.3 (12030).
     V12030(crate::pfn::PFN_cuGraphNodeGetDependencies_v12030),
@@ -10146,15 +10870,16 @@ pub enum GraphNodeGetDependencies {
     V10000(crate::pfn::PFN_cuGraphNodeGetDependencies_v10000),
 }
 impl sealed::Sealed for GraphNodeGetDependencies {}
+impl core::fmt::Debug for GraphNodeGetDependencies {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphNodeGetDependencies {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphNodeGetDependencies::V12030(_) => {
-                <crate::entries::cuGraphNodeGetDependencies_v12030 as crate::Entry>::INFO
-            }
-            GraphNodeGetDependencies::V10000(_) => {
-                <crate::entries::cuGraphNodeGetDependencies_v10000 as crate::Entry>::INFO
-            }
+            GraphNodeGetDependencies::V12030(_) => 305usize,
+            GraphNodeGetDependencies::V10000(_) => 304usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10190,7 +10915,7 @@ impl NewestAbi for GraphNodeGetDependencies {
     }
 }
 /// The ABIs of `cuGraphNodeGetDependentNodes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetDependentNodes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphNodeGetDependentNodes {
     /// [`PFN_cuGraphNodeGetDependentNodes_v12030`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030): `cuGraphNodeGetDependentNodes` of CUDA 12.3 (12030).
     V12030(crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030),
@@ -10198,15 +10923,16 @@ pub enum GraphNodeGetDependentNodes {
     V10000(crate::pfn::PFN_cuGraphNodeGetDependentNodes_v10000),
 }
 impl sealed::Sealed for GraphNodeGetDependentNodes {}
+impl core::fmt::Debug for GraphNodeGetDependentNodes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphNodeGetDependentNodes {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphNodeGetDependentNodes::V12030(_) => {
-                <crate::entries::cuGraphNodeGetDependentNodes_v12030 as crate::Entry>::INFO
-            }
-            GraphNodeGetDependentNodes::V10000(_) => {
-                <crate::entries::cuGraphNodeGetDependentNodes_v10000 as crate::Entry>::INFO
-            }
+            GraphNodeGetDependentNodes::V12030(_) => 307usize,
+            GraphNodeGetDependentNodes::V10000(_) => 306usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10242,18 +10968,21 @@ impl NewestAbi for GraphNodeGetDependentNodes {
     }
 }
 /// The ABIs of `cuGraphNodeGetEnabled` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetEnabled`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphNodeGetEnabled {
     /// [`PFN_cuGraphNodeGetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeGetEnabled_v11060): `cuGraphNodeGetEnabled` of CUDA 11.6 (11060).
     V11060(crate::pfn::PFN_cuGraphNodeGetEnabled_v11060),
 }
 impl sealed::Sealed for GraphNodeGetEnabled {}
+impl core::fmt::Debug for GraphNodeGetEnabled {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphNodeGetEnabled {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphNodeGetEnabled::V11060(_) => {
-                <crate::entries::cuGraphNodeGetEnabled_v11060 as crate::Entry>::INFO
-            }
+            GraphNodeGetEnabled::V11060(_) => 308usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10278,18 +11007,21 @@ impl NewestAbi for GraphNodeGetEnabled {
     }
 }
 /// The ABIs of `cuGraphNodeGetLocalId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetLocalId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphNodeGetLocalId {
     /// [`PFN_cuGraphNodeGetLocalId_v13010`](crate::pfn::PFN_cuGraphNodeGetLocalId_v13010): `cuGraphNodeGetLocalId` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuGraphNodeGetLocalId_v13010),
 }
 impl sealed::Sealed for GraphNodeGetLocalId {}
+impl core::fmt::Debug for GraphNodeGetLocalId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphNodeGetLocalId {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphNodeGetLocalId::V13010(_) => {
-                <crate::entries::cuGraphNodeGetLocalId_v13010 as crate::Entry>::INFO
-            }
+            GraphNodeGetLocalId::V13010(_) => 309usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10314,18 +11046,21 @@ impl NewestAbi for GraphNodeGetLocalId {
     }
 }
 /// The ABIs of `cuGraphNodeGetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphNodeGetParams {
     /// [`PFN_cuGraphNodeGetParams_v13020`](crate::pfn::PFN_cuGraphNodeGetParams_v13020): `cuGraphNodeGetParams` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuGraphNodeGetParams_v13020),
 }
 impl sealed::Sealed for GraphNodeGetParams {}
+impl core::fmt::Debug for GraphNodeGetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphNodeGetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphNodeGetParams::V13020(_) => {
-                <crate::entries::cuGraphNodeGetParams_v13020 as crate::Entry>::INFO
-            }
+            GraphNodeGetParams::V13020(_) => 310usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10350,18 +11085,21 @@ impl NewestAbi for GraphNodeGetParams {
     }
 }
 /// The ABIs of `cuGraphNodeGetToolsId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetToolsId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphNodeGetToolsId {
     /// [`PFN_cuGraphNodeGetToolsId_v13010`](crate::pfn::PFN_cuGraphNodeGetToolsId_v13010): `cuGraphNodeGetToolsId` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuGraphNodeGetToolsId_v13010),
 }
 impl sealed::Sealed for GraphNodeGetToolsId {}
+impl core::fmt::Debug for GraphNodeGetToolsId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphNodeGetToolsId {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphNodeGetToolsId::V13010(_) => {
-                <crate::entries::cuGraphNodeGetToolsId_v13010 as crate::Entry>::INFO
-            }
+            GraphNodeGetToolsId::V13010(_) => 311usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10386,18 +11124,21 @@ impl NewestAbi for GraphNodeGetToolsId {
     }
 }
 /// The ABIs of `cuGraphNodeGetType` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeGetType`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphNodeGetType {
     /// [`PFN_cuGraphNodeGetType_v10000`](crate::pfn::PFN_cuGraphNodeGetType_v10000): `cuGraphNodeGetType` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuGraphNodeGetType_v10000),
 }
 impl sealed::Sealed for GraphNodeGetType {}
+impl core::fmt::Debug for GraphNodeGetType {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphNodeGetType {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphNodeGetType::V10000(_) => {
-                <crate::entries::cuGraphNodeGetType_v10000 as crate::Entry>::INFO
-            }
+            GraphNodeGetType::V10000(_) => 312usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10422,18 +11163,21 @@ impl NewestAbi for GraphNodeGetType {
     }
 }
 /// The ABIs of `cuGraphNodeSetEnabled` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeSetEnabled`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphNodeSetEnabled {
     /// [`PFN_cuGraphNodeSetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeSetEnabled_v11060): `cuGraphNodeSetEnabled` of CUDA 11.6 (11060).
     V11060(crate::pfn::PFN_cuGraphNodeSetEnabled_v11060),
 }
 impl sealed::Sealed for GraphNodeSetEnabled {}
+impl core::fmt::Debug for GraphNodeSetEnabled {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphNodeSetEnabled {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphNodeSetEnabled::V11060(_) => {
-                <crate::entries::cuGraphNodeSetEnabled_v11060 as crate::Entry>::INFO
-            }
+            GraphNodeSetEnabled::V11060(_) => 313usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10458,7 +11202,7 @@ impl NewestAbi for GraphNodeSetEnabled {
     }
 }
 /// The ABIs of `cuGraphNodeSetParams` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphNodeSetParams`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphNodeSetParams {
     /// [`PFN_cuGraphNodeSetParams_v13040`](crate::pfn::PFN_cuGraphNodeSetParams_v13040): `cuGraphNodeSetParams` of CUDA 13.4 (13040).
     V13040(crate::pfn::PFN_cuGraphNodeSetParams_v13040),
@@ -10466,15 +11210,16 @@ pub enum GraphNodeSetParams {
     V12020(crate::pfn::PFN_cuGraphNodeSetParams_v12020),
 }
 impl sealed::Sealed for GraphNodeSetParams {}
+impl core::fmt::Debug for GraphNodeSetParams {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphNodeSetParams {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphNodeSetParams::V13040(_) => {
-                <crate::entries::cuGraphNodeSetParams_v13040 as crate::Entry>::INFO
-            }
-            GraphNodeSetParams::V12020(_) => {
-                <crate::entries::cuGraphNodeSetParams_v12020 as crate::Entry>::INFO
-            }
+            GraphNodeSetParams::V13040(_) => 315usize,
+            GraphNodeSetParams::V12020(_) => 314usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10510,18 +11255,21 @@ impl NewestAbi for GraphNodeSetParams {
     }
 }
 /// The ABIs of `cuGraphReleaseUserObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphReleaseUserObject`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphReleaseUserObject {
     /// [`PFN_cuGraphReleaseUserObject_v11030`](crate::pfn::PFN_cuGraphReleaseUserObject_v11030): `cuGraphReleaseUserObject` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuGraphReleaseUserObject_v11030),
 }
 impl sealed::Sealed for GraphReleaseUserObject {}
+impl core::fmt::Debug for GraphReleaseUserObject {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphReleaseUserObject {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphReleaseUserObject::V11030(_) => {
-                <crate::entries::cuGraphReleaseUserObject_v11030 as crate::Entry>::INFO
-            }
+            GraphReleaseUserObject::V11030(_) => 316usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10546,7 +11294,7 @@ impl NewestAbi for GraphReleaseUserObject {
     }
 }
 /// The ABIs of `cuGraphRemoveDependencies` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphRemoveDependencies`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphRemoveDependencies {
     /// [`PFN_cuGraphRemoveDependencies_v12030`](crate::pfn::PFN_cuGraphRemoveDependencies_v12030): `cuGraphRemoveDependencies` of CUDA 12.3 (12030).
     V12030(crate::pfn::PFN_cuGraphRemoveDependencies_v12030),
@@ -10554,15 +11302,16 @@ pub enum GraphRemoveDependencies {
     V10000(crate::pfn::PFN_cuGraphRemoveDependencies_v10000),
 }
 impl sealed::Sealed for GraphRemoveDependencies {}
+impl core::fmt::Debug for GraphRemoveDependencies {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphRemoveDependencies {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphRemoveDependencies::V12030(_) => {
-                <crate::entries::cuGraphRemoveDependencies_v12030 as crate::Entry>::INFO
-            }
-            GraphRemoveDependencies::V10000(_) => {
-                <crate::entries::cuGraphRemoveDependencies_v10000 as crate::Entry>::INFO
-            }
+            GraphRemoveDependencies::V12030(_) => 318usize,
+            GraphRemoveDependencies::V10000(_) => 317usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10598,18 +11347,21 @@ impl NewestAbi for GraphRemoveDependencies {
     }
 }
 /// The ABIs of `cuGraphRetainUserObject` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphRetainUserObject`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphRetainUserObject {
     /// [`PFN_cuGraphRetainUserObject_v11030`](crate::pfn::PFN_cuGraphRetainUserObject_v11030): `cuGraphRetainUserObject` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuGraphRetainUserObject_v11030),
 }
 impl sealed::Sealed for GraphRetainUserObject {}
+impl core::fmt::Debug for GraphRetainUserObject {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphRetainUserObject {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphRetainUserObject::V11030(_) => {
-                <crate::entries::cuGraphRetainUserObject_v11030 as crate::Entry>::INFO
-            }
+            GraphRetainUserObject::V11030(_) => 319usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10636,7 +11388,7 @@ impl NewestAbi for GraphRetainUserObject {
 /** The ABIs of `cuGraphUpload` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphUpload`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphUpload {
     /// [`PFN_cuGraphUpload_v11010_ptsz`](crate::pfn::PFN_cuGraphUpload_v11010_ptsz): `cuGraphUpload` of CUDA 11.1 (11010), the per-thread default stream variant.
     V11010Ptsz(crate::pfn::PFN_cuGraphUpload_v11010_ptsz),
@@ -10644,15 +11396,16 @@ pub enum GraphUpload {
     V11010(crate::pfn::PFN_cuGraphUpload_v11010),
 }
 impl sealed::Sealed for GraphUpload {}
+impl core::fmt::Debug for GraphUpload {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphUpload {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphUpload::V11010Ptsz(_) => {
-                <crate::entries::cuGraphUpload_v11010_ptsz as crate::Entry>::INFO
-            }
-            GraphUpload::V11010(_) => {
-                <crate::entries::cuGraphUpload_v11010 as crate::Entry>::INFO
-            }
+            GraphUpload::V11010Ptsz(_) => 321usize,
+            GraphUpload::V11010(_) => 320usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10689,7 +11442,7 @@ impl NewestAbi for GraphUpload {
 }
 /// The ABIs of `cuGraphicsD3D10RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsD3D10RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d10")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsD3D10RegisterResource {
     /// [`PFN_cuGraphicsD3D10RegisterResource_v3000`](crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000): `cuGraphicsD3D10RegisterResource` of CUDA 3.0 (3000).
     V3000(crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000),
@@ -10697,12 +11450,16 @@ pub enum GraphicsD3D10RegisterResource {
 #[cfg(feature = "d3d10")]
 impl sealed::Sealed for GraphicsD3D10RegisterResource {}
 #[cfg(feature = "d3d10")]
+impl core::fmt::Debug for GraphicsD3D10RegisterResource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d10")]
 impl NewestAbi for GraphicsD3D10RegisterResource {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsD3D10RegisterResource::V3000(_) => {
-                <crate::entries::cuGraphicsD3D10RegisterResource_v3000 as crate::Entry>::INFO
-            }
+            GraphicsD3D10RegisterResource::V3000(_) => 322usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10728,7 +11485,7 @@ impl NewestAbi for GraphicsD3D10RegisterResource {
 }
 /// The ABIs of `cuGraphicsD3D11RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsD3D11RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d11")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsD3D11RegisterResource {
     /// [`PFN_cuGraphicsD3D11RegisterResource_v3000`](crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000): `cuGraphicsD3D11RegisterResource` of CUDA 3.0 (3000).
     V3000(crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000),
@@ -10736,12 +11493,16 @@ pub enum GraphicsD3D11RegisterResource {
 #[cfg(feature = "d3d11")]
 impl sealed::Sealed for GraphicsD3D11RegisterResource {}
 #[cfg(feature = "d3d11")]
+impl core::fmt::Debug for GraphicsD3D11RegisterResource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d11")]
 impl NewestAbi for GraphicsD3D11RegisterResource {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsD3D11RegisterResource::V3000(_) => {
-                <crate::entries::cuGraphicsD3D11RegisterResource_v3000 as crate::Entry>::INFO
-            }
+            GraphicsD3D11RegisterResource::V3000(_) => 323usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10767,7 +11528,7 @@ impl NewestAbi for GraphicsD3D11RegisterResource {
 }
 /// The ABIs of `cuGraphicsD3D9RegisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsD3D9RegisterResource`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "d3d9")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsD3D9RegisterResource {
     /// [`PFN_cuGraphicsD3D9RegisterResource_v3000`](crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000): `cuGraphicsD3D9RegisterResource` of CUDA 3.0 (3000).
     V3000(crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000),
@@ -10775,12 +11536,16 @@ pub enum GraphicsD3D9RegisterResource {
 #[cfg(feature = "d3d9")]
 impl sealed::Sealed for GraphicsD3D9RegisterResource {}
 #[cfg(feature = "d3d9")]
+impl core::fmt::Debug for GraphicsD3D9RegisterResource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "d3d9")]
 impl NewestAbi for GraphicsD3D9RegisterResource {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsD3D9RegisterResource::V3000(_) => {
-                <crate::entries::cuGraphicsD3D9RegisterResource_v3000 as crate::Entry>::INFO
-            }
+            GraphicsD3D9RegisterResource::V3000(_) => 324usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10806,7 +11571,7 @@ impl NewestAbi for GraphicsD3D9RegisterResource {
 }
 /// The ABIs of `cuGraphicsEGLRegisterImage` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsEGLRegisterImage`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsEGLRegisterImage {
     /// [`PFN_cuGraphicsEGLRegisterImage_v7000`](crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000): `cuGraphicsEGLRegisterImage` of CUDA 7.0 (7000).
     V7000(crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000),
@@ -10814,12 +11579,16 @@ pub enum GraphicsEGLRegisterImage {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for GraphicsEGLRegisterImage {}
 #[cfg(feature = "egl")]
+impl core::fmt::Debug for GraphicsEGLRegisterImage {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "egl")]
 impl NewestAbi for GraphicsEGLRegisterImage {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsEGLRegisterImage::V7000(_) => {
-                <crate::entries::cuGraphicsEGLRegisterImage_v7000 as crate::Entry>::INFO
-            }
+            GraphicsEGLRegisterImage::V7000(_) => 325usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10845,7 +11614,7 @@ impl NewestAbi for GraphicsEGLRegisterImage {
 }
 /// The ABIs of `cuGraphicsGLRegisterBuffer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsGLRegisterBuffer`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsGLRegisterBuffer {
     /// [`PFN_cuGraphicsGLRegisterBuffer_v3000`](crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000): `cuGraphicsGLRegisterBuffer` of CUDA 3.0 (3000).
     V3000(crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000),
@@ -10853,12 +11622,16 @@ pub enum GraphicsGLRegisterBuffer {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GraphicsGLRegisterBuffer {}
 #[cfg(feature = "gl")]
+impl core::fmt::Debug for GraphicsGLRegisterBuffer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "gl")]
 impl NewestAbi for GraphicsGLRegisterBuffer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsGLRegisterBuffer::V3000(_) => {
-                <crate::entries::cuGraphicsGLRegisterBuffer_v3000 as crate::Entry>::INFO
-            }
+            GraphicsGLRegisterBuffer::V3000(_) => 326usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10884,7 +11657,7 @@ impl NewestAbi for GraphicsGLRegisterBuffer {
 }
 /// The ABIs of `cuGraphicsGLRegisterImage` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsGLRegisterImage`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "gl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsGLRegisterImage {
     /// [`PFN_cuGraphicsGLRegisterImage_v3000`](crate::gl::PFN_cuGraphicsGLRegisterImage_v3000): `cuGraphicsGLRegisterImage` of CUDA 3.0 (3000).
     V3000(crate::gl::PFN_cuGraphicsGLRegisterImage_v3000),
@@ -10892,12 +11665,16 @@ pub enum GraphicsGLRegisterImage {
 #[cfg(feature = "gl")]
 impl sealed::Sealed for GraphicsGLRegisterImage {}
 #[cfg(feature = "gl")]
+impl core::fmt::Debug for GraphicsGLRegisterImage {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "gl")]
 impl NewestAbi for GraphicsGLRegisterImage {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsGLRegisterImage::V3000(_) => {
-                <crate::entries::cuGraphicsGLRegisterImage_v3000 as crate::Entry>::INFO
-            }
+            GraphicsGLRegisterImage::V3000(_) => 327usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10924,7 +11701,7 @@ impl NewestAbi for GraphicsGLRegisterImage {
 /** The ABIs of `cuGraphicsMapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsMapResources`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsMapResources {
     /// [`PFN_cuGraphicsMapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz): `cuGraphicsMapResources` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz),
@@ -10932,15 +11709,16 @@ pub enum GraphicsMapResources {
     V3000(crate::pfn::PFN_cuGraphicsMapResources_v3000),
 }
 impl sealed::Sealed for GraphicsMapResources {}
+impl core::fmt::Debug for GraphicsMapResources {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphicsMapResources {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsMapResources::V7000Ptsz(_) => {
-                <crate::entries::cuGraphicsMapResources_v7000_ptsz as crate::Entry>::INFO
-            }
-            GraphicsMapResources::V3000(_) => {
-                <crate::entries::cuGraphicsMapResources_v3000 as crate::Entry>::INFO
-            }
+            GraphicsMapResources::V7000Ptsz(_) => 329usize,
+            GraphicsMapResources::V3000(_) => 328usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -10977,7 +11755,7 @@ impl NewestAbi for GraphicsMapResources {
 }
 /// The ABIs of `cuGraphicsResourceGetMappedEglFrame` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsResourceGetMappedEglFrame`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "egl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsResourceGetMappedEglFrame {
     /// [`PFN_cuGraphicsResourceGetMappedEglFrame_v7000`](crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000): `cuGraphicsResourceGetMappedEglFrame` of CUDA 7.0 (7000).
     V7000(crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000),
@@ -10985,12 +11763,16 @@ pub enum GraphicsResourceGetMappedEglFrame {
 #[cfg(feature = "egl")]
 impl sealed::Sealed for GraphicsResourceGetMappedEglFrame {}
 #[cfg(feature = "egl")]
+impl core::fmt::Debug for GraphicsResourceGetMappedEglFrame {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "egl")]
 impl NewestAbi for GraphicsResourceGetMappedEglFrame {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsResourceGetMappedEglFrame::V7000(_) => {
-                <crate::entries::cuGraphicsResourceGetMappedEglFrame_v7000 as crate::Entry>::INFO
-            }
+            GraphicsResourceGetMappedEglFrame::V7000(_) => 330usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11015,18 +11797,21 @@ impl NewestAbi for GraphicsResourceGetMappedEglFrame {
     }
 }
 /// The ABIs of `cuGraphicsResourceGetMappedMipmappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsResourceGetMappedMipmappedArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsResourceGetMappedMipmappedArray {
     /// [`PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000`](crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000): `cuGraphicsResourceGetMappedMipmappedArray` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000),
 }
 impl sealed::Sealed for GraphicsResourceGetMappedMipmappedArray {}
+impl core::fmt::Debug for GraphicsResourceGetMappedMipmappedArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphicsResourceGetMappedMipmappedArray {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsResourceGetMappedMipmappedArray::V5000(_) => {
-                <crate::entries::cuGraphicsResourceGetMappedMipmappedArray_v5000 as crate::Entry>::INFO
-            }
+            GraphicsResourceGetMappedMipmappedArray::V5000(_) => 331usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11051,7 +11836,7 @@ impl NewestAbi for GraphicsResourceGetMappedMipmappedArray {
     }
 }
 /// The ABIs of `cuGraphicsResourceGetMappedPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsResourceGetMappedPointer`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsResourceGetMappedPointer {
     /// [`PFN_cuGraphicsResourceGetMappedPointer_v3020`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020): `cuGraphicsResourceGetMappedPointer` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020),
@@ -11059,15 +11844,16 @@ pub enum GraphicsResourceGetMappedPointer {
     V3000(crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000),
 }
 impl sealed::Sealed for GraphicsResourceGetMappedPointer {}
+impl core::fmt::Debug for GraphicsResourceGetMappedPointer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphicsResourceGetMappedPointer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsResourceGetMappedPointer::V3020(_) => {
-                <crate::entries::cuGraphicsResourceGetMappedPointer_v3020 as crate::Entry>::INFO
-            }
-            GraphicsResourceGetMappedPointer::V3000(_) => {
-                <crate::entries::cuGraphicsResourceGetMappedPointer_v3000 as crate::Entry>::INFO
-            }
+            GraphicsResourceGetMappedPointer::V3020(_) => 333usize,
+            GraphicsResourceGetMappedPointer::V3000(_) => 332usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11103,7 +11889,7 @@ impl NewestAbi for GraphicsResourceGetMappedPointer {
     }
 }
 /// The ABIs of `cuGraphicsResourceSetMapFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsResourceSetMapFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsResourceSetMapFlags {
     /// [`PFN_cuGraphicsResourceSetMapFlags_v6050`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050): `cuGraphicsResourceSetMapFlags` of CUDA 6.5 (6050).
     V6050(crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050),
@@ -11111,15 +11897,16 @@ pub enum GraphicsResourceSetMapFlags {
     V3000(crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000),
 }
 impl sealed::Sealed for GraphicsResourceSetMapFlags {}
+impl core::fmt::Debug for GraphicsResourceSetMapFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphicsResourceSetMapFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsResourceSetMapFlags::V6050(_) => {
-                <crate::entries::cuGraphicsResourceSetMapFlags_v6050 as crate::Entry>::INFO
-            }
-            GraphicsResourceSetMapFlags::V3000(_) => {
-                <crate::entries::cuGraphicsResourceSetMapFlags_v3000 as crate::Entry>::INFO
-            }
+            GraphicsResourceSetMapFlags::V6050(_) => 335usize,
+            GraphicsResourceSetMapFlags::V3000(_) => 334usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11155,18 +11942,21 @@ impl NewestAbi for GraphicsResourceSetMapFlags {
     }
 }
 /// The ABIs of `cuGraphicsSubResourceGetMappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsSubResourceGetMappedArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsSubResourceGetMappedArray {
     /// [`PFN_cuGraphicsSubResourceGetMappedArray_v3000`](crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000): `cuGraphicsSubResourceGetMappedArray` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000),
 }
 impl sealed::Sealed for GraphicsSubResourceGetMappedArray {}
+impl core::fmt::Debug for GraphicsSubResourceGetMappedArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphicsSubResourceGetMappedArray {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsSubResourceGetMappedArray::V3000(_) => {
-                <crate::entries::cuGraphicsSubResourceGetMappedArray_v3000 as crate::Entry>::INFO
-            }
+            GraphicsSubResourceGetMappedArray::V3000(_) => 336usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11193,7 +11983,7 @@ impl NewestAbi for GraphicsSubResourceGetMappedArray {
 /** The ABIs of `cuGraphicsUnmapResources` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsUnmapResources`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsUnmapResources {
     /// [`PFN_cuGraphicsUnmapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz): `cuGraphicsUnmapResources` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz),
@@ -11201,15 +11991,16 @@ pub enum GraphicsUnmapResources {
     V3000(crate::pfn::PFN_cuGraphicsUnmapResources_v3000),
 }
 impl sealed::Sealed for GraphicsUnmapResources {}
+impl core::fmt::Debug for GraphicsUnmapResources {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphicsUnmapResources {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsUnmapResources::V7000Ptsz(_) => {
-                <crate::entries::cuGraphicsUnmapResources_v7000_ptsz as crate::Entry>::INFO
-            }
-            GraphicsUnmapResources::V3000(_) => {
-                <crate::entries::cuGraphicsUnmapResources_v3000 as crate::Entry>::INFO
-            }
+            GraphicsUnmapResources::V7000Ptsz(_) => 338usize,
+            GraphicsUnmapResources::V3000(_) => 337usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11245,18 +12036,21 @@ impl NewestAbi for GraphicsUnmapResources {
     }
 }
 /// The ABIs of `cuGraphicsUnregisterResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsUnregisterResource`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsUnregisterResource {
     /// [`PFN_cuGraphicsUnregisterResource_v3000`](crate::pfn::PFN_cuGraphicsUnregisterResource_v3000): `cuGraphicsUnregisterResource` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuGraphicsUnregisterResource_v3000),
 }
 impl sealed::Sealed for GraphicsUnregisterResource {}
+impl core::fmt::Debug for GraphicsUnregisterResource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GraphicsUnregisterResource {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsUnregisterResource::V3000(_) => {
-                <crate::entries::cuGraphicsUnregisterResource_v3000 as crate::Entry>::INFO
-            }
+            GraphicsUnregisterResource::V3000(_) => 339usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11282,7 +12076,7 @@ impl NewestAbi for GraphicsUnregisterResource {
 }
 /// The ABIs of `cuGraphicsVDPAURegisterOutputSurface` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsVDPAURegisterOutputSurface`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "vdpau")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsVDPAURegisterOutputSurface {
     /// [`PFN_cuGraphicsVDPAURegisterOutputSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010): `cuGraphicsVDPAURegisterOutputSurface` of CUDA 3.1 (3010).
     V3010(crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010),
@@ -11290,12 +12084,16 @@ pub enum GraphicsVDPAURegisterOutputSurface {
 #[cfg(feature = "vdpau")]
 impl sealed::Sealed for GraphicsVDPAURegisterOutputSurface {}
 #[cfg(feature = "vdpau")]
+impl core::fmt::Debug for GraphicsVDPAURegisterOutputSurface {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "vdpau")]
 impl NewestAbi for GraphicsVDPAURegisterOutputSurface {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsVDPAURegisterOutputSurface::V3010(_) => {
-                <crate::entries::cuGraphicsVDPAURegisterOutputSurface_v3010 as crate::Entry>::INFO
-            }
+            GraphicsVDPAURegisterOutputSurface::V3010(_) => 340usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11321,7 +12119,7 @@ impl NewestAbi for GraphicsVDPAURegisterOutputSurface {
 }
 /// The ABIs of `cuGraphicsVDPAURegisterVideoSurface` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGraphicsVDPAURegisterVideoSurface`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "vdpau")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GraphicsVDPAURegisterVideoSurface {
     /// [`PFN_cuGraphicsVDPAURegisterVideoSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010): `cuGraphicsVDPAURegisterVideoSurface` of CUDA 3.1 (3010).
     V3010(crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010),
@@ -11329,12 +12127,16 @@ pub enum GraphicsVDPAURegisterVideoSurface {
 #[cfg(feature = "vdpau")]
 impl sealed::Sealed for GraphicsVDPAURegisterVideoSurface {}
 #[cfg(feature = "vdpau")]
+impl core::fmt::Debug for GraphicsVDPAURegisterVideoSurface {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "vdpau")]
 impl NewestAbi for GraphicsVDPAURegisterVideoSurface {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GraphicsVDPAURegisterVideoSurface::V3010(_) => {
-                <crate::entries::cuGraphicsVDPAURegisterVideoSurface_v3010 as crate::Entry>::INFO
-            }
+            GraphicsVDPAURegisterVideoSurface::V3010(_) => 341usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11359,18 +12161,21 @@ impl NewestAbi for GraphicsVDPAURegisterVideoSurface {
     }
 }
 /// The ABIs of `cuGreenCtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GreenCtxCreate {
     /// [`PFN_cuGreenCtxCreate_v12040`](crate::pfn::PFN_cuGreenCtxCreate_v12040): `cuGreenCtxCreate` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuGreenCtxCreate_v12040),
 }
 impl sealed::Sealed for GreenCtxCreate {}
+impl core::fmt::Debug for GreenCtxCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GreenCtxCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GreenCtxCreate::V12040(_) => {
-                <crate::entries::cuGreenCtxCreate_v12040 as crate::Entry>::INFO
-            }
+            GreenCtxCreate::V12040(_) => 342usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11395,18 +12200,21 @@ impl NewestAbi for GreenCtxCreate {
     }
 }
 /// The ABIs of `cuGreenCtxDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GreenCtxDestroy {
     /// [`PFN_cuGreenCtxDestroy_v12040`](crate::pfn::PFN_cuGreenCtxDestroy_v12040): `cuGreenCtxDestroy` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuGreenCtxDestroy_v12040),
 }
 impl sealed::Sealed for GreenCtxDestroy {}
+impl core::fmt::Debug for GreenCtxDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GreenCtxDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GreenCtxDestroy::V12040(_) => {
-                <crate::entries::cuGreenCtxDestroy_v12040 as crate::Entry>::INFO
-            }
+            GreenCtxDestroy::V12040(_) => 343usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11431,18 +12239,21 @@ impl NewestAbi for GreenCtxDestroy {
     }
 }
 /// The ABIs of `cuGreenCtxGetDevResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxGetDevResource`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GreenCtxGetDevResource {
     /// [`PFN_cuGreenCtxGetDevResource_v12040`](crate::pfn::PFN_cuGreenCtxGetDevResource_v12040): `cuGreenCtxGetDevResource` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuGreenCtxGetDevResource_v12040),
 }
 impl sealed::Sealed for GreenCtxGetDevResource {}
+impl core::fmt::Debug for GreenCtxGetDevResource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GreenCtxGetDevResource {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GreenCtxGetDevResource::V12040(_) => {
-                <crate::entries::cuGreenCtxGetDevResource_v12040 as crate::Entry>::INFO
-            }
+            GreenCtxGetDevResource::V12040(_) => 344usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11467,18 +12278,21 @@ impl NewestAbi for GreenCtxGetDevResource {
     }
 }
 /// The ABIs of `cuGreenCtxGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxGetId`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GreenCtxGetId {
     /// [`PFN_cuGreenCtxGetId_v12090`](crate::pfn::PFN_cuGreenCtxGetId_v12090): `cuGreenCtxGetId` of CUDA 12.9 (12090).
     V12090(crate::pfn::PFN_cuGreenCtxGetId_v12090),
 }
 impl sealed::Sealed for GreenCtxGetId {}
+impl core::fmt::Debug for GreenCtxGetId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GreenCtxGetId {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GreenCtxGetId::V12090(_) => {
-                <crate::entries::cuGreenCtxGetId_v12090 as crate::Entry>::INFO
-            }
+            GreenCtxGetId::V12090(_) => 345usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11503,18 +12317,21 @@ impl NewestAbi for GreenCtxGetId {
     }
 }
 /// The ABIs of `cuGreenCtxRecordEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxRecordEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GreenCtxRecordEvent {
     /// [`PFN_cuGreenCtxRecordEvent_v12040`](crate::pfn::PFN_cuGreenCtxRecordEvent_v12040): `cuGreenCtxRecordEvent` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuGreenCtxRecordEvent_v12040),
 }
 impl sealed::Sealed for GreenCtxRecordEvent {}
+impl core::fmt::Debug for GreenCtxRecordEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GreenCtxRecordEvent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GreenCtxRecordEvent::V12040(_) => {
-                <crate::entries::cuGreenCtxRecordEvent_v12040 as crate::Entry>::INFO
-            }
+            GreenCtxRecordEvent::V12040(_) => 346usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11539,18 +12356,21 @@ impl NewestAbi for GreenCtxRecordEvent {
     }
 }
 /// The ABIs of `cuGreenCtxStreamCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxStreamCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GreenCtxStreamCreate {
     /// [`PFN_cuGreenCtxStreamCreate_v12050`](crate::pfn::PFN_cuGreenCtxStreamCreate_v12050): `cuGreenCtxStreamCreate` of CUDA 12.5 (12050).
     V12050(crate::pfn::PFN_cuGreenCtxStreamCreate_v12050),
 }
 impl sealed::Sealed for GreenCtxStreamCreate {}
+impl core::fmt::Debug for GreenCtxStreamCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GreenCtxStreamCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GreenCtxStreamCreate::V12050(_) => {
-                <crate::entries::cuGreenCtxStreamCreate_v12050 as crate::Entry>::INFO
-            }
+            GreenCtxStreamCreate::V12050(_) => 347usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11575,18 +12395,21 @@ impl NewestAbi for GreenCtxStreamCreate {
     }
 }
 /// The ABIs of `cuGreenCtxWaitEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuGreenCtxWaitEvent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum GreenCtxWaitEvent {
     /// [`PFN_cuGreenCtxWaitEvent_v12040`](crate::pfn::PFN_cuGreenCtxWaitEvent_v12040): `cuGreenCtxWaitEvent` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuGreenCtxWaitEvent_v12040),
 }
 impl sealed::Sealed for GreenCtxWaitEvent {}
+impl core::fmt::Debug for GreenCtxWaitEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for GreenCtxWaitEvent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            GreenCtxWaitEvent::V12040(_) => {
-                <crate::entries::cuGreenCtxWaitEvent_v12040 as crate::Entry>::INFO
-            }
+            GreenCtxWaitEvent::V12040(_) => 348usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11611,18 +12434,21 @@ impl NewestAbi for GreenCtxWaitEvent {
     }
 }
 /// The ABIs of `cuImportExternalMemory` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuImportExternalMemory`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ImportExternalMemory {
     /// [`PFN_cuImportExternalMemory_v10000`](crate::pfn::PFN_cuImportExternalMemory_v10000): `cuImportExternalMemory` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuImportExternalMemory_v10000),
 }
 impl sealed::Sealed for ImportExternalMemory {}
+impl core::fmt::Debug for ImportExternalMemory {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ImportExternalMemory {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ImportExternalMemory::V10000(_) => {
-                <crate::entries::cuImportExternalMemory_v10000 as crate::Entry>::INFO
-            }
+            ImportExternalMemory::V10000(_) => 349usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11647,18 +12473,21 @@ impl NewestAbi for ImportExternalMemory {
     }
 }
 /// The ABIs of `cuImportExternalSemaphore` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuImportExternalSemaphore`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ImportExternalSemaphore {
     /// [`PFN_cuImportExternalSemaphore_v10000`](crate::pfn::PFN_cuImportExternalSemaphore_v10000): `cuImportExternalSemaphore` of CUDA 10.0 (10000).
     V10000(crate::pfn::PFN_cuImportExternalSemaphore_v10000),
 }
 impl sealed::Sealed for ImportExternalSemaphore {}
+impl core::fmt::Debug for ImportExternalSemaphore {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ImportExternalSemaphore {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ImportExternalSemaphore::V10000(_) => {
-                <crate::entries::cuImportExternalSemaphore_v10000 as crate::Entry>::INFO
-            }
+            ImportExternalSemaphore::V10000(_) => 350usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11683,16 +12512,21 @@ impl NewestAbi for ImportExternalSemaphore {
     }
 }
 /// The ABIs of `cuInit` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuInit`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Init {
     /// [`PFN_cuInit_v2000`](crate::pfn::PFN_cuInit_v2000): `cuInit` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuInit_v2000),
 }
 impl sealed::Sealed for Init {}
+impl core::fmt::Debug for Init {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Init {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Init::V2000(_) => <crate::entries::cuInit_v2000 as crate::Entry>::INFO,
+            Init::V2000(_) => 351usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11717,18 +12551,21 @@ impl NewestAbi for Init {
     }
 }
 /// The ABIs of `cuIpcCloseMemHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcCloseMemHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum IpcCloseMemHandle {
     /// [`PFN_cuIpcCloseMemHandle_v4010`](crate::pfn::PFN_cuIpcCloseMemHandle_v4010): `cuIpcCloseMemHandle` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuIpcCloseMemHandle_v4010),
 }
 impl sealed::Sealed for IpcCloseMemHandle {}
+impl core::fmt::Debug for IpcCloseMemHandle {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for IpcCloseMemHandle {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            IpcCloseMemHandle::V4010(_) => {
-                <crate::entries::cuIpcCloseMemHandle_v4010 as crate::Entry>::INFO
-            }
+            IpcCloseMemHandle::V4010(_) => 352usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11753,18 +12590,21 @@ impl NewestAbi for IpcCloseMemHandle {
     }
 }
 /// The ABIs of `cuIpcGetEventHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcGetEventHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum IpcGetEventHandle {
     /// [`PFN_cuIpcGetEventHandle_v4010`](crate::pfn::PFN_cuIpcGetEventHandle_v4010): `cuIpcGetEventHandle` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuIpcGetEventHandle_v4010),
 }
 impl sealed::Sealed for IpcGetEventHandle {}
+impl core::fmt::Debug for IpcGetEventHandle {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for IpcGetEventHandle {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            IpcGetEventHandle::V4010(_) => {
-                <crate::entries::cuIpcGetEventHandle_v4010 as crate::Entry>::INFO
-            }
+            IpcGetEventHandle::V4010(_) => 353usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11789,18 +12629,21 @@ impl NewestAbi for IpcGetEventHandle {
     }
 }
 /// The ABIs of `cuIpcGetMemHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcGetMemHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum IpcGetMemHandle {
     /// [`PFN_cuIpcGetMemHandle_v4010`](crate::pfn::PFN_cuIpcGetMemHandle_v4010): `cuIpcGetMemHandle` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuIpcGetMemHandle_v4010),
 }
 impl sealed::Sealed for IpcGetMemHandle {}
+impl core::fmt::Debug for IpcGetMemHandle {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for IpcGetMemHandle {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            IpcGetMemHandle::V4010(_) => {
-                <crate::entries::cuIpcGetMemHandle_v4010 as crate::Entry>::INFO
-            }
+            IpcGetMemHandle::V4010(_) => 354usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11825,18 +12668,21 @@ impl NewestAbi for IpcGetMemHandle {
     }
 }
 /// The ABIs of `cuIpcOpenEventHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcOpenEventHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum IpcOpenEventHandle {
     /// [`PFN_cuIpcOpenEventHandle_v4010`](crate::pfn::PFN_cuIpcOpenEventHandle_v4010): `cuIpcOpenEventHandle` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuIpcOpenEventHandle_v4010),
 }
 impl sealed::Sealed for IpcOpenEventHandle {}
+impl core::fmt::Debug for IpcOpenEventHandle {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for IpcOpenEventHandle {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            IpcOpenEventHandle::V4010(_) => {
-                <crate::entries::cuIpcOpenEventHandle_v4010 as crate::Entry>::INFO
-            }
+            IpcOpenEventHandle::V4010(_) => 355usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11861,7 +12707,7 @@ impl NewestAbi for IpcOpenEventHandle {
     }
 }
 /// The ABIs of `cuIpcOpenMemHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuIpcOpenMemHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum IpcOpenMemHandle {
     /// [`PFN_cuIpcOpenMemHandle_v11000`](crate::pfn::PFN_cuIpcOpenMemHandle_v11000): `cuIpcOpenMemHandle` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuIpcOpenMemHandle_v11000),
@@ -11869,15 +12715,16 @@ pub enum IpcOpenMemHandle {
     V4010(crate::pfn::PFN_cuIpcOpenMemHandle_v4010),
 }
 impl sealed::Sealed for IpcOpenMemHandle {}
+impl core::fmt::Debug for IpcOpenMemHandle {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for IpcOpenMemHandle {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            IpcOpenMemHandle::V11000(_) => {
-                <crate::entries::cuIpcOpenMemHandle_v11000 as crate::Entry>::INFO
-            }
-            IpcOpenMemHandle::V4010(_) => {
-                <crate::entries::cuIpcOpenMemHandle_v4010 as crate::Entry>::INFO
-            }
+            IpcOpenMemHandle::V11000(_) => 357usize,
+            IpcOpenMemHandle::V4010(_) => 356usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11913,18 +12760,21 @@ impl NewestAbi for IpcOpenMemHandle {
     }
 }
 /// The ABIs of `cuKernelGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum KernelGetAttribute {
     /// [`PFN_cuKernelGetAttribute_v12000`](crate::pfn::PFN_cuKernelGetAttribute_v12000): `cuKernelGetAttribute` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuKernelGetAttribute_v12000),
 }
 impl sealed::Sealed for KernelGetAttribute {}
+impl core::fmt::Debug for KernelGetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for KernelGetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            KernelGetAttribute::V12000(_) => {
-                <crate::entries::cuKernelGetAttribute_v12000 as crate::Entry>::INFO
-            }
+            KernelGetAttribute::V12000(_) => 358usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11949,18 +12799,21 @@ impl NewestAbi for KernelGetAttribute {
     }
 }
 /// The ABIs of `cuKernelGetFunction` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetFunction`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum KernelGetFunction {
     /// [`PFN_cuKernelGetFunction_v12000`](crate::pfn::PFN_cuKernelGetFunction_v12000): `cuKernelGetFunction` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuKernelGetFunction_v12000),
 }
 impl sealed::Sealed for KernelGetFunction {}
+impl core::fmt::Debug for KernelGetFunction {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for KernelGetFunction {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            KernelGetFunction::V12000(_) => {
-                <crate::entries::cuKernelGetFunction_v12000 as crate::Entry>::INFO
-            }
+            KernelGetFunction::V12000(_) => 359usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -11985,18 +12838,21 @@ impl NewestAbi for KernelGetFunction {
     }
 }
 /// The ABIs of `cuKernelGetLibrary` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetLibrary`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum KernelGetLibrary {
     /// [`PFN_cuKernelGetLibrary_v12050`](crate::pfn::PFN_cuKernelGetLibrary_v12050): `cuKernelGetLibrary` of CUDA 12.5 (12050).
     V12050(crate::pfn::PFN_cuKernelGetLibrary_v12050),
 }
 impl sealed::Sealed for KernelGetLibrary {}
+impl core::fmt::Debug for KernelGetLibrary {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for KernelGetLibrary {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            KernelGetLibrary::V12050(_) => {
-                <crate::entries::cuKernelGetLibrary_v12050 as crate::Entry>::INFO
-            }
+            KernelGetLibrary::V12050(_) => 360usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12021,18 +12877,21 @@ impl NewestAbi for KernelGetLibrary {
     }
 }
 /// The ABIs of `cuKernelGetName` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetName`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum KernelGetName {
     /// [`PFN_cuKernelGetName_v12030`](crate::pfn::PFN_cuKernelGetName_v12030): `cuKernelGetName` of CUDA 12.3 (12030).
     V12030(crate::pfn::PFN_cuKernelGetName_v12030),
 }
 impl sealed::Sealed for KernelGetName {}
+impl core::fmt::Debug for KernelGetName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for KernelGetName {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            KernelGetName::V12030(_) => {
-                <crate::entries::cuKernelGetName_v12030 as crate::Entry>::INFO
-            }
+            KernelGetName::V12030(_) => 361usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12057,18 +12916,21 @@ impl NewestAbi for KernelGetName {
     }
 }
 /// The ABIs of `cuKernelGetParamCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetParamCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum KernelGetParamCount {
     /// [`PFN_cuKernelGetParamCount_v13020`](crate::pfn::PFN_cuKernelGetParamCount_v13020): `cuKernelGetParamCount` of CUDA 13.2 (13020).
     V13020(crate::pfn::PFN_cuKernelGetParamCount_v13020),
 }
 impl sealed::Sealed for KernelGetParamCount {}
+impl core::fmt::Debug for KernelGetParamCount {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for KernelGetParamCount {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            KernelGetParamCount::V13020(_) => {
-                <crate::entries::cuKernelGetParamCount_v13020 as crate::Entry>::INFO
-            }
+            KernelGetParamCount::V13020(_) => 362usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12093,18 +12955,21 @@ impl NewestAbi for KernelGetParamCount {
     }
 }
 /// The ABIs of `cuKernelGetParamInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelGetParamInfo`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum KernelGetParamInfo {
     /// [`PFN_cuKernelGetParamInfo_v12040`](crate::pfn::PFN_cuKernelGetParamInfo_v12040): `cuKernelGetParamInfo` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuKernelGetParamInfo_v12040),
 }
 impl sealed::Sealed for KernelGetParamInfo {}
+impl core::fmt::Debug for KernelGetParamInfo {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for KernelGetParamInfo {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            KernelGetParamInfo::V12040(_) => {
-                <crate::entries::cuKernelGetParamInfo_v12040 as crate::Entry>::INFO
-            }
+            KernelGetParamInfo::V12040(_) => 363usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12129,18 +12994,21 @@ impl NewestAbi for KernelGetParamInfo {
     }
 }
 /// The ABIs of `cuKernelSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelSetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum KernelSetAttribute {
     /// [`PFN_cuKernelSetAttribute_v12000`](crate::pfn::PFN_cuKernelSetAttribute_v12000): `cuKernelSetAttribute` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuKernelSetAttribute_v12000),
 }
 impl sealed::Sealed for KernelSetAttribute {}
+impl core::fmt::Debug for KernelSetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for KernelSetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            KernelSetAttribute::V12000(_) => {
-                <crate::entries::cuKernelSetAttribute_v12000 as crate::Entry>::INFO
-            }
+            KernelSetAttribute::V12000(_) => 364usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12165,18 +13033,21 @@ impl NewestAbi for KernelSetAttribute {
     }
 }
 /// The ABIs of `cuKernelSetCacheConfig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuKernelSetCacheConfig`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum KernelSetCacheConfig {
     /// [`PFN_cuKernelSetCacheConfig_v12000`](crate::pfn::PFN_cuKernelSetCacheConfig_v12000): `cuKernelSetCacheConfig` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuKernelSetCacheConfig_v12000),
 }
 impl sealed::Sealed for KernelSetCacheConfig {}
+impl core::fmt::Debug for KernelSetCacheConfig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for KernelSetCacheConfig {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            KernelSetCacheConfig::V12000(_) => {
-                <crate::entries::cuKernelSetCacheConfig_v12000 as crate::Entry>::INFO
-            }
+            KernelSetCacheConfig::V12000(_) => 365usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12201,16 +13072,21 @@ impl NewestAbi for KernelSetCacheConfig {
     }
 }
 /// The ABIs of `cuLaunch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunch`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Launch {
     /// [`PFN_cuLaunch_v2000`](crate::pfn::PFN_cuLaunch_v2000): `cuLaunch` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuLaunch_v2000),
 }
 impl sealed::Sealed for Launch {}
+impl core::fmt::Debug for Launch {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Launch {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Launch::V2000(_) => <crate::entries::cuLaunch_v2000 as crate::Entry>::INFO,
+            Launch::V2000(_) => 366usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12237,7 +13113,7 @@ impl NewestAbi for Launch {
 /** The ABIs of `cuLaunchCooperativeKernel` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchCooperativeKernel`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LaunchCooperativeKernel {
     /// [`PFN_cuLaunchCooperativeKernel_v9000_ptsz`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz): `cuLaunchCooperativeKernel` of CUDA 9.0 (9000), the per-thread default stream variant.
     V9000Ptsz(crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz),
@@ -12245,15 +13121,16 @@ pub enum LaunchCooperativeKernel {
     V9000(crate::pfn::PFN_cuLaunchCooperativeKernel_v9000),
 }
 impl sealed::Sealed for LaunchCooperativeKernel {}
+impl core::fmt::Debug for LaunchCooperativeKernel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LaunchCooperativeKernel {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LaunchCooperativeKernel::V9000Ptsz(_) => {
-                <crate::entries::cuLaunchCooperativeKernel_v9000_ptsz as crate::Entry>::INFO
-            }
-            LaunchCooperativeKernel::V9000(_) => {
-                <crate::entries::cuLaunchCooperativeKernel_v9000 as crate::Entry>::INFO
-            }
+            LaunchCooperativeKernel::V9000Ptsz(_) => 368usize,
+            LaunchCooperativeKernel::V9000(_) => 367usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12289,18 +13166,21 @@ impl NewestAbi for LaunchCooperativeKernel {
     }
 }
 /// The ABIs of `cuLaunchCooperativeKernelMultiDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchCooperativeKernelMultiDevice`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LaunchCooperativeKernelMultiDevice {
     /// [`PFN_cuLaunchCooperativeKernelMultiDevice_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000): `cuLaunchCooperativeKernelMultiDevice` of CUDA 9.0 (9000).
     V9000(crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000),
 }
 impl sealed::Sealed for LaunchCooperativeKernelMultiDevice {}
+impl core::fmt::Debug for LaunchCooperativeKernelMultiDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LaunchCooperativeKernelMultiDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LaunchCooperativeKernelMultiDevice::V9000(_) => {
-                <crate::entries::cuLaunchCooperativeKernelMultiDevice_v9000 as crate::Entry>::INFO
-            }
+            LaunchCooperativeKernelMultiDevice::V9000(_) => 369usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12325,18 +13205,21 @@ impl NewestAbi for LaunchCooperativeKernelMultiDevice {
     }
 }
 /// The ABIs of `cuLaunchGrid` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchGrid`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LaunchGrid {
     /// [`PFN_cuLaunchGrid_v2000`](crate::pfn::PFN_cuLaunchGrid_v2000): `cuLaunchGrid` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuLaunchGrid_v2000),
 }
 impl sealed::Sealed for LaunchGrid {}
+impl core::fmt::Debug for LaunchGrid {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LaunchGrid {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LaunchGrid::V2000(_) => {
-                <crate::entries::cuLaunchGrid_v2000 as crate::Entry>::INFO
-            }
+            LaunchGrid::V2000(_) => 370usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12361,18 +13244,21 @@ impl NewestAbi for LaunchGrid {
     }
 }
 /// The ABIs of `cuLaunchGridAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchGridAsync`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LaunchGridAsync {
     /// [`PFN_cuLaunchGridAsync_v2000`](crate::pfn::PFN_cuLaunchGridAsync_v2000): `cuLaunchGridAsync` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuLaunchGridAsync_v2000),
 }
 impl sealed::Sealed for LaunchGridAsync {}
+impl core::fmt::Debug for LaunchGridAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LaunchGridAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LaunchGridAsync::V2000(_) => {
-                <crate::entries::cuLaunchGridAsync_v2000 as crate::Entry>::INFO
-            }
+            LaunchGridAsync::V2000(_) => 371usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12399,7 +13285,7 @@ impl NewestAbi for LaunchGridAsync {
 /** The ABIs of `cuLaunchHostFunc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchHostFunc`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LaunchHostFunc {
     /// [`PFN_cuLaunchHostFunc_v13010_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz): `cuLaunchHostFunc` of CUDA 13.1 (13010), the per-thread default stream variant.
     V13010Ptsz(crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz),
@@ -12411,21 +13297,18 @@ pub enum LaunchHostFunc {
     V10000(crate::pfn::PFN_cuLaunchHostFunc_v10000),
 }
 impl sealed::Sealed for LaunchHostFunc {}
+impl core::fmt::Debug for LaunchHostFunc {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LaunchHostFunc {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LaunchHostFunc::V13010Ptsz(_) => {
-                <crate::entries::cuLaunchHostFunc_v13010_ptsz as crate::Entry>::INFO
-            }
-            LaunchHostFunc::V13010(_) => {
-                <crate::entries::cuLaunchHostFunc_v13010 as crate::Entry>::INFO
-            }
-            LaunchHostFunc::V10000Ptsz(_) => {
-                <crate::entries::cuLaunchHostFunc_v10000_ptsz as crate::Entry>::INFO
-            }
-            LaunchHostFunc::V10000(_) => {
-                <crate::entries::cuLaunchHostFunc_v10000 as crate::Entry>::INFO
-            }
+            LaunchHostFunc::V13010Ptsz(_) => 375usize,
+            LaunchHostFunc::V13010(_) => 374usize,
+            LaunchHostFunc::V10000Ptsz(_) => 373usize,
+            LaunchHostFunc::V10000(_) => 372usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12485,7 +13368,7 @@ impl NewestAbi for LaunchHostFunc {
 /** The ABIs of `cuLaunchKernel` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchKernel`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LaunchKernel {
     /// [`PFN_cuLaunchKernel_v7000_ptsz`](crate::pfn::PFN_cuLaunchKernel_v7000_ptsz): `cuLaunchKernel` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuLaunchKernel_v7000_ptsz),
@@ -12493,15 +13376,16 @@ pub enum LaunchKernel {
     V4000(crate::pfn::PFN_cuLaunchKernel_v4000),
 }
 impl sealed::Sealed for LaunchKernel {}
+impl core::fmt::Debug for LaunchKernel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LaunchKernel {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LaunchKernel::V7000Ptsz(_) => {
-                <crate::entries::cuLaunchKernel_v7000_ptsz as crate::Entry>::INFO
-            }
-            LaunchKernel::V4000(_) => {
-                <crate::entries::cuLaunchKernel_v4000 as crate::Entry>::INFO
-            }
+            LaunchKernel::V7000Ptsz(_) => 377usize,
+            LaunchKernel::V4000(_) => 376usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12539,7 +13423,7 @@ impl NewestAbi for LaunchKernel {
 /** The ABIs of `cuLaunchKernelEx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLaunchKernelEx`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LaunchKernelEx {
     /// [`PFN_cuLaunchKernelEx_v11060_ptsz`](crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz): `cuLaunchKernelEx` of CUDA 11.6 (11060), the per-thread default stream variant.
     V11060Ptsz(crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz),
@@ -12547,15 +13431,16 @@ pub enum LaunchKernelEx {
     V11060(crate::pfn::PFN_cuLaunchKernelEx_v11060),
 }
 impl sealed::Sealed for LaunchKernelEx {}
+impl core::fmt::Debug for LaunchKernelEx {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LaunchKernelEx {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LaunchKernelEx::V11060Ptsz(_) => {
-                <crate::entries::cuLaunchKernelEx_v11060_ptsz as crate::Entry>::INFO
-            }
-            LaunchKernelEx::V11060(_) => {
-                <crate::entries::cuLaunchKernelEx_v11060 as crate::Entry>::INFO
-            }
+            LaunchKernelEx::V11060Ptsz(_) => 379usize,
+            LaunchKernelEx::V11060(_) => 378usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12591,18 +13476,21 @@ impl NewestAbi for LaunchKernelEx {
     }
 }
 /// The ABIs of `cuLibraryEnumerateKernels` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryEnumerateKernels`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LibraryEnumerateKernels {
     /// [`PFN_cuLibraryEnumerateKernels_v12040`](crate::pfn::PFN_cuLibraryEnumerateKernels_v12040): `cuLibraryEnumerateKernels` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuLibraryEnumerateKernels_v12040),
 }
 impl sealed::Sealed for LibraryEnumerateKernels {}
+impl core::fmt::Debug for LibraryEnumerateKernels {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LibraryEnumerateKernels {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LibraryEnumerateKernels::V12040(_) => {
-                <crate::entries::cuLibraryEnumerateKernels_v12040 as crate::Entry>::INFO
-            }
+            LibraryEnumerateKernels::V12040(_) => 380usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12627,18 +13515,21 @@ impl NewestAbi for LibraryEnumerateKernels {
     }
 }
 /// The ABIs of `cuLibraryGetGlobal` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetGlobal`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LibraryGetGlobal {
     /// [`PFN_cuLibraryGetGlobal_v12000`](crate::pfn::PFN_cuLibraryGetGlobal_v12000): `cuLibraryGetGlobal` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryGetGlobal_v12000),
 }
 impl sealed::Sealed for LibraryGetGlobal {}
+impl core::fmt::Debug for LibraryGetGlobal {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LibraryGetGlobal {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LibraryGetGlobal::V12000(_) => {
-                <crate::entries::cuLibraryGetGlobal_v12000 as crate::Entry>::INFO
-            }
+            LibraryGetGlobal::V12000(_) => 381usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12663,18 +13554,21 @@ impl NewestAbi for LibraryGetGlobal {
     }
 }
 /// The ABIs of `cuLibraryGetKernel` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetKernel`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LibraryGetKernel {
     /// [`PFN_cuLibraryGetKernel_v12000`](crate::pfn::PFN_cuLibraryGetKernel_v12000): `cuLibraryGetKernel` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryGetKernel_v12000),
 }
 impl sealed::Sealed for LibraryGetKernel {}
+impl core::fmt::Debug for LibraryGetKernel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LibraryGetKernel {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LibraryGetKernel::V12000(_) => {
-                <crate::entries::cuLibraryGetKernel_v12000 as crate::Entry>::INFO
-            }
+            LibraryGetKernel::V12000(_) => 382usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12699,18 +13593,21 @@ impl NewestAbi for LibraryGetKernel {
     }
 }
 /// The ABIs of `cuLibraryGetKernelCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetKernelCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LibraryGetKernelCount {
     /// [`PFN_cuLibraryGetKernelCount_v12040`](crate::pfn::PFN_cuLibraryGetKernelCount_v12040): `cuLibraryGetKernelCount` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuLibraryGetKernelCount_v12040),
 }
 impl sealed::Sealed for LibraryGetKernelCount {}
+impl core::fmt::Debug for LibraryGetKernelCount {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LibraryGetKernelCount {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LibraryGetKernelCount::V12040(_) => {
-                <crate::entries::cuLibraryGetKernelCount_v12040 as crate::Entry>::INFO
-            }
+            LibraryGetKernelCount::V12040(_) => 383usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12735,18 +13632,21 @@ impl NewestAbi for LibraryGetKernelCount {
     }
 }
 /// The ABIs of `cuLibraryGetManaged` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetManaged`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LibraryGetManaged {
     /// [`PFN_cuLibraryGetManaged_v12000`](crate::pfn::PFN_cuLibraryGetManaged_v12000): `cuLibraryGetManaged` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryGetManaged_v12000),
 }
 impl sealed::Sealed for LibraryGetManaged {}
+impl core::fmt::Debug for LibraryGetManaged {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LibraryGetManaged {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LibraryGetManaged::V12000(_) => {
-                <crate::entries::cuLibraryGetManaged_v12000 as crate::Entry>::INFO
-            }
+            LibraryGetManaged::V12000(_) => 384usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12771,18 +13671,21 @@ impl NewestAbi for LibraryGetManaged {
     }
 }
 /// The ABIs of `cuLibraryGetModule` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetModule`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LibraryGetModule {
     /// [`PFN_cuLibraryGetModule_v12000`](crate::pfn::PFN_cuLibraryGetModule_v12000): `cuLibraryGetModule` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryGetModule_v12000),
 }
 impl sealed::Sealed for LibraryGetModule {}
+impl core::fmt::Debug for LibraryGetModule {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LibraryGetModule {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LibraryGetModule::V12000(_) => {
-                <crate::entries::cuLibraryGetModule_v12000 as crate::Entry>::INFO
-            }
+            LibraryGetModule::V12000(_) => 385usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12807,18 +13710,21 @@ impl NewestAbi for LibraryGetModule {
     }
 }
 /// The ABIs of `cuLibraryGetUnifiedFunction` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryGetUnifiedFunction`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LibraryGetUnifiedFunction {
     /// [`PFN_cuLibraryGetUnifiedFunction_v12000`](crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000): `cuLibraryGetUnifiedFunction` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000),
 }
 impl sealed::Sealed for LibraryGetUnifiedFunction {}
+impl core::fmt::Debug for LibraryGetUnifiedFunction {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LibraryGetUnifiedFunction {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LibraryGetUnifiedFunction::V12000(_) => {
-                <crate::entries::cuLibraryGetUnifiedFunction_v12000 as crate::Entry>::INFO
-            }
+            LibraryGetUnifiedFunction::V12000(_) => 386usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12843,18 +13749,21 @@ impl NewestAbi for LibraryGetUnifiedFunction {
     }
 }
 /// The ABIs of `cuLibraryLoadData` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryLoadData`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LibraryLoadData {
     /// [`PFN_cuLibraryLoadData_v12000`](crate::pfn::PFN_cuLibraryLoadData_v12000): `cuLibraryLoadData` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryLoadData_v12000),
 }
 impl sealed::Sealed for LibraryLoadData {}
+impl core::fmt::Debug for LibraryLoadData {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LibraryLoadData {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LibraryLoadData::V12000(_) => {
-                <crate::entries::cuLibraryLoadData_v12000 as crate::Entry>::INFO
-            }
+            LibraryLoadData::V12000(_) => 387usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12879,18 +13788,21 @@ impl NewestAbi for LibraryLoadData {
     }
 }
 /// The ABIs of `cuLibraryLoadFromFile` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryLoadFromFile`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LibraryLoadFromFile {
     /// [`PFN_cuLibraryLoadFromFile_v12000`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000): `cuLibraryLoadFromFile` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryLoadFromFile_v12000),
 }
 impl sealed::Sealed for LibraryLoadFromFile {}
+impl core::fmt::Debug for LibraryLoadFromFile {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LibraryLoadFromFile {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LibraryLoadFromFile::V12000(_) => {
-                <crate::entries::cuLibraryLoadFromFile_v12000 as crate::Entry>::INFO
-            }
+            LibraryLoadFromFile::V12000(_) => 388usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12915,18 +13827,21 @@ impl NewestAbi for LibraryLoadFromFile {
     }
 }
 /// The ABIs of `cuLibraryUnload` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLibraryUnload`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LibraryUnload {
     /// [`PFN_cuLibraryUnload_v12000`](crate::pfn::PFN_cuLibraryUnload_v12000): `cuLibraryUnload` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuLibraryUnload_v12000),
 }
 impl sealed::Sealed for LibraryUnload {}
+impl core::fmt::Debug for LibraryUnload {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LibraryUnload {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LibraryUnload::V12000(_) => {
-                <crate::entries::cuLibraryUnload_v12000 as crate::Entry>::INFO
-            }
+            LibraryUnload::V12000(_) => 389usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -12951,7 +13866,7 @@ impl NewestAbi for LibraryUnload {
     }
 }
 /// The ABIs of `cuLinkAddData` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkAddData`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LinkAddData {
     /// [`PFN_cuLinkAddData_v6050`](crate::pfn::PFN_cuLinkAddData_v6050): `cuLinkAddData` of CUDA 6.5 (6050).
     V6050(crate::pfn::PFN_cuLinkAddData_v6050),
@@ -12959,15 +13874,16 @@ pub enum LinkAddData {
     V5050(crate::pfn::PFN_cuLinkAddData_v5050),
 }
 impl sealed::Sealed for LinkAddData {}
+impl core::fmt::Debug for LinkAddData {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LinkAddData {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LinkAddData::V6050(_) => {
-                <crate::entries::cuLinkAddData_v6050 as crate::Entry>::INFO
-            }
-            LinkAddData::V5050(_) => {
-                <crate::entries::cuLinkAddData_v5050 as crate::Entry>::INFO
-            }
+            LinkAddData::V6050(_) => 391usize,
+            LinkAddData::V5050(_) => 390usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13003,7 +13919,7 @@ impl NewestAbi for LinkAddData {
     }
 }
 /// The ABIs of `cuLinkAddFile` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkAddFile`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LinkAddFile {
     /// [`PFN_cuLinkAddFile_v6050`](crate::pfn::PFN_cuLinkAddFile_v6050): `cuLinkAddFile` of CUDA 6.5 (6050).
     V6050(crate::pfn::PFN_cuLinkAddFile_v6050),
@@ -13011,15 +13927,16 @@ pub enum LinkAddFile {
     V5050(crate::pfn::PFN_cuLinkAddFile_v5050),
 }
 impl sealed::Sealed for LinkAddFile {}
+impl core::fmt::Debug for LinkAddFile {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LinkAddFile {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LinkAddFile::V6050(_) => {
-                <crate::entries::cuLinkAddFile_v6050 as crate::Entry>::INFO
-            }
-            LinkAddFile::V5050(_) => {
-                <crate::entries::cuLinkAddFile_v5050 as crate::Entry>::INFO
-            }
+            LinkAddFile::V6050(_) => 393usize,
+            LinkAddFile::V5050(_) => 392usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13055,18 +13972,21 @@ impl NewestAbi for LinkAddFile {
     }
 }
 /// The ABIs of `cuLinkComplete` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkComplete`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LinkComplete {
     /// [`PFN_cuLinkComplete_v5050`](crate::pfn::PFN_cuLinkComplete_v5050): `cuLinkComplete` of CUDA 5.5 (5050).
     V5050(crate::pfn::PFN_cuLinkComplete_v5050),
 }
 impl sealed::Sealed for LinkComplete {}
+impl core::fmt::Debug for LinkComplete {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LinkComplete {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LinkComplete::V5050(_) => {
-                <crate::entries::cuLinkComplete_v5050 as crate::Entry>::INFO
-            }
+            LinkComplete::V5050(_) => 394usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13091,7 +14011,7 @@ impl NewestAbi for LinkComplete {
     }
 }
 /// The ABIs of `cuLinkCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LinkCreate {
     /// [`PFN_cuLinkCreate_v6050`](crate::pfn::PFN_cuLinkCreate_v6050): `cuLinkCreate` of CUDA 6.5 (6050).
     V6050(crate::pfn::PFN_cuLinkCreate_v6050),
@@ -13099,15 +14019,16 @@ pub enum LinkCreate {
     V5050(crate::pfn::PFN_cuLinkCreate_v5050),
 }
 impl sealed::Sealed for LinkCreate {}
+impl core::fmt::Debug for LinkCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LinkCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LinkCreate::V6050(_) => {
-                <crate::entries::cuLinkCreate_v6050 as crate::Entry>::INFO
-            }
-            LinkCreate::V5050(_) => {
-                <crate::entries::cuLinkCreate_v5050 as crate::Entry>::INFO
-            }
+            LinkCreate::V6050(_) => 396usize,
+            LinkCreate::V5050(_) => 395usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13143,18 +14064,21 @@ impl NewestAbi for LinkCreate {
     }
 }
 /// The ABIs of `cuLinkDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLinkDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LinkDestroy {
     /// [`PFN_cuLinkDestroy_v5050`](crate::pfn::PFN_cuLinkDestroy_v5050): `cuLinkDestroy` of CUDA 5.5 (5050).
     V5050(crate::pfn::PFN_cuLinkDestroy_v5050),
 }
 impl sealed::Sealed for LinkDestroy {}
+impl core::fmt::Debug for LinkDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LinkDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LinkDestroy::V5050(_) => {
-                <crate::entries::cuLinkDestroy_v5050 as crate::Entry>::INFO
-            }
+            LinkDestroy::V5050(_) => 397usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13179,18 +14103,21 @@ impl NewestAbi for LinkDestroy {
     }
 }
 /// The ABIs of `cuLogicalEndpointAddDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointAddDevice`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogicalEndpointAddDevice {
     /// [`PFN_cuLogicalEndpointAddDevice_v13030`](crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030): `cuLogicalEndpointAddDevice` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030),
 }
 impl sealed::Sealed for LogicalEndpointAddDevice {}
+impl core::fmt::Debug for LogicalEndpointAddDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogicalEndpointAddDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogicalEndpointAddDevice::V13030(_) => {
-                <crate::entries::cuLogicalEndpointAddDevice_v13030 as crate::Entry>::INFO
-            }
+            LogicalEndpointAddDevice::V13030(_) => 398usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13215,18 +14142,21 @@ impl NewestAbi for LogicalEndpointAddDevice {
     }
 }
 /// The ABIs of `cuLogicalEndpointBindAddr` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointBindAddr`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogicalEndpointBindAddr {
     /// [`PFN_cuLogicalEndpointBindAddr_v13030`](crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030): `cuLogicalEndpointBindAddr` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030),
 }
 impl sealed::Sealed for LogicalEndpointBindAddr {}
+impl core::fmt::Debug for LogicalEndpointBindAddr {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogicalEndpointBindAddr {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogicalEndpointBindAddr::V13030(_) => {
-                <crate::entries::cuLogicalEndpointBindAddr_v13030 as crate::Entry>::INFO
-            }
+            LogicalEndpointBindAddr::V13030(_) => 399usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13251,18 +14181,21 @@ impl NewestAbi for LogicalEndpointBindAddr {
     }
 }
 /// The ABIs of `cuLogicalEndpointBindMem` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointBindMem`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogicalEndpointBindMem {
     /// [`PFN_cuLogicalEndpointBindMem_v13030`](crate::pfn::PFN_cuLogicalEndpointBindMem_v13030): `cuLogicalEndpointBindMem` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointBindMem_v13030),
 }
 impl sealed::Sealed for LogicalEndpointBindMem {}
+impl core::fmt::Debug for LogicalEndpointBindMem {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogicalEndpointBindMem {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogicalEndpointBindMem::V13030(_) => {
-                <crate::entries::cuLogicalEndpointBindMem_v13030 as crate::Entry>::INFO
-            }
+            LogicalEndpointBindMem::V13030(_) => 400usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13287,18 +14220,21 @@ impl NewestAbi for LogicalEndpointBindMem {
     }
 }
 /// The ABIs of `cuLogicalEndpointCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogicalEndpointCreate {
     /// [`PFN_cuLogicalEndpointCreate_v13030`](crate::pfn::PFN_cuLogicalEndpointCreate_v13030): `cuLogicalEndpointCreate` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointCreate_v13030),
 }
 impl sealed::Sealed for LogicalEndpointCreate {}
+impl core::fmt::Debug for LogicalEndpointCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogicalEndpointCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogicalEndpointCreate::V13030(_) => {
-                <crate::entries::cuLogicalEndpointCreate_v13030 as crate::Entry>::INFO
-            }
+            LogicalEndpointCreate::V13030(_) => 401usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13323,18 +14259,21 @@ impl NewestAbi for LogicalEndpointCreate {
     }
 }
 /// The ABIs of `cuLogicalEndpointDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogicalEndpointDestroy {
     /// [`PFN_cuLogicalEndpointDestroy_v13030`](crate::pfn::PFN_cuLogicalEndpointDestroy_v13030): `cuLogicalEndpointDestroy` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointDestroy_v13030),
 }
 impl sealed::Sealed for LogicalEndpointDestroy {}
+impl core::fmt::Debug for LogicalEndpointDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogicalEndpointDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogicalEndpointDestroy::V13030(_) => {
-                <crate::entries::cuLogicalEndpointDestroy_v13030 as crate::Entry>::INFO
-            }
+            LogicalEndpointDestroy::V13030(_) => 402usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13359,18 +14298,21 @@ impl NewestAbi for LogicalEndpointDestroy {
     }
 }
 /// The ABIs of `cuLogicalEndpointExport` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointExport`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogicalEndpointExport {
     /// [`PFN_cuLogicalEndpointExport_v13030`](crate::pfn::PFN_cuLogicalEndpointExport_v13030): `cuLogicalEndpointExport` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointExport_v13030),
 }
 impl sealed::Sealed for LogicalEndpointExport {}
+impl core::fmt::Debug for LogicalEndpointExport {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogicalEndpointExport {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogicalEndpointExport::V13030(_) => {
-                <crate::entries::cuLogicalEndpointExport_v13030 as crate::Entry>::INFO
-            }
+            LogicalEndpointExport::V13030(_) => 403usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13395,18 +14337,21 @@ impl NewestAbi for LogicalEndpointExport {
     }
 }
 /// The ABIs of `cuLogicalEndpointGetLimits` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointGetLimits`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogicalEndpointGetLimits {
     /// [`PFN_cuLogicalEndpointGetLimits_v13030`](crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030): `cuLogicalEndpointGetLimits` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030),
 }
 impl sealed::Sealed for LogicalEndpointGetLimits {}
+impl core::fmt::Debug for LogicalEndpointGetLimits {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogicalEndpointGetLimits {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogicalEndpointGetLimits::V13030(_) => {
-                <crate::entries::cuLogicalEndpointGetLimits_v13030 as crate::Entry>::INFO
-            }
+            LogicalEndpointGetLimits::V13030(_) => 404usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13431,18 +14376,21 @@ impl NewestAbi for LogicalEndpointGetLimits {
     }
 }
 /// The ABIs of `cuLogicalEndpointIdRelease` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointIdRelease`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogicalEndpointIdRelease {
     /// [`PFN_cuLogicalEndpointIdRelease_v13030`](crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030): `cuLogicalEndpointIdRelease` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030),
 }
 impl sealed::Sealed for LogicalEndpointIdRelease {}
+impl core::fmt::Debug for LogicalEndpointIdRelease {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogicalEndpointIdRelease {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogicalEndpointIdRelease::V13030(_) => {
-                <crate::entries::cuLogicalEndpointIdRelease_v13030 as crate::Entry>::INFO
-            }
+            LogicalEndpointIdRelease::V13030(_) => 405usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13467,18 +14415,21 @@ impl NewestAbi for LogicalEndpointIdRelease {
     }
 }
 /// The ABIs of `cuLogicalEndpointIdReserve` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointIdReserve`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogicalEndpointIdReserve {
     /// [`PFN_cuLogicalEndpointIdReserve_v13030`](crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030): `cuLogicalEndpointIdReserve` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030),
 }
 impl sealed::Sealed for LogicalEndpointIdReserve {}
+impl core::fmt::Debug for LogicalEndpointIdReserve {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogicalEndpointIdReserve {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogicalEndpointIdReserve::V13030(_) => {
-                <crate::entries::cuLogicalEndpointIdReserve_v13030 as crate::Entry>::INFO
-            }
+            LogicalEndpointIdReserve::V13030(_) => 406usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13503,18 +14454,21 @@ impl NewestAbi for LogicalEndpointIdReserve {
     }
 }
 /// The ABIs of `cuLogicalEndpointImport` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointImport`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogicalEndpointImport {
     /// [`PFN_cuLogicalEndpointImport_v13030`](crate::pfn::PFN_cuLogicalEndpointImport_v13030): `cuLogicalEndpointImport` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointImport_v13030),
 }
 impl sealed::Sealed for LogicalEndpointImport {}
+impl core::fmt::Debug for LogicalEndpointImport {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogicalEndpointImport {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogicalEndpointImport::V13030(_) => {
-                <crate::entries::cuLogicalEndpointImport_v13030 as crate::Entry>::INFO
-            }
+            LogicalEndpointImport::V13030(_) => 407usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13539,18 +14493,21 @@ impl NewestAbi for LogicalEndpointImport {
     }
 }
 /// The ABIs of `cuLogicalEndpointQuery` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointQuery`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogicalEndpointQuery {
     /// [`PFN_cuLogicalEndpointQuery_v13030`](crate::pfn::PFN_cuLogicalEndpointQuery_v13030): `cuLogicalEndpointQuery` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointQuery_v13030),
 }
 impl sealed::Sealed for LogicalEndpointQuery {}
+impl core::fmt::Debug for LogicalEndpointQuery {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogicalEndpointQuery {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogicalEndpointQuery::V13030(_) => {
-                <crate::entries::cuLogicalEndpointQuery_v13030 as crate::Entry>::INFO
-            }
+            LogicalEndpointQuery::V13030(_) => 408usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13575,18 +14532,21 @@ impl NewestAbi for LogicalEndpointQuery {
     }
 }
 /// The ABIs of `cuLogicalEndpointUnbind` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogicalEndpointUnbind`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogicalEndpointUnbind {
     /// [`PFN_cuLogicalEndpointUnbind_v13030`](crate::pfn::PFN_cuLogicalEndpointUnbind_v13030): `cuLogicalEndpointUnbind` of CUDA 13.3 (13030).
     V13030(crate::pfn::PFN_cuLogicalEndpointUnbind_v13030),
 }
 impl sealed::Sealed for LogicalEndpointUnbind {}
+impl core::fmt::Debug for LogicalEndpointUnbind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogicalEndpointUnbind {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogicalEndpointUnbind::V13030(_) => {
-                <crate::entries::cuLogicalEndpointUnbind_v13030 as crate::Entry>::INFO
-            }
+            LogicalEndpointUnbind::V13030(_) => 409usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13611,18 +14571,21 @@ impl NewestAbi for LogicalEndpointUnbind {
     }
 }
 /// The ABIs of `cuLogsCurrent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsCurrent`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogsCurrent {
     /// [`PFN_cuLogsCurrent_v12090`](crate::pfn::PFN_cuLogsCurrent_v12090): `cuLogsCurrent` of CUDA 12.9 (12090).
     V12090(crate::pfn::PFN_cuLogsCurrent_v12090),
 }
 impl sealed::Sealed for LogsCurrent {}
+impl core::fmt::Debug for LogsCurrent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogsCurrent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogsCurrent::V12090(_) => {
-                <crate::entries::cuLogsCurrent_v12090 as crate::Entry>::INFO
-            }
+            LogsCurrent::V12090(_) => 410usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13647,18 +14610,21 @@ impl NewestAbi for LogsCurrent {
     }
 }
 /// The ABIs of `cuLogsDumpToFile` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsDumpToFile`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogsDumpToFile {
     /// [`PFN_cuLogsDumpToFile_v12090`](crate::pfn::PFN_cuLogsDumpToFile_v12090): `cuLogsDumpToFile` of CUDA 12.9 (12090).
     V12090(crate::pfn::PFN_cuLogsDumpToFile_v12090),
 }
 impl sealed::Sealed for LogsDumpToFile {}
+impl core::fmt::Debug for LogsDumpToFile {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogsDumpToFile {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogsDumpToFile::V12090(_) => {
-                <crate::entries::cuLogsDumpToFile_v12090 as crate::Entry>::INFO
-            }
+            LogsDumpToFile::V12090(_) => 411usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13683,18 +14649,21 @@ impl NewestAbi for LogsDumpToFile {
     }
 }
 /// The ABIs of `cuLogsDumpToMemory` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsDumpToMemory`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogsDumpToMemory {
     /// [`PFN_cuLogsDumpToMemory_v12090`](crate::pfn::PFN_cuLogsDumpToMemory_v12090): `cuLogsDumpToMemory` of CUDA 12.9 (12090).
     V12090(crate::pfn::PFN_cuLogsDumpToMemory_v12090),
 }
 impl sealed::Sealed for LogsDumpToMemory {}
+impl core::fmt::Debug for LogsDumpToMemory {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogsDumpToMemory {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogsDumpToMemory::V12090(_) => {
-                <crate::entries::cuLogsDumpToMemory_v12090 as crate::Entry>::INFO
-            }
+            LogsDumpToMemory::V12090(_) => 412usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13719,18 +14688,21 @@ impl NewestAbi for LogsDumpToMemory {
     }
 }
 /// The ABIs of `cuLogsRegisterCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsRegisterCallback`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogsRegisterCallback {
     /// [`PFN_cuLogsRegisterCallback_v12090`](crate::pfn::PFN_cuLogsRegisterCallback_v12090): `cuLogsRegisterCallback` of CUDA 12.9 (12090).
     V12090(crate::pfn::PFN_cuLogsRegisterCallback_v12090),
 }
 impl sealed::Sealed for LogsRegisterCallback {}
+impl core::fmt::Debug for LogsRegisterCallback {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogsRegisterCallback {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogsRegisterCallback::V12090(_) => {
-                <crate::entries::cuLogsRegisterCallback_v12090 as crate::Entry>::INFO
-            }
+            LogsRegisterCallback::V12090(_) => 413usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13755,18 +14727,21 @@ impl NewestAbi for LogsRegisterCallback {
     }
 }
 /// The ABIs of `cuLogsUnregisterCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuLogsUnregisterCallback`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum LogsUnregisterCallback {
     /// [`PFN_cuLogsUnregisterCallback_v12090`](crate::pfn::PFN_cuLogsUnregisterCallback_v12090): `cuLogsUnregisterCallback` of CUDA 12.9 (12090).
     V12090(crate::pfn::PFN_cuLogsUnregisterCallback_v12090),
 }
 impl sealed::Sealed for LogsUnregisterCallback {}
+impl core::fmt::Debug for LogsUnregisterCallback {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for LogsUnregisterCallback {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            LogsUnregisterCallback::V12090(_) => {
-                <crate::entries::cuLogsUnregisterCallback_v12090 as crate::Entry>::INFO
-            }
+            LogsUnregisterCallback::V12090(_) => 414usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13791,18 +14766,21 @@ impl NewestAbi for LogsUnregisterCallback {
     }
 }
 /// The ABIs of `cuMemAddressFree` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAddressFree`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemAddressFree {
     /// [`PFN_cuMemAddressFree_v10020`](crate::pfn::PFN_cuMemAddressFree_v10020): `cuMemAddressFree` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemAddressFree_v10020),
 }
 impl sealed::Sealed for MemAddressFree {}
+impl core::fmt::Debug for MemAddressFree {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemAddressFree {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemAddressFree::V10020(_) => {
-                <crate::entries::cuMemAddressFree_v10020 as crate::Entry>::INFO
-            }
+            MemAddressFree::V10020(_) => 415usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13827,18 +14805,21 @@ impl NewestAbi for MemAddressFree {
     }
 }
 /// The ABIs of `cuMemAddressReserve` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAddressReserve`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemAddressReserve {
     /// [`PFN_cuMemAddressReserve_v10020`](crate::pfn::PFN_cuMemAddressReserve_v10020): `cuMemAddressReserve` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemAddressReserve_v10020),
 }
 impl sealed::Sealed for MemAddressReserve {}
+impl core::fmt::Debug for MemAddressReserve {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemAddressReserve {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemAddressReserve::V10020(_) => {
-                <crate::entries::cuMemAddressReserve_v10020 as crate::Entry>::INFO
-            }
+            MemAddressReserve::V10020(_) => 416usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13863,7 +14844,7 @@ impl NewestAbi for MemAddressReserve {
     }
 }
 /// The ABIs of `cuMemAdvise` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAdvise`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemAdvise {
     /// [`PFN_cuMemAdvise_v12020`](crate::pfn::PFN_cuMemAdvise_v12020): `cuMemAdvise` of CUDA 12.2 (12020).
     V12020(crate::pfn::PFN_cuMemAdvise_v12020),
@@ -13871,15 +14852,16 @@ pub enum MemAdvise {
     V8000(crate::pfn::PFN_cuMemAdvise_v8000),
 }
 impl sealed::Sealed for MemAdvise {}
+impl core::fmt::Debug for MemAdvise {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemAdvise {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemAdvise::V12020(_) => {
-                <crate::entries::cuMemAdvise_v12020 as crate::Entry>::INFO
-            }
-            MemAdvise::V8000(_) => {
-                <crate::entries::cuMemAdvise_v8000 as crate::Entry>::INFO
-            }
+            MemAdvise::V12020(_) => 418usize,
+            MemAdvise::V8000(_) => 417usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13915,7 +14897,7 @@ impl NewestAbi for MemAdvise {
     }
 }
 /// The ABIs of `cuMemAlloc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAlloc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemAlloc {
     /// [`PFN_cuMemAlloc_v3020`](crate::pfn::PFN_cuMemAlloc_v3020): `cuMemAlloc` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuMemAlloc_v3020),
@@ -13923,15 +14905,16 @@ pub enum MemAlloc {
     V2000(crate::pfn::PFN_cuMemAlloc_v2000),
 }
 impl sealed::Sealed for MemAlloc {}
+impl core::fmt::Debug for MemAlloc {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemAlloc {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemAlloc::V3020(_) => {
-                <crate::entries::cuMemAlloc_v3020 as crate::Entry>::INFO
-            }
-            MemAlloc::V2000(_) => {
-                <crate::entries::cuMemAlloc_v2000 as crate::Entry>::INFO
-            }
+            MemAlloc::V3020(_) => 420usize,
+            MemAlloc::V2000(_) => 419usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -13969,7 +14952,7 @@ impl NewestAbi for MemAlloc {
 /** The ABIs of `cuMemAllocAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemAllocAsync {
     /// [`PFN_cuMemAllocAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz): `cuMemAllocAsync` of CUDA 11.2 (11020), the per-thread default stream variant.
     V11020Ptsz(crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz),
@@ -13977,15 +14960,16 @@ pub enum MemAllocAsync {
     V11020(crate::pfn::PFN_cuMemAllocAsync_v11020),
 }
 impl sealed::Sealed for MemAllocAsync {}
+impl core::fmt::Debug for MemAllocAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemAllocAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemAllocAsync::V11020Ptsz(_) => {
-                <crate::entries::cuMemAllocAsync_v11020_ptsz as crate::Entry>::INFO
-            }
-            MemAllocAsync::V11020(_) => {
-                <crate::entries::cuMemAllocAsync_v11020 as crate::Entry>::INFO
-            }
+            MemAllocAsync::V11020Ptsz(_) => 422usize,
+            MemAllocAsync::V11020(_) => 421usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14023,7 +15007,7 @@ impl NewestAbi for MemAllocAsync {
 /** The ABIs of `cuMemAllocFromPoolAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocFromPoolAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemAllocFromPoolAsync {
     /// [`PFN_cuMemAllocFromPoolAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz): `cuMemAllocFromPoolAsync` of CUDA 11.2 (11020), the per-thread default stream variant.
     V11020Ptsz(crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz),
@@ -14031,15 +15015,16 @@ pub enum MemAllocFromPoolAsync {
     V11020(crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020),
 }
 impl sealed::Sealed for MemAllocFromPoolAsync {}
+impl core::fmt::Debug for MemAllocFromPoolAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemAllocFromPoolAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemAllocFromPoolAsync::V11020Ptsz(_) => {
-                <crate::entries::cuMemAllocFromPoolAsync_v11020_ptsz as crate::Entry>::INFO
-            }
-            MemAllocFromPoolAsync::V11020(_) => {
-                <crate::entries::cuMemAllocFromPoolAsync_v11020 as crate::Entry>::INFO
-            }
+            MemAllocFromPoolAsync::V11020Ptsz(_) => 424usize,
+            MemAllocFromPoolAsync::V11020(_) => 423usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14075,7 +15060,7 @@ impl NewestAbi for MemAllocFromPoolAsync {
     }
 }
 /// The ABIs of `cuMemAllocHost` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocHost`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemAllocHost {
     /// [`PFN_cuMemAllocHost_v3020`](crate::pfn::PFN_cuMemAllocHost_v3020): `cuMemAllocHost` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuMemAllocHost_v3020),
@@ -14083,15 +15068,16 @@ pub enum MemAllocHost {
     V2000(crate::pfn::PFN_cuMemAllocHost_v2000),
 }
 impl sealed::Sealed for MemAllocHost {}
+impl core::fmt::Debug for MemAllocHost {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemAllocHost {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemAllocHost::V3020(_) => {
-                <crate::entries::cuMemAllocHost_v3020 as crate::Entry>::INFO
-            }
-            MemAllocHost::V2000(_) => {
-                <crate::entries::cuMemAllocHost_v2000 as crate::Entry>::INFO
-            }
+            MemAllocHost::V3020(_) => 426usize,
+            MemAllocHost::V2000(_) => 425usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14127,18 +15113,21 @@ impl NewestAbi for MemAllocHost {
     }
 }
 /// The ABIs of `cuMemAllocManaged` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocManaged`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemAllocManaged {
     /// [`PFN_cuMemAllocManaged_v6000`](crate::pfn::PFN_cuMemAllocManaged_v6000): `cuMemAllocManaged` of CUDA 6.0 (6000).
     V6000(crate::pfn::PFN_cuMemAllocManaged_v6000),
 }
 impl sealed::Sealed for MemAllocManaged {}
+impl core::fmt::Debug for MemAllocManaged {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemAllocManaged {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemAllocManaged::V6000(_) => {
-                <crate::entries::cuMemAllocManaged_v6000 as crate::Entry>::INFO
-            }
+            MemAllocManaged::V6000(_) => 427usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14163,7 +15152,7 @@ impl NewestAbi for MemAllocManaged {
     }
 }
 /// The ABIs of `cuMemAllocPitch` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemAllocPitch`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemAllocPitch {
     /// [`PFN_cuMemAllocPitch_v3020`](crate::pfn::PFN_cuMemAllocPitch_v3020): `cuMemAllocPitch` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuMemAllocPitch_v3020),
@@ -14171,15 +15160,16 @@ pub enum MemAllocPitch {
     V2000(crate::pfn::PFN_cuMemAllocPitch_v2000),
 }
 impl sealed::Sealed for MemAllocPitch {}
+impl core::fmt::Debug for MemAllocPitch {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemAllocPitch {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemAllocPitch::V3020(_) => {
-                <crate::entries::cuMemAllocPitch_v3020 as crate::Entry>::INFO
-            }
-            MemAllocPitch::V2000(_) => {
-                <crate::entries::cuMemAllocPitch_v2000 as crate::Entry>::INFO
-            }
+            MemAllocPitch::V3020(_) => 429usize,
+            MemAllocPitch::V2000(_) => 428usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14217,7 +15207,7 @@ impl NewestAbi for MemAllocPitch {
 /** The ABIs of `cuMemBatchDecompressAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemBatchDecompressAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemBatchDecompressAsync {
     /// [`PFN_cuMemBatchDecompressAsync_v12060_ptsz`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz): `cuMemBatchDecompressAsync` of CUDA 12.6 (12060), the per-thread default stream variant.
     V12060Ptsz(crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz),
@@ -14225,15 +15215,16 @@ pub enum MemBatchDecompressAsync {
     V12060(crate::pfn::PFN_cuMemBatchDecompressAsync_v12060),
 }
 impl sealed::Sealed for MemBatchDecompressAsync {}
+impl core::fmt::Debug for MemBatchDecompressAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemBatchDecompressAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemBatchDecompressAsync::V12060Ptsz(_) => {
-                <crate::entries::cuMemBatchDecompressAsync_v12060_ptsz as crate::Entry>::INFO
-            }
-            MemBatchDecompressAsync::V12060(_) => {
-                <crate::entries::cuMemBatchDecompressAsync_v12060 as crate::Entry>::INFO
-            }
+            MemBatchDecompressAsync::V12060Ptsz(_) => 431usize,
+            MemBatchDecompressAsync::V12060(_) => 430usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14269,18 +15260,21 @@ impl NewestAbi for MemBatchDecompressAsync {
     }
 }
 /// The ABIs of `cuMemCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemCreate {
     /// [`PFN_cuMemCreate_v10020`](crate::pfn::PFN_cuMemCreate_v10020): `cuMemCreate` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemCreate_v10020),
 }
 impl sealed::Sealed for MemCreate {}
+impl core::fmt::Debug for MemCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemCreate::V10020(_) => {
-                <crate::entries::cuMemCreate_v10020 as crate::Entry>::INFO
-            }
+            MemCreate::V10020(_) => 432usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14307,7 +15301,7 @@ impl NewestAbi for MemCreate {
 /** The ABIs of `cuMemDiscardAndPrefetchBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemDiscardAndPrefetchBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemDiscardAndPrefetchBatchAsync {
     /// [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz): `cuMemDiscardAndPrefetchBatchAsync` of CUDA 13.0 (13000), the per-thread default stream variant.
     V13000Ptsz(crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz),
@@ -14315,15 +15309,16 @@ pub enum MemDiscardAndPrefetchBatchAsync {
     V13000(crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000),
 }
 impl sealed::Sealed for MemDiscardAndPrefetchBatchAsync {}
+impl core::fmt::Debug for MemDiscardAndPrefetchBatchAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemDiscardAndPrefetchBatchAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemDiscardAndPrefetchBatchAsync::V13000Ptsz(_) => {
-                <crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz as crate::Entry>::INFO
-            }
-            MemDiscardAndPrefetchBatchAsync::V13000(_) => {
-                <crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000 as crate::Entry>::INFO
-            }
+            MemDiscardAndPrefetchBatchAsync::V13000Ptsz(_) => 434usize,
+            MemDiscardAndPrefetchBatchAsync::V13000(_) => 433usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14361,7 +15356,7 @@ impl NewestAbi for MemDiscardAndPrefetchBatchAsync {
 /** The ABIs of `cuMemDiscardBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemDiscardBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemDiscardBatchAsync {
     /// [`PFN_cuMemDiscardBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz): `cuMemDiscardBatchAsync` of CUDA 13.0 (13000), the per-thread default stream variant.
     V13000Ptsz(crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz),
@@ -14369,15 +15364,16 @@ pub enum MemDiscardBatchAsync {
     V13000(crate::pfn::PFN_cuMemDiscardBatchAsync_v13000),
 }
 impl sealed::Sealed for MemDiscardBatchAsync {}
+impl core::fmt::Debug for MemDiscardBatchAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemDiscardBatchAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemDiscardBatchAsync::V13000Ptsz(_) => {
-                <crate::entries::cuMemDiscardBatchAsync_v13000_ptsz as crate::Entry>::INFO
-            }
-            MemDiscardBatchAsync::V13000(_) => {
-                <crate::entries::cuMemDiscardBatchAsync_v13000 as crate::Entry>::INFO
-            }
+            MemDiscardBatchAsync::V13000Ptsz(_) => 436usize,
+            MemDiscardBatchAsync::V13000(_) => 435usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14413,18 +15409,21 @@ impl NewestAbi for MemDiscardBatchAsync {
     }
 }
 /// The ABIs of `cuMemExportToShareableHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemExportToShareableHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemExportToShareableHandle {
     /// [`PFN_cuMemExportToShareableHandle_v10020`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020): `cuMemExportToShareableHandle` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemExportToShareableHandle_v10020),
 }
 impl sealed::Sealed for MemExportToShareableHandle {}
+impl core::fmt::Debug for MemExportToShareableHandle {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemExportToShareableHandle {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemExportToShareableHandle::V10020(_) => {
-                <crate::entries::cuMemExportToShareableHandle_v10020 as crate::Entry>::INFO
-            }
+            MemExportToShareableHandle::V10020(_) => 437usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14449,7 +15448,7 @@ impl NewestAbi for MemExportToShareableHandle {
     }
 }
 /// The ABIs of `cuMemFree` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemFree`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemFree {
     /// [`PFN_cuMemFree_v3020`](crate::pfn::PFN_cuMemFree_v3020): `cuMemFree` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuMemFree_v3020),
@@ -14457,11 +15456,16 @@ pub enum MemFree {
     V2000(crate::pfn::PFN_cuMemFree_v2000),
 }
 impl sealed::Sealed for MemFree {}
+impl core::fmt::Debug for MemFree {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemFree {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemFree::V3020(_) => <crate::entries::cuMemFree_v3020 as crate::Entry>::INFO,
-            MemFree::V2000(_) => <crate::entries::cuMemFree_v2000 as crate::Entry>::INFO,
+            MemFree::V3020(_) => 439usize,
+            MemFree::V2000(_) => 438usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14499,7 +15503,7 @@ impl NewestAbi for MemFree {
 /** The ABIs of `cuMemFreeAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemFreeAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemFreeAsync {
     /// [`PFN_cuMemFreeAsync_v11020_ptsz`](crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz): `cuMemFreeAsync` of CUDA 11.2 (11020), the per-thread default stream variant.
     V11020Ptsz(crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz),
@@ -14507,15 +15511,16 @@ pub enum MemFreeAsync {
     V11020(crate::pfn::PFN_cuMemFreeAsync_v11020),
 }
 impl sealed::Sealed for MemFreeAsync {}
+impl core::fmt::Debug for MemFreeAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemFreeAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemFreeAsync::V11020Ptsz(_) => {
-                <crate::entries::cuMemFreeAsync_v11020_ptsz as crate::Entry>::INFO
-            }
-            MemFreeAsync::V11020(_) => {
-                <crate::entries::cuMemFreeAsync_v11020 as crate::Entry>::INFO
-            }
+            MemFreeAsync::V11020Ptsz(_) => 441usize,
+            MemFreeAsync::V11020(_) => 440usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14551,18 +15556,21 @@ impl NewestAbi for MemFreeAsync {
     }
 }
 /// The ABIs of `cuMemFreeHost` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemFreeHost`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemFreeHost {
     /// [`PFN_cuMemFreeHost_v2000`](crate::pfn::PFN_cuMemFreeHost_v2000): `cuMemFreeHost` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuMemFreeHost_v2000),
 }
 impl sealed::Sealed for MemFreeHost {}
+impl core::fmt::Debug for MemFreeHost {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemFreeHost {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemFreeHost::V2000(_) => {
-                <crate::entries::cuMemFreeHost_v2000 as crate::Entry>::INFO
-            }
+            MemFreeHost::V2000(_) => 442usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14587,18 +15595,21 @@ impl NewestAbi for MemFreeHost {
     }
 }
 /// The ABIs of `cuMemGetAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetAccess`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemGetAccess {
     /// [`PFN_cuMemGetAccess_v10020`](crate::pfn::PFN_cuMemGetAccess_v10020): `cuMemGetAccess` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemGetAccess_v10020),
 }
 impl sealed::Sealed for MemGetAccess {}
+impl core::fmt::Debug for MemGetAccess {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemGetAccess {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemGetAccess::V10020(_) => {
-                <crate::entries::cuMemGetAccess_v10020 as crate::Entry>::INFO
-            }
+            MemGetAccess::V10020(_) => 443usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14623,7 +15634,7 @@ impl NewestAbi for MemGetAccess {
     }
 }
 /// The ABIs of `cuMemGetAddressRange` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetAddressRange`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemGetAddressRange {
     /// [`PFN_cuMemGetAddressRange_v3020`](crate::pfn::PFN_cuMemGetAddressRange_v3020): `cuMemGetAddressRange` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuMemGetAddressRange_v3020),
@@ -14631,15 +15642,16 @@ pub enum MemGetAddressRange {
     V2000(crate::pfn::PFN_cuMemGetAddressRange_v2000),
 }
 impl sealed::Sealed for MemGetAddressRange {}
+impl core::fmt::Debug for MemGetAddressRange {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemGetAddressRange {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemGetAddressRange::V3020(_) => {
-                <crate::entries::cuMemGetAddressRange_v3020 as crate::Entry>::INFO
-            }
-            MemGetAddressRange::V2000(_) => {
-                <crate::entries::cuMemGetAddressRange_v2000 as crate::Entry>::INFO
-            }
+            MemGetAddressRange::V3020(_) => 445usize,
+            MemGetAddressRange::V2000(_) => 444usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14675,18 +15687,21 @@ impl NewestAbi for MemGetAddressRange {
     }
 }
 /// The ABIs of `cuMemGetAllocationGranularity` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetAllocationGranularity`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemGetAllocationGranularity {
     /// [`PFN_cuMemGetAllocationGranularity_v10020`](crate::pfn::PFN_cuMemGetAllocationGranularity_v10020): `cuMemGetAllocationGranularity` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemGetAllocationGranularity_v10020),
 }
 impl sealed::Sealed for MemGetAllocationGranularity {}
+impl core::fmt::Debug for MemGetAllocationGranularity {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemGetAllocationGranularity {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemGetAllocationGranularity::V10020(_) => {
-                <crate::entries::cuMemGetAllocationGranularity_v10020 as crate::Entry>::INFO
-            }
+            MemGetAllocationGranularity::V10020(_) => 446usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14711,18 +15726,21 @@ impl NewestAbi for MemGetAllocationGranularity {
     }
 }
 /// The ABIs of `cuMemGetAllocationPropertiesFromHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetAllocationPropertiesFromHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemGetAllocationPropertiesFromHandle {
     /// [`PFN_cuMemGetAllocationPropertiesFromHandle_v10020`](crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020): `cuMemGetAllocationPropertiesFromHandle` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020),
 }
 impl sealed::Sealed for MemGetAllocationPropertiesFromHandle {}
+impl core::fmt::Debug for MemGetAllocationPropertiesFromHandle {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemGetAllocationPropertiesFromHandle {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemGetAllocationPropertiesFromHandle::V10020(_) => {
-                <crate::entries::cuMemGetAllocationPropertiesFromHandle_v10020 as crate::Entry>::INFO
-            }
+            MemGetAllocationPropertiesFromHandle::V10020(_) => 447usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14747,18 +15765,21 @@ impl NewestAbi for MemGetAllocationPropertiesFromHandle {
     }
 }
 /// The ABIs of `cuMemGetDefaultMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetDefaultMemPool`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemGetDefaultMemPool {
     /// [`PFN_cuMemGetDefaultMemPool_v13000`](crate::pfn::PFN_cuMemGetDefaultMemPool_v13000): `cuMemGetDefaultMemPool` of CUDA 13.0 (13000).
     V13000(crate::pfn::PFN_cuMemGetDefaultMemPool_v13000),
 }
 impl sealed::Sealed for MemGetDefaultMemPool {}
+impl core::fmt::Debug for MemGetDefaultMemPool {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemGetDefaultMemPool {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemGetDefaultMemPool::V13000(_) => {
-                <crate::entries::cuMemGetDefaultMemPool_v13000 as crate::Entry>::INFO
-            }
+            MemGetDefaultMemPool::V13000(_) => 448usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14783,18 +15804,21 @@ impl NewestAbi for MemGetDefaultMemPool {
     }
 }
 /// The ABIs of `cuMemGetHandleForAddressRange` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetHandleForAddressRange`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemGetHandleForAddressRange {
     /// [`PFN_cuMemGetHandleForAddressRange_v11070`](crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070): `cuMemGetHandleForAddressRange` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070),
 }
 impl sealed::Sealed for MemGetHandleForAddressRange {}
+impl core::fmt::Debug for MemGetHandleForAddressRange {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemGetHandleForAddressRange {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemGetHandleForAddressRange::V11070(_) => {
-                <crate::entries::cuMemGetHandleForAddressRange_v11070 as crate::Entry>::INFO
-            }
+            MemGetHandleForAddressRange::V11070(_) => 449usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14819,7 +15843,7 @@ impl NewestAbi for MemGetHandleForAddressRange {
     }
 }
 /// The ABIs of `cuMemGetInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetInfo`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemGetInfo {
     /// [`PFN_cuMemGetInfo_v3020`](crate::pfn::PFN_cuMemGetInfo_v3020): `cuMemGetInfo` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuMemGetInfo_v3020),
@@ -14827,15 +15851,16 @@ pub enum MemGetInfo {
     V2000(crate::pfn::PFN_cuMemGetInfo_v2000),
 }
 impl sealed::Sealed for MemGetInfo {}
+impl core::fmt::Debug for MemGetInfo {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemGetInfo {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemGetInfo::V3020(_) => {
-                <crate::entries::cuMemGetInfo_v3020 as crate::Entry>::INFO
-            }
-            MemGetInfo::V2000(_) => {
-                <crate::entries::cuMemGetInfo_v2000 as crate::Entry>::INFO
-            }
+            MemGetInfo::V3020(_) => 451usize,
+            MemGetInfo::V2000(_) => 450usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14871,18 +15896,21 @@ impl NewestAbi for MemGetInfo {
     }
 }
 /// The ABIs of `cuMemGetLocationInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetLocationInfo`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemGetLocationInfo {
     /// [`PFN_cuMemGetLocationInfo_v13040`](crate::pfn::PFN_cuMemGetLocationInfo_v13040): `cuMemGetLocationInfo` of CUDA 13.4 (13040).
     V13040(crate::pfn::PFN_cuMemGetLocationInfo_v13040),
 }
 impl sealed::Sealed for MemGetLocationInfo {}
+impl core::fmt::Debug for MemGetLocationInfo {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemGetLocationInfo {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemGetLocationInfo::V13040(_) => {
-                <crate::entries::cuMemGetLocationInfo_v13040 as crate::Entry>::INFO
-            }
+            MemGetLocationInfo::V13040(_) => 452usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14907,18 +15935,21 @@ impl NewestAbi for MemGetLocationInfo {
     }
 }
 /// The ABIs of `cuMemGetMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemGetMemPool`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemGetMemPool {
     /// [`PFN_cuMemGetMemPool_v13000`](crate::pfn::PFN_cuMemGetMemPool_v13000): `cuMemGetMemPool` of CUDA 13.0 (13000).
     V13000(crate::pfn::PFN_cuMemGetMemPool_v13000),
 }
 impl sealed::Sealed for MemGetMemPool {}
+impl core::fmt::Debug for MemGetMemPool {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemGetMemPool {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemGetMemPool::V13000(_) => {
-                <crate::entries::cuMemGetMemPool_v13000 as crate::Entry>::INFO
-            }
+            MemGetMemPool::V13000(_) => 453usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14943,18 +15974,21 @@ impl NewestAbi for MemGetMemPool {
     }
 }
 /// The ABIs of `cuMemHostAlloc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostAlloc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemHostAlloc {
     /// [`PFN_cuMemHostAlloc_v2020`](crate::pfn::PFN_cuMemHostAlloc_v2020): `cuMemHostAlloc` of CUDA 2.2 (2020).
     V2020(crate::pfn::PFN_cuMemHostAlloc_v2020),
 }
 impl sealed::Sealed for MemHostAlloc {}
+impl core::fmt::Debug for MemHostAlloc {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemHostAlloc {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemHostAlloc::V2020(_) => {
-                <crate::entries::cuMemHostAlloc_v2020 as crate::Entry>::INFO
-            }
+            MemHostAlloc::V2020(_) => 454usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -14979,7 +16013,7 @@ impl NewestAbi for MemHostAlloc {
     }
 }
 /// The ABIs of `cuMemHostGetDevicePointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostGetDevicePointer`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemHostGetDevicePointer {
     /// [`PFN_cuMemHostGetDevicePointer_v3020`](crate::pfn::PFN_cuMemHostGetDevicePointer_v3020): `cuMemHostGetDevicePointer` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuMemHostGetDevicePointer_v3020),
@@ -14987,15 +16021,16 @@ pub enum MemHostGetDevicePointer {
     V2020(crate::pfn::PFN_cuMemHostGetDevicePointer_v2020),
 }
 impl sealed::Sealed for MemHostGetDevicePointer {}
+impl core::fmt::Debug for MemHostGetDevicePointer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemHostGetDevicePointer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemHostGetDevicePointer::V3020(_) => {
-                <crate::entries::cuMemHostGetDevicePointer_v3020 as crate::Entry>::INFO
-            }
-            MemHostGetDevicePointer::V2020(_) => {
-                <crate::entries::cuMemHostGetDevicePointer_v2020 as crate::Entry>::INFO
-            }
+            MemHostGetDevicePointer::V3020(_) => 456usize,
+            MemHostGetDevicePointer::V2020(_) => 455usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15031,18 +16066,21 @@ impl NewestAbi for MemHostGetDevicePointer {
     }
 }
 /// The ABIs of `cuMemHostGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostGetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemHostGetFlags {
     /// [`PFN_cuMemHostGetFlags_v2030`](crate::pfn::PFN_cuMemHostGetFlags_v2030): `cuMemHostGetFlags` of CUDA 2.3 (2030).
     V2030(crate::pfn::PFN_cuMemHostGetFlags_v2030),
 }
 impl sealed::Sealed for MemHostGetFlags {}
+impl core::fmt::Debug for MemHostGetFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemHostGetFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemHostGetFlags::V2030(_) => {
-                <crate::entries::cuMemHostGetFlags_v2030 as crate::Entry>::INFO
-            }
+            MemHostGetFlags::V2030(_) => 457usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15067,7 +16105,7 @@ impl NewestAbi for MemHostGetFlags {
     }
 }
 /// The ABIs of `cuMemHostRegister` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostRegister`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemHostRegister {
     /// [`PFN_cuMemHostRegister_v6050`](crate::pfn::PFN_cuMemHostRegister_v6050): `cuMemHostRegister` of CUDA 6.5 (6050).
     V6050(crate::pfn::PFN_cuMemHostRegister_v6050),
@@ -15075,15 +16113,16 @@ pub enum MemHostRegister {
     V4000(crate::pfn::PFN_cuMemHostRegister_v4000),
 }
 impl sealed::Sealed for MemHostRegister {}
+impl core::fmt::Debug for MemHostRegister {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemHostRegister {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemHostRegister::V6050(_) => {
-                <crate::entries::cuMemHostRegister_v6050 as crate::Entry>::INFO
-            }
-            MemHostRegister::V4000(_) => {
-                <crate::entries::cuMemHostRegister_v4000 as crate::Entry>::INFO
-            }
+            MemHostRegister::V6050(_) => 459usize,
+            MemHostRegister::V4000(_) => 458usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15119,18 +16158,21 @@ impl NewestAbi for MemHostRegister {
     }
 }
 /// The ABIs of `cuMemHostUnregister` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemHostUnregister`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemHostUnregister {
     /// [`PFN_cuMemHostUnregister_v4000`](crate::pfn::PFN_cuMemHostUnregister_v4000): `cuMemHostUnregister` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuMemHostUnregister_v4000),
 }
 impl sealed::Sealed for MemHostUnregister {}
+impl core::fmt::Debug for MemHostUnregister {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemHostUnregister {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemHostUnregister::V4000(_) => {
-                <crate::entries::cuMemHostUnregister_v4000 as crate::Entry>::INFO
-            }
+            MemHostUnregister::V4000(_) => 460usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15155,18 +16197,21 @@ impl NewestAbi for MemHostUnregister {
     }
 }
 /// The ABIs of `cuMemImportFromShareableHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemImportFromShareableHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemImportFromShareableHandle {
     /// [`PFN_cuMemImportFromShareableHandle_v10020`](crate::pfn::PFN_cuMemImportFromShareableHandle_v10020): `cuMemImportFromShareableHandle` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemImportFromShareableHandle_v10020),
 }
 impl sealed::Sealed for MemImportFromShareableHandle {}
+impl core::fmt::Debug for MemImportFromShareableHandle {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemImportFromShareableHandle {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemImportFromShareableHandle::V10020(_) => {
-                <crate::entries::cuMemImportFromShareableHandle_v10020 as crate::Entry>::INFO
-            }
+            MemImportFromShareableHandle::V10020(_) => 461usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15191,16 +16236,21 @@ impl NewestAbi for MemImportFromShareableHandle {
     }
 }
 /// The ABIs of `cuMemMap` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemMap`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemMap {
     /// [`PFN_cuMemMap_v10020`](crate::pfn::PFN_cuMemMap_v10020): `cuMemMap` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemMap_v10020),
 }
 impl sealed::Sealed for MemMap {}
+impl core::fmt::Debug for MemMap {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemMap {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemMap::V10020(_) => <crate::entries::cuMemMap_v10020 as crate::Entry>::INFO,
+            MemMap::V10020(_) => 462usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15227,7 +16277,7 @@ impl NewestAbi for MemMap {
 /** The ABIs of `cuMemMapArrayAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemMapArrayAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemMapArrayAsync {
     /// [`PFN_cuMemMapArrayAsync_v11010_ptsz`](crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz): `cuMemMapArrayAsync` of CUDA 11.1 (11010), the per-thread default stream variant.
     V11010Ptsz(crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz),
@@ -15235,15 +16285,16 @@ pub enum MemMapArrayAsync {
     V11010(crate::pfn::PFN_cuMemMapArrayAsync_v11010),
 }
 impl sealed::Sealed for MemMapArrayAsync {}
+impl core::fmt::Debug for MemMapArrayAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemMapArrayAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemMapArrayAsync::V11010Ptsz(_) => {
-                <crate::entries::cuMemMapArrayAsync_v11010_ptsz as crate::Entry>::INFO
-            }
-            MemMapArrayAsync::V11010(_) => {
-                <crate::entries::cuMemMapArrayAsync_v11010 as crate::Entry>::INFO
-            }
+            MemMapArrayAsync::V11010Ptsz(_) => 464usize,
+            MemMapArrayAsync::V11010(_) => 463usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15279,18 +16330,21 @@ impl NewestAbi for MemMapArrayAsync {
     }
 }
 /// The ABIs of `cuMemPoolCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPoolCreate {
     /// [`PFN_cuMemPoolCreate_v11020`](crate::pfn::PFN_cuMemPoolCreate_v11020): `cuMemPoolCreate` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolCreate_v11020),
 }
 impl sealed::Sealed for MemPoolCreate {}
+impl core::fmt::Debug for MemPoolCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPoolCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPoolCreate::V11020(_) => {
-                <crate::entries::cuMemPoolCreate_v11020 as crate::Entry>::INFO
-            }
+            MemPoolCreate::V11020(_) => 465usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15315,18 +16369,21 @@ impl NewestAbi for MemPoolCreate {
     }
 }
 /// The ABIs of `cuMemPoolDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPoolDestroy {
     /// [`PFN_cuMemPoolDestroy_v11020`](crate::pfn::PFN_cuMemPoolDestroy_v11020): `cuMemPoolDestroy` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolDestroy_v11020),
 }
 impl sealed::Sealed for MemPoolDestroy {}
+impl core::fmt::Debug for MemPoolDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPoolDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPoolDestroy::V11020(_) => {
-                <crate::entries::cuMemPoolDestroy_v11020 as crate::Entry>::INFO
-            }
+            MemPoolDestroy::V11020(_) => 466usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15351,18 +16408,21 @@ impl NewestAbi for MemPoolDestroy {
     }
 }
 /// The ABIs of `cuMemPoolExportPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolExportPointer`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPoolExportPointer {
     /// [`PFN_cuMemPoolExportPointer_v11020`](crate::pfn::PFN_cuMemPoolExportPointer_v11020): `cuMemPoolExportPointer` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolExportPointer_v11020),
 }
 impl sealed::Sealed for MemPoolExportPointer {}
+impl core::fmt::Debug for MemPoolExportPointer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPoolExportPointer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPoolExportPointer::V11020(_) => {
-                <crate::entries::cuMemPoolExportPointer_v11020 as crate::Entry>::INFO
-            }
+            MemPoolExportPointer::V11020(_) => 467usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15387,18 +16447,21 @@ impl NewestAbi for MemPoolExportPointer {
     }
 }
 /// The ABIs of `cuMemPoolExportToShareableHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolExportToShareableHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPoolExportToShareableHandle {
     /// [`PFN_cuMemPoolExportToShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020): `cuMemPoolExportToShareableHandle` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020),
 }
 impl sealed::Sealed for MemPoolExportToShareableHandle {}
+impl core::fmt::Debug for MemPoolExportToShareableHandle {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPoolExportToShareableHandle {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPoolExportToShareableHandle::V11020(_) => {
-                <crate::entries::cuMemPoolExportToShareableHandle_v11020 as crate::Entry>::INFO
-            }
+            MemPoolExportToShareableHandle::V11020(_) => 468usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15423,18 +16486,21 @@ impl NewestAbi for MemPoolExportToShareableHandle {
     }
 }
 /// The ABIs of `cuMemPoolGetAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolGetAccess`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPoolGetAccess {
     /// [`PFN_cuMemPoolGetAccess_v11020`](crate::pfn::PFN_cuMemPoolGetAccess_v11020): `cuMemPoolGetAccess` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolGetAccess_v11020),
 }
 impl sealed::Sealed for MemPoolGetAccess {}
+impl core::fmt::Debug for MemPoolGetAccess {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPoolGetAccess {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPoolGetAccess::V11020(_) => {
-                <crate::entries::cuMemPoolGetAccess_v11020 as crate::Entry>::INFO
-            }
+            MemPoolGetAccess::V11020(_) => 469usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15459,18 +16525,21 @@ impl NewestAbi for MemPoolGetAccess {
     }
 }
 /// The ABIs of `cuMemPoolGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPoolGetAttribute {
     /// [`PFN_cuMemPoolGetAttribute_v11020`](crate::pfn::PFN_cuMemPoolGetAttribute_v11020): `cuMemPoolGetAttribute` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolGetAttribute_v11020),
 }
 impl sealed::Sealed for MemPoolGetAttribute {}
+impl core::fmt::Debug for MemPoolGetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPoolGetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPoolGetAttribute::V11020(_) => {
-                <crate::entries::cuMemPoolGetAttribute_v11020 as crate::Entry>::INFO
-            }
+            MemPoolGetAttribute::V11020(_) => 470usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15495,18 +16564,21 @@ impl NewestAbi for MemPoolGetAttribute {
     }
 }
 /// The ABIs of `cuMemPoolImportFromShareableHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolImportFromShareableHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPoolImportFromShareableHandle {
     /// [`PFN_cuMemPoolImportFromShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020): `cuMemPoolImportFromShareableHandle` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020),
 }
 impl sealed::Sealed for MemPoolImportFromShareableHandle {}
+impl core::fmt::Debug for MemPoolImportFromShareableHandle {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPoolImportFromShareableHandle {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPoolImportFromShareableHandle::V11020(_) => {
-                <crate::entries::cuMemPoolImportFromShareableHandle_v11020 as crate::Entry>::INFO
-            }
+            MemPoolImportFromShareableHandle::V11020(_) => 471usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15531,18 +16603,21 @@ impl NewestAbi for MemPoolImportFromShareableHandle {
     }
 }
 /// The ABIs of `cuMemPoolImportPointer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolImportPointer`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPoolImportPointer {
     /// [`PFN_cuMemPoolImportPointer_v11020`](crate::pfn::PFN_cuMemPoolImportPointer_v11020): `cuMemPoolImportPointer` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolImportPointer_v11020),
 }
 impl sealed::Sealed for MemPoolImportPointer {}
+impl core::fmt::Debug for MemPoolImportPointer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPoolImportPointer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPoolImportPointer::V11020(_) => {
-                <crate::entries::cuMemPoolImportPointer_v11020 as crate::Entry>::INFO
-            }
+            MemPoolImportPointer::V11020(_) => 472usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15567,18 +16642,21 @@ impl NewestAbi for MemPoolImportPointer {
     }
 }
 /// The ABIs of `cuMemPoolSetAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolSetAccess`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPoolSetAccess {
     /// [`PFN_cuMemPoolSetAccess_v11020`](crate::pfn::PFN_cuMemPoolSetAccess_v11020): `cuMemPoolSetAccess` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolSetAccess_v11020),
 }
 impl sealed::Sealed for MemPoolSetAccess {}
+impl core::fmt::Debug for MemPoolSetAccess {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPoolSetAccess {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPoolSetAccess::V11020(_) => {
-                <crate::entries::cuMemPoolSetAccess_v11020 as crate::Entry>::INFO
-            }
+            MemPoolSetAccess::V11020(_) => 473usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15603,18 +16681,21 @@ impl NewestAbi for MemPoolSetAccess {
     }
 }
 /// The ABIs of `cuMemPoolSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolSetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPoolSetAttribute {
     /// [`PFN_cuMemPoolSetAttribute_v11020`](crate::pfn::PFN_cuMemPoolSetAttribute_v11020): `cuMemPoolSetAttribute` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolSetAttribute_v11020),
 }
 impl sealed::Sealed for MemPoolSetAttribute {}
+impl core::fmt::Debug for MemPoolSetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPoolSetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPoolSetAttribute::V11020(_) => {
-                <crate::entries::cuMemPoolSetAttribute_v11020 as crate::Entry>::INFO
-            }
+            MemPoolSetAttribute::V11020(_) => 474usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15639,18 +16720,21 @@ impl NewestAbi for MemPoolSetAttribute {
     }
 }
 /// The ABIs of `cuMemPoolTrimTo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPoolTrimTo`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPoolTrimTo {
     /// [`PFN_cuMemPoolTrimTo_v11020`](crate::pfn::PFN_cuMemPoolTrimTo_v11020): `cuMemPoolTrimTo` of CUDA 11.2 (11020).
     V11020(crate::pfn::PFN_cuMemPoolTrimTo_v11020),
 }
 impl sealed::Sealed for MemPoolTrimTo {}
+impl core::fmt::Debug for MemPoolTrimTo {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPoolTrimTo {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPoolTrimTo::V11020(_) => {
-                <crate::entries::cuMemPoolTrimTo_v11020 as crate::Entry>::INFO
-            }
+            MemPoolTrimTo::V11020(_) => 475usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15677,7 +16761,7 @@ impl NewestAbi for MemPoolTrimTo {
 /** The ABIs of `cuMemPrefetchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPrefetchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPrefetchAsync {
     /// [`PFN_cuMemPrefetchAsync_v12020_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz): `cuMemPrefetchAsync` of CUDA 12.2 (12020), the per-thread default stream variant.
     V12020Ptsz(crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz),
@@ -15689,21 +16773,18 @@ pub enum MemPrefetchAsync {
     V8000(crate::pfn::PFN_cuMemPrefetchAsync_v8000),
 }
 impl sealed::Sealed for MemPrefetchAsync {}
+impl core::fmt::Debug for MemPrefetchAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPrefetchAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPrefetchAsync::V12020Ptsz(_) => {
-                <crate::entries::cuMemPrefetchAsync_v12020_ptsz as crate::Entry>::INFO
-            }
-            MemPrefetchAsync::V12020(_) => {
-                <crate::entries::cuMemPrefetchAsync_v12020 as crate::Entry>::INFO
-            }
-            MemPrefetchAsync::V8000Ptsz(_) => {
-                <crate::entries::cuMemPrefetchAsync_v8000_ptsz as crate::Entry>::INFO
-            }
-            MemPrefetchAsync::V8000(_) => {
-                <crate::entries::cuMemPrefetchAsync_v8000 as crate::Entry>::INFO
-            }
+            MemPrefetchAsync::V12020Ptsz(_) => 479usize,
+            MemPrefetchAsync::V12020(_) => 478usize,
+            MemPrefetchAsync::V8000Ptsz(_) => 477usize,
+            MemPrefetchAsync::V8000(_) => 476usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15763,7 +16844,7 @@ impl NewestAbi for MemPrefetchAsync {
 /** The ABIs of `cuMemPrefetchBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemPrefetchBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemPrefetchBatchAsync {
     /// [`PFN_cuMemPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz): `cuMemPrefetchBatchAsync` of CUDA 13.0 (13000), the per-thread default stream variant.
     V13000Ptsz(crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz),
@@ -15771,15 +16852,16 @@ pub enum MemPrefetchBatchAsync {
     V13000(crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000),
 }
 impl sealed::Sealed for MemPrefetchBatchAsync {}
+impl core::fmt::Debug for MemPrefetchBatchAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemPrefetchBatchAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemPrefetchBatchAsync::V13000Ptsz(_) => {
-                <crate::entries::cuMemPrefetchBatchAsync_v13000_ptsz as crate::Entry>::INFO
-            }
-            MemPrefetchBatchAsync::V13000(_) => {
-                <crate::entries::cuMemPrefetchBatchAsync_v13000 as crate::Entry>::INFO
-            }
+            MemPrefetchBatchAsync::V13000Ptsz(_) => 481usize,
+            MemPrefetchBatchAsync::V13000(_) => 480usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15815,18 +16897,21 @@ impl NewestAbi for MemPrefetchBatchAsync {
     }
 }
 /// The ABIs of `cuMemRangeGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemRangeGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemRangeGetAttribute {
     /// [`PFN_cuMemRangeGetAttribute_v8000`](crate::pfn::PFN_cuMemRangeGetAttribute_v8000): `cuMemRangeGetAttribute` of CUDA 8.0 (8000).
     V8000(crate::pfn::PFN_cuMemRangeGetAttribute_v8000),
 }
 impl sealed::Sealed for MemRangeGetAttribute {}
+impl core::fmt::Debug for MemRangeGetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemRangeGetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemRangeGetAttribute::V8000(_) => {
-                <crate::entries::cuMemRangeGetAttribute_v8000 as crate::Entry>::INFO
-            }
+            MemRangeGetAttribute::V8000(_) => 482usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15851,18 +16936,21 @@ impl NewestAbi for MemRangeGetAttribute {
     }
 }
 /// The ABIs of `cuMemRangeGetAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemRangeGetAttributes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemRangeGetAttributes {
     /// [`PFN_cuMemRangeGetAttributes_v8000`](crate::pfn::PFN_cuMemRangeGetAttributes_v8000): `cuMemRangeGetAttributes` of CUDA 8.0 (8000).
     V8000(crate::pfn::PFN_cuMemRangeGetAttributes_v8000),
 }
 impl sealed::Sealed for MemRangeGetAttributes {}
+impl core::fmt::Debug for MemRangeGetAttributes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemRangeGetAttributes {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemRangeGetAttributes::V8000(_) => {
-                <crate::entries::cuMemRangeGetAttributes_v8000 as crate::Entry>::INFO
-            }
+            MemRangeGetAttributes::V8000(_) => 483usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15887,18 +16975,21 @@ impl NewestAbi for MemRangeGetAttributes {
     }
 }
 /// The ABIs of `cuMemRelease` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemRelease`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemRelease {
     /// [`PFN_cuMemRelease_v10020`](crate::pfn::PFN_cuMemRelease_v10020): `cuMemRelease` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemRelease_v10020),
 }
 impl sealed::Sealed for MemRelease {}
+impl core::fmt::Debug for MemRelease {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemRelease {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemRelease::V10020(_) => {
-                <crate::entries::cuMemRelease_v10020 as crate::Entry>::INFO
-            }
+            MemRelease::V10020(_) => 484usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15923,18 +17014,21 @@ impl NewestAbi for MemRelease {
     }
 }
 /// The ABIs of `cuMemRetainAllocationHandle` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemRetainAllocationHandle`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemRetainAllocationHandle {
     /// [`PFN_cuMemRetainAllocationHandle_v11000`](crate::pfn::PFN_cuMemRetainAllocationHandle_v11000): `cuMemRetainAllocationHandle` of CUDA 11.0 (11000).
     V11000(crate::pfn::PFN_cuMemRetainAllocationHandle_v11000),
 }
 impl sealed::Sealed for MemRetainAllocationHandle {}
+impl core::fmt::Debug for MemRetainAllocationHandle {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemRetainAllocationHandle {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemRetainAllocationHandle::V11000(_) => {
-                <crate::entries::cuMemRetainAllocationHandle_v11000 as crate::Entry>::INFO
-            }
+            MemRetainAllocationHandle::V11000(_) => 485usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15959,18 +17053,21 @@ impl NewestAbi for MemRetainAllocationHandle {
     }
 }
 /// The ABIs of `cuMemSetAccess` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemSetAccess`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemSetAccess {
     /// [`PFN_cuMemSetAccess_v10020`](crate::pfn::PFN_cuMemSetAccess_v10020): `cuMemSetAccess` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemSetAccess_v10020),
 }
 impl sealed::Sealed for MemSetAccess {}
+impl core::fmt::Debug for MemSetAccess {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemSetAccess {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemSetAccess::V10020(_) => {
-                <crate::entries::cuMemSetAccess_v10020 as crate::Entry>::INFO
-            }
+            MemSetAccess::V10020(_) => 486usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -15995,18 +17092,21 @@ impl NewestAbi for MemSetAccess {
     }
 }
 /// The ABIs of `cuMemSetMemPool` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemSetMemPool`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemSetMemPool {
     /// [`PFN_cuMemSetMemPool_v13000`](crate::pfn::PFN_cuMemSetMemPool_v13000): `cuMemSetMemPool` of CUDA 13.0 (13000).
     V13000(crate::pfn::PFN_cuMemSetMemPool_v13000),
 }
 impl sealed::Sealed for MemSetMemPool {}
+impl core::fmt::Debug for MemSetMemPool {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemSetMemPool {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemSetMemPool::V13000(_) => {
-                <crate::entries::cuMemSetMemPool_v13000 as crate::Entry>::INFO
-            }
+            MemSetMemPool::V13000(_) => 487usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16031,18 +17131,21 @@ impl NewestAbi for MemSetMemPool {
     }
 }
 /// The ABIs of `cuMemUnmap` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemUnmap`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemUnmap {
     /// [`PFN_cuMemUnmap_v10020`](crate::pfn::PFN_cuMemUnmap_v10020): `cuMemUnmap` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuMemUnmap_v10020),
 }
 impl sealed::Sealed for MemUnmap {}
+impl core::fmt::Debug for MemUnmap {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemUnmap {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemUnmap::V10020(_) => {
-                <crate::entries::cuMemUnmap_v10020 as crate::Entry>::INFO
-            }
+            MemUnmap::V10020(_) => 488usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16069,7 +17172,7 @@ impl NewestAbi for MemUnmap {
 /** The ABIs of `cuMemcpy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Memcpy {
     /// [`PFN_cuMemcpy_v7000_ptds`](crate::pfn::PFN_cuMemcpy_v7000_ptds): `cuMemcpy` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpy_v7000_ptds),
@@ -16077,13 +17180,16 @@ pub enum Memcpy {
     V4000(crate::pfn::PFN_cuMemcpy_v4000),
 }
 impl sealed::Sealed for Memcpy {}
+impl core::fmt::Debug for Memcpy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Memcpy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Memcpy::V7000Ptds(_) => {
-                <crate::entries::cuMemcpy_v7000_ptds as crate::Entry>::INFO
-            }
-            Memcpy::V4000(_) => <crate::entries::cuMemcpy_v4000 as crate::Entry>::INFO,
+            Memcpy::V7000Ptds(_) => 490usize,
+            Memcpy::V4000(_) => 489usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16121,7 +17227,7 @@ impl NewestAbi for Memcpy {
 /** The ABIs of `cuMemcpy2D` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy2D`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Memcpy2D {
     /// [`PFN_cuMemcpy2D_v7000_ptds`](crate::pfn::PFN_cuMemcpy2D_v7000_ptds): `cuMemcpy2D` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpy2D_v7000_ptds),
@@ -16131,18 +17237,17 @@ pub enum Memcpy2D {
     V2000(crate::pfn::PFN_cuMemcpy2D_v2000),
 }
 impl sealed::Sealed for Memcpy2D {}
+impl core::fmt::Debug for Memcpy2D {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Memcpy2D {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Memcpy2D::V7000Ptds(_) => {
-                <crate::entries::cuMemcpy2D_v7000_ptds as crate::Entry>::INFO
-            }
-            Memcpy2D::V3020(_) => {
-                <crate::entries::cuMemcpy2D_v3020 as crate::Entry>::INFO
-            }
-            Memcpy2D::V2000(_) => {
-                <crate::entries::cuMemcpy2D_v2000 as crate::Entry>::INFO
-            }
+            Memcpy2D::V7000Ptds(_) => 493usize,
+            Memcpy2D::V3020(_) => 492usize,
+            Memcpy2D::V2000(_) => 491usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16191,7 +17296,7 @@ impl NewestAbi for Memcpy2D {
 /** The ABIs of `cuMemcpy2DAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy2DAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Memcpy2DAsync {
     /// [`PFN_cuMemcpy2DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz): `cuMemcpy2DAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz),
@@ -16201,18 +17306,17 @@ pub enum Memcpy2DAsync {
     V2000(crate::pfn::PFN_cuMemcpy2DAsync_v2000),
 }
 impl sealed::Sealed for Memcpy2DAsync {}
+impl core::fmt::Debug for Memcpy2DAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Memcpy2DAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Memcpy2DAsync::V7000Ptsz(_) => {
-                <crate::entries::cuMemcpy2DAsync_v7000_ptsz as crate::Entry>::INFO
-            }
-            Memcpy2DAsync::V3020(_) => {
-                <crate::entries::cuMemcpy2DAsync_v3020 as crate::Entry>::INFO
-            }
-            Memcpy2DAsync::V2000(_) => {
-                <crate::entries::cuMemcpy2DAsync_v2000 as crate::Entry>::INFO
-            }
+            Memcpy2DAsync::V7000Ptsz(_) => 496usize,
+            Memcpy2DAsync::V3020(_) => 495usize,
+            Memcpy2DAsync::V2000(_) => 494usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16261,7 +17365,7 @@ impl NewestAbi for Memcpy2DAsync {
 /** The ABIs of `cuMemcpy2DUnaligned` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy2DUnaligned`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Memcpy2DUnaligned {
     /// [`PFN_cuMemcpy2DUnaligned_v7000_ptds`](crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds): `cuMemcpy2DUnaligned` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds),
@@ -16271,18 +17375,17 @@ pub enum Memcpy2DUnaligned {
     V2000(crate::pfn::PFN_cuMemcpy2DUnaligned_v2000),
 }
 impl sealed::Sealed for Memcpy2DUnaligned {}
+impl core::fmt::Debug for Memcpy2DUnaligned {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Memcpy2DUnaligned {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Memcpy2DUnaligned::V7000Ptds(_) => {
-                <crate::entries::cuMemcpy2DUnaligned_v7000_ptds as crate::Entry>::INFO
-            }
-            Memcpy2DUnaligned::V3020(_) => {
-                <crate::entries::cuMemcpy2DUnaligned_v3020 as crate::Entry>::INFO
-            }
-            Memcpy2DUnaligned::V2000(_) => {
-                <crate::entries::cuMemcpy2DUnaligned_v2000 as crate::Entry>::INFO
-            }
+            Memcpy2DUnaligned::V7000Ptds(_) => 499usize,
+            Memcpy2DUnaligned::V3020(_) => 498usize,
+            Memcpy2DUnaligned::V2000(_) => 497usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16331,7 +17434,7 @@ impl NewestAbi for Memcpy2DUnaligned {
 /** The ABIs of `cuMemcpy3D` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3D`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Memcpy3D {
     /// [`PFN_cuMemcpy3D_v7000_ptds`](crate::pfn::PFN_cuMemcpy3D_v7000_ptds): `cuMemcpy3D` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpy3D_v7000_ptds),
@@ -16341,18 +17444,17 @@ pub enum Memcpy3D {
     V2000(crate::pfn::PFN_cuMemcpy3D_v2000),
 }
 impl sealed::Sealed for Memcpy3D {}
+impl core::fmt::Debug for Memcpy3D {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Memcpy3D {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Memcpy3D::V7000Ptds(_) => {
-                <crate::entries::cuMemcpy3D_v7000_ptds as crate::Entry>::INFO
-            }
-            Memcpy3D::V3020(_) => {
-                <crate::entries::cuMemcpy3D_v3020 as crate::Entry>::INFO
-            }
-            Memcpy3D::V2000(_) => {
-                <crate::entries::cuMemcpy3D_v2000 as crate::Entry>::INFO
-            }
+            Memcpy3D::V7000Ptds(_) => 502usize,
+            Memcpy3D::V3020(_) => 501usize,
+            Memcpy3D::V2000(_) => 500usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16401,7 +17503,7 @@ impl NewestAbi for Memcpy3D {
 /** The ABIs of `cuMemcpy3DAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Memcpy3DAsync {
     /// [`PFN_cuMemcpy3DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz): `cuMemcpy3DAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz),
@@ -16411,18 +17513,17 @@ pub enum Memcpy3DAsync {
     V2000(crate::pfn::PFN_cuMemcpy3DAsync_v2000),
 }
 impl sealed::Sealed for Memcpy3DAsync {}
+impl core::fmt::Debug for Memcpy3DAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Memcpy3DAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Memcpy3DAsync::V7000Ptsz(_) => {
-                <crate::entries::cuMemcpy3DAsync_v7000_ptsz as crate::Entry>::INFO
-            }
-            Memcpy3DAsync::V3020(_) => {
-                <crate::entries::cuMemcpy3DAsync_v3020 as crate::Entry>::INFO
-            }
-            Memcpy3DAsync::V2000(_) => {
-                <crate::entries::cuMemcpy3DAsync_v2000 as crate::Entry>::INFO
-            }
+            Memcpy3DAsync::V7000Ptsz(_) => 505usize,
+            Memcpy3DAsync::V3020(_) => 504usize,
+            Memcpy3DAsync::V2000(_) => 503usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16471,7 +17572,7 @@ impl NewestAbi for Memcpy3DAsync {
 /** The ABIs of `cuMemcpy3DBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Memcpy3DBatchAsync {
     /// [`PFN_cuMemcpy3DBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz): `cuMemcpy3DBatchAsync` of CUDA 13.0 (13000), the per-thread default stream variant.
     V13000Ptsz(crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz),
@@ -16483,21 +17584,18 @@ pub enum Memcpy3DBatchAsync {
     V12080(crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080),
 }
 impl sealed::Sealed for Memcpy3DBatchAsync {}
+impl core::fmt::Debug for Memcpy3DBatchAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Memcpy3DBatchAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Memcpy3DBatchAsync::V13000Ptsz(_) => {
-                <crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz as crate::Entry>::INFO
-            }
-            Memcpy3DBatchAsync::V13000(_) => {
-                <crate::entries::cuMemcpy3DBatchAsync_v13000 as crate::Entry>::INFO
-            }
-            Memcpy3DBatchAsync::V12080Ptsz(_) => {
-                <crate::entries::cuMemcpy3DBatchAsync_v12080_ptsz as crate::Entry>::INFO
-            }
-            Memcpy3DBatchAsync::V12080(_) => {
-                <crate::entries::cuMemcpy3DBatchAsync_v12080 as crate::Entry>::INFO
-            }
+            Memcpy3DBatchAsync::V13000Ptsz(_) => 509usize,
+            Memcpy3DBatchAsync::V13000(_) => 508usize,
+            Memcpy3DBatchAsync::V12080Ptsz(_) => 507usize,
+            Memcpy3DBatchAsync::V12080(_) => 506usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16557,7 +17655,7 @@ impl NewestAbi for Memcpy3DBatchAsync {
 /** The ABIs of `cuMemcpy3DPeer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DPeer`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Memcpy3DPeer {
     /// [`PFN_cuMemcpy3DPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds): `cuMemcpy3DPeer` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds),
@@ -16565,15 +17663,16 @@ pub enum Memcpy3DPeer {
     V4000(crate::pfn::PFN_cuMemcpy3DPeer_v4000),
 }
 impl sealed::Sealed for Memcpy3DPeer {}
+impl core::fmt::Debug for Memcpy3DPeer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Memcpy3DPeer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Memcpy3DPeer::V7000Ptds(_) => {
-                <crate::entries::cuMemcpy3DPeer_v7000_ptds as crate::Entry>::INFO
-            }
-            Memcpy3DPeer::V4000(_) => {
-                <crate::entries::cuMemcpy3DPeer_v4000 as crate::Entry>::INFO
-            }
+            Memcpy3DPeer::V7000Ptds(_) => 511usize,
+            Memcpy3DPeer::V4000(_) => 510usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16611,7 +17710,7 @@ impl NewestAbi for Memcpy3DPeer {
 /** The ABIs of `cuMemcpy3DPeerAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DPeerAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Memcpy3DPeerAsync {
     /// [`PFN_cuMemcpy3DPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz): `cuMemcpy3DPeerAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz),
@@ -16619,15 +17718,16 @@ pub enum Memcpy3DPeerAsync {
     V4000(crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000),
 }
 impl sealed::Sealed for Memcpy3DPeerAsync {}
+impl core::fmt::Debug for Memcpy3DPeerAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Memcpy3DPeerAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Memcpy3DPeerAsync::V7000Ptsz(_) => {
-                <crate::entries::cuMemcpy3DPeerAsync_v7000_ptsz as crate::Entry>::INFO
-            }
-            Memcpy3DPeerAsync::V4000(_) => {
-                <crate::entries::cuMemcpy3DPeerAsync_v4000 as crate::Entry>::INFO
-            }
+            Memcpy3DPeerAsync::V7000Ptsz(_) => 513usize,
+            Memcpy3DPeerAsync::V4000(_) => 512usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16665,7 +17765,7 @@ impl NewestAbi for Memcpy3DPeerAsync {
 /** The ABIs of `cuMemcpy3DWithAttributesAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpy3DWithAttributesAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum Memcpy3DWithAttributesAsync {
     /// [`PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz): `cuMemcpy3DWithAttributesAsync` of CUDA 13.2 (13020), the per-thread default stream variant.
     V13020Ptsz(crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz),
@@ -16673,15 +17773,16 @@ pub enum Memcpy3DWithAttributesAsync {
     V13020(crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020),
 }
 impl sealed::Sealed for Memcpy3DWithAttributesAsync {}
+impl core::fmt::Debug for Memcpy3DWithAttributesAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for Memcpy3DWithAttributesAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            Memcpy3DWithAttributesAsync::V13020Ptsz(_) => {
-                <crate::entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz as crate::Entry>::INFO
-            }
-            Memcpy3DWithAttributesAsync::V13020(_) => {
-                <crate::entries::cuMemcpy3DWithAttributesAsync_v13020 as crate::Entry>::INFO
-            }
+            Memcpy3DWithAttributesAsync::V13020Ptsz(_) => 515usize,
+            Memcpy3DWithAttributesAsync::V13020(_) => 514usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16719,7 +17820,7 @@ impl NewestAbi for Memcpy3DWithAttributesAsync {
 /** The ABIs of `cuMemcpyAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyAsync {
     /// [`PFN_cuMemcpyAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz): `cuMemcpyAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz),
@@ -16727,15 +17828,16 @@ pub enum MemcpyAsync {
     V4000(crate::pfn::PFN_cuMemcpyAsync_v4000),
 }
 impl sealed::Sealed for MemcpyAsync {}
+impl core::fmt::Debug for MemcpyAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyAsync::V7000Ptsz(_) => {
-                <crate::entries::cuMemcpyAsync_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemcpyAsync::V4000(_) => {
-                <crate::entries::cuMemcpyAsync_v4000 as crate::Entry>::INFO
-            }
+            MemcpyAsync::V7000Ptsz(_) => 517usize,
+            MemcpyAsync::V4000(_) => 516usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16773,7 +17875,7 @@ impl NewestAbi for MemcpyAsync {
 /** The ABIs of `cuMemcpyAtoA` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAtoA`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyAtoA {
     /// [`PFN_cuMemcpyAtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds): `cuMemcpyAtoA` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds),
@@ -16783,18 +17885,17 @@ pub enum MemcpyAtoA {
     V2000(crate::pfn::PFN_cuMemcpyAtoA_v2000),
 }
 impl sealed::Sealed for MemcpyAtoA {}
+impl core::fmt::Debug for MemcpyAtoA {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyAtoA {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyAtoA::V7000Ptds(_) => {
-                <crate::entries::cuMemcpyAtoA_v7000_ptds as crate::Entry>::INFO
-            }
-            MemcpyAtoA::V3020(_) => {
-                <crate::entries::cuMemcpyAtoA_v3020 as crate::Entry>::INFO
-            }
-            MemcpyAtoA::V2000(_) => {
-                <crate::entries::cuMemcpyAtoA_v2000 as crate::Entry>::INFO
-            }
+            MemcpyAtoA::V7000Ptds(_) => 520usize,
+            MemcpyAtoA::V3020(_) => 519usize,
+            MemcpyAtoA::V2000(_) => 518usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16843,7 +17944,7 @@ impl NewestAbi for MemcpyAtoA {
 /** The ABIs of `cuMemcpyAtoD` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAtoD`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyAtoD {
     /// [`PFN_cuMemcpyAtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds): `cuMemcpyAtoD` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds),
@@ -16853,18 +17954,17 @@ pub enum MemcpyAtoD {
     V2000(crate::pfn::PFN_cuMemcpyAtoD_v2000),
 }
 impl sealed::Sealed for MemcpyAtoD {}
+impl core::fmt::Debug for MemcpyAtoD {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyAtoD {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyAtoD::V7000Ptds(_) => {
-                <crate::entries::cuMemcpyAtoD_v7000_ptds as crate::Entry>::INFO
-            }
-            MemcpyAtoD::V3020(_) => {
-                <crate::entries::cuMemcpyAtoD_v3020 as crate::Entry>::INFO
-            }
-            MemcpyAtoD::V2000(_) => {
-                <crate::entries::cuMemcpyAtoD_v2000 as crate::Entry>::INFO
-            }
+            MemcpyAtoD::V7000Ptds(_) => 523usize,
+            MemcpyAtoD::V3020(_) => 522usize,
+            MemcpyAtoD::V2000(_) => 521usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16913,7 +18013,7 @@ impl NewestAbi for MemcpyAtoD {
 /** The ABIs of `cuMemcpyAtoH` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAtoH`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyAtoH {
     /// [`PFN_cuMemcpyAtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds): `cuMemcpyAtoH` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds),
@@ -16923,18 +18023,17 @@ pub enum MemcpyAtoH {
     V2000(crate::pfn::PFN_cuMemcpyAtoH_v2000),
 }
 impl sealed::Sealed for MemcpyAtoH {}
+impl core::fmt::Debug for MemcpyAtoH {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyAtoH {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyAtoH::V7000Ptds(_) => {
-                <crate::entries::cuMemcpyAtoH_v7000_ptds as crate::Entry>::INFO
-            }
-            MemcpyAtoH::V3020(_) => {
-                <crate::entries::cuMemcpyAtoH_v3020 as crate::Entry>::INFO
-            }
-            MemcpyAtoH::V2000(_) => {
-                <crate::entries::cuMemcpyAtoH_v2000 as crate::Entry>::INFO
-            }
+            MemcpyAtoH::V7000Ptds(_) => 526usize,
+            MemcpyAtoH::V3020(_) => 525usize,
+            MemcpyAtoH::V2000(_) => 524usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -16983,7 +18082,7 @@ impl NewestAbi for MemcpyAtoH {
 /** The ABIs of `cuMemcpyAtoHAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyAtoHAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyAtoHAsync {
     /// [`PFN_cuMemcpyAtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz): `cuMemcpyAtoHAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz),
@@ -16993,18 +18092,17 @@ pub enum MemcpyAtoHAsync {
     V2000(crate::pfn::PFN_cuMemcpyAtoHAsync_v2000),
 }
 impl sealed::Sealed for MemcpyAtoHAsync {}
+impl core::fmt::Debug for MemcpyAtoHAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyAtoHAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyAtoHAsync::V7000Ptsz(_) => {
-                <crate::entries::cuMemcpyAtoHAsync_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemcpyAtoHAsync::V3020(_) => {
-                <crate::entries::cuMemcpyAtoHAsync_v3020 as crate::Entry>::INFO
-            }
-            MemcpyAtoHAsync::V2000(_) => {
-                <crate::entries::cuMemcpyAtoHAsync_v2000 as crate::Entry>::INFO
-            }
+            MemcpyAtoHAsync::V7000Ptsz(_) => 529usize,
+            MemcpyAtoHAsync::V3020(_) => 528usize,
+            MemcpyAtoHAsync::V2000(_) => 527usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17053,7 +18151,7 @@ impl NewestAbi for MemcpyAtoHAsync {
 /** The ABIs of `cuMemcpyBatchAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyBatchAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyBatchAsync {
     /// [`PFN_cuMemcpyBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz): `cuMemcpyBatchAsync` of CUDA 13.0 (13000), the per-thread default stream variant.
     V13000Ptsz(crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz),
@@ -17065,21 +18163,18 @@ pub enum MemcpyBatchAsync {
     V12080(crate::pfn::PFN_cuMemcpyBatchAsync_v12080),
 }
 impl sealed::Sealed for MemcpyBatchAsync {}
+impl core::fmt::Debug for MemcpyBatchAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyBatchAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyBatchAsync::V13000Ptsz(_) => {
-                <crate::entries::cuMemcpyBatchAsync_v13000_ptsz as crate::Entry>::INFO
-            }
-            MemcpyBatchAsync::V13000(_) => {
-                <crate::entries::cuMemcpyBatchAsync_v13000 as crate::Entry>::INFO
-            }
-            MemcpyBatchAsync::V12080Ptsz(_) => {
-                <crate::entries::cuMemcpyBatchAsync_v12080_ptsz as crate::Entry>::INFO
-            }
-            MemcpyBatchAsync::V12080(_) => {
-                <crate::entries::cuMemcpyBatchAsync_v12080 as crate::Entry>::INFO
-            }
+            MemcpyBatchAsync::V13000Ptsz(_) => 533usize,
+            MemcpyBatchAsync::V13000(_) => 532usize,
+            MemcpyBatchAsync::V12080Ptsz(_) => 531usize,
+            MemcpyBatchAsync::V12080(_) => 530usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17139,7 +18234,7 @@ impl NewestAbi for MemcpyBatchAsync {
 /** The ABIs of `cuMemcpyDtoA` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoA`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyDtoA {
     /// [`PFN_cuMemcpyDtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds): `cuMemcpyDtoA` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds),
@@ -17149,18 +18244,17 @@ pub enum MemcpyDtoA {
     V2000(crate::pfn::PFN_cuMemcpyDtoA_v2000),
 }
 impl sealed::Sealed for MemcpyDtoA {}
+impl core::fmt::Debug for MemcpyDtoA {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyDtoA {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyDtoA::V7000Ptds(_) => {
-                <crate::entries::cuMemcpyDtoA_v7000_ptds as crate::Entry>::INFO
-            }
-            MemcpyDtoA::V3020(_) => {
-                <crate::entries::cuMemcpyDtoA_v3020 as crate::Entry>::INFO
-            }
-            MemcpyDtoA::V2000(_) => {
-                <crate::entries::cuMemcpyDtoA_v2000 as crate::Entry>::INFO
-            }
+            MemcpyDtoA::V7000Ptds(_) => 536usize,
+            MemcpyDtoA::V3020(_) => 535usize,
+            MemcpyDtoA::V2000(_) => 534usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17209,7 +18303,7 @@ impl NewestAbi for MemcpyDtoA {
 /** The ABIs of `cuMemcpyDtoD` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoD`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyDtoD {
     /// [`PFN_cuMemcpyDtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds): `cuMemcpyDtoD` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds),
@@ -17219,18 +18313,17 @@ pub enum MemcpyDtoD {
     V2000(crate::pfn::PFN_cuMemcpyDtoD_v2000),
 }
 impl sealed::Sealed for MemcpyDtoD {}
+impl core::fmt::Debug for MemcpyDtoD {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyDtoD {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyDtoD::V7000Ptds(_) => {
-                <crate::entries::cuMemcpyDtoD_v7000_ptds as crate::Entry>::INFO
-            }
-            MemcpyDtoD::V3020(_) => {
-                <crate::entries::cuMemcpyDtoD_v3020 as crate::Entry>::INFO
-            }
-            MemcpyDtoD::V2000(_) => {
-                <crate::entries::cuMemcpyDtoD_v2000 as crate::Entry>::INFO
-            }
+            MemcpyDtoD::V7000Ptds(_) => 539usize,
+            MemcpyDtoD::V3020(_) => 538usize,
+            MemcpyDtoD::V2000(_) => 537usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17279,7 +18372,7 @@ impl NewestAbi for MemcpyDtoD {
 /** The ABIs of `cuMemcpyDtoDAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoDAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyDtoDAsync {
     /// [`PFN_cuMemcpyDtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz): `cuMemcpyDtoDAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz),
@@ -17289,18 +18382,17 @@ pub enum MemcpyDtoDAsync {
     V3000(crate::pfn::PFN_cuMemcpyDtoDAsync_v3000),
 }
 impl sealed::Sealed for MemcpyDtoDAsync {}
+impl core::fmt::Debug for MemcpyDtoDAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyDtoDAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyDtoDAsync::V7000Ptsz(_) => {
-                <crate::entries::cuMemcpyDtoDAsync_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemcpyDtoDAsync::V3020(_) => {
-                <crate::entries::cuMemcpyDtoDAsync_v3020 as crate::Entry>::INFO
-            }
-            MemcpyDtoDAsync::V3000(_) => {
-                <crate::entries::cuMemcpyDtoDAsync_v3000 as crate::Entry>::INFO
-            }
+            MemcpyDtoDAsync::V7000Ptsz(_) => 542usize,
+            MemcpyDtoDAsync::V3020(_) => 541usize,
+            MemcpyDtoDAsync::V3000(_) => 540usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17349,7 +18441,7 @@ impl NewestAbi for MemcpyDtoDAsync {
 /** The ABIs of `cuMemcpyDtoH` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoH`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyDtoH {
     /// [`PFN_cuMemcpyDtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds): `cuMemcpyDtoH` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds),
@@ -17359,18 +18451,17 @@ pub enum MemcpyDtoH {
     V2000(crate::pfn::PFN_cuMemcpyDtoH_v2000),
 }
 impl sealed::Sealed for MemcpyDtoH {}
+impl core::fmt::Debug for MemcpyDtoH {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyDtoH {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyDtoH::V7000Ptds(_) => {
-                <crate::entries::cuMemcpyDtoH_v7000_ptds as crate::Entry>::INFO
-            }
-            MemcpyDtoH::V3020(_) => {
-                <crate::entries::cuMemcpyDtoH_v3020 as crate::Entry>::INFO
-            }
-            MemcpyDtoH::V2000(_) => {
-                <crate::entries::cuMemcpyDtoH_v2000 as crate::Entry>::INFO
-            }
+            MemcpyDtoH::V7000Ptds(_) => 545usize,
+            MemcpyDtoH::V3020(_) => 544usize,
+            MemcpyDtoH::V2000(_) => 543usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17419,7 +18510,7 @@ impl NewestAbi for MemcpyDtoH {
 /** The ABIs of `cuMemcpyDtoHAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyDtoHAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyDtoHAsync {
     /// [`PFN_cuMemcpyDtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz): `cuMemcpyDtoHAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz),
@@ -17429,18 +18520,17 @@ pub enum MemcpyDtoHAsync {
     V2000(crate::pfn::PFN_cuMemcpyDtoHAsync_v2000),
 }
 impl sealed::Sealed for MemcpyDtoHAsync {}
+impl core::fmt::Debug for MemcpyDtoHAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyDtoHAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyDtoHAsync::V7000Ptsz(_) => {
-                <crate::entries::cuMemcpyDtoHAsync_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemcpyDtoHAsync::V3020(_) => {
-                <crate::entries::cuMemcpyDtoHAsync_v3020 as crate::Entry>::INFO
-            }
-            MemcpyDtoHAsync::V2000(_) => {
-                <crate::entries::cuMemcpyDtoHAsync_v2000 as crate::Entry>::INFO
-            }
+            MemcpyDtoHAsync::V7000Ptsz(_) => 548usize,
+            MemcpyDtoHAsync::V3020(_) => 547usize,
+            MemcpyDtoHAsync::V2000(_) => 546usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17489,7 +18579,7 @@ impl NewestAbi for MemcpyDtoHAsync {
 /** The ABIs of `cuMemcpyHtoA` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyHtoA`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyHtoA {
     /// [`PFN_cuMemcpyHtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds): `cuMemcpyHtoA` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds),
@@ -17499,18 +18589,17 @@ pub enum MemcpyHtoA {
     V2000(crate::pfn::PFN_cuMemcpyHtoA_v2000),
 }
 impl sealed::Sealed for MemcpyHtoA {}
+impl core::fmt::Debug for MemcpyHtoA {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyHtoA {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyHtoA::V7000Ptds(_) => {
-                <crate::entries::cuMemcpyHtoA_v7000_ptds as crate::Entry>::INFO
-            }
-            MemcpyHtoA::V3020(_) => {
-                <crate::entries::cuMemcpyHtoA_v3020 as crate::Entry>::INFO
-            }
-            MemcpyHtoA::V2000(_) => {
-                <crate::entries::cuMemcpyHtoA_v2000 as crate::Entry>::INFO
-            }
+            MemcpyHtoA::V7000Ptds(_) => 551usize,
+            MemcpyHtoA::V3020(_) => 550usize,
+            MemcpyHtoA::V2000(_) => 549usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17559,7 +18648,7 @@ impl NewestAbi for MemcpyHtoA {
 /** The ABIs of `cuMemcpyHtoAAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyHtoAAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyHtoAAsync {
     /// [`PFN_cuMemcpyHtoAAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz): `cuMemcpyHtoAAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz),
@@ -17569,18 +18658,17 @@ pub enum MemcpyHtoAAsync {
     V2000(crate::pfn::PFN_cuMemcpyHtoAAsync_v2000),
 }
 impl sealed::Sealed for MemcpyHtoAAsync {}
+impl core::fmt::Debug for MemcpyHtoAAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyHtoAAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyHtoAAsync::V7000Ptsz(_) => {
-                <crate::entries::cuMemcpyHtoAAsync_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemcpyHtoAAsync::V3020(_) => {
-                <crate::entries::cuMemcpyHtoAAsync_v3020 as crate::Entry>::INFO
-            }
-            MemcpyHtoAAsync::V2000(_) => {
-                <crate::entries::cuMemcpyHtoAAsync_v2000 as crate::Entry>::INFO
-            }
+            MemcpyHtoAAsync::V7000Ptsz(_) => 554usize,
+            MemcpyHtoAAsync::V3020(_) => 553usize,
+            MemcpyHtoAAsync::V2000(_) => 552usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17629,7 +18717,7 @@ impl NewestAbi for MemcpyHtoAAsync {
 /** The ABIs of `cuMemcpyHtoD` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyHtoD`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyHtoD {
     /// [`PFN_cuMemcpyHtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds): `cuMemcpyHtoD` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds),
@@ -17639,18 +18727,17 @@ pub enum MemcpyHtoD {
     V2000(crate::pfn::PFN_cuMemcpyHtoD_v2000),
 }
 impl sealed::Sealed for MemcpyHtoD {}
+impl core::fmt::Debug for MemcpyHtoD {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyHtoD {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyHtoD::V7000Ptds(_) => {
-                <crate::entries::cuMemcpyHtoD_v7000_ptds as crate::Entry>::INFO
-            }
-            MemcpyHtoD::V3020(_) => {
-                <crate::entries::cuMemcpyHtoD_v3020 as crate::Entry>::INFO
-            }
-            MemcpyHtoD::V2000(_) => {
-                <crate::entries::cuMemcpyHtoD_v2000 as crate::Entry>::INFO
-            }
+            MemcpyHtoD::V7000Ptds(_) => 557usize,
+            MemcpyHtoD::V3020(_) => 556usize,
+            MemcpyHtoD::V2000(_) => 555usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17699,7 +18786,7 @@ impl NewestAbi for MemcpyHtoD {
 /** The ABIs of `cuMemcpyHtoDAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyHtoDAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyHtoDAsync {
     /// [`PFN_cuMemcpyHtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz): `cuMemcpyHtoDAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz),
@@ -17709,18 +18796,17 @@ pub enum MemcpyHtoDAsync {
     V2000(crate::pfn::PFN_cuMemcpyHtoDAsync_v2000),
 }
 impl sealed::Sealed for MemcpyHtoDAsync {}
+impl core::fmt::Debug for MemcpyHtoDAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyHtoDAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyHtoDAsync::V7000Ptsz(_) => {
-                <crate::entries::cuMemcpyHtoDAsync_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemcpyHtoDAsync::V3020(_) => {
-                <crate::entries::cuMemcpyHtoDAsync_v3020 as crate::Entry>::INFO
-            }
-            MemcpyHtoDAsync::V2000(_) => {
-                <crate::entries::cuMemcpyHtoDAsync_v2000 as crate::Entry>::INFO
-            }
+            MemcpyHtoDAsync::V7000Ptsz(_) => 560usize,
+            MemcpyHtoDAsync::V3020(_) => 559usize,
+            MemcpyHtoDAsync::V2000(_) => 558usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17769,7 +18855,7 @@ impl NewestAbi for MemcpyHtoDAsync {
 /** The ABIs of `cuMemcpyPeer` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyPeer`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyPeer {
     /// [`PFN_cuMemcpyPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpyPeer_v7000_ptds): `cuMemcpyPeer` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemcpyPeer_v7000_ptds),
@@ -17777,15 +18863,16 @@ pub enum MemcpyPeer {
     V4000(crate::pfn::PFN_cuMemcpyPeer_v4000),
 }
 impl sealed::Sealed for MemcpyPeer {}
+impl core::fmt::Debug for MemcpyPeer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyPeer {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyPeer::V7000Ptds(_) => {
-                <crate::entries::cuMemcpyPeer_v7000_ptds as crate::Entry>::INFO
-            }
-            MemcpyPeer::V4000(_) => {
-                <crate::entries::cuMemcpyPeer_v4000 as crate::Entry>::INFO
-            }
+            MemcpyPeer::V7000Ptds(_) => 562usize,
+            MemcpyPeer::V4000(_) => 561usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17823,7 +18910,7 @@ impl NewestAbi for MemcpyPeer {
 /** The ABIs of `cuMemcpyPeerAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyPeerAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyPeerAsync {
     /// [`PFN_cuMemcpyPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz): `cuMemcpyPeerAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz),
@@ -17831,15 +18918,16 @@ pub enum MemcpyPeerAsync {
     V4000(crate::pfn::PFN_cuMemcpyPeerAsync_v4000),
 }
 impl sealed::Sealed for MemcpyPeerAsync {}
+impl core::fmt::Debug for MemcpyPeerAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyPeerAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyPeerAsync::V7000Ptsz(_) => {
-                <crate::entries::cuMemcpyPeerAsync_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemcpyPeerAsync::V4000(_) => {
-                <crate::entries::cuMemcpyPeerAsync_v4000 as crate::Entry>::INFO
-            }
+            MemcpyPeerAsync::V7000Ptsz(_) => 564usize,
+            MemcpyPeerAsync::V4000(_) => 563usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17877,7 +18965,7 @@ impl NewestAbi for MemcpyPeerAsync {
 /** The ABIs of `cuMemcpyWithAttributesAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemcpyWithAttributesAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemcpyWithAttributesAsync {
     /// [`PFN_cuMemcpyWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz): `cuMemcpyWithAttributesAsync` of CUDA 13.2 (13020), the per-thread default stream variant.
     V13020Ptsz(crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz),
@@ -17885,15 +18973,16 @@ pub enum MemcpyWithAttributesAsync {
     V13020(crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020),
 }
 impl sealed::Sealed for MemcpyWithAttributesAsync {}
+impl core::fmt::Debug for MemcpyWithAttributesAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemcpyWithAttributesAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemcpyWithAttributesAsync::V13020Ptsz(_) => {
-                <crate::entries::cuMemcpyWithAttributesAsync_v13020_ptsz as crate::Entry>::INFO
-            }
-            MemcpyWithAttributesAsync::V13020(_) => {
-                <crate::entries::cuMemcpyWithAttributesAsync_v13020 as crate::Entry>::INFO
-            }
+            MemcpyWithAttributesAsync::V13020Ptsz(_) => 566usize,
+            MemcpyWithAttributesAsync::V13020(_) => 565usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -17931,7 +19020,7 @@ impl NewestAbi for MemcpyWithAttributesAsync {
 /** The ABIs of `cuMemsetD16` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD16`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemsetD16 {
     /// [`PFN_cuMemsetD16_v7000_ptds`](crate::pfn::PFN_cuMemsetD16_v7000_ptds): `cuMemsetD16` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemsetD16_v7000_ptds),
@@ -17941,18 +19030,17 @@ pub enum MemsetD16 {
     V2000(crate::pfn::PFN_cuMemsetD16_v2000),
 }
 impl sealed::Sealed for MemsetD16 {}
+impl core::fmt::Debug for MemsetD16 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemsetD16 {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemsetD16::V7000Ptds(_) => {
-                <crate::entries::cuMemsetD16_v7000_ptds as crate::Entry>::INFO
-            }
-            MemsetD16::V3020(_) => {
-                <crate::entries::cuMemsetD16_v3020 as crate::Entry>::INFO
-            }
-            MemsetD16::V2000(_) => {
-                <crate::entries::cuMemsetD16_v2000 as crate::Entry>::INFO
-            }
+            MemsetD16::V7000Ptds(_) => 569usize,
+            MemsetD16::V3020(_) => 568usize,
+            MemsetD16::V2000(_) => 567usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18001,7 +19089,7 @@ impl NewestAbi for MemsetD16 {
 /** The ABIs of `cuMemsetD16Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD16Async`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemsetD16Async {
     /// [`PFN_cuMemsetD16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz): `cuMemsetD16Async` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz),
@@ -18009,15 +19097,16 @@ pub enum MemsetD16Async {
     V3020(crate::pfn::PFN_cuMemsetD16Async_v3020),
 }
 impl sealed::Sealed for MemsetD16Async {}
+impl core::fmt::Debug for MemsetD16Async {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemsetD16Async {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemsetD16Async::V7000Ptsz(_) => {
-                <crate::entries::cuMemsetD16Async_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemsetD16Async::V3020(_) => {
-                <crate::entries::cuMemsetD16Async_v3020 as crate::Entry>::INFO
-            }
+            MemsetD16Async::V7000Ptsz(_) => 571usize,
+            MemsetD16Async::V3020(_) => 570usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18055,7 +19144,7 @@ impl NewestAbi for MemsetD16Async {
 /** The ABIs of `cuMemsetD2D16` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D16`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemsetD2D16 {
     /// [`PFN_cuMemsetD2D16_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D16_v7000_ptds): `cuMemsetD2D16` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemsetD2D16_v7000_ptds),
@@ -18065,18 +19154,17 @@ pub enum MemsetD2D16 {
     V2000(crate::pfn::PFN_cuMemsetD2D16_v2000),
 }
 impl sealed::Sealed for MemsetD2D16 {}
+impl core::fmt::Debug for MemsetD2D16 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemsetD2D16 {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemsetD2D16::V7000Ptds(_) => {
-                <crate::entries::cuMemsetD2D16_v7000_ptds as crate::Entry>::INFO
-            }
-            MemsetD2D16::V3020(_) => {
-                <crate::entries::cuMemsetD2D16_v3020 as crate::Entry>::INFO
-            }
-            MemsetD2D16::V2000(_) => {
-                <crate::entries::cuMemsetD2D16_v2000 as crate::Entry>::INFO
-            }
+            MemsetD2D16::V7000Ptds(_) => 574usize,
+            MemsetD2D16::V3020(_) => 573usize,
+            MemsetD2D16::V2000(_) => 572usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18125,7 +19213,7 @@ impl NewestAbi for MemsetD2D16 {
 /** The ABIs of `cuMemsetD2D16Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D16Async`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemsetD2D16Async {
     /// [`PFN_cuMemsetD2D16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz): `cuMemsetD2D16Async` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz),
@@ -18133,15 +19221,16 @@ pub enum MemsetD2D16Async {
     V3020(crate::pfn::PFN_cuMemsetD2D16Async_v3020),
 }
 impl sealed::Sealed for MemsetD2D16Async {}
+impl core::fmt::Debug for MemsetD2D16Async {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemsetD2D16Async {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemsetD2D16Async::V7000Ptsz(_) => {
-                <crate::entries::cuMemsetD2D16Async_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemsetD2D16Async::V3020(_) => {
-                <crate::entries::cuMemsetD2D16Async_v3020 as crate::Entry>::INFO
-            }
+            MemsetD2D16Async::V7000Ptsz(_) => 576usize,
+            MemsetD2D16Async::V3020(_) => 575usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18179,7 +19268,7 @@ impl NewestAbi for MemsetD2D16Async {
 /** The ABIs of `cuMemsetD2D32` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D32`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemsetD2D32 {
     /// [`PFN_cuMemsetD2D32_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D32_v7000_ptds): `cuMemsetD2D32` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemsetD2D32_v7000_ptds),
@@ -18189,18 +19278,17 @@ pub enum MemsetD2D32 {
     V2000(crate::pfn::PFN_cuMemsetD2D32_v2000),
 }
 impl sealed::Sealed for MemsetD2D32 {}
+impl core::fmt::Debug for MemsetD2D32 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemsetD2D32 {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemsetD2D32::V7000Ptds(_) => {
-                <crate::entries::cuMemsetD2D32_v7000_ptds as crate::Entry>::INFO
-            }
-            MemsetD2D32::V3020(_) => {
-                <crate::entries::cuMemsetD2D32_v3020 as crate::Entry>::INFO
-            }
-            MemsetD2D32::V2000(_) => {
-                <crate::entries::cuMemsetD2D32_v2000 as crate::Entry>::INFO
-            }
+            MemsetD2D32::V7000Ptds(_) => 579usize,
+            MemsetD2D32::V3020(_) => 578usize,
+            MemsetD2D32::V2000(_) => 577usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18249,7 +19337,7 @@ impl NewestAbi for MemsetD2D32 {
 /** The ABIs of `cuMemsetD2D32Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D32Async`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemsetD2D32Async {
     /// [`PFN_cuMemsetD2D32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz): `cuMemsetD2D32Async` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz),
@@ -18257,15 +19345,16 @@ pub enum MemsetD2D32Async {
     V3020(crate::pfn::PFN_cuMemsetD2D32Async_v3020),
 }
 impl sealed::Sealed for MemsetD2D32Async {}
+impl core::fmt::Debug for MemsetD2D32Async {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemsetD2D32Async {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemsetD2D32Async::V7000Ptsz(_) => {
-                <crate::entries::cuMemsetD2D32Async_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemsetD2D32Async::V3020(_) => {
-                <crate::entries::cuMemsetD2D32Async_v3020 as crate::Entry>::INFO
-            }
+            MemsetD2D32Async::V7000Ptsz(_) => 581usize,
+            MemsetD2D32Async::V3020(_) => 580usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18303,7 +19392,7 @@ impl NewestAbi for MemsetD2D32Async {
 /** The ABIs of `cuMemsetD2D8` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D8`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemsetD2D8 {
     /// [`PFN_cuMemsetD2D8_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D8_v7000_ptds): `cuMemsetD2D8` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemsetD2D8_v7000_ptds),
@@ -18313,18 +19402,17 @@ pub enum MemsetD2D8 {
     V2000(crate::pfn::PFN_cuMemsetD2D8_v2000),
 }
 impl sealed::Sealed for MemsetD2D8 {}
+impl core::fmt::Debug for MemsetD2D8 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemsetD2D8 {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemsetD2D8::V7000Ptds(_) => {
-                <crate::entries::cuMemsetD2D8_v7000_ptds as crate::Entry>::INFO
-            }
-            MemsetD2D8::V3020(_) => {
-                <crate::entries::cuMemsetD2D8_v3020 as crate::Entry>::INFO
-            }
-            MemsetD2D8::V2000(_) => {
-                <crate::entries::cuMemsetD2D8_v2000 as crate::Entry>::INFO
-            }
+            MemsetD2D8::V7000Ptds(_) => 584usize,
+            MemsetD2D8::V3020(_) => 583usize,
+            MemsetD2D8::V2000(_) => 582usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18373,7 +19461,7 @@ impl NewestAbi for MemsetD2D8 {
 /** The ABIs of `cuMemsetD2D8Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD2D8Async`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemsetD2D8Async {
     /// [`PFN_cuMemsetD2D8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz): `cuMemsetD2D8Async` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz),
@@ -18381,15 +19469,16 @@ pub enum MemsetD2D8Async {
     V3020(crate::pfn::PFN_cuMemsetD2D8Async_v3020),
 }
 impl sealed::Sealed for MemsetD2D8Async {}
+impl core::fmt::Debug for MemsetD2D8Async {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemsetD2D8Async {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemsetD2D8Async::V7000Ptsz(_) => {
-                <crate::entries::cuMemsetD2D8Async_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemsetD2D8Async::V3020(_) => {
-                <crate::entries::cuMemsetD2D8Async_v3020 as crate::Entry>::INFO
-            }
+            MemsetD2D8Async::V7000Ptsz(_) => 586usize,
+            MemsetD2D8Async::V3020(_) => 585usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18427,7 +19516,7 @@ impl NewestAbi for MemsetD2D8Async {
 /** The ABIs of `cuMemsetD32` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD32`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemsetD32 {
     /// [`PFN_cuMemsetD32_v7000_ptds`](crate::pfn::PFN_cuMemsetD32_v7000_ptds): `cuMemsetD32` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemsetD32_v7000_ptds),
@@ -18437,18 +19526,17 @@ pub enum MemsetD32 {
     V2000(crate::pfn::PFN_cuMemsetD32_v2000),
 }
 impl sealed::Sealed for MemsetD32 {}
+impl core::fmt::Debug for MemsetD32 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemsetD32 {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemsetD32::V7000Ptds(_) => {
-                <crate::entries::cuMemsetD32_v7000_ptds as crate::Entry>::INFO
-            }
-            MemsetD32::V3020(_) => {
-                <crate::entries::cuMemsetD32_v3020 as crate::Entry>::INFO
-            }
-            MemsetD32::V2000(_) => {
-                <crate::entries::cuMemsetD32_v2000 as crate::Entry>::INFO
-            }
+            MemsetD32::V7000Ptds(_) => 589usize,
+            MemsetD32::V3020(_) => 588usize,
+            MemsetD32::V2000(_) => 587usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18497,7 +19585,7 @@ impl NewestAbi for MemsetD32 {
 /** The ABIs of `cuMemsetD32Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD32Async`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemsetD32Async {
     /// [`PFN_cuMemsetD32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz): `cuMemsetD32Async` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz),
@@ -18505,15 +19593,16 @@ pub enum MemsetD32Async {
     V3020(crate::pfn::PFN_cuMemsetD32Async_v3020),
 }
 impl sealed::Sealed for MemsetD32Async {}
+impl core::fmt::Debug for MemsetD32Async {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemsetD32Async {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemsetD32Async::V7000Ptsz(_) => {
-                <crate::entries::cuMemsetD32Async_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemsetD32Async::V3020(_) => {
-                <crate::entries::cuMemsetD32Async_v3020 as crate::Entry>::INFO
-            }
+            MemsetD32Async::V7000Ptsz(_) => 591usize,
+            MemsetD32Async::V3020(_) => 590usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18551,7 +19640,7 @@ impl NewestAbi for MemsetD32Async {
 /** The ABIs of `cuMemsetD8` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD8`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemsetD8 {
     /// [`PFN_cuMemsetD8_v7000_ptds`](crate::pfn::PFN_cuMemsetD8_v7000_ptds): `cuMemsetD8` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptds(crate::pfn::PFN_cuMemsetD8_v7000_ptds),
@@ -18561,18 +19650,17 @@ pub enum MemsetD8 {
     V2000(crate::pfn::PFN_cuMemsetD8_v2000),
 }
 impl sealed::Sealed for MemsetD8 {}
+impl core::fmt::Debug for MemsetD8 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemsetD8 {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemsetD8::V7000Ptds(_) => {
-                <crate::entries::cuMemsetD8_v7000_ptds as crate::Entry>::INFO
-            }
-            MemsetD8::V3020(_) => {
-                <crate::entries::cuMemsetD8_v3020 as crate::Entry>::INFO
-            }
-            MemsetD8::V2000(_) => {
-                <crate::entries::cuMemsetD8_v2000 as crate::Entry>::INFO
-            }
+            MemsetD8::V7000Ptds(_) => 594usize,
+            MemsetD8::V3020(_) => 593usize,
+            MemsetD8::V2000(_) => 592usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18621,7 +19709,7 @@ impl NewestAbi for MemsetD8 {
 /** The ABIs of `cuMemsetD8Async` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMemsetD8Async`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MemsetD8Async {
     /// [`PFN_cuMemsetD8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz): `cuMemsetD8Async` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz),
@@ -18629,15 +19717,16 @@ pub enum MemsetD8Async {
     V3020(crate::pfn::PFN_cuMemsetD8Async_v3020),
 }
 impl sealed::Sealed for MemsetD8Async {}
+impl core::fmt::Debug for MemsetD8Async {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MemsetD8Async {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MemsetD8Async::V7000Ptsz(_) => {
-                <crate::entries::cuMemsetD8Async_v7000_ptsz as crate::Entry>::INFO
-            }
-            MemsetD8Async::V3020(_) => {
-                <crate::entries::cuMemsetD8Async_v3020 as crate::Entry>::INFO
-            }
+            MemsetD8Async::V7000Ptsz(_) => 596usize,
+            MemsetD8Async::V3020(_) => 595usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18673,18 +19762,21 @@ impl NewestAbi for MemsetD8Async {
     }
 }
 /// The ABIs of `cuMipmappedArrayCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MipmappedArrayCreate {
     /// [`PFN_cuMipmappedArrayCreate_v5000`](crate::pfn::PFN_cuMipmappedArrayCreate_v5000): `cuMipmappedArrayCreate` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuMipmappedArrayCreate_v5000),
 }
 impl sealed::Sealed for MipmappedArrayCreate {}
+impl core::fmt::Debug for MipmappedArrayCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MipmappedArrayCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MipmappedArrayCreate::V5000(_) => {
-                <crate::entries::cuMipmappedArrayCreate_v5000 as crate::Entry>::INFO
-            }
+            MipmappedArrayCreate::V5000(_) => 597usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18709,18 +19801,21 @@ impl NewestAbi for MipmappedArrayCreate {
     }
 }
 /// The ABIs of `cuMipmappedArrayDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MipmappedArrayDestroy {
     /// [`PFN_cuMipmappedArrayDestroy_v5000`](crate::pfn::PFN_cuMipmappedArrayDestroy_v5000): `cuMipmappedArrayDestroy` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuMipmappedArrayDestroy_v5000),
 }
 impl sealed::Sealed for MipmappedArrayDestroy {}
+impl core::fmt::Debug for MipmappedArrayDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MipmappedArrayDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MipmappedArrayDestroy::V5000(_) => {
-                <crate::entries::cuMipmappedArrayDestroy_v5000 as crate::Entry>::INFO
-            }
+            MipmappedArrayDestroy::V5000(_) => 598usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18745,18 +19840,21 @@ impl NewestAbi for MipmappedArrayDestroy {
     }
 }
 /// The ABIs of `cuMipmappedArrayGetLevel` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayGetLevel`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MipmappedArrayGetLevel {
     /// [`PFN_cuMipmappedArrayGetLevel_v5000`](crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000): `cuMipmappedArrayGetLevel` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000),
 }
 impl sealed::Sealed for MipmappedArrayGetLevel {}
+impl core::fmt::Debug for MipmappedArrayGetLevel {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MipmappedArrayGetLevel {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MipmappedArrayGetLevel::V5000(_) => {
-                <crate::entries::cuMipmappedArrayGetLevel_v5000 as crate::Entry>::INFO
-            }
+            MipmappedArrayGetLevel::V5000(_) => 599usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18781,18 +19879,21 @@ impl NewestAbi for MipmappedArrayGetLevel {
     }
 }
 /// The ABIs of `cuMipmappedArrayGetMemoryRequirements` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayGetMemoryRequirements`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MipmappedArrayGetMemoryRequirements {
     /// [`PFN_cuMipmappedArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060): `cuMipmappedArrayGetMemoryRequirements` of CUDA 11.6 (11060).
     V11060(crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060),
 }
 impl sealed::Sealed for MipmappedArrayGetMemoryRequirements {}
+impl core::fmt::Debug for MipmappedArrayGetMemoryRequirements {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MipmappedArrayGetMemoryRequirements {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MipmappedArrayGetMemoryRequirements::V11060(_) => {
-                <crate::entries::cuMipmappedArrayGetMemoryRequirements_v11060 as crate::Entry>::INFO
-            }
+            MipmappedArrayGetMemoryRequirements::V11060(_) => 600usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18817,18 +19918,21 @@ impl NewestAbi for MipmappedArrayGetMemoryRequirements {
     }
 }
 /// The ABIs of `cuMipmappedArrayGetSparseProperties` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMipmappedArrayGetSparseProperties`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MipmappedArrayGetSparseProperties {
     /// [`PFN_cuMipmappedArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010): `cuMipmappedArrayGetSparseProperties` of CUDA 11.1 (11010).
     V11010(crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010),
 }
 impl sealed::Sealed for MipmappedArrayGetSparseProperties {}
+impl core::fmt::Debug for MipmappedArrayGetSparseProperties {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MipmappedArrayGetSparseProperties {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MipmappedArrayGetSparseProperties::V11010(_) => {
-                <crate::entries::cuMipmappedArrayGetSparseProperties_v11010 as crate::Entry>::INFO
-            }
+            MipmappedArrayGetSparseProperties::V11010(_) => 601usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18853,18 +19957,21 @@ impl NewestAbi for MipmappedArrayGetSparseProperties {
     }
 }
 /// The ABIs of `cuModuleEnumerateFunctions` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleEnumerateFunctions`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ModuleEnumerateFunctions {
     /// [`PFN_cuModuleEnumerateFunctions_v12040`](crate::pfn::PFN_cuModuleEnumerateFunctions_v12040): `cuModuleEnumerateFunctions` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuModuleEnumerateFunctions_v12040),
 }
 impl sealed::Sealed for ModuleEnumerateFunctions {}
+impl core::fmt::Debug for ModuleEnumerateFunctions {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ModuleEnumerateFunctions {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ModuleEnumerateFunctions::V12040(_) => {
-                <crate::entries::cuModuleEnumerateFunctions_v12040 as crate::Entry>::INFO
-            }
+            ModuleEnumerateFunctions::V12040(_) => 602usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18889,18 +19996,21 @@ impl NewestAbi for ModuleEnumerateFunctions {
     }
 }
 /// The ABIs of `cuModuleGetFunction` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetFunction`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ModuleGetFunction {
     /// [`PFN_cuModuleGetFunction_v2000`](crate::pfn::PFN_cuModuleGetFunction_v2000): `cuModuleGetFunction` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuModuleGetFunction_v2000),
 }
 impl sealed::Sealed for ModuleGetFunction {}
+impl core::fmt::Debug for ModuleGetFunction {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ModuleGetFunction {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ModuleGetFunction::V2000(_) => {
-                <crate::entries::cuModuleGetFunction_v2000 as crate::Entry>::INFO
-            }
+            ModuleGetFunction::V2000(_) => 603usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18925,18 +20035,21 @@ impl NewestAbi for ModuleGetFunction {
     }
 }
 /// The ABIs of `cuModuleGetFunctionCount` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetFunctionCount`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ModuleGetFunctionCount {
     /// [`PFN_cuModuleGetFunctionCount_v12040`](crate::pfn::PFN_cuModuleGetFunctionCount_v12040): `cuModuleGetFunctionCount` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuModuleGetFunctionCount_v12040),
 }
 impl sealed::Sealed for ModuleGetFunctionCount {}
+impl core::fmt::Debug for ModuleGetFunctionCount {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ModuleGetFunctionCount {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ModuleGetFunctionCount::V12040(_) => {
-                <crate::entries::cuModuleGetFunctionCount_v12040 as crate::Entry>::INFO
-            }
+            ModuleGetFunctionCount::V12040(_) => 604usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -18961,7 +20074,7 @@ impl NewestAbi for ModuleGetFunctionCount {
     }
 }
 /// The ABIs of `cuModuleGetGlobal` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetGlobal`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ModuleGetGlobal {
     /// [`PFN_cuModuleGetGlobal_v3020`](crate::pfn::PFN_cuModuleGetGlobal_v3020): `cuModuleGetGlobal` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuModuleGetGlobal_v3020),
@@ -18969,15 +20082,16 @@ pub enum ModuleGetGlobal {
     V2000(crate::pfn::PFN_cuModuleGetGlobal_v2000),
 }
 impl sealed::Sealed for ModuleGetGlobal {}
+impl core::fmt::Debug for ModuleGetGlobal {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ModuleGetGlobal {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ModuleGetGlobal::V3020(_) => {
-                <crate::entries::cuModuleGetGlobal_v3020 as crate::Entry>::INFO
-            }
-            ModuleGetGlobal::V2000(_) => {
-                <crate::entries::cuModuleGetGlobal_v2000 as crate::Entry>::INFO
-            }
+            ModuleGetGlobal::V3020(_) => 606usize,
+            ModuleGetGlobal::V2000(_) => 605usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19013,18 +20127,21 @@ impl NewestAbi for ModuleGetGlobal {
     }
 }
 /// The ABIs of `cuModuleGetLoadingMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetLoadingMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ModuleGetLoadingMode {
     /// [`PFN_cuModuleGetLoadingMode_v11070`](crate::pfn::PFN_cuModuleGetLoadingMode_v11070): `cuModuleGetLoadingMode` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuModuleGetLoadingMode_v11070),
 }
 impl sealed::Sealed for ModuleGetLoadingMode {}
+impl core::fmt::Debug for ModuleGetLoadingMode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ModuleGetLoadingMode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ModuleGetLoadingMode::V11070(_) => {
-                <crate::entries::cuModuleGetLoadingMode_v11070 as crate::Entry>::INFO
-            }
+            ModuleGetLoadingMode::V11070(_) => 607usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19049,18 +20166,21 @@ impl NewestAbi for ModuleGetLoadingMode {
     }
 }
 /// The ABIs of `cuModuleGetSurfRef` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetSurfRef`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ModuleGetSurfRef {
     /// [`PFN_cuModuleGetSurfRef_v3000`](crate::pfn::PFN_cuModuleGetSurfRef_v3000): `cuModuleGetSurfRef` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuModuleGetSurfRef_v3000),
 }
 impl sealed::Sealed for ModuleGetSurfRef {}
+impl core::fmt::Debug for ModuleGetSurfRef {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ModuleGetSurfRef {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ModuleGetSurfRef::V3000(_) => {
-                <crate::entries::cuModuleGetSurfRef_v3000 as crate::Entry>::INFO
-            }
+            ModuleGetSurfRef::V3000(_) => 608usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19085,18 +20205,21 @@ impl NewestAbi for ModuleGetSurfRef {
     }
 }
 /// The ABIs of `cuModuleGetTexRef` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleGetTexRef`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ModuleGetTexRef {
     /// [`PFN_cuModuleGetTexRef_v2000`](crate::pfn::PFN_cuModuleGetTexRef_v2000): `cuModuleGetTexRef` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuModuleGetTexRef_v2000),
 }
 impl sealed::Sealed for ModuleGetTexRef {}
+impl core::fmt::Debug for ModuleGetTexRef {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ModuleGetTexRef {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ModuleGetTexRef::V2000(_) => {
-                <crate::entries::cuModuleGetTexRef_v2000 as crate::Entry>::INFO
-            }
+            ModuleGetTexRef::V2000(_) => 609usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19121,18 +20244,21 @@ impl NewestAbi for ModuleGetTexRef {
     }
 }
 /// The ABIs of `cuModuleLoad` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleLoad`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ModuleLoad {
     /// [`PFN_cuModuleLoad_v2000`](crate::pfn::PFN_cuModuleLoad_v2000): `cuModuleLoad` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuModuleLoad_v2000),
 }
 impl sealed::Sealed for ModuleLoad {}
+impl core::fmt::Debug for ModuleLoad {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ModuleLoad {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ModuleLoad::V2000(_) => {
-                <crate::entries::cuModuleLoad_v2000 as crate::Entry>::INFO
-            }
+            ModuleLoad::V2000(_) => 610usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19157,18 +20283,21 @@ impl NewestAbi for ModuleLoad {
     }
 }
 /// The ABIs of `cuModuleLoadData` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleLoadData`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ModuleLoadData {
     /// [`PFN_cuModuleLoadData_v2000`](crate::pfn::PFN_cuModuleLoadData_v2000): `cuModuleLoadData` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuModuleLoadData_v2000),
 }
 impl sealed::Sealed for ModuleLoadData {}
+impl core::fmt::Debug for ModuleLoadData {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ModuleLoadData {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ModuleLoadData::V2000(_) => {
-                <crate::entries::cuModuleLoadData_v2000 as crate::Entry>::INFO
-            }
+            ModuleLoadData::V2000(_) => 611usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19193,18 +20322,21 @@ impl NewestAbi for ModuleLoadData {
     }
 }
 /// The ABIs of `cuModuleLoadDataEx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleLoadDataEx`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ModuleLoadDataEx {
     /// [`PFN_cuModuleLoadDataEx_v2010`](crate::pfn::PFN_cuModuleLoadDataEx_v2010): `cuModuleLoadDataEx` of CUDA 2.1 (2010).
     V2010(crate::pfn::PFN_cuModuleLoadDataEx_v2010),
 }
 impl sealed::Sealed for ModuleLoadDataEx {}
+impl core::fmt::Debug for ModuleLoadDataEx {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ModuleLoadDataEx {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ModuleLoadDataEx::V2010(_) => {
-                <crate::entries::cuModuleLoadDataEx_v2010 as crate::Entry>::INFO
-            }
+            ModuleLoadDataEx::V2010(_) => 612usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19229,18 +20361,21 @@ impl NewestAbi for ModuleLoadDataEx {
     }
 }
 /// The ABIs of `cuModuleLoadFatBinary` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleLoadFatBinary`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ModuleLoadFatBinary {
     /// [`PFN_cuModuleLoadFatBinary_v2000`](crate::pfn::PFN_cuModuleLoadFatBinary_v2000): `cuModuleLoadFatBinary` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuModuleLoadFatBinary_v2000),
 }
 impl sealed::Sealed for ModuleLoadFatBinary {}
+impl core::fmt::Debug for ModuleLoadFatBinary {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ModuleLoadFatBinary {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ModuleLoadFatBinary::V2000(_) => {
-                <crate::entries::cuModuleLoadFatBinary_v2000 as crate::Entry>::INFO
-            }
+            ModuleLoadFatBinary::V2000(_) => 613usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19265,18 +20400,21 @@ impl NewestAbi for ModuleLoadFatBinary {
     }
 }
 /// The ABIs of `cuModuleUnload` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuModuleUnload`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ModuleUnload {
     /// [`PFN_cuModuleUnload_v2000`](crate::pfn::PFN_cuModuleUnload_v2000): `cuModuleUnload` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuModuleUnload_v2000),
 }
 impl sealed::Sealed for ModuleUnload {}
+impl core::fmt::Debug for ModuleUnload {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ModuleUnload {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ModuleUnload::V2000(_) => {
-                <crate::entries::cuModuleUnload_v2000 as crate::Entry>::INFO
-            }
+            ModuleUnload::V2000(_) => 614usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19301,18 +20439,21 @@ impl NewestAbi for ModuleUnload {
     }
 }
 /// The ABIs of `cuMulticastAddDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastAddDevice`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MulticastAddDevice {
     /// [`PFN_cuMulticastAddDevice_v12010`](crate::pfn::PFN_cuMulticastAddDevice_v12010): `cuMulticastAddDevice` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuMulticastAddDevice_v12010),
 }
 impl sealed::Sealed for MulticastAddDevice {}
+impl core::fmt::Debug for MulticastAddDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MulticastAddDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MulticastAddDevice::V12010(_) => {
-                <crate::entries::cuMulticastAddDevice_v12010 as crate::Entry>::INFO
-            }
+            MulticastAddDevice::V12010(_) => 615usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19337,7 +20478,7 @@ impl NewestAbi for MulticastAddDevice {
     }
 }
 /// The ABIs of `cuMulticastBindAddr` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastBindAddr`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MulticastBindAddr {
     /// [`PFN_cuMulticastBindAddr_v13010`](crate::pfn::PFN_cuMulticastBindAddr_v13010): `cuMulticastBindAddr` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuMulticastBindAddr_v13010),
@@ -19345,15 +20486,16 @@ pub enum MulticastBindAddr {
     V12010(crate::pfn::PFN_cuMulticastBindAddr_v12010),
 }
 impl sealed::Sealed for MulticastBindAddr {}
+impl core::fmt::Debug for MulticastBindAddr {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MulticastBindAddr {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MulticastBindAddr::V13010(_) => {
-                <crate::entries::cuMulticastBindAddr_v13010 as crate::Entry>::INFO
-            }
-            MulticastBindAddr::V12010(_) => {
-                <crate::entries::cuMulticastBindAddr_v12010 as crate::Entry>::INFO
-            }
+            MulticastBindAddr::V13010(_) => 617usize,
+            MulticastBindAddr::V12010(_) => 616usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19389,7 +20531,7 @@ impl NewestAbi for MulticastBindAddr {
     }
 }
 /// The ABIs of `cuMulticastBindMem` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastBindMem`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MulticastBindMem {
     /// [`PFN_cuMulticastBindMem_v13010`](crate::pfn::PFN_cuMulticastBindMem_v13010): `cuMulticastBindMem` of CUDA 13.1 (13010).
     V13010(crate::pfn::PFN_cuMulticastBindMem_v13010),
@@ -19397,15 +20539,16 @@ pub enum MulticastBindMem {
     V12010(crate::pfn::PFN_cuMulticastBindMem_v12010),
 }
 impl sealed::Sealed for MulticastBindMem {}
+impl core::fmt::Debug for MulticastBindMem {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MulticastBindMem {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MulticastBindMem::V13010(_) => {
-                <crate::entries::cuMulticastBindMem_v13010 as crate::Entry>::INFO
-            }
-            MulticastBindMem::V12010(_) => {
-                <crate::entries::cuMulticastBindMem_v12010 as crate::Entry>::INFO
-            }
+            MulticastBindMem::V13010(_) => 619usize,
+            MulticastBindMem::V12010(_) => 618usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19441,18 +20584,21 @@ impl NewestAbi for MulticastBindMem {
     }
 }
 /// The ABIs of `cuMulticastCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MulticastCreate {
     /// [`PFN_cuMulticastCreate_v12010`](crate::pfn::PFN_cuMulticastCreate_v12010): `cuMulticastCreate` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuMulticastCreate_v12010),
 }
 impl sealed::Sealed for MulticastCreate {}
+impl core::fmt::Debug for MulticastCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MulticastCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MulticastCreate::V12010(_) => {
-                <crate::entries::cuMulticastCreate_v12010 as crate::Entry>::INFO
-            }
+            MulticastCreate::V12010(_) => 620usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19477,18 +20623,21 @@ impl NewestAbi for MulticastCreate {
     }
 }
 /// The ABIs of `cuMulticastGetGranularity` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastGetGranularity`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MulticastGetGranularity {
     /// [`PFN_cuMulticastGetGranularity_v12010`](crate::pfn::PFN_cuMulticastGetGranularity_v12010): `cuMulticastGetGranularity` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuMulticastGetGranularity_v12010),
 }
 impl sealed::Sealed for MulticastGetGranularity {}
+impl core::fmt::Debug for MulticastGetGranularity {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MulticastGetGranularity {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MulticastGetGranularity::V12010(_) => {
-                <crate::entries::cuMulticastGetGranularity_v12010 as crate::Entry>::INFO
-            }
+            MulticastGetGranularity::V12010(_) => 621usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19513,18 +20662,21 @@ impl NewestAbi for MulticastGetGranularity {
     }
 }
 /// The ABIs of `cuMulticastUnbind` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuMulticastUnbind`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum MulticastUnbind {
     /// [`PFN_cuMulticastUnbind_v12010`](crate::pfn::PFN_cuMulticastUnbind_v12010): `cuMulticastUnbind` of CUDA 12.1 (12010).
     V12010(crate::pfn::PFN_cuMulticastUnbind_v12010),
 }
 impl sealed::Sealed for MulticastUnbind {}
+impl core::fmt::Debug for MulticastUnbind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for MulticastUnbind {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            MulticastUnbind::V12010(_) => {
-                <crate::entries::cuMulticastUnbind_v12010 as crate::Entry>::INFO
-            }
+            MulticastUnbind::V12010(_) => 622usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19549,18 +20701,21 @@ impl NewestAbi for MulticastUnbind {
     }
 }
 /// The ABIs of `cuOccupancyAvailableDynamicSMemPerBlock` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyAvailableDynamicSMemPerBlock`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum OccupancyAvailableDynamicSMemPerBlock {
     /// [`PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020`](crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020): `cuOccupancyAvailableDynamicSMemPerBlock` of CUDA 10.2 (10020).
     V10020(crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020),
 }
 impl sealed::Sealed for OccupancyAvailableDynamicSMemPerBlock {}
+impl core::fmt::Debug for OccupancyAvailableDynamicSMemPerBlock {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for OccupancyAvailableDynamicSMemPerBlock {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            OccupancyAvailableDynamicSMemPerBlock::V10020(_) => {
-                <crate::entries::cuOccupancyAvailableDynamicSMemPerBlock_v10020 as crate::Entry>::INFO
-            }
+            OccupancyAvailableDynamicSMemPerBlock::V10020(_) => 623usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19585,18 +20740,21 @@ impl NewestAbi for OccupancyAvailableDynamicSMemPerBlock {
     }
 }
 /// The ABIs of `cuOccupancyMaxActiveBlocksPerMultiprocessor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxActiveBlocksPerMultiprocessor`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum OccupancyMaxActiveBlocksPerMultiprocessor {
     /// [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050): `cuOccupancyMaxActiveBlocksPerMultiprocessor` of CUDA 6.5 (6050).
     V6050(crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050),
 }
 impl sealed::Sealed for OccupancyMaxActiveBlocksPerMultiprocessor {}
+impl core::fmt::Debug for OccupancyMaxActiveBlocksPerMultiprocessor {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for OccupancyMaxActiveBlocksPerMultiprocessor {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            OccupancyMaxActiveBlocksPerMultiprocessor::V6050(_) => {
-                <crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 as crate::Entry>::INFO
-            }
+            OccupancyMaxActiveBlocksPerMultiprocessor::V6050(_) => 624usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19621,18 +20779,21 @@ impl NewestAbi for OccupancyMaxActiveBlocksPerMultiprocessor {
     }
 }
 /// The ABIs of `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
     /// [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000): `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` of CUDA 7.0 (7000).
     V7000(crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000),
 }
 impl sealed::Sealed for OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {}
+impl core::fmt::Debug for OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            OccupancyMaxActiveBlocksPerMultiprocessorWithFlags::V7000(_) => {
-                <crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 as crate::Entry>::INFO
-            }
+            OccupancyMaxActiveBlocksPerMultiprocessorWithFlags::V7000(_) => 625usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19659,18 +20820,21 @@ impl NewestAbi for OccupancyMaxActiveBlocksPerMultiprocessorWithFlags {
     }
 }
 /// The ABIs of `cuOccupancyMaxActiveClusters` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxActiveClusters`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum OccupancyMaxActiveClusters {
     /// [`PFN_cuOccupancyMaxActiveClusters_v11070`](crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070): `cuOccupancyMaxActiveClusters` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070),
 }
 impl sealed::Sealed for OccupancyMaxActiveClusters {}
+impl core::fmt::Debug for OccupancyMaxActiveClusters {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for OccupancyMaxActiveClusters {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            OccupancyMaxActiveClusters::V11070(_) => {
-                <crate::entries::cuOccupancyMaxActiveClusters_v11070 as crate::Entry>::INFO
-            }
+            OccupancyMaxActiveClusters::V11070(_) => 626usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19695,18 +20859,21 @@ impl NewestAbi for OccupancyMaxActiveClusters {
     }
 }
 /// The ABIs of `cuOccupancyMaxPotentialBlockSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxPotentialBlockSize`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum OccupancyMaxPotentialBlockSize {
     /// [`PFN_cuOccupancyMaxPotentialBlockSize_v6050`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050): `cuOccupancyMaxPotentialBlockSize` of CUDA 6.5 (6050).
     V6050(crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050),
 }
 impl sealed::Sealed for OccupancyMaxPotentialBlockSize {}
+impl core::fmt::Debug for OccupancyMaxPotentialBlockSize {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for OccupancyMaxPotentialBlockSize {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            OccupancyMaxPotentialBlockSize::V6050(_) => {
-                <crate::entries::cuOccupancyMaxPotentialBlockSize_v6050 as crate::Entry>::INFO
-            }
+            OccupancyMaxPotentialBlockSize::V6050(_) => 627usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19731,18 +20898,21 @@ impl NewestAbi for OccupancyMaxPotentialBlockSize {
     }
 }
 /// The ABIs of `cuOccupancyMaxPotentialBlockSizeWithFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxPotentialBlockSizeWithFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum OccupancyMaxPotentialBlockSizeWithFlags {
     /// [`PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000): `cuOccupancyMaxPotentialBlockSizeWithFlags` of CUDA 7.0 (7000).
     V7000(crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000),
 }
 impl sealed::Sealed for OccupancyMaxPotentialBlockSizeWithFlags {}
+impl core::fmt::Debug for OccupancyMaxPotentialBlockSizeWithFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for OccupancyMaxPotentialBlockSizeWithFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            OccupancyMaxPotentialBlockSizeWithFlags::V7000(_) => {
-                <crate::entries::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 as crate::Entry>::INFO
-            }
+            OccupancyMaxPotentialBlockSizeWithFlags::V7000(_) => 628usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19767,18 +20937,21 @@ impl NewestAbi for OccupancyMaxPotentialBlockSizeWithFlags {
     }
 }
 /// The ABIs of `cuOccupancyMaxPotentialClusterSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuOccupancyMaxPotentialClusterSize`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum OccupancyMaxPotentialClusterSize {
     /// [`PFN_cuOccupancyMaxPotentialClusterSize_v11070`](crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070): `cuOccupancyMaxPotentialClusterSize` of CUDA 11.7 (11070).
     V11070(crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070),
 }
 impl sealed::Sealed for OccupancyMaxPotentialClusterSize {}
+impl core::fmt::Debug for OccupancyMaxPotentialClusterSize {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for OccupancyMaxPotentialClusterSize {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            OccupancyMaxPotentialClusterSize::V11070(_) => {
-                <crate::entries::cuOccupancyMaxPotentialClusterSize_v11070 as crate::Entry>::INFO
-            }
+            OccupancyMaxPotentialClusterSize::V11070(_) => 629usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19803,18 +20976,21 @@ impl NewestAbi for OccupancyMaxPotentialClusterSize {
     }
 }
 /// The ABIs of `cuParamSetSize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSetSize`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ParamSetSize {
     /// [`PFN_cuParamSetSize_v2000`](crate::pfn::PFN_cuParamSetSize_v2000): `cuParamSetSize` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuParamSetSize_v2000),
 }
 impl sealed::Sealed for ParamSetSize {}
+impl core::fmt::Debug for ParamSetSize {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ParamSetSize {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ParamSetSize::V2000(_) => {
-                <crate::entries::cuParamSetSize_v2000 as crate::Entry>::INFO
-            }
+            ParamSetSize::V2000(_) => 630usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19839,18 +21015,21 @@ impl NewestAbi for ParamSetSize {
     }
 }
 /// The ABIs of `cuParamSetTexRef` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSetTexRef`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ParamSetTexRef {
     /// [`PFN_cuParamSetTexRef_v2000`](crate::pfn::PFN_cuParamSetTexRef_v2000): `cuParamSetTexRef` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuParamSetTexRef_v2000),
 }
 impl sealed::Sealed for ParamSetTexRef {}
+impl core::fmt::Debug for ParamSetTexRef {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ParamSetTexRef {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ParamSetTexRef::V2000(_) => {
-                <crate::entries::cuParamSetTexRef_v2000 as crate::Entry>::INFO
-            }
+            ParamSetTexRef::V2000(_) => 631usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19875,18 +21054,21 @@ impl NewestAbi for ParamSetTexRef {
     }
 }
 /// The ABIs of `cuParamSetf` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSetf`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ParamSetf {
     /// [`PFN_cuParamSetf_v2000`](crate::pfn::PFN_cuParamSetf_v2000): `cuParamSetf` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuParamSetf_v2000),
 }
 impl sealed::Sealed for ParamSetf {}
+impl core::fmt::Debug for ParamSetf {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ParamSetf {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ParamSetf::V2000(_) => {
-                <crate::entries::cuParamSetf_v2000 as crate::Entry>::INFO
-            }
+            ParamSetf::V2000(_) => 632usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19911,18 +21093,21 @@ impl NewestAbi for ParamSetf {
     }
 }
 /// The ABIs of `cuParamSeti` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSeti`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ParamSeti {
     /// [`PFN_cuParamSeti_v2000`](crate::pfn::PFN_cuParamSeti_v2000): `cuParamSeti` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuParamSeti_v2000),
 }
 impl sealed::Sealed for ParamSeti {}
+impl core::fmt::Debug for ParamSeti {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ParamSeti {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ParamSeti::V2000(_) => {
-                <crate::entries::cuParamSeti_v2000 as crate::Entry>::INFO
-            }
+            ParamSeti::V2000(_) => 633usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19947,18 +21132,21 @@ impl NewestAbi for ParamSeti {
     }
 }
 /// The ABIs of `cuParamSetv` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuParamSetv`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ParamSetv {
     /// [`PFN_cuParamSetv_v2000`](crate::pfn::PFN_cuParamSetv_v2000): `cuParamSetv` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuParamSetv_v2000),
 }
 impl sealed::Sealed for ParamSetv {}
+impl core::fmt::Debug for ParamSetv {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ParamSetv {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ParamSetv::V2000(_) => {
-                <crate::entries::cuParamSetv_v2000 as crate::Entry>::INFO
-            }
+            ParamSetv::V2000(_) => 634usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -19983,18 +21171,21 @@ impl NewestAbi for ParamSetv {
     }
 }
 /// The ABIs of `cuPointerGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuPointerGetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum PointerGetAttribute {
     /// [`PFN_cuPointerGetAttribute_v4000`](crate::pfn::PFN_cuPointerGetAttribute_v4000): `cuPointerGetAttribute` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuPointerGetAttribute_v4000),
 }
 impl sealed::Sealed for PointerGetAttribute {}
+impl core::fmt::Debug for PointerGetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for PointerGetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            PointerGetAttribute::V4000(_) => {
-                <crate::entries::cuPointerGetAttribute_v4000 as crate::Entry>::INFO
-            }
+            PointerGetAttribute::V4000(_) => 635usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20019,18 +21210,21 @@ impl NewestAbi for PointerGetAttribute {
     }
 }
 /// The ABIs of `cuPointerGetAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuPointerGetAttributes`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum PointerGetAttributes {
     /// [`PFN_cuPointerGetAttributes_v7000`](crate::pfn::PFN_cuPointerGetAttributes_v7000): `cuPointerGetAttributes` of CUDA 7.0 (7000).
     V7000(crate::pfn::PFN_cuPointerGetAttributes_v7000),
 }
 impl sealed::Sealed for PointerGetAttributes {}
+impl core::fmt::Debug for PointerGetAttributes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for PointerGetAttributes {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            PointerGetAttributes::V7000(_) => {
-                <crate::entries::cuPointerGetAttributes_v7000 as crate::Entry>::INFO
-            }
+            PointerGetAttributes::V7000(_) => 636usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20055,18 +21249,21 @@ impl NewestAbi for PointerGetAttributes {
     }
 }
 /// The ABIs of `cuPointerSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuPointerSetAttribute`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum PointerSetAttribute {
     /// [`PFN_cuPointerSetAttribute_v6000`](crate::pfn::PFN_cuPointerSetAttribute_v6000): `cuPointerSetAttribute` of CUDA 6.0 (6000).
     V6000(crate::pfn::PFN_cuPointerSetAttribute_v6000),
 }
 impl sealed::Sealed for PointerSetAttribute {}
+impl core::fmt::Debug for PointerSetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for PointerSetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            PointerSetAttribute::V6000(_) => {
-                <crate::entries::cuPointerSetAttribute_v6000 as crate::Entry>::INFO
-            }
+            PointerSetAttribute::V6000(_) => 637usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20092,7 +21289,7 @@ impl NewestAbi for PointerSetAttribute {
 }
 /// The ABIs of `cuProfilerInitialize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuProfilerInitialize`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "profiler")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ProfilerInitialize {
     /// [`PFN_cuProfilerInitialize_v4000`](crate::profiler::PFN_cuProfilerInitialize_v4000): `cuProfilerInitialize` of CUDA 4.0 (4000).
     V4000(crate::profiler::PFN_cuProfilerInitialize_v4000),
@@ -20100,12 +21297,16 @@ pub enum ProfilerInitialize {
 #[cfg(feature = "profiler")]
 impl sealed::Sealed for ProfilerInitialize {}
 #[cfg(feature = "profiler")]
+impl core::fmt::Debug for ProfilerInitialize {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "profiler")]
 impl NewestAbi for ProfilerInitialize {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ProfilerInitialize::V4000(_) => {
-                <crate::entries::cuProfilerInitialize_v4000 as crate::Entry>::INFO
-            }
+            ProfilerInitialize::V4000(_) => 638usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20131,7 +21332,7 @@ impl NewestAbi for ProfilerInitialize {
 }
 /// The ABIs of `cuProfilerStart` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuProfilerStart`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "profiler")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ProfilerStart {
     /// [`PFN_cuProfilerStart_v4000`](crate::profiler::PFN_cuProfilerStart_v4000): `cuProfilerStart` of CUDA 4.0 (4000).
     V4000(crate::profiler::PFN_cuProfilerStart_v4000),
@@ -20139,12 +21340,16 @@ pub enum ProfilerStart {
 #[cfg(feature = "profiler")]
 impl sealed::Sealed for ProfilerStart {}
 #[cfg(feature = "profiler")]
+impl core::fmt::Debug for ProfilerStart {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "profiler")]
 impl NewestAbi for ProfilerStart {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ProfilerStart::V4000(_) => {
-                <crate::entries::cuProfilerStart_v4000 as crate::Entry>::INFO
-            }
+            ProfilerStart::V4000(_) => 639usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20170,7 +21375,7 @@ impl NewestAbi for ProfilerStart {
 }
 /// The ABIs of `cuProfilerStop` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuProfilerStop`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "profiler")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ProfilerStop {
     /// [`PFN_cuProfilerStop_v4000`](crate::profiler::PFN_cuProfilerStop_v4000): `cuProfilerStop` of CUDA 4.0 (4000).
     V4000(crate::profiler::PFN_cuProfilerStop_v4000),
@@ -20178,12 +21383,16 @@ pub enum ProfilerStop {
 #[cfg(feature = "profiler")]
 impl sealed::Sealed for ProfilerStop {}
 #[cfg(feature = "profiler")]
+impl core::fmt::Debug for ProfilerStop {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "profiler")]
 impl NewestAbi for ProfilerStop {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ProfilerStop::V4000(_) => {
-                <crate::entries::cuProfilerStop_v4000 as crate::Entry>::INFO
-            }
+            ProfilerStop::V4000(_) => 640usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20210,7 +21419,7 @@ impl NewestAbi for ProfilerStop {
 /** The ABIs of `cuSignalExternalSemaphoresAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSignalExternalSemaphoresAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum SignalExternalSemaphoresAsync {
     /// [`PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz): `cuSignalExternalSemaphoresAsync` of CUDA 10.0 (10000), the per-thread default stream variant.
     V10000Ptsz(crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz),
@@ -20218,15 +21427,16 @@ pub enum SignalExternalSemaphoresAsync {
     V10000(crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000),
 }
 impl sealed::Sealed for SignalExternalSemaphoresAsync {}
+impl core::fmt::Debug for SignalExternalSemaphoresAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for SignalExternalSemaphoresAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            SignalExternalSemaphoresAsync::V10000Ptsz(_) => {
-                <crate::entries::cuSignalExternalSemaphoresAsync_v10000_ptsz as crate::Entry>::INFO
-            }
-            SignalExternalSemaphoresAsync::V10000(_) => {
-                <crate::entries::cuSignalExternalSemaphoresAsync_v10000 as crate::Entry>::INFO
-            }
+            SignalExternalSemaphoresAsync::V10000Ptsz(_) => 642usize,
+            SignalExternalSemaphoresAsync::V10000(_) => 641usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20264,7 +21474,7 @@ impl NewestAbi for SignalExternalSemaphoresAsync {
 /** The ABIs of `cuStreamAddCallback` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamAddCallback`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamAddCallback {
     /// [`PFN_cuStreamAddCallback_v7000_ptsz`](crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz): `cuStreamAddCallback` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz),
@@ -20272,15 +21482,16 @@ pub enum StreamAddCallback {
     V5000(crate::pfn::PFN_cuStreamAddCallback_v5000),
 }
 impl sealed::Sealed for StreamAddCallback {}
+impl core::fmt::Debug for StreamAddCallback {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamAddCallback {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamAddCallback::V7000Ptsz(_) => {
-                <crate::entries::cuStreamAddCallback_v7000_ptsz as crate::Entry>::INFO
-            }
-            StreamAddCallback::V5000(_) => {
-                <crate::entries::cuStreamAddCallback_v5000 as crate::Entry>::INFO
-            }
+            StreamAddCallback::V7000Ptsz(_) => 644usize,
+            StreamAddCallback::V5000(_) => 643usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20318,7 +21529,7 @@ impl NewestAbi for StreamAddCallback {
 /** The ABIs of `cuStreamAttachMemAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamAttachMemAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamAttachMemAsync {
     /// [`PFN_cuStreamAttachMemAsync_v7000_ptsz`](crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz): `cuStreamAttachMemAsync` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz),
@@ -20326,15 +21537,16 @@ pub enum StreamAttachMemAsync {
     V6000(crate::pfn::PFN_cuStreamAttachMemAsync_v6000),
 }
 impl sealed::Sealed for StreamAttachMemAsync {}
+impl core::fmt::Debug for StreamAttachMemAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamAttachMemAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamAttachMemAsync::V7000Ptsz(_) => {
-                <crate::entries::cuStreamAttachMemAsync_v7000_ptsz as crate::Entry>::INFO
-            }
-            StreamAttachMemAsync::V6000(_) => {
-                <crate::entries::cuStreamAttachMemAsync_v6000 as crate::Entry>::INFO
-            }
+            StreamAttachMemAsync::V7000Ptsz(_) => 646usize,
+            StreamAttachMemAsync::V6000(_) => 645usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20372,7 +21584,7 @@ impl NewestAbi for StreamAttachMemAsync {
 /** The ABIs of `cuStreamBatchMemOp` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBatchMemOp`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamBatchMemOp {
     /// [`PFN_cuStreamBatchMemOp_v11070_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz): `cuStreamBatchMemOp` of CUDA 11.7 (11070), the per-thread default stream variant.
     V11070Ptsz(crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz),
@@ -20384,21 +21596,18 @@ pub enum StreamBatchMemOp {
     V8000(crate::pfn::PFN_cuStreamBatchMemOp_v8000),
 }
 impl sealed::Sealed for StreamBatchMemOp {}
+impl core::fmt::Debug for StreamBatchMemOp {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamBatchMemOp {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamBatchMemOp::V11070Ptsz(_) => {
-                <crate::entries::cuStreamBatchMemOp_v11070_ptsz as crate::Entry>::INFO
-            }
-            StreamBatchMemOp::V11070(_) => {
-                <crate::entries::cuStreamBatchMemOp_v11070 as crate::Entry>::INFO
-            }
-            StreamBatchMemOp::V8000Ptsz(_) => {
-                <crate::entries::cuStreamBatchMemOp_v8000_ptsz as crate::Entry>::INFO
-            }
-            StreamBatchMemOp::V8000(_) => {
-                <crate::entries::cuStreamBatchMemOp_v8000 as crate::Entry>::INFO
-            }
+            StreamBatchMemOp::V11070Ptsz(_) => 650usize,
+            StreamBatchMemOp::V11070(_) => 649usize,
+            StreamBatchMemOp::V8000Ptsz(_) => 648usize,
+            StreamBatchMemOp::V8000(_) => 647usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20458,7 +21667,7 @@ impl NewestAbi for StreamBatchMemOp {
 /** The ABIs of `cuStreamBeginCapture` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBeginCapture`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamBeginCapture {
     /// [`PFN_cuStreamBeginCapture_v10010_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz): `cuStreamBeginCapture` of CUDA 10.1 (10010), the per-thread default stream variant.
     V10010Ptsz(crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz),
@@ -20470,21 +21679,18 @@ pub enum StreamBeginCapture {
     V10000(crate::pfn::PFN_cuStreamBeginCapture_v10000),
 }
 impl sealed::Sealed for StreamBeginCapture {}
+impl core::fmt::Debug for StreamBeginCapture {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamBeginCapture {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamBeginCapture::V10010Ptsz(_) => {
-                <crate::entries::cuStreamBeginCapture_v10010_ptsz as crate::Entry>::INFO
-            }
-            StreamBeginCapture::V10010(_) => {
-                <crate::entries::cuStreamBeginCapture_v10010 as crate::Entry>::INFO
-            }
-            StreamBeginCapture::V10000Ptsz(_) => {
-                <crate::entries::cuStreamBeginCapture_v10000_ptsz as crate::Entry>::INFO
-            }
-            StreamBeginCapture::V10000(_) => {
-                <crate::entries::cuStreamBeginCapture_v10000 as crate::Entry>::INFO
-            }
+            StreamBeginCapture::V10010Ptsz(_) => 654usize,
+            StreamBeginCapture::V10010(_) => 653usize,
+            StreamBeginCapture::V10000Ptsz(_) => 652usize,
+            StreamBeginCapture::V10000(_) => 651usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20544,7 +21750,7 @@ impl NewestAbi for StreamBeginCapture {
 /** The ABIs of `cuStreamBeginCaptureToCig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBeginCaptureToCig`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamBeginCaptureToCig {
     /// [`PFN_cuStreamBeginCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz): `cuStreamBeginCaptureToCig` of CUDA 13.1 (13010), the per-thread default stream variant.
     V13010Ptsz(crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz),
@@ -20552,15 +21758,16 @@ pub enum StreamBeginCaptureToCig {
     V13010(crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010),
 }
 impl sealed::Sealed for StreamBeginCaptureToCig {}
+impl core::fmt::Debug for StreamBeginCaptureToCig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamBeginCaptureToCig {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamBeginCaptureToCig::V13010Ptsz(_) => {
-                <crate::entries::cuStreamBeginCaptureToCig_v13010_ptsz as crate::Entry>::INFO
-            }
-            StreamBeginCaptureToCig::V13010(_) => {
-                <crate::entries::cuStreamBeginCaptureToCig_v13010 as crate::Entry>::INFO
-            }
+            StreamBeginCaptureToCig::V13010Ptsz(_) => 656usize,
+            StreamBeginCaptureToCig::V13010(_) => 655usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20598,7 +21805,7 @@ impl NewestAbi for StreamBeginCaptureToCig {
 /** The ABIs of `cuStreamBeginCaptureToGraph` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBeginCaptureToGraph`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamBeginCaptureToGraph {
     /// [`PFN_cuStreamBeginCaptureToGraph_v12030_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz): `cuStreamBeginCaptureToGraph` of CUDA 12.3 (12030), the per-thread default stream variant.
     V12030Ptsz(crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz),
@@ -20606,15 +21813,16 @@ pub enum StreamBeginCaptureToGraph {
     V12030(crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030),
 }
 impl sealed::Sealed for StreamBeginCaptureToGraph {}
+impl core::fmt::Debug for StreamBeginCaptureToGraph {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamBeginCaptureToGraph {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamBeginCaptureToGraph::V12030Ptsz(_) => {
-                <crate::entries::cuStreamBeginCaptureToGraph_v12030_ptsz as crate::Entry>::INFO
-            }
-            StreamBeginCaptureToGraph::V12030(_) => {
-                <crate::entries::cuStreamBeginCaptureToGraph_v12030 as crate::Entry>::INFO
-            }
+            StreamBeginCaptureToGraph::V12030Ptsz(_) => 658usize,
+            StreamBeginCaptureToGraph::V12030(_) => 657usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20652,7 +21860,7 @@ impl NewestAbi for StreamBeginCaptureToGraph {
 /** The ABIs of `cuStreamBeginRecaptureToGraph` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamBeginRecaptureToGraph`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamBeginRecaptureToGraph {
     /// [`PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz): `cuStreamBeginRecaptureToGraph` of CUDA 13.3 (13030), the per-thread default stream variant.
     V13030Ptsz(crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz),
@@ -20660,15 +21868,16 @@ pub enum StreamBeginRecaptureToGraph {
     V13030(crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030),
 }
 impl sealed::Sealed for StreamBeginRecaptureToGraph {}
+impl core::fmt::Debug for StreamBeginRecaptureToGraph {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamBeginRecaptureToGraph {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamBeginRecaptureToGraph::V13030Ptsz(_) => {
-                <crate::entries::cuStreamBeginRecaptureToGraph_v13030_ptsz as crate::Entry>::INFO
-            }
-            StreamBeginRecaptureToGraph::V13030(_) => {
-                <crate::entries::cuStreamBeginRecaptureToGraph_v13030 as crate::Entry>::INFO
-            }
+            StreamBeginRecaptureToGraph::V13030Ptsz(_) => 660usize,
+            StreamBeginRecaptureToGraph::V13030(_) => 659usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20706,7 +21915,7 @@ impl NewestAbi for StreamBeginRecaptureToGraph {
 /** The ABIs of `cuStreamCopyAttributes` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamCopyAttributes`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamCopyAttributes {
     /// [`PFN_cuStreamCopyAttributes_v11000_ptsz`](crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz): `cuStreamCopyAttributes` of CUDA 11.0 (11000), the per-thread default stream variant.
     V11000Ptsz(crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz),
@@ -20714,15 +21923,16 @@ pub enum StreamCopyAttributes {
     V11000(crate::pfn::PFN_cuStreamCopyAttributes_v11000),
 }
 impl sealed::Sealed for StreamCopyAttributes {}
+impl core::fmt::Debug for StreamCopyAttributes {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamCopyAttributes {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamCopyAttributes::V11000Ptsz(_) => {
-                <crate::entries::cuStreamCopyAttributes_v11000_ptsz as crate::Entry>::INFO
-            }
-            StreamCopyAttributes::V11000(_) => {
-                <crate::entries::cuStreamCopyAttributes_v11000 as crate::Entry>::INFO
-            }
+            StreamCopyAttributes::V11000Ptsz(_) => 662usize,
+            StreamCopyAttributes::V11000(_) => 661usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20758,18 +21968,21 @@ impl NewestAbi for StreamCopyAttributes {
     }
 }
 /// The ABIs of `cuStreamCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamCreate {
     /// [`PFN_cuStreamCreate_v2000`](crate::pfn::PFN_cuStreamCreate_v2000): `cuStreamCreate` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuStreamCreate_v2000),
 }
 impl sealed::Sealed for StreamCreate {}
+impl core::fmt::Debug for StreamCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamCreate::V2000(_) => {
-                <crate::entries::cuStreamCreate_v2000 as crate::Entry>::INFO
-            }
+            StreamCreate::V2000(_) => 663usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20794,18 +22007,21 @@ impl NewestAbi for StreamCreate {
     }
 }
 /// The ABIs of `cuStreamCreateWithPriority` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamCreateWithPriority`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamCreateWithPriority {
     /// [`PFN_cuStreamCreateWithPriority_v5050`](crate::pfn::PFN_cuStreamCreateWithPriority_v5050): `cuStreamCreateWithPriority` of CUDA 5.5 (5050).
     V5050(crate::pfn::PFN_cuStreamCreateWithPriority_v5050),
 }
 impl sealed::Sealed for StreamCreateWithPriority {}
+impl core::fmt::Debug for StreamCreateWithPriority {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamCreateWithPriority {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamCreateWithPriority::V5050(_) => {
-                <crate::entries::cuStreamCreateWithPriority_v5050 as crate::Entry>::INFO
-            }
+            StreamCreateWithPriority::V5050(_) => 664usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20830,7 +22046,7 @@ impl NewestAbi for StreamCreateWithPriority {
     }
 }
 /// The ABIs of `cuStreamDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamDestroy {
     /// [`PFN_cuStreamDestroy_v4000`](crate::pfn::PFN_cuStreamDestroy_v4000): `cuStreamDestroy` of CUDA 4.0 (4000).
     V4000(crate::pfn::PFN_cuStreamDestroy_v4000),
@@ -20838,15 +22054,16 @@ pub enum StreamDestroy {
     V2000(crate::pfn::PFN_cuStreamDestroy_v2000),
 }
 impl sealed::Sealed for StreamDestroy {}
+impl core::fmt::Debug for StreamDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamDestroy::V4000(_) => {
-                <crate::entries::cuStreamDestroy_v4000 as crate::Entry>::INFO
-            }
-            StreamDestroy::V2000(_) => {
-                <crate::entries::cuStreamDestroy_v2000 as crate::Entry>::INFO
-            }
+            StreamDestroy::V4000(_) => 666usize,
+            StreamDestroy::V2000(_) => 665usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20884,7 +22101,7 @@ impl NewestAbi for StreamDestroy {
 /** The ABIs of `cuStreamEndCapture` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamEndCapture`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamEndCapture {
     /// [`PFN_cuStreamEndCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz): `cuStreamEndCapture` of CUDA 10.0 (10000), the per-thread default stream variant.
     V10000Ptsz(crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz),
@@ -20892,15 +22109,16 @@ pub enum StreamEndCapture {
     V10000(crate::pfn::PFN_cuStreamEndCapture_v10000),
 }
 impl sealed::Sealed for StreamEndCapture {}
+impl core::fmt::Debug for StreamEndCapture {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamEndCapture {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamEndCapture::V10000Ptsz(_) => {
-                <crate::entries::cuStreamEndCapture_v10000_ptsz as crate::Entry>::INFO
-            }
-            StreamEndCapture::V10000(_) => {
-                <crate::entries::cuStreamEndCapture_v10000 as crate::Entry>::INFO
-            }
+            StreamEndCapture::V10000Ptsz(_) => 668usize,
+            StreamEndCapture::V10000(_) => 667usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20938,7 +22156,7 @@ impl NewestAbi for StreamEndCapture {
 /** The ABIs of `cuStreamEndCaptureToCig` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamEndCaptureToCig`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamEndCaptureToCig {
     /// [`PFN_cuStreamEndCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz): `cuStreamEndCaptureToCig` of CUDA 13.1 (13010), the per-thread default stream variant.
     V13010Ptsz(crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz),
@@ -20946,15 +22164,16 @@ pub enum StreamEndCaptureToCig {
     V13010(crate::pfn::PFN_cuStreamEndCaptureToCig_v13010),
 }
 impl sealed::Sealed for StreamEndCaptureToCig {}
+impl core::fmt::Debug for StreamEndCaptureToCig {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamEndCaptureToCig {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamEndCaptureToCig::V13010Ptsz(_) => {
-                <crate::entries::cuStreamEndCaptureToCig_v13010_ptsz as crate::Entry>::INFO
-            }
-            StreamEndCaptureToCig::V13010(_) => {
-                <crate::entries::cuStreamEndCaptureToCig_v13010 as crate::Entry>::INFO
-            }
+            StreamEndCaptureToCig::V13010Ptsz(_) => 670usize,
+            StreamEndCaptureToCig::V13010(_) => 669usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -20992,7 +22211,7 @@ impl NewestAbi for StreamEndCaptureToCig {
 /** The ABIs of `cuStreamGetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetAttribute`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamGetAttribute {
     /// [`PFN_cuStreamGetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz): `cuStreamGetAttribute` of CUDA 11.0 (11000), the per-thread default stream variant.
     V11000Ptsz(crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz),
@@ -21000,15 +22219,16 @@ pub enum StreamGetAttribute {
     V11000(crate::pfn::PFN_cuStreamGetAttribute_v11000),
 }
 impl sealed::Sealed for StreamGetAttribute {}
+impl core::fmt::Debug for StreamGetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamGetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamGetAttribute::V11000Ptsz(_) => {
-                <crate::entries::cuStreamGetAttribute_v11000_ptsz as crate::Entry>::INFO
-            }
-            StreamGetAttribute::V11000(_) => {
-                <crate::entries::cuStreamGetAttribute_v11000 as crate::Entry>::INFO
-            }
+            StreamGetAttribute::V11000Ptsz(_) => 672usize,
+            StreamGetAttribute::V11000(_) => 671usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21046,7 +22266,7 @@ impl NewestAbi for StreamGetAttribute {
 /** The ABIs of `cuStreamGetCaptureInfo` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetCaptureInfo`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamGetCaptureInfo {
     /// [`PFN_cuStreamGetCaptureInfo_v12030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz): `cuStreamGetCaptureInfo` of CUDA 12.3 (12030), the per-thread default stream variant.
     V12030Ptsz(crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz),
@@ -21062,27 +22282,20 @@ pub enum StreamGetCaptureInfo {
     V10010(crate::pfn::PFN_cuStreamGetCaptureInfo_v10010),
 }
 impl sealed::Sealed for StreamGetCaptureInfo {}
+impl core::fmt::Debug for StreamGetCaptureInfo {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamGetCaptureInfo {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamGetCaptureInfo::V12030Ptsz(_) => {
-                <crate::entries::cuStreamGetCaptureInfo_v12030_ptsz as crate::Entry>::INFO
-            }
-            StreamGetCaptureInfo::V12030(_) => {
-                <crate::entries::cuStreamGetCaptureInfo_v12030 as crate::Entry>::INFO
-            }
-            StreamGetCaptureInfo::V11030Ptsz(_) => {
-                <crate::entries::cuStreamGetCaptureInfo_v11030_ptsz as crate::Entry>::INFO
-            }
-            StreamGetCaptureInfo::V11030(_) => {
-                <crate::entries::cuStreamGetCaptureInfo_v11030 as crate::Entry>::INFO
-            }
-            StreamGetCaptureInfo::V10010Ptsz(_) => {
-                <crate::entries::cuStreamGetCaptureInfo_v10010_ptsz as crate::Entry>::INFO
-            }
-            StreamGetCaptureInfo::V10010(_) => {
-                <crate::entries::cuStreamGetCaptureInfo_v10010 as crate::Entry>::INFO
-            }
+            StreamGetCaptureInfo::V12030Ptsz(_) => 678usize,
+            StreamGetCaptureInfo::V12030(_) => 677usize,
+            StreamGetCaptureInfo::V11030Ptsz(_) => 676usize,
+            StreamGetCaptureInfo::V11030(_) => 675usize,
+            StreamGetCaptureInfo::V10010Ptsz(_) => 674usize,
+            StreamGetCaptureInfo::V10010(_) => 673usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21164,7 +22377,7 @@ impl NewestAbi for StreamGetCaptureInfo {
 /** The ABIs of `cuStreamGetCtx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetCtx`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamGetCtx {
     /// [`PFN_cuStreamGetCtx_v12050_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz): `cuStreamGetCtx` of CUDA 12.5 (12050), the per-thread default stream variant.
     V12050Ptsz(crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz),
@@ -21176,21 +22389,18 @@ pub enum StreamGetCtx {
     V9020(crate::pfn::PFN_cuStreamGetCtx_v9020),
 }
 impl sealed::Sealed for StreamGetCtx {}
+impl core::fmt::Debug for StreamGetCtx {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamGetCtx {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamGetCtx::V12050Ptsz(_) => {
-                <crate::entries::cuStreamGetCtx_v12050_ptsz as crate::Entry>::INFO
-            }
-            StreamGetCtx::V12050(_) => {
-                <crate::entries::cuStreamGetCtx_v12050 as crate::Entry>::INFO
-            }
-            StreamGetCtx::V9020Ptsz(_) => {
-                <crate::entries::cuStreamGetCtx_v9020_ptsz as crate::Entry>::INFO
-            }
-            StreamGetCtx::V9020(_) => {
-                <crate::entries::cuStreamGetCtx_v9020 as crate::Entry>::INFO
-            }
+            StreamGetCtx::V12050Ptsz(_) => 682usize,
+            StreamGetCtx::V12050(_) => 681usize,
+            StreamGetCtx::V9020Ptsz(_) => 680usize,
+            StreamGetCtx::V9020(_) => 679usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21250,7 +22460,7 @@ impl NewestAbi for StreamGetCtx {
 /** The ABIs of `cuStreamGetDevResource` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetDevResource`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamGetDevResource {
     /// [`PFN_cuStreamGetDevResource_v13010_ptsz`](crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz): `cuStreamGetDevResource` of CUDA 13.1 (13010), the per-thread default stream variant.
     V13010Ptsz(crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz),
@@ -21258,15 +22468,16 @@ pub enum StreamGetDevResource {
     V13010(crate::pfn::PFN_cuStreamGetDevResource_v13010),
 }
 impl sealed::Sealed for StreamGetDevResource {}
+impl core::fmt::Debug for StreamGetDevResource {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamGetDevResource {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamGetDevResource::V13010Ptsz(_) => {
-                <crate::entries::cuStreamGetDevResource_v13010_ptsz as crate::Entry>::INFO
-            }
-            StreamGetDevResource::V13010(_) => {
-                <crate::entries::cuStreamGetDevResource_v13010 as crate::Entry>::INFO
-            }
+            StreamGetDevResource::V13010Ptsz(_) => 684usize,
+            StreamGetDevResource::V13010(_) => 683usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21304,7 +22515,7 @@ impl NewestAbi for StreamGetDevResource {
 /** The ABIs of `cuStreamGetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetDevice`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamGetDevice {
     /// [`PFN_cuStreamGetDevice_v12080_ptsz`](crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz): `cuStreamGetDevice` of CUDA 12.8 (12080), the per-thread default stream variant.
     V12080Ptsz(crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz),
@@ -21312,15 +22523,16 @@ pub enum StreamGetDevice {
     V12080(crate::pfn::PFN_cuStreamGetDevice_v12080),
 }
 impl sealed::Sealed for StreamGetDevice {}
+impl core::fmt::Debug for StreamGetDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamGetDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamGetDevice::V12080Ptsz(_) => {
-                <crate::entries::cuStreamGetDevice_v12080_ptsz as crate::Entry>::INFO
-            }
-            StreamGetDevice::V12080(_) => {
-                <crate::entries::cuStreamGetDevice_v12080 as crate::Entry>::INFO
-            }
+            StreamGetDevice::V12080Ptsz(_) => 686usize,
+            StreamGetDevice::V12080(_) => 685usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21358,7 +22570,7 @@ impl NewestAbi for StreamGetDevice {
 /** The ABIs of `cuStreamGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetFlags`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamGetFlags {
     /// [`PFN_cuStreamGetFlags_v7000_ptsz`](crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz): `cuStreamGetFlags` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz),
@@ -21366,15 +22578,16 @@ pub enum StreamGetFlags {
     V5050(crate::pfn::PFN_cuStreamGetFlags_v5050),
 }
 impl sealed::Sealed for StreamGetFlags {}
+impl core::fmt::Debug for StreamGetFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamGetFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamGetFlags::V7000Ptsz(_) => {
-                <crate::entries::cuStreamGetFlags_v7000_ptsz as crate::Entry>::INFO
-            }
-            StreamGetFlags::V5050(_) => {
-                <crate::entries::cuStreamGetFlags_v5050 as crate::Entry>::INFO
-            }
+            StreamGetFlags::V7000Ptsz(_) => 688usize,
+            StreamGetFlags::V5050(_) => 687usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21410,18 +22623,21 @@ impl NewestAbi for StreamGetFlags {
     }
 }
 /// The ABIs of `cuStreamGetGreenCtx` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetGreenCtx`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamGetGreenCtx {
     /// [`PFN_cuStreamGetGreenCtx_v12040`](crate::pfn::PFN_cuStreamGetGreenCtx_v12040): `cuStreamGetGreenCtx` of CUDA 12.4 (12040).
     V12040(crate::pfn::PFN_cuStreamGetGreenCtx_v12040),
 }
 impl sealed::Sealed for StreamGetGreenCtx {}
+impl core::fmt::Debug for StreamGetGreenCtx {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamGetGreenCtx {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamGetGreenCtx::V12040(_) => {
-                <crate::entries::cuStreamGetGreenCtx_v12040 as crate::Entry>::INFO
-            }
+            StreamGetGreenCtx::V12040(_) => 689usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21448,7 +22664,7 @@ impl NewestAbi for StreamGetGreenCtx {
 /** The ABIs of `cuStreamGetId` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetId`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamGetId {
     /// [`PFN_cuStreamGetId_v12000_ptsz`](crate::pfn::PFN_cuStreamGetId_v12000_ptsz): `cuStreamGetId` of CUDA 12.0 (12000), the per-thread default stream variant.
     V12000Ptsz(crate::pfn::PFN_cuStreamGetId_v12000_ptsz),
@@ -21456,15 +22672,16 @@ pub enum StreamGetId {
     V12000(crate::pfn::PFN_cuStreamGetId_v12000),
 }
 impl sealed::Sealed for StreamGetId {}
+impl core::fmt::Debug for StreamGetId {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamGetId {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamGetId::V12000Ptsz(_) => {
-                <crate::entries::cuStreamGetId_v12000_ptsz as crate::Entry>::INFO
-            }
-            StreamGetId::V12000(_) => {
-                <crate::entries::cuStreamGetId_v12000 as crate::Entry>::INFO
-            }
+            StreamGetId::V12000Ptsz(_) => 691usize,
+            StreamGetId::V12000(_) => 690usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21502,7 +22719,7 @@ impl NewestAbi for StreamGetId {
 /** The ABIs of `cuStreamGetPriority` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamGetPriority`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamGetPriority {
     /// [`PFN_cuStreamGetPriority_v7000_ptsz`](crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz): `cuStreamGetPriority` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz),
@@ -21510,15 +22727,16 @@ pub enum StreamGetPriority {
     V5050(crate::pfn::PFN_cuStreamGetPriority_v5050),
 }
 impl sealed::Sealed for StreamGetPriority {}
+impl core::fmt::Debug for StreamGetPriority {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamGetPriority {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamGetPriority::V7000Ptsz(_) => {
-                <crate::entries::cuStreamGetPriority_v7000_ptsz as crate::Entry>::INFO
-            }
-            StreamGetPriority::V5050(_) => {
-                <crate::entries::cuStreamGetPriority_v5050 as crate::Entry>::INFO
-            }
+            StreamGetPriority::V7000Ptsz(_) => 693usize,
+            StreamGetPriority::V5050(_) => 692usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21556,7 +22774,7 @@ impl NewestAbi for StreamGetPriority {
 /** The ABIs of `cuStreamIsCapturing` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamIsCapturing`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamIsCapturing {
     /// [`PFN_cuStreamIsCapturing_v10000_ptsz`](crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz): `cuStreamIsCapturing` of CUDA 10.0 (10000), the per-thread default stream variant.
     V10000Ptsz(crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz),
@@ -21564,15 +22782,16 @@ pub enum StreamIsCapturing {
     V10000(crate::pfn::PFN_cuStreamIsCapturing_v10000),
 }
 impl sealed::Sealed for StreamIsCapturing {}
+impl core::fmt::Debug for StreamIsCapturing {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamIsCapturing {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamIsCapturing::V10000Ptsz(_) => {
-                <crate::entries::cuStreamIsCapturing_v10000_ptsz as crate::Entry>::INFO
-            }
-            StreamIsCapturing::V10000(_) => {
-                <crate::entries::cuStreamIsCapturing_v10000 as crate::Entry>::INFO
-            }
+            StreamIsCapturing::V10000Ptsz(_) => 695usize,
+            StreamIsCapturing::V10000(_) => 694usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21610,7 +22829,7 @@ impl NewestAbi for StreamIsCapturing {
 /** The ABIs of `cuStreamQuery` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamQuery`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamQuery {
     /// [`PFN_cuStreamQuery_v7000_ptsz`](crate::pfn::PFN_cuStreamQuery_v7000_ptsz): `cuStreamQuery` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuStreamQuery_v7000_ptsz),
@@ -21618,15 +22837,16 @@ pub enum StreamQuery {
     V2000(crate::pfn::PFN_cuStreamQuery_v2000),
 }
 impl sealed::Sealed for StreamQuery {}
+impl core::fmt::Debug for StreamQuery {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamQuery {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamQuery::V7000Ptsz(_) => {
-                <crate::entries::cuStreamQuery_v7000_ptsz as crate::Entry>::INFO
-            }
-            StreamQuery::V2000(_) => {
-                <crate::entries::cuStreamQuery_v2000 as crate::Entry>::INFO
-            }
+            StreamQuery::V7000Ptsz(_) => 697usize,
+            StreamQuery::V2000(_) => 696usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21664,7 +22884,7 @@ impl NewestAbi for StreamQuery {
 /** The ABIs of `cuStreamSetAttribute` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamSetAttribute`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamSetAttribute {
     /// [`PFN_cuStreamSetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz): `cuStreamSetAttribute` of CUDA 11.0 (11000), the per-thread default stream variant.
     V11000Ptsz(crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz),
@@ -21672,15 +22892,16 @@ pub enum StreamSetAttribute {
     V11000(crate::pfn::PFN_cuStreamSetAttribute_v11000),
 }
 impl sealed::Sealed for StreamSetAttribute {}
+impl core::fmt::Debug for StreamSetAttribute {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamSetAttribute {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamSetAttribute::V11000Ptsz(_) => {
-                <crate::entries::cuStreamSetAttribute_v11000_ptsz as crate::Entry>::INFO
-            }
-            StreamSetAttribute::V11000(_) => {
-                <crate::entries::cuStreamSetAttribute_v11000 as crate::Entry>::INFO
-            }
+            StreamSetAttribute::V11000Ptsz(_) => 699usize,
+            StreamSetAttribute::V11000(_) => 698usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21718,7 +22939,7 @@ impl NewestAbi for StreamSetAttribute {
 /** The ABIs of `cuStreamSynchronize` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamSynchronize`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamSynchronize {
     /// [`PFN_cuStreamSynchronize_v7000_ptsz`](crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz): `cuStreamSynchronize` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz),
@@ -21726,15 +22947,16 @@ pub enum StreamSynchronize {
     V2000(crate::pfn::PFN_cuStreamSynchronize_v2000),
 }
 impl sealed::Sealed for StreamSynchronize {}
+impl core::fmt::Debug for StreamSynchronize {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamSynchronize {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamSynchronize::V7000Ptsz(_) => {
-                <crate::entries::cuStreamSynchronize_v7000_ptsz as crate::Entry>::INFO
-            }
-            StreamSynchronize::V2000(_) => {
-                <crate::entries::cuStreamSynchronize_v2000 as crate::Entry>::INFO
-            }
+            StreamSynchronize::V7000Ptsz(_) => 701usize,
+            StreamSynchronize::V2000(_) => 700usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21772,7 +22994,7 @@ impl NewestAbi for StreamSynchronize {
 /** The ABIs of `cuStreamUpdateCaptureDependencies` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamUpdateCaptureDependencies`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamUpdateCaptureDependencies {
     /// [`PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz): `cuStreamUpdateCaptureDependencies` of CUDA 12.3 (12030), the per-thread default stream variant.
     V12030Ptsz(crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz),
@@ -21784,21 +23006,18 @@ pub enum StreamUpdateCaptureDependencies {
     V11030(crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030),
 }
 impl sealed::Sealed for StreamUpdateCaptureDependencies {}
+impl core::fmt::Debug for StreamUpdateCaptureDependencies {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamUpdateCaptureDependencies {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamUpdateCaptureDependencies::V12030Ptsz(_) => {
-                <crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz as crate::Entry>::INFO
-            }
-            StreamUpdateCaptureDependencies::V12030(_) => {
-                <crate::entries::cuStreamUpdateCaptureDependencies_v12030 as crate::Entry>::INFO
-            }
-            StreamUpdateCaptureDependencies::V11030Ptsz(_) => {
-                <crate::entries::cuStreamUpdateCaptureDependencies_v11030_ptsz as crate::Entry>::INFO
-            }
-            StreamUpdateCaptureDependencies::V11030(_) => {
-                <crate::entries::cuStreamUpdateCaptureDependencies_v11030 as crate::Entry>::INFO
-            }
+            StreamUpdateCaptureDependencies::V12030Ptsz(_) => 705usize,
+            StreamUpdateCaptureDependencies::V12030(_) => 704usize,
+            StreamUpdateCaptureDependencies::V11030Ptsz(_) => 703usize,
+            StreamUpdateCaptureDependencies::V11030(_) => 702usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21858,7 +23077,7 @@ impl NewestAbi for StreamUpdateCaptureDependencies {
 /** The ABIs of `cuStreamWaitEvent` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWaitEvent`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamWaitEvent {
     /// [`PFN_cuStreamWaitEvent_v7000_ptsz`](crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz): `cuStreamWaitEvent` of CUDA 7.0 (7000), the per-thread default stream variant.
     V7000Ptsz(crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz),
@@ -21866,15 +23085,16 @@ pub enum StreamWaitEvent {
     V3020(crate::pfn::PFN_cuStreamWaitEvent_v3020),
 }
 impl sealed::Sealed for StreamWaitEvent {}
+impl core::fmt::Debug for StreamWaitEvent {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamWaitEvent {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamWaitEvent::V7000Ptsz(_) => {
-                <crate::entries::cuStreamWaitEvent_v7000_ptsz as crate::Entry>::INFO
-            }
-            StreamWaitEvent::V3020(_) => {
-                <crate::entries::cuStreamWaitEvent_v3020 as crate::Entry>::INFO
-            }
+            StreamWaitEvent::V7000Ptsz(_) => 707usize,
+            StreamWaitEvent::V3020(_) => 706usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21912,7 +23132,7 @@ impl NewestAbi for StreamWaitEvent {
 /** The ABIs of `cuStreamWaitValue32` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWaitValue32`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamWaitValue32 {
     /// [`PFN_cuStreamWaitValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz): `cuStreamWaitValue32` of CUDA 11.7 (11070), the per-thread default stream variant.
     V11070Ptsz(crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz),
@@ -21924,21 +23144,18 @@ pub enum StreamWaitValue32 {
     V8000(crate::pfn::PFN_cuStreamWaitValue32_v8000),
 }
 impl sealed::Sealed for StreamWaitValue32 {}
+impl core::fmt::Debug for StreamWaitValue32 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamWaitValue32 {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamWaitValue32::V11070Ptsz(_) => {
-                <crate::entries::cuStreamWaitValue32_v11070_ptsz as crate::Entry>::INFO
-            }
-            StreamWaitValue32::V11070(_) => {
-                <crate::entries::cuStreamWaitValue32_v11070 as crate::Entry>::INFO
-            }
-            StreamWaitValue32::V8000Ptsz(_) => {
-                <crate::entries::cuStreamWaitValue32_v8000_ptsz as crate::Entry>::INFO
-            }
-            StreamWaitValue32::V8000(_) => {
-                <crate::entries::cuStreamWaitValue32_v8000 as crate::Entry>::INFO
-            }
+            StreamWaitValue32::V11070Ptsz(_) => 711usize,
+            StreamWaitValue32::V11070(_) => 710usize,
+            StreamWaitValue32::V8000Ptsz(_) => 709usize,
+            StreamWaitValue32::V8000(_) => 708usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -21998,7 +23215,7 @@ impl NewestAbi for StreamWaitValue32 {
 /** The ABIs of `cuStreamWaitValue64` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWaitValue64`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamWaitValue64 {
     /// [`PFN_cuStreamWaitValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz): `cuStreamWaitValue64` of CUDA 11.7 (11070), the per-thread default stream variant.
     V11070Ptsz(crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz),
@@ -22010,21 +23227,18 @@ pub enum StreamWaitValue64 {
     V9000(crate::pfn::PFN_cuStreamWaitValue64_v9000),
 }
 impl sealed::Sealed for StreamWaitValue64 {}
+impl core::fmt::Debug for StreamWaitValue64 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamWaitValue64 {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamWaitValue64::V11070Ptsz(_) => {
-                <crate::entries::cuStreamWaitValue64_v11070_ptsz as crate::Entry>::INFO
-            }
-            StreamWaitValue64::V11070(_) => {
-                <crate::entries::cuStreamWaitValue64_v11070 as crate::Entry>::INFO
-            }
-            StreamWaitValue64::V9000Ptsz(_) => {
-                <crate::entries::cuStreamWaitValue64_v9000_ptsz as crate::Entry>::INFO
-            }
-            StreamWaitValue64::V9000(_) => {
-                <crate::entries::cuStreamWaitValue64_v9000 as crate::Entry>::INFO
-            }
+            StreamWaitValue64::V11070Ptsz(_) => 715usize,
+            StreamWaitValue64::V11070(_) => 714usize,
+            StreamWaitValue64::V9000Ptsz(_) => 713usize,
+            StreamWaitValue64::V9000(_) => 712usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22084,7 +23298,7 @@ impl NewestAbi for StreamWaitValue64 {
 /** The ABIs of `cuStreamWriteValue32` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWriteValue32`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamWriteValue32 {
     /// [`PFN_cuStreamWriteValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz): `cuStreamWriteValue32` of CUDA 11.7 (11070), the per-thread default stream variant.
     V11070Ptsz(crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz),
@@ -22096,21 +23310,18 @@ pub enum StreamWriteValue32 {
     V8000(crate::pfn::PFN_cuStreamWriteValue32_v8000),
 }
 impl sealed::Sealed for StreamWriteValue32 {}
+impl core::fmt::Debug for StreamWriteValue32 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamWriteValue32 {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamWriteValue32::V11070Ptsz(_) => {
-                <crate::entries::cuStreamWriteValue32_v11070_ptsz as crate::Entry>::INFO
-            }
-            StreamWriteValue32::V11070(_) => {
-                <crate::entries::cuStreamWriteValue32_v11070 as crate::Entry>::INFO
-            }
-            StreamWriteValue32::V8000Ptsz(_) => {
-                <crate::entries::cuStreamWriteValue32_v8000_ptsz as crate::Entry>::INFO
-            }
-            StreamWriteValue32::V8000(_) => {
-                <crate::entries::cuStreamWriteValue32_v8000 as crate::Entry>::INFO
-            }
+            StreamWriteValue32::V11070Ptsz(_) => 719usize,
+            StreamWriteValue32::V11070(_) => 718usize,
+            StreamWriteValue32::V8000Ptsz(_) => 717usize,
+            StreamWriteValue32::V8000(_) => 716usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22170,7 +23381,7 @@ impl NewestAbi for StreamWriteValue32 {
 /** The ABIs of `cuStreamWriteValue64` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuStreamWriteValue64`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum StreamWriteValue64 {
     /// [`PFN_cuStreamWriteValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz): `cuStreamWriteValue64` of CUDA 11.7 (11070), the per-thread default stream variant.
     V11070Ptsz(crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz),
@@ -22182,21 +23393,18 @@ pub enum StreamWriteValue64 {
     V9000(crate::pfn::PFN_cuStreamWriteValue64_v9000),
 }
 impl sealed::Sealed for StreamWriteValue64 {}
+impl core::fmt::Debug for StreamWriteValue64 {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for StreamWriteValue64 {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            StreamWriteValue64::V11070Ptsz(_) => {
-                <crate::entries::cuStreamWriteValue64_v11070_ptsz as crate::Entry>::INFO
-            }
-            StreamWriteValue64::V11070(_) => {
-                <crate::entries::cuStreamWriteValue64_v11070 as crate::Entry>::INFO
-            }
-            StreamWriteValue64::V9000Ptsz(_) => {
-                <crate::entries::cuStreamWriteValue64_v9000_ptsz as crate::Entry>::INFO
-            }
-            StreamWriteValue64::V9000(_) => {
-                <crate::entries::cuStreamWriteValue64_v9000 as crate::Entry>::INFO
-            }
+            StreamWriteValue64::V11070Ptsz(_) => 723usize,
+            StreamWriteValue64::V11070(_) => 722usize,
+            StreamWriteValue64::V9000Ptsz(_) => 721usize,
+            StreamWriteValue64::V9000(_) => 720usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22254,18 +23462,21 @@ impl NewestAbi for StreamWriteValue64 {
     }
 }
 /// The ABIs of `cuSurfObjectCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfObjectCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum SurfObjectCreate {
     /// [`PFN_cuSurfObjectCreate_v5000`](crate::pfn::PFN_cuSurfObjectCreate_v5000): `cuSurfObjectCreate` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuSurfObjectCreate_v5000),
 }
 impl sealed::Sealed for SurfObjectCreate {}
+impl core::fmt::Debug for SurfObjectCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for SurfObjectCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            SurfObjectCreate::V5000(_) => {
-                <crate::entries::cuSurfObjectCreate_v5000 as crate::Entry>::INFO
-            }
+            SurfObjectCreate::V5000(_) => 724usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22290,18 +23501,21 @@ impl NewestAbi for SurfObjectCreate {
     }
 }
 /// The ABIs of `cuSurfObjectDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfObjectDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum SurfObjectDestroy {
     /// [`PFN_cuSurfObjectDestroy_v5000`](crate::pfn::PFN_cuSurfObjectDestroy_v5000): `cuSurfObjectDestroy` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuSurfObjectDestroy_v5000),
 }
 impl sealed::Sealed for SurfObjectDestroy {}
+impl core::fmt::Debug for SurfObjectDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for SurfObjectDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            SurfObjectDestroy::V5000(_) => {
-                <crate::entries::cuSurfObjectDestroy_v5000 as crate::Entry>::INFO
-            }
+            SurfObjectDestroy::V5000(_) => 725usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22326,18 +23540,21 @@ impl NewestAbi for SurfObjectDestroy {
     }
 }
 /// The ABIs of `cuSurfObjectGetResourceDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfObjectGetResourceDesc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum SurfObjectGetResourceDesc {
     /// [`PFN_cuSurfObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000): `cuSurfObjectGetResourceDesc` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000),
 }
 impl sealed::Sealed for SurfObjectGetResourceDesc {}
+impl core::fmt::Debug for SurfObjectGetResourceDesc {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for SurfObjectGetResourceDesc {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            SurfObjectGetResourceDesc::V5000(_) => {
-                <crate::entries::cuSurfObjectGetResourceDesc_v5000 as crate::Entry>::INFO
-            }
+            SurfObjectGetResourceDesc::V5000(_) => 726usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22362,18 +23579,21 @@ impl NewestAbi for SurfObjectGetResourceDesc {
     }
 }
 /// The ABIs of `cuSurfRefGetArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfRefGetArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum SurfRefGetArray {
     /// [`PFN_cuSurfRefGetArray_v3000`](crate::pfn::PFN_cuSurfRefGetArray_v3000): `cuSurfRefGetArray` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuSurfRefGetArray_v3000),
 }
 impl sealed::Sealed for SurfRefGetArray {}
+impl core::fmt::Debug for SurfRefGetArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for SurfRefGetArray {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            SurfRefGetArray::V3000(_) => {
-                <crate::entries::cuSurfRefGetArray_v3000 as crate::Entry>::INFO
-            }
+            SurfRefGetArray::V3000(_) => 727usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22398,18 +23618,21 @@ impl NewestAbi for SurfRefGetArray {
     }
 }
 /// The ABIs of `cuSurfRefSetArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuSurfRefSetArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum SurfRefSetArray {
     /// [`PFN_cuSurfRefSetArray_v3000`](crate::pfn::PFN_cuSurfRefSetArray_v3000): `cuSurfRefSetArray` of CUDA 3.0 (3000).
     V3000(crate::pfn::PFN_cuSurfRefSetArray_v3000),
 }
 impl sealed::Sealed for SurfRefSetArray {}
+impl core::fmt::Debug for SurfRefSetArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for SurfRefSetArray {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            SurfRefSetArray::V3000(_) => {
-                <crate::entries::cuSurfRefSetArray_v3000 as crate::Entry>::INFO
-            }
+            SurfRefSetArray::V3000(_) => 728usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22434,18 +23657,21 @@ impl NewestAbi for SurfRefSetArray {
     }
 }
 /// The ABIs of `cuTensorMapEncodeIm2col` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapEncodeIm2col`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TensorMapEncodeIm2col {
     /// [`PFN_cuTensorMapEncodeIm2col_v12000`](crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000): `cuTensorMapEncodeIm2col` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000),
 }
 impl sealed::Sealed for TensorMapEncodeIm2col {}
+impl core::fmt::Debug for TensorMapEncodeIm2col {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TensorMapEncodeIm2col {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TensorMapEncodeIm2col::V12000(_) => {
-                <crate::entries::cuTensorMapEncodeIm2col_v12000 as crate::Entry>::INFO
-            }
+            TensorMapEncodeIm2col::V12000(_) => 729usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22470,18 +23696,21 @@ impl NewestAbi for TensorMapEncodeIm2col {
     }
 }
 /// The ABIs of `cuTensorMapEncodeIm2colWide` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapEncodeIm2colWide`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TensorMapEncodeIm2colWide {
     /// [`PFN_cuTensorMapEncodeIm2colWide_v12080`](crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080): `cuTensorMapEncodeIm2colWide` of CUDA 12.8 (12080).
     V12080(crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080),
 }
 impl sealed::Sealed for TensorMapEncodeIm2colWide {}
+impl core::fmt::Debug for TensorMapEncodeIm2colWide {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TensorMapEncodeIm2colWide {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TensorMapEncodeIm2colWide::V12080(_) => {
-                <crate::entries::cuTensorMapEncodeIm2colWide_v12080 as crate::Entry>::INFO
-            }
+            TensorMapEncodeIm2colWide::V12080(_) => 730usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22506,18 +23735,21 @@ impl NewestAbi for TensorMapEncodeIm2colWide {
     }
 }
 /// The ABIs of `cuTensorMapEncodeTiled` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapEncodeTiled`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TensorMapEncodeTiled {
     /// [`PFN_cuTensorMapEncodeTiled_v12000`](crate::pfn::PFN_cuTensorMapEncodeTiled_v12000): `cuTensorMapEncodeTiled` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuTensorMapEncodeTiled_v12000),
 }
 impl sealed::Sealed for TensorMapEncodeTiled {}
+impl core::fmt::Debug for TensorMapEncodeTiled {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TensorMapEncodeTiled {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TensorMapEncodeTiled::V12000(_) => {
-                <crate::entries::cuTensorMapEncodeTiled_v12000 as crate::Entry>::INFO
-            }
+            TensorMapEncodeTiled::V12000(_) => 731usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22542,18 +23774,21 @@ impl NewestAbi for TensorMapEncodeTiled {
     }
 }
 /// The ABIs of `cuTensorMapReplaceAddress` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapReplaceAddress`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TensorMapReplaceAddress {
     /// [`PFN_cuTensorMapReplaceAddress_v12000`](crate::pfn::PFN_cuTensorMapReplaceAddress_v12000): `cuTensorMapReplaceAddress` of CUDA 12.0 (12000).
     V12000(crate::pfn::PFN_cuTensorMapReplaceAddress_v12000),
 }
 impl sealed::Sealed for TensorMapReplaceAddress {}
+impl core::fmt::Debug for TensorMapReplaceAddress {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TensorMapReplaceAddress {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TensorMapReplaceAddress::V12000(_) => {
-                <crate::entries::cuTensorMapReplaceAddress_v12000 as crate::Entry>::INFO
-            }
+            TensorMapReplaceAddress::V12000(_) => 732usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22578,18 +23813,21 @@ impl NewestAbi for TensorMapReplaceAddress {
     }
 }
 /// The ABIs of `cuTensorMapSetAllocationClass` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTensorMapSetAllocationClass`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TensorMapSetAllocationClass {
     /// [`PFN_cuTensorMapSetAllocationClass_v13050`](crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050): `cuTensorMapSetAllocationClass` of CUDA 13.5 (13050).
     V13050(crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050),
 }
 impl sealed::Sealed for TensorMapSetAllocationClass {}
+impl core::fmt::Debug for TensorMapSetAllocationClass {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TensorMapSetAllocationClass {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TensorMapSetAllocationClass::V13050(_) => {
-                <crate::entries::cuTensorMapSetAllocationClass_v13050 as crate::Entry>::INFO
-            }
+            TensorMapSetAllocationClass::V13050(_) => 733usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22614,18 +23852,21 @@ impl NewestAbi for TensorMapSetAllocationClass {
     }
 }
 /// The ABIs of `cuTexObjectCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexObjectCreate {
     /// [`PFN_cuTexObjectCreate_v5000`](crate::pfn::PFN_cuTexObjectCreate_v5000): `cuTexObjectCreate` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexObjectCreate_v5000),
 }
 impl sealed::Sealed for TexObjectCreate {}
+impl core::fmt::Debug for TexObjectCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexObjectCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexObjectCreate::V5000(_) => {
-                <crate::entries::cuTexObjectCreate_v5000 as crate::Entry>::INFO
-            }
+            TexObjectCreate::V5000(_) => 734usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22650,18 +23891,21 @@ impl NewestAbi for TexObjectCreate {
     }
 }
 /// The ABIs of `cuTexObjectDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexObjectDestroy {
     /// [`PFN_cuTexObjectDestroy_v5000`](crate::pfn::PFN_cuTexObjectDestroy_v5000): `cuTexObjectDestroy` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexObjectDestroy_v5000),
 }
 impl sealed::Sealed for TexObjectDestroy {}
+impl core::fmt::Debug for TexObjectDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexObjectDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexObjectDestroy::V5000(_) => {
-                <crate::entries::cuTexObjectDestroy_v5000 as crate::Entry>::INFO
-            }
+            TexObjectDestroy::V5000(_) => 735usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22686,18 +23930,21 @@ impl NewestAbi for TexObjectDestroy {
     }
 }
 /// The ABIs of `cuTexObjectGetResourceDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectGetResourceDesc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexObjectGetResourceDesc {
     /// [`PFN_cuTexObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000): `cuTexObjectGetResourceDesc` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000),
 }
 impl sealed::Sealed for TexObjectGetResourceDesc {}
+impl core::fmt::Debug for TexObjectGetResourceDesc {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexObjectGetResourceDesc {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexObjectGetResourceDesc::V5000(_) => {
-                <crate::entries::cuTexObjectGetResourceDesc_v5000 as crate::Entry>::INFO
-            }
+            TexObjectGetResourceDesc::V5000(_) => 736usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22722,18 +23969,21 @@ impl NewestAbi for TexObjectGetResourceDesc {
     }
 }
 /// The ABIs of `cuTexObjectGetResourceViewDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectGetResourceViewDesc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexObjectGetResourceViewDesc {
     /// [`PFN_cuTexObjectGetResourceViewDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000): `cuTexObjectGetResourceViewDesc` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000),
 }
 impl sealed::Sealed for TexObjectGetResourceViewDesc {}
+impl core::fmt::Debug for TexObjectGetResourceViewDesc {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexObjectGetResourceViewDesc {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexObjectGetResourceViewDesc::V5000(_) => {
-                <crate::entries::cuTexObjectGetResourceViewDesc_v5000 as crate::Entry>::INFO
-            }
+            TexObjectGetResourceViewDesc::V5000(_) => 737usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22758,18 +24008,21 @@ impl NewestAbi for TexObjectGetResourceViewDesc {
     }
 }
 /// The ABIs of `cuTexObjectGetTextureDesc` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexObjectGetTextureDesc`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexObjectGetTextureDesc {
     /// [`PFN_cuTexObjectGetTextureDesc_v5000`](crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000): `cuTexObjectGetTextureDesc` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000),
 }
 impl sealed::Sealed for TexObjectGetTextureDesc {}
+impl core::fmt::Debug for TexObjectGetTextureDesc {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexObjectGetTextureDesc {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexObjectGetTextureDesc::V5000(_) => {
-                <crate::entries::cuTexObjectGetTextureDesc_v5000 as crate::Entry>::INFO
-            }
+            TexObjectGetTextureDesc::V5000(_) => 738usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22794,18 +24047,21 @@ impl NewestAbi for TexObjectGetTextureDesc {
     }
 }
 /// The ABIs of `cuTexRefCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefCreate {
     /// [`PFN_cuTexRefCreate_v2000`](crate::pfn::PFN_cuTexRefCreate_v2000): `cuTexRefCreate` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefCreate_v2000),
 }
 impl sealed::Sealed for TexRefCreate {}
+impl core::fmt::Debug for TexRefCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefCreate::V2000(_) => {
-                <crate::entries::cuTexRefCreate_v2000 as crate::Entry>::INFO
-            }
+            TexRefCreate::V2000(_) => 739usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22830,18 +24086,21 @@ impl NewestAbi for TexRefCreate {
     }
 }
 /// The ABIs of `cuTexRefDestroy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefDestroy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefDestroy {
     /// [`PFN_cuTexRefDestroy_v2000`](crate::pfn::PFN_cuTexRefDestroy_v2000): `cuTexRefDestroy` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefDestroy_v2000),
 }
 impl sealed::Sealed for TexRefDestroy {}
+impl core::fmt::Debug for TexRefDestroy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefDestroy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefDestroy::V2000(_) => {
-                <crate::entries::cuTexRefDestroy_v2000 as crate::Entry>::INFO
-            }
+            TexRefDestroy::V2000(_) => 740usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22866,7 +24125,7 @@ impl NewestAbi for TexRefDestroy {
     }
 }
 /// The ABIs of `cuTexRefGetAddress` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetAddress`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefGetAddress {
     /// [`PFN_cuTexRefGetAddress_v3020`](crate::pfn::PFN_cuTexRefGetAddress_v3020): `cuTexRefGetAddress` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuTexRefGetAddress_v3020),
@@ -22874,15 +24133,16 @@ pub enum TexRefGetAddress {
     V2000(crate::pfn::PFN_cuTexRefGetAddress_v2000),
 }
 impl sealed::Sealed for TexRefGetAddress {}
+impl core::fmt::Debug for TexRefGetAddress {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefGetAddress {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefGetAddress::V3020(_) => {
-                <crate::entries::cuTexRefGetAddress_v3020 as crate::Entry>::INFO
-            }
-            TexRefGetAddress::V2000(_) => {
-                <crate::entries::cuTexRefGetAddress_v2000 as crate::Entry>::INFO
-            }
+            TexRefGetAddress::V3020(_) => 742usize,
+            TexRefGetAddress::V2000(_) => 741usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22918,18 +24178,21 @@ impl NewestAbi for TexRefGetAddress {
     }
 }
 /// The ABIs of `cuTexRefGetAddressMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetAddressMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefGetAddressMode {
     /// [`PFN_cuTexRefGetAddressMode_v2000`](crate::pfn::PFN_cuTexRefGetAddressMode_v2000): `cuTexRefGetAddressMode` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefGetAddressMode_v2000),
 }
 impl sealed::Sealed for TexRefGetAddressMode {}
+impl core::fmt::Debug for TexRefGetAddressMode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefGetAddressMode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefGetAddressMode::V2000(_) => {
-                <crate::entries::cuTexRefGetAddressMode_v2000 as crate::Entry>::INFO
-            }
+            TexRefGetAddressMode::V2000(_) => 743usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22954,18 +24217,21 @@ impl NewestAbi for TexRefGetAddressMode {
     }
 }
 /// The ABIs of `cuTexRefGetArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefGetArray {
     /// [`PFN_cuTexRefGetArray_v2000`](crate::pfn::PFN_cuTexRefGetArray_v2000): `cuTexRefGetArray` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefGetArray_v2000),
 }
 impl sealed::Sealed for TexRefGetArray {}
+impl core::fmt::Debug for TexRefGetArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefGetArray {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefGetArray::V2000(_) => {
-                <crate::entries::cuTexRefGetArray_v2000 as crate::Entry>::INFO
-            }
+            TexRefGetArray::V2000(_) => 744usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -22990,18 +24256,21 @@ impl NewestAbi for TexRefGetArray {
     }
 }
 /// The ABIs of `cuTexRefGetBorderColor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetBorderColor`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefGetBorderColor {
     /// [`PFN_cuTexRefGetBorderColor_v8000`](crate::pfn::PFN_cuTexRefGetBorderColor_v8000): `cuTexRefGetBorderColor` of CUDA 8.0 (8000).
     V8000(crate::pfn::PFN_cuTexRefGetBorderColor_v8000),
 }
 impl sealed::Sealed for TexRefGetBorderColor {}
+impl core::fmt::Debug for TexRefGetBorderColor {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefGetBorderColor {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefGetBorderColor::V8000(_) => {
-                <crate::entries::cuTexRefGetBorderColor_v8000 as crate::Entry>::INFO
-            }
+            TexRefGetBorderColor::V8000(_) => 745usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23026,18 +24295,21 @@ impl NewestAbi for TexRefGetBorderColor {
     }
 }
 /// The ABIs of `cuTexRefGetFilterMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetFilterMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefGetFilterMode {
     /// [`PFN_cuTexRefGetFilterMode_v2000`](crate::pfn::PFN_cuTexRefGetFilterMode_v2000): `cuTexRefGetFilterMode` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefGetFilterMode_v2000),
 }
 impl sealed::Sealed for TexRefGetFilterMode {}
+impl core::fmt::Debug for TexRefGetFilterMode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefGetFilterMode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefGetFilterMode::V2000(_) => {
-                <crate::entries::cuTexRefGetFilterMode_v2000 as crate::Entry>::INFO
-            }
+            TexRefGetFilterMode::V2000(_) => 746usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23062,18 +24334,21 @@ impl NewestAbi for TexRefGetFilterMode {
     }
 }
 /// The ABIs of `cuTexRefGetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefGetFlags {
     /// [`PFN_cuTexRefGetFlags_v2000`](crate::pfn::PFN_cuTexRefGetFlags_v2000): `cuTexRefGetFlags` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefGetFlags_v2000),
 }
 impl sealed::Sealed for TexRefGetFlags {}
+impl core::fmt::Debug for TexRefGetFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefGetFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefGetFlags::V2000(_) => {
-                <crate::entries::cuTexRefGetFlags_v2000 as crate::Entry>::INFO
-            }
+            TexRefGetFlags::V2000(_) => 747usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23098,18 +24373,21 @@ impl NewestAbi for TexRefGetFlags {
     }
 }
 /// The ABIs of `cuTexRefGetFormat` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetFormat`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefGetFormat {
     /// [`PFN_cuTexRefGetFormat_v2000`](crate::pfn::PFN_cuTexRefGetFormat_v2000): `cuTexRefGetFormat` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefGetFormat_v2000),
 }
 impl sealed::Sealed for TexRefGetFormat {}
+impl core::fmt::Debug for TexRefGetFormat {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefGetFormat {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefGetFormat::V2000(_) => {
-                <crate::entries::cuTexRefGetFormat_v2000 as crate::Entry>::INFO
-            }
+            TexRefGetFormat::V2000(_) => 748usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23134,18 +24412,21 @@ impl NewestAbi for TexRefGetFormat {
     }
 }
 /// The ABIs of `cuTexRefGetMaxAnisotropy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMaxAnisotropy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefGetMaxAnisotropy {
     /// [`PFN_cuTexRefGetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000): `cuTexRefGetMaxAnisotropy` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000),
 }
 impl sealed::Sealed for TexRefGetMaxAnisotropy {}
+impl core::fmt::Debug for TexRefGetMaxAnisotropy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefGetMaxAnisotropy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefGetMaxAnisotropy::V5000(_) => {
-                <crate::entries::cuTexRefGetMaxAnisotropy_v5000 as crate::Entry>::INFO
-            }
+            TexRefGetMaxAnisotropy::V5000(_) => 749usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23170,18 +24451,21 @@ impl NewestAbi for TexRefGetMaxAnisotropy {
     }
 }
 /// The ABIs of `cuTexRefGetMipmapFilterMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMipmapFilterMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefGetMipmapFilterMode {
     /// [`PFN_cuTexRefGetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000): `cuTexRefGetMipmapFilterMode` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000),
 }
 impl sealed::Sealed for TexRefGetMipmapFilterMode {}
+impl core::fmt::Debug for TexRefGetMipmapFilterMode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefGetMipmapFilterMode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefGetMipmapFilterMode::V5000(_) => {
-                <crate::entries::cuTexRefGetMipmapFilterMode_v5000 as crate::Entry>::INFO
-            }
+            TexRefGetMipmapFilterMode::V5000(_) => 750usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23206,18 +24490,21 @@ impl NewestAbi for TexRefGetMipmapFilterMode {
     }
 }
 /// The ABIs of `cuTexRefGetMipmapLevelBias` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMipmapLevelBias`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefGetMipmapLevelBias {
     /// [`PFN_cuTexRefGetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000): `cuTexRefGetMipmapLevelBias` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000),
 }
 impl sealed::Sealed for TexRefGetMipmapLevelBias {}
+impl core::fmt::Debug for TexRefGetMipmapLevelBias {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefGetMipmapLevelBias {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefGetMipmapLevelBias::V5000(_) => {
-                <crate::entries::cuTexRefGetMipmapLevelBias_v5000 as crate::Entry>::INFO
-            }
+            TexRefGetMipmapLevelBias::V5000(_) => 751usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23242,18 +24529,21 @@ impl NewestAbi for TexRefGetMipmapLevelBias {
     }
 }
 /// The ABIs of `cuTexRefGetMipmapLevelClamp` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMipmapLevelClamp`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefGetMipmapLevelClamp {
     /// [`PFN_cuTexRefGetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000): `cuTexRefGetMipmapLevelClamp` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000),
 }
 impl sealed::Sealed for TexRefGetMipmapLevelClamp {}
+impl core::fmt::Debug for TexRefGetMipmapLevelClamp {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefGetMipmapLevelClamp {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefGetMipmapLevelClamp::V5000(_) => {
-                <crate::entries::cuTexRefGetMipmapLevelClamp_v5000 as crate::Entry>::INFO
-            }
+            TexRefGetMipmapLevelClamp::V5000(_) => 752usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23278,18 +24568,21 @@ impl NewestAbi for TexRefGetMipmapLevelClamp {
     }
 }
 /// The ABIs of `cuTexRefGetMipmappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefGetMipmappedArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefGetMipmappedArray {
     /// [`PFN_cuTexRefGetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000): `cuTexRefGetMipmappedArray` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000),
 }
 impl sealed::Sealed for TexRefGetMipmappedArray {}
+impl core::fmt::Debug for TexRefGetMipmappedArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefGetMipmappedArray {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefGetMipmappedArray::V5000(_) => {
-                <crate::entries::cuTexRefGetMipmappedArray_v5000 as crate::Entry>::INFO
-            }
+            TexRefGetMipmappedArray::V5000(_) => 753usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23314,7 +24607,7 @@ impl NewestAbi for TexRefGetMipmappedArray {
     }
 }
 /// The ABIs of `cuTexRefSetAddress` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetAddress`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetAddress {
     /// [`PFN_cuTexRefSetAddress_v3020`](crate::pfn::PFN_cuTexRefSetAddress_v3020): `cuTexRefSetAddress` of CUDA 3.2 (3020).
     V3020(crate::pfn::PFN_cuTexRefSetAddress_v3020),
@@ -23322,15 +24615,16 @@ pub enum TexRefSetAddress {
     V2000(crate::pfn::PFN_cuTexRefSetAddress_v2000),
 }
 impl sealed::Sealed for TexRefSetAddress {}
+impl core::fmt::Debug for TexRefSetAddress {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetAddress {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetAddress::V3020(_) => {
-                <crate::entries::cuTexRefSetAddress_v3020 as crate::Entry>::INFO
-            }
-            TexRefSetAddress::V2000(_) => {
-                <crate::entries::cuTexRefSetAddress_v2000 as crate::Entry>::INFO
-            }
+            TexRefSetAddress::V3020(_) => 755usize,
+            TexRefSetAddress::V2000(_) => 754usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23366,7 +24660,7 @@ impl NewestAbi for TexRefSetAddress {
     }
 }
 /// The ABIs of `cuTexRefSetAddress2D` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetAddress2D`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetAddress2D {
     /// [`PFN_cuTexRefSetAddress2D_v4010`](crate::pfn::PFN_cuTexRefSetAddress2D_v4010): `cuTexRefSetAddress2D` of CUDA 4.1 (4010).
     V4010(crate::pfn::PFN_cuTexRefSetAddress2D_v4010),
@@ -23376,18 +24670,17 @@ pub enum TexRefSetAddress2D {
     V2020(crate::pfn::PFN_cuTexRefSetAddress2D_v2020),
 }
 impl sealed::Sealed for TexRefSetAddress2D {}
+impl core::fmt::Debug for TexRefSetAddress2D {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetAddress2D {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetAddress2D::V4010(_) => {
-                <crate::entries::cuTexRefSetAddress2D_v4010 as crate::Entry>::INFO
-            }
-            TexRefSetAddress2D::V3020(_) => {
-                <crate::entries::cuTexRefSetAddress2D_v3020 as crate::Entry>::INFO
-            }
-            TexRefSetAddress2D::V2020(_) => {
-                <crate::entries::cuTexRefSetAddress2D_v2020 as crate::Entry>::INFO
-            }
+            TexRefSetAddress2D::V4010(_) => 758usize,
+            TexRefSetAddress2D::V3020(_) => 757usize,
+            TexRefSetAddress2D::V2020(_) => 756usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23434,18 +24727,21 @@ impl NewestAbi for TexRefSetAddress2D {
     }
 }
 /// The ABIs of `cuTexRefSetAddressMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetAddressMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetAddressMode {
     /// [`PFN_cuTexRefSetAddressMode_v2000`](crate::pfn::PFN_cuTexRefSetAddressMode_v2000): `cuTexRefSetAddressMode` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefSetAddressMode_v2000),
 }
 impl sealed::Sealed for TexRefSetAddressMode {}
+impl core::fmt::Debug for TexRefSetAddressMode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetAddressMode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetAddressMode::V2000(_) => {
-                <crate::entries::cuTexRefSetAddressMode_v2000 as crate::Entry>::INFO
-            }
+            TexRefSetAddressMode::V2000(_) => 759usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23470,18 +24766,21 @@ impl NewestAbi for TexRefSetAddressMode {
     }
 }
 /// The ABIs of `cuTexRefSetArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetArray {
     /// [`PFN_cuTexRefSetArray_v2000`](crate::pfn::PFN_cuTexRefSetArray_v2000): `cuTexRefSetArray` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefSetArray_v2000),
 }
 impl sealed::Sealed for TexRefSetArray {}
+impl core::fmt::Debug for TexRefSetArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetArray {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetArray::V2000(_) => {
-                <crate::entries::cuTexRefSetArray_v2000 as crate::Entry>::INFO
-            }
+            TexRefSetArray::V2000(_) => 760usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23506,18 +24805,21 @@ impl NewestAbi for TexRefSetArray {
     }
 }
 /// The ABIs of `cuTexRefSetBorderColor` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetBorderColor`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetBorderColor {
     /// [`PFN_cuTexRefSetBorderColor_v8000`](crate::pfn::PFN_cuTexRefSetBorderColor_v8000): `cuTexRefSetBorderColor` of CUDA 8.0 (8000).
     V8000(crate::pfn::PFN_cuTexRefSetBorderColor_v8000),
 }
 impl sealed::Sealed for TexRefSetBorderColor {}
+impl core::fmt::Debug for TexRefSetBorderColor {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetBorderColor {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetBorderColor::V8000(_) => {
-                <crate::entries::cuTexRefSetBorderColor_v8000 as crate::Entry>::INFO
-            }
+            TexRefSetBorderColor::V8000(_) => 761usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23542,18 +24844,21 @@ impl NewestAbi for TexRefSetBorderColor {
     }
 }
 /// The ABIs of `cuTexRefSetFilterMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetFilterMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetFilterMode {
     /// [`PFN_cuTexRefSetFilterMode_v2000`](crate::pfn::PFN_cuTexRefSetFilterMode_v2000): `cuTexRefSetFilterMode` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefSetFilterMode_v2000),
 }
 impl sealed::Sealed for TexRefSetFilterMode {}
+impl core::fmt::Debug for TexRefSetFilterMode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetFilterMode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetFilterMode::V2000(_) => {
-                <crate::entries::cuTexRefSetFilterMode_v2000 as crate::Entry>::INFO
-            }
+            TexRefSetFilterMode::V2000(_) => 762usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23578,18 +24883,21 @@ impl NewestAbi for TexRefSetFilterMode {
     }
 }
 /// The ABIs of `cuTexRefSetFlags` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetFlags`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetFlags {
     /// [`PFN_cuTexRefSetFlags_v2000`](crate::pfn::PFN_cuTexRefSetFlags_v2000): `cuTexRefSetFlags` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefSetFlags_v2000),
 }
 impl sealed::Sealed for TexRefSetFlags {}
+impl core::fmt::Debug for TexRefSetFlags {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetFlags {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetFlags::V2000(_) => {
-                <crate::entries::cuTexRefSetFlags_v2000 as crate::Entry>::INFO
-            }
+            TexRefSetFlags::V2000(_) => 763usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23614,18 +24922,21 @@ impl NewestAbi for TexRefSetFlags {
     }
 }
 /// The ABIs of `cuTexRefSetFormat` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetFormat`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetFormat {
     /// [`PFN_cuTexRefSetFormat_v2000`](crate::pfn::PFN_cuTexRefSetFormat_v2000): `cuTexRefSetFormat` of CUDA 2.0 (2000).
     V2000(crate::pfn::PFN_cuTexRefSetFormat_v2000),
 }
 impl sealed::Sealed for TexRefSetFormat {}
+impl core::fmt::Debug for TexRefSetFormat {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetFormat {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetFormat::V2000(_) => {
-                <crate::entries::cuTexRefSetFormat_v2000 as crate::Entry>::INFO
-            }
+            TexRefSetFormat::V2000(_) => 764usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23650,18 +24961,21 @@ impl NewestAbi for TexRefSetFormat {
     }
 }
 /// The ABIs of `cuTexRefSetMaxAnisotropy` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMaxAnisotropy`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetMaxAnisotropy {
     /// [`PFN_cuTexRefSetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000): `cuTexRefSetMaxAnisotropy` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000),
 }
 impl sealed::Sealed for TexRefSetMaxAnisotropy {}
+impl core::fmt::Debug for TexRefSetMaxAnisotropy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetMaxAnisotropy {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetMaxAnisotropy::V5000(_) => {
-                <crate::entries::cuTexRefSetMaxAnisotropy_v5000 as crate::Entry>::INFO
-            }
+            TexRefSetMaxAnisotropy::V5000(_) => 765usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23686,18 +25000,21 @@ impl NewestAbi for TexRefSetMaxAnisotropy {
     }
 }
 /// The ABIs of `cuTexRefSetMipmapFilterMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMipmapFilterMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetMipmapFilterMode {
     /// [`PFN_cuTexRefSetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000): `cuTexRefSetMipmapFilterMode` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000),
 }
 impl sealed::Sealed for TexRefSetMipmapFilterMode {}
+impl core::fmt::Debug for TexRefSetMipmapFilterMode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetMipmapFilterMode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetMipmapFilterMode::V5000(_) => {
-                <crate::entries::cuTexRefSetMipmapFilterMode_v5000 as crate::Entry>::INFO
-            }
+            TexRefSetMipmapFilterMode::V5000(_) => 766usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23722,18 +25039,21 @@ impl NewestAbi for TexRefSetMipmapFilterMode {
     }
 }
 /// The ABIs of `cuTexRefSetMipmapLevelBias` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMipmapLevelBias`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetMipmapLevelBias {
     /// [`PFN_cuTexRefSetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000): `cuTexRefSetMipmapLevelBias` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000),
 }
 impl sealed::Sealed for TexRefSetMipmapLevelBias {}
+impl core::fmt::Debug for TexRefSetMipmapLevelBias {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetMipmapLevelBias {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetMipmapLevelBias::V5000(_) => {
-                <crate::entries::cuTexRefSetMipmapLevelBias_v5000 as crate::Entry>::INFO
-            }
+            TexRefSetMipmapLevelBias::V5000(_) => 767usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23758,18 +25078,21 @@ impl NewestAbi for TexRefSetMipmapLevelBias {
     }
 }
 /// The ABIs of `cuTexRefSetMipmapLevelClamp` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMipmapLevelClamp`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetMipmapLevelClamp {
     /// [`PFN_cuTexRefSetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000): `cuTexRefSetMipmapLevelClamp` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000),
 }
 impl sealed::Sealed for TexRefSetMipmapLevelClamp {}
+impl core::fmt::Debug for TexRefSetMipmapLevelClamp {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetMipmapLevelClamp {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetMipmapLevelClamp::V5000(_) => {
-                <crate::entries::cuTexRefSetMipmapLevelClamp_v5000 as crate::Entry>::INFO
-            }
+            TexRefSetMipmapLevelClamp::V5000(_) => 768usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23794,18 +25117,21 @@ impl NewestAbi for TexRefSetMipmapLevelClamp {
     }
 }
 /// The ABIs of `cuTexRefSetMipmappedArray` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuTexRefSetMipmappedArray`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum TexRefSetMipmappedArray {
     /// [`PFN_cuTexRefSetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000): `cuTexRefSetMipmappedArray` of CUDA 5.0 (5000).
     V5000(crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000),
 }
 impl sealed::Sealed for TexRefSetMipmappedArray {}
+impl core::fmt::Debug for TexRefSetMipmappedArray {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for TexRefSetMipmappedArray {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            TexRefSetMipmappedArray::V5000(_) => {
-                <crate::entries::cuTexRefSetMipmappedArray_v5000 as crate::Entry>::INFO
-            }
+            TexRefSetMipmappedArray::V5000(_) => 769usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23830,18 +25156,21 @@ impl NewestAbi for TexRefSetMipmappedArray {
     }
 }
 /// The ABIs of `cuThreadExchangeStreamCaptureMode` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuThreadExchangeStreamCaptureMode`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum ThreadExchangeStreamCaptureMode {
     /// [`PFN_cuThreadExchangeStreamCaptureMode_v10010`](crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010): `cuThreadExchangeStreamCaptureMode` of CUDA 10.1 (10010).
     V10010(crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010),
 }
 impl sealed::Sealed for ThreadExchangeStreamCaptureMode {}
+impl core::fmt::Debug for ThreadExchangeStreamCaptureMode {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for ThreadExchangeStreamCaptureMode {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            ThreadExchangeStreamCaptureMode::V10010(_) => {
-                <crate::entries::cuThreadExchangeStreamCaptureMode_v10010 as crate::Entry>::INFO
-            }
+            ThreadExchangeStreamCaptureMode::V10010(_) => 770usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23866,18 +25195,21 @@ impl NewestAbi for ThreadExchangeStreamCaptureMode {
     }
 }
 /// The ABIs of `cuUserObjectCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuUserObjectCreate`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum UserObjectCreate {
     /// [`PFN_cuUserObjectCreate_v11030`](crate::pfn::PFN_cuUserObjectCreate_v11030): `cuUserObjectCreate` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuUserObjectCreate_v11030),
 }
 impl sealed::Sealed for UserObjectCreate {}
+impl core::fmt::Debug for UserObjectCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for UserObjectCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            UserObjectCreate::V11030(_) => {
-                <crate::entries::cuUserObjectCreate_v11030 as crate::Entry>::INFO
-            }
+            UserObjectCreate::V11030(_) => 771usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23902,18 +25234,21 @@ impl NewestAbi for UserObjectCreate {
     }
 }
 /// The ABIs of `cuUserObjectRelease` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuUserObjectRelease`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum UserObjectRelease {
     /// [`PFN_cuUserObjectRelease_v11030`](crate::pfn::PFN_cuUserObjectRelease_v11030): `cuUserObjectRelease` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuUserObjectRelease_v11030),
 }
 impl sealed::Sealed for UserObjectRelease {}
+impl core::fmt::Debug for UserObjectRelease {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for UserObjectRelease {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            UserObjectRelease::V11030(_) => {
-                <crate::entries::cuUserObjectRelease_v11030 as crate::Entry>::INFO
-            }
+            UserObjectRelease::V11030(_) => 772usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23938,18 +25273,21 @@ impl NewestAbi for UserObjectRelease {
     }
 }
 /// The ABIs of `cuUserObjectRetain` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuUserObjectRetain`]`>()` returns. Match it to call each case with its own signature.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum UserObjectRetain {
     /// [`PFN_cuUserObjectRetain_v11030`](crate::pfn::PFN_cuUserObjectRetain_v11030): `cuUserObjectRetain` of CUDA 11.3 (11030).
     V11030(crate::pfn::PFN_cuUserObjectRetain_v11030),
 }
 impl sealed::Sealed for UserObjectRetain {}
+impl core::fmt::Debug for UserObjectRetain {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for UserObjectRetain {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            UserObjectRetain::V11030(_) => {
-                <crate::entries::cuUserObjectRetain_v11030 as crate::Entry>::INFO
-            }
+            UserObjectRetain::V11030(_) => 773usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -23975,7 +25313,7 @@ impl NewestAbi for UserObjectRetain {
 }
 /// The ABIs of `cuVDPAUCtxCreate` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuVDPAUCtxCreate`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "vdpau")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum VDPAUCtxCreate {
     /// [`PFN_cuVDPAUCtxCreate_v3020`](crate::vdpau::PFN_cuVDPAUCtxCreate_v3020): `cuVDPAUCtxCreate` of CUDA 3.2 (3020).
     V3020(crate::vdpau::PFN_cuVDPAUCtxCreate_v3020),
@@ -23985,15 +25323,17 @@ pub enum VDPAUCtxCreate {
 #[cfg(feature = "vdpau")]
 impl sealed::Sealed for VDPAUCtxCreate {}
 #[cfg(feature = "vdpau")]
+impl core::fmt::Debug for VDPAUCtxCreate {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "vdpau")]
 impl NewestAbi for VDPAUCtxCreate {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            VDPAUCtxCreate::V3020(_) => {
-                <crate::entries::cuVDPAUCtxCreate_v3020 as crate::Entry>::INFO
-            }
-            VDPAUCtxCreate::V3010(_) => {
-                <crate::entries::cuVDPAUCtxCreate_v3010 as crate::Entry>::INFO
-            }
+            VDPAUCtxCreate::V3020(_) => 775usize,
+            VDPAUCtxCreate::V3010(_) => 774usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -24030,7 +25370,7 @@ impl NewestAbi for VDPAUCtxCreate {
 }
 /// The ABIs of `cuVDPAUGetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuVDPAUGetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "vdpau")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum VDPAUGetDevice {
     /// [`PFN_cuVDPAUGetDevice_v3010`](crate::vdpau::PFN_cuVDPAUGetDevice_v3010): `cuVDPAUGetDevice` of CUDA 3.1 (3010).
     V3010(crate::vdpau::PFN_cuVDPAUGetDevice_v3010),
@@ -24038,12 +25378,16 @@ pub enum VDPAUGetDevice {
 #[cfg(feature = "vdpau")]
 impl sealed::Sealed for VDPAUGetDevice {}
 #[cfg(feature = "vdpau")]
+impl core::fmt::Debug for VDPAUGetDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "vdpau")]
 impl NewestAbi for VDPAUGetDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            VDPAUGetDevice::V3010(_) => {
-                <crate::entries::cuVDPAUGetDevice_v3010 as crate::Entry>::INFO
-            }
+            VDPAUGetDevice::V3010(_) => 776usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -24069,7 +25413,7 @@ impl NewestAbi for VDPAUGetDevice {
 }
 /// The ABIs of `cuWGLGetDevice` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuWGLGetDevice`]`>()` returns. Match it to call each case with its own signature.
 #[cfg(feature = "wgl")]
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum WGLGetDevice {
     /// [`PFN_cuWGLGetDevice_v2020`](crate::wgl::PFN_cuWGLGetDevice_v2020): `cuWGLGetDevice` of CUDA 2.2 (2020).
     V2020(crate::wgl::PFN_cuWGLGetDevice_v2020),
@@ -24077,12 +25421,16 @@ pub enum WGLGetDevice {
 #[cfg(feature = "wgl")]
 impl sealed::Sealed for WGLGetDevice {}
 #[cfg(feature = "wgl")]
+impl core::fmt::Debug for WGLGetDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
+#[cfg(feature = "wgl")]
 impl NewestAbi for WGLGetDevice {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            WGLGetDevice::V2020(_) => {
-                <crate::entries::cuWGLGetDevice_v2020 as crate::Entry>::INFO
-            }
+            WGLGetDevice::V2020(_) => 777usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {
@@ -24109,7 +25457,7 @@ impl NewestAbi for WGLGetDevice {
 /** The ABIs of `cuWaitExternalSemaphoresAsync` this crate knows, newest first: what [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::cuWaitExternalSemaphoresAsync`]`>()` returns. Match it to call each case with its own signature.
 
  The `Ptds`/`Ptsz` cases come back only when per-thread variants are preferred (the `per-thread-default-stream` feature, or [`DefaultStream::PerThread`](crate::DefaultStream::PerThread)).*/
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub enum WaitExternalSemaphoresAsync {
     /// [`PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz): `cuWaitExternalSemaphoresAsync` of CUDA 10.0 (10000), the per-thread default stream variant.
     V10000Ptsz(crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz),
@@ -24117,15 +25465,16 @@ pub enum WaitExternalSemaphoresAsync {
     V10000(crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000),
 }
 impl sealed::Sealed for WaitExternalSemaphoresAsync {}
+impl core::fmt::Debug for WaitExternalSemaphoresAsync {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        debug_abi(self.info(), self.as_ptr(), f)
+    }
+}
 impl NewestAbi for WaitExternalSemaphoresAsync {
-    fn info(&self) -> &'static EntryInfo {
+    fn index(&self) -> usize {
         match self {
-            WaitExternalSemaphoresAsync::V10000Ptsz(_) => {
-                <crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz as crate::Entry>::INFO
-            }
-            WaitExternalSemaphoresAsync::V10000(_) => {
-                <crate::entries::cuWaitExternalSemaphoresAsync_v10000 as crate::Entry>::INFO
-            }
+            WaitExternalSemaphoresAsync::V10000Ptsz(_) => 779usize,
+            WaitExternalSemaphoresAsync::V10000(_) => 778usize,
         }
     }
     fn as_ptr(&self) -> *const c_void {

@@ -109,7 +109,10 @@ fn cu_ctx_create_picks_by_driver_version() {
     for (dv, want) in [(11030, 0x3020), (11040, 0x11040), (12040, 0x11040), (12050, 0x12050), (13050, 0x12050)] {
         fake.set_driver_version(dv);
         let d = Driver::from_path(fake.path()).unwrap();
-        let got = match d.newest::<symbols::cuCtxCreate>().unwrap() {
+        let abi = d.newest::<symbols::cuCtxCreate>().unwrap();
+        // Debug names the typedef and the pointer.
+        assert_eq!(format!("{abi:?}"), format!("{}({:#x})", abi.info().pfn, want), "driver {dv}");
+        let got = match abi {
             CtxCreate::V12050(f) => f as usize,
             CtxCreate::V11040(f) => f as usize,
             CtxCreate::V3020(f) => f as usize,

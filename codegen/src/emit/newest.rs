@@ -137,10 +137,14 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             );
             quote!(#[doc = #doc] #case(#path),)
         });
-        let info_arms = cases.iter().map(|e| {
-            let (case, m) = (case_name(e), marker(e));
-            quote!(#enum_ident::#case(_) => <crate::entries::#m as crate::Entry>::INFO,)
-        });
+        let index_arms = cases
+            .iter()
+            .map(|e| {
+                let case = case_name(e);
+                let index = entry_index(ctx, e)?;
+                Ok(quote!(#enum_ident::#case(_) => #index,))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
         let ptr_arms = cases.iter().map(|e| {
             let case = case_name(e);
             quote!(#enum_ident::#case(f) => f as *const c_void,)
@@ -168,17 +172,23 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         enums.push(quote! {
             #[doc = #doc]
             #cfg
-            #[derive(Clone, Copy, Debug)]
+            #[derive(Clone, Copy)]
             pub enum #enum_ident {
                 #(#variants)*
             }
             #cfg
             impl sealed::Sealed for #enum_ident {}
             #cfg
+            impl core::fmt::Debug for #enum_ident {
+                fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                    debug_abi(self.info(), self.as_ptr(), f)
+                }
+            }
+            #cfg
             impl NewestAbi for #enum_ident {
-                fn info(&self) -> &'static EntryInfo {
+                fn index(&self) -> usize {
                     match self {
-                        #(#info_arms)*
+                        #(#index_arms)*
                     }
                 }
                 fn as_ptr(&self) -> *const c_void {
@@ -271,8 +281,13 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
 
         /// What every symbol's enum can say about the case it holds.
         pub trait NewestAbi: sealed::Sealed + Copy + core::fmt::Debug + 'static {
+            /// The index in [`ENTRIES`] of the ABI held.
+            fn index(&self) -> usize;
             /// The registry row of the ABI held.
-            fn info(&self) -> &'static EntryInfo;
+            fn info(&self) -> &'static EntryInfo {
+                // Every case's index is one the generator took from the table itself.
+                &ENTRIES[self.index()]
+            }
             /// The function pointer, as a plain pointer (to compare or print, not to call).
             fn as_ptr(&self) -> *const c_void;
             /// The case of registry entry `index` holding `p`; `None` if `index` is not one of
@@ -282,6 +297,11 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             /// `p` must be what the driver returned for entry `index`'s request (its symbol,
             /// version and flags): the case's function type is then exactly that function's.
             unsafe fn from_entry(index: usize, p: NonNull<c_void>) -> Option<Self>;
+        }
+
+        /// Every enum's `Debug`: the typedef and the pointer (`PFN_cuCtxCreate_v12050(0x7f..)`).
+        fn debug_abi(info: &EntryInfo, p: *const c_void, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            write!(f, "{}({:p})", info.pfn, p)
         }
 
         #(#enums)*
