@@ -127,7 +127,8 @@ fn kind_name(l: &Layout) -> &'static str {
 pub struct HeaderCount {
     /// Versioned `PFN_..._vNNNN` typedefs declared in the header.
     pub typedefs: usize,
-    /// `PFN_` typedefs with no version in their final name (reported, not emitted).
+    /// `PFN_` typedefs skipped (reported, not emitted): no version in their final name, or a
+    /// symbol that is a Rust keyword.
     pub unversioned: usize,
     /// `#define PFN_x ...` aliases, and how many of them name no typedef.
     pub aliases: usize,

@@ -85,6 +85,9 @@ pub struct ParsedOutput {
     pub typedefs: Vec<Typedef>,
     /// `PFN_` typedefs whose final name has no version: reported, never emitted.
     pub unversioned: Vec<(String, Option<SourceLine>)>,
+    /// Versioned `PFN_` typedefs whose symbol can be no Rust name (`self`, `fn`): reported,
+    /// never emitted. The crate names a type after each symbol (`symbols::cuCtxCreate`).
+    pub unnameable: Vec<(String, Option<SourceLine>)>,
     /// Every item that is not a `PFN_` typedef: the CUDA types.
     pub types: syn::File,
 }
@@ -105,6 +108,7 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
     let table = TypeTable::new(&file.items);
     let mut typedefs = Vec::new();
     let mut unversioned = Vec::new();
+    let mut unnameable = Vec::new();
     let mut others = Vec::new();
     for item in file.items {
         let syn::Item::Type(t) = &item else {
@@ -121,6 +125,11 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
             unversioned.push((name, location));
             continue;
         };
+        // A keyword (`fn`, `self`, `Self`, `crate`, `_`) cannot name the symbol's marker.
+        if syn::parse_str::<syn::Ident>(symbol).is_err() {
+            unnameable.push((name, location));
+            continue;
+        }
         let f = fn_pointer(&t.ty).ok_or_else(|| format!("`{name}` is not a function pointer type: `{}`", t.ty.to_token_stream()))?;
         let mut params = Vec::new();
         let mut layouts = Vec::new();
@@ -147,7 +156,7 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
             layouts,
         });
     }
-    Ok(ParsedOutput { typedefs, unversioned, types: syn::File { shebang: None, attrs: file.attrs, items: others } })
+    Ok(ParsedOutput { typedefs, unversioned, unnameable, types: syn::File { shebang: None, attrs: file.attrs, items: others } })
 }
 
 /// Nesting past this is refused before syn sees it. Measured with [`nesting`], bindgen's

@@ -341,7 +341,7 @@ impl Accumulated {
         let parsed = parse::parse_bindgen(&out.rust, &out.locations).map_err(|message| Error::BindgenOutput { toolkit: version, message })?;
         let find = |file: &str| dirs.iter().map(|d| d.join(file)).find(|p| p.is_file()).unwrap_or_default();
         let mut names: BTreeSet<&str> = parsed.typedefs.iter().map(|t| t.pfn.as_str()).collect();
-        names.extend(parsed.unversioned.iter().map(|(n, _)| n.as_str()));
+        names.extend(parsed.unversioned.iter().chain(&parsed.unnameable).map(|(n, _)| n.as_str()));
         let symbols: BTreeSet<&str> = parsed.typedefs.iter().map(|t| t.symbol.as_str()).collect();
         // Per typedef header: the lines under the INTERNAL guard, and its alias macros.
         let mut guards: BTreeMap<&str, Vec<(usize, usize)>> = BTreeMap::new();
@@ -402,9 +402,12 @@ impl Accumulated {
                 layouts: t.layouts,
             });
         }
-        for (name, loc) in &parsed.unversioned {
+        let skipped = parsed.unversioned.iter().map(|u| (u, "has no `_v<version>` in its name")).chain(
+            parsed.unnameable.iter().map(|u| (u, "has a symbol that is a Rust keyword, which no generated type can be named after")),
+        );
+        for ((name, loc), why) in skipped {
             let at = file_of(loc).map(|(f, l)| format!("{f}:{l}")).unwrap_or_default();
-            self.warnings.push(format!("CUDA {version}: typedef {name} has no `_v<version>` in its name; skipped ({at})"));
+            self.warnings.push(format!("CUDA {version}: typedef {name} {why}; skipped ({at})"));
             if let Some(row) = file_of(loc).and_then(|(f, _)| rows.iter().find(|h| h.typedefs == f || h.api == f)) {
                 self.counts.entry(row.name.clone()).or_default().unversioned += 1;
             }

@@ -265,3 +265,24 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         }
     }
 }
+
+/// parse_bindgen (emitter oracle): a typedef of symbol `self` (`PFN_self_v1`) was accepted,
+/// and the emitter could name neither its enum (`Self`) nor its marker (`symbols::self`).
+/// Keywords cannot name a symbol: such typedefs are skipped and reported, like unversioned ones.
+#[test]
+fn keyword_symbols_are_skipped_not_emitted() {
+    let mut text = String::new();
+    for kw in ["self", "Self", "crate", "super", "fn", "type", "_", "async"] {
+        text.push_str(&format!("pub type PFN_{kw}_v1000 = ::core::option::Option<unsafe extern \"C\" fn()>;\n"));
+    }
+    text.push_str("pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n");
+    // parse_bindgen_text: `cuSelf` is a fine symbol, but its enum would be `Self`.
+    text.push_str("pub type PFN_cuSelf_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n");
+    let parsed = parse(&text).unwrap();
+    assert_eq!(parsed.typedefs.iter().map(|t| t.pfn.as_str()).collect::<Vec<_>>(), ["PFN_cuX_v1", "PFN_cuSelf_v1"]);
+    assert_eq!(parsed.unnameable.len(), 8, "{:?}", parsed.unnameable);
+    let model = Model::build(vec![input("13.0", declarations(&parsed))]);
+    let files = emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module()], &opts()).unwrap();
+    let newest = String::from_utf8(files["src/newest.rs"].clone()).unwrap();
+    assert!(newest.contains("pub enum CuSelf {"), "{newest}");
+}

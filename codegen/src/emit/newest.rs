@@ -42,10 +42,12 @@ fn enum_name(symbol: &str, taken: &BTreeSet<String>) -> Result<String, Error> {
     let mut chars = rest.chars();
     let first: String = chars.next().map(|c| c.to_ascii_uppercase()).into_iter().collect();
     let mut name = format!("{first}{}", chars.as_str());
-    if !name.starts_with(|c: char| c.is_ascii_alphabetic()) || RESERVED.contains(&name.as_str()) || taken.contains(&name) {
+    // `cuSelf` would be `Self`, a keyword: then, as for a clash, the prefix stays (`CuSelf`).
+    let usable = |n: &str| syn::parse_str::<Ident>(n).is_ok();
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic()) || RESERVED.contains(&name.as_str()) || taken.contains(&name) || !usable(&name) {
         name = format!("Cu{name}");
     }
-    if taken.contains(&name) || syn::parse_str::<Ident>(&name).is_err() {
+    if taken.contains(&name) || !usable(&name) {
         return Err(Error::Emit { file: NEWEST_RS.into(), message: format!("no enum name for symbol `{symbol}` (tried `{name}`)") });
     }
     Ok(name)
