@@ -3,7 +3,7 @@
 //! steps down on "version not sufficient" and "not found", and stops on anything else.
 
 use cuda_driver_pfn::newest::{CtxCreate, MemcpyHtoD};
-use cuda_driver_pfn::{symbols, visit_symbols, DefaultStream, Driver, EntryInfo, Error, NewestAbi, Symbol, SymbolVisitor, ENTRIES};
+use cuda_driver_pfn::{entries, symbols, visit_symbols, DefaultStream, Driver, EntryInfo, Error, NewestAbi, Symbol, SymbolVisitor, ENTRIES};
 use cuda_sys_gen_tests::fake::{pointer_for, Api, Fake, Flavour, Request};
 
 const NOT_FOUND: u32 = 500;
@@ -217,4 +217,32 @@ fn per_thread_variants_are_preferred_only_when_asked() {
         assert_eq!(DefaultStream::CONFIGURED, DefaultStream::Legacy);
         assert!(matches!(configured, MemcpyHtoD::V3020(_)), "{configured:?}");
     }
+}
+
+/// `newest` and `get` fill and read the same cache slot: one request between them, in either
+/// order, and a failed `newest` caches nothing.
+#[test]
+fn newest_and_get_share_the_cache() {
+    let fake = Fake::new(Flavour::Full);
+    fake.set_driver_version(13000);
+    fake.add_abi("cuCtxCreate", 12050, false, 0x12050);
+    let d = Driver::from_path(fake.path()).unwrap();
+    let abi = d.newest::<symbols::cuCtxCreate>().unwrap();
+    assert_eq!(abi.as_ptr() as usize, 0x12050);
+    assert_eq!(d.get::<entries::cuCtxCreate_v12050>().unwrap() as usize, 0x12050);
+    assert_eq!(requested_versions(&fake), [12050], "get asked again after newest");
+
+    let d = Driver::from_path(fake.path()).unwrap();
+    fake.clear_log();
+    assert_eq!(d.get::<entries::cuCtxCreate_v12050>().unwrap() as usize, 0x12050);
+    assert_eq!(d.newest::<symbols::cuCtxCreate>().unwrap().as_ptr() as usize, 0x12050);
+    assert_eq!(requested_versions(&fake), [12050], "newest asked again after get");
+
+    // Nothing at or below 13000 for cuMemAlloc: every try fails, and each call asks again.
+    let d = Driver::from_path(fake.path()).unwrap();
+    fake.clear_log();
+    assert!(d.newest::<symbols::cuMemAlloc>().is_err());
+    let first = fake.log_len();
+    assert!(d.newest::<symbols::cuMemAlloc>().is_err());
+    assert_eq!(fake.log_len(), 2 * first, "a failure was cached");
 }

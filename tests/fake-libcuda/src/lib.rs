@@ -96,6 +96,7 @@ const INITIAL: State = State {
 mod lock {
     use super::{State, INITIAL};
     use std::cell::UnsafeCell;
+    use std::marker::PhantomData;
     use std::ops::{Deref, DerefMut};
 
     pub(super) struct Locked {
@@ -107,13 +108,14 @@ mod lock {
 
     static STATE: Locked = Locked { mutex: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER), state: UnsafeCell::new(INITIAL) };
 
-    pub(super) struct Guard(&'static Locked);
+    /// Not `Send`: a mutex must be unlocked by the thread that locked it.
+    pub(super) struct Guard(&'static Locked, PhantomData<*const ()>);
 
     pub(super) fn state() -> Guard {
         // SAFETY: a statically initialised default mutex; never moved, never destroyed.
         // Locking it can fail only for a deadlock by the same thread, which never re-enters.
         unsafe { libc::pthread_mutex_lock(STATE.mutex.get()) };
-        Guard(&STATE)
+        Guard(&STATE, PhantomData)
     }
 
     impl Drop for Guard {

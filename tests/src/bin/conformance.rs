@@ -140,7 +140,6 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// Lookup costs, paired in one run: prints `metric ours baseline ratio` lines (ns or ms).
 /// Seconds for one first lookup of cuMemAlloc_v3020 on each of `drivers`.
 fn first_lookups(drivers: &[Driver]) -> Result<f64> {
     let t = Instant::now();
@@ -175,6 +174,7 @@ fn in_turns(turn: usize, ours: impl FnOnce() -> Result<f64>, bare: impl FnOnce()
     }
 }
 
+/// Lookup costs, paired in one run: prints `metric ours baseline ratio` lines (ns or ms).
 fn bench() -> Result<bool> {
     let path = Driver::load()?.library().to_owned();
     let loader = Loader::open(std::path::Path::new(&path))?;
