@@ -280,6 +280,9 @@ impl Manifest {
                 if f == "default" {
                     return Err(err(&format!("\"{f}\""), "feature `default` is Cargo's own list of default features: use `default = true` on the row instead".into()));
                 }
+                if crate::emit::RESERVED_FEATURES.contains(&f.as_str()) {
+                    return Err(err(&format!("\"{f}\""), format!("feature `{f}` is the generated crate's own: choose another")));
+                }
                 if let Some(other) = features.insert(f.as_str(), h.name.as_str()) {
                     return Err(err(&format!("\"{f}\""), format!("feature `{f}` is given to both `{other}` and `{}`: each header row needs a feature of its own", h.name)));
                 }

@@ -158,7 +158,7 @@ fn manifest_include_folder_follows_the_extractor_rules() {
 #[test]
 fn manifest_names_the_generated_crate_cannot_hold() {
     let row = |name: &str, feature: &str| format!("[[header]]\nname = \"{name}\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nfeature = \"{feature}\"\n");
-    for name in ["types", "registry", "aliases", "lib", "pfn", "entries"] {
+    for name in emit::RESERVED_MODULES {
         let err = manifest_err(&format!("{HEAD}{}", row(name, "gl")));
         assert!(err.contains(&format!("header name `{name}` is taken by the generated crate itself")) && err.contains(":9:"), "{err}");
     }
@@ -168,6 +168,9 @@ fn manifest_names_the_generated_crate_cannot_hold() {
     }
     let err = manifest_err(&format!("{HEAD}{}", row("gl", "default")));
     assert!(err.contains("feature `default` is Cargo's own"), "{err}");
+    // Found in review: `runtime` is the crate's own feature (a second `runtime = []`).
+    let err = manifest_err(&format!("{HEAD}{}", row("gl", "runtime")));
+    assert!(err.contains("feature `runtime` is the generated crate's own") && err.contains(":12:"), "{err}");
     let err = manifest_err(&format!("{HEAD}{}{}", row("gl", "gfx"), row("egl", "gfx")));
     assert!(err.contains("feature `gfx` is given to both `gl` and `egl`"), "{err}");
     // The real manifest is still fine.
@@ -285,4 +288,78 @@ fn keyword_symbols_are_skipped_not_emitted() {
     let files = emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module()], &opts()).unwrap();
     let newest = String::from_utf8(files["src/newest.rs"].clone()).unwrap();
     assert!(newest.contains("pub enum CuSelf {"), "{newest}");
+}
+
+/// Found in review: the reserved list named the crate's files of one issue and not the later
+/// ones (`driver`, `error`, `newest`, ...), so a header row `error` replaced src/error.rs. The
+/// lists are now checked against what the emitter writes: every module and re-exported name
+/// at the root of lib.rs, and every feature of Cargo.toml, is a header row's or reserved.
+#[test]
+fn every_root_name_of_the_crate_is_reserved() {
+    let gl = ModuleSpec { name: "gl".into(), feature: Some("gl".into()), default: false, api: "cudaGL.h".into(), typedefs: "cudaGLTypedefs.h".into() };
+    let parsed = parse("pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n").unwrap();
+    let model = Model::build(vec![input("13.0", declarations(&parsed))]);
+    let files = emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module(), gl], &opts()).unwrap();
+    let lib: syn::File = syn::parse_str(std::str::from_utf8(&files["src/lib.rs"]).unwrap()).unwrap();
+    let mut root = Vec::new();
+    for item in &lib.items {
+        match item {
+            syn::Item::Mod(m) => root.push(m.ident.to_string()),
+            syn::Item::Use(u) => use_leaves(&u.tree, &mut root),
+            _ => {}
+        }
+    }
+    let lower: Vec<&String> = root.iter().filter(|n| n.starts_with(|c: char| c.is_ascii_lowercase())).collect();
+    assert!(lower.len() > 10, "{root:?}");
+    for name in lower {
+        assert!(emit::RESERVED_MODULES.contains(&name.as_str()) || name == "gl", "`{name}` at the root of lib.rs is not in RESERVED_MODULES");
+    }
+    let cargo: toml::Table = std::str::from_utf8(&files["Cargo.toml"]).unwrap().parse().unwrap();
+    let features = cargo["features"].as_table().unwrap();
+    assert!(features.contains_key("runtime"), "{features:?}");
+    for name in features.keys() {
+        assert!(emit::RESERVED_FEATURES.contains(&name.as_str()) || name == "gl", "feature `{name}` of Cargo.toml is not in RESERVED_FEATURES");
+    }
+}
+
+fn use_leaves(tree: &syn::UseTree, out: &mut Vec<String>) {
+    match tree {
+        syn::UseTree::Path(p) => use_leaves(&p.tree, out),
+        syn::UseTree::Name(n) => out.push(n.ident.to_string()),
+        syn::UseTree::Rename(r) => out.push(r.rename.to_string()),
+        syn::UseTree::Group(g) => g.items.iter().for_each(|t| use_leaves(t, out)),
+        syn::UseTree::Glob(_) => {}
+    }
+}
+
+/// Found in review: a symbol whose enum name is one newest.rs imports (`cuVariant` ->
+/// `Variant`, `cuENTRIES`, `cuNonNull`, `cuEntryInfo`) would define it twice (E0255). Every
+/// name in the module's type namespace is now one of a kind.
+#[test]
+fn newest_enum_names_never_clash_with_the_module_s_own() {
+    let mut text = String::new();
+    for s in ["cuVariant", "cuEntryInfo", "cuNonNull", "cuENTRIES", "cuCandidate", "cuSymbol", "cuNewestAbi", "cuX"] {
+        text.push_str(&format!("pub type PFN_{s}_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n"));
+    }
+    let parsed = parse(&text).unwrap();
+    let model = Model::build(vec![input("13.0", declarations(&parsed))]);
+    let files = emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module()], &opts()).unwrap();
+    let newest: syn::File = syn::parse_str(std::str::from_utf8(&files["src/newest.rs"]).unwrap()).unwrap();
+    let mut names = Vec::new();
+    for item in &newest.items {
+        match item {
+            syn::Item::Enum(e) => names.push(e.ident.to_string()),
+            syn::Item::Struct(s) => names.push(s.ident.to_string()),
+            syn::Item::Trait(t) => names.push(t.ident.to_string()),
+            syn::Item::Mod(m) => names.push(m.ident.to_string()),
+            syn::Item::Type(t) => names.push(t.ident.to_string()),
+            syn::Item::Use(u) => use_leaves(&u.tree, &mut names),
+            _ => {}
+        }
+    }
+    assert!(names.iter().any(|n| n == "CuVariant") && names.iter().any(|n| n == "X"), "{names:?}");
+    let mut seen = std::collections::BTreeSet::new();
+    for n in &names {
+        assert!(seen.insert(n), "`{n}` is defined twice in newest.rs: {names:?}");
+    }
 }

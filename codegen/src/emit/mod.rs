@@ -16,6 +16,8 @@ use proc_macro2::TokenStream;
 use crate::model::Model;
 use crate::{Error, ToolkitVersion};
 
+pub use krate::RESERVED_FEATURES;
+
 /// What the generated files say about themselves.
 #[derive(Debug, Clone)]
 pub struct EmitOptions {
@@ -62,9 +64,12 @@ impl ModuleSpec {
     }
 }
 
-/// Module names the generated crate uses itself (its files, and `entries`, re-exported at
-/// the root): no header row may be named so. `pfn` is the cuda.h row's own.
-pub const RESERVED_MODULES: &[&str] = &["aliases", "entries", "lib", "pfn", "registry", "types"];
+/// Names the generated crate's root uses itself (its own modules, and `entries` and `symbols`,
+/// re-exported there): no header row may be named so. `pfn` is the cuda.h row's own. A test
+/// (`fuzz_regressions::every_root_name_of_the_crate_is_reserved`) reads the emitted `lib.rs`
+/// and fails when a name there is missing here.
+pub const RESERVED_MODULES: &[&str] =
+    &["aliases", "codes", "driver", "entries", "error", "lib", "newest", "pfn", "registry", "runtime", "symbols", "types", "visit", "visit_entries", "visit_symbols"];
 
 /// The generated crate, as relative path to file contents.
 pub type Files = BTreeMap<String, Vec<u8>>;

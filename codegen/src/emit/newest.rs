@@ -33,8 +33,8 @@ fn case_name(e: &Entry) -> Ident {
     }
 }
 
-/// Names the module defines itself, which no enum may take.
-const RESERVED: &[&str] = &["Candidate", "Symbol", "NewestAbi", "Sealed"];
+/// Names the module defines or imports itself, which no enum may take.
+const RESERVED: &[&str] = &["Candidate", "Symbol", "NewestAbi", "Sealed", "NonNull", "EntryInfo", "Variant", "ENTRIES"];
 
 /// `cuCtxCreate` -> `CtxCreate`: the symbol without its `cu` prefix, capitalised.
 fn enum_name(symbol: &str, taken: &BTreeSet<String>) -> Result<String, Error> {
