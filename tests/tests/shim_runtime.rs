@@ -18,6 +18,7 @@ fn full(flavour: Flavour, runtime_version: u32) -> Fake {
 struct ByVersionEvery<'a> {
     runtime: &'a Runtime,
     fake: &'a Fake,
+    visited: usize,
 }
 
 impl EntryVisitor for ByVersionEvery<'_> {
@@ -31,6 +32,7 @@ impl EntryVisitor for ByVersionEvery<'_> {
         let flags = if E::INFO.variant.is_some() { 2 } else { 1 };
         let want = Request { symbol: E::INFO.symbol.into(), version: E::VERSION as i32, flags, api: Api::RuntimeByVersion };
         assert_eq!(self.fake.log(), vec![want], "{}", E::INFO.pfn);
+        self.visited += 1;
     }
 }
 
@@ -40,7 +42,9 @@ fn by_version_asks_for_every_entry_at_its_own_version() {
     let rt = Runtime::from_path(fake.path()).unwrap();
     assert!(rt.has_by_version());
     assert_eq!(rt.version(), 12050);
-    visit_entries(&mut ByVersionEvery { runtime: &rt, fake: &fake });
+    let mut every = ByVersionEvery { runtime: &rt, fake: &fake, visited: 0 };
+    visit_entries(&mut every);
+    assert_eq!(every.visited, ENTRIES.len());
 }
 
 #[test]
