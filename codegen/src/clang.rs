@@ -55,9 +55,9 @@ pub fn standin_exists(target: Platform, name: &str) -> bool {
 
 /// The clang arguments of every run; `__CUDA_API_VERSION_INTERNAL` makes the legacy
 /// typedefs and their `_v1` types visible (without it the exported-name numbering shifts).
-pub const CLANG_ARGS: &[&str] = &["-x", "c", "-std=c11", "-nostdinc", "-D__CUDA_API_VERSION_INTERNAL", "-Wno-everything"];
+const CLANG_ARGS: &[&str] = &["-x", "c", "-std=c11", "-nostdinc", "-D__CUDA_API_VERSION_INTERNAL", "-Wno-everything"];
 
-pub fn target_triple(target: Platform) -> &'static str {
+fn target_triple(target: Platform) -> &'static str {
     match target {
         Platform::Linux => "--target=x86_64-unknown-linux-gnu",
         Platform::Windows => "--target=x86_64-pc-windows-msvc",
@@ -65,7 +65,7 @@ pub fn target_triple(target: Platform) -> &'static str {
 }
 
 /// Where system headers (GL, EGL, VDPAU) are looked for, after the stand-ins.
-pub const SYSTEM_INCLUDE_DIRS: &[&str] = &["/usr/include", "/usr/local/include"];
+const SYSTEM_INCLUDE_DIRS: &[&str] = &["/usr/include", "/usr/local/include"];
 
 /// Makes sure a libclang is loaded in this thread, fetching the pinned wheel if the machine
 /// has none. Returns a description of the library, for the summary.
@@ -168,6 +168,34 @@ pub struct Unit<'a> {
     pub include_dirs: &'a [PathBuf],
 }
 
+/// The `allowlist_file` expression of a unit of these rows: types from the first API
+/// header, the rows' API, typedef and stand-in headers.
+pub fn allowlist(first_api: &str, rows: &[&HeaderSpec]) -> String {
+    let mut names: Vec<String> = std::iter::once(first_api.to_owned())
+        .chain(rows.iter().flat_map(|h| [h.api.clone(), h.typedefs.clone()]))
+        .chain(rows.iter().flat_map(|h| h.standins.clone()))
+        .map(|f| f.replace('.', "\\.").replace('/', "[/\\\\]"))
+        .collect();
+    names.sort();
+    names.dedup();
+    format!(".*[/\\\\]({})", names.join("|"))
+}
+
+/// The clang arguments of a unit of these rows, in order, less the input: the fixed ones,
+/// the target, the stand-ins (`standins` is the folder [`write_standins`] filled), the
+/// toolkit's include folders, the system folders where a row needs one, the rows' defines.
+pub fn clang_args(target: Platform, rows: &[&HeaderSpec], include_dirs: &[PathBuf], standins: &Path) -> Vec<String> {
+    let mut args: Vec<String> = CLANG_ARGS.iter().map(|a| a.to_string()).collect();
+    args.push(target_triple(target).to_owned());
+    args.push(format!("-isystem{}", standins.join(target.to_string()).display()));
+    args.extend(include_dirs.iter().map(|d| format!("-I{}", d.display())));
+    if rows.iter().any(|h| !h.system.is_empty()) {
+        args.extend(SYSTEM_INCLUDE_DIRS.iter().map(|d| format!("-idirafter{d}")));
+    }
+    args.extend(rows.iter().flat_map(|h| &h.defines).map(|d| format!("-D{d}")));
+    args
+}
+
 /// Runs bindgen over one unit. `standins` is the folder [`write_standins`] filled.
 pub fn run_bindgen(unit: &Unit<'_>, standins: &Path) -> Result<BindgenOutput, Error> {
     run_bindgen_tracked(unit, standins).map(|(out, _)| out)
@@ -198,25 +226,14 @@ pub fn run_bindgen_tracked(unit: &Unit<'_>, standins: &Path) -> Result<(BindgenO
             }
         }
     }
-    let mut names: Vec<String> = std::iter::once(unit.first_api.to_owned())
-        .chain(unit.headers.iter().flat_map(|h| [h.api.clone(), h.typedefs.clone()]))
-        .chain(unit.headers.iter().flat_map(|h| h.standins.clone()))
-        .map(|f| f.replace('.', "\\.").replace('/', "[/\\\\]"))
-        .collect();
-    names.sort();
-    names.dedup();
-    let allow = format!(".*[/\\\\]({})", names.join("|"));
     let locations = Locations::default();
     let map = Arc::clone(&locations.0);
     let deps = Arc::clone(&locations.1);
-    let standins = standins.join(unit.target.to_string());
     let mut builder = bindgen::Builder::default()
         .header_contents("cuda-sys-gen-wrapper.h", &wrapper_source(unit.first_api, &unit.headers))
-        .clang_args(CLANG_ARGS)
-        .clang_arg(target_triple(unit.target))
-        .clang_arg(format!("-isystem{}", standins.display()))
+        .clang_args(clang_args(unit.target, &unit.headers, unit.include_dirs, standins))
         .detect_include_paths(false)
-        .allowlist_file(allow)
+        .allowlist_file(allowlist(unit.first_api, &unit.headers))
         .ignore_functions()
         .ignore_methods()
         .generate_comments(false)
@@ -233,17 +250,6 @@ pub fn run_bindgen_tracked(unit: &Unit<'_>, standins: &Path) -> Result<(BindgenO
     if unit.target == Platform::Windows {
         // The CUDA types come from the Linux unit; only the Windows headers' own are wanted.
         builder = builder.allowlist_recursively(false);
-    }
-    for dir in unit.include_dirs {
-        builder = builder.clang_arg(format!("-I{}", dir.display()));
-    }
-    if unit.headers.iter().any(|h| !h.system.is_empty()) {
-        for dir in SYSTEM_INCLUDE_DIRS {
-            builder = builder.clang_arg(format!("-idirafter{dir}"));
-        }
-    }
-    for d in unit.headers.iter().flat_map(|h| &h.defines) {
-        builder = builder.clang_arg(format!("-D{d}"));
     }
     // bindgen panics on a few malformed inputs instead of returning an error; a header is
     // outside input, so a panic here becomes an error naming the toolkit.

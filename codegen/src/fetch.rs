@@ -12,7 +12,7 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-use crate::manifest::{Manifest, PackagePin, ToolkitPin, ToolkitVersion};
+use crate::manifest::{Manifest, PackagePin, Platform, ToolkitPin, ToolkitVersion};
 use crate::Error;
 
 /// Headers of one toolkit, ready for clang.
@@ -28,6 +28,16 @@ pub struct ToolkitHeaders {
     pub origin: Origin,
     /// The same in a few words that hold no machine-specific path (it reaches registry.json).
     pub source: String,
+}
+
+impl ToolkitHeaders {
+    /// The `-I` folders of `target`'s translation unit.
+    pub fn include_dirs_for(&self, target: Platform) -> &[PathBuf] {
+        match target {
+            Platform::Linux => &self.include_dirs,
+            Platform::Windows => &self.windows_include_dirs,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -298,10 +298,7 @@ fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, c
         if rows.is_empty() {
             continue;
         }
-        let dirs = match target {
-            Platform::Linux => &tk.include_dirs,
-            Platform::Windows => &tk.windows_include_dirs,
-        };
+        let dirs = tk.include_dirs_for(target);
         if dirs.is_empty() {
             let names: Vec<&str> = rows.iter().map(|h| h.typedefs.as_str()).collect();
             acc.warnings.push(format!("CUDA {}: no Windows headers for this toolkit; not read: {}", tk.version, names.join(", ")));

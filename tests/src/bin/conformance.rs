@@ -207,26 +207,33 @@ fn bench() -> Result<bool> {
     let is_live: Vec<bool> = (0..ENTRIES.len()).map(|i| live.contains(&i)).collect();
     let (mut ours, mut base) = (Vec::new(), Vec::new());
     let mut all_ms = Vec::new();
-    for _ in 0..rounds {
+    for round in 0..rounds {
         let d = Driver::from_path(&path)?;
-        let t = Instant::now();
-        let mut v = Live(&d, &is_live, 0);
-        visit_entries(&mut v);
-        ours.push(t.elapsed().as_secs_f64() * 1e9 / v.2 as f64);
+        let every_live = || {
+            let t = Instant::now();
+            let mut v = Live(&d, &is_live, 0);
+            visit_entries(&mut v);
+            Ok(t.elapsed().as_secs_f64() * 1e9 / v.2 as f64)
+        };
+        let bare_every_live = || {
+            let t = Instant::now();
+            for &i in &live {
+                let e = &ENTRIES[i];
+                let mut p = std::ptr::null_mut();
+                let mut status = 0;
+                // SAFETY: a plain lookup with valid out-pointers.
+                unsafe { raw(e.c_symbol.as_ptr(), &mut p, e.version as c_int, e.flags.0, &mut status) };
+                std::hint::black_box(p);
+            }
+            t.elapsed().as_secs_f64() * 1e9 / live.len() as f64
+        };
+        let (o, b) = in_turns(round, every_live, bare_every_live)?;
+        ours.push(o);
+        base.push(b);
         let d = Driver::from_path(&path)?;
         let t = Instant::now();
         std::hint::black_box(resolve_all(&d));
         all_ms.push(t.elapsed().as_secs_f64() * 1e3);
-        let t = Instant::now();
-        for &i in &live {
-            let e = &ENTRIES[i];
-            let mut p = std::ptr::null_mut();
-            let mut status = 0;
-            // SAFETY: a plain lookup with valid out-pointers.
-            unsafe { raw(e.c_symbol.as_ptr(), &mut p, e.version as c_int, e.flags.0, &mut status) };
-            std::hint::black_box(p);
-        }
-        base.push(t.elapsed().as_secs_f64() * 1e9 / live.len() as f64);
     }
     let (o, b) = (median(&mut ours), median(&mut base));
     println!("first lookup, every resolvable entry once (ns per entry)\t{o:.1}\t{b:.1}\t{:.3}", o / b);
@@ -271,22 +278,30 @@ fn bench() -> Result<bool> {
     let f = d.get::<entries::cuDriverGetVersion_v2020>()?;
     let n = 5_000_000;
     let (mut ours, mut base) = (Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        let mut v = 0;
-        let t = Instant::now();
-        for _ in 0..n {
-            let g = std::hint::black_box(&d).get::<entries::cuDriverGetVersion_v2020>()?;
-            // SAFETY: a valid out-pointer.
-            unsafe { g(&mut v) };
-        }
-        ours.push(t.elapsed().as_secs_f64() * 1e9 / n as f64);
-        let t = Instant::now();
-        for _ in 0..n {
-            let g = std::hint::black_box(f);
-            // SAFETY: as above.
-            unsafe { g(&mut v) };
-        }
-        base.push(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+    for round in 0..rounds {
+        let cached = || {
+            let mut v = 0;
+            let t = Instant::now();
+            for _ in 0..n {
+                let g = std::hint::black_box(&d).get::<entries::cuDriverGetVersion_v2020>()?;
+                // SAFETY: a valid out-pointer.
+                unsafe { g(&mut v) };
+            }
+            Ok(t.elapsed().as_secs_f64() * 1e9 / n as f64)
+        };
+        let raw_pointer = || {
+            let mut v = 0;
+            let t = Instant::now();
+            for _ in 0..n {
+                let g = std::hint::black_box(f);
+                // SAFETY: a valid out-pointer.
+                unsafe { g(&mut v) };
+            }
+            t.elapsed().as_secs_f64() * 1e9 / n as f64
+        };
+        let (o, b) = in_turns(round, cached, raw_pointer)?;
+        ours.push(o);
+        base.push(b);
     }
     let (o, b) = (median(&mut ours), median(&mut base));
     println!("cached lookup + call (ns)\t{o:.2}\t{b:.2}\t{:.3}\t(+{:.2} ns)", o / b, o - b);

@@ -164,38 +164,6 @@ fn bindgen_cli(env: &Env) -> Result<PathBuf> {
     }
 }
 
-/// The generator's `--allowlist-file` expression for these rows (codegen/src/clang.rs).
-fn allowlist(first_api: &str, rows: &[&HeaderSpec]) -> String {
-    let mut names: Vec<String> = std::iter::once(first_api.to_owned())
-        .chain(rows.iter().flat_map(|h| [h.api.clone(), h.typedefs.clone()]))
-        .chain(rows.iter().flat_map(|h| h.standins.clone()))
-        .map(|f| f.replace('.', "\\.").replace('/', "[/\\\\]"))
-        .collect();
-    names.sort();
-    names.dedup();
-    format!(".*[/\\\\]({})", names.join("|"))
-}
-
-/// The clang arguments the generator passes for a unit of these rows, less the input.
-fn clang_args(target: Platform, rows: &[&HeaderSpec], dirs: &[PathBuf], standins: &Path) -> Vec<OsString> {
-    let mut a: Vec<OsString> = clang::CLANG_ARGS.iter().map(OsString::from).collect();
-    a.push(clang::target_triple(target).into());
-    a.push(format!("-isystem{}", standins.join(target.to_string()).display()).into());
-    a.extend(dirs.iter().map(|d| OsString::from(format!("-I{}", d.display()))));
-    if rows.iter().any(|h| !h.system.is_empty()) {
-        a.extend(clang::SYSTEM_INCLUDE_DIRS.iter().map(|d| OsString::from(format!("-idirafter{d}"))));
-    }
-    a.extend(rows.iter().flat_map(|h| &h.defines).map(|d| OsString::from(format!("-D{d}"))));
-    a
-}
-
-fn dirs_of(tk: &ToolkitHeaders, target: Platform) -> &[PathBuf] {
-    match target {
-        Platform::Linux => &tk.include_dirs,
-        Platform::Windows => &tk.windows_include_dirs,
-    }
-}
-
 /// One bindgen CLI run per typedef header per toolkit: the header itself as input, and before
 /// it (`-include`) what the generator's wrapper puts before it: cuda.h, then the row's system
 /// and stand-in headers (cudaVDPAU.h and cudaD3D9.h use CUDA types without including cuda.h).
@@ -204,12 +172,12 @@ fn cli_jobs(manifest: &Manifest, toolkits: &[ToolkitHeaders], bindgen: &Path, st
     let mut jobs = Vec::new();
     for tk in toolkits {
         for h in &manifest.headers {
-            let dirs = dirs_of(tk, h.target);
+            let dirs = tk.include_dirs_for(h.target);
             let Some(input) = dirs.iter().map(|d| d.join(&h.typedefs)).find(|p| p.is_file()) else { continue };
             let mut args: Vec<OsString> = vec![input.into_os_string(), "-o".into(), out.into()];
             for a in [
                 "--allowlist-file",
-                &allowlist(first_api, &[h]),
+                &clang::allowlist(first_api, &[h]),
                 "--no-include-path-detection",
                 "--ignore-functions",
                 "--ignore-methods",
@@ -232,7 +200,7 @@ fn cli_jobs(manifest: &Manifest, toolkits: &[ToolkitHeaders], bindgen: &Path, st
                 args.push("--no-recursive-allowlist".into());
             }
             args.push("--".into());
-            args.extend(clang_args(h.target, &[h], dirs, standins));
+            args.extend(clang::clang_args(h.target, &[h], dirs, standins).into_iter().map(OsString::from));
             for pre in std::iter::once(first_api).chain(h.system.iter().map(|s| s.header.as_str())).chain(h.standins.iter().map(String::as_str)) {
                 args.push("-include".into());
                 args.push(pre.into());
@@ -256,12 +224,12 @@ fn floor_jobs(manifest: &Manifest, toolkits: &[ToolkitHeaders], standins: &Path,
         let wrapper = scratch.join(format!("wrapper-{target}.h"));
         super::write_file(&wrapper, &clang::wrapper_source(first_api, &rows))?;
         for tk in toolkits {
-            let dirs = dirs_of(tk, target);
+            let dirs = tk.include_dirs_for(target);
             if dirs.is_empty() {
                 continue;
             }
             let mut args: Vec<OsString> = vec!["-fsyntax-only".into()];
-            args.extend(clang_args(target, &rows, dirs, standins));
+            args.extend(clang::clang_args(target, &rows, dirs, standins).into_iter().map(OsString::from));
             args.push(wrapper.clone().into_os_string());
             jobs.push(Job { what: format!("clang over CUDA {} ({target})", tk.version), program: "clang".into(), args });
         }
