@@ -30,6 +30,9 @@ pub const DIR: &str = "bindgen";
 /// Bumped when the stored form changes.
 const FORMAT: &str = "cuda-sys-gen bindgen unit cache 1";
 
+/// The scratch kind of an entry being written (`.unit-<pid>-<n>` beside the entries).
+const SCRATCH_KIND: &str = "unit";
+
 #[derive(Serialize, Deserialize)]
 struct Stored {
     format: String,
@@ -80,7 +83,7 @@ fn identity(unit: &Unit<'_>) -> Option<(String, String)> {
 }
 
 fn sha256_of(path: &Path) -> Option<String> {
-    std::fs::read(path).ok().map(|bytes| hex::encode(Sha256::digest(&bytes)))
+    crate::fetch::sha256_file(path).ok()
 }
 
 fn load(path: &Path, key: &str) -> Option<BindgenOutput> {
@@ -128,12 +131,13 @@ fn store(path: &Path, key: String, out: &BindgenOutput, deps: &Deps, standins: &
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
-    // Unique per process and call: tests run generations side by side in one process.
+    // A scratch file of this process (`.unit-<pid>-<n>`, unique per call: tests run
+    // generations side by side in one process); a killed run's are removed by the next.
+    crate::scratch::remove_stale(dir, SCRATCH_KIND);
     static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
+    let tmp = dir.join(format!("{}{n}", crate::scratch::prefix(SCRATCH_KIND)));
+    if std::fs::write(&tmp, bytes).is_err() || std::fs::rename(&tmp, path).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
 }

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
 use crate::newest::{Candidate, NewestAbi, Symbol};
-use crate::registry::{Entry, StreamFlags, ENTRY_COUNT};
+use crate::registry::{Entry, EntryInfo, StreamFlags, ENTRY_COUNT};
 use crate::types::CUresult;
 
 // The few functions the shim itself needs, declared here and not taken from `pfn`: they are
@@ -254,39 +254,35 @@ impl Driver {
         };
         let (index, p) = self.newest_in(S::NAME, order)?;
         // SAFETY: `p` is the driver's answer for entry `index`'s own request.
-        unsafe { S::Newest::from_entry(index, p) }.ok_or_else(|| Error::NoKnownAbi {
-            symbol: S::NAME.to_owned(),
-            driver_version: self.version,
-            known: order.iter().map(|c| c.version).collect(),
-            tried: Vec::new(),
-            last: None,
-        })
+        unsafe { S::Newest::from_entry(index, p) }.ok_or_else(|| self.no_known_abi(S::NAME, order, None))
     }
 
     /// The search of [`Driver::newest_with`], the same for every symbol: the first candidate
     /// the driver has, as its index and pointer.
     fn newest_in(&self, symbol: &str, order: &[Candidate]) -> Result<(usize, NonNull<c_void>), Error> {
-        let mut tried = Vec::new();
         let mut last = None;
         for candidate in order {
-            let Some(info) = candidate.info() else { continue };
-            if candidate.version > self.version {
-                continue;
-            }
-            tried.push(candidate.version);
+            let Some(info) = self.asks(candidate) else { continue };
             match self.fetch(candidate.index, info.c_symbol, info.version, info.flags) {
                 Ok(p) => return Ok((candidate.index, p)),
                 Err(e) if e.steps_down() => last = Some(Box::new(e)),
                 Err(e) => return Err(e),
             }
         }
-        Err(Error::NoKnownAbi {
-            symbol: symbol.to_owned(),
-            driver_version: self.version,
-            known: order.iter().map(|c| c.version).collect(),
-            tried,
-            last,
-        })
+        Err(self.no_known_abi(symbol, order, last))
+    }
+
+    /// Whether [`Driver::newest_in`] asks for `candidate` (it is at or below the driver's
+    /// version), and its entry.
+    fn asks(&self, candidate: &Candidate) -> Option<&'static EntryInfo> {
+        candidate.info().filter(|_| candidate.version <= self.version)
+    }
+
+    /// The error of a search that found nothing: every candidate it asked for failed, the
+    /// last with `last` (or none could be asked for).
+    fn no_known_abi(&self, symbol: &str, order: &[Candidate], last: Option<Box<Error>>) -> Error {
+        let tried = if last.is_some() { order.iter().filter(|c| self.asks(c).is_some()).map(|c| c.version).collect() } else { Vec::new() };
+        Error::NoKnownAbi { symbol: symbol.to_owned(), driver_version: self.version, known: order.iter().map(|c| c.version).collect(), tried, last }
     }
 
     /// Looks up a symbol this crate does not know (one newer than the crate, say), at the
@@ -371,7 +367,8 @@ impl Driver {
 
     /// Everything [`Driver::first`] leaves: an answer that was not plainly a function (mapped
     /// as [`Driver::ask`] maps it, by the same [`interpret`]), or a request it did not make
-    /// (the 4-argument `cuGetProcAddress`; a version that does not fit an `int`), made here.
+    /// (the 4-argument `cuGetProcAddress`; a version that does not fit an `int`), handed to
+    /// [`Driver::ask`], which makes the one or refuses the other.
     #[cold]
     #[inline(never)]
     fn missed(&self, index: usize, symbol: &CStr, version: u32, flags: StreamFlags, miss: Miss) -> Result<NonNull<c_void>, Error> {
@@ -398,17 +395,7 @@ impl Driver {
     /// An answer, given the request's context.
     fn to_result(&self, symbol: &CStr, version: u32, flags: StreamFlags, via: &'static str, answer: Answer) -> Result<NonNull<c_void>, Error> {
         let lookup = || Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via };
-        let v = self.version;
-        Err(match answer {
-            Answer::Found(p) => return Ok(p),
-            Answer::SymbolNotFound => Error::SymbolNotFound { lookup: lookup(), driver_version: v },
-            Answer::NotSufficient(reported) => Error::VersionNotSufficient { lookup: lookup(), driver_version: v, reported },
-            Answer::NotFoundNoStatus => Error::NotFound { lookup: lookup(), driver_version: v },
-            Answer::TooNew(code) => Error::DriverTooOld { lookup: lookup(), driver_version: v, code },
-            Answer::Failed(code) => Error::Driver { lookup: lookup(), code, name: self.error_name(code) },
-            Answer::Null => Error::NullPointer { lookup: lookup() },
-            Answer::UnknownStatus(status) => Error::UnknownStatus { lookup: lookup(), status },
-        })
+        answer.into_result(lookup, self.version, |lookup, code| Error::Driver { lookup, code, name: self.error_name(code) })
     }
 
     /// Calls the driver's lookup function, exactly once, with exactly these arguments.
@@ -453,6 +440,29 @@ pub(crate) enum Answer {
     Failed(u32),
     Null,
     UnknownStatus(u32),
+}
+
+impl Answer {
+    /// The pointer, or the error this answer is for the lookup `lookup` makes (only built
+    /// for an error): the same for the driver and the runtime, but for a result code no
+    /// other case names, which `failed` turns into the driver's or the runtime's error.
+    pub(crate) fn into_result(
+        self,
+        lookup: impl FnOnce() -> Lookup,
+        driver_version: u32,
+        failed: impl FnOnce(Lookup, u32) -> Error,
+    ) -> Result<NonNull<c_void>, Error> {
+        Err(match self {
+            Answer::Found(p) => return Ok(p),
+            Answer::SymbolNotFound => Error::SymbolNotFound { lookup: lookup(), driver_version },
+            Answer::NotSufficient(reported) => Error::VersionNotSufficient { lookup: lookup(), driver_version, reported },
+            Answer::NotFoundNoStatus => Error::NotFound { lookup: lookup(), driver_version },
+            Answer::TooNew(code) => Error::DriverTooOld { lookup: lookup(), driver_version, code },
+            Answer::Failed(code) => failed(lookup(), code),
+            Answer::Null => Error::NullPointer { lookup: lookup() },
+            Answer::UnknownStatus(status) => Error::UnknownStatus { lookup: lookup(), status },
+        })
+    }
 }
 
 /// The names of the status values, which differ between the driver and the runtime.

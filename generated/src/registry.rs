@@ -2,8 +2,8 @@
 // Inputs: headers-manifest.toml; CUDA toolkits 11.7, 11.8, 12.0, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6, 12.8, 12.9, 13.0, 13.1, 13.2, 13.3, 13.4, 13.5 (17 in all).
 
 //! The registry: every entry point ABI the crate knows, as a static table
-//! ([`ENTRIES`]) and as one zero-sized marker type per entry ([`entries`]) whose
-//! constants are all a lookup needs.
+//! ([`ENTRIES`]) and as one marker type per entry ([`entries`]: types only, with no
+//! values) whose constants are all a lookup needs.
 use core::ffi::CStr;
 /// The pinned toolkits this crate was generated from, oldest first.
 pub static TOOLKITS: [&str; 17usize] = [

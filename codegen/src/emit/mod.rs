@@ -85,7 +85,8 @@ pub fn emit(
     opts: &EmitOptions,
 ) -> Result<Files, Error> {
     let by_pfn = model.entries.values().map(|e| (e.pfn.as_str(), e)).collect();
-    let ctx = Ctx { model, opts, modules, by_pfn, all_toolkits: model.toolkits.iter().map(|t| t.version).collect() };
+    let index_of = model.entries.values().enumerate().map(|(i, e)| (e.pfn.as_str(), i)).collect();
+    let ctx = Ctx { model, opts, modules, by_pfn, index_of, all_toolkits: model.toolkits.iter().map(|t| t.version).collect() };
     let mut files = Files::new();
     files.insert(krate::CARGO_TOML.into(), krate::cargo_toml(&ctx).into_bytes());
     files.insert(krate::LIB_RS.into(), rust_file(&ctx, krate::LIB_RS, krate::lib_rs(&ctx))?);
@@ -116,6 +117,8 @@ pub(crate) struct Ctx<'a> {
     pub opts: &'a EmitOptions,
     pub modules: &'a [ModuleSpec],
     pub by_pfn: BTreeMap<&'a str, &'a crate::model::Entry>,
+    /// An entry's index in the registry's `ENTRIES` (the model's order).
+    pub index_of: BTreeMap<&'a str, usize>,
     pub all_toolkits: Vec<ToolkitVersion>,
 }
 

@@ -1,7 +1,7 @@
 //! `src/newest.rs`: per symbol, an enum with one case per ABI and a marker type that tells
 //! `Driver::newest` which ABIs to try in which order; and `src/visit.rs`: generic dispatch
 //! over every entry and every symbol, for programs (the doctor, the tests) that must call
-//! `Driver::get::<E>()` for each marker without naming 685 types.
+//! `Driver::get::<E>()` for each marker without naming every marker.
 
 use std::collections::BTreeSet;
 
@@ -97,10 +97,9 @@ fn candidates(ctx: &Ctx<'_>, order: &[&Entry]) -> Result<TokenStream, Error> {
 
 /// The entry's index in `ENTRIES` (the registry's order: the model's, by key).
 fn entry_index(ctx: &Ctx<'_>, e: &Entry) -> Result<usize, Error> {
-    ctx.model
-        .entries
-        .keys()
-        .position(|k| *k == e.key())
+    ctx.index_of
+        .get(e.pfn.as_str())
+        .copied()
         .ok_or_else(|| Error::Emit { file: NEWEST_RS.into(), message: format!("`{}` is not in the registry", e.pfn) })
 }
 
@@ -209,7 +208,7 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         let legacy = legacy_order(&entries);
         let threads = per_thread_order(&entries);
         let legacy_items = candidates(ctx, &legacy)?;
-        let threads_items = if threads.iter().map(|e| e.key()).eq(legacy.iter().map(|e| e.key())) {
+        let threads_items = if !has_per_thread {
             quote!(Self::LEGACY_ORDER)
         } else {
             candidates(ctx, &threads)?

@@ -54,8 +54,8 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
     let toolkit_mask_ty = if n_toolkits > 64 { quote!(u128) } else { quote!(u64) };
     quote! {
         //! The registry: every entry point ABI the crate knows, as a static table
-        //! ([`ENTRIES`]) and as one zero-sized marker type per entry ([`entries`]) whose
-        //! constants are all a lookup needs.
+        //! ([`ENTRIES`]) and as one marker type per entry ([`entries`]: types only, with no
+        //! values) whose constants are all a lookup needs.
         use core::ffi::CStr;
 
         /// The pinned toolkits this crate was generated from, oldest first.

@@ -14,7 +14,7 @@ use core::mem::ManuallyDrop;
 use core::ptr::{null_mut, NonNull};
 use std::path::Path;
 
-use crate::driver::{cast, exported, interpret, not_a_pointer, open_path, Answer, Cache, StatusNames, CUDA_SUCCESS, STATUS_UNSET};
+use crate::driver::{cast, exported, interpret, not_a_pointer, open_path, Cache, StatusNames, CUDA_SUCCESS, STATUS_UNSET};
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
 use crate::registry::{Entry, EntryInfo, ENTRIES, TOOLKITS};
 
@@ -23,8 +23,8 @@ type ByVersion = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_ui
 // conventions Rust supports, the extra argument is ignored by such a callee, and the status
 // then stays unset.
 type EntryPoint = unsafe extern "system" fn(*const c_char, *mut *mut c_void, u64, *mut c_uint) -> c_uint;
+// `cudaRuntimeGetVersion`; `cudaDriverGetVersion` has the same prototype.
 type RuntimeGetVersion = unsafe extern "system" fn(*mut c_int) -> c_uint;
-// `cudaDriverGetVersion` has the same prototype.
 type GetErrorName = unsafe extern "system" fn(c_uint) -> *const c_char;
 
 /// The sonames of CUDA 13, 12 and 11, newest first. By name only, like the driver.
@@ -182,16 +182,12 @@ impl Runtime {
         } else {
             return Err(Error::RuntimeTooOld { library: self.library.clone(), runtime_version: self.version });
         };
-        let dv = self.driver_version;
-        Err(match interpret(r, Some(status), p, info.version, None, &RUNTIME_STATUS) {
-            Answer::Found(p) => return Ok(p),
-            Answer::SymbolNotFound => Error::SymbolNotFound { lookup: lookup(info, via), driver_version: dv },
-            Answer::NotSufficient(reported) => Error::VersionNotSufficient { lookup: lookup(info, via), driver_version: dv, reported },
-            Answer::NotFoundNoStatus => Error::NotFound { lookup: lookup(info, via), driver_version: dv },
-            Answer::Null => Error::NullPointer { lookup: lookup(info, via) },
-            Answer::UnknownStatus(status) => Error::UnknownStatus { lookup: lookup(info, via), status },
-            Answer::TooNew(code) | Answer::Failed(code) => Error::Runtime { lookup: lookup(info, via), code, name: self.error_name(code) },
-        })
+        // No limit: the runtime's answers are never read as "newer than the driver".
+        interpret(r, Some(status), p, info.version, None, &RUNTIME_STATUS).into_result(
+            || lookup(info, via),
+            self.driver_version,
+            |lookup, code| Error::Runtime { lookup, code, name: self.error_name(code) },
+        )
     }
 
     fn error_name(&self, code: u32) -> Option<String> {
