@@ -3,12 +3,8 @@
 //! 11.3 to 11.8; a missing library; a driver without cuGetProcAddress.
 
 use cuda_driver_pfn::{entries, Driver, Error, LibraryKind, Lookup, QueryApi, StreamFlags};
+use cuda_sys_gen_tests::fake::answers::{INVALID_VALUE, NOT_FOUND, SUCCESS, UNWRITTEN};
 use cuda_sys_gen_tests::fake::{Api, Fake, Flavour, Request};
-
-const SUCCESS: u32 = 0;
-const INVALID_VALUE: u32 = 1;
-const NOT_FOUND: u32 = 500;
-const UNWRITTEN: i32 = -1;
 
 fn driver(fake: &Fake) -> Driver {
     Driver::from_path(fake.path()).unwrap_or_else(|e| panic!("{e}"))

@@ -4,13 +4,8 @@
 
 use cuda_driver_pfn::newest::{CtxCreate, MemcpyHtoD};
 use cuda_driver_pfn::{entries, symbols, visit_symbols, DefaultStream, Driver, EntryInfo, Error, NewestAbi, Symbol, SymbolVisitor, ENTRIES};
+use cuda_sys_gen_tests::fake::answers::{INVALID_VALUE, NOT_FOUND, STATUS_SYMBOL_NOT_FOUND, STATUS_VERSION_NOT_SUFFICIENT, UNWRITTEN};
 use cuda_sys_gen_tests::fake::{pointer_for, Api, Fake, Flavour, Request};
-
-const NOT_FOUND: u32 = 500;
-const INVALID_VALUE: u32 = 1;
-const STATUS_SYMBOL_NOT_FOUND: i32 = 1;
-const STATUS_VERSION_NOT_SUFFICIENT: i32 = 2;
-const UNWRITTEN: i32 = -1;
 
 fn index_of(info: &EntryInfo) -> usize {
     ENTRIES.iter().position(|e| std::ptr::eq(e, info)).unwrap()

@@ -4,7 +4,7 @@
 //! of the runtime's own version is the entry's, and a typed refusal where it does not.
 
 use cuda_driver_pfn::{entries, visit_entries, Entry, EntryVisitor, Error, LibraryKind, Runtime, ENTRIES};
-use cuda_sys_gen_tests::fake::{pointer_for, Api, Fake, Flavour, Request};
+use cuda_sys_gen_tests::fake::{answers, pointer_for, Api, Fake, Flavour, Request};
 
 fn full(flavour: Flavour, runtime_version: u32) -> Fake {
     let fake = Fake::new(flavour);
@@ -92,7 +92,7 @@ fn a_runtime_newer_than_the_crate_proves_nothing() {
 #[test]
 fn runtime_failures_are_typed() {
     let fake = Fake::new(Flavour::Full);
-    fake.answer("cuMemAlloc", 0, 1, -1, 0);
+    fake.answer("cuMemAlloc", 0, answers::INVALID_VALUE, answers::UNWRITTEN, 0);
     fake.set_driver_version(12080);
     let rt = Runtime::from_path(fake.path()).unwrap();
     assert_eq!(rt.driver_version(), 12080);

@@ -177,8 +177,8 @@ impl Fake {
         call!(self, "fake_add_abi": fn(*const c_char, c_int, c_int, usize), s.as_ptr(), version as c_int, per_thread as c_int, ptr);
     }
 
-    /// Requests for `symbol` at `version` (0: any) get exactly this answer; status -1
-    /// leaves `symbolStatus` unwritten.
+    /// Requests for `symbol` at `version` (0: any) get exactly this answer ([`answers`]
+    /// names the values); status [`answers::UNWRITTEN`] leaves `symbolStatus` unwritten.
     pub fn answer(&self, symbol: &str, version: u32, result: u32, status: i32, ptr: usize) {
         let s = CString::new(symbol).expect("no NUL in a symbol");
         call!(self, "fake_override": fn(*const c_char, c_int, c_uint, c_int, usize), s.as_ptr(), version as c_int, result, status, ptr);
@@ -233,4 +233,15 @@ impl Fake {
         let p = unsafe { self.lib.get::<*mut std::ffi::c_void>(name.as_bytes_with_nul()) }.unwrap_or_else(|e| panic!("{e}"));
         *p as usize
     }
+}
+
+/// The values [`Fake::answer`] takes: `CUresult`s and `symbolStatus`es as cuda.h numbers them.
+pub mod answers {
+    pub const SUCCESS: u32 = 0;
+    pub const INVALID_VALUE: u32 = 1;
+    pub const NOT_FOUND: u32 = 500;
+    /// The status is not written at all.
+    pub const UNWRITTEN: i32 = -1;
+    pub const STATUS_SYMBOL_NOT_FOUND: i32 = 1;
+    pub const STATUS_VERSION_NOT_SUFFICIENT: i32 = 2;
 }
