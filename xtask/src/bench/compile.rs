@@ -107,8 +107,9 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
             ));
         }
     }
+    let toolkits = codegen::manifest::Manifest::load(&env.root.join("headers-manifest.toml")).map_or(0, |m| m.toolkits.len());
     notes.push(format!(
-        "compile: every build is `cargo build --offline` from an empty target folder with {} jobs; ours is a copy of generated/ (17 toolkits); \
+        "compile: every build is `cargo build --offline` from an empty target folder with {} jobs; ours is a copy of generated/ ({toolkits} toolkits); \
          the baseline an empty library crate depending on cudarc {cudarc_version} with `default-features = false`, features `driver`, `dynamic-loading`, `{CUDARC_CUDA}`; \
          peak memory is the largest rustc of the build (getrusage of each rustc, through a RUSTC_WRAPPER)",
         std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -54,6 +54,7 @@ pub fn run(env: &Env, rounds: usize) -> Result<(Vec<Row>, Vec<String>)> {
     let (co, cb) = series("cached")?;
     let (ao, ab) = series("all")?;
     let (mo, mb) = series("first-model")?;
+    let entries = text.lines().find_map(|l| l.strip_prefix("entries\t")).context("lookup-bench printed no entry count")?;
     let more = |o: &[f64], b: &[f64]| super::median(&o.iter().zip(b).map(|(o, b)| o - b).collect::<Vec<_>>());
     let (first_more, model_more) = (more(&fo, &fb), more(&mo, &mb));
     let rows = vec![
@@ -78,7 +79,7 @@ pub fn run(env: &Env, rounds: usize) -> Result<(Vec<Row>, Vec<String>)> {
         }
         .row(),
         Paired {
-            metric: "resolve every entry (780), fake driver, fresh Driver (ms)".into(),
+            metric: format!("resolve every entry ({entries}), fake driver, fresh Driver (ms)"),
             baseline_name: "bare cuGetProcAddress_v2 per entry",
             unit: "ms",
             digits: 3,

@@ -61,6 +61,7 @@ fn main() {
     // SAFETY: the fake has no constructors.
     let fake = Fake { lib: unsafe { libloading::Library::new(path) }.unwrap_or_else(|e| panic!("load {path}: {e}")) };
     let raw: GetProcAddressV2 = fake.sym("cuGetProcAddress_v2");
+    println!("entries\t{}", ENTRIES.len());
     first(&fake, raw, path, rounds);
     cached(&fake, path, rounds);
     all(&fake, raw, path, rounds);
