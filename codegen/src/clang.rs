@@ -31,12 +31,21 @@ pub struct SourceLine {
 }
 
 /// Stand-in headers of this project's: the C library as far as NVIDIA's headers need it, per
-/// target, and for Windows the few SDK types the D3D and WGL headers name. Parsing against
-/// these (`-nostdinc`) keeps the host's libc and compiler out of the output.
-const STANDINS: &[(Platform, &str, &str)] = &[
+/// target; the GL, EGL (with KHR) and VDPAU types the Linux interop headers name; and for
+/// Windows the few SDK types the D3D and WGL headers name. Parsing against these alone
+/// (`-nostdinc`, no system include folder) keeps the host's libc, compiler and packages out
+/// of the output: generation needs nothing installed. `stand_ins_match_the_real_headers`
+/// (tests/tests/standins.rs) compares them with the real headers where a machine has those.
+pub const STANDINS: &[(Platform, &str, &str)] = &[
     (Platform::Linux, "stddef.h", include_str!("../standins/linux/stddef.h")),
     (Platform::Linux, "stdlib.h", include_str!("../standins/linux/stdlib.h")),
     (Platform::Linux, "stdint.h", include_str!("../standins/linux/stdint.h")),
+    (Platform::Linux, "GL/gl.h", include_str!("../standins/shared/GL/gl.h")),
+    (Platform::Linux, "KHR/khrplatform.h", include_str!("../standins/linux/KHR/khrplatform.h")),
+    (Platform::Linux, "EGL/eglplatform.h", include_str!("../standins/linux/EGL/eglplatform.h")),
+    (Platform::Linux, "EGL/egl.h", include_str!("../standins/linux/EGL/egl.h")),
+    (Platform::Linux, "EGL/eglext.h", include_str!("../standins/linux/EGL/eglext.h")),
+    (Platform::Linux, "vdpau/vdpau.h", include_str!("../standins/linux/vdpau/vdpau.h")),
     (Platform::Windows, "stddef.h", include_str!("../standins/windows/stddef.h")),
     (Platform::Windows, "stdlib.h", include_str!("../standins/windows/stdlib.h")),
     (Platform::Windows, "stdint.h", include_str!("../standins/windows/stdint.h")),
@@ -45,7 +54,7 @@ const STANDINS: &[(Platform, &str, &str)] = &[
     (Platform::Windows, "d3d9.h", include_str!("../standins/windows/d3d9.h")),
     (Platform::Windows, "D3D10_1.h", include_str!("../standins/windows/D3D10_1.h")),
     (Platform::Windows, "D3D11_1.h", include_str!("../standins/windows/D3D11_1.h")),
-    (Platform::Windows, "GL/gl.h", include_str!("../standins/windows/GL/gl.h")),
+    (Platform::Windows, "GL/gl.h", include_str!("../standins/shared/GL/gl.h")),
 ];
 
 /// Whether a stand-in header exists for `target`.
@@ -63,9 +72,6 @@ fn target_triple(target: Platform) -> &'static str {
         Platform::Windows => "--target=x86_64-pc-windows-msvc",
     }
 }
-
-/// Where system headers (GL, EGL, VDPAU) are looked for, after the stand-ins.
-const SYSTEM_INCLUDE_DIRS: &[&str] = &["/usr/include", "/usr/local/include"];
 
 /// Makes sure a libclang is loaded in this thread, fetching the pinned wheel if the machine
 /// has none. Returns a description of the library, for the summary.
@@ -150,7 +156,7 @@ pub fn wrapper_source(first_api: &str, headers: &[&HeaderSpec]) -> String {
     let mut s = String::from("/* cuda-sys-gen: one translation unit per toolkit and target */\n");
     s.push_str(&format!("#include <{first_api}>\n"));
     for h in headers {
-        for prelude in h.system.iter().map(|s| &s.header).chain(&h.standins) {
+        for prelude in h.system.iter().chain(&h.standins) {
             s.push_str(&format!("#include <{prelude}>\n"));
         }
         s.push_str(&format!("#include <{}>\n#include <{}>\n", h.api, h.typedefs));
@@ -183,15 +189,12 @@ pub fn allowlist(first_api: &str, rows: &[&HeaderSpec]) -> String {
 
 /// The clang arguments of a unit of these rows, in order, less the input: the fixed ones,
 /// the target, the stand-ins (`standins` is the folder [`write_standins`] filled), the
-/// toolkit's include folders, the system folders where a row needs one, the rows' defines.
+/// toolkit's include folders, the rows' defines.
 pub fn clang_args(target: Platform, rows: &[&HeaderSpec], include_dirs: &[PathBuf], standins: &Path) -> Vec<String> {
     let mut args: Vec<String> = CLANG_ARGS.iter().map(|a| a.to_string()).collect();
     args.push(target_triple(target).to_owned());
     args.push(format!("-isystem{}", standins.join(target.to_string()).display()));
     args.extend(include_dirs.iter().map(|d| format!("-I{}", d.display())));
-    if rows.iter().any(|h| !h.system.is_empty()) {
-        args.extend(SYSTEM_INCLUDE_DIRS.iter().map(|d| format!("-idirafter{d}")));
-    }
     args.extend(rows.iter().flat_map(|h| &h.defines).map(|d| format!("-D{d}")));
     args
 }
@@ -213,16 +216,6 @@ pub fn run_bindgen_tracked(unit: &Unit<'_>, standins: &Path) -> Result<(BindgenO
             // clang accepts an empty file silently; an empty typedef header is a broken input.
             if std::fs::metadata(&path).map(|m| m.len() == 0).unwrap_or(false) {
                 return Err(Error::HeaderContents { path, line: 1, message: "the file is empty".into() });
-            }
-        }
-        for sys in &h.system {
-            if !SYSTEM_INCLUDE_DIRS.iter().any(|d| Path::new(d).join(&sys.header).is_file()) {
-                return Err(Error::MissingSystemHeader {
-                    header: sys.header.clone(),
-                    needed_by: h.api.clone(),
-                    package: sys.package.clone(),
-                    searched: SYSTEM_INCLUDE_DIRS.iter().map(PathBuf::from).collect(),
-                });
             }
         }
     }
@@ -269,6 +262,20 @@ pub fn run_bindgen_tracked(unit: &Unit<'_>, standins: &Path) -> Result<(BindgenO
     let locations = map.lock().unwrap_or_else(|e| e.into_inner()).clone();
     let deps = deps.lock().unwrap_or_else(|e| e.into_inner()).clone();
     Ok((BindgenOutput { rust: bindings.to_string(), locations }, deps))
+}
+
+/// The scratch kind of a run's stand-in folder (`<cache>/standins/.standins-<pid>-<n>`).
+const STANDINS_KIND: &str = "standins";
+
+/// A folder of every stand-in header, for one run: under the header cache, named by this
+/// process, removed when dropped and, after a killed run (Ctrl-C), by the next run.
+pub fn standins_in(cache: &Path) -> Result<crate::scratch::Scratch, Error> {
+    let parent = cache.join("standins");
+    std::fs::create_dir_all(&parent).map_err(|source| Error::Io { path: parent.clone(), source })?;
+    crate::scratch::remove_stale(&parent, STANDINS_KIND);
+    let dir = crate::scratch::create_dir(&parent, STANDINS_KIND).map_err(|source| Error::Io { path: parent.clone(), source })?;
+    write_standins(dir.path())?;
+    Ok(dir)
 }
 
 /// Writes every stand-in header into `dir/<target>/`.

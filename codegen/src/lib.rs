@@ -40,9 +40,6 @@ pub enum Error {
     #[error("toolkit {toolkit}: {header} not found in {}", fmt_paths(searched))]
     MissingHeader { toolkit: ToolkitVersion, header: String, searched: Vec<PathBuf> },
 
-    #[error("{header} not found (needed by {needed_by}; searched {}): install it with `apt-get install {package}`", fmt_paths(searched))]
-    MissingSystemHeader { header: String, needed_by: String, package: String, searched: Vec<PathBuf> },
-
     #[error("{message}\n  --> {}:{line}", path.display())]
     HeaderContents { path: PathBuf, line: usize, message: String },
 

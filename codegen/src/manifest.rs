@@ -57,10 +57,15 @@ pub struct HeaderSpec {
     /// translation units is on both platforms whatever this says.
     #[serde(default)]
     pub platforms: Vec<Platform>,
-    /// System headers it needs, with the Debian package that has each.
-    #[serde(default)]
-    pub system: Vec<SystemHeader>,
-    /// Stand-in headers of this project's (`codegen/standins/<target>/`) it needs.
+    /// Third-party headers its API header includes (`GL/gl.h`, `vdpau/vdpau.h`), included
+    /// before it. Nothing is read from the host: each is a stand-in of this project's
+    /// (`codegen/standins/<target>/`), and its types reach the crate only as far as the CUDA
+    /// headers use them.
+    #[serde(default, deserialize_with = "system_headers")]
+    pub system: Vec<String>,
+    /// Stand-in headers of this project's (`codegen/standins/<target>/`) whose declarations
+    /// belong to this row's module (the D3D interfaces): included like `system`, and all
+    /// their types emitted.
     #[serde(default)]
     pub standins: Vec<String>,
     /// Extra `-D` definitions for its translation unit (`EGL_NO_X11`).
@@ -79,12 +84,30 @@ impl HeaderSpec {
     }
 }
 
-/// A system header and the Debian package that provides it.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SystemHeader {
-    pub header: String,
-    pub package: String,
+/// `system = ["GL/gl.h"]`. The earlier form named a Debian package beside each header
+/// (`{ header = "GL/gl.h", package = "libgl-dev" }`); nothing is installed any more, so that
+/// form is refused with the new spelling.
+fn system_headers<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Item {
+        Name(String),
+        Table(toml::Table),
+    }
+    let items = Vec::<Item>::deserialize(d)?;
+    items
+        .into_iter()
+        .map(|item| match item {
+            Item::Name(n) => Ok(n),
+            Item::Table(t) => {
+                let header = t.get("header").and_then(|h| h.as_str()).unwrap_or("GL/gl.h");
+                Err(serde::de::Error::custom(format!(
+                    "system headers are names alone now (write `\"{header}\"`): generation reads no header of the host, \
+                     each one is a stand-in in codegen/standins/, so no package needs installing"
+                )))
+            }
+        })
+        .collect()
 }
 
 /// An operating system the driver runs on, and the translation unit for its headers.
@@ -293,9 +316,8 @@ impl Manifest {
                 }
             }
             for s in &h.system {
-                let ok = |t: &str| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || "._-/+".contains(c)) && !t.contains("..");
-                if !ok(&s.header) || !ok(&s.package) || s.header.starts_with('/') {
-                    return Err(err(&s.header, format!("system header `{}` / package `{}`: use a relative header path and a package name", s.header, s.package)));
+                if !crate::clang::standin_exists(h.target, s) {
+                    return Err(err(s, format!("there is no {} stand-in for the system header `{s}` (codegen/standins/{}/): add one, or remove it here", h.target, h.target)));
                 }
             }
             for d in &h.defines {

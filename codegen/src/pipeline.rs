@@ -262,11 +262,7 @@ struct Parsed {
 /// bindgen (or its cached output, [`crate::unit_cache`]) and the parser over every toolkit,
 /// a few at a time.
 fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders], cache: &Path) -> Result<Vec<Parsed>, Error> {
-    let standins = tempfile::Builder::new()
-        .prefix("cuda-sys-gen-standins-")
-        .tempdir()
-        .map_err(|source| Error::Io { path: std::env::temp_dir(), source })?;
-    clang::write_standins(standins.path())?;
+    let standins = clang::standins_in(cache)?;
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut results: Vec<Option<Result<Parsed, Error>>> = (0..toolkits.len()).map(|_| None).collect();

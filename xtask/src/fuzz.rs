@@ -114,8 +114,7 @@ fn seeds(root: &Path) -> Result<()> {
     write("manifest", "minimal.toml", MINIMAL_MANIFEST.as_bytes())?;
     let fetcher = Fetcher::new(root.join("target/cuda-headers"), &manifest);
     clang::ensure_libclang(&manifest, &fetcher)?;
-    let standins = tempfile::tempdir().context("temp dir")?;
-    clang::write_standins(standins.path())?;
+    let standins = clang::standins_in(&fetcher.cache)?;
     for (label, dir) in &toolkits {
         let mut headers: Vec<PathBuf> = std::fs::read_dir(dir)?.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "h")).collect();
         headers.sort();

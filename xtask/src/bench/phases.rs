@@ -32,8 +32,7 @@ pub fn phases(root: &Path) -> Result<Phases> {
     clang::ensure_libclang(&manifest, &fetcher).context("loading libclang")?;
     out.push(("manifest, cached headers, libclang".into(), t.elapsed()));
 
-    let standins = tempfile::tempdir().context("creating a temporary folder")?;
-    clang::write_standins(standins.path()).context("writing the stand-ins")?;
+    let standins = clang::standins_in(&fetcher.cache).context("writing the stand-ins")?;
     let first_api = manifest.headers.first().map_or("cuda.h", |h| h.api.as_str());
     let (mut bindgen, mut syn_parse, mut syn_only) = (BTreeMap::new(), Duration::ZERO, Duration::ZERO);
     for tk in &toolkits {

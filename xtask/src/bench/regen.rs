@@ -201,7 +201,7 @@ fn cli_jobs(manifest: &Manifest, toolkits: &[ToolkitHeaders], bindgen: &Path, st
             }
             args.push("--".into());
             args.extend(clang::clang_args(h.target, &[h], dirs, standins).into_iter().map(OsString::from));
-            for pre in std::iter::once(first_api).chain(h.system.iter().map(|s| s.header.as_str())).chain(h.standins.iter().map(String::as_str)) {
+            for pre in std::iter::once(first_api).chain(h.system.iter().map(String::as_str)).chain(h.standins.iter().map(String::as_str)) {
                 args.push("-include".into());
                 args.push(pre.into());
             }
