@@ -19,23 +19,21 @@ pub enum ToolkitSpec {
     Path(PathBuf),
 }
 
-impl ToolkitSpec {
-    /// `major.minor` is a version; anything else is a path.
-    pub fn parse(s: &str) -> ToolkitSpec {
-        match s.parse() {
-            Ok(v) => ToolkitSpec::Version(v),
-            Err(_) => ToolkitSpec::Path(PathBuf::from(s)),
-        }
-    }
-}
-
 impl std::str::FromStr for ToolkitSpec {
     type Err = String;
+    /// `major.minor` is a version; anything else is a path. Digits and dots alone (`13.05`,
+    /// `13`, `13.5.1`) are taken for a version written wrong, not for a path.
     fn from_str(s: &str) -> Result<Self, String> {
         if s.is_empty() {
             return Err("give a toolkit version such as 12.9 or a path".into());
         }
-        Ok(ToolkitSpec::parse(s))
+        match s.parse() {
+            Ok(v) => Ok(ToolkitSpec::Version(v)),
+            Err(e) if s.bytes().all(|b| b.is_ascii_digit() || b == b'.') => {
+                Err(format!("{e}; a folder of that name is given as ./{s}"))
+            }
+            Err(_) => Ok(ToolkitSpec::Path(PathBuf::from(s))),
+        }
     }
 }
 
@@ -56,6 +54,8 @@ pub struct DiffConfig {
     pub to: ToolkitSpec,
     /// Use only the cache; never run pip.
     pub offline: bool,
+    /// Told of downloads and of translation units read by clang.
+    pub progress: Option<crate::fetch::Progress>,
 }
 
 /// The report and the model it was computed from (its warnings, the libclang used).
@@ -70,9 +70,13 @@ pub fn diff_toolkits(cfg: &DiffConfig) -> Result<DiffRun, Error> {
     let manifest = Manifest::load(&cfg.manifest)?;
     let mut fetcher = Fetcher::new(cfg.cache_dir.clone(), &manifest);
     fetcher.offline = cfg.offline;
+    fetcher.progress = cfg.progress.clone();
     // Versions first (cheap: the manifest, or a cuda.h), so that a bad pair fails before any download.
     let from = Located::new(&cfg.manifest, &manifest, &cfg.from)?;
     let to = Located::new(&cfg.manifest, &manifest, &cfg.to)?;
+    // A local side of a pinned version takes that pin's Windows headers.
+    let pins: Vec<&ToolkitPin> = [from.version(), to.version()].into_iter().filter_map(|v| manifest.toolkit(v)).collect();
+    fetcher.planned = crate::prereq::check(&manifest, &fetcher, &pins)?.downloads.len();
     if from.version() == to.version() {
         let detail = match (&cfg.from, &cfg.to) {
             (ToolkitSpec::Version(_), ToolkitSpec::Version(_)) => "give two different toolkits".to_owned(),

@@ -83,6 +83,27 @@ pub const MAX_ARCHIVE_ENTRIES: usize = 1 << 16;
 /// The stamp file an extracted folder holds: the sha256 of the wheel it came from.
 const STAMP: &str = ".sha256";
 
+/// Told of each step of a run that takes a while (a download, a translation unit read by
+/// clang), as a line for the user; quick runs say nothing.
+#[derive(Clone)]
+pub struct Progress(pub std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl Progress {
+    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Progress {
+        Progress(std::sync::Arc::new(f))
+    }
+
+    pub fn say(&self, line: &str) {
+        (self.0)(line)
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
+
 /// The fetcher: pip for downloads, a cache folder for everything else.
 pub struct Fetcher {
     pub cache: PathBuf,
@@ -91,6 +112,11 @@ pub struct Fetcher {
     pub platform: String,
     /// Never call pip; fail if something is not cached.
     pub offline: bool,
+    /// Told of every download, numbered against [`Fetcher::planned`].
+    pub progress: Option<Progress>,
+    /// How many downloads the run expects ([`crate::prereq::Plan`]); 0: unknown.
+    pub planned: usize,
+    downloaded: std::sync::atomic::AtomicUsize,
 }
 
 impl Fetcher {
@@ -100,7 +126,38 @@ impl Fetcher {
             python: std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned()),
             platform: manifest.fetch.platform.clone(),
             offline: false,
+            progress: None,
+            planned: 0,
+            downloaded: Default::default(),
         }
+    }
+
+    /// Whether a package's headers are at hand without pip: extracted, or the wheel cached.
+    pub fn is_headers_cached(&self, p: &PackagePin) -> bool {
+        self.is_cached(p, "include")
+    }
+
+    /// The same for the libclang wheel.
+    pub fn is_libclang_cached(&self, p: &PackagePin) -> bool {
+        self.is_cached(p, "libclang")
+    }
+
+    fn is_cached(&self, p: &PackagePin, kind: &str) -> bool {
+        is_stamped(&self.unpacked_dir(p, kind), &p.sha256.0) || self.cache.join("wheels").join(&p.file).is_file()
+    }
+
+    /// Where a package's files are extracted: named by the wheel file (the Linux and Windows
+    /// wheels of one version differ).
+    fn unpacked_dir(&self, p: &PackagePin, kind: &str) -> PathBuf {
+        self.cache.join(kind).join(p.file.trim_end_matches(".whl"))
+    }
+
+    fn report_download(&self, p: &PackagePin) {
+        let Some(progress) = &self.progress else { return };
+        let n = self.downloaded.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let of = if self.planned >= n { format!("{n}/{}", self.planned) } else { n.to_string() };
+        let platform = p.platform.as_deref().unwrap_or(&self.platform);
+        progress.say(&format!("downloading [{of}] {} {} ({platform})", p.name, p.version));
     }
 
     /// The include folders of a pinned toolkit, fetching and extracting what is not cached.
@@ -135,8 +192,7 @@ impl Fetcher {
     /// The extracted folder of a package, extracted again unless its stamp names the pinned
     /// sha256: a folder without one (a half-extracted or hand-made one) is never trusted.
     fn unpacked(&self, p: &PackagePin, kind: &str, limits: &Limits) -> Result<PathBuf, Error> {
-        // Named by the wheel file: the Linux and Windows wheels of one version differ.
-        let dest = self.cache.join(kind).join(p.file.trim_end_matches(".whl"));
+        let dest = self.unpacked_dir(p, kind);
         // Extractions of killed runs: scratch folders never renamed into place.
         crate::scratch::remove_stale(&self.cache.join(kind), "extract");
         if is_stamped(&dest, &p.sha256.0) {
@@ -169,6 +225,7 @@ impl Fetcher {
             .tempdir_in(&wheels)
             .map_err(|source| Error::Io { path: wheels.clone(), source })?;
         let spec = format!("{}=={}", p.name, p.version);
+        self.report_download(p);
         let output = Command::new(&self.python)
             .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"])
             .args(["--platform", p.platform.as_deref().unwrap_or(&self.platform), "--dest"])
@@ -438,10 +495,35 @@ pub fn extract_with_limits(wheel: &Path, include: &str, dest: &Path, stamp: &str
 /// Accepts a toolkit root (`/usr/local/cuda`), its `include/` folder, a
 /// `targets/<triple>/include` folder, or a pip/conda layout (`.../nvidia/cu13/include` or
 /// `.../nvidia/cu13`). Returns the folder that holds `cuda.h`.
+///
+/// What cannot be read is said as it is (a folder without permission, a symbolic link loop),
+/// not taken for a folder without cuda.h.
 pub fn locate_toolkit(path: &Path) -> Result<PathBuf, Error> {
-    if !path.exists() {
-        return Err(Error::ToolkitNotFound { path: path.to_owned(), detail: "no such file or directory".into() });
+    let unreadable = |at: &Path, e: std::io::Error| {
+        let what = match e.raw_os_error() {
+            #[cfg(unix)]
+            Some(libc::ELOOP) => "a symbolic link loop".to_owned(),
+            _ => e.to_string(),
+        };
+        let detail = if at == path {
+            format!("it cannot be read: {what}")
+        } else {
+            format!("{} cannot be read: {what}", at.display())
+        };
+        Error::ToolkitNotFound { path: path.to_owned(), detail }
+    };
+    match fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::ToolkitNotFound { path: path.to_owned(), detail: "no such file or directory".into() })
+        }
+        Err(e) => return Err(unreadable(path, e)),
+        Ok(m) if !m.is_dir() => {
+            return Err(Error::ToolkitNotFound { path: path.to_owned(), detail: "it is a file, not a folder: give the toolkit's folder".into() })
+        }
+        Ok(_) => {}
     }
+    // Listing it tells a folder without read permission from one without cuda.h.
+    fs::read_dir(path).map_err(|e| unreadable(path, e))?;
     let candidates = [
         path.to_owned(),
         path.join("include"),
@@ -450,8 +532,13 @@ pub fn locate_toolkit(path: &Path) -> Result<PathBuf, Error> {
         path.join("cuda_runtime/include"),
     ];
     for c in &candidates {
-        if c.join("cuda.h").is_file() {
-            return Ok(c.clone());
+        let header = c.join("cuda.h");
+        match fs::metadata(&header) {
+            Ok(m) if m.is_file() => return Ok(c.clone()),
+            Ok(_) => {}
+            // A missing folder on the way (ENOTDIR: `include` is a file) is no toolkit here.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound || e.kind() == std::io::ErrorKind::NotADirectory => {}
+            Err(e) => return Err(unreadable(&header, e)),
         }
     }
     Err(Error::ToolkitNotFound {

@@ -14,9 +14,11 @@ pub mod fetch;
 pub mod macros;
 pub mod manifest;
 pub mod model;
+pub mod names;
 pub mod parse;
 pub mod pin;
 pub mod pipeline;
+pub mod prereq;
 pub mod scratch;
 pub mod unit_cache;
 pub mod write;
@@ -55,6 +57,9 @@ pub enum Error {
     #[error("`{name}` is not a valid crate name: use letters, digits, `-` and `_`, starting with a letter")]
     BadCrateName { name: String },
 
+    #[error("this machine lacks what generation needs (checked before any download):\n{}", missing.iter().map(|m| format!("  - {m}")).collect::<Vec<_>>().join("\n"))]
+    Prerequisites { missing: Vec<String> },
+
     #[error("no libclang: {detail}")]
     NoLibclang { detail: String },
 
@@ -72,6 +77,9 @@ pub enum Error {
 
     #[error("{count} typedef header(s) produced no PFN_ typedefs:\n{details}")]
     NoTypedefs { count: usize, details: String },
+
+    #[error("{pfn} (module `{module}`, declared up to CUDA {toolkit}) names the type `{ty}`, which the newest toolkit's headers do not define: the crate would not build, so nothing was written (a toolkit that lacks headers the others have? pass it with the others, or report this with the headers)")]
+    UndefinedType { pfn: String, module: String, ty: String, toolkit: String },
 
     #[error("generated code does not parse: {file}: {message} (this is a bug in cuda-sys-gen)")]
     Emit { file: String, message: String },

@@ -168,7 +168,8 @@ pub fn alias_macros(text: &str) -> Vec<AliasMacro> {
         let name_end = rest.find(|c: char| !(c == '_' || c.is_ascii_alphanumeric())).unwrap_or(rest.len());
         let (name, body) = (&rest[..name_end], rest[name_end..].trim());
         // A function-like macro (`#define PFN_x(a) ...`) is no alias.
-        if !name.starts_with("PFN_") || rest[name_end..].starts_with('(') || crate::parse::split_pfn_name(name).is_some() {
+        let unversioned = crate::names::split_pfn_name(name).is_err_and(|e| e.is_unversioned());
+        if !unversioned || rest[name_end..].starts_with('(') {
             continue;
         }
         out.push(AliasMacro { name: name.to_owned(), line: l.line, body: alias_body(body) });

@@ -208,11 +208,16 @@ impl std::str::FromStr for ToolkitVersion {
             }
             p.parse().map_err(|_| bad())
         };
-        let (major, minor) = (num(major)?, num(minor)?);
-        if major == 0 || minor > 99 {
+        let (major_n, minor_n) = (num(major)?, num(minor)?);
+        if major_n == 0 || minor_n > 99 {
             return Err(bad());
         }
-        Ok(ToolkitVersion { major, minor })
+        let v = ToolkitVersion { major: major_n, minor: minor_n };
+        // One spelling per version, the one CUDA and the manifest use: `13.05` is not 13.5.
+        if v.to_string() != s {
+            return Err(format!("`{s}` is not how a toolkit version is written: write `{v}` (no leading zeros)"));
+        }
+        Ok(v)
     }
 }
 

@@ -11,7 +11,8 @@ use serde::Serialize;
 
 use crate::macros::AliasTarget;
 use crate::manifest::{Platform, ToolkitVersion};
-use crate::parse::{Param, Variant};
+use crate::names::Variant;
+use crate::parse::Param;
 
 /// One `PFN_` typedef as one toolkit declares it: the parser's output, located.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -408,7 +409,8 @@ mod tests {
     }
 
     fn decl(pfn: &str) -> Declaration {
-        let (symbol, version, variant) = crate::parse::split_pfn_name(pfn).unwrap();
+        let n = crate::names::split_pfn_name(pfn).unwrap();
+        let (symbol, version, variant) = (n.symbol, n.version, n.variant);
         Declaration {
             pfn: pfn.into(),
             symbol: symbol.into(),

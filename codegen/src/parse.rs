@@ -12,47 +12,7 @@ use serde::Serialize;
 
 use crate::clang::SourceLine;
 
-/// The per-thread default stream variants of an entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Variant {
-    /// `_ptds`: per-thread default stream, for synchronous calls.
-    Ptds,
-    /// `_ptsz`: per-thread default stream, for calls that take a stream.
-    Ptsz,
-}
-
-impl Variant {
-    pub fn suffix(self) -> &'static str {
-        match self {
-            Variant::Ptds => "_ptds",
-            Variant::Ptsz => "_ptsz",
-        }
-    }
-}
-
-/// Splits `PFN_cuMemcpy_v7000_ptds` into (`cuMemcpy`, 7000, Some(Ptds)). `None` for a name
-/// without a `_v<digits>` suffix.
-pub fn split_pfn_name(name: &str) -> Option<(&str, u32, Option<Variant>)> {
-    let rest = name.strip_prefix("PFN_")?;
-    let (rest, variant) = if let Some(r) = rest.strip_suffix("_ptds") {
-        (r, Some(Variant::Ptds))
-    } else if let Some(r) = rest.strip_suffix("_ptsz") {
-        (r, Some(Variant::Ptsz))
-    } else {
-        (rest, None)
-    };
-    let at = rest.rfind("_v")?;
-    let (symbol, digits) = (&rest[..at], &rest[at + 2..]);
-    if symbol.is_empty() || digits.is_empty() || digits.len() > 6 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    if !symbol.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()) || symbol.starts_with(|c: char| c.is_ascii_digit()) {
-        return None;
-    }
-    let version: u32 = digits.parse().ok()?;
-    (version > 0).then_some((symbol, version, variant))
-}
+use crate::names::{split_pfn_name, NameError};
 
 /// A parameter: its name as bindgen wrote it and its Rust type as text (`*mut CUdeviceptr`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
@@ -68,7 +28,7 @@ pub struct Typedef {
     pub pfn: String,
     pub symbol: String,
     pub version: u32,
-    pub variant: Option<Variant>,
+    pub variant: Option<crate::names::Variant>,
     pub params: Vec<Param>,
     /// The return type as text; `()` for void.
     pub returns: String,
@@ -85,6 +45,9 @@ pub struct ParsedOutput {
     pub typedefs: Vec<Typedef>,
     /// `PFN_` typedefs whose final name has no version: reported, never emitted.
     pub unversioned: Vec<(String, Option<SourceLine>)>,
+    /// `PFN_` typedefs whose name breaks the grammar otherwise (two versions, a version out
+    /// of range): errors, with the rule broken.
+    pub malformed: Vec<(String, Option<SourceLine>, NameError)>,
     /// Versioned `PFN_` typedefs whose symbol can be no Rust name (`self`, `fn`): reported,
     /// never emitted. The crate names a type after each symbol (`symbols::cuCtxCreate`).
     pub unnameable: Vec<(String, Option<SourceLine>)>,
@@ -108,6 +71,7 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
     let table = TypeTable::new(&file.items);
     let mut typedefs = Vec::new();
     let mut unversioned = Vec::new();
+    let mut malformed = Vec::new();
     let mut unnameable = Vec::new();
     let mut others = Vec::new();
     for item in file.items {
@@ -121,9 +85,16 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
             continue;
         }
         let location = locations.get(&name).cloned();
-        let Some((symbol, version, variant)) = split_pfn_name(&name) else {
-            unversioned.push((name, location));
-            continue;
+        let (symbol, version, variant) = match split_pfn_name(&name) {
+            Ok(n) => (n.symbol, n.version, n.variant),
+            Err(e) if e.is_unversioned() => {
+                unversioned.push((name, location));
+                continue;
+            }
+            Err(e) => {
+                malformed.push((name, location, e));
+                continue;
+            }
         };
         // A keyword (`fn`, `self`, `Self`, `crate`, `_`) cannot name the symbol's marker.
         if syn::parse_str::<syn::Ident>(symbol).is_err() {
@@ -156,7 +127,31 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
             layouts,
         });
     }
-    Ok(ParsedOutput { typedefs, unversioned, unnameable, types: syn::File { shebang: None, attrs: file.attrs, items: others } })
+    Ok(ParsedOutput { typedefs, unversioned, malformed, unnameable, types: syn::File { shebang: None, attrs: file.attrs, items: others } })
+}
+
+/// The name an item of bindgen's output declares: types, constants, `impl X` for impls of them,
+/// and `pub use` renames.
+pub fn item_name(item: &syn::Item) -> Option<String> {
+    Some(match item {
+        syn::Item::Struct(s) => s.ident.to_string(),
+        syn::Item::Union(u) => u.ident.to_string(),
+        syn::Item::Type(t) => t.ident.to_string(),
+        syn::Item::Enum(e) => e.ident.to_string(),
+        syn::Item::Const(c) if c.ident != "_" => c.ident.to_string(),
+        syn::Item::Impl(i) => match &*i.self_ty {
+            syn::Type::Path(p) => format!("impl {}", p.path.segments.last()?.ident),
+            _ => return None,
+        },
+        syn::Item::Use(u) => match &u.tree {
+            syn::UseTree::Path(p) => match &*p.tree {
+                syn::UseTree::Rename(r) => r.rename.to_string(),
+                _ => return None,
+            },
+            _ => return None,
+        },
+        _ => return None,
+    })
 }
 
 /// Nesting past this is refused before syn sees it. Measured with [`nesting`], bindgen's
@@ -540,22 +535,4 @@ fn primitive(name: &str) -> Option<&'static str> {
         "u128" => "u128",
         _ => return None,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pfn_names() {
-        assert_eq!(split_pfn_name("PFN_cuMemcpy_v7000_ptds"), Some(("cuMemcpy", 7000, Some(Variant::Ptds))));
-        assert_eq!(split_pfn_name("PFN_cuMemAlloc_v3020"), Some(("cuMemAlloc", 3020, None)));
-        assert_eq!(split_pfn_name("PFN_cuStreamBeginCapture_v10010_ptsz"), Some(("cuStreamBeginCapture", 10010, Some(Variant::Ptsz))));
-        assert_eq!(split_pfn_name("PFN_cuFoo_v2_v11040"), Some(("cuFoo_v2", 11040, None)));
-        assert_eq!(split_pfn_name("PFN_cuMemAlloc"), None);
-        assert_eq!(split_pfn_name("PFN_cuMemAlloc_v"), None);
-        assert_eq!(split_pfn_name("PFN__v3020"), None);
-        assert_eq!(split_pfn_name("PFN_cuX_v0"), None);
-        assert_eq!(split_pfn_name("PFN_cuX_v12040_v12040"), Some(("cuX_v12040", 12040, None)));
-    }
 }

@@ -7,7 +7,8 @@ use crate::clang::{self, BindgenOutput};
 use crate::emit::{self, EmitOptions};
 use crate::fetch::{self, Fetcher, Origin, ToolkitHeaders};
 use crate::macros;
-use crate::manifest::{HeaderSpec, Manifest, Platform, ToolkitVersion};
+use crate::manifest::{HeaderSpec, Manifest, Platform, ToolkitPin, ToolkitVersion};
+use crate::prereq;
 use crate::model::{Declaration, HeaderCount, Model, ToolkitInput};
 use crate::parse;
 use crate::write::{self, Mode, WriteReport};
@@ -26,6 +27,8 @@ pub struct Config {
     pub emit: EmitOptions,
     /// Use only the cache; never run pip.
     pub offline: bool,
+    /// Told of downloads and of translation units read by clang (none when all is cached).
+    pub progress: Option<fetch::Progress>,
 }
 
 /// What a run did, for the summary.
@@ -43,35 +46,52 @@ pub struct Report {
 }
 
 impl Report {
-    /// The run's summary, as printed by the command-line tools: warnings first, then per
-    /// toolkit counts, notes, ABI drift and what was written.
-    pub fn summary(&self, mode: Mode, elapsed: std::time::Duration) -> String {
+    /// The run's summary, as printed by the command-line tools: a few lines (notes on local
+    /// toolkits, libclang, what was read, what was written); with `verbose`, every warning,
+    /// the per-toolkit counts and each ABI drift too.
+    pub fn summary(&self, mode: Mode, out: &Path, elapsed: std::time::Duration, verbose: bool) -> String {
         let mut s = String::new();
-        for w in &self.warnings {
-            s.push_str(&format!("warning: {w}\n"));
-        }
-        s.push_str(&format!("{}\n", self.libclang));
-        for line in &self.toolkit_lines {
-            s.push_str(&format!("{line}\n"));
+        if verbose {
+            for w in &self.warnings {
+                s.push_str(&format!("warning: {w}\n"));
+            }
+            for line in &self.toolkit_lines {
+                s.push_str(&format!("{line}\n"));
+            }
+            for d in &self.model.drift {
+                let param = d.param.as_deref().unwrap_or("parameter list");
+                s.push_str(&format!("ABI drift: {} {} -> {}: {param}: {} -> {}\n", d.pfn, d.from, d.to, d.before, d.after));
+            }
         }
         for n in &self.notes {
             s.push_str(&format!("note: {n}\n"));
         }
-        for d in &self.model.drift {
-            let param = d.param.as_deref().unwrap_or("parameter list");
-            s.push_str(&format!("ABI drift: {} {} -> {}: {param}: {} -> {}\n", d.pfn, d.from, d.to, d.before, d.after));
-        }
+        s.push_str(&format!("{}\n", self.libclang));
+        let versions: Vec<ToolkitVersion> = self.model.toolkits.iter().map(|t| t.version).collect();
+        let range = match (versions.first(), versions.last()) {
+            (Some(a), Some(b)) if a != b => format!(" ({a} to {b})"),
+            (Some(a), _) => format!(" ({a})"),
+            _ => String::new(),
+        };
         s.push_str(&format!(
-            "{} entries of {} symbols from {} toolkits\n",
+            "{} toolkits{range}: {} entries of {} symbols; every type their signatures name is defined (the crate builds with every feature)\n",
+            versions.len(),
             self.model.entries.len(),
             self.model.symbols().len(),
-            self.model.toolkits.len()
         ));
+        if !verbose && (!self.model.drift.is_empty() || !self.warnings.is_empty()) {
+            s.push_str(&format!(
+                "{} ABI drift notes and {} warnings about the headers: --verbose lists them\n",
+                self.model.drift.len(),
+                self.warnings.len()
+            ));
+        }
         let secs = elapsed.as_secs_f64();
         match mode {
-            Mode::Check => s.push_str(&format!("up to date ({secs:.1} s)\n")),
+            Mode::Check => s.push_str(&format!("{}: up to date ({secs:.1} s)\n", out.display())),
             Mode::Write => s.push_str(&format!(
-                "{} files written, {} removed, {} unchanged ({secs:.1} s)\n",
+                "{}: {} files written, {} removed, {} unchanged ({secs:.1} s)\n",
+                out.display(),
                 self.write.written.len(),
                 self.write.removed.len(),
                 self.write.unchanged
@@ -91,6 +111,11 @@ pub fn generate(cfg: &Config) -> Result<Report, Error> {
     let manifest = Manifest::load(&cfg.manifest)?;
     let mut fetcher = Fetcher::new(cfg.cache_dir.clone(), &manifest);
     fetcher.offline = cfg.offline;
+    fetcher.progress = cfg.progress.clone();
+    // Everything pinned is read (a local toolkit of a pinned version is compared with its pin).
+    let pins: Vec<&ToolkitPin> = manifest.toolkits.iter().collect();
+    fetcher.planned = prereq::check(&manifest, &fetcher, &pins)?.downloads.len();
+    clang::ensure_libclang(&manifest, &fetcher)?;
     let (toolkits, notes) = collect_toolkits(&manifest, &fetcher, &cfg.local_toolkits)?;
     let built = build_model(&manifest, &fetcher, &toolkits)?;
     let (types, module_types) = built.newest_types(&manifest.headers)?;
@@ -110,8 +135,9 @@ pub struct Built {
     pub toolkit_lines: Vec<String>,
     /// NVIDIA header problems worth a look (broken aliases, unversioned typedefs).
     pub warnings: Vec<String>,
-    /// bindgen's output for the newest toolkit, Linux and Windows unit: the types the emitter
-    /// passes through.
+    /// bindgen's output for the newest toolkit's Linux unit, and the newest Windows unit (of
+    /// the newest toolkit that has Windows headers: a local Linux toolkit newer than every pin
+    /// has none): the types the emitter passes through.
     newest: Option<(BindgenOutput, Option<BindgenOutput>)>,
 }
 
@@ -142,17 +168,20 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
         return Err(Error::NoToolkits);
     }
     let libclang = clang::ensure_libclang(manifest, fetcher)?;
-    let mut parsed = parse_all(&manifest.headers, toolkits, &fetcher.cache)?;
+    let mut parsed = parse_all(&manifest.headers, toolkits, &fetcher.cache, fetcher.progress.as_ref())?;
     // The newest toolkit's types are the ones emitted, whatever order the toolkits came in.
     parsed.sort_by_key(|p| p.input.version);
     let mut warnings = Vec::new();
     let mut inputs = Vec::new();
     let mut newest = None;
+    let mut newest_windows = None;
     for p in parsed {
         warnings.extend(p.warnings);
         inputs.push(p.input);
-        newest = Some((p.linux, p.windows));
+        newest_windows = p.windows.or(newest_windows);
+        newest = Some(p.linux);
     }
+    let newest = newest.map(|linux| (linux, newest_windows));
     let model = Model::build(inputs);
     warnings.extend(model.warnings.iter().cloned());
     let toolkit_lines = summary_lines(&model);
@@ -183,16 +212,26 @@ fn collect_toolkits(
     let mut out = Vec::new();
     for pin in &manifest.toolkits {
         match locals.remove(&pin.version) {
-            Some(mut l) => {
-                notes.push(compare_with_pin(manifest, fetcher, pin, &mut l));
-                out.push(l);
+            Some(l) => {
+                let (used, note) = compare_with_pin(manifest, fetcher, pin, l);
+                notes.push(note);
+                out.push(used);
             }
             None => out.push(fetcher.toolkit(pin)?),
         }
     }
+    let windows_rows: Vec<&str> = manifest.headers.iter().filter(|h| h.target == Platform::Windows).map(|h| h.name.as_str()).collect();
+    let newest_windows = out.iter().filter(|t| !t.windows_include_dirs.is_empty()).map(|t| t.version).max();
     for (version, l) in locals {
         if let Origin::Local(p) = &l.origin {
             notes.push(format!("CUDA {version} from {} is not pinned in the manifest: added to the inputs", p.display()));
+            if l.windows_include_dirs.is_empty() && !windows_rows.is_empty() {
+                let kept = match newest_windows {
+                    Some(v) => format!("keep what CUDA {v}, the newest toolkit with them, declares"),
+                    None => "are empty".to_owned(),
+                };
+                notes.push(format!("CUDA {version} from {} has no Windows headers: the modules {} {kept}", p.display(), windows_rows.join(", ")));
+            }
         }
         out.push(l);
     }
@@ -217,14 +256,18 @@ pub fn local_toolkit(manifest: &Manifest, path: &Path) -> Result<ToolkitHeaders,
     Ok(ToolkitHeaders { version, include_dirs: vec![include.clone()], windows_include_dirs, origin: Origin::Local(include), source })
 }
 
-/// Compares a local toolkit's typedef headers with the pinned package's, where it is at hand.
-/// A local Linux toolkit has no Windows headers: those still come from the pin.
-fn compare_with_pin(manifest: &Manifest, fetcher: &Fetcher, pin: &crate::manifest::ToolkitPin, local: &mut ToolkitHeaders) -> String {
-    let Origin::Local(path) = &local.origin else { return String::new() };
+/// A local toolkit of a pinned version, compared with the pinned packages where they are at
+/// hand: the toolkit to read, and a note for the summary. Headers identical to the pin's give
+/// the pin itself, so that the same input gives the same tree (registry.json names the pin's
+/// packages, not "a local toolkit"). A local Linux toolkit has no Windows headers: those still
+/// come from the pin.
+fn compare_with_pin(manifest: &Manifest, fetcher: &Fetcher, pin: &ToolkitPin, mut local: ToolkitHeaders) -> (ToolkitHeaders, String) {
+    let Origin::Local(path) = local.origin.clone() else { return (local, String::new()) };
     let pinned = match fetcher.toolkit(pin) {
         Ok(p) => p,
         Err(e) => {
-            return format!("CUDA {} from {} replaces the pinned package (not compared: {e})", pin.version, path.display())
+            let note = format!("CUDA {} from {} replaces the pinned package (not compared: {e})", pin.version, path.display());
+            return (local, note);
         }
     };
     local.windows_include_dirs = pinned.windows_include_dirs.clone();
@@ -238,14 +281,15 @@ fn compare_with_pin(manifest: &Manifest, fetcher: &Fetcher, pin: &crate::manifes
         }
     }
     if differ.is_empty() {
-        format!("CUDA {} from {} replaces the pinned package; its headers are identical", pin.version, path.display())
+        (pinned, format!("CUDA {} at {} has the pinned headers, byte for byte: read as the pin", pin.version, path.display()))
     } else {
-        format!(
+        let note = format!(
             "CUDA {} from {} replaces the pinned package; these headers differ from it: {}",
             pin.version,
             path.display(),
             differ.join(", ")
-        )
+        );
+        (local, note)
     }
 }
 
@@ -257,14 +301,17 @@ struct Parsed {
     linux: BindgenOutput,
     windows: Option<BindgenOutput>,
     warnings: Vec<String>,
+    /// Whether clang ran (not every unit came from [`crate::unit_cache`]).
+    ran_clang: bool,
 }
 
 /// bindgen (or its cached output, [`crate::unit_cache`]) and the parser over every toolkit,
 /// a few at a time.
-fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders], cache: &Path) -> Result<Vec<Parsed>, Error> {
+fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders], cache: &Path, progress: Option<&fetch::Progress>) -> Result<Vec<Parsed>, Error> {
     let standins = clang::standins_in(cache)?;
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let mut results: Vec<Option<Result<Parsed, Error>>> = (0..toolkits.len()).map(|_| None).collect();
     let slots = std::sync::Mutex::new(&mut results);
     std::thread::scope(|s| {
@@ -272,7 +319,13 @@ fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders], cache: &Path) 
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(tk) = toolkits.get(i) else { break };
+                let start = std::time::Instant::now();
                 let r = parse_toolkit(headers, tk, standins.path(), cache);
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                if let (Some(progress), Ok(Parsed { ran_clang: true, .. })) = (progress, &r) {
+                    let secs = start.elapsed().as_secs_f64();
+                    progress.say(&format!("clang [{n}/{}] read CUDA {} in {secs:.1} s", toolkits.len(), tk.version));
+                }
                 slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }
@@ -286,6 +339,7 @@ fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders], cache: &Path) 
 /// Both translation units of one toolkit, merged into its model input.
 fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, cache: &Path) -> Result<Parsed, Error> {
     let mut acc = Accumulated::default();
+    let mut ran_clang = false;
     let first_api = headers.first().map_or("cuda.h", |h| h.api.as_str());
     let mut linux = None;
     let mut windows = None;
@@ -301,7 +355,8 @@ fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, c
             continue;
         }
         let unit = clang::Unit { toolkit: tk.version, target, first_api, headers: rows.clone(), include_dirs: dirs };
-        let out = crate::unit_cache::run_bindgen(&unit, standins, cache)?;
+        let (out, source) = crate::unit_cache::run_bindgen(&unit, standins, cache)?;
+        ran_clang |= source == crate::unit_cache::Source::Bindgen;
         acc.add_unit(tk.version, &rows, dirs, &out)?;
         match target {
             Platform::Linux => linux = Some(out),
@@ -316,7 +371,7 @@ fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, c
         aliases: acc.aliases,
         counts: acc.counts,
     };
-    Ok(Parsed { input, linux, windows, warnings: acc.warnings })
+    Ok(Parsed { input, linux, windows, warnings: acc.warnings, ran_clang })
 }
 
 /// One toolkit's declarations, gathered over its translation units.
@@ -332,6 +387,17 @@ impl Accumulated {
     fn add_unit(&mut self, version: ToolkitVersion, rows: &[&HeaderSpec], dirs: &[PathBuf], out: &BindgenOutput) -> Result<(), Error> {
         // syn's trees are not Send: the types are read again, once, for the newest toolkit.
         let parsed = parse::parse_bindgen(&out.rust, &out.locations).map_err(|message| Error::BindgenOutput { toolkit: version, message })?;
+        if let Some((name, loc, why)) = parsed.malformed.first() {
+            let more = match parsed.malformed.len() - 1 {
+                0 => String::new(),
+                n => format!(" (and {n} more: {})", parsed.malformed[1..].iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join(", ")),
+            };
+            let message = format!("CUDA {version}: typedef {name} is malformed: {why}{more}");
+            return Err(match loc {
+                Some(l) => Error::HeaderContents { path: l.file.clone(), line: l.line, message },
+                None => Error::BindgenOutput { toolkit: version, message },
+            });
+        }
         let find = |file: &str| dirs.iter().map(|d| d.join(file)).find(|p| p.is_file()).unwrap_or_default();
         let mut names: BTreeSet<&str> = parsed.typedefs.iter().map(|t| t.pfn.as_str()).collect();
         names.extend(parsed.unversioned.iter().chain(&parsed.unnameable).map(|(n, _)| n.as_str()));
@@ -426,7 +492,7 @@ fn split_by_module(
     locations: &BTreeMap<String, crate::clang::SourceLine>,
     linux: &syn::File,
 ) -> BTreeMap<String, Vec<syn::Item>> {
-    let known: BTreeSet<String> = linux.items.iter().filter_map(item_name).collect();
+    let known: BTreeSet<String> = linux.items.iter().filter_map(parse::item_name).collect();
     let rows: Vec<&HeaderSpec> = headers.iter().filter(|h| h.target == Platform::Windows).collect();
     // Every module whose header or stand-in declares the item: a shared stand-in (dxgi.h)
     // gives each module its own copy of the opaque type.
@@ -444,7 +510,7 @@ fn split_by_module(
     let mut out: BTreeMap<String, Vec<syn::Item>> = BTreeMap::new();
     let mut last: Vec<String> = vec![];
     for item in types.items {
-        let name = item_name(&item);
+        let name = parse::item_name(&item);
         let modules = match &name {
             Some(n) if known.contains(n.trim_start_matches("impl ")) => {
                 last.clear();
@@ -465,32 +531,9 @@ fn split_by_module(
     // Two stand-ins of one module may both declare a type (`UINT`): it keeps one.
     for items in out.values_mut() {
         let mut seen = BTreeSet::new();
-        items.retain(|i| item_name(i).is_none_or(|n| seen.insert(n)));
+        items.retain(|i| parse::item_name(i).is_none_or(|n| seen.insert(n)));
     }
     out
-}
-
-/// The name an item declares, for types, impls of them and `pub use` renames.
-fn item_name(item: &syn::Item) -> Option<String> {
-    Some(match item {
-        syn::Item::Struct(s) => s.ident.to_string(),
-        syn::Item::Union(u) => u.ident.to_string(),
-        syn::Item::Type(t) => t.ident.to_string(),
-        syn::Item::Enum(e) => e.ident.to_string(),
-        syn::Item::Const(c) if c.ident != "_" => c.ident.to_string(),
-        syn::Item::Impl(i) => match &*i.self_ty {
-            syn::Type::Path(p) => format!("impl {}", p.path.segments.last()?.ident),
-            _ => return None,
-        },
-        syn::Item::Use(u) => match &u.tree {
-            syn::UseTree::Path(p) => match &*p.tree {
-                syn::UseTree::Rename(r) => r.rename.to_string(),
-                _ => return None,
-            },
-            _ => return None,
-        },
-        _ => return None,
-    })
 }
 
 fn summary_lines(model: &Model) -> Vec<String> {

@@ -45,16 +45,25 @@ struct Stored {
     locations: Vec<(String, PathBuf, usize)>,
 }
 
+/// Where a unit's output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The cache: nothing it was made from changed.
+    Cache,
+    /// A bindgen run.
+    Bindgen,
+}
+
 /// [`clang::run_bindgen`] through the cache in `cache/bindgen/`.
-pub fn run_bindgen(unit: &Unit<'_>, standins: &Path, cache: &Path) -> Result<BindgenOutput, Error> {
-    let Some((slot, key)) = identity(unit) else { return clang::run_bindgen(unit, standins) };
+pub fn run_bindgen(unit: &Unit<'_>, standins: &Path, cache: &Path) -> Result<(BindgenOutput, Source), Error> {
+    let Some((slot, key)) = identity(unit) else { return Ok((clang::run_bindgen(unit, standins)?, Source::Bindgen)) };
     let path = cache.join(DIR).join(format!("{slot}.json"));
     if let Some(out) = load(&path, &key) {
-        return Ok(out);
+        return Ok((out, Source::Cache));
     }
     let (out, deps) = clang::run_bindgen_tracked(unit, standins)?;
     store(&path, key, &out, &deps, standins);
-    Ok(out)
+    Ok((out, Source::Bindgen))
 }
 
 /// The entry's file name (this executable, libclang, the unit) and its full key (the same,

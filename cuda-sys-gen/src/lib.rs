@@ -29,6 +29,9 @@ pub struct GenerateArgs {
     /// Never run pip: use only the cache.
     #[arg(long)]
     pub offline: bool,
+    /// Print every header warning, ABI drift and per-toolkit count, not only the summary.
+    #[arg(long, short)]
+    pub verbose: bool,
     /// First pin a new toolkit in the manifest: a version (13.6: the newest patch of that minor
     /// on PyPI, downloaded and hashed) or a local toolkit (its cuda.h names the version). Then
     /// regenerate, and print the diff against the previous newest toolkit.
@@ -113,11 +116,19 @@ fn run_generate(args: GenerateArgs, paths: Paths) -> Result<pipeline::Report> {
         mode,
         emit: EmitOptions { crate_name: paths.crate_name, command: paths.command },
         offline: args.offline,
+        progress: Some(stderr_progress()),
     };
     let start = std::time::Instant::now();
     let report = pipeline::generate(&cfg).with_context(|| format!("generation failed; {} is unchanged", paths.out.display()))?;
-    print!("{}", report.summary(mode, start.elapsed()));
+    print!("{}", report.summary(mode, &paths.out, start.elapsed(), args.verbose));
     Ok(report)
+}
+
+/// Progress lines on stderr, each with the seconds since the run began: downloads and clang
+/// runs, the steps that take a while on a fresh machine (a warm run has none).
+pub fn stderr_progress() -> codegen::fetch::Progress {
+    let start = std::time::Instant::now();
+    codegen::fetch::Progress::new(move |line| eprintln!("[{:>5.1} s] {line}", start.elapsed().as_secs_f64()))
 }
 
 /// `generate --add-toolkit`: pin, regenerate, report. A failed regeneration puts the manifest
@@ -127,6 +138,7 @@ fn add_toolkit(spec: &ToolkitSpec, args: GenerateArgs, paths: Paths) -> Result<(
     let manifest = Manifest::load(&manifest_path)?;
     let mut fetcher = Fetcher::new(paths.cache.clone(), &manifest);
     fetcher.offline = args.offline;
+    fetcher.progress = Some(stderr_progress());
     let unchanged = || format!("could not add CUDA {spec}; {} is unchanged", manifest_path.display());
     let new = codegen::pin::prepare(&manifest_path, &fetcher, spec).with_context(unchanged)?;
     let old = std::fs::read_to_string(&manifest_path).with_context(|| format!("could not read {}", manifest_path.display()))?;
@@ -164,6 +176,7 @@ pub fn diff(args: DiffArgs, manifest: &Path, cache: &Path) -> Result<u8> {
         from: args.from.clone(),
         to: args.to.clone(),
         offline: args.offline,
+        progress: Some(stderr_progress()),
     };
     let run = compare::diff_toolkits(&cfg).with_context(|| format!("could not compare {} with {}", args.from, args.to))?;
     for w in &run.built.warnings {

@@ -277,6 +277,7 @@ pub fn generate_into(paths: &cuda_sys_gen::Paths, out: &Path) -> Result<()> {
         mode: codegen::write::Mode::Write,
         emit: codegen::emit::EmitOptions { crate_name: paths.crate_name.clone(), command: paths.command.clone() },
         offline: true,
+        progress: None,
     };
     codegen::pipeline::generate(&cfg).context("generation failed")?;
     Ok(())

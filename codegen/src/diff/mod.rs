@@ -13,7 +13,8 @@ use serde::Serialize;
 use crate::macros::AliasTarget;
 use crate::manifest::{Platform, ToolkitVersion};
 use crate::model::{declaration_drift, Declaration, Drift, Entry, Model, ToolkitSummary};
-use crate::parse::{Param, Variant};
+use crate::names::Variant;
+use crate::parse::Param;
 use crate::Error;
 
 /// The report. Every list is sorted (by symbol, version, variant; drift by PFN and parameter).

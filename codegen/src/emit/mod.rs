@@ -84,6 +84,7 @@ pub fn emit(
     modules: &[ModuleSpec],
     opts: &EmitOptions,
 ) -> Result<Files, Error> {
+    check_types_resolve(model, types, module_types)?;
     let by_pfn = model.entries.values().map(|e| (e.pfn.as_str(), e)).collect();
     let index_of = model.entries.values().enumerate().map(|(i, e)| (e.pfn.as_str(), i)).collect();
     let ctx = Ctx { model, opts, modules, by_pfn, index_of, all_toolkits: model.toolkits.iter().map(|t| t.version).collect() };
@@ -110,6 +111,45 @@ pub fn emit(
         files.insert(examples::ROUNDTRIP_RS.into(), roundtrip);
     }
     Ok(files)
+}
+
+/// Names a signature may use without the crate defining them: what each module imports
+/// from `core::ffi` (see [`pfn::module_rs`]), `Option`, and Rust's primitives.
+const PRELUDE_TYPES: &[&str] = &[
+    "c_char", "c_int", "c_uint", "c_void", "c_longlong", "c_ulonglong", "c_short", "c_ushort", "c_uchar", "c_float", "c_double",
+    "c_long", "c_ulong", "c_schar", "Option", "bool", "char", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8",
+    "u16", "u32", "u64", "u128", "usize",
+];
+
+/// The crate builds with every feature only if every type a signature names is defined where
+/// its module can see it: in `types.rs` (the newest toolkit's Linux unit) or among the
+/// module's own types (the newest Windows unit's). Checked before anything is rendered, so a
+/// crate that would not build is an error naming the entry and the type, never written.
+fn check_types_resolve(model: &Model, types: &syn::File, module_types: &BTreeMap<String, Vec<syn::Item>>) -> Result<(), Error> {
+    use syn::visit_mut::VisitMut;
+    struct Names(Vec<String>);
+    impl VisitMut for Names {
+        fn visit_type_path_mut(&mut self, p: &mut syn::TypePath) {
+            if p.qself.is_none() && p.path.leading_colon.is_none() && p.path.segments.len() == 1 {
+                self.0.push(p.path.segments[0].ident.to_string());
+            }
+            syn::visit_mut::visit_type_path_mut(self, p);
+        }
+    }
+    let shared: BTreeSet<String> = types.items.iter().filter_map(crate::parse::item_name).chain(PRELUDE_TYPES.iter().map(|s| s.to_string())).collect();
+    for e in model.entries.values() {
+        let own: BTreeSet<String> = module_types.get(&e.module).into_iter().flatten().filter_map(crate::parse::item_name).collect();
+        for text in e.params.iter().map(|p| &p.ty).chain([&e.returns]) {
+            let mut ty = parse_type(text, &e.pfn)?;
+            let mut names = Names(Vec::new());
+            names.visit_type_mut(&mut ty);
+            if let Some(missing) = names.0.into_iter().find(|n| !shared.contains(n) && !own.contains(n)) {
+                let newest = e.toolkits.last().map_or_else(String::new, |t| t.to_string());
+                return Err(Error::UndefinedType { pfn: e.pfn.clone(), module: e.module.clone(), ty: missing, toolkit: newest });
+            }
+        }
+    }
+    Ok(())
 }
 
 pub(crate) struct Ctx<'a> {

@@ -10,7 +10,7 @@ use quote::{format_ident, quote};
 
 use super::Ctx;
 use crate::model::{format_cuda_version, Entry};
-use crate::parse::Variant;
+use crate::names::Variant;
 use crate::Error;
 
 pub const NEWEST_RS: &str = "src/newest.rs";

@@ -6,7 +6,7 @@ use quote::quote;
 use serde_json::json;
 
 use super::Ctx;
-use crate::parse::Variant;
+use crate::names::Variant;
 use crate::Error;
 
 pub const REGISTRY_RS: &str = "src/registry.rs";
