@@ -83,9 +83,10 @@ pub fn ensure_libclang(manifest: &Manifest, fetcher: &Fetcher) -> Result<String,
     }
     let first = clang_sys::load();
     let desc = match first {
+        Ok(()) if std::env::var_os("LIBCLANG_PATH").is_some() => describe_loaded("found through LIBCLANG_PATH"),
         Ok(()) => describe_loaded("system"),
         Err(system_err) => {
-            let hint = "install it (`apt-get install libclang-dev`) or point LIBCLANG_PATH at the folder holding libclang.so";
+            let hint = "point LIBCLANG_PATH at the folder holding a libclang.so, or let the pinned wheel be fetched (a network and `python3 -m pip`)";
             let Some(pin) = &manifest.libclang else {
                 return Err(Error::NoLibclang { detail: format!("{system_err}; {hint}") });
             };

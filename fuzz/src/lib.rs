@@ -78,7 +78,8 @@ pub fn check_parse(rust: &str) {
     let locations = fake_locations(rust);
     let Ok(parsed) = parse::parse_bindgen(rust, &locations) else { return };
     for t in &parsed.typedefs {
-        assert_eq!(parse::split_pfn_name(&t.pfn), Some((t.symbol.as_str(), t.version, t.variant)), "{}", t.pfn);
+        let n = codegen::names::split_pfn_name(&t.pfn).unwrap_or_else(|e| panic!("{}: {e}", t.pfn));
+        assert_eq!((n.symbol, n.version, n.variant), (t.symbol.as_str(), t.version, t.variant), "{}", t.pfn);
         assert_eq!(t.params.len(), t.layouts.len(), "{}", t.pfn);
         for ty in t.params.iter().map(|p| &p.ty).chain([&t.returns]) {
             assert!(syn::parse_str::<syn::Type>(ty).is_ok(), "{}: the parser wrote `{ty}`, which is no Rust type", t.pfn);
@@ -169,7 +170,7 @@ pub fn check_macros(text: &str) {
     }
     let macros = codegen::macros::alias_macros(text);
     for m in &macros {
-        assert!(m.name.starts_with("PFN_") && parse::split_pfn_name(&m.name).is_none(), "{}", m.name);
+        assert!(codegen::names::split_pfn_name(&m.name).is_err_and(|e| e.is_unversioned()), "{}", m.name);
         assert!(m.line >= 1 && m.line <= last);
     }
     let names: BTreeSet<&str> = macros.iter().map(|m| m.name.as_str()).collect();

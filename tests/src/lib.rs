@@ -79,6 +79,7 @@ pub fn generate_local(manifest_dir: &Path, toolkits: Vec<PathBuf>, out: &Path, c
         mode: Mode::Write,
         emit: EmitOptions { crate_name: crate_name.into(), command: "cargo xtask generate".into() },
         offline: false,
+        progress: None,
     })
 }
 

@@ -34,6 +34,7 @@ fn fails_with(manifest_dir: &Path, toolkits: Vec<PathBuf>, offline: bool, cache:
         mode: Mode::Write,
         emit: EmitOptions { crate_name: "x".into(), command: "cargo xtask generate".into() },
         offline,
+        progress: None,
     });
     let err = match r {
         Ok(_) => panic!("expected an error"),
@@ -69,6 +70,49 @@ fn folder_without_cuda_h() {
     let err = local_only(dir.path());
     assert!(err.contains("no cuda.h"), "{err}");
     assert!(err.contains(&dir.path().display().to_string()), "{err}");
+}
+
+/// Issue 13, case 4: a folder that cannot be read says so, not "no cuda.h". (Tests run as root
+/// here, which permissions do not stop; a symbolic link loop stops everyone.)
+#[test]
+fn unreadable_toolkit_folder_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let looped = dir.path().join("loop");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    let err = local_only(&looped);
+    assert!(err.contains(&looped.display().to_string()) && err.contains("cannot be read: a symbolic link loop"), "{err}");
+    assert!(!err.contains("no cuda.h"), "{err}");
+    // The loop one level down, where cuda.h would be.
+    let root = dir.path().join("cuda");
+    std::fs::create_dir(&root).unwrap();
+    std::os::unix::fs::symlink(root.join("include"), root.join("include")).unwrap();
+    let err = local_only(&root);
+    assert!(err.contains("include/cuda.h cannot be read: a symbolic link loop"), "{err}");
+    // A file given as the toolkit.
+    let file = dir.path().join("cuda.h");
+    std::fs::write(&file, "").unwrap();
+    let err = local_only(&file);
+    assert!(err.contains("it is a file, not a folder"), "{err}");
+}
+
+/// Issue 13, case 3: names that break `PFN_<symbol>_v<version>[_ptds|_ptsz]` are errors naming
+/// the file, the line and the rule (they gave a crate that did not build, a symbol with a
+/// version in it, or "has no _v<version>").
+#[test]
+fn malformed_typedef_names_are_errors() {
+    for (name, rule) in [
+        ("PFN_cuCtxCreate_v12050_v13060", "it has two version suffixes (`_v12050` on the symbol `cuCtxCreate_v12050`)"),
+        ("PFN_cuTwoV_v13060_v13060", "it has two version suffixes (`_v13060` on the symbol `cuTwoV_v13060`)"),
+        ("PFN_x_v99999999999", "its version `99999999999` has 11 digits; a CUDA version (major*1000 + minor*10, such as 12050) has at most 6"),
+        ("PFN_cuX_v0", "its version is 0"),
+    ] {
+        let tk = toolkit_with_typedefs(&format!(
+            "#include <cuda.h>\ntypedef CUresult (CUDAAPI *PFN_cuInit_v2000)(unsigned int Flags);\n\ntypedef CUresult (CUDAAPI *{name})(int a);\n"
+        ));
+        let err = local_only(tk.path());
+        let at = format!("{}:4", tk.path().join("cudaTypedefs.h").display());
+        assert!(err.contains(&format!("typedef {name} is malformed: {rule}")) && err.contains(&at), "{name}: {err}");
+    }
 }
 
 #[test]
@@ -112,6 +156,17 @@ fn manifest_error(text: &str) -> String {
 }
 
 const HEAD: &str = "schema = 1\n[fetch]\nplatform = \"manylinux2014_x86_64\"\n[[header]]\nname = \"cuda\"\napi = \"cuda.h\"\ntypedefs = \"cudaTypedefs.h\"\n";
+
+/// Issue 13, case 7: a version has one spelling; `13.05` is not taken for 13.5.
+#[test]
+fn manifest_versions_have_one_spelling() {
+    for (bad, says) in [("13.05", "write `13.5` (no leading zeros)"), ("013.5", "write `13.5`"), ("13.5.1", "not a toolkit version")] {
+        let package = "name = \"x\"\nversion = \"1\"\nfile = \"x-1-py3-none-any.whl\"\ninclude = \"x\"\nsha256 = \"0000000000000000000000000000000000000000000000000000000000000000\"\n";
+        let text = format!("{HEAD}[[toolkit]]\nversion = \"{bad}\"\n[[toolkit.package]]\n{package}");
+        let err = manifest_error(&text);
+        assert!(err.contains(says) && err.contains("headers-manifest.toml:9:"), "{bad}: {err}");
+    }
+}
 
 #[test]
 fn manifest_unknown_key() {
@@ -231,16 +286,19 @@ fn unsafe_archive_paths_are_refused() {
     }
 }
 
+/// System headers are stand-ins of ours (issue 13: nothing of the host is read): one we have
+/// none of is a manifest error, and the old form that named a Debian package is refused with
+/// the new spelling.
 #[test]
-fn missing_system_header_names_the_package() {
-    let dir = tempfile::tempdir().unwrap();
-    let text = format!(
-        "{HEAD}[[header]]\nname = \"gl\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nfeature = \"gl\"\nsystem = [{{ header = \"GL/no-such-gl.h\", package = \"libno-such-gl-dev\" }}]\n"
-    );
-    std::fs::write(dir.path().join("headers-manifest.toml"), text).unwrap();
-    let tk = repo_root().join("tests/fixtures/linux-headers/cuda-12.9");
-    let err = fails_with(dir.path(), vec![tk], false, &cache_dir());
-    assert!(err.contains("GL/no-such-gl.h not found") && err.contains("apt-get install libno-such-gl-dev") && err.contains("cudaGL.h"), "{err}");
+fn system_headers_must_have_stand_ins() {
+    let err = manifest_error(&format!(
+        "{HEAD}[[header]]\nname = \"gl\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nfeature = \"gl\"\nsystem = [\"GL/no-such-gl.h\"]\n"
+    ));
+    assert!(err.contains("no linux stand-in for the system header `GL/no-such-gl.h`") && err.contains("headers-manifest.toml:13:"), "{err}");
+    let err = manifest_error(&format!(
+        "{HEAD}[[header]]\nname = \"gl\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nsystem = [{{ header = \"GL/gl.h\", package = \"libgl-dev\" }}]\n"
+    ));
+    assert!(err.contains("write `\"GL/gl.h\"`") && err.contains("no package needs installing"), "{err}");
 }
 
 #[test]

@@ -73,3 +73,42 @@ fn libclang_wheel_fallback_gives_the_same_crate() {
     assert!(out.contains("libclang 18.1.1 wheel"), "{out}");
     assert!(out.contains("up to date"), "{out}");
 }
+
+/// Issue 13: the summary is a few lines; `--verbose` adds the warnings, per-toolkit counts and
+/// drift. A warm run prints no progress (nothing is downloaded, clang does not run).
+#[test]
+fn the_summary_is_short_and_verbose_has_the_rest() {
+    let o = cargo_run("xtask", &["generate", "--check", "--pinned-only"], &[]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.lines().count() <= 5, "{out}");
+    assert!(out.contains("17 toolkits (11.7 to 13.5): 780 entries of 561 symbols") && out.contains("--verbose lists them"), "{out}");
+    assert!(!out.contains("ABI drift:") && !out.contains("warning:"), "{out}");
+    let o = cargo_run("xtask", &["generate", "--check", "--pinned-only", "--verbose"], &[]);
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "{out}\n{err}");
+    assert!(out.contains("ABI drift: PFN_cuStreamGetAttribute_v11000 11.7 -> 11.8") && out.contains("CUDA 13.5 cuda: 685 typedefs"), "{out}");
+    assert!(!err.contains("downloading") && !err.contains("clang ["), "a warm run reports progress: {err}");
+}
+
+/// Issue 13: what the machine lacks is found before anything is downloaded, every missing
+/// thing at once, each with how to get it.
+#[test]
+fn prerequisites_are_checked_before_any_download() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (cache, out) = (scratch.path().join("cache"), scratch.path().join("out"));
+    let (m, c, o) = (real_manifest().display().to_string(), cache.display().to_string(), out.display().to_string());
+    let args = ["generate", "--pinned-only", "--manifest", &m, "--cache", &c, "--out", &o];
+    let run = cargo_run("cuda-sys-gen", &args, &[("PYTHON", "/nonexistent/python3")]);
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(err.contains("this machine lacks what generation needs (checked before any download)"), "{err}");
+    assert!(err.contains("`/nonexistent/python3 -m pip`: `/nonexistent/python3` could not be run") && err.contains("wheel(s) must be downloaded"), "{err}");
+    assert!(err.contains("ensurepip") && err.contains("--toolkit"), "no way out offered: {err}");
+    assert!(!cache.join("wheels").exists() && !out.exists(), "something was written before the check failed");
+    // Offline, with nothing cached: every package is named at once.
+    let run = cargo_run("cuda-sys-gen", &[&args[..], &["--offline"]].concat(), &[]);
+    let err = text(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(err.contains("nvidia-cuda-runtime-cu11==11.7.99") && err.contains("nvidia-cuda-runtime==13.5.37") && err.contains("downloads are off"), "{err}");
+}

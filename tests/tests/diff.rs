@@ -39,7 +39,7 @@ fn fixture_toolkits(case: &str) -> (PathBuf, PathBuf) {
 }
 
 fn run_diff(manifest: &Path, from: ToolkitSpec, to: ToolkitSpec) -> Result<ToolkitDiff, codegen::Error> {
-    compare::diff_toolkits(&DiffConfig { manifest: manifest.to_owned(), cache_dir: cache_dir(), from, to, offline: false }).map(|r| r.diff)
+    compare::diff_toolkits(&DiffConfig { manifest: manifest.to_owned(), cache_dir: cache_dir(), from, to, offline: false, progress: None }).map(|r| r.diff)
 }
 
 /// The fixtures hold cuda.h and cudaTypedefs.h only: a manifest of that header row.
@@ -203,7 +203,8 @@ fn module_of(header: &str) -> &'static str {
 #[test]
 fn headers_gained_lost_and_moved() {
     let decl = |pfn: &str, header: &str| {
-        let (symbol, version, variant) = codegen::parse::split_pfn_name(pfn).unwrap();
+        let n = codegen::names::split_pfn_name(pfn).unwrap();
+        let (symbol, version, variant) = (n.symbol, n.version, n.variant);
         Declaration {
             pfn: pfn.into(),
             symbol: symbol.into(),
@@ -291,8 +292,8 @@ fn header_pfns(version: &str) -> BTreeSet<String> {
     text.split("*PFN_")
         .skip(1)
         .map(|rest| format!("PFN_{}", rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or("")))
-        .map(|n| renamed.get(n.as_str()).filter(|t| codegen::parse::split_pfn_name(t).is_some()).map_or(n.clone(), |t| t.to_string()))
-        .filter(|n| codegen::parse::split_pfn_name(n).is_some())
+        .map(|n| renamed.get(n.as_str()).filter(|t| codegen::names::split_pfn_name(t).is_ok()).map_or(n.clone(), |t| t.to_string()))
+        .filter(|n| codegen::names::split_pfn_name(n).is_ok())
         .collect()
 }
 
@@ -499,8 +500,13 @@ fn path_without_headers() {
     let err = diff_error(ToolkitSpec::Path(empty.path().to_owned()), ToolkitSpec::Version(v("12.9")));
     assert!(err.contains("toolkit 13.1: cudaTypedefs.h not found in") && err.contains(&empty.path().display().to_string()), "{err}");
     // Neither a version nor a path.
-    let err = diff_error(ToolkitSpec::parse("12.9.1"), ToolkitSpec::Version(v("13.0")));
-    assert!(err.contains("12.9.1: no such file or directory (and it is not a toolkit version of the form major.minor"), "{err}");
+    let err = diff_error("cuda-12.9.1".parse().unwrap(), ToolkitSpec::Version(v("13.0")));
+    assert!(err.contains("cuda-12.9.1: no such file or directory (and it is not a toolkit version of the form major.minor"), "{err}");
+    // Digits and dots are a version written wrong, not a path (issue 13: `13.05` was 13.5).
+    for (arg, says) in [("12.9.1", "not a toolkit version of the form major.minor"), ("13.05", "write `13.5` (no leading zeros)"), ("13", "major.minor")] {
+        let err = arg.parse::<ToolkitSpec>().unwrap_err();
+        assert!(err.contains(says) && err.contains(&format!("./{arg}")), "{arg}: {err}");
+    }
 }
 
 #[test]
@@ -813,7 +819,7 @@ fn generate_add_toolkit_on_the_command_line() {
     let out = scratch.path().join("out");
     let run = |spec: &str, python: &str| {
         let (m, o, c) = (manifest_path.display().to_string(), out.display().to_string(), cache.display().to_string());
-        let args = ["generate", "--pinned-only", "--add-toolkit", spec, "--manifest", &m, "--out", &o, "--cache", &c];
+        let args = ["generate", "--pinned-only", "--verbose", "--add-toolkit", spec, "--manifest", &m, "--out", &o, "--cache", &c];
         cargo_run("cuda-sys-gen", &args, &[("PYTHON", python)])
     };
     let before = std::fs::read_to_string(&manifest_path).unwrap();
@@ -841,6 +847,7 @@ fn generate_add_toolkit_on_the_command_line() {
     let manifest = Manifest::load(&manifest_path).unwrap();
     assert_eq!(manifest.toolkits.iter().map(|t| t.version.to_string()).collect::<Vec<_>>(), ["13.5", "13.6"]);
     assert!(stdout.lines().any(|l| l.starts_with("CUDA 13.6") && l.contains("cuda: 686 typedefs")), "{stdout}");
+    assert!(stdout.contains("2 toolkits (13.5 to 13.6): 781 entries of 562 symbols"), "{stdout}");
     assert!(stdout.contains("## CUDA 13.5 → CUDA 13.6: driver entry points"), "{stdout}");
     assert!(stdout.contains("| `cuFutureCall` | `PFN_cuFutureCall_v13060` | `cuFutureCall` | `(ctx: CUcontext) -> CUresult` |"), "{stdout}");
     assert!(stdout.contains("- **Verdict: additive**") && stdout.contains("- Symbols: 1 added (1 ABI), 0 removed (0 ABIs)"), "{stdout}");

@@ -8,7 +8,8 @@ use codegen::emit::{self, EmitOptions, ModuleSpec};
 use codegen::macros::AliasTarget;
 use codegen::manifest::{Platform, ToolkitVersion};
 use codegen::model::{Declaration, Layout, Model, ParamLayout, ToolkitInput};
-use codegen::parse::{self, Param, Variant};
+use codegen::names::Variant;
+use codegen::parse::{self, Param};
 use proptest::prelude::*;
 
 const SYMBOLS: &[&str] = &["cuA", "cuB", "cuCtxCreate", "cuMemcpy", "cuStreamBeginCapture"];

@@ -158,6 +158,7 @@ fn generated_crate_is_up_to_date() {
         mode: Mode::Check,
         emit: EmitOptions { crate_name: "cuda-driver-pfn".into(), command: "cargo xtask generate".into() },
         offline: false,
+        progress: None,
     });
     if let Err(e) = r {
         panic!("{e}");
@@ -185,10 +186,16 @@ fn generated_crate_builds_with_all_features_and_none() {
 
 /// A local toolkit of a pinned version replaces the download (and is compared with it); one
 /// of another version is added to the inputs. Both are said in the summary.
+///
+/// Issue 13: a local copy of a pin's headers (the usual `/usr/local/cuda` of a pinned version)
+/// gives the very tree the pin gives, registry.json included; a newer local toolkit without
+/// Windows headers still gives a crate that builds with every feature.
 #[test]
 fn local_toolkits_replace_or_join_the_pins() {
-    // Warm the cache for 13.5, then lay its Linux headers out as a toolkit would.
-    let (_, _) = generate_pinned(&["13.5"]);
+    let manifest = manifest_with_toolkits(&["13.5"]);
+    let pinned_out = tempfile::tempdir().unwrap();
+    generate_local(manifest.path(), vec![], pinned_out.path(), "cuda-driver-pfn").unwrap_or_else(|e| panic!("{e}"));
+    // Lay 13.5's Linux headers out as a toolkit would.
     let local = tempfile::tempdir().unwrap();
     let include = local.path().join("include");
     std::fs::create_dir_all(&include).unwrap();
@@ -201,10 +208,14 @@ fn local_toolkits_replace_or_join_the_pins() {
             }
         }
     }
-    let manifest = manifest_with_toolkits(&["13.5"]);
     let out = tempfile::tempdir().unwrap();
     let same = generate_local(manifest.path(), vec![local.path().to_owned()], out.path(), "cuda-driver-pfn").unwrap();
-    assert!(same.notes.iter().any(|n| n.contains("CUDA 13.5 from") && n.contains("replaces the pinned package; its headers are identical")), "{:?}", same.notes);
+    assert!(same.notes.iter().any(|n| n.contains("CUDA 13.5 at") && n.contains("has the pinned headers, byte for byte: read as the pin")), "{:?}", same.notes);
+    let (from_pin, from_local) = (read_tree(pinned_out.path()), read_tree(out.path()));
+    assert_eq!(from_pin.keys().collect::<Vec<_>>(), from_local.keys().collect::<Vec<_>>());
+    for (file, text) in &from_pin {
+        assert!(from_local[file] == *text, "{file} differs between the pin and an identical local toolkit");
+    }
     // Windows entries still come from the pin.
     assert!(same.model.entries.values().any(|e| e.module == "d3d11"));
 
@@ -212,12 +223,30 @@ fn local_toolkits_replace_or_join_the_pins() {
     std::fs::write(include.join("cudaTypedefs.h"), format!("{text}\n/* a local edit */\n")).unwrap();
     let edited = generate_local(manifest.path(), vec![local.path().to_owned()], out.path(), "cuda-driver-pfn").unwrap();
     assert!(edited.notes.iter().any(|n| n.contains("these headers differ from it: cudaTypedefs.h")), "{:?}", edited.notes);
+    let registry = std::fs::read_to_string(out.path().join("registry.json")).unwrap();
+    assert!(registry.contains("a local toolkit"), "edited headers are not the pin's, and registry.json says so");
 
-    // Relabel it 13.6: not pinned, so it joins 13.5 instead of replacing it.
+    // Relabel it 13.6: not pinned, so it joins 13.5 instead of replacing it. It has no Windows
+    // headers: the Windows modules keep 13.5's types, and the crate builds with every feature.
     let cuda_h = std::fs::read_to_string(include.join("cuda.h")).unwrap().replace("#define CUDA_VERSION 13050", "#define CUDA_VERSION 13060");
     std::fs::write(include.join("cuda.h"), cuda_h).unwrap();
     let added = generate_local(manifest.path(), vec![include.clone()], out.path(), "cuda-driver-pfn").unwrap();
     assert!(added.notes.iter().any(|n| n.contains("CUDA 13.6 from") && n.contains("is not pinned in the manifest: added to the inputs")), "{:?}", added.notes);
+    assert!(
+        added.notes.iter().any(|n| n.contains("has no Windows headers: the modules d3d9, d3d10, d3d11, wgl keep what CUDA 13.5")),
+        "{:?}",
+        added.notes
+    );
     let versions: Vec<String> = added.model.toolkits.iter().map(|t| t.version.to_string()).collect();
     assert_eq!(versions, ["13.5", "13.6"]);
+    let d3d9 = std::fs::read_to_string(out.path().join("src/d3d9.rs")).unwrap();
+    assert!(d3d9.contains("pub struct IDirect3DDevice9"), "the D3D9 interfaces are gone from d3d9.rs");
+    let built = std::process::Command::new(env!("CARGO"))
+        .args(["check", "--quiet", "--offline", "--all-features", "--manifest-path"])
+        .arg(out.path().join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(repo_root().join("target").join("local-toolkit-crate"))
+        .output()
+        .expect("run cargo");
+    assert!(built.status.success(), "the crate of a newer local toolkit does not build:\n{}", String::from_utf8_lossy(&built.stderr));
 }
