@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::fetch::Fetcher;
-use crate::manifest::{HeaderSpec, Manifest, Platform};
+use crate::manifest::{HeaderSpec, Manifest};
+use crate::platform::Platform;
 use crate::Error;
 
 /// What bindgen produced for one toolkit.
@@ -28,38 +29,6 @@ pub struct BindgenOutput {
 pub struct SourceLine {
     pub file: PathBuf,
     pub line: usize,
-}
-
-/// Stand-in headers of this project's: the C library as far as NVIDIA's headers need it, per
-/// target; the GL, EGL (with KHR) and VDPAU types the Linux interop headers name; and for
-/// Windows the few SDK types the D3D and WGL headers name. Parsing against these alone
-/// (`-nostdinc`, no system include folder) keeps the host's libc, compiler and packages out
-/// of the output: generation needs nothing installed. `stand_ins_match_the_real_headers`
-/// (tests/tests/standins.rs) compares them with the real headers where a machine has those.
-pub const STANDINS: &[(Platform, &str, &str)] = &[
-    (Platform::Linux, "stddef.h", include_str!("../standins/linux/stddef.h")),
-    (Platform::Linux, "stdlib.h", include_str!("../standins/linux/stdlib.h")),
-    (Platform::Linux, "stdint.h", include_str!("../standins/linux/stdint.h")),
-    (Platform::Linux, "GL/gl.h", include_str!("../standins/shared/GL/gl.h")),
-    (Platform::Linux, "KHR/khrplatform.h", include_str!("../standins/linux/KHR/khrplatform.h")),
-    (Platform::Linux, "EGL/eglplatform.h", include_str!("../standins/linux/EGL/eglplatform.h")),
-    (Platform::Linux, "EGL/egl.h", include_str!("../standins/linux/EGL/egl.h")),
-    (Platform::Linux, "EGL/eglext.h", include_str!("../standins/linux/EGL/eglext.h")),
-    (Platform::Linux, "vdpau/vdpau.h", include_str!("../standins/linux/vdpau/vdpau.h")),
-    (Platform::Windows, "stddef.h", include_str!("../standins/windows/stddef.h")),
-    (Platform::Windows, "stdlib.h", include_str!("../standins/windows/stdlib.h")),
-    (Platform::Windows, "stdint.h", include_str!("../standins/windows/stdint.h")),
-    (Platform::Windows, "rpcsal.h", include_str!("../standins/windows/rpcsal.h")),
-    (Platform::Windows, "dxgi.h", include_str!("../standins/windows/dxgi.h")),
-    (Platform::Windows, "d3d9.h", include_str!("../standins/windows/d3d9.h")),
-    (Platform::Windows, "D3D10_1.h", include_str!("../standins/windows/D3D10_1.h")),
-    (Platform::Windows, "D3D11_1.h", include_str!("../standins/windows/D3D11_1.h")),
-    (Platform::Windows, "GL/gl.h", include_str!("../standins/shared/GL/gl.h")),
-];
-
-/// Whether a stand-in header exists for `target`.
-pub fn standin_exists(target: Platform, name: &str) -> bool {
-    STANDINS.iter().any(|(t, n, _)| *t == target && *n == name)
 }
 
 /// The clang arguments of every run; `__CUDA_API_VERSION_INTERNAL` makes the legacy
@@ -265,28 +234,3 @@ pub fn run_bindgen_tracked(unit: &Unit<'_>, standins: &Path) -> Result<(BindgenO
     Ok((BindgenOutput { rust: bindings.to_string(), locations }, deps))
 }
 
-/// The scratch kind of a run's stand-in folder (`<cache>/standins/.standins-<pid>-<n>`).
-const STANDINS_KIND: &str = "standins";
-
-/// A folder of every stand-in header, for one run: under the header cache, named by this
-/// process, removed when dropped and, after a killed run (Ctrl-C), by the next run.
-pub fn standins_in(cache: &Path) -> Result<crate::scratch::Scratch, Error> {
-    let parent = cache.join("standins");
-    std::fs::create_dir_all(&parent).map_err(|source| Error::Io { path: parent.clone(), source })?;
-    crate::scratch::remove_stale(&parent, STANDINS_KIND);
-    let dir = crate::scratch::create_dir(&parent, STANDINS_KIND).map_err(|source| Error::Io { path: parent.clone(), source })?;
-    write_standins(dir.path())?;
-    Ok(dir)
-}
-
-/// Writes every stand-in header into `dir/<target>/`.
-pub fn write_standins(dir: &Path) -> Result<(), Error> {
-    for (target, name, text) in STANDINS {
-        let path = dir.join(target.to_string()).join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| Error::Io { path: parent.to_owned(), source })?;
-        }
-        std::fs::write(&path, text).map_err(|source| Error::Io { path, source })?;
-    }
-    Ok(())
-}

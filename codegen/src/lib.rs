@@ -2,122 +2,34 @@
 //!
 //! [`pipeline::generate`] is the whole job in one screen: locate or fetch headers
 //! ([`fetch`]), run bindgen ([`clang`]), read its output ([`parse`]) and the headers' own
-//! alias macros ([`macros`]), merge every toolkit into the [`model`], render the crate
+//! alias macros ([`header_text`]), merge every toolkit into the [`model`], render the crate
 //! ([`emit`]) and write it ([`write`]).
 
+pub mod archive;
 pub mod clang;
-pub mod compare;
 pub mod diff;
 pub mod emit;
+pub mod error;
 pub mod fault;
 pub mod fetch;
-pub mod macros;
+pub mod header_text;
+pub mod layout;
+pub mod locate;
 pub mod manifest;
 pub mod model;
 pub mod names;
 pub mod parse;
 pub mod pin;
 pub mod pipeline;
+pub mod platform;
 pub mod prereq;
+pub mod reserved;
 pub mod scratch;
+pub mod standins;
+pub mod syntax;
 pub mod unit_cache;
+pub mod version;
 pub mod write;
 
-use std::path::PathBuf;
-
-pub use manifest::ToolkitVersion;
-
-/// Everything that can go wrong, with what a user needs to act on it.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
-
-    #[error("{message}\n  --> {}:{line}:{col}", path.display())]
-    Manifest { path: PathBuf, line: usize, col: usize, message: String },
-
-    #[error("toolkit {}: {detail}", path.display())]
-    ToolkitNotFound { path: PathBuf, detail: String },
-
-    #[error("toolkit {toolkit}: {header} not found in {}", fmt_paths(searched))]
-    MissingHeader { toolkit: ToolkitVersion, header: String, searched: Vec<PathBuf> },
-
-    #[error("{message}\n  --> {}:{line}", path.display())]
-    HeaderContents { path: PathBuf, line: usize, message: String },
-
-    #[error("toolkit {toolkit}: clang could not parse the headers: {message}")]
-    Bindgen { toolkit: ToolkitVersion, message: String },
-
-    #[error("toolkit {toolkit}: bindgen's output could not be read: {message} (this is a bug in cuda-sys-gen or an unexpected header construct; please report it with the header)")]
-    BindgenOutput { toolkit: ToolkitVersion, message: String },
-
-    #[error("no toolkit to read: the manifest pins none and no local toolkit was given (add a [[toolkit]] to headers-manifest.toml or pass --toolkit)")]
-    NoToolkits,
-
-    #[error("`{name}` is not a valid crate name: use letters, digits, `-` and `_`, starting with a letter")]
-    BadCrateName { name: String },
-
-    #[error("this machine lacks what generation needs (checked before any download):\n{}", missing.iter().map(|m| format!("  - {m}")).collect::<Vec<_>>().join("\n"))]
-    Prerequisites { missing: Vec<String> },
-
-    #[error("no libclang: {detail}")]
-    NoLibclang { detail: String },
-
-    #[error("`pip download {package}` failed: {detail}\n  (the headers come from PyPI; check the network or your pip configuration, or pass --toolkit with a local CUDA toolkit)")]
-    Pip { package: String, detail: String },
-
-    #[error("{package} is not in the cache at {} and downloads are off; run once with network access", cache.display())]
-    NotCached { package: String, cache: PathBuf },
-
-    #[error("sha256 mismatch for {file}: the manifest pins {expected}, the download has {actual}; if the package was legitimately re-published, update headers-manifest.toml after checking it")]
-    Sha256Mismatch { file: String, expected: String, actual: String },
-
-    #[error("refusing archive {}: {message}", archive.display())]
-    UnsafeArchive { archive: PathBuf, message: String },
-
-    #[error("{count} typedef header(s) produced no PFN_ typedefs:\n{details}")]
-    NoTypedefs { count: usize, details: String },
-
-    #[error("{pfn} (module `{module}`, declared up to CUDA {toolkit}) names the type `{ty}`, which the newest toolkit's headers do not define: the crate would not build, so nothing was written (a toolkit that lacks headers the others have? pass it with the others, or report this with the headers)")]
-    UndefinedType { pfn: String, module: String, ty: String, toolkit: String },
-
-    #[error("generated code does not parse: {file}: {message} (this is a bug in cuda-sys-gen)")]
-    Emit { file: String, message: String },
-
-    #[error("{}", fmt_stale(files, command))]
-    Stale { files: Vec<String>, command: String },
-
-    #[error("CUDA {version} is not pinned in {} (pinned: {pinned}): give a pinned version or the path of a local toolkit, or pin it first with `generate --add-toolkit {version}`", manifest.display())]
-    NotPinned { version: ToolkitVersion, manifest: PathBuf, pinned: String },
-
-    #[error("both sides are CUDA {version}: {detail}")]
-    SameToolkit { version: ToolkitVersion, detail: String },
-
-    #[error("CUDA {version} is not in the model (it holds {present}); build the model over both toolkits of a diff")]
-    NotInModel { version: ToolkitVersion, present: String },
-
-    #[error("CUDA {version} is not on PyPI: {detail}")]
-    NotOnPyPI { version: ToolkitVersion, package: String, detail: String },
-
-    #[error("CUDA {version} is already pinned ({pin}); nothing to add\n  --> {}:{line}:{col}", manifest.display())]
-    AlreadyPinned { version: ToolkitVersion, pin: String, manifest: PathBuf, line: usize, col: usize },
-
-    #[error("`pip index versions {package}` failed: {detail}\n  (check the network or your pip configuration)")]
-    PipIndex { package: String, detail: String },
-
-    #[error("{}: {message}", wheel.display())]
-    WheelContents { wheel: PathBuf, message: String },
-}
-
-fn fmt_paths(paths: &[PathBuf]) -> String {
-    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-}
-
-fn fmt_stale(files: &[String], command: &str) -> String {
-    let mut s = String::from("generated files are out of date:\n");
-    for f in files {
-        s.push_str(&format!("  {f}\n"));
-    }
-    s.push_str(&format!("run `{command}` and commit the result"));
-    s
-}
+pub use error::Error;
+pub use version::ToolkitVersion;

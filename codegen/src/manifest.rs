@@ -9,6 +9,8 @@ use std::path::Path;
 
 use serde::{Deserialize, Deserializer};
 
+use crate::platform::Platform;
+use crate::version::ToolkitVersion;
 use crate::Error;
 
 /// The parsed manifest.
@@ -110,24 +112,6 @@ fn system_headers<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Err
         .collect()
 }
 
-/// An operating system the driver runs on, and the translation unit for its headers.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Platform {
-    #[default]
-    Linux,
-    Windows,
-}
-
-impl fmt::Display for Platform {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Platform::Linux => "linux",
-            Platform::Windows => "windows",
-        })
-    }
-}
-
 /// A pinned toolkit: one CUDA minor release and the wheels its headers come from.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -178,68 +162,6 @@ impl fmt::Display for Sha256 {
     }
 }
 
-/// A CUDA toolkit version, `major.minor` (`12.9`). Ordered numerically.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ToolkitVersion {
-    pub major: u32,
-    pub minor: u32,
-}
-
-impl ToolkitVersion {
-    /// The driver API's encoding: `major * 1000 + minor * 10`.
-    pub fn cuda_version(self) -> u32 {
-        self.major * 1000 + self.minor * 10
-    }
-
-    /// The inverse of [`Self::cuda_version`], for `CUDA_VERSION` read off a cuda.h.
-    pub fn from_cuda_version(v: u32) -> Self {
-        ToolkitVersion { major: v / 1000, minor: (v % 1000) / 10 }
-    }
-}
-
-impl std::str::FromStr for ToolkitVersion {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{s}` is not a toolkit version of the form major.minor, such as 12.9");
-        let (major, minor) = s.split_once('.').ok_or_else(bad)?;
-        let num = |p: &str| -> Result<u32, String> {
-            if p.is_empty() || p.len() > 3 || !p.bytes().all(|b| b.is_ascii_digit()) {
-                return Err(bad());
-            }
-            p.parse().map_err(|_| bad())
-        };
-        let (major_n, minor_n) = (num(major)?, num(minor)?);
-        if major_n == 0 || minor_n > 99 {
-            return Err(bad());
-        }
-        let v = ToolkitVersion { major: major_n, minor: minor_n };
-        // One spelling per version, the one CUDA and the manifest use: `13.05` is not 13.5.
-        if v.to_string() != s {
-            return Err(format!("`{s}` is not how a toolkit version is written: write `{v}` (no leading zeros)"));
-        }
-        Ok(v)
-    }
-}
-
-impl fmt::Display for ToolkitVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{}", self.major, self.minor)
-    }
-}
-
-impl<'de> Deserialize<'de> for ToolkitVersion {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
-
-impl serde::Serialize for ToolkitVersion {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
 impl Manifest {
     /// Reads and checks the manifest at `path`.
     pub fn load(path: &Path) -> Result<Manifest, Error> {
@@ -287,10 +209,10 @@ impl Manifest {
                 return Err(err(&h.name, format!("header name `{}` must be a lower-case Rust identifier (and not a keyword)", h.name)));
             }
             let module = crate::emit::ModuleSpec::from_manifest(h);
-            if crate::emit::RESERVED_MODULES.contains(&module.module()) && h.name != "cuda" {
+            if crate::reserved::RESERVED_MODULES.contains(&module.module()) && h.name != "cuda" {
                 return Err(err(
                     &format!("\"{}\"", h.name),
-                    format!("header name `{}` is taken by the generated crate itself (it has {}): choose another", h.name, crate::emit::RESERVED_MODULES.join(", ")),
+                    format!("header name `{}` is taken by the generated crate itself (it has {}): choose another", h.name, crate::reserved::RESERVED_MODULES.join(", ")),
                 ));
             }
             if !names.insert(h.name.as_str()) {
@@ -308,7 +230,7 @@ impl Manifest {
                 if f == "default" {
                     return Err(err(&format!("\"{f}\""), "feature `default` is Cargo's own list of default features: use `default = true` on the row instead".into()));
                 }
-                if crate::emit::RESERVED_FEATURES.contains(&f.as_str()) {
+                if crate::reserved::RESERVED_FEATURES.contains(&f.as_str()) {
                     return Err(err(&format!("\"{f}\""), format!("feature `{f}` is the generated crate's own: choose another")));
                 }
                 if let Some(other) = features.insert(f.as_str(), h.name.as_str()) {
@@ -316,12 +238,12 @@ impl Manifest {
                 }
             }
             for s in &h.standins {
-                if !crate::clang::standin_exists(h.target, s) {
+                if !crate::standins::standin_exists(h.target, s) {
                     return Err(err(s, format!("there is no {} stand-in header `{s}` (codegen/standins/{}/): add it, or remove it here", h.target, h.target)));
                 }
             }
             for s in &h.system {
-                if !crate::clang::standin_exists(h.target, s) {
+                if !crate::standins::standin_exists(h.target, s) {
                     return Err(err(s, format!("there is no {} stand-in for the system header `{s}` (codegen/standins/{}/): add one, or remove it here", h.target, h.target)));
                 }
             }
@@ -344,7 +266,7 @@ impl Manifest {
                 return Err(err(&p.file, format!("`{}` must be a wheel file name (no folders, ending in .whl)", p.file)));
             }
             // The folder must be one an archive entry can be under: the extractor's own rules.
-            let entry_ok = crate::fetch::entry_path_under(&format!("{}/x.h", p.include), &p.include).is_ok_and(|r| r.is_some());
+            let entry_ok = crate::archive::entry_path_under(&format!("{}/x.h", p.include), &p.include).is_ok_and(|r| r.is_some());
             if p.include.starts_with('/') || p.include.split('/').any(|c| c == ".." || c.is_empty()) || !entry_ok {
                 return Err(err(&p.include, format!("include folder `{}` must be a relative path inside the wheel", p.include.escape_debug())));
             }

@@ -5,12 +5,13 @@
 //! toolkits are given cannot change the result.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::macros::AliasTarget;
-use crate::manifest::{Platform, ToolkitVersion};
+use crate::header_text::AliasTarget;
+use crate::layout::{layout_drift, ParamLayout};
+use crate::platform::Platform;
+use crate::version::ToolkitVersion;
 use crate::names::Variant;
 use crate::parse::Param;
 
@@ -33,94 +34,6 @@ pub struct Declaration {
     pub params: Vec<Param>,
     pub returns: String,
     pub layouts: Vec<ParamLayout>,
-}
-
-/// What a parameter's ABI depends on, as far as drift goes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Layout {
-    /// A primitive, by its x86-64 meaning (`u32`, `i64`, `void`).
-    Primitive(String),
-    Pointer(Arc<Layout>),
-    Array(Arc<Layout>, u64),
-    /// A struct with its fields (name, offset, layout), or a union (members not kept: only
-    /// its size and alignment are its ABI).
-    Record { name: String, union: bool, size: u64, align: u64, fields: Vec<(String, u64, Arc<Layout>)> },
-    /// A function pointer (callbacks are not followed).
-    Function,
-    /// A type declared but not defined, or one we cannot see into.
-    Opaque(String),
-    /// A type already being described further up (a self-referential struct).
-    Cycle,
-}
-
-/// A parameter's layout tree and a one-line description of it for messages.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ParamLayout {
-    pub tree: Arc<Layout>,
-    pub summary: String,
-}
-
-/// Where two layouts of one parameter differ in a way that matters to a caller compiled
-/// against the old one: a size or alignment of a record reached through pointers and struct
-/// fields, a field (present in both, not padding) that moved, a pointer that became a value, a changed
-/// array length at the top. Added struct fields that fit the old size, changed union
-/// members and renamed types are not drift.
-pub fn layout_drift(old: &Layout, new: &Layout) -> Option<String> {
-    drift_at(old, new, 0, true)
-}
-
-fn drift_at(old: &Layout, new: &Layout, depth: usize, top: bool) -> Option<String> {
-    if depth > 48 {
-        return None;
-    }
-    use Layout::*;
-    match (old, new) {
-        (Pointer(a), Pointer(b)) => drift_at(a, b, depth + 1, top),
-        (Array(a, n), Array(b, m)) => {
-            if top && n != m {
-                return Some(format!("array length {n} became {m}"));
-            }
-            drift_at(a, b, depth + 1, false)
-        }
-        (Primitive(a), Primitive(b)) => (top && a != b).then(|| format!("{a} became {b}")),
-        (Record { name: na, union: ua, size: sa, align: aa, fields: fa }, Record { name: nb, union: ub, size: sb, align: ab, fields: fb }) => {
-            if ua != ub || sa != sb || aa != ab {
-                let kind = |u: &bool| if *u { "union" } else { "struct" };
-                return Some(format!("{} {na} ({sa} bytes, align {aa}) became {} {nb} ({sb} bytes, align {ab})", kind(ua), kind(ub)));
-            }
-            // Padding (`reserved`, `_internal_padding`) shrinks when a field is carved out of
-            // it; that is how CUDA grows a struct without breaking its ABI.
-            for (f, off, l) in fa.iter().filter(|(f, _, _)| !is_padding(f)) {
-                let Some((_, off2, l2)) = fb.iter().find(|(g, _, _)| g == f) else { continue };
-                if off != off2 {
-                    return Some(format!("field {nb}.{f} moved from offset {off} to {off2}"));
-                }
-                if let Some(why) = drift_at(l, l2, depth + 1, false) {
-                    return Some(format!("{nb}.{f}: {why}"));
-                }
-            }
-            None
-        }
-        (Function, Function) | (Cycle, _) | (_, Cycle) | (Opaque(_), Opaque(_)) => None,
-        (a, b) => top.then(|| format!("{} became {}", kind_name(a), kind_name(b))),
-    }
-}
-
-fn is_padding(field: &str) -> bool {
-    field.starts_with("reserved") || field.starts_with('_')
-}
-
-fn kind_name(l: &Layout) -> &'static str {
-    match l {
-        Layout::Primitive(_) => "a primitive",
-        Layout::Pointer(_) => "a pointer",
-        Layout::Array(..) => "an array",
-        Layout::Record { union: true, .. } => "a union",
-        Layout::Record { .. } => "a struct",
-        Layout::Function => "a function pointer",
-        Layout::Opaque(_) => "an opaque type",
-        Layout::Cycle => "a recursive type",
-    }
 }
 
 /// Per typedef header and toolkit: what was found, so that nothing is dropped silently.
@@ -395,11 +308,6 @@ fn assign_exported_names(entries: &mut BTreeMap<EntryKey, Entry>) -> Vec<String>
     warnings
 }
 
-/// `3020` as `3.2`.
-pub fn format_cuda_version(v: u32) -> String {
-    format!("{}.{}", v / 1000, (v % 1000) / 10)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -464,30 +372,5 @@ mod tests {
         assert_eq!(m.alias_in(tk("12.9"), "cuZ"), None);
         // Order of inputs does not matter.
         assert_eq!(m, Model::build(vec![old, new]));
-    }
-
-    #[test]
-    fn drift_rules() {
-        let rec = |name: &str, size, align, fields: Vec<(&str, u64, Arc<Layout>)>| {
-            Arc::new(Layout::Record {
-                name: name.into(),
-                union: false,
-                size,
-                align,
-                fields: fields.into_iter().map(|(f, o, l)| (f.to_string(), o, l)).collect(),
-            })
-        };
-        let int = || Arc::new(Layout::Primitive("i32".into()));
-        let ptr = |l: Arc<Layout>| Layout::Pointer(l);
-        let a = rec("A", 64, 8, vec![("x", 0, int()), ("reserved", 4, int())]);
-        // A field carved out of the reserved bytes: no drift.
-        let b = rec("A", 64, 8, vec![("x", 0, int()), ("y", 4, int()), ("reserved", 8, int())]);
-        assert_eq!(layout_drift(&ptr(a.clone()), &ptr(b)), None);
-        // Growth behind a pointer: drift.
-        let c = rec("A", 128, 8, vec![("x", 0, int())]);
-        assert!(layout_drift(&ptr(a.clone()), &ptr(c)).unwrap().contains("64 bytes"));
-        // A moved field: drift.
-        let d = rec("A", 64, 8, vec![("x", 8, int())]);
-        assert!(layout_drift(&ptr(a), &ptr(d)).unwrap().contains("moved from offset 0 to 8"));
     }
 }

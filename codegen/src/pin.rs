@@ -11,9 +11,12 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::compare::ToolkitSpec;
-use crate::fetch::{self, Fetcher};
-use crate::manifest::{line_col, Manifest, PackagePin, Platform, Sha256, ToolkitPin, ToolkitVersion};
+use crate::archive;
+use crate::fetch::Fetcher;
+use crate::locate::ToolkitSpec;
+use crate::manifest::{line_col, Manifest, PackagePin, Sha256, ToolkitPin};
+use crate::platform::Platform;
+use crate::version::ToolkitVersion;
 use crate::pipeline;
 use crate::Error;
 
@@ -214,7 +217,7 @@ fn download(fetcher: &Fetcher, name: &str, version: &str, platform: &str) -> Res
         return Err(Error::Pip { package: spec, detail: format!("pip produced {} wheel files, not one", got.len()) });
     };
     let file = wheel.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-    let sha256 = fetch::sha256_file(wheel)?;
+    let sha256 = archive::sha256_file(wheel)?;
     let include = include_folder(wheel)?;
     check_cuda_version(wheel, &include, version)?;
     let dest = wheels.join(&file);
@@ -242,7 +245,7 @@ pub fn include_folder(wheel: &Path) -> Result<String, Error> {
         if !leaf.ends_with(".h") || !(dir == "include" || dir.ends_with("/include")) {
             continue;
         }
-        if fetch::entry_path_under(name, "").is_err() {
+        if archive::entry_path_under(name, "").is_err() {
             continue;
         }
         *folders.entry(dir.to_owned()).or_default() |= leaf == "cuda.h";
@@ -265,12 +268,12 @@ fn check_cuda_version(wheel: &Path, include: &str, package_version: &str) -> Res
     let Ok(mut entry) = zip.by_name(&format!("{include}/cuda.h")) else { return Ok(()) };
     let mut text = Vec::new();
     (&mut entry)
-        .take(fetch::MAX_HEADER_BYTES)
+        .take(archive::MAX_HEADER_BYTES)
         .read_to_end(&mut text)
         .map_err(|e| bad(format!("{include}/cuda.h: {e}")))?;
     let scratch = tempfile::tempdir().map_err(|source| Error::Io { path: std::env::temp_dir(), source })?;
     fs::write(scratch.path().join("cuda.h"), &text).map_err(|source| Error::Io { path: scratch.path().to_owned(), source })?;
-    let found = fetch::read_cuda_version(scratch.path()).map_err(|_| bad(format!("{include}/cuda.h has no `#define CUDA_VERSION`")))?;
+    let found = crate::locate::read_cuda_version(scratch.path()).map_err(|_| bad(format!("{include}/cuda.h has no `#define CUDA_VERSION`")))?;
     if minor_of(package_version) != Some(found) {
         return Err(bad(format!("its cuda.h says CUDA {found}, but the package version is {package_version}")));
     }

@@ -6,9 +6,12 @@ use std::path::{Path, PathBuf};
 use crate::clang::{self, BindgenOutput};
 use crate::emit::{self, EmitOptions};
 use crate::fetch::{self, Fetcher, Origin, ToolkitHeaders};
-use crate::macros;
-use crate::manifest::{HeaderSpec, Manifest, Platform, ToolkitPin, ToolkitVersion};
+use crate::header_text;
+use crate::locate;
+use crate::manifest::{HeaderSpec, Manifest, ToolkitPin};
+use crate::platform::Platform;
 use crate::prereq;
+use crate::version::ToolkitVersion;
 use crate::model::{Declaration, HeaderCount, Model, ToolkitInput};
 use crate::parse;
 use crate::write::{self, Mode, WriteReport};
@@ -245,8 +248,8 @@ fn collect_toolkits(
 /// A toolkit on this machine (a root, its include/ folder or a pip layout), its version read
 /// off its cuda.h.
 pub fn local_toolkit(manifest: &Manifest, path: &Path) -> Result<ToolkitHeaders, Error> {
-    let include = fetch::locate_toolkit(path)?;
-    let version = fetch::read_cuda_version(&include)?;
+    let include = locate::locate_toolkit(path)?;
+    let version = locate::read_cuda_version(&include)?;
     let source = "a local toolkit".to_owned();
     // A toolkit folder holding the Windows typedef headers too (a Windows install, or a
     // fixture) feeds both translation units.
@@ -308,7 +311,7 @@ struct Parsed {
 /// bindgen (or its cached output, [`crate::unit_cache`]) and the parser over every toolkit,
 /// a few at a time.
 fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders], cache: &Path, progress: Option<&fetch::Progress>) -> Result<Vec<Parsed>, Error> {
-    let standins = clang::standins_in(cache)?;
+    let standins = crate::standins::standins_in(cache)?;
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -378,7 +381,7 @@ fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, c
 #[derive(Default)]
 struct Accumulated {
     declarations: Vec<Declaration>,
-    aliases: BTreeMap<String, macros::AliasTarget>,
+    aliases: BTreeMap<String, header_text::AliasTarget>,
     counts: BTreeMap<String, HeaderCount>,
     warnings: Vec<String>,
 }
@@ -408,9 +411,9 @@ impl Accumulated {
             let path = find(&h.typedefs);
             let bytes = std::fs::read(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
             let text = String::from_utf8_lossy(&bytes);
-            guards.insert(h.typedefs.as_str(), macros::internal_guard_lines(&text));
-            let found = macros::alias_macros(&text);
-            let (ok, broken) = macros::resolve_aliases(&found, |n| names.contains(n), |s| symbols.contains(s));
+            guards.insert(h.typedefs.as_str(), header_text::internal_guard_lines(&text));
+            let found = header_text::alias_macros(&text);
+            let (ok, broken) = header_text::resolve_aliases(&found, |n| names.contains(n), |s| symbols.contains(s));
             let count = self.counts.entry(h.name.clone()).or_default();
             count.aliases = found.len();
             count.broken_aliases = broken.len();
@@ -445,7 +448,7 @@ impl Accumulated {
                 d.platforms.extend(row.platforms());
                 continue;
             }
-            let legacy = guards.get(file.as_str()).is_some_and(|g| macros::in_ranges(g, line));
+            let legacy = guards.get(file.as_str()).is_some_and(|g| header_text::in_ranges(g, line));
             self.declarations.push(Declaration {
                 pfn: t.pfn,
                 symbol: t.symbol,
@@ -492,7 +495,7 @@ fn split_by_module(
     locations: &BTreeMap<String, crate::clang::SourceLine>,
     linux: &syn::File,
 ) -> BTreeMap<String, Vec<syn::Item>> {
-    let known: BTreeSet<String> = linux.items.iter().filter_map(parse::item_name).collect();
+    let known: BTreeSet<String> = linux.items.iter().filter_map(crate::syntax::item_name).collect();
     let rows: Vec<&HeaderSpec> = headers.iter().filter(|h| h.target == Platform::Windows).collect();
     // Every module whose header or stand-in declares the item: a shared stand-in (dxgi.h)
     // gives each module its own copy of the opaque type.
@@ -510,7 +513,7 @@ fn split_by_module(
     let mut out: BTreeMap<String, Vec<syn::Item>> = BTreeMap::new();
     let mut last: Vec<String> = vec![];
     for item in types.items {
-        let name = parse::item_name(&item);
+        let name = crate::syntax::item_name(&item);
         let modules = match &name {
             Some(n) if known.contains(n.trim_start_matches("impl ")) => {
                 last.clear();
@@ -531,7 +534,7 @@ fn split_by_module(
     // Two stand-ins of one module may both declare a type (`UINT`): it keeps one.
     for items in out.values_mut() {
         let mut seen = BTreeSet::new();
-        items.retain(|i| parse::item_name(i).is_none_or(|n| seen.insert(n)));
+        items.retain(|i| crate::syntax::item_name(i).is_none_or(|n| seen.insert(n)));
     }
     out
 }

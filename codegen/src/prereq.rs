@@ -38,7 +38,8 @@ pub fn check(manifest: &Manifest, fetcher: &Fetcher, pins: &[&ToolkitPin]) -> Re
         }
     }
     for p in pins.iter().flat_map(|t| &t.packages) {
-        if !fetcher.is_headers_cached(p) {
+        // A wheel two toolkits share (11.7 and 11.8 take one profiler-api wheel) comes once.
+        if !fetcher.is_headers_cached(p) && !downloads.iter().any(|d| d.file == p.file) {
             downloads.push(p.clone());
         }
     }

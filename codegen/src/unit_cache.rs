@@ -92,7 +92,7 @@ fn identity(unit: &Unit<'_>) -> Option<(String, String)> {
 }
 
 fn sha256_of(path: &Path) -> Option<String> {
-    crate::fetch::sha256_file(path).ok()
+    crate::archive::sha256_file(path).ok()
 }
 
 fn load(path: &Path, key: &str) -> Option<BindgenOutput> {

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use codegen::compare::{self, DiffConfig, ToolkitSpec};
+use codegen::diff::toolkits::{self, DiffConfig};
+use codegen::locate::ToolkitSpec;
 use codegen::diff::{self, Verdict};
 use codegen::emit::EmitOptions;
 use codegen::fetch::Fetcher;
@@ -102,7 +103,7 @@ pub fn generate(args: GenerateArgs, paths: Paths) -> Result<()> {
 fn run_generate(args: GenerateArgs, paths: Paths) -> Result<pipeline::Report> {
     let mut toolkits = args.toolkits;
     if toolkits.is_empty() && !args.pinned_only {
-        toolkits.extend(codegen::fetch::discover_local_toolkit());
+        toolkits.extend(codegen::locate::discover_local_toolkit());
     }
     for p in &toolkits {
         eprintln!("using the local toolkit at {}", p.display());
@@ -178,7 +179,7 @@ pub fn diff(args: DiffArgs, manifest: &Path, cache: &Path) -> Result<u8> {
         offline: args.offline,
         progress: Some(stderr_progress()),
     };
-    let run = compare::diff_toolkits(&cfg).with_context(|| format!("could not compare {} with {}", args.from, args.to))?;
+    let run = toolkits::diff_toolkits(&cfg).with_context(|| format!("could not compare {} with {}", args.from, args.to))?;
     for w in &run.built.warnings {
         eprintln!("warning: {w}");
     }

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use codegen::clang::SourceLine;
 use codegen::emit::{self, EmitOptions, ModuleSpec};
-use codegen::manifest::{Manifest, Platform, ToolkitVersion};
+use codegen::manifest::Manifest;
+use codegen::platform::Platform;
+use codegen::ToolkitVersion;
 use codegen::model::{Declaration, Model, ToolkitInput};
 use codegen::parse;
 
@@ -157,7 +159,7 @@ pub fn check_order_independent(forward: &str, backward: &str) {
 pub fn check_macros(text: &str) {
     // Lines as clang counts them: `\n`, `\r\n` and a lone `\r` each end one.
     let last = count_lines(text);
-    let lines = codegen::macros::logical_lines(text);
+    let lines = codegen::header_text::logical_lines(text);
     let mut prev = 0;
     for l in &lines {
         assert!(l.line >= 1 && l.line >= prev, "line numbers go backwards: {} after {prev}", l.line);
@@ -165,24 +167,24 @@ pub fn check_macros(text: &str) {
         assert!(!l.text.contains('\n'), "a logical line holds a newline");
         prev = l.line;
     }
-    for (a, b) in codegen::macros::internal_guard_lines(text) {
+    for (a, b) in codegen::header_text::internal_guard_lines(text) {
         assert!(1 <= a && a <= b && b <= last, "guard range {a}..={b} in a text of {last} lines");
     }
-    let macros = codegen::macros::alias_macros(text);
+    let macros = codegen::header_text::alias_macros(text);
     for m in &macros {
         assert!(codegen::names::split_pfn_name(&m.name).is_err_and(|e| e.is_unversioned()), "{}", m.name);
         assert!(m.line >= 1 && m.line <= last);
     }
     let names: BTreeSet<&str> = macros.iter().map(|m| m.name.as_str()).collect();
     let typedef_exists = |n: &str| n.len() % 2 == 0;
-    let (ok, broken) = codegen::macros::resolve_aliases(&macros, typedef_exists, |_| true);
+    let (ok, broken) = codegen::header_text::resolve_aliases(&macros, typedef_exists, |_| true);
     for (name, target) in &ok {
         assert!(names.contains(name.as_str()));
         assert!(typedef_exists(&target.default) && typedef_exists(&target.per_thread));
     }
     let accounted: BTreeSet<&str> = ok.keys().map(String::as_str).chain(broken.iter().map(|b| b.name.as_str())).collect();
     assert_eq!(accounted, names, "an alias was neither resolved nor reported");
-    assert_eq!(codegen::macros::resolve_aliases(&macros, typedef_exists, |_| true), (ok, broken));
+    assert_eq!(codegen::header_text::resolve_aliases(&macros, typedef_exists, |_| true), (ok, broken));
     check_line_endings(text);
 }
 
@@ -190,7 +192,7 @@ pub fn check_macros(text: &str) {
 /// ends (and numbers its source locations so), and a header may come with any of them.
 pub fn check_line_endings(text: &str) {
     let lf = normalize_line_ends(text);
-    let read = |t: &str| (codegen::macros::alias_macros(t), codegen::macros::internal_guard_lines(t));
+    let read = |t: &str| (codegen::header_text::alias_macros(t), codegen::header_text::internal_guard_lines(t));
     let want = read(&lf);
     for (name, variant) in [("CRLF", lf.replace('\n', "\r\n")), ("CR", lf.replace('\n', "\r"))] {
         assert_eq!(read(&variant), want, "{name} line ends read differently from LF");
@@ -243,7 +245,7 @@ pub fn check_manifest(text: &str) {
     };
     for p in m.toolkits.iter().flat_map(|t| &t.packages).chain(&m.libclang) {
         assert!(!p.file.contains('/') && !p.file.contains('\\'), "{}", p.file);
-        assert!(codegen::fetch::entry_path_under(&format!("{}/x.h", p.include), &p.include).is_ok(), "include `{}`", p.include);
+        assert!(codegen::archive::entry_path_under(&format!("{}/x.h", p.include), &p.include).is_ok(), "include `{}`", p.include);
     }
     let modules: Vec<ModuleSpec> = m.headers.iter().map(ModuleSpec::from_manifest).collect();
     for spec in &modules {
@@ -263,7 +265,7 @@ pub fn check_manifest(text: &str) {
 }
 
 /// What the extraction fuzzer lets one archive write: small, so that a bomb costs little.
-pub const FUZZ_LIMITS: codegen::fetch::Limits = codegen::fetch::Limits { file_bytes: 64 << 10, total_bytes: 256 << 10, files: 64 };
+pub const FUZZ_LIMITS: codegen::archive::Limits = codegen::archive::Limits { file_bytes: 64 << 10, total_bytes: 256 << 10, files: 64 };
 
 /// The wheel extractor over arbitrary archive bytes, into a scratch folder.
 ///
@@ -278,7 +280,7 @@ pub fn check_extract(zip_bytes: &[u8], include: &str) {
     std::fs::write(&wheel, zip_bytes).expect("write the archive");
     let cache = scratch.path().join("cache");
     let dest = cache.join("include").join("pkg-1.0");
-    let r = codegen::fetch::extract_with_limits(&wheel, include, &dest, "stamp", &FUZZ_LIMITS);
+    let r = codegen::archive::extract_with_limits(&wheel, include, &dest, "stamp", &FUZZ_LIMITS);
     let all = walk(scratch.path());
     let wheel_rel = PathBuf::from("in.whl");
     match r {

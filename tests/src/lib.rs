@@ -152,7 +152,7 @@ pub fn declarations_of(parsed: &codegen::parse::ParsedOutput, module: &str) -> V
             variant: t.variant,
             header: "cudaTypedefs.h".into(),
             module: module.into(),
-            platforms: [codegen::manifest::Platform::Linux].into(),
+            platforms: [codegen::platform::Platform::Linux].into(),
             legacy: false,
             line: 1,
             params: t.params.clone(),

@@ -279,7 +279,7 @@ fn unsafe_archive_paths_are_refused() {
         let zip = zip_with(&[("nvidia/include/cuda.h", b"ok"), (bad, b"evil")]);
         let scratch = tempfile::tempdir().unwrap();
         let dest = scratch.path().join("cache/include/pkg-1");
-        let err = codegen::fetch::extract_includes(zip.path(), "nvidia/include", &dest, "x", 1 << 20).unwrap_err().to_string();
+        let err = codegen::archive::extract_includes(zip.path(), "nvidia/include", &dest, "x", 1 << 20).unwrap_err().to_string();
         assert!(err.contains("refusing archive") && err.contains(bad.trim_start_matches('/')), "{bad}: {err}");
         assert!(!dest.exists(), "{bad}: a refused archive left files behind");
         assert!(!scratch.path().join("evil.h").exists() && !Path::new("/etc/evil.h").exists());

@@ -8,10 +8,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use codegen::compare::{self, DiffConfig, ToolkitSpec};
+use codegen::diff::toolkits::{self, DiffConfig};
+use codegen::locate::ToolkitSpec;
 use codegen::diff::{self, markdown, AliasForm, AliasRule, ToolkitDiff, Verdict};
 use codegen::fetch::Fetcher;
-use codegen::manifest::{Manifest, Platform, ToolkitVersion};
+use codegen::manifest::Manifest;
+use codegen::platform::Platform;
+use codegen::ToolkitVersion;
 use codegen::model::{Declaration, HeaderCount, Model, ToolkitInput};
 use codegen::pipeline;
 use cuda_sys_gen_tests::*;
@@ -39,7 +42,7 @@ fn fixture_toolkits(case: &str) -> (PathBuf, PathBuf) {
 }
 
 fn run_diff(manifest: &Path, from: ToolkitSpec, to: ToolkitSpec) -> Result<ToolkitDiff, codegen::Error> {
-    compare::diff_toolkits(&DiffConfig { manifest: manifest.to_owned(), cache_dir: cache_dir(), from, to, offline: false, progress: None }).map(|r| r.diff)
+    toolkits::diff_toolkits(&DiffConfig { manifest: manifest.to_owned(), cache_dir: cache_dir(), from, to, offline: false, progress: None }).map(|r| r.diff)
 }
 
 /// The fixtures hold cuda.h and cudaTypedefs.h only: a manifest of that header row.
@@ -729,7 +732,7 @@ fn add_toolkit_finds_the_newest_patch_and_pins_it() {
         ]
     );
     for p in &new.pin.packages {
-        assert_eq!(p.sha256.0, codegen::fetch::sha256_file(&wheels.join(&p.file)).unwrap(), "{}", p.file);
+        assert_eq!(p.sha256.0, codegen::archive::sha256_file(&wheels.join(&p.file)).unwrap(), "{}", p.file);
         assert_eq!(p.include, "nvidia/cu13/include");
         assert!(scratch.path().join("cache/wheels").join(&p.file).is_file(), "{} is cached for the regeneration", p.file);
     }

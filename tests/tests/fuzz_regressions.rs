@@ -7,9 +7,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use codegen::emit::{self, EmitOptions, ModuleSpec};
-use codegen::manifest::{Manifest, ToolkitVersion};
+use codegen::manifest::Manifest;
+use codegen::ToolkitVersion;
 use codegen::model::{Declaration, Model, ToolkitInput};
-use codegen::{macros, parse};
+use codegen::{header_text as macros, parse};
 use cuda_sys_gen_tests::*;
 
 fn tk(s: &str) -> ToolkitVersion {
@@ -91,7 +92,7 @@ fn cr_line_ends_read_like_lf() {
     }
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("cuda.h"), "#ifndef CUDA_H\r#define CUDA_H\r#define CUDA_VERSION 12090\r#endif\r").unwrap();
-    assert_eq!(codegen::fetch::read_cuda_version(dir.path()).unwrap(), tk("12.9"));
+    assert_eq!(codegen::locate::read_cuda_version(dir.path()).unwrap(), tk("12.9"));
 }
 
 /// macros (guard-range oracle): `\` before a lone `\r` counted a line that `str::lines` did
@@ -162,7 +163,7 @@ fn manifest_include_folder_follows_the_extractor_rules() {
 #[test]
 fn manifest_names_the_generated_crate_cannot_hold() {
     let row = |name: &str, feature: &str| format!("[[header]]\nname = \"{name}\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nfeature = \"{feature}\"\n");
-    for name in emit::RESERVED_MODULES {
+    for name in codegen::reserved::RESERVED_MODULES {
         let err = manifest_err(&format!("{HEAD}{}", row(name, "gl")));
         assert!(err.contains(&format!("header name `{name}` is taken by the generated crate itself")) && err.contains(":9:"), "{err}");
     }
@@ -316,13 +317,13 @@ fn every_root_name_of_the_crate_is_reserved() {
     let lower: Vec<&String> = root.iter().filter(|n| n.starts_with(|c: char| c.is_ascii_lowercase())).collect();
     assert!(lower.len() > 10, "{root:?}");
     for name in lower {
-        assert!(emit::RESERVED_MODULES.contains(&name.as_str()) || name == "gl", "`{name}` at the root of lib.rs is not in RESERVED_MODULES");
+        assert!(codegen::reserved::RESERVED_MODULES.contains(&name.as_str()) || name == "gl", "`{name}` at the root of lib.rs is not in RESERVED_MODULES");
     }
     let cargo: toml::Table = std::str::from_utf8(&files["Cargo.toml"]).unwrap().parse().unwrap();
     let features = cargo["features"].as_table().unwrap();
     assert!(features.contains_key("runtime"), "{features:?}");
     for name in features.keys() {
-        assert!(emit::RESERVED_FEATURES.contains(&name.as_str()) || name == "gl", "feature `{name}` of Cargo.toml is not in RESERVED_FEATURES");
+        assert!(codegen::reserved::RESERVED_FEATURES.contains(&name.as_str()) || name == "gl", "feature `{name}` of Cargo.toml is not in RESERVED_FEATURES");
     }
 }
 

@@ -5,7 +5,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use codegen::fetch::{self, Limits};
+use codegen::archive::{self, Limits};
+use codegen::fetch;
 use zip::write::SimpleFileOptions;
 
 /// Small limits, so that a bomb costs the test little; the same code runs with
@@ -65,7 +66,7 @@ impl Scene {
     fn extract(&self, bytes: &[u8], limits: &Limits) -> Result<(), String> {
         let wheel = self.root.path().join("pkg-1.0-py3-none-any.whl");
         std::fs::write(&wheel, bytes).unwrap();
-        fetch::extract_with_limits(&wheel, "nvidia/include", &self.dest(), "s", limits).map_err(|e| e.to_string())
+        archive::extract_with_limits(&wheel, "nvidia/include", &self.dest(), "s", limits).map_err(|e| e.to_string())
     }
 
     /// Refused, with `needle` in the message, and nothing left but what was there before.
@@ -217,7 +218,7 @@ fn too_many_entries_are_refused_before_anything_else() {
     let s = Scene::new();
     let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let opts = SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    for i in 0..=fetch::MAX_ARCHIVE_ENTRIES {
+    for i in 0..=archive::MAX_ARCHIVE_ENTRIES {
         z.start_file(format!("e{i}"), opts).unwrap();
     }
     let bytes = z.finish().unwrap().into_inner();
@@ -283,7 +284,7 @@ fn the_fetcher_refuses_a_hostile_pinned_wheel() {
     let wheel = zip_bytes(&[ok_header(), E::Symlink("nvidia/include/cudaTypedefs.h", "/etc/shadow")]);
     let file = "nvidia_cuda_runtime-13.5.37-py3-none-any.whl";
     std::fs::write(tmp.path().join(file), &wheel).unwrap();
-    let sha = fetch::sha256_file(&tmp.path().join(file)).unwrap();
+    let sha = archive::sha256_file(&tmp.path().join(file)).unwrap();
     let text = format!(
         "schema = 1\n[fetch]\nplatform = \"manylinux2014_x86_64\"\n[[header]]\nname = \"cuda\"\napi = \"cuda.h\"\ntypedefs = \"cudaTypedefs.h\"\n\
          [[toolkit]]\nversion = \"13.5\"\n[[toolkit.package]]\nname = \"nvidia-cuda-runtime\"\nversion = \"13.5.37\"\nfile = \"{file}\"\nsha256 = \"{sha}\"\ninclude = \"nvidia/include\"\n"

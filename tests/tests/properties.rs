@@ -5,9 +5,11 @@
 use std::collections::BTreeMap;
 
 use codegen::emit::{self, EmitOptions, ModuleSpec};
-use codegen::macros::AliasTarget;
-use codegen::manifest::{Platform, ToolkitVersion};
-use codegen::model::{Declaration, Layout, Model, ParamLayout, ToolkitInput};
+use codegen::header_text::AliasTarget;
+use codegen::layout::{Layout, ParamLayout};
+use codegen::platform::Platform;
+use codegen::ToolkitVersion;
+use codegen::model::{Declaration, Model, ToolkitInput};
 use codegen::names::Variant;
 use codegen::parse::{self, Param};
 use proptest::prelude::*;

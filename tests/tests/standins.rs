@@ -13,9 +13,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use codegen::clang::STANDINS;
+use codegen::standins::STANDINS;
 use codegen::fetch::Fetcher;
-use codegen::manifest::{Manifest, Platform};
+use codegen::manifest::Manifest;
+use codegen::platform::Platform;
 use cuda_sys_gen_tests::*;
 use quote::ToTokens;
 
@@ -55,7 +56,7 @@ fn bindgen_types(headers: &[String], include_args: &[String], defines: &[String]
     // Types only: macros (the libc stand-ins' INT32_MAX) are not what a stand-in is for.
     let is_type = |i: &syn::Item| matches!(i, syn::Item::Type(_) | syn::Item::Struct(_) | syn::Item::Union(_) | syn::Item::Enum(_) | syn::Item::Impl(_));
     for item in file.items.iter().filter(|i| is_type(i)) {
-        if let Some(name) = codegen::parse::item_name(item) {
+        if let Some(name) = codegen::syntax::item_name(item) {
             types.entry(name.trim_start_matches("impl ").to_owned()).or_default().push(item.to_token_stream().to_string());
         }
     }
@@ -68,7 +69,7 @@ fn stand_ins_match_the_real_headers() {
     codegen::clang::ensure_libclang(&manifest, &Fetcher::new(cache_dir(), &manifest)).expect("libclang");
     let scratch = tempfile::tempdir().unwrap();
     let all = scratch.path().join("all");
-    codegen::clang::write_standins(&all).unwrap();
+    codegen::standins::write_standins(&all).unwrap();
     let libc_only = scratch.path().join("libc");
     std::fs::create_dir_all(&libc_only).unwrap();
     for f in LIBC {

@@ -8,7 +8,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use codegen::clang::{self, Unit};
 use codegen::fetch::Fetcher;
-use codegen::manifest::{Manifest, Platform};
+use codegen::manifest::Manifest;
+use codegen::platform::Platform;
 
 #[derive(Debug, Subcommand)]
 pub enum FuzzCommand {
@@ -114,7 +115,7 @@ fn seeds(root: &Path) -> Result<()> {
     write("manifest", "minimal.toml", MINIMAL_MANIFEST.as_bytes())?;
     let fetcher = Fetcher::new(root.join("target/cuda-headers"), &manifest);
     clang::ensure_libclang(&manifest, &fetcher)?;
-    let standins = clang::standins_in(&fetcher.cache)?;
+    let standins = codegen::standins::standins_in(&fetcher.cache)?;
     for (label, dir) in &toolkits {
         let mut headers: Vec<PathBuf> = std::fs::read_dir(dir)?.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "h")).collect();
         headers.sort();
@@ -133,7 +134,7 @@ fn seeds(root: &Path) -> Result<()> {
                 continue;
             }
             let include_dirs = [dir.clone()];
-            let version = codegen::fetch::read_cuda_version(dir)?;
+            let version = codegen::locate::read_cuda_version(dir)?;
             let unit = Unit { toolkit: version, target, first_api: "cuda.h", headers: rows, include_dirs: &include_dirs };
             let out = clang::run_bindgen(&unit, standins.path()).with_context(|| format!("bindgen over {}", dir.display()))?;
             write("parse_bindgen_text", &format!("{label}-{target}.rs"), out.rust.as_bytes())?;

@@ -4,7 +4,8 @@
 use std::fmt::Write;
 
 use super::{AliasForm, AliasMeaning, EntryView, ToolkitDiff, Verdict, HEADER_ALIASES};
-use crate::manifest::{Platform, ToolkitVersion};
+use crate::platform::Platform;
+use crate::version::ToolkitVersion;
 
 /// The whole report. Deterministic: the same diff gives the same bytes.
 pub fn render(d: &ToolkitDiff) -> String {

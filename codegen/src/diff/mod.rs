@@ -5,13 +5,15 @@
 //! [`markdown`] renders a [`ToolkitDiff`] for a pull request; serde renders it as JSON.
 
 pub mod markdown;
+pub mod toolkits;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::macros::AliasTarget;
-use crate::manifest::{Platform, ToolkitVersion};
+use crate::header_text::AliasTarget;
+use crate::platform::Platform;
+use crate::version::ToolkitVersion;
 use crate::model::{declaration_drift, Declaration, Drift, Entry, Model, ToolkitSummary};
 use crate::names::Variant;
 use crate::parse::Param;

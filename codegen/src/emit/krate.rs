@@ -5,9 +5,6 @@ use quote::quote;
 
 use super::Ctx;
 
-/// Features the generated Cargo.toml defines itself: no header row may take one.
-pub const RESERVED_FEATURES: &[&str] = &["default", "per-thread-default-stream", "runtime"];
-
 pub const CARGO_TOML: &str = "Cargo.toml";
 pub const LIB_RS: &str = "src/lib.rs";
 

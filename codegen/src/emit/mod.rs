@@ -16,7 +16,6 @@ use proc_macro2::TokenStream;
 use crate::model::Model;
 use crate::{Error, ToolkitVersion};
 
-pub use krate::RESERVED_FEATURES;
 
 /// What the generated files say about themselves.
 #[derive(Debug, Clone)]
@@ -63,13 +62,6 @@ impl ModuleSpec {
         }
     }
 }
-
-/// Names the generated crate's root uses itself (its own modules, and `entries` and `symbols`,
-/// re-exported there): no header row may be named so. `pfn` is the cuda.h row's own. A test
-/// (`fuzz_regressions::every_root_name_of_the_crate_is_reserved`) reads the emitted `lib.rs`
-/// and fails when a name there is missing here.
-pub const RESERVED_MODULES: &[&str] =
-    &["aliases", "codes", "driver", "entries", "error", "lib", "newest", "pfn", "registry", "runtime", "symbols", "types", "visit", "visit_entries", "visit_symbols"];
 
 /// The generated crate, as relative path to file contents.
 pub type Files = BTreeMap<String, Vec<u8>>;
@@ -136,9 +128,9 @@ fn check_types_resolve(model: &Model, types: &syn::File, module_types: &BTreeMap
             syn::visit_mut::visit_type_path_mut(self, p);
         }
     }
-    let shared: BTreeSet<String> = types.items.iter().filter_map(crate::parse::item_name).chain(PRELUDE_TYPES.iter().map(|s| s.to_string())).collect();
+    let shared: BTreeSet<String> = types.items.iter().filter_map(crate::syntax::item_name).chain(PRELUDE_TYPES.iter().map(|s| s.to_string())).collect();
     for e in model.entries.values() {
-        let own: BTreeSet<String> = module_types.get(&e.module).into_iter().flatten().filter_map(crate::parse::item_name).collect();
+        let own: BTreeSet<String> = module_types.get(&e.module).into_iter().flatten().filter_map(crate::syntax::item_name).collect();
         for text in e.params.iter().map(|p| &p.ty).chain([&e.returns]) {
             let mut ty = parse_type(text, &e.pfn)?;
             let mut names = Names(Vec::new());
@@ -219,21 +211,8 @@ fn rust_file(ctx: &Ctx<'_>, path: &str, tokens: TokenStream) -> Result<Vec<u8>, 
     let file: syn::File = syn::parse2(tokens).map_err(|e| Error::Emit { file: path.into(), message: e.to_string() })?;
     let mut out = ctx.marker("//");
     out.push('\n');
-    out.push_str(&unparse(&file).map_err(|message| Error::Emit { file: path.into(), message })?);
+    out.push_str(&crate::syntax::unparse(&file).map_err(|message| Error::Emit { file: path.into(), message })?);
     Ok(out.into_bytes())
-}
-
-/// prettyplease, with its panics (`unimplemented!` on syntax it cannot print) as errors: the
-/// types it prints come from headers, which are outside input.
-pub(crate) fn unparse(file: &syn::File) -> Result<String, String> {
-    std::panic::catch_unwind(|| prettyplease::unparse(file)).map_err(|panic| {
-        let why = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "it panicked".into());
-        format!("prettyplease cannot print it: {why}")
-    })
 }
 
 /// A type written as text in the model (`*mut CUdeviceptr_v2`), as tokens.

@@ -9,7 +9,8 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use super::Ctx;
-use crate::model::{format_cuda_version, Entry};
+use crate::model::Entry;
+use crate::version::format_cuda_version;
 use crate::names::Variant;
 use crate::Error;
 

@@ -5,8 +5,9 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use super::{parse_type, Ctx, ModuleSpec};
-use crate::macros::AliasTarget;
-use crate::model::{format_cuda_version, Entry};
+use crate::header_text::AliasTarget;
+use crate::model::Entry;
+use crate::version::format_cuda_version;
 use crate::Error;
 
 pub const ALIASES_RS: &str = "src/aliases.rs";
@@ -53,8 +54,8 @@ fn entry_doc(ctx: &Ctx<'_>, e: &Entry) -> String {
         ctx.toolkit_ranges(&e.toolkits)
     ));
     let platforms: Vec<String> = e.platforms.iter().map(|p| match p {
-        crate::manifest::Platform::Linux => "Linux".to_owned(),
-        crate::manifest::Platform::Windows => "Windows".to_owned(),
+        crate::platform::Platform::Linux => "Linux".to_owned(),
+        crate::platform::Platform::Windows => "Windows".to_owned(),
     }).collect();
     doc.push_str(&format!(" The driver has it on {}.\n", platforms.join(" and ")));
     if let Some(f) = ctx.module_of(&e.module).and_then(|m| m.feature.as_ref()) {

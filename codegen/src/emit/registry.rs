@@ -27,8 +27,8 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
             Some(Variant::Ptsz) => (quote!(Some(Variant::Ptsz)), quote!(StreamFlags::PER_THREAD_DEFAULT_STREAM)),
         };
         let (pfn, exported, header, legacy, module) = (&e.pfn, &e.exported, &e.header, e.legacy, &e.module);
-        let linux = e.platforms.contains(&crate::manifest::Platform::Linux);
-        let windows = e.platforms.contains(&crate::manifest::Platform::Windows);
+        let linux = e.platforms.contains(&crate::platform::Platform::Linux);
+        let windows = e.platforms.contains(&crate::platform::Platform::Windows);
         let mask: u64 = ctx
             .all_toolkits
             .iter()

@@ -13,7 +13,8 @@ use anyhow::{Context, Result};
 use codegen::clang::{self, Unit};
 use codegen::emit::{self, EmitOptions};
 use codegen::fetch::Fetcher;
-use codegen::manifest::{Manifest, Platform};
+use codegen::manifest::Manifest;
+use codegen::platform::Platform;
 use codegen::pipeline;
 use codegen::write::{self, Mode};
 
@@ -32,7 +33,7 @@ pub fn phases(root: &Path) -> Result<Phases> {
     clang::ensure_libclang(&manifest, &fetcher).context("loading libclang")?;
     out.push(("manifest, cached headers, libclang".into(), t.elapsed()));
 
-    let standins = clang::standins_in(&fetcher.cache).context("writing the stand-ins")?;
+    let standins = codegen::standins::standins_in(&fetcher.cache).context("writing the stand-ins")?;
     let first_api = manifest.headers.first().map_or("cuda.h", |h| h.api.as_str());
     let (mut bindgen, mut syn_parse, mut syn_only) = (BTreeMap::new(), Duration::ZERO, Duration::ZERO);
     for tk in &toolkits {

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use codegen::clang;
 use codegen::fetch::{Fetcher, ToolkitHeaders};
-use codegen::manifest::{HeaderSpec, Manifest, Platform};
+use codegen::manifest::{HeaderSpec, Manifest};
+use codegen::platform::Platform;
 
 use super::{run_quiet, Env, Paired, Row, Target};
 use crate::progress;
@@ -42,7 +43,7 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
     let scratch = env.dir.join("regen");
     let _ = std::fs::remove_dir_all(&scratch);
     let standins = scratch.join("standins");
-    clang::write_standins(&standins).context("writing the stand-in headers")?;
+    codegen::standins::write_standins(&standins).context("writing the stand-in headers")?;
     let out_rs = scratch.join("bindgen-cli-out.rs");
     let cli = cli_jobs(&manifest, &toolkits, &bindgen, &standins, &out_rs);
     let units = floor_jobs(&manifest, &toolkits, &standins, &scratch)?;

@@ -2,49 +2,16 @@
 //! local toolkit), building one model over both with the pipeline's per-toolkit steps, and
 //! diffing it.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::diff::{self, ToolkitDiff};
 use crate::fetch::{Fetcher, Origin, ToolkitHeaders};
-use crate::manifest::{Manifest, Platform, ToolkitPin, ToolkitVersion};
+use crate::locate::ToolkitSpec;
+use crate::manifest::{Manifest, ToolkitPin};
+use crate::platform::Platform;
+use crate::version::ToolkitVersion;
 use crate::pipeline::{self, Built};
 use crate::Error;
-
-/// A toolkit as the command line names it: `12.9` (pinned in the manifest) or a path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ToolkitSpec {
-    Version(ToolkitVersion),
-    /// A toolkit root, its include/ folder or a pip layout.
-    Path(PathBuf),
-}
-
-impl std::str::FromStr for ToolkitSpec {
-    type Err = String;
-    /// `major.minor` is a version; anything else is a path. Digits and dots alone (`13.05`,
-    /// `13`, `13.5.1`) are taken for a version written wrong, not for a path.
-    fn from_str(s: &str) -> Result<Self, String> {
-        if s.is_empty() {
-            return Err("give a toolkit version such as 12.9 or a path".into());
-        }
-        match s.parse() {
-            Ok(v) => Ok(ToolkitSpec::Version(v)),
-            Err(e) if s.bytes().all(|b| b.is_ascii_digit() || b == b'.') => {
-                Err(format!("{e}; a folder of that name is given as ./{s}"))
-            }
-            Err(_) => Ok(ToolkitSpec::Path(PathBuf::from(s))),
-        }
-    }
-}
-
-impl fmt::Display for ToolkitSpec {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ToolkitSpec::Version(v) => write!(f, "{v}"),
-            ToolkitSpec::Path(p) => write!(f, "{}", p.display()),
-        }
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct DiffConfig {

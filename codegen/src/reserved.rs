@@ -1,0 +1,14 @@
+//! Names the generated crate uses itself, which no manifest header row may take. A leaf: the
+//! manifest checks rows against these, and the emitter writes them
+//! (`fuzz_regressions::every_root_name_of_the_crate_is_reserved` reads the emitted crate and
+//! fails when one it uses is missing here).
+
+/// Names the generated crate's root uses itself (its own modules, and `entries` and `symbols`,
+/// re-exported there): no header row may be named so. `pfn` is the cuda.h row's own. A test
+/// (`fuzz_regressions::every_root_name_of_the_crate_is_reserved`) reads the emitted `lib.rs`
+/// and fails when a name there is missing here.
+pub const RESERVED_MODULES: &[&str] =
+    &["aliases", "codes", "driver", "entries", "error", "lib", "newest", "pfn", "registry", "runtime", "symbols", "types", "visit", "visit_entries", "visit_symbols"];
+
+/// Features the generated Cargo.toml defines itself: no header row may take one.
+pub const RESERVED_FEATURES: &[&str] = &["default", "per-thread-default-stream", "runtime"];
