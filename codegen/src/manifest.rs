@@ -208,8 +208,7 @@ impl Manifest {
             if !is_ident(&h.name) || syn::parse_str::<syn::Ident>(&h.name).is_err() {
                 return Err(err(&h.name, format!("header name `{}` must be a lower-case Rust identifier (and not a keyword)", h.name)));
             }
-            let module = crate::emit::ModuleSpec::from_manifest(h);
-            if crate::reserved::RESERVED_MODULES.contains(&module.module()) && h.name != "cuda" {
+            if crate::reserved::RESERVED_MODULES.contains(&crate::reserved::module_name(&h.name)) && h.name != "cuda" {
                 return Err(err(
                     &format!("\"{}\"", h.name),
                     format!("header name `{}` is taken by the generated crate itself (it has {}): choose another", h.name, crate::reserved::RESERVED_MODULES.join(", ")),

@@ -12,3 +12,13 @@ pub const RESERVED_MODULES: &[&str] =
 
 /// Features the generated Cargo.toml defines itself: no header row may take one.
 pub const RESERVED_FEATURES: &[&str] = &["default", "per-thread-default-stream", "runtime"];
+
+/// The module of a manifest header row in the generated crate: the row's name, but `pfn` for
+/// the cuda.h row (`cuda`).
+pub fn module_name(row: &str) -> &str {
+    if row == "cuda" {
+        "pfn"
+    } else {
+        row
+    }
+}

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use super::Ctx;
+
 
 pub const DRIVER_RS: &str = "src/driver.rs";
 pub const ERROR_RS: &str = "src/error.rs";
@@ -18,20 +18,6 @@ pub const CODES_RS: &str = "src/codes.rs";
 pub const DRIVER_TEMPLATE: &str = include_str!("templates/driver.rs");
 pub const ERROR_TEMPLATE: &str = include_str!("templates/error.rs");
 pub const RUNTIME_TEMPLATE: &str = include_str!("templates/runtime.rs");
-
-/// A template as a file of the crate: the marker, then the template, with the crate's name
-/// where the template says `cuda_driver_pfn` (code) or `cuda-driver-pfn` (prose).
-pub fn template_file(ctx: &Ctx<'_>, template: &str) -> Vec<u8> {
-    let mut out = ctx.marker("//");
-    out.push('\n');
-    out.push_str(&with_crate_name(ctx, template));
-    out.into_bytes()
-}
-
-pub(crate) fn with_crate_name(ctx: &Ctx<'_>, text: &str) -> String {
-    let ident = ctx.opts.crate_name.replace('-', "_");
-    text.replace("cuda_driver_pfn", &ident).replace("cuda-driver-pfn", &ctx.opts.crate_name)
-}
 
 /// `(value, name)` of every `cudaError_enum` constant in bindgen's types, in declaration
 /// order (bindgen writes `impl cudaError_enum { pub const X: cudaError_enum = cudaError_enum(N); }`).

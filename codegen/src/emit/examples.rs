@@ -1,8 +1,7 @@
 //! `examples/doctor.rs` and `examples/roundtrip.rs` of the generated crate: hand-written
 //! programs in `templates/`, written verbatim after the `@generated` marker.
 
-use super::driver::template_file;
-use super::Ctx;
+use super::ctx::{template_file, Ctx};
 
 pub const DOCTOR_RS: &str = "examples/doctor.rs";
 pub const ROUNDTRIP_RS: &str = "examples/roundtrip.rs";

@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::Ctx;
+use super::ctx::Ctx;
 
 pub const CARGO_TOML: &str = "Cargo.toml";
 pub const LIB_RS: &str = "src/lib.rs";
@@ -78,7 +78,7 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         "\n ```\n use {crate_ident}::{{entries, Entry, pfn::PFN_cuMemAlloc_v3020}};\n\n // The marker carries the exact lookup: name, version and stream flag.\n assert_eq!(entries::cuMemAlloc_v3020::VERSION, 3020);\n assert_eq!(entries::cuMemAlloc_v3020::INFO.exported, \"cuMemAlloc_v2\");\n let _: Option<<entries::cuMemAlloc_v3020 as Entry>::Fn> = None::<PFN_cuMemAlloc_v3020>;\n ```\n"
     );
     // The shim's documentation, one `#![doc]` line per line of the template.
-    let shim_docs = super::driver::with_crate_name(ctx, CRATE_DOCS).lines().map(|l| format!(" {l}").trim_end().to_owned()).collect::<Vec<_>>();
+    let shim_docs = super::ctx::with_crate_name(ctx, CRATE_DOCS).lines().map(|l| format!(" {l}").trim_end().to_owned()).collect::<Vec<_>>();
     quote! {
         //! CUDA driver entry points, one Rust type per ABI.
         //!

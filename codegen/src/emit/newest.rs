@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::model::Entry;
 use crate::version::format_cuda_version;
 use crate::names::Variant;

@@ -4,7 +4,7 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use super::{parse_type, Ctx, ModuleSpec};
+use super::ctx::{parse_type, Ctx, ModuleSpec};
 use crate::header_text::AliasTarget;
 use crate::model::Entry;
 use crate::version::format_cuda_version;

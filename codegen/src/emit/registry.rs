@@ -5,7 +5,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 use serde_json::json;
 
-use super::Ctx;
+use super::ctx::Ctx;
 use crate::names::Variant;
 use crate::Error;
 

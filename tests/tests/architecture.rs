@@ -1,0 +1,171 @@
+//! The generator's layers (issue 15): every file of `codegen/src` imports only files on lower
+//! layers, as ARCHITECTURE.md's "Layers" section lists them, so no import circle can come back.
+//!
+//! Imports are read with syn: `use` trees and paths in code that start with `crate::`,
+//! `super::`, `self::` or a child module's name (paths inside macros such as `quote!` are
+//! tokens, not imports, and doc links are text). `crate::Error` and the crate root's other
+//! re-exports count as imports of the module they come from.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use cuda_sys_gen_tests::*;
+use syn::visit_mut::VisitMut;
+
+/// A file of codegen/src as a module path: `lib.rs` is `""`, `emit/mod.rs` is `emit`,
+/// `emit/pfn.rs` is `emit::pfn`.
+fn module_of(rel: &Path) -> String {
+    let mut parts: Vec<String> = rel.with_extension("").iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    if parts.last().is_some_and(|l| l == "mod" || l == "lib") {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+/// Every path a file names, as segments, with how many inline `mod` blocks it sits in.
+#[derive(Default)]
+struct Paths {
+    depth: usize,
+    found: Vec<(usize, Vec<String>)>,
+}
+
+impl Paths {
+    fn tree(&mut self, prefix: Vec<String>, tree: &syn::UseTree) {
+        let with = |mut p: Vec<String>, s: String| {
+            p.push(s);
+            p
+        };
+        match tree {
+            syn::UseTree::Path(p) => self.tree(with(prefix, p.ident.to_string()), &p.tree),
+            syn::UseTree::Name(n) => self.found.push((self.depth, with(prefix, n.ident.to_string()))),
+            syn::UseTree::Rename(r) => self.found.push((self.depth, with(prefix, r.ident.to_string()))),
+            syn::UseTree::Glob(_) => self.found.push((self.depth, prefix)),
+            syn::UseTree::Group(g) => g.items.iter().for_each(|t| self.tree(prefix.clone(), t)),
+        }
+    }
+}
+
+impl VisitMut for Paths {
+    fn visit_item_use_mut(&mut self, u: &mut syn::ItemUse) {
+        self.tree(Vec::new(), &u.tree);
+    }
+    fn visit_item_mod_mut(&mut self, m: &mut syn::ItemMod) {
+        self.depth += 1;
+        syn::visit_mut::visit_item_mod_mut(self, m);
+        self.depth -= 1;
+    }
+    // `pub(crate)` holds the path `crate`, which imports nothing.
+    fn visit_visibility_mut(&mut self, _: &mut syn::Visibility) {}
+    fn visit_path_mut(&mut self, p: &mut syn::Path) {
+        self.found.push((self.depth, p.segments.iter().map(|s| s.ident.to_string()).collect()));
+        syn::visit_mut::visit_path_mut(self, p);
+    }
+}
+
+/// The modules a file imports.
+fn imports(module: &str, file: &syn::File, modules: &BTreeSet<String>, reexports: &BTreeMap<String, String>) -> BTreeSet<String> {
+    let mut paths = Paths::default();
+    paths.visit_file_mut(&mut file.clone());
+    let here: Vec<String> = if module.is_empty() { vec![] } else { module.split("::").map(String::from).collect() };
+    let mut out = BTreeSet::new();
+    for (depth, segs) in paths.found {
+        let Some(first) = segs.first() else { continue };
+        // Where the path starts, as module segments.
+        let (mut base, rest): (Vec<String>, &[String]) = match first.as_str() {
+            "crate" => (vec![], &segs[1..]),
+            // `super` in an inline `mod tests` is the file itself.
+            "super" if depth > 0 => (here.clone(), &segs[1..]),
+            "super" => (here[..here.len().saturating_sub(1)].to_vec(), &segs[1..]),
+            "self" => (here.clone(), &segs[1..]),
+            child if depth == 0 && modules.contains(&[here.as_slice(), &[child.to_owned()]].concat().join("::")) => (here.clone(), &segs[..]),
+            _ => continue,
+        };
+        // The longest prefix that is a module; a root re-export names its source module.
+        let mut target = base.join("::");
+        for s in rest {
+            base.push(s.clone());
+            let m = base.join("::");
+            if modules.contains(&m) {
+                target = m;
+            } else {
+                if target.is_empty() {
+                    if let Some(src) = reexports.get(s) {
+                        target = src.clone();
+                    }
+                }
+                break;
+            }
+        }
+        if target != module {
+            out.insert(target);
+        }
+    }
+    out
+}
+
+/// ARCHITECTURE.md's layers: lines `N. `a`, `b::c`, ...` under `## Layers`, lowest first.
+fn layers() -> BTreeMap<String, usize> {
+    let text = std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).unwrap();
+    let section = text.split("\n## Layers").nth(1).expect("ARCHITECTURE.md has a `## Layers` section");
+    let section = section.split("\n## ").next().unwrap_or_default();
+    let mut out = BTreeMap::new();
+    for line in section.lines() {
+        let Some((n, rest)) = line.split_once(". ") else { continue };
+        let Ok(n) = n.trim().parse::<usize>() else { continue };
+        for name in rest.split('`').skip(1).step_by(2) {
+            assert!(out.insert(name.to_owned(), n).is_none(), "`{name}` is on two layers of ARCHITECTURE.md");
+        }
+    }
+    out
+}
+
+#[test]
+fn codegen_imports_only_lower_layers() {
+    let src = repo_root().join("codegen/src");
+    let mut files = BTreeMap::new();
+    let mut stack = vec![src.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") && !p.starts_with(src.join("emit/templates")) {
+                let rel = p.strip_prefix(&src).unwrap().to_owned();
+                let file: syn::File = syn::parse_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+                files.insert(module_of(&rel), file);
+            }
+        }
+    }
+    let modules: BTreeSet<String> = files.keys().cloned().collect();
+    // `pub use error::Error;` at the root: `crate::Error` is an import of `error`.
+    let mut reexports = BTreeMap::new();
+    let mut root = Paths::default();
+    root.visit_file_mut(&mut files[""].clone());
+    for (_, segs) in root.found {
+        if let [m, name] = &segs[..] {
+            if modules.contains(m) {
+                reexports.insert(name.clone(), m.clone());
+            }
+        }
+    }
+    let layer = layers();
+    let mut problems = Vec::new();
+    for (module, file) in files.iter().filter(|(m, _)| !m.is_empty()) {
+        let Some(&mine) = layer.get(module) else {
+            problems.push(format!("`{module}` is on no layer of ARCHITECTURE.md: add it there"));
+            continue;
+        };
+        for target in imports(module, file, &modules, &reexports) {
+            match layer.get(&target) {
+                Some(&theirs) if theirs < mine => {}
+                Some(&theirs) => problems.push(format!("`{module}` (layer {mine}) imports `{target}` (layer {theirs}), which is not below it")),
+                None if target.is_empty() => problems.push(format!("`{module}` imports the crate root, which only declares modules")),
+                None => problems.push(format!("`{module}` imports `{target}`, which is on no layer")),
+            }
+        }
+    }
+    for name in layer.keys().filter(|n| !modules.contains(*n)) {
+        problems.push(format!("ARCHITECTURE.md's layers name `{name}`, which is no file of codegen/src"));
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
