@@ -1,10 +1,12 @@
-//! Running bindgen (and through it libclang) over one toolkit's headers.
+//! Running bindgen (and through it libclang) over one translation unit of a toolkit's headers.
 //!
-//! One translation unit per toolkit: a wrapper that includes every manifest header, parsed
-//! for x86-64 Linux whatever the host, against stand-in C library headers of our own
-//! (`-nostdinc`), so that neither the host's libc nor its compiler can change the output.
-//! Only declarations from the manifest's headers are kept, and no function declarations at
-//! all: the generated crate links nothing and reaches every function through cuGetProcAddress.
+//! Two units per toolkit: the Linux one (a wrapper that includes every Linux manifest header,
+//! parsed for x86-64 Linux whatever the host) and the Windows one (the D3D and WGL rows, parsed
+//! for x86-64 MSVC). Both parse against stand-in headers of our own alone (`-nostdinc`, see
+//! [`crate::standins`]), so that neither the host's libc, its compiler nor its packages can
+//! change the output. Only declarations from the manifest's headers are kept, and no function
+//! declarations at all: the generated crate links nothing and reaches every function through
+//! cuGetProcAddress.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

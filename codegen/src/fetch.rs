@@ -185,25 +185,9 @@ impl Fetcher {
         if self.offline {
             return Err(Error::NotCached { package: format!("{}=={}", p.name, p.version), cache: wheels });
         }
-        mkdir(&wheels)?;
-        let tmp = tempfile::Builder::new()
-            .prefix(&crate::scratch::prefix("download"))
-            .tempdir_in(&wheels)
-            .map_err(|source| Error::Io { path: wheels.clone(), source })?;
-        let spec = format!("{}=={}", p.name, p.version);
         self.report_download(p);
-        let output = Command::new(&self.python)
-            .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"])
-            .args(["--platform", p.platform.as_deref().unwrap_or(&self.platform), "--dest"])
-            .arg(tmp.path())
-            .arg(&spec)
-            .output()
-            .map_err(|source| Error::Pip { package: spec.clone(), detail: format!("could not run `{} -m pip`: {source}", self.python) })?;
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            let detail = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
-            return Err(Error::Pip { package: spec, detail });
-        }
+        let spec = format!("{}=={}", p.name, p.version);
+        let tmp = self.pip_download(&spec, p.platform.as_deref().unwrap_or(&self.platform))?;
         let got = tmp.path().join(&p.file);
         if !got.exists() {
             let found: Vec<String> = list_dir(tmp.path()).into_iter().collect();
@@ -219,6 +203,34 @@ impl Fetcher {
         crate::fault::point("fetch:downloaded");
         fs::rename(&got, &path).map_err(|source| Error::Io { path: path.clone(), source })?;
         Ok(path)
+    }
+}
+
+impl Fetcher {
+    /// `python -m pip download --no-deps` of one `name==version` for one pip platform, binary
+    /// wheels only, into a scratch folder of this process under `<cache>/wheels/`
+    /// (`.download-<pid>-*`, removed when dropped, or by a later run after a kill). The one
+    /// way this crate downloads: the pinned wheels and `--add-toolkit`'s new ones.
+    pub fn pip_download(&self, spec: &str, platform: &str) -> Result<tempfile::TempDir, Error> {
+        let wheels = self.cache.join("wheels");
+        mkdir(&wheels)?;
+        let tmp = tempfile::Builder::new()
+            .prefix(&crate::scratch::prefix("download"))
+            .tempdir_in(&wheels)
+            .map_err(|source| Error::Io { path: wheels.clone(), source })?;
+        let output = Command::new(&self.python)
+            .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"])
+            .args(["--platform", platform, "--dest"])
+            .arg(tmp.path())
+            .arg(spec)
+            .output()
+            .map_err(|source| Error::Pip { package: spec.to_owned(), detail: format!("could not run `{} -m pip`: {source}", self.python) })?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let detail = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
+            return Err(Error::Pip { package: spec.to_owned(), detail });
+        }
+        Ok(tmp)
     }
 }
 

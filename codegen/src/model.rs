@@ -14,6 +14,7 @@ use crate::platform::Platform;
 use crate::version::ToolkitVersion;
 use crate::names::Variant;
 use crate::parse::Param;
+use crate::syntax::RustType;
 
 /// One `PFN_` typedef as one toolkit declares it: the parser's output, located.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +33,7 @@ pub struct Declaration {
     pub legacy: bool,
     pub line: usize,
     pub params: Vec<Param>,
-    pub returns: String,
+    pub returns: RustType,
     pub layouts: Vec<ParamLayout>,
 }
 
@@ -88,7 +89,7 @@ pub struct Entry {
     pub toolkits: BTreeSet<ToolkitVersion>,
     /// From the newest toolkit that declares it.
     pub params: Vec<Param>,
-    pub returns: String,
+    pub returns: RustType,
     #[serde(skip)]
     pub declared: BTreeMap<ToolkitVersion, Declaration>,
 }
@@ -159,7 +160,7 @@ impl Model {
                     legacy: false,
                     toolkits: BTreeSet::new(),
                     params: vec![],
-                    returns: String::new(),
+                    returns: RustType::unit(),
                     declared: BTreeMap::new(),
                 });
                 e.toolkits.insert(tk);
@@ -248,7 +249,7 @@ fn entry_drift(e: &Entry) -> Vec<Drift> {
 /// Where two declarations of one PFN differ in ABI: the parameter list itself, or the layout
 /// of what a parameter reaches ([`layout_drift`]). Any two toolkits, not only consecutive ones.
 pub fn declaration_drift(pfn: &str, from: ToolkitVersion, a: &Declaration, to: ToolkitVersion, b: &Declaration) -> Vec<Drift> {
-    let types = |d: &Declaration| d.params.iter().map(|p| p.ty.clone()).collect::<Vec<_>>();
+    let types = |d: &Declaration| d.params.iter().map(|p| p.ty.to_string()).collect::<Vec<_>>();
     if types(a) != types(b) || a.returns != b.returns {
         return vec![Drift {
             pfn: pfn.to_owned(),
@@ -330,7 +331,7 @@ mod tests {
             legacy: version == 2000,
             line: 1,
             params: vec![],
-            returns: "CUresult".into(),
+            returns: "CUresult".parse().unwrap(),
             layouts: vec![],
         }
     }

@@ -11,16 +11,16 @@ use serde::Serialize;
 
 use crate::clang::SourceLine;
 use crate::layout::{ParamLayout, TypeTable};
-use crate::syntax::render_type;
+use crate::syntax::RustType;
 
 use crate::names::{split_pfn_name, NameError};
 
-/// A parameter: its name as bindgen wrote it and its Rust type as text (`*mut CUdeviceptr`).
+/// A parameter: its name as bindgen wrote it and its Rust type (`*mut CUdeviceptr`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 pub struct Param {
     pub name: String,
     #[serde(rename = "type")]
-    pub ty: String,
+    pub ty: RustType,
 }
 
 /// One versioned typedef as declared by one toolkit.
@@ -31,8 +31,8 @@ pub struct Typedef {
     pub version: u32,
     pub variant: Option<crate::names::Variant>,
     pub params: Vec<Param>,
-    /// The return type as text; `()` for void.
-    pub returns: String,
+    /// The return type; `()` for void.
+    pub returns: RustType,
     pub location: Option<SourceLine>,
     /// Per parameter, a digest of the full layout it reaches and a one-line description.
     pub layouts: Vec<ParamLayout>,
@@ -106,15 +106,15 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
         let mut layouts = Vec::new();
         for (i, arg) in f.inputs.iter().enumerate() {
             let name = arg.name.as_ref().map(|(n, _)| n.to_string()).unwrap_or_else(|| format!("arg{}", i + 1));
-            params.push(Param { name, ty: render_type(&arg.ty) });
+            params.push(Param { name, ty: RustType::new(&arg.ty) });
             layouts.push(table.param_layout(&arg.ty));
         }
         if f.variadic.is_some() {
             return Err(format!("`{name}` is variadic, which no CUDA entry point is"));
         }
         let returns = match &f.output {
-            syn::ReturnType::Default => "()".to_owned(),
-            syn::ReturnType::Type(_, ty) => render_type(ty),
+            syn::ReturnType::Default => RustType::unit(),
+            syn::ReturnType::Type(_, ty) => RustType::new(ty),
         };
         typedefs.push(Typedef {
             pfn: name.clone(),

@@ -188,24 +188,8 @@ fn index_versions(fetcher: &Fetcher, name: &str, platform: &str, version: Toolki
 /// came: file name, sha256, and the include folder found inside.
 fn download(fetcher: &Fetcher, name: &str, version: &str, platform: &str) -> Result<PackagePin, Error> {
     let wheels = fetcher.cache.join("wheels");
-    fs::create_dir_all(&wheels).map_err(|source| Error::Io { path: wheels.clone(), source })?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".download-")
-        .tempdir_in(&wheels)
-        .map_err(|source| Error::Io { path: wheels.clone(), source })?;
     let spec = format!("{name}=={version}");
-    let output = Command::new(&fetcher.python)
-        .args(["-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check"])
-        .args(["--platform", platform, "--dest"])
-        .arg(tmp.path())
-        .arg(&spec)
-        .output()
-        .map_err(|e| Error::Pip { package: spec.clone(), detail: format!("could not run `{} -m pip`: {e}", fetcher.python) })?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let detail = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
-        return Err(Error::Pip { package: spec, detail });
-    }
+    let tmp = fetcher.pip_download(&spec, platform)?;
     let mut got: Vec<PathBuf> = fs::read_dir(tmp.path())
         .map_err(|source| Error::Io { path: tmp.path().to_owned(), source })?
         .flatten()

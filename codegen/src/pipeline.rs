@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::clang::{self, BindgenOutput};
+use crate::clang::{self, BindgenOutput, SourceLine};
 use crate::emit::{self, EmitOptions};
 use crate::fetch::{self, Fetcher, Origin, ToolkitHeaders};
 use crate::header_text;
@@ -120,12 +120,12 @@ pub fn generate(cfg: &Config) -> Result<Report, Error> {
     fetcher.planned = prereq::check(&manifest, &fetcher, &pins)?.downloads.len();
     clang::ensure_libclang(&manifest, &fetcher)?;
     let (toolkits, notes) = collect_toolkits(&manifest, &fetcher, &cfg.local_toolkits)?;
-    let built = build_model(&manifest, &fetcher, &toolkits)?;
-    let (types, module_types) = built.newest_types(&manifest.headers)?;
+    let mut built = build_model(&manifest, &fetcher, &toolkits)?;
+    let (libclang, toolkit_lines, warnings) = (std::mem::take(&mut built.libclang), std::mem::take(&mut built.toolkit_lines), std::mem::take(&mut built.warnings));
+    let (model, types, module_types) = built.newest_types(&manifest.headers)?;
     let modules: Vec<emit::ModuleSpec> = manifest.headers.iter().map(emit::ModuleSpec::from_manifest).collect();
-    let files = emit::emit(&built.model, &types, &module_types, &modules, &cfg.emit)?;
+    let files = emit::emit(&model, &types, &module_types, &modules, &cfg.emit)?;
     let write = write::sync_tree(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command)?;
-    let Built { model, libclang, toolkit_lines, warnings, .. } = built;
     Ok(Report { model, libclang, write, toolkit_lines, notes, warnings })
 }
 
@@ -138,29 +138,23 @@ pub struct Built {
     pub toolkit_lines: Vec<String>,
     /// NVIDIA header problems worth a look (broken aliases, unversioned typedefs).
     pub warnings: Vec<String>,
-    /// bindgen's output for the newest toolkit's Linux unit, and the newest Windows unit (of
-    /// the newest toolkit that has Windows headers: a local Linux toolkit newer than every pin
-    /// has none): the types the emitter passes through.
-    newest: Option<(BindgenOutput, Option<BindgenOutput>)>,
+    /// The types of the newest toolkit's Linux unit, less the `PFN_` typedefs, and of the
+    /// newest Windows unit (the newest toolkit that has Windows headers: a local Linux toolkit
+    /// newer than every pin has none) with where each was declared: what the emitter passes
+    /// through.
+    newest: Option<(syn::File, Option<(syn::File, BTreeMap<String, SourceLine>)>)>,
 }
 
 impl Built {
     /// The newest toolkit's types, less the `PFN_` typedefs: the Linux unit's, and the Windows
     /// unit's own per module.
-    pub fn newest_types(&self, headers: &[HeaderSpec]) -> Result<(syn::File, BTreeMap<String, Vec<syn::Item>>), Error> {
-        let newest_version = self.model.newest_toolkit().unwrap_or(ToolkitVersion { major: 0, minor: 0 });
-        let (linux, windows) = self.newest.as_ref().ok_or(Error::NoToolkits)?;
-        let read_types = |out: &BindgenOutput| {
-            parse::parse_bindgen(&out.rust, &out.locations)
-                .map(|p| p.types)
-                .map_err(|message| Error::BindgenOutput { toolkit: newest_version, message })
-        };
-        let types = read_types(linux)?;
+    pub fn newest_types(self, headers: &[HeaderSpec]) -> Result<(Model, syn::File, BTreeMap<String, Vec<syn::Item>>), Error> {
+        let (linux, windows) = self.newest.ok_or(Error::NoToolkits)?;
         let module_types = match windows {
-            Some(w) => split_by_module(headers, read_types(w)?, &w.locations, &types),
+            Some((types, locations)) => split_by_module(headers, types, &locations, &linux),
             None => BTreeMap::new(),
         };
-        Ok((types, module_types))
+        Ok((self.model, linux, module_types))
     }
 }
 
@@ -171,20 +165,13 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
         return Err(Error::NoToolkits);
     }
     let libclang = clang::ensure_libclang(manifest, fetcher)?;
-    let mut parsed = parse_all(&manifest.headers, toolkits, &fetcher.cache, fetcher.progress.as_ref())?;
-    // The newest toolkit's types are the ones emitted, whatever order the toolkits came in.
-    parsed.sort_by_key(|p| p.input.version);
+    let (parsed, newest) = parse_all(&manifest.headers, toolkits, &fetcher.cache, fetcher.progress.as_ref())?;
     let mut warnings = Vec::new();
     let mut inputs = Vec::new();
-    let mut newest = None;
-    let mut newest_windows = None;
     for p in parsed {
         warnings.extend(p.warnings);
         inputs.push(p.input);
-        newest_windows = p.windows.or(newest_windows);
-        newest = Some(p.linux);
     }
-    let newest = newest.map(|linux| (linux, newest_windows));
     let model = Model::build(inputs);
     warnings.extend(model.warnings.iter().cloned());
     let toolkit_lines = summary_lines(&model);
@@ -296,56 +283,80 @@ fn compare_with_pin(manifest: &Manifest, fetcher: &Fetcher, pin: &ToolkitPin, mu
     }
 }
 
-/// A toolkit's input to the model, bindgen's raw output (for the types), and warnings.
-/// What one toolkit gives: its model input, bindgen's raw output per target (for the types),
-/// and warnings.
-struct Parsed {
-    input: ToolkitInput,
-    linux: BindgenOutput,
-    windows: Option<BindgenOutput>,
+/// What clang (or [`crate::unit_cache`]) gave for one toolkit: bindgen's output per target.
+struct Units {
+    outputs: Vec<(Platform, BindgenOutput)>,
     warnings: Vec<String>,
-    /// Whether clang ran (not every unit came from [`crate::unit_cache`]).
+    /// Whether clang ran (not every unit came from the cache).
     ran_clang: bool,
 }
 
-/// bindgen (or its cached output, [`crate::unit_cache`]) and the parser over every toolkit,
-/// a few at a time.
-fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders], cache: &Path, progress: Option<&fetch::Progress>) -> Result<Vec<Parsed>, Error> {
+/// What one toolkit gives the model, and its units' types (the emitter wants the newest).
+struct Parsed {
+    input: ToolkitInput,
+    types: Vec<(Platform, syn::File, BTreeMap<String, SourceLine>)>,
+    warnings: Vec<String>,
+}
+
+/// The newest toolkit's Linux types and the newest Windows types, as [`Built`] keeps them.
+type NewestTypes = Option<(syn::File, Option<(syn::File, BTreeMap<String, SourceLine>)>)>;
+
+/// bindgen (or its cached output) over every toolkit, a few at a time on worker threads, and
+/// the parser over each toolkit's output on this thread as it arrives: syn's trees are not
+/// `Send`, so bindgen's output is read once, here, and only the newest types are kept.
+fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders], cache: &Path, progress: Option<&fetch::Progress>) -> Result<(Vec<Parsed>, NewestTypes), Error> {
     let standins = crate::standins::standins_in(cache)?;
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let done = std::sync::atomic::AtomicUsize::new(0);
     let mut results: Vec<Option<Result<Parsed, Error>>> = (0..toolkits.len()).map(|_| None).collect();
-    let slots = std::sync::Mutex::new(&mut results);
+    // The newest of each target so far: (version, types, locations).
+    let mut newest: [Option<(ToolkitVersion, syn::File, BTreeMap<String, SourceLine>)>; 2] = [None, None];
     std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel();
         for _ in 0..workers.min(toolkits.len()) {
-            s.spawn(|| loop {
+            let tx = tx.clone();
+            let (next, standins) = (&next, standins.path());
+            s.spawn(move || loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(tk) = toolkits.get(i) else { break };
                 let start = std::time::Instant::now();
-                let r = parse_toolkit(headers, tk, standins.path(), cache);
-                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                if let (Some(progress), Ok(Parsed { ran_clang: true, .. })) = (progress, &r) {
-                    let secs = start.elapsed().as_secs_f64();
-                    progress.say(&format!("clang [{n}/{}] read CUDA {} in {secs:.1} s", toolkits.len(), tk.version));
+                let units = run_units(headers, tk, standins, cache);
+                if tx.send((i, units, start.elapsed())).is_err() {
+                    break;
                 }
-                slots.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }
+        drop(tx);
+        for (done, (i, units, took)) in rx.into_iter().enumerate() {
+            let tk = &toolkits[i];
+            if let (Some(progress), Ok(Units { ran_clang: true, .. })) = (progress, &units) {
+                progress.say(&format!("clang [{}/{}] read CUDA {} in {:.1} s", done + 1, toolkits.len(), tk.version, took.as_secs_f64()));
+            }
+            let mut parsed = units.and_then(|u| parse_toolkit(headers, tk, u));
+            if let Ok(p) = &mut parsed {
+                for (target, types, locations) in std::mem::take(&mut p.types) {
+                    let slot = &mut newest[target as usize];
+                    if slot.as_ref().is_none_or(|(v, _, _)| *v < tk.version) {
+                        *slot = Some((tk.version, types, locations));
+                    }
+                }
+            }
+            results[i] = Some(parsed);
+        }
     });
-    results
+    let parsed = results
         .into_iter()
         .map(|r| r.unwrap_or_else(|| Err(Error::Bindgen { toolkit: ToolkitVersion { major: 0, minor: 0 }, message: "worker thread died".into() })))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    let [linux, windows] = newest;
+    let newest = linux.map(|(_, types, _)| (types, windows.map(|(_, types, locations)| (types, locations))));
+    Ok((parsed, newest))
 }
 
-/// Both translation units of one toolkit, merged into its model input.
-fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, cache: &Path) -> Result<Parsed, Error> {
-    let mut acc = Accumulated::default();
-    let mut ran_clang = false;
+/// Both translation units of one toolkit through bindgen (or the unit cache).
+fn run_units(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, cache: &Path) -> Result<Units, Error> {
+    let mut units = Units { outputs: Vec::new(), warnings: Vec::new(), ran_clang: false };
     let first_api = headers.first().map_or("cuda.h", |h| h.api.as_str());
-    let mut linux = None;
-    let mut windows = None;
     for target in [Platform::Linux, Platform::Windows] {
         let rows: Vec<&HeaderSpec> = headers.iter().filter(|h| h.target == target).collect();
         if rows.is_empty() {
@@ -354,19 +365,26 @@ fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, c
         let dirs = tk.include_dirs_for(target);
         if dirs.is_empty() {
             let names: Vec<&str> = rows.iter().map(|h| h.typedefs.as_str()).collect();
-            acc.warnings.push(format!("CUDA {}: no Windows headers for this toolkit; not read: {}", tk.version, names.join(", ")));
+            units.warnings.push(format!("CUDA {}: no Windows headers for this toolkit; not read: {}", tk.version, names.join(", ")));
             continue;
         }
-        let unit = clang::Unit { toolkit: tk.version, target, first_api, headers: rows.clone(), include_dirs: dirs };
+        let unit = clang::Unit { toolkit: tk.version, target, first_api, headers: rows, include_dirs: dirs };
         let (out, source) = crate::unit_cache::run_bindgen(&unit, standins, cache)?;
-        ran_clang |= source == crate::unit_cache::Source::Bindgen;
-        acc.add_unit(tk.version, &rows, dirs, &out)?;
-        match target {
-            Platform::Linux => linux = Some(out),
-            Platform::Windows => windows = Some(out),
-        }
+        units.ran_clang |= source == crate::unit_cache::Source::Bindgen;
+        units.outputs.push((target, out));
     }
-    let linux = linux.unwrap_or(BindgenOutput { rust: String::new(), locations: BTreeMap::new() });
+    Ok(units)
+}
+
+/// One toolkit's units, read and merged into its model input.
+fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, units: Units) -> Result<Parsed, Error> {
+    let mut acc = Accumulated { warnings: units.warnings, ..Accumulated::default() };
+    let mut types = Vec::new();
+    for (target, out) in units.outputs {
+        let rows: Vec<&HeaderSpec> = headers.iter().filter(|h| h.target == target).collect();
+        let parsed = acc.add_unit(tk.version, &rows, tk.include_dirs_for(target), &out)?;
+        types.push((target, parsed, out.locations));
+    }
     let input = ToolkitInput {
         version: tk.version,
         source: tk.source.clone(),
@@ -374,7 +392,7 @@ fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, c
         aliases: acc.aliases,
         counts: acc.counts,
     };
-    Ok(Parsed { input, linux, windows, warnings: acc.warnings, ran_clang })
+    Ok(Parsed { input, types, warnings: acc.warnings })
 }
 
 /// One toolkit's declarations, gathered over its translation units.
@@ -387,8 +405,8 @@ struct Accumulated {
 }
 
 impl Accumulated {
-    fn add_unit(&mut self, version: ToolkitVersion, rows: &[&HeaderSpec], dirs: &[PathBuf], out: &BindgenOutput) -> Result<(), Error> {
-        // syn's trees are not Send: the types are read again, once, for the newest toolkit.
+    /// Adds one unit's declarations; returns its types (everything but the `PFN_` typedefs).
+    fn add_unit(&mut self, version: ToolkitVersion, rows: &[&HeaderSpec], dirs: &[PathBuf], out: &BindgenOutput) -> Result<syn::File, Error> {
         let parsed = parse::parse_bindgen(&out.rust, &out.locations).map_err(|message| Error::BindgenOutput { toolkit: version, message })?;
         if let Some((name, loc, why)) = parsed.malformed.first() {
             let more = match parsed.malformed.len() - 1 {
@@ -482,7 +500,7 @@ impl Accumulated {
         if !empty.is_empty() {
             return Err(Error::NoTypedefs { count: empty.len(), details: empty.join("\n") });
         }
-        Ok(())
+        Ok(parsed.types)
     }
 }
 

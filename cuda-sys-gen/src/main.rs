@@ -37,7 +37,7 @@ enum Command {
         regenerate_command: String,
     },
     /// Report what changed in the driver entry points between two toolkits (markdown, or --json).
-    #[command(after_help = cuda_sys_gen::DIFF_EXIT_STATUS)]
+    #[command(after_help = cuda_sys_gen::diff_exit_status())]
     Diff {
         #[command(flatten)]
         args: DiffArgs,

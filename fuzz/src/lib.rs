@@ -84,7 +84,7 @@ pub fn check_parse(rust: &str) {
         assert_eq!((n.symbol, n.version, n.variant), (t.symbol.as_str(), t.version, t.variant), "{}", t.pfn);
         assert_eq!(t.params.len(), t.layouts.len(), "{}", t.pfn);
         for ty in t.params.iter().map(|p| &p.ty).chain([&t.returns]) {
-            assert!(syn::parse_str::<syn::Type>(ty).is_ok(), "{}: the parser wrote `{ty}`, which is no Rust type", t.pfn);
+            assert!(syn::parse_str::<syn::Type>(ty.as_str()).is_ok(), "{}: the parser wrote `{ty}`, which is no Rust type", t.pfn);
         }
     }
     let decls = declarations(&parsed);
@@ -135,7 +135,7 @@ pub fn check_order_independent(forward: &str, backward: &str) {
         return;
     };
     let key = |p: &parse::ParsedOutput| {
-        let mut v: Vec<(String, Vec<parse::Param>, String, Vec<parse::ParamLayout>)> =
+        let mut v: Vec<(String, Vec<parse::Param>, codegen::syntax::RustType, Vec<codegen::layout::ParamLayout>)> =
             p.typedefs.iter().map(|t| (t.pfn.clone(), t.params.clone(), t.returns.clone(), t.layouts.clone())).collect();
         v.sort_by(|x, y| x.0.cmp(&y.0));
         v

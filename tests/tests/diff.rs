@@ -219,7 +219,7 @@ fn headers_gained_lost_and_moved() {
             legacy: false,
             line: 1,
             params: vec![],
-            returns: "CUresult".into(),
+            returns: "CUresult".parse().unwrap(),
             layouts: vec![],
         }
     };
@@ -606,6 +606,20 @@ fn xtask_diff_and_help() {
         for line in ["Exit status:", "0  nothing changed", "1  error", "2  additions only", "3  breaking", "--fail-on breaking lets additions through"] {
             assert!(help.contains(line), "{package}: {line:?} not in:\n{help}");
         }
+    }
+}
+
+/// The README's exit-status table is `diff::EXIT_STATUSES`, row for row, and `Verdict` agrees.
+#[test]
+fn readme_exit_statuses_are_the_codes() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let table = readme.split("**Exit status**").nth(1).expect("README has an exit-status table");
+    let rows: Vec<String> = table.lines().filter(|l| l.starts_with("| ") && l.chars().nth(2).is_some_and(|c| c.is_ascii_digit())).map(String::from).collect();
+    let expected: Vec<String> = diff::EXIT_STATUSES.iter().map(|(code, meaning)| format!("| {code} | {meaning} |")).collect();
+    assert_eq!(rows, expected);
+    for (v, code) in [(Verdict::Unchanged, 0), (Verdict::Additive, 2), (Verdict::Breaking, 3)] {
+        assert_eq!(v.exit_status(), code);
+        assert!(diff::EXIT_STATUSES.iter().any(|(c, m)| *c == code && (code == 0 || m.starts_with(if code == 2 { "additions" } else { "breaking" }))));
     }
 }
 

@@ -74,7 +74,7 @@ fn toolkits() -> impl Strategy<Value = Vec<Tk>> {
 }
 
 fn params(flavor: u8) -> Vec<Param> {
-    let p = |name: &str, ty: &str| Param { name: name.into(), ty: ty.into() };
+    let p = |name: &str, ty: &str| Param { name: name.into(), ty: ty.parse().unwrap() };
     match flavor {
         0 => vec![p("dptr", "*mut CUdeviceptr"), p("bytesize", "usize")],
         1 => vec![p("dptr", "*mut CUdeviceptr")],
@@ -111,7 +111,7 @@ fn input(tk: &Tk, order_seed: u64) -> ToolkitInput {
                 legacy: a.legacy,
                 line: i + 1,
                 params,
-                returns: "CUresult".into(),
+                returns: "CUresult".parse().unwrap(),
                 layouts,
             }
         })
@@ -217,7 +217,7 @@ fn bindgen_text(tk: &Tk) -> String {
     for a in &tk.abis {
         let params: Vec<String> = params(a.flavor)
             .iter()
-            .map(|p| format!("{}: {}", p.name, p.ty.replace("c_uint", "::core::ffi::c_uint")))
+            .map(|p| format!("{}: {}", p.name, p.ty.as_str().replace("c_uint", "::core::ffi::c_uint")))
             .collect();
         s.push_str(&format!("pub type {} = ::core::option::Option<unsafe extern \"C\" fn({}) -> CUresult>;\n", a.pfn(), params.join(", ")));
     }

@@ -24,7 +24,7 @@ enum Command {
     /// Regenerate generated/ from the headers of every pinned toolkit.
     Generate(GenerateArgs),
     /// Report what changed in the driver entry points between two toolkits (markdown, or --json).
-    #[command(after_help = cuda_sys_gen::DIFF_EXIT_STATUS)]
+    #[command(after_help = cuda_sys_gen::diff_exit_status())]
     Diff(DiffArgs),
     /// Build the real-driver checks for the GPU machine into .device-bin/.
     DeviceBuild,

@@ -17,6 +17,7 @@ use crate::version::ToolkitVersion;
 use crate::model::{declaration_drift, Declaration, Drift, Entry, Model, ToolkitSummary};
 use crate::names::Variant;
 use crate::parse::Param;
+use crate::syntax::RustType;
 use crate::Error;
 
 /// The report. Every list is sorted (by symbol, version, variant; drift by PFN and parameter).
@@ -79,8 +80,21 @@ pub enum Verdict {
     Breaking,
 }
 
+/// `diff`'s exit statuses and what each means: the one source of `diff --help`'s table and of
+/// the README's (`tests/tests/diff.rs` checks both).
+pub const EXIT_STATUSES: [(u8, &str); 4] = [
+    (0, "nothing changed (or, with `--fail-on breaking`, additions only)"),
+    (1, "error: bad arguments, a version that is not pinned, a path without headers, the same toolkit twice, a failed download"),
+    (2, "additions only: new symbols, new ABI versions of existing symbols, new typedef headers, an ABI no longer legacy"),
+    (
+        3,
+        "breaking: symbols or ABIs removed, ABI drift, an unversioned alias that now means another typedef, an ABI turned \
+         legacy or moved to another header, a typedef header lost",
+    ),
+];
+
 impl Verdict {
-    /// 0 unchanged, 2 additive, 3 breaking (1 is left to errors).
+    /// 0 unchanged, 2 additive, 3 breaking (1 is left to errors): [`EXIT_STATUSES`].
     pub fn exit_status(self) -> u8 {
         match self {
             Verdict::Unchanged => 0,
@@ -144,7 +158,7 @@ pub struct EntryView {
     /// Where the driver has it.
     pub platforms: BTreeSet<Platform>,
     pub params: Vec<Param>,
-    pub returns: String,
+    pub returns: RustType,
 }
 
 impl EntryView {

@@ -123,10 +123,6 @@ pub(crate) fn rust_file(ctx: &Ctx<'_>, path: &str, tokens: TokenStream) -> Resul
     Ok(out.into_bytes())
 }
 
-/// A type written as text in the model (`*mut CUdeviceptr_v2`), as tokens.
-pub(crate) fn parse_type(text: &str, context: &str) -> Result<syn::Type, Error> {
-    syn::parse_str(text).map_err(|e| Error::Emit { file: context.into(), message: format!("type `{text}`: {e}") })
-}
 
 /// A template as a file of the crate: the marker, then the template, with the crate's name
 /// where the template says `cuda_driver_pfn` (code) or `cuda-driver-pfn` (prose).

@@ -379,7 +379,7 @@ mod tests {
             legacy: false,
             toolkits: BTreeSet::new(),
             params: vec![],
-            returns: "CUresult".into(),
+            returns: "CUresult".parse().unwrap(),
             declared: BTreeMap::new(),
         }
     }

@@ -4,7 +4,7 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use super::ctx::{parse_type, Ctx, ModuleSpec};
+use super::ctx::{Ctx, ModuleSpec};
 use crate::header_text::AliasTarget;
 use crate::model::Entry;
 use crate::version::format_cuda_version;
@@ -20,14 +20,14 @@ fn ident(s: &str) -> Ident {
 pub(crate) fn fn_type(e: &Entry) -> Result<TokenStream, Error> {
     let mut params = Vec::new();
     for p in &e.params {
-        let ty = parse_type(&p.ty, &e.pfn)?;
+        let ty = p.ty.syntax();
         let name = syn::parse_str::<Ident>(&p.name).unwrap_or_else(|_| ident("_"));
         params.push(quote!(#name: #ty));
     }
-    let ret = if e.returns == "()" {
+    let ret = if e.returns.is_unit() {
         quote!()
     } else {
-        let ty = parse_type(&e.returns, &e.pfn)?;
+        let ty = e.returns.syntax();
         quote!(-> #ty)
     };
     Ok(quote!(unsafe extern "system" fn(#(#params),*) #ret))
@@ -138,9 +138,9 @@ pub fn module_rs(ctx: &Ctx<'_>, m: &ModuleSpec, own_types: &[syn::Item]) -> Resu
 enum AliasForm {
     /// `pub type PFN_x = ...;`: an item of its own, documented (the crate-level names).
     Type,
-    /// `pub use ... as PFN_x;`: a re-export, which rustc only resolves. The ~10,000 per-toolkit
-    /// names of `aliases` as type aliases took 0.4 s more of every build of the crate
-    /// (`cargo build`, every feature, median of 5: 3.2 s against 2.8 s).
+    /// `pub use ... as PFN_x;`: a re-export, which rustc only resolves: the ~10,000 per-toolkit
+    /// names of `aliases` cost a build of the crate far less so than as type aliases
+    /// (docs/performance.md).
     Reexport,
 }
 

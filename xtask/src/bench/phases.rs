@@ -66,12 +66,12 @@ pub fn phases(root: &Path) -> Result<Phases> {
     let _ = std::fs::remove_dir_all(fetcher.cache.join(codegen::unit_cache::DIR));
     let t = Instant::now();
     let built = pipeline::build_model(&manifest, &fetcher, &toolkits).context("building the model")?;
-    out.push(("build_model: bindgen + parse + merge (parallel, as generate runs it)".into(), t.elapsed()));
+    out.push(("build_model: bindgen (parallel) + parse (as it arrives) + merge, as generate runs it".into(), t.elapsed()));
     let t = Instant::now();
-    let (types, module_types) = built.newest_types(&manifest.headers).context("reading the newest types")?;
+    let (model, types, module_types) = built.newest_types(&manifest.headers).context("reading the newest types")?;
     let modules: Vec<emit::ModuleSpec> = manifest.headers.iter().map(emit::ModuleSpec::from_manifest).collect();
     let opts = EmitOptions { crate_name: "cuda-driver-pfn".into(), command: "cargo xtask generate".into() };
-    let files = emit::emit(&built.model, &types, &module_types, &modules, &opts).context("emitting")?;
+    let files = emit::emit(&model, &types, &module_types, &modules, &opts).context("emitting")?;
     out.push(("newest types + emit (quote, prettyplease)".into(), t.elapsed()));
     let scratch = tempfile::tempdir().context("creating a temporary folder")?;
     let t = Instant::now();
