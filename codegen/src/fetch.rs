@@ -137,13 +137,7 @@ impl Fetcher {
                 crate::platform::Platform::Windows => windows_include_dirs.push(dir),
             }
         }
-        let source = pin
-            .packages
-            .iter()
-            .map(|p| format!("{} {}{}", p.name, p.version, p.platform.as_ref().map(|x| format!(" ({x})")).unwrap_or_default()))
-            .collect::<Vec<_>>()
-            .join(", ");
-        Ok(ToolkitHeaders { version: pin.version, include_dirs, windows_include_dirs, origin: Origin::Pinned, source })
+        Ok(ToolkitHeaders { version: pin.version, include_dirs, windows_include_dirs, origin: Origin::Pinned, source: pin.describe() })
     }
 
     /// The folder holding the fallback `libclang.so`, fetched if needed.

@@ -139,6 +139,15 @@ pub struct PackagePin {
     pub target: Platform,
 }
 
+impl ToolkitPin {
+    /// Its packages in a few words, as registry.json and messages name a pin:
+    /// `nvidia-cuda-runtime 13.5.37, nvidia-cuda-runtime 13.5.37 (win_amd64)`.
+    pub fn describe(&self) -> String {
+        let label = |p: &PackagePin| format!("{} {}{}", p.name, p.version, p.platform.as_ref().map(|x| format!(" ({x})")).unwrap_or_default());
+        self.packages.iter().map(label).collect::<Vec<_>>().join(", ")
+    }
+}
+
 /// A lower-case hex sha256 digest.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Sha256(pub String);

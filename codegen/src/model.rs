@@ -37,6 +37,28 @@ pub struct Declaration {
     pub layouts: Vec<ParamLayout>,
 }
 
+impl Declaration {
+    /// A declaration of `pfn` in `header` (module `module`) with no parameters, returning
+    /// `CUresult`, on Linux, not legacy, at line 1: what tests and fuzzers build models from.
+    pub fn bare(pfn: &str, header: &str, module: &str) -> Result<Declaration, crate::names::NameError> {
+        let n = crate::names::split_pfn_name(pfn)?;
+        Ok(Declaration {
+            pfn: pfn.into(),
+            symbol: n.symbol.into(),
+            version: n.version,
+            variant: n.variant,
+            header: header.into(),
+            module: module.into(),
+            platforms: [Platform::Linux].into(),
+            legacy: false,
+            line: 1,
+            params: vec![],
+            returns: RustType::new(&syn::parse_quote!(CUresult)),
+            layouts: vec![],
+        })
+    }
+}
+
 /// Per typedef header and toolkit: what was found, so that nothing is dropped silently.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct HeaderCount {
@@ -318,22 +340,8 @@ mod tests {
     }
 
     fn decl(pfn: &str) -> Declaration {
-        let n = crate::names::split_pfn_name(pfn).unwrap();
-        let (symbol, version, variant) = (n.symbol, n.version, n.variant);
-        Declaration {
-            pfn: pfn.into(),
-            symbol: symbol.into(),
-            version,
-            variant,
-            header: "cudaTypedefs.h".into(),
-            module: "cuda".into(),
-            platforms: [Platform::Linux].into(),
-            legacy: version == 2000,
-            line: 1,
-            params: vec![],
-            returns: "CUresult".parse().unwrap(),
-            layouts: vec![],
-        }
+        let d = Declaration::bare(pfn, "cudaTypedefs.h", "cuda").unwrap();
+        Declaration { legacy: d.version == 2000, ..d }
     }
 
     fn input(v: &str, pfns: &[&str], aliases: &[(&str, &str)]) -> ToolkitInput {

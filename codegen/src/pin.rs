@@ -49,13 +49,7 @@ pub fn prepare(manifest_path: &Path, fetcher: &Fetcher, spec: &ToolkitSpec) -> R
     if let Some(existing) = manifest.toolkit(version) {
         let needle = format!("version = \"{version}\"");
         let (line, col) = line_col(&text, text.find(&needle).unwrap_or(0));
-        let pin = existing
-            .packages
-            .iter()
-            .map(|p| format!("{} {}{}", p.name, p.version, p.platform.as_ref().map(|x| format!(" ({x})")).unwrap_or_default()))
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Err(Error::AlreadyPinned { version, pin, manifest: manifest_path.to_owned(), line, col });
+        return Err(Error::AlreadyPinned { version, pin: existing.describe(), manifest: manifest_path.to_owned(), line, col });
     }
     // (name, pip platform if not [fetch]'s, translation unit) of each package to pin.
     let template = manifest.toolkits.iter().max_by_key(|t| t.version);

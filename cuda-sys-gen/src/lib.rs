@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use clap::{Args, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use codegen::diff::toolkits::{self, DiffConfig};
 use codegen::locate::ToolkitSpec;
 use codegen::diff::{self, Verdict};
@@ -213,5 +213,59 @@ pub fn exit_status(result: Result<u8>) -> std::process::ExitCode {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+/// The `cuda-sys-gen` command line (its `--help` is the reference the README is tested against).
+#[derive(Parser)]
+#[command(name = "cuda-sys-gen", version, about = "Versioned CUDA driver entry point types from NVIDIA's headers")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Write (or, with --check, verify) the generated crate.
+    Generate {
+        #[command(flatten)]
+        args: GenerateArgs,
+        /// The headers manifest.
+        #[arg(long, default_value = "headers-manifest.toml")]
+        manifest: PathBuf,
+        /// The folder of the generated crate; everything in it belongs to the generator.
+        #[arg(long, default_value = "generated")]
+        out: PathBuf,
+        /// The generated crate's package name.
+        #[arg(long, default_value = "cuda-driver-pfn")]
+        crate_name: String,
+        /// Where wheels and extracted headers are cached.
+        #[arg(long, default_value = "target/cuda-headers")]
+        cache: PathBuf,
+        /// The command quoted in the generated files' headers.
+        #[arg(long, default_value = "cuda-sys-gen generate")]
+        regenerate_command: String,
+    },
+    /// Report what changed in the driver entry points between two toolkits (markdown, or --json).
+    #[command(after_help = diff_exit_status())]
+    Diff {
+        #[command(flatten)]
+        args: DiffArgs,
+        /// The headers manifest (pinned versions are looked up in it).
+        #[arg(long, default_value = "headers-manifest.toml")]
+        manifest: PathBuf,
+        /// Where wheels and extracted headers are cached.
+        #[arg(long, default_value = "target/cuda-headers")]
+        cache: PathBuf,
+    },
+}
+
+/// `main` of the `cuda-sys-gen` binary.
+pub fn run(cli: Cli) -> std::process::ExitCode {
+    match cli.command {
+        Command::Generate { args, manifest, out, crate_name, cache, regenerate_command } => {
+            exit_code(generate(args, Paths { manifest, out, cache, crate_name, command: regenerate_command }))
+        }
+        Command::Diff { args, manifest, cache } => exit_status(diff(args, &manifest, &cache)),
     }
 }

@@ -69,6 +69,31 @@ pub fn manifest_with(rows: Option<&[&str]>, versions: &[&str]) -> tempfile::Temp
     dir
 }
 
+/// `cargo run --quiet --package PACKAGE -- ARGS` in the repository, with extra environment.
+pub fn cargo_run(package: &str, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO"));
+    cmd.current_dir(repo_root()).args(["run", "--quiet", "--package", package, "--"]).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run cargo")
+}
+
+/// A process's output as text.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The fake driver (or runtime) with every registry entry in its table, each at its own
+/// pointer ([`fake::pointer_for`] its index).
+pub fn fake_with_every_entry(flavour: fake::Flavour) -> fake::Fake {
+    let fake = fake::Fake::new(flavour);
+    for (i, e) in cuda_driver_pfn::ENTRIES.iter().enumerate() {
+        fake.add_abi(e.symbol, e.version, e.variant.is_some(), fake::pointer_for(i));
+    }
+    fake
+}
+
 /// Runs the pipeline over local toolkit folders only, into `out`.
 pub fn generate_local(manifest_dir: &Path, toolkits: Vec<PathBuf>, out: &Path, crate_name: &str) -> Result<Report, codegen::Error> {
     pipeline::generate(&Config {

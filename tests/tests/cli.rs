@@ -1,21 +1,7 @@
 //! The command-line tools as a user runs them: exit codes and messages.
 
-use std::process::{Command, Output};
-
 use cuda_sys_gen_tests::*;
 
-fn cargo_run(package: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.current_dir(repo_root()).args(["run", "--quiet", "--package", package, "--"]).args(args);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd.output().expect("run cargo")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 #[test]
 fn check_names_every_stale_file_and_the_fix() {
@@ -111,4 +97,34 @@ fn prerequisites_are_checked_before_any_download() {
     let err = text(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{err}");
     assert!(err.contains("nvidia-cuda-runtime-cu11==11.7.99") && err.contains("nvidia-cuda-runtime==13.5.37") && err.contains("downloads are off"), "{err}");
+}
+
+/// The README and the command line agree: every option of `cuda-sys-gen generate` and `diff`
+/// is in the README, and every option the README gives the generator is one of them (the
+/// options of cargo, git and rustup it quotes are listed here).
+#[test]
+fn readme_options_are_the_command_lines() {
+    use clap::CommandFactory;
+    let cli = cuda_sys_gen::Cli::command();
+    let mut ours = std::collections::BTreeSet::new();
+    for sub in cli.get_subcommands() {
+        for arg in sub.get_arguments() {
+            if let Some(long) = arg.get_long() {
+                ours.insert(format!("--{long}"));
+            }
+        }
+    }
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let others = ["--workspace", "--test", "--toolchain", "--path", "--no-deps", "--locked", "--help", "--git", "--example", "--depth", "--features", "--all-features", "--release"];
+    let mut named = std::collections::BTreeSet::new();
+    for (i, _) in readme.match_indices("--") {
+        let word: String = readme[i + 2..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '-').collect();
+        if word.starts_with(|c: char| c.is_ascii_lowercase()) && readme[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric() && c != '-') {
+            named.insert(format!("--{word}"));
+        }
+    }
+    let unknown: Vec<&String> = named.iter().filter(|n| !ours.contains(*n) && !others.contains(&n.as_str())).collect();
+    assert!(unknown.is_empty(), "the README names options cuda-sys-gen does not have: {unknown:?}");
+    let undocumented: Vec<&String> = ours.iter().filter(|o| !named.contains(*o)).collect();
+    assert!(undocumented.is_empty(), "options of cuda-sys-gen the README does not mention: {undocumented:?}");
 }

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use codegen::diff::toolkits::{self, DiffConfig};
 use codegen::locate::ToolkitSpec;
@@ -205,24 +205,7 @@ fn module_of(header: &str) -> &'static str {
 /// the Windows rows out when a side lacks them, so these come from models built by hand.
 #[test]
 fn headers_gained_lost_and_moved() {
-    let decl = |pfn: &str, header: &str| {
-        let n = codegen::names::split_pfn_name(pfn).unwrap();
-        let (symbol, version, variant) = (n.symbol, n.version, n.variant);
-        Declaration {
-            pfn: pfn.into(),
-            symbol: symbol.into(),
-            version,
-            variant,
-            header: header.into(),
-            module: module_of(header).into(),
-            platforms: [Platform::Linux].into(),
-            legacy: false,
-            line: 1,
-            params: vec![],
-            returns: "CUresult".parse().unwrap(),
-            layouts: vec![],
-        }
-    };
+    let decl = |pfn: &str, header: &str| Declaration::bare(pfn, header, module_of(header)).unwrap();
     let input = |version: &str, decls: Vec<Declaration>| {
         // Counted per header row, as the pipeline does.
         let mut counts: BTreeMap<String, HeaderCount> = BTreeMap::new();
@@ -530,18 +513,6 @@ fn same_toolkit_twice() {
 // ---------------------------------------------------------------------------------------------
 // The command line: exit statuses and output.
 
-fn cargo_run(package: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO"));
-    cmd.current_dir(repo_root()).args(["run", "--quiet", "--package", package, "--"]).args(args);
-    for (k, val) in env {
-        cmd.env(k, val);
-    }
-    cmd.output().expect("run cargo")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 /// `cuda-sys-gen diff` over a fixture's two toolkits, with extra arguments.
 fn cli_diff(case: &str, extra: &[&str]) -> Output {

@@ -10,11 +10,8 @@ use cuda_sys_gen_tests::fake::{pointer_for, Api, Fake, Flavour, Request};
 
 /// The fake with every registry entry in its table, each at its own pointer.
 fn fake_with_every_entry(flavour: Flavour, driver_version: u32) -> Fake {
-    let fake = Fake::new(flavour);
+    let fake = cuda_sys_gen_tests::fake_with_every_entry(flavour);
     fake.set_driver_version(driver_version);
-    for (i, e) in ENTRIES.iter().enumerate() {
-        fake.add_abi(e.symbol, e.version, e.variant.is_some(), pointer_for(i));
-    }
     fake
 }
 

@@ -7,11 +7,8 @@ use cuda_driver_pfn::{entries, visit_entries, Entry, EntryVisitor, Error, Librar
 use cuda_sys_gen_tests::fake::{answers, pointer_for, Api, Fake, Flavour, Request};
 
 fn full(flavour: Flavour, runtime_version: u32) -> Fake {
-    let fake = Fake::new(flavour);
+    let fake = cuda_sys_gen_tests::fake_with_every_entry(flavour);
     fake.set_runtime_version(runtime_version);
-    for (i, e) in ENTRIES.iter().enumerate() {
-        fake.add_abi(e.symbol, e.version, e.variant.is_some(), pointer_for(i));
-    }
     fake
 }
 

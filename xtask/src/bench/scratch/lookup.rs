@@ -67,6 +67,30 @@ fn main() {
     all(&fake, raw, path, rounds);
 }
 
+/// One sample of each side into `ours` and `base`, taking turns at going first.
+fn take_turns(round: usize, ours: &mut Vec<f64>, base: &mut Vec<f64>, mut run_ours: impl FnMut() -> f64, mut run_base: impl FnMut() -> f64) {
+    if round % 2 == 0 {
+        ours.push(run_ours());
+        base.push(run_base());
+    } else {
+        base.push(run_base());
+        ours.push(run_ours());
+    }
+}
+
+/// `k` bare `cuGetProcAddress_v2` calls for `E`, ns each.
+fn bare_lookups<E: Entry>(fake: &Fake, raw: GetProcAddressV2, k: usize) -> f64 {
+    fake.clear_log();
+    let t = Instant::now();
+    for _ in 0..k {
+        let (mut p, mut status) = (std::ptr::null_mut(), 0);
+        // SAFETY: a plain lookup with valid out-pointers.
+        unsafe { raw(black_box(E::INFO.c_symbol.as_ptr()), &mut p, E::VERSION as c_int, E::FLAGS.0, &mut status) };
+        black_box(p);
+    }
+    t.elapsed().as_secs_f64() * 1e9 / k as f64
+}
+
 fn print(name: &str, ours: &[f64], base: &[f64]) {
     let join = |v: &[f64]| v.iter().map(|x| format!("{x:.4}")).collect::<Vec<_>>().join(",");
     println!("{name}\t{}\t{}", join(ours), join(base));
@@ -80,7 +104,7 @@ fn first(fake: &Fake, raw: GetProcAddressV2, path: &str, rounds: usize) {
     let (mut ours, mut base) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         let drivers: Vec<Driver> = (0..k).map(|_| Driver::from_path(path).expect("the fake loads")).collect();
-        let mut run_ours = || {
+        let run_ours = || {
             fake.clear_log();
             let t = Instant::now();
             for d in &drivers {
@@ -88,24 +112,7 @@ fn first(fake: &Fake, raw: GetProcAddressV2, path: &str, rounds: usize) {
             }
             t.elapsed().as_secs_f64() * 1e9 / k as f64
         };
-        let mut run_base = || {
-            fake.clear_log();
-            let t = Instant::now();
-            for _ in 0..k {
-                let (mut p, mut status) = (std::ptr::null_mut(), 0);
-                // SAFETY: a plain lookup with valid out-pointers.
-                unsafe { raw(black_box(E::INFO.c_symbol.as_ptr()), &mut p, E::VERSION as c_int, E::FLAGS.0, &mut status) };
-                black_box(p);
-            }
-            t.elapsed().as_secs_f64() * 1e9 / k as f64
-        };
-        if round % 2 == 0 {
-            ours.push(run_ours());
-            base.push(run_base());
-        } else {
-            base.push(run_base());
-            ours.push(run_ours());
-        }
+        take_turns(round, &mut ours, &mut base, run_ours, || bare_lookups::<E>(fake, raw, k));
     }
     print("first", &ours, &base);
 
@@ -117,7 +124,7 @@ fn first(fake: &Fake, raw: GetProcAddressV2, path: &str, rounds: usize) {
     for round in 0..rounds {
         let tables: Vec<Box<[AtomicPtr<c_void>]>> =
             (0..k).map(|_| ENTRIES.iter().map(|_| AtomicPtr::new(std::ptr::null_mut())).collect()).collect();
-        let mut run_model = || {
+        let run_model = || {
             fake.clear_log();
             let t = Instant::now();
             for table in &tables {
@@ -131,24 +138,7 @@ fn first(fake: &Fake, raw: GetProcAddressV2, path: &str, rounds: usize) {
             }
             t.elapsed().as_secs_f64() * 1e9 / k as f64
         };
-        let mut run_bare = || {
-            fake.clear_log();
-            let t = Instant::now();
-            for _ in 0..k {
-                let (mut p, mut status) = (std::ptr::null_mut(), 0);
-                // SAFETY: a plain lookup with valid out-pointers.
-                unsafe { raw(black_box(E::INFO.c_symbol.as_ptr()), &mut p, E::VERSION as c_int, E::FLAGS.0, &mut status) };
-                black_box(p);
-            }
-            t.elapsed().as_secs_f64() * 1e9 / k as f64
-        };
-        if round % 2 == 0 {
-            model.push(run_model());
-            bare.push(run_bare());
-        } else {
-            bare.push(run_bare());
-            model.push(run_model());
-        }
+        take_turns(round, &mut model, &mut bare, run_model, || bare_lookups::<E>(fake, raw, k));
     }
     print("first-model", &model, &bare);
 }
@@ -182,13 +172,7 @@ fn cached(fake: &Fake, path: &str, rounds: usize) {
             }
             t.elapsed().as_secs_f64() * 1e9 / n as f64
         };
-        if round % 2 == 0 {
-            ours.push(run_ours());
-            base.push(run_base());
-        } else {
-            base.push(run_base());
-            ours.push(run_ours());
-        }
+        take_turns(round, &mut ours, &mut base, run_ours, run_base);
     }
     print("cached", &ours, &base);
 }
@@ -230,13 +214,7 @@ fn all(fake: &Fake, raw: GetProcAddressV2, path: &str, rounds: usize) {
             }
             t.elapsed().as_secs_f64() * 1e3
         };
-        if round % 2 == 0 {
-            ours.push(run_ours());
-            base.push(run_base());
-        } else {
-            base.push(run_base());
-            ours.push(run_ours());
-        }
+        take_turns(round, &mut ours, &mut base, run_ours, run_base);
     }
     print("all", &ours, &base);
 }
