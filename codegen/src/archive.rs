@@ -157,7 +157,13 @@ pub fn extract_includes(wheel: &Path, include: &str, dest: &Path, stamp: &str, m
 /// gets the stamp (`.sha256`, holding `stamp`) last and is then renamed to `dest`: a refused
 /// archive or a killed run leaves no `dest` and nothing that a later run would trust, and
 /// the scratch folders of killed runs are removed by the next extraction.
-pub fn extract_with_limits(wheel: &Path, include: &str, dest: &Path, stamp: &str, limits: &Limits) -> Result<(), Error> {
+pub fn extract_with_limits(
+    wheel: &Path,
+    include: &str,
+    dest: &Path,
+    stamp: &str,
+    limits: &Limits,
+) -> Result<(), Error> {
     let bad = |message: String| Error::UnsafeArchive { archive: wheel.to_owned(), message };
     let file = fs::File::open(wheel).map_err(|source| Error::Io { path: wheel.to_owned(), source })?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| bad(format!("not a readable zip archive: {e}")))?;
@@ -168,7 +174,10 @@ pub fn extract_with_limits(wheel: &Path, include: &str, dest: &Path, stamp: &str
     // which of its contents another tool extracts is anyone's guess.
     if let Some(listed) = listed_entries(wheel) {
         if listed > zip.len() as u64 {
-            return Err(bad(format!("its directory lists {listed} entries but only {} distinct names: a name appears twice", zip.len())));
+            return Err(bad(format!(
+                "its directory lists {listed} entries but only {} distinct names: a name appears twice",
+                zip.len()
+            )));
         }
     }
     let parent = dest.parent().unwrap_or(Path::new("."));
@@ -200,11 +209,16 @@ pub fn extract_with_limits(wheel: &Path, include: &str, dest: &Path, stamp: &str
         let folded = folded.join("/");
         if let Some(first) = seen.insert(folded, name.clone()) {
             let how = if first == name { "appears twice" } else { "names the same file as" };
-            let other = if first == name { String::new() } else { format!(" `{first}` (on a case-insensitive file system)") };
+            let other =
+                if first == name { String::new() } else { format!(" `{first}` (on a case-insensitive file system)") };
             return Err(bad(format!("archive entry `{name}` {how}{other}")));
         }
         if entry.size() > limits.file_bytes {
-            return Err(bad(format!("archive entry `{name}` declares {} bytes, more than the {} allowed", entry.size(), limits.file_bytes)));
+            return Err(bad(format!(
+                "archive entry `{name}` declares {} bytes, more than the {} allowed",
+                entry.size(),
+                limits.file_bytes
+            )));
         }
         plan.push((i, name, rel));
     }
@@ -231,10 +245,7 @@ pub fn extract_with_limits(wheel: &Path, include: &str, dest: &Path, stamp: &str
         let mut data = Vec::new();
         // Read one byte past the limit: a lying size field must not let a bomb through.
         let room = limits.file_bytes.min(limits.total_bytes - total);
-        (&mut entry)
-            .take(room + 1)
-            .read_to_end(&mut data)
-            .map_err(|e| bad(format!("archive entry `{name}`: {e}")))?;
+        (&mut entry).take(room + 1).read_to_end(&mut data).map_err(|e| bad(format!("archive entry `{name}`: {e}")))?;
         if data.len() as u64 > limits.file_bytes {
             return Err(bad(format!("archive entry `{name}` inflates past {} bytes", limits.file_bytes)));
         }
@@ -252,7 +263,8 @@ pub fn extract_with_limits(wheel: &Path, include: &str, dest: &Path, stamp: &str
     if fs::symlink_metadata(dest).is_ok() {
         // The stamp goes first: a removal cut short must not leave a folder that looks done.
         let _ = fs::remove_file(dest.join(STAMP));
-        let removed = if dest.is_dir() && !dest.is_symlink() { fs::remove_dir_all(dest) } else { fs::remove_file(dest) };
+        let removed =
+            if dest.is_dir() && !dest.is_symlink() { fs::remove_dir_all(dest) } else { fs::remove_file(dest) };
         removed.map_err(|source| Error::Io { path: dest.to_owned(), source })?;
         crate::fault::point("fetch:old-removed");
     }

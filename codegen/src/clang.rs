@@ -62,7 +62,10 @@ pub fn ensure_libclang(manifest: &Manifest, fetcher: &Fetcher) -> Result<String,
                 return Err(Error::NoLibclang { detail: format!("{system_err}; {hint}") });
             };
             let dir = fetcher.libclang(pin).map_err(|e| Error::NoLibclang {
-                detail: format!("{system_err}; fetching the {} {} wheel as a fallback failed too: {e}; {hint}", pin.name, pin.version),
+                detail: format!(
+                    "{system_err}; fetching the {} {} wheel as a fallback failed too: {e}; {hint}",
+                    pin.name, pin.version
+                ),
             })?;
             // clang-sys reads LIBCLANG_PATH when it loads; nothing else in this process reads it.
             std::env::set_var("LIBCLANG_PATH", &dir);
@@ -183,7 +186,11 @@ pub fn run_bindgen_tracked(unit: &Unit<'_>, standins: &Path) -> Result<(BindgenO
         for file in [&h.api, &h.typedefs] {
             let found = unit.include_dirs.iter().map(|d| d.join(file)).find(|p| p.is_file());
             let Some(path) = found else {
-                return Err(Error::MissingHeader { toolkit, header: file.clone(), searched: unit.include_dirs.to_vec() });
+                return Err(Error::MissingHeader {
+                    toolkit,
+                    header: file.clone(),
+                    searched: unit.include_dirs.to_vec(),
+                });
             };
             // clang accepts an empty file silently; an empty typedef header is a broken input.
             if std::fs::metadata(&path).map(|m| m.len() == 0).unwrap_or(false) {
@@ -210,7 +217,9 @@ pub fn run_bindgen_tracked(unit: &Unit<'_>, standins: &Path) -> Result<(BindgenO
         .default_enum_style(bindgen::EnumVariation::NewType { is_bitfield: false, is_global: false })
         .prepend_enum_name(false)
         .formatter(bindgen::Formatter::None)
-        .rust_target(bindgen::RustTarget::stable(82, 0).map_err(|e| Error::Bindgen { toolkit, message: e.to_string() })?)
+        .rust_target(
+            bindgen::RustTarget::stable(82, 0).map_err(|e| Error::Bindgen { toolkit, message: e.to_string() })?,
+        )
         .parse_callbacks(Box::new(locations));
     if unit.target == Platform::Windows {
         // The CUDA types come from the Linux unit; only the Windows headers' own are wanted.
@@ -235,4 +244,3 @@ pub fn run_bindgen_tracked(unit: &Unit<'_>, standins: &Path) -> Result<(BindgenO
     let deps = deps.lock().unwrap_or_else(|e| e.into_inner()).clone();
     Ok((BindgenOutput { rust: bindings.to_string(), locations }, deps))
 }
-

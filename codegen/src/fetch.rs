@@ -9,7 +9,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-
 use crate::archive::{extract_with_limits, is_stamped, sha256_file, Limits};
 use crate::manifest::{Manifest, PackagePin, ToolkitPin};
 use crate::platform::Platform;
@@ -137,7 +136,13 @@ impl Fetcher {
                 crate::platform::Platform::Windows => windows_include_dirs.push(dir),
             }
         }
-        Ok(ToolkitHeaders { version: pin.version, include_dirs, windows_include_dirs, origin: Origin::Pinned, source: pin.describe() })
+        Ok(ToolkitHeaders {
+            version: pin.version,
+            include_dirs,
+            windows_include_dirs,
+            origin: Origin::Pinned,
+            source: pin.describe(),
+        })
     }
 
     /// The folder holding the fallback `libclang.so`, fetched if needed.
@@ -218,7 +223,10 @@ impl Fetcher {
             .arg(tmp.path())
             .arg(spec)
             .output()
-            .map_err(|source| Error::Pip { package: spec.to_owned(), detail: format!("could not run `{} -m pip`: {source}", self.python) })?;
+            .map_err(|source| Error::Pip {
+                package: spec.to_owned(),
+                detail: format!("could not run `{} -m pip`: {source}", self.python),
+            })?;
         if !output.status.success() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             let detail = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();

@@ -316,7 +316,10 @@ pub fn resolve_aliases(
                 name: m.name.clone(),
                 line: m.line,
                 expansion,
-                reason: format!("`{}` is no symbol of this toolkit (a misspelt alias name?)", m.name.strip_prefix("PFN_").unwrap_or(&m.name)),
+                reason: format!(
+                    "`{}` is no symbol of this toolkit (a misspelt alias name?)",
+                    m.name.strip_prefix("PFN_").unwrap_or(&m.name)
+                ),
             });
         }
         ok.insert(m.name.clone(), AliasTarget { default, per_thread });
@@ -331,7 +334,8 @@ mod tests {
     #[test]
     fn comments_and_continuations() {
         let text = "#define A 1 /* a\n comment */\n#define B \\\n  2 // tail\n\"/* not a comment */\"\n";
-        let lines: Vec<(usize, String)> = logical_lines(text).into_iter().map(|l| (l.line, l.text.trim().to_owned())).collect();
+        let lines: Vec<(usize, String)> =
+            logical_lines(text).into_iter().map(|l| (l.line, l.text.trim().to_owned())).collect();
         assert_eq!(
             lines,
             vec![(1, "#define A 1".into()), (3, "#define B    2".into()), (5, "\"/* not a comment */\"".into())]
@@ -354,7 +358,12 @@ mod tests {
         assert_eq!(m[1].line, 2);
         assert_eq!(
             m[2].body,
-            AliasBody::PerThread { api: "PFN_cuC".into(), default_version: 10010, per_thread_version: 10010, suffix: "_ptsz" }
+            AliasBody::PerThread {
+                api: "PFN_cuC".into(),
+                default_version: 10010,
+                per_thread_version: 10010,
+                suffix: "_ptsz"
+            }
         );
         assert_eq!(m[3].body, AliasBody::Other("PFN_cuD _v11070".into()));
         let exists = |n: &str| ["PFN_cuA_v3020", "PFN_cuB_v3020", "PFN_cuB_v7000_ptds"].contains(&n);
@@ -374,7 +383,16 @@ mod tests {
 
     #[test]
     fn odd_input_does_not_panic() {
-        for text in ["/* unterminated", "#", "#define", "#define PFN_", "\"open", "\\", "#if\n#else\n#elif\n#endif\n#endif", "\u{feff}#define PFN_x é"] {
+        for text in [
+            "/* unterminated",
+            "#",
+            "#define",
+            "#define PFN_",
+            "\"open",
+            "\\",
+            "#if\n#else\n#elif\n#endif\n#endif",
+            "\u{feff}#define PFN_x é",
+        ] {
             let _ = alias_macros(text);
             let _ = internal_guard_lines(text);
         }

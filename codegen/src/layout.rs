@@ -18,7 +18,13 @@ pub enum Layout {
     Array(Arc<Layout>, u64),
     /// A struct with its fields (name, offset, layout), or a union (members not kept: only
     /// its size and alignment are its ABI).
-    Record { name: String, union: bool, size: u64, align: u64, fields: Vec<(String, u64, Arc<Layout>)> },
+    Record {
+        name: String,
+        union: bool,
+        size: u64,
+        align: u64,
+        fields: Vec<(String, u64, Arc<Layout>)>,
+    },
     /// A function pointer (callbacks are not followed).
     Function,
     /// A type declared but not defined, or one we cannot see into.
@@ -57,10 +63,17 @@ fn drift_at(old: &Layout, new: &Layout, depth: usize, top: bool) -> Option<Strin
             drift_at(a, b, depth + 1, false)
         }
         (Primitive(a), Primitive(b)) => (top && a != b).then(|| format!("{a} became {b}")),
-        (Record { name: na, union: ua, size: sa, align: aa, fields: fa }, Record { name: nb, union: ub, size: sb, align: ab, fields: fb }) => {
+        (
+            Record { name: na, union: ua, size: sa, align: aa, fields: fa },
+            Record { name: nb, union: ub, size: sb, align: ab, fields: fb },
+        ) => {
             if ua != ub || sa != sb || aa != ab {
                 let kind = |u: &bool| if *u { "union" } else { "struct" };
-                return Some(format!("{} {na} ({sa} bytes, align {aa}) became {} {nb} ({sb} bytes, align {ab})", kind(ua), kind(ub)));
+                return Some(format!(
+                    "{} {na} ({sa} bytes, align {aa}) became {} {nb} ({sb} bytes, align {ab})",
+                    kind(ua),
+                    kind(ub)
+                ));
             }
             // Padding (`reserved`, `_internal_padding`) shrinks when a field is carved out of
             // it; that is how CUDA grows a struct without breaking its ABI.
@@ -152,7 +165,9 @@ impl TypeTable {
         for stmt in &b.block.stmts {
             let syn::Stmt::Expr(syn::Expr::Index(ix), _) = stmt else { continue };
             let syn::Expr::Array(label) = &*ix.expr else { continue };
-            let Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(label), .. })) = label.elems.first() else { continue };
+            let Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(label), .. })) = label.elems.first() else {
+                continue;
+            };
             let syn::Expr::Binary(bin) = &*ix.index else { continue };
             let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. }) = &*bin.right else { continue };
             let Ok(n) = n.base10_parse::<u64>() else { continue };
@@ -337,9 +352,7 @@ impl Unfolded {
 }
 
 fn named_fields<'a>(fields: impl Iterator<Item = &'a syn::Field>) -> Vec<(String, syn::Type)> {
-    fields
-        .filter_map(|f| Some((f.ident.as_ref()?.to_string(), f.ty.clone())))
-        .collect()
+    fields.filter_map(|f| Some((f.ident.as_ref()?.to_string(), f.ty.clone()))).collect()
 }
 
 /// x86-64 meaning of the primitive names bindgen uses.

@@ -37,7 +37,10 @@ pub fn locate_toolkit(path: &Path) -> Result<PathBuf, Error> {
         }
         Err(e) => return Err(unreadable(path, e)),
         Ok(m) if !m.is_dir() => {
-            return Err(Error::ToolkitNotFound { path: path.to_owned(), detail: "it is a file, not a folder: give the toolkit's folder".into() })
+            return Err(Error::ToolkitNotFound {
+                path: path.to_owned(),
+                detail: "it is a file, not a folder: give the toolkit's folder".into(),
+            })
         }
         Ok(_) => {}
     }
@@ -82,7 +85,10 @@ pub fn read_cuda_version(include_dir: &Path) -> Result<ToolkitVersion, Error> {
             }
         }
     }
-    Err(Error::ToolkitNotFound { path, detail: "it has no `#define CUDA_VERSION <number>` line: is it a real cuda.h?".into() })
+    Err(Error::ToolkitNotFound {
+        path,
+        detail: "it has no `#define CUDA_VERSION <number>` line: is it a real cuda.h?".into(),
+    })
 }
 
 /// The toolkit to use when `--toolkit` is not given: the first of `$CUDA_PATH`,
@@ -90,7 +96,7 @@ pub fn read_cuda_version(include_dir: &Path) -> Result<ToolkitVersion, Error> {
 pub fn discover_local_toolkit() -> Option<PathBuf> {
     let mut v: Vec<PathBuf> = ["CUDA_PATH", "CUDA_HOME"]
         .iter()
-        .filter_map(|k| std::env::var_os(k))
+        .filter_map(std::env::var_os)
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)
         .collect();

@@ -143,7 +143,9 @@ impl ToolkitPin {
     /// Its packages in a few words, as registry.json and messages name a pin:
     /// `nvidia-cuda-runtime 13.5.37, nvidia-cuda-runtime 13.5.37 (win_amd64)`.
     pub fn describe(&self) -> String {
-        let label = |p: &PackagePin| format!("{} {}{}", p.name, p.version, p.platform.as_ref().map(|x| format!(" ({x})")).unwrap_or_default());
+        let label = |p: &PackagePin| {
+            format!("{} {}{}", p.name, p.version, p.platform.as_ref().map(|x| format!(" ({x})")).unwrap_or_default())
+        };
         self.packages.iter().map(label).collect::<Vec<_>>().join(", ")
     }
 }
@@ -158,9 +160,7 @@ impl<'de> Deserialize<'de> for Sha256 {
         if s.len() == 64 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
             Ok(Sha256(s))
         } else {
-            Err(serde::de::Error::custom(format!(
-                "`{s}` is not a sha256 digest (64 lower-case hex digits)"
-            )))
+            Err(serde::de::Error::custom(format!("`{s}` is not a sha256 digest (64 lower-case hex digits)")))
         }
     }
 }
@@ -174,8 +174,7 @@ impl fmt::Display for Sha256 {
 impl Manifest {
     /// Reads and checks the manifest at `path`.
     pub fn load(path: &Path) -> Result<Manifest, Error> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
         Manifest::parse(path, &text)
     }
 
@@ -187,12 +186,7 @@ impl Manifest {
         };
         let manifest: Manifest = toml::from_str(text).map_err(|e| {
             let (line, col) = at(e.span());
-            Error::Manifest {
-                path: path.to_owned(),
-                line,
-                col,
-                message: e.message().to_owned(),
-            }
+            Error::Manifest { path: path.to_owned(), line, col, message: e.message().to_owned() }
         })?;
         manifest.validate(path, text)?;
         Ok(manifest)
@@ -215,12 +209,19 @@ impl Manifest {
         let mut features = std::collections::BTreeMap::new();
         for h in &self.headers {
             if !is_ident(&h.name) || syn::parse_str::<syn::Ident>(&h.name).is_err() {
-                return Err(err(&h.name, format!("header name `{}` must be a lower-case Rust identifier (and not a keyword)", h.name)));
+                return Err(err(
+                    &h.name,
+                    format!("header name `{}` must be a lower-case Rust identifier (and not a keyword)", h.name),
+                ));
             }
             if crate::reserved::RESERVED_MODULES.contains(&crate::reserved::module_name(&h.name)) && h.name != "cuda" {
                 return Err(err(
                     &format!("\"{}\"", h.name),
-                    format!("header name `{}` is taken by the generated crate itself (it has {}): choose another", h.name, crate::reserved::RESERVED_MODULES.join(", ")),
+                    format!(
+                        "header name `{}` is taken by the generated crate itself (it has {}): choose another",
+                        h.name,
+                        crate::reserved::RESERVED_MODULES.join(", ")
+                    ),
                 ));
             }
             if !names.insert(h.name.as_str()) {
@@ -239,7 +240,10 @@ impl Manifest {
                     return Err(err(&format!("\"{f}\""), "feature `default` is Cargo's own list of default features: use `default = true` on the row instead".into()));
                 }
                 if crate::reserved::RESERVED_FEATURES.contains(&f.as_str()) {
-                    return Err(err(&format!("\"{f}\""), format!("feature `{f}` is the generated crate's own: choose another")));
+                    return Err(err(
+                        &format!("\"{f}\""),
+                        format!("feature `{f}` is the generated crate's own: choose another"),
+                    ));
                 }
                 if let Some(other) = features.insert(f.as_str(), h.name.as_str()) {
                     return Err(err(&format!("\"{f}\""), format!("feature `{f}` is given to both `{other}` and `{}`: each header row needs a feature of its own", h.name)));
@@ -247,7 +251,13 @@ impl Manifest {
             }
             for s in &h.standins {
                 if !crate::standins::standin_exists(h.target, s) {
-                    return Err(err(s, format!("there is no {} stand-in header `{s}` (codegen/standins/{}/): add it, or remove it here", h.target, h.target)));
+                    return Err(err(
+                        s,
+                        format!(
+                            "there is no {} stand-in header `{s}` (codegen/standins/{}/): add it, or remove it here",
+                            h.target, h.target
+                        ),
+                    ));
                 }
             }
             for s in &h.system {
@@ -257,7 +267,10 @@ impl Manifest {
             }
             for d in &h.defines {
                 let name = d.split_once('=').map_or(d.as_str(), |(n, _)| n);
-                if !name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric()) || name.is_empty() || d.contains(char::is_whitespace) {
+                if !name.chars().all(|c| c == '_' || c.is_ascii_alphanumeric())
+                    || name.is_empty()
+                    || d.contains(char::is_whitespace)
+                {
                     return Err(err(d, format!("define `{d}` must be NAME or NAME=VALUE without spaces")));
                 }
             }
@@ -271,12 +284,19 @@ impl Manifest {
                 }
             }
             if !p.file.ends_with(".whl") || p.file.contains(['/', '\\']) {
-                return Err(err(&p.file, format!("`{}` must be a wheel file name (no folders, ending in .whl)", p.file)));
+                return Err(err(
+                    &p.file,
+                    format!("`{}` must be a wheel file name (no folders, ending in .whl)", p.file),
+                ));
             }
             // The folder must be one an archive entry can be under: the extractor's own rules.
-            let entry_ok = crate::archive::entry_path_under(&format!("{}/x.h", p.include), &p.include).is_ok_and(|r| r.is_some());
+            let entry_ok =
+                crate::archive::entry_path_under(&format!("{}/x.h", p.include), &p.include).is_ok_and(|r| r.is_some());
             if p.include.starts_with('/') || p.include.split('/').any(|c| c == ".." || c.is_empty()) || !entry_ok {
-                return Err(err(&p.include, format!("include folder `{}` must be a relative path inside the wheel", p.include.escape_debug())));
+                return Err(err(
+                    &p.include,
+                    format!("include folder `{}` must be a relative path inside the wheel", p.include.escape_debug()),
+                ));
             }
             // The wheel file name carries its version: a mismatch is a copy-paste slip.
             let stem = p.name.replace('-', "_");
@@ -289,7 +309,10 @@ impl Manifest {
                 return Err(err(&format!("\"{}\"", t.version), format!("toolkit {} is pinned twice", t.version)));
             }
             if t.packages.is_empty() {
-                return Err(err(&format!("\"{}\"", t.version), format!("toolkit {} names no [[toolkit.package]]", t.version)));
+                return Err(err(
+                    &format!("\"{}\"", t.version),
+                    format!("toolkit {} names no [[toolkit.package]]", t.version),
+                ));
             }
         }
         Ok(())
@@ -302,8 +325,7 @@ impl Manifest {
 
 fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some('a'..='z'))
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+    matches!(chars.next(), Some('a'..='z')) && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 fn is_plain_header_name(s: &str) -> bool {

@@ -10,11 +10,11 @@ use serde::Serialize;
 
 use crate::header_text::AliasTarget;
 use crate::layout::{layout_drift, ParamLayout};
-use crate::platform::Platform;
-use crate::version::ToolkitVersion;
 use crate::names::Variant;
 use crate::parse::Param;
+use crate::platform::Platform;
 use crate::syntax::RustType;
+use crate::version::ToolkitVersion;
 
 /// One `PFN_` typedef as one toolkit declares it: the parser's output, located.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,11 +212,8 @@ impl Model {
                 has_alias_macros: !t.aliases.is_empty(),
             })
             .collect();
-        let header_aliases = by_version
-            .values()
-            .filter(|t| !t.aliases.is_empty())
-            .map(|t| (t.version, t.aliases.clone()))
-            .collect();
+        let header_aliases =
+            by_version.values().filter(|t| !t.aliases.is_empty()).map(|t| (t.version, t.aliases.clone())).collect();
         drift.sort();
         Model { toolkits, entries, header_aliases, drift, warnings }
     }
@@ -250,11 +247,8 @@ impl Model {
         }
         let declared: Vec<&Entry> = self.symbol_entries(symbol).filter(|e| e.toolkits.contains(&toolkit)).collect();
         let default = declared.iter().filter(|e| e.variant.is_none()).max_by_key(|e| e.version)?;
-        let per_thread = declared
-            .iter()
-            .filter(|e| e.variant.is_some())
-            .max_by_key(|e| (e.version, e.variant))
-            .unwrap_or(default);
+        let per_thread =
+            declared.iter().filter(|e| e.variant.is_some()).max_by_key(|e| (e.version, e.variant)).unwrap_or(default);
         Some(AliasTarget { default: default.pfn.clone(), per_thread: per_thread.pfn.clone() })
     }
 }
@@ -262,15 +256,24 @@ impl Model {
 /// Compares each declaration with the previous toolkit's.
 fn entry_drift(e: &Entry) -> Vec<Drift> {
     let decls: Vec<(&ToolkitVersion, &Declaration)> = e.declared.iter().collect();
-    decls.windows(2).flat_map(|pair| match pair {
-        [(from, a), (to, b)] => declaration_drift(&e.pfn, **from, a, **to, b),
-        _ => Vec::new(),
-    }).collect()
+    decls
+        .windows(2)
+        .flat_map(|pair| match pair {
+            [(from, a), (to, b)] => declaration_drift(&e.pfn, **from, a, **to, b),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 /// Where two declarations of one PFN differ in ABI: the parameter list itself, or the layout
 /// of what a parameter reaches ([`layout_drift`]). Any two toolkits, not only consecutive ones.
-pub fn declaration_drift(pfn: &str, from: ToolkitVersion, a: &Declaration, to: ToolkitVersion, b: &Declaration) -> Vec<Drift> {
+pub fn declaration_drift(
+    pfn: &str,
+    from: ToolkitVersion,
+    a: &Declaration,
+    to: ToolkitVersion,
+    b: &Declaration,
+) -> Vec<Drift> {
     let types = |d: &Declaration| d.params.iter().map(|p| p.ty.to_string()).collect::<Vec<_>>();
     if types(a) != types(b) || a.returns != b.returns {
         return vec![Drift {
@@ -359,8 +362,16 @@ mod tests {
 
     #[test]
     fn exported_names_and_aliases() {
-        let old = input("12.9", &["PFN_cuX_v2000", "PFN_cuX_v3020", "PFN_cuX_v7000_ptds", "PFN_cuY_v4000"], &[("PFN_cuX", "PFN_cuX_v2000")]);
-        let new = input("13.0", &["PFN_cuX_v2000", "PFN_cuX_v3020", "PFN_cuX_v7000_ptds", "PFN_cuX_v12000", "PFN_cuY_v4000"], &[]);
+        let old = input(
+            "12.9",
+            &["PFN_cuX_v2000", "PFN_cuX_v3020", "PFN_cuX_v7000_ptds", "PFN_cuY_v4000"],
+            &[("PFN_cuX", "PFN_cuX_v2000")],
+        );
+        let new = input(
+            "13.0",
+            &["PFN_cuX_v2000", "PFN_cuX_v3020", "PFN_cuX_v7000_ptds", "PFN_cuX_v12000", "PFN_cuY_v4000"],
+            &[],
+        );
         let m = Model::build(vec![new.clone(), old.clone()]);
         let names: Vec<(&str, &str)> = m.entries.values().map(|e| (e.pfn.as_str(), e.exported.as_str())).collect();
         assert_eq!(

@@ -137,7 +137,10 @@ mod tests {
         assert_eq!(ok("PFN_cuMemAlloc_v3020"), ("cuMemAlloc", 3020, None));
         assert_eq!(ok("PFN_cuStreamBeginCapture_v10010_ptsz"), ("cuStreamBeginCapture", 10010, Some(Variant::Ptsz)));
         // A `_v` inside the symbol is fine, as long as it is no version suffix.
-        assert_eq!(ok("PFN_cuGraphicsVDPAURegisterVideoSurface_v3010"), ("cuGraphicsVDPAURegisterVideoSurface", 3010, None));
+        assert_eq!(
+            ok("PFN_cuGraphicsVDPAURegisterVideoSurface_v3010"),
+            ("cuGraphicsVDPAURegisterVideoSurface", 3010, None)
+        );
         assert_eq!(ok("PFN_cu_vx_v999999"), ("cu_vx", 999999, None));
     }
 
@@ -148,8 +151,12 @@ mod tests {
         assert_eq!(split_pfn_name("PFN_cuMemAlloc_v"), Err(NameError::NoVersion));
         assert_eq!(split_pfn_name("PFN_cuMemAlloc_vX1"), Err(NameError::NoVersion));
         assert_eq!(split_pfn_name("PFN_cuX_v0"), Err(NameError::VersionZero));
-        assert_eq!(split_pfn_name("PFN_x_v99999999999"), Err(NameError::VersionTooLong { digits: "99999999999".into() }));
-        let two = |symbol: &str, inner: &str| Err(NameError::TwoVersions { symbol: symbol.into(), inner: inner.into() });
+        assert_eq!(
+            split_pfn_name("PFN_x_v99999999999"),
+            Err(NameError::VersionTooLong { digits: "99999999999".into() })
+        );
+        let two =
+            |symbol: &str, inner: &str| Err(NameError::TwoVersions { symbol: symbol.into(), inner: inner.into() });
         assert_eq!(split_pfn_name("PFN_cuCtxCreate_v12050_v13060"), two("cuCtxCreate_v12050", "12050"));
         assert_eq!(split_pfn_name("PFN_cuTwoV_v13060_v13060"), two("cuTwoV_v13060", "13060"));
         assert_eq!(split_pfn_name("PFN_cuFoo_v2_v11040_ptds"), two("cuFoo_v2", "2"));

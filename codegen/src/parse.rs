@@ -38,7 +38,6 @@ pub struct Typedef {
     pub layouts: Vec<ParamLayout>,
 }
 
-
 /// What one toolkit's bindgen output holds.
 #[derive(Debug, Clone)]
 pub struct ParsedOutput {
@@ -66,7 +65,9 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
     }
     let mut file: syn::File = syn::parse2(tokens).map_err(|e| format!("not valid Rust: {e}"))?;
     if let Some(tokens) = find_verbatim(&mut file) {
-        return Err(format!("not bindgen's output: syn keeps `{tokens}` only as unparsed tokens, which cannot be printed back"));
+        return Err(format!(
+            "not bindgen's output: syn keeps `{tokens}` only as unparsed tokens, which cannot be printed back"
+        ));
     }
     let table = TypeTable::new(&file.items);
     let mut typedefs = Vec::new();
@@ -101,7 +102,8 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
             unnameable.push((name, location));
             continue;
         }
-        let f = fn_pointer(&t.ty).ok_or_else(|| format!("`{name}` is not a function pointer type: `{}`", t.ty.to_token_stream()))?;
+        let f = fn_pointer(&t.ty)
+            .ok_or_else(|| format!("`{name}` is not a function pointer type: `{}`", t.ty.to_token_stream()))?;
         let mut params = Vec::new();
         let mut layouts = Vec::new();
         for (i, arg) in f.inputs.iter().enumerate() {
@@ -127,7 +129,13 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
             layouts,
         });
     }
-    Ok(ParsedOutput { typedefs, unversioned, malformed, unnameable, types: syn::File { shebang: None, attrs: file.attrs, items: others } })
+    Ok(ParsedOutput {
+        typedefs,
+        unversioned,
+        malformed,
+        unnameable,
+        types: syn::File { shebang: None, attrs: file.attrs, items: others },
+    })
 }
 
 /// Nesting past this is refused before syn sees it. Measured with [`nesting`], bindgen's
@@ -213,7 +221,12 @@ fn find_verbatim(file: &mut syn::File) -> Option<String> {
         check!(visit_expr_mut, syn::Expr, visit_mut::visit_expr_mut, syn::Expr::Verbatim);
         check!(visit_type_mut, syn::Type, visit_mut::visit_type_mut, syn::Type::Verbatim);
         check!(visit_pat_mut, syn::Pat, visit_mut::visit_pat_mut, syn::Pat::Verbatim);
-        check!(visit_type_param_bound_mut, syn::TypeParamBound, visit_mut::visit_type_param_bound_mut, syn::TypeParamBound::Verbatim);
+        check!(
+            visit_type_param_bound_mut,
+            syn::TypeParamBound,
+            visit_mut::visit_type_param_bound_mut,
+            syn::TypeParamBound::Verbatim
+        );
     }
     let mut f = Finder(None);
     f.visit_file_mut(file);

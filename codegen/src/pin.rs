@@ -15,9 +15,9 @@ use crate::archive;
 use crate::fetch::Fetcher;
 use crate::locate::ToolkitSpec;
 use crate::manifest::{line_col, Manifest, PackagePin, Sha256, ToolkitPin};
+use crate::pipeline;
 use crate::platform::Platform;
 use crate::version::ToolkitVersion;
-use crate::pipeline;
 use crate::Error;
 
 /// A pin ready to be written: the manifest's new text and what it adds.
@@ -37,7 +37,8 @@ pub struct NewPin {
 /// `CUDA_VERSION` names one) and returns the manifest text with their pin added. Writes only
 /// into the cache: the wheels land in `<cache>/wheels/` so regeneration needs no second download.
 pub fn prepare(manifest_path: &Path, fetcher: &Fetcher, spec: &ToolkitSpec) -> Result<NewPin, Error> {
-    let text = fs::read_to_string(manifest_path).map_err(|source| Error::Io { path: manifest_path.to_owned(), source })?;
+    let text =
+        fs::read_to_string(manifest_path).map_err(|source| Error::Io { path: manifest_path.to_owned(), source })?;
     let manifest = Manifest::parse(manifest_path, &text)?;
     let (version, local) = match spec {
         ToolkitSpec::Version(v) => (*v, None),
@@ -49,7 +50,13 @@ pub fn prepare(manifest_path: &Path, fetcher: &Fetcher, spec: &ToolkitSpec) -> R
     if let Some(existing) = manifest.toolkit(version) {
         let needle = format!("version = \"{version}\"");
         let (line, col) = line_col(&text, text.find(&needle).unwrap_or(0));
-        return Err(Error::AlreadyPinned { version, pin: existing.describe(), manifest: manifest_path.to_owned(), line, col });
+        return Err(Error::AlreadyPinned {
+            version,
+            pin: existing.describe(),
+            manifest: manifest_path.to_owned(),
+            line,
+            col,
+        });
     }
     // (name, pip platform if not [fetch]'s, translation unit) of each package to pin.
     let template = manifest.toolkits.iter().max_by_key(|t| t.version);
@@ -62,7 +69,8 @@ pub fn prepare(manifest_path: &Path, fetcher: &Fetcher, spec: &ToolkitSpec) -> R
         let pip_platform = platform.clone().unwrap_or_else(|| fetcher.platform.clone());
         let versions = index_versions(fetcher, &name, &pip_platform, version)?;
         let Some(full) = newest_patch(&versions, version) else {
-            let minors: std::collections::BTreeSet<ToolkitVersion> = versions.iter().filter_map(|v| minor_of(v)).collect();
+            let minors: std::collections::BTreeSet<ToolkitVersion> =
+                versions.iter().filter_map(|v| minor_of(v)).collect();
             let minors: Vec<String> = minors.iter().map(|m| m.to_string()).collect();
             let detail = if minors.is_empty() {
                 format!("{name} has no releases for {pip_platform}")
@@ -154,26 +162,44 @@ fn for_platform(platform: &Option<String>) -> String {
 }
 
 /// `python3 -m pip index versions NAME` for one pip platform, binary wheels only.
-fn index_versions(fetcher: &Fetcher, name: &str, platform: &str, version: ToolkitVersion) -> Result<Vec<String>, Error> {
+fn index_versions(
+    fetcher: &Fetcher,
+    name: &str,
+    platform: &str,
+    version: ToolkitVersion,
+) -> Result<Vec<String>, Error> {
     if fetcher.offline {
-        return Err(Error::PipIndex { package: name.into(), detail: "downloads are off (--offline); finding a new toolkit needs PyPI".into() });
+        return Err(Error::PipIndex {
+            package: name.into(),
+            detail: "downloads are off (--offline); finding a new toolkit needs PyPI".into(),
+        });
     }
     let output = Command::new(&fetcher.python)
         .args(["-m", "pip", "index", "versions", name, "--only-binary=:all:", "--disable-pip-version-check"])
         .args(["--platform", platform])
         .output()
-        .map_err(|e| Error::PipIndex { package: name.into(), detail: format!("could not run `{} -m pip`: {e}", fetcher.python) })?;
+        .map_err(|e| Error::PipIndex {
+            package: name.into(),
+            detail: format!("could not run `{} -m pip`: {e}", fetcher.python),
+        })?;
     let stderr = String::from_utf8_lossy(&output.stderr);
     let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_owned();
     if !output.status.success() {
         if stderr.contains("No matching distribution") {
-            return Err(Error::NotOnPyPI { version, package: name.into(), detail: format!("pip finds no {name} for {platform} at all") });
+            return Err(Error::NotOnPyPI {
+                version,
+                package: name.into(),
+                detail: format!("pip finds no {name} for {platform} at all"),
+            });
         }
         return Err(Error::PipIndex { package: name.into(), detail: last });
     }
     let versions = parse_index_versions(&String::from_utf8_lossy(&output.stdout));
     if versions.is_empty() {
-        return Err(Error::PipIndex { package: name.into(), detail: format!("no `Available versions:` line in its output ({last})") });
+        return Err(Error::PipIndex {
+            package: name.into(),
+            detail: format!("no `Available versions:` line in its output ({last})"),
+        });
     }
     Ok(versions)
 }
@@ -233,7 +259,10 @@ pub fn include_folder(wheel: &Path) -> Result<String, Error> {
         ([one], _) => Ok((*one).clone()),
         ([], 1) => Ok(folders.keys().next().cloned().unwrap_or_default()),
         ([], 0) => Err(bad("no include/ folder with headers in it".into())),
-        _ => Err(bad(format!("several include folders, cannot tell which to pin: {}", folders.keys().cloned().collect::<Vec<_>>().join(", ")))),
+        _ => Err(bad(format!(
+            "several include folders, cannot tell which to pin: {}",
+            folders.keys().cloned().collect::<Vec<_>>().join(", ")
+        ))),
     }
 }
 
@@ -250,8 +279,10 @@ fn check_cuda_version(wheel: &Path, include: &str, package_version: &str) -> Res
         .read_to_end(&mut text)
         .map_err(|e| bad(format!("{include}/cuda.h: {e}")))?;
     let scratch = tempfile::tempdir().map_err(|source| Error::Io { path: std::env::temp_dir(), source })?;
-    fs::write(scratch.path().join("cuda.h"), &text).map_err(|source| Error::Io { path: scratch.path().to_owned(), source })?;
-    let found = crate::locate::read_cuda_version(scratch.path()).map_err(|_| bad(format!("{include}/cuda.h has no `#define CUDA_VERSION`")))?;
+    fs::write(scratch.path().join("cuda.h"), &text)
+        .map_err(|source| Error::Io { path: scratch.path().to_owned(), source })?;
+    let found = crate::locate::read_cuda_version(scratch.path())
+        .map_err(|_| bad(format!("{include}/cuda.h has no `#define CUDA_VERSION`")))?;
     if minor_of(package_version) != Some(found) {
         return Err(bad(format!("its cuda.h says CUDA {found}, but the package version is {package_version}")));
     }
@@ -279,7 +310,8 @@ pub fn insert_pin(text: &str, manifest: &Manifest, pin: &ToolkitPin) -> String {
         // The `[[toolkit]]` line whose next `version =` line is v's.
         let needle = format!("version = \"{v}\"");
         (0..lines.len()).find(|&i| {
-            lines[i].trim() == "[[toolkit]]" && lines[i + 1..].iter().find(|l| !l.trim().is_empty()).is_some_and(|l| l.trim() == needle)
+            lines[i].trim() == "[[toolkit]]"
+                && lines[i + 1..].iter().find(|l| !l.trim().is_empty()).is_some_and(|l| l.trim() == needle)
         })
     };
     let below = manifest.toolkits.iter().map(|t| t.version).filter(|v| *v < pin.version).max();
@@ -337,11 +369,21 @@ fn compare_local(local: &Path, fetcher: &Fetcher, pin: &ToolkitPin, manifest: &M
             }
         }
     }
-    let what = pin.packages.iter().filter(|p| p.target == Platform::Linux).map(|p| format!("{} {}", p.name, p.version)).collect::<Vec<_>>().join(", ");
+    let what = pin
+        .packages
+        .iter()
+        .filter(|p| p.target == Platform::Linux)
+        .map(|p| format!("{} {}", p.name, p.version))
+        .collect::<Vec<_>>()
+        .join(", ");
     Ok(if differ.is_empty() {
         format!("the headers at {} are identical to the pinned {what}", local.display())
     } else {
-        format!("the headers at {} differ from the pinned {what}: {}; generated/ follows the pin", local.display(), differ.join(", "))
+        format!(
+            "the headers at {} differ from the pinned {what}: {}; generated/ follows the pin",
+            local.display(),
+            differ.join(", ")
+        )
     })
 }
 

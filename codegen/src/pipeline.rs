@@ -9,11 +9,11 @@ use crate::fetch::{self, Fetcher, Origin, ToolkitHeaders};
 use crate::header_text;
 use crate::locate;
 use crate::manifest::{HeaderSpec, Manifest, ToolkitPin};
+use crate::model::{Declaration, HeaderCount, Model, ToolkitInput};
+use crate::parse;
 use crate::platform::Platform;
 use crate::prereq;
 use crate::version::ToolkitVersion;
-use crate::model::{Declaration, HeaderCount, Model, ToolkitInput};
-use crate::parse;
 use crate::write::{self, Mode, WriteReport};
 use crate::Error;
 
@@ -63,7 +63,10 @@ impl Report {
             }
             for d in &self.model.drift {
                 let param = d.param.as_deref().unwrap_or("parameter list");
-                s.push_str(&format!("ABI drift: {} {} -> {}: {param}: {} -> {}\n", d.pfn, d.from, d.to, d.before, d.after));
+                s.push_str(&format!(
+                    "ABI drift: {} {} -> {}: {param}: {} -> {}\n",
+                    d.pfn, d.from, d.to, d.before, d.after
+                ));
             }
         }
         for n in &self.notes {
@@ -121,8 +124,12 @@ pub fn generate(cfg: &Config) -> Result<Report, Error> {
     clang::ensure_libclang(&manifest, &fetcher)?;
     let (toolkits, notes) = collect_toolkits(&manifest, &fetcher, &cfg.local_toolkits)?;
     let mut built = build_model(&manifest, &fetcher, &toolkits)?;
-    let (libclang, toolkit_lines, warnings) = (std::mem::take(&mut built.libclang), std::mem::take(&mut built.toolkit_lines), std::mem::take(&mut built.warnings));
-    let (model, types, module_types) = built.newest_types(&manifest.headers)?;
+    let (libclang, toolkit_lines, warnings) = (
+        std::mem::take(&mut built.libclang),
+        std::mem::take(&mut built.toolkit_lines),
+        std::mem::take(&mut built.warnings),
+    );
+    let ToEmit { model, types, module_types } = built.newest_types(&manifest.headers)?;
     let modules: Vec<emit::ModuleSpec> = manifest.headers.iter().map(emit::ModuleSpec::from_manifest).collect();
     let files = emit::emit(&model, &types, &module_types, &modules, &cfg.emit)?;
     let write = write::sync_tree(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command)?;
@@ -142,19 +149,35 @@ pub struct Built {
     /// newest Windows unit (the newest toolkit that has Windows headers: a local Linux toolkit
     /// newer than every pin has none) with where each was declared: what the emitter passes
     /// through.
-    newest: Option<(syn::File, Option<(syn::File, BTreeMap<String, SourceLine>)>)>,
+    newest: NewestTypes,
+}
+
+/// A translation unit's types (bindgen's output less the `PFN_` typedefs), with where each
+/// was declared.
+#[derive(Debug)]
+struct UnitTypes {
+    types: syn::File,
+    locations: BTreeMap<String, SourceLine>,
+}
+
+/// The model and what the emitter renders from it: the newest Linux types, and the newest
+/// Windows unit's own types per module.
+pub struct ToEmit {
+    pub model: Model,
+    pub types: syn::File,
+    pub module_types: BTreeMap<String, Vec<syn::Item>>,
 }
 
 impl Built {
     /// The newest toolkit's types, less the `PFN_` typedefs: the Linux unit's, and the Windows
     /// unit's own per module.
-    pub fn newest_types(self, headers: &[HeaderSpec]) -> Result<(Model, syn::File, BTreeMap<String, Vec<syn::Item>>), Error> {
+    pub fn newest_types(self, headers: &[HeaderSpec]) -> Result<ToEmit, Error> {
         let (linux, windows) = self.newest.ok_or(Error::NoToolkits)?;
         let module_types = match windows {
-            Some((types, locations)) => split_by_module(headers, types, &locations, &linux),
+            Some(w) => split_by_module(headers, w.types, &w.locations, &linux),
             None => BTreeMap::new(),
         };
-        Ok((self.model, linux, module_types))
+        Ok(ToEmit { model: self.model, types: linux, module_types })
     }
 }
 
@@ -210,17 +233,25 @@ fn collect_toolkits(
             None => out.push(fetcher.toolkit(pin)?),
         }
     }
-    let windows_rows: Vec<&str> = manifest.headers.iter().filter(|h| h.target == Platform::Windows).map(|h| h.name.as_str()).collect();
+    let windows_rows: Vec<&str> =
+        manifest.headers.iter().filter(|h| h.target == Platform::Windows).map(|h| h.name.as_str()).collect();
     let newest_windows = out.iter().filter(|t| !t.windows_include_dirs.is_empty()).map(|t| t.version).max();
     for (version, l) in locals {
         if let Origin::Local(p) = &l.origin {
-            notes.push(format!("CUDA {version} from {} is not pinned in the manifest: added to the inputs", p.display()));
+            notes.push(format!(
+                "CUDA {version} from {} is not pinned in the manifest: added to the inputs",
+                p.display()
+            ));
             if l.windows_include_dirs.is_empty() && !windows_rows.is_empty() {
                 let kept = match newest_windows {
                     Some(v) => format!("keep what CUDA {v}, the newest toolkit with them, declares"),
                     None => "are empty".to_owned(),
                 };
-                notes.push(format!("CUDA {version} from {} has no Windows headers: the modules {} {kept}", p.display(), windows_rows.join(", ")));
+                notes.push(format!(
+                    "CUDA {version} from {} has no Windows headers: the modules {} {kept}",
+                    p.display(),
+                    windows_rows.join(", ")
+                ));
             }
         }
         out.push(l);
@@ -241,9 +272,16 @@ pub fn local_toolkit(manifest: &Manifest, path: &Path) -> Result<ToolkitHeaders,
     // A toolkit folder holding the Windows typedef headers too (a Windows install, or a
     // fixture) feeds both translation units.
     let windows_rows = manifest.headers.iter().filter(|h| h.target == Platform::Windows);
-    let has_windows = windows_rows.clone().count() > 0 && windows_rows.clone().all(|h| include.join(&h.typedefs).is_file());
+    let has_windows =
+        windows_rows.clone().count() > 0 && windows_rows.clone().all(|h| include.join(&h.typedefs).is_file());
     let windows_include_dirs = if has_windows { vec![include.clone()] } else { Vec::new() };
-    Ok(ToolkitHeaders { version, include_dirs: vec![include.clone()], windows_include_dirs, origin: Origin::Local(include), source })
+    Ok(ToolkitHeaders {
+        version,
+        include_dirs: vec![include.clone()],
+        windows_include_dirs,
+        origin: Origin::Local(include),
+        source,
+    })
 }
 
 /// A local toolkit of a pinned version, compared with the pinned packages where they are at
@@ -251,12 +289,18 @@ pub fn local_toolkit(manifest: &Manifest, path: &Path) -> Result<ToolkitHeaders,
 /// the pin itself, so that the same input gives the same tree (registry.json names the pin's
 /// packages, not "a local toolkit"). A local Linux toolkit has no Windows headers: those still
 /// come from the pin.
-fn compare_with_pin(manifest: &Manifest, fetcher: &Fetcher, pin: &ToolkitPin, mut local: ToolkitHeaders) -> (ToolkitHeaders, String) {
+fn compare_with_pin(
+    manifest: &Manifest,
+    fetcher: &Fetcher,
+    pin: &ToolkitPin,
+    mut local: ToolkitHeaders,
+) -> (ToolkitHeaders, String) {
     let Origin::Local(path) = local.origin.clone() else { return (local, String::new()) };
     let pinned = match fetcher.toolkit(pin) {
         Ok(p) => p,
         Err(e) => {
-            let note = format!("CUDA {} from {} replaces the pinned package (not compared: {e})", pin.version, path.display());
+            let note =
+                format!("CUDA {} from {} replaces the pinned package (not compared: {e})", pin.version, path.display());
             return (local, note);
         }
     };
@@ -271,7 +315,14 @@ fn compare_with_pin(manifest: &Manifest, fetcher: &Fetcher, pin: &ToolkitPin, mu
         }
     }
     if differ.is_empty() {
-        (pinned, format!("CUDA {} at {} has the pinned headers, byte for byte: read as the pin", pin.version, path.display()))
+        (
+            pinned,
+            format!(
+                "CUDA {} at {} has the pinned headers, byte for byte: read as the pin",
+                pin.version,
+                path.display()
+            ),
+        )
     } else {
         let note = format!(
             "CUDA {} from {} replaces the pinned package; these headers differ from it: {}",
@@ -299,18 +350,23 @@ struct Parsed {
 }
 
 /// The newest toolkit's Linux types and the newest Windows types, as [`Built`] keeps them.
-type NewestTypes = Option<(syn::File, Option<(syn::File, BTreeMap<String, SourceLine>)>)>;
+type NewestTypes = Option<(syn::File, Option<UnitTypes>)>;
 
 /// bindgen (or its cached output) over every toolkit, a few at a time on worker threads, and
 /// the parser over each toolkit's output on this thread as it arrives: syn's trees are not
 /// `Send`, so bindgen's output is read once, here, and only the newest types are kept.
-fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders], cache: &Path, progress: Option<&fetch::Progress>) -> Result<(Vec<Parsed>, NewestTypes), Error> {
+fn parse_all(
+    headers: &[HeaderSpec],
+    toolkits: &[ToolkitHeaders],
+    cache: &Path,
+    progress: Option<&fetch::Progress>,
+) -> Result<(Vec<Parsed>, NewestTypes), Error> {
     let standins = crate::standins::standins_in(cache)?;
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
     let next = std::sync::atomic::AtomicUsize::new(0);
     let mut results: Vec<Option<Result<Parsed, Error>>> = (0..toolkits.len()).map(|_| None).collect();
-    // The newest of each target so far: (version, types, locations).
-    let mut newest: [Option<(ToolkitVersion, syn::File, BTreeMap<String, SourceLine>)>; 2] = [None, None];
+    // The newest of each target so far.
+    let mut newest: [Option<(ToolkitVersion, UnitTypes)>; 2] = [None, None];
     std::thread::scope(|s| {
         let (tx, rx) = std::sync::mpsc::channel();
         for _ in 0..workers.min(toolkits.len()) {
@@ -330,14 +386,20 @@ fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders], cache: &Path, 
         for (done, (i, units, took)) in rx.into_iter().enumerate() {
             let tk = &toolkits[i];
             if let (Some(progress), Ok(Units { ran_clang: true, .. })) = (progress, &units) {
-                progress.say(&format!("clang [{}/{}] read CUDA {} in {:.1} s", done + 1, toolkits.len(), tk.version, took.as_secs_f64()));
+                progress.say(&format!(
+                    "clang [{}/{}] read CUDA {} in {:.1} s",
+                    done + 1,
+                    toolkits.len(),
+                    tk.version,
+                    took.as_secs_f64()
+                ));
             }
             let mut parsed = units.and_then(|u| parse_toolkit(headers, tk, u));
             if let Ok(p) = &mut parsed {
                 for (target, types, locations) in std::mem::take(&mut p.types) {
                     let slot = &mut newest[target as usize];
-                    if slot.as_ref().is_none_or(|(v, _, _)| *v < tk.version) {
-                        *slot = Some((tk.version, types, locations));
+                    if slot.as_ref().is_none_or(|(v, _)| *v < tk.version) {
+                        *slot = Some((tk.version, UnitTypes { types, locations }));
                     }
                 }
             }
@@ -346,10 +408,17 @@ fn parse_all(headers: &[HeaderSpec], toolkits: &[ToolkitHeaders], cache: &Path, 
     });
     let parsed = results
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(Error::Bindgen { toolkit: ToolkitVersion { major: 0, minor: 0 }, message: "worker thread died".into() })))
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                Err(Error::Bindgen {
+                    toolkit: ToolkitVersion { major: 0, minor: 0 },
+                    message: "worker thread died".into(),
+                })
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let [linux, windows] = newest;
-    let newest = linux.map(|(_, types, _)| (types, windows.map(|(_, types, locations)| (types, locations))));
+    let newest = linux.map(|(_, unit)| (unit.types, windows.map(|(_, unit)| unit)));
     Ok((parsed, newest))
 }
 
@@ -365,7 +434,11 @@ fn run_units(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, cache
         let dirs = tk.include_dirs_for(target);
         if dirs.is_empty() {
             let names: Vec<&str> = rows.iter().map(|h| h.typedefs.as_str()).collect();
-            units.warnings.push(format!("CUDA {}: no Windows headers for this toolkit; not read: {}", tk.version, names.join(", ")));
+            units.warnings.push(format!(
+                "CUDA {}: no Windows headers for this toolkit; not read: {}",
+                tk.version,
+                names.join(", ")
+            ));
             continue;
         }
         let unit = clang::Unit { toolkit: tk.version, target, first_api, headers: rows, include_dirs: dirs };
@@ -406,12 +479,22 @@ struct Accumulated {
 
 impl Accumulated {
     /// Adds one unit's declarations; returns its types (everything but the `PFN_` typedefs).
-    fn add_unit(&mut self, version: ToolkitVersion, rows: &[&HeaderSpec], dirs: &[PathBuf], out: &BindgenOutput) -> Result<syn::File, Error> {
-        let parsed = parse::parse_bindgen(&out.rust, &out.locations).map_err(|message| Error::BindgenOutput { toolkit: version, message })?;
+    fn add_unit(
+        &mut self,
+        version: ToolkitVersion,
+        rows: &[&HeaderSpec],
+        dirs: &[PathBuf],
+        out: &BindgenOutput,
+    ) -> Result<syn::File, Error> {
+        let parsed = parse::parse_bindgen(&out.rust, &out.locations)
+            .map_err(|message| Error::BindgenOutput { toolkit: version, message })?;
         if let Some((name, loc, why)) = parsed.malformed.first() {
             let more = match parsed.malformed.len() - 1 {
                 0 => String::new(),
-                n => format!(" (and {n} more: {})", parsed.malformed[1..].iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join(", ")),
+                n => format!(
+                    " (and {n} more: {})",
+                    parsed.malformed[1..].iter().map(|m| m.0.as_str()).collect::<Vec<_>>().join(", ")
+                ),
             };
             let message = format!("CUDA {version}: typedef {name} is malformed: {why}{more}");
             return Err(match loc {
@@ -453,10 +536,16 @@ impl Accumulated {
         };
         for t in parsed.typedefs {
             let Some((file, line)) = file_of(&t.location) else {
-                return Err(Error::BindgenOutput { toolkit: version, message: format!("no source location for {}", t.pfn) });
+                return Err(Error::BindgenOutput {
+                    toolkit: version,
+                    message: format!("no source location for {}", t.pfn),
+                });
             };
             let Some(row) = rows.iter().find(|h| h.typedefs == file || h.api == file) else {
-                self.warnings.push(format!("CUDA {version}: {} is declared in {file}, which is no manifest header; skipped", t.pfn));
+                self.warnings.push(format!(
+                    "CUDA {version}: {} is declared in {file}, which is no manifest header; skipped",
+                    t.pfn
+                ));
                 continue;
             };
             self.counts.entry(row.name.clone()).or_default().typedefs += 1;
@@ -483,7 +572,10 @@ impl Accumulated {
             });
         }
         let skipped = parsed.unversioned.iter().map(|u| (u, "has no `_v<version>` in its name")).chain(
-            parsed.unnameable.iter().map(|u| (u, "has a symbol that is a Rust keyword, which no generated type can be named after")),
+            parsed
+                .unnameable
+                .iter()
+                .map(|u| (u, "has a symbol that is a Rust keyword, which no generated type can be named after")),
         );
         for ((name, loc), why) in skipped {
             let at = file_of(loc).map(|(f, l)| format!("{f}:{l}")).unwrap_or_default();
@@ -495,7 +587,13 @@ impl Accumulated {
         let empty: Vec<String> = rows
             .iter()
             .filter(|h| self.counts.get(&h.name).is_none_or(|c| c.typedefs == 0))
-            .map(|h| format!("  CUDA {version}: {} has no PFN_<symbol>_v<version> typedef (empty or truncated?)\n  --> {}", h.typedefs, find(&h.typedefs).display()))
+            .map(|h| {
+                format!(
+                    "  CUDA {version}: {} has no PFN_<symbol>_v<version> typedef (empty or truncated?)\n  --> {}",
+                    h.typedefs,
+                    find(&h.typedefs).display()
+                )
+            })
             .collect();
         if !empty.is_empty() {
             return Err(Error::NoTypedefs { count: empty.len(), details: empty.join("\n") });
@@ -541,7 +639,11 @@ fn split_by_module(
             None => last.clone(),
             Some(n) => {
                 let m = modules_of(n.trim_start_matches("impl "));
-                if m.is_empty() { last.clone() } else { m }
+                if m.is_empty() {
+                    last.clone()
+                } else {
+                    m
+                }
             }
         };
         last = modules.clone();
@@ -566,7 +668,9 @@ fn summary_lines(model: &Model) -> Vec<String> {
             let headers: Vec<String> = t
                 .headers
                 .iter()
-                .map(|(h, c)| format!("{h}: {} typedefs, {} aliases ({} broken)", c.typedefs, c.aliases, c.broken_aliases))
+                .map(|(h, c)| {
+                    format!("{h}: {} typedefs, {} aliases ({} broken)", c.typedefs, c.aliases, c.broken_aliases)
+                })
                 .collect();
             format!("CUDA {:<5} {} -> {entries} entries", t.version, headers.join("; "))
         })

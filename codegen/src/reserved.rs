@@ -7,8 +7,23 @@
 /// re-exported there): no header row may be named so. `pfn` is the cuda.h row's own. A test
 /// (`fuzz_regressions::every_root_name_of_the_crate_is_reserved`) reads the emitted `lib.rs`
 /// and fails when a name there is missing here.
-pub const RESERVED_MODULES: &[&str] =
-    &["aliases", "codes", "driver", "entries", "error", "lib", "newest", "pfn", "registry", "runtime", "symbols", "types", "visit", "visit_entries", "visit_symbols"];
+pub const RESERVED_MODULES: &[&str] = &[
+    "aliases",
+    "codes",
+    "driver",
+    "entries",
+    "error",
+    "lib",
+    "newest",
+    "pfn",
+    "registry",
+    "runtime",
+    "symbols",
+    "types",
+    "visit",
+    "visit_entries",
+    "visit_symbols",
+];
 
 /// Features the generated Cargo.toml defines itself: no header row may take one.
 pub const RESERVED_FEATURES: &[&str] = &["default", "per-thread-default-stream", "runtime"];

@@ -48,7 +48,8 @@ pub fn standins_in(cache: &Path) -> Result<crate::scratch::Scratch, Error> {
     let parent = cache.join("standins");
     std::fs::create_dir_all(&parent).map_err(|source| Error::Io { path: parent.clone(), source })?;
     crate::scratch::remove_stale(&parent, STANDINS_KIND);
-    let dir = crate::scratch::create_dir(&parent, STANDINS_KIND).map_err(|source| Error::Io { path: parent.clone(), source })?;
+    let dir = crate::scratch::create_dir(&parent, STANDINS_KIND)
+        .map_err(|source| Error::Io { path: parent.clone(), source })?;
     write_standins(dir.path())?;
     Ok(dir)
 }

@@ -58,7 +58,10 @@ struct ShortPaths;
 impl VisitMut for ShortPaths {
     fn visit_path_mut(&mut self, p: &mut syn::Path) {
         let names: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
-        let short = p.leading_colon.is_some() && names.len() == 3 && names[0] == "core" && (names[1] == "ffi" || names[1] == "option");
+        let short = p.leading_colon.is_some()
+            && names.len() == 3
+            && names[0] == "core"
+            && (names[1] == "ffi" || names[1] == "option");
         if short {
             let last = p.segments.pop().map(|pair| pair.into_value());
             p.segments.clear();

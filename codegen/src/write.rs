@@ -62,7 +62,12 @@ pub fn list_tree(root: &Path) -> Result<Vec<String>, Error> {
 /// beside `root` and swapped in ([`swap_dirs`]): an error or a kill before the swap leaves
 /// `root` as it was, after it `root` is entirely new. A symlinked `root` is followed: the
 /// folder it points to is the one replaced.
-pub fn sync_tree(root: &Path, files: &BTreeMap<String, Vec<u8>>, mode: Mode, command: &str) -> Result<WriteReport, Error> {
+pub fn sync_tree(
+    root: &Path,
+    files: &BTreeMap<String, Vec<u8>>,
+    mode: Mode,
+    command: &str,
+) -> Result<WriteReport, Error> {
     let root = follow_link(root)?;
     let (parent, name) = split_root(&root)?;
     if mode == Mode::Write {
@@ -81,7 +86,9 @@ pub fn sync_tree(root: &Path, files: &BTreeMap<String, Vec<u8>>, mode: Mode, com
                 same.insert(rel.as_str());
             }
             Ok(_) => changed.push(rel.clone()),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => changed.push(rel.clone()),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+                changed.push(rel.clone())
+            }
             Err(source) => return Err(Error::Io { path, source }),
         }
     }
@@ -199,12 +206,22 @@ fn recover(parent: &Path, name: &str, root: &Path) -> Result<(), Error> {
 #[cfg(target_os = "linux")]
 fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
     use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e));
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
     let (a, b) = (c(a)?, c(b)?);
     // The raw system call: glibc's renameat2() wrapper is younger than some systems we run on.
     // SAFETY: both paths are NUL-terminated and live across the call.
     let r = unsafe {
-        libc::syscall(libc::SYS_renameat2, libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE)
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
     };
     if r == 0 {
         Ok(())
@@ -229,7 +246,9 @@ fn exchange_unsupported(e: &std::io::Error) -> bool {
 /// `root` itself, or the folder a symlink at `root` points to.
 fn follow_link(root: &Path) -> Result<PathBuf, Error> {
     match fs::symlink_metadata(root) {
-        Ok(m) if m.file_type().is_symlink() => fs::canonicalize(root).map_err(|source| Error::Io { path: root.to_owned(), source }),
+        Ok(m) if m.file_type().is_symlink() => {
+            fs::canonicalize(root).map_err(|source| Error::Io { path: root.to_owned(), source })
+        }
         _ => Ok(root.to_owned()),
     }
 }
@@ -240,7 +259,10 @@ fn split_root(root: &Path) -> Result<(PathBuf, String), Error> {
     let Some(name) = name.filter(|n| !n.is_empty()) else {
         return Err(Error::Io {
             path: root.to_owned(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "the output folder must have a name of its own (not `/`, `.` or `..`)"),
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the output folder must have a name of its own (not `/`, `.` or `..`)",
+            ),
         });
     };
     let parent = match root.parent() {
@@ -300,10 +322,21 @@ mod tests {
         let lib_inode = fs::metadata(root.join("src/lib.rs")).unwrap().ino();
         let second = files(&[("Cargo.toml", "a2"), ("src/lib.rs", "b"), ("src/new.rs", "d")]);
         let r = sync_tree(&root, &second, Mode::Write, "cmd").unwrap();
-        assert_eq!((r.written, r.removed, r.unchanged), (vec!["Cargo.toml".to_string(), "src/new.rs".to_string()], vec!["src/old.rs".to_string()], 1));
-        assert_eq!(read(&root), vec![("Cargo.toml".into(), "a2".into()), ("src/lib.rs".into(), "b".into()), ("src/new.rs".into(), "d".into())]);
+        assert_eq!(
+            (r.written, r.removed, r.unchanged),
+            (vec!["Cargo.toml".to_string(), "src/new.rs".to_string()], vec!["src/old.rs".to_string()], 1)
+        );
+        assert_eq!(
+            read(&root),
+            vec![
+                ("Cargo.toml".into(), "a2".into()),
+                ("src/lib.rs".into(), "b".into()),
+                ("src/new.rs".into(), "d".into())
+            ]
+        );
         assert_eq!(fs::metadata(root.join("src/lib.rs")).unwrap().ino(), lib_inode, "an unchanged file was rewritten");
-        let names: Vec<String> = fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        let names: Vec<String> =
+            fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
         assert_eq!(names, ["generated"], "scratch folders left beside the output");
     }
 
@@ -324,8 +357,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("out");
         sync_tree(&root, &files(&[("a.rs", "x"), ("b.rs", "y")]), Mode::Write, "cmd").unwrap();
-        let err = sync_tree(&root, &files(&[("a.rs", "x2"), ("c.rs", "z")]), Mode::Check, "cargo xtask generate").unwrap_err().to_string();
-        assert!(err.contains("a.rs") && err.contains("c.rs") && err.contains("b.rs (not produced by the generator)"), "{err}");
+        let err = sync_tree(&root, &files(&[("a.rs", "x2"), ("c.rs", "z")]), Mode::Check, "cargo xtask generate")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("a.rs") && err.contains("c.rs") && err.contains("b.rs (not produced by the generator)"),
+            "{err}"
+        );
         assert!(err.contains("run `cargo xtask generate`"), "{err}");
         assert_eq!(read(&root), vec![("a.rs".into(), "x".into()), ("b.rs".into(), "y".into())]);
     }

@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use codegen::diff::toolkits::{self, DiffConfig};
-use codegen::locate::ToolkitSpec;
 use codegen::diff::{self, Verdict};
 use codegen::emit::EmitOptions;
 use codegen::fetch::Fetcher;
+use codegen::locate::ToolkitSpec;
 use codegen::manifest::Manifest;
 use codegen::pipeline::{self, Config};
 use codegen::write::Mode;
@@ -123,7 +123,8 @@ fn run_generate(args: GenerateArgs, paths: Paths) -> Result<pipeline::Report> {
         progress: Some(stderr_progress()),
     };
     let start = std::time::Instant::now();
-    let report = pipeline::generate(&cfg).with_context(|| format!("generation failed; {} is unchanged", paths.out.display()))?;
+    let report =
+        pipeline::generate(&cfg).with_context(|| format!("generation failed; {} is unchanged", paths.out.display()))?;
     print!("{}", report.summary(mode, &paths.out, start.elapsed(), args.verbose));
     Ok(report)
 }
@@ -145,7 +146,8 @@ fn add_toolkit(spec: &ToolkitSpec, args: GenerateArgs, paths: Paths) -> Result<(
     fetcher.progress = Some(stderr_progress());
     let unchanged = || format!("could not add CUDA {spec}; {} is unchanged", manifest_path.display());
     let new = codegen::pin::prepare(&manifest_path, &fetcher, spec).with_context(unchanged)?;
-    let old = std::fs::read_to_string(&manifest_path).with_context(|| format!("could not read {}", manifest_path.display()))?;
+    let old = std::fs::read_to_string(&manifest_path)
+        .with_context(|| format!("could not read {}", manifest_path.display()))?;
     codegen::pin::write_manifest(&manifest_path, &new.text).with_context(unchanged)?;
     for p in &new.pin.packages {
         eprintln!("pinned CUDA {}: {} {} ({}, sha256 {})", new.pin.version, p.name, p.version, p.file, p.sha256);
@@ -155,8 +157,14 @@ fn add_toolkit(spec: &ToolkitSpec, args: GenerateArgs, paths: Paths) -> Result<(
         Err(e) => {
             let restored = codegen::pin::write_manifest(&manifest_path, &old);
             let what = match restored {
-                Ok(()) => format!("the pin of CUDA {} is taken out of {} again", new.pin.version, manifest_path.display()),
-                Err(r) => format!("and {} could not be restored ({r}): remove the CUDA {} pin by hand", manifest_path.display(), new.pin.version),
+                Ok(()) => {
+                    format!("the pin of CUDA {} is taken out of {} again", new.pin.version, manifest_path.display())
+                }
+                Err(r) => format!(
+                    "and {} could not be restored ({r}): remove the CUDA {} pin by hand",
+                    manifest_path.display(),
+                    new.pin.version
+                ),
             };
             return Err(e.context(what));
         }
@@ -182,7 +190,8 @@ pub fn diff(args: DiffArgs, manifest: &Path, cache: &Path) -> Result<u8> {
         offline: args.offline,
         progress: Some(stderr_progress()),
     };
-    let run = toolkits::diff_toolkits(&cfg).with_context(|| format!("could not compare {} with {}", args.from, args.to))?;
+    let run =
+        toolkits::diff_toolkits(&cfg).with_context(|| format!("could not compare {} with {}", args.from, args.to))?;
     for w in &run.built.warnings {
         eprintln!("warning: {w}");
     }

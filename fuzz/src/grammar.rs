@@ -7,19 +7,77 @@ use arbitrary::Arbitrary;
 
 /// Names that matter to the parser, mixed with ones that should not.
 const TYPE_NAMES: &[&str] = &[
-    "CUresult", "CUdeviceptr", "CUdeviceptr_v2", "CUstream", "CUstream_st", "CUdevice", "CUcontext", "CUctx_st", "A", "B",
-    "C", "D", "E", "F", "CUtensorMap", "CUtensorMap_st", "CUdevResource", "Option", "c_int", "c_void", "c_uint", "Self",
-    "PFN_cuX_v1", "CUlaunchConfig", "CUlaunchAttribute", "u8", "i128", "usize", "c_long",
+    "CUresult",
+    "CUdeviceptr",
+    "CUdeviceptr_v2",
+    "CUstream",
+    "CUstream_st",
+    "CUdevice",
+    "CUcontext",
+    "CUctx_st",
+    "A",
+    "B",
+    "C",
+    "D",
+    "E",
+    "F",
+    "CUtensorMap",
+    "CUtensorMap_st",
+    "CUdevResource",
+    "Option",
+    "c_int",
+    "c_void",
+    "c_uint",
+    "Self",
+    "PFN_cuX_v1",
+    "CUlaunchConfig",
+    "CUlaunchAttribute",
+    "u8",
+    "i128",
+    "usize",
+    "c_long",
 ];
 const SYMBOLS: &[&str] = &[
-    "cuMemAlloc", "cuCtxCreate", "cuX", "cuY", "cu_v2", "cuFoo_v1", "a", "cuMemcpy", "cuGraph__", "PFN_cuX", "PFN_1x", "_", "v2",
-    "cuStreamBeginCapture", "cuGetProcAddress", "Self", "self", "r#type",
+    "cuMemAlloc",
+    "cuCtxCreate",
+    "cuX",
+    "cuY",
+    "cu_v2",
+    "cuFoo_v1",
+    "a",
+    "cuMemcpy",
+    "cuGraph__",
+    "PFN_cuX",
+    "PFN_1x",
+    "_",
+    "v2",
+    "cuStreamBeginCapture",
+    "cuGetProcAddress",
+    "Self",
+    "self",
+    "r#type",
 ];
-const FIELDS: &[&str] = &["x", "y", "reserved", "_reserved", "reserved0", "_bitfield_1", "pad", "type_", "r#type", "_", "flags", "a"];
+const FIELDS: &[&str] =
+    &["x", "y", "reserved", "_reserved", "reserved0", "_bitfield_1", "pad", "type_", "r#type", "_", "flags", "a"];
 const PRIMS: &[&str] = &[
-    "::core::ffi::c_int", "::core::ffi::c_uint", "::core::ffi::c_void", "::core::ffi::c_char", "::core::ffi::c_ulonglong",
-    "::core::ffi::c_longlong", "::core::ffi::c_float", "::core::ffi::c_double", "::core::ffi::c_ushort", "::core::ffi::c_uchar",
-    "u32", "u64", "i64", "usize", "bool", "u128", "f32", "c_long",
+    "::core::ffi::c_int",
+    "::core::ffi::c_uint",
+    "::core::ffi::c_void",
+    "::core::ffi::c_char",
+    "::core::ffi::c_ulonglong",
+    "::core::ffi::c_longlong",
+    "::core::ffi::c_float",
+    "::core::ffi::c_double",
+    "::core::ffi::c_ushort",
+    "::core::ffi::c_uchar",
+    "u32",
+    "u64",
+    "i64",
+    "usize",
+    "bool",
+    "u128",
+    "f32",
+    "c_long",
 ];
 const VERSIONS: &[u32] = &[0, 1, 2000, 3000, 3020, 4000, 7000, 10010, 11040, 12000, 12050, 999999, 1000000, 4294967295];
 /// Items bindgen writes that are not typedefs, and a few it never would.
@@ -230,7 +288,9 @@ impl Ty {
             Ty::Unit => "()".into(),
             Ty::Never => "!".into(),
             Ty::Tuple(ts) => format!("({},)", ts.iter().map(Ty::render).collect::<Vec<_>>().join(", ")),
-            Ty::Generic(n, ts) => format!("{}<{}>", pick(TYPE_NAMES, n.0), ts.iter().map(Ty::render).collect::<Vec<_>>().join(", ")),
+            Ty::Generic(n, ts) => {
+                format!("{}<{}>", pick(TYPE_NAMES, n.0), ts.iter().map(Ty::render).collect::<Vec<_>>().join(", "))
+            }
             Ty::Ref(t) => format!("&'static {}", t.render()),
             Ty::Slice(t) => format!("[{}]", t.render()),
             Ty::Paren(t) => format!("({})", t.render()),
@@ -244,9 +304,10 @@ impl Item {
     pub fn defines(&self) -> Option<String> {
         match self {
             Item::Pfn(p) => Some(p.name.render()),
-            Item::Alias { name, .. } | Item::Struct { name, .. } | Item::Newtype { name, .. } | Item::Union { name, .. } => {
-                Some(pick(TYPE_NAMES, name.0).into())
-            }
+            Item::Alias { name, .. }
+            | Item::Struct { name, .. }
+            | Item::Newtype { name, .. }
+            | Item::Union { name, .. } => Some(pick(TYPE_NAMES, name.0).into()),
             Item::Layout { name, .. } => Some(format!("layout of {}", pick(TYPE_NAMES, name.0))),
             Item::Snippet(_) => Some("snippet".into()),
         }
@@ -277,10 +338,18 @@ impl Item {
             }
             Item::Alias { name, ty } => format!("pub type {} = {};", pick(TYPE_NAMES, name.0), ty.render()),
             Item::Struct { name, fields: fs } => {
-                format!("#[repr(C)] #[derive(Copy, Clone)] pub struct {} {{ {} }}", pick(TYPE_NAMES, name.0), fields(fs))
+                format!(
+                    "#[repr(C)] #[derive(Copy, Clone)] pub struct {} {{ {} }}",
+                    pick(TYPE_NAMES, name.0),
+                    fields(fs)
+                )
             }
-            Item::Newtype { name, ty } => format!("#[repr(transparent)] pub struct {}(pub {});", pick(TYPE_NAMES, name.0), ty.render()),
-            Item::Union { name, fields: fs } => format!("#[repr(C)] pub union {} {{ {} }}", pick(TYPE_NAMES, name.0), fields(fs)),
+            Item::Newtype { name, ty } => {
+                format!("#[repr(transparent)] pub struct {}(pub {});", pick(TYPE_NAMES, name.0), ty.render())
+            }
+            Item::Union { name, fields: fs } => {
+                format!("#[repr(C)] pub union {} {{ {} }}", pick(TYPE_NAMES, name.0), fields(fs))
+            }
             Item::Layout { name, size, align, offsets } => {
                 let n = pick(TYPE_NAMES, name.0);
                 let mut s = format!(
@@ -288,7 +357,9 @@ impl Item {
                 );
                 for (f, off) in offsets {
                     let f = pick(FIELDS, f.0);
-                    s.push_str(&format!("[\"Offset of field: {n}::{f}\"][::core::mem::offset_of!({n}, {f}) - {off}usize]; "));
+                    s.push_str(&format!(
+                        "[\"Offset of field: {n}::{f}\"][::core::mem::offset_of!({n}, {f}) - {off}usize]; "
+                    ));
                 }
                 s.push_str("};");
                 s

@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 use codegen::clang::SourceLine;
 use codegen::emit::{self, EmitOptions, ModuleSpec};
 use codegen::manifest::Manifest;
-use codegen::platform::Platform;
-use codegen::ToolkitVersion;
 use codegen::model::{Declaration, Model, ToolkitInput};
 use codegen::parse;
+use codegen::platform::Platform;
+use codegen::ToolkitVersion;
 
 /// Where every `PFN_` typedef of `rust` was "declared": line n for the n-th item.
 pub fn fake_locations(rust: &str) -> BTreeMap<String, SourceLine> {
@@ -62,7 +62,13 @@ fn input(version: ToolkitVersion, declarations: Vec<Declaration>) -> ToolkitInpu
 }
 
 pub fn cuda_module() -> ModuleSpec {
-    ModuleSpec { name: "cuda".into(), feature: None, default: false, api: "cuda.h".into(), typedefs: "cudaTypedefs.h".into() }
+    ModuleSpec {
+        name: "cuda".into(),
+        feature: None,
+        default: false,
+        api: "cuda.h".into(),
+        typedefs: "cudaTypedefs.h".into(),
+    }
 }
 
 pub fn emit_options() -> EmitOptions {
@@ -84,7 +90,11 @@ pub fn check_parse(rust: &str) {
         assert_eq!((n.symbol, n.version, n.variant), (t.symbol.as_str(), t.version, t.variant), "{}", t.pfn);
         assert_eq!(t.params.len(), t.layouts.len(), "{}", t.pfn);
         for ty in t.params.iter().map(|p| &p.ty).chain([&t.returns]) {
-            assert!(syn::parse_str::<syn::Type>(ty.as_str()).is_ok(), "{}: the parser wrote `{ty}`, which is no Rust type", t.pfn);
+            assert!(
+                syn::parse_str::<syn::Type>(ty.as_str()).is_ok(),
+                "{}: the parser wrote `{ty}`, which is no Rust type",
+                t.pfn
+            );
         }
     }
     let decls = declarations(&parsed);
@@ -117,7 +127,9 @@ pub fn marker_names(registry_rs: &str) -> Vec<String> {
             let syn::Item::Macro(mac) = inner else { continue };
             let toks: Vec<proc_macro2::TokenTree> = mac.mac.tokens.clone().into_iter().collect();
             for w in toks.windows(3) {
-                if let [proc_macro2::TokenTree::Ident(name), proc_macro2::TokenTree::Punct(a), proc_macro2::TokenTree::Punct(b)] = w {
+                if let [proc_macro2::TokenTree::Ident(name), proc_macro2::TokenTree::Punct(a), proc_macro2::TokenTree::Punct(b)] =
+                    w
+                {
                     if a.as_char() == '=' && b.as_char() == '>' {
                         out.push(name.to_string());
                     }
@@ -131,12 +143,17 @@ pub fn marker_names(registry_rs: &str) -> Vec<String> {
 /// Items of one file in reverse order, when no two items share a name: the typedefs and
 /// their layouts must not depend on where in the file a declaration sits.
 pub fn check_order_independent(forward: &str, backward: &str) {
-    let (Ok(a), Ok(b)) = (parse::parse_bindgen(forward, &BTreeMap::new()), parse::parse_bindgen(backward, &BTreeMap::new())) else {
+    let (Ok(a), Ok(b)) =
+        (parse::parse_bindgen(forward, &BTreeMap::new()), parse::parse_bindgen(backward, &BTreeMap::new()))
+    else {
         return;
     };
     let key = |p: &parse::ParsedOutput| {
-        let mut v: Vec<(String, Vec<parse::Param>, codegen::syntax::RustType, Vec<codegen::layout::ParamLayout>)> =
-            p.typedefs.iter().map(|t| (t.pfn.clone(), t.params.clone(), t.returns.clone(), t.layouts.clone())).collect();
+        let mut v: Vec<(String, Vec<parse::Param>, codegen::syntax::RustType, Vec<codegen::layout::ParamLayout>)> = p
+            .typedefs
+            .iter()
+            .map(|t| (t.pfn.clone(), t.params.clone(), t.returns.clone(), t.layouts.clone()))
+            .collect();
         v.sort_by(|x, y| x.0.cmp(&y.0));
         v
     };
@@ -146,7 +163,13 @@ pub fn check_order_independent(forward: &str, backward: &str) {
         assert_eq!(x.0, y.0);
         assert_eq!(x.1, y.1, "{}: parameters depend on item order", x.0);
         for (i, (la, lb)) in x.3.iter().zip(&y.3).enumerate() {
-            assert!(la.tree == lb.tree, "{}: layout of parameter {i} depends on item order:\n{:?}\nvs\n{:?}", x.0, la.tree, lb.tree);
+            assert!(
+                la.tree == lb.tree,
+                "{}: layout of parameter {i} depends on item order:\n{:?}\nvs\n{:?}",
+                x.0,
+                la.tree,
+                lb.tree
+            );
         }
     }
 }
@@ -182,7 +205,8 @@ pub fn check_macros(text: &str) {
         assert!(names.contains(name.as_str()));
         assert!(typedef_exists(&target.default) && typedef_exists(&target.per_thread));
     }
-    let accounted: BTreeSet<&str> = ok.keys().map(String::as_str).chain(broken.iter().map(|b| b.name.as_str())).collect();
+    let accounted: BTreeSet<&str> =
+        ok.keys().map(String::as_str).chain(broken.iter().map(|b| b.name.as_str())).collect();
     assert_eq!(accounted, names, "an alias was neither resolved nor reported");
     assert_eq!(codegen::header_text::resolve_aliases(&macros, typedef_exists, |_| true), (ok, broken));
     check_line_endings(text);
@@ -245,19 +269,34 @@ pub fn check_manifest(text: &str) {
     };
     for p in m.toolkits.iter().flat_map(|t| &t.packages).chain(&m.libclang) {
         assert!(!p.file.contains('/') && !p.file.contains('\\'), "{}", p.file);
-        assert!(codegen::archive::entry_path_under(&format!("{}/x.h", p.include), &p.include).is_ok(), "include `{}`", p.include);
+        assert!(
+            codegen::archive::entry_path_under(&format!("{}/x.h", p.include), &p.include).is_ok(),
+            "include `{}`",
+            p.include
+        );
     }
     let modules: Vec<ModuleSpec> = m.headers.iter().map(ModuleSpec::from_manifest).collect();
     for spec in &modules {
         assert!(syn::parse_str::<syn::Ident>(spec.module()).is_ok(), "module `{}` is no identifier", spec.module());
     }
     let model = Model::build(vec![]);
-    let files = match emit::emit(&model, &syn::File { shebang: None, attrs: vec![], items: vec![] }, &BTreeMap::new(), &modules, &emit_options()) {
+    let files = match emit::emit(
+        &model,
+        &syn::File { shebang: None, attrs: vec![], items: vec![] },
+        &BTreeMap::new(),
+        &modules,
+        &emit_options(),
+    ) {
         Ok(f) => f,
         Err(e) => panic!("an accepted manifest gives a crate the emitter cannot write: {e}"),
     };
     // Cargo.toml, lib.rs, types.rs, aliases.rs, registry.rs, registry.json and one per module.
-    assert_eq!(files.len(), 6 + modules.len(), "two modules (or a module and another file) share a path: {:?}", files.keys().collect::<Vec<_>>());
+    assert_eq!(
+        files.len(),
+        6 + modules.len(),
+        "two modules (or a module and another file) share a path: {:?}",
+        files.keys().collect::<Vec<_>>()
+    );
     let cargo = String::from_utf8_lossy(&files["Cargo.toml"]).into_owned();
     if let Err(e) = cargo.parse::<toml::Table>() {
         panic!("the generated Cargo.toml is not valid TOML: {e}\n{cargo}");
@@ -265,7 +304,8 @@ pub fn check_manifest(text: &str) {
 }
 
 /// What the extraction fuzzer lets one archive write: small, so that a bomb costs little.
-pub const FUZZ_LIMITS: codegen::archive::Limits = codegen::archive::Limits { file_bytes: 64 << 10, total_bytes: 256 << 10, files: 64 };
+pub const FUZZ_LIMITS: codegen::archive::Limits =
+    codegen::archive::Limits { file_bytes: 64 << 10, total_bytes: 256 << 10, files: 64 };
 
 /// The wheel extractor over arbitrary archive bytes, into a scratch folder.
 ///
@@ -285,7 +325,10 @@ pub fn check_extract(zip_bytes: &[u8], include: &str) {
     let wheel_rel = PathBuf::from("in.whl");
     match r {
         Err(e) => {
-            assert!(matches!(e, codegen::Error::UnsafeArchive { .. } | codegen::Error::Io { .. }), "unexpected error kind: {e}");
+            assert!(
+                matches!(e, codegen::Error::UnsafeArchive { .. } | codegen::Error::Io { .. }),
+                "unexpected error kind: {e}"
+            );
             let left: Vec<&PathBuf> = all.iter().filter(|(p, _)| *p != wheel_rel).map(|(p, _)| p).collect();
             let allowed = [PathBuf::from("cache"), PathBuf::from("cache/include")];
             assert!(left.iter().all(|p| allowed.contains(p)), "a refused archive left {left:?} ({e})");

@@ -7,11 +7,32 @@ use std::io::Write;
 use arbitrary::Arbitrary;
 
 const NAMES: &[&str] = &[
-    "nvidia/include/cuda.h", "nvidia/include/cudaTypedefs.h", "nvidia/include/.sha256", "nvidia/include/../x.h", "/etc/x.h",
-    "nvidia/include/CUDA.h", "nvidia/include/a/b.h", "nvidia/include/a", "nvidia/include/./cuda.h", "nvidia/include//cuda.h",
-    "nvidia/include/con.h", "nvidia/include/x:y", "C:/nvidia/include/x.h", "nvidia/include/x\\y.h", "nvidia/include/x\0y.h",
-    "nvidia/include", "nvidia/include/", "nvidia/includes/x.h", "other/x.h", "nvidia/include/\u{1}.h", "nvidia/include/aux",
-    "nvidia/include/x.", "nvidia/include/\u{e4}.h", "./nvidia/include/y.h", "nvidia/include/a/", "nvidia/include/a/b.h/c.h",
+    "nvidia/include/cuda.h",
+    "nvidia/include/cudaTypedefs.h",
+    "nvidia/include/.sha256",
+    "nvidia/include/../x.h",
+    "/etc/x.h",
+    "nvidia/include/CUDA.h",
+    "nvidia/include/a/b.h",
+    "nvidia/include/a",
+    "nvidia/include/./cuda.h",
+    "nvidia/include//cuda.h",
+    "nvidia/include/con.h",
+    "nvidia/include/x:y",
+    "C:/nvidia/include/x.h",
+    "nvidia/include/x\\y.h",
+    "nvidia/include/x\0y.h",
+    "nvidia/include",
+    "nvidia/include/",
+    "nvidia/includes/x.h",
+    "other/x.h",
+    "nvidia/include/\u{1}.h",
+    "nvidia/include/aux",
+    "nvidia/include/x.",
+    "nvidia/include/\u{e4}.h",
+    "./nvidia/include/y.h",
+    "nvidia/include/a/",
+    "nvidia/include/a/b.h/c.h",
 ];
 const PARTS: &[&str] = &["a", "b", "..", ".", "cuda.h", "CUDA.H", "", ".sha256", "con", "x ", "lpt1", "A"];
 

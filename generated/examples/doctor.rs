@@ -4,31 +4,37 @@
 //! `cargo run --example doctor [-- PATH-TO-LIBCUDA]`: loads the CUDA driver, prints its
 //! version, and for every entry of the registry whether it resolves, and why not.
 //!
-//! Every entry is fetched the way a program would, with `Driver::get` (through the
-//! generated `visit_entries`), so what this prints is what a program gets. It exits with 0
-//! when the driver loaded, whatever the entries say; 1 when it did not (or the output
-//! could not be written); 2 on a bad command line.
+//! Every entry of the registry is fetched with `Driver::resolve`, the same request and cache
+//! as `Driver::get`, so what this prints is what a program gets; entries of modules this
+//! build leaves out (features) are fetched and counted too. It exits with 0 when the driver
+//! loaded, whatever the entries say; 1 when it did not (or the output could not be
+//! written); 2 on a bad command line.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::process::ExitCode;
 
-use cuda_driver_pfn::{visit_entries, Driver, Entry, EntryVisitor, Error, ENTRIES, TOOLKITS};
-
-fn release(v: u32) -> String {
-    format!("CUDA {}.{}", v / 1000, v % 1000 / 10)
-}
+use cuda_driver_pfn::{CudaVersion, Driver, EntryInfo, Error, ENTRIES, TOOLKITS};
 
 /// A few words for each kind of failure; the full explanation is printed once per kind.
 fn kind(e: &Error) -> (&'static str, String) {
     match e {
-        Error::DriverTooOld { lookup, .. } => ("newer than the driver", format!("needs a driver for {}", release(lookup.version))),
+        Error::DriverTooOld { lookup, .. } => {
+            ("newer than the driver", format!("needs a driver for {}", CudaVersion(lookup.version)))
+        }
+        Error::SymbolNotFound { lookup, .. }
+            if ENTRIES.iter().any(|e| e.symbol == lookup.symbol && !e.platforms.here()) =>
+        {
+            ("not on this platform", "an entry point of another platform's driver".into())
+        }
         Error::SymbolNotFound { .. } => ("unknown to the driver", "the driver does not know the name".into()),
         Error::VersionNotSufficient { .. } => ("version not served", "the driver has the symbol, not this ABI".into()),
         Error::NotFound { .. } => ("not found", "not found (this driver gives no reason)".into()),
         Error::NullPointer { .. } => ("not on this platform", "the driver gave a NULL pointer".into()),
         Error::UnknownStatus { status, .. } => ("unknown status", format!("status {status}, unknown to this crate")),
-        Error::Driver { code, name, .. } => ("driver error", format!("{} ({code})", name.as_deref().unwrap_or("an unnamed code"))),
+        Error::Driver { code, name, .. } => {
+            ("driver error", format!("{} ({code})", name.as_deref().unwrap_or("an unnamed code")))
+        }
         _ => ("other", "see below".into()),
     }
 }
@@ -52,11 +58,10 @@ impl Doctor<'_> {
     }
 }
 
-impl EntryVisitor for Doctor<'_> {
-    fn visit<E: Entry>(&mut self) {
-        let info = E::INFO;
+impl Doctor<'_> {
+    fn check(&mut self, info: &EntryInfo) {
         let flag = if info.variant.is_some() { "per-thread flag" } else { "legacy-stream flag" };
-        match self.driver.get::<E>() {
+        match self.driver.resolve(info) {
             Ok(_) => {
                 self.resolved += 1;
                 self.line(format_args!("  ok      {:<52} {} at {}, {flag}", info.pfn, info.symbol, info.version));
@@ -88,12 +93,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let mut doctor = Doctor { driver: &driver, out: std::io::stdout().lock(), write_error: None, resolved: 0, failed: BTreeMap::new() };
+    let mut doctor = Doctor {
+        driver: &driver,
+        out: std::io::stdout().lock(),
+        write_error: None,
+        resolved: 0,
+        failed: BTreeMap::new(),
+    };
     doctor.line(format_args!("library:  {}", driver.library()));
     doctor.line(format_args!(
-        "driver:   {} ({}), lookups through {}",
-        release(driver.version()),
-        driver.version(),
+        "driver:   {:#}, lookups through {}",
+        CudaVersion(driver.version()),
         driver.query_api().name()
     ));
     doctor.line(format_args!(
@@ -102,7 +112,9 @@ fn main() -> ExitCode {
         TOOLKITS.first().copied().unwrap_or("?"),
         TOOLKITS.last().copied().unwrap_or("?")
     ));
-    visit_entries(&mut doctor);
+    for info in &ENTRIES {
+        doctor.check(info);
+    }
     let failed: usize = doctor.failed.values().map(|(n, _)| n).sum();
     let resolved = doctor.resolved;
     doctor.line(format_args!("\n{resolved} of {} entries resolve, {failed} do not", ENTRIES.len()));

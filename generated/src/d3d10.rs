@@ -394,81 +394,81 @@ pub type PFN_cuGraphicsD3D10RegisterResource_v3000 = unsafe extern "system" fn(
 ) -> CUresult;
 /** The unversioned name: `PFN_cuD3D10CtxCreate_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10CtxCreate = crate::d3d10::PFN_cuD3D10CtxCreate_v3020;
 /** The unversioned name: `PFN_cuD3D10CtxCreateOnDevice_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10CtxCreateOnDevice = crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020;
 /** The unversioned name: `PFN_cuD3D10GetDevice_v2010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10GetDevice = crate::d3d10::PFN_cuD3D10GetDevice_v2010;
 /** The unversioned name: `PFN_cuD3D10GetDevices_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10GetDevices = crate::d3d10::PFN_cuD3D10GetDevices_v3020;
 /** The unversioned name: `PFN_cuD3D10GetDirect3DDevice_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10GetDirect3DDevice = crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020;
 /** The unversioned name: `PFN_cuD3D10MapResources_v2010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10MapResources = crate::d3d10::PFN_cuD3D10MapResources_v2010;
 /** The unversioned name: `PFN_cuD3D10RegisterResource_v2010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10RegisterResource = crate::d3d10::PFN_cuD3D10RegisterResource_v2010;
 /** The unversioned name: `PFN_cuD3D10ResourceGetMappedArray_v2010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10ResourceGetMappedArray = crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010;
 /** The unversioned name: `PFN_cuD3D10ResourceGetMappedPitch_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10ResourceGetMappedPitch = crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020;
 /** The unversioned name: `PFN_cuD3D10ResourceGetMappedPointer_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10ResourceGetMappedPointer = crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020;
 /** The unversioned name: `PFN_cuD3D10ResourceGetMappedSize_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10ResourceGetMappedSize = crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020;
 /** The unversioned name: `PFN_cuD3D10ResourceGetSurfaceDimensions_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10ResourceGetSurfaceDimensions = crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020;
 /** The unversioned name: `PFN_cuD3D10ResourceSetMapFlags_v2010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10ResourceSetMapFlags = crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010;
 /** The unversioned name: `PFN_cuD3D10UnmapResources_v2010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10UnmapResources = crate::d3d10::PFN_cuD3D10UnmapResources_v2010;
 /** The unversioned name: `PFN_cuD3D10UnregisterResource_v2010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuD3D10UnregisterResource = crate::d3d10::PFN_cuD3D10UnregisterResource_v2010;
 /** The unversioned name: `PFN_cuGraphicsD3D10RegisterResource_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d10")]
 pub type PFN_cuGraphicsD3D10RegisterResource = crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000;

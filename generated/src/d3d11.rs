@@ -151,31 +151,31 @@ pub type PFN_cuGraphicsD3D11RegisterResource_v3000 = unsafe extern "system" fn(
 ) -> CUresult;
 /** The unversioned name: `PFN_cuD3D11CtxCreate_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d11")]
 pub type PFN_cuD3D11CtxCreate = crate::d3d11::PFN_cuD3D11CtxCreate_v3020;
 /** The unversioned name: `PFN_cuD3D11CtxCreateOnDevice_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d11")]
 pub type PFN_cuD3D11CtxCreateOnDevice = crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020;
 /** The unversioned name: `PFN_cuD3D11GetDevice_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d11")]
 pub type PFN_cuD3D11GetDevice = crate::d3d11::PFN_cuD3D11GetDevice_v3000;
 /** The unversioned name: `PFN_cuD3D11GetDevices_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d11")]
 pub type PFN_cuD3D11GetDevices = crate::d3d11::PFN_cuD3D11GetDevices_v3020;
 /** The unversioned name: `PFN_cuD3D11GetDirect3DDevice_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d11")]
 pub type PFN_cuD3D11GetDirect3DDevice = crate::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020;
 /** The unversioned name: `PFN_cuGraphicsD3D11RegisterResource_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d11")]
 pub type PFN_cuGraphicsD3D11RegisterResource = crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000;

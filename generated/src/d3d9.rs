@@ -498,111 +498,111 @@ pub type PFN_cuGraphicsD3D9RegisterResource_v3000 = unsafe extern "system" fn(
 ) -> CUresult;
 /** The unversioned name: `PFN_cuD3D9Begin_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9Begin = crate::d3d9::PFN_cuD3D9Begin_v2000;
 /** The unversioned name: `PFN_cuD3D9CtxCreate_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9CtxCreate = crate::d3d9::PFN_cuD3D9CtxCreate_v3020;
 /** The unversioned name: `PFN_cuD3D9CtxCreateOnDevice_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9CtxCreateOnDevice = crate::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020;
 /** The unversioned name: `PFN_cuD3D9End_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9End = crate::d3d9::PFN_cuD3D9End_v2000;
 /** The unversioned name: `PFN_cuD3D9GetDevice_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9GetDevice = crate::d3d9::PFN_cuD3D9GetDevice_v2000;
 /** The unversioned name: `PFN_cuD3D9GetDevices_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9GetDevices = crate::d3d9::PFN_cuD3D9GetDevices_v3020;
 /** The unversioned name: `PFN_cuD3D9GetDirect3DDevice_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9GetDirect3DDevice = crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000;
 /** The unversioned name: `PFN_cuD3D9MapResources_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9MapResources = crate::d3d9::PFN_cuD3D9MapResources_v2000;
 /** The unversioned name: `PFN_cuD3D9MapVertexBuffer_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9MapVertexBuffer = crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020;
 /** The unversioned name: `PFN_cuD3D9RegisterResource_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9RegisterResource = crate::d3d9::PFN_cuD3D9RegisterResource_v2000;
 /** The unversioned name: `PFN_cuD3D9RegisterVertexBuffer_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9RegisterVertexBuffer = crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000;
 /** The unversioned name: `PFN_cuD3D9ResourceGetMappedArray_v2010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9ResourceGetMappedArray = crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010;
 /** The unversioned name: `PFN_cuD3D9ResourceGetMappedPitch_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9ResourceGetMappedPitch = crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020;
 /** The unversioned name: `PFN_cuD3D9ResourceGetMappedPointer_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9ResourceGetMappedPointer = crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020;
 /** The unversioned name: `PFN_cuD3D9ResourceGetMappedSize_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9ResourceGetMappedSize = crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020;
 /** The unversioned name: `PFN_cuD3D9ResourceGetSurfaceDimensions_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9ResourceGetSurfaceDimensions = crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020;
 /** The unversioned name: `PFN_cuD3D9ResourceSetMapFlags_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9ResourceSetMapFlags = crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000;
 /** The unversioned name: `PFN_cuD3D9UnmapResources_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9UnmapResources = crate::d3d9::PFN_cuD3D9UnmapResources_v2000;
 /** The unversioned name: `PFN_cuD3D9UnmapVertexBuffer_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9UnmapVertexBuffer = crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000;
 /** The unversioned name: `PFN_cuD3D9UnregisterResource_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9UnregisterResource = crate::d3d9::PFN_cuD3D9UnregisterResource_v2000;
 /** The unversioned name: `PFN_cuD3D9UnregisterVertexBuffer_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuD3D9UnregisterVertexBuffer = crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000;
 /** The unversioned name: `PFN_cuGraphicsD3D9RegisterResource_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "d3d9")]
 pub type PFN_cuGraphicsD3D9RegisterResource = crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000;

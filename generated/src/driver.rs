@@ -17,6 +17,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
+#[cfg(feature = "newest")]
 use crate::newest::{Candidate, NewestAbi, Symbol};
 use crate::registry::{Entry, EntryInfo, StreamFlags, ENTRY_COUNT};
 use crate::types::CUresult;
@@ -77,7 +78,7 @@ enum ProcAddress {
     V1(GetProcAddressV1),
 }
 
-/// Which variants [`Driver::newest`] prefers.
+/// Which variants `Driver::newest` (feature `newest`) prefers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DefaultStream {
     /// Default-variant ABIs only, looked up with `CU_GET_PROC_ADDRESS_LEGACY_STREAM`.
@@ -89,9 +90,12 @@ pub enum DefaultStream {
 }
 
 impl DefaultStream {
-    /// What [`Driver::newest`] uses: `PerThread` when the crate's
-    /// `per-thread-default-stream` feature is on, as `CUDA_API_PER_THREAD_DEFAULT_STREAM`
-    /// does for C, otherwise `Legacy`.
+    /// What `Driver::newest` uses: `PerThread` when the crate's `per-thread-default-stream`
+    /// feature is on, as `CUDA_API_PER_THREAD_DEFAULT_STREAM` does for C, otherwise `Legacy`.
+    ///
+    /// Cargo unifies features: if any crate in a build turns `per-thread-default-stream` on,
+    /// it is on for every user of this crate in that build, so a library should not rely
+    /// on either value; pass a [`DefaultStream`] to `newest_with` where it matters.
     pub const CONFIGURED: DefaultStream =
         if cfg!(feature = "per-thread-default-stream") { DefaultStream::PerThread } else { DefaultStream::Legacy };
 }
@@ -153,7 +157,10 @@ impl Driver {
         let shown = path.display().to_string();
         match open_path(path) {
             Ok(lib) => Driver::from_library(lib, shown),
-            Err(message) => Err(Error::LibraryNotFound { library: LibraryKind::Driver, tried: vec![LoadAttempt { name: shown, message }] }),
+            Err(message) => Err(Error::LibraryNotFound {
+                library: LibraryKind::Driver,
+                tried: vec![LoadAttempt { name: shown, message }],
+            }),
         }
     }
 
@@ -166,11 +173,15 @@ impl Driver {
             ProcAddress::V2(f)
         } else if let Some(f) = unsafe { exported::<GetProcAddressV1>(&lib, c"cuGetProcAddress") } {
             ProcAddress::V1(f)
+        } else if get_version.is_none() && unsafe { exported::<*const c_void>(&lib, c"cuInit") }.is_none() {
+            // Every CUDA driver there has been exports cuInit: this library is none.
+            return Err(Error::NotADriver { library });
         } else {
             return Err(Error::NoGetProcAddress { library, driver_version: exported_version.and_then(Result::ok) });
         };
         let error_name = unsafe { exported::<GetErrorName>(&lib, c"cuGetErrorName") };
-        let mut driver = Driver { library, _lib: ManuallyDrop::new(lib), proc, version: 0, error_name, cache: Cache::new() };
+        let mut driver =
+            Driver { library, _lib: ManuallyDrop::new(lib), proc, version: 0, error_name, cache: Cache::new() };
         driver.version = match exported_version {
             Some(Ok(v)) => v,
             Some(Err(detail)) => return Err(Error::VersionUnreadable { library: driver.library, detail }),
@@ -230,59 +241,31 @@ impl Driver {
         let p = self.fetch(E::INDEX, E::SYMBOL, E::VERSION, E::FLAGS)?;
         // SAFETY: by the `Entry` contract, `E::Fn` is the function pointer type of exactly
         // the ABI the driver returns for (SYMBOL, VERSION, FLAGS).
-        unsafe { cast::<E::Fn>(p) }.ok_or_else(|| not_a_pointer::<E::Fn>(E::SYMBOL, E::VERSION, E::FLAGS, "cuGetProcAddress"))
+        unsafe { cast::<E::Fn>(p) }
+            .ok_or_else(|| not_a_pointer::<E::Fn>(E::SYMBOL, E::VERSION, E::FLAGS, "cuGetProcAddress"))
     }
 
     /// The newest ABI of symbol `S` that both this crate and the driver have, as the
-    /// symbol's enum (one case per ABI: match it to call the right signature).
+    /// symbol's enum (one case per ABI: match it to call the right signature). Needs the
+    /// crate's `newest` feature.
     ///
     /// It tries the crate's ABIs from the highest version down, skipping those newer than
     /// the driver, and steps down on [`Error::VersionNotSufficient`] and [`Error::NotFound`];
     /// any other error ends the search. It never asks for a version the crate has no type
     /// for. With the `per-thread-default-stream` feature it prefers the per-thread variants
     /// (see [`DefaultStream`]); [`Driver::newest_with`] chooses explicitly.
+    #[cfg(feature = "newest")]
     pub fn newest<S: Symbol>(&self) -> Result<S::Newest, Error> {
         self.newest_with::<S>(DefaultStream::CONFIGURED)
     }
 
     /// [`Driver::newest`] with an explicit preference between default and per-thread
     /// variants, whatever the crate's features.
+    #[cfg(feature = "newest")]
     pub fn newest_with<S: Symbol>(&self, stream: DefaultStream) -> Result<S::Newest, Error> {
-        let order = match stream {
-            DefaultStream::Legacy => S::LEGACY_ORDER,
-            DefaultStream::PerThread => S::PER_THREAD_ORDER,
-        };
-        let (index, p) = self.newest_in(S::NAME, order)?;
-        // SAFETY: `p` is the driver's answer for entry `index`'s own request.
-        unsafe { S::Newest::from_entry(index, p) }.ok_or_else(|| self.no_known_abi(S::NAME, order, None))
-    }
-
-    /// The search of [`Driver::newest_with`], the same for every symbol: the first candidate
-    /// the driver has, as its index and pointer.
-    fn newest_in(&self, symbol: &str, order: &[Candidate]) -> Result<(usize, NonNull<c_void>), Error> {
-        let mut last = None;
-        for candidate in order {
-            let Some(info) = self.asks(candidate) else { continue };
-            match self.fetch(candidate.index, info.c_symbol, info.version, info.flags) {
-                Ok(p) => return Ok((candidate.index, p)),
-                Err(e) if e.steps_down() => last = Some(Box::new(e)),
-                Err(e) => return Err(e),
-            }
-        }
-        Err(self.no_known_abi(symbol, order, last))
-    }
-
-    /// Whether [`Driver::newest_in`] asks for `candidate` (it is at or below the driver's
-    /// version), and its entry.
-    fn asks(&self, candidate: &Candidate) -> Option<&'static EntryInfo> {
-        candidate.info().filter(|_| candidate.version <= self.version)
-    }
-
-    /// The error of a search that found nothing: every candidate it asked for failed, the
-    /// last with `last` (or none could be asked for).
-    fn no_known_abi(&self, symbol: &str, order: &[Candidate], last: Option<Box<Error>>) -> Error {
-        let tried = if last.is_some() { order.iter().filter(|c| self.asks(c).is_some()).map(|c| c.version).collect() } else { Vec::new() };
-        Error::NoKnownAbi { symbol: symbol.to_owned(), driver_version: self.version, known: order.iter().map(|c| c.version).collect(), tried, last }
+        newest_search::<S>(stream, self.version, |index, info| {
+            self.fetch(index, info.c_symbol, info.version, info.flags)
+        })
     }
 
     /// Looks up a symbol this crate does not know (one newer than the crate, say), at the
@@ -301,13 +284,20 @@ impl Driver {
         cast::<F>(p).ok_or_else(|| not_a_pointer::<F>(symbol, version, flags, self.query_api().name()))
     }
 
+    /// Any registry entry, by its row, as a plain pointer: the same request and cache as
+    /// [`Driver::get`], without a type (and so without a generic function per entry, for
+    /// code that walks [`ENTRIES`](crate::ENTRIES)). A row that is not one of them is asked for
+    /// without the cache. Calling the pointer needs the entry's own type.
+    pub fn resolve(&self, info: &EntryInfo) -> Result<NonNull<c_void>, Error> {
+        match info.index() {
+            Some(index) => self.fetch(index, info.c_symbol, info.version, info.flags),
+            None => self.query(info.c_symbol, info.version, info.flags),
+        }
+    }
+
     /// `Ok` for `CUDA_SUCCESS`, otherwise [`Error::Call`] naming `function` and the code.
     pub fn check(&self, function: &str, result: CUresult) -> Result<(), Error> {
-        if result.0 == CUDA_SUCCESS {
-            Ok(())
-        } else {
-            Err(Error::Call { function: function.to_owned(), code: result.0, name: self.error_name(result.0) })
-        }
+        check(function, result, |code| self.error_name(code))
     }
 
     /// The name of a `CUresult` (`CUDA_ERROR_INVALID_VALUE`): the driver's own
@@ -332,9 +322,7 @@ impl Driver {
     /// one load. A miss calls [`Driver::first`], which handles only the common answer
     /// (`cuGetProcAddress_v2`: success with a function) and returns in registers; every
     /// other answer is mapped out of line by [`Driver::missed`] from what the driver
-    /// already said. (With the whole mapping on the miss path a first lookup ran ~93
-    /// instructions of the shim's own around the driver's call; callgrind on
-    /// `cargo xtask bench`'s lookup binary.)
+    /// already said, so that a first lookup runs few instructions of the shim's own.
     #[inline]
     fn fetch(&self, index: usize, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error> {
         if let Some(p) = self.cache.load(index) {
@@ -371,13 +359,23 @@ impl Driver {
     /// [`Driver::ask`], which makes the one or refuses the other.
     #[cold]
     #[inline(never)]
-    fn missed(&self, index: usize, symbol: &CStr, version: u32, flags: StreamFlags, miss: Miss) -> Result<NonNull<c_void>, Error> {
+    fn missed(
+        &self,
+        index: usize,
+        symbol: &CStr,
+        version: u32,
+        flags: StreamFlags,
+        miss: Miss,
+    ) -> Result<NonNull<c_void>, Error> {
         let (via, answer) = match miss {
             Miss::Answered { result, status } => {
                 let limit = (self.version > 0).then_some(self.version);
                 // `first` returned every non-NULL pointer it may use; what is left is NULL to
                 // the mapping.
-                (QueryApi::GetProcAddressV2.name(), interpret(result, Some(status), null_mut(), version, limit, &DRIVER_STATUS))
+                (
+                    QueryApi::GetProcAddressV2.name(),
+                    interpret(result, Some(status), null_mut(), version, limit, &DRIVER_STATUS),
+                )
             }
             Miss::NotAsked => self.ask(symbol, version, flags)?,
         };
@@ -393,9 +391,20 @@ impl Driver {
     }
 
     /// An answer, given the request's context.
-    fn to_result(&self, symbol: &CStr, version: u32, flags: StreamFlags, via: &'static str, answer: Answer) -> Result<NonNull<c_void>, Error> {
+    fn to_result(
+        &self,
+        symbol: &CStr,
+        version: u32,
+        flags: StreamFlags,
+        via: &'static str,
+        answer: Answer,
+    ) -> Result<NonNull<c_void>, Error> {
         let lookup = || Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via };
-        answer.into_result(lookup, self.version, |lookup, code| Error::Driver { lookup, code, name: self.error_name(code) })
+        answer.into_result(lookup, self.version, |lookup, code| Error::Driver {
+            lookup,
+            code,
+            name: self.error_name(code),
+        })
     }
 
     /// Calls the driver's lookup function, exactly once, with exactly these arguments.
@@ -403,7 +412,10 @@ impl Driver {
         let via = self.query_api().name();
         let Ok(v) = c_int::try_from(version) else {
             let reason = "the version does not fit the driver's `int` parameter".to_owned();
-            return Err(Error::InvalidArgument { lookup: Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via }, reason });
+            return Err(Error::InvalidArgument {
+                lookup: Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via },
+                reason,
+            });
         };
         // The driver version is 0 only while it is being read; then nothing is "too new".
         let limit = (self.version > 0).then_some(self.version);
@@ -423,6 +435,70 @@ impl Driver {
             }
         };
         Ok((via, answer))
+    }
+}
+
+/// `Ok` for `CUDA_SUCCESS`, otherwise [`Error::Call`]: what `check` of the driver and of the
+/// runtime says.
+pub(crate) fn check(function: &str, result: CUresult, name: impl FnOnce(u32) -> Option<String>) -> Result<(), Error> {
+    if result.0 == CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Call { function: function.to_owned(), code: result.0, name: name(result.0) })
+    }
+}
+
+/// The search of `newest_with`, the same for the driver and the runtime: the first of `S`'s
+/// candidates (in `stream`'s order, those at or below `limit`) that `fetch` finds.
+#[cfg(feature = "newest")]
+pub(crate) fn newest_search<S: Symbol>(
+    stream: DefaultStream,
+    limit: u32,
+    fetch: impl Fn(usize, &'static EntryInfo) -> Result<NonNull<c_void>, Error>,
+) -> Result<S::Newest, Error> {
+    let order = match stream {
+        DefaultStream::Legacy => S::LEGACY_ORDER,
+        DefaultStream::PerThread => S::PER_THREAD_ORDER,
+    };
+    // Candidates at or below the driver's version (0: unknown, all of them).
+    let asks = |c: &Candidate| c.info().filter(|_| limit == 0 || c.version <= limit);
+    let mut last = None;
+    for candidate in order {
+        let Some(info) = asks(candidate) else { continue };
+        match fetch(candidate.index, info) {
+            // SAFETY: `p` is the answer to entry `index`'s own request.
+            Ok(p) => {
+                return unsafe { S::Newest::from_entry(candidate.index, p) }
+                    .ok_or_else(|| no_known_abi(S::NAME, order, limit, None, &asks))
+            }
+            Err(e) if e.steps_down() => last = Some(Box::new(e)),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(no_known_abi(S::NAME, order, limit, last, &asks))
+}
+
+/// The error of a search that found nothing: every candidate it asked for failed, the last
+/// with `last` (or none could be asked for).
+#[cfg(feature = "newest")]
+fn no_known_abi(
+    symbol: &str,
+    order: &[Candidate],
+    limit: u32,
+    last: Option<Box<Error>>,
+    asks: &dyn Fn(&Candidate) -> Option<&'static EntryInfo>,
+) -> Error {
+    let tried = if last.is_some() {
+        order.iter().filter(|c| asks(c).is_some()).map(|c| c.version).collect()
+    } else {
+        Vec::new()
+    };
+    Error::NoKnownAbi {
+        symbol: symbol.to_owned(),
+        driver_version: limit,
+        known: order.iter().map(|c| c.version).collect(),
+        tried,
+        last,
     }
 }
 
@@ -455,7 +531,9 @@ impl Answer {
         Err(match self {
             Answer::Found(p) => return Ok(p),
             Answer::SymbolNotFound => Error::SymbolNotFound { lookup: lookup(), driver_version },
-            Answer::NotSufficient(reported) => Error::VersionNotSufficient { lookup: lookup(), driver_version, reported },
+            Answer::NotSufficient(reported) => {
+                Error::VersionNotSufficient { lookup: lookup(), driver_version, reported }
+            }
             Answer::NotFoundNoStatus => Error::NotFound { lookup: lookup(), driver_version },
             Answer::TooNew(code) => Error::DriverTooOld { lookup: lookup(), driver_version, code },
             Answer::Failed(code) => failed(lookup(), code),
@@ -471,14 +549,23 @@ pub(crate) struct StatusNames {
     pub not_found: &'static str,
 }
 
-const DRIVER_STATUS: StatusNames =
-    StatusNames { version_not_sufficient: "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT", not_found: "CUDA_ERROR_NOT_FOUND" };
+const DRIVER_STATUS: StatusNames = StatusNames {
+    version_not_sufficient: "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT",
+    not_found: "CUDA_ERROR_NOT_FOUND",
+};
 
 /// Maps (result, status, pointer) to an answer. `status` is `None` for a function that has
 /// none, `Some(STATUS_UNSET)` when the driver did not write it. The status is the more
 /// specific report and wins over the result; a pointer is used only with `CUDA_SUCCESS` and
 /// a status of success (or none written).
-pub(crate) fn interpret(result: c_uint, status: Option<c_uint>, ptr: *mut c_void, version: u32, limit: Option<u32>, names: &StatusNames) -> Answer {
+pub(crate) fn interpret(
+    result: c_uint,
+    status: Option<c_uint>,
+    ptr: *mut c_void,
+    version: u32,
+    limit: Option<u32>,
+    names: &StatusNames,
+) -> Answer {
     match status {
         Some(STATUS_SYMBOL_NOT_FOUND) => return Answer::SymbolNotFound,
         Some(STATUS_VERSION_NOT_SUFFICIENT) => return Answer::NotSufficient(names.version_not_sufficient),

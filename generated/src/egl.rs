@@ -182,61 +182,61 @@ pub type PFN_cuGraphicsResourceGetMappedEglFrame_v7000 = unsafe extern "system" 
 ) -> CUresult;
 /** The unversioned name: `PFN_cuEGLStreamConsumerAcquireFrame_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "egl")]
 pub type PFN_cuEGLStreamConsumerAcquireFrame = crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000;
 /** The unversioned name: `PFN_cuEGLStreamConsumerConnect_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "egl")]
 pub type PFN_cuEGLStreamConsumerConnect = crate::egl::PFN_cuEGLStreamConsumerConnect_v7000;
 /** The unversioned name: `PFN_cuEGLStreamConsumerConnectWithFlags_v8000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "egl")]
 pub type PFN_cuEGLStreamConsumerConnectWithFlags = crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000;
 /** The unversioned name: `PFN_cuEGLStreamConsumerDisconnect_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "egl")]
 pub type PFN_cuEGLStreamConsumerDisconnect = crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000;
 /** The unversioned name: `PFN_cuEGLStreamConsumerReleaseFrame_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "egl")]
 pub type PFN_cuEGLStreamConsumerReleaseFrame = crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000;
 /** The unversioned name: `PFN_cuEGLStreamProducerConnect_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "egl")]
 pub type PFN_cuEGLStreamProducerConnect = crate::egl::PFN_cuEGLStreamProducerConnect_v7000;
 /** The unversioned name: `PFN_cuEGLStreamProducerDisconnect_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "egl")]
 pub type PFN_cuEGLStreamProducerDisconnect = crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000;
 /** The unversioned name: `PFN_cuEGLStreamProducerPresentFrame_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "egl")]
 pub type PFN_cuEGLStreamProducerPresentFrame = crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000;
 /** The unversioned name: `PFN_cuEGLStreamProducerReturnFrame_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "egl")]
 pub type PFN_cuEGLStreamProducerReturnFrame = crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000;
 /** The unversioned name: `PFN_cuEventCreateFromEGLSync_v9000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "egl")]
 pub type PFN_cuEventCreateFromEGLSync = crate::egl::PFN_cuEventCreateFromEGLSync_v9000;
 /** The unversioned name: `PFN_cuGraphicsEGLRegisterImage_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "egl")]
 pub type PFN_cuGraphicsEGLRegisterImage = crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000;
 /** The unversioned name: `PFN_cuGraphicsResourceGetMappedEglFrame_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "egl")]
 pub type PFN_cuGraphicsResourceGetMappedEglFrame = crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000;

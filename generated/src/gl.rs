@@ -286,75 +286,75 @@ pub type PFN_cuGraphicsGLRegisterImage_v3000 = unsafe extern "system" fn(
 ) -> CUresult;
 /** The unversioned name: `PFN_cuGLCtxCreate_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 pub type PFN_cuGLCtxCreate = crate::gl::PFN_cuGLCtxCreate_v3020;
 /** The unversioned name: `PFN_cuGLGetDevices_v6050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 pub type PFN_cuGLGetDevices = crate::gl::PFN_cuGLGetDevices_v6050;
 /** The unversioned name: `PFN_cuGLInit_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 pub type PFN_cuGLInit = crate::gl::PFN_cuGLInit_v2000;
 /** The unversioned name: `PFN_cuGLMapBufferObject_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGLMapBufferObject = crate::gl::PFN_cuGLMapBufferObject_v3020;
 /** The unversioned name: `PFN_cuGLMapBufferObject_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuGLMapBufferObject = crate::gl::PFN_cuGLMapBufferObject_v7000_ptds;
 /** The unversioned name: `PFN_cuGLMapBufferObjectAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGLMapBufferObjectAsync = crate::gl::PFN_cuGLMapBufferObjectAsync_v3020;
 /** The unversioned name: `PFN_cuGLMapBufferObjectAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuGLMapBufferObjectAsync = crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuGLRegisterBufferObject_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 pub type PFN_cuGLRegisterBufferObject = crate::gl::PFN_cuGLRegisterBufferObject_v2000;
 /** The unversioned name: `PFN_cuGLSetBufferObjectMapFlags_v2030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 pub type PFN_cuGLSetBufferObjectMapFlags = crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030;
 /** The unversioned name: `PFN_cuGLUnmapBufferObject_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 pub type PFN_cuGLUnmapBufferObject = crate::gl::PFN_cuGLUnmapBufferObject_v2000;
 /** The unversioned name: `PFN_cuGLUnmapBufferObjectAsync_v2030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 pub type PFN_cuGLUnmapBufferObjectAsync = crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030;
 /** The unversioned name: `PFN_cuGLUnregisterBufferObject_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 pub type PFN_cuGLUnregisterBufferObject = crate::gl::PFN_cuGLUnregisterBufferObject_v2000;
 /** The unversioned name: `PFN_cuGraphicsGLRegisterBuffer_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 pub type PFN_cuGraphicsGLRegisterBuffer = crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000;
 /** The unversioned name: `PFN_cuGraphicsGLRegisterImage_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "gl")]
 pub type PFN_cuGraphicsGLRegisterImage = crate::gl::PFN_cuGraphicsGLRegisterImage_v3000;

@@ -30,13 +30,12 @@
 //! `libcuda.so`; `nvcuda.dll` from System32 on Windows; never from the working directory) and
 //! resolves its `cuGetProcAddress`. [`Driver::get`] then fetches any entry of the registry
 //! with exactly the version in its name, so the pointer always has the ABI its type
-//! describes; [`Driver::newest`] picks the newest ABI that both the crate and the driver
-//! have; [`Driver::get_raw`] reaches a symbol newer than the crate.
+//! describes; `Driver::newest` (feature `newest`) picks the newest ABI that both the crate and the
+//! driver have; [`Driver::get_raw`] reaches a symbol newer than the crate.
 //!
 //! ```no_run
-//! use cuda_driver_pfn::newest::CtxCreate;
 //! use cuda_driver_pfn::types::{CUcontext, CUresult};
-//! use cuda_driver_pfn::{entries, symbols, Driver, Error, StreamFlags};
+//! use cuda_driver_pfn::{entries, Driver, Error, StreamFlags};
 //!
 //! fn main() -> Result<(), Error> {
 //!     let driver = Driver::load()?; // finds libcuda at run time
@@ -50,16 +49,6 @@
 //!     // The per-thread default stream variant, asked for with the per-thread flag.
 //!     let capture = driver.get::<entries::cuStreamBeginCapture_v10010_ptsz>()?;
 //!
-//!     // The newest ABI this crate and this driver share: one case per ABI, each with its
-//!     // own signature. A new ABI in a later version of the crate is a new case to handle.
-//!     let mut ctx: CUcontext = std::ptr::null_mut();
-//!     let r = match driver.newest::<symbols::cuCtxCreate>()? {
-//!         CtxCreate::V12050(f) => unsafe { f(&mut ctx, std::ptr::null_mut(), 0, 0) },
-//!         CtxCreate::V11040(f) => unsafe { f(&mut ctx, std::ptr::null_mut(), 0, 0, 0) },
-//!         CtxCreate::V3020(f) | CtxCreate::V2000(f) => unsafe { f(&mut ctx, 0, 0) },
-//!     };
-//!     driver.check("cuCtxCreate", r)?;
-//!
 //!     // A symbol newer than this crate: the caller vouches for the prototype and version.
 //!     type PfnFoo = unsafe extern "system" fn(ctx: CUcontext) -> CUresult;
 //!     match unsafe { driver.get_raw::<PfnFoo>(c"cuFoo", 13060, StreamFlags::LEGACY_STREAM) } {
@@ -70,6 +59,28 @@
 //!     Ok(())
 //! }
 //! ```
+//!
+//! With the `newest` feature, `driver.newest::<symbols::cuCtxCreate>()` returns the newest
+//! ABI of a symbol that both the crate and the driver have, as an enum with one case per ABI
+//! (the `newest` module's page has an example).
+//!
+//! # Which name to use
+//!
+//! - `entries::cuMemAlloc_v3020`: the marker of one ABI. Look entry points up with it
+//!   (`driver.get::<entries::cuMemAlloc_v3020>()`): the marker carries the exact version and
+//!   flag, so the pointer you get is the ABI its type says. Its page shows the signature, the
+//!   exported name, the oldest driver that has it and its sibling ABIs. Start here.
+//! - `pfn::PFN_cuMemAlloc_v3020`: the type that lookup returns (`<entries::X as Entry>::Fn`),
+//!   for a struct field or a function parameter.
+//! - `pfn::PFN_cuMemAlloc` (no version): what the newest pinned toolkit's headers mean by the
+//!   unversioned name. It may name another ABI in a later version of this crate, so use it only
+//!   where that is wanted; `aliases::cuda_12_9::PFN_cuMemAlloc` (feature `aliases`) pins one
+//!   toolkit's meaning.
+//! - `symbols::cuCtxCreate` with `newest::CtxCreate` (feature `newest`): for code that works with
+//!   whichever ABI the driver has, matching on the enum.
+//! - [`ENTRIES`] and [`EntryInfo::of_symbol`]: the registry as data, for tools (every ABI of a
+//!   symbol, its platforms, the toolkits that declare it); [`Driver::resolve`] looks a row up
+//!   without a type. [`CudaVersion`] prints `12090` as `CUDA 12.9`.
 //!
 //! # Stream flags
 //!
@@ -102,10 +113,19 @@
 //!
 //! # Cargo features
 //!
-//! - `per-thread-default-stream`: the unversioned `PFN_<symbol>` aliases (in [`pfn`] and
-//!   [`aliases`]) name the `_ptds`/`_ptsz` typedefs where a symbol has them, and
-//!   [`Driver::newest`] prefers those variants, as `CUDA_API_PER_THREAD_DEFAULT_STREAM` does
-//!   for C. The versioned types and markers do not change.
+//! - `newest`: `Driver::newest`, the `newest` enums and the `symbols` markers. Off by default:
+//!   about half of what the crate would otherwise cost to compile.
+//! - `aliases`: the `aliases` module, what each pinned toolkit's headers mean by `PFN_<symbol>`.
+//! - `visit`: `visit_entries` and `visit_symbols`, generic code run once per marker (each call is
+//!   a generic function instantiated per entry; [`Driver::resolve`] over [`ENTRIES`] is one).
+//! - One feature per interop header: `gl`, `egl`, `vdpau`, `profiler` (on by default), and the
+//!   Windows-only `d3d9`, `d3d10`, `d3d11`, `wgl`. All are plain types and build on every platform.
+//! - `per-thread-default-stream`: the unversioned `PFN_<symbol>` aliases name the
+//!   `_ptds`/`_ptsz` typedefs where a symbol has them, and `Driver::newest` prefers those
+//!   variants, as `CUDA_API_PER_THREAD_DEFAULT_STREAM` does for C. The versioned types and
+//!   markers do not change. The feature is crate-global: Cargo unifies features, so if any crate
+//!   of a build turns it on, every user of this crate in that build gets it. A library should not
+//!   depend on it either way; `Driver::newest_with` takes the choice as an argument.
 //! - `runtime`: `Runtime`, the same lookups through the CUDA runtime's
 //!   `cudaGetDriverEntryPointByVersion` (runtime 12.5 and later), or its older
 //!   `cudaGetDriverEntryPoint` only where the registry proves that the ABI the runtime's own
@@ -114,7 +134,7 @@
 //! # Programs
 //!
 //! `cargo run --example doctor` loads the driver, prints its version and, for every registry
-//! entry, whether it resolves and why not. `cargo run --example roundtrip` creates a context,
+//! entry, whether it resolves and why not. `cargo run --example roundtrip --features newest` creates a context,
 //! allocates device memory and copies bytes there and back (it needs a GPU).
 //!
 //! # `registry.json`
@@ -133,49 +153,72 @@
 //!   `CUDA_API_PER_THREAD_DEFAULT_STREAM`.
 //! - `drift`: typedefs that kept their name while their ABI changed: `pfn`, `from`,
 //!   `to`, `param` (`null` when the parameter list itself changed), `before`, `after`.
-#![allow(clippy::all)]
+#[cfg(feature = "aliases")]
+#[rustfmt::skip]
 pub mod aliases;
+#[rustfmt::skip]
 mod codes;
+#[rustfmt::skip]
 pub mod driver;
+#[rustfmt::skip]
 pub mod error;
+#[cfg(feature = "newest")]
+#[rustfmt::skip]
 pub mod newest;
+#[rustfmt::skip]
 pub mod registry;
 #[cfg(feature = "runtime")]
+#[rustfmt::skip]
 pub mod runtime;
+#[rustfmt::skip]
 pub mod types;
+#[cfg(feature = "visit")]
+#[rustfmt::skip]
 pub mod visit;
 /// `cuda.h`.
+#[rustfmt::skip]
 pub mod pfn;
 /// `cudaGL.h` (feature `gl`).
 #[cfg(feature = "gl")]
+#[rustfmt::skip]
 pub mod gl;
 /// `cudaEGL.h` (feature `egl`).
 #[cfg(feature = "egl")]
+#[rustfmt::skip]
 pub mod egl;
 /// `cudaVDPAU.h` (feature `vdpau`).
 #[cfg(feature = "vdpau")]
+#[rustfmt::skip]
 pub mod vdpau;
 /// `cudaProfiler.h` (feature `profiler`).
 #[cfg(feature = "profiler")]
+#[rustfmt::skip]
 pub mod profiler;
 /// `cudaD3D9.h` (feature `d3d9`).
 #[cfg(feature = "d3d9")]
+#[rustfmt::skip]
 pub mod d3d9;
 /// `cudaD3D10.h` (feature `d3d10`).
 #[cfg(feature = "d3d10")]
+#[rustfmt::skip]
 pub mod d3d10;
 /// `cudaD3D11.h` (feature `d3d11`).
 #[cfg(feature = "d3d11")]
+#[rustfmt::skip]
 pub mod d3d11;
 /// `cudaGL.h` (feature `wgl`).
 #[cfg(feature = "wgl")]
+#[rustfmt::skip]
 pub mod wgl;
 pub use driver::{DefaultStream, Driver, QueryApi};
-pub use error::{Error, LibraryKind, LoadAttempt, Lookup};
+pub use error::{CudaVersion, Error, LibraryKind, LoadAttempt, Lookup};
+#[cfg(feature = "newest")]
 pub use newest::{symbols, NewestAbi, Symbol};
-pub use registry::{
-    entries, Entry, EntryInfo, Platforms, StreamFlags, Variant, ENTRIES, TOOLKITS,
-};
+pub use registry::{entries, Entry, EntryInfo, ENTRIES, TOOLKITS};
+pub use registry::{Platforms, StreamFlags, Variant};
 #[cfg(feature = "runtime")]
 pub use runtime::Runtime;
-pub use visit::{visit_entries, visit_symbols, EntryVisitor, SymbolVisitor};
+#[cfg(feature = "visit")]
+pub use visit::{visit_entries, EntryVisitor};
+#[cfg(all(feature = "visit", feature = "newest"))]
+pub use visit::{visit_symbols, SymbolVisitor};

@@ -9757,2487 +9757,2487 @@ pub type PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz = unsafe extern "system" 
 ) -> CUresult;
 /** The unversioned name: `PFN_cuArray3DCreate_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuArray3DCreate = crate::pfn::PFN_cuArray3DCreate_v3020;
 /** The unversioned name: `PFN_cuArray3DGetDescriptor_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuArray3DGetDescriptor = crate::pfn::PFN_cuArray3DGetDescriptor_v3020;
 /** The unversioned name: `PFN_cuArrayCreate_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuArrayCreate = crate::pfn::PFN_cuArrayCreate_v3020;
 /** The unversioned name: `PFN_cuArrayDestroy_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuArrayDestroy = crate::pfn::PFN_cuArrayDestroy_v2000;
 /** The unversioned name: `PFN_cuArrayGetDescriptor_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuArrayGetDescriptor = crate::pfn::PFN_cuArrayGetDescriptor_v3020;
 /** The unversioned name: `PFN_cuArrayGetMemoryRequirements_v11060` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuArrayGetMemoryRequirements = crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060;
 /** The unversioned name: `PFN_cuArrayGetPlane_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuArrayGetPlane = crate::pfn::PFN_cuArrayGetPlane_v11020;
 /** The unversioned name: `PFN_cuArrayGetSparseProperties_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuArrayGetSparseProperties = crate::pfn::PFN_cuArrayGetSparseProperties_v11010;
 /** The unversioned name: `PFN_cuCheckpointOperationComplete_v13040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCheckpointOperationComplete = crate::pfn::PFN_cuCheckpointOperationComplete_v13040;
 /** The unversioned name: `PFN_cuCheckpointProcessCheckpoint_v12080` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCheckpointProcessCheckpoint = crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080;
 /** The unversioned name: `PFN_cuCheckpointProcessGetRestoreThreadId_v12080` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCheckpointProcessGetRestoreThreadId = crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080;
 /** The unversioned name: `PFN_cuCheckpointProcessGetState_v12080` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCheckpointProcessGetState = crate::pfn::PFN_cuCheckpointProcessGetState_v12080;
 /** The unversioned name: `PFN_cuCheckpointProcessLock_v12080` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCheckpointProcessLock = crate::pfn::PFN_cuCheckpointProcessLock_v12080;
 /** The unversioned name: `PFN_cuCheckpointProcessRestore_v12080` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCheckpointProcessRestore = crate::pfn::PFN_cuCheckpointProcessRestore_v12080;
 /** The unversioned name: `PFN_cuCheckpointProcessUnlock_v12080` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCheckpointProcessUnlock = crate::pfn::PFN_cuCheckpointProcessUnlock_v12080;
 /** The unversioned name: `PFN_cuCoredumpDeregisterCompleteCallback_v13020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCoredumpDeregisterCompleteCallback = crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020;
 /** The unversioned name: `PFN_cuCoredumpDeregisterStartCallback_v13020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCoredumpDeregisterStartCallback = crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020;
 /** The unversioned name: `PFN_cuCoredumpGetAttribute_v12010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCoredumpGetAttribute = crate::pfn::PFN_cuCoredumpGetAttribute_v12010;
 /** The unversioned name: `PFN_cuCoredumpGetAttributeGlobal_v12010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCoredumpGetAttributeGlobal = crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010;
 /** The unversioned name: `PFN_cuCoredumpRegisterCompleteCallback_v13020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCoredumpRegisterCompleteCallback = crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020;
 /** The unversioned name: `PFN_cuCoredumpRegisterStartCallback_v13020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCoredumpRegisterStartCallback = crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020;
 /** The unversioned name: `PFN_cuCoredumpSetAttribute_v12010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCoredumpSetAttribute = crate::pfn::PFN_cuCoredumpSetAttribute_v12010;
 /** The unversioned name: `PFN_cuCoredumpSetAttributeGlobal_v12010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCoredumpSetAttributeGlobal = crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010;
 /** The unversioned name: `PFN_cuCtxAttach_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxAttach = crate::pfn::PFN_cuCtxAttach_v2000;
 /** The unversioned name: `PFN_cuCtxCreate_v12050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxCreate = crate::pfn::PFN_cuCtxCreate_v12050;
 /** The unversioned name: `PFN_cuCtxDestroy_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxDestroy = crate::pfn::PFN_cuCtxDestroy_v4000;
 /** The unversioned name: `PFN_cuCtxDetach_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxDetach = crate::pfn::PFN_cuCtxDetach_v2000;
 /** The unversioned name: `PFN_cuCtxDisablePeerAccess_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxDisablePeerAccess = crate::pfn::PFN_cuCtxDisablePeerAccess_v4000;
 /** The unversioned name: `PFN_cuCtxEnablePeerAccess_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxEnablePeerAccess = crate::pfn::PFN_cuCtxEnablePeerAccess_v4000;
 /** The unversioned name: `PFN_cuCtxFromGreenCtx_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxFromGreenCtx = crate::pfn::PFN_cuCtxFromGreenCtx_v12040;
 /** The unversioned name: `PFN_cuCtxGetApiVersion_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxGetApiVersion = crate::pfn::PFN_cuCtxGetApiVersion_v3020;
 /** The unversioned name: `PFN_cuCtxGetCacheConfig_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxGetCacheConfig = crate::pfn::PFN_cuCtxGetCacheConfig_v3020;
 /** The unversioned name: `PFN_cuCtxGetCurrent_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxGetCurrent = crate::pfn::PFN_cuCtxGetCurrent_v4000;
 /** The unversioned name: `PFN_cuCtxGetDevResource_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxGetDevResource = crate::pfn::PFN_cuCtxGetDevResource_v12040;
 /** The unversioned name: `PFN_cuCtxGetDevice_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxGetDevice = crate::pfn::PFN_cuCtxGetDevice_v13000;
 /** The unversioned name: `PFN_cuCtxGetExecAffinity_v11040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxGetExecAffinity = crate::pfn::PFN_cuCtxGetExecAffinity_v11040;
 /** The unversioned name: `PFN_cuCtxGetFlags_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxGetFlags = crate::pfn::PFN_cuCtxGetFlags_v7000;
 /** The unversioned name: `PFN_cuCtxGetId_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxGetId = crate::pfn::PFN_cuCtxGetId_v12000;
 /** The unversioned name: `PFN_cuCtxGetLimit_v3010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxGetLimit = crate::pfn::PFN_cuCtxGetLimit_v3010;
 /** The unversioned name: `PFN_cuCtxGetSharedMemConfig_v4020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxGetSharedMemConfig = crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020;
 /** The unversioned name: `PFN_cuCtxGetStreamPriorityRange_v5050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxGetStreamPriorityRange = crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050;
 /** The unversioned name: `PFN_cuCtxPopCurrent_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxPopCurrent = crate::pfn::PFN_cuCtxPopCurrent_v4000;
 /** The unversioned name: `PFN_cuCtxPushCurrent_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxPushCurrent = crate::pfn::PFN_cuCtxPushCurrent_v4000;
 /** The unversioned name: `PFN_cuCtxRecordEvent_v12050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxRecordEvent = crate::pfn::PFN_cuCtxRecordEvent_v12050;
 /** The unversioned name: `PFN_cuCtxResetPersistingL2Cache_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxResetPersistingL2Cache = crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000;
 /** The unversioned name: `PFN_cuCtxSetCacheConfig_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxSetCacheConfig = crate::pfn::PFN_cuCtxSetCacheConfig_v3020;
 /** The unversioned name: `PFN_cuCtxSetCurrent_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxSetCurrent = crate::pfn::PFN_cuCtxSetCurrent_v4000;
 /** The unversioned name: `PFN_cuCtxSetFlags_v12010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxSetFlags = crate::pfn::PFN_cuCtxSetFlags_v12010;
 /** The unversioned name: `PFN_cuCtxSetLimit_v3010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxSetLimit = crate::pfn::PFN_cuCtxSetLimit_v3010;
 /** The unversioned name: `PFN_cuCtxSetSharedMemConfig_v4020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxSetSharedMemConfig = crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020;
 /** The unversioned name: `PFN_cuCtxSynchronize_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxSynchronize = crate::pfn::PFN_cuCtxSynchronize_v13000;
 /** The unversioned name: `PFN_cuCtxWaitEvent_v12050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuCtxWaitEvent = crate::pfn::PFN_cuCtxWaitEvent_v12050;
 /** The unversioned name: `PFN_cuDestroyExternalMemory_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDestroyExternalMemory = crate::pfn::PFN_cuDestroyExternalMemory_v10000;
 /** The unversioned name: `PFN_cuDestroyExternalSemaphore_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDestroyExternalSemaphore = crate::pfn::PFN_cuDestroyExternalSemaphore_v10000;
 /** The unversioned name: `PFN_cuDevResourceGenerateDesc_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDevResourceGenerateDesc = crate::pfn::PFN_cuDevResourceGenerateDesc_v12040;
 /** The unversioned name: `PFN_cuDevSmResourceSplit_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDevSmResourceSplit = crate::pfn::PFN_cuDevSmResourceSplit_v13010;
 /** The unversioned name: `PFN_cuDevSmResourceSplitByCount_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDevSmResourceSplitByCount = crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040;
 /** The unversioned name: `PFN_cuDeviceCanAccessPeer_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceCanAccessPeer = crate::pfn::PFN_cuDeviceCanAccessPeer_v4000;
 /** The unversioned name: `PFN_cuDeviceComputeCapability_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceComputeCapability = crate::pfn::PFN_cuDeviceComputeCapability_v2000;
 /** The unversioned name: `PFN_cuDeviceGet_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGet = crate::pfn::PFN_cuDeviceGet_v2000;
 /** The unversioned name: `PFN_cuDeviceGetAttribute_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetAttribute = crate::pfn::PFN_cuDeviceGetAttribute_v2000;
 /** The unversioned name: `PFN_cuDeviceGetByPCIBusId_v4010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetByPCIBusId = crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010;
 /** The unversioned name: `PFN_cuDeviceGetCliqueCount_v13040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetCliqueCount = crate::pfn::PFN_cuDeviceGetCliqueCount_v13040;
 /** The unversioned name: `PFN_cuDeviceGetCliqueInfo_v13040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetCliqueInfo = crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040;
 /** The unversioned name: `PFN_cuDeviceGetCount_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetCount = crate::pfn::PFN_cuDeviceGetCount_v2000;
 /** The unversioned name: `PFN_cuDeviceGetDefaultMemPool_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetDefaultMemPool = crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020;
 /** The unversioned name: `PFN_cuDeviceGetDevResource_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetDevResource = crate::pfn::PFN_cuDeviceGetDevResource_v12040;
 /** The unversioned name: `PFN_cuDeviceGetExecAffinitySupport_v11040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetExecAffinitySupport = crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040;
 /** The unversioned name: `PFN_cuDeviceGetFabricClusterUuid_v13040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetFabricClusterUuid = crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040;
 /** The unversioned name: `PFN_cuDeviceGetGraphMemAttribute_v11040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetGraphMemAttribute = crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040;
 /** The unversioned name: `PFN_cuDeviceGetHostAtomicCapabilities_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetHostAtomicCapabilities = crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000;
 /** The unversioned name: `PFN_cuDeviceGetLuid_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetLuid = crate::pfn::PFN_cuDeviceGetLuid_v10000;
 /** The unversioned name: `PFN_cuDeviceGetMemPool_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetMemPool = crate::pfn::PFN_cuDeviceGetMemPool_v11020;
 /** The unversioned name: `PFN_cuDeviceGetName_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetName = crate::pfn::PFN_cuDeviceGetName_v2000;
 /** The unversioned name: `PFN_cuDeviceGetNvSciSyncAttributes_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetNvSciSyncAttributes = crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020;
 /** The unversioned name: `PFN_cuDeviceGetP2PAtomicCapabilities_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetP2PAtomicCapabilities = crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000;
 /** The unversioned name: `PFN_cuDeviceGetP2PAttribute_v8000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetP2PAttribute = crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000;
 /** The unversioned name: `PFN_cuDeviceGetPCIBusId_v4010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetPCIBusId = crate::pfn::PFN_cuDeviceGetPCIBusId_v4010;
 /** The unversioned name: `PFN_cuDeviceGetProperties_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetProperties = crate::pfn::PFN_cuDeviceGetProperties_v2000;
 /** The unversioned name: `PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetTexture1DLinearMaxWidth = crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010;
 /** The unversioned name: `PFN_cuDeviceGetUuid_v11040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGetUuid = crate::pfn::PFN_cuDeviceGetUuid_v11040;
 /** The unversioned name: `PFN_cuDeviceGraphMemTrim_v11040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceGraphMemTrim = crate::pfn::PFN_cuDeviceGraphMemTrim_v11040;
 /** The unversioned name: `PFN_cuDevicePrimaryCtxGetState_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDevicePrimaryCtxGetState = crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000;
 /** The unversioned name: `PFN_cuDevicePrimaryCtxRelease_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDevicePrimaryCtxRelease = crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000;
 /** The unversioned name: `PFN_cuDevicePrimaryCtxReset_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDevicePrimaryCtxReset = crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000;
 /** The unversioned name: `PFN_cuDevicePrimaryCtxRetain_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDevicePrimaryCtxRetain = crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000;
 /** The unversioned name: `PFN_cuDevicePrimaryCtxSetFlags_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDevicePrimaryCtxSetFlags = crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000;
 /** The unversioned name: `PFN_cuDeviceRegisterAsyncNotification_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceRegisterAsyncNotification = crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040;
 /** The unversioned name: `PFN_cuDeviceSetGraphMemAttribute_v11040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceSetGraphMemAttribute = crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040;
 /** The unversioned name: `PFN_cuDeviceSetMemPool_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceSetMemPool = crate::pfn::PFN_cuDeviceSetMemPool_v11020;
 /** The unversioned name: `PFN_cuDeviceTotalMem_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceTotalMem = crate::pfn::PFN_cuDeviceTotalMem_v3020;
 /** The unversioned name: `PFN_cuDeviceUnregisterAsyncNotification_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDeviceUnregisterAsyncNotification = crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040;
 /** The unversioned name: `PFN_cuDriverGetVersion_v2020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuDriverGetVersion = crate::pfn::PFN_cuDriverGetVersion_v2020;
 /** The unversioned name: `PFN_cuEventCreate_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuEventCreate = crate::pfn::PFN_cuEventCreate_v2000;
 /** The unversioned name: `PFN_cuEventDestroy_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuEventDestroy = crate::pfn::PFN_cuEventDestroy_v4000;
 /** The unversioned name: `PFN_cuEventElapsedTime_v12080` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuEventElapsedTime = crate::pfn::PFN_cuEventElapsedTime_v12080;
 /** The unversioned name: `PFN_cuEventQuery_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuEventQuery = crate::pfn::PFN_cuEventQuery_v2000;
 /** The unversioned name: `PFN_cuEventRecord_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuEventRecord = crate::pfn::PFN_cuEventRecord_v2000;
 /** The unversioned name: `PFN_cuEventRecord_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuEventRecord = crate::pfn::PFN_cuEventRecord_v7000_ptsz;
 /** The unversioned name: `PFN_cuEventRecordWithFlags_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuEventRecordWithFlags = crate::pfn::PFN_cuEventRecordWithFlags_v11010;
 /** The unversioned name: `PFN_cuEventRecordWithFlags_v11010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuEventRecordWithFlags = crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz;
 /** The unversioned name: `PFN_cuEventSynchronize_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuEventSynchronize = crate::pfn::PFN_cuEventSynchronize_v2000;
 /** The unversioned name: `PFN_cuExternalMemoryGetMappedBuffer_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuExternalMemoryGetMappedBuffer = crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000;
 /** The unversioned name: `PFN_cuExternalMemoryGetMappedMipmappedArray_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuExternalMemoryGetMappedMipmappedArray = crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000;
 /** The unversioned name: `PFN_cuFabricCpyBatchAsync_v13050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuFabricCpyBatchAsync = crate::pfn::PFN_cuFabricCpyBatchAsync_v13050;
 /** The unversioned name: `PFN_cuFabricCpyBatchAsync_v13050_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuFabricCpyBatchAsync = crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz;
 /** The unversioned name: `PFN_cuFlushGPUDirectRDMAWrites_v11030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFlushGPUDirectRDMAWrites = crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030;
 /** The unversioned name: `PFN_cuFuncGetAttribute_v2020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFuncGetAttribute = crate::pfn::PFN_cuFuncGetAttribute_v2020;
 /** The unversioned name: `PFN_cuFuncGetModule_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFuncGetModule = crate::pfn::PFN_cuFuncGetModule_v11000;
 /** The unversioned name: `PFN_cuFuncGetName_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFuncGetName = crate::pfn::PFN_cuFuncGetName_v12030;
 /** The unversioned name: `PFN_cuFuncGetParamCount_v13020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFuncGetParamCount = crate::pfn::PFN_cuFuncGetParamCount_v13020;
 /** The unversioned name: `PFN_cuFuncGetParamInfo_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFuncGetParamInfo = crate::pfn::PFN_cuFuncGetParamInfo_v12040;
 /** The unversioned name: `PFN_cuFuncIsLoaded_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFuncIsLoaded = crate::pfn::PFN_cuFuncIsLoaded_v12040;
 /** The unversioned name: `PFN_cuFuncLoad_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFuncLoad = crate::pfn::PFN_cuFuncLoad_v12040;
 /** The unversioned name: `PFN_cuFuncSetAttribute_v9000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFuncSetAttribute = crate::pfn::PFN_cuFuncSetAttribute_v9000;
 /** The unversioned name: `PFN_cuFuncSetBlockShape_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFuncSetBlockShape = crate::pfn::PFN_cuFuncSetBlockShape_v2000;
 /** The unversioned name: `PFN_cuFuncSetCacheConfig_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFuncSetCacheConfig = crate::pfn::PFN_cuFuncSetCacheConfig_v3000;
 /** The unversioned name: `PFN_cuFuncSetSharedMemConfig_v4020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFuncSetSharedMemConfig = crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020;
 /** The unversioned name: `PFN_cuFuncSetSharedSize_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuFuncSetSharedSize = crate::pfn::PFN_cuFuncSetSharedSize_v2000;
 /** The unversioned name: `PFN_cuGetErrorName_v6000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGetErrorName = crate::pfn::PFN_cuGetErrorName_v6000;
 /** The unversioned name: `PFN_cuGetErrorString_v6000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGetErrorString = crate::pfn::PFN_cuGetErrorString_v6000;
 /** The unversioned name: `PFN_cuGetExportTable_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGetExportTable = crate::pfn::PFN_cuGetExportTable_v3000;
 /** The unversioned name: `PFN_cuGetProcAddress_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGetProcAddress = crate::pfn::PFN_cuGetProcAddress_v12000;
 /** The unversioned name: `PFN_cuGraphAddBatchMemOpNode_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddBatchMemOpNode = crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070;
 /** The unversioned name: `PFN_cuGraphAddChildGraphNode_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddChildGraphNode = crate::pfn::PFN_cuGraphAddChildGraphNode_v10000;
 /** The unversioned name: `PFN_cuGraphAddDependencies_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddDependencies = crate::pfn::PFN_cuGraphAddDependencies_v12030;
 /** The unversioned name: `PFN_cuGraphAddEmptyNode_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddEmptyNode = crate::pfn::PFN_cuGraphAddEmptyNode_v10000;
 /** The unversioned name: `PFN_cuGraphAddEventRecordNode_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddEventRecordNode = crate::pfn::PFN_cuGraphAddEventRecordNode_v11010;
 /** The unversioned name: `PFN_cuGraphAddEventWaitNode_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddEventWaitNode = crate::pfn::PFN_cuGraphAddEventWaitNode_v11010;
 /** The unversioned name: `PFN_cuGraphAddExternalSemaphoresSignalNode_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddExternalSemaphoresSignalNode = crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020;
 /** The unversioned name: `PFN_cuGraphAddExternalSemaphoresWaitNode_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddExternalSemaphoresWaitNode = crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020;
 /** The unversioned name: `PFN_cuGraphAddHostNode_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddHostNode = crate::pfn::PFN_cuGraphAddHostNode_v10000;
 /** The unversioned name: `PFN_cuGraphAddKernelNode_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddKernelNode = crate::pfn::PFN_cuGraphAddKernelNode_v12000;
 /** The unversioned name: `PFN_cuGraphAddMemAllocNode_v11040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddMemAllocNode = crate::pfn::PFN_cuGraphAddMemAllocNode_v11040;
 /** The unversioned name: `PFN_cuGraphAddMemFreeNode_v11040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddMemFreeNode = crate::pfn::PFN_cuGraphAddMemFreeNode_v11040;
 /** The unversioned name: `PFN_cuGraphAddMemcpyNode_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddMemcpyNode = crate::pfn::PFN_cuGraphAddMemcpyNode_v10000;
 /** The unversioned name: `PFN_cuGraphAddMemsetNode_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddMemsetNode = crate::pfn::PFN_cuGraphAddMemsetNode_v10000;
 /** The unversioned name: `PFN_cuGraphAddNode_v13040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphAddNode = crate::pfn::PFN_cuGraphAddNode_v13040;
 /** The unversioned name: `PFN_cuGraphBatchMemOpNodeGetParams_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphBatchMemOpNodeGetParams = crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070;
 /** The unversioned name: `PFN_cuGraphBatchMemOpNodeSetParams_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphBatchMemOpNodeSetParams = crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070;
 /** The unversioned name: `PFN_cuGraphChildGraphNodeGetGraph_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphChildGraphNodeGetGraph = crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000;
 /** The unversioned name: `PFN_cuGraphClone_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphClone = crate::pfn::PFN_cuGraphClone_v10000;
 /** The unversioned name: `PFN_cuGraphConditionalHandleCreate_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphConditionalHandleCreate = crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030;
 /** The unversioned name: `PFN_cuGraphCreate_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphCreate = crate::pfn::PFN_cuGraphCreate_v10000;
 /** The unversioned name: `PFN_cuGraphDebugDotPrint_v11030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphDebugDotPrint = crate::pfn::PFN_cuGraphDebugDotPrint_v11030;
 /** The unversioned name: `PFN_cuGraphDestroy_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphDestroy = crate::pfn::PFN_cuGraphDestroy_v10000;
 /** The unversioned name: `PFN_cuGraphDestroyNode_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphDestroyNode = crate::pfn::PFN_cuGraphDestroyNode_v10000;
 /** The unversioned name: `PFN_cuGraphEventRecordNodeGetEvent_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphEventRecordNodeGetEvent = crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010;
 /** The unversioned name: `PFN_cuGraphEventRecordNodeSetEvent_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphEventRecordNodeSetEvent = crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010;
 /** The unversioned name: `PFN_cuGraphEventWaitNodeGetEvent_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphEventWaitNodeGetEvent = crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010;
 /** The unversioned name: `PFN_cuGraphEventWaitNodeSetEvent_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphEventWaitNodeSetEvent = crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010;
 /** The unversioned name: `PFN_cuGraphExecBatchMemOpNodeSetParams_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecBatchMemOpNodeSetParams = crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070;
 /** The unversioned name: `PFN_cuGraphExecChildGraphNodeSetParams_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecChildGraphNodeSetParams = crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010;
 /** The unversioned name: `PFN_cuGraphExecDestroy_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecDestroy = crate::pfn::PFN_cuGraphExecDestroy_v10000;
 /** The unversioned name: `PFN_cuGraphExecEventRecordNodeSetEvent_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecEventRecordNodeSetEvent = crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010;
 /** The unversioned name: `PFN_cuGraphExecEventWaitNodeSetEvent_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecEventWaitNodeSetEvent = crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010;
 /** The unversioned name: `PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams = crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020;
 /** The unversioned name: `PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams = crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020;
 /** The unversioned name: `PFN_cuGraphExecGetFlags_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecGetFlags = crate::pfn::PFN_cuGraphExecGetFlags_v12000;
 /** The unversioned name: `PFN_cuGraphExecGetId_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecGetId = crate::pfn::PFN_cuGraphExecGetId_v13010;
 /** The unversioned name: `PFN_cuGraphExecHostNodeSetParams_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecHostNodeSetParams = crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020;
 /** The unversioned name: `PFN_cuGraphExecKernelNodeSetParams_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecKernelNodeSetParams = crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000;
 /** The unversioned name: `PFN_cuGraphExecMemcpyNodeSetParams_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecMemcpyNodeSetParams = crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020;
 /** The unversioned name: `PFN_cuGraphExecMemsetNodeSetParams_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecMemsetNodeSetParams = crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020;
 /** The unversioned name: `PFN_cuGraphExecNodeSetParams_v12020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecNodeSetParams = crate::pfn::PFN_cuGraphExecNodeSetParams_v12020;
 /** The unversioned name: `PFN_cuGraphExecUpdate_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExecUpdate = crate::pfn::PFN_cuGraphExecUpdate_v12000;
 /** The unversioned name: `PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExternalSemaphoresSignalNodeGetParams = crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020;
 /** The unversioned name: `PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExternalSemaphoresSignalNodeSetParams = crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020;
 /** The unversioned name: `PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExternalSemaphoresWaitNodeGetParams = crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020;
 /** The unversioned name: `PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphExternalSemaphoresWaitNodeSetParams = crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020;
 /** The unversioned name: `PFN_cuGraphGetEdges_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphGetEdges = crate::pfn::PFN_cuGraphGetEdges_v12030;
 /** The unversioned name: `PFN_cuGraphGetId_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphGetId = crate::pfn::PFN_cuGraphGetId_v13010;
 /** The unversioned name: `PFN_cuGraphGetNodes_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphGetNodes = crate::pfn::PFN_cuGraphGetNodes_v10000;
 /** The unversioned name: `PFN_cuGraphGetRootNodes_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphGetRootNodes = crate::pfn::PFN_cuGraphGetRootNodes_v10000;
 /** The unversioned name: `PFN_cuGraphHostNodeGetParams_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphHostNodeGetParams = crate::pfn::PFN_cuGraphHostNodeGetParams_v10000;
 /** The unversioned name: `PFN_cuGraphHostNodeSetParams_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphHostNodeSetParams = crate::pfn::PFN_cuGraphHostNodeSetParams_v10000;
 /** The unversioned name: `PFN_cuGraphInstantiate_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphInstantiate = crate::pfn::PFN_cuGraphInstantiate_v11000;
 /** The unversioned name: `PFN_cuGraphInstantiateWithFlags_v11040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphInstantiateWithFlags = crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040;
 /** The unversioned name: `PFN_cuGraphInstantiateWithParams_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGraphInstantiateWithParams = crate::pfn::PFN_cuGraphInstantiateWithParams_v12000;
 /** The unversioned name: `PFN_cuGraphInstantiateWithParams_v12000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuGraphInstantiateWithParams = crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz;
 /** The unversioned name: `PFN_cuGraphKernelNodeCopyAttributes_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphKernelNodeCopyAttributes = crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000;
 /** The unversioned name: `PFN_cuGraphKernelNodeGetAttribute_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphKernelNodeGetAttribute = crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000;
 /** The unversioned name: `PFN_cuGraphKernelNodeGetParams_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphKernelNodeGetParams = crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000;
 /** The unversioned name: `PFN_cuGraphKernelNodeSetAttribute_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphKernelNodeSetAttribute = crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000;
 /** The unversioned name: `PFN_cuGraphKernelNodeSetParams_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphKernelNodeSetParams = crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000;
 /** The unversioned name: `PFN_cuGraphLaunch_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGraphLaunch = crate::pfn::PFN_cuGraphLaunch_v10000;
 /** The unversioned name: `PFN_cuGraphLaunch_v10000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuGraphLaunch = crate::pfn::PFN_cuGraphLaunch_v10000_ptsz;
 /** The unversioned name: `PFN_cuGraphMemAllocNodeGetParams_v11040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphMemAllocNodeGetParams = crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040;
 /** The unversioned name: `PFN_cuGraphMemFreeNodeGetParams_v11040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphMemFreeNodeGetParams = crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040;
 /** The unversioned name: `PFN_cuGraphMemcpyNodeGetParams_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphMemcpyNodeGetParams = crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000;
 /** The unversioned name: `PFN_cuGraphMemcpyNodeSetParams_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphMemcpyNodeSetParams = crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000;
 /** The unversioned name: `PFN_cuGraphMemsetNodeGetParams_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphMemsetNodeGetParams = crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000;
 /** The unversioned name: `PFN_cuGraphMemsetNodeSetParams_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphMemsetNodeSetParams = crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000;
 /** The unversioned name: `PFN_cuGraphNodeFindInClone_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphNodeFindInClone = crate::pfn::PFN_cuGraphNodeFindInClone_v10000;
 /** The unversioned name: `PFN_cuGraphNodeGetContainingGraph_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphNodeGetContainingGraph = crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010;
 /** The unversioned name: `PFN_cuGraphNodeGetDependencies_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphNodeGetDependencies = crate::pfn::PFN_cuGraphNodeGetDependencies_v12030;
 /** The unversioned name: `PFN_cuGraphNodeGetDependentNodes_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphNodeGetDependentNodes = crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030;
 /** The unversioned name: `PFN_cuGraphNodeGetEnabled_v11060` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphNodeGetEnabled = crate::pfn::PFN_cuGraphNodeGetEnabled_v11060;
 /** The unversioned name: `PFN_cuGraphNodeGetLocalId_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphNodeGetLocalId = crate::pfn::PFN_cuGraphNodeGetLocalId_v13010;
 /** The unversioned name: `PFN_cuGraphNodeGetParams_v13020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphNodeGetParams = crate::pfn::PFN_cuGraphNodeGetParams_v13020;
 /** The unversioned name: `PFN_cuGraphNodeGetToolsId_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphNodeGetToolsId = crate::pfn::PFN_cuGraphNodeGetToolsId_v13010;
 /** The unversioned name: `PFN_cuGraphNodeGetType_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphNodeGetType = crate::pfn::PFN_cuGraphNodeGetType_v10000;
 /** The unversioned name: `PFN_cuGraphNodeSetEnabled_v11060` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphNodeSetEnabled = crate::pfn::PFN_cuGraphNodeSetEnabled_v11060;
 /** The unversioned name: `PFN_cuGraphNodeSetParams_v13040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphNodeSetParams = crate::pfn::PFN_cuGraphNodeSetParams_v13040;
 /** The unversioned name: `PFN_cuGraphReleaseUserObject_v11030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphReleaseUserObject = crate::pfn::PFN_cuGraphReleaseUserObject_v11030;
 /** The unversioned name: `PFN_cuGraphRemoveDependencies_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphRemoveDependencies = crate::pfn::PFN_cuGraphRemoveDependencies_v12030;
 /** The unversioned name: `PFN_cuGraphRetainUserObject_v11030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphRetainUserObject = crate::pfn::PFN_cuGraphRetainUserObject_v11030;
 /** The unversioned name: `PFN_cuGraphUpload_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGraphUpload = crate::pfn::PFN_cuGraphUpload_v11010;
 /** The unversioned name: `PFN_cuGraphUpload_v11010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuGraphUpload = crate::pfn::PFN_cuGraphUpload_v11010_ptsz;
 /** The unversioned name: `PFN_cuGraphicsMapResources_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGraphicsMapResources = crate::pfn::PFN_cuGraphicsMapResources_v3000;
 /** The unversioned name: `PFN_cuGraphicsMapResources_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuGraphicsMapResources = crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz;
 /** The unversioned name: `PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphicsResourceGetMappedMipmappedArray = crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000;
 /** The unversioned name: `PFN_cuGraphicsResourceGetMappedPointer_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphicsResourceGetMappedPointer = crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020;
 /** The unversioned name: `PFN_cuGraphicsResourceSetMapFlags_v6050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphicsResourceSetMapFlags = crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050;
 /** The unversioned name: `PFN_cuGraphicsSubResourceGetMappedArray_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphicsSubResourceGetMappedArray = crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000;
 /** The unversioned name: `PFN_cuGraphicsUnmapResources_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuGraphicsUnmapResources = crate::pfn::PFN_cuGraphicsUnmapResources_v3000;
 /** The unversioned name: `PFN_cuGraphicsUnmapResources_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuGraphicsUnmapResources = crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz;
 /** The unversioned name: `PFN_cuGraphicsUnregisterResource_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGraphicsUnregisterResource = crate::pfn::PFN_cuGraphicsUnregisterResource_v3000;
 /** The unversioned name: `PFN_cuGreenCtxCreate_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGreenCtxCreate = crate::pfn::PFN_cuGreenCtxCreate_v12040;
 /** The unversioned name: `PFN_cuGreenCtxDestroy_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGreenCtxDestroy = crate::pfn::PFN_cuGreenCtxDestroy_v12040;
 /** The unversioned name: `PFN_cuGreenCtxGetDevResource_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGreenCtxGetDevResource = crate::pfn::PFN_cuGreenCtxGetDevResource_v12040;
 /** The unversioned name: `PFN_cuGreenCtxGetId_v12090` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGreenCtxGetId = crate::pfn::PFN_cuGreenCtxGetId_v12090;
 /** The unversioned name: `PFN_cuGreenCtxRecordEvent_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGreenCtxRecordEvent = crate::pfn::PFN_cuGreenCtxRecordEvent_v12040;
 /** The unversioned name: `PFN_cuGreenCtxStreamCreate_v12050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGreenCtxStreamCreate = crate::pfn::PFN_cuGreenCtxStreamCreate_v12050;
 /** The unversioned name: `PFN_cuGreenCtxWaitEvent_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuGreenCtxWaitEvent = crate::pfn::PFN_cuGreenCtxWaitEvent_v12040;
 /** The unversioned name: `PFN_cuImportExternalMemory_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuImportExternalMemory = crate::pfn::PFN_cuImportExternalMemory_v10000;
 /** The unversioned name: `PFN_cuImportExternalSemaphore_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuImportExternalSemaphore = crate::pfn::PFN_cuImportExternalSemaphore_v10000;
 /** The unversioned name: `PFN_cuInit_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuInit = crate::pfn::PFN_cuInit_v2000;
 /** The unversioned name: `PFN_cuIpcCloseMemHandle_v4010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuIpcCloseMemHandle = crate::pfn::PFN_cuIpcCloseMemHandle_v4010;
 /** The unversioned name: `PFN_cuIpcGetEventHandle_v4010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuIpcGetEventHandle = crate::pfn::PFN_cuIpcGetEventHandle_v4010;
 /** The unversioned name: `PFN_cuIpcGetMemHandle_v4010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuIpcGetMemHandle = crate::pfn::PFN_cuIpcGetMemHandle_v4010;
 /** The unversioned name: `PFN_cuIpcOpenEventHandle_v4010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuIpcOpenEventHandle = crate::pfn::PFN_cuIpcOpenEventHandle_v4010;
 /** The unversioned name: `PFN_cuIpcOpenMemHandle_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuIpcOpenMemHandle = crate::pfn::PFN_cuIpcOpenMemHandle_v11000;
 /** The unversioned name: `PFN_cuKernelGetAttribute_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuKernelGetAttribute = crate::pfn::PFN_cuKernelGetAttribute_v12000;
 /** The unversioned name: `PFN_cuKernelGetFunction_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuKernelGetFunction = crate::pfn::PFN_cuKernelGetFunction_v12000;
 /** The unversioned name: `PFN_cuKernelGetLibrary_v12050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuKernelGetLibrary = crate::pfn::PFN_cuKernelGetLibrary_v12050;
 /** The unversioned name: `PFN_cuKernelGetName_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuKernelGetName = crate::pfn::PFN_cuKernelGetName_v12030;
 /** The unversioned name: `PFN_cuKernelGetParamCount_v13020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuKernelGetParamCount = crate::pfn::PFN_cuKernelGetParamCount_v13020;
 /** The unversioned name: `PFN_cuKernelGetParamInfo_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuKernelGetParamInfo = crate::pfn::PFN_cuKernelGetParamInfo_v12040;
 /** The unversioned name: `PFN_cuKernelSetAttribute_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuKernelSetAttribute = crate::pfn::PFN_cuKernelSetAttribute_v12000;
 /** The unversioned name: `PFN_cuKernelSetCacheConfig_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuKernelSetCacheConfig = crate::pfn::PFN_cuKernelSetCacheConfig_v12000;
 /** The unversioned name: `PFN_cuLaunch_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLaunch = crate::pfn::PFN_cuLaunch_v2000;
 /** The unversioned name: `PFN_cuLaunchCooperativeKernel_v9000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuLaunchCooperativeKernel = crate::pfn::PFN_cuLaunchCooperativeKernel_v9000;
 /** The unversioned name: `PFN_cuLaunchCooperativeKernel_v9000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuLaunchCooperativeKernel = crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz;
 /** The unversioned name: `PFN_cuLaunchCooperativeKernelMultiDevice_v9000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLaunchCooperativeKernelMultiDevice = crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000;
 /** The unversioned name: `PFN_cuLaunchGrid_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLaunchGrid = crate::pfn::PFN_cuLaunchGrid_v2000;
 /** The unversioned name: `PFN_cuLaunchGridAsync_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLaunchGridAsync = crate::pfn::PFN_cuLaunchGridAsync_v2000;
 /** The unversioned name: `PFN_cuLaunchHostFunc_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuLaunchHostFunc = crate::pfn::PFN_cuLaunchHostFunc_v13010;
 /** The unversioned name: `PFN_cuLaunchHostFunc_v13010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuLaunchHostFunc = crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz;
 /** The unversioned name: `PFN_cuLaunchKernel_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuLaunchKernel = crate::pfn::PFN_cuLaunchKernel_v4000;
 /** The unversioned name: `PFN_cuLaunchKernel_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuLaunchKernel = crate::pfn::PFN_cuLaunchKernel_v7000_ptsz;
 /** The unversioned name: `PFN_cuLaunchKernelEx_v11060` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuLaunchKernelEx = crate::pfn::PFN_cuLaunchKernelEx_v11060;
 /** The unversioned name: `PFN_cuLaunchKernelEx_v11060_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuLaunchKernelEx = crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz;
 /** The unversioned name: `PFN_cuLibraryEnumerateKernels_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLibraryEnumerateKernels = crate::pfn::PFN_cuLibraryEnumerateKernels_v12040;
 /** The unversioned name: `PFN_cuLibraryGetGlobal_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLibraryGetGlobal = crate::pfn::PFN_cuLibraryGetGlobal_v12000;
 /** The unversioned name: `PFN_cuLibraryGetKernel_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLibraryGetKernel = crate::pfn::PFN_cuLibraryGetKernel_v12000;
 /** The unversioned name: `PFN_cuLibraryGetKernelCount_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLibraryGetKernelCount = crate::pfn::PFN_cuLibraryGetKernelCount_v12040;
 /** The unversioned name: `PFN_cuLibraryGetManaged_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLibraryGetManaged = crate::pfn::PFN_cuLibraryGetManaged_v12000;
 /** The unversioned name: `PFN_cuLibraryGetModule_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLibraryGetModule = crate::pfn::PFN_cuLibraryGetModule_v12000;
 /** The unversioned name: `PFN_cuLibraryGetUnifiedFunction_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLibraryGetUnifiedFunction = crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000;
 /** The unversioned name: `PFN_cuLibraryLoadData_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLibraryLoadData = crate::pfn::PFN_cuLibraryLoadData_v12000;
 /** The unversioned name: `PFN_cuLibraryLoadFromFile_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLibraryLoadFromFile = crate::pfn::PFN_cuLibraryLoadFromFile_v12000;
 /** The unversioned name: `PFN_cuLibraryUnload_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLibraryUnload = crate::pfn::PFN_cuLibraryUnload_v12000;
 /** The unversioned name: `PFN_cuLinkAddData_v6050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLinkAddData = crate::pfn::PFN_cuLinkAddData_v6050;
 /** The unversioned name: `PFN_cuLinkAddFile_v6050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLinkAddFile = crate::pfn::PFN_cuLinkAddFile_v6050;
 /** The unversioned name: `PFN_cuLinkComplete_v5050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLinkComplete = crate::pfn::PFN_cuLinkComplete_v5050;
 /** The unversioned name: `PFN_cuLinkCreate_v6050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLinkCreate = crate::pfn::PFN_cuLinkCreate_v6050;
 /** The unversioned name: `PFN_cuLinkDestroy_v5050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLinkDestroy = crate::pfn::PFN_cuLinkDestroy_v5050;
 /** The unversioned name: `PFN_cuLogicalEndpointAddDevice_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogicalEndpointAddDevice = crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030;
 /** The unversioned name: `PFN_cuLogicalEndpointBindAddr_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogicalEndpointBindAddr = crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030;
 /** The unversioned name: `PFN_cuLogicalEndpointBindMem_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogicalEndpointBindMem = crate::pfn::PFN_cuLogicalEndpointBindMem_v13030;
 /** The unversioned name: `PFN_cuLogicalEndpointCreate_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogicalEndpointCreate = crate::pfn::PFN_cuLogicalEndpointCreate_v13030;
 /** The unversioned name: `PFN_cuLogicalEndpointDestroy_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogicalEndpointDestroy = crate::pfn::PFN_cuLogicalEndpointDestroy_v13030;
 /** The unversioned name: `PFN_cuLogicalEndpointExport_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogicalEndpointExport = crate::pfn::PFN_cuLogicalEndpointExport_v13030;
 /** The unversioned name: `PFN_cuLogicalEndpointGetLimits_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogicalEndpointGetLimits = crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030;
 /** The unversioned name: `PFN_cuLogicalEndpointIdRelease_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogicalEndpointIdRelease = crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030;
 /** The unversioned name: `PFN_cuLogicalEndpointIdReserve_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogicalEndpointIdReserve = crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030;
 /** The unversioned name: `PFN_cuLogicalEndpointImport_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogicalEndpointImport = crate::pfn::PFN_cuLogicalEndpointImport_v13030;
 /** The unversioned name: `PFN_cuLogicalEndpointQuery_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogicalEndpointQuery = crate::pfn::PFN_cuLogicalEndpointQuery_v13030;
 /** The unversioned name: `PFN_cuLogicalEndpointUnbind_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogicalEndpointUnbind = crate::pfn::PFN_cuLogicalEndpointUnbind_v13030;
 /** The unversioned name: `PFN_cuLogsCurrent_v12090` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogsCurrent = crate::pfn::PFN_cuLogsCurrent_v12090;
 /** The unversioned name: `PFN_cuLogsDumpToFile_v12090` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogsDumpToFile = crate::pfn::PFN_cuLogsDumpToFile_v12090;
 /** The unversioned name: `PFN_cuLogsDumpToMemory_v12090` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogsDumpToMemory = crate::pfn::PFN_cuLogsDumpToMemory_v12090;
 /** The unversioned name: `PFN_cuLogsRegisterCallback_v12090` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogsRegisterCallback = crate::pfn::PFN_cuLogsRegisterCallback_v12090;
 /** The unversioned name: `PFN_cuLogsUnregisterCallback_v12090` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuLogsUnregisterCallback = crate::pfn::PFN_cuLogsUnregisterCallback_v12090;
 /** The unversioned name: `PFN_cuMemAddressFree_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemAddressFree = crate::pfn::PFN_cuMemAddressFree_v10020;
 /** The unversioned name: `PFN_cuMemAddressReserve_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemAddressReserve = crate::pfn::PFN_cuMemAddressReserve_v10020;
 /** The unversioned name: `PFN_cuMemAdvise_v12020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemAdvise = crate::pfn::PFN_cuMemAdvise_v12020;
 /** The unversioned name: `PFN_cuMemAlloc_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemAlloc = crate::pfn::PFN_cuMemAlloc_v3020;
 /** The unversioned name: `PFN_cuMemAllocAsync_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemAllocAsync = crate::pfn::PFN_cuMemAllocAsync_v11020;
 /** The unversioned name: `PFN_cuMemAllocAsync_v11020_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemAllocAsync = crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz;
 /** The unversioned name: `PFN_cuMemAllocFromPoolAsync_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemAllocFromPoolAsync = crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020;
 /** The unversioned name: `PFN_cuMemAllocFromPoolAsync_v11020_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemAllocFromPoolAsync = crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz;
 /** The unversioned name: `PFN_cuMemAllocHost_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemAllocHost = crate::pfn::PFN_cuMemAllocHost_v3020;
 /** The unversioned name: `PFN_cuMemAllocManaged_v6000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemAllocManaged = crate::pfn::PFN_cuMemAllocManaged_v6000;
 /** The unversioned name: `PFN_cuMemAllocPitch_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemAllocPitch = crate::pfn::PFN_cuMemAllocPitch_v3020;
 /** The unversioned name: `PFN_cuMemBatchDecompressAsync_v12060` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemBatchDecompressAsync = crate::pfn::PFN_cuMemBatchDecompressAsync_v12060;
 /** The unversioned name: `PFN_cuMemBatchDecompressAsync_v12060_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemBatchDecompressAsync = crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz;
 /** The unversioned name: `PFN_cuMemCreate_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemCreate = crate::pfn::PFN_cuMemCreate_v10020;
 /** The unversioned name: `PFN_cuMemDiscardAndPrefetchBatchAsync_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemDiscardAndPrefetchBatchAsync = crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000;
 /** The unversioned name: `PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemDiscardAndPrefetchBatchAsync = crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz;
 /** The unversioned name: `PFN_cuMemDiscardBatchAsync_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemDiscardBatchAsync = crate::pfn::PFN_cuMemDiscardBatchAsync_v13000;
 /** The unversioned name: `PFN_cuMemDiscardBatchAsync_v13000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemDiscardBatchAsync = crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz;
 /** The unversioned name: `PFN_cuMemExportToShareableHandle_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemExportToShareableHandle = crate::pfn::PFN_cuMemExportToShareableHandle_v10020;
 /** The unversioned name: `PFN_cuMemFree_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemFree = crate::pfn::PFN_cuMemFree_v3020;
 /** The unversioned name: `PFN_cuMemFreeAsync_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemFreeAsync = crate::pfn::PFN_cuMemFreeAsync_v11020;
 /** The unversioned name: `PFN_cuMemFreeAsync_v11020_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemFreeAsync = crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz;
 /** The unversioned name: `PFN_cuMemFreeHost_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemFreeHost = crate::pfn::PFN_cuMemFreeHost_v2000;
 /** The unversioned name: `PFN_cuMemGetAccess_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemGetAccess = crate::pfn::PFN_cuMemGetAccess_v10020;
 /** The unversioned name: `PFN_cuMemGetAddressRange_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemGetAddressRange = crate::pfn::PFN_cuMemGetAddressRange_v3020;
 /** The unversioned name: `PFN_cuMemGetAllocationGranularity_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemGetAllocationGranularity = crate::pfn::PFN_cuMemGetAllocationGranularity_v10020;
 /** The unversioned name: `PFN_cuMemGetAllocationPropertiesFromHandle_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemGetAllocationPropertiesFromHandle = crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020;
 /** The unversioned name: `PFN_cuMemGetDefaultMemPool_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemGetDefaultMemPool = crate::pfn::PFN_cuMemGetDefaultMemPool_v13000;
 /** The unversioned name: `PFN_cuMemGetHandleForAddressRange_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemGetHandleForAddressRange = crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070;
 /** The unversioned name: `PFN_cuMemGetInfo_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemGetInfo = crate::pfn::PFN_cuMemGetInfo_v3020;
 /** The unversioned name: `PFN_cuMemGetLocationInfo_v13040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemGetLocationInfo = crate::pfn::PFN_cuMemGetLocationInfo_v13040;
 /** The unversioned name: `PFN_cuMemGetMemPool_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemGetMemPool = crate::pfn::PFN_cuMemGetMemPool_v13000;
 /** The unversioned name: `PFN_cuMemHostAlloc_v2020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemHostAlloc = crate::pfn::PFN_cuMemHostAlloc_v2020;
 /** The unversioned name: `PFN_cuMemHostGetDevicePointer_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemHostGetDevicePointer = crate::pfn::PFN_cuMemHostGetDevicePointer_v3020;
 /** The unversioned name: `PFN_cuMemHostGetFlags_v2030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemHostGetFlags = crate::pfn::PFN_cuMemHostGetFlags_v2030;
 /** The unversioned name: `PFN_cuMemHostRegister_v6050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemHostRegister = crate::pfn::PFN_cuMemHostRegister_v6050;
 /** The unversioned name: `PFN_cuMemHostUnregister_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemHostUnregister = crate::pfn::PFN_cuMemHostUnregister_v4000;
 /** The unversioned name: `PFN_cuMemImportFromShareableHandle_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemImportFromShareableHandle = crate::pfn::PFN_cuMemImportFromShareableHandle_v10020;
 /** The unversioned name: `PFN_cuMemMap_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemMap = crate::pfn::PFN_cuMemMap_v10020;
 /** The unversioned name: `PFN_cuMemMapArrayAsync_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemMapArrayAsync = crate::pfn::PFN_cuMemMapArrayAsync_v11010;
 /** The unversioned name: `PFN_cuMemMapArrayAsync_v11010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemMapArrayAsync = crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz;
 /** The unversioned name: `PFN_cuMemPoolCreate_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemPoolCreate = crate::pfn::PFN_cuMemPoolCreate_v11020;
 /** The unversioned name: `PFN_cuMemPoolDestroy_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemPoolDestroy = crate::pfn::PFN_cuMemPoolDestroy_v11020;
 /** The unversioned name: `PFN_cuMemPoolExportPointer_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemPoolExportPointer = crate::pfn::PFN_cuMemPoolExportPointer_v11020;
 /** The unversioned name: `PFN_cuMemPoolExportToShareableHandle_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemPoolExportToShareableHandle = crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020;
 /** The unversioned name: `PFN_cuMemPoolGetAccess_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemPoolGetAccess = crate::pfn::PFN_cuMemPoolGetAccess_v11020;
 /** The unversioned name: `PFN_cuMemPoolGetAttribute_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemPoolGetAttribute = crate::pfn::PFN_cuMemPoolGetAttribute_v11020;
 /** The unversioned name: `PFN_cuMemPoolImportFromShareableHandle_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemPoolImportFromShareableHandle = crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020;
 /** The unversioned name: `PFN_cuMemPoolImportPointer_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemPoolImportPointer = crate::pfn::PFN_cuMemPoolImportPointer_v11020;
 /** The unversioned name: `PFN_cuMemPoolSetAccess_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemPoolSetAccess = crate::pfn::PFN_cuMemPoolSetAccess_v11020;
 /** The unversioned name: `PFN_cuMemPoolSetAttribute_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemPoolSetAttribute = crate::pfn::PFN_cuMemPoolSetAttribute_v11020;
 /** The unversioned name: `PFN_cuMemPoolTrimTo_v11020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemPoolTrimTo = crate::pfn::PFN_cuMemPoolTrimTo_v11020;
 /** The unversioned name: `PFN_cuMemPrefetchAsync_v12020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemPrefetchAsync = crate::pfn::PFN_cuMemPrefetchAsync_v12020;
 /** The unversioned name: `PFN_cuMemPrefetchAsync_v12020_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemPrefetchAsync = crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz;
 /** The unversioned name: `PFN_cuMemPrefetchBatchAsync_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemPrefetchBatchAsync = crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000;
 /** The unversioned name: `PFN_cuMemPrefetchBatchAsync_v13000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemPrefetchBatchAsync = crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz;
 /** The unversioned name: `PFN_cuMemRangeGetAttribute_v8000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemRangeGetAttribute = crate::pfn::PFN_cuMemRangeGetAttribute_v8000;
 /** The unversioned name: `PFN_cuMemRangeGetAttributes_v8000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemRangeGetAttributes = crate::pfn::PFN_cuMemRangeGetAttributes_v8000;
 /** The unversioned name: `PFN_cuMemRelease_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemRelease = crate::pfn::PFN_cuMemRelease_v10020;
 /** The unversioned name: `PFN_cuMemRetainAllocationHandle_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemRetainAllocationHandle = crate::pfn::PFN_cuMemRetainAllocationHandle_v11000;
 /** The unversioned name: `PFN_cuMemSetAccess_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemSetAccess = crate::pfn::PFN_cuMemSetAccess_v10020;
 /** The unversioned name: `PFN_cuMemSetMemPool_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemSetMemPool = crate::pfn::PFN_cuMemSetMemPool_v13000;
 /** The unversioned name: `PFN_cuMemUnmap_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMemUnmap = crate::pfn::PFN_cuMemUnmap_v10020;
 /** The unversioned name: `PFN_cuMemcpy_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy = crate::pfn::PFN_cuMemcpy_v4000;
 /** The unversioned name: `PFN_cuMemcpy_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpy = crate::pfn::PFN_cuMemcpy_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpy2D_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy2D = crate::pfn::PFN_cuMemcpy2D_v3020;
 /** The unversioned name: `PFN_cuMemcpy2D_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpy2D = crate::pfn::PFN_cuMemcpy2D_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpy2DAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy2DAsync = crate::pfn::PFN_cuMemcpy2DAsync_v3020;
 /** The unversioned name: `PFN_cuMemcpy2DAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpy2DAsync = crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpy2DUnaligned_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy2DUnaligned = crate::pfn::PFN_cuMemcpy2DUnaligned_v3020;
 /** The unversioned name: `PFN_cuMemcpy2DUnaligned_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpy2DUnaligned = crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpy3D_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy3D = crate::pfn::PFN_cuMemcpy3D_v3020;
 /** The unversioned name: `PFN_cuMemcpy3D_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpy3D = crate::pfn::PFN_cuMemcpy3D_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpy3DAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy3DAsync = crate::pfn::PFN_cuMemcpy3DAsync_v3020;
 /** The unversioned name: `PFN_cuMemcpy3DAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpy3DAsync = crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpy3DBatchAsync_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy3DBatchAsync = crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000;
 /** The unversioned name: `PFN_cuMemcpy3DBatchAsync_v13000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpy3DBatchAsync = crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz;
 /** The unversioned name: `PFN_cuMemcpy3DPeer_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy3DPeer = crate::pfn::PFN_cuMemcpy3DPeer_v4000;
 /** The unversioned name: `PFN_cuMemcpy3DPeer_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpy3DPeer = crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpy3DPeerAsync_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy3DPeerAsync = crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000;
 /** The unversioned name: `PFN_cuMemcpy3DPeerAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpy3DPeerAsync = crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpy3DWithAttributesAsync_v13020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpy3DWithAttributesAsync = crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020;
 /** The unversioned name: `PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpy3DWithAttributesAsync = crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz;
 /** The unversioned name: `PFN_cuMemcpyAsync_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyAsync = crate::pfn::PFN_cuMemcpyAsync_v4000;
 /** The unversioned name: `PFN_cuMemcpyAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyAsync = crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyAtoA_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyAtoA = crate::pfn::PFN_cuMemcpyAtoA_v3020;
 /** The unversioned name: `PFN_cuMemcpyAtoA_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyAtoA = crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyAtoD_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyAtoD = crate::pfn::PFN_cuMemcpyAtoD_v3020;
 /** The unversioned name: `PFN_cuMemcpyAtoD_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyAtoD = crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyAtoH_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyAtoH = crate::pfn::PFN_cuMemcpyAtoH_v3020;
 /** The unversioned name: `PFN_cuMemcpyAtoH_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyAtoH = crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyAtoHAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyAtoHAsync = crate::pfn::PFN_cuMemcpyAtoHAsync_v3020;
 /** The unversioned name: `PFN_cuMemcpyAtoHAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyAtoHAsync = crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyBatchAsync_v13000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyBatchAsync = crate::pfn::PFN_cuMemcpyBatchAsync_v13000;
 /** The unversioned name: `PFN_cuMemcpyBatchAsync_v13000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyBatchAsync = crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyDtoA_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyDtoA = crate::pfn::PFN_cuMemcpyDtoA_v3020;
 /** The unversioned name: `PFN_cuMemcpyDtoA_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyDtoA = crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyDtoD_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyDtoD = crate::pfn::PFN_cuMemcpyDtoD_v3020;
 /** The unversioned name: `PFN_cuMemcpyDtoD_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyDtoD = crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyDtoDAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyDtoDAsync = crate::pfn::PFN_cuMemcpyDtoDAsync_v3020;
 /** The unversioned name: `PFN_cuMemcpyDtoDAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyDtoDAsync = crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyDtoH_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyDtoH = crate::pfn::PFN_cuMemcpyDtoH_v3020;
 /** The unversioned name: `PFN_cuMemcpyDtoH_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyDtoH = crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyDtoHAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyDtoHAsync = crate::pfn::PFN_cuMemcpyDtoHAsync_v3020;
 /** The unversioned name: `PFN_cuMemcpyDtoHAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyDtoHAsync = crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyHtoA_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyHtoA = crate::pfn::PFN_cuMemcpyHtoA_v3020;
 /** The unversioned name: `PFN_cuMemcpyHtoA_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyHtoA = crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyHtoAAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyHtoAAsync = crate::pfn::PFN_cuMemcpyHtoAAsync_v3020;
 /** The unversioned name: `PFN_cuMemcpyHtoAAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyHtoAAsync = crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyHtoD_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyHtoD = crate::pfn::PFN_cuMemcpyHtoD_v3020;
 /** The unversioned name: `PFN_cuMemcpyHtoD_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyHtoD = crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyHtoDAsync_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyHtoDAsync = crate::pfn::PFN_cuMemcpyHtoDAsync_v3020;
 /** The unversioned name: `PFN_cuMemcpyHtoDAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyHtoDAsync = crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyPeer_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyPeer = crate::pfn::PFN_cuMemcpyPeer_v4000;
 /** The unversioned name: `PFN_cuMemcpyPeer_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyPeer = crate::pfn::PFN_cuMemcpyPeer_v7000_ptds;
 /** The unversioned name: `PFN_cuMemcpyPeerAsync_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyPeerAsync = crate::pfn::PFN_cuMemcpyPeerAsync_v4000;
 /** The unversioned name: `PFN_cuMemcpyPeerAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyPeerAsync = crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemcpyWithAttributesAsync_v13020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemcpyWithAttributesAsync = crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020;
 /** The unversioned name: `PFN_cuMemcpyWithAttributesAsync_v13020_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemcpyWithAttributesAsync = crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz;
 /** The unversioned name: `PFN_cuMemsetD16_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD16 = crate::pfn::PFN_cuMemsetD16_v3020;
 /** The unversioned name: `PFN_cuMemsetD16_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemsetD16 = crate::pfn::PFN_cuMemsetD16_v7000_ptds;
 /** The unversioned name: `PFN_cuMemsetD16Async_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD16Async = crate::pfn::PFN_cuMemsetD16Async_v3020;
 /** The unversioned name: `PFN_cuMemsetD16Async_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemsetD16Async = crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemsetD2D16_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD2D16 = crate::pfn::PFN_cuMemsetD2D16_v3020;
 /** The unversioned name: `PFN_cuMemsetD2D16_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemsetD2D16 = crate::pfn::PFN_cuMemsetD2D16_v7000_ptds;
 /** The unversioned name: `PFN_cuMemsetD2D16Async_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD2D16Async = crate::pfn::PFN_cuMemsetD2D16Async_v3020;
 /** The unversioned name: `PFN_cuMemsetD2D16Async_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemsetD2D16Async = crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemsetD2D32_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD2D32 = crate::pfn::PFN_cuMemsetD2D32_v3020;
 /** The unversioned name: `PFN_cuMemsetD2D32_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemsetD2D32 = crate::pfn::PFN_cuMemsetD2D32_v7000_ptds;
 /** The unversioned name: `PFN_cuMemsetD2D32Async_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD2D32Async = crate::pfn::PFN_cuMemsetD2D32Async_v3020;
 /** The unversioned name: `PFN_cuMemsetD2D32Async_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemsetD2D32Async = crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemsetD2D8_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD2D8 = crate::pfn::PFN_cuMemsetD2D8_v3020;
 /** The unversioned name: `PFN_cuMemsetD2D8_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemsetD2D8 = crate::pfn::PFN_cuMemsetD2D8_v7000_ptds;
 /** The unversioned name: `PFN_cuMemsetD2D8Async_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD2D8Async = crate::pfn::PFN_cuMemsetD2D8Async_v3020;
 /** The unversioned name: `PFN_cuMemsetD2D8Async_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemsetD2D8Async = crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemsetD32_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD32 = crate::pfn::PFN_cuMemsetD32_v3020;
 /** The unversioned name: `PFN_cuMemsetD32_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemsetD32 = crate::pfn::PFN_cuMemsetD32_v7000_ptds;
 /** The unversioned name: `PFN_cuMemsetD32Async_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD32Async = crate::pfn::PFN_cuMemsetD32Async_v3020;
 /** The unversioned name: `PFN_cuMemsetD32Async_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemsetD32Async = crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz;
 /** The unversioned name: `PFN_cuMemsetD8_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD8 = crate::pfn::PFN_cuMemsetD8_v3020;
 /** The unversioned name: `PFN_cuMemsetD8_v7000_ptds` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemsetD8 = crate::pfn::PFN_cuMemsetD8_v7000_ptds;
 /** The unversioned name: `PFN_cuMemsetD8Async_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuMemsetD8Async = crate::pfn::PFN_cuMemsetD8Async_v3020;
 /** The unversioned name: `PFN_cuMemsetD8Async_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuMemsetD8Async = crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz;
 /** The unversioned name: `PFN_cuMipmappedArrayCreate_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMipmappedArrayCreate = crate::pfn::PFN_cuMipmappedArrayCreate_v5000;
 /** The unversioned name: `PFN_cuMipmappedArrayDestroy_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMipmappedArrayDestroy = crate::pfn::PFN_cuMipmappedArrayDestroy_v5000;
 /** The unversioned name: `PFN_cuMipmappedArrayGetLevel_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMipmappedArrayGetLevel = crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000;
 /** The unversioned name: `PFN_cuMipmappedArrayGetMemoryRequirements_v11060` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMipmappedArrayGetMemoryRequirements = crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060;
 /** The unversioned name: `PFN_cuMipmappedArrayGetSparseProperties_v11010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMipmappedArrayGetSparseProperties = crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010;
 /** The unversioned name: `PFN_cuModuleEnumerateFunctions_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuModuleEnumerateFunctions = crate::pfn::PFN_cuModuleEnumerateFunctions_v12040;
 /** The unversioned name: `PFN_cuModuleGetFunction_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuModuleGetFunction = crate::pfn::PFN_cuModuleGetFunction_v2000;
 /** The unversioned name: `PFN_cuModuleGetFunctionCount_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuModuleGetFunctionCount = crate::pfn::PFN_cuModuleGetFunctionCount_v12040;
 /** The unversioned name: `PFN_cuModuleGetGlobal_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuModuleGetGlobal = crate::pfn::PFN_cuModuleGetGlobal_v3020;
 /** The unversioned name: `PFN_cuModuleGetLoadingMode_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuModuleGetLoadingMode = crate::pfn::PFN_cuModuleGetLoadingMode_v11070;
 /** The unversioned name: `PFN_cuModuleGetSurfRef_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuModuleGetSurfRef = crate::pfn::PFN_cuModuleGetSurfRef_v3000;
 /** The unversioned name: `PFN_cuModuleGetTexRef_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuModuleGetTexRef = crate::pfn::PFN_cuModuleGetTexRef_v2000;
 /** The unversioned name: `PFN_cuModuleLoad_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuModuleLoad = crate::pfn::PFN_cuModuleLoad_v2000;
 /** The unversioned name: `PFN_cuModuleLoadData_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuModuleLoadData = crate::pfn::PFN_cuModuleLoadData_v2000;
 /** The unversioned name: `PFN_cuModuleLoadDataEx_v2010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuModuleLoadDataEx = crate::pfn::PFN_cuModuleLoadDataEx_v2010;
 /** The unversioned name: `PFN_cuModuleLoadFatBinary_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuModuleLoadFatBinary = crate::pfn::PFN_cuModuleLoadFatBinary_v2000;
 /** The unversioned name: `PFN_cuModuleUnload_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuModuleUnload = crate::pfn::PFN_cuModuleUnload_v2000;
 /** The unversioned name: `PFN_cuMulticastAddDevice_v12010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMulticastAddDevice = crate::pfn::PFN_cuMulticastAddDevice_v12010;
 /** The unversioned name: `PFN_cuMulticastBindAddr_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMulticastBindAddr = crate::pfn::PFN_cuMulticastBindAddr_v13010;
 /** The unversioned name: `PFN_cuMulticastBindMem_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMulticastBindMem = crate::pfn::PFN_cuMulticastBindMem_v13010;
 /** The unversioned name: `PFN_cuMulticastCreate_v12010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMulticastCreate = crate::pfn::PFN_cuMulticastCreate_v12010;
 /** The unversioned name: `PFN_cuMulticastGetGranularity_v12010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMulticastGetGranularity = crate::pfn::PFN_cuMulticastGetGranularity_v12010;
 /** The unversioned name: `PFN_cuMulticastUnbind_v12010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuMulticastUnbind = crate::pfn::PFN_cuMulticastUnbind_v12010;
 /** The unversioned name: `PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuOccupancyAvailableDynamicSMemPerBlock = crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020;
 /** The unversioned name: `PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor = crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050;
 /** The unversioned name: `PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags = crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000;
 /** The unversioned name: `PFN_cuOccupancyMaxActiveClusters_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuOccupancyMaxActiveClusters = crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070;
 /** The unversioned name: `PFN_cuOccupancyMaxPotentialBlockSize_v6050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuOccupancyMaxPotentialBlockSize = crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050;
 /** The unversioned name: `PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuOccupancyMaxPotentialBlockSizeWithFlags = crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000;
 /** The unversioned name: `PFN_cuOccupancyMaxPotentialClusterSize_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuOccupancyMaxPotentialClusterSize = crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070;
 /** The unversioned name: `PFN_cuParamSetSize_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuParamSetSize = crate::pfn::PFN_cuParamSetSize_v2000;
 /** The unversioned name: `PFN_cuParamSetTexRef_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuParamSetTexRef = crate::pfn::PFN_cuParamSetTexRef_v2000;
 /** The unversioned name: `PFN_cuParamSetf_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuParamSetf = crate::pfn::PFN_cuParamSetf_v2000;
 /** The unversioned name: `PFN_cuParamSeti_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuParamSeti = crate::pfn::PFN_cuParamSeti_v2000;
 /** The unversioned name: `PFN_cuParamSetv_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuParamSetv = crate::pfn::PFN_cuParamSetv_v2000;
 /** The unversioned name: `PFN_cuPointerGetAttribute_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuPointerGetAttribute = crate::pfn::PFN_cuPointerGetAttribute_v4000;
 /** The unversioned name: `PFN_cuPointerGetAttributes_v7000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuPointerGetAttributes = crate::pfn::PFN_cuPointerGetAttributes_v7000;
 /** The unversioned name: `PFN_cuPointerSetAttribute_v6000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuPointerSetAttribute = crate::pfn::PFN_cuPointerSetAttribute_v6000;
 /** The unversioned name: `PFN_cuSignalExternalSemaphoresAsync_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuSignalExternalSemaphoresAsync = crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000;
 /** The unversioned name: `PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuSignalExternalSemaphoresAsync = crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz;
 /** The unversioned name: `PFN_cuStreamAddCallback_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamAddCallback = crate::pfn::PFN_cuStreamAddCallback_v5000;
 /** The unversioned name: `PFN_cuStreamAddCallback_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamAddCallback = crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamAttachMemAsync_v6000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamAttachMemAsync = crate::pfn::PFN_cuStreamAttachMemAsync_v6000;
 /** The unversioned name: `PFN_cuStreamAttachMemAsync_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamAttachMemAsync = crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamBatchMemOp_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamBatchMemOp = crate::pfn::PFN_cuStreamBatchMemOp_v11070;
 /** The unversioned name: `PFN_cuStreamBatchMemOp_v11070_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamBatchMemOp = crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz;
 /** The unversioned name: `PFN_cuStreamBeginCapture_v10010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamBeginCapture = crate::pfn::PFN_cuStreamBeginCapture_v10010;
 /** The unversioned name: `PFN_cuStreamBeginCapture_v10010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamBeginCapture = crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz;
 /** The unversioned name: `PFN_cuStreamBeginCaptureToCig_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamBeginCaptureToCig = crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010;
 /** The unversioned name: `PFN_cuStreamBeginCaptureToCig_v13010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamBeginCaptureToCig = crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz;
 /** The unversioned name: `PFN_cuStreamBeginCaptureToGraph_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamBeginCaptureToGraph = crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030;
 /** The unversioned name: `PFN_cuStreamBeginCaptureToGraph_v12030_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamBeginCaptureToGraph = crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz;
 /** The unversioned name: `PFN_cuStreamBeginRecaptureToGraph_v13030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamBeginRecaptureToGraph = crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030;
 /** The unversioned name: `PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamBeginRecaptureToGraph = crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz;
 /** The unversioned name: `PFN_cuStreamCopyAttributes_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamCopyAttributes = crate::pfn::PFN_cuStreamCopyAttributes_v11000;
 /** The unversioned name: `PFN_cuStreamCopyAttributes_v11000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamCopyAttributes = crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz;
 /** The unversioned name: `PFN_cuStreamCreate_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuStreamCreate = crate::pfn::PFN_cuStreamCreate_v2000;
 /** The unversioned name: `PFN_cuStreamCreateWithPriority_v5050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuStreamCreateWithPriority = crate::pfn::PFN_cuStreamCreateWithPriority_v5050;
 /** The unversioned name: `PFN_cuStreamDestroy_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuStreamDestroy = crate::pfn::PFN_cuStreamDestroy_v4000;
 /** The unversioned name: `PFN_cuStreamEndCapture_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamEndCapture = crate::pfn::PFN_cuStreamEndCapture_v10000;
 /** The unversioned name: `PFN_cuStreamEndCapture_v10000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamEndCapture = crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz;
 /** The unversioned name: `PFN_cuStreamEndCaptureToCig_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamEndCaptureToCig = crate::pfn::PFN_cuStreamEndCaptureToCig_v13010;
 /** The unversioned name: `PFN_cuStreamEndCaptureToCig_v13010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamEndCaptureToCig = crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz;
 /** The unversioned name: `PFN_cuStreamGetAttribute_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetAttribute = crate::pfn::PFN_cuStreamGetAttribute_v11000;
 /** The unversioned name: `PFN_cuStreamGetAttribute_v11000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamGetAttribute = crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz;
 /** The unversioned name: `PFN_cuStreamGetCaptureInfo_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetCaptureInfo = crate::pfn::PFN_cuStreamGetCaptureInfo_v12030;
 /** The unversioned name: `PFN_cuStreamGetCaptureInfo_v12030_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamGetCaptureInfo = crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz;
 /** The unversioned name: `PFN_cuStreamGetCtx_v12050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetCtx = crate::pfn::PFN_cuStreamGetCtx_v12050;
 /** The unversioned name: `PFN_cuStreamGetCtx_v12050_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamGetCtx = crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz;
 /** The unversioned name: `PFN_cuStreamGetDevResource_v13010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetDevResource = crate::pfn::PFN_cuStreamGetDevResource_v13010;
 /** The unversioned name: `PFN_cuStreamGetDevResource_v13010_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamGetDevResource = crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz;
 /** The unversioned name: `PFN_cuStreamGetDevice_v12080` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetDevice = crate::pfn::PFN_cuStreamGetDevice_v12080;
 /** The unversioned name: `PFN_cuStreamGetDevice_v12080_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamGetDevice = crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz;
 /** The unversioned name: `PFN_cuStreamGetFlags_v5050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetFlags = crate::pfn::PFN_cuStreamGetFlags_v5050;
 /** The unversioned name: `PFN_cuStreamGetFlags_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamGetFlags = crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamGetGreenCtx_v12040` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuStreamGetGreenCtx = crate::pfn::PFN_cuStreamGetGreenCtx_v12040;
 /** The unversioned name: `PFN_cuStreamGetId_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetId = crate::pfn::PFN_cuStreamGetId_v12000;
 /** The unversioned name: `PFN_cuStreamGetId_v12000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamGetId = crate::pfn::PFN_cuStreamGetId_v12000_ptsz;
 /** The unversioned name: `PFN_cuStreamGetPriority_v5050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamGetPriority = crate::pfn::PFN_cuStreamGetPriority_v5050;
 /** The unversioned name: `PFN_cuStreamGetPriority_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamGetPriority = crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamIsCapturing_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamIsCapturing = crate::pfn::PFN_cuStreamIsCapturing_v10000;
 /** The unversioned name: `PFN_cuStreamIsCapturing_v10000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamIsCapturing = crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz;
 /** The unversioned name: `PFN_cuStreamQuery_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamQuery = crate::pfn::PFN_cuStreamQuery_v2000;
 /** The unversioned name: `PFN_cuStreamQuery_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamQuery = crate::pfn::PFN_cuStreamQuery_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamSetAttribute_v11000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamSetAttribute = crate::pfn::PFN_cuStreamSetAttribute_v11000;
 /** The unversioned name: `PFN_cuStreamSetAttribute_v11000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamSetAttribute = crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz;
 /** The unversioned name: `PFN_cuStreamSynchronize_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamSynchronize = crate::pfn::PFN_cuStreamSynchronize_v2000;
 /** The unversioned name: `PFN_cuStreamSynchronize_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamSynchronize = crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamUpdateCaptureDependencies_v12030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamUpdateCaptureDependencies = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030;
 /** The unversioned name: `PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamUpdateCaptureDependencies = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz;
 /** The unversioned name: `PFN_cuStreamWaitEvent_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamWaitEvent = crate::pfn::PFN_cuStreamWaitEvent_v3020;
 /** The unversioned name: `PFN_cuStreamWaitEvent_v7000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamWaitEvent = crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz;
 /** The unversioned name: `PFN_cuStreamWaitValue32_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamWaitValue32 = crate::pfn::PFN_cuStreamWaitValue32_v11070;
 /** The unversioned name: `PFN_cuStreamWaitValue32_v11070_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamWaitValue32 = crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz;
 /** The unversioned name: `PFN_cuStreamWaitValue64_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamWaitValue64 = crate::pfn::PFN_cuStreamWaitValue64_v11070;
 /** The unversioned name: `PFN_cuStreamWaitValue64_v11070_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamWaitValue64 = crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz;
 /** The unversioned name: `PFN_cuStreamWriteValue32_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamWriteValue32 = crate::pfn::PFN_cuStreamWriteValue32_v11070;
 /** The unversioned name: `PFN_cuStreamWriteValue32_v11070_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamWriteValue32 = crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz;
 /** The unversioned name: `PFN_cuStreamWriteValue64_v11070` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuStreamWriteValue64 = crate::pfn::PFN_cuStreamWriteValue64_v11070;
 /** The unversioned name: `PFN_cuStreamWriteValue64_v11070_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuStreamWriteValue64 = crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz;
 /** The unversioned name: `PFN_cuSurfObjectCreate_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuSurfObjectCreate = crate::pfn::PFN_cuSurfObjectCreate_v5000;
 /** The unversioned name: `PFN_cuSurfObjectDestroy_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuSurfObjectDestroy = crate::pfn::PFN_cuSurfObjectDestroy_v5000;
 /** The unversioned name: `PFN_cuSurfObjectGetResourceDesc_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuSurfObjectGetResourceDesc = crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000;
 /** The unversioned name: `PFN_cuSurfRefGetArray_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuSurfRefGetArray = crate::pfn::PFN_cuSurfRefGetArray_v3000;
 /** The unversioned name: `PFN_cuSurfRefSetArray_v3000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuSurfRefSetArray = crate::pfn::PFN_cuSurfRefSetArray_v3000;
 /** The unversioned name: `PFN_cuTensorMapEncodeIm2col_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTensorMapEncodeIm2col = crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000;
 /** The unversioned name: `PFN_cuTensorMapEncodeIm2colWide_v12080` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTensorMapEncodeIm2colWide = crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080;
 /** The unversioned name: `PFN_cuTensorMapEncodeTiled_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTensorMapEncodeTiled = crate::pfn::PFN_cuTensorMapEncodeTiled_v12000;
 /** The unversioned name: `PFN_cuTensorMapReplaceAddress_v12000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTensorMapReplaceAddress = crate::pfn::PFN_cuTensorMapReplaceAddress_v12000;
 /** The unversioned name: `PFN_cuTensorMapSetAllocationClass_v13050` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTensorMapSetAllocationClass = crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050;
 /** The unversioned name: `PFN_cuTexObjectCreate_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexObjectCreate = crate::pfn::PFN_cuTexObjectCreate_v5000;
 /** The unversioned name: `PFN_cuTexObjectDestroy_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexObjectDestroy = crate::pfn::PFN_cuTexObjectDestroy_v5000;
 /** The unversioned name: `PFN_cuTexObjectGetResourceDesc_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexObjectGetResourceDesc = crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000;
 /** The unversioned name: `PFN_cuTexObjectGetResourceViewDesc_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexObjectGetResourceViewDesc = crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000;
 /** The unversioned name: `PFN_cuTexObjectGetTextureDesc_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexObjectGetTextureDesc = crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000;
 /** The unversioned name: `PFN_cuTexRefCreate_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefCreate = crate::pfn::PFN_cuTexRefCreate_v2000;
 /** The unversioned name: `PFN_cuTexRefDestroy_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefDestroy = crate::pfn::PFN_cuTexRefDestroy_v2000;
 /** The unversioned name: `PFN_cuTexRefGetAddress_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefGetAddress = crate::pfn::PFN_cuTexRefGetAddress_v3020;
 /** The unversioned name: `PFN_cuTexRefGetAddressMode_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefGetAddressMode = crate::pfn::PFN_cuTexRefGetAddressMode_v2000;
 /** The unversioned name: `PFN_cuTexRefGetArray_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefGetArray = crate::pfn::PFN_cuTexRefGetArray_v2000;
 /** The unversioned name: `PFN_cuTexRefGetBorderColor_v8000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefGetBorderColor = crate::pfn::PFN_cuTexRefGetBorderColor_v8000;
 /** The unversioned name: `PFN_cuTexRefGetFilterMode_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefGetFilterMode = crate::pfn::PFN_cuTexRefGetFilterMode_v2000;
 /** The unversioned name: `PFN_cuTexRefGetFlags_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefGetFlags = crate::pfn::PFN_cuTexRefGetFlags_v2000;
 /** The unversioned name: `PFN_cuTexRefGetFormat_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefGetFormat = crate::pfn::PFN_cuTexRefGetFormat_v2000;
 /** The unversioned name: `PFN_cuTexRefGetMaxAnisotropy_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefGetMaxAnisotropy = crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000;
 /** The unversioned name: `PFN_cuTexRefGetMipmapFilterMode_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefGetMipmapFilterMode = crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000;
 /** The unversioned name: `PFN_cuTexRefGetMipmapLevelBias_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefGetMipmapLevelBias = crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000;
 /** The unversioned name: `PFN_cuTexRefGetMipmapLevelClamp_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefGetMipmapLevelClamp = crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000;
 /** The unversioned name: `PFN_cuTexRefGetMipmappedArray_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefGetMipmappedArray = crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000;
 /** The unversioned name: `PFN_cuTexRefSetAddress_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetAddress = crate::pfn::PFN_cuTexRefSetAddress_v3020;
 /** The unversioned name: `PFN_cuTexRefSetAddress2D_v4010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetAddress2D = crate::pfn::PFN_cuTexRefSetAddress2D_v4010;
 /** The unversioned name: `PFN_cuTexRefSetAddressMode_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetAddressMode = crate::pfn::PFN_cuTexRefSetAddressMode_v2000;
 /** The unversioned name: `PFN_cuTexRefSetArray_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetArray = crate::pfn::PFN_cuTexRefSetArray_v2000;
 /** The unversioned name: `PFN_cuTexRefSetBorderColor_v8000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetBorderColor = crate::pfn::PFN_cuTexRefSetBorderColor_v8000;
 /** The unversioned name: `PFN_cuTexRefSetFilterMode_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetFilterMode = crate::pfn::PFN_cuTexRefSetFilterMode_v2000;
 /** The unversioned name: `PFN_cuTexRefSetFlags_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetFlags = crate::pfn::PFN_cuTexRefSetFlags_v2000;
 /** The unversioned name: `PFN_cuTexRefSetFormat_v2000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetFormat = crate::pfn::PFN_cuTexRefSetFormat_v2000;
 /** The unversioned name: `PFN_cuTexRefSetMaxAnisotropy_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetMaxAnisotropy = crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000;
 /** The unversioned name: `PFN_cuTexRefSetMipmapFilterMode_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetMipmapFilterMode = crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000;
 /** The unversioned name: `PFN_cuTexRefSetMipmapLevelBias_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetMipmapLevelBias = crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000;
 /** The unversioned name: `PFN_cuTexRefSetMipmapLevelClamp_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetMipmapLevelClamp = crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000;
 /** The unversioned name: `PFN_cuTexRefSetMipmappedArray_v5000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuTexRefSetMipmappedArray = crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000;
 /** The unversioned name: `PFN_cuThreadExchangeStreamCaptureMode_v10010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuThreadExchangeStreamCaptureMode = crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010;
 /** The unversioned name: `PFN_cuUserObjectCreate_v11030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuUserObjectCreate = crate::pfn::PFN_cuUserObjectCreate_v11030;
 /** The unversioned name: `PFN_cuUserObjectRelease_v11030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuUserObjectRelease = crate::pfn::PFN_cuUserObjectRelease_v11030;
 /** The unversioned name: `PFN_cuUserObjectRetain_v11030` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 pub type PFN_cuUserObjectRetain = crate::pfn::PFN_cuUserObjectRetain_v11030;
 /** The unversioned name: `PFN_cuWaitExternalSemaphoresAsync_v10000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub type PFN_cuWaitExternalSemaphoresAsync = crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000;
 /** The unversioned name: `PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz` as of CUDA 13.5, the newest pinned toolkit, with the `per-thread-default-stream` feature.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "per-thread-default-stream")]
 pub type PFN_cuWaitExternalSemaphoresAsync = crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz;

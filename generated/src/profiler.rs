@@ -50,16 +50,16 @@ pub type PFN_cuProfilerStart_v4000 = unsafe extern "system" fn() -> CUresult;
 pub type PFN_cuProfilerStop_v4000 = unsafe extern "system" fn() -> CUresult;
 /** The unversioned name: `PFN_cuProfilerInitialize_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "profiler")]
 pub type PFN_cuProfilerInitialize = crate::profiler::PFN_cuProfilerInitialize_v4000;
 /** The unversioned name: `PFN_cuProfilerStart_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "profiler")]
 pub type PFN_cuProfilerStart = crate::profiler::PFN_cuProfilerStart_v4000;
 /** The unversioned name: `PFN_cuProfilerStop_v4000` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "profiler")]
 pub type PFN_cuProfilerStop = crate::profiler::PFN_cuProfilerStop_v4000;

@@ -13362,10 +13362,28 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         toolkit_mask: 131071u64,
     },
 ];
+impl EntryInfo {
+    /// Every ABI of `symbol` this crate knows, oldest first, default and per-thread
+    /// variants: a slice of [`ENTRIES`] (empty for a symbol it does not know).
+    pub fn of_symbol(symbol: &str) -> &'static [EntryInfo] {
+        let start = ENTRIES.partition_point(|e| e.symbol < symbol);
+        let end = start + ENTRIES[start..].partition_point(|e| e.symbol == symbol);
+        &ENTRIES[start..end]
+    }
+    /// This row's index in [`ENTRIES`], if it is one of its rows.
+    pub fn index(&self) -> Option<usize> {
+        let offset = (self as *const EntryInfo as usize)
+            .checked_sub(ENTRIES.as_ptr() as usize)?;
+        let index = offset / core::mem::size_of::<EntryInfo>();
+        (offset % core::mem::size_of::<EntryInfo>() == 0 && index < ENTRY_COUNT)
+            .then_some(index)
+    }
+}
 mod sealed {
     pub trait Sealed {}
 }
-/// A registry entry, as a type: implemented only by the markers in [`entries`].
+/// A registry entry, as a type: implemented only by the markers in [`entries`], each
+/// of which sets only its index; the rest is the entry's row.
 ///
 /// # Safety
 /// `Fn` is the ABI the driver returns for (`SYMBOL`, `VERSION`, `FLAGS`). The trait is
@@ -13375,2256 +13393,13644 @@ pub unsafe trait Entry: sealed::Sealed + 'static {
     type Fn: Copy + 'static;
     /// This entry's index in [`ENTRIES`].
     const INDEX: usize;
-    /// The name passed to `cuGetProcAddress`.
-    const SYMBOL: &'static CStr;
-    /// The exact version passed to `cuGetProcAddress`.
-    const VERSION: u32;
-    /// The flags passed to `cuGetProcAddress`.
-    const FLAGS: StreamFlags;
     /// This entry's row.
     const INFO: &'static EntryInfo = &ENTRIES[Self::INDEX];
-}
-macro_rules! entries {
-    ($($(#[$attr:meta])* $marker:ident => $pfn:path, $index:literal;)*) => {
-        $($(#[$attr])* #[allow(non_camel_case_types)] pub enum $marker {} $(#[$attr])*
-        impl super::sealed::Sealed for $marker {} $(#[$attr])* unsafe impl super::Entry
-        for $marker { type Fn = $pfn; const INDEX : usize = $index; const SYMBOL : &
-        'static core::ffi::CStr = super::ENTRIES[$index].c_symbol; const VERSION : u32 =
-        super::ENTRIES[$index].version; const FLAGS : super::StreamFlags =
-        super::ENTRIES[$index].flags; })*
-    };
+    /// The name passed to `cuGetProcAddress`.
+    const SYMBOL: &'static CStr = Self::INFO.c_symbol;
+    /// The exact version passed to `cuGetProcAddress`.
+    const VERSION: u32 = Self::INFO.version;
+    /// The flags passed to `cuGetProcAddress`.
+    const FLAGS: StreamFlags = Self::INFO.flags;
 }
 /// One marker type per entry, named like its typedef without `PFN_`: a type only, with
 /// no values (an empty enum), used as `driver.get::<entries::cuMemAlloc_v3020>()`.
+/// Each marker's page says what a caller needs to pick it: the signature, the name the
+/// driver exports it under, the flag, the oldest driver that has it, and its siblings.
+#[allow(non_camel_case_types)]
 pub mod entries {
-    entries! {
-        #[doc =
-        " Marker for [`PFN_cuArray3DCreate_v2000`](crate::pfn::PFN_cuArray3DCreate_v2000): `cuArray3DCreate` at exactly version 2000."]
-        cuArray3DCreate_v2000 => crate ::pfn::PFN_cuArray3DCreate_v2000, 0usize; #[doc =
-        " Marker for [`PFN_cuArray3DCreate_v3020`](crate::pfn::PFN_cuArray3DCreate_v3020): `cuArray3DCreate` at exactly version 3020."]
-        cuArray3DCreate_v3020 => crate ::pfn::PFN_cuArray3DCreate_v3020, 1usize; #[doc =
-        " Marker for [`PFN_cuArray3DGetDescriptor_v2000`](crate::pfn::PFN_cuArray3DGetDescriptor_v2000): `cuArray3DGetDescriptor` at exactly version 2000."]
-        cuArray3DGetDescriptor_v2000 => crate ::pfn::PFN_cuArray3DGetDescriptor_v2000,
-        2usize; #[doc =
-        " Marker for [`PFN_cuArray3DGetDescriptor_v3020`](crate::pfn::PFN_cuArray3DGetDescriptor_v3020): `cuArray3DGetDescriptor` at exactly version 3020."]
-        cuArray3DGetDescriptor_v3020 => crate ::pfn::PFN_cuArray3DGetDescriptor_v3020,
-        3usize; #[doc =
-        " Marker for [`PFN_cuArrayCreate_v2000`](crate::pfn::PFN_cuArrayCreate_v2000): `cuArrayCreate` at exactly version 2000."]
-        cuArrayCreate_v2000 => crate ::pfn::PFN_cuArrayCreate_v2000, 4usize; #[doc =
-        " Marker for [`PFN_cuArrayCreate_v3020`](crate::pfn::PFN_cuArrayCreate_v3020): `cuArrayCreate` at exactly version 3020."]
-        cuArrayCreate_v3020 => crate ::pfn::PFN_cuArrayCreate_v3020, 5usize; #[doc =
-        " Marker for [`PFN_cuArrayDestroy_v2000`](crate::pfn::PFN_cuArrayDestroy_v2000): `cuArrayDestroy` at exactly version 2000."]
-        cuArrayDestroy_v2000 => crate ::pfn::PFN_cuArrayDestroy_v2000, 6usize; #[doc =
-        " Marker for [`PFN_cuArrayGetDescriptor_v2000`](crate::pfn::PFN_cuArrayGetDescriptor_v2000): `cuArrayGetDescriptor` at exactly version 2000."]
-        cuArrayGetDescriptor_v2000 => crate ::pfn::PFN_cuArrayGetDescriptor_v2000,
-        7usize; #[doc =
-        " Marker for [`PFN_cuArrayGetDescriptor_v3020`](crate::pfn::PFN_cuArrayGetDescriptor_v3020): `cuArrayGetDescriptor` at exactly version 3020."]
-        cuArrayGetDescriptor_v3020 => crate ::pfn::PFN_cuArrayGetDescriptor_v3020,
-        8usize; #[doc =
-        " Marker for [`PFN_cuArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060): `cuArrayGetMemoryRequirements` at exactly version 11060."]
-        cuArrayGetMemoryRequirements_v11060 => crate
-        ::pfn::PFN_cuArrayGetMemoryRequirements_v11060, 9usize; #[doc =
-        " Marker for [`PFN_cuArrayGetPlane_v11020`](crate::pfn::PFN_cuArrayGetPlane_v11020): `cuArrayGetPlane` at exactly version 11020."]
-        cuArrayGetPlane_v11020 => crate ::pfn::PFN_cuArrayGetPlane_v11020, 10usize; #[doc
-        =
-        " Marker for [`PFN_cuArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuArrayGetSparseProperties_v11010): `cuArrayGetSparseProperties` at exactly version 11010."]
-        cuArrayGetSparseProperties_v11010 => crate
-        ::pfn::PFN_cuArrayGetSparseProperties_v11010, 11usize; #[doc =
-        " Marker for [`PFN_cuCheckpointOperationComplete_v13040`](crate::pfn::PFN_cuCheckpointOperationComplete_v13040): `cuCheckpointOperationComplete` at exactly version 13040."]
-        cuCheckpointOperationComplete_v13040 => crate
-        ::pfn::PFN_cuCheckpointOperationComplete_v13040, 12usize; #[doc =
-        " Marker for [`PFN_cuCheckpointProcessCheckpoint_v12080`](crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080): `cuCheckpointProcessCheckpoint` at exactly version 12080."]
-        cuCheckpointProcessCheckpoint_v12080 => crate
-        ::pfn::PFN_cuCheckpointProcessCheckpoint_v12080, 13usize; #[doc =
-        " Marker for [`PFN_cuCheckpointProcessGetRestoreThreadId_v12080`](crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080): `cuCheckpointProcessGetRestoreThreadId` at exactly version 12080."]
-        cuCheckpointProcessGetRestoreThreadId_v12080 => crate
-        ::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080, 14usize; #[doc =
-        " Marker for [`PFN_cuCheckpointProcessGetState_v12080`](crate::pfn::PFN_cuCheckpointProcessGetState_v12080): `cuCheckpointProcessGetState` at exactly version 12080."]
-        cuCheckpointProcessGetState_v12080 => crate
-        ::pfn::PFN_cuCheckpointProcessGetState_v12080, 15usize; #[doc =
-        " Marker for [`PFN_cuCheckpointProcessLock_v12080`](crate::pfn::PFN_cuCheckpointProcessLock_v12080): `cuCheckpointProcessLock` at exactly version 12080."]
-        cuCheckpointProcessLock_v12080 => crate
-        ::pfn::PFN_cuCheckpointProcessLock_v12080, 16usize; #[doc =
-        " Marker for [`PFN_cuCheckpointProcessRestore_v12080`](crate::pfn::PFN_cuCheckpointProcessRestore_v12080): `cuCheckpointProcessRestore` at exactly version 12080."]
-        cuCheckpointProcessRestore_v12080 => crate
-        ::pfn::PFN_cuCheckpointProcessRestore_v12080, 17usize; #[doc =
-        " Marker for [`PFN_cuCheckpointProcessUnlock_v12080`](crate::pfn::PFN_cuCheckpointProcessUnlock_v12080): `cuCheckpointProcessUnlock` at exactly version 12080."]
-        cuCheckpointProcessUnlock_v12080 => crate
-        ::pfn::PFN_cuCheckpointProcessUnlock_v12080, 18usize; #[doc =
-        " Marker for [`PFN_cuCoredumpDeregisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020): `cuCoredumpDeregisterCompleteCallback` at exactly version 13020."]
-        cuCoredumpDeregisterCompleteCallback_v13020 => crate
-        ::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020, 19usize; #[doc =
-        " Marker for [`PFN_cuCoredumpDeregisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020): `cuCoredumpDeregisterStartCallback` at exactly version 13020."]
-        cuCoredumpDeregisterStartCallback_v13020 => crate
-        ::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020, 20usize; #[doc =
-        " Marker for [`PFN_cuCoredumpGetAttribute_v12010`](crate::pfn::PFN_cuCoredumpGetAttribute_v12010): `cuCoredumpGetAttribute` at exactly version 12010."]
-        cuCoredumpGetAttribute_v12010 => crate ::pfn::PFN_cuCoredumpGetAttribute_v12010,
-        21usize; #[doc =
-        " Marker for [`PFN_cuCoredumpGetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010): `cuCoredumpGetAttributeGlobal` at exactly version 12010."]
-        cuCoredumpGetAttributeGlobal_v12010 => crate
-        ::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010, 22usize; #[doc =
-        " Marker for [`PFN_cuCoredumpRegisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020): `cuCoredumpRegisterCompleteCallback` at exactly version 13020."]
-        cuCoredumpRegisterCompleteCallback_v13020 => crate
-        ::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020, 23usize; #[doc =
-        " Marker for [`PFN_cuCoredumpRegisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020): `cuCoredumpRegisterStartCallback` at exactly version 13020."]
-        cuCoredumpRegisterStartCallback_v13020 => crate
-        ::pfn::PFN_cuCoredumpRegisterStartCallback_v13020, 24usize; #[doc =
-        " Marker for [`PFN_cuCoredumpSetAttribute_v12010`](crate::pfn::PFN_cuCoredumpSetAttribute_v12010): `cuCoredumpSetAttribute` at exactly version 12010."]
-        cuCoredumpSetAttribute_v12010 => crate ::pfn::PFN_cuCoredumpSetAttribute_v12010,
-        25usize; #[doc =
-        " Marker for [`PFN_cuCoredumpSetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010): `cuCoredumpSetAttributeGlobal` at exactly version 12010."]
-        cuCoredumpSetAttributeGlobal_v12010 => crate
-        ::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010, 26usize; #[doc =
-        " Marker for [`PFN_cuCtxAttach_v2000`](crate::pfn::PFN_cuCtxAttach_v2000): `cuCtxAttach` at exactly version 2000."]
-        cuCtxAttach_v2000 => crate ::pfn::PFN_cuCtxAttach_v2000, 27usize; #[doc =
-        " Marker for [`PFN_cuCtxCreate_v2000`](crate::pfn::PFN_cuCtxCreate_v2000): `cuCtxCreate` at exactly version 2000."]
-        cuCtxCreate_v2000 => crate ::pfn::PFN_cuCtxCreate_v2000, 28usize; #[doc =
-        " Marker for [`PFN_cuCtxCreate_v3020`](crate::pfn::PFN_cuCtxCreate_v3020): `cuCtxCreate` at exactly version 3020."]
-        cuCtxCreate_v3020 => crate ::pfn::PFN_cuCtxCreate_v3020, 29usize; #[doc =
-        " Marker for [`PFN_cuCtxCreate_v11040`](crate::pfn::PFN_cuCtxCreate_v11040): `cuCtxCreate` at exactly version 11040."]
-        cuCtxCreate_v11040 => crate ::pfn::PFN_cuCtxCreate_v11040, 30usize; #[doc =
-        " Marker for [`PFN_cuCtxCreate_v12050`](crate::pfn::PFN_cuCtxCreate_v12050): `cuCtxCreate` at exactly version 12050."]
-        cuCtxCreate_v12050 => crate ::pfn::PFN_cuCtxCreate_v12050, 31usize; #[doc =
-        " Marker for [`PFN_cuCtxDestroy_v2000`](crate::pfn::PFN_cuCtxDestroy_v2000): `cuCtxDestroy` at exactly version 2000."]
-        cuCtxDestroy_v2000 => crate ::pfn::PFN_cuCtxDestroy_v2000, 32usize; #[doc =
-        " Marker for [`PFN_cuCtxDestroy_v4000`](crate::pfn::PFN_cuCtxDestroy_v4000): `cuCtxDestroy` at exactly version 4000."]
-        cuCtxDestroy_v4000 => crate ::pfn::PFN_cuCtxDestroy_v4000, 33usize; #[doc =
-        " Marker for [`PFN_cuCtxDetach_v2000`](crate::pfn::PFN_cuCtxDetach_v2000): `cuCtxDetach` at exactly version 2000."]
-        cuCtxDetach_v2000 => crate ::pfn::PFN_cuCtxDetach_v2000, 34usize; #[doc =
-        " Marker for [`PFN_cuCtxDisablePeerAccess_v4000`](crate::pfn::PFN_cuCtxDisablePeerAccess_v4000): `cuCtxDisablePeerAccess` at exactly version 4000."]
-        cuCtxDisablePeerAccess_v4000 => crate ::pfn::PFN_cuCtxDisablePeerAccess_v4000,
-        35usize; #[doc =
-        " Marker for [`PFN_cuCtxEnablePeerAccess_v4000`](crate::pfn::PFN_cuCtxEnablePeerAccess_v4000): `cuCtxEnablePeerAccess` at exactly version 4000."]
-        cuCtxEnablePeerAccess_v4000 => crate ::pfn::PFN_cuCtxEnablePeerAccess_v4000,
-        36usize; #[doc =
-        " Marker for [`PFN_cuCtxFromGreenCtx_v12040`](crate::pfn::PFN_cuCtxFromGreenCtx_v12040): `cuCtxFromGreenCtx` at exactly version 12040."]
-        cuCtxFromGreenCtx_v12040 => crate ::pfn::PFN_cuCtxFromGreenCtx_v12040, 37usize;
-        #[doc =
-        " Marker for [`PFN_cuCtxGetApiVersion_v3020`](crate::pfn::PFN_cuCtxGetApiVersion_v3020): `cuCtxGetApiVersion` at exactly version 3020."]
-        cuCtxGetApiVersion_v3020 => crate ::pfn::PFN_cuCtxGetApiVersion_v3020, 38usize;
-        #[doc =
-        " Marker for [`PFN_cuCtxGetCacheConfig_v3020`](crate::pfn::PFN_cuCtxGetCacheConfig_v3020): `cuCtxGetCacheConfig` at exactly version 3020."]
-        cuCtxGetCacheConfig_v3020 => crate ::pfn::PFN_cuCtxGetCacheConfig_v3020, 39usize;
-        #[doc =
-        " Marker for [`PFN_cuCtxGetCurrent_v4000`](crate::pfn::PFN_cuCtxGetCurrent_v4000): `cuCtxGetCurrent` at exactly version 4000."]
-        cuCtxGetCurrent_v4000 => crate ::pfn::PFN_cuCtxGetCurrent_v4000, 40usize; #[doc =
-        " Marker for [`PFN_cuCtxGetDevResource_v12040`](crate::pfn::PFN_cuCtxGetDevResource_v12040): `cuCtxGetDevResource` at exactly version 12040."]
-        cuCtxGetDevResource_v12040 => crate ::pfn::PFN_cuCtxGetDevResource_v12040,
-        41usize; #[doc =
-        " Marker for [`PFN_cuCtxGetDevice_v2000`](crate::pfn::PFN_cuCtxGetDevice_v2000): `cuCtxGetDevice` at exactly version 2000."]
-        cuCtxGetDevice_v2000 => crate ::pfn::PFN_cuCtxGetDevice_v2000, 42usize; #[doc =
-        " Marker for [`PFN_cuCtxGetDevice_v13000`](crate::pfn::PFN_cuCtxGetDevice_v13000): `cuCtxGetDevice` at exactly version 13000."]
-        cuCtxGetDevice_v13000 => crate ::pfn::PFN_cuCtxGetDevice_v13000, 43usize; #[doc =
-        " Marker for [`PFN_cuCtxGetExecAffinity_v11040`](crate::pfn::PFN_cuCtxGetExecAffinity_v11040): `cuCtxGetExecAffinity` at exactly version 11040."]
-        cuCtxGetExecAffinity_v11040 => crate ::pfn::PFN_cuCtxGetExecAffinity_v11040,
-        44usize; #[doc =
-        " Marker for [`PFN_cuCtxGetFlags_v7000`](crate::pfn::PFN_cuCtxGetFlags_v7000): `cuCtxGetFlags` at exactly version 7000."]
-        cuCtxGetFlags_v7000 => crate ::pfn::PFN_cuCtxGetFlags_v7000, 45usize; #[doc =
-        " Marker for [`PFN_cuCtxGetId_v12000`](crate::pfn::PFN_cuCtxGetId_v12000): `cuCtxGetId` at exactly version 12000."]
-        cuCtxGetId_v12000 => crate ::pfn::PFN_cuCtxGetId_v12000, 46usize; #[doc =
-        " Marker for [`PFN_cuCtxGetLimit_v3010`](crate::pfn::PFN_cuCtxGetLimit_v3010): `cuCtxGetLimit` at exactly version 3010."]
-        cuCtxGetLimit_v3010 => crate ::pfn::PFN_cuCtxGetLimit_v3010, 47usize; #[doc =
-        " Marker for [`PFN_cuCtxGetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020): `cuCtxGetSharedMemConfig` at exactly version 4020."]
-        cuCtxGetSharedMemConfig_v4020 => crate ::pfn::PFN_cuCtxGetSharedMemConfig_v4020,
-        48usize; #[doc =
-        " Marker for [`PFN_cuCtxGetStreamPriorityRange_v5050`](crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050): `cuCtxGetStreamPriorityRange` at exactly version 5050."]
-        cuCtxGetStreamPriorityRange_v5050 => crate
-        ::pfn::PFN_cuCtxGetStreamPriorityRange_v5050, 49usize; #[doc =
-        " Marker for [`PFN_cuCtxPopCurrent_v2000`](crate::pfn::PFN_cuCtxPopCurrent_v2000): `cuCtxPopCurrent` at exactly version 2000."]
-        cuCtxPopCurrent_v2000 => crate ::pfn::PFN_cuCtxPopCurrent_v2000, 50usize; #[doc =
-        " Marker for [`PFN_cuCtxPopCurrent_v4000`](crate::pfn::PFN_cuCtxPopCurrent_v4000): `cuCtxPopCurrent` at exactly version 4000."]
-        cuCtxPopCurrent_v4000 => crate ::pfn::PFN_cuCtxPopCurrent_v4000, 51usize; #[doc =
-        " Marker for [`PFN_cuCtxPushCurrent_v2000`](crate::pfn::PFN_cuCtxPushCurrent_v2000): `cuCtxPushCurrent` at exactly version 2000."]
-        cuCtxPushCurrent_v2000 => crate ::pfn::PFN_cuCtxPushCurrent_v2000, 52usize; #[doc
-        =
-        " Marker for [`PFN_cuCtxPushCurrent_v4000`](crate::pfn::PFN_cuCtxPushCurrent_v4000): `cuCtxPushCurrent` at exactly version 4000."]
-        cuCtxPushCurrent_v4000 => crate ::pfn::PFN_cuCtxPushCurrent_v4000, 53usize; #[doc
-        =
-        " Marker for [`PFN_cuCtxRecordEvent_v12050`](crate::pfn::PFN_cuCtxRecordEvent_v12050): `cuCtxRecordEvent` at exactly version 12050."]
-        cuCtxRecordEvent_v12050 => crate ::pfn::PFN_cuCtxRecordEvent_v12050, 54usize;
-        #[doc =
-        " Marker for [`PFN_cuCtxResetPersistingL2Cache_v11000`](crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000): `cuCtxResetPersistingL2Cache` at exactly version 11000."]
-        cuCtxResetPersistingL2Cache_v11000 => crate
-        ::pfn::PFN_cuCtxResetPersistingL2Cache_v11000, 55usize; #[doc =
-        " Marker for [`PFN_cuCtxSetCacheConfig_v3020`](crate::pfn::PFN_cuCtxSetCacheConfig_v3020): `cuCtxSetCacheConfig` at exactly version 3020."]
-        cuCtxSetCacheConfig_v3020 => crate ::pfn::PFN_cuCtxSetCacheConfig_v3020, 56usize;
-        #[doc =
-        " Marker for [`PFN_cuCtxSetCurrent_v4000`](crate::pfn::PFN_cuCtxSetCurrent_v4000): `cuCtxSetCurrent` at exactly version 4000."]
-        cuCtxSetCurrent_v4000 => crate ::pfn::PFN_cuCtxSetCurrent_v4000, 57usize; #[doc =
-        " Marker for [`PFN_cuCtxSetFlags_v12010`](crate::pfn::PFN_cuCtxSetFlags_v12010): `cuCtxSetFlags` at exactly version 12010."]
-        cuCtxSetFlags_v12010 => crate ::pfn::PFN_cuCtxSetFlags_v12010, 58usize; #[doc =
-        " Marker for [`PFN_cuCtxSetLimit_v3010`](crate::pfn::PFN_cuCtxSetLimit_v3010): `cuCtxSetLimit` at exactly version 3010."]
-        cuCtxSetLimit_v3010 => crate ::pfn::PFN_cuCtxSetLimit_v3010, 59usize; #[doc =
-        " Marker for [`PFN_cuCtxSetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020): `cuCtxSetSharedMemConfig` at exactly version 4020."]
-        cuCtxSetSharedMemConfig_v4020 => crate ::pfn::PFN_cuCtxSetSharedMemConfig_v4020,
-        60usize; #[doc =
-        " Marker for [`PFN_cuCtxSynchronize_v2000`](crate::pfn::PFN_cuCtxSynchronize_v2000): `cuCtxSynchronize` at exactly version 2000."]
-        cuCtxSynchronize_v2000 => crate ::pfn::PFN_cuCtxSynchronize_v2000, 61usize; #[doc
-        =
-        " Marker for [`PFN_cuCtxSynchronize_v13000`](crate::pfn::PFN_cuCtxSynchronize_v13000): `cuCtxSynchronize` at exactly version 13000."]
-        cuCtxSynchronize_v13000 => crate ::pfn::PFN_cuCtxSynchronize_v13000, 62usize;
-        #[doc =
-        " Marker for [`PFN_cuCtxWaitEvent_v12050`](crate::pfn::PFN_cuCtxWaitEvent_v12050): `cuCtxWaitEvent` at exactly version 12050."]
-        cuCtxWaitEvent_v12050 => crate ::pfn::PFN_cuCtxWaitEvent_v12050, 63usize; #[doc =
-        " Marker for [`PFN_cuD3D10CtxCreate_v2010`](crate::d3d10::PFN_cuD3D10CtxCreate_v2010): `cuD3D10CtxCreate` at exactly version 2010."]
-        #[cfg(feature = "d3d10")] cuD3D10CtxCreate_v2010 => crate
-        ::d3d10::PFN_cuD3D10CtxCreate_v2010, 64usize; #[doc =
-        " Marker for [`PFN_cuD3D10CtxCreate_v3020`](crate::d3d10::PFN_cuD3D10CtxCreate_v3020): `cuD3D10CtxCreate` at exactly version 3020."]
-        #[cfg(feature = "d3d10")] cuD3D10CtxCreate_v3020 => crate
-        ::d3d10::PFN_cuD3D10CtxCreate_v3020, 65usize; #[doc =
-        " Marker for [`PFN_cuD3D10CtxCreateOnDevice_v3020`](crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020): `cuD3D10CtxCreateOnDevice` at exactly version 3020."]
-        #[cfg(feature = "d3d10")] cuD3D10CtxCreateOnDevice_v3020 => crate
-        ::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020, 66usize; #[doc =
-        " Marker for [`PFN_cuD3D10GetDevice_v2010`](crate::d3d10::PFN_cuD3D10GetDevice_v2010): `cuD3D10GetDevice` at exactly version 2010."]
-        #[cfg(feature = "d3d10")] cuD3D10GetDevice_v2010 => crate
-        ::d3d10::PFN_cuD3D10GetDevice_v2010, 67usize; #[doc =
-        " Marker for [`PFN_cuD3D10GetDevices_v3020`](crate::d3d10::PFN_cuD3D10GetDevices_v3020): `cuD3D10GetDevices` at exactly version 3020."]
-        #[cfg(feature = "d3d10")] cuD3D10GetDevices_v3020 => crate
-        ::d3d10::PFN_cuD3D10GetDevices_v3020, 68usize; #[doc =
-        " Marker for [`PFN_cuD3D10GetDirect3DDevice_v3020`](crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020): `cuD3D10GetDirect3DDevice` at exactly version 3020."]
-        #[cfg(feature = "d3d10")] cuD3D10GetDirect3DDevice_v3020 => crate
-        ::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020, 69usize; #[doc =
-        " Marker for [`PFN_cuD3D10MapResources_v2010`](crate::d3d10::PFN_cuD3D10MapResources_v2010): `cuD3D10MapResources` at exactly version 2010."]
-        #[cfg(feature = "d3d10")] cuD3D10MapResources_v2010 => crate
-        ::d3d10::PFN_cuD3D10MapResources_v2010, 70usize; #[doc =
-        " Marker for [`PFN_cuD3D10RegisterResource_v2010`](crate::d3d10::PFN_cuD3D10RegisterResource_v2010): `cuD3D10RegisterResource` at exactly version 2010."]
-        #[cfg(feature = "d3d10")] cuD3D10RegisterResource_v2010 => crate
-        ::d3d10::PFN_cuD3D10RegisterResource_v2010, 71usize; #[doc =
-        " Marker for [`PFN_cuD3D10ResourceGetMappedArray_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010): `cuD3D10ResourceGetMappedArray` at exactly version 2010."]
-        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedArray_v2010 => crate
-        ::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010, 72usize; #[doc =
-        " Marker for [`PFN_cuD3D10ResourceGetMappedPitch_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v2010): `cuD3D10ResourceGetMappedPitch` at exactly version 2010."]
-        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedPitch_v2010 => crate
-        ::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v2010, 73usize; #[doc =
-        " Marker for [`PFN_cuD3D10ResourceGetMappedPitch_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020): `cuD3D10ResourceGetMappedPitch` at exactly version 3020."]
-        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedPitch_v3020 => crate
-        ::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020, 74usize; #[doc =
-        " Marker for [`PFN_cuD3D10ResourceGetMappedPointer_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v2010): `cuD3D10ResourceGetMappedPointer` at exactly version 2010."]
-        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedPointer_v2010 => crate
-        ::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v2010, 75usize; #[doc =
-        " Marker for [`PFN_cuD3D10ResourceGetMappedPointer_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020): `cuD3D10ResourceGetMappedPointer` at exactly version 3020."]
-        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedPointer_v3020 => crate
-        ::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020, 76usize; #[doc =
-        " Marker for [`PFN_cuD3D10ResourceGetMappedSize_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v2010): `cuD3D10ResourceGetMappedSize` at exactly version 2010."]
-        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedSize_v2010 => crate
-        ::d3d10::PFN_cuD3D10ResourceGetMappedSize_v2010, 77usize; #[doc =
-        " Marker for [`PFN_cuD3D10ResourceGetMappedSize_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020): `cuD3D10ResourceGetMappedSize` at exactly version 3020."]
-        #[cfg(feature = "d3d10")] cuD3D10ResourceGetMappedSize_v3020 => crate
-        ::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020, 78usize; #[doc =
-        " Marker for [`PFN_cuD3D10ResourceGetSurfaceDimensions_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v2010): `cuD3D10ResourceGetSurfaceDimensions` at exactly version 2010."]
-        #[cfg(feature = "d3d10")] cuD3D10ResourceGetSurfaceDimensions_v2010 => crate
-        ::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v2010, 79usize; #[doc =
-        " Marker for [`PFN_cuD3D10ResourceGetSurfaceDimensions_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020): `cuD3D10ResourceGetSurfaceDimensions` at exactly version 3020."]
-        #[cfg(feature = "d3d10")] cuD3D10ResourceGetSurfaceDimensions_v3020 => crate
-        ::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020, 80usize; #[doc =
-        " Marker for [`PFN_cuD3D10ResourceSetMapFlags_v2010`](crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010): `cuD3D10ResourceSetMapFlags` at exactly version 2010."]
-        #[cfg(feature = "d3d10")] cuD3D10ResourceSetMapFlags_v2010 => crate
-        ::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010, 81usize; #[doc =
-        " Marker for [`PFN_cuD3D10UnmapResources_v2010`](crate::d3d10::PFN_cuD3D10UnmapResources_v2010): `cuD3D10UnmapResources` at exactly version 2010."]
-        #[cfg(feature = "d3d10")] cuD3D10UnmapResources_v2010 => crate
-        ::d3d10::PFN_cuD3D10UnmapResources_v2010, 82usize; #[doc =
-        " Marker for [`PFN_cuD3D10UnregisterResource_v2010`](crate::d3d10::PFN_cuD3D10UnregisterResource_v2010): `cuD3D10UnregisterResource` at exactly version 2010."]
-        #[cfg(feature = "d3d10")] cuD3D10UnregisterResource_v2010 => crate
-        ::d3d10::PFN_cuD3D10UnregisterResource_v2010, 83usize; #[doc =
-        " Marker for [`PFN_cuD3D11CtxCreate_v3000`](crate::d3d11::PFN_cuD3D11CtxCreate_v3000): `cuD3D11CtxCreate` at exactly version 3000."]
-        #[cfg(feature = "d3d11")] cuD3D11CtxCreate_v3000 => crate
-        ::d3d11::PFN_cuD3D11CtxCreate_v3000, 84usize; #[doc =
-        " Marker for [`PFN_cuD3D11CtxCreate_v3020`](crate::d3d11::PFN_cuD3D11CtxCreate_v3020): `cuD3D11CtxCreate` at exactly version 3020."]
-        #[cfg(feature = "d3d11")] cuD3D11CtxCreate_v3020 => crate
-        ::d3d11::PFN_cuD3D11CtxCreate_v3020, 85usize; #[doc =
-        " Marker for [`PFN_cuD3D11CtxCreateOnDevice_v3020`](crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020): `cuD3D11CtxCreateOnDevice` at exactly version 3020."]
-        #[cfg(feature = "d3d11")] cuD3D11CtxCreateOnDevice_v3020 => crate
-        ::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020, 86usize; #[doc =
-        " Marker for [`PFN_cuD3D11GetDevice_v3000`](crate::d3d11::PFN_cuD3D11GetDevice_v3000): `cuD3D11GetDevice` at exactly version 3000."]
-        #[cfg(feature = "d3d11")] cuD3D11GetDevice_v3000 => crate
-        ::d3d11::PFN_cuD3D11GetDevice_v3000, 87usize; #[doc =
-        " Marker for [`PFN_cuD3D11GetDevices_v3020`](crate::d3d11::PFN_cuD3D11GetDevices_v3020): `cuD3D11GetDevices` at exactly version 3020."]
-        #[cfg(feature = "d3d11")] cuD3D11GetDevices_v3020 => crate
-        ::d3d11::PFN_cuD3D11GetDevices_v3020, 88usize; #[doc =
-        " Marker for [`PFN_cuD3D11GetDirect3DDevice_v3020`](crate::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020): `cuD3D11GetDirect3DDevice` at exactly version 3020."]
-        #[cfg(feature = "d3d11")] cuD3D11GetDirect3DDevice_v3020 => crate
-        ::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020, 89usize; #[doc =
-        " Marker for [`PFN_cuD3D9Begin_v2000`](crate::d3d9::PFN_cuD3D9Begin_v2000): `cuD3D9Begin` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9Begin_v2000 => crate
-        ::d3d9::PFN_cuD3D9Begin_v2000, 90usize; #[doc =
-        " Marker for [`PFN_cuD3D9CtxCreate_v2000`](crate::d3d9::PFN_cuD3D9CtxCreate_v2000): `cuD3D9CtxCreate` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9CtxCreate_v2000 => crate
-        ::d3d9::PFN_cuD3D9CtxCreate_v2000, 91usize; #[doc =
-        " Marker for [`PFN_cuD3D9CtxCreate_v3020`](crate::d3d9::PFN_cuD3D9CtxCreate_v3020): `cuD3D9CtxCreate` at exactly version 3020."]
-        #[cfg(feature = "d3d9")] cuD3D9CtxCreate_v3020 => crate
-        ::d3d9::PFN_cuD3D9CtxCreate_v3020, 92usize; #[doc =
-        " Marker for [`PFN_cuD3D9CtxCreateOnDevice_v3020`](crate::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020): `cuD3D9CtxCreateOnDevice` at exactly version 3020."]
-        #[cfg(feature = "d3d9")] cuD3D9CtxCreateOnDevice_v3020 => crate
-        ::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020, 93usize; #[doc =
-        " Marker for [`PFN_cuD3D9End_v2000`](crate::d3d9::PFN_cuD3D9End_v2000): `cuD3D9End` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9End_v2000 => crate ::d3d9::PFN_cuD3D9End_v2000,
-        94usize; #[doc =
-        " Marker for [`PFN_cuD3D9GetDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDevice_v2000): `cuD3D9GetDevice` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9GetDevice_v2000 => crate
-        ::d3d9::PFN_cuD3D9GetDevice_v2000, 95usize; #[doc =
-        " Marker for [`PFN_cuD3D9GetDevices_v3020`](crate::d3d9::PFN_cuD3D9GetDevices_v3020): `cuD3D9GetDevices` at exactly version 3020."]
-        #[cfg(feature = "d3d9")] cuD3D9GetDevices_v3020 => crate
-        ::d3d9::PFN_cuD3D9GetDevices_v3020, 96usize; #[doc =
-        " Marker for [`PFN_cuD3D9GetDirect3DDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000): `cuD3D9GetDirect3DDevice` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9GetDirect3DDevice_v2000 => crate
-        ::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000, 97usize; #[doc =
-        " Marker for [`PFN_cuD3D9MapResources_v2000`](crate::d3d9::PFN_cuD3D9MapResources_v2000): `cuD3D9MapResources` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9MapResources_v2000 => crate
-        ::d3d9::PFN_cuD3D9MapResources_v2000, 98usize; #[doc =
-        " Marker for [`PFN_cuD3D9MapVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9MapVertexBuffer_v2000): `cuD3D9MapVertexBuffer` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9MapVertexBuffer_v2000 => crate
-        ::d3d9::PFN_cuD3D9MapVertexBuffer_v2000, 99usize; #[doc =
-        " Marker for [`PFN_cuD3D9MapVertexBuffer_v3020`](crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020): `cuD3D9MapVertexBuffer` at exactly version 3020."]
-        #[cfg(feature = "d3d9")] cuD3D9MapVertexBuffer_v3020 => crate
-        ::d3d9::PFN_cuD3D9MapVertexBuffer_v3020, 100usize; #[doc =
-        " Marker for [`PFN_cuD3D9RegisterResource_v2000`](crate::d3d9::PFN_cuD3D9RegisterResource_v2000): `cuD3D9RegisterResource` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9RegisterResource_v2000 => crate
-        ::d3d9::PFN_cuD3D9RegisterResource_v2000, 101usize; #[doc =
-        " Marker for [`PFN_cuD3D9RegisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000): `cuD3D9RegisterVertexBuffer` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9RegisterVertexBuffer_v2000 => crate
-        ::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000, 102usize; #[doc =
-        " Marker for [`PFN_cuD3D9ResourceGetMappedArray_v2010`](crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010): `cuD3D9ResourceGetMappedArray` at exactly version 2010."]
-        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedArray_v2010 => crate
-        ::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010, 103usize; #[doc =
-        " Marker for [`PFN_cuD3D9ResourceGetMappedPitch_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v2000): `cuD3D9ResourceGetMappedPitch` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedPitch_v2000 => crate
-        ::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v2000, 104usize; #[doc =
-        " Marker for [`PFN_cuD3D9ResourceGetMappedPitch_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020): `cuD3D9ResourceGetMappedPitch` at exactly version 3020."]
-        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedPitch_v3020 => crate
-        ::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020, 105usize; #[doc =
-        " Marker for [`PFN_cuD3D9ResourceGetMappedPointer_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v2000): `cuD3D9ResourceGetMappedPointer` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedPointer_v2000 => crate
-        ::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v2000, 106usize; #[doc =
-        " Marker for [`PFN_cuD3D9ResourceGetMappedPointer_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020): `cuD3D9ResourceGetMappedPointer` at exactly version 3020."]
-        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedPointer_v3020 => crate
-        ::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020, 107usize; #[doc =
-        " Marker for [`PFN_cuD3D9ResourceGetMappedSize_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v2000): `cuD3D9ResourceGetMappedSize` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedSize_v2000 => crate
-        ::d3d9::PFN_cuD3D9ResourceGetMappedSize_v2000, 108usize; #[doc =
-        " Marker for [`PFN_cuD3D9ResourceGetMappedSize_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020): `cuD3D9ResourceGetMappedSize` at exactly version 3020."]
-        #[cfg(feature = "d3d9")] cuD3D9ResourceGetMappedSize_v3020 => crate
-        ::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020, 109usize; #[doc =
-        " Marker for [`PFN_cuD3D9ResourceGetSurfaceDimensions_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v2000): `cuD3D9ResourceGetSurfaceDimensions` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9ResourceGetSurfaceDimensions_v2000 => crate
-        ::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v2000, 110usize; #[doc =
-        " Marker for [`PFN_cuD3D9ResourceGetSurfaceDimensions_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020): `cuD3D9ResourceGetSurfaceDimensions` at exactly version 3020."]
-        #[cfg(feature = "d3d9")] cuD3D9ResourceGetSurfaceDimensions_v3020 => crate
-        ::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020, 111usize; #[doc =
-        " Marker for [`PFN_cuD3D9ResourceSetMapFlags_v2000`](crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000): `cuD3D9ResourceSetMapFlags` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9ResourceSetMapFlags_v2000 => crate
-        ::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000, 112usize; #[doc =
-        " Marker for [`PFN_cuD3D9UnmapResources_v2000`](crate::d3d9::PFN_cuD3D9UnmapResources_v2000): `cuD3D9UnmapResources` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9UnmapResources_v2000 => crate
-        ::d3d9::PFN_cuD3D9UnmapResources_v2000, 113usize; #[doc =
-        " Marker for [`PFN_cuD3D9UnmapVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000): `cuD3D9UnmapVertexBuffer` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9UnmapVertexBuffer_v2000 => crate
-        ::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000, 114usize; #[doc =
-        " Marker for [`PFN_cuD3D9UnregisterResource_v2000`](crate::d3d9::PFN_cuD3D9UnregisterResource_v2000): `cuD3D9UnregisterResource` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9UnregisterResource_v2000 => crate
-        ::d3d9::PFN_cuD3D9UnregisterResource_v2000, 115usize; #[doc =
-        " Marker for [`PFN_cuD3D9UnregisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000): `cuD3D9UnregisterVertexBuffer` at exactly version 2000."]
-        #[cfg(feature = "d3d9")] cuD3D9UnregisterVertexBuffer_v2000 => crate
-        ::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000, 116usize; #[doc =
-        " Marker for [`PFN_cuDestroyExternalMemory_v10000`](crate::pfn::PFN_cuDestroyExternalMemory_v10000): `cuDestroyExternalMemory` at exactly version 10000."]
-        cuDestroyExternalMemory_v10000 => crate
-        ::pfn::PFN_cuDestroyExternalMemory_v10000, 117usize; #[doc =
-        " Marker for [`PFN_cuDestroyExternalSemaphore_v10000`](crate::pfn::PFN_cuDestroyExternalSemaphore_v10000): `cuDestroyExternalSemaphore` at exactly version 10000."]
-        cuDestroyExternalSemaphore_v10000 => crate
-        ::pfn::PFN_cuDestroyExternalSemaphore_v10000, 118usize; #[doc =
-        " Marker for [`PFN_cuDevResourceGenerateDesc_v12040`](crate::pfn::PFN_cuDevResourceGenerateDesc_v12040): `cuDevResourceGenerateDesc` at exactly version 12040."]
-        cuDevResourceGenerateDesc_v12040 => crate
-        ::pfn::PFN_cuDevResourceGenerateDesc_v12040, 119usize; #[doc =
-        " Marker for [`PFN_cuDevSmResourceSplit_v13010`](crate::pfn::PFN_cuDevSmResourceSplit_v13010): `cuDevSmResourceSplit` at exactly version 13010."]
-        cuDevSmResourceSplit_v13010 => crate ::pfn::PFN_cuDevSmResourceSplit_v13010,
-        120usize; #[doc =
-        " Marker for [`PFN_cuDevSmResourceSplitByCount_v12040`](crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040): `cuDevSmResourceSplitByCount` at exactly version 12040."]
-        cuDevSmResourceSplitByCount_v12040 => crate
-        ::pfn::PFN_cuDevSmResourceSplitByCount_v12040, 121usize; #[doc =
-        " Marker for [`PFN_cuDeviceCanAccessPeer_v4000`](crate::pfn::PFN_cuDeviceCanAccessPeer_v4000): `cuDeviceCanAccessPeer` at exactly version 4000."]
-        cuDeviceCanAccessPeer_v4000 => crate ::pfn::PFN_cuDeviceCanAccessPeer_v4000,
-        122usize; #[doc =
-        " Marker for [`PFN_cuDeviceComputeCapability_v2000`](crate::pfn::PFN_cuDeviceComputeCapability_v2000): `cuDeviceComputeCapability` at exactly version 2000."]
-        cuDeviceComputeCapability_v2000 => crate
-        ::pfn::PFN_cuDeviceComputeCapability_v2000, 123usize; #[doc =
-        " Marker for [`PFN_cuDeviceGet_v2000`](crate::pfn::PFN_cuDeviceGet_v2000): `cuDeviceGet` at exactly version 2000."]
-        cuDeviceGet_v2000 => crate ::pfn::PFN_cuDeviceGet_v2000, 124usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetAttribute_v2000`](crate::pfn::PFN_cuDeviceGetAttribute_v2000): `cuDeviceGetAttribute` at exactly version 2000."]
-        cuDeviceGetAttribute_v2000 => crate ::pfn::PFN_cuDeviceGetAttribute_v2000,
-        125usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetByPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010): `cuDeviceGetByPCIBusId` at exactly version 4010."]
-        cuDeviceGetByPCIBusId_v4010 => crate ::pfn::PFN_cuDeviceGetByPCIBusId_v4010,
-        126usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetCliqueCount_v13040`](crate::pfn::PFN_cuDeviceGetCliqueCount_v13040): `cuDeviceGetCliqueCount` at exactly version 13040."]
-        cuDeviceGetCliqueCount_v13040 => crate ::pfn::PFN_cuDeviceGetCliqueCount_v13040,
-        127usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetCliqueInfo_v13040`](crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040): `cuDeviceGetCliqueInfo` at exactly version 13040."]
-        cuDeviceGetCliqueInfo_v13040 => crate ::pfn::PFN_cuDeviceGetCliqueInfo_v13040,
-        128usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetCount_v2000`](crate::pfn::PFN_cuDeviceGetCount_v2000): `cuDeviceGetCount` at exactly version 2000."]
-        cuDeviceGetCount_v2000 => crate ::pfn::PFN_cuDeviceGetCount_v2000, 129usize;
-        #[doc =
-        " Marker for [`PFN_cuDeviceGetDefaultMemPool_v11020`](crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020): `cuDeviceGetDefaultMemPool` at exactly version 11020."]
-        cuDeviceGetDefaultMemPool_v11020 => crate
-        ::pfn::PFN_cuDeviceGetDefaultMemPool_v11020, 130usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetDevResource_v12040`](crate::pfn::PFN_cuDeviceGetDevResource_v12040): `cuDeviceGetDevResource` at exactly version 12040."]
-        cuDeviceGetDevResource_v12040 => crate ::pfn::PFN_cuDeviceGetDevResource_v12040,
-        131usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetExecAffinitySupport_v11040`](crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040): `cuDeviceGetExecAffinitySupport` at exactly version 11040."]
-        cuDeviceGetExecAffinitySupport_v11040 => crate
-        ::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040, 132usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetFabricClusterUuid_v13040`](crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040): `cuDeviceGetFabricClusterUuid` at exactly version 13040."]
-        cuDeviceGetFabricClusterUuid_v13040 => crate
-        ::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040, 133usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040): `cuDeviceGetGraphMemAttribute` at exactly version 11040."]
-        cuDeviceGetGraphMemAttribute_v11040 => crate
-        ::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040, 134usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetHostAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000): `cuDeviceGetHostAtomicCapabilities` at exactly version 13000."]
-        cuDeviceGetHostAtomicCapabilities_v13000 => crate
-        ::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000, 135usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetLuid_v10000`](crate::pfn::PFN_cuDeviceGetLuid_v10000): `cuDeviceGetLuid` at exactly version 10000."]
-        cuDeviceGetLuid_v10000 => crate ::pfn::PFN_cuDeviceGetLuid_v10000, 136usize;
-        #[doc =
-        " Marker for [`PFN_cuDeviceGetMemPool_v11020`](crate::pfn::PFN_cuDeviceGetMemPool_v11020): `cuDeviceGetMemPool` at exactly version 11020."]
-        cuDeviceGetMemPool_v11020 => crate ::pfn::PFN_cuDeviceGetMemPool_v11020,
-        137usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetName_v2000`](crate::pfn::PFN_cuDeviceGetName_v2000): `cuDeviceGetName` at exactly version 2000."]
-        cuDeviceGetName_v2000 => crate ::pfn::PFN_cuDeviceGetName_v2000, 138usize; #[doc
-        =
-        " Marker for [`PFN_cuDeviceGetNvSciSyncAttributes_v10020`](crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020): `cuDeviceGetNvSciSyncAttributes` at exactly version 10020."]
-        cuDeviceGetNvSciSyncAttributes_v10020 => crate
-        ::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020, 139usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetP2PAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000): `cuDeviceGetP2PAtomicCapabilities` at exactly version 13000."]
-        cuDeviceGetP2PAtomicCapabilities_v13000 => crate
-        ::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000, 140usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetP2PAttribute_v8000`](crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000): `cuDeviceGetP2PAttribute` at exactly version 8000."]
-        cuDeviceGetP2PAttribute_v8000 => crate ::pfn::PFN_cuDeviceGetP2PAttribute_v8000,
-        141usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetPCIBusId_v4010): `cuDeviceGetPCIBusId` at exactly version 4010."]
-        cuDeviceGetPCIBusId_v4010 => crate ::pfn::PFN_cuDeviceGetPCIBusId_v4010,
-        142usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetProperties_v2000`](crate::pfn::PFN_cuDeviceGetProperties_v2000): `cuDeviceGetProperties` at exactly version 2000."]
-        cuDeviceGetProperties_v2000 => crate ::pfn::PFN_cuDeviceGetProperties_v2000,
-        143usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010`](crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010): `cuDeviceGetTexture1DLinearMaxWidth` at exactly version 11010."]
-        cuDeviceGetTexture1DLinearMaxWidth_v11010 => crate
-        ::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010, 144usize; #[doc =
-        " Marker for [`PFN_cuDeviceGetUuid_v9020`](crate::pfn::PFN_cuDeviceGetUuid_v9020): `cuDeviceGetUuid` at exactly version 9020."]
-        cuDeviceGetUuid_v9020 => crate ::pfn::PFN_cuDeviceGetUuid_v9020, 145usize; #[doc
-        =
-        " Marker for [`PFN_cuDeviceGetUuid_v11040`](crate::pfn::PFN_cuDeviceGetUuid_v11040): `cuDeviceGetUuid` at exactly version 11040."]
-        cuDeviceGetUuid_v11040 => crate ::pfn::PFN_cuDeviceGetUuid_v11040, 146usize;
-        #[doc =
-        " Marker for [`PFN_cuDeviceGraphMemTrim_v11040`](crate::pfn::PFN_cuDeviceGraphMemTrim_v11040): `cuDeviceGraphMemTrim` at exactly version 11040."]
-        cuDeviceGraphMemTrim_v11040 => crate ::pfn::PFN_cuDeviceGraphMemTrim_v11040,
-        147usize; #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxGetState_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000): `cuDevicePrimaryCtxGetState` at exactly version 7000."]
-        cuDevicePrimaryCtxGetState_v7000 => crate
-        ::pfn::PFN_cuDevicePrimaryCtxGetState_v7000, 148usize; #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxRelease_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v7000): `cuDevicePrimaryCtxRelease` at exactly version 7000."]
-        cuDevicePrimaryCtxRelease_v7000 => crate
-        ::pfn::PFN_cuDevicePrimaryCtxRelease_v7000, 149usize; #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxRelease_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000): `cuDevicePrimaryCtxRelease` at exactly version 11000."]
-        cuDevicePrimaryCtxRelease_v11000 => crate
-        ::pfn::PFN_cuDevicePrimaryCtxRelease_v11000, 150usize; #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxReset_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v7000): `cuDevicePrimaryCtxReset` at exactly version 7000."]
-        cuDevicePrimaryCtxReset_v7000 => crate ::pfn::PFN_cuDevicePrimaryCtxReset_v7000,
-        151usize; #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxReset_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000): `cuDevicePrimaryCtxReset` at exactly version 11000."]
-        cuDevicePrimaryCtxReset_v11000 => crate
-        ::pfn::PFN_cuDevicePrimaryCtxReset_v11000, 152usize; #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxRetain_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000): `cuDevicePrimaryCtxRetain` at exactly version 7000."]
-        cuDevicePrimaryCtxRetain_v7000 => crate
-        ::pfn::PFN_cuDevicePrimaryCtxRetain_v7000, 153usize; #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxSetFlags_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000): `cuDevicePrimaryCtxSetFlags` at exactly version 7000."]
-        cuDevicePrimaryCtxSetFlags_v7000 => crate
-        ::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000, 154usize; #[doc =
-        " Marker for [`PFN_cuDevicePrimaryCtxSetFlags_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000): `cuDevicePrimaryCtxSetFlags` at exactly version 11000."]
-        cuDevicePrimaryCtxSetFlags_v11000 => crate
-        ::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000, 155usize; #[doc =
-        " Marker for [`PFN_cuDeviceRegisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040): `cuDeviceRegisterAsyncNotification` at exactly version 12040."]
-        cuDeviceRegisterAsyncNotification_v12040 => crate
-        ::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040, 156usize; #[doc =
-        " Marker for [`PFN_cuDeviceSetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040): `cuDeviceSetGraphMemAttribute` at exactly version 11040."]
-        cuDeviceSetGraphMemAttribute_v11040 => crate
-        ::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040, 157usize; #[doc =
-        " Marker for [`PFN_cuDeviceSetMemPool_v11020`](crate::pfn::PFN_cuDeviceSetMemPool_v11020): `cuDeviceSetMemPool` at exactly version 11020."]
-        cuDeviceSetMemPool_v11020 => crate ::pfn::PFN_cuDeviceSetMemPool_v11020,
-        158usize; #[doc =
-        " Marker for [`PFN_cuDeviceTotalMem_v2000`](crate::pfn::PFN_cuDeviceTotalMem_v2000): `cuDeviceTotalMem` at exactly version 2000."]
-        cuDeviceTotalMem_v2000 => crate ::pfn::PFN_cuDeviceTotalMem_v2000, 159usize;
-        #[doc =
-        " Marker for [`PFN_cuDeviceTotalMem_v3020`](crate::pfn::PFN_cuDeviceTotalMem_v3020): `cuDeviceTotalMem` at exactly version 3020."]
-        cuDeviceTotalMem_v3020 => crate ::pfn::PFN_cuDeviceTotalMem_v3020, 160usize;
-        #[doc =
-        " Marker for [`PFN_cuDeviceUnregisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040): `cuDeviceUnregisterAsyncNotification` at exactly version 12040."]
-        cuDeviceUnregisterAsyncNotification_v12040 => crate
-        ::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040, 161usize; #[doc =
-        " Marker for [`PFN_cuDriverGetVersion_v2020`](crate::pfn::PFN_cuDriverGetVersion_v2020): `cuDriverGetVersion` at exactly version 2020."]
-        cuDriverGetVersion_v2020 => crate ::pfn::PFN_cuDriverGetVersion_v2020, 162usize;
-        #[doc =
-        " Marker for [`PFN_cuEGLStreamConsumerAcquireFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000): `cuEGLStreamConsumerAcquireFrame` at exactly version 7000."]
-        #[cfg(feature = "egl")] cuEGLStreamConsumerAcquireFrame_v7000 => crate
-        ::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000, 163usize; #[doc =
-        " Marker for [`PFN_cuEGLStreamConsumerConnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerConnect_v7000): `cuEGLStreamConsumerConnect` at exactly version 7000."]
-        #[cfg(feature = "egl")] cuEGLStreamConsumerConnect_v7000 => crate
-        ::egl::PFN_cuEGLStreamConsumerConnect_v7000, 164usize; #[doc =
-        " Marker for [`PFN_cuEGLStreamConsumerConnectWithFlags_v8000`](crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000): `cuEGLStreamConsumerConnectWithFlags` at exactly version 8000."]
-        #[cfg(feature = "egl")] cuEGLStreamConsumerConnectWithFlags_v8000 => crate
-        ::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000, 165usize; #[doc =
-        " Marker for [`PFN_cuEGLStreamConsumerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000): `cuEGLStreamConsumerDisconnect` at exactly version 7000."]
-        #[cfg(feature = "egl")] cuEGLStreamConsumerDisconnect_v7000 => crate
-        ::egl::PFN_cuEGLStreamConsumerDisconnect_v7000, 166usize; #[doc =
-        " Marker for [`PFN_cuEGLStreamConsumerReleaseFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000): `cuEGLStreamConsumerReleaseFrame` at exactly version 7000."]
-        #[cfg(feature = "egl")] cuEGLStreamConsumerReleaseFrame_v7000 => crate
-        ::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000, 167usize; #[doc =
-        " Marker for [`PFN_cuEGLStreamProducerConnect_v7000`](crate::egl::PFN_cuEGLStreamProducerConnect_v7000): `cuEGLStreamProducerConnect` at exactly version 7000."]
-        #[cfg(feature = "egl")] cuEGLStreamProducerConnect_v7000 => crate
-        ::egl::PFN_cuEGLStreamProducerConnect_v7000, 168usize; #[doc =
-        " Marker for [`PFN_cuEGLStreamProducerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000): `cuEGLStreamProducerDisconnect` at exactly version 7000."]
-        #[cfg(feature = "egl")] cuEGLStreamProducerDisconnect_v7000 => crate
-        ::egl::PFN_cuEGLStreamProducerDisconnect_v7000, 169usize; #[doc =
-        " Marker for [`PFN_cuEGLStreamProducerPresentFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000): `cuEGLStreamProducerPresentFrame` at exactly version 7000."]
-        #[cfg(feature = "egl")] cuEGLStreamProducerPresentFrame_v7000 => crate
-        ::egl::PFN_cuEGLStreamProducerPresentFrame_v7000, 170usize; #[doc =
-        " Marker for [`PFN_cuEGLStreamProducerReturnFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000): `cuEGLStreamProducerReturnFrame` at exactly version 7000."]
-        #[cfg(feature = "egl")] cuEGLStreamProducerReturnFrame_v7000 => crate
-        ::egl::PFN_cuEGLStreamProducerReturnFrame_v7000, 171usize; #[doc =
-        " Marker for [`PFN_cuEventCreate_v2000`](crate::pfn::PFN_cuEventCreate_v2000): `cuEventCreate` at exactly version 2000."]
-        cuEventCreate_v2000 => crate ::pfn::PFN_cuEventCreate_v2000, 172usize; #[doc =
-        " Marker for [`PFN_cuEventCreateFromEGLSync_v9000`](crate::egl::PFN_cuEventCreateFromEGLSync_v9000): `cuEventCreateFromEGLSync` at exactly version 9000."]
-        #[cfg(feature = "egl")] cuEventCreateFromEGLSync_v9000 => crate
-        ::egl::PFN_cuEventCreateFromEGLSync_v9000, 173usize; #[doc =
-        " Marker for [`PFN_cuEventDestroy_v2000`](crate::pfn::PFN_cuEventDestroy_v2000): `cuEventDestroy` at exactly version 2000."]
-        cuEventDestroy_v2000 => crate ::pfn::PFN_cuEventDestroy_v2000, 174usize; #[doc =
-        " Marker for [`PFN_cuEventDestroy_v4000`](crate::pfn::PFN_cuEventDestroy_v4000): `cuEventDestroy` at exactly version 4000."]
-        cuEventDestroy_v4000 => crate ::pfn::PFN_cuEventDestroy_v4000, 175usize; #[doc =
-        " Marker for [`PFN_cuEventElapsedTime_v2000`](crate::pfn::PFN_cuEventElapsedTime_v2000): `cuEventElapsedTime` at exactly version 2000."]
-        cuEventElapsedTime_v2000 => crate ::pfn::PFN_cuEventElapsedTime_v2000, 176usize;
-        #[doc =
-        " Marker for [`PFN_cuEventElapsedTime_v12080`](crate::pfn::PFN_cuEventElapsedTime_v12080): `cuEventElapsedTime` at exactly version 12080."]
-        cuEventElapsedTime_v12080 => crate ::pfn::PFN_cuEventElapsedTime_v12080,
-        177usize; #[doc =
-        " Marker for [`PFN_cuEventQuery_v2000`](crate::pfn::PFN_cuEventQuery_v2000): `cuEventQuery` at exactly version 2000."]
-        cuEventQuery_v2000 => crate ::pfn::PFN_cuEventQuery_v2000, 178usize; #[doc =
-        " Marker for [`PFN_cuEventRecord_v2000`](crate::pfn::PFN_cuEventRecord_v2000): `cuEventRecord` at exactly version 2000."]
-        cuEventRecord_v2000 => crate ::pfn::PFN_cuEventRecord_v2000, 179usize; #[doc =
-        " Marker for [`PFN_cuEventRecord_v7000_ptsz`](crate::pfn::PFN_cuEventRecord_v7000_ptsz): `cuEventRecord` at exactly version 7000."]
-        cuEventRecord_v7000_ptsz => crate ::pfn::PFN_cuEventRecord_v7000_ptsz, 180usize;
-        #[doc =
-        " Marker for [`PFN_cuEventRecordWithFlags_v11010`](crate::pfn::PFN_cuEventRecordWithFlags_v11010): `cuEventRecordWithFlags` at exactly version 11010."]
-        cuEventRecordWithFlags_v11010 => crate ::pfn::PFN_cuEventRecordWithFlags_v11010,
-        181usize; #[doc =
-        " Marker for [`PFN_cuEventRecordWithFlags_v11010_ptsz`](crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz): `cuEventRecordWithFlags` at exactly version 11010."]
-        cuEventRecordWithFlags_v11010_ptsz => crate
-        ::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz, 182usize; #[doc =
-        " Marker for [`PFN_cuEventSynchronize_v2000`](crate::pfn::PFN_cuEventSynchronize_v2000): `cuEventSynchronize` at exactly version 2000."]
-        cuEventSynchronize_v2000 => crate ::pfn::PFN_cuEventSynchronize_v2000, 183usize;
-        #[doc =
-        " Marker for [`PFN_cuExternalMemoryGetMappedBuffer_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000): `cuExternalMemoryGetMappedBuffer` at exactly version 10000."]
-        cuExternalMemoryGetMappedBuffer_v10000 => crate
-        ::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000, 184usize; #[doc =
-        " Marker for [`PFN_cuExternalMemoryGetMappedMipmappedArray_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000): `cuExternalMemoryGetMappedMipmappedArray` at exactly version 10000."]
-        cuExternalMemoryGetMappedMipmappedArray_v10000 => crate
-        ::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000, 185usize; #[doc =
-        " Marker for [`PFN_cuFabricCpyBatchAsync_v13050`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050): `cuFabricCpyBatchAsync` at exactly version 13050."]
-        cuFabricCpyBatchAsync_v13050 => crate ::pfn::PFN_cuFabricCpyBatchAsync_v13050,
-        186usize; #[doc =
-        " Marker for [`PFN_cuFabricCpyBatchAsync_v13050_ptsz`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz): `cuFabricCpyBatchAsync` at exactly version 13050."]
-        cuFabricCpyBatchAsync_v13050_ptsz => crate
-        ::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz, 187usize; #[doc =
-        " Marker for [`PFN_cuFlushGPUDirectRDMAWrites_v11030`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030): `cuFlushGPUDirectRDMAWrites` at exactly version 11030."]
-        cuFlushGPUDirectRDMAWrites_v11030 => crate
-        ::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030, 188usize; #[doc =
-        " Marker for [`PFN_cuFuncGetAttribute_v2020`](crate::pfn::PFN_cuFuncGetAttribute_v2020): `cuFuncGetAttribute` at exactly version 2020."]
-        cuFuncGetAttribute_v2020 => crate ::pfn::PFN_cuFuncGetAttribute_v2020, 189usize;
-        #[doc =
-        " Marker for [`PFN_cuFuncGetModule_v11000`](crate::pfn::PFN_cuFuncGetModule_v11000): `cuFuncGetModule` at exactly version 11000."]
-        cuFuncGetModule_v11000 => crate ::pfn::PFN_cuFuncGetModule_v11000, 190usize;
-        #[doc =
-        " Marker for [`PFN_cuFuncGetName_v12030`](crate::pfn::PFN_cuFuncGetName_v12030): `cuFuncGetName` at exactly version 12030."]
-        cuFuncGetName_v12030 => crate ::pfn::PFN_cuFuncGetName_v12030, 191usize; #[doc =
-        " Marker for [`PFN_cuFuncGetParamCount_v13020`](crate::pfn::PFN_cuFuncGetParamCount_v13020): `cuFuncGetParamCount` at exactly version 13020."]
-        cuFuncGetParamCount_v13020 => crate ::pfn::PFN_cuFuncGetParamCount_v13020,
-        192usize; #[doc =
-        " Marker for [`PFN_cuFuncGetParamInfo_v12040`](crate::pfn::PFN_cuFuncGetParamInfo_v12040): `cuFuncGetParamInfo` at exactly version 12040."]
-        cuFuncGetParamInfo_v12040 => crate ::pfn::PFN_cuFuncGetParamInfo_v12040,
-        193usize; #[doc =
-        " Marker for [`PFN_cuFuncIsLoaded_v12040`](crate::pfn::PFN_cuFuncIsLoaded_v12040): `cuFuncIsLoaded` at exactly version 12040."]
-        cuFuncIsLoaded_v12040 => crate ::pfn::PFN_cuFuncIsLoaded_v12040, 194usize; #[doc
-        =
-        " Marker for [`PFN_cuFuncLoad_v12040`](crate::pfn::PFN_cuFuncLoad_v12040): `cuFuncLoad` at exactly version 12040."]
-        cuFuncLoad_v12040 => crate ::pfn::PFN_cuFuncLoad_v12040, 195usize; #[doc =
-        " Marker for [`PFN_cuFuncSetAttribute_v9000`](crate::pfn::PFN_cuFuncSetAttribute_v9000): `cuFuncSetAttribute` at exactly version 9000."]
-        cuFuncSetAttribute_v9000 => crate ::pfn::PFN_cuFuncSetAttribute_v9000, 196usize;
-        #[doc =
-        " Marker for [`PFN_cuFuncSetBlockShape_v2000`](crate::pfn::PFN_cuFuncSetBlockShape_v2000): `cuFuncSetBlockShape` at exactly version 2000."]
-        cuFuncSetBlockShape_v2000 => crate ::pfn::PFN_cuFuncSetBlockShape_v2000,
-        197usize; #[doc =
-        " Marker for [`PFN_cuFuncSetCacheConfig_v3000`](crate::pfn::PFN_cuFuncSetCacheConfig_v3000): `cuFuncSetCacheConfig` at exactly version 3000."]
-        cuFuncSetCacheConfig_v3000 => crate ::pfn::PFN_cuFuncSetCacheConfig_v3000,
-        198usize; #[doc =
-        " Marker for [`PFN_cuFuncSetSharedMemConfig_v4020`](crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020): `cuFuncSetSharedMemConfig` at exactly version 4020."]
-        cuFuncSetSharedMemConfig_v4020 => crate
-        ::pfn::PFN_cuFuncSetSharedMemConfig_v4020, 199usize; #[doc =
-        " Marker for [`PFN_cuFuncSetSharedSize_v2000`](crate::pfn::PFN_cuFuncSetSharedSize_v2000): `cuFuncSetSharedSize` at exactly version 2000."]
-        cuFuncSetSharedSize_v2000 => crate ::pfn::PFN_cuFuncSetSharedSize_v2000,
-        200usize; #[doc =
-        " Marker for [`PFN_cuGLCtxCreate_v2000`](crate::gl::PFN_cuGLCtxCreate_v2000): `cuGLCtxCreate` at exactly version 2000."]
-        #[cfg(feature = "gl")] cuGLCtxCreate_v2000 => crate
-        ::gl::PFN_cuGLCtxCreate_v2000, 201usize; #[doc =
-        " Marker for [`PFN_cuGLCtxCreate_v3020`](crate::gl::PFN_cuGLCtxCreate_v3020): `cuGLCtxCreate` at exactly version 3020."]
-        #[cfg(feature = "gl")] cuGLCtxCreate_v3020 => crate
-        ::gl::PFN_cuGLCtxCreate_v3020, 202usize; #[doc =
-        " Marker for [`PFN_cuGLGetDevices_v4010`](crate::gl::PFN_cuGLGetDevices_v4010): `cuGLGetDevices` at exactly version 4010."]
-        #[cfg(feature = "gl")] cuGLGetDevices_v4010 => crate
-        ::gl::PFN_cuGLGetDevices_v4010, 203usize; #[doc =
-        " Marker for [`PFN_cuGLGetDevices_v6050`](crate::gl::PFN_cuGLGetDevices_v6050): `cuGLGetDevices` at exactly version 6050."]
-        #[cfg(feature = "gl")] cuGLGetDevices_v6050 => crate
-        ::gl::PFN_cuGLGetDevices_v6050, 204usize; #[doc =
-        " Marker for [`PFN_cuGLInit_v2000`](crate::gl::PFN_cuGLInit_v2000): `cuGLInit` at exactly version 2000."]
-        #[cfg(feature = "gl")] cuGLInit_v2000 => crate ::gl::PFN_cuGLInit_v2000,
-        205usize; #[doc =
-        " Marker for [`PFN_cuGLMapBufferObject_v2000`](crate::gl::PFN_cuGLMapBufferObject_v2000): `cuGLMapBufferObject` at exactly version 2000."]
-        #[cfg(feature = "gl")] cuGLMapBufferObject_v2000 => crate
-        ::gl::PFN_cuGLMapBufferObject_v2000, 206usize; #[doc =
-        " Marker for [`PFN_cuGLMapBufferObject_v3020`](crate::gl::PFN_cuGLMapBufferObject_v3020): `cuGLMapBufferObject` at exactly version 3020."]
-        #[cfg(feature = "gl")] cuGLMapBufferObject_v3020 => crate
-        ::gl::PFN_cuGLMapBufferObject_v3020, 207usize; #[doc =
-        " Marker for [`PFN_cuGLMapBufferObject_v7000_ptds`](crate::gl::PFN_cuGLMapBufferObject_v7000_ptds): `cuGLMapBufferObject` at exactly version 7000."]
-        #[cfg(feature = "gl")] cuGLMapBufferObject_v7000_ptds => crate
-        ::gl::PFN_cuGLMapBufferObject_v7000_ptds, 208usize; #[doc =
-        " Marker for [`PFN_cuGLMapBufferObjectAsync_v2030`](crate::gl::PFN_cuGLMapBufferObjectAsync_v2030): `cuGLMapBufferObjectAsync` at exactly version 2030."]
-        #[cfg(feature = "gl")] cuGLMapBufferObjectAsync_v2030 => crate
-        ::gl::PFN_cuGLMapBufferObjectAsync_v2030, 209usize; #[doc =
-        " Marker for [`PFN_cuGLMapBufferObjectAsync_v3020`](crate::gl::PFN_cuGLMapBufferObjectAsync_v3020): `cuGLMapBufferObjectAsync` at exactly version 3020."]
-        #[cfg(feature = "gl")] cuGLMapBufferObjectAsync_v3020 => crate
-        ::gl::PFN_cuGLMapBufferObjectAsync_v3020, 210usize; #[doc =
-        " Marker for [`PFN_cuGLMapBufferObjectAsync_v7000_ptsz`](crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz): `cuGLMapBufferObjectAsync` at exactly version 7000."]
-        #[cfg(feature = "gl")] cuGLMapBufferObjectAsync_v7000_ptsz => crate
-        ::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz, 211usize; #[doc =
-        " Marker for [`PFN_cuGLRegisterBufferObject_v2000`](crate::gl::PFN_cuGLRegisterBufferObject_v2000): `cuGLRegisterBufferObject` at exactly version 2000."]
-        #[cfg(feature = "gl")] cuGLRegisterBufferObject_v2000 => crate
-        ::gl::PFN_cuGLRegisterBufferObject_v2000, 212usize; #[doc =
-        " Marker for [`PFN_cuGLSetBufferObjectMapFlags_v2030`](crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030): `cuGLSetBufferObjectMapFlags` at exactly version 2030."]
-        #[cfg(feature = "gl")] cuGLSetBufferObjectMapFlags_v2030 => crate
-        ::gl::PFN_cuGLSetBufferObjectMapFlags_v2030, 213usize; #[doc =
-        " Marker for [`PFN_cuGLUnmapBufferObject_v2000`](crate::gl::PFN_cuGLUnmapBufferObject_v2000): `cuGLUnmapBufferObject` at exactly version 2000."]
-        #[cfg(feature = "gl")] cuGLUnmapBufferObject_v2000 => crate
-        ::gl::PFN_cuGLUnmapBufferObject_v2000, 214usize; #[doc =
-        " Marker for [`PFN_cuGLUnmapBufferObjectAsync_v2030`](crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030): `cuGLUnmapBufferObjectAsync` at exactly version 2030."]
-        #[cfg(feature = "gl")] cuGLUnmapBufferObjectAsync_v2030 => crate
-        ::gl::PFN_cuGLUnmapBufferObjectAsync_v2030, 215usize; #[doc =
-        " Marker for [`PFN_cuGLUnregisterBufferObject_v2000`](crate::gl::PFN_cuGLUnregisterBufferObject_v2000): `cuGLUnregisterBufferObject` at exactly version 2000."]
-        #[cfg(feature = "gl")] cuGLUnregisterBufferObject_v2000 => crate
-        ::gl::PFN_cuGLUnregisterBufferObject_v2000, 216usize; #[doc =
-        " Marker for [`PFN_cuGetErrorName_v6000`](crate::pfn::PFN_cuGetErrorName_v6000): `cuGetErrorName` at exactly version 6000."]
-        cuGetErrorName_v6000 => crate ::pfn::PFN_cuGetErrorName_v6000, 217usize; #[doc =
-        " Marker for [`PFN_cuGetErrorString_v6000`](crate::pfn::PFN_cuGetErrorString_v6000): `cuGetErrorString` at exactly version 6000."]
-        cuGetErrorString_v6000 => crate ::pfn::PFN_cuGetErrorString_v6000, 218usize;
-        #[doc =
-        " Marker for [`PFN_cuGetExportTable_v3000`](crate::pfn::PFN_cuGetExportTable_v3000): `cuGetExportTable` at exactly version 3000."]
-        cuGetExportTable_v3000 => crate ::pfn::PFN_cuGetExportTable_v3000, 219usize;
-        #[doc =
-        " Marker for [`PFN_cuGetProcAddress_v11030`](crate::pfn::PFN_cuGetProcAddress_v11030): `cuGetProcAddress` at exactly version 11030."]
-        cuGetProcAddress_v11030 => crate ::pfn::PFN_cuGetProcAddress_v11030, 220usize;
-        #[doc =
-        " Marker for [`PFN_cuGetProcAddress_v12000`](crate::pfn::PFN_cuGetProcAddress_v12000): `cuGetProcAddress` at exactly version 12000."]
-        cuGetProcAddress_v12000 => crate ::pfn::PFN_cuGetProcAddress_v12000, 221usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphAddBatchMemOpNode_v11070`](crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070): `cuGraphAddBatchMemOpNode` at exactly version 11070."]
-        cuGraphAddBatchMemOpNode_v11070 => crate
-        ::pfn::PFN_cuGraphAddBatchMemOpNode_v11070, 222usize; #[doc =
-        " Marker for [`PFN_cuGraphAddChildGraphNode_v10000`](crate::pfn::PFN_cuGraphAddChildGraphNode_v10000): `cuGraphAddChildGraphNode` at exactly version 10000."]
-        cuGraphAddChildGraphNode_v10000 => crate
-        ::pfn::PFN_cuGraphAddChildGraphNode_v10000, 223usize; #[doc =
-        " Marker for [`PFN_cuGraphAddDependencies_v10000`](crate::pfn::PFN_cuGraphAddDependencies_v10000): `cuGraphAddDependencies` at exactly version 10000."]
-        cuGraphAddDependencies_v10000 => crate ::pfn::PFN_cuGraphAddDependencies_v10000,
-        224usize; #[doc =
-        " Marker for [`PFN_cuGraphAddDependencies_v12030`](crate::pfn::PFN_cuGraphAddDependencies_v12030): `cuGraphAddDependencies` at exactly version 12030."]
-        cuGraphAddDependencies_v12030 => crate ::pfn::PFN_cuGraphAddDependencies_v12030,
-        225usize; #[doc =
-        " Marker for [`PFN_cuGraphAddEmptyNode_v10000`](crate::pfn::PFN_cuGraphAddEmptyNode_v10000): `cuGraphAddEmptyNode` at exactly version 10000."]
-        cuGraphAddEmptyNode_v10000 => crate ::pfn::PFN_cuGraphAddEmptyNode_v10000,
-        226usize; #[doc =
-        " Marker for [`PFN_cuGraphAddEventRecordNode_v11010`](crate::pfn::PFN_cuGraphAddEventRecordNode_v11010): `cuGraphAddEventRecordNode` at exactly version 11010."]
-        cuGraphAddEventRecordNode_v11010 => crate
-        ::pfn::PFN_cuGraphAddEventRecordNode_v11010, 227usize; #[doc =
-        " Marker for [`PFN_cuGraphAddEventWaitNode_v11010`](crate::pfn::PFN_cuGraphAddEventWaitNode_v11010): `cuGraphAddEventWaitNode` at exactly version 11010."]
-        cuGraphAddEventWaitNode_v11010 => crate
-        ::pfn::PFN_cuGraphAddEventWaitNode_v11010, 228usize; #[doc =
-        " Marker for [`PFN_cuGraphAddExternalSemaphoresSignalNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020): `cuGraphAddExternalSemaphoresSignalNode` at exactly version 11020."]
-        cuGraphAddExternalSemaphoresSignalNode_v11020 => crate
-        ::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020, 229usize; #[doc =
-        " Marker for [`PFN_cuGraphAddExternalSemaphoresWaitNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020): `cuGraphAddExternalSemaphoresWaitNode` at exactly version 11020."]
-        cuGraphAddExternalSemaphoresWaitNode_v11020 => crate
-        ::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020, 230usize; #[doc =
-        " Marker for [`PFN_cuGraphAddHostNode_v10000`](crate::pfn::PFN_cuGraphAddHostNode_v10000): `cuGraphAddHostNode` at exactly version 10000."]
-        cuGraphAddHostNode_v10000 => crate ::pfn::PFN_cuGraphAddHostNode_v10000,
-        231usize; #[doc =
-        " Marker for [`PFN_cuGraphAddKernelNode_v10000`](crate::pfn::PFN_cuGraphAddKernelNode_v10000): `cuGraphAddKernelNode` at exactly version 10000."]
-        cuGraphAddKernelNode_v10000 => crate ::pfn::PFN_cuGraphAddKernelNode_v10000,
-        232usize; #[doc =
-        " Marker for [`PFN_cuGraphAddKernelNode_v12000`](crate::pfn::PFN_cuGraphAddKernelNode_v12000): `cuGraphAddKernelNode` at exactly version 12000."]
-        cuGraphAddKernelNode_v12000 => crate ::pfn::PFN_cuGraphAddKernelNode_v12000,
-        233usize; #[doc =
-        " Marker for [`PFN_cuGraphAddMemAllocNode_v11040`](crate::pfn::PFN_cuGraphAddMemAllocNode_v11040): `cuGraphAddMemAllocNode` at exactly version 11040."]
-        cuGraphAddMemAllocNode_v11040 => crate ::pfn::PFN_cuGraphAddMemAllocNode_v11040,
-        234usize; #[doc =
-        " Marker for [`PFN_cuGraphAddMemFreeNode_v11040`](crate::pfn::PFN_cuGraphAddMemFreeNode_v11040): `cuGraphAddMemFreeNode` at exactly version 11040."]
-        cuGraphAddMemFreeNode_v11040 => crate ::pfn::PFN_cuGraphAddMemFreeNode_v11040,
-        235usize; #[doc =
-        " Marker for [`PFN_cuGraphAddMemcpyNode_v10000`](crate::pfn::PFN_cuGraphAddMemcpyNode_v10000): `cuGraphAddMemcpyNode` at exactly version 10000."]
-        cuGraphAddMemcpyNode_v10000 => crate ::pfn::PFN_cuGraphAddMemcpyNode_v10000,
-        236usize; #[doc =
-        " Marker for [`PFN_cuGraphAddMemsetNode_v10000`](crate::pfn::PFN_cuGraphAddMemsetNode_v10000): `cuGraphAddMemsetNode` at exactly version 10000."]
-        cuGraphAddMemsetNode_v10000 => crate ::pfn::PFN_cuGraphAddMemsetNode_v10000,
-        237usize; #[doc =
-        " Marker for [`PFN_cuGraphAddNode_v12020`](crate::pfn::PFN_cuGraphAddNode_v12020): `cuGraphAddNode` at exactly version 12020."]
-        cuGraphAddNode_v12020 => crate ::pfn::PFN_cuGraphAddNode_v12020, 238usize; #[doc
-        =
-        " Marker for [`PFN_cuGraphAddNode_v12030`](crate::pfn::PFN_cuGraphAddNode_v12030): `cuGraphAddNode` at exactly version 12030."]
-        cuGraphAddNode_v12030 => crate ::pfn::PFN_cuGraphAddNode_v12030, 239usize; #[doc
-        =
-        " Marker for [`PFN_cuGraphAddNode_v13040`](crate::pfn::PFN_cuGraphAddNode_v13040): `cuGraphAddNode` at exactly version 13040."]
-        cuGraphAddNode_v13040 => crate ::pfn::PFN_cuGraphAddNode_v13040, 240usize; #[doc
-        =
-        " Marker for [`PFN_cuGraphBatchMemOpNodeGetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070): `cuGraphBatchMemOpNodeGetParams` at exactly version 11070."]
-        cuGraphBatchMemOpNodeGetParams_v11070 => crate
-        ::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070, 241usize; #[doc =
-        " Marker for [`PFN_cuGraphBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070): `cuGraphBatchMemOpNodeSetParams` at exactly version 11070."]
-        cuGraphBatchMemOpNodeSetParams_v11070 => crate
-        ::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070, 242usize; #[doc =
-        " Marker for [`PFN_cuGraphChildGraphNodeGetGraph_v10000`](crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000): `cuGraphChildGraphNodeGetGraph` at exactly version 10000."]
-        cuGraphChildGraphNodeGetGraph_v10000 => crate
-        ::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000, 243usize; #[doc =
-        " Marker for [`PFN_cuGraphClone_v10000`](crate::pfn::PFN_cuGraphClone_v10000): `cuGraphClone` at exactly version 10000."]
-        cuGraphClone_v10000 => crate ::pfn::PFN_cuGraphClone_v10000, 244usize; #[doc =
-        " Marker for [`PFN_cuGraphConditionalHandleCreate_v12030`](crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030): `cuGraphConditionalHandleCreate` at exactly version 12030."]
-        cuGraphConditionalHandleCreate_v12030 => crate
-        ::pfn::PFN_cuGraphConditionalHandleCreate_v12030, 245usize; #[doc =
-        " Marker for [`PFN_cuGraphCreate_v10000`](crate::pfn::PFN_cuGraphCreate_v10000): `cuGraphCreate` at exactly version 10000."]
-        cuGraphCreate_v10000 => crate ::pfn::PFN_cuGraphCreate_v10000, 246usize; #[doc =
-        " Marker for [`PFN_cuGraphDebugDotPrint_v11030`](crate::pfn::PFN_cuGraphDebugDotPrint_v11030): `cuGraphDebugDotPrint` at exactly version 11030."]
-        cuGraphDebugDotPrint_v11030 => crate ::pfn::PFN_cuGraphDebugDotPrint_v11030,
-        247usize; #[doc =
-        " Marker for [`PFN_cuGraphDestroy_v10000`](crate::pfn::PFN_cuGraphDestroy_v10000): `cuGraphDestroy` at exactly version 10000."]
-        cuGraphDestroy_v10000 => crate ::pfn::PFN_cuGraphDestroy_v10000, 248usize; #[doc
-        =
-        " Marker for [`PFN_cuGraphDestroyNode_v10000`](crate::pfn::PFN_cuGraphDestroyNode_v10000): `cuGraphDestroyNode` at exactly version 10000."]
-        cuGraphDestroyNode_v10000 => crate ::pfn::PFN_cuGraphDestroyNode_v10000,
-        249usize; #[doc =
-        " Marker for [`PFN_cuGraphEventRecordNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010): `cuGraphEventRecordNodeGetEvent` at exactly version 11010."]
-        cuGraphEventRecordNodeGetEvent_v11010 => crate
-        ::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010, 250usize; #[doc =
-        " Marker for [`PFN_cuGraphEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010): `cuGraphEventRecordNodeSetEvent` at exactly version 11010."]
-        cuGraphEventRecordNodeSetEvent_v11010 => crate
-        ::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010, 251usize; #[doc =
-        " Marker for [`PFN_cuGraphEventWaitNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010): `cuGraphEventWaitNodeGetEvent` at exactly version 11010."]
-        cuGraphEventWaitNodeGetEvent_v11010 => crate
-        ::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010, 252usize; #[doc =
-        " Marker for [`PFN_cuGraphEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010): `cuGraphEventWaitNodeSetEvent` at exactly version 11010."]
-        cuGraphEventWaitNodeSetEvent_v11010 => crate
-        ::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010, 253usize; #[doc =
-        " Marker for [`PFN_cuGraphExecBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070): `cuGraphExecBatchMemOpNodeSetParams` at exactly version 11070."]
-        cuGraphExecBatchMemOpNodeSetParams_v11070 => crate
-        ::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070, 254usize; #[doc =
-        " Marker for [`PFN_cuGraphExecChildGraphNodeSetParams_v11010`](crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010): `cuGraphExecChildGraphNodeSetParams` at exactly version 11010."]
-        cuGraphExecChildGraphNodeSetParams_v11010 => crate
-        ::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010, 255usize; #[doc =
-        " Marker for [`PFN_cuGraphExecDestroy_v10000`](crate::pfn::PFN_cuGraphExecDestroy_v10000): `cuGraphExecDestroy` at exactly version 10000."]
-        cuGraphExecDestroy_v10000 => crate ::pfn::PFN_cuGraphExecDestroy_v10000,
-        256usize; #[doc =
-        " Marker for [`PFN_cuGraphExecEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010): `cuGraphExecEventRecordNodeSetEvent` at exactly version 11010."]
-        cuGraphExecEventRecordNodeSetEvent_v11010 => crate
-        ::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010, 257usize; #[doc =
-        " Marker for [`PFN_cuGraphExecEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010): `cuGraphExecEventWaitNodeSetEvent` at exactly version 11010."]
-        cuGraphExecEventWaitNodeSetEvent_v11010 => crate
-        ::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010, 258usize; #[doc =
-        " Marker for [`PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020): `cuGraphExecExternalSemaphoresSignalNodeSetParams` at exactly version 11020."]
-        cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 => crate
-        ::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020, 259usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020): `cuGraphExecExternalSemaphoresWaitNodeSetParams` at exactly version 11020."]
-        cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 => crate
-        ::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020, 260usize; #[doc
-        =
-        " Marker for [`PFN_cuGraphExecGetFlags_v12000`](crate::pfn::PFN_cuGraphExecGetFlags_v12000): `cuGraphExecGetFlags` at exactly version 12000."]
-        cuGraphExecGetFlags_v12000 => crate ::pfn::PFN_cuGraphExecGetFlags_v12000,
-        261usize; #[doc =
-        " Marker for [`PFN_cuGraphExecGetId_v13010`](crate::pfn::PFN_cuGraphExecGetId_v13010): `cuGraphExecGetId` at exactly version 13010."]
-        cuGraphExecGetId_v13010 => crate ::pfn::PFN_cuGraphExecGetId_v13010, 262usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphExecHostNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020): `cuGraphExecHostNodeSetParams` at exactly version 10020."]
-        cuGraphExecHostNodeSetParams_v10020 => crate
-        ::pfn::PFN_cuGraphExecHostNodeSetParams_v10020, 263usize; #[doc =
-        " Marker for [`PFN_cuGraphExecKernelNodeSetParams_v10010`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010): `cuGraphExecKernelNodeSetParams` at exactly version 10010."]
-        cuGraphExecKernelNodeSetParams_v10010 => crate
-        ::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010, 264usize; #[doc =
-        " Marker for [`PFN_cuGraphExecKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000): `cuGraphExecKernelNodeSetParams` at exactly version 12000."]
-        cuGraphExecKernelNodeSetParams_v12000 => crate
-        ::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000, 265usize; #[doc =
-        " Marker for [`PFN_cuGraphExecMemcpyNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020): `cuGraphExecMemcpyNodeSetParams` at exactly version 10020."]
-        cuGraphExecMemcpyNodeSetParams_v10020 => crate
-        ::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020, 266usize; #[doc =
-        " Marker for [`PFN_cuGraphExecMemsetNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020): `cuGraphExecMemsetNodeSetParams` at exactly version 10020."]
-        cuGraphExecMemsetNodeSetParams_v10020 => crate
-        ::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020, 267usize; #[doc =
-        " Marker for [`PFN_cuGraphExecNodeSetParams_v12020`](crate::pfn::PFN_cuGraphExecNodeSetParams_v12020): `cuGraphExecNodeSetParams` at exactly version 12020."]
-        cuGraphExecNodeSetParams_v12020 => crate
-        ::pfn::PFN_cuGraphExecNodeSetParams_v12020, 268usize; #[doc =
-        " Marker for [`PFN_cuGraphExecUpdate_v10020`](crate::pfn::PFN_cuGraphExecUpdate_v10020): `cuGraphExecUpdate` at exactly version 10020."]
-        cuGraphExecUpdate_v10020 => crate ::pfn::PFN_cuGraphExecUpdate_v10020, 269usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphExecUpdate_v12000`](crate::pfn::PFN_cuGraphExecUpdate_v12000): `cuGraphExecUpdate` at exactly version 12000."]
-        cuGraphExecUpdate_v12000 => crate ::pfn::PFN_cuGraphExecUpdate_v12000, 270usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020): `cuGraphExternalSemaphoresSignalNodeGetParams` at exactly version 11020."]
-        cuGraphExternalSemaphoresSignalNodeGetParams_v11020 => crate
-        ::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020, 271usize; #[doc =
-        " Marker for [`PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020): `cuGraphExternalSemaphoresSignalNodeSetParams` at exactly version 11020."]
-        cuGraphExternalSemaphoresSignalNodeSetParams_v11020 => crate
-        ::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020, 272usize; #[doc =
-        " Marker for [`PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020): `cuGraphExternalSemaphoresWaitNodeGetParams` at exactly version 11020."]
-        cuGraphExternalSemaphoresWaitNodeGetParams_v11020 => crate
-        ::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020, 273usize; #[doc =
-        " Marker for [`PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020): `cuGraphExternalSemaphoresWaitNodeSetParams` at exactly version 11020."]
-        cuGraphExternalSemaphoresWaitNodeSetParams_v11020 => crate
-        ::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020, 274usize; #[doc =
-        " Marker for [`PFN_cuGraphGetEdges_v10000`](crate::pfn::PFN_cuGraphGetEdges_v10000): `cuGraphGetEdges` at exactly version 10000."]
-        cuGraphGetEdges_v10000 => crate ::pfn::PFN_cuGraphGetEdges_v10000, 275usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphGetEdges_v12030`](crate::pfn::PFN_cuGraphGetEdges_v12030): `cuGraphGetEdges` at exactly version 12030."]
-        cuGraphGetEdges_v12030 => crate ::pfn::PFN_cuGraphGetEdges_v12030, 276usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphGetId_v13010`](crate::pfn::PFN_cuGraphGetId_v13010): `cuGraphGetId` at exactly version 13010."]
-        cuGraphGetId_v13010 => crate ::pfn::PFN_cuGraphGetId_v13010, 277usize; #[doc =
-        " Marker for [`PFN_cuGraphGetNodes_v10000`](crate::pfn::PFN_cuGraphGetNodes_v10000): `cuGraphGetNodes` at exactly version 10000."]
-        cuGraphGetNodes_v10000 => crate ::pfn::PFN_cuGraphGetNodes_v10000, 278usize;
-        #[doc =
-        " Marker for [`PFN_cuGraphGetRootNodes_v10000`](crate::pfn::PFN_cuGraphGetRootNodes_v10000): `cuGraphGetRootNodes` at exactly version 10000."]
-        cuGraphGetRootNodes_v10000 => crate ::pfn::PFN_cuGraphGetRootNodes_v10000,
-        279usize; #[doc =
-        " Marker for [`PFN_cuGraphHostNodeGetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeGetParams_v10000): `cuGraphHostNodeGetParams` at exactly version 10000."]
-        cuGraphHostNodeGetParams_v10000 => crate
-        ::pfn::PFN_cuGraphHostNodeGetParams_v10000, 280usize; #[doc =
-        " Marker for [`PFN_cuGraphHostNodeSetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeSetParams_v10000): `cuGraphHostNodeSetParams` at exactly version 10000."]
-        cuGraphHostNodeSetParams_v10000 => crate
-        ::pfn::PFN_cuGraphHostNodeSetParams_v10000, 281usize; #[doc =
-        " Marker for [`PFN_cuGraphInstantiate_v10000`](crate::pfn::PFN_cuGraphInstantiate_v10000): `cuGraphInstantiate` at exactly version 10000."]
-        cuGraphInstantiate_v10000 => crate ::pfn::PFN_cuGraphInstantiate_v10000,
-        282usize; #[doc =
-        " Marker for [`PFN_cuGraphInstantiate_v11000`](crate::pfn::PFN_cuGraphInstantiate_v11000): `cuGraphInstantiate` at exactly version 11000."]
-        cuGraphInstantiate_v11000 => crate ::pfn::PFN_cuGraphInstantiate_v11000,
-        283usize; #[doc =
-        " Marker for [`PFN_cuGraphInstantiateWithFlags_v11040`](crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040): `cuGraphInstantiateWithFlags` at exactly version 11040."]
-        cuGraphInstantiateWithFlags_v11040 => crate
-        ::pfn::PFN_cuGraphInstantiateWithFlags_v11040, 284usize; #[doc =
-        " Marker for [`PFN_cuGraphInstantiateWithParams_v12000`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000): `cuGraphInstantiateWithParams` at exactly version 12000."]
-        cuGraphInstantiateWithParams_v12000 => crate
-        ::pfn::PFN_cuGraphInstantiateWithParams_v12000, 285usize; #[doc =
-        " Marker for [`PFN_cuGraphInstantiateWithParams_v12000_ptsz`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz): `cuGraphInstantiateWithParams` at exactly version 12000."]
-        cuGraphInstantiateWithParams_v12000_ptsz => crate
-        ::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz, 286usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeCopyAttributes_v11000`](crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000): `cuGraphKernelNodeCopyAttributes` at exactly version 11000."]
-        cuGraphKernelNodeCopyAttributes_v11000 => crate
-        ::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000, 287usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeGetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000): `cuGraphKernelNodeGetAttribute` at exactly version 11000."]
-        cuGraphKernelNodeGetAttribute_v11000 => crate
-        ::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000, 288usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeGetParams_v10000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v10000): `cuGraphKernelNodeGetParams` at exactly version 10000."]
-        cuGraphKernelNodeGetParams_v10000 => crate
-        ::pfn::PFN_cuGraphKernelNodeGetParams_v10000, 289usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeGetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000): `cuGraphKernelNodeGetParams` at exactly version 12000."]
-        cuGraphKernelNodeGetParams_v12000 => crate
-        ::pfn::PFN_cuGraphKernelNodeGetParams_v12000, 290usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeSetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000): `cuGraphKernelNodeSetAttribute` at exactly version 11000."]
-        cuGraphKernelNodeSetAttribute_v11000 => crate
-        ::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000, 291usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeSetParams_v10000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v10000): `cuGraphKernelNodeSetParams` at exactly version 10000."]
-        cuGraphKernelNodeSetParams_v10000 => crate
-        ::pfn::PFN_cuGraphKernelNodeSetParams_v10000, 292usize; #[doc =
-        " Marker for [`PFN_cuGraphKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000): `cuGraphKernelNodeSetParams` at exactly version 12000."]
-        cuGraphKernelNodeSetParams_v12000 => crate
-        ::pfn::PFN_cuGraphKernelNodeSetParams_v12000, 293usize; #[doc =
-        " Marker for [`PFN_cuGraphLaunch_v10000`](crate::pfn::PFN_cuGraphLaunch_v10000): `cuGraphLaunch` at exactly version 10000."]
-        cuGraphLaunch_v10000 => crate ::pfn::PFN_cuGraphLaunch_v10000, 294usize; #[doc =
-        " Marker for [`PFN_cuGraphLaunch_v10000_ptsz`](crate::pfn::PFN_cuGraphLaunch_v10000_ptsz): `cuGraphLaunch` at exactly version 10000."]
-        cuGraphLaunch_v10000_ptsz => crate ::pfn::PFN_cuGraphLaunch_v10000_ptsz,
-        295usize; #[doc =
-        " Marker for [`PFN_cuGraphMemAllocNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040): `cuGraphMemAllocNodeGetParams` at exactly version 11040."]
-        cuGraphMemAllocNodeGetParams_v11040 => crate
-        ::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040, 296usize; #[doc =
-        " Marker for [`PFN_cuGraphMemFreeNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040): `cuGraphMemFreeNodeGetParams` at exactly version 11040."]
-        cuGraphMemFreeNodeGetParams_v11040 => crate
-        ::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040, 297usize; #[doc =
-        " Marker for [`PFN_cuGraphMemcpyNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000): `cuGraphMemcpyNodeGetParams` at exactly version 10000."]
-        cuGraphMemcpyNodeGetParams_v10000 => crate
-        ::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000, 298usize; #[doc =
-        " Marker for [`PFN_cuGraphMemcpyNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000): `cuGraphMemcpyNodeSetParams` at exactly version 10000."]
-        cuGraphMemcpyNodeSetParams_v10000 => crate
-        ::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000, 299usize; #[doc =
-        " Marker for [`PFN_cuGraphMemsetNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000): `cuGraphMemsetNodeGetParams` at exactly version 10000."]
-        cuGraphMemsetNodeGetParams_v10000 => crate
-        ::pfn::PFN_cuGraphMemsetNodeGetParams_v10000, 300usize; #[doc =
-        " Marker for [`PFN_cuGraphMemsetNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000): `cuGraphMemsetNodeSetParams` at exactly version 10000."]
-        cuGraphMemsetNodeSetParams_v10000 => crate
-        ::pfn::PFN_cuGraphMemsetNodeSetParams_v10000, 301usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeFindInClone_v10000`](crate::pfn::PFN_cuGraphNodeFindInClone_v10000): `cuGraphNodeFindInClone` at exactly version 10000."]
-        cuGraphNodeFindInClone_v10000 => crate ::pfn::PFN_cuGraphNodeFindInClone_v10000,
-        302usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetContainingGraph_v13010`](crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010): `cuGraphNodeGetContainingGraph` at exactly version 13010."]
-        cuGraphNodeGetContainingGraph_v13010 => crate
-        ::pfn::PFN_cuGraphNodeGetContainingGraph_v13010, 303usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetDependencies_v10000`](crate::pfn::PFN_cuGraphNodeGetDependencies_v10000): `cuGraphNodeGetDependencies` at exactly version 10000."]
-        cuGraphNodeGetDependencies_v10000 => crate
-        ::pfn::PFN_cuGraphNodeGetDependencies_v10000, 304usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetDependencies_v12030`](crate::pfn::PFN_cuGraphNodeGetDependencies_v12030): `cuGraphNodeGetDependencies` at exactly version 12030."]
-        cuGraphNodeGetDependencies_v12030 => crate
-        ::pfn::PFN_cuGraphNodeGetDependencies_v12030, 305usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetDependentNodes_v10000`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v10000): `cuGraphNodeGetDependentNodes` at exactly version 10000."]
-        cuGraphNodeGetDependentNodes_v10000 => crate
-        ::pfn::PFN_cuGraphNodeGetDependentNodes_v10000, 306usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetDependentNodes_v12030`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030): `cuGraphNodeGetDependentNodes` at exactly version 12030."]
-        cuGraphNodeGetDependentNodes_v12030 => crate
-        ::pfn::PFN_cuGraphNodeGetDependentNodes_v12030, 307usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeGetEnabled_v11060): `cuGraphNodeGetEnabled` at exactly version 11060."]
-        cuGraphNodeGetEnabled_v11060 => crate ::pfn::PFN_cuGraphNodeGetEnabled_v11060,
-        308usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetLocalId_v13010`](crate::pfn::PFN_cuGraphNodeGetLocalId_v13010): `cuGraphNodeGetLocalId` at exactly version 13010."]
-        cuGraphNodeGetLocalId_v13010 => crate ::pfn::PFN_cuGraphNodeGetLocalId_v13010,
-        309usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetParams_v13020`](crate::pfn::PFN_cuGraphNodeGetParams_v13020): `cuGraphNodeGetParams` at exactly version 13020."]
-        cuGraphNodeGetParams_v13020 => crate ::pfn::PFN_cuGraphNodeGetParams_v13020,
-        310usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetToolsId_v13010`](crate::pfn::PFN_cuGraphNodeGetToolsId_v13010): `cuGraphNodeGetToolsId` at exactly version 13010."]
-        cuGraphNodeGetToolsId_v13010 => crate ::pfn::PFN_cuGraphNodeGetToolsId_v13010,
-        311usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeGetType_v10000`](crate::pfn::PFN_cuGraphNodeGetType_v10000): `cuGraphNodeGetType` at exactly version 10000."]
-        cuGraphNodeGetType_v10000 => crate ::pfn::PFN_cuGraphNodeGetType_v10000,
-        312usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeSetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeSetEnabled_v11060): `cuGraphNodeSetEnabled` at exactly version 11060."]
-        cuGraphNodeSetEnabled_v11060 => crate ::pfn::PFN_cuGraphNodeSetEnabled_v11060,
-        313usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeSetParams_v12020`](crate::pfn::PFN_cuGraphNodeSetParams_v12020): `cuGraphNodeSetParams` at exactly version 12020."]
-        cuGraphNodeSetParams_v12020 => crate ::pfn::PFN_cuGraphNodeSetParams_v12020,
-        314usize; #[doc =
-        " Marker for [`PFN_cuGraphNodeSetParams_v13040`](crate::pfn::PFN_cuGraphNodeSetParams_v13040): `cuGraphNodeSetParams` at exactly version 13040."]
-        cuGraphNodeSetParams_v13040 => crate ::pfn::PFN_cuGraphNodeSetParams_v13040,
-        315usize; #[doc =
-        " Marker for [`PFN_cuGraphReleaseUserObject_v11030`](crate::pfn::PFN_cuGraphReleaseUserObject_v11030): `cuGraphReleaseUserObject` at exactly version 11030."]
-        cuGraphReleaseUserObject_v11030 => crate
-        ::pfn::PFN_cuGraphReleaseUserObject_v11030, 316usize; #[doc =
-        " Marker for [`PFN_cuGraphRemoveDependencies_v10000`](crate::pfn::PFN_cuGraphRemoveDependencies_v10000): `cuGraphRemoveDependencies` at exactly version 10000."]
-        cuGraphRemoveDependencies_v10000 => crate
-        ::pfn::PFN_cuGraphRemoveDependencies_v10000, 317usize; #[doc =
-        " Marker for [`PFN_cuGraphRemoveDependencies_v12030`](crate::pfn::PFN_cuGraphRemoveDependencies_v12030): `cuGraphRemoveDependencies` at exactly version 12030."]
-        cuGraphRemoveDependencies_v12030 => crate
-        ::pfn::PFN_cuGraphRemoveDependencies_v12030, 318usize; #[doc =
-        " Marker for [`PFN_cuGraphRetainUserObject_v11030`](crate::pfn::PFN_cuGraphRetainUserObject_v11030): `cuGraphRetainUserObject` at exactly version 11030."]
-        cuGraphRetainUserObject_v11030 => crate
-        ::pfn::PFN_cuGraphRetainUserObject_v11030, 319usize; #[doc =
-        " Marker for [`PFN_cuGraphUpload_v11010`](crate::pfn::PFN_cuGraphUpload_v11010): `cuGraphUpload` at exactly version 11010."]
-        cuGraphUpload_v11010 => crate ::pfn::PFN_cuGraphUpload_v11010, 320usize; #[doc =
-        " Marker for [`PFN_cuGraphUpload_v11010_ptsz`](crate::pfn::PFN_cuGraphUpload_v11010_ptsz): `cuGraphUpload` at exactly version 11010."]
-        cuGraphUpload_v11010_ptsz => crate ::pfn::PFN_cuGraphUpload_v11010_ptsz,
-        321usize; #[doc =
-        " Marker for [`PFN_cuGraphicsD3D10RegisterResource_v3000`](crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000): `cuGraphicsD3D10RegisterResource` at exactly version 3000."]
-        #[cfg(feature = "d3d10")] cuGraphicsD3D10RegisterResource_v3000 => crate
-        ::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000, 322usize; #[doc =
-        " Marker for [`PFN_cuGraphicsD3D11RegisterResource_v3000`](crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000): `cuGraphicsD3D11RegisterResource` at exactly version 3000."]
-        #[cfg(feature = "d3d11")] cuGraphicsD3D11RegisterResource_v3000 => crate
-        ::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000, 323usize; #[doc =
-        " Marker for [`PFN_cuGraphicsD3D9RegisterResource_v3000`](crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000): `cuGraphicsD3D9RegisterResource` at exactly version 3000."]
-        #[cfg(feature = "d3d9")] cuGraphicsD3D9RegisterResource_v3000 => crate
-        ::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000, 324usize; #[doc =
-        " Marker for [`PFN_cuGraphicsEGLRegisterImage_v7000`](crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000): `cuGraphicsEGLRegisterImage` at exactly version 7000."]
-        #[cfg(feature = "egl")] cuGraphicsEGLRegisterImage_v7000 => crate
-        ::egl::PFN_cuGraphicsEGLRegisterImage_v7000, 325usize; #[doc =
-        " Marker for [`PFN_cuGraphicsGLRegisterBuffer_v3000`](crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000): `cuGraphicsGLRegisterBuffer` at exactly version 3000."]
-        #[cfg(feature = "gl")] cuGraphicsGLRegisterBuffer_v3000 => crate
-        ::gl::PFN_cuGraphicsGLRegisterBuffer_v3000, 326usize; #[doc =
-        " Marker for [`PFN_cuGraphicsGLRegisterImage_v3000`](crate::gl::PFN_cuGraphicsGLRegisterImage_v3000): `cuGraphicsGLRegisterImage` at exactly version 3000."]
-        #[cfg(feature = "gl")] cuGraphicsGLRegisterImage_v3000 => crate
-        ::gl::PFN_cuGraphicsGLRegisterImage_v3000, 327usize; #[doc =
-        " Marker for [`PFN_cuGraphicsMapResources_v3000`](crate::pfn::PFN_cuGraphicsMapResources_v3000): `cuGraphicsMapResources` at exactly version 3000."]
-        cuGraphicsMapResources_v3000 => crate ::pfn::PFN_cuGraphicsMapResources_v3000,
-        328usize; #[doc =
-        " Marker for [`PFN_cuGraphicsMapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz): `cuGraphicsMapResources` at exactly version 7000."]
-        cuGraphicsMapResources_v7000_ptsz => crate
-        ::pfn::PFN_cuGraphicsMapResources_v7000_ptsz, 329usize; #[doc =
-        " Marker for [`PFN_cuGraphicsResourceGetMappedEglFrame_v7000`](crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000): `cuGraphicsResourceGetMappedEglFrame` at exactly version 7000."]
-        #[cfg(feature = "egl")] cuGraphicsResourceGetMappedEglFrame_v7000 => crate
-        ::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000, 330usize; #[doc =
-        " Marker for [`PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000`](crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000): `cuGraphicsResourceGetMappedMipmappedArray` at exactly version 5000."]
-        cuGraphicsResourceGetMappedMipmappedArray_v5000 => crate
-        ::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000, 331usize; #[doc =
-        " Marker for [`PFN_cuGraphicsResourceGetMappedPointer_v3000`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000): `cuGraphicsResourceGetMappedPointer` at exactly version 3000."]
-        cuGraphicsResourceGetMappedPointer_v3000 => crate
-        ::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000, 332usize; #[doc =
-        " Marker for [`PFN_cuGraphicsResourceGetMappedPointer_v3020`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020): `cuGraphicsResourceGetMappedPointer` at exactly version 3020."]
-        cuGraphicsResourceGetMappedPointer_v3020 => crate
-        ::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020, 333usize; #[doc =
-        " Marker for [`PFN_cuGraphicsResourceSetMapFlags_v3000`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000): `cuGraphicsResourceSetMapFlags` at exactly version 3000."]
-        cuGraphicsResourceSetMapFlags_v3000 => crate
-        ::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000, 334usize; #[doc =
-        " Marker for [`PFN_cuGraphicsResourceSetMapFlags_v6050`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050): `cuGraphicsResourceSetMapFlags` at exactly version 6050."]
-        cuGraphicsResourceSetMapFlags_v6050 => crate
-        ::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050, 335usize; #[doc =
-        " Marker for [`PFN_cuGraphicsSubResourceGetMappedArray_v3000`](crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000): `cuGraphicsSubResourceGetMappedArray` at exactly version 3000."]
-        cuGraphicsSubResourceGetMappedArray_v3000 => crate
-        ::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000, 336usize; #[doc =
-        " Marker for [`PFN_cuGraphicsUnmapResources_v3000`](crate::pfn::PFN_cuGraphicsUnmapResources_v3000): `cuGraphicsUnmapResources` at exactly version 3000."]
-        cuGraphicsUnmapResources_v3000 => crate
-        ::pfn::PFN_cuGraphicsUnmapResources_v3000, 337usize; #[doc =
-        " Marker for [`PFN_cuGraphicsUnmapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz): `cuGraphicsUnmapResources` at exactly version 7000."]
-        cuGraphicsUnmapResources_v7000_ptsz => crate
-        ::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz, 338usize; #[doc =
-        " Marker for [`PFN_cuGraphicsUnregisterResource_v3000`](crate::pfn::PFN_cuGraphicsUnregisterResource_v3000): `cuGraphicsUnregisterResource` at exactly version 3000."]
-        cuGraphicsUnregisterResource_v3000 => crate
-        ::pfn::PFN_cuGraphicsUnregisterResource_v3000, 339usize; #[doc =
-        " Marker for [`PFN_cuGraphicsVDPAURegisterOutputSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010): `cuGraphicsVDPAURegisterOutputSurface` at exactly version 3010."]
-        #[cfg(feature = "vdpau")] cuGraphicsVDPAURegisterOutputSurface_v3010 => crate
-        ::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010, 340usize; #[doc =
-        " Marker for [`PFN_cuGraphicsVDPAURegisterVideoSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010): `cuGraphicsVDPAURegisterVideoSurface` at exactly version 3010."]
-        #[cfg(feature = "vdpau")] cuGraphicsVDPAURegisterVideoSurface_v3010 => crate
-        ::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010, 341usize; #[doc =
-        " Marker for [`PFN_cuGreenCtxCreate_v12040`](crate::pfn::PFN_cuGreenCtxCreate_v12040): `cuGreenCtxCreate` at exactly version 12040."]
-        cuGreenCtxCreate_v12040 => crate ::pfn::PFN_cuGreenCtxCreate_v12040, 342usize;
-        #[doc =
-        " Marker for [`PFN_cuGreenCtxDestroy_v12040`](crate::pfn::PFN_cuGreenCtxDestroy_v12040): `cuGreenCtxDestroy` at exactly version 12040."]
-        cuGreenCtxDestroy_v12040 => crate ::pfn::PFN_cuGreenCtxDestroy_v12040, 343usize;
-        #[doc =
-        " Marker for [`PFN_cuGreenCtxGetDevResource_v12040`](crate::pfn::PFN_cuGreenCtxGetDevResource_v12040): `cuGreenCtxGetDevResource` at exactly version 12040."]
-        cuGreenCtxGetDevResource_v12040 => crate
-        ::pfn::PFN_cuGreenCtxGetDevResource_v12040, 344usize; #[doc =
-        " Marker for [`PFN_cuGreenCtxGetId_v12090`](crate::pfn::PFN_cuGreenCtxGetId_v12090): `cuGreenCtxGetId` at exactly version 12090."]
-        cuGreenCtxGetId_v12090 => crate ::pfn::PFN_cuGreenCtxGetId_v12090, 345usize;
-        #[doc =
-        " Marker for [`PFN_cuGreenCtxRecordEvent_v12040`](crate::pfn::PFN_cuGreenCtxRecordEvent_v12040): `cuGreenCtxRecordEvent` at exactly version 12040."]
-        cuGreenCtxRecordEvent_v12040 => crate ::pfn::PFN_cuGreenCtxRecordEvent_v12040,
-        346usize; #[doc =
-        " Marker for [`PFN_cuGreenCtxStreamCreate_v12050`](crate::pfn::PFN_cuGreenCtxStreamCreate_v12050): `cuGreenCtxStreamCreate` at exactly version 12050."]
-        cuGreenCtxStreamCreate_v12050 => crate ::pfn::PFN_cuGreenCtxStreamCreate_v12050,
-        347usize; #[doc =
-        " Marker for [`PFN_cuGreenCtxWaitEvent_v12040`](crate::pfn::PFN_cuGreenCtxWaitEvent_v12040): `cuGreenCtxWaitEvent` at exactly version 12040."]
-        cuGreenCtxWaitEvent_v12040 => crate ::pfn::PFN_cuGreenCtxWaitEvent_v12040,
-        348usize; #[doc =
-        " Marker for [`PFN_cuImportExternalMemory_v10000`](crate::pfn::PFN_cuImportExternalMemory_v10000): `cuImportExternalMemory` at exactly version 10000."]
-        cuImportExternalMemory_v10000 => crate ::pfn::PFN_cuImportExternalMemory_v10000,
-        349usize; #[doc =
-        " Marker for [`PFN_cuImportExternalSemaphore_v10000`](crate::pfn::PFN_cuImportExternalSemaphore_v10000): `cuImportExternalSemaphore` at exactly version 10000."]
-        cuImportExternalSemaphore_v10000 => crate
-        ::pfn::PFN_cuImportExternalSemaphore_v10000, 350usize; #[doc =
-        " Marker for [`PFN_cuInit_v2000`](crate::pfn::PFN_cuInit_v2000): `cuInit` at exactly version 2000."]
-        cuInit_v2000 => crate ::pfn::PFN_cuInit_v2000, 351usize; #[doc =
-        " Marker for [`PFN_cuIpcCloseMemHandle_v4010`](crate::pfn::PFN_cuIpcCloseMemHandle_v4010): `cuIpcCloseMemHandle` at exactly version 4010."]
-        cuIpcCloseMemHandle_v4010 => crate ::pfn::PFN_cuIpcCloseMemHandle_v4010,
-        352usize; #[doc =
-        " Marker for [`PFN_cuIpcGetEventHandle_v4010`](crate::pfn::PFN_cuIpcGetEventHandle_v4010): `cuIpcGetEventHandle` at exactly version 4010."]
-        cuIpcGetEventHandle_v4010 => crate ::pfn::PFN_cuIpcGetEventHandle_v4010,
-        353usize; #[doc =
-        " Marker for [`PFN_cuIpcGetMemHandle_v4010`](crate::pfn::PFN_cuIpcGetMemHandle_v4010): `cuIpcGetMemHandle` at exactly version 4010."]
-        cuIpcGetMemHandle_v4010 => crate ::pfn::PFN_cuIpcGetMemHandle_v4010, 354usize;
-        #[doc =
-        " Marker for [`PFN_cuIpcOpenEventHandle_v4010`](crate::pfn::PFN_cuIpcOpenEventHandle_v4010): `cuIpcOpenEventHandle` at exactly version 4010."]
-        cuIpcOpenEventHandle_v4010 => crate ::pfn::PFN_cuIpcOpenEventHandle_v4010,
-        355usize; #[doc =
-        " Marker for [`PFN_cuIpcOpenMemHandle_v4010`](crate::pfn::PFN_cuIpcOpenMemHandle_v4010): `cuIpcOpenMemHandle` at exactly version 4010."]
-        cuIpcOpenMemHandle_v4010 => crate ::pfn::PFN_cuIpcOpenMemHandle_v4010, 356usize;
-        #[doc =
-        " Marker for [`PFN_cuIpcOpenMemHandle_v11000`](crate::pfn::PFN_cuIpcOpenMemHandle_v11000): `cuIpcOpenMemHandle` at exactly version 11000."]
-        cuIpcOpenMemHandle_v11000 => crate ::pfn::PFN_cuIpcOpenMemHandle_v11000,
-        357usize; #[doc =
-        " Marker for [`PFN_cuKernelGetAttribute_v12000`](crate::pfn::PFN_cuKernelGetAttribute_v12000): `cuKernelGetAttribute` at exactly version 12000."]
-        cuKernelGetAttribute_v12000 => crate ::pfn::PFN_cuKernelGetAttribute_v12000,
-        358usize; #[doc =
-        " Marker for [`PFN_cuKernelGetFunction_v12000`](crate::pfn::PFN_cuKernelGetFunction_v12000): `cuKernelGetFunction` at exactly version 12000."]
-        cuKernelGetFunction_v12000 => crate ::pfn::PFN_cuKernelGetFunction_v12000,
-        359usize; #[doc =
-        " Marker for [`PFN_cuKernelGetLibrary_v12050`](crate::pfn::PFN_cuKernelGetLibrary_v12050): `cuKernelGetLibrary` at exactly version 12050."]
-        cuKernelGetLibrary_v12050 => crate ::pfn::PFN_cuKernelGetLibrary_v12050,
-        360usize; #[doc =
-        " Marker for [`PFN_cuKernelGetName_v12030`](crate::pfn::PFN_cuKernelGetName_v12030): `cuKernelGetName` at exactly version 12030."]
-        cuKernelGetName_v12030 => crate ::pfn::PFN_cuKernelGetName_v12030, 361usize;
-        #[doc =
-        " Marker for [`PFN_cuKernelGetParamCount_v13020`](crate::pfn::PFN_cuKernelGetParamCount_v13020): `cuKernelGetParamCount` at exactly version 13020."]
-        cuKernelGetParamCount_v13020 => crate ::pfn::PFN_cuKernelGetParamCount_v13020,
-        362usize; #[doc =
-        " Marker for [`PFN_cuKernelGetParamInfo_v12040`](crate::pfn::PFN_cuKernelGetParamInfo_v12040): `cuKernelGetParamInfo` at exactly version 12040."]
-        cuKernelGetParamInfo_v12040 => crate ::pfn::PFN_cuKernelGetParamInfo_v12040,
-        363usize; #[doc =
-        " Marker for [`PFN_cuKernelSetAttribute_v12000`](crate::pfn::PFN_cuKernelSetAttribute_v12000): `cuKernelSetAttribute` at exactly version 12000."]
-        cuKernelSetAttribute_v12000 => crate ::pfn::PFN_cuKernelSetAttribute_v12000,
-        364usize; #[doc =
-        " Marker for [`PFN_cuKernelSetCacheConfig_v12000`](crate::pfn::PFN_cuKernelSetCacheConfig_v12000): `cuKernelSetCacheConfig` at exactly version 12000."]
-        cuKernelSetCacheConfig_v12000 => crate ::pfn::PFN_cuKernelSetCacheConfig_v12000,
-        365usize; #[doc =
-        " Marker for [`PFN_cuLaunch_v2000`](crate::pfn::PFN_cuLaunch_v2000): `cuLaunch` at exactly version 2000."]
-        cuLaunch_v2000 => crate ::pfn::PFN_cuLaunch_v2000, 366usize; #[doc =
-        " Marker for [`PFN_cuLaunchCooperativeKernel_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000): `cuLaunchCooperativeKernel` at exactly version 9000."]
-        cuLaunchCooperativeKernel_v9000 => crate
-        ::pfn::PFN_cuLaunchCooperativeKernel_v9000, 367usize; #[doc =
-        " Marker for [`PFN_cuLaunchCooperativeKernel_v9000_ptsz`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz): `cuLaunchCooperativeKernel` at exactly version 9000."]
-        cuLaunchCooperativeKernel_v9000_ptsz => crate
-        ::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz, 368usize; #[doc =
-        " Marker for [`PFN_cuLaunchCooperativeKernelMultiDevice_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000): `cuLaunchCooperativeKernelMultiDevice` at exactly version 9000."]
-        cuLaunchCooperativeKernelMultiDevice_v9000 => crate
-        ::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000, 369usize; #[doc =
-        " Marker for [`PFN_cuLaunchGrid_v2000`](crate::pfn::PFN_cuLaunchGrid_v2000): `cuLaunchGrid` at exactly version 2000."]
-        cuLaunchGrid_v2000 => crate ::pfn::PFN_cuLaunchGrid_v2000, 370usize; #[doc =
-        " Marker for [`PFN_cuLaunchGridAsync_v2000`](crate::pfn::PFN_cuLaunchGridAsync_v2000): `cuLaunchGridAsync` at exactly version 2000."]
-        cuLaunchGridAsync_v2000 => crate ::pfn::PFN_cuLaunchGridAsync_v2000, 371usize;
-        #[doc =
-        " Marker for [`PFN_cuLaunchHostFunc_v10000`](crate::pfn::PFN_cuLaunchHostFunc_v10000): `cuLaunchHostFunc` at exactly version 10000."]
-        cuLaunchHostFunc_v10000 => crate ::pfn::PFN_cuLaunchHostFunc_v10000, 372usize;
-        #[doc =
-        " Marker for [`PFN_cuLaunchHostFunc_v10000_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v10000_ptsz): `cuLaunchHostFunc` at exactly version 10000."]
-        cuLaunchHostFunc_v10000_ptsz => crate ::pfn::PFN_cuLaunchHostFunc_v10000_ptsz,
-        373usize; #[doc =
-        " Marker for [`PFN_cuLaunchHostFunc_v13010`](crate::pfn::PFN_cuLaunchHostFunc_v13010): `cuLaunchHostFunc` at exactly version 13010."]
-        cuLaunchHostFunc_v13010 => crate ::pfn::PFN_cuLaunchHostFunc_v13010, 374usize;
-        #[doc =
-        " Marker for [`PFN_cuLaunchHostFunc_v13010_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz): `cuLaunchHostFunc` at exactly version 13010."]
-        cuLaunchHostFunc_v13010_ptsz => crate ::pfn::PFN_cuLaunchHostFunc_v13010_ptsz,
-        375usize; #[doc =
-        " Marker for [`PFN_cuLaunchKernel_v4000`](crate::pfn::PFN_cuLaunchKernel_v4000): `cuLaunchKernel` at exactly version 4000."]
-        cuLaunchKernel_v4000 => crate ::pfn::PFN_cuLaunchKernel_v4000, 376usize; #[doc =
-        " Marker for [`PFN_cuLaunchKernel_v7000_ptsz`](crate::pfn::PFN_cuLaunchKernel_v7000_ptsz): `cuLaunchKernel` at exactly version 7000."]
-        cuLaunchKernel_v7000_ptsz => crate ::pfn::PFN_cuLaunchKernel_v7000_ptsz,
-        377usize; #[doc =
-        " Marker for [`PFN_cuLaunchKernelEx_v11060`](crate::pfn::PFN_cuLaunchKernelEx_v11060): `cuLaunchKernelEx` at exactly version 11060."]
-        cuLaunchKernelEx_v11060 => crate ::pfn::PFN_cuLaunchKernelEx_v11060, 378usize;
-        #[doc =
-        " Marker for [`PFN_cuLaunchKernelEx_v11060_ptsz`](crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz): `cuLaunchKernelEx` at exactly version 11060."]
-        cuLaunchKernelEx_v11060_ptsz => crate ::pfn::PFN_cuLaunchKernelEx_v11060_ptsz,
-        379usize; #[doc =
-        " Marker for [`PFN_cuLibraryEnumerateKernels_v12040`](crate::pfn::PFN_cuLibraryEnumerateKernels_v12040): `cuLibraryEnumerateKernels` at exactly version 12040."]
-        cuLibraryEnumerateKernels_v12040 => crate
-        ::pfn::PFN_cuLibraryEnumerateKernels_v12040, 380usize; #[doc =
-        " Marker for [`PFN_cuLibraryGetGlobal_v12000`](crate::pfn::PFN_cuLibraryGetGlobal_v12000): `cuLibraryGetGlobal` at exactly version 12000."]
-        cuLibraryGetGlobal_v12000 => crate ::pfn::PFN_cuLibraryGetGlobal_v12000,
-        381usize; #[doc =
-        " Marker for [`PFN_cuLibraryGetKernel_v12000`](crate::pfn::PFN_cuLibraryGetKernel_v12000): `cuLibraryGetKernel` at exactly version 12000."]
-        cuLibraryGetKernel_v12000 => crate ::pfn::PFN_cuLibraryGetKernel_v12000,
-        382usize; #[doc =
-        " Marker for [`PFN_cuLibraryGetKernelCount_v12040`](crate::pfn::PFN_cuLibraryGetKernelCount_v12040): `cuLibraryGetKernelCount` at exactly version 12040."]
-        cuLibraryGetKernelCount_v12040 => crate
-        ::pfn::PFN_cuLibraryGetKernelCount_v12040, 383usize; #[doc =
-        " Marker for [`PFN_cuLibraryGetManaged_v12000`](crate::pfn::PFN_cuLibraryGetManaged_v12000): `cuLibraryGetManaged` at exactly version 12000."]
-        cuLibraryGetManaged_v12000 => crate ::pfn::PFN_cuLibraryGetManaged_v12000,
-        384usize; #[doc =
-        " Marker for [`PFN_cuLibraryGetModule_v12000`](crate::pfn::PFN_cuLibraryGetModule_v12000): `cuLibraryGetModule` at exactly version 12000."]
-        cuLibraryGetModule_v12000 => crate ::pfn::PFN_cuLibraryGetModule_v12000,
-        385usize; #[doc =
-        " Marker for [`PFN_cuLibraryGetUnifiedFunction_v12000`](crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000): `cuLibraryGetUnifiedFunction` at exactly version 12000."]
-        cuLibraryGetUnifiedFunction_v12000 => crate
-        ::pfn::PFN_cuLibraryGetUnifiedFunction_v12000, 386usize; #[doc =
-        " Marker for [`PFN_cuLibraryLoadData_v12000`](crate::pfn::PFN_cuLibraryLoadData_v12000): `cuLibraryLoadData` at exactly version 12000."]
-        cuLibraryLoadData_v12000 => crate ::pfn::PFN_cuLibraryLoadData_v12000, 387usize;
-        #[doc =
-        " Marker for [`PFN_cuLibraryLoadFromFile_v12000`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000): `cuLibraryLoadFromFile` at exactly version 12000."]
-        cuLibraryLoadFromFile_v12000 => crate ::pfn::PFN_cuLibraryLoadFromFile_v12000,
-        388usize; #[doc =
-        " Marker for [`PFN_cuLibraryUnload_v12000`](crate::pfn::PFN_cuLibraryUnload_v12000): `cuLibraryUnload` at exactly version 12000."]
-        cuLibraryUnload_v12000 => crate ::pfn::PFN_cuLibraryUnload_v12000, 389usize;
-        #[doc =
-        " Marker for [`PFN_cuLinkAddData_v5050`](crate::pfn::PFN_cuLinkAddData_v5050): `cuLinkAddData` at exactly version 5050."]
-        cuLinkAddData_v5050 => crate ::pfn::PFN_cuLinkAddData_v5050, 390usize; #[doc =
-        " Marker for [`PFN_cuLinkAddData_v6050`](crate::pfn::PFN_cuLinkAddData_v6050): `cuLinkAddData` at exactly version 6050."]
-        cuLinkAddData_v6050 => crate ::pfn::PFN_cuLinkAddData_v6050, 391usize; #[doc =
-        " Marker for [`PFN_cuLinkAddFile_v5050`](crate::pfn::PFN_cuLinkAddFile_v5050): `cuLinkAddFile` at exactly version 5050."]
-        cuLinkAddFile_v5050 => crate ::pfn::PFN_cuLinkAddFile_v5050, 392usize; #[doc =
-        " Marker for [`PFN_cuLinkAddFile_v6050`](crate::pfn::PFN_cuLinkAddFile_v6050): `cuLinkAddFile` at exactly version 6050."]
-        cuLinkAddFile_v6050 => crate ::pfn::PFN_cuLinkAddFile_v6050, 393usize; #[doc =
-        " Marker for [`PFN_cuLinkComplete_v5050`](crate::pfn::PFN_cuLinkComplete_v5050): `cuLinkComplete` at exactly version 5050."]
-        cuLinkComplete_v5050 => crate ::pfn::PFN_cuLinkComplete_v5050, 394usize; #[doc =
-        " Marker for [`PFN_cuLinkCreate_v5050`](crate::pfn::PFN_cuLinkCreate_v5050): `cuLinkCreate` at exactly version 5050."]
-        cuLinkCreate_v5050 => crate ::pfn::PFN_cuLinkCreate_v5050, 395usize; #[doc =
-        " Marker for [`PFN_cuLinkCreate_v6050`](crate::pfn::PFN_cuLinkCreate_v6050): `cuLinkCreate` at exactly version 6050."]
-        cuLinkCreate_v6050 => crate ::pfn::PFN_cuLinkCreate_v6050, 396usize; #[doc =
-        " Marker for [`PFN_cuLinkDestroy_v5050`](crate::pfn::PFN_cuLinkDestroy_v5050): `cuLinkDestroy` at exactly version 5050."]
-        cuLinkDestroy_v5050 => crate ::pfn::PFN_cuLinkDestroy_v5050, 397usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointAddDevice_v13030`](crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030): `cuLogicalEndpointAddDevice` at exactly version 13030."]
-        cuLogicalEndpointAddDevice_v13030 => crate
-        ::pfn::PFN_cuLogicalEndpointAddDevice_v13030, 398usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointBindAddr_v13030`](crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030): `cuLogicalEndpointBindAddr` at exactly version 13030."]
-        cuLogicalEndpointBindAddr_v13030 => crate
-        ::pfn::PFN_cuLogicalEndpointBindAddr_v13030, 399usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointBindMem_v13030`](crate::pfn::PFN_cuLogicalEndpointBindMem_v13030): `cuLogicalEndpointBindMem` at exactly version 13030."]
-        cuLogicalEndpointBindMem_v13030 => crate
-        ::pfn::PFN_cuLogicalEndpointBindMem_v13030, 400usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointCreate_v13030`](crate::pfn::PFN_cuLogicalEndpointCreate_v13030): `cuLogicalEndpointCreate` at exactly version 13030."]
-        cuLogicalEndpointCreate_v13030 => crate
-        ::pfn::PFN_cuLogicalEndpointCreate_v13030, 401usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointDestroy_v13030`](crate::pfn::PFN_cuLogicalEndpointDestroy_v13030): `cuLogicalEndpointDestroy` at exactly version 13030."]
-        cuLogicalEndpointDestroy_v13030 => crate
-        ::pfn::PFN_cuLogicalEndpointDestroy_v13030, 402usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointExport_v13030`](crate::pfn::PFN_cuLogicalEndpointExport_v13030): `cuLogicalEndpointExport` at exactly version 13030."]
-        cuLogicalEndpointExport_v13030 => crate
-        ::pfn::PFN_cuLogicalEndpointExport_v13030, 403usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointGetLimits_v13030`](crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030): `cuLogicalEndpointGetLimits` at exactly version 13030."]
-        cuLogicalEndpointGetLimits_v13030 => crate
-        ::pfn::PFN_cuLogicalEndpointGetLimits_v13030, 404usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointIdRelease_v13030`](crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030): `cuLogicalEndpointIdRelease` at exactly version 13030."]
-        cuLogicalEndpointIdRelease_v13030 => crate
-        ::pfn::PFN_cuLogicalEndpointIdRelease_v13030, 405usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointIdReserve_v13030`](crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030): `cuLogicalEndpointIdReserve` at exactly version 13030."]
-        cuLogicalEndpointIdReserve_v13030 => crate
-        ::pfn::PFN_cuLogicalEndpointIdReserve_v13030, 406usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointImport_v13030`](crate::pfn::PFN_cuLogicalEndpointImport_v13030): `cuLogicalEndpointImport` at exactly version 13030."]
-        cuLogicalEndpointImport_v13030 => crate
-        ::pfn::PFN_cuLogicalEndpointImport_v13030, 407usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointQuery_v13030`](crate::pfn::PFN_cuLogicalEndpointQuery_v13030): `cuLogicalEndpointQuery` at exactly version 13030."]
-        cuLogicalEndpointQuery_v13030 => crate ::pfn::PFN_cuLogicalEndpointQuery_v13030,
-        408usize; #[doc =
-        " Marker for [`PFN_cuLogicalEndpointUnbind_v13030`](crate::pfn::PFN_cuLogicalEndpointUnbind_v13030): `cuLogicalEndpointUnbind` at exactly version 13030."]
-        cuLogicalEndpointUnbind_v13030 => crate
-        ::pfn::PFN_cuLogicalEndpointUnbind_v13030, 409usize; #[doc =
-        " Marker for [`PFN_cuLogsCurrent_v12090`](crate::pfn::PFN_cuLogsCurrent_v12090): `cuLogsCurrent` at exactly version 12090."]
-        cuLogsCurrent_v12090 => crate ::pfn::PFN_cuLogsCurrent_v12090, 410usize; #[doc =
-        " Marker for [`PFN_cuLogsDumpToFile_v12090`](crate::pfn::PFN_cuLogsDumpToFile_v12090): `cuLogsDumpToFile` at exactly version 12090."]
-        cuLogsDumpToFile_v12090 => crate ::pfn::PFN_cuLogsDumpToFile_v12090, 411usize;
-        #[doc =
-        " Marker for [`PFN_cuLogsDumpToMemory_v12090`](crate::pfn::PFN_cuLogsDumpToMemory_v12090): `cuLogsDumpToMemory` at exactly version 12090."]
-        cuLogsDumpToMemory_v12090 => crate ::pfn::PFN_cuLogsDumpToMemory_v12090,
-        412usize; #[doc =
-        " Marker for [`PFN_cuLogsRegisterCallback_v12090`](crate::pfn::PFN_cuLogsRegisterCallback_v12090): `cuLogsRegisterCallback` at exactly version 12090."]
-        cuLogsRegisterCallback_v12090 => crate ::pfn::PFN_cuLogsRegisterCallback_v12090,
-        413usize; #[doc =
-        " Marker for [`PFN_cuLogsUnregisterCallback_v12090`](crate::pfn::PFN_cuLogsUnregisterCallback_v12090): `cuLogsUnregisterCallback` at exactly version 12090."]
-        cuLogsUnregisterCallback_v12090 => crate
-        ::pfn::PFN_cuLogsUnregisterCallback_v12090, 414usize; #[doc =
-        " Marker for [`PFN_cuMemAddressFree_v10020`](crate::pfn::PFN_cuMemAddressFree_v10020): `cuMemAddressFree` at exactly version 10020."]
-        cuMemAddressFree_v10020 => crate ::pfn::PFN_cuMemAddressFree_v10020, 415usize;
-        #[doc =
-        " Marker for [`PFN_cuMemAddressReserve_v10020`](crate::pfn::PFN_cuMemAddressReserve_v10020): `cuMemAddressReserve` at exactly version 10020."]
-        cuMemAddressReserve_v10020 => crate ::pfn::PFN_cuMemAddressReserve_v10020,
-        416usize; #[doc =
-        " Marker for [`PFN_cuMemAdvise_v8000`](crate::pfn::PFN_cuMemAdvise_v8000): `cuMemAdvise` at exactly version 8000."]
-        cuMemAdvise_v8000 => crate ::pfn::PFN_cuMemAdvise_v8000, 417usize; #[doc =
-        " Marker for [`PFN_cuMemAdvise_v12020`](crate::pfn::PFN_cuMemAdvise_v12020): `cuMemAdvise` at exactly version 12020."]
-        cuMemAdvise_v12020 => crate ::pfn::PFN_cuMemAdvise_v12020, 418usize; #[doc =
-        " Marker for [`PFN_cuMemAlloc_v2000`](crate::pfn::PFN_cuMemAlloc_v2000): `cuMemAlloc` at exactly version 2000."]
-        cuMemAlloc_v2000 => crate ::pfn::PFN_cuMemAlloc_v2000, 419usize; #[doc =
-        " Marker for [`PFN_cuMemAlloc_v3020`](crate::pfn::PFN_cuMemAlloc_v3020): `cuMemAlloc` at exactly version 3020."]
-        cuMemAlloc_v3020 => crate ::pfn::PFN_cuMemAlloc_v3020, 420usize; #[doc =
-        " Marker for [`PFN_cuMemAllocAsync_v11020`](crate::pfn::PFN_cuMemAllocAsync_v11020): `cuMemAllocAsync` at exactly version 11020."]
-        cuMemAllocAsync_v11020 => crate ::pfn::PFN_cuMemAllocAsync_v11020, 421usize;
-        #[doc =
-        " Marker for [`PFN_cuMemAllocAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz): `cuMemAllocAsync` at exactly version 11020."]
-        cuMemAllocAsync_v11020_ptsz => crate ::pfn::PFN_cuMemAllocAsync_v11020_ptsz,
-        422usize; #[doc =
-        " Marker for [`PFN_cuMemAllocFromPoolAsync_v11020`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020): `cuMemAllocFromPoolAsync` at exactly version 11020."]
-        cuMemAllocFromPoolAsync_v11020 => crate
-        ::pfn::PFN_cuMemAllocFromPoolAsync_v11020, 423usize; #[doc =
-        " Marker for [`PFN_cuMemAllocFromPoolAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz): `cuMemAllocFromPoolAsync` at exactly version 11020."]
-        cuMemAllocFromPoolAsync_v11020_ptsz => crate
-        ::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz, 424usize; #[doc =
-        " Marker for [`PFN_cuMemAllocHost_v2000`](crate::pfn::PFN_cuMemAllocHost_v2000): `cuMemAllocHost` at exactly version 2000."]
-        cuMemAllocHost_v2000 => crate ::pfn::PFN_cuMemAllocHost_v2000, 425usize; #[doc =
-        " Marker for [`PFN_cuMemAllocHost_v3020`](crate::pfn::PFN_cuMemAllocHost_v3020): `cuMemAllocHost` at exactly version 3020."]
-        cuMemAllocHost_v3020 => crate ::pfn::PFN_cuMemAllocHost_v3020, 426usize; #[doc =
-        " Marker for [`PFN_cuMemAllocManaged_v6000`](crate::pfn::PFN_cuMemAllocManaged_v6000): `cuMemAllocManaged` at exactly version 6000."]
-        cuMemAllocManaged_v6000 => crate ::pfn::PFN_cuMemAllocManaged_v6000, 427usize;
-        #[doc =
-        " Marker for [`PFN_cuMemAllocPitch_v2000`](crate::pfn::PFN_cuMemAllocPitch_v2000): `cuMemAllocPitch` at exactly version 2000."]
-        cuMemAllocPitch_v2000 => crate ::pfn::PFN_cuMemAllocPitch_v2000, 428usize; #[doc
-        =
-        " Marker for [`PFN_cuMemAllocPitch_v3020`](crate::pfn::PFN_cuMemAllocPitch_v3020): `cuMemAllocPitch` at exactly version 3020."]
-        cuMemAllocPitch_v3020 => crate ::pfn::PFN_cuMemAllocPitch_v3020, 429usize; #[doc
-        =
-        " Marker for [`PFN_cuMemBatchDecompressAsync_v12060`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060): `cuMemBatchDecompressAsync` at exactly version 12060."]
-        cuMemBatchDecompressAsync_v12060 => crate
-        ::pfn::PFN_cuMemBatchDecompressAsync_v12060, 430usize; #[doc =
-        " Marker for [`PFN_cuMemBatchDecompressAsync_v12060_ptsz`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz): `cuMemBatchDecompressAsync` at exactly version 12060."]
-        cuMemBatchDecompressAsync_v12060_ptsz => crate
-        ::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz, 431usize; #[doc =
-        " Marker for [`PFN_cuMemCreate_v10020`](crate::pfn::PFN_cuMemCreate_v10020): `cuMemCreate` at exactly version 10020."]
-        cuMemCreate_v10020 => crate ::pfn::PFN_cuMemCreate_v10020, 432usize; #[doc =
-        " Marker for [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000): `cuMemDiscardAndPrefetchBatchAsync` at exactly version 13000."]
-        cuMemDiscardAndPrefetchBatchAsync_v13000 => crate
-        ::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000, 433usize; #[doc =
-        " Marker for [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz): `cuMemDiscardAndPrefetchBatchAsync` at exactly version 13000."]
-        cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz => crate
-        ::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz, 434usize; #[doc =
-        " Marker for [`PFN_cuMemDiscardBatchAsync_v13000`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000): `cuMemDiscardBatchAsync` at exactly version 13000."]
-        cuMemDiscardBatchAsync_v13000 => crate ::pfn::PFN_cuMemDiscardBatchAsync_v13000,
-        435usize; #[doc =
-        " Marker for [`PFN_cuMemDiscardBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz): `cuMemDiscardBatchAsync` at exactly version 13000."]
-        cuMemDiscardBatchAsync_v13000_ptsz => crate
-        ::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz, 436usize; #[doc =
-        " Marker for [`PFN_cuMemExportToShareableHandle_v10020`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020): `cuMemExportToShareableHandle` at exactly version 10020."]
-        cuMemExportToShareableHandle_v10020 => crate
-        ::pfn::PFN_cuMemExportToShareableHandle_v10020, 437usize; #[doc =
-        " Marker for [`PFN_cuMemFree_v2000`](crate::pfn::PFN_cuMemFree_v2000): `cuMemFree` at exactly version 2000."]
-        cuMemFree_v2000 => crate ::pfn::PFN_cuMemFree_v2000, 438usize; #[doc =
-        " Marker for [`PFN_cuMemFree_v3020`](crate::pfn::PFN_cuMemFree_v3020): `cuMemFree` at exactly version 3020."]
-        cuMemFree_v3020 => crate ::pfn::PFN_cuMemFree_v3020, 439usize; #[doc =
-        " Marker for [`PFN_cuMemFreeAsync_v11020`](crate::pfn::PFN_cuMemFreeAsync_v11020): `cuMemFreeAsync` at exactly version 11020."]
-        cuMemFreeAsync_v11020 => crate ::pfn::PFN_cuMemFreeAsync_v11020, 440usize; #[doc
-        =
-        " Marker for [`PFN_cuMemFreeAsync_v11020_ptsz`](crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz): `cuMemFreeAsync` at exactly version 11020."]
-        cuMemFreeAsync_v11020_ptsz => crate ::pfn::PFN_cuMemFreeAsync_v11020_ptsz,
-        441usize; #[doc =
-        " Marker for [`PFN_cuMemFreeHost_v2000`](crate::pfn::PFN_cuMemFreeHost_v2000): `cuMemFreeHost` at exactly version 2000."]
-        cuMemFreeHost_v2000 => crate ::pfn::PFN_cuMemFreeHost_v2000, 442usize; #[doc =
-        " Marker for [`PFN_cuMemGetAccess_v10020`](crate::pfn::PFN_cuMemGetAccess_v10020): `cuMemGetAccess` at exactly version 10020."]
-        cuMemGetAccess_v10020 => crate ::pfn::PFN_cuMemGetAccess_v10020, 443usize; #[doc
-        =
-        " Marker for [`PFN_cuMemGetAddressRange_v2000`](crate::pfn::PFN_cuMemGetAddressRange_v2000): `cuMemGetAddressRange` at exactly version 2000."]
-        cuMemGetAddressRange_v2000 => crate ::pfn::PFN_cuMemGetAddressRange_v2000,
-        444usize; #[doc =
-        " Marker for [`PFN_cuMemGetAddressRange_v3020`](crate::pfn::PFN_cuMemGetAddressRange_v3020): `cuMemGetAddressRange` at exactly version 3020."]
-        cuMemGetAddressRange_v3020 => crate ::pfn::PFN_cuMemGetAddressRange_v3020,
-        445usize; #[doc =
-        " Marker for [`PFN_cuMemGetAllocationGranularity_v10020`](crate::pfn::PFN_cuMemGetAllocationGranularity_v10020): `cuMemGetAllocationGranularity` at exactly version 10020."]
-        cuMemGetAllocationGranularity_v10020 => crate
-        ::pfn::PFN_cuMemGetAllocationGranularity_v10020, 446usize; #[doc =
-        " Marker for [`PFN_cuMemGetAllocationPropertiesFromHandle_v10020`](crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020): `cuMemGetAllocationPropertiesFromHandle` at exactly version 10020."]
-        cuMemGetAllocationPropertiesFromHandle_v10020 => crate
-        ::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020, 447usize; #[doc =
-        " Marker for [`PFN_cuMemGetDefaultMemPool_v13000`](crate::pfn::PFN_cuMemGetDefaultMemPool_v13000): `cuMemGetDefaultMemPool` at exactly version 13000."]
-        cuMemGetDefaultMemPool_v13000 => crate ::pfn::PFN_cuMemGetDefaultMemPool_v13000,
-        448usize; #[doc =
-        " Marker for [`PFN_cuMemGetHandleForAddressRange_v11070`](crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070): `cuMemGetHandleForAddressRange` at exactly version 11070."]
-        cuMemGetHandleForAddressRange_v11070 => crate
-        ::pfn::PFN_cuMemGetHandleForAddressRange_v11070, 449usize; #[doc =
-        " Marker for [`PFN_cuMemGetInfo_v2000`](crate::pfn::PFN_cuMemGetInfo_v2000): `cuMemGetInfo` at exactly version 2000."]
-        cuMemGetInfo_v2000 => crate ::pfn::PFN_cuMemGetInfo_v2000, 450usize; #[doc =
-        " Marker for [`PFN_cuMemGetInfo_v3020`](crate::pfn::PFN_cuMemGetInfo_v3020): `cuMemGetInfo` at exactly version 3020."]
-        cuMemGetInfo_v3020 => crate ::pfn::PFN_cuMemGetInfo_v3020, 451usize; #[doc =
-        " Marker for [`PFN_cuMemGetLocationInfo_v13040`](crate::pfn::PFN_cuMemGetLocationInfo_v13040): `cuMemGetLocationInfo` at exactly version 13040."]
-        cuMemGetLocationInfo_v13040 => crate ::pfn::PFN_cuMemGetLocationInfo_v13040,
-        452usize; #[doc =
-        " Marker for [`PFN_cuMemGetMemPool_v13000`](crate::pfn::PFN_cuMemGetMemPool_v13000): `cuMemGetMemPool` at exactly version 13000."]
-        cuMemGetMemPool_v13000 => crate ::pfn::PFN_cuMemGetMemPool_v13000, 453usize;
-        #[doc =
-        " Marker for [`PFN_cuMemHostAlloc_v2020`](crate::pfn::PFN_cuMemHostAlloc_v2020): `cuMemHostAlloc` at exactly version 2020."]
-        cuMemHostAlloc_v2020 => crate ::pfn::PFN_cuMemHostAlloc_v2020, 454usize; #[doc =
-        " Marker for [`PFN_cuMemHostGetDevicePointer_v2020`](crate::pfn::PFN_cuMemHostGetDevicePointer_v2020): `cuMemHostGetDevicePointer` at exactly version 2020."]
-        cuMemHostGetDevicePointer_v2020 => crate
-        ::pfn::PFN_cuMemHostGetDevicePointer_v2020, 455usize; #[doc =
-        " Marker for [`PFN_cuMemHostGetDevicePointer_v3020`](crate::pfn::PFN_cuMemHostGetDevicePointer_v3020): `cuMemHostGetDevicePointer` at exactly version 3020."]
-        cuMemHostGetDevicePointer_v3020 => crate
-        ::pfn::PFN_cuMemHostGetDevicePointer_v3020, 456usize; #[doc =
-        " Marker for [`PFN_cuMemHostGetFlags_v2030`](crate::pfn::PFN_cuMemHostGetFlags_v2030): `cuMemHostGetFlags` at exactly version 2030."]
-        cuMemHostGetFlags_v2030 => crate ::pfn::PFN_cuMemHostGetFlags_v2030, 457usize;
-        #[doc =
-        " Marker for [`PFN_cuMemHostRegister_v4000`](crate::pfn::PFN_cuMemHostRegister_v4000): `cuMemHostRegister` at exactly version 4000."]
-        cuMemHostRegister_v4000 => crate ::pfn::PFN_cuMemHostRegister_v4000, 458usize;
-        #[doc =
-        " Marker for [`PFN_cuMemHostRegister_v6050`](crate::pfn::PFN_cuMemHostRegister_v6050): `cuMemHostRegister` at exactly version 6050."]
-        cuMemHostRegister_v6050 => crate ::pfn::PFN_cuMemHostRegister_v6050, 459usize;
-        #[doc =
-        " Marker for [`PFN_cuMemHostUnregister_v4000`](crate::pfn::PFN_cuMemHostUnregister_v4000): `cuMemHostUnregister` at exactly version 4000."]
-        cuMemHostUnregister_v4000 => crate ::pfn::PFN_cuMemHostUnregister_v4000,
-        460usize; #[doc =
-        " Marker for [`PFN_cuMemImportFromShareableHandle_v10020`](crate::pfn::PFN_cuMemImportFromShareableHandle_v10020): `cuMemImportFromShareableHandle` at exactly version 10020."]
-        cuMemImportFromShareableHandle_v10020 => crate
-        ::pfn::PFN_cuMemImportFromShareableHandle_v10020, 461usize; #[doc =
-        " Marker for [`PFN_cuMemMap_v10020`](crate::pfn::PFN_cuMemMap_v10020): `cuMemMap` at exactly version 10020."]
-        cuMemMap_v10020 => crate ::pfn::PFN_cuMemMap_v10020, 462usize; #[doc =
-        " Marker for [`PFN_cuMemMapArrayAsync_v11010`](crate::pfn::PFN_cuMemMapArrayAsync_v11010): `cuMemMapArrayAsync` at exactly version 11010."]
-        cuMemMapArrayAsync_v11010 => crate ::pfn::PFN_cuMemMapArrayAsync_v11010,
-        463usize; #[doc =
-        " Marker for [`PFN_cuMemMapArrayAsync_v11010_ptsz`](crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz): `cuMemMapArrayAsync` at exactly version 11010."]
-        cuMemMapArrayAsync_v11010_ptsz => crate
-        ::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz, 464usize; #[doc =
-        " Marker for [`PFN_cuMemPoolCreate_v11020`](crate::pfn::PFN_cuMemPoolCreate_v11020): `cuMemPoolCreate` at exactly version 11020."]
-        cuMemPoolCreate_v11020 => crate ::pfn::PFN_cuMemPoolCreate_v11020, 465usize;
-        #[doc =
-        " Marker for [`PFN_cuMemPoolDestroy_v11020`](crate::pfn::PFN_cuMemPoolDestroy_v11020): `cuMemPoolDestroy` at exactly version 11020."]
-        cuMemPoolDestroy_v11020 => crate ::pfn::PFN_cuMemPoolDestroy_v11020, 466usize;
-        #[doc =
-        " Marker for [`PFN_cuMemPoolExportPointer_v11020`](crate::pfn::PFN_cuMemPoolExportPointer_v11020): `cuMemPoolExportPointer` at exactly version 11020."]
-        cuMemPoolExportPointer_v11020 => crate ::pfn::PFN_cuMemPoolExportPointer_v11020,
-        467usize; #[doc =
-        " Marker for [`PFN_cuMemPoolExportToShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020): `cuMemPoolExportToShareableHandle` at exactly version 11020."]
-        cuMemPoolExportToShareableHandle_v11020 => crate
-        ::pfn::PFN_cuMemPoolExportToShareableHandle_v11020, 468usize; #[doc =
-        " Marker for [`PFN_cuMemPoolGetAccess_v11020`](crate::pfn::PFN_cuMemPoolGetAccess_v11020): `cuMemPoolGetAccess` at exactly version 11020."]
-        cuMemPoolGetAccess_v11020 => crate ::pfn::PFN_cuMemPoolGetAccess_v11020,
-        469usize; #[doc =
-        " Marker for [`PFN_cuMemPoolGetAttribute_v11020`](crate::pfn::PFN_cuMemPoolGetAttribute_v11020): `cuMemPoolGetAttribute` at exactly version 11020."]
-        cuMemPoolGetAttribute_v11020 => crate ::pfn::PFN_cuMemPoolGetAttribute_v11020,
-        470usize; #[doc =
-        " Marker for [`PFN_cuMemPoolImportFromShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020): `cuMemPoolImportFromShareableHandle` at exactly version 11020."]
-        cuMemPoolImportFromShareableHandle_v11020 => crate
-        ::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020, 471usize; #[doc =
-        " Marker for [`PFN_cuMemPoolImportPointer_v11020`](crate::pfn::PFN_cuMemPoolImportPointer_v11020): `cuMemPoolImportPointer` at exactly version 11020."]
-        cuMemPoolImportPointer_v11020 => crate ::pfn::PFN_cuMemPoolImportPointer_v11020,
-        472usize; #[doc =
-        " Marker for [`PFN_cuMemPoolSetAccess_v11020`](crate::pfn::PFN_cuMemPoolSetAccess_v11020): `cuMemPoolSetAccess` at exactly version 11020."]
-        cuMemPoolSetAccess_v11020 => crate ::pfn::PFN_cuMemPoolSetAccess_v11020,
-        473usize; #[doc =
-        " Marker for [`PFN_cuMemPoolSetAttribute_v11020`](crate::pfn::PFN_cuMemPoolSetAttribute_v11020): `cuMemPoolSetAttribute` at exactly version 11020."]
-        cuMemPoolSetAttribute_v11020 => crate ::pfn::PFN_cuMemPoolSetAttribute_v11020,
-        474usize; #[doc =
-        " Marker for [`PFN_cuMemPoolTrimTo_v11020`](crate::pfn::PFN_cuMemPoolTrimTo_v11020): `cuMemPoolTrimTo` at exactly version 11020."]
-        cuMemPoolTrimTo_v11020 => crate ::pfn::PFN_cuMemPoolTrimTo_v11020, 475usize;
-        #[doc =
-        " Marker for [`PFN_cuMemPrefetchAsync_v8000`](crate::pfn::PFN_cuMemPrefetchAsync_v8000): `cuMemPrefetchAsync` at exactly version 8000."]
-        cuMemPrefetchAsync_v8000 => crate ::pfn::PFN_cuMemPrefetchAsync_v8000, 476usize;
-        #[doc =
-        " Marker for [`PFN_cuMemPrefetchAsync_v8000_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v8000_ptsz): `cuMemPrefetchAsync` at exactly version 8000."]
-        cuMemPrefetchAsync_v8000_ptsz => crate ::pfn::PFN_cuMemPrefetchAsync_v8000_ptsz,
-        477usize; #[doc =
-        " Marker for [`PFN_cuMemPrefetchAsync_v12020`](crate::pfn::PFN_cuMemPrefetchAsync_v12020): `cuMemPrefetchAsync` at exactly version 12020."]
-        cuMemPrefetchAsync_v12020 => crate ::pfn::PFN_cuMemPrefetchAsync_v12020,
-        478usize; #[doc =
-        " Marker for [`PFN_cuMemPrefetchAsync_v12020_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz): `cuMemPrefetchAsync` at exactly version 12020."]
-        cuMemPrefetchAsync_v12020_ptsz => crate
-        ::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz, 479usize; #[doc =
-        " Marker for [`PFN_cuMemPrefetchBatchAsync_v13000`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000): `cuMemPrefetchBatchAsync` at exactly version 13000."]
-        cuMemPrefetchBatchAsync_v13000 => crate
-        ::pfn::PFN_cuMemPrefetchBatchAsync_v13000, 480usize; #[doc =
-        " Marker for [`PFN_cuMemPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz): `cuMemPrefetchBatchAsync` at exactly version 13000."]
-        cuMemPrefetchBatchAsync_v13000_ptsz => crate
-        ::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz, 481usize; #[doc =
-        " Marker for [`PFN_cuMemRangeGetAttribute_v8000`](crate::pfn::PFN_cuMemRangeGetAttribute_v8000): `cuMemRangeGetAttribute` at exactly version 8000."]
-        cuMemRangeGetAttribute_v8000 => crate ::pfn::PFN_cuMemRangeGetAttribute_v8000,
-        482usize; #[doc =
-        " Marker for [`PFN_cuMemRangeGetAttributes_v8000`](crate::pfn::PFN_cuMemRangeGetAttributes_v8000): `cuMemRangeGetAttributes` at exactly version 8000."]
-        cuMemRangeGetAttributes_v8000 => crate ::pfn::PFN_cuMemRangeGetAttributes_v8000,
-        483usize; #[doc =
-        " Marker for [`PFN_cuMemRelease_v10020`](crate::pfn::PFN_cuMemRelease_v10020): `cuMemRelease` at exactly version 10020."]
-        cuMemRelease_v10020 => crate ::pfn::PFN_cuMemRelease_v10020, 484usize; #[doc =
-        " Marker for [`PFN_cuMemRetainAllocationHandle_v11000`](crate::pfn::PFN_cuMemRetainAllocationHandle_v11000): `cuMemRetainAllocationHandle` at exactly version 11000."]
-        cuMemRetainAllocationHandle_v11000 => crate
-        ::pfn::PFN_cuMemRetainAllocationHandle_v11000, 485usize; #[doc =
-        " Marker for [`PFN_cuMemSetAccess_v10020`](crate::pfn::PFN_cuMemSetAccess_v10020): `cuMemSetAccess` at exactly version 10020."]
-        cuMemSetAccess_v10020 => crate ::pfn::PFN_cuMemSetAccess_v10020, 486usize; #[doc
-        =
-        " Marker for [`PFN_cuMemSetMemPool_v13000`](crate::pfn::PFN_cuMemSetMemPool_v13000): `cuMemSetMemPool` at exactly version 13000."]
-        cuMemSetMemPool_v13000 => crate ::pfn::PFN_cuMemSetMemPool_v13000, 487usize;
-        #[doc =
-        " Marker for [`PFN_cuMemUnmap_v10020`](crate::pfn::PFN_cuMemUnmap_v10020): `cuMemUnmap` at exactly version 10020."]
-        cuMemUnmap_v10020 => crate ::pfn::PFN_cuMemUnmap_v10020, 488usize; #[doc =
-        " Marker for [`PFN_cuMemcpy_v4000`](crate::pfn::PFN_cuMemcpy_v4000): `cuMemcpy` at exactly version 4000."]
-        cuMemcpy_v4000 => crate ::pfn::PFN_cuMemcpy_v4000, 489usize; #[doc =
-        " Marker for [`PFN_cuMemcpy_v7000_ptds`](crate::pfn::PFN_cuMemcpy_v7000_ptds): `cuMemcpy` at exactly version 7000."]
-        cuMemcpy_v7000_ptds => crate ::pfn::PFN_cuMemcpy_v7000_ptds, 490usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2D_v2000`](crate::pfn::PFN_cuMemcpy2D_v2000): `cuMemcpy2D` at exactly version 2000."]
-        cuMemcpy2D_v2000 => crate ::pfn::PFN_cuMemcpy2D_v2000, 491usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2D_v3020`](crate::pfn::PFN_cuMemcpy2D_v3020): `cuMemcpy2D` at exactly version 3020."]
-        cuMemcpy2D_v3020 => crate ::pfn::PFN_cuMemcpy2D_v3020, 492usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2D_v7000_ptds`](crate::pfn::PFN_cuMemcpy2D_v7000_ptds): `cuMemcpy2D` at exactly version 7000."]
-        cuMemcpy2D_v7000_ptds => crate ::pfn::PFN_cuMemcpy2D_v7000_ptds, 493usize; #[doc
-        =
-        " Marker for [`PFN_cuMemcpy2DAsync_v2000`](crate::pfn::PFN_cuMemcpy2DAsync_v2000): `cuMemcpy2DAsync` at exactly version 2000."]
-        cuMemcpy2DAsync_v2000 => crate ::pfn::PFN_cuMemcpy2DAsync_v2000, 494usize; #[doc
-        =
-        " Marker for [`PFN_cuMemcpy2DAsync_v3020`](crate::pfn::PFN_cuMemcpy2DAsync_v3020): `cuMemcpy2DAsync` at exactly version 3020."]
-        cuMemcpy2DAsync_v3020 => crate ::pfn::PFN_cuMemcpy2DAsync_v3020, 495usize; #[doc
-        =
-        " Marker for [`PFN_cuMemcpy2DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz): `cuMemcpy2DAsync` at exactly version 7000."]
-        cuMemcpy2DAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz,
-        496usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2DUnaligned_v2000`](crate::pfn::PFN_cuMemcpy2DUnaligned_v2000): `cuMemcpy2DUnaligned` at exactly version 2000."]
-        cuMemcpy2DUnaligned_v2000 => crate ::pfn::PFN_cuMemcpy2DUnaligned_v2000,
-        497usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2DUnaligned_v3020`](crate::pfn::PFN_cuMemcpy2DUnaligned_v3020): `cuMemcpy2DUnaligned` at exactly version 3020."]
-        cuMemcpy2DUnaligned_v3020 => crate ::pfn::PFN_cuMemcpy2DUnaligned_v3020,
-        498usize; #[doc =
-        " Marker for [`PFN_cuMemcpy2DUnaligned_v7000_ptds`](crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds): `cuMemcpy2DUnaligned` at exactly version 7000."]
-        cuMemcpy2DUnaligned_v7000_ptds => crate
-        ::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds, 499usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3D_v2000`](crate::pfn::PFN_cuMemcpy3D_v2000): `cuMemcpy3D` at exactly version 2000."]
-        cuMemcpy3D_v2000 => crate ::pfn::PFN_cuMemcpy3D_v2000, 500usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3D_v3020`](crate::pfn::PFN_cuMemcpy3D_v3020): `cuMemcpy3D` at exactly version 3020."]
-        cuMemcpy3D_v3020 => crate ::pfn::PFN_cuMemcpy3D_v3020, 501usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3D_v7000_ptds`](crate::pfn::PFN_cuMemcpy3D_v7000_ptds): `cuMemcpy3D` at exactly version 7000."]
-        cuMemcpy3D_v7000_ptds => crate ::pfn::PFN_cuMemcpy3D_v7000_ptds, 502usize; #[doc
-        =
-        " Marker for [`PFN_cuMemcpy3DAsync_v2000`](crate::pfn::PFN_cuMemcpy3DAsync_v2000): `cuMemcpy3DAsync` at exactly version 2000."]
-        cuMemcpy3DAsync_v2000 => crate ::pfn::PFN_cuMemcpy3DAsync_v2000, 503usize; #[doc
-        =
-        " Marker for [`PFN_cuMemcpy3DAsync_v3020`](crate::pfn::PFN_cuMemcpy3DAsync_v3020): `cuMemcpy3DAsync` at exactly version 3020."]
-        cuMemcpy3DAsync_v3020 => crate ::pfn::PFN_cuMemcpy3DAsync_v3020, 504usize; #[doc
-        =
-        " Marker for [`PFN_cuMemcpy3DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz): `cuMemcpy3DAsync` at exactly version 7000."]
-        cuMemcpy3DAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz,
-        505usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DBatchAsync_v12080`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080): `cuMemcpy3DBatchAsync` at exactly version 12080."]
-        cuMemcpy3DBatchAsync_v12080 => crate ::pfn::PFN_cuMemcpy3DBatchAsync_v12080,
-        506usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DBatchAsync_v12080_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080_ptsz): `cuMemcpy3DBatchAsync` at exactly version 12080."]
-        cuMemcpy3DBatchAsync_v12080_ptsz => crate
-        ::pfn::PFN_cuMemcpy3DBatchAsync_v12080_ptsz, 507usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DBatchAsync_v13000`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000): `cuMemcpy3DBatchAsync` at exactly version 13000."]
-        cuMemcpy3DBatchAsync_v13000 => crate ::pfn::PFN_cuMemcpy3DBatchAsync_v13000,
-        508usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz): `cuMemcpy3DBatchAsync` at exactly version 13000."]
-        cuMemcpy3DBatchAsync_v13000_ptsz => crate
-        ::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz, 509usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DPeer_v4000`](crate::pfn::PFN_cuMemcpy3DPeer_v4000): `cuMemcpy3DPeer` at exactly version 4000."]
-        cuMemcpy3DPeer_v4000 => crate ::pfn::PFN_cuMemcpy3DPeer_v4000, 510usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds): `cuMemcpy3DPeer` at exactly version 7000."]
-        cuMemcpy3DPeer_v7000_ptds => crate ::pfn::PFN_cuMemcpy3DPeer_v7000_ptds,
-        511usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DPeerAsync_v4000`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000): `cuMemcpy3DPeerAsync` at exactly version 4000."]
-        cuMemcpy3DPeerAsync_v4000 => crate ::pfn::PFN_cuMemcpy3DPeerAsync_v4000,
-        512usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz): `cuMemcpy3DPeerAsync` at exactly version 7000."]
-        cuMemcpy3DPeerAsync_v7000_ptsz => crate
-        ::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz, 513usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DWithAttributesAsync_v13020`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020): `cuMemcpy3DWithAttributesAsync` at exactly version 13020."]
-        cuMemcpy3DWithAttributesAsync_v13020 => crate
-        ::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020, 514usize; #[doc =
-        " Marker for [`PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz): `cuMemcpy3DWithAttributesAsync` at exactly version 13020."]
-        cuMemcpy3DWithAttributesAsync_v13020_ptsz => crate
-        ::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz, 515usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAsync_v4000`](crate::pfn::PFN_cuMemcpyAsync_v4000): `cuMemcpyAsync` at exactly version 4000."]
-        cuMemcpyAsync_v4000 => crate ::pfn::PFN_cuMemcpyAsync_v4000, 516usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz): `cuMemcpyAsync` at exactly version 7000."]
-        cuMemcpyAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyAsync_v7000_ptsz, 517usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyAtoA_v2000`](crate::pfn::PFN_cuMemcpyAtoA_v2000): `cuMemcpyAtoA` at exactly version 2000."]
-        cuMemcpyAtoA_v2000 => crate ::pfn::PFN_cuMemcpyAtoA_v2000, 518usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoA_v3020`](crate::pfn::PFN_cuMemcpyAtoA_v3020): `cuMemcpyAtoA` at exactly version 3020."]
-        cuMemcpyAtoA_v3020 => crate ::pfn::PFN_cuMemcpyAtoA_v3020, 519usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds): `cuMemcpyAtoA` at exactly version 7000."]
-        cuMemcpyAtoA_v7000_ptds => crate ::pfn::PFN_cuMemcpyAtoA_v7000_ptds, 520usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyAtoD_v2000`](crate::pfn::PFN_cuMemcpyAtoD_v2000): `cuMemcpyAtoD` at exactly version 2000."]
-        cuMemcpyAtoD_v2000 => crate ::pfn::PFN_cuMemcpyAtoD_v2000, 521usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoD_v3020`](crate::pfn::PFN_cuMemcpyAtoD_v3020): `cuMemcpyAtoD` at exactly version 3020."]
-        cuMemcpyAtoD_v3020 => crate ::pfn::PFN_cuMemcpyAtoD_v3020, 522usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds): `cuMemcpyAtoD` at exactly version 7000."]
-        cuMemcpyAtoD_v7000_ptds => crate ::pfn::PFN_cuMemcpyAtoD_v7000_ptds, 523usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyAtoH_v2000`](crate::pfn::PFN_cuMemcpyAtoH_v2000): `cuMemcpyAtoH` at exactly version 2000."]
-        cuMemcpyAtoH_v2000 => crate ::pfn::PFN_cuMemcpyAtoH_v2000, 524usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoH_v3020`](crate::pfn::PFN_cuMemcpyAtoH_v3020): `cuMemcpyAtoH` at exactly version 3020."]
-        cuMemcpyAtoH_v3020 => crate ::pfn::PFN_cuMemcpyAtoH_v3020, 525usize; #[doc =
-        " Marker for [`PFN_cuMemcpyAtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds): `cuMemcpyAtoH` at exactly version 7000."]
-        cuMemcpyAtoH_v7000_ptds => crate ::pfn::PFN_cuMemcpyAtoH_v7000_ptds, 526usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyAtoHAsync_v2000`](crate::pfn::PFN_cuMemcpyAtoHAsync_v2000): `cuMemcpyAtoHAsync` at exactly version 2000."]
-        cuMemcpyAtoHAsync_v2000 => crate ::pfn::PFN_cuMemcpyAtoHAsync_v2000, 527usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyAtoHAsync_v3020`](crate::pfn::PFN_cuMemcpyAtoHAsync_v3020): `cuMemcpyAtoHAsync` at exactly version 3020."]
-        cuMemcpyAtoHAsync_v3020 => crate ::pfn::PFN_cuMemcpyAtoHAsync_v3020, 528usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyAtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz): `cuMemcpyAtoHAsync` at exactly version 7000."]
-        cuMemcpyAtoHAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz,
-        529usize; #[doc =
-        " Marker for [`PFN_cuMemcpyBatchAsync_v12080`](crate::pfn::PFN_cuMemcpyBatchAsync_v12080): `cuMemcpyBatchAsync` at exactly version 12080."]
-        cuMemcpyBatchAsync_v12080 => crate ::pfn::PFN_cuMemcpyBatchAsync_v12080,
-        530usize; #[doc =
-        " Marker for [`PFN_cuMemcpyBatchAsync_v12080_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v12080_ptsz): `cuMemcpyBatchAsync` at exactly version 12080."]
-        cuMemcpyBatchAsync_v12080_ptsz => crate
-        ::pfn::PFN_cuMemcpyBatchAsync_v12080_ptsz, 531usize; #[doc =
-        " Marker for [`PFN_cuMemcpyBatchAsync_v13000`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000): `cuMemcpyBatchAsync` at exactly version 13000."]
-        cuMemcpyBatchAsync_v13000 => crate ::pfn::PFN_cuMemcpyBatchAsync_v13000,
-        532usize; #[doc =
-        " Marker for [`PFN_cuMemcpyBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz): `cuMemcpyBatchAsync` at exactly version 13000."]
-        cuMemcpyBatchAsync_v13000_ptsz => crate
-        ::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz, 533usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoA_v2000`](crate::pfn::PFN_cuMemcpyDtoA_v2000): `cuMemcpyDtoA` at exactly version 2000."]
-        cuMemcpyDtoA_v2000 => crate ::pfn::PFN_cuMemcpyDtoA_v2000, 534usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoA_v3020`](crate::pfn::PFN_cuMemcpyDtoA_v3020): `cuMemcpyDtoA` at exactly version 3020."]
-        cuMemcpyDtoA_v3020 => crate ::pfn::PFN_cuMemcpyDtoA_v3020, 535usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds): `cuMemcpyDtoA` at exactly version 7000."]
-        cuMemcpyDtoA_v7000_ptds => crate ::pfn::PFN_cuMemcpyDtoA_v7000_ptds, 536usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyDtoD_v2000`](crate::pfn::PFN_cuMemcpyDtoD_v2000): `cuMemcpyDtoD` at exactly version 2000."]
-        cuMemcpyDtoD_v2000 => crate ::pfn::PFN_cuMemcpyDtoD_v2000, 537usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoD_v3020`](crate::pfn::PFN_cuMemcpyDtoD_v3020): `cuMemcpyDtoD` at exactly version 3020."]
-        cuMemcpyDtoD_v3020 => crate ::pfn::PFN_cuMemcpyDtoD_v3020, 538usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds): `cuMemcpyDtoD` at exactly version 7000."]
-        cuMemcpyDtoD_v7000_ptds => crate ::pfn::PFN_cuMemcpyDtoD_v7000_ptds, 539usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyDtoDAsync_v3000`](crate::pfn::PFN_cuMemcpyDtoDAsync_v3000): `cuMemcpyDtoDAsync` at exactly version 3000."]
-        cuMemcpyDtoDAsync_v3000 => crate ::pfn::PFN_cuMemcpyDtoDAsync_v3000, 540usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyDtoDAsync_v3020`](crate::pfn::PFN_cuMemcpyDtoDAsync_v3020): `cuMemcpyDtoDAsync` at exactly version 3020."]
-        cuMemcpyDtoDAsync_v3020 => crate ::pfn::PFN_cuMemcpyDtoDAsync_v3020, 541usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyDtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz): `cuMemcpyDtoDAsync` at exactly version 7000."]
-        cuMemcpyDtoDAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz,
-        542usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoH_v2000`](crate::pfn::PFN_cuMemcpyDtoH_v2000): `cuMemcpyDtoH` at exactly version 2000."]
-        cuMemcpyDtoH_v2000 => crate ::pfn::PFN_cuMemcpyDtoH_v2000, 543usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoH_v3020`](crate::pfn::PFN_cuMemcpyDtoH_v3020): `cuMemcpyDtoH` at exactly version 3020."]
-        cuMemcpyDtoH_v3020 => crate ::pfn::PFN_cuMemcpyDtoH_v3020, 544usize; #[doc =
-        " Marker for [`PFN_cuMemcpyDtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds): `cuMemcpyDtoH` at exactly version 7000."]
-        cuMemcpyDtoH_v7000_ptds => crate ::pfn::PFN_cuMemcpyDtoH_v7000_ptds, 545usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyDtoHAsync_v2000`](crate::pfn::PFN_cuMemcpyDtoHAsync_v2000): `cuMemcpyDtoHAsync` at exactly version 2000."]
-        cuMemcpyDtoHAsync_v2000 => crate ::pfn::PFN_cuMemcpyDtoHAsync_v2000, 546usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyDtoHAsync_v3020`](crate::pfn::PFN_cuMemcpyDtoHAsync_v3020): `cuMemcpyDtoHAsync` at exactly version 3020."]
-        cuMemcpyDtoHAsync_v3020 => crate ::pfn::PFN_cuMemcpyDtoHAsync_v3020, 547usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyDtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz): `cuMemcpyDtoHAsync` at exactly version 7000."]
-        cuMemcpyDtoHAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz,
-        548usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoA_v2000`](crate::pfn::PFN_cuMemcpyHtoA_v2000): `cuMemcpyHtoA` at exactly version 2000."]
-        cuMemcpyHtoA_v2000 => crate ::pfn::PFN_cuMemcpyHtoA_v2000, 549usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoA_v3020`](crate::pfn::PFN_cuMemcpyHtoA_v3020): `cuMemcpyHtoA` at exactly version 3020."]
-        cuMemcpyHtoA_v3020 => crate ::pfn::PFN_cuMemcpyHtoA_v3020, 550usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds): `cuMemcpyHtoA` at exactly version 7000."]
-        cuMemcpyHtoA_v7000_ptds => crate ::pfn::PFN_cuMemcpyHtoA_v7000_ptds, 551usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyHtoAAsync_v2000`](crate::pfn::PFN_cuMemcpyHtoAAsync_v2000): `cuMemcpyHtoAAsync` at exactly version 2000."]
-        cuMemcpyHtoAAsync_v2000 => crate ::pfn::PFN_cuMemcpyHtoAAsync_v2000, 552usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyHtoAAsync_v3020`](crate::pfn::PFN_cuMemcpyHtoAAsync_v3020): `cuMemcpyHtoAAsync` at exactly version 3020."]
-        cuMemcpyHtoAAsync_v3020 => crate ::pfn::PFN_cuMemcpyHtoAAsync_v3020, 553usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyHtoAAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz): `cuMemcpyHtoAAsync` at exactly version 7000."]
-        cuMemcpyHtoAAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz,
-        554usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoD_v2000`](crate::pfn::PFN_cuMemcpyHtoD_v2000): `cuMemcpyHtoD` at exactly version 2000."]
-        cuMemcpyHtoD_v2000 => crate ::pfn::PFN_cuMemcpyHtoD_v2000, 555usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoD_v3020`](crate::pfn::PFN_cuMemcpyHtoD_v3020): `cuMemcpyHtoD` at exactly version 3020."]
-        cuMemcpyHtoD_v3020 => crate ::pfn::PFN_cuMemcpyHtoD_v3020, 556usize; #[doc =
-        " Marker for [`PFN_cuMemcpyHtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds): `cuMemcpyHtoD` at exactly version 7000."]
-        cuMemcpyHtoD_v7000_ptds => crate ::pfn::PFN_cuMemcpyHtoD_v7000_ptds, 557usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyHtoDAsync_v2000`](crate::pfn::PFN_cuMemcpyHtoDAsync_v2000): `cuMemcpyHtoDAsync` at exactly version 2000."]
-        cuMemcpyHtoDAsync_v2000 => crate ::pfn::PFN_cuMemcpyHtoDAsync_v2000, 558usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyHtoDAsync_v3020`](crate::pfn::PFN_cuMemcpyHtoDAsync_v3020): `cuMemcpyHtoDAsync` at exactly version 3020."]
-        cuMemcpyHtoDAsync_v3020 => crate ::pfn::PFN_cuMemcpyHtoDAsync_v3020, 559usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyHtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz): `cuMemcpyHtoDAsync` at exactly version 7000."]
-        cuMemcpyHtoDAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz,
-        560usize; #[doc =
-        " Marker for [`PFN_cuMemcpyPeer_v4000`](crate::pfn::PFN_cuMemcpyPeer_v4000): `cuMemcpyPeer` at exactly version 4000."]
-        cuMemcpyPeer_v4000 => crate ::pfn::PFN_cuMemcpyPeer_v4000, 561usize; #[doc =
-        " Marker for [`PFN_cuMemcpyPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpyPeer_v7000_ptds): `cuMemcpyPeer` at exactly version 7000."]
-        cuMemcpyPeer_v7000_ptds => crate ::pfn::PFN_cuMemcpyPeer_v7000_ptds, 562usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyPeerAsync_v4000`](crate::pfn::PFN_cuMemcpyPeerAsync_v4000): `cuMemcpyPeerAsync` at exactly version 4000."]
-        cuMemcpyPeerAsync_v4000 => crate ::pfn::PFN_cuMemcpyPeerAsync_v4000, 563usize;
-        #[doc =
-        " Marker for [`PFN_cuMemcpyPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz): `cuMemcpyPeerAsync` at exactly version 7000."]
-        cuMemcpyPeerAsync_v7000_ptsz => crate ::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz,
-        564usize; #[doc =
-        " Marker for [`PFN_cuMemcpyWithAttributesAsync_v13020`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020): `cuMemcpyWithAttributesAsync` at exactly version 13020."]
-        cuMemcpyWithAttributesAsync_v13020 => crate
-        ::pfn::PFN_cuMemcpyWithAttributesAsync_v13020, 565usize; #[doc =
-        " Marker for [`PFN_cuMemcpyWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz): `cuMemcpyWithAttributesAsync` at exactly version 13020."]
-        cuMemcpyWithAttributesAsync_v13020_ptsz => crate
-        ::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz, 566usize; #[doc =
-        " Marker for [`PFN_cuMemsetD16_v2000`](crate::pfn::PFN_cuMemsetD16_v2000): `cuMemsetD16` at exactly version 2000."]
-        cuMemsetD16_v2000 => crate ::pfn::PFN_cuMemsetD16_v2000, 567usize; #[doc =
-        " Marker for [`PFN_cuMemsetD16_v3020`](crate::pfn::PFN_cuMemsetD16_v3020): `cuMemsetD16` at exactly version 3020."]
-        cuMemsetD16_v3020 => crate ::pfn::PFN_cuMemsetD16_v3020, 568usize; #[doc =
-        " Marker for [`PFN_cuMemsetD16_v7000_ptds`](crate::pfn::PFN_cuMemsetD16_v7000_ptds): `cuMemsetD16` at exactly version 7000."]
-        cuMemsetD16_v7000_ptds => crate ::pfn::PFN_cuMemsetD16_v7000_ptds, 569usize;
-        #[doc =
-        " Marker for [`PFN_cuMemsetD16Async_v3020`](crate::pfn::PFN_cuMemsetD16Async_v3020): `cuMemsetD16Async` at exactly version 3020."]
-        cuMemsetD16Async_v3020 => crate ::pfn::PFN_cuMemsetD16Async_v3020, 570usize;
-        #[doc =
-        " Marker for [`PFN_cuMemsetD16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz): `cuMemsetD16Async` at exactly version 7000."]
-        cuMemsetD16Async_v7000_ptsz => crate ::pfn::PFN_cuMemsetD16Async_v7000_ptsz,
-        571usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D16_v2000`](crate::pfn::PFN_cuMemsetD2D16_v2000): `cuMemsetD2D16` at exactly version 2000."]
-        cuMemsetD2D16_v2000 => crate ::pfn::PFN_cuMemsetD2D16_v2000, 572usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D16_v3020`](crate::pfn::PFN_cuMemsetD2D16_v3020): `cuMemsetD2D16` at exactly version 3020."]
-        cuMemsetD2D16_v3020 => crate ::pfn::PFN_cuMemsetD2D16_v3020, 573usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D16_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D16_v7000_ptds): `cuMemsetD2D16` at exactly version 7000."]
-        cuMemsetD2D16_v7000_ptds => crate ::pfn::PFN_cuMemsetD2D16_v7000_ptds, 574usize;
-        #[doc =
-        " Marker for [`PFN_cuMemsetD2D16Async_v3020`](crate::pfn::PFN_cuMemsetD2D16Async_v3020): `cuMemsetD2D16Async` at exactly version 3020."]
-        cuMemsetD2D16Async_v3020 => crate ::pfn::PFN_cuMemsetD2D16Async_v3020, 575usize;
-        #[doc =
-        " Marker for [`PFN_cuMemsetD2D16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz): `cuMemsetD2D16Async` at exactly version 7000."]
-        cuMemsetD2D16Async_v7000_ptsz => crate ::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz,
-        576usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D32_v2000`](crate::pfn::PFN_cuMemsetD2D32_v2000): `cuMemsetD2D32` at exactly version 2000."]
-        cuMemsetD2D32_v2000 => crate ::pfn::PFN_cuMemsetD2D32_v2000, 577usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D32_v3020`](crate::pfn::PFN_cuMemsetD2D32_v3020): `cuMemsetD2D32` at exactly version 3020."]
-        cuMemsetD2D32_v3020 => crate ::pfn::PFN_cuMemsetD2D32_v3020, 578usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D32_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D32_v7000_ptds): `cuMemsetD2D32` at exactly version 7000."]
-        cuMemsetD2D32_v7000_ptds => crate ::pfn::PFN_cuMemsetD2D32_v7000_ptds, 579usize;
-        #[doc =
-        " Marker for [`PFN_cuMemsetD2D32Async_v3020`](crate::pfn::PFN_cuMemsetD2D32Async_v3020): `cuMemsetD2D32Async` at exactly version 3020."]
-        cuMemsetD2D32Async_v3020 => crate ::pfn::PFN_cuMemsetD2D32Async_v3020, 580usize;
-        #[doc =
-        " Marker for [`PFN_cuMemsetD2D32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz): `cuMemsetD2D32Async` at exactly version 7000."]
-        cuMemsetD2D32Async_v7000_ptsz => crate ::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz,
-        581usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D8_v2000`](crate::pfn::PFN_cuMemsetD2D8_v2000): `cuMemsetD2D8` at exactly version 2000."]
-        cuMemsetD2D8_v2000 => crate ::pfn::PFN_cuMemsetD2D8_v2000, 582usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D8_v3020`](crate::pfn::PFN_cuMemsetD2D8_v3020): `cuMemsetD2D8` at exactly version 3020."]
-        cuMemsetD2D8_v3020 => crate ::pfn::PFN_cuMemsetD2D8_v3020, 583usize; #[doc =
-        " Marker for [`PFN_cuMemsetD2D8_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D8_v7000_ptds): `cuMemsetD2D8` at exactly version 7000."]
-        cuMemsetD2D8_v7000_ptds => crate ::pfn::PFN_cuMemsetD2D8_v7000_ptds, 584usize;
-        #[doc =
-        " Marker for [`PFN_cuMemsetD2D8Async_v3020`](crate::pfn::PFN_cuMemsetD2D8Async_v3020): `cuMemsetD2D8Async` at exactly version 3020."]
-        cuMemsetD2D8Async_v3020 => crate ::pfn::PFN_cuMemsetD2D8Async_v3020, 585usize;
-        #[doc =
-        " Marker for [`PFN_cuMemsetD2D8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz): `cuMemsetD2D8Async` at exactly version 7000."]
-        cuMemsetD2D8Async_v7000_ptsz => crate ::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz,
-        586usize; #[doc =
-        " Marker for [`PFN_cuMemsetD32_v2000`](crate::pfn::PFN_cuMemsetD32_v2000): `cuMemsetD32` at exactly version 2000."]
-        cuMemsetD32_v2000 => crate ::pfn::PFN_cuMemsetD32_v2000, 587usize; #[doc =
-        " Marker for [`PFN_cuMemsetD32_v3020`](crate::pfn::PFN_cuMemsetD32_v3020): `cuMemsetD32` at exactly version 3020."]
-        cuMemsetD32_v3020 => crate ::pfn::PFN_cuMemsetD32_v3020, 588usize; #[doc =
-        " Marker for [`PFN_cuMemsetD32_v7000_ptds`](crate::pfn::PFN_cuMemsetD32_v7000_ptds): `cuMemsetD32` at exactly version 7000."]
-        cuMemsetD32_v7000_ptds => crate ::pfn::PFN_cuMemsetD32_v7000_ptds, 589usize;
-        #[doc =
-        " Marker for [`PFN_cuMemsetD32Async_v3020`](crate::pfn::PFN_cuMemsetD32Async_v3020): `cuMemsetD32Async` at exactly version 3020."]
-        cuMemsetD32Async_v3020 => crate ::pfn::PFN_cuMemsetD32Async_v3020, 590usize;
-        #[doc =
-        " Marker for [`PFN_cuMemsetD32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz): `cuMemsetD32Async` at exactly version 7000."]
-        cuMemsetD32Async_v7000_ptsz => crate ::pfn::PFN_cuMemsetD32Async_v7000_ptsz,
-        591usize; #[doc =
-        " Marker for [`PFN_cuMemsetD8_v2000`](crate::pfn::PFN_cuMemsetD8_v2000): `cuMemsetD8` at exactly version 2000."]
-        cuMemsetD8_v2000 => crate ::pfn::PFN_cuMemsetD8_v2000, 592usize; #[doc =
-        " Marker for [`PFN_cuMemsetD8_v3020`](crate::pfn::PFN_cuMemsetD8_v3020): `cuMemsetD8` at exactly version 3020."]
-        cuMemsetD8_v3020 => crate ::pfn::PFN_cuMemsetD8_v3020, 593usize; #[doc =
-        " Marker for [`PFN_cuMemsetD8_v7000_ptds`](crate::pfn::PFN_cuMemsetD8_v7000_ptds): `cuMemsetD8` at exactly version 7000."]
-        cuMemsetD8_v7000_ptds => crate ::pfn::PFN_cuMemsetD8_v7000_ptds, 594usize; #[doc
-        =
-        " Marker for [`PFN_cuMemsetD8Async_v3020`](crate::pfn::PFN_cuMemsetD8Async_v3020): `cuMemsetD8Async` at exactly version 3020."]
-        cuMemsetD8Async_v3020 => crate ::pfn::PFN_cuMemsetD8Async_v3020, 595usize; #[doc
-        =
-        " Marker for [`PFN_cuMemsetD8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz): `cuMemsetD8Async` at exactly version 7000."]
-        cuMemsetD8Async_v7000_ptsz => crate ::pfn::PFN_cuMemsetD8Async_v7000_ptsz,
-        596usize; #[doc =
-        " Marker for [`PFN_cuMipmappedArrayCreate_v5000`](crate::pfn::PFN_cuMipmappedArrayCreate_v5000): `cuMipmappedArrayCreate` at exactly version 5000."]
-        cuMipmappedArrayCreate_v5000 => crate ::pfn::PFN_cuMipmappedArrayCreate_v5000,
-        597usize; #[doc =
-        " Marker for [`PFN_cuMipmappedArrayDestroy_v5000`](crate::pfn::PFN_cuMipmappedArrayDestroy_v5000): `cuMipmappedArrayDestroy` at exactly version 5000."]
-        cuMipmappedArrayDestroy_v5000 => crate ::pfn::PFN_cuMipmappedArrayDestroy_v5000,
-        598usize; #[doc =
-        " Marker for [`PFN_cuMipmappedArrayGetLevel_v5000`](crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000): `cuMipmappedArrayGetLevel` at exactly version 5000."]
-        cuMipmappedArrayGetLevel_v5000 => crate
-        ::pfn::PFN_cuMipmappedArrayGetLevel_v5000, 599usize; #[doc =
-        " Marker for [`PFN_cuMipmappedArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060): `cuMipmappedArrayGetMemoryRequirements` at exactly version 11060."]
-        cuMipmappedArrayGetMemoryRequirements_v11060 => crate
-        ::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060, 600usize; #[doc =
-        " Marker for [`PFN_cuMipmappedArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010): `cuMipmappedArrayGetSparseProperties` at exactly version 11010."]
-        cuMipmappedArrayGetSparseProperties_v11010 => crate
-        ::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010, 601usize; #[doc =
-        " Marker for [`PFN_cuModuleEnumerateFunctions_v12040`](crate::pfn::PFN_cuModuleEnumerateFunctions_v12040): `cuModuleEnumerateFunctions` at exactly version 12040."]
-        cuModuleEnumerateFunctions_v12040 => crate
-        ::pfn::PFN_cuModuleEnumerateFunctions_v12040, 602usize; #[doc =
-        " Marker for [`PFN_cuModuleGetFunction_v2000`](crate::pfn::PFN_cuModuleGetFunction_v2000): `cuModuleGetFunction` at exactly version 2000."]
-        cuModuleGetFunction_v2000 => crate ::pfn::PFN_cuModuleGetFunction_v2000,
-        603usize; #[doc =
-        " Marker for [`PFN_cuModuleGetFunctionCount_v12040`](crate::pfn::PFN_cuModuleGetFunctionCount_v12040): `cuModuleGetFunctionCount` at exactly version 12040."]
-        cuModuleGetFunctionCount_v12040 => crate
-        ::pfn::PFN_cuModuleGetFunctionCount_v12040, 604usize; #[doc =
-        " Marker for [`PFN_cuModuleGetGlobal_v2000`](crate::pfn::PFN_cuModuleGetGlobal_v2000): `cuModuleGetGlobal` at exactly version 2000."]
-        cuModuleGetGlobal_v2000 => crate ::pfn::PFN_cuModuleGetGlobal_v2000, 605usize;
-        #[doc =
-        " Marker for [`PFN_cuModuleGetGlobal_v3020`](crate::pfn::PFN_cuModuleGetGlobal_v3020): `cuModuleGetGlobal` at exactly version 3020."]
-        cuModuleGetGlobal_v3020 => crate ::pfn::PFN_cuModuleGetGlobal_v3020, 606usize;
-        #[doc =
-        " Marker for [`PFN_cuModuleGetLoadingMode_v11070`](crate::pfn::PFN_cuModuleGetLoadingMode_v11070): `cuModuleGetLoadingMode` at exactly version 11070."]
-        cuModuleGetLoadingMode_v11070 => crate ::pfn::PFN_cuModuleGetLoadingMode_v11070,
-        607usize; #[doc =
-        " Marker for [`PFN_cuModuleGetSurfRef_v3000`](crate::pfn::PFN_cuModuleGetSurfRef_v3000): `cuModuleGetSurfRef` at exactly version 3000."]
-        cuModuleGetSurfRef_v3000 => crate ::pfn::PFN_cuModuleGetSurfRef_v3000, 608usize;
-        #[doc =
-        " Marker for [`PFN_cuModuleGetTexRef_v2000`](crate::pfn::PFN_cuModuleGetTexRef_v2000): `cuModuleGetTexRef` at exactly version 2000."]
-        cuModuleGetTexRef_v2000 => crate ::pfn::PFN_cuModuleGetTexRef_v2000, 609usize;
-        #[doc =
-        " Marker for [`PFN_cuModuleLoad_v2000`](crate::pfn::PFN_cuModuleLoad_v2000): `cuModuleLoad` at exactly version 2000."]
-        cuModuleLoad_v2000 => crate ::pfn::PFN_cuModuleLoad_v2000, 610usize; #[doc =
-        " Marker for [`PFN_cuModuleLoadData_v2000`](crate::pfn::PFN_cuModuleLoadData_v2000): `cuModuleLoadData` at exactly version 2000."]
-        cuModuleLoadData_v2000 => crate ::pfn::PFN_cuModuleLoadData_v2000, 611usize;
-        #[doc =
-        " Marker for [`PFN_cuModuleLoadDataEx_v2010`](crate::pfn::PFN_cuModuleLoadDataEx_v2010): `cuModuleLoadDataEx` at exactly version 2010."]
-        cuModuleLoadDataEx_v2010 => crate ::pfn::PFN_cuModuleLoadDataEx_v2010, 612usize;
-        #[doc =
-        " Marker for [`PFN_cuModuleLoadFatBinary_v2000`](crate::pfn::PFN_cuModuleLoadFatBinary_v2000): `cuModuleLoadFatBinary` at exactly version 2000."]
-        cuModuleLoadFatBinary_v2000 => crate ::pfn::PFN_cuModuleLoadFatBinary_v2000,
-        613usize; #[doc =
-        " Marker for [`PFN_cuModuleUnload_v2000`](crate::pfn::PFN_cuModuleUnload_v2000): `cuModuleUnload` at exactly version 2000."]
-        cuModuleUnload_v2000 => crate ::pfn::PFN_cuModuleUnload_v2000, 614usize; #[doc =
-        " Marker for [`PFN_cuMulticastAddDevice_v12010`](crate::pfn::PFN_cuMulticastAddDevice_v12010): `cuMulticastAddDevice` at exactly version 12010."]
-        cuMulticastAddDevice_v12010 => crate ::pfn::PFN_cuMulticastAddDevice_v12010,
-        615usize; #[doc =
-        " Marker for [`PFN_cuMulticastBindAddr_v12010`](crate::pfn::PFN_cuMulticastBindAddr_v12010): `cuMulticastBindAddr` at exactly version 12010."]
-        cuMulticastBindAddr_v12010 => crate ::pfn::PFN_cuMulticastBindAddr_v12010,
-        616usize; #[doc =
-        " Marker for [`PFN_cuMulticastBindAddr_v13010`](crate::pfn::PFN_cuMulticastBindAddr_v13010): `cuMulticastBindAddr` at exactly version 13010."]
-        cuMulticastBindAddr_v13010 => crate ::pfn::PFN_cuMulticastBindAddr_v13010,
-        617usize; #[doc =
-        " Marker for [`PFN_cuMulticastBindMem_v12010`](crate::pfn::PFN_cuMulticastBindMem_v12010): `cuMulticastBindMem` at exactly version 12010."]
-        cuMulticastBindMem_v12010 => crate ::pfn::PFN_cuMulticastBindMem_v12010,
-        618usize; #[doc =
-        " Marker for [`PFN_cuMulticastBindMem_v13010`](crate::pfn::PFN_cuMulticastBindMem_v13010): `cuMulticastBindMem` at exactly version 13010."]
-        cuMulticastBindMem_v13010 => crate ::pfn::PFN_cuMulticastBindMem_v13010,
-        619usize; #[doc =
-        " Marker for [`PFN_cuMulticastCreate_v12010`](crate::pfn::PFN_cuMulticastCreate_v12010): `cuMulticastCreate` at exactly version 12010."]
-        cuMulticastCreate_v12010 => crate ::pfn::PFN_cuMulticastCreate_v12010, 620usize;
-        #[doc =
-        " Marker for [`PFN_cuMulticastGetGranularity_v12010`](crate::pfn::PFN_cuMulticastGetGranularity_v12010): `cuMulticastGetGranularity` at exactly version 12010."]
-        cuMulticastGetGranularity_v12010 => crate
-        ::pfn::PFN_cuMulticastGetGranularity_v12010, 621usize; #[doc =
-        " Marker for [`PFN_cuMulticastUnbind_v12010`](crate::pfn::PFN_cuMulticastUnbind_v12010): `cuMulticastUnbind` at exactly version 12010."]
-        cuMulticastUnbind_v12010 => crate ::pfn::PFN_cuMulticastUnbind_v12010, 622usize;
-        #[doc =
-        " Marker for [`PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020`](crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020): `cuOccupancyAvailableDynamicSMemPerBlock` at exactly version 10020."]
-        cuOccupancyAvailableDynamicSMemPerBlock_v10020 => crate
-        ::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020, 623usize; #[doc =
-        " Marker for [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050): `cuOccupancyMaxActiveBlocksPerMultiprocessor` at exactly version 6050."]
-        cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 => crate
-        ::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050, 624usize; #[doc =
-        " Marker for [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000): `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` at exactly version 7000."]
-        cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 => crate
-        ::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000, 625usize;
-        #[doc =
-        " Marker for [`PFN_cuOccupancyMaxActiveClusters_v11070`](crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070): `cuOccupancyMaxActiveClusters` at exactly version 11070."]
-        cuOccupancyMaxActiveClusters_v11070 => crate
-        ::pfn::PFN_cuOccupancyMaxActiveClusters_v11070, 626usize; #[doc =
-        " Marker for [`PFN_cuOccupancyMaxPotentialBlockSize_v6050`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050): `cuOccupancyMaxPotentialBlockSize` at exactly version 6050."]
-        cuOccupancyMaxPotentialBlockSize_v6050 => crate
-        ::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050, 627usize; #[doc =
-        " Marker for [`PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000): `cuOccupancyMaxPotentialBlockSizeWithFlags` at exactly version 7000."]
-        cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 => crate
-        ::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000, 628usize; #[doc =
-        " Marker for [`PFN_cuOccupancyMaxPotentialClusterSize_v11070`](crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070): `cuOccupancyMaxPotentialClusterSize` at exactly version 11070."]
-        cuOccupancyMaxPotentialClusterSize_v11070 => crate
-        ::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070, 629usize; #[doc =
-        " Marker for [`PFN_cuParamSetSize_v2000`](crate::pfn::PFN_cuParamSetSize_v2000): `cuParamSetSize` at exactly version 2000."]
-        cuParamSetSize_v2000 => crate ::pfn::PFN_cuParamSetSize_v2000, 630usize; #[doc =
-        " Marker for [`PFN_cuParamSetTexRef_v2000`](crate::pfn::PFN_cuParamSetTexRef_v2000): `cuParamSetTexRef` at exactly version 2000."]
-        cuParamSetTexRef_v2000 => crate ::pfn::PFN_cuParamSetTexRef_v2000, 631usize;
-        #[doc =
-        " Marker for [`PFN_cuParamSetf_v2000`](crate::pfn::PFN_cuParamSetf_v2000): `cuParamSetf` at exactly version 2000."]
-        cuParamSetf_v2000 => crate ::pfn::PFN_cuParamSetf_v2000, 632usize; #[doc =
-        " Marker for [`PFN_cuParamSeti_v2000`](crate::pfn::PFN_cuParamSeti_v2000): `cuParamSeti` at exactly version 2000."]
-        cuParamSeti_v2000 => crate ::pfn::PFN_cuParamSeti_v2000, 633usize; #[doc =
-        " Marker for [`PFN_cuParamSetv_v2000`](crate::pfn::PFN_cuParamSetv_v2000): `cuParamSetv` at exactly version 2000."]
-        cuParamSetv_v2000 => crate ::pfn::PFN_cuParamSetv_v2000, 634usize; #[doc =
-        " Marker for [`PFN_cuPointerGetAttribute_v4000`](crate::pfn::PFN_cuPointerGetAttribute_v4000): `cuPointerGetAttribute` at exactly version 4000."]
-        cuPointerGetAttribute_v4000 => crate ::pfn::PFN_cuPointerGetAttribute_v4000,
-        635usize; #[doc =
-        " Marker for [`PFN_cuPointerGetAttributes_v7000`](crate::pfn::PFN_cuPointerGetAttributes_v7000): `cuPointerGetAttributes` at exactly version 7000."]
-        cuPointerGetAttributes_v7000 => crate ::pfn::PFN_cuPointerGetAttributes_v7000,
-        636usize; #[doc =
-        " Marker for [`PFN_cuPointerSetAttribute_v6000`](crate::pfn::PFN_cuPointerSetAttribute_v6000): `cuPointerSetAttribute` at exactly version 6000."]
-        cuPointerSetAttribute_v6000 => crate ::pfn::PFN_cuPointerSetAttribute_v6000,
-        637usize; #[doc =
-        " Marker for [`PFN_cuProfilerInitialize_v4000`](crate::profiler::PFN_cuProfilerInitialize_v4000): `cuProfilerInitialize` at exactly version 4000."]
-        #[cfg(feature = "profiler")] cuProfilerInitialize_v4000 => crate
-        ::profiler::PFN_cuProfilerInitialize_v4000, 638usize; #[doc =
-        " Marker for [`PFN_cuProfilerStart_v4000`](crate::profiler::PFN_cuProfilerStart_v4000): `cuProfilerStart` at exactly version 4000."]
-        #[cfg(feature = "profiler")] cuProfilerStart_v4000 => crate
-        ::profiler::PFN_cuProfilerStart_v4000, 639usize; #[doc =
-        " Marker for [`PFN_cuProfilerStop_v4000`](crate::profiler::PFN_cuProfilerStop_v4000): `cuProfilerStop` at exactly version 4000."]
-        #[cfg(feature = "profiler")] cuProfilerStop_v4000 => crate
-        ::profiler::PFN_cuProfilerStop_v4000, 640usize; #[doc =
-        " Marker for [`PFN_cuSignalExternalSemaphoresAsync_v10000`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000): `cuSignalExternalSemaphoresAsync` at exactly version 10000."]
-        cuSignalExternalSemaphoresAsync_v10000 => crate
-        ::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000, 641usize; #[doc =
-        " Marker for [`PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz): `cuSignalExternalSemaphoresAsync` at exactly version 10000."]
-        cuSignalExternalSemaphoresAsync_v10000_ptsz => crate
-        ::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz, 642usize; #[doc =
-        " Marker for [`PFN_cuStreamAddCallback_v5000`](crate::pfn::PFN_cuStreamAddCallback_v5000): `cuStreamAddCallback` at exactly version 5000."]
-        cuStreamAddCallback_v5000 => crate ::pfn::PFN_cuStreamAddCallback_v5000,
-        643usize; #[doc =
-        " Marker for [`PFN_cuStreamAddCallback_v7000_ptsz`](crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz): `cuStreamAddCallback` at exactly version 7000."]
-        cuStreamAddCallback_v7000_ptsz => crate
-        ::pfn::PFN_cuStreamAddCallback_v7000_ptsz, 644usize; #[doc =
-        " Marker for [`PFN_cuStreamAttachMemAsync_v6000`](crate::pfn::PFN_cuStreamAttachMemAsync_v6000): `cuStreamAttachMemAsync` at exactly version 6000."]
-        cuStreamAttachMemAsync_v6000 => crate ::pfn::PFN_cuStreamAttachMemAsync_v6000,
-        645usize; #[doc =
-        " Marker for [`PFN_cuStreamAttachMemAsync_v7000_ptsz`](crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz): `cuStreamAttachMemAsync` at exactly version 7000."]
-        cuStreamAttachMemAsync_v7000_ptsz => crate
-        ::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz, 646usize; #[doc =
-        " Marker for [`PFN_cuStreamBatchMemOp_v8000`](crate::pfn::PFN_cuStreamBatchMemOp_v8000): `cuStreamBatchMemOp` at exactly version 8000."]
-        cuStreamBatchMemOp_v8000 => crate ::pfn::PFN_cuStreamBatchMemOp_v8000, 647usize;
-        #[doc =
-        " Marker for [`PFN_cuStreamBatchMemOp_v8000_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v8000_ptsz): `cuStreamBatchMemOp` at exactly version 8000."]
-        cuStreamBatchMemOp_v8000_ptsz => crate ::pfn::PFN_cuStreamBatchMemOp_v8000_ptsz,
-        648usize; #[doc =
-        " Marker for [`PFN_cuStreamBatchMemOp_v11070`](crate::pfn::PFN_cuStreamBatchMemOp_v11070): `cuStreamBatchMemOp` at exactly version 11070."]
-        cuStreamBatchMemOp_v11070 => crate ::pfn::PFN_cuStreamBatchMemOp_v11070,
-        649usize; #[doc =
-        " Marker for [`PFN_cuStreamBatchMemOp_v11070_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz): `cuStreamBatchMemOp` at exactly version 11070."]
-        cuStreamBatchMemOp_v11070_ptsz => crate
-        ::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz, 650usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCapture_v10000`](crate::pfn::PFN_cuStreamBeginCapture_v10000): `cuStreamBeginCapture` at exactly version 10000."]
-        cuStreamBeginCapture_v10000 => crate ::pfn::PFN_cuStreamBeginCapture_v10000,
-        651usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10000_ptsz): `cuStreamBeginCapture` at exactly version 10000."]
-        cuStreamBeginCapture_v10000_ptsz => crate
-        ::pfn::PFN_cuStreamBeginCapture_v10000_ptsz, 652usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCapture_v10010`](crate::pfn::PFN_cuStreamBeginCapture_v10010): `cuStreamBeginCapture` at exactly version 10010."]
-        cuStreamBeginCapture_v10010 => crate ::pfn::PFN_cuStreamBeginCapture_v10010,
-        653usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCapture_v10010_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz): `cuStreamBeginCapture` at exactly version 10010."]
-        cuStreamBeginCapture_v10010_ptsz => crate
-        ::pfn::PFN_cuStreamBeginCapture_v10010_ptsz, 654usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCaptureToCig_v13010`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010): `cuStreamBeginCaptureToCig` at exactly version 13010."]
-        cuStreamBeginCaptureToCig_v13010 => crate
-        ::pfn::PFN_cuStreamBeginCaptureToCig_v13010, 655usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz): `cuStreamBeginCaptureToCig` at exactly version 13010."]
-        cuStreamBeginCaptureToCig_v13010_ptsz => crate
-        ::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz, 656usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCaptureToGraph_v12030`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030): `cuStreamBeginCaptureToGraph` at exactly version 12030."]
-        cuStreamBeginCaptureToGraph_v12030 => crate
-        ::pfn::PFN_cuStreamBeginCaptureToGraph_v12030, 657usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginCaptureToGraph_v12030_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz): `cuStreamBeginCaptureToGraph` at exactly version 12030."]
-        cuStreamBeginCaptureToGraph_v12030_ptsz => crate
-        ::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz, 658usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginRecaptureToGraph_v13030`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030): `cuStreamBeginRecaptureToGraph` at exactly version 13030."]
-        cuStreamBeginRecaptureToGraph_v13030 => crate
-        ::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030, 659usize; #[doc =
-        " Marker for [`PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz): `cuStreamBeginRecaptureToGraph` at exactly version 13030."]
-        cuStreamBeginRecaptureToGraph_v13030_ptsz => crate
-        ::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz, 660usize; #[doc =
-        " Marker for [`PFN_cuStreamCopyAttributes_v11000`](crate::pfn::PFN_cuStreamCopyAttributes_v11000): `cuStreamCopyAttributes` at exactly version 11000."]
-        cuStreamCopyAttributes_v11000 => crate ::pfn::PFN_cuStreamCopyAttributes_v11000,
-        661usize; #[doc =
-        " Marker for [`PFN_cuStreamCopyAttributes_v11000_ptsz`](crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz): `cuStreamCopyAttributes` at exactly version 11000."]
-        cuStreamCopyAttributes_v11000_ptsz => crate
-        ::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz, 662usize; #[doc =
-        " Marker for [`PFN_cuStreamCreate_v2000`](crate::pfn::PFN_cuStreamCreate_v2000): `cuStreamCreate` at exactly version 2000."]
-        cuStreamCreate_v2000 => crate ::pfn::PFN_cuStreamCreate_v2000, 663usize; #[doc =
-        " Marker for [`PFN_cuStreamCreateWithPriority_v5050`](crate::pfn::PFN_cuStreamCreateWithPriority_v5050): `cuStreamCreateWithPriority` at exactly version 5050."]
-        cuStreamCreateWithPriority_v5050 => crate
-        ::pfn::PFN_cuStreamCreateWithPriority_v5050, 664usize; #[doc =
-        " Marker for [`PFN_cuStreamDestroy_v2000`](crate::pfn::PFN_cuStreamDestroy_v2000): `cuStreamDestroy` at exactly version 2000."]
-        cuStreamDestroy_v2000 => crate ::pfn::PFN_cuStreamDestroy_v2000, 665usize; #[doc
-        =
-        " Marker for [`PFN_cuStreamDestroy_v4000`](crate::pfn::PFN_cuStreamDestroy_v4000): `cuStreamDestroy` at exactly version 4000."]
-        cuStreamDestroy_v4000 => crate ::pfn::PFN_cuStreamDestroy_v4000, 666usize; #[doc
-        =
-        " Marker for [`PFN_cuStreamEndCapture_v10000`](crate::pfn::PFN_cuStreamEndCapture_v10000): `cuStreamEndCapture` at exactly version 10000."]
-        cuStreamEndCapture_v10000 => crate ::pfn::PFN_cuStreamEndCapture_v10000,
-        667usize; #[doc =
-        " Marker for [`PFN_cuStreamEndCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz): `cuStreamEndCapture` at exactly version 10000."]
-        cuStreamEndCapture_v10000_ptsz => crate
-        ::pfn::PFN_cuStreamEndCapture_v10000_ptsz, 668usize; #[doc =
-        " Marker for [`PFN_cuStreamEndCaptureToCig_v13010`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010): `cuStreamEndCaptureToCig` at exactly version 13010."]
-        cuStreamEndCaptureToCig_v13010 => crate
-        ::pfn::PFN_cuStreamEndCaptureToCig_v13010, 669usize; #[doc =
-        " Marker for [`PFN_cuStreamEndCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz): `cuStreamEndCaptureToCig` at exactly version 13010."]
-        cuStreamEndCaptureToCig_v13010_ptsz => crate
-        ::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz, 670usize; #[doc =
-        " Marker for [`PFN_cuStreamGetAttribute_v11000`](crate::pfn::PFN_cuStreamGetAttribute_v11000): `cuStreamGetAttribute` at exactly version 11000."]
-        cuStreamGetAttribute_v11000 => crate ::pfn::PFN_cuStreamGetAttribute_v11000,
-        671usize; #[doc =
-        " Marker for [`PFN_cuStreamGetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz): `cuStreamGetAttribute` at exactly version 11000."]
-        cuStreamGetAttribute_v11000_ptsz => crate
-        ::pfn::PFN_cuStreamGetAttribute_v11000_ptsz, 672usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCaptureInfo_v10010`](crate::pfn::PFN_cuStreamGetCaptureInfo_v10010): `cuStreamGetCaptureInfo` at exactly version 10010."]
-        cuStreamGetCaptureInfo_v10010 => crate ::pfn::PFN_cuStreamGetCaptureInfo_v10010,
-        673usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCaptureInfo_v10010_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v10010_ptsz): `cuStreamGetCaptureInfo` at exactly version 10010."]
-        cuStreamGetCaptureInfo_v10010_ptsz => crate
-        ::pfn::PFN_cuStreamGetCaptureInfo_v10010_ptsz, 674usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCaptureInfo_v11030`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030): `cuStreamGetCaptureInfo` at exactly version 11030."]
-        cuStreamGetCaptureInfo_v11030 => crate ::pfn::PFN_cuStreamGetCaptureInfo_v11030,
-        675usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCaptureInfo_v11030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030_ptsz): `cuStreamGetCaptureInfo` at exactly version 11030."]
-        cuStreamGetCaptureInfo_v11030_ptsz => crate
-        ::pfn::PFN_cuStreamGetCaptureInfo_v11030_ptsz, 676usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCaptureInfo_v12030`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030): `cuStreamGetCaptureInfo` at exactly version 12030."]
-        cuStreamGetCaptureInfo_v12030 => crate ::pfn::PFN_cuStreamGetCaptureInfo_v12030,
-        677usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCaptureInfo_v12030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz): `cuStreamGetCaptureInfo` at exactly version 12030."]
-        cuStreamGetCaptureInfo_v12030_ptsz => crate
-        ::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz, 678usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCtx_v9020`](crate::pfn::PFN_cuStreamGetCtx_v9020): `cuStreamGetCtx` at exactly version 9020."]
-        cuStreamGetCtx_v9020 => crate ::pfn::PFN_cuStreamGetCtx_v9020, 679usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCtx_v9020_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v9020_ptsz): `cuStreamGetCtx` at exactly version 9020."]
-        cuStreamGetCtx_v9020_ptsz => crate ::pfn::PFN_cuStreamGetCtx_v9020_ptsz,
-        680usize; #[doc =
-        " Marker for [`PFN_cuStreamGetCtx_v12050`](crate::pfn::PFN_cuStreamGetCtx_v12050): `cuStreamGetCtx` at exactly version 12050."]
-        cuStreamGetCtx_v12050 => crate ::pfn::PFN_cuStreamGetCtx_v12050, 681usize; #[doc
-        =
-        " Marker for [`PFN_cuStreamGetCtx_v12050_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz): `cuStreamGetCtx` at exactly version 12050."]
-        cuStreamGetCtx_v12050_ptsz => crate ::pfn::PFN_cuStreamGetCtx_v12050_ptsz,
-        682usize; #[doc =
-        " Marker for [`PFN_cuStreamGetDevResource_v13010`](crate::pfn::PFN_cuStreamGetDevResource_v13010): `cuStreamGetDevResource` at exactly version 13010."]
-        cuStreamGetDevResource_v13010 => crate ::pfn::PFN_cuStreamGetDevResource_v13010,
-        683usize; #[doc =
-        " Marker for [`PFN_cuStreamGetDevResource_v13010_ptsz`](crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz): `cuStreamGetDevResource` at exactly version 13010."]
-        cuStreamGetDevResource_v13010_ptsz => crate
-        ::pfn::PFN_cuStreamGetDevResource_v13010_ptsz, 684usize; #[doc =
-        " Marker for [`PFN_cuStreamGetDevice_v12080`](crate::pfn::PFN_cuStreamGetDevice_v12080): `cuStreamGetDevice` at exactly version 12080."]
-        cuStreamGetDevice_v12080 => crate ::pfn::PFN_cuStreamGetDevice_v12080, 685usize;
-        #[doc =
-        " Marker for [`PFN_cuStreamGetDevice_v12080_ptsz`](crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz): `cuStreamGetDevice` at exactly version 12080."]
-        cuStreamGetDevice_v12080_ptsz => crate ::pfn::PFN_cuStreamGetDevice_v12080_ptsz,
-        686usize; #[doc =
-        " Marker for [`PFN_cuStreamGetFlags_v5050`](crate::pfn::PFN_cuStreamGetFlags_v5050): `cuStreamGetFlags` at exactly version 5050."]
-        cuStreamGetFlags_v5050 => crate ::pfn::PFN_cuStreamGetFlags_v5050, 687usize;
-        #[doc =
-        " Marker for [`PFN_cuStreamGetFlags_v7000_ptsz`](crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz): `cuStreamGetFlags` at exactly version 7000."]
-        cuStreamGetFlags_v7000_ptsz => crate ::pfn::PFN_cuStreamGetFlags_v7000_ptsz,
-        688usize; #[doc =
-        " Marker for [`PFN_cuStreamGetGreenCtx_v12040`](crate::pfn::PFN_cuStreamGetGreenCtx_v12040): `cuStreamGetGreenCtx` at exactly version 12040."]
-        cuStreamGetGreenCtx_v12040 => crate ::pfn::PFN_cuStreamGetGreenCtx_v12040,
-        689usize; #[doc =
-        " Marker for [`PFN_cuStreamGetId_v12000`](crate::pfn::PFN_cuStreamGetId_v12000): `cuStreamGetId` at exactly version 12000."]
-        cuStreamGetId_v12000 => crate ::pfn::PFN_cuStreamGetId_v12000, 690usize; #[doc =
-        " Marker for [`PFN_cuStreamGetId_v12000_ptsz`](crate::pfn::PFN_cuStreamGetId_v12000_ptsz): `cuStreamGetId` at exactly version 12000."]
-        cuStreamGetId_v12000_ptsz => crate ::pfn::PFN_cuStreamGetId_v12000_ptsz,
-        691usize; #[doc =
-        " Marker for [`PFN_cuStreamGetPriority_v5050`](crate::pfn::PFN_cuStreamGetPriority_v5050): `cuStreamGetPriority` at exactly version 5050."]
-        cuStreamGetPriority_v5050 => crate ::pfn::PFN_cuStreamGetPriority_v5050,
-        692usize; #[doc =
-        " Marker for [`PFN_cuStreamGetPriority_v7000_ptsz`](crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz): `cuStreamGetPriority` at exactly version 7000."]
-        cuStreamGetPriority_v7000_ptsz => crate
-        ::pfn::PFN_cuStreamGetPriority_v7000_ptsz, 693usize; #[doc =
-        " Marker for [`PFN_cuStreamIsCapturing_v10000`](crate::pfn::PFN_cuStreamIsCapturing_v10000): `cuStreamIsCapturing` at exactly version 10000."]
-        cuStreamIsCapturing_v10000 => crate ::pfn::PFN_cuStreamIsCapturing_v10000,
-        694usize; #[doc =
-        " Marker for [`PFN_cuStreamIsCapturing_v10000_ptsz`](crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz): `cuStreamIsCapturing` at exactly version 10000."]
-        cuStreamIsCapturing_v10000_ptsz => crate
-        ::pfn::PFN_cuStreamIsCapturing_v10000_ptsz, 695usize; #[doc =
-        " Marker for [`PFN_cuStreamQuery_v2000`](crate::pfn::PFN_cuStreamQuery_v2000): `cuStreamQuery` at exactly version 2000."]
-        cuStreamQuery_v2000 => crate ::pfn::PFN_cuStreamQuery_v2000, 696usize; #[doc =
-        " Marker for [`PFN_cuStreamQuery_v7000_ptsz`](crate::pfn::PFN_cuStreamQuery_v7000_ptsz): `cuStreamQuery` at exactly version 7000."]
-        cuStreamQuery_v7000_ptsz => crate ::pfn::PFN_cuStreamQuery_v7000_ptsz, 697usize;
-        #[doc =
-        " Marker for [`PFN_cuStreamSetAttribute_v11000`](crate::pfn::PFN_cuStreamSetAttribute_v11000): `cuStreamSetAttribute` at exactly version 11000."]
-        cuStreamSetAttribute_v11000 => crate ::pfn::PFN_cuStreamSetAttribute_v11000,
-        698usize; #[doc =
-        " Marker for [`PFN_cuStreamSetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz): `cuStreamSetAttribute` at exactly version 11000."]
-        cuStreamSetAttribute_v11000_ptsz => crate
-        ::pfn::PFN_cuStreamSetAttribute_v11000_ptsz, 699usize; #[doc =
-        " Marker for [`PFN_cuStreamSynchronize_v2000`](crate::pfn::PFN_cuStreamSynchronize_v2000): `cuStreamSynchronize` at exactly version 2000."]
-        cuStreamSynchronize_v2000 => crate ::pfn::PFN_cuStreamSynchronize_v2000,
-        700usize; #[doc =
-        " Marker for [`PFN_cuStreamSynchronize_v7000_ptsz`](crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz): `cuStreamSynchronize` at exactly version 7000."]
-        cuStreamSynchronize_v7000_ptsz => crate
-        ::pfn::PFN_cuStreamSynchronize_v7000_ptsz, 701usize; #[doc =
-        " Marker for [`PFN_cuStreamUpdateCaptureDependencies_v11030`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030): `cuStreamUpdateCaptureDependencies` at exactly version 11030."]
-        cuStreamUpdateCaptureDependencies_v11030 => crate
-        ::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030, 702usize; #[doc =
-        " Marker for [`PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz): `cuStreamUpdateCaptureDependencies` at exactly version 11030."]
-        cuStreamUpdateCaptureDependencies_v11030_ptsz => crate
-        ::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz, 703usize; #[doc =
-        " Marker for [`PFN_cuStreamUpdateCaptureDependencies_v12030`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030): `cuStreamUpdateCaptureDependencies` at exactly version 12030."]
-        cuStreamUpdateCaptureDependencies_v12030 => crate
-        ::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030, 704usize; #[doc =
-        " Marker for [`PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz): `cuStreamUpdateCaptureDependencies` at exactly version 12030."]
-        cuStreamUpdateCaptureDependencies_v12030_ptsz => crate
-        ::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz, 705usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitEvent_v3020`](crate::pfn::PFN_cuStreamWaitEvent_v3020): `cuStreamWaitEvent` at exactly version 3020."]
-        cuStreamWaitEvent_v3020 => crate ::pfn::PFN_cuStreamWaitEvent_v3020, 706usize;
-        #[doc =
-        " Marker for [`PFN_cuStreamWaitEvent_v7000_ptsz`](crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz): `cuStreamWaitEvent` at exactly version 7000."]
-        cuStreamWaitEvent_v7000_ptsz => crate ::pfn::PFN_cuStreamWaitEvent_v7000_ptsz,
-        707usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitValue32_v8000`](crate::pfn::PFN_cuStreamWaitValue32_v8000): `cuStreamWaitValue32` at exactly version 8000."]
-        cuStreamWaitValue32_v8000 => crate ::pfn::PFN_cuStreamWaitValue32_v8000,
-        708usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitValue32_v8000_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v8000_ptsz): `cuStreamWaitValue32` at exactly version 8000."]
-        cuStreamWaitValue32_v8000_ptsz => crate
-        ::pfn::PFN_cuStreamWaitValue32_v8000_ptsz, 709usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitValue32_v11070`](crate::pfn::PFN_cuStreamWaitValue32_v11070): `cuStreamWaitValue32` at exactly version 11070."]
-        cuStreamWaitValue32_v11070 => crate ::pfn::PFN_cuStreamWaitValue32_v11070,
-        710usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz): `cuStreamWaitValue32` at exactly version 11070."]
-        cuStreamWaitValue32_v11070_ptsz => crate
-        ::pfn::PFN_cuStreamWaitValue32_v11070_ptsz, 711usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitValue64_v9000`](crate::pfn::PFN_cuStreamWaitValue64_v9000): `cuStreamWaitValue64` at exactly version 9000."]
-        cuStreamWaitValue64_v9000 => crate ::pfn::PFN_cuStreamWaitValue64_v9000,
-        712usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitValue64_v9000_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v9000_ptsz): `cuStreamWaitValue64` at exactly version 9000."]
-        cuStreamWaitValue64_v9000_ptsz => crate
-        ::pfn::PFN_cuStreamWaitValue64_v9000_ptsz, 713usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitValue64_v11070`](crate::pfn::PFN_cuStreamWaitValue64_v11070): `cuStreamWaitValue64` at exactly version 11070."]
-        cuStreamWaitValue64_v11070 => crate ::pfn::PFN_cuStreamWaitValue64_v11070,
-        714usize; #[doc =
-        " Marker for [`PFN_cuStreamWaitValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz): `cuStreamWaitValue64` at exactly version 11070."]
-        cuStreamWaitValue64_v11070_ptsz => crate
-        ::pfn::PFN_cuStreamWaitValue64_v11070_ptsz, 715usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue32_v8000`](crate::pfn::PFN_cuStreamWriteValue32_v8000): `cuStreamWriteValue32` at exactly version 8000."]
-        cuStreamWriteValue32_v8000 => crate ::pfn::PFN_cuStreamWriteValue32_v8000,
-        716usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue32_v8000_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v8000_ptsz): `cuStreamWriteValue32` at exactly version 8000."]
-        cuStreamWriteValue32_v8000_ptsz => crate
-        ::pfn::PFN_cuStreamWriteValue32_v8000_ptsz, 717usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue32_v11070`](crate::pfn::PFN_cuStreamWriteValue32_v11070): `cuStreamWriteValue32` at exactly version 11070."]
-        cuStreamWriteValue32_v11070 => crate ::pfn::PFN_cuStreamWriteValue32_v11070,
-        718usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz): `cuStreamWriteValue32` at exactly version 11070."]
-        cuStreamWriteValue32_v11070_ptsz => crate
-        ::pfn::PFN_cuStreamWriteValue32_v11070_ptsz, 719usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue64_v9000`](crate::pfn::PFN_cuStreamWriteValue64_v9000): `cuStreamWriteValue64` at exactly version 9000."]
-        cuStreamWriteValue64_v9000 => crate ::pfn::PFN_cuStreamWriteValue64_v9000,
-        720usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue64_v9000_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v9000_ptsz): `cuStreamWriteValue64` at exactly version 9000."]
-        cuStreamWriteValue64_v9000_ptsz => crate
-        ::pfn::PFN_cuStreamWriteValue64_v9000_ptsz, 721usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue64_v11070`](crate::pfn::PFN_cuStreamWriteValue64_v11070): `cuStreamWriteValue64` at exactly version 11070."]
-        cuStreamWriteValue64_v11070 => crate ::pfn::PFN_cuStreamWriteValue64_v11070,
-        722usize; #[doc =
-        " Marker for [`PFN_cuStreamWriteValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz): `cuStreamWriteValue64` at exactly version 11070."]
-        cuStreamWriteValue64_v11070_ptsz => crate
-        ::pfn::PFN_cuStreamWriteValue64_v11070_ptsz, 723usize; #[doc =
-        " Marker for [`PFN_cuSurfObjectCreate_v5000`](crate::pfn::PFN_cuSurfObjectCreate_v5000): `cuSurfObjectCreate` at exactly version 5000."]
-        cuSurfObjectCreate_v5000 => crate ::pfn::PFN_cuSurfObjectCreate_v5000, 724usize;
-        #[doc =
-        " Marker for [`PFN_cuSurfObjectDestroy_v5000`](crate::pfn::PFN_cuSurfObjectDestroy_v5000): `cuSurfObjectDestroy` at exactly version 5000."]
-        cuSurfObjectDestroy_v5000 => crate ::pfn::PFN_cuSurfObjectDestroy_v5000,
-        725usize; #[doc =
-        " Marker for [`PFN_cuSurfObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000): `cuSurfObjectGetResourceDesc` at exactly version 5000."]
-        cuSurfObjectGetResourceDesc_v5000 => crate
-        ::pfn::PFN_cuSurfObjectGetResourceDesc_v5000, 726usize; #[doc =
-        " Marker for [`PFN_cuSurfRefGetArray_v3000`](crate::pfn::PFN_cuSurfRefGetArray_v3000): `cuSurfRefGetArray` at exactly version 3000."]
-        cuSurfRefGetArray_v3000 => crate ::pfn::PFN_cuSurfRefGetArray_v3000, 727usize;
-        #[doc =
-        " Marker for [`PFN_cuSurfRefSetArray_v3000`](crate::pfn::PFN_cuSurfRefSetArray_v3000): `cuSurfRefSetArray` at exactly version 3000."]
-        cuSurfRefSetArray_v3000 => crate ::pfn::PFN_cuSurfRefSetArray_v3000, 728usize;
-        #[doc =
-        " Marker for [`PFN_cuTensorMapEncodeIm2col_v12000`](crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000): `cuTensorMapEncodeIm2col` at exactly version 12000."]
-        cuTensorMapEncodeIm2col_v12000 => crate
-        ::pfn::PFN_cuTensorMapEncodeIm2col_v12000, 729usize; #[doc =
-        " Marker for [`PFN_cuTensorMapEncodeIm2colWide_v12080`](crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080): `cuTensorMapEncodeIm2colWide` at exactly version 12080."]
-        cuTensorMapEncodeIm2colWide_v12080 => crate
-        ::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080, 730usize; #[doc =
-        " Marker for [`PFN_cuTensorMapEncodeTiled_v12000`](crate::pfn::PFN_cuTensorMapEncodeTiled_v12000): `cuTensorMapEncodeTiled` at exactly version 12000."]
-        cuTensorMapEncodeTiled_v12000 => crate ::pfn::PFN_cuTensorMapEncodeTiled_v12000,
-        731usize; #[doc =
-        " Marker for [`PFN_cuTensorMapReplaceAddress_v12000`](crate::pfn::PFN_cuTensorMapReplaceAddress_v12000): `cuTensorMapReplaceAddress` at exactly version 12000."]
-        cuTensorMapReplaceAddress_v12000 => crate
-        ::pfn::PFN_cuTensorMapReplaceAddress_v12000, 732usize; #[doc =
-        " Marker for [`PFN_cuTensorMapSetAllocationClass_v13050`](crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050): `cuTensorMapSetAllocationClass` at exactly version 13050."]
-        cuTensorMapSetAllocationClass_v13050 => crate
-        ::pfn::PFN_cuTensorMapSetAllocationClass_v13050, 733usize; #[doc =
-        " Marker for [`PFN_cuTexObjectCreate_v5000`](crate::pfn::PFN_cuTexObjectCreate_v5000): `cuTexObjectCreate` at exactly version 5000."]
-        cuTexObjectCreate_v5000 => crate ::pfn::PFN_cuTexObjectCreate_v5000, 734usize;
-        #[doc =
-        " Marker for [`PFN_cuTexObjectDestroy_v5000`](crate::pfn::PFN_cuTexObjectDestroy_v5000): `cuTexObjectDestroy` at exactly version 5000."]
-        cuTexObjectDestroy_v5000 => crate ::pfn::PFN_cuTexObjectDestroy_v5000, 735usize;
-        #[doc =
-        " Marker for [`PFN_cuTexObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000): `cuTexObjectGetResourceDesc` at exactly version 5000."]
-        cuTexObjectGetResourceDesc_v5000 => crate
-        ::pfn::PFN_cuTexObjectGetResourceDesc_v5000, 736usize; #[doc =
-        " Marker for [`PFN_cuTexObjectGetResourceViewDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000): `cuTexObjectGetResourceViewDesc` at exactly version 5000."]
-        cuTexObjectGetResourceViewDesc_v5000 => crate
-        ::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000, 737usize; #[doc =
-        " Marker for [`PFN_cuTexObjectGetTextureDesc_v5000`](crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000): `cuTexObjectGetTextureDesc` at exactly version 5000."]
-        cuTexObjectGetTextureDesc_v5000 => crate
-        ::pfn::PFN_cuTexObjectGetTextureDesc_v5000, 738usize; #[doc =
-        " Marker for [`PFN_cuTexRefCreate_v2000`](crate::pfn::PFN_cuTexRefCreate_v2000): `cuTexRefCreate` at exactly version 2000."]
-        cuTexRefCreate_v2000 => crate ::pfn::PFN_cuTexRefCreate_v2000, 739usize; #[doc =
-        " Marker for [`PFN_cuTexRefDestroy_v2000`](crate::pfn::PFN_cuTexRefDestroy_v2000): `cuTexRefDestroy` at exactly version 2000."]
-        cuTexRefDestroy_v2000 => crate ::pfn::PFN_cuTexRefDestroy_v2000, 740usize; #[doc
-        =
-        " Marker for [`PFN_cuTexRefGetAddress_v2000`](crate::pfn::PFN_cuTexRefGetAddress_v2000): `cuTexRefGetAddress` at exactly version 2000."]
-        cuTexRefGetAddress_v2000 => crate ::pfn::PFN_cuTexRefGetAddress_v2000, 741usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefGetAddress_v3020`](crate::pfn::PFN_cuTexRefGetAddress_v3020): `cuTexRefGetAddress` at exactly version 3020."]
-        cuTexRefGetAddress_v3020 => crate ::pfn::PFN_cuTexRefGetAddress_v3020, 742usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefGetAddressMode_v2000`](crate::pfn::PFN_cuTexRefGetAddressMode_v2000): `cuTexRefGetAddressMode` at exactly version 2000."]
-        cuTexRefGetAddressMode_v2000 => crate ::pfn::PFN_cuTexRefGetAddressMode_v2000,
-        743usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetArray_v2000`](crate::pfn::PFN_cuTexRefGetArray_v2000): `cuTexRefGetArray` at exactly version 2000."]
-        cuTexRefGetArray_v2000 => crate ::pfn::PFN_cuTexRefGetArray_v2000, 744usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefGetBorderColor_v8000`](crate::pfn::PFN_cuTexRefGetBorderColor_v8000): `cuTexRefGetBorderColor` at exactly version 8000."]
-        cuTexRefGetBorderColor_v8000 => crate ::pfn::PFN_cuTexRefGetBorderColor_v8000,
-        745usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetFilterMode_v2000`](crate::pfn::PFN_cuTexRefGetFilterMode_v2000): `cuTexRefGetFilterMode` at exactly version 2000."]
-        cuTexRefGetFilterMode_v2000 => crate ::pfn::PFN_cuTexRefGetFilterMode_v2000,
-        746usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetFlags_v2000`](crate::pfn::PFN_cuTexRefGetFlags_v2000): `cuTexRefGetFlags` at exactly version 2000."]
-        cuTexRefGetFlags_v2000 => crate ::pfn::PFN_cuTexRefGetFlags_v2000, 747usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefGetFormat_v2000`](crate::pfn::PFN_cuTexRefGetFormat_v2000): `cuTexRefGetFormat` at exactly version 2000."]
-        cuTexRefGetFormat_v2000 => crate ::pfn::PFN_cuTexRefGetFormat_v2000, 748usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefGetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000): `cuTexRefGetMaxAnisotropy` at exactly version 5000."]
-        cuTexRefGetMaxAnisotropy_v5000 => crate
-        ::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000, 749usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000): `cuTexRefGetMipmapFilterMode` at exactly version 5000."]
-        cuTexRefGetMipmapFilterMode_v5000 => crate
-        ::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000, 750usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000): `cuTexRefGetMipmapLevelBias` at exactly version 5000."]
-        cuTexRefGetMipmapLevelBias_v5000 => crate
-        ::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000, 751usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000): `cuTexRefGetMipmapLevelClamp` at exactly version 5000."]
-        cuTexRefGetMipmapLevelClamp_v5000 => crate
-        ::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000, 752usize; #[doc =
-        " Marker for [`PFN_cuTexRefGetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000): `cuTexRefGetMipmappedArray` at exactly version 5000."]
-        cuTexRefGetMipmappedArray_v5000 => crate
-        ::pfn::PFN_cuTexRefGetMipmappedArray_v5000, 753usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetAddress_v2000`](crate::pfn::PFN_cuTexRefSetAddress_v2000): `cuTexRefSetAddress` at exactly version 2000."]
-        cuTexRefSetAddress_v2000 => crate ::pfn::PFN_cuTexRefSetAddress_v2000, 754usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefSetAddress_v3020`](crate::pfn::PFN_cuTexRefSetAddress_v3020): `cuTexRefSetAddress` at exactly version 3020."]
-        cuTexRefSetAddress_v3020 => crate ::pfn::PFN_cuTexRefSetAddress_v3020, 755usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefSetAddress2D_v2020`](crate::pfn::PFN_cuTexRefSetAddress2D_v2020): `cuTexRefSetAddress2D` at exactly version 2020."]
-        cuTexRefSetAddress2D_v2020 => crate ::pfn::PFN_cuTexRefSetAddress2D_v2020,
-        756usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetAddress2D_v3020`](crate::pfn::PFN_cuTexRefSetAddress2D_v3020): `cuTexRefSetAddress2D` at exactly version 3020."]
-        cuTexRefSetAddress2D_v3020 => crate ::pfn::PFN_cuTexRefSetAddress2D_v3020,
-        757usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetAddress2D_v4010`](crate::pfn::PFN_cuTexRefSetAddress2D_v4010): `cuTexRefSetAddress2D` at exactly version 4010."]
-        cuTexRefSetAddress2D_v4010 => crate ::pfn::PFN_cuTexRefSetAddress2D_v4010,
-        758usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetAddressMode_v2000`](crate::pfn::PFN_cuTexRefSetAddressMode_v2000): `cuTexRefSetAddressMode` at exactly version 2000."]
-        cuTexRefSetAddressMode_v2000 => crate ::pfn::PFN_cuTexRefSetAddressMode_v2000,
-        759usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetArray_v2000`](crate::pfn::PFN_cuTexRefSetArray_v2000): `cuTexRefSetArray` at exactly version 2000."]
-        cuTexRefSetArray_v2000 => crate ::pfn::PFN_cuTexRefSetArray_v2000, 760usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefSetBorderColor_v8000`](crate::pfn::PFN_cuTexRefSetBorderColor_v8000): `cuTexRefSetBorderColor` at exactly version 8000."]
-        cuTexRefSetBorderColor_v8000 => crate ::pfn::PFN_cuTexRefSetBorderColor_v8000,
-        761usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetFilterMode_v2000`](crate::pfn::PFN_cuTexRefSetFilterMode_v2000): `cuTexRefSetFilterMode` at exactly version 2000."]
-        cuTexRefSetFilterMode_v2000 => crate ::pfn::PFN_cuTexRefSetFilterMode_v2000,
-        762usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetFlags_v2000`](crate::pfn::PFN_cuTexRefSetFlags_v2000): `cuTexRefSetFlags` at exactly version 2000."]
-        cuTexRefSetFlags_v2000 => crate ::pfn::PFN_cuTexRefSetFlags_v2000, 763usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefSetFormat_v2000`](crate::pfn::PFN_cuTexRefSetFormat_v2000): `cuTexRefSetFormat` at exactly version 2000."]
-        cuTexRefSetFormat_v2000 => crate ::pfn::PFN_cuTexRefSetFormat_v2000, 764usize;
-        #[doc =
-        " Marker for [`PFN_cuTexRefSetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000): `cuTexRefSetMaxAnisotropy` at exactly version 5000."]
-        cuTexRefSetMaxAnisotropy_v5000 => crate
-        ::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000, 765usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000): `cuTexRefSetMipmapFilterMode` at exactly version 5000."]
-        cuTexRefSetMipmapFilterMode_v5000 => crate
-        ::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000, 766usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000): `cuTexRefSetMipmapLevelBias` at exactly version 5000."]
-        cuTexRefSetMipmapLevelBias_v5000 => crate
-        ::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000, 767usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000): `cuTexRefSetMipmapLevelClamp` at exactly version 5000."]
-        cuTexRefSetMipmapLevelClamp_v5000 => crate
-        ::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000, 768usize; #[doc =
-        " Marker for [`PFN_cuTexRefSetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000): `cuTexRefSetMipmappedArray` at exactly version 5000."]
-        cuTexRefSetMipmappedArray_v5000 => crate
-        ::pfn::PFN_cuTexRefSetMipmappedArray_v5000, 769usize; #[doc =
-        " Marker for [`PFN_cuThreadExchangeStreamCaptureMode_v10010`](crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010): `cuThreadExchangeStreamCaptureMode` at exactly version 10010."]
-        cuThreadExchangeStreamCaptureMode_v10010 => crate
-        ::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010, 770usize; #[doc =
-        " Marker for [`PFN_cuUserObjectCreate_v11030`](crate::pfn::PFN_cuUserObjectCreate_v11030): `cuUserObjectCreate` at exactly version 11030."]
-        cuUserObjectCreate_v11030 => crate ::pfn::PFN_cuUserObjectCreate_v11030,
-        771usize; #[doc =
-        " Marker for [`PFN_cuUserObjectRelease_v11030`](crate::pfn::PFN_cuUserObjectRelease_v11030): `cuUserObjectRelease` at exactly version 11030."]
-        cuUserObjectRelease_v11030 => crate ::pfn::PFN_cuUserObjectRelease_v11030,
-        772usize; #[doc =
-        " Marker for [`PFN_cuUserObjectRetain_v11030`](crate::pfn::PFN_cuUserObjectRetain_v11030): `cuUserObjectRetain` at exactly version 11030."]
-        cuUserObjectRetain_v11030 => crate ::pfn::PFN_cuUserObjectRetain_v11030,
-        773usize; #[doc =
-        " Marker for [`PFN_cuVDPAUCtxCreate_v3010`](crate::vdpau::PFN_cuVDPAUCtxCreate_v3010): `cuVDPAUCtxCreate` at exactly version 3010."]
-        #[cfg(feature = "vdpau")] cuVDPAUCtxCreate_v3010 => crate
-        ::vdpau::PFN_cuVDPAUCtxCreate_v3010, 774usize; #[doc =
-        " Marker for [`PFN_cuVDPAUCtxCreate_v3020`](crate::vdpau::PFN_cuVDPAUCtxCreate_v3020): `cuVDPAUCtxCreate` at exactly version 3020."]
-        #[cfg(feature = "vdpau")] cuVDPAUCtxCreate_v3020 => crate
-        ::vdpau::PFN_cuVDPAUCtxCreate_v3020, 775usize; #[doc =
-        " Marker for [`PFN_cuVDPAUGetDevice_v3010`](crate::vdpau::PFN_cuVDPAUGetDevice_v3010): `cuVDPAUGetDevice` at exactly version 3010."]
-        #[cfg(feature = "vdpau")] cuVDPAUGetDevice_v3010 => crate
-        ::vdpau::PFN_cuVDPAUGetDevice_v3010, 776usize; #[doc =
-        " Marker for [`PFN_cuWGLGetDevice_v2020`](crate::wgl::PFN_cuWGLGetDevice_v2020): `cuWGLGetDevice` at exactly version 2020."]
-        #[cfg(feature = "wgl")] cuWGLGetDevice_v2020 => crate
-        ::wgl::PFN_cuWGLGetDevice_v2020, 777usize; #[doc =
-        " Marker for [`PFN_cuWaitExternalSemaphoresAsync_v10000`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000): `cuWaitExternalSemaphoresAsync` at exactly version 10000."]
-        cuWaitExternalSemaphoresAsync_v10000 => crate
-        ::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000, 778usize; #[doc =
-        " Marker for [`PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz): `cuWaitExternalSemaphoresAsync` at exactly version 10000."]
-        cuWaitExternalSemaphoresAsync_v10000_ptsz => crate
-        ::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz, 779usize;
+    /** `cuArray3DCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuArray3DCreate_v2000`](crate::pfn::PFN_cuArray3DCreate_v2000).
+
+ ```text
+ fn(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuArray3DCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuArray3DCreate`: [`cuArray3DCreate_v3020`] (and this one).
+*/
+    pub enum cuArray3DCreate_v2000 {}
+    impl super::sealed::Sealed for cuArray3DCreate_v2000 {}
+    unsafe impl super::Entry for cuArray3DCreate_v2000 {
+        type Fn = crate::pfn::PFN_cuArray3DCreate_v2000;
+        const INDEX: usize = 0usize;
+    }
+    /** `cuArray3DCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuArray3DCreate_v3020`](crate::pfn::PFN_cuArray3DCreate_v3020).
+
+ ```text
+ fn(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuArray3DCreate_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuArray3DCreate` this crate knows.
+
+ Every ABI of `cuArray3DCreate`: [`cuArray3DCreate_v2000`] (and this one).
+*/
+    pub enum cuArray3DCreate_v3020 {}
+    impl super::sealed::Sealed for cuArray3DCreate_v3020 {}
+    unsafe impl super::Entry for cuArray3DCreate_v3020 {
+        type Fn = crate::pfn::PFN_cuArray3DCreate_v3020;
+        const INDEX: usize = 1usize;
+    }
+    /** `cuArray3DGetDescriptor` at exactly version 2000 (CUDA 2.0): [`PFN_cuArray3DGetDescriptor_v2000`](crate::pfn::PFN_cuArray3DGetDescriptor_v2000).
+
+ ```text
+ fn(pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v1, hArray: CUarray) -> CUresult
+ ```
+
+ - Exported by the driver as `cuArray3DGetDescriptor`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuArray3DGetDescriptor`: [`cuArray3DGetDescriptor_v3020`] (and this one).
+*/
+    pub enum cuArray3DGetDescriptor_v2000 {}
+    impl super::sealed::Sealed for cuArray3DGetDescriptor_v2000 {}
+    unsafe impl super::Entry for cuArray3DGetDescriptor_v2000 {
+        type Fn = crate::pfn::PFN_cuArray3DGetDescriptor_v2000;
+        const INDEX: usize = 2usize;
+    }
+    /** `cuArray3DGetDescriptor` at exactly version 3020 (CUDA 3.2): [`PFN_cuArray3DGetDescriptor_v3020`](crate::pfn::PFN_cuArray3DGetDescriptor_v3020).
+
+ ```text
+ fn(pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v2, hArray: CUarray) -> CUresult
+ ```
+
+ - Exported by the driver as `cuArray3DGetDescriptor_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuArray3DGetDescriptor` this crate knows.
+
+ Every ABI of `cuArray3DGetDescriptor`: [`cuArray3DGetDescriptor_v2000`] (and this one).
+*/
+    pub enum cuArray3DGetDescriptor_v3020 {}
+    impl super::sealed::Sealed for cuArray3DGetDescriptor_v3020 {}
+    unsafe impl super::Entry for cuArray3DGetDescriptor_v3020 {
+        type Fn = crate::pfn::PFN_cuArray3DGetDescriptor_v3020;
+        const INDEX: usize = 3usize;
+    }
+    /** `cuArrayCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuArrayCreate_v2000`](crate::pfn::PFN_cuArrayCreate_v2000).
+
+ ```text
+ fn(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuArrayCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuArrayCreate`: [`cuArrayCreate_v3020`] (and this one).
+*/
+    pub enum cuArrayCreate_v2000 {}
+    impl super::sealed::Sealed for cuArrayCreate_v2000 {}
+    unsafe impl super::Entry for cuArrayCreate_v2000 {
+        type Fn = crate::pfn::PFN_cuArrayCreate_v2000;
+        const INDEX: usize = 4usize;
+    }
+    /** `cuArrayCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuArrayCreate_v3020`](crate::pfn::PFN_cuArrayCreate_v3020).
+
+ ```text
+ fn(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuArrayCreate_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuArrayCreate` this crate knows.
+
+ Every ABI of `cuArrayCreate`: [`cuArrayCreate_v2000`] (and this one).
+*/
+    pub enum cuArrayCreate_v3020 {}
+    impl super::sealed::Sealed for cuArrayCreate_v3020 {}
+    unsafe impl super::Entry for cuArrayCreate_v3020 {
+        type Fn = crate::pfn::PFN_cuArrayCreate_v3020;
+        const INDEX: usize = 5usize;
+    }
+    /** `cuArrayDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuArrayDestroy_v2000`](crate::pfn::PFN_cuArrayDestroy_v2000).
+
+ ```text
+ fn(hArray: CUarray) -> CUresult
+ ```
+
+ - Exported by the driver as `cuArrayDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuArrayDestroy` this crate knows.
+*/
+    pub enum cuArrayDestroy_v2000 {}
+    impl super::sealed::Sealed for cuArrayDestroy_v2000 {}
+    unsafe impl super::Entry for cuArrayDestroy_v2000 {
+        type Fn = crate::pfn::PFN_cuArrayDestroy_v2000;
+        const INDEX: usize = 6usize;
+    }
+    /** `cuArrayGetDescriptor` at exactly version 2000 (CUDA 2.0): [`PFN_cuArrayGetDescriptor_v2000`](crate::pfn::PFN_cuArrayGetDescriptor_v2000).
+
+ ```text
+ fn(pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v1, hArray: CUarray) -> CUresult
+ ```
+
+ - Exported by the driver as `cuArrayGetDescriptor`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuArrayGetDescriptor`: [`cuArrayGetDescriptor_v3020`] (and this one).
+*/
+    pub enum cuArrayGetDescriptor_v2000 {}
+    impl super::sealed::Sealed for cuArrayGetDescriptor_v2000 {}
+    unsafe impl super::Entry for cuArrayGetDescriptor_v2000 {
+        type Fn = crate::pfn::PFN_cuArrayGetDescriptor_v2000;
+        const INDEX: usize = 7usize;
+    }
+    /** `cuArrayGetDescriptor` at exactly version 3020 (CUDA 3.2): [`PFN_cuArrayGetDescriptor_v3020`](crate::pfn::PFN_cuArrayGetDescriptor_v3020).
+
+ ```text
+ fn(pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v2, hArray: CUarray) -> CUresult
+ ```
+
+ - Exported by the driver as `cuArrayGetDescriptor_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuArrayGetDescriptor` this crate knows.
+
+ Every ABI of `cuArrayGetDescriptor`: [`cuArrayGetDescriptor_v2000`] (and this one).
+*/
+    pub enum cuArrayGetDescriptor_v3020 {}
+    impl super::sealed::Sealed for cuArrayGetDescriptor_v3020 {}
+    unsafe impl super::Entry for cuArrayGetDescriptor_v3020 {
+        type Fn = crate::pfn::PFN_cuArrayGetDescriptor_v3020;
+        const INDEX: usize = 8usize;
+    }
+    /** `cuArrayGetMemoryRequirements` at exactly version 11060 (CUDA 11.6): [`PFN_cuArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060).
+
+ ```text
+ fn(memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, array: CUarray, device: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuArrayGetMemoryRequirements`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.6 or newer.
+ - The newest ABI of `cuArrayGetMemoryRequirements` this crate knows.
+*/
+    pub enum cuArrayGetMemoryRequirements_v11060 {}
+    impl super::sealed::Sealed for cuArrayGetMemoryRequirements_v11060 {}
+    unsafe impl super::Entry for cuArrayGetMemoryRequirements_v11060 {
+        type Fn = crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060;
+        const INDEX: usize = 9usize;
+    }
+    /** `cuArrayGetPlane` at exactly version 11020 (CUDA 11.2): [`PFN_cuArrayGetPlane_v11020`](crate::pfn::PFN_cuArrayGetPlane_v11020).
+
+ ```text
+ fn(pPlaneArray: *mut CUarray, hArray: CUarray, planeIdx: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuArrayGetPlane`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuArrayGetPlane` this crate knows.
+*/
+    pub enum cuArrayGetPlane_v11020 {}
+    impl super::sealed::Sealed for cuArrayGetPlane_v11020 {}
+    unsafe impl super::Entry for cuArrayGetPlane_v11020 {
+        type Fn = crate::pfn::PFN_cuArrayGetPlane_v11020;
+        const INDEX: usize = 10usize;
+    }
+    /** `cuArrayGetSparseProperties` at exactly version 11010 (CUDA 11.1): [`PFN_cuArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuArrayGetSparseProperties_v11010).
+
+ ```text
+ fn(sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, array: CUarray) -> CUresult
+ ```
+
+ - Exported by the driver as `cuArrayGetSparseProperties`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuArrayGetSparseProperties` this crate knows.
+*/
+    pub enum cuArrayGetSparseProperties_v11010 {}
+    impl super::sealed::Sealed for cuArrayGetSparseProperties_v11010 {}
+    unsafe impl super::Entry for cuArrayGetSparseProperties_v11010 {
+        type Fn = crate::pfn::PFN_cuArrayGetSparseProperties_v11010;
+        const INDEX: usize = 11usize;
+    }
+    /** `cuCheckpointOperationComplete` at exactly version 13040 (CUDA 13.4): [`PFN_cuCheckpointOperationComplete_v13040`](crate::pfn::PFN_cuCheckpointOperationComplete_v13040).
+
+ ```text
+ fn(handle: CUcheckpointOperationHandle) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCheckpointOperationComplete`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.4 or newer.
+ - The newest ABI of `cuCheckpointOperationComplete` this crate knows.
+*/
+    pub enum cuCheckpointOperationComplete_v13040 {}
+    impl super::sealed::Sealed for cuCheckpointOperationComplete_v13040 {}
+    unsafe impl super::Entry for cuCheckpointOperationComplete_v13040 {
+        type Fn = crate::pfn::PFN_cuCheckpointOperationComplete_v13040;
+        const INDEX: usize = 12usize;
+    }
+    /** `cuCheckpointProcessCheckpoint` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessCheckpoint_v12080`](crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080).
+
+ ```text
+ fn(pid: c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCheckpointProcessCheckpoint`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - The newest ABI of `cuCheckpointProcessCheckpoint` this crate knows.
+*/
+    pub enum cuCheckpointProcessCheckpoint_v12080 {}
+    impl super::sealed::Sealed for cuCheckpointProcessCheckpoint_v12080 {}
+    unsafe impl super::Entry for cuCheckpointProcessCheckpoint_v12080 {
+        type Fn = crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080;
+        const INDEX: usize = 13usize;
+    }
+    /** `cuCheckpointProcessGetRestoreThreadId` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessGetRestoreThreadId_v12080`](crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080).
+
+ ```text
+ fn(pid: c_int, tid: *mut c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCheckpointProcessGetRestoreThreadId`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - The newest ABI of `cuCheckpointProcessGetRestoreThreadId` this crate knows.
+*/
+    pub enum cuCheckpointProcessGetRestoreThreadId_v12080 {}
+    impl super::sealed::Sealed for cuCheckpointProcessGetRestoreThreadId_v12080 {}
+    unsafe impl super::Entry for cuCheckpointProcessGetRestoreThreadId_v12080 {
+        type Fn = crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080;
+        const INDEX: usize = 14usize;
+    }
+    /** `cuCheckpointProcessGetState` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessGetState_v12080`](crate::pfn::PFN_cuCheckpointProcessGetState_v12080).
+
+ ```text
+ fn(pid: c_int, state: *mut CUprocessState) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCheckpointProcessGetState`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - The newest ABI of `cuCheckpointProcessGetState` this crate knows.
+*/
+    pub enum cuCheckpointProcessGetState_v12080 {}
+    impl super::sealed::Sealed for cuCheckpointProcessGetState_v12080 {}
+    unsafe impl super::Entry for cuCheckpointProcessGetState_v12080 {
+        type Fn = crate::pfn::PFN_cuCheckpointProcessGetState_v12080;
+        const INDEX: usize = 15usize;
+    }
+    /** `cuCheckpointProcessLock` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessLock_v12080`](crate::pfn::PFN_cuCheckpointProcessLock_v12080).
+
+ ```text
+ fn(pid: c_int, args: *mut CUcheckpointLockArgs) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCheckpointProcessLock`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - The newest ABI of `cuCheckpointProcessLock` this crate knows.
+*/
+    pub enum cuCheckpointProcessLock_v12080 {}
+    impl super::sealed::Sealed for cuCheckpointProcessLock_v12080 {}
+    unsafe impl super::Entry for cuCheckpointProcessLock_v12080 {
+        type Fn = crate::pfn::PFN_cuCheckpointProcessLock_v12080;
+        const INDEX: usize = 16usize;
+    }
+    /** `cuCheckpointProcessRestore` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessRestore_v12080`](crate::pfn::PFN_cuCheckpointProcessRestore_v12080).
+
+ ```text
+ fn(pid: c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCheckpointProcessRestore`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - The newest ABI of `cuCheckpointProcessRestore` this crate knows.
+*/
+    pub enum cuCheckpointProcessRestore_v12080 {}
+    impl super::sealed::Sealed for cuCheckpointProcessRestore_v12080 {}
+    unsafe impl super::Entry for cuCheckpointProcessRestore_v12080 {
+        type Fn = crate::pfn::PFN_cuCheckpointProcessRestore_v12080;
+        const INDEX: usize = 17usize;
+    }
+    /** `cuCheckpointProcessUnlock` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessUnlock_v12080`](crate::pfn::PFN_cuCheckpointProcessUnlock_v12080).
+
+ ```text
+ fn(pid: c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCheckpointProcessUnlock`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - The newest ABI of `cuCheckpointProcessUnlock` this crate knows.
+*/
+    pub enum cuCheckpointProcessUnlock_v12080 {}
+    impl super::sealed::Sealed for cuCheckpointProcessUnlock_v12080 {}
+    unsafe impl super::Entry for cuCheckpointProcessUnlock_v12080 {
+        type Fn = crate::pfn::PFN_cuCheckpointProcessUnlock_v12080;
+        const INDEX: usize = 18usize;
+    }
+    /** `cuCoredumpDeregisterCompleteCallback` at exactly version 13020 (CUDA 13.2): [`PFN_cuCoredumpDeregisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020).
+
+ ```text
+ fn(callback: CUcoredumpCallbackHandle) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCoredumpDeregisterCompleteCallback`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.2 or newer.
+ - The newest ABI of `cuCoredumpDeregisterCompleteCallback` this crate knows.
+*/
+    pub enum cuCoredumpDeregisterCompleteCallback_v13020 {}
+    impl super::sealed::Sealed for cuCoredumpDeregisterCompleteCallback_v13020 {}
+    unsafe impl super::Entry for cuCoredumpDeregisterCompleteCallback_v13020 {
+        type Fn = crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020;
+        const INDEX: usize = 19usize;
+    }
+    /** `cuCoredumpDeregisterStartCallback` at exactly version 13020 (CUDA 13.2): [`PFN_cuCoredumpDeregisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020).
+
+ ```text
+ fn(callback: CUcoredumpCallbackHandle) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCoredumpDeregisterStartCallback`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.2 or newer.
+ - The newest ABI of `cuCoredumpDeregisterStartCallback` this crate knows.
+*/
+    pub enum cuCoredumpDeregisterStartCallback_v13020 {}
+    impl super::sealed::Sealed for cuCoredumpDeregisterStartCallback_v13020 {}
+    unsafe impl super::Entry for cuCoredumpDeregisterStartCallback_v13020 {
+        type Fn = crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020;
+        const INDEX: usize = 20usize;
+    }
+    /** `cuCoredumpGetAttribute` at exactly version 12010 (CUDA 12.1): [`PFN_cuCoredumpGetAttribute_v12010`](crate::pfn::PFN_cuCoredumpGetAttribute_v12010).
+
+ ```text
+ fn(get: CUcoredumpSettings, value: *mut c_void, size: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCoredumpGetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.1 or newer.
+ - The newest ABI of `cuCoredumpGetAttribute` this crate knows.
+*/
+    pub enum cuCoredumpGetAttribute_v12010 {}
+    impl super::sealed::Sealed for cuCoredumpGetAttribute_v12010 {}
+    unsafe impl super::Entry for cuCoredumpGetAttribute_v12010 {
+        type Fn = crate::pfn::PFN_cuCoredumpGetAttribute_v12010;
+        const INDEX: usize = 21usize;
+    }
+    /** `cuCoredumpGetAttributeGlobal` at exactly version 12010 (CUDA 12.1): [`PFN_cuCoredumpGetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010).
+
+ ```text
+ fn(get: CUcoredumpSettings, value: *mut c_void, size: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCoredumpGetAttributeGlobal`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.1 or newer.
+ - The newest ABI of `cuCoredumpGetAttributeGlobal` this crate knows.
+*/
+    pub enum cuCoredumpGetAttributeGlobal_v12010 {}
+    impl super::sealed::Sealed for cuCoredumpGetAttributeGlobal_v12010 {}
+    unsafe impl super::Entry for cuCoredumpGetAttributeGlobal_v12010 {
+        type Fn = crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010;
+        const INDEX: usize = 22usize;
+    }
+    /** `cuCoredumpRegisterCompleteCallback` at exactly version 13020 (CUDA 13.2): [`PFN_cuCoredumpRegisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020).
+
+ ```text
+ fn(callback: CUcoredumpStatusCallback, userData: *mut c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCoredumpRegisterCompleteCallback`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.2 or newer.
+ - The newest ABI of `cuCoredumpRegisterCompleteCallback` this crate knows.
+*/
+    pub enum cuCoredumpRegisterCompleteCallback_v13020 {}
+    impl super::sealed::Sealed for cuCoredumpRegisterCompleteCallback_v13020 {}
+    unsafe impl super::Entry for cuCoredumpRegisterCompleteCallback_v13020 {
+        type Fn = crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020;
+        const INDEX: usize = 23usize;
+    }
+    /** `cuCoredumpRegisterStartCallback` at exactly version 13020 (CUDA 13.2): [`PFN_cuCoredumpRegisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020).
+
+ ```text
+ fn(callback: CUcoredumpStatusCallback, userData: *mut c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCoredumpRegisterStartCallback`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.2 or newer.
+ - The newest ABI of `cuCoredumpRegisterStartCallback` this crate knows.
+*/
+    pub enum cuCoredumpRegisterStartCallback_v13020 {}
+    impl super::sealed::Sealed for cuCoredumpRegisterStartCallback_v13020 {}
+    unsafe impl super::Entry for cuCoredumpRegisterStartCallback_v13020 {
+        type Fn = crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020;
+        const INDEX: usize = 24usize;
+    }
+    /** `cuCoredumpSetAttribute` at exactly version 12010 (CUDA 12.1): [`PFN_cuCoredumpSetAttribute_v12010`](crate::pfn::PFN_cuCoredumpSetAttribute_v12010).
+
+ ```text
+ fn(set: CUcoredumpSettings, value: *mut c_void, size: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCoredumpSetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.1 or newer.
+ - The newest ABI of `cuCoredumpSetAttribute` this crate knows.
+*/
+    pub enum cuCoredumpSetAttribute_v12010 {}
+    impl super::sealed::Sealed for cuCoredumpSetAttribute_v12010 {}
+    unsafe impl super::Entry for cuCoredumpSetAttribute_v12010 {
+        type Fn = crate::pfn::PFN_cuCoredumpSetAttribute_v12010;
+        const INDEX: usize = 25usize;
+    }
+    /** `cuCoredumpSetAttributeGlobal` at exactly version 12010 (CUDA 12.1): [`PFN_cuCoredumpSetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010).
+
+ ```text
+ fn(set: CUcoredumpSettings, value: *mut c_void, size: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCoredumpSetAttributeGlobal`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.1 or newer.
+ - The newest ABI of `cuCoredumpSetAttributeGlobal` this crate knows.
+*/
+    pub enum cuCoredumpSetAttributeGlobal_v12010 {}
+    impl super::sealed::Sealed for cuCoredumpSetAttributeGlobal_v12010 {}
+    unsafe impl super::Entry for cuCoredumpSetAttributeGlobal_v12010 {
+        type Fn = crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010;
+        const INDEX: usize = 26usize;
+    }
+    /** `cuCtxAttach` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxAttach_v2000`](crate::pfn::PFN_cuCtxAttach_v2000).
+
+ ```text
+ fn(pctx: *mut CUcontext, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxAttach`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuCtxAttach` this crate knows.
+*/
+    pub enum cuCtxAttach_v2000 {}
+    impl super::sealed::Sealed for cuCtxAttach_v2000 {}
+    unsafe impl super::Entry for cuCtxAttach_v2000 {
+        type Fn = crate::pfn::PFN_cuCtxAttach_v2000;
+        const INDEX: usize = 27usize;
+    }
+    /** `cuCtxCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxCreate_v2000`](crate::pfn::PFN_cuCtxCreate_v2000).
+
+ ```text
+ fn(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuCtxCreate`: [`cuCtxCreate_v3020`], [`cuCtxCreate_v11040`], [`cuCtxCreate_v12050`] (and this one).
+*/
+    pub enum cuCtxCreate_v2000 {}
+    impl super::sealed::Sealed for cuCtxCreate_v2000 {}
+    unsafe impl super::Entry for cuCtxCreate_v2000 {
+        type Fn = crate::pfn::PFN_cuCtxCreate_v2000;
+        const INDEX: usize = 28usize;
+    }
+    /** `cuCtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuCtxCreate_v3020`](crate::pfn::PFN_cuCtxCreate_v3020).
+
+ ```text
+ fn(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxCreate_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - An older ABI of `cuCtxCreate`: newer ones follow below.
+
+ Every ABI of `cuCtxCreate`: [`cuCtxCreate_v2000`], [`cuCtxCreate_v11040`], [`cuCtxCreate_v12050`] (and this one).
+*/
+    pub enum cuCtxCreate_v3020 {}
+    impl super::sealed::Sealed for cuCtxCreate_v3020 {}
+    unsafe impl super::Entry for cuCtxCreate_v3020 {
+        type Fn = crate::pfn::PFN_cuCtxCreate_v3020;
+        const INDEX: usize = 29usize;
+    }
+    /** `cuCtxCreate` at exactly version 11040 (CUDA 11.4): [`PFN_cuCtxCreate_v11040`](crate::pfn::PFN_cuCtxCreate_v11040).
+
+ ```text
+ fn(pctx: *mut CUcontext, paramsArray: *mut CUexecAffinityParam, numParams: c_int, flags: c_uint, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxCreate_v3`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.4 or newer.
+ - An older ABI of `cuCtxCreate`: newer ones follow below.
+
+ Every ABI of `cuCtxCreate`: [`cuCtxCreate_v2000`], [`cuCtxCreate_v3020`], [`cuCtxCreate_v12050`] (and this one).
+*/
+    pub enum cuCtxCreate_v11040 {}
+    impl super::sealed::Sealed for cuCtxCreate_v11040 {}
+    unsafe impl super::Entry for cuCtxCreate_v11040 {
+        type Fn = crate::pfn::PFN_cuCtxCreate_v11040;
+        const INDEX: usize = 30usize;
+    }
+    /** `cuCtxCreate` at exactly version 12050 (CUDA 12.5): [`PFN_cuCtxCreate_v12050`](crate::pfn::PFN_cuCtxCreate_v12050).
+
+ ```text
+ fn(pctx: *mut CUcontext, ctxCreateParams: *mut CUctxCreateParams, flags: c_uint, dev: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxCreate_v4`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.5 or newer.
+ - The newest ABI of `cuCtxCreate` this crate knows.
+
+ Every ABI of `cuCtxCreate`: [`cuCtxCreate_v2000`], [`cuCtxCreate_v3020`], [`cuCtxCreate_v11040`] (and this one).
+*/
+    pub enum cuCtxCreate_v12050 {}
+    impl super::sealed::Sealed for cuCtxCreate_v12050 {}
+    unsafe impl super::Entry for cuCtxCreate_v12050 {
+        type Fn = crate::pfn::PFN_cuCtxCreate_v12050;
+        const INDEX: usize = 31usize;
+    }
+    /** `cuCtxDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxDestroy_v2000`](crate::pfn::PFN_cuCtxDestroy_v2000).
+
+ ```text
+ fn(ctx: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuCtxDestroy`: [`cuCtxDestroy_v4000`] (and this one).
+*/
+    pub enum cuCtxDestroy_v2000 {}
+    impl super::sealed::Sealed for cuCtxDestroy_v2000 {}
+    unsafe impl super::Entry for cuCtxDestroy_v2000 {
+        type Fn = crate::pfn::PFN_cuCtxDestroy_v2000;
+        const INDEX: usize = 32usize;
+    }
+    /** `cuCtxDestroy` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxDestroy_v4000`](crate::pfn::PFN_cuCtxDestroy_v4000).
+
+ ```text
+ fn(ctx: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxDestroy_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuCtxDestroy` this crate knows.
+
+ Every ABI of `cuCtxDestroy`: [`cuCtxDestroy_v2000`] (and this one).
+*/
+    pub enum cuCtxDestroy_v4000 {}
+    impl super::sealed::Sealed for cuCtxDestroy_v4000 {}
+    unsafe impl super::Entry for cuCtxDestroy_v4000 {
+        type Fn = crate::pfn::PFN_cuCtxDestroy_v4000;
+        const INDEX: usize = 33usize;
+    }
+    /** `cuCtxDetach` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxDetach_v2000`](crate::pfn::PFN_cuCtxDetach_v2000).
+
+ ```text
+ fn(ctx: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxDetach`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuCtxDetach` this crate knows.
+*/
+    pub enum cuCtxDetach_v2000 {}
+    impl super::sealed::Sealed for cuCtxDetach_v2000 {}
+    unsafe impl super::Entry for cuCtxDetach_v2000 {
+        type Fn = crate::pfn::PFN_cuCtxDetach_v2000;
+        const INDEX: usize = 34usize;
+    }
+    /** `cuCtxDisablePeerAccess` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxDisablePeerAccess_v4000`](crate::pfn::PFN_cuCtxDisablePeerAccess_v4000).
+
+ ```text
+ fn(peerContext: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxDisablePeerAccess`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuCtxDisablePeerAccess` this crate knows.
+*/
+    pub enum cuCtxDisablePeerAccess_v4000 {}
+    impl super::sealed::Sealed for cuCtxDisablePeerAccess_v4000 {}
+    unsafe impl super::Entry for cuCtxDisablePeerAccess_v4000 {
+        type Fn = crate::pfn::PFN_cuCtxDisablePeerAccess_v4000;
+        const INDEX: usize = 35usize;
+    }
+    /** `cuCtxEnablePeerAccess` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxEnablePeerAccess_v4000`](crate::pfn::PFN_cuCtxEnablePeerAccess_v4000).
+
+ ```text
+ fn(peerContext: CUcontext, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxEnablePeerAccess`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuCtxEnablePeerAccess` this crate knows.
+*/
+    pub enum cuCtxEnablePeerAccess_v4000 {}
+    impl super::sealed::Sealed for cuCtxEnablePeerAccess_v4000 {}
+    unsafe impl super::Entry for cuCtxEnablePeerAccess_v4000 {
+        type Fn = crate::pfn::PFN_cuCtxEnablePeerAccess_v4000;
+        const INDEX: usize = 36usize;
+    }
+    /** `cuCtxFromGreenCtx` at exactly version 12040 (CUDA 12.4): [`PFN_cuCtxFromGreenCtx_v12040`](crate::pfn::PFN_cuCtxFromGreenCtx_v12040).
+
+ ```text
+ fn(pContext: *mut CUcontext, hCtx: CUgreenCtx) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxFromGreenCtx`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuCtxFromGreenCtx` this crate knows.
+*/
+    pub enum cuCtxFromGreenCtx_v12040 {}
+    impl super::sealed::Sealed for cuCtxFromGreenCtx_v12040 {}
+    unsafe impl super::Entry for cuCtxFromGreenCtx_v12040 {
+        type Fn = crate::pfn::PFN_cuCtxFromGreenCtx_v12040;
+        const INDEX: usize = 37usize;
+    }
+    /** `cuCtxGetApiVersion` at exactly version 3020 (CUDA 3.2): [`PFN_cuCtxGetApiVersion_v3020`](crate::pfn::PFN_cuCtxGetApiVersion_v3020).
+
+ ```text
+ fn(ctx: CUcontext, version: *mut c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxGetApiVersion`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuCtxGetApiVersion` this crate knows.
+*/
+    pub enum cuCtxGetApiVersion_v3020 {}
+    impl super::sealed::Sealed for cuCtxGetApiVersion_v3020 {}
+    unsafe impl super::Entry for cuCtxGetApiVersion_v3020 {
+        type Fn = crate::pfn::PFN_cuCtxGetApiVersion_v3020;
+        const INDEX: usize = 38usize;
+    }
+    /** `cuCtxGetCacheConfig` at exactly version 3020 (CUDA 3.2): [`PFN_cuCtxGetCacheConfig_v3020`](crate::pfn::PFN_cuCtxGetCacheConfig_v3020).
+
+ ```text
+ fn(pconfig: *mut CUfunc_cache) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxGetCacheConfig`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuCtxGetCacheConfig` this crate knows.
+*/
+    pub enum cuCtxGetCacheConfig_v3020 {}
+    impl super::sealed::Sealed for cuCtxGetCacheConfig_v3020 {}
+    unsafe impl super::Entry for cuCtxGetCacheConfig_v3020 {
+        type Fn = crate::pfn::PFN_cuCtxGetCacheConfig_v3020;
+        const INDEX: usize = 39usize;
+    }
+    /** `cuCtxGetCurrent` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxGetCurrent_v4000`](crate::pfn::PFN_cuCtxGetCurrent_v4000).
+
+ ```text
+ fn(pctx: *mut CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxGetCurrent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuCtxGetCurrent` this crate knows.
+*/
+    pub enum cuCtxGetCurrent_v4000 {}
+    impl super::sealed::Sealed for cuCtxGetCurrent_v4000 {}
+    unsafe impl super::Entry for cuCtxGetCurrent_v4000 {
+        type Fn = crate::pfn::PFN_cuCtxGetCurrent_v4000;
+        const INDEX: usize = 40usize;
+    }
+    /** `cuCtxGetDevResource` at exactly version 12040 (CUDA 12.4): [`PFN_cuCtxGetDevResource_v12040`](crate::pfn::PFN_cuCtxGetDevResource_v12040).
+
+ ```text
+ fn(hCtx: CUcontext, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxGetDevResource`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuCtxGetDevResource` this crate knows.
+*/
+    pub enum cuCtxGetDevResource_v12040 {}
+    impl super::sealed::Sealed for cuCtxGetDevResource_v12040 {}
+    unsafe impl super::Entry for cuCtxGetDevResource_v12040 {
+        type Fn = crate::pfn::PFN_cuCtxGetDevResource_v12040;
+        const INDEX: usize = 41usize;
+    }
+    /** `cuCtxGetDevice` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxGetDevice_v2000`](crate::pfn::PFN_cuCtxGetDevice_v2000).
+
+ ```text
+ fn(device: *mut CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxGetDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - An older ABI of `cuCtxGetDevice`: newer ones follow below.
+
+ Every ABI of `cuCtxGetDevice`: [`cuCtxGetDevice_v13000`] (and this one).
+*/
+    pub enum cuCtxGetDevice_v2000 {}
+    impl super::sealed::Sealed for cuCtxGetDevice_v2000 {}
+    unsafe impl super::Entry for cuCtxGetDevice_v2000 {
+        type Fn = crate::pfn::PFN_cuCtxGetDevice_v2000;
+        const INDEX: usize = 42usize;
+    }
+    /** `cuCtxGetDevice` at exactly version 13000 (CUDA 13.0): [`PFN_cuCtxGetDevice_v13000`](crate::pfn::PFN_cuCtxGetDevice_v13000).
+
+ ```text
+ fn(device: *mut CUdevice, ctx: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxGetDevice_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuCtxGetDevice` this crate knows.
+
+ Every ABI of `cuCtxGetDevice`: [`cuCtxGetDevice_v2000`] (and this one).
+*/
+    pub enum cuCtxGetDevice_v13000 {}
+    impl super::sealed::Sealed for cuCtxGetDevice_v13000 {}
+    unsafe impl super::Entry for cuCtxGetDevice_v13000 {
+        type Fn = crate::pfn::PFN_cuCtxGetDevice_v13000;
+        const INDEX: usize = 43usize;
+    }
+    /** `cuCtxGetExecAffinity` at exactly version 11040 (CUDA 11.4): [`PFN_cuCtxGetExecAffinity_v11040`](crate::pfn::PFN_cuCtxGetExecAffinity_v11040).
+
+ ```text
+ fn(pExecAffinity: *mut CUexecAffinityParam, type_: CUexecAffinityType) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxGetExecAffinity`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.4 or newer.
+ - The newest ABI of `cuCtxGetExecAffinity` this crate knows.
+*/
+    pub enum cuCtxGetExecAffinity_v11040 {}
+    impl super::sealed::Sealed for cuCtxGetExecAffinity_v11040 {}
+    unsafe impl super::Entry for cuCtxGetExecAffinity_v11040 {
+        type Fn = crate::pfn::PFN_cuCtxGetExecAffinity_v11040;
+        const INDEX: usize = 44usize;
+    }
+    /** `cuCtxGetFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuCtxGetFlags_v7000`](crate::pfn::PFN_cuCtxGetFlags_v7000).
+
+ ```text
+ fn(flags: *mut c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxGetFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuCtxGetFlags` this crate knows.
+*/
+    pub enum cuCtxGetFlags_v7000 {}
+    impl super::sealed::Sealed for cuCtxGetFlags_v7000 {}
+    unsafe impl super::Entry for cuCtxGetFlags_v7000 {
+        type Fn = crate::pfn::PFN_cuCtxGetFlags_v7000;
+        const INDEX: usize = 45usize;
+    }
+    /** `cuCtxGetId` at exactly version 12000 (CUDA 12.0): [`PFN_cuCtxGetId_v12000`](crate::pfn::PFN_cuCtxGetId_v12000).
+
+ ```text
+ fn(ctx: CUcontext, ctxId: *mut c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxGetId`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuCtxGetId` this crate knows.
+*/
+    pub enum cuCtxGetId_v12000 {}
+    impl super::sealed::Sealed for cuCtxGetId_v12000 {}
+    unsafe impl super::Entry for cuCtxGetId_v12000 {
+        type Fn = crate::pfn::PFN_cuCtxGetId_v12000;
+        const INDEX: usize = 46usize;
+    }
+    /** `cuCtxGetLimit` at exactly version 3010 (CUDA 3.1): [`PFN_cuCtxGetLimit_v3010`](crate::pfn::PFN_cuCtxGetLimit_v3010).
+
+ ```text
+ fn(pvalue: *mut usize, limit: CUlimit) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxGetLimit`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.1 or newer.
+ - The newest ABI of `cuCtxGetLimit` this crate knows.
+*/
+    pub enum cuCtxGetLimit_v3010 {}
+    impl super::sealed::Sealed for cuCtxGetLimit_v3010 {}
+    unsafe impl super::Entry for cuCtxGetLimit_v3010 {
+        type Fn = crate::pfn::PFN_cuCtxGetLimit_v3010;
+        const INDEX: usize = 47usize;
+    }
+    /** `cuCtxGetSharedMemConfig` at exactly version 4020 (CUDA 4.2): [`PFN_cuCtxGetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020).
+
+ ```text
+ fn(pConfig: *mut CUsharedconfig) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxGetSharedMemConfig`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.2 or newer.
+ - The newest ABI of `cuCtxGetSharedMemConfig` this crate knows.
+*/
+    pub enum cuCtxGetSharedMemConfig_v4020 {}
+    impl super::sealed::Sealed for cuCtxGetSharedMemConfig_v4020 {}
+    unsafe impl super::Entry for cuCtxGetSharedMemConfig_v4020 {
+        type Fn = crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020;
+        const INDEX: usize = 48usize;
+    }
+    /** `cuCtxGetStreamPriorityRange` at exactly version 5050 (CUDA 5.5): [`PFN_cuCtxGetStreamPriorityRange_v5050`](crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050).
+
+ ```text
+ fn(leastPriority: *mut c_int, greatestPriority: *mut c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxGetStreamPriorityRange`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.5 or newer.
+ - The newest ABI of `cuCtxGetStreamPriorityRange` this crate knows.
+*/
+    pub enum cuCtxGetStreamPriorityRange_v5050 {}
+    impl super::sealed::Sealed for cuCtxGetStreamPriorityRange_v5050 {}
+    unsafe impl super::Entry for cuCtxGetStreamPriorityRange_v5050 {
+        type Fn = crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050;
+        const INDEX: usize = 49usize;
+    }
+    /** `cuCtxPopCurrent` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxPopCurrent_v2000`](crate::pfn::PFN_cuCtxPopCurrent_v2000).
+
+ ```text
+ fn(pctx: *mut CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxPopCurrent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuCtxPopCurrent`: [`cuCtxPopCurrent_v4000`] (and this one).
+*/
+    pub enum cuCtxPopCurrent_v2000 {}
+    impl super::sealed::Sealed for cuCtxPopCurrent_v2000 {}
+    unsafe impl super::Entry for cuCtxPopCurrent_v2000 {
+        type Fn = crate::pfn::PFN_cuCtxPopCurrent_v2000;
+        const INDEX: usize = 50usize;
+    }
+    /** `cuCtxPopCurrent` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxPopCurrent_v4000`](crate::pfn::PFN_cuCtxPopCurrent_v4000).
+
+ ```text
+ fn(pctx: *mut CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxPopCurrent_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuCtxPopCurrent` this crate knows.
+
+ Every ABI of `cuCtxPopCurrent`: [`cuCtxPopCurrent_v2000`] (and this one).
+*/
+    pub enum cuCtxPopCurrent_v4000 {}
+    impl super::sealed::Sealed for cuCtxPopCurrent_v4000 {}
+    unsafe impl super::Entry for cuCtxPopCurrent_v4000 {
+        type Fn = crate::pfn::PFN_cuCtxPopCurrent_v4000;
+        const INDEX: usize = 51usize;
+    }
+    /** `cuCtxPushCurrent` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxPushCurrent_v2000`](crate::pfn::PFN_cuCtxPushCurrent_v2000).
+
+ ```text
+ fn(ctx: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxPushCurrent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuCtxPushCurrent`: [`cuCtxPushCurrent_v4000`] (and this one).
+*/
+    pub enum cuCtxPushCurrent_v2000 {}
+    impl super::sealed::Sealed for cuCtxPushCurrent_v2000 {}
+    unsafe impl super::Entry for cuCtxPushCurrent_v2000 {
+        type Fn = crate::pfn::PFN_cuCtxPushCurrent_v2000;
+        const INDEX: usize = 52usize;
+    }
+    /** `cuCtxPushCurrent` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxPushCurrent_v4000`](crate::pfn::PFN_cuCtxPushCurrent_v4000).
+
+ ```text
+ fn(ctx: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxPushCurrent_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuCtxPushCurrent` this crate knows.
+
+ Every ABI of `cuCtxPushCurrent`: [`cuCtxPushCurrent_v2000`] (and this one).
+*/
+    pub enum cuCtxPushCurrent_v4000 {}
+    impl super::sealed::Sealed for cuCtxPushCurrent_v4000 {}
+    unsafe impl super::Entry for cuCtxPushCurrent_v4000 {
+        type Fn = crate::pfn::PFN_cuCtxPushCurrent_v4000;
+        const INDEX: usize = 53usize;
+    }
+    /** `cuCtxRecordEvent` at exactly version 12050 (CUDA 12.5): [`PFN_cuCtxRecordEvent_v12050`](crate::pfn::PFN_cuCtxRecordEvent_v12050).
+
+ ```text
+ fn(hCtx: CUcontext, hEvent: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxRecordEvent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.5 or newer.
+ - The newest ABI of `cuCtxRecordEvent` this crate knows.
+*/
+    pub enum cuCtxRecordEvent_v12050 {}
+    impl super::sealed::Sealed for cuCtxRecordEvent_v12050 {}
+    unsafe impl super::Entry for cuCtxRecordEvent_v12050 {
+        type Fn = crate::pfn::PFN_cuCtxRecordEvent_v12050;
+        const INDEX: usize = 54usize;
+    }
+    /** `cuCtxResetPersistingL2Cache` at exactly version 11000 (CUDA 11.0): [`PFN_cuCtxResetPersistingL2Cache_v11000`](crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000).
+
+ ```text
+ fn() -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxResetPersistingL2Cache`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuCtxResetPersistingL2Cache` this crate knows.
+*/
+    pub enum cuCtxResetPersistingL2Cache_v11000 {}
+    impl super::sealed::Sealed for cuCtxResetPersistingL2Cache_v11000 {}
+    unsafe impl super::Entry for cuCtxResetPersistingL2Cache_v11000 {
+        type Fn = crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000;
+        const INDEX: usize = 55usize;
+    }
+    /** `cuCtxSetCacheConfig` at exactly version 3020 (CUDA 3.2): [`PFN_cuCtxSetCacheConfig_v3020`](crate::pfn::PFN_cuCtxSetCacheConfig_v3020).
+
+ ```text
+ fn(config: CUfunc_cache) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxSetCacheConfig`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuCtxSetCacheConfig` this crate knows.
+*/
+    pub enum cuCtxSetCacheConfig_v3020 {}
+    impl super::sealed::Sealed for cuCtxSetCacheConfig_v3020 {}
+    unsafe impl super::Entry for cuCtxSetCacheConfig_v3020 {
+        type Fn = crate::pfn::PFN_cuCtxSetCacheConfig_v3020;
+        const INDEX: usize = 56usize;
+    }
+    /** `cuCtxSetCurrent` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxSetCurrent_v4000`](crate::pfn::PFN_cuCtxSetCurrent_v4000).
+
+ ```text
+ fn(ctx: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxSetCurrent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuCtxSetCurrent` this crate knows.
+*/
+    pub enum cuCtxSetCurrent_v4000 {}
+    impl super::sealed::Sealed for cuCtxSetCurrent_v4000 {}
+    unsafe impl super::Entry for cuCtxSetCurrent_v4000 {
+        type Fn = crate::pfn::PFN_cuCtxSetCurrent_v4000;
+        const INDEX: usize = 57usize;
+    }
+    /** `cuCtxSetFlags` at exactly version 12010 (CUDA 12.1): [`PFN_cuCtxSetFlags_v12010`](crate::pfn::PFN_cuCtxSetFlags_v12010).
+
+ ```text
+ fn(flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxSetFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.1 or newer.
+ - The newest ABI of `cuCtxSetFlags` this crate knows.
+*/
+    pub enum cuCtxSetFlags_v12010 {}
+    impl super::sealed::Sealed for cuCtxSetFlags_v12010 {}
+    unsafe impl super::Entry for cuCtxSetFlags_v12010 {
+        type Fn = crate::pfn::PFN_cuCtxSetFlags_v12010;
+        const INDEX: usize = 58usize;
+    }
+    /** `cuCtxSetLimit` at exactly version 3010 (CUDA 3.1): [`PFN_cuCtxSetLimit_v3010`](crate::pfn::PFN_cuCtxSetLimit_v3010).
+
+ ```text
+ fn(limit: CUlimit, value: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxSetLimit`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.1 or newer.
+ - The newest ABI of `cuCtxSetLimit` this crate knows.
+*/
+    pub enum cuCtxSetLimit_v3010 {}
+    impl super::sealed::Sealed for cuCtxSetLimit_v3010 {}
+    unsafe impl super::Entry for cuCtxSetLimit_v3010 {
+        type Fn = crate::pfn::PFN_cuCtxSetLimit_v3010;
+        const INDEX: usize = 59usize;
+    }
+    /** `cuCtxSetSharedMemConfig` at exactly version 4020 (CUDA 4.2): [`PFN_cuCtxSetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020).
+
+ ```text
+ fn(config: CUsharedconfig) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxSetSharedMemConfig`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.2 or newer.
+ - The newest ABI of `cuCtxSetSharedMemConfig` this crate knows.
+*/
+    pub enum cuCtxSetSharedMemConfig_v4020 {}
+    impl super::sealed::Sealed for cuCtxSetSharedMemConfig_v4020 {}
+    unsafe impl super::Entry for cuCtxSetSharedMemConfig_v4020 {
+        type Fn = crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020;
+        const INDEX: usize = 60usize;
+    }
+    /** `cuCtxSynchronize` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxSynchronize_v2000`](crate::pfn::PFN_cuCtxSynchronize_v2000).
+
+ ```text
+ fn() -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxSynchronize`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - An older ABI of `cuCtxSynchronize`: newer ones follow below.
+
+ Every ABI of `cuCtxSynchronize`: [`cuCtxSynchronize_v13000`] (and this one).
+*/
+    pub enum cuCtxSynchronize_v2000 {}
+    impl super::sealed::Sealed for cuCtxSynchronize_v2000 {}
+    unsafe impl super::Entry for cuCtxSynchronize_v2000 {
+        type Fn = crate::pfn::PFN_cuCtxSynchronize_v2000;
+        const INDEX: usize = 61usize;
+    }
+    /** `cuCtxSynchronize` at exactly version 13000 (CUDA 13.0): [`PFN_cuCtxSynchronize_v13000`](crate::pfn::PFN_cuCtxSynchronize_v13000).
+
+ ```text
+ fn(ctx: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxSynchronize_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuCtxSynchronize` this crate knows.
+
+ Every ABI of `cuCtxSynchronize`: [`cuCtxSynchronize_v2000`] (and this one).
+*/
+    pub enum cuCtxSynchronize_v13000 {}
+    impl super::sealed::Sealed for cuCtxSynchronize_v13000 {}
+    unsafe impl super::Entry for cuCtxSynchronize_v13000 {
+        type Fn = crate::pfn::PFN_cuCtxSynchronize_v13000;
+        const INDEX: usize = 62usize;
+    }
+    /** `cuCtxWaitEvent` at exactly version 12050 (CUDA 12.5): [`PFN_cuCtxWaitEvent_v12050`](crate::pfn::PFN_cuCtxWaitEvent_v12050).
+
+ ```text
+ fn(hCtx: CUcontext, hEvent: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuCtxWaitEvent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.5 or newer.
+ - The newest ABI of `cuCtxWaitEvent` this crate knows.
+*/
+    pub enum cuCtxWaitEvent_v12050 {}
+    impl super::sealed::Sealed for cuCtxWaitEvent_v12050 {}
+    unsafe impl super::Entry for cuCtxWaitEvent_v12050 {
+        type Fn = crate::pfn::PFN_cuCtxWaitEvent_v12050;
+        const INDEX: usize = 63usize;
+    }
+    /** `cuD3D10CtxCreate` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10CtxCreate_v2010`](crate::d3d10::PFN_cuD3D10CtxCreate_v2010).
+
+ ```text
+ fn(pCtx: *mut CUcontext, pCudaDevice: *mut CUdevice_v1, Flags: c_uint, pD3DDevice: *mut ID3D10Device) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10CtxCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `d3d10` feature.
+
+ Every ABI of `cuD3D10CtxCreate`: [`cuD3D10CtxCreate_v3020`] (and this one).
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10CtxCreate_v2010 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10CtxCreate_v2010 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10CtxCreate_v2010 {
+        type Fn = crate::d3d10::PFN_cuD3D10CtxCreate_v2010;
+        const INDEX: usize = 64usize;
+    }
+    /** `cuD3D10CtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10CtxCreate_v3020`](crate::d3d10::PFN_cuD3D10CtxCreate_v3020).
+
+ ```text
+ fn(pCtx: *mut CUcontext, pCudaDevice: *mut CUdevice_v1, Flags: c_uint, pD3DDevice: *mut ID3D10Device) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10CtxCreate_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D10CtxCreate` this crate knows.
+ - Needs the crate's `d3d10` feature.
+
+ Every ABI of `cuD3D10CtxCreate`: [`cuD3D10CtxCreate_v2010`] (and this one).
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10CtxCreate_v3020 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10CtxCreate_v3020 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10CtxCreate_v3020 {
+        type Fn = crate::d3d10::PFN_cuD3D10CtxCreate_v3020;
+        const INDEX: usize = 65usize;
+    }
+    /** `cuD3D10CtxCreateOnDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10CtxCreateOnDevice_v3020`](crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020).
+
+ ```text
+ fn(pCtx: *mut CUcontext, flags: c_uint, pD3DDevice: *mut ID3D10Device, cudaDevice: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10CtxCreateOnDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D10CtxCreateOnDevice` this crate knows.
+ - Needs the crate's `d3d10` feature.
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10CtxCreateOnDevice_v3020 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10CtxCreateOnDevice_v3020 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10CtxCreateOnDevice_v3020 {
+        type Fn = crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020;
+        const INDEX: usize = 66usize;
+    }
+    /** `cuD3D10GetDevice` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10GetDevice_v2010`](crate::d3d10::PFN_cuD3D10GetDevice_v2010).
+
+ ```text
+ fn(pCudaDevice: *mut CUdevice_v1, pAdapter: *mut IDXGIAdapter) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10GetDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - The newest ABI of `cuD3D10GetDevice` this crate knows.
+ - Needs the crate's `d3d10` feature.
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10GetDevice_v2010 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10GetDevice_v2010 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10GetDevice_v2010 {
+        type Fn = crate::d3d10::PFN_cuD3D10GetDevice_v2010;
+        const INDEX: usize = 67usize;
+    }
+    /** `cuD3D10GetDevices` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10GetDevices_v3020`](crate::d3d10::PFN_cuD3D10GetDevices_v3020).
+
+ ```text
+ fn(pCudaDeviceCount: *mut c_uint, pCudaDevices: *mut CUdevice_v1, cudaDeviceCount: c_uint, pD3D10Device: *mut ID3D10Device, deviceList: CUd3d10DeviceList) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10GetDevices`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D10GetDevices` this crate knows.
+ - Needs the crate's `d3d10` feature.
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10GetDevices_v3020 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10GetDevices_v3020 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10GetDevices_v3020 {
+        type Fn = crate::d3d10::PFN_cuD3D10GetDevices_v3020;
+        const INDEX: usize = 68usize;
+    }
+    /** `cuD3D10GetDirect3DDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10GetDirect3DDevice_v3020`](crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020).
+
+ ```text
+ fn(ppD3DDevice: *mut *mut ID3D10Device) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10GetDirect3DDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D10GetDirect3DDevice` this crate knows.
+ - Needs the crate's `d3d10` feature.
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10GetDirect3DDevice_v3020 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10GetDirect3DDevice_v3020 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10GetDirect3DDevice_v3020 {
+        type Fn = crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020;
+        const INDEX: usize = 69usize;
+    }
+    /** `cuD3D10MapResources` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10MapResources_v2010`](crate::d3d10::PFN_cuD3D10MapResources_v2010).
+
+ ```text
+ fn(count: c_uint, ppResources: *mut *mut ID3D10Resource) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10MapResources`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - The newest ABI of `cuD3D10MapResources` this crate knows.
+ - Needs the crate's `d3d10` feature.
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10MapResources_v2010 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10MapResources_v2010 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10MapResources_v2010 {
+        type Fn = crate::d3d10::PFN_cuD3D10MapResources_v2010;
+        const INDEX: usize = 70usize;
+    }
+    /** `cuD3D10RegisterResource` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10RegisterResource_v2010`](crate::d3d10::PFN_cuD3D10RegisterResource_v2010).
+
+ ```text
+ fn(pResource: *mut ID3D10Resource, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10RegisterResource`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - The newest ABI of `cuD3D10RegisterResource` this crate knows.
+ - Needs the crate's `d3d10` feature.
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10RegisterResource_v2010 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10RegisterResource_v2010 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10RegisterResource_v2010 {
+        type Fn = crate::d3d10::PFN_cuD3D10RegisterResource_v2010;
+        const INDEX: usize = 71usize;
+    }
+    /** `cuD3D10ResourceGetMappedArray` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetMappedArray_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010).
+
+ ```text
+ fn(pArray: *mut CUarray, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10ResourceGetMappedArray`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - The newest ABI of `cuD3D10ResourceGetMappedArray` this crate knows.
+ - Needs the crate's `d3d10` feature.
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10ResourceGetMappedArray_v2010 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10ResourceGetMappedArray_v2010 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10ResourceGetMappedArray_v2010 {
+        type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010;
+        const INDEX: usize = 72usize;
+    }
+    /** `cuD3D10ResourceGetMappedPitch` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetMappedPitch_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v2010).
+
+ ```text
+ fn(pPitch: *mut c_uint, pPitchSlice: *mut c_uint, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10ResourceGetMappedPitch`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `d3d10` feature.
+
+ Every ABI of `cuD3D10ResourceGetMappedPitch`: [`cuD3D10ResourceGetMappedPitch_v3020`] (and this one).
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10ResourceGetMappedPitch_v2010 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10ResourceGetMappedPitch_v2010 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10ResourceGetMappedPitch_v2010 {
+        type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v2010;
+        const INDEX: usize = 73usize;
+    }
+    /** `cuD3D10ResourceGetMappedPitch` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10ResourceGetMappedPitch_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020).
+
+ ```text
+ fn(pPitch: *mut usize, pPitchSlice: *mut usize, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10ResourceGetMappedPitch_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D10ResourceGetMappedPitch` this crate knows.
+ - Needs the crate's `d3d10` feature.
+
+ Every ABI of `cuD3D10ResourceGetMappedPitch`: [`cuD3D10ResourceGetMappedPitch_v2010`] (and this one).
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10ResourceGetMappedPitch_v3020 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10ResourceGetMappedPitch_v3020 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10ResourceGetMappedPitch_v3020 {
+        type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020;
+        const INDEX: usize = 74usize;
+    }
+    /** `cuD3D10ResourceGetMappedPointer` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetMappedPointer_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v2010).
+
+ ```text
+ fn(pDevPtr: *mut CUdeviceptr_v1, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10ResourceGetMappedPointer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `d3d10` feature.
+
+ Every ABI of `cuD3D10ResourceGetMappedPointer`: [`cuD3D10ResourceGetMappedPointer_v3020`] (and this one).
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10ResourceGetMappedPointer_v2010 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10ResourceGetMappedPointer_v2010 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10ResourceGetMappedPointer_v2010 {
+        type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v2010;
+        const INDEX: usize = 75usize;
+    }
+    /** `cuD3D10ResourceGetMappedPointer` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10ResourceGetMappedPointer_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020).
+
+ ```text
+ fn(pDevPtr: *mut CUdeviceptr_v2, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10ResourceGetMappedPointer_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D10ResourceGetMappedPointer` this crate knows.
+ - Needs the crate's `d3d10` feature.
+
+ Every ABI of `cuD3D10ResourceGetMappedPointer`: [`cuD3D10ResourceGetMappedPointer_v2010`] (and this one).
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10ResourceGetMappedPointer_v3020 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10ResourceGetMappedPointer_v3020 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10ResourceGetMappedPointer_v3020 {
+        type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020;
+        const INDEX: usize = 76usize;
+    }
+    /** `cuD3D10ResourceGetMappedSize` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetMappedSize_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v2010).
+
+ ```text
+ fn(pSize: *mut c_uint, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10ResourceGetMappedSize`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `d3d10` feature.
+
+ Every ABI of `cuD3D10ResourceGetMappedSize`: [`cuD3D10ResourceGetMappedSize_v3020`] (and this one).
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10ResourceGetMappedSize_v2010 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10ResourceGetMappedSize_v2010 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10ResourceGetMappedSize_v2010 {
+        type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v2010;
+        const INDEX: usize = 77usize;
+    }
+    /** `cuD3D10ResourceGetMappedSize` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10ResourceGetMappedSize_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020).
+
+ ```text
+ fn(pSize: *mut usize, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10ResourceGetMappedSize_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D10ResourceGetMappedSize` this crate knows.
+ - Needs the crate's `d3d10` feature.
+
+ Every ABI of `cuD3D10ResourceGetMappedSize`: [`cuD3D10ResourceGetMappedSize_v2010`] (and this one).
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10ResourceGetMappedSize_v3020 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10ResourceGetMappedSize_v3020 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10ResourceGetMappedSize_v3020 {
+        type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020;
+        const INDEX: usize = 78usize;
+    }
+    /** `cuD3D10ResourceGetSurfaceDimensions` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetSurfaceDimensions_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v2010).
+
+ ```text
+ fn(pWidth: *mut c_uint, pHeight: *mut c_uint, pDepth: *mut c_uint, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10ResourceGetSurfaceDimensions`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `d3d10` feature.
+
+ Every ABI of `cuD3D10ResourceGetSurfaceDimensions`: [`cuD3D10ResourceGetSurfaceDimensions_v3020`] (and this one).
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10ResourceGetSurfaceDimensions_v2010 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10ResourceGetSurfaceDimensions_v2010 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10ResourceGetSurfaceDimensions_v2010 {
+        type Fn = crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v2010;
+        const INDEX: usize = 79usize;
+    }
+    /** `cuD3D10ResourceGetSurfaceDimensions` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10ResourceGetSurfaceDimensions_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020).
+
+ ```text
+ fn(pWidth: *mut usize, pHeight: *mut usize, pDepth: *mut usize, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10ResourceGetSurfaceDimensions_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D10ResourceGetSurfaceDimensions` this crate knows.
+ - Needs the crate's `d3d10` feature.
+
+ Every ABI of `cuD3D10ResourceGetSurfaceDimensions`: [`cuD3D10ResourceGetSurfaceDimensions_v2010`] (and this one).
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10ResourceGetSurfaceDimensions_v3020 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10ResourceGetSurfaceDimensions_v3020 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10ResourceGetSurfaceDimensions_v3020 {
+        type Fn = crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020;
+        const INDEX: usize = 80usize;
+    }
+    /** `cuD3D10ResourceSetMapFlags` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceSetMapFlags_v2010`](crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010).
+
+ ```text
+ fn(pResource: *mut ID3D10Resource, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10ResourceSetMapFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - The newest ABI of `cuD3D10ResourceSetMapFlags` this crate knows.
+ - Needs the crate's `d3d10` feature.
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10ResourceSetMapFlags_v2010 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10ResourceSetMapFlags_v2010 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10ResourceSetMapFlags_v2010 {
+        type Fn = crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010;
+        const INDEX: usize = 81usize;
+    }
+    /** `cuD3D10UnmapResources` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10UnmapResources_v2010`](crate::d3d10::PFN_cuD3D10UnmapResources_v2010).
+
+ ```text
+ fn(count: c_uint, ppResources: *mut *mut ID3D10Resource) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10UnmapResources`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - The newest ABI of `cuD3D10UnmapResources` this crate knows.
+ - Needs the crate's `d3d10` feature.
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10UnmapResources_v2010 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10UnmapResources_v2010 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10UnmapResources_v2010 {
+        type Fn = crate::d3d10::PFN_cuD3D10UnmapResources_v2010;
+        const INDEX: usize = 82usize;
+    }
+    /** `cuD3D10UnregisterResource` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10UnregisterResource_v2010`](crate::d3d10::PFN_cuD3D10UnregisterResource_v2010).
+
+ ```text
+ fn(pResource: *mut ID3D10Resource) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D10UnregisterResource`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - The newest ABI of `cuD3D10UnregisterResource` this crate knows.
+ - Needs the crate's `d3d10` feature.
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuD3D10UnregisterResource_v2010 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuD3D10UnregisterResource_v2010 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuD3D10UnregisterResource_v2010 {
+        type Fn = crate::d3d10::PFN_cuD3D10UnregisterResource_v2010;
+        const INDEX: usize = 83usize;
+    }
+    /** `cuD3D11CtxCreate` at exactly version 3000 (CUDA 3.0): [`PFN_cuD3D11CtxCreate_v3000`](crate::d3d11::PFN_cuD3D11CtxCreate_v3000).
+
+ ```text
+ fn(pCtx: *mut CUcontext, pCudaDevice: *mut CUdevice_v1, Flags: c_uint, pD3DDevice: *mut ID3D11Device) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D11CtxCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `d3d11` feature.
+
+ Every ABI of `cuD3D11CtxCreate`: [`cuD3D11CtxCreate_v3020`] (and this one).
+*/
+    #[cfg(feature = "d3d11")]
+    pub enum cuD3D11CtxCreate_v3000 {}
+    #[cfg(feature = "d3d11")]
+    impl super::sealed::Sealed for cuD3D11CtxCreate_v3000 {}
+    #[cfg(feature = "d3d11")]
+    unsafe impl super::Entry for cuD3D11CtxCreate_v3000 {
+        type Fn = crate::d3d11::PFN_cuD3D11CtxCreate_v3000;
+        const INDEX: usize = 84usize;
+    }
+    /** `cuD3D11CtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D11CtxCreate_v3020`](crate::d3d11::PFN_cuD3D11CtxCreate_v3020).
+
+ ```text
+ fn(pCtx: *mut CUcontext, pCudaDevice: *mut CUdevice_v1, Flags: c_uint, pD3DDevice: *mut ID3D11Device) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D11CtxCreate_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D11CtxCreate` this crate knows.
+ - Needs the crate's `d3d11` feature.
+
+ Every ABI of `cuD3D11CtxCreate`: [`cuD3D11CtxCreate_v3000`] (and this one).
+*/
+    #[cfg(feature = "d3d11")]
+    pub enum cuD3D11CtxCreate_v3020 {}
+    #[cfg(feature = "d3d11")]
+    impl super::sealed::Sealed for cuD3D11CtxCreate_v3020 {}
+    #[cfg(feature = "d3d11")]
+    unsafe impl super::Entry for cuD3D11CtxCreate_v3020 {
+        type Fn = crate::d3d11::PFN_cuD3D11CtxCreate_v3020;
+        const INDEX: usize = 85usize;
+    }
+    /** `cuD3D11CtxCreateOnDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D11CtxCreateOnDevice_v3020`](crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020).
+
+ ```text
+ fn(pCtx: *mut CUcontext, flags: c_uint, pD3DDevice: *mut ID3D11Device, cudaDevice: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D11CtxCreateOnDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D11CtxCreateOnDevice` this crate knows.
+ - Needs the crate's `d3d11` feature.
+*/
+    #[cfg(feature = "d3d11")]
+    pub enum cuD3D11CtxCreateOnDevice_v3020 {}
+    #[cfg(feature = "d3d11")]
+    impl super::sealed::Sealed for cuD3D11CtxCreateOnDevice_v3020 {}
+    #[cfg(feature = "d3d11")]
+    unsafe impl super::Entry for cuD3D11CtxCreateOnDevice_v3020 {
+        type Fn = crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020;
+        const INDEX: usize = 86usize;
+    }
+    /** `cuD3D11GetDevice` at exactly version 3000 (CUDA 3.0): [`PFN_cuD3D11GetDevice_v3000`](crate::d3d11::PFN_cuD3D11GetDevice_v3000).
+
+ ```text
+ fn(pCudaDevice: *mut CUdevice_v1, pAdapter: *mut IDXGIAdapter) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D11GetDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuD3D11GetDevice` this crate knows.
+ - Needs the crate's `d3d11` feature.
+*/
+    #[cfg(feature = "d3d11")]
+    pub enum cuD3D11GetDevice_v3000 {}
+    #[cfg(feature = "d3d11")]
+    impl super::sealed::Sealed for cuD3D11GetDevice_v3000 {}
+    #[cfg(feature = "d3d11")]
+    unsafe impl super::Entry for cuD3D11GetDevice_v3000 {
+        type Fn = crate::d3d11::PFN_cuD3D11GetDevice_v3000;
+        const INDEX: usize = 87usize;
+    }
+    /** `cuD3D11GetDevices` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D11GetDevices_v3020`](crate::d3d11::PFN_cuD3D11GetDevices_v3020).
+
+ ```text
+ fn(pCudaDeviceCount: *mut c_uint, pCudaDevices: *mut CUdevice_v1, cudaDeviceCount: c_uint, pD3D11Device: *mut ID3D11Device, deviceList: CUd3d11DeviceList) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D11GetDevices`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D11GetDevices` this crate knows.
+ - Needs the crate's `d3d11` feature.
+*/
+    #[cfg(feature = "d3d11")]
+    pub enum cuD3D11GetDevices_v3020 {}
+    #[cfg(feature = "d3d11")]
+    impl super::sealed::Sealed for cuD3D11GetDevices_v3020 {}
+    #[cfg(feature = "d3d11")]
+    unsafe impl super::Entry for cuD3D11GetDevices_v3020 {
+        type Fn = crate::d3d11::PFN_cuD3D11GetDevices_v3020;
+        const INDEX: usize = 88usize;
+    }
+    /** `cuD3D11GetDirect3DDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D11GetDirect3DDevice_v3020`](crate::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020).
+
+ ```text
+ fn(ppD3DDevice: *mut *mut ID3D11Device) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D11GetDirect3DDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D11GetDirect3DDevice` this crate knows.
+ - Needs the crate's `d3d11` feature.
+*/
+    #[cfg(feature = "d3d11")]
+    pub enum cuD3D11GetDirect3DDevice_v3020 {}
+    #[cfg(feature = "d3d11")]
+    impl super::sealed::Sealed for cuD3D11GetDirect3DDevice_v3020 {}
+    #[cfg(feature = "d3d11")]
+    unsafe impl super::Entry for cuD3D11GetDirect3DDevice_v3020 {
+        type Fn = crate::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020;
+        const INDEX: usize = 89usize;
+    }
+    /** `cuD3D9Begin` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9Begin_v2000`](crate::d3d9::PFN_cuD3D9Begin_v2000).
+
+ ```text
+ fn(pDevice: *mut IDirect3DDevice9) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9Begin`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuD3D9Begin` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9Begin_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9Begin_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9Begin_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9Begin_v2000;
+        const INDEX: usize = 90usize;
+    }
+    /** `cuD3D9CtxCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9CtxCreate_v2000`](crate::d3d9::PFN_cuD3D9CtxCreate_v2000).
+
+ ```text
+ fn(pCtx: *mut CUcontext, pCudaDevice: *mut CUdevice_v1, Flags: c_uint, pD3DDevice: *mut IDirect3DDevice9) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9CtxCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `d3d9` feature.
+
+ Every ABI of `cuD3D9CtxCreate`: [`cuD3D9CtxCreate_v3020`] (and this one).
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9CtxCreate_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9CtxCreate_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9CtxCreate_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9CtxCreate_v2000;
+        const INDEX: usize = 91usize;
+    }
+    /** `cuD3D9CtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9CtxCreate_v3020`](crate::d3d9::PFN_cuD3D9CtxCreate_v3020).
+
+ ```text
+ fn(pCtx: *mut CUcontext, pCudaDevice: *mut CUdevice_v1, Flags: c_uint, pD3DDevice: *mut IDirect3DDevice9) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9CtxCreate_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D9CtxCreate` this crate knows.
+ - Needs the crate's `d3d9` feature.
+
+ Every ABI of `cuD3D9CtxCreate`: [`cuD3D9CtxCreate_v2000`] (and this one).
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9CtxCreate_v3020 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9CtxCreate_v3020 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9CtxCreate_v3020 {
+        type Fn = crate::d3d9::PFN_cuD3D9CtxCreate_v3020;
+        const INDEX: usize = 92usize;
+    }
+    /** `cuD3D9CtxCreateOnDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9CtxCreateOnDevice_v3020`](crate::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020).
+
+ ```text
+ fn(pCtx: *mut CUcontext, flags: c_uint, pD3DDevice: *mut IDirect3DDevice9, cudaDevice: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9CtxCreateOnDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D9CtxCreateOnDevice` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9CtxCreateOnDevice_v3020 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9CtxCreateOnDevice_v3020 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9CtxCreateOnDevice_v3020 {
+        type Fn = crate::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020;
+        const INDEX: usize = 93usize;
+    }
+    /** `cuD3D9End` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9End_v2000`](crate::d3d9::PFN_cuD3D9End_v2000).
+
+ ```text
+ fn() -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9End`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuD3D9End` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9End_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9End_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9End_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9End_v2000;
+        const INDEX: usize = 94usize;
+    }
+    /** `cuD3D9GetDevice` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9GetDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDevice_v2000).
+
+ ```text
+ fn(pCudaDevice: *mut CUdevice_v1, pszAdapterName: *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9GetDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuD3D9GetDevice` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9GetDevice_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9GetDevice_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9GetDevice_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9GetDevice_v2000;
+        const INDEX: usize = 95usize;
+    }
+    /** `cuD3D9GetDevices` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9GetDevices_v3020`](crate::d3d9::PFN_cuD3D9GetDevices_v3020).
+
+ ```text
+ fn(pCudaDeviceCount: *mut c_uint, pCudaDevices: *mut CUdevice_v1, cudaDeviceCount: c_uint, pD3D9Device: *mut IDirect3DDevice9, deviceList: CUd3d9DeviceList) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9GetDevices`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D9GetDevices` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9GetDevices_v3020 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9GetDevices_v3020 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9GetDevices_v3020 {
+        type Fn = crate::d3d9::PFN_cuD3D9GetDevices_v3020;
+        const INDEX: usize = 96usize;
+    }
+    /** `cuD3D9GetDirect3DDevice` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9GetDirect3DDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000).
+
+ ```text
+ fn(ppD3DDevice: *mut *mut IDirect3DDevice9) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9GetDirect3DDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuD3D9GetDirect3DDevice` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9GetDirect3DDevice_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9GetDirect3DDevice_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9GetDirect3DDevice_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000;
+        const INDEX: usize = 97usize;
+    }
+    /** `cuD3D9MapResources` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9MapResources_v2000`](crate::d3d9::PFN_cuD3D9MapResources_v2000).
+
+ ```text
+ fn(count: c_uint, ppResource: *mut *mut IDirect3DResource9) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9MapResources`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuD3D9MapResources` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9MapResources_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9MapResources_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9MapResources_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9MapResources_v2000;
+        const INDEX: usize = 98usize;
+    }
+    /** `cuD3D9MapVertexBuffer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9MapVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9MapVertexBuffer_v2000).
+
+ ```text
+ fn(pDevPtr: *mut CUdeviceptr_v1, pSize: *mut c_uint, pVB: *mut IDirect3DVertexBuffer9) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9MapVertexBuffer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `d3d9` feature.
+
+ Every ABI of `cuD3D9MapVertexBuffer`: [`cuD3D9MapVertexBuffer_v3020`] (and this one).
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9MapVertexBuffer_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9MapVertexBuffer_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9MapVertexBuffer_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9MapVertexBuffer_v2000;
+        const INDEX: usize = 99usize;
+    }
+    /** `cuD3D9MapVertexBuffer` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9MapVertexBuffer_v3020`](crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020).
+
+ ```text
+ fn(pDevPtr: *mut CUdeviceptr_v2, pSize: *mut usize, pVB: *mut IDirect3DVertexBuffer9) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9MapVertexBuffer_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D9MapVertexBuffer` this crate knows.
+ - Needs the crate's `d3d9` feature.
+
+ Every ABI of `cuD3D9MapVertexBuffer`: [`cuD3D9MapVertexBuffer_v2000`] (and this one).
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9MapVertexBuffer_v3020 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9MapVertexBuffer_v3020 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9MapVertexBuffer_v3020 {
+        type Fn = crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020;
+        const INDEX: usize = 100usize;
+    }
+    /** `cuD3D9RegisterResource` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9RegisterResource_v2000`](crate::d3d9::PFN_cuD3D9RegisterResource_v2000).
+
+ ```text
+ fn(pResource: *mut IDirect3DResource9, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9RegisterResource`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuD3D9RegisterResource` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9RegisterResource_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9RegisterResource_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9RegisterResource_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9RegisterResource_v2000;
+        const INDEX: usize = 101usize;
+    }
+    /** `cuD3D9RegisterVertexBuffer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9RegisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000).
+
+ ```text
+ fn(pVB: *mut IDirect3DVertexBuffer9) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9RegisterVertexBuffer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuD3D9RegisterVertexBuffer` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9RegisterVertexBuffer_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9RegisterVertexBuffer_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9RegisterVertexBuffer_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000;
+        const INDEX: usize = 102usize;
+    }
+    /** `cuD3D9ResourceGetMappedArray` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D9ResourceGetMappedArray_v2010`](crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010).
+
+ ```text
+ fn(pArray: *mut CUarray, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9ResourceGetMappedArray`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - The newest ABI of `cuD3D9ResourceGetMappedArray` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9ResourceGetMappedArray_v2010 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9ResourceGetMappedArray_v2010 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9ResourceGetMappedArray_v2010 {
+        type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010;
+        const INDEX: usize = 103usize;
+    }
+    /** `cuD3D9ResourceGetMappedPitch` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceGetMappedPitch_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v2000).
+
+ ```text
+ fn(pPitch: *mut c_uint, pPitchSlice: *mut c_uint, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9ResourceGetMappedPitch`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `d3d9` feature.
+
+ Every ABI of `cuD3D9ResourceGetMappedPitch`: [`cuD3D9ResourceGetMappedPitch_v3020`] (and this one).
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9ResourceGetMappedPitch_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9ResourceGetMappedPitch_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9ResourceGetMappedPitch_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v2000;
+        const INDEX: usize = 104usize;
+    }
+    /** `cuD3D9ResourceGetMappedPitch` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9ResourceGetMappedPitch_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020).
+
+ ```text
+ fn(pPitch: *mut usize, pPitchSlice: *mut usize, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9ResourceGetMappedPitch_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D9ResourceGetMappedPitch` this crate knows.
+ - Needs the crate's `d3d9` feature.
+
+ Every ABI of `cuD3D9ResourceGetMappedPitch`: [`cuD3D9ResourceGetMappedPitch_v2000`] (and this one).
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9ResourceGetMappedPitch_v3020 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9ResourceGetMappedPitch_v3020 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9ResourceGetMappedPitch_v3020 {
+        type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020;
+        const INDEX: usize = 105usize;
+    }
+    /** `cuD3D9ResourceGetMappedPointer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceGetMappedPointer_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v2000).
+
+ ```text
+ fn(pDevPtr: *mut CUdeviceptr_v1, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9ResourceGetMappedPointer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `d3d9` feature.
+
+ Every ABI of `cuD3D9ResourceGetMappedPointer`: [`cuD3D9ResourceGetMappedPointer_v3020`] (and this one).
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9ResourceGetMappedPointer_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9ResourceGetMappedPointer_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9ResourceGetMappedPointer_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v2000;
+        const INDEX: usize = 106usize;
+    }
+    /** `cuD3D9ResourceGetMappedPointer` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9ResourceGetMappedPointer_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020).
+
+ ```text
+ fn(pDevPtr: *mut CUdeviceptr_v2, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9ResourceGetMappedPointer_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D9ResourceGetMappedPointer` this crate knows.
+ - Needs the crate's `d3d9` feature.
+
+ Every ABI of `cuD3D9ResourceGetMappedPointer`: [`cuD3D9ResourceGetMappedPointer_v2000`] (and this one).
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9ResourceGetMappedPointer_v3020 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9ResourceGetMappedPointer_v3020 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9ResourceGetMappedPointer_v3020 {
+        type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020;
+        const INDEX: usize = 107usize;
+    }
+    /** `cuD3D9ResourceGetMappedSize` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceGetMappedSize_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v2000).
+
+ ```text
+ fn(pSize: *mut c_uint, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9ResourceGetMappedSize`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `d3d9` feature.
+
+ Every ABI of `cuD3D9ResourceGetMappedSize`: [`cuD3D9ResourceGetMappedSize_v3020`] (and this one).
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9ResourceGetMappedSize_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9ResourceGetMappedSize_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9ResourceGetMappedSize_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v2000;
+        const INDEX: usize = 108usize;
+    }
+    /** `cuD3D9ResourceGetMappedSize` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9ResourceGetMappedSize_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020).
+
+ ```text
+ fn(pSize: *mut usize, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9ResourceGetMappedSize_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D9ResourceGetMappedSize` this crate knows.
+ - Needs the crate's `d3d9` feature.
+
+ Every ABI of `cuD3D9ResourceGetMappedSize`: [`cuD3D9ResourceGetMappedSize_v2000`] (and this one).
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9ResourceGetMappedSize_v3020 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9ResourceGetMappedSize_v3020 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9ResourceGetMappedSize_v3020 {
+        type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020;
+        const INDEX: usize = 109usize;
+    }
+    /** `cuD3D9ResourceGetSurfaceDimensions` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceGetSurfaceDimensions_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v2000).
+
+ ```text
+ fn(pWidth: *mut c_uint, pHeight: *mut c_uint, pDepth: *mut c_uint, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9ResourceGetSurfaceDimensions`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `d3d9` feature.
+
+ Every ABI of `cuD3D9ResourceGetSurfaceDimensions`: [`cuD3D9ResourceGetSurfaceDimensions_v3020`] (and this one).
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9ResourceGetSurfaceDimensions_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9ResourceGetSurfaceDimensions_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9ResourceGetSurfaceDimensions_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v2000;
+        const INDEX: usize = 110usize;
+    }
+    /** `cuD3D9ResourceGetSurfaceDimensions` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9ResourceGetSurfaceDimensions_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020).
+
+ ```text
+ fn(pWidth: *mut usize, pHeight: *mut usize, pDepth: *mut usize, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9ResourceGetSurfaceDimensions_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuD3D9ResourceGetSurfaceDimensions` this crate knows.
+ - Needs the crate's `d3d9` feature.
+
+ Every ABI of `cuD3D9ResourceGetSurfaceDimensions`: [`cuD3D9ResourceGetSurfaceDimensions_v2000`] (and this one).
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9ResourceGetSurfaceDimensions_v3020 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9ResourceGetSurfaceDimensions_v3020 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9ResourceGetSurfaceDimensions_v3020 {
+        type Fn = crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020;
+        const INDEX: usize = 111usize;
+    }
+    /** `cuD3D9ResourceSetMapFlags` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceSetMapFlags_v2000`](crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000).
+
+ ```text
+ fn(pResource: *mut IDirect3DResource9, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9ResourceSetMapFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuD3D9ResourceSetMapFlags` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9ResourceSetMapFlags_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9ResourceSetMapFlags_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9ResourceSetMapFlags_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000;
+        const INDEX: usize = 112usize;
+    }
+    /** `cuD3D9UnmapResources` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9UnmapResources_v2000`](crate::d3d9::PFN_cuD3D9UnmapResources_v2000).
+
+ ```text
+ fn(count: c_uint, ppResource: *mut *mut IDirect3DResource9) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9UnmapResources`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuD3D9UnmapResources` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9UnmapResources_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9UnmapResources_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9UnmapResources_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9UnmapResources_v2000;
+        const INDEX: usize = 113usize;
+    }
+    /** `cuD3D9UnmapVertexBuffer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9UnmapVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000).
+
+ ```text
+ fn(pVB: *mut IDirect3DVertexBuffer9) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9UnmapVertexBuffer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuD3D9UnmapVertexBuffer` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9UnmapVertexBuffer_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9UnmapVertexBuffer_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9UnmapVertexBuffer_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000;
+        const INDEX: usize = 114usize;
+    }
+    /** `cuD3D9UnregisterResource` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9UnregisterResource_v2000`](crate::d3d9::PFN_cuD3D9UnregisterResource_v2000).
+
+ ```text
+ fn(pResource: *mut IDirect3DResource9) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9UnregisterResource`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuD3D9UnregisterResource` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9UnregisterResource_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9UnregisterResource_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9UnregisterResource_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9UnregisterResource_v2000;
+        const INDEX: usize = 115usize;
+    }
+    /** `cuD3D9UnregisterVertexBuffer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9UnregisterVertexBuffer_v2000`](crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000).
+
+ ```text
+ fn(pVB: *mut IDirect3DVertexBuffer9) -> CUresult
+ ```
+
+ - Exported by the driver as `cuD3D9UnregisterVertexBuffer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuD3D9UnregisterVertexBuffer` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuD3D9UnregisterVertexBuffer_v2000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuD3D9UnregisterVertexBuffer_v2000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuD3D9UnregisterVertexBuffer_v2000 {
+        type Fn = crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000;
+        const INDEX: usize = 116usize;
+    }
+    /** `cuDestroyExternalMemory` at exactly version 10000 (CUDA 10.0): [`PFN_cuDestroyExternalMemory_v10000`](crate::pfn::PFN_cuDestroyExternalMemory_v10000).
+
+ ```text
+ fn(extMem: CUexternalMemory) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDestroyExternalMemory`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuDestroyExternalMemory` this crate knows.
+*/
+    pub enum cuDestroyExternalMemory_v10000 {}
+    impl super::sealed::Sealed for cuDestroyExternalMemory_v10000 {}
+    unsafe impl super::Entry for cuDestroyExternalMemory_v10000 {
+        type Fn = crate::pfn::PFN_cuDestroyExternalMemory_v10000;
+        const INDEX: usize = 117usize;
+    }
+    /** `cuDestroyExternalSemaphore` at exactly version 10000 (CUDA 10.0): [`PFN_cuDestroyExternalSemaphore_v10000`](crate::pfn::PFN_cuDestroyExternalSemaphore_v10000).
+
+ ```text
+ fn(extSem: CUexternalSemaphore) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDestroyExternalSemaphore`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuDestroyExternalSemaphore` this crate knows.
+*/
+    pub enum cuDestroyExternalSemaphore_v10000 {}
+    impl super::sealed::Sealed for cuDestroyExternalSemaphore_v10000 {}
+    unsafe impl super::Entry for cuDestroyExternalSemaphore_v10000 {
+        type Fn = crate::pfn::PFN_cuDestroyExternalSemaphore_v10000;
+        const INDEX: usize = 118usize;
+    }
+    /** `cuDevResourceGenerateDesc` at exactly version 12040 (CUDA 12.4): [`PFN_cuDevResourceGenerateDesc_v12040`](crate::pfn::PFN_cuDevResourceGenerateDesc_v12040).
+
+ ```text
+ fn(phDesc: *mut CUdevResourceDesc, resources: *mut CUdevResource, nbResources: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDevResourceGenerateDesc`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuDevResourceGenerateDesc` this crate knows.
+*/
+    pub enum cuDevResourceGenerateDesc_v12040 {}
+    impl super::sealed::Sealed for cuDevResourceGenerateDesc_v12040 {}
+    unsafe impl super::Entry for cuDevResourceGenerateDesc_v12040 {
+        type Fn = crate::pfn::PFN_cuDevResourceGenerateDesc_v12040;
+        const INDEX: usize = 119usize;
+    }
+    /** `cuDevSmResourceSplit` at exactly version 13010 (CUDA 13.1): [`PFN_cuDevSmResourceSplit_v13010`](crate::pfn::PFN_cuDevSmResourceSplit_v13010).
+
+ ```text
+ fn(result: *mut CUdevResource, nbGroups: c_uint, input: *const CUdevResource, remainder: *mut CUdevResource, flags: c_uint, groupParams: *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDevSmResourceSplit`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuDevSmResourceSplit` this crate knows.
+*/
+    pub enum cuDevSmResourceSplit_v13010 {}
+    impl super::sealed::Sealed for cuDevSmResourceSplit_v13010 {}
+    unsafe impl super::Entry for cuDevSmResourceSplit_v13010 {
+        type Fn = crate::pfn::PFN_cuDevSmResourceSplit_v13010;
+        const INDEX: usize = 120usize;
+    }
+    /** `cuDevSmResourceSplitByCount` at exactly version 12040 (CUDA 12.4): [`PFN_cuDevSmResourceSplitByCount_v12040`](crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040).
+
+ ```text
+ fn(result: *mut CUdevResource, nbGroups: *mut c_uint, input: *const CUdevResource, remaining: *mut CUdevResource, useFlags: c_uint, minCount: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDevSmResourceSplitByCount`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuDevSmResourceSplitByCount` this crate knows.
+*/
+    pub enum cuDevSmResourceSplitByCount_v12040 {}
+    impl super::sealed::Sealed for cuDevSmResourceSplitByCount_v12040 {}
+    unsafe impl super::Entry for cuDevSmResourceSplitByCount_v12040 {
+        type Fn = crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040;
+        const INDEX: usize = 121usize;
+    }
+    /** `cuDeviceCanAccessPeer` at exactly version 4000 (CUDA 4.0): [`PFN_cuDeviceCanAccessPeer_v4000`](crate::pfn::PFN_cuDeviceCanAccessPeer_v4000).
+
+ ```text
+ fn(canAccessPeer: *mut c_int, dev: CUdevice_v1, peerDev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceCanAccessPeer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuDeviceCanAccessPeer` this crate knows.
+*/
+    pub enum cuDeviceCanAccessPeer_v4000 {}
+    impl super::sealed::Sealed for cuDeviceCanAccessPeer_v4000 {}
+    unsafe impl super::Entry for cuDeviceCanAccessPeer_v4000 {
+        type Fn = crate::pfn::PFN_cuDeviceCanAccessPeer_v4000;
+        const INDEX: usize = 122usize;
+    }
+    /** `cuDeviceComputeCapability` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceComputeCapability_v2000`](crate::pfn::PFN_cuDeviceComputeCapability_v2000).
+
+ ```text
+ fn(major: *mut c_int, minor: *mut c_int, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceComputeCapability`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuDeviceComputeCapability` this crate knows.
+*/
+    pub enum cuDeviceComputeCapability_v2000 {}
+    impl super::sealed::Sealed for cuDeviceComputeCapability_v2000 {}
+    unsafe impl super::Entry for cuDeviceComputeCapability_v2000 {
+        type Fn = crate::pfn::PFN_cuDeviceComputeCapability_v2000;
+        const INDEX: usize = 123usize;
+    }
+    /** `cuDeviceGet` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGet_v2000`](crate::pfn::PFN_cuDeviceGet_v2000).
+
+ ```text
+ fn(device: *mut CUdevice_v1, ordinal: c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGet`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuDeviceGet` this crate knows.
+*/
+    pub enum cuDeviceGet_v2000 {}
+    impl super::sealed::Sealed for cuDeviceGet_v2000 {}
+    unsafe impl super::Entry for cuDeviceGet_v2000 {
+        type Fn = crate::pfn::PFN_cuDeviceGet_v2000;
+        const INDEX: usize = 124usize;
+    }
+    /** `cuDeviceGetAttribute` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGetAttribute_v2000`](crate::pfn::PFN_cuDeviceGetAttribute_v2000).
+
+ ```text
+ fn(pi: *mut c_int, attrib: CUdevice_attribute, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuDeviceGetAttribute` this crate knows.
+*/
+    pub enum cuDeviceGetAttribute_v2000 {}
+    impl super::sealed::Sealed for cuDeviceGetAttribute_v2000 {}
+    unsafe impl super::Entry for cuDeviceGetAttribute_v2000 {
+        type Fn = crate::pfn::PFN_cuDeviceGetAttribute_v2000;
+        const INDEX: usize = 125usize;
+    }
+    /** `cuDeviceGetByPCIBusId` at exactly version 4010 (CUDA 4.1): [`PFN_cuDeviceGetByPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010).
+
+ ```text
+ fn(dev: *mut CUdevice_v1, pciBusId: *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetByPCIBusId`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.1 or newer.
+ - The newest ABI of `cuDeviceGetByPCIBusId` this crate knows.
+*/
+    pub enum cuDeviceGetByPCIBusId_v4010 {}
+    impl super::sealed::Sealed for cuDeviceGetByPCIBusId_v4010 {}
+    unsafe impl super::Entry for cuDeviceGetByPCIBusId_v4010 {
+        type Fn = crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010;
+        const INDEX: usize = 126usize;
+    }
+    /** `cuDeviceGetCliqueCount` at exactly version 13040 (CUDA 13.4): [`PFN_cuDeviceGetCliqueCount_v13040`](crate::pfn::PFN_cuDeviceGetCliqueCount_v13040).
+
+ ```text
+ fn(count: *mut usize, dev: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetCliqueCount`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.4 or newer.
+ - The newest ABI of `cuDeviceGetCliqueCount` this crate knows.
+*/
+    pub enum cuDeviceGetCliqueCount_v13040 {}
+    impl super::sealed::Sealed for cuDeviceGetCliqueCount_v13040 {}
+    unsafe impl super::Entry for cuDeviceGetCliqueCount_v13040 {
+        type Fn = crate::pfn::PFN_cuDeviceGetCliqueCount_v13040;
+        const INDEX: usize = 127usize;
+    }
+    /** `cuDeviceGetCliqueInfo` at exactly version 13040 (CUDA 13.4): [`PFN_cuDeviceGetCliqueInfo_v13040`](crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040).
+
+ ```text
+ fn(cliqueInfo: *mut CUcliqueInfo, count: *mut usize, dev: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetCliqueInfo`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.4 or newer.
+ - The newest ABI of `cuDeviceGetCliqueInfo` this crate knows.
+*/
+    pub enum cuDeviceGetCliqueInfo_v13040 {}
+    impl super::sealed::Sealed for cuDeviceGetCliqueInfo_v13040 {}
+    unsafe impl super::Entry for cuDeviceGetCliqueInfo_v13040 {
+        type Fn = crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040;
+        const INDEX: usize = 128usize;
+    }
+    /** `cuDeviceGetCount` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGetCount_v2000`](crate::pfn::PFN_cuDeviceGetCount_v2000).
+
+ ```text
+ fn(count: *mut c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetCount`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuDeviceGetCount` this crate knows.
+*/
+    pub enum cuDeviceGetCount_v2000 {}
+    impl super::sealed::Sealed for cuDeviceGetCount_v2000 {}
+    unsafe impl super::Entry for cuDeviceGetCount_v2000 {
+        type Fn = crate::pfn::PFN_cuDeviceGetCount_v2000;
+        const INDEX: usize = 129usize;
+    }
+    /** `cuDeviceGetDefaultMemPool` at exactly version 11020 (CUDA 11.2): [`PFN_cuDeviceGetDefaultMemPool_v11020`](crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020).
+
+ ```text
+ fn(pool_out: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetDefaultMemPool`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuDeviceGetDefaultMemPool` this crate knows.
+*/
+    pub enum cuDeviceGetDefaultMemPool_v11020 {}
+    impl super::sealed::Sealed for cuDeviceGetDefaultMemPool_v11020 {}
+    unsafe impl super::Entry for cuDeviceGetDefaultMemPool_v11020 {
+        type Fn = crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020;
+        const INDEX: usize = 130usize;
+    }
+    /** `cuDeviceGetDevResource` at exactly version 12040 (CUDA 12.4): [`PFN_cuDeviceGetDevResource_v12040`](crate::pfn::PFN_cuDeviceGetDevResource_v12040).
+
+ ```text
+ fn(dev: CUdevice, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetDevResource`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuDeviceGetDevResource` this crate knows.
+*/
+    pub enum cuDeviceGetDevResource_v12040 {}
+    impl super::sealed::Sealed for cuDeviceGetDevResource_v12040 {}
+    unsafe impl super::Entry for cuDeviceGetDevResource_v12040 {
+        type Fn = crate::pfn::PFN_cuDeviceGetDevResource_v12040;
+        const INDEX: usize = 131usize;
+    }
+    /** `cuDeviceGetExecAffinitySupport` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceGetExecAffinitySupport_v11040`](crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040).
+
+ ```text
+ fn(pi: *mut c_int, type_: CUexecAffinityType, dev: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetExecAffinitySupport`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.4 or newer.
+ - The newest ABI of `cuDeviceGetExecAffinitySupport` this crate knows.
+*/
+    pub enum cuDeviceGetExecAffinitySupport_v11040 {}
+    impl super::sealed::Sealed for cuDeviceGetExecAffinitySupport_v11040 {}
+    unsafe impl super::Entry for cuDeviceGetExecAffinitySupport_v11040 {
+        type Fn = crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040;
+        const INDEX: usize = 132usize;
+    }
+    /** `cuDeviceGetFabricClusterUuid` at exactly version 13040 (CUDA 13.4): [`PFN_cuDeviceGetFabricClusterUuid_v13040`](crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040).
+
+ ```text
+ fn(uuid: *mut CUuuid, dev: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetFabricClusterUuid`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.4 or newer.
+ - The newest ABI of `cuDeviceGetFabricClusterUuid` this crate knows.
+*/
+    pub enum cuDeviceGetFabricClusterUuid_v13040 {}
+    impl super::sealed::Sealed for cuDeviceGetFabricClusterUuid_v13040 {}
+    unsafe impl super::Entry for cuDeviceGetFabricClusterUuid_v13040 {
+        type Fn = crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040;
+        const INDEX: usize = 133usize;
+    }
+    /** `cuDeviceGetGraphMemAttribute` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceGetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040).
+
+ ```text
+ fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetGraphMemAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.4 or newer.
+ - The newest ABI of `cuDeviceGetGraphMemAttribute` this crate knows.
+*/
+    pub enum cuDeviceGetGraphMemAttribute_v11040 {}
+    impl super::sealed::Sealed for cuDeviceGetGraphMemAttribute_v11040 {}
+    unsafe impl super::Entry for cuDeviceGetGraphMemAttribute_v11040 {
+        type Fn = crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040;
+        const INDEX: usize = 134usize;
+    }
+    /** `cuDeviceGetHostAtomicCapabilities` at exactly version 13000 (CUDA 13.0): [`PFN_cuDeviceGetHostAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000).
+
+ ```text
+ fn(capabilities: *mut c_uint, operations: *const CUatomicOperation, count: c_uint, dev: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetHostAtomicCapabilities`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuDeviceGetHostAtomicCapabilities` this crate knows.
+*/
+    pub enum cuDeviceGetHostAtomicCapabilities_v13000 {}
+    impl super::sealed::Sealed for cuDeviceGetHostAtomicCapabilities_v13000 {}
+    unsafe impl super::Entry for cuDeviceGetHostAtomicCapabilities_v13000 {
+        type Fn = crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000;
+        const INDEX: usize = 135usize;
+    }
+    /** `cuDeviceGetLuid` at exactly version 10000 (CUDA 10.0): [`PFN_cuDeviceGetLuid_v10000`](crate::pfn::PFN_cuDeviceGetLuid_v10000).
+
+ ```text
+ fn(luid: *mut c_char, deviceNodeMask: *mut c_uint, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetLuid`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuDeviceGetLuid` this crate knows.
+*/
+    pub enum cuDeviceGetLuid_v10000 {}
+    impl super::sealed::Sealed for cuDeviceGetLuid_v10000 {}
+    unsafe impl super::Entry for cuDeviceGetLuid_v10000 {
+        type Fn = crate::pfn::PFN_cuDeviceGetLuid_v10000;
+        const INDEX: usize = 136usize;
+    }
+    /** `cuDeviceGetMemPool` at exactly version 11020 (CUDA 11.2): [`PFN_cuDeviceGetMemPool_v11020`](crate::pfn::PFN_cuDeviceGetMemPool_v11020).
+
+ ```text
+ fn(pool: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetMemPool`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuDeviceGetMemPool` this crate knows.
+*/
+    pub enum cuDeviceGetMemPool_v11020 {}
+    impl super::sealed::Sealed for cuDeviceGetMemPool_v11020 {}
+    unsafe impl super::Entry for cuDeviceGetMemPool_v11020 {
+        type Fn = crate::pfn::PFN_cuDeviceGetMemPool_v11020;
+        const INDEX: usize = 137usize;
+    }
+    /** `cuDeviceGetName` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGetName_v2000`](crate::pfn::PFN_cuDeviceGetName_v2000).
+
+ ```text
+ fn(name: *mut c_char, len: c_int, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetName`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuDeviceGetName` this crate knows.
+*/
+    pub enum cuDeviceGetName_v2000 {}
+    impl super::sealed::Sealed for cuDeviceGetName_v2000 {}
+    unsafe impl super::Entry for cuDeviceGetName_v2000 {
+        type Fn = crate::pfn::PFN_cuDeviceGetName_v2000;
+        const INDEX: usize = 138usize;
+    }
+    /** `cuDeviceGetNvSciSyncAttributes` at exactly version 10020 (CUDA 10.2): [`PFN_cuDeviceGetNvSciSyncAttributes_v10020`](crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020).
+
+ ```text
+ fn(nvSciSyncAttrList: *mut c_void, dev: CUdevice_v1, flags: c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetNvSciSyncAttributes`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuDeviceGetNvSciSyncAttributes` this crate knows.
+*/
+    pub enum cuDeviceGetNvSciSyncAttributes_v10020 {}
+    impl super::sealed::Sealed for cuDeviceGetNvSciSyncAttributes_v10020 {}
+    unsafe impl super::Entry for cuDeviceGetNvSciSyncAttributes_v10020 {
+        type Fn = crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020;
+        const INDEX: usize = 139usize;
+    }
+    /** `cuDeviceGetP2PAtomicCapabilities` at exactly version 13000 (CUDA 13.0): [`PFN_cuDeviceGetP2PAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000).
+
+ ```text
+ fn(capabilities: *mut c_uint, operations: *const CUatomicOperation, count: c_uint, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetP2PAtomicCapabilities`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuDeviceGetP2PAtomicCapabilities` this crate knows.
+*/
+    pub enum cuDeviceGetP2PAtomicCapabilities_v13000 {}
+    impl super::sealed::Sealed for cuDeviceGetP2PAtomicCapabilities_v13000 {}
+    unsafe impl super::Entry for cuDeviceGetP2PAtomicCapabilities_v13000 {
+        type Fn = crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000;
+        const INDEX: usize = 140usize;
+    }
+    /** `cuDeviceGetP2PAttribute` at exactly version 8000 (CUDA 8.0): [`PFN_cuDeviceGetP2PAttribute_v8000`](crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000).
+
+ ```text
+ fn(value: *mut c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice_v1, dstDevice: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetP2PAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - The newest ABI of `cuDeviceGetP2PAttribute` this crate knows.
+*/
+    pub enum cuDeviceGetP2PAttribute_v8000 {}
+    impl super::sealed::Sealed for cuDeviceGetP2PAttribute_v8000 {}
+    unsafe impl super::Entry for cuDeviceGetP2PAttribute_v8000 {
+        type Fn = crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000;
+        const INDEX: usize = 141usize;
+    }
+    /** `cuDeviceGetPCIBusId` at exactly version 4010 (CUDA 4.1): [`PFN_cuDeviceGetPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetPCIBusId_v4010).
+
+ ```text
+ fn(pciBusId: *mut c_char, len: c_int, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetPCIBusId`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.1 or newer.
+ - The newest ABI of `cuDeviceGetPCIBusId` this crate knows.
+*/
+    pub enum cuDeviceGetPCIBusId_v4010 {}
+    impl super::sealed::Sealed for cuDeviceGetPCIBusId_v4010 {}
+    unsafe impl super::Entry for cuDeviceGetPCIBusId_v4010 {
+        type Fn = crate::pfn::PFN_cuDeviceGetPCIBusId_v4010;
+        const INDEX: usize = 142usize;
+    }
+    /** `cuDeviceGetProperties` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGetProperties_v2000`](crate::pfn::PFN_cuDeviceGetProperties_v2000).
+
+ ```text
+ fn(prop: *mut CUdevprop_v1, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetProperties`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuDeviceGetProperties` this crate knows.
+*/
+    pub enum cuDeviceGetProperties_v2000 {}
+    impl super::sealed::Sealed for cuDeviceGetProperties_v2000 {}
+    unsafe impl super::Entry for cuDeviceGetProperties_v2000 {
+        type Fn = crate::pfn::PFN_cuDeviceGetProperties_v2000;
+        const INDEX: usize = 143usize;
+    }
+    /** `cuDeviceGetTexture1DLinearMaxWidth` at exactly version 11010 (CUDA 11.1): [`PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010`](crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010).
+
+ ```text
+ fn(maxWidthInElements: *mut usize, format: CUarray_format, numChannels: c_uint, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetTexture1DLinearMaxWidth`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuDeviceGetTexture1DLinearMaxWidth` this crate knows.
+*/
+    pub enum cuDeviceGetTexture1DLinearMaxWidth_v11010 {}
+    impl super::sealed::Sealed for cuDeviceGetTexture1DLinearMaxWidth_v11010 {}
+    unsafe impl super::Entry for cuDeviceGetTexture1DLinearMaxWidth_v11010 {
+        type Fn = crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010;
+        const INDEX: usize = 144usize;
+    }
+    /** `cuDeviceGetUuid` at exactly version 9020 (CUDA 9.2): [`PFN_cuDeviceGetUuid_v9020`](crate::pfn::PFN_cuDeviceGetUuid_v9020).
+
+ ```text
+ fn(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetUuid`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 9.2 or newer.
+ - An older ABI of `cuDeviceGetUuid`: newer ones follow below.
+
+ Every ABI of `cuDeviceGetUuid`: [`cuDeviceGetUuid_v11040`] (and this one).
+*/
+    pub enum cuDeviceGetUuid_v9020 {}
+    impl super::sealed::Sealed for cuDeviceGetUuid_v9020 {}
+    unsafe impl super::Entry for cuDeviceGetUuid_v9020 {
+        type Fn = crate::pfn::PFN_cuDeviceGetUuid_v9020;
+        const INDEX: usize = 145usize;
+    }
+    /** `cuDeviceGetUuid` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceGetUuid_v11040`](crate::pfn::PFN_cuDeviceGetUuid_v11040).
+
+ ```text
+ fn(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGetUuid_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.4 or newer.
+ - The newest ABI of `cuDeviceGetUuid` this crate knows.
+
+ Every ABI of `cuDeviceGetUuid`: [`cuDeviceGetUuid_v9020`] (and this one).
+*/
+    pub enum cuDeviceGetUuid_v11040 {}
+    impl super::sealed::Sealed for cuDeviceGetUuid_v11040 {}
+    unsafe impl super::Entry for cuDeviceGetUuid_v11040 {
+        type Fn = crate::pfn::PFN_cuDeviceGetUuid_v11040;
+        const INDEX: usize = 146usize;
+    }
+    /** `cuDeviceGraphMemTrim` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceGraphMemTrim_v11040`](crate::pfn::PFN_cuDeviceGraphMemTrim_v11040).
+
+ ```text
+ fn(device: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceGraphMemTrim`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.4 or newer.
+ - The newest ABI of `cuDeviceGraphMemTrim` this crate knows.
+*/
+    pub enum cuDeviceGraphMemTrim_v11040 {}
+    impl super::sealed::Sealed for cuDeviceGraphMemTrim_v11040 {}
+    unsafe impl super::Entry for cuDeviceGraphMemTrim_v11040 {
+        type Fn = crate::pfn::PFN_cuDeviceGraphMemTrim_v11040;
+        const INDEX: usize = 147usize;
+    }
+    /** `cuDevicePrimaryCtxGetState` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxGetState_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000).
+
+ ```text
+ fn(dev: CUdevice_v1, flags: *mut c_uint, active: *mut c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDevicePrimaryCtxGetState`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuDevicePrimaryCtxGetState` this crate knows.
+*/
+    pub enum cuDevicePrimaryCtxGetState_v7000 {}
+    impl super::sealed::Sealed for cuDevicePrimaryCtxGetState_v7000 {}
+    unsafe impl super::Entry for cuDevicePrimaryCtxGetState_v7000 {
+        type Fn = crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000;
+        const INDEX: usize = 148usize;
+    }
+    /** `cuDevicePrimaryCtxRelease` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxRelease_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v7000).
+
+ ```text
+ fn(dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDevicePrimaryCtxRelease`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuDevicePrimaryCtxRelease`: [`cuDevicePrimaryCtxRelease_v11000`] (and this one).
+*/
+    pub enum cuDevicePrimaryCtxRelease_v7000 {}
+    impl super::sealed::Sealed for cuDevicePrimaryCtxRelease_v7000 {}
+    unsafe impl super::Entry for cuDevicePrimaryCtxRelease_v7000 {
+        type Fn = crate::pfn::PFN_cuDevicePrimaryCtxRelease_v7000;
+        const INDEX: usize = 149usize;
+    }
+    /** `cuDevicePrimaryCtxRelease` at exactly version 11000 (CUDA 11.0): [`PFN_cuDevicePrimaryCtxRelease_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000).
+
+ ```text
+ fn(dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDevicePrimaryCtxRelease_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuDevicePrimaryCtxRelease` this crate knows.
+
+ Every ABI of `cuDevicePrimaryCtxRelease`: [`cuDevicePrimaryCtxRelease_v7000`] (and this one).
+*/
+    pub enum cuDevicePrimaryCtxRelease_v11000 {}
+    impl super::sealed::Sealed for cuDevicePrimaryCtxRelease_v11000 {}
+    unsafe impl super::Entry for cuDevicePrimaryCtxRelease_v11000 {
+        type Fn = crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000;
+        const INDEX: usize = 150usize;
+    }
+    /** `cuDevicePrimaryCtxReset` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxReset_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v7000).
+
+ ```text
+ fn(dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDevicePrimaryCtxReset`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuDevicePrimaryCtxReset`: [`cuDevicePrimaryCtxReset_v11000`] (and this one).
+*/
+    pub enum cuDevicePrimaryCtxReset_v7000 {}
+    impl super::sealed::Sealed for cuDevicePrimaryCtxReset_v7000 {}
+    unsafe impl super::Entry for cuDevicePrimaryCtxReset_v7000 {
+        type Fn = crate::pfn::PFN_cuDevicePrimaryCtxReset_v7000;
+        const INDEX: usize = 151usize;
+    }
+    /** `cuDevicePrimaryCtxReset` at exactly version 11000 (CUDA 11.0): [`PFN_cuDevicePrimaryCtxReset_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000).
+
+ ```text
+ fn(dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDevicePrimaryCtxReset_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuDevicePrimaryCtxReset` this crate knows.
+
+ Every ABI of `cuDevicePrimaryCtxReset`: [`cuDevicePrimaryCtxReset_v7000`] (and this one).
+*/
+    pub enum cuDevicePrimaryCtxReset_v11000 {}
+    impl super::sealed::Sealed for cuDevicePrimaryCtxReset_v11000 {}
+    unsafe impl super::Entry for cuDevicePrimaryCtxReset_v11000 {
+        type Fn = crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000;
+        const INDEX: usize = 152usize;
+    }
+    /** `cuDevicePrimaryCtxRetain` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxRetain_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000).
+
+ ```text
+ fn(pctx: *mut CUcontext, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDevicePrimaryCtxRetain`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuDevicePrimaryCtxRetain` this crate knows.
+*/
+    pub enum cuDevicePrimaryCtxRetain_v7000 {}
+    impl super::sealed::Sealed for cuDevicePrimaryCtxRetain_v7000 {}
+    unsafe impl super::Entry for cuDevicePrimaryCtxRetain_v7000 {
+        type Fn = crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000;
+        const INDEX: usize = 153usize;
+    }
+    /** `cuDevicePrimaryCtxSetFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxSetFlags_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000).
+
+ ```text
+ fn(dev: CUdevice_v1, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDevicePrimaryCtxSetFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuDevicePrimaryCtxSetFlags`: [`cuDevicePrimaryCtxSetFlags_v11000`] (and this one).
+*/
+    pub enum cuDevicePrimaryCtxSetFlags_v7000 {}
+    impl super::sealed::Sealed for cuDevicePrimaryCtxSetFlags_v7000 {}
+    unsafe impl super::Entry for cuDevicePrimaryCtxSetFlags_v7000 {
+        type Fn = crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000;
+        const INDEX: usize = 154usize;
+    }
+    /** `cuDevicePrimaryCtxSetFlags` at exactly version 11000 (CUDA 11.0): [`PFN_cuDevicePrimaryCtxSetFlags_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000).
+
+ ```text
+ fn(dev: CUdevice_v1, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDevicePrimaryCtxSetFlags_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuDevicePrimaryCtxSetFlags` this crate knows.
+
+ Every ABI of `cuDevicePrimaryCtxSetFlags`: [`cuDevicePrimaryCtxSetFlags_v7000`] (and this one).
+*/
+    pub enum cuDevicePrimaryCtxSetFlags_v11000 {}
+    impl super::sealed::Sealed for cuDevicePrimaryCtxSetFlags_v11000 {}
+    unsafe impl super::Entry for cuDevicePrimaryCtxSetFlags_v11000 {
+        type Fn = crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000;
+        const INDEX: usize = 155usize;
+    }
+    /** `cuDeviceRegisterAsyncNotification` at exactly version 12040 (CUDA 12.4): [`PFN_cuDeviceRegisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040).
+
+ ```text
+ fn(device: CUdevice, callbackFunc: CUasyncCallback, userData: *mut c_void, callback: *mut CUasyncCallbackHandle) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceRegisterAsyncNotification`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuDeviceRegisterAsyncNotification` this crate knows.
+*/
+    pub enum cuDeviceRegisterAsyncNotification_v12040 {}
+    impl super::sealed::Sealed for cuDeviceRegisterAsyncNotification_v12040 {}
+    unsafe impl super::Entry for cuDeviceRegisterAsyncNotification_v12040 {
+        type Fn = crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040;
+        const INDEX: usize = 156usize;
+    }
+    /** `cuDeviceSetGraphMemAttribute` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceSetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040).
+
+ ```text
+ fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceSetGraphMemAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.4 or newer.
+ - The newest ABI of `cuDeviceSetGraphMemAttribute` this crate knows.
+*/
+    pub enum cuDeviceSetGraphMemAttribute_v11040 {}
+    impl super::sealed::Sealed for cuDeviceSetGraphMemAttribute_v11040 {}
+    unsafe impl super::Entry for cuDeviceSetGraphMemAttribute_v11040 {
+        type Fn = crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040;
+        const INDEX: usize = 157usize;
+    }
+    /** `cuDeviceSetMemPool` at exactly version 11020 (CUDA 11.2): [`PFN_cuDeviceSetMemPool_v11020`](crate::pfn::PFN_cuDeviceSetMemPool_v11020).
+
+ ```text
+ fn(dev: CUdevice_v1, pool: CUmemoryPool) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceSetMemPool`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuDeviceSetMemPool` this crate knows.
+*/
+    pub enum cuDeviceSetMemPool_v11020 {}
+    impl super::sealed::Sealed for cuDeviceSetMemPool_v11020 {}
+    unsafe impl super::Entry for cuDeviceSetMemPool_v11020 {
+        type Fn = crate::pfn::PFN_cuDeviceSetMemPool_v11020;
+        const INDEX: usize = 158usize;
+    }
+    /** `cuDeviceTotalMem` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceTotalMem_v2000`](crate::pfn::PFN_cuDeviceTotalMem_v2000).
+
+ ```text
+ fn(bytes: *mut c_uint, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceTotalMem`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuDeviceTotalMem`: [`cuDeviceTotalMem_v3020`] (and this one).
+*/
+    pub enum cuDeviceTotalMem_v2000 {}
+    impl super::sealed::Sealed for cuDeviceTotalMem_v2000 {}
+    unsafe impl super::Entry for cuDeviceTotalMem_v2000 {
+        type Fn = crate::pfn::PFN_cuDeviceTotalMem_v2000;
+        const INDEX: usize = 159usize;
+    }
+    /** `cuDeviceTotalMem` at exactly version 3020 (CUDA 3.2): [`PFN_cuDeviceTotalMem_v3020`](crate::pfn::PFN_cuDeviceTotalMem_v3020).
+
+ ```text
+ fn(bytes: *mut usize, dev: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceTotalMem_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuDeviceTotalMem` this crate knows.
+
+ Every ABI of `cuDeviceTotalMem`: [`cuDeviceTotalMem_v2000`] (and this one).
+*/
+    pub enum cuDeviceTotalMem_v3020 {}
+    impl super::sealed::Sealed for cuDeviceTotalMem_v3020 {}
+    unsafe impl super::Entry for cuDeviceTotalMem_v3020 {
+        type Fn = crate::pfn::PFN_cuDeviceTotalMem_v3020;
+        const INDEX: usize = 160usize;
+    }
+    /** `cuDeviceUnregisterAsyncNotification` at exactly version 12040 (CUDA 12.4): [`PFN_cuDeviceUnregisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040).
+
+ ```text
+ fn(device: CUdevice, callback: CUasyncCallbackHandle) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDeviceUnregisterAsyncNotification`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuDeviceUnregisterAsyncNotification` this crate knows.
+*/
+    pub enum cuDeviceUnregisterAsyncNotification_v12040 {}
+    impl super::sealed::Sealed for cuDeviceUnregisterAsyncNotification_v12040 {}
+    unsafe impl super::Entry for cuDeviceUnregisterAsyncNotification_v12040 {
+        type Fn = crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040;
+        const INDEX: usize = 161usize;
+    }
+    /** `cuDriverGetVersion` at exactly version 2020 (CUDA 2.2): [`PFN_cuDriverGetVersion_v2020`](crate::pfn::PFN_cuDriverGetVersion_v2020).
+
+ ```text
+ fn(driverVersion: *mut c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuDriverGetVersion`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.2 or newer.
+ - The newest ABI of `cuDriverGetVersion` this crate knows.
+*/
+    pub enum cuDriverGetVersion_v2020 {}
+    impl super::sealed::Sealed for cuDriverGetVersion_v2020 {}
+    unsafe impl super::Entry for cuDriverGetVersion_v2020 {
+        type Fn = crate::pfn::PFN_cuDriverGetVersion_v2020;
+        const INDEX: usize = 162usize;
+    }
+    /** `cuEGLStreamConsumerAcquireFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamConsumerAcquireFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000).
+
+ ```text
+ fn(conn: *mut CUeglStreamConnection, pCudaResource: *mut CUgraphicsResource, pStream: *mut CUstream, timeout: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEGLStreamConsumerAcquireFrame`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuEGLStreamConsumerAcquireFrame` this crate knows.
+ - Needs the crate's `egl` feature.
+*/
+    #[cfg(feature = "egl")]
+    pub enum cuEGLStreamConsumerAcquireFrame_v7000 {}
+    #[cfg(feature = "egl")]
+    impl super::sealed::Sealed for cuEGLStreamConsumerAcquireFrame_v7000 {}
+    #[cfg(feature = "egl")]
+    unsafe impl super::Entry for cuEGLStreamConsumerAcquireFrame_v7000 {
+        type Fn = crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000;
+        const INDEX: usize = 163usize;
+    }
+    /** `cuEGLStreamConsumerConnect` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamConsumerConnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerConnect_v7000).
+
+ ```text
+ fn(conn: *mut CUeglStreamConnection, stream: EGLStreamKHR) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEGLStreamConsumerConnect`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuEGLStreamConsumerConnect` this crate knows.
+ - Needs the crate's `egl` feature.
+*/
+    #[cfg(feature = "egl")]
+    pub enum cuEGLStreamConsumerConnect_v7000 {}
+    #[cfg(feature = "egl")]
+    impl super::sealed::Sealed for cuEGLStreamConsumerConnect_v7000 {}
+    #[cfg(feature = "egl")]
+    unsafe impl super::Entry for cuEGLStreamConsumerConnect_v7000 {
+        type Fn = crate::egl::PFN_cuEGLStreamConsumerConnect_v7000;
+        const INDEX: usize = 164usize;
+    }
+    /** `cuEGLStreamConsumerConnectWithFlags` at exactly version 8000 (CUDA 8.0): [`PFN_cuEGLStreamConsumerConnectWithFlags_v8000`](crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000).
+
+ ```text
+ fn(conn: *mut CUeglStreamConnection, stream: EGLStreamKHR, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEGLStreamConsumerConnectWithFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - The newest ABI of `cuEGLStreamConsumerConnectWithFlags` this crate knows.
+ - Needs the crate's `egl` feature.
+*/
+    #[cfg(feature = "egl")]
+    pub enum cuEGLStreamConsumerConnectWithFlags_v8000 {}
+    #[cfg(feature = "egl")]
+    impl super::sealed::Sealed for cuEGLStreamConsumerConnectWithFlags_v8000 {}
+    #[cfg(feature = "egl")]
+    unsafe impl super::Entry for cuEGLStreamConsumerConnectWithFlags_v8000 {
+        type Fn = crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000;
+        const INDEX: usize = 165usize;
+    }
+    /** `cuEGLStreamConsumerDisconnect` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamConsumerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000).
+
+ ```text
+ fn(conn: *mut CUeglStreamConnection) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEGLStreamConsumerDisconnect`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuEGLStreamConsumerDisconnect` this crate knows.
+ - Needs the crate's `egl` feature.
+*/
+    #[cfg(feature = "egl")]
+    pub enum cuEGLStreamConsumerDisconnect_v7000 {}
+    #[cfg(feature = "egl")]
+    impl super::sealed::Sealed for cuEGLStreamConsumerDisconnect_v7000 {}
+    #[cfg(feature = "egl")]
+    unsafe impl super::Entry for cuEGLStreamConsumerDisconnect_v7000 {
+        type Fn = crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000;
+        const INDEX: usize = 166usize;
+    }
+    /** `cuEGLStreamConsumerReleaseFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamConsumerReleaseFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000).
+
+ ```text
+ fn(conn: *mut CUeglStreamConnection, pCudaResource: CUgraphicsResource, pStream: *mut CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEGLStreamConsumerReleaseFrame`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuEGLStreamConsumerReleaseFrame` this crate knows.
+ - Needs the crate's `egl` feature.
+*/
+    #[cfg(feature = "egl")]
+    pub enum cuEGLStreamConsumerReleaseFrame_v7000 {}
+    #[cfg(feature = "egl")]
+    impl super::sealed::Sealed for cuEGLStreamConsumerReleaseFrame_v7000 {}
+    #[cfg(feature = "egl")]
+    unsafe impl super::Entry for cuEGLStreamConsumerReleaseFrame_v7000 {
+        type Fn = crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000;
+        const INDEX: usize = 167usize;
+    }
+    /** `cuEGLStreamProducerConnect` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamProducerConnect_v7000`](crate::egl::PFN_cuEGLStreamProducerConnect_v7000).
+
+ ```text
+ fn(conn: *mut CUeglStreamConnection, stream: EGLStreamKHR, width: EGLint, height: EGLint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEGLStreamProducerConnect`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuEGLStreamProducerConnect` this crate knows.
+ - Needs the crate's `egl` feature.
+*/
+    #[cfg(feature = "egl")]
+    pub enum cuEGLStreamProducerConnect_v7000 {}
+    #[cfg(feature = "egl")]
+    impl super::sealed::Sealed for cuEGLStreamProducerConnect_v7000 {}
+    #[cfg(feature = "egl")]
+    unsafe impl super::Entry for cuEGLStreamProducerConnect_v7000 {
+        type Fn = crate::egl::PFN_cuEGLStreamProducerConnect_v7000;
+        const INDEX: usize = 168usize;
+    }
+    /** `cuEGLStreamProducerDisconnect` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamProducerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000).
+
+ ```text
+ fn(conn: *mut CUeglStreamConnection) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEGLStreamProducerDisconnect`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuEGLStreamProducerDisconnect` this crate knows.
+ - Needs the crate's `egl` feature.
+*/
+    #[cfg(feature = "egl")]
+    pub enum cuEGLStreamProducerDisconnect_v7000 {}
+    #[cfg(feature = "egl")]
+    impl super::sealed::Sealed for cuEGLStreamProducerDisconnect_v7000 {}
+    #[cfg(feature = "egl")]
+    unsafe impl super::Entry for cuEGLStreamProducerDisconnect_v7000 {
+        type Fn = crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000;
+        const INDEX: usize = 169usize;
+    }
+    /** `cuEGLStreamProducerPresentFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamProducerPresentFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000).
+
+ ```text
+ fn(conn: *mut CUeglStreamConnection, eglframe: CUeglFrame_v1, pStream: *mut CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEGLStreamProducerPresentFrame`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuEGLStreamProducerPresentFrame` this crate knows.
+ - Needs the crate's `egl` feature.
+*/
+    #[cfg(feature = "egl")]
+    pub enum cuEGLStreamProducerPresentFrame_v7000 {}
+    #[cfg(feature = "egl")]
+    impl super::sealed::Sealed for cuEGLStreamProducerPresentFrame_v7000 {}
+    #[cfg(feature = "egl")]
+    unsafe impl super::Entry for cuEGLStreamProducerPresentFrame_v7000 {
+        type Fn = crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000;
+        const INDEX: usize = 170usize;
+    }
+    /** `cuEGLStreamProducerReturnFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamProducerReturnFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000).
+
+ ```text
+ fn(conn: *mut CUeglStreamConnection, eglframe: *mut CUeglFrame_v1, pStream: *mut CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEGLStreamProducerReturnFrame`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuEGLStreamProducerReturnFrame` this crate knows.
+ - Needs the crate's `egl` feature.
+*/
+    #[cfg(feature = "egl")]
+    pub enum cuEGLStreamProducerReturnFrame_v7000 {}
+    #[cfg(feature = "egl")]
+    impl super::sealed::Sealed for cuEGLStreamProducerReturnFrame_v7000 {}
+    #[cfg(feature = "egl")]
+    unsafe impl super::Entry for cuEGLStreamProducerReturnFrame_v7000 {
+        type Fn = crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000;
+        const INDEX: usize = 171usize;
+    }
+    /** `cuEventCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventCreate_v2000`](crate::pfn::PFN_cuEventCreate_v2000).
+
+ ```text
+ fn(phEvent: *mut CUevent, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEventCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuEventCreate` this crate knows.
+*/
+    pub enum cuEventCreate_v2000 {}
+    impl super::sealed::Sealed for cuEventCreate_v2000 {}
+    unsafe impl super::Entry for cuEventCreate_v2000 {
+        type Fn = crate::pfn::PFN_cuEventCreate_v2000;
+        const INDEX: usize = 172usize;
+    }
+    /** `cuEventCreateFromEGLSync` at exactly version 9000 (CUDA 9.0): [`PFN_cuEventCreateFromEGLSync_v9000`](crate::egl::PFN_cuEventCreateFromEGLSync_v9000).
+
+ ```text
+ fn(phEvent: *mut CUevent, eglSync: EGLSyncKHR, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEventCreateFromEGLSync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 9.0 or newer.
+ - The newest ABI of `cuEventCreateFromEGLSync` this crate knows.
+ - Needs the crate's `egl` feature.
+*/
+    #[cfg(feature = "egl")]
+    pub enum cuEventCreateFromEGLSync_v9000 {}
+    #[cfg(feature = "egl")]
+    impl super::sealed::Sealed for cuEventCreateFromEGLSync_v9000 {}
+    #[cfg(feature = "egl")]
+    unsafe impl super::Entry for cuEventCreateFromEGLSync_v9000 {
+        type Fn = crate::egl::PFN_cuEventCreateFromEGLSync_v9000;
+        const INDEX: usize = 173usize;
+    }
+    /** `cuEventDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventDestroy_v2000`](crate::pfn::PFN_cuEventDestroy_v2000).
+
+ ```text
+ fn(hEvent: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEventDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuEventDestroy`: [`cuEventDestroy_v4000`] (and this one).
+*/
+    pub enum cuEventDestroy_v2000 {}
+    impl super::sealed::Sealed for cuEventDestroy_v2000 {}
+    unsafe impl super::Entry for cuEventDestroy_v2000 {
+        type Fn = crate::pfn::PFN_cuEventDestroy_v2000;
+        const INDEX: usize = 174usize;
+    }
+    /** `cuEventDestroy` at exactly version 4000 (CUDA 4.0): [`PFN_cuEventDestroy_v4000`](crate::pfn::PFN_cuEventDestroy_v4000).
+
+ ```text
+ fn(hEvent: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEventDestroy_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuEventDestroy` this crate knows.
+
+ Every ABI of `cuEventDestroy`: [`cuEventDestroy_v2000`] (and this one).
+*/
+    pub enum cuEventDestroy_v4000 {}
+    impl super::sealed::Sealed for cuEventDestroy_v4000 {}
+    unsafe impl super::Entry for cuEventDestroy_v4000 {
+        type Fn = crate::pfn::PFN_cuEventDestroy_v4000;
+        const INDEX: usize = 175usize;
+    }
+    /** `cuEventElapsedTime` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventElapsedTime_v2000`](crate::pfn::PFN_cuEventElapsedTime_v2000).
+
+ ```text
+ fn(pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEventElapsedTime`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - An older ABI of `cuEventElapsedTime`: newer ones follow below.
+
+ Every ABI of `cuEventElapsedTime`: [`cuEventElapsedTime_v12080`] (and this one).
+*/
+    pub enum cuEventElapsedTime_v2000 {}
+    impl super::sealed::Sealed for cuEventElapsedTime_v2000 {}
+    unsafe impl super::Entry for cuEventElapsedTime_v2000 {
+        type Fn = crate::pfn::PFN_cuEventElapsedTime_v2000;
+        const INDEX: usize = 176usize;
+    }
+    /** `cuEventElapsedTime` at exactly version 12080 (CUDA 12.8): [`PFN_cuEventElapsedTime_v12080`](crate::pfn::PFN_cuEventElapsedTime_v12080).
+
+ ```text
+ fn(pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEventElapsedTime_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - The newest ABI of `cuEventElapsedTime` this crate knows.
+
+ Every ABI of `cuEventElapsedTime`: [`cuEventElapsedTime_v2000`] (and this one).
+*/
+    pub enum cuEventElapsedTime_v12080 {}
+    impl super::sealed::Sealed for cuEventElapsedTime_v12080 {}
+    unsafe impl super::Entry for cuEventElapsedTime_v12080 {
+        type Fn = crate::pfn::PFN_cuEventElapsedTime_v12080;
+        const INDEX: usize = 177usize;
+    }
+    /** `cuEventQuery` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventQuery_v2000`](crate::pfn::PFN_cuEventQuery_v2000).
+
+ ```text
+ fn(hEvent: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEventQuery`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuEventQuery` this crate knows.
+*/
+    pub enum cuEventQuery_v2000 {}
+    impl super::sealed::Sealed for cuEventQuery_v2000 {}
+    unsafe impl super::Entry for cuEventQuery_v2000 {
+        type Fn = crate::pfn::PFN_cuEventQuery_v2000;
+        const INDEX: usize = 178usize;
+    }
+    /** `cuEventRecord` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventRecord_v2000`](crate::pfn::PFN_cuEventRecord_v2000).
+
+ ```text
+ fn(hEvent: CUevent, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEventRecord`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuEventRecord` this crate knows.
+
+ Every ABI of `cuEventRecord`: [`cuEventRecord_v7000_ptsz`] (and this one).
+*/
+    pub enum cuEventRecord_v2000 {}
+    impl super::sealed::Sealed for cuEventRecord_v2000 {}
+    unsafe impl super::Entry for cuEventRecord_v2000 {
+        type Fn = crate::pfn::PFN_cuEventRecord_v2000;
+        const INDEX: usize = 179usize;
+    }
+    /** `cuEventRecord` at exactly version 7000 (CUDA 7.0): [`PFN_cuEventRecord_v7000_ptsz`](crate::pfn::PFN_cuEventRecord_v7000_ptsz).
+
+ ```text
+ fn(hEvent: CUevent, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEventRecord_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuEventRecord` this crate knows of its per-thread variants.
+
+ Every ABI of `cuEventRecord`: [`cuEventRecord_v2000`] (and this one).
+*/
+    pub enum cuEventRecord_v7000_ptsz {}
+    impl super::sealed::Sealed for cuEventRecord_v7000_ptsz {}
+    unsafe impl super::Entry for cuEventRecord_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuEventRecord_v7000_ptsz;
+        const INDEX: usize = 180usize;
+    }
+    /** `cuEventRecordWithFlags` at exactly version 11010 (CUDA 11.1): [`PFN_cuEventRecordWithFlags_v11010`](crate::pfn::PFN_cuEventRecordWithFlags_v11010).
+
+ ```text
+ fn(hEvent: CUevent, hStream: CUstream, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEventRecordWithFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuEventRecordWithFlags` this crate knows.
+
+ Every ABI of `cuEventRecordWithFlags`: [`cuEventRecordWithFlags_v11010_ptsz`] (and this one).
+*/
+    pub enum cuEventRecordWithFlags_v11010 {}
+    impl super::sealed::Sealed for cuEventRecordWithFlags_v11010 {}
+    unsafe impl super::Entry for cuEventRecordWithFlags_v11010 {
+        type Fn = crate::pfn::PFN_cuEventRecordWithFlags_v11010;
+        const INDEX: usize = 181usize;
+    }
+    /** `cuEventRecordWithFlags` at exactly version 11010 (CUDA 11.1): [`PFN_cuEventRecordWithFlags_v11010_ptsz`](crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz).
+
+ ```text
+ fn(hEvent: CUevent, hStream: CUstream, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEventRecordWithFlags_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuEventRecordWithFlags` this crate knows of its per-thread variants.
+
+ Every ABI of `cuEventRecordWithFlags`: [`cuEventRecordWithFlags_v11010`] (and this one).
+*/
+    pub enum cuEventRecordWithFlags_v11010_ptsz {}
+    impl super::sealed::Sealed for cuEventRecordWithFlags_v11010_ptsz {}
+    unsafe impl super::Entry for cuEventRecordWithFlags_v11010_ptsz {
+        type Fn = crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz;
+        const INDEX: usize = 182usize;
+    }
+    /** `cuEventSynchronize` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventSynchronize_v2000`](crate::pfn::PFN_cuEventSynchronize_v2000).
+
+ ```text
+ fn(hEvent: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuEventSynchronize`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuEventSynchronize` this crate knows.
+*/
+    pub enum cuEventSynchronize_v2000 {}
+    impl super::sealed::Sealed for cuEventSynchronize_v2000 {}
+    unsafe impl super::Entry for cuEventSynchronize_v2000 {
+        type Fn = crate::pfn::PFN_cuEventSynchronize_v2000;
+        const INDEX: usize = 183usize;
+    }
+    /** `cuExternalMemoryGetMappedBuffer` at exactly version 10000 (CUDA 10.0): [`PFN_cuExternalMemoryGetMappedBuffer_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000).
+
+ ```text
+ fn(devPtr: *mut CUdeviceptr_v2, extMem: CUexternalMemory, bufferDesc: *const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuExternalMemoryGetMappedBuffer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuExternalMemoryGetMappedBuffer` this crate knows.
+*/
+    pub enum cuExternalMemoryGetMappedBuffer_v10000 {}
+    impl super::sealed::Sealed for cuExternalMemoryGetMappedBuffer_v10000 {}
+    unsafe impl super::Entry for cuExternalMemoryGetMappedBuffer_v10000 {
+        type Fn = crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000;
+        const INDEX: usize = 184usize;
+    }
+    /** `cuExternalMemoryGetMappedMipmappedArray` at exactly version 10000 (CUDA 10.0): [`PFN_cuExternalMemoryGetMappedMipmappedArray_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000).
+
+ ```text
+ fn(mipmap: *mut CUmipmappedArray, extMem: CUexternalMemory, mipmapDesc: *const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuExternalMemoryGetMappedMipmappedArray`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuExternalMemoryGetMappedMipmappedArray` this crate knows.
+*/
+    pub enum cuExternalMemoryGetMappedMipmappedArray_v10000 {}
+    impl super::sealed::Sealed for cuExternalMemoryGetMappedMipmappedArray_v10000 {}
+    unsafe impl super::Entry for cuExternalMemoryGetMappedMipmappedArray_v10000 {
+        type Fn = crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000;
+        const INDEX: usize = 185usize;
+    }
+    /** `cuFabricCpyBatchAsync` at exactly version 13050 (CUDA 13.5): [`PFN_cuFabricCpyBatchAsync_v13050`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050).
+
+ ```text
+ fn(numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFabricCpyBatchAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.5 or newer.
+ - The newest ABI of `cuFabricCpyBatchAsync` this crate knows.
+
+ Every ABI of `cuFabricCpyBatchAsync`: [`cuFabricCpyBatchAsync_v13050_ptsz`] (and this one).
+*/
+    pub enum cuFabricCpyBatchAsync_v13050 {}
+    impl super::sealed::Sealed for cuFabricCpyBatchAsync_v13050 {}
+    unsafe impl super::Entry for cuFabricCpyBatchAsync_v13050 {
+        type Fn = crate::pfn::PFN_cuFabricCpyBatchAsync_v13050;
+        const INDEX: usize = 186usize;
+    }
+    /** `cuFabricCpyBatchAsync` at exactly version 13050 (CUDA 13.5): [`PFN_cuFabricCpyBatchAsync_v13050_ptsz`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz).
+
+ ```text
+ fn(numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFabricCpyBatchAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.5 or newer.
+ - The newest ABI of `cuFabricCpyBatchAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuFabricCpyBatchAsync`: [`cuFabricCpyBatchAsync_v13050`] (and this one).
+*/
+    pub enum cuFabricCpyBatchAsync_v13050_ptsz {}
+    impl super::sealed::Sealed for cuFabricCpyBatchAsync_v13050_ptsz {}
+    unsafe impl super::Entry for cuFabricCpyBatchAsync_v13050_ptsz {
+        type Fn = crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz;
+        const INDEX: usize = 187usize;
+    }
+    /** `cuFlushGPUDirectRDMAWrites` at exactly version 11030 (CUDA 11.3): [`PFN_cuFlushGPUDirectRDMAWrites_v11030`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030).
+
+ ```text
+ fn(target: CUflushGPUDirectRDMAWritesTarget, scope: CUflushGPUDirectRDMAWritesScope) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFlushGPUDirectRDMAWrites`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.3 or newer.
+ - The newest ABI of `cuFlushGPUDirectRDMAWrites` this crate knows.
+*/
+    pub enum cuFlushGPUDirectRDMAWrites_v11030 {}
+    impl super::sealed::Sealed for cuFlushGPUDirectRDMAWrites_v11030 {}
+    unsafe impl super::Entry for cuFlushGPUDirectRDMAWrites_v11030 {
+        type Fn = crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030;
+        const INDEX: usize = 188usize;
+    }
+    /** `cuFuncGetAttribute` at exactly version 2020 (CUDA 2.2): [`PFN_cuFuncGetAttribute_v2020`](crate::pfn::PFN_cuFuncGetAttribute_v2020).
+
+ ```text
+ fn(pi: *mut c_int, attrib: CUfunction_attribute, hfunc: CUfunction) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFuncGetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.2 or newer.
+ - The newest ABI of `cuFuncGetAttribute` this crate knows.
+*/
+    pub enum cuFuncGetAttribute_v2020 {}
+    impl super::sealed::Sealed for cuFuncGetAttribute_v2020 {}
+    unsafe impl super::Entry for cuFuncGetAttribute_v2020 {
+        type Fn = crate::pfn::PFN_cuFuncGetAttribute_v2020;
+        const INDEX: usize = 189usize;
+    }
+    /** `cuFuncGetModule` at exactly version 11000 (CUDA 11.0): [`PFN_cuFuncGetModule_v11000`](crate::pfn::PFN_cuFuncGetModule_v11000).
+
+ ```text
+ fn(hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFuncGetModule`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuFuncGetModule` this crate knows.
+*/
+    pub enum cuFuncGetModule_v11000 {}
+    impl super::sealed::Sealed for cuFuncGetModule_v11000 {}
+    unsafe impl super::Entry for cuFuncGetModule_v11000 {
+        type Fn = crate::pfn::PFN_cuFuncGetModule_v11000;
+        const INDEX: usize = 190usize;
+    }
+    /** `cuFuncGetName` at exactly version 12030 (CUDA 12.3): [`PFN_cuFuncGetName_v12030`](crate::pfn::PFN_cuFuncGetName_v12030).
+
+ ```text
+ fn(name: *mut *const c_char, hfunc: CUfunction) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFuncGetName`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuFuncGetName` this crate knows.
+*/
+    pub enum cuFuncGetName_v12030 {}
+    impl super::sealed::Sealed for cuFuncGetName_v12030 {}
+    unsafe impl super::Entry for cuFuncGetName_v12030 {
+        type Fn = crate::pfn::PFN_cuFuncGetName_v12030;
+        const INDEX: usize = 191usize;
+    }
+    /** `cuFuncGetParamCount` at exactly version 13020 (CUDA 13.2): [`PFN_cuFuncGetParamCount_v13020`](crate::pfn::PFN_cuFuncGetParamCount_v13020).
+
+ ```text
+ fn(func: CUfunction, paramCount: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFuncGetParamCount`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.2 or newer.
+ - The newest ABI of `cuFuncGetParamCount` this crate knows.
+*/
+    pub enum cuFuncGetParamCount_v13020 {}
+    impl super::sealed::Sealed for cuFuncGetParamCount_v13020 {}
+    unsafe impl super::Entry for cuFuncGetParamCount_v13020 {
+        type Fn = crate::pfn::PFN_cuFuncGetParamCount_v13020;
+        const INDEX: usize = 192usize;
+    }
+    /** `cuFuncGetParamInfo` at exactly version 12040 (CUDA 12.4): [`PFN_cuFuncGetParamInfo_v12040`](crate::pfn::PFN_cuFuncGetParamInfo_v12040).
+
+ ```text
+ fn(func: CUfunction, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFuncGetParamInfo`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuFuncGetParamInfo` this crate knows.
+*/
+    pub enum cuFuncGetParamInfo_v12040 {}
+    impl super::sealed::Sealed for cuFuncGetParamInfo_v12040 {}
+    unsafe impl super::Entry for cuFuncGetParamInfo_v12040 {
+        type Fn = crate::pfn::PFN_cuFuncGetParamInfo_v12040;
+        const INDEX: usize = 193usize;
+    }
+    /** `cuFuncIsLoaded` at exactly version 12040 (CUDA 12.4): [`PFN_cuFuncIsLoaded_v12040`](crate::pfn::PFN_cuFuncIsLoaded_v12040).
+
+ ```text
+ fn(state: *mut CUfunctionLoadingState, hfunc: CUfunction) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFuncIsLoaded`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuFuncIsLoaded` this crate knows.
+*/
+    pub enum cuFuncIsLoaded_v12040 {}
+    impl super::sealed::Sealed for cuFuncIsLoaded_v12040 {}
+    unsafe impl super::Entry for cuFuncIsLoaded_v12040 {
+        type Fn = crate::pfn::PFN_cuFuncIsLoaded_v12040;
+        const INDEX: usize = 194usize;
+    }
+    /** `cuFuncLoad` at exactly version 12040 (CUDA 12.4): [`PFN_cuFuncLoad_v12040`](crate::pfn::PFN_cuFuncLoad_v12040).
+
+ ```text
+ fn(hfunc: CUfunction) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFuncLoad`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuFuncLoad` this crate knows.
+*/
+    pub enum cuFuncLoad_v12040 {}
+    impl super::sealed::Sealed for cuFuncLoad_v12040 {}
+    unsafe impl super::Entry for cuFuncLoad_v12040 {
+        type Fn = crate::pfn::PFN_cuFuncLoad_v12040;
+        const INDEX: usize = 195usize;
+    }
+    /** `cuFuncSetAttribute` at exactly version 9000 (CUDA 9.0): [`PFN_cuFuncSetAttribute_v9000`](crate::pfn::PFN_cuFuncSetAttribute_v9000).
+
+ ```text
+ fn(hfunc: CUfunction, attrib: CUfunction_attribute, value: c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFuncSetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 9.0 or newer.
+ - The newest ABI of `cuFuncSetAttribute` this crate knows.
+*/
+    pub enum cuFuncSetAttribute_v9000 {}
+    impl super::sealed::Sealed for cuFuncSetAttribute_v9000 {}
+    unsafe impl super::Entry for cuFuncSetAttribute_v9000 {
+        type Fn = crate::pfn::PFN_cuFuncSetAttribute_v9000;
+        const INDEX: usize = 196usize;
+    }
+    /** `cuFuncSetBlockShape` at exactly version 2000 (CUDA 2.0): [`PFN_cuFuncSetBlockShape_v2000`](crate::pfn::PFN_cuFuncSetBlockShape_v2000).
+
+ ```text
+ fn(hfunc: CUfunction, x: c_int, y: c_int, z: c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFuncSetBlockShape`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuFuncSetBlockShape` this crate knows.
+*/
+    pub enum cuFuncSetBlockShape_v2000 {}
+    impl super::sealed::Sealed for cuFuncSetBlockShape_v2000 {}
+    unsafe impl super::Entry for cuFuncSetBlockShape_v2000 {
+        type Fn = crate::pfn::PFN_cuFuncSetBlockShape_v2000;
+        const INDEX: usize = 197usize;
+    }
+    /** `cuFuncSetCacheConfig` at exactly version 3000 (CUDA 3.0): [`PFN_cuFuncSetCacheConfig_v3000`](crate::pfn::PFN_cuFuncSetCacheConfig_v3000).
+
+ ```text
+ fn(hfunc: CUfunction, config: CUfunc_cache) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFuncSetCacheConfig`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuFuncSetCacheConfig` this crate knows.
+*/
+    pub enum cuFuncSetCacheConfig_v3000 {}
+    impl super::sealed::Sealed for cuFuncSetCacheConfig_v3000 {}
+    unsafe impl super::Entry for cuFuncSetCacheConfig_v3000 {
+        type Fn = crate::pfn::PFN_cuFuncSetCacheConfig_v3000;
+        const INDEX: usize = 198usize;
+    }
+    /** `cuFuncSetSharedMemConfig` at exactly version 4020 (CUDA 4.2): [`PFN_cuFuncSetSharedMemConfig_v4020`](crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020).
+
+ ```text
+ fn(hfunc: CUfunction, config: CUsharedconfig) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFuncSetSharedMemConfig`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.2 or newer.
+ - The newest ABI of `cuFuncSetSharedMemConfig` this crate knows.
+*/
+    pub enum cuFuncSetSharedMemConfig_v4020 {}
+    impl super::sealed::Sealed for cuFuncSetSharedMemConfig_v4020 {}
+    unsafe impl super::Entry for cuFuncSetSharedMemConfig_v4020 {
+        type Fn = crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020;
+        const INDEX: usize = 199usize;
+    }
+    /** `cuFuncSetSharedSize` at exactly version 2000 (CUDA 2.0): [`PFN_cuFuncSetSharedSize_v2000`](crate::pfn::PFN_cuFuncSetSharedSize_v2000).
+
+ ```text
+ fn(hfunc: CUfunction, bytes: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuFuncSetSharedSize`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuFuncSetSharedSize` this crate knows.
+*/
+    pub enum cuFuncSetSharedSize_v2000 {}
+    impl super::sealed::Sealed for cuFuncSetSharedSize_v2000 {}
+    unsafe impl super::Entry for cuFuncSetSharedSize_v2000 {
+        type Fn = crate::pfn::PFN_cuFuncSetSharedSize_v2000;
+        const INDEX: usize = 200usize;
+    }
+    /** `cuGLCtxCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLCtxCreate_v2000`](crate::gl::PFN_cuGLCtxCreate_v2000).
+
+ ```text
+ fn(pCtx: *mut CUcontext, Flags: c_uint, device: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLCtxCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `gl` feature.
+
+ Every ABI of `cuGLCtxCreate`: [`cuGLCtxCreate_v3020`] (and this one).
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLCtxCreate_v2000 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLCtxCreate_v2000 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLCtxCreate_v2000 {
+        type Fn = crate::gl::PFN_cuGLCtxCreate_v2000;
+        const INDEX: usize = 201usize;
+    }
+    /** `cuGLCtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuGLCtxCreate_v3020`](crate::gl::PFN_cuGLCtxCreate_v3020).
+
+ ```text
+ fn(pCtx: *mut CUcontext, Flags: c_uint, device: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLCtxCreate_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuGLCtxCreate` this crate knows.
+ - Needs the crate's `gl` feature.
+
+ Every ABI of `cuGLCtxCreate`: [`cuGLCtxCreate_v2000`] (and this one).
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLCtxCreate_v3020 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLCtxCreate_v3020 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLCtxCreate_v3020 {
+        type Fn = crate::gl::PFN_cuGLCtxCreate_v3020;
+        const INDEX: usize = 202usize;
+    }
+    /** `cuGLGetDevices` at exactly version 4010 (CUDA 4.1): [`PFN_cuGLGetDevices_v4010`](crate::gl::PFN_cuGLGetDevices_v4010).
+
+ ```text
+ fn(pCudaDeviceCount: *mut c_uint, pCudaDevices: *mut CUdevice_v1, cudaDeviceCount: c_uint, deviceList: CUGLDeviceList) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLGetDevices`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.1 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `gl` feature.
+
+ Every ABI of `cuGLGetDevices`: [`cuGLGetDevices_v6050`] (and this one).
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLGetDevices_v4010 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLGetDevices_v4010 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLGetDevices_v4010 {
+        type Fn = crate::gl::PFN_cuGLGetDevices_v4010;
+        const INDEX: usize = 203usize;
+    }
+    /** `cuGLGetDevices` at exactly version 6050 (CUDA 6.5): [`PFN_cuGLGetDevices_v6050`](crate::gl::PFN_cuGLGetDevices_v6050).
+
+ ```text
+ fn(pCudaDeviceCount: *mut c_uint, pCudaDevices: *mut CUdevice_v1, cudaDeviceCount: c_uint, deviceList: CUGLDeviceList) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLGetDevices_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.5 or newer.
+ - The newest ABI of `cuGLGetDevices` this crate knows.
+ - Needs the crate's `gl` feature.
+
+ Every ABI of `cuGLGetDevices`: [`cuGLGetDevices_v4010`] (and this one).
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLGetDevices_v6050 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLGetDevices_v6050 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLGetDevices_v6050 {
+        type Fn = crate::gl::PFN_cuGLGetDevices_v6050;
+        const INDEX: usize = 204usize;
+    }
+    /** `cuGLInit` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLInit_v2000`](crate::gl::PFN_cuGLInit_v2000).
+
+ ```text
+ fn() -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLInit`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuGLInit` this crate knows.
+ - Needs the crate's `gl` feature.
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLInit_v2000 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLInit_v2000 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLInit_v2000 {
+        type Fn = crate::gl::PFN_cuGLInit_v2000;
+        const INDEX: usize = 205usize;
+    }
+    /** `cuGLMapBufferObject` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLMapBufferObject_v2000`](crate::gl::PFN_cuGLMapBufferObject_v2000).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v1, size: *mut c_uint, buffer: GLuint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLMapBufferObject`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `gl` feature.
+
+ Every ABI of `cuGLMapBufferObject`: [`cuGLMapBufferObject_v3020`], [`cuGLMapBufferObject_v7000_ptds`] (and this one).
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLMapBufferObject_v2000 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLMapBufferObject_v2000 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLMapBufferObject_v2000 {
+        type Fn = crate::gl::PFN_cuGLMapBufferObject_v2000;
+        const INDEX: usize = 206usize;
+    }
+    /** `cuGLMapBufferObject` at exactly version 3020 (CUDA 3.2): [`PFN_cuGLMapBufferObject_v3020`](crate::gl::PFN_cuGLMapBufferObject_v3020).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v2, size: *mut usize, buffer: GLuint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLMapBufferObject_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuGLMapBufferObject` this crate knows.
+ - Needs the crate's `gl` feature.
+
+ Every ABI of `cuGLMapBufferObject`: [`cuGLMapBufferObject_v2000`], [`cuGLMapBufferObject_v7000_ptds`] (and this one).
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLMapBufferObject_v3020 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLMapBufferObject_v3020 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLMapBufferObject_v3020 {
+        type Fn = crate::gl::PFN_cuGLMapBufferObject_v3020;
+        const INDEX: usize = 207usize;
+    }
+    /** `cuGLMapBufferObject` at exactly version 7000 (CUDA 7.0): [`PFN_cuGLMapBufferObject_v7000_ptds`](crate::gl::PFN_cuGLMapBufferObject_v7000_ptds).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v2, size: *mut usize, buffer: GLuint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLMapBufferObject_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuGLMapBufferObject` this crate knows of its per-thread variants.
+ - Needs the crate's `gl` feature.
+
+ Every ABI of `cuGLMapBufferObject`: [`cuGLMapBufferObject_v2000`], [`cuGLMapBufferObject_v3020`] (and this one).
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLMapBufferObject_v7000_ptds {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLMapBufferObject_v7000_ptds {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLMapBufferObject_v7000_ptds {
+        type Fn = crate::gl::PFN_cuGLMapBufferObject_v7000_ptds;
+        const INDEX: usize = 208usize;
+    }
+    /** `cuGLMapBufferObjectAsync` at exactly version 2030 (CUDA 2.3): [`PFN_cuGLMapBufferObjectAsync_v2030`](crate::gl::PFN_cuGLMapBufferObjectAsync_v2030).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v1, size: *mut c_uint, buffer: GLuint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLMapBufferObjectAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.3 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `gl` feature.
+
+ Every ABI of `cuGLMapBufferObjectAsync`: [`cuGLMapBufferObjectAsync_v3020`], [`cuGLMapBufferObjectAsync_v7000_ptsz`] (and this one).
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLMapBufferObjectAsync_v2030 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLMapBufferObjectAsync_v2030 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLMapBufferObjectAsync_v2030 {
+        type Fn = crate::gl::PFN_cuGLMapBufferObjectAsync_v2030;
+        const INDEX: usize = 209usize;
+    }
+    /** `cuGLMapBufferObjectAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuGLMapBufferObjectAsync_v3020`](crate::gl::PFN_cuGLMapBufferObjectAsync_v3020).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v2, size: *mut usize, buffer: GLuint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLMapBufferObjectAsync_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuGLMapBufferObjectAsync` this crate knows.
+ - Needs the crate's `gl` feature.
+
+ Every ABI of `cuGLMapBufferObjectAsync`: [`cuGLMapBufferObjectAsync_v2030`], [`cuGLMapBufferObjectAsync_v7000_ptsz`] (and this one).
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLMapBufferObjectAsync_v3020 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLMapBufferObjectAsync_v3020 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLMapBufferObjectAsync_v3020 {
+        type Fn = crate::gl::PFN_cuGLMapBufferObjectAsync_v3020;
+        const INDEX: usize = 210usize;
+    }
+    /** `cuGLMapBufferObjectAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuGLMapBufferObjectAsync_v7000_ptsz`](crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v2, size: *mut usize, buffer: GLuint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLMapBufferObjectAsync_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuGLMapBufferObjectAsync` this crate knows of its per-thread variants.
+ - Needs the crate's `gl` feature.
+
+ Every ABI of `cuGLMapBufferObjectAsync`: [`cuGLMapBufferObjectAsync_v2030`], [`cuGLMapBufferObjectAsync_v3020`] (and this one).
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLMapBufferObjectAsync_v7000_ptsz {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLMapBufferObjectAsync_v7000_ptsz {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLMapBufferObjectAsync_v7000_ptsz {
+        type Fn = crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz;
+        const INDEX: usize = 211usize;
+    }
+    /** `cuGLRegisterBufferObject` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLRegisterBufferObject_v2000`](crate::gl::PFN_cuGLRegisterBufferObject_v2000).
+
+ ```text
+ fn(buffer: GLuint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLRegisterBufferObject`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuGLRegisterBufferObject` this crate knows.
+ - Needs the crate's `gl` feature.
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLRegisterBufferObject_v2000 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLRegisterBufferObject_v2000 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLRegisterBufferObject_v2000 {
+        type Fn = crate::gl::PFN_cuGLRegisterBufferObject_v2000;
+        const INDEX: usize = 212usize;
+    }
+    /** `cuGLSetBufferObjectMapFlags` at exactly version 2030 (CUDA 2.3): [`PFN_cuGLSetBufferObjectMapFlags_v2030`](crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030).
+
+ ```text
+ fn(buffer: GLuint, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLSetBufferObjectMapFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.3 or newer.
+ - The newest ABI of `cuGLSetBufferObjectMapFlags` this crate knows.
+ - Needs the crate's `gl` feature.
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLSetBufferObjectMapFlags_v2030 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLSetBufferObjectMapFlags_v2030 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLSetBufferObjectMapFlags_v2030 {
+        type Fn = crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030;
+        const INDEX: usize = 213usize;
+    }
+    /** `cuGLUnmapBufferObject` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLUnmapBufferObject_v2000`](crate::gl::PFN_cuGLUnmapBufferObject_v2000).
+
+ ```text
+ fn(buffer: GLuint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLUnmapBufferObject`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuGLUnmapBufferObject` this crate knows.
+ - Needs the crate's `gl` feature.
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLUnmapBufferObject_v2000 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLUnmapBufferObject_v2000 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLUnmapBufferObject_v2000 {
+        type Fn = crate::gl::PFN_cuGLUnmapBufferObject_v2000;
+        const INDEX: usize = 214usize;
+    }
+    /** `cuGLUnmapBufferObjectAsync` at exactly version 2030 (CUDA 2.3): [`PFN_cuGLUnmapBufferObjectAsync_v2030`](crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030).
+
+ ```text
+ fn(buffer: GLuint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLUnmapBufferObjectAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.3 or newer.
+ - The newest ABI of `cuGLUnmapBufferObjectAsync` this crate knows.
+ - Needs the crate's `gl` feature.
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLUnmapBufferObjectAsync_v2030 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLUnmapBufferObjectAsync_v2030 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLUnmapBufferObjectAsync_v2030 {
+        type Fn = crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030;
+        const INDEX: usize = 215usize;
+    }
+    /** `cuGLUnregisterBufferObject` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLUnregisterBufferObject_v2000`](crate::gl::PFN_cuGLUnregisterBufferObject_v2000).
+
+ ```text
+ fn(buffer: GLuint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGLUnregisterBufferObject`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuGLUnregisterBufferObject` this crate knows.
+ - Needs the crate's `gl` feature.
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGLUnregisterBufferObject_v2000 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGLUnregisterBufferObject_v2000 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGLUnregisterBufferObject_v2000 {
+        type Fn = crate::gl::PFN_cuGLUnregisterBufferObject_v2000;
+        const INDEX: usize = 216usize;
+    }
+    /** `cuGetErrorName` at exactly version 6000 (CUDA 6.0): [`PFN_cuGetErrorName_v6000`](crate::pfn::PFN_cuGetErrorName_v6000).
+
+ ```text
+ fn(error: CUresult, pStr: *mut *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGetErrorName`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.0 or newer.
+ - The newest ABI of `cuGetErrorName` this crate knows.
+*/
+    pub enum cuGetErrorName_v6000 {}
+    impl super::sealed::Sealed for cuGetErrorName_v6000 {}
+    unsafe impl super::Entry for cuGetErrorName_v6000 {
+        type Fn = crate::pfn::PFN_cuGetErrorName_v6000;
+        const INDEX: usize = 217usize;
+    }
+    /** `cuGetErrorString` at exactly version 6000 (CUDA 6.0): [`PFN_cuGetErrorString_v6000`](crate::pfn::PFN_cuGetErrorString_v6000).
+
+ ```text
+ fn(error: CUresult, pStr: *mut *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGetErrorString`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.0 or newer.
+ - The newest ABI of `cuGetErrorString` this crate knows.
+*/
+    pub enum cuGetErrorString_v6000 {}
+    impl super::sealed::Sealed for cuGetErrorString_v6000 {}
+    unsafe impl super::Entry for cuGetErrorString_v6000 {
+        type Fn = crate::pfn::PFN_cuGetErrorString_v6000;
+        const INDEX: usize = 218usize;
+    }
+    /** `cuGetExportTable` at exactly version 3000 (CUDA 3.0): [`PFN_cuGetExportTable_v3000`](crate::pfn::PFN_cuGetExportTable_v3000).
+
+ ```text
+ fn(ppExportTable: *mut *const c_void, pExportTableId: *const CUuuid) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGetExportTable`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuGetExportTable` this crate knows.
+*/
+    pub enum cuGetExportTable_v3000 {}
+    impl super::sealed::Sealed for cuGetExportTable_v3000 {}
+    unsafe impl super::Entry for cuGetExportTable_v3000 {
+        type Fn = crate::pfn::PFN_cuGetExportTable_v3000;
+        const INDEX: usize = 219usize;
+    }
+    /** `cuGetProcAddress` at exactly version 11030 (CUDA 11.3): [`PFN_cuGetProcAddress_v11030`](crate::pfn::PFN_cuGetProcAddress_v11030).
+
+ ```text
+ fn(symbol: *const c_char, pfn: *mut *mut c_void, driverVersion: c_int, flags: cuuint64_t) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGetProcAddress`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.3 or newer.
+ - An older ABI of `cuGetProcAddress`: newer ones follow below.
+
+ Every ABI of `cuGetProcAddress`: [`cuGetProcAddress_v12000`] (and this one).
+*/
+    pub enum cuGetProcAddress_v11030 {}
+    impl super::sealed::Sealed for cuGetProcAddress_v11030 {}
+    unsafe impl super::Entry for cuGetProcAddress_v11030 {
+        type Fn = crate::pfn::PFN_cuGetProcAddress_v11030;
+        const INDEX: usize = 220usize;
+    }
+    /** `cuGetProcAddress` at exactly version 12000 (CUDA 12.0): [`PFN_cuGetProcAddress_v12000`](crate::pfn::PFN_cuGetProcAddress_v12000).
+
+ ```text
+ fn(symbol: *const c_char, pfn: *mut *mut c_void, driverVersion: c_int, flags: cuuint64_t, symbolFound: *mut CUdriverProcAddressQueryResult) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGetProcAddress_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuGetProcAddress` this crate knows.
+
+ Every ABI of `cuGetProcAddress`: [`cuGetProcAddress_v11030`] (and this one).
+*/
+    pub enum cuGetProcAddress_v12000 {}
+    impl super::sealed::Sealed for cuGetProcAddress_v12000 {}
+    unsafe impl super::Entry for cuGetProcAddress_v12000 {
+        type Fn = crate::pfn::PFN_cuGetProcAddress_v12000;
+        const INDEX: usize = 221usize;
+    }
+    /** `cuGraphAddBatchMemOpNode` at exactly version 11070 (CUDA 11.7): [`PFN_cuGraphAddBatchMemOpNode_v11070`](crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddBatchMemOpNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuGraphAddBatchMemOpNode` this crate knows.
+*/
+    pub enum cuGraphAddBatchMemOpNode_v11070 {}
+    impl super::sealed::Sealed for cuGraphAddBatchMemOpNode_v11070 {}
+    unsafe impl super::Entry for cuGraphAddBatchMemOpNode_v11070 {
+        type Fn = crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070;
+        const INDEX: usize = 222usize;
+    }
+    /** `cuGraphAddChildGraphNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddChildGraphNode_v10000`](crate::pfn::PFN_cuGraphAddChildGraphNode_v10000).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, childGraph: CUgraph) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddChildGraphNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphAddChildGraphNode` this crate knows.
+*/
+    pub enum cuGraphAddChildGraphNode_v10000 {}
+    impl super::sealed::Sealed for cuGraphAddChildGraphNode_v10000 {}
+    unsafe impl super::Entry for cuGraphAddChildGraphNode_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphAddChildGraphNode_v10000;
+        const INDEX: usize = 223usize;
+    }
+    /** `cuGraphAddDependencies` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddDependencies_v10000`](crate::pfn::PFN_cuGraphAddDependencies_v10000).
+
+ ```text
+ fn(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, numDependencies: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddDependencies`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - An older ABI of `cuGraphAddDependencies`: newer ones follow below.
+
+ Every ABI of `cuGraphAddDependencies`: [`cuGraphAddDependencies_v12030`] (and this one).
+*/
+    pub enum cuGraphAddDependencies_v10000 {}
+    impl super::sealed::Sealed for cuGraphAddDependencies_v10000 {}
+    unsafe impl super::Entry for cuGraphAddDependencies_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphAddDependencies_v10000;
+        const INDEX: usize = 224usize;
+    }
+    /** `cuGraphAddDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphAddDependencies_v12030`](crate::pfn::PFN_cuGraphAddDependencies_v12030).
+
+ ```text
+ fn(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edgeData: *const CUgraphEdgeData, numDependencies: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddDependencies_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuGraphAddDependencies` this crate knows.
+
+ Every ABI of `cuGraphAddDependencies`: [`cuGraphAddDependencies_v10000`] (and this one).
+*/
+    pub enum cuGraphAddDependencies_v12030 {}
+    impl super::sealed::Sealed for cuGraphAddDependencies_v12030 {}
+    unsafe impl super::Entry for cuGraphAddDependencies_v12030 {
+        type Fn = crate::pfn::PFN_cuGraphAddDependencies_v12030;
+        const INDEX: usize = 225usize;
+    }
+    /** `cuGraphAddEmptyNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddEmptyNode_v10000`](crate::pfn::PFN_cuGraphAddEmptyNode_v10000).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddEmptyNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphAddEmptyNode` this crate knows.
+*/
+    pub enum cuGraphAddEmptyNode_v10000 {}
+    impl super::sealed::Sealed for cuGraphAddEmptyNode_v10000 {}
+    unsafe impl super::Entry for cuGraphAddEmptyNode_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphAddEmptyNode_v10000;
+        const INDEX: usize = 226usize;
+    }
+    /** `cuGraphAddEventRecordNode` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphAddEventRecordNode_v11010`](crate::pfn::PFN_cuGraphAddEventRecordNode_v11010).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddEventRecordNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuGraphAddEventRecordNode` this crate knows.
+*/
+    pub enum cuGraphAddEventRecordNode_v11010 {}
+    impl super::sealed::Sealed for cuGraphAddEventRecordNode_v11010 {}
+    unsafe impl super::Entry for cuGraphAddEventRecordNode_v11010 {
+        type Fn = crate::pfn::PFN_cuGraphAddEventRecordNode_v11010;
+        const INDEX: usize = 227usize;
+    }
+    /** `cuGraphAddEventWaitNode` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphAddEventWaitNode_v11010`](crate::pfn::PFN_cuGraphAddEventWaitNode_v11010).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddEventWaitNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuGraphAddEventWaitNode` this crate knows.
+*/
+    pub enum cuGraphAddEventWaitNode_v11010 {}
+    impl super::sealed::Sealed for cuGraphAddEventWaitNode_v11010 {}
+    unsafe impl super::Entry for cuGraphAddEventWaitNode_v11010 {
+        type Fn = crate::pfn::PFN_cuGraphAddEventWaitNode_v11010;
+        const INDEX: usize = 228usize;
+    }
+    /** `cuGraphAddExternalSemaphoresSignalNode` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphAddExternalSemaphoresSignalNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddExternalSemaphoresSignalNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuGraphAddExternalSemaphoresSignalNode` this crate knows.
+*/
+    pub enum cuGraphAddExternalSemaphoresSignalNode_v11020 {}
+    impl super::sealed::Sealed for cuGraphAddExternalSemaphoresSignalNode_v11020 {}
+    unsafe impl super::Entry for cuGraphAddExternalSemaphoresSignalNode_v11020 {
+        type Fn = crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020;
+        const INDEX: usize = 229usize;
+    }
+    /** `cuGraphAddExternalSemaphoresWaitNode` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphAddExternalSemaphoresWaitNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddExternalSemaphoresWaitNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuGraphAddExternalSemaphoresWaitNode` this crate knows.
+*/
+    pub enum cuGraphAddExternalSemaphoresWaitNode_v11020 {}
+    impl super::sealed::Sealed for cuGraphAddExternalSemaphoresWaitNode_v11020 {}
+    unsafe impl super::Entry for cuGraphAddExternalSemaphoresWaitNode_v11020 {
+        type Fn = crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020;
+        const INDEX: usize = 230usize;
+    }
+    /** `cuGraphAddHostNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddHostNode_v10000`](crate::pfn::PFN_cuGraphAddHostNode_v10000).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddHostNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphAddHostNode` this crate knows.
+*/
+    pub enum cuGraphAddHostNode_v10000 {}
+    impl super::sealed::Sealed for cuGraphAddHostNode_v10000 {}
+    unsafe impl super::Entry for cuGraphAddHostNode_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphAddHostNode_v10000;
+        const INDEX: usize = 231usize;
+    }
+    /** `cuGraphAddKernelNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddKernelNode_v10000`](crate::pfn::PFN_cuGraphAddKernelNode_v10000).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddKernelNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - An older ABI of `cuGraphAddKernelNode`: newer ones follow below.
+
+ Every ABI of `cuGraphAddKernelNode`: [`cuGraphAddKernelNode_v12000`] (and this one).
+*/
+    pub enum cuGraphAddKernelNode_v10000 {}
+    impl super::sealed::Sealed for cuGraphAddKernelNode_v10000 {}
+    unsafe impl super::Entry for cuGraphAddKernelNode_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphAddKernelNode_v10000;
+        const INDEX: usize = 232usize;
+    }
+    /** `cuGraphAddKernelNode` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphAddKernelNode_v12000`](crate::pfn::PFN_cuGraphAddKernelNode_v12000).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddKernelNode_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuGraphAddKernelNode` this crate knows.
+
+ Every ABI of `cuGraphAddKernelNode`: [`cuGraphAddKernelNode_v10000`] (and this one).
+*/
+    pub enum cuGraphAddKernelNode_v12000 {}
+    impl super::sealed::Sealed for cuGraphAddKernelNode_v12000 {}
+    unsafe impl super::Entry for cuGraphAddKernelNode_v12000 {
+        type Fn = crate::pfn::PFN_cuGraphAddKernelNode_v12000;
+        const INDEX: usize = 233usize;
+    }
+    /** `cuGraphAddMemAllocNode` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphAddMemAllocNode_v11040`](crate::pfn::PFN_cuGraphAddMemAllocNode_v11040).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddMemAllocNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.4 or newer.
+ - The newest ABI of `cuGraphAddMemAllocNode` this crate knows.
+*/
+    pub enum cuGraphAddMemAllocNode_v11040 {}
+    impl super::sealed::Sealed for cuGraphAddMemAllocNode_v11040 {}
+    unsafe impl super::Entry for cuGraphAddMemAllocNode_v11040 {
+        type Fn = crate::pfn::PFN_cuGraphAddMemAllocNode_v11040;
+        const INDEX: usize = 234usize;
+    }
+    /** `cuGraphAddMemFreeNode` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphAddMemFreeNode_v11040`](crate::pfn::PFN_cuGraphAddMemFreeNode_v11040).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, dptr: CUdeviceptr) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddMemFreeNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.4 or newer.
+ - The newest ABI of `cuGraphAddMemFreeNode` this crate knows.
+*/
+    pub enum cuGraphAddMemFreeNode_v11040 {}
+    impl super::sealed::Sealed for cuGraphAddMemFreeNode_v11040 {}
+    unsafe impl super::Entry for cuGraphAddMemFreeNode_v11040 {
+        type Fn = crate::pfn::PFN_cuGraphAddMemFreeNode_v11040;
+        const INDEX: usize = 235usize;
+    }
+    /** `cuGraphAddMemcpyNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddMemcpyNode_v10000`](crate::pfn::PFN_cuGraphAddMemcpyNode_v10000).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, copyParams: *const CUDA_MEMCPY3D_v2, ctx: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddMemcpyNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphAddMemcpyNode` this crate knows.
+*/
+    pub enum cuGraphAddMemcpyNode_v10000 {}
+    impl super::sealed::Sealed for cuGraphAddMemcpyNode_v10000 {}
+    unsafe impl super::Entry for cuGraphAddMemcpyNode_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphAddMemcpyNode_v10000;
+        const INDEX: usize = 236usize;
+    }
+    /** `cuGraphAddMemsetNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddMemsetNode_v10000`](crate::pfn::PFN_cuGraphAddMemsetNode_v10000).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1, ctx: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddMemsetNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphAddMemsetNode` this crate knows.
+*/
+    pub enum cuGraphAddMemsetNode_v10000 {}
+    impl super::sealed::Sealed for cuGraphAddMemsetNode_v10000 {}
+    unsafe impl super::Entry for cuGraphAddMemsetNode_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphAddMemsetNode_v10000;
+        const INDEX: usize = 237usize;
+    }
+    /** `cuGraphAddNode` at exactly version 12020 (CUDA 12.2): [`PFN_cuGraphAddNode_v12020`](crate::pfn::PFN_cuGraphAddNode_v12020).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.2 or newer.
+ - An older ABI of `cuGraphAddNode`: newer ones follow below.
+
+ Every ABI of `cuGraphAddNode`: [`cuGraphAddNode_v12030`], [`cuGraphAddNode_v13040`] (and this one).
+*/
+    pub enum cuGraphAddNode_v12020 {}
+    impl super::sealed::Sealed for cuGraphAddNode_v12020 {}
+    unsafe impl super::Entry for cuGraphAddNode_v12020 {
+        type Fn = crate::pfn::PFN_cuGraphAddNode_v12020;
+        const INDEX: usize = 238usize;
+    }
+    /** `cuGraphAddNode` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphAddNode_v12030`](crate::pfn::PFN_cuGraphAddNode_v12030).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddNode_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - An older ABI of `cuGraphAddNode`: newer ones follow below.
+
+ Every ABI of `cuGraphAddNode`: [`cuGraphAddNode_v12020`], [`cuGraphAddNode_v13040`] (and this one).
+*/
+    pub enum cuGraphAddNode_v12030 {}
+    impl super::sealed::Sealed for cuGraphAddNode_v12030 {}
+    unsafe impl super::Entry for cuGraphAddNode_v12030 {
+        type Fn = crate::pfn::PFN_cuGraphAddNode_v12030;
+        const INDEX: usize = 239usize;
+    }
+    /** `cuGraphAddNode` at exactly version 13040 (CUDA 13.4): [`PFN_cuGraphAddNode_v13040`](crate::pfn::PFN_cuGraphAddNode_v13040).
+
+ ```text
+ fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphAddNode_v3`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.4 or newer.
+ - The newest ABI of `cuGraphAddNode` this crate knows.
+
+ Every ABI of `cuGraphAddNode`: [`cuGraphAddNode_v12020`], [`cuGraphAddNode_v12030`] (and this one).
+*/
+    pub enum cuGraphAddNode_v13040 {}
+    impl super::sealed::Sealed for cuGraphAddNode_v13040 {}
+    unsafe impl super::Entry for cuGraphAddNode_v13040 {
+        type Fn = crate::pfn::PFN_cuGraphAddNode_v13040;
+        const INDEX: usize = 240usize;
+    }
+    /** `cuGraphBatchMemOpNodeGetParams` at exactly version 11070 (CUDA 11.7): [`PFN_cuGraphBatchMemOpNodeGetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams_out: *mut CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphBatchMemOpNodeGetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuGraphBatchMemOpNodeGetParams` this crate knows.
+*/
+    pub enum cuGraphBatchMemOpNodeGetParams_v11070 {}
+    impl super::sealed::Sealed for cuGraphBatchMemOpNodeGetParams_v11070 {}
+    unsafe impl super::Entry for cuGraphBatchMemOpNodeGetParams_v11070 {
+        type Fn = crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070;
+        const INDEX: usize = 241usize;
+    }
+    /** `cuGraphBatchMemOpNodeSetParams` at exactly version 11070 (CUDA 11.7): [`PFN_cuGraphBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphBatchMemOpNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuGraphBatchMemOpNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphBatchMemOpNodeSetParams_v11070 {}
+    impl super::sealed::Sealed for cuGraphBatchMemOpNodeSetParams_v11070 {}
+    unsafe impl super::Entry for cuGraphBatchMemOpNodeSetParams_v11070 {
+        type Fn = crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070;
+        const INDEX: usize = 242usize;
+    }
+    /** `cuGraphChildGraphNodeGetGraph` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphChildGraphNodeGetGraph_v10000`](crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphChildGraphNodeGetGraph`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphChildGraphNodeGetGraph` this crate knows.
+*/
+    pub enum cuGraphChildGraphNodeGetGraph_v10000 {}
+    impl super::sealed::Sealed for cuGraphChildGraphNodeGetGraph_v10000 {}
+    unsafe impl super::Entry for cuGraphChildGraphNodeGetGraph_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000;
+        const INDEX: usize = 243usize;
+    }
+    /** `cuGraphClone` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphClone_v10000`](crate::pfn::PFN_cuGraphClone_v10000).
+
+ ```text
+ fn(phGraphClone: *mut CUgraph, originalGraph: CUgraph) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphClone`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphClone` this crate knows.
+*/
+    pub enum cuGraphClone_v10000 {}
+    impl super::sealed::Sealed for cuGraphClone_v10000 {}
+    unsafe impl super::Entry for cuGraphClone_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphClone_v10000;
+        const INDEX: usize = 244usize;
+    }
+    /** `cuGraphConditionalHandleCreate` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphConditionalHandleCreate_v12030`](crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030).
+
+ ```text
+ fn(pHandle_out: *mut CUgraphConditionalHandle, hGraph: CUgraph, ctx: CUcontext, defaultLaunchValue: c_uint, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphConditionalHandleCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuGraphConditionalHandleCreate` this crate knows.
+*/
+    pub enum cuGraphConditionalHandleCreate_v12030 {}
+    impl super::sealed::Sealed for cuGraphConditionalHandleCreate_v12030 {}
+    unsafe impl super::Entry for cuGraphConditionalHandleCreate_v12030 {
+        type Fn = crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030;
+        const INDEX: usize = 245usize;
+    }
+    /** `cuGraphCreate` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphCreate_v10000`](crate::pfn::PFN_cuGraphCreate_v10000).
+
+ ```text
+ fn(phGraph: *mut CUgraph, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphCreate` this crate knows.
+*/
+    pub enum cuGraphCreate_v10000 {}
+    impl super::sealed::Sealed for cuGraphCreate_v10000 {}
+    unsafe impl super::Entry for cuGraphCreate_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphCreate_v10000;
+        const INDEX: usize = 246usize;
+    }
+    /** `cuGraphDebugDotPrint` at exactly version 11030 (CUDA 11.3): [`PFN_cuGraphDebugDotPrint_v11030`](crate::pfn::PFN_cuGraphDebugDotPrint_v11030).
+
+ ```text
+ fn(hGraph: CUgraph, path: *const c_char, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphDebugDotPrint`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.3 or newer.
+ - The newest ABI of `cuGraphDebugDotPrint` this crate knows.
+*/
+    pub enum cuGraphDebugDotPrint_v11030 {}
+    impl super::sealed::Sealed for cuGraphDebugDotPrint_v11030 {}
+    unsafe impl super::Entry for cuGraphDebugDotPrint_v11030 {
+        type Fn = crate::pfn::PFN_cuGraphDebugDotPrint_v11030;
+        const INDEX: usize = 247usize;
+    }
+    /** `cuGraphDestroy` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphDestroy_v10000`](crate::pfn::PFN_cuGraphDestroy_v10000).
+
+ ```text
+ fn(hGraph: CUgraph) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphDestroy` this crate knows.
+*/
+    pub enum cuGraphDestroy_v10000 {}
+    impl super::sealed::Sealed for cuGraphDestroy_v10000 {}
+    unsafe impl super::Entry for cuGraphDestroy_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphDestroy_v10000;
+        const INDEX: usize = 248usize;
+    }
+    /** `cuGraphDestroyNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphDestroyNode_v10000`](crate::pfn::PFN_cuGraphDestroyNode_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphDestroyNode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphDestroyNode` this crate knows.
+*/
+    pub enum cuGraphDestroyNode_v10000 {}
+    impl super::sealed::Sealed for cuGraphDestroyNode_v10000 {}
+    unsafe impl super::Entry for cuGraphDestroyNode_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphDestroyNode_v10000;
+        const INDEX: usize = 249usize;
+    }
+    /** `cuGraphEventRecordNodeGetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphEventRecordNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010).
+
+ ```text
+ fn(hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphEventRecordNodeGetEvent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuGraphEventRecordNodeGetEvent` this crate knows.
+*/
+    pub enum cuGraphEventRecordNodeGetEvent_v11010 {}
+    impl super::sealed::Sealed for cuGraphEventRecordNodeGetEvent_v11010 {}
+    unsafe impl super::Entry for cuGraphEventRecordNodeGetEvent_v11010 {
+        type Fn = crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010;
+        const INDEX: usize = 250usize;
+    }
+    /** `cuGraphEventRecordNodeSetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010).
+
+ ```text
+ fn(hNode: CUgraphNode, event: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphEventRecordNodeSetEvent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuGraphEventRecordNodeSetEvent` this crate knows.
+*/
+    pub enum cuGraphEventRecordNodeSetEvent_v11010 {}
+    impl super::sealed::Sealed for cuGraphEventRecordNodeSetEvent_v11010 {}
+    unsafe impl super::Entry for cuGraphEventRecordNodeSetEvent_v11010 {
+        type Fn = crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010;
+        const INDEX: usize = 251usize;
+    }
+    /** `cuGraphEventWaitNodeGetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphEventWaitNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010).
+
+ ```text
+ fn(hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphEventWaitNodeGetEvent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuGraphEventWaitNodeGetEvent` this crate knows.
+*/
+    pub enum cuGraphEventWaitNodeGetEvent_v11010 {}
+    impl super::sealed::Sealed for cuGraphEventWaitNodeGetEvent_v11010 {}
+    unsafe impl super::Entry for cuGraphEventWaitNodeGetEvent_v11010 {
+        type Fn = crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010;
+        const INDEX: usize = 252usize;
+    }
+    /** `cuGraphEventWaitNodeSetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010).
+
+ ```text
+ fn(hNode: CUgraphNode, event: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphEventWaitNodeSetEvent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuGraphEventWaitNodeSetEvent` this crate knows.
+*/
+    pub enum cuGraphEventWaitNodeSetEvent_v11010 {}
+    impl super::sealed::Sealed for cuGraphEventWaitNodeSetEvent_v11010 {}
+    unsafe impl super::Entry for cuGraphEventWaitNodeSetEvent_v11010 {
+        type Fn = crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010;
+        const INDEX: usize = 253usize;
+    }
+    /** `cuGraphExecBatchMemOpNodeSetParams` at exactly version 11070 (CUDA 11.7): [`PFN_cuGraphExecBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070).
+
+ ```text
+ fn(graphExec: CUgraphExec, node: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecBatchMemOpNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuGraphExecBatchMemOpNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphExecBatchMemOpNodeSetParams_v11070 {}
+    impl super::sealed::Sealed for cuGraphExecBatchMemOpNodeSetParams_v11070 {}
+    unsafe impl super::Entry for cuGraphExecBatchMemOpNodeSetParams_v11070 {
+        type Fn = crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070;
+        const INDEX: usize = 254usize;
+    }
+    /** `cuGraphExecChildGraphNodeSetParams` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphExecChildGraphNodeSetParams_v11010`](crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, childGraph: CUgraph) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecChildGraphNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuGraphExecChildGraphNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphExecChildGraphNodeSetParams_v11010 {}
+    impl super::sealed::Sealed for cuGraphExecChildGraphNodeSetParams_v11010 {}
+    unsafe impl super::Entry for cuGraphExecChildGraphNodeSetParams_v11010 {
+        type Fn = crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010;
+        const INDEX: usize = 255usize;
+    }
+    /** `cuGraphExecDestroy` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphExecDestroy_v10000`](crate::pfn::PFN_cuGraphExecDestroy_v10000).
+
+ ```text
+ fn(hGraphExec: CUgraphExec) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphExecDestroy` this crate knows.
+*/
+    pub enum cuGraphExecDestroy_v10000 {}
+    impl super::sealed::Sealed for cuGraphExecDestroy_v10000 {}
+    unsafe impl super::Entry for cuGraphExecDestroy_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphExecDestroy_v10000;
+        const INDEX: usize = 256usize;
+    }
+    /** `cuGraphExecEventRecordNodeSetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphExecEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecEventRecordNodeSetEvent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuGraphExecEventRecordNodeSetEvent` this crate knows.
+*/
+    pub enum cuGraphExecEventRecordNodeSetEvent_v11010 {}
+    impl super::sealed::Sealed for cuGraphExecEventRecordNodeSetEvent_v11010 {}
+    unsafe impl super::Entry for cuGraphExecEventRecordNodeSetEvent_v11010 {
+        type Fn = crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010;
+        const INDEX: usize = 257usize;
+    }
+    /** `cuGraphExecEventWaitNodeSetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphExecEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecEventWaitNodeSetEvent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuGraphExecEventWaitNodeSetEvent` this crate knows.
+*/
+    pub enum cuGraphExecEventWaitNodeSetEvent_v11010 {}
+    impl super::sealed::Sealed for cuGraphExecEventWaitNodeSetEvent_v11010 {}
+    unsafe impl super::Entry for cuGraphExecEventWaitNodeSetEvent_v11010 {
+        type Fn = crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010;
+        const INDEX: usize = 258usize;
+    }
+    /** `cuGraphExecExternalSemaphoresSignalNodeSetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecExternalSemaphoresSignalNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuGraphExecExternalSemaphoresSignalNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 {}
+    impl super::sealed::Sealed
+    for cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 {}
+    unsafe impl super::Entry
+    for cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 {
+        type Fn = crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020;
+        const INDEX: usize = 259usize;
+    }
+    /** `cuGraphExecExternalSemaphoresWaitNodeSetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecExternalSemaphoresWaitNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuGraphExecExternalSemaphoresWaitNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 {}
+    impl super::sealed::Sealed
+    for cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 {}
+    unsafe impl super::Entry for cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 {
+        type Fn = crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020;
+        const INDEX: usize = 260usize;
+    }
+    /** `cuGraphExecGetFlags` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphExecGetFlags_v12000`](crate::pfn::PFN_cuGraphExecGetFlags_v12000).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, flags: *mut cuuint64_t) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecGetFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuGraphExecGetFlags` this crate knows.
+*/
+    pub enum cuGraphExecGetFlags_v12000 {}
+    impl super::sealed::Sealed for cuGraphExecGetFlags_v12000 {}
+    unsafe impl super::Entry for cuGraphExecGetFlags_v12000 {
+        type Fn = crate::pfn::PFN_cuGraphExecGetFlags_v12000;
+        const INDEX: usize = 261usize;
+    }
+    /** `cuGraphExecGetId` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphExecGetId_v13010`](crate::pfn::PFN_cuGraphExecGetId_v13010).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, graphId: *mut c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecGetId`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuGraphExecGetId` this crate knows.
+*/
+    pub enum cuGraphExecGetId_v13010 {}
+    impl super::sealed::Sealed for cuGraphExecGetId_v13010 {}
+    unsafe impl super::Entry for cuGraphExecGetId_v13010 {
+        type Fn = crate::pfn::PFN_cuGraphExecGetId_v13010;
+        const INDEX: usize = 262usize;
+    }
+    /** `cuGraphExecHostNodeSetParams` at exactly version 10020 (CUDA 10.2): [`PFN_cuGraphExecHostNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecHostNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuGraphExecHostNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphExecHostNodeSetParams_v10020 {}
+    impl super::sealed::Sealed for cuGraphExecHostNodeSetParams_v10020 {}
+    unsafe impl super::Entry for cuGraphExecHostNodeSetParams_v10020 {
+        type Fn = crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020;
+        const INDEX: usize = 263usize;
+    }
+    /** `cuGraphExecKernelNodeSetParams` at exactly version 10010 (CUDA 10.1): [`PFN_cuGraphExecKernelNodeSetParams_v10010`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecKernelNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.1 or newer.
+ - An older ABI of `cuGraphExecKernelNodeSetParams`: newer ones follow below.
+
+ Every ABI of `cuGraphExecKernelNodeSetParams`: [`cuGraphExecKernelNodeSetParams_v12000`] (and this one).
+*/
+    pub enum cuGraphExecKernelNodeSetParams_v10010 {}
+    impl super::sealed::Sealed for cuGraphExecKernelNodeSetParams_v10010 {}
+    unsafe impl super::Entry for cuGraphExecKernelNodeSetParams_v10010 {
+        type Fn = crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010;
+        const INDEX: usize = 264usize;
+    }
+    /** `cuGraphExecKernelNodeSetParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphExecKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecKernelNodeSetParams_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuGraphExecKernelNodeSetParams` this crate knows.
+
+ Every ABI of `cuGraphExecKernelNodeSetParams`: [`cuGraphExecKernelNodeSetParams_v10010`] (and this one).
+*/
+    pub enum cuGraphExecKernelNodeSetParams_v12000 {}
+    impl super::sealed::Sealed for cuGraphExecKernelNodeSetParams_v12000 {}
+    unsafe impl super::Entry for cuGraphExecKernelNodeSetParams_v12000 {
+        type Fn = crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000;
+        const INDEX: usize = 265usize;
+    }
+    /** `cuGraphExecMemcpyNodeSetParams` at exactly version 10020 (CUDA 10.2): [`PFN_cuGraphExecMemcpyNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, copyParams: *const CUDA_MEMCPY3D_v2, ctx: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecMemcpyNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuGraphExecMemcpyNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphExecMemcpyNodeSetParams_v10020 {}
+    impl super::sealed::Sealed for cuGraphExecMemcpyNodeSetParams_v10020 {}
+    unsafe impl super::Entry for cuGraphExecMemcpyNodeSetParams_v10020 {
+        type Fn = crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020;
+        const INDEX: usize = 266usize;
+    }
+    /** `cuGraphExecMemsetNodeSetParams` at exactly version 10020 (CUDA 10.2): [`PFN_cuGraphExecMemsetNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1, ctx: CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecMemsetNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuGraphExecMemsetNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphExecMemsetNodeSetParams_v10020 {}
+    impl super::sealed::Sealed for cuGraphExecMemsetNodeSetParams_v10020 {}
+    unsafe impl super::Entry for cuGraphExecMemsetNodeSetParams_v10020 {
+        type Fn = crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020;
+        const INDEX: usize = 267usize;
+    }
+    /** `cuGraphExecNodeSetParams` at exactly version 12020 (CUDA 12.2): [`PFN_cuGraphExecNodeSetParams_v12020`](crate::pfn::PFN_cuGraphExecNodeSetParams_v12020).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.2 or newer.
+ - The newest ABI of `cuGraphExecNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphExecNodeSetParams_v12020 {}
+    impl super::sealed::Sealed for cuGraphExecNodeSetParams_v12020 {}
+    unsafe impl super::Entry for cuGraphExecNodeSetParams_v12020 {
+        type Fn = crate::pfn::PFN_cuGraphExecNodeSetParams_v12020;
+        const INDEX: usize = 268usize;
+    }
+    /** `cuGraphExecUpdate` at exactly version 10020 (CUDA 10.2): [`PFN_cuGraphExecUpdate_v10020`](crate::pfn::PFN_cuGraphExecUpdate_v10020).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hGraph: CUgraph, hErrorNode_out: *mut CUgraphNode, updateResult_out: *mut CUgraphExecUpdateResult) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecUpdate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - An older ABI of `cuGraphExecUpdate`: newer ones follow below.
+
+ Every ABI of `cuGraphExecUpdate`: [`cuGraphExecUpdate_v12000`] (and this one).
+*/
+    pub enum cuGraphExecUpdate_v10020 {}
+    impl super::sealed::Sealed for cuGraphExecUpdate_v10020 {}
+    unsafe impl super::Entry for cuGraphExecUpdate_v10020 {
+        type Fn = crate::pfn::PFN_cuGraphExecUpdate_v10020;
+        const INDEX: usize = 269usize;
+    }
+    /** `cuGraphExecUpdate` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphExecUpdate_v12000`](crate::pfn::PFN_cuGraphExecUpdate_v12000).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hGraph: CUgraph, resultInfo: *mut CUgraphExecUpdateResultInfo) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExecUpdate_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuGraphExecUpdate` this crate knows.
+
+ Every ABI of `cuGraphExecUpdate`: [`cuGraphExecUpdate_v10020`] (and this one).
+*/
+    pub enum cuGraphExecUpdate_v12000 {}
+    impl super::sealed::Sealed for cuGraphExecUpdate_v12000 {}
+    unsafe impl super::Entry for cuGraphExecUpdate_v12000 {
+        type Fn = crate::pfn::PFN_cuGraphExecUpdate_v12000;
+        const INDEX: usize = 270usize;
+    }
+    /** `cuGraphExternalSemaphoresSignalNodeGetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020).
+
+ ```text
+ fn(hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExternalSemaphoresSignalNodeGetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuGraphExternalSemaphoresSignalNodeGetParams` this crate knows.
+*/
+    pub enum cuGraphExternalSemaphoresSignalNodeGetParams_v11020 {}
+    impl super::sealed::Sealed for cuGraphExternalSemaphoresSignalNodeGetParams_v11020 {}
+    unsafe impl super::Entry for cuGraphExternalSemaphoresSignalNodeGetParams_v11020 {
+        type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020;
+        const INDEX: usize = 271usize;
+    }
+    /** `cuGraphExternalSemaphoresSignalNodeSetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExternalSemaphoresSignalNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuGraphExternalSemaphoresSignalNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphExternalSemaphoresSignalNodeSetParams_v11020 {}
+    impl super::sealed::Sealed for cuGraphExternalSemaphoresSignalNodeSetParams_v11020 {}
+    unsafe impl super::Entry for cuGraphExternalSemaphoresSignalNodeSetParams_v11020 {
+        type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020;
+        const INDEX: usize = 272usize;
+    }
+    /** `cuGraphExternalSemaphoresWaitNodeGetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020).
+
+ ```text
+ fn(hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExternalSemaphoresWaitNodeGetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuGraphExternalSemaphoresWaitNodeGetParams` this crate knows.
+*/
+    pub enum cuGraphExternalSemaphoresWaitNodeGetParams_v11020 {}
+    impl super::sealed::Sealed for cuGraphExternalSemaphoresWaitNodeGetParams_v11020 {}
+    unsafe impl super::Entry for cuGraphExternalSemaphoresWaitNodeGetParams_v11020 {
+        type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020;
+        const INDEX: usize = 273usize;
+    }
+    /** `cuGraphExternalSemaphoresWaitNodeSetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphExternalSemaphoresWaitNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuGraphExternalSemaphoresWaitNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphExternalSemaphoresWaitNodeSetParams_v11020 {}
+    impl super::sealed::Sealed for cuGraphExternalSemaphoresWaitNodeSetParams_v11020 {}
+    unsafe impl super::Entry for cuGraphExternalSemaphoresWaitNodeSetParams_v11020 {
+        type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020;
+        const INDEX: usize = 274usize;
+    }
+    /** `cuGraphGetEdges` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphGetEdges_v10000`](crate::pfn::PFN_cuGraphGetEdges_v10000).
+
+ ```text
+ fn(hGraph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, numEdges: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphGetEdges`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - An older ABI of `cuGraphGetEdges`: newer ones follow below.
+
+ Every ABI of `cuGraphGetEdges`: [`cuGraphGetEdges_v12030`] (and this one).
+*/
+    pub enum cuGraphGetEdges_v10000 {}
+    impl super::sealed::Sealed for cuGraphGetEdges_v10000 {}
+    unsafe impl super::Entry for cuGraphGetEdges_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphGetEdges_v10000;
+        const INDEX: usize = 275usize;
+    }
+    /** `cuGraphGetEdges` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphGetEdges_v12030`](crate::pfn::PFN_cuGraphGetEdges_v12030).
+
+ ```text
+ fn(hGraph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numEdges: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphGetEdges_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuGraphGetEdges` this crate knows.
+
+ Every ABI of `cuGraphGetEdges`: [`cuGraphGetEdges_v10000`] (and this one).
+*/
+    pub enum cuGraphGetEdges_v12030 {}
+    impl super::sealed::Sealed for cuGraphGetEdges_v12030 {}
+    unsafe impl super::Entry for cuGraphGetEdges_v12030 {
+        type Fn = crate::pfn::PFN_cuGraphGetEdges_v12030;
+        const INDEX: usize = 276usize;
+    }
+    /** `cuGraphGetId` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphGetId_v13010`](crate::pfn::PFN_cuGraphGetId_v13010).
+
+ ```text
+ fn(hGraph: CUgraph, graphId: *mut c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphGetId`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuGraphGetId` this crate knows.
+*/
+    pub enum cuGraphGetId_v13010 {}
+    impl super::sealed::Sealed for cuGraphGetId_v13010 {}
+    unsafe impl super::Entry for cuGraphGetId_v13010 {
+        type Fn = crate::pfn::PFN_cuGraphGetId_v13010;
+        const INDEX: usize = 277usize;
+    }
+    /** `cuGraphGetNodes` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphGetNodes_v10000`](crate::pfn::PFN_cuGraphGetNodes_v10000).
+
+ ```text
+ fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphGetNodes`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphGetNodes` this crate knows.
+*/
+    pub enum cuGraphGetNodes_v10000 {}
+    impl super::sealed::Sealed for cuGraphGetNodes_v10000 {}
+    unsafe impl super::Entry for cuGraphGetNodes_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphGetNodes_v10000;
+        const INDEX: usize = 278usize;
+    }
+    /** `cuGraphGetRootNodes` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphGetRootNodes_v10000`](crate::pfn::PFN_cuGraphGetRootNodes_v10000).
+
+ ```text
+ fn(hGraph: CUgraph, rootNodes: *mut CUgraphNode, numRootNodes: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphGetRootNodes`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphGetRootNodes` this crate knows.
+*/
+    pub enum cuGraphGetRootNodes_v10000 {}
+    impl super::sealed::Sealed for cuGraphGetRootNodes_v10000 {}
+    unsafe impl super::Entry for cuGraphGetRootNodes_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphGetRootNodes_v10000;
+        const INDEX: usize = 279usize;
+    }
+    /** `cuGraphHostNodeGetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphHostNodeGetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeGetParams_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *mut CUDA_HOST_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphHostNodeGetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphHostNodeGetParams` this crate knows.
+*/
+    pub enum cuGraphHostNodeGetParams_v10000 {}
+    impl super::sealed::Sealed for cuGraphHostNodeGetParams_v10000 {}
+    unsafe impl super::Entry for cuGraphHostNodeGetParams_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphHostNodeGetParams_v10000;
+        const INDEX: usize = 280usize;
+    }
+    /** `cuGraphHostNodeSetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphHostNodeSetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeSetParams_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphHostNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphHostNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphHostNodeSetParams_v10000 {}
+    impl super::sealed::Sealed for cuGraphHostNodeSetParams_v10000 {}
+    unsafe impl super::Entry for cuGraphHostNodeSetParams_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphHostNodeSetParams_v10000;
+        const INDEX: usize = 281usize;
+    }
+    /** `cuGraphInstantiate` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphInstantiate_v10000`](crate::pfn::PFN_cuGraphInstantiate_v10000).
+
+ ```text
+ fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: *mut c_char, bufferSize: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphInstantiate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuGraphInstantiate`: [`cuGraphInstantiate_v11000`] (and this one).
+*/
+    pub enum cuGraphInstantiate_v10000 {}
+    impl super::sealed::Sealed for cuGraphInstantiate_v10000 {}
+    unsafe impl super::Entry for cuGraphInstantiate_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphInstantiate_v10000;
+        const INDEX: usize = 282usize;
+    }
+    /** `cuGraphInstantiate` at exactly version 11000 (CUDA 11.0): [`PFN_cuGraphInstantiate_v11000`](crate::pfn::PFN_cuGraphInstantiate_v11000).
+
+ ```text
+ fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: *mut c_char, bufferSize: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphInstantiate_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuGraphInstantiate`: [`cuGraphInstantiate_v10000`] (and this one).
+*/
+    pub enum cuGraphInstantiate_v11000 {}
+    impl super::sealed::Sealed for cuGraphInstantiate_v11000 {}
+    unsafe impl super::Entry for cuGraphInstantiate_v11000 {
+        type Fn = crate::pfn::PFN_cuGraphInstantiate_v11000;
+        const INDEX: usize = 283usize;
+    }
+    /** `cuGraphInstantiateWithFlags` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphInstantiateWithFlags_v11040`](crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040).
+
+ ```text
+ fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphInstantiateWithFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.4 or newer.
+ - The newest ABI of `cuGraphInstantiateWithFlags` this crate knows.
+*/
+    pub enum cuGraphInstantiateWithFlags_v11040 {}
+    impl super::sealed::Sealed for cuGraphInstantiateWithFlags_v11040 {}
+    unsafe impl super::Entry for cuGraphInstantiateWithFlags_v11040 {
+        type Fn = crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040;
+        const INDEX: usize = 284usize;
+    }
+    /** `cuGraphInstantiateWithParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphInstantiateWithParams_v12000`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000).
+
+ ```text
+ fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphInstantiateWithParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuGraphInstantiateWithParams` this crate knows.
+
+ Every ABI of `cuGraphInstantiateWithParams`: [`cuGraphInstantiateWithParams_v12000_ptsz`] (and this one).
+*/
+    pub enum cuGraphInstantiateWithParams_v12000 {}
+    impl super::sealed::Sealed for cuGraphInstantiateWithParams_v12000 {}
+    unsafe impl super::Entry for cuGraphInstantiateWithParams_v12000 {
+        type Fn = crate::pfn::PFN_cuGraphInstantiateWithParams_v12000;
+        const INDEX: usize = 285usize;
+    }
+    /** `cuGraphInstantiateWithParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphInstantiateWithParams_v12000_ptsz`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz).
+
+ ```text
+ fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphInstantiateWithParams_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuGraphInstantiateWithParams` this crate knows of its per-thread variants.
+
+ Every ABI of `cuGraphInstantiateWithParams`: [`cuGraphInstantiateWithParams_v12000`] (and this one).
+*/
+    pub enum cuGraphInstantiateWithParams_v12000_ptsz {}
+    impl super::sealed::Sealed for cuGraphInstantiateWithParams_v12000_ptsz {}
+    unsafe impl super::Entry for cuGraphInstantiateWithParams_v12000_ptsz {
+        type Fn = crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz;
+        const INDEX: usize = 286usize;
+    }
+    /** `cuGraphKernelNodeCopyAttributes` at exactly version 11000 (CUDA 11.0): [`PFN_cuGraphKernelNodeCopyAttributes_v11000`](crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000).
+
+ ```text
+ fn(dst: CUgraphNode, src: CUgraphNode) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphKernelNodeCopyAttributes`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuGraphKernelNodeCopyAttributes` this crate knows.
+*/
+    pub enum cuGraphKernelNodeCopyAttributes_v11000 {}
+    impl super::sealed::Sealed for cuGraphKernelNodeCopyAttributes_v11000 {}
+    unsafe impl super::Entry for cuGraphKernelNodeCopyAttributes_v11000 {
+        type Fn = crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000;
+        const INDEX: usize = 287usize;
+    }
+    /** `cuGraphKernelNodeGetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuGraphKernelNodeGetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000).
+
+ ```text
+ fn(hNode: CUgraphNode, attr: CUkernelNodeAttrID, value_out: *mut CUkernelNodeAttrValue_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphKernelNodeGetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuGraphKernelNodeGetAttribute` this crate knows.
+*/
+    pub enum cuGraphKernelNodeGetAttribute_v11000 {}
+    impl super::sealed::Sealed for cuGraphKernelNodeGetAttribute_v11000 {}
+    unsafe impl super::Entry for cuGraphKernelNodeGetAttribute_v11000 {
+        type Fn = crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000;
+        const INDEX: usize = 288usize;
+    }
+    /** `cuGraphKernelNodeGetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphKernelNodeGetParams_v10000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphKernelNodeGetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - An older ABI of `cuGraphKernelNodeGetParams`: newer ones follow below.
+
+ Every ABI of `cuGraphKernelNodeGetParams`: [`cuGraphKernelNodeGetParams_v12000`] (and this one).
+*/
+    pub enum cuGraphKernelNodeGetParams_v10000 {}
+    impl super::sealed::Sealed for cuGraphKernelNodeGetParams_v10000 {}
+    unsafe impl super::Entry for cuGraphKernelNodeGetParams_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphKernelNodeGetParams_v10000;
+        const INDEX: usize = 289usize;
+    }
+    /** `cuGraphKernelNodeGetParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphKernelNodeGetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphKernelNodeGetParams_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuGraphKernelNodeGetParams` this crate knows.
+
+ Every ABI of `cuGraphKernelNodeGetParams`: [`cuGraphKernelNodeGetParams_v10000`] (and this one).
+*/
+    pub enum cuGraphKernelNodeGetParams_v12000 {}
+    impl super::sealed::Sealed for cuGraphKernelNodeGetParams_v12000 {}
+    unsafe impl super::Entry for cuGraphKernelNodeGetParams_v12000 {
+        type Fn = crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000;
+        const INDEX: usize = 290usize;
+    }
+    /** `cuGraphKernelNodeSetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuGraphKernelNodeSetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000).
+
+ ```text
+ fn(hNode: CUgraphNode, attr: CUkernelNodeAttrID, value: *const CUkernelNodeAttrValue_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphKernelNodeSetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuGraphKernelNodeSetAttribute` this crate knows.
+*/
+    pub enum cuGraphKernelNodeSetAttribute_v11000 {}
+    impl super::sealed::Sealed for cuGraphKernelNodeSetAttribute_v11000 {}
+    unsafe impl super::Entry for cuGraphKernelNodeSetAttribute_v11000 {
+        type Fn = crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000;
+        const INDEX: usize = 291usize;
+    }
+    /** `cuGraphKernelNodeSetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphKernelNodeSetParams_v10000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphKernelNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - An older ABI of `cuGraphKernelNodeSetParams`: newer ones follow below.
+
+ Every ABI of `cuGraphKernelNodeSetParams`: [`cuGraphKernelNodeSetParams_v12000`] (and this one).
+*/
+    pub enum cuGraphKernelNodeSetParams_v10000 {}
+    impl super::sealed::Sealed for cuGraphKernelNodeSetParams_v10000 {}
+    unsafe impl super::Entry for cuGraphKernelNodeSetParams_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphKernelNodeSetParams_v10000;
+        const INDEX: usize = 292usize;
+    }
+    /** `cuGraphKernelNodeSetParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphKernelNodeSetParams_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuGraphKernelNodeSetParams` this crate knows.
+
+ Every ABI of `cuGraphKernelNodeSetParams`: [`cuGraphKernelNodeSetParams_v10000`] (and this one).
+*/
+    pub enum cuGraphKernelNodeSetParams_v12000 {}
+    impl super::sealed::Sealed for cuGraphKernelNodeSetParams_v12000 {}
+    unsafe impl super::Entry for cuGraphKernelNodeSetParams_v12000 {
+        type Fn = crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000;
+        const INDEX: usize = 293usize;
+    }
+    /** `cuGraphLaunch` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphLaunch_v10000`](crate::pfn::PFN_cuGraphLaunch_v10000).
+
+ ```text
+ fn(hGraph: CUgraphExec, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphLaunch`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphLaunch` this crate knows.
+
+ Every ABI of `cuGraphLaunch`: [`cuGraphLaunch_v10000_ptsz`] (and this one).
+*/
+    pub enum cuGraphLaunch_v10000 {}
+    impl super::sealed::Sealed for cuGraphLaunch_v10000 {}
+    unsafe impl super::Entry for cuGraphLaunch_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphLaunch_v10000;
+        const INDEX: usize = 294usize;
+    }
+    /** `cuGraphLaunch` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphLaunch_v10000_ptsz`](crate::pfn::PFN_cuGraphLaunch_v10000_ptsz).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphLaunch_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphLaunch` this crate knows of its per-thread variants.
+
+ Every ABI of `cuGraphLaunch`: [`cuGraphLaunch_v10000`] (and this one).
+*/
+    pub enum cuGraphLaunch_v10000_ptsz {}
+    impl super::sealed::Sealed for cuGraphLaunch_v10000_ptsz {}
+    unsafe impl super::Entry for cuGraphLaunch_v10000_ptsz {
+        type Fn = crate::pfn::PFN_cuGraphLaunch_v10000_ptsz;
+        const INDEX: usize = 295usize;
+    }
+    /** `cuGraphMemAllocNodeGetParams` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphMemAllocNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040).
+
+ ```text
+ fn(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphMemAllocNodeGetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.4 or newer.
+ - The newest ABI of `cuGraphMemAllocNodeGetParams` this crate knows.
+*/
+    pub enum cuGraphMemAllocNodeGetParams_v11040 {}
+    impl super::sealed::Sealed for cuGraphMemAllocNodeGetParams_v11040 {}
+    unsafe impl super::Entry for cuGraphMemAllocNodeGetParams_v11040 {
+        type Fn = crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040;
+        const INDEX: usize = 296usize;
+    }
+    /** `cuGraphMemFreeNodeGetParams` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphMemFreeNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040).
+
+ ```text
+ fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphMemFreeNodeGetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.4 or newer.
+ - The newest ABI of `cuGraphMemFreeNodeGetParams` this crate knows.
+*/
+    pub enum cuGraphMemFreeNodeGetParams_v11040 {}
+    impl super::sealed::Sealed for cuGraphMemFreeNodeGetParams_v11040 {}
+    unsafe impl super::Entry for cuGraphMemFreeNodeGetParams_v11040 {
+        type Fn = crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040;
+        const INDEX: usize = 297usize;
+    }
+    /** `cuGraphMemcpyNodeGetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphMemcpyNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *mut CUDA_MEMCPY3D_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphMemcpyNodeGetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphMemcpyNodeGetParams` this crate knows.
+*/
+    pub enum cuGraphMemcpyNodeGetParams_v10000 {}
+    impl super::sealed::Sealed for cuGraphMemcpyNodeGetParams_v10000 {}
+    unsafe impl super::Entry for cuGraphMemcpyNodeGetParams_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000;
+        const INDEX: usize = 298usize;
+    }
+    /** `cuGraphMemcpyNodeSetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphMemcpyNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *const CUDA_MEMCPY3D_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphMemcpyNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphMemcpyNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphMemcpyNodeSetParams_v10000 {}
+    impl super::sealed::Sealed for cuGraphMemcpyNodeSetParams_v10000 {}
+    unsafe impl super::Entry for cuGraphMemcpyNodeSetParams_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000;
+        const INDEX: usize = 299usize;
+    }
+    /** `cuGraphMemsetNodeGetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphMemsetNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *mut CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphMemsetNodeGetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphMemsetNodeGetParams` this crate knows.
+*/
+    pub enum cuGraphMemsetNodeGetParams_v10000 {}
+    impl super::sealed::Sealed for cuGraphMemsetNodeGetParams_v10000 {}
+    unsafe impl super::Entry for cuGraphMemsetNodeGetParams_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000;
+        const INDEX: usize = 300usize;
+    }
+    /** `cuGraphMemsetNodeSetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphMemsetNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *const CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphMemsetNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphMemsetNodeSetParams` this crate knows.
+*/
+    pub enum cuGraphMemsetNodeSetParams_v10000 {}
+    impl super::sealed::Sealed for cuGraphMemsetNodeSetParams_v10000 {}
+    unsafe impl super::Entry for cuGraphMemsetNodeSetParams_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000;
+        const INDEX: usize = 301usize;
+    }
+    /** `cuGraphNodeFindInClone` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphNodeFindInClone_v10000`](crate::pfn::PFN_cuGraphNodeFindInClone_v10000).
+
+ ```text
+ fn(phNode: *mut CUgraphNode, hOriginalNode: CUgraphNode, hClonedGraph: CUgraph) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeFindInClone`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphNodeFindInClone` this crate knows.
+*/
+    pub enum cuGraphNodeFindInClone_v10000 {}
+    impl super::sealed::Sealed for cuGraphNodeFindInClone_v10000 {}
+    unsafe impl super::Entry for cuGraphNodeFindInClone_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphNodeFindInClone_v10000;
+        const INDEX: usize = 302usize;
+    }
+    /** `cuGraphNodeGetContainingGraph` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphNodeGetContainingGraph_v13010`](crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010).
+
+ ```text
+ fn(hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeGetContainingGraph`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuGraphNodeGetContainingGraph` this crate knows.
+*/
+    pub enum cuGraphNodeGetContainingGraph_v13010 {}
+    impl super::sealed::Sealed for cuGraphNodeGetContainingGraph_v13010 {}
+    unsafe impl super::Entry for cuGraphNodeGetContainingGraph_v13010 {
+        type Fn = crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010;
+        const INDEX: usize = 303usize;
+    }
+    /** `cuGraphNodeGetDependencies` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphNodeGetDependencies_v10000`](crate::pfn::PFN_cuGraphNodeGetDependencies_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode, dependencies: *mut CUgraphNode, numDependencies: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeGetDependencies`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - An older ABI of `cuGraphNodeGetDependencies`: newer ones follow below.
+
+ Every ABI of `cuGraphNodeGetDependencies`: [`cuGraphNodeGetDependencies_v12030`] (and this one).
+*/
+    pub enum cuGraphNodeGetDependencies_v10000 {}
+    impl super::sealed::Sealed for cuGraphNodeGetDependencies_v10000 {}
+    unsafe impl super::Entry for cuGraphNodeGetDependencies_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphNodeGetDependencies_v10000;
+        const INDEX: usize = 304usize;
+    }
+    /** `cuGraphNodeGetDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphNodeGetDependencies_v12030`](crate::pfn::PFN_cuGraphNodeGetDependencies_v12030).
+
+ ```text
+ fn(hNode: CUgraphNode, dependencies: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numDependencies: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeGetDependencies_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuGraphNodeGetDependencies` this crate knows.
+
+ Every ABI of `cuGraphNodeGetDependencies`: [`cuGraphNodeGetDependencies_v10000`] (and this one).
+*/
+    pub enum cuGraphNodeGetDependencies_v12030 {}
+    impl super::sealed::Sealed for cuGraphNodeGetDependencies_v12030 {}
+    unsafe impl super::Entry for cuGraphNodeGetDependencies_v12030 {
+        type Fn = crate::pfn::PFN_cuGraphNodeGetDependencies_v12030;
+        const INDEX: usize = 305usize;
+    }
+    /** `cuGraphNodeGetDependentNodes` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphNodeGetDependentNodes_v10000`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode, dependentNodes: *mut CUgraphNode, numDependentNodes: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeGetDependentNodes`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - An older ABI of `cuGraphNodeGetDependentNodes`: newer ones follow below.
+
+ Every ABI of `cuGraphNodeGetDependentNodes`: [`cuGraphNodeGetDependentNodes_v12030`] (and this one).
+*/
+    pub enum cuGraphNodeGetDependentNodes_v10000 {}
+    impl super::sealed::Sealed for cuGraphNodeGetDependentNodes_v10000 {}
+    unsafe impl super::Entry for cuGraphNodeGetDependentNodes_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphNodeGetDependentNodes_v10000;
+        const INDEX: usize = 306usize;
+    }
+    /** `cuGraphNodeGetDependentNodes` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphNodeGetDependentNodes_v12030`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030).
+
+ ```text
+ fn(hNode: CUgraphNode, dependentNodes: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numDependentNodes: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeGetDependentNodes_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuGraphNodeGetDependentNodes` this crate knows.
+
+ Every ABI of `cuGraphNodeGetDependentNodes`: [`cuGraphNodeGetDependentNodes_v10000`] (and this one).
+*/
+    pub enum cuGraphNodeGetDependentNodes_v12030 {}
+    impl super::sealed::Sealed for cuGraphNodeGetDependentNodes_v12030 {}
+    unsafe impl super::Entry for cuGraphNodeGetDependentNodes_v12030 {
+        type Fn = crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030;
+        const INDEX: usize = 307usize;
+    }
+    /** `cuGraphNodeGetEnabled` at exactly version 11060 (CUDA 11.6): [`PFN_cuGraphNodeGetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeGetEnabled_v11060).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: *mut c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeGetEnabled`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.6 or newer.
+ - The newest ABI of `cuGraphNodeGetEnabled` this crate knows.
+*/
+    pub enum cuGraphNodeGetEnabled_v11060 {}
+    impl super::sealed::Sealed for cuGraphNodeGetEnabled_v11060 {}
+    unsafe impl super::Entry for cuGraphNodeGetEnabled_v11060 {
+        type Fn = crate::pfn::PFN_cuGraphNodeGetEnabled_v11060;
+        const INDEX: usize = 308usize;
+    }
+    /** `cuGraphNodeGetLocalId` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphNodeGetLocalId_v13010`](crate::pfn::PFN_cuGraphNodeGetLocalId_v13010).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeId: *mut c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeGetLocalId`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuGraphNodeGetLocalId` this crate knows.
+*/
+    pub enum cuGraphNodeGetLocalId_v13010 {}
+    impl super::sealed::Sealed for cuGraphNodeGetLocalId_v13010 {}
+    unsafe impl super::Entry for cuGraphNodeGetLocalId_v13010 {
+        type Fn = crate::pfn::PFN_cuGraphNodeGetLocalId_v13010;
+        const INDEX: usize = 309usize;
+    }
+    /** `cuGraphNodeGetParams` at exactly version 13020 (CUDA 13.2): [`PFN_cuGraphNodeGetParams_v13020`](crate::pfn::PFN_cuGraphNodeGetParams_v13020).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeGetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.2 or newer.
+ - The newest ABI of `cuGraphNodeGetParams` this crate knows.
+*/
+    pub enum cuGraphNodeGetParams_v13020 {}
+    impl super::sealed::Sealed for cuGraphNodeGetParams_v13020 {}
+    unsafe impl super::Entry for cuGraphNodeGetParams_v13020 {
+        type Fn = crate::pfn::PFN_cuGraphNodeGetParams_v13020;
+        const INDEX: usize = 310usize;
+    }
+    /** `cuGraphNodeGetToolsId` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphNodeGetToolsId_v13010`](crate::pfn::PFN_cuGraphNodeGetToolsId_v13010).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeId: *mut c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeGetToolsId`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuGraphNodeGetToolsId` this crate knows.
+*/
+    pub enum cuGraphNodeGetToolsId_v13010 {}
+    impl super::sealed::Sealed for cuGraphNodeGetToolsId_v13010 {}
+    unsafe impl super::Entry for cuGraphNodeGetToolsId_v13010 {
+        type Fn = crate::pfn::PFN_cuGraphNodeGetToolsId_v13010;
+        const INDEX: usize = 311usize;
+    }
+    /** `cuGraphNodeGetType` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphNodeGetType_v10000`](crate::pfn::PFN_cuGraphNodeGetType_v10000).
+
+ ```text
+ fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeGetType`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuGraphNodeGetType` this crate knows.
+*/
+    pub enum cuGraphNodeGetType_v10000 {}
+    impl super::sealed::Sealed for cuGraphNodeGetType_v10000 {}
+    unsafe impl super::Entry for cuGraphNodeGetType_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphNodeGetType_v10000;
+        const INDEX: usize = 312usize;
+    }
+    /** `cuGraphNodeSetEnabled` at exactly version 11060 (CUDA 11.6): [`PFN_cuGraphNodeSetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeSetEnabled_v11060).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeSetEnabled`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.6 or newer.
+ - The newest ABI of `cuGraphNodeSetEnabled` this crate knows.
+*/
+    pub enum cuGraphNodeSetEnabled_v11060 {}
+    impl super::sealed::Sealed for cuGraphNodeSetEnabled_v11060 {}
+    unsafe impl super::Entry for cuGraphNodeSetEnabled_v11060 {
+        type Fn = crate::pfn::PFN_cuGraphNodeSetEnabled_v11060;
+        const INDEX: usize = 313usize;
+    }
+    /** `cuGraphNodeSetParams` at exactly version 12020 (CUDA 12.2): [`PFN_cuGraphNodeSetParams_v12020`](crate::pfn::PFN_cuGraphNodeSetParams_v12020).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeSetParams`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.2 or newer.
+ - An older ABI of `cuGraphNodeSetParams`: newer ones follow below.
+
+ Every ABI of `cuGraphNodeSetParams`: [`cuGraphNodeSetParams_v13040`] (and this one).
+*/
+    pub enum cuGraphNodeSetParams_v12020 {}
+    impl super::sealed::Sealed for cuGraphNodeSetParams_v12020 {}
+    unsafe impl super::Entry for cuGraphNodeSetParams_v12020 {
+        type Fn = crate::pfn::PFN_cuGraphNodeSetParams_v12020;
+        const INDEX: usize = 314usize;
+    }
+    /** `cuGraphNodeSetParams` at exactly version 13040 (CUDA 13.4): [`PFN_cuGraphNodeSetParams_v13040`](crate::pfn::PFN_cuGraphNodeSetParams_v13040).
+
+ ```text
+ fn(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphNodeSetParams_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.4 or newer.
+ - The newest ABI of `cuGraphNodeSetParams` this crate knows.
+
+ Every ABI of `cuGraphNodeSetParams`: [`cuGraphNodeSetParams_v12020`] (and this one).
+*/
+    pub enum cuGraphNodeSetParams_v13040 {}
+    impl super::sealed::Sealed for cuGraphNodeSetParams_v13040 {}
+    unsafe impl super::Entry for cuGraphNodeSetParams_v13040 {
+        type Fn = crate::pfn::PFN_cuGraphNodeSetParams_v13040;
+        const INDEX: usize = 315usize;
+    }
+    /** `cuGraphReleaseUserObject` at exactly version 11030 (CUDA 11.3): [`PFN_cuGraphReleaseUserObject_v11030`](crate::pfn::PFN_cuGraphReleaseUserObject_v11030).
+
+ ```text
+ fn(graph: CUgraph, object: CUuserObject, count: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphReleaseUserObject`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.3 or newer.
+ - The newest ABI of `cuGraphReleaseUserObject` this crate knows.
+*/
+    pub enum cuGraphReleaseUserObject_v11030 {}
+    impl super::sealed::Sealed for cuGraphReleaseUserObject_v11030 {}
+    unsafe impl super::Entry for cuGraphReleaseUserObject_v11030 {
+        type Fn = crate::pfn::PFN_cuGraphReleaseUserObject_v11030;
+        const INDEX: usize = 316usize;
+    }
+    /** `cuGraphRemoveDependencies` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphRemoveDependencies_v10000`](crate::pfn::PFN_cuGraphRemoveDependencies_v10000).
+
+ ```text
+ fn(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, numDependencies: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphRemoveDependencies`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - An older ABI of `cuGraphRemoveDependencies`: newer ones follow below.
+
+ Every ABI of `cuGraphRemoveDependencies`: [`cuGraphRemoveDependencies_v12030`] (and this one).
+*/
+    pub enum cuGraphRemoveDependencies_v10000 {}
+    impl super::sealed::Sealed for cuGraphRemoveDependencies_v10000 {}
+    unsafe impl super::Entry for cuGraphRemoveDependencies_v10000 {
+        type Fn = crate::pfn::PFN_cuGraphRemoveDependencies_v10000;
+        const INDEX: usize = 317usize;
+    }
+    /** `cuGraphRemoveDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphRemoveDependencies_v12030`](crate::pfn::PFN_cuGraphRemoveDependencies_v12030).
+
+ ```text
+ fn(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edgeData: *const CUgraphEdgeData, numDependencies: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphRemoveDependencies_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuGraphRemoveDependencies` this crate knows.
+
+ Every ABI of `cuGraphRemoveDependencies`: [`cuGraphRemoveDependencies_v10000`] (and this one).
+*/
+    pub enum cuGraphRemoveDependencies_v12030 {}
+    impl super::sealed::Sealed for cuGraphRemoveDependencies_v12030 {}
+    unsafe impl super::Entry for cuGraphRemoveDependencies_v12030 {
+        type Fn = crate::pfn::PFN_cuGraphRemoveDependencies_v12030;
+        const INDEX: usize = 318usize;
+    }
+    /** `cuGraphRetainUserObject` at exactly version 11030 (CUDA 11.3): [`PFN_cuGraphRetainUserObject_v11030`](crate::pfn::PFN_cuGraphRetainUserObject_v11030).
+
+ ```text
+ fn(graph: CUgraph, object: CUuserObject, count: c_uint, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphRetainUserObject`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.3 or newer.
+ - The newest ABI of `cuGraphRetainUserObject` this crate knows.
+*/
+    pub enum cuGraphRetainUserObject_v11030 {}
+    impl super::sealed::Sealed for cuGraphRetainUserObject_v11030 {}
+    unsafe impl super::Entry for cuGraphRetainUserObject_v11030 {
+        type Fn = crate::pfn::PFN_cuGraphRetainUserObject_v11030;
+        const INDEX: usize = 319usize;
+    }
+    /** `cuGraphUpload` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphUpload_v11010`](crate::pfn::PFN_cuGraphUpload_v11010).
+
+ ```text
+ fn(hGraph: CUgraphExec, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphUpload`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuGraphUpload` this crate knows.
+
+ Every ABI of `cuGraphUpload`: [`cuGraphUpload_v11010_ptsz`] (and this one).
+*/
+    pub enum cuGraphUpload_v11010 {}
+    impl super::sealed::Sealed for cuGraphUpload_v11010 {}
+    unsafe impl super::Entry for cuGraphUpload_v11010 {
+        type Fn = crate::pfn::PFN_cuGraphUpload_v11010;
+        const INDEX: usize = 320usize;
+    }
+    /** `cuGraphUpload` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphUpload_v11010_ptsz`](crate::pfn::PFN_cuGraphUpload_v11010_ptsz).
+
+ ```text
+ fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphUpload_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuGraphUpload` this crate knows of its per-thread variants.
+
+ Every ABI of `cuGraphUpload`: [`cuGraphUpload_v11010`] (and this one).
+*/
+    pub enum cuGraphUpload_v11010_ptsz {}
+    impl super::sealed::Sealed for cuGraphUpload_v11010_ptsz {}
+    unsafe impl super::Entry for cuGraphUpload_v11010_ptsz {
+        type Fn = crate::pfn::PFN_cuGraphUpload_v11010_ptsz;
+        const INDEX: usize = 321usize;
+    }
+    /** `cuGraphicsD3D10RegisterResource` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsD3D10RegisterResource_v3000`](crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000).
+
+ ```text
+ fn(pCudaResource: *mut CUgraphicsResource, pD3DResource: *mut ID3D10Resource, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsD3D10RegisterResource`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuGraphicsD3D10RegisterResource` this crate knows.
+ - Needs the crate's `d3d10` feature.
+*/
+    #[cfg(feature = "d3d10")]
+    pub enum cuGraphicsD3D10RegisterResource_v3000 {}
+    #[cfg(feature = "d3d10")]
+    impl super::sealed::Sealed for cuGraphicsD3D10RegisterResource_v3000 {}
+    #[cfg(feature = "d3d10")]
+    unsafe impl super::Entry for cuGraphicsD3D10RegisterResource_v3000 {
+        type Fn = crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000;
+        const INDEX: usize = 322usize;
+    }
+    /** `cuGraphicsD3D11RegisterResource` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsD3D11RegisterResource_v3000`](crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000).
+
+ ```text
+ fn(pCudaResource: *mut CUgraphicsResource, pD3DResource: *mut ID3D11Resource, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsD3D11RegisterResource`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuGraphicsD3D11RegisterResource` this crate knows.
+ - Needs the crate's `d3d11` feature.
+*/
+    #[cfg(feature = "d3d11")]
+    pub enum cuGraphicsD3D11RegisterResource_v3000 {}
+    #[cfg(feature = "d3d11")]
+    impl super::sealed::Sealed for cuGraphicsD3D11RegisterResource_v3000 {}
+    #[cfg(feature = "d3d11")]
+    unsafe impl super::Entry for cuGraphicsD3D11RegisterResource_v3000 {
+        type Fn = crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000;
+        const INDEX: usize = 323usize;
+    }
+    /** `cuGraphicsD3D9RegisterResource` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsD3D9RegisterResource_v3000`](crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000).
+
+ ```text
+ fn(pCudaResource: *mut CUgraphicsResource, pD3DResource: *mut IDirect3DResource9, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsD3D9RegisterResource`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuGraphicsD3D9RegisterResource` this crate knows.
+ - Needs the crate's `d3d9` feature.
+*/
+    #[cfg(feature = "d3d9")]
+    pub enum cuGraphicsD3D9RegisterResource_v3000 {}
+    #[cfg(feature = "d3d9")]
+    impl super::sealed::Sealed for cuGraphicsD3D9RegisterResource_v3000 {}
+    #[cfg(feature = "d3d9")]
+    unsafe impl super::Entry for cuGraphicsD3D9RegisterResource_v3000 {
+        type Fn = crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000;
+        const INDEX: usize = 324usize;
+    }
+    /** `cuGraphicsEGLRegisterImage` at exactly version 7000 (CUDA 7.0): [`PFN_cuGraphicsEGLRegisterImage_v7000`](crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000).
+
+ ```text
+ fn(pCudaResource: *mut CUgraphicsResource, image: EGLImageKHR, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsEGLRegisterImage`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuGraphicsEGLRegisterImage` this crate knows.
+ - Needs the crate's `egl` feature.
+*/
+    #[cfg(feature = "egl")]
+    pub enum cuGraphicsEGLRegisterImage_v7000 {}
+    #[cfg(feature = "egl")]
+    impl super::sealed::Sealed for cuGraphicsEGLRegisterImage_v7000 {}
+    #[cfg(feature = "egl")]
+    unsafe impl super::Entry for cuGraphicsEGLRegisterImage_v7000 {
+        type Fn = crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000;
+        const INDEX: usize = 325usize;
+    }
+    /** `cuGraphicsGLRegisterBuffer` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsGLRegisterBuffer_v3000`](crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000).
+
+ ```text
+ fn(pCudaResource: *mut CUgraphicsResource, buffer: GLuint, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsGLRegisterBuffer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuGraphicsGLRegisterBuffer` this crate knows.
+ - Needs the crate's `gl` feature.
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGraphicsGLRegisterBuffer_v3000 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGraphicsGLRegisterBuffer_v3000 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGraphicsGLRegisterBuffer_v3000 {
+        type Fn = crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000;
+        const INDEX: usize = 326usize;
+    }
+    /** `cuGraphicsGLRegisterImage` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsGLRegisterImage_v3000`](crate::gl::PFN_cuGraphicsGLRegisterImage_v3000).
+
+ ```text
+ fn(pCudaResource: *mut CUgraphicsResource, image: GLuint, target: GLenum, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsGLRegisterImage`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuGraphicsGLRegisterImage` this crate knows.
+ - Needs the crate's `gl` feature.
+*/
+    #[cfg(feature = "gl")]
+    pub enum cuGraphicsGLRegisterImage_v3000 {}
+    #[cfg(feature = "gl")]
+    impl super::sealed::Sealed for cuGraphicsGLRegisterImage_v3000 {}
+    #[cfg(feature = "gl")]
+    unsafe impl super::Entry for cuGraphicsGLRegisterImage_v3000 {
+        type Fn = crate::gl::PFN_cuGraphicsGLRegisterImage_v3000;
+        const INDEX: usize = 327usize;
+    }
+    /** `cuGraphicsMapResources` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsMapResources_v3000`](crate::pfn::PFN_cuGraphicsMapResources_v3000).
+
+ ```text
+ fn(count: c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsMapResources`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuGraphicsMapResources` this crate knows.
+
+ Every ABI of `cuGraphicsMapResources`: [`cuGraphicsMapResources_v7000_ptsz`] (and this one).
+*/
+    pub enum cuGraphicsMapResources_v3000 {}
+    impl super::sealed::Sealed for cuGraphicsMapResources_v3000 {}
+    unsafe impl super::Entry for cuGraphicsMapResources_v3000 {
+        type Fn = crate::pfn::PFN_cuGraphicsMapResources_v3000;
+        const INDEX: usize = 328usize;
+    }
+    /** `cuGraphicsMapResources` at exactly version 7000 (CUDA 7.0): [`PFN_cuGraphicsMapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz).
+
+ ```text
+ fn(count: c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsMapResources_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuGraphicsMapResources` this crate knows of its per-thread variants.
+
+ Every ABI of `cuGraphicsMapResources`: [`cuGraphicsMapResources_v3000`] (and this one).
+*/
+    pub enum cuGraphicsMapResources_v7000_ptsz {}
+    impl super::sealed::Sealed for cuGraphicsMapResources_v7000_ptsz {}
+    unsafe impl super::Entry for cuGraphicsMapResources_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz;
+        const INDEX: usize = 329usize;
+    }
+    /** `cuGraphicsResourceGetMappedEglFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuGraphicsResourceGetMappedEglFrame_v7000`](crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000).
+
+ ```text
+ fn(eglFrame: *mut CUeglFrame_v1, resource: CUgraphicsResource, index: c_uint, mipLevel: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsResourceGetMappedEglFrame`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuGraphicsResourceGetMappedEglFrame` this crate knows.
+ - Needs the crate's `egl` feature.
+*/
+    #[cfg(feature = "egl")]
+    pub enum cuGraphicsResourceGetMappedEglFrame_v7000 {}
+    #[cfg(feature = "egl")]
+    impl super::sealed::Sealed for cuGraphicsResourceGetMappedEglFrame_v7000 {}
+    #[cfg(feature = "egl")]
+    unsafe impl super::Entry for cuGraphicsResourceGetMappedEglFrame_v7000 {
+        type Fn = crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000;
+        const INDEX: usize = 330usize;
+    }
+    /** `cuGraphicsResourceGetMappedMipmappedArray` at exactly version 5000 (CUDA 5.0): [`PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000`](crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000).
+
+ ```text
+ fn(pMipmappedArray: *mut CUmipmappedArray, resource: CUgraphicsResource) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsResourceGetMappedMipmappedArray`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuGraphicsResourceGetMappedMipmappedArray` this crate knows.
+*/
+    pub enum cuGraphicsResourceGetMappedMipmappedArray_v5000 {}
+    impl super::sealed::Sealed for cuGraphicsResourceGetMappedMipmappedArray_v5000 {}
+    unsafe impl super::Entry for cuGraphicsResourceGetMappedMipmappedArray_v5000 {
+        type Fn = crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000;
+        const INDEX: usize = 331usize;
+    }
+    /** `cuGraphicsResourceGetMappedPointer` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsResourceGetMappedPointer_v3000`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000).
+
+ ```text
+ fn(pDevPtr: *mut CUdeviceptr_v1, pSize: *mut c_uint, resource: CUgraphicsResource) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsResourceGetMappedPointer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuGraphicsResourceGetMappedPointer`: [`cuGraphicsResourceGetMappedPointer_v3020`] (and this one).
+*/
+    pub enum cuGraphicsResourceGetMappedPointer_v3000 {}
+    impl super::sealed::Sealed for cuGraphicsResourceGetMappedPointer_v3000 {}
+    unsafe impl super::Entry for cuGraphicsResourceGetMappedPointer_v3000 {
+        type Fn = crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000;
+        const INDEX: usize = 332usize;
+    }
+    /** `cuGraphicsResourceGetMappedPointer` at exactly version 3020 (CUDA 3.2): [`PFN_cuGraphicsResourceGetMappedPointer_v3020`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020).
+
+ ```text
+ fn(pDevPtr: *mut CUdeviceptr_v2, pSize: *mut usize, resource: CUgraphicsResource) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsResourceGetMappedPointer_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuGraphicsResourceGetMappedPointer` this crate knows.
+
+ Every ABI of `cuGraphicsResourceGetMappedPointer`: [`cuGraphicsResourceGetMappedPointer_v3000`] (and this one).
+*/
+    pub enum cuGraphicsResourceGetMappedPointer_v3020 {}
+    impl super::sealed::Sealed for cuGraphicsResourceGetMappedPointer_v3020 {}
+    unsafe impl super::Entry for cuGraphicsResourceGetMappedPointer_v3020 {
+        type Fn = crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020;
+        const INDEX: usize = 333usize;
+    }
+    /** `cuGraphicsResourceSetMapFlags` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsResourceSetMapFlags_v3000`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000).
+
+ ```text
+ fn(resource: CUgraphicsResource, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsResourceSetMapFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuGraphicsResourceSetMapFlags`: [`cuGraphicsResourceSetMapFlags_v6050`] (and this one).
+*/
+    pub enum cuGraphicsResourceSetMapFlags_v3000 {}
+    impl super::sealed::Sealed for cuGraphicsResourceSetMapFlags_v3000 {}
+    unsafe impl super::Entry for cuGraphicsResourceSetMapFlags_v3000 {
+        type Fn = crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000;
+        const INDEX: usize = 334usize;
+    }
+    /** `cuGraphicsResourceSetMapFlags` at exactly version 6050 (CUDA 6.5): [`PFN_cuGraphicsResourceSetMapFlags_v6050`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050).
+
+ ```text
+ fn(resource: CUgraphicsResource, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsResourceSetMapFlags_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.5 or newer.
+ - The newest ABI of `cuGraphicsResourceSetMapFlags` this crate knows.
+
+ Every ABI of `cuGraphicsResourceSetMapFlags`: [`cuGraphicsResourceSetMapFlags_v3000`] (and this one).
+*/
+    pub enum cuGraphicsResourceSetMapFlags_v6050 {}
+    impl super::sealed::Sealed for cuGraphicsResourceSetMapFlags_v6050 {}
+    unsafe impl super::Entry for cuGraphicsResourceSetMapFlags_v6050 {
+        type Fn = crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050;
+        const INDEX: usize = 335usize;
+    }
+    /** `cuGraphicsSubResourceGetMappedArray` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsSubResourceGetMappedArray_v3000`](crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000).
+
+ ```text
+ fn(pArray: *mut CUarray, resource: CUgraphicsResource, arrayIndex: c_uint, mipLevel: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsSubResourceGetMappedArray`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuGraphicsSubResourceGetMappedArray` this crate knows.
+*/
+    pub enum cuGraphicsSubResourceGetMappedArray_v3000 {}
+    impl super::sealed::Sealed for cuGraphicsSubResourceGetMappedArray_v3000 {}
+    unsafe impl super::Entry for cuGraphicsSubResourceGetMappedArray_v3000 {
+        type Fn = crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000;
+        const INDEX: usize = 336usize;
+    }
+    /** `cuGraphicsUnmapResources` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsUnmapResources_v3000`](crate::pfn::PFN_cuGraphicsUnmapResources_v3000).
+
+ ```text
+ fn(count: c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsUnmapResources`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuGraphicsUnmapResources` this crate knows.
+
+ Every ABI of `cuGraphicsUnmapResources`: [`cuGraphicsUnmapResources_v7000_ptsz`] (and this one).
+*/
+    pub enum cuGraphicsUnmapResources_v3000 {}
+    impl super::sealed::Sealed for cuGraphicsUnmapResources_v3000 {}
+    unsafe impl super::Entry for cuGraphicsUnmapResources_v3000 {
+        type Fn = crate::pfn::PFN_cuGraphicsUnmapResources_v3000;
+        const INDEX: usize = 337usize;
+    }
+    /** `cuGraphicsUnmapResources` at exactly version 7000 (CUDA 7.0): [`PFN_cuGraphicsUnmapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz).
+
+ ```text
+ fn(count: c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsUnmapResources_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuGraphicsUnmapResources` this crate knows of its per-thread variants.
+
+ Every ABI of `cuGraphicsUnmapResources`: [`cuGraphicsUnmapResources_v3000`] (and this one).
+*/
+    pub enum cuGraphicsUnmapResources_v7000_ptsz {}
+    impl super::sealed::Sealed for cuGraphicsUnmapResources_v7000_ptsz {}
+    unsafe impl super::Entry for cuGraphicsUnmapResources_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz;
+        const INDEX: usize = 338usize;
+    }
+    /** `cuGraphicsUnregisterResource` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsUnregisterResource_v3000`](crate::pfn::PFN_cuGraphicsUnregisterResource_v3000).
+
+ ```text
+ fn(resource: CUgraphicsResource) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsUnregisterResource`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuGraphicsUnregisterResource` this crate knows.
+*/
+    pub enum cuGraphicsUnregisterResource_v3000 {}
+    impl super::sealed::Sealed for cuGraphicsUnregisterResource_v3000 {}
+    unsafe impl super::Entry for cuGraphicsUnregisterResource_v3000 {
+        type Fn = crate::pfn::PFN_cuGraphicsUnregisterResource_v3000;
+        const INDEX: usize = 339usize;
+    }
+    /** `cuGraphicsVDPAURegisterOutputSurface` at exactly version 3010 (CUDA 3.1): [`PFN_cuGraphicsVDPAURegisterOutputSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010).
+
+ ```text
+ fn(pCudaResource: *mut CUgraphicsResource, vdpSurface: VdpOutputSurface, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsVDPAURegisterOutputSurface`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.1 or newer.
+ - The newest ABI of `cuGraphicsVDPAURegisterOutputSurface` this crate knows.
+ - Needs the crate's `vdpau` feature.
+*/
+    #[cfg(feature = "vdpau")]
+    pub enum cuGraphicsVDPAURegisterOutputSurface_v3010 {}
+    #[cfg(feature = "vdpau")]
+    impl super::sealed::Sealed for cuGraphicsVDPAURegisterOutputSurface_v3010 {}
+    #[cfg(feature = "vdpau")]
+    unsafe impl super::Entry for cuGraphicsVDPAURegisterOutputSurface_v3010 {
+        type Fn = crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010;
+        const INDEX: usize = 340usize;
+    }
+    /** `cuGraphicsVDPAURegisterVideoSurface` at exactly version 3010 (CUDA 3.1): [`PFN_cuGraphicsVDPAURegisterVideoSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010).
+
+ ```text
+ fn(pCudaResource: *mut CUgraphicsResource, vdpSurface: VdpVideoSurface, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGraphicsVDPAURegisterVideoSurface`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.1 or newer.
+ - The newest ABI of `cuGraphicsVDPAURegisterVideoSurface` this crate knows.
+ - Needs the crate's `vdpau` feature.
+*/
+    #[cfg(feature = "vdpau")]
+    pub enum cuGraphicsVDPAURegisterVideoSurface_v3010 {}
+    #[cfg(feature = "vdpau")]
+    impl super::sealed::Sealed for cuGraphicsVDPAURegisterVideoSurface_v3010 {}
+    #[cfg(feature = "vdpau")]
+    unsafe impl super::Entry for cuGraphicsVDPAURegisterVideoSurface_v3010 {
+        type Fn = crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010;
+        const INDEX: usize = 341usize;
+    }
+    /** `cuGreenCtxCreate` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxCreate_v12040`](crate::pfn::PFN_cuGreenCtxCreate_v12040).
+
+ ```text
+ fn(phCtx: *mut CUgreenCtx, desc: CUdevResourceDesc, dev: CUdevice, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGreenCtxCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuGreenCtxCreate` this crate knows.
+*/
+    pub enum cuGreenCtxCreate_v12040 {}
+    impl super::sealed::Sealed for cuGreenCtxCreate_v12040 {}
+    unsafe impl super::Entry for cuGreenCtxCreate_v12040 {
+        type Fn = crate::pfn::PFN_cuGreenCtxCreate_v12040;
+        const INDEX: usize = 342usize;
+    }
+    /** `cuGreenCtxDestroy` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxDestroy_v12040`](crate::pfn::PFN_cuGreenCtxDestroy_v12040).
+
+ ```text
+ fn(hCtx: CUgreenCtx) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGreenCtxDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuGreenCtxDestroy` this crate knows.
+*/
+    pub enum cuGreenCtxDestroy_v12040 {}
+    impl super::sealed::Sealed for cuGreenCtxDestroy_v12040 {}
+    unsafe impl super::Entry for cuGreenCtxDestroy_v12040 {
+        type Fn = crate::pfn::PFN_cuGreenCtxDestroy_v12040;
+        const INDEX: usize = 343usize;
+    }
+    /** `cuGreenCtxGetDevResource` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxGetDevResource_v12040`](crate::pfn::PFN_cuGreenCtxGetDevResource_v12040).
+
+ ```text
+ fn(hCtx: CUgreenCtx, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGreenCtxGetDevResource`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuGreenCtxGetDevResource` this crate knows.
+*/
+    pub enum cuGreenCtxGetDevResource_v12040 {}
+    impl super::sealed::Sealed for cuGreenCtxGetDevResource_v12040 {}
+    unsafe impl super::Entry for cuGreenCtxGetDevResource_v12040 {
+        type Fn = crate::pfn::PFN_cuGreenCtxGetDevResource_v12040;
+        const INDEX: usize = 344usize;
+    }
+    /** `cuGreenCtxGetId` at exactly version 12090 (CUDA 12.9): [`PFN_cuGreenCtxGetId_v12090`](crate::pfn::PFN_cuGreenCtxGetId_v12090).
+
+ ```text
+ fn(greenCtx: CUgreenCtx, greenCtxId: *mut c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGreenCtxGetId`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.9 or newer.
+ - The newest ABI of `cuGreenCtxGetId` this crate knows.
+*/
+    pub enum cuGreenCtxGetId_v12090 {}
+    impl super::sealed::Sealed for cuGreenCtxGetId_v12090 {}
+    unsafe impl super::Entry for cuGreenCtxGetId_v12090 {
+        type Fn = crate::pfn::PFN_cuGreenCtxGetId_v12090;
+        const INDEX: usize = 345usize;
+    }
+    /** `cuGreenCtxRecordEvent` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxRecordEvent_v12040`](crate::pfn::PFN_cuGreenCtxRecordEvent_v12040).
+
+ ```text
+ fn(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGreenCtxRecordEvent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuGreenCtxRecordEvent` this crate knows.
+*/
+    pub enum cuGreenCtxRecordEvent_v12040 {}
+    impl super::sealed::Sealed for cuGreenCtxRecordEvent_v12040 {}
+    unsafe impl super::Entry for cuGreenCtxRecordEvent_v12040 {
+        type Fn = crate::pfn::PFN_cuGreenCtxRecordEvent_v12040;
+        const INDEX: usize = 346usize;
+    }
+    /** `cuGreenCtxStreamCreate` at exactly version 12050 (CUDA 12.5): [`PFN_cuGreenCtxStreamCreate_v12050`](crate::pfn::PFN_cuGreenCtxStreamCreate_v12050).
+
+ ```text
+ fn(phStream: *mut CUstream, greenCtx: CUgreenCtx, flags: c_uint, priority: c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGreenCtxStreamCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.5 or newer.
+ - The newest ABI of `cuGreenCtxStreamCreate` this crate knows.
+*/
+    pub enum cuGreenCtxStreamCreate_v12050 {}
+    impl super::sealed::Sealed for cuGreenCtxStreamCreate_v12050 {}
+    unsafe impl super::Entry for cuGreenCtxStreamCreate_v12050 {
+        type Fn = crate::pfn::PFN_cuGreenCtxStreamCreate_v12050;
+        const INDEX: usize = 347usize;
+    }
+    /** `cuGreenCtxWaitEvent` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxWaitEvent_v12040`](crate::pfn::PFN_cuGreenCtxWaitEvent_v12040).
+
+ ```text
+ fn(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuGreenCtxWaitEvent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuGreenCtxWaitEvent` this crate knows.
+*/
+    pub enum cuGreenCtxWaitEvent_v12040 {}
+    impl super::sealed::Sealed for cuGreenCtxWaitEvent_v12040 {}
+    unsafe impl super::Entry for cuGreenCtxWaitEvent_v12040 {
+        type Fn = crate::pfn::PFN_cuGreenCtxWaitEvent_v12040;
+        const INDEX: usize = 348usize;
+    }
+    /** `cuImportExternalMemory` at exactly version 10000 (CUDA 10.0): [`PFN_cuImportExternalMemory_v10000`](crate::pfn::PFN_cuImportExternalMemory_v10000).
+
+ ```text
+ fn(extMem_out: *mut CUexternalMemory, memHandleDesc: *const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuImportExternalMemory`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuImportExternalMemory` this crate knows.
+*/
+    pub enum cuImportExternalMemory_v10000 {}
+    impl super::sealed::Sealed for cuImportExternalMemory_v10000 {}
+    unsafe impl super::Entry for cuImportExternalMemory_v10000 {
+        type Fn = crate::pfn::PFN_cuImportExternalMemory_v10000;
+        const INDEX: usize = 349usize;
+    }
+    /** `cuImportExternalSemaphore` at exactly version 10000 (CUDA 10.0): [`PFN_cuImportExternalSemaphore_v10000`](crate::pfn::PFN_cuImportExternalSemaphore_v10000).
+
+ ```text
+ fn(extSem_out: *mut CUexternalSemaphore, semHandleDesc: *const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuImportExternalSemaphore`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuImportExternalSemaphore` this crate knows.
+*/
+    pub enum cuImportExternalSemaphore_v10000 {}
+    impl super::sealed::Sealed for cuImportExternalSemaphore_v10000 {}
+    unsafe impl super::Entry for cuImportExternalSemaphore_v10000 {
+        type Fn = crate::pfn::PFN_cuImportExternalSemaphore_v10000;
+        const INDEX: usize = 350usize;
+    }
+    /** `cuInit` at exactly version 2000 (CUDA 2.0): [`PFN_cuInit_v2000`](crate::pfn::PFN_cuInit_v2000).
+
+ ```text
+ fn(Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuInit`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuInit` this crate knows.
+*/
+    pub enum cuInit_v2000 {}
+    impl super::sealed::Sealed for cuInit_v2000 {}
+    unsafe impl super::Entry for cuInit_v2000 {
+        type Fn = crate::pfn::PFN_cuInit_v2000;
+        const INDEX: usize = 351usize;
+    }
+    /** `cuIpcCloseMemHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcCloseMemHandle_v4010`](crate::pfn::PFN_cuIpcCloseMemHandle_v4010).
+
+ ```text
+ fn(dptr: CUdeviceptr_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuIpcCloseMemHandle`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.1 or newer.
+ - The newest ABI of `cuIpcCloseMemHandle` this crate knows.
+*/
+    pub enum cuIpcCloseMemHandle_v4010 {}
+    impl super::sealed::Sealed for cuIpcCloseMemHandle_v4010 {}
+    unsafe impl super::Entry for cuIpcCloseMemHandle_v4010 {
+        type Fn = crate::pfn::PFN_cuIpcCloseMemHandle_v4010;
+        const INDEX: usize = 352usize;
+    }
+    /** `cuIpcGetEventHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcGetEventHandle_v4010`](crate::pfn::PFN_cuIpcGetEventHandle_v4010).
+
+ ```text
+ fn(pHandle: *mut CUipcEventHandle_v1, event: CUevent) -> CUresult
+ ```
+
+ - Exported by the driver as `cuIpcGetEventHandle`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.1 or newer.
+ - The newest ABI of `cuIpcGetEventHandle` this crate knows.
+*/
+    pub enum cuIpcGetEventHandle_v4010 {}
+    impl super::sealed::Sealed for cuIpcGetEventHandle_v4010 {}
+    unsafe impl super::Entry for cuIpcGetEventHandle_v4010 {
+        type Fn = crate::pfn::PFN_cuIpcGetEventHandle_v4010;
+        const INDEX: usize = 353usize;
+    }
+    /** `cuIpcGetMemHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcGetMemHandle_v4010`](crate::pfn::PFN_cuIpcGetMemHandle_v4010).
+
+ ```text
+ fn(pHandle: *mut CUipcMemHandle_v1, dptr: CUdeviceptr_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuIpcGetMemHandle`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.1 or newer.
+ - The newest ABI of `cuIpcGetMemHandle` this crate knows.
+*/
+    pub enum cuIpcGetMemHandle_v4010 {}
+    impl super::sealed::Sealed for cuIpcGetMemHandle_v4010 {}
+    unsafe impl super::Entry for cuIpcGetMemHandle_v4010 {
+        type Fn = crate::pfn::PFN_cuIpcGetMemHandle_v4010;
+        const INDEX: usize = 354usize;
+    }
+    /** `cuIpcOpenEventHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcOpenEventHandle_v4010`](crate::pfn::PFN_cuIpcOpenEventHandle_v4010).
+
+ ```text
+ fn(phEvent: *mut CUevent, handle: CUipcEventHandle_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuIpcOpenEventHandle`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.1 or newer.
+ - The newest ABI of `cuIpcOpenEventHandle` this crate knows.
+*/
+    pub enum cuIpcOpenEventHandle_v4010 {}
+    impl super::sealed::Sealed for cuIpcOpenEventHandle_v4010 {}
+    unsafe impl super::Entry for cuIpcOpenEventHandle_v4010 {
+        type Fn = crate::pfn::PFN_cuIpcOpenEventHandle_v4010;
+        const INDEX: usize = 355usize;
+    }
+    /** `cuIpcOpenMemHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcOpenMemHandle_v4010`](crate::pfn::PFN_cuIpcOpenMemHandle_v4010).
+
+ ```text
+ fn(pdptr: *mut CUdeviceptr_v2, handle: CUipcMemHandle_v1, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuIpcOpenMemHandle`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.1 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuIpcOpenMemHandle`: [`cuIpcOpenMemHandle_v11000`] (and this one).
+*/
+    pub enum cuIpcOpenMemHandle_v4010 {}
+    impl super::sealed::Sealed for cuIpcOpenMemHandle_v4010 {}
+    unsafe impl super::Entry for cuIpcOpenMemHandle_v4010 {
+        type Fn = crate::pfn::PFN_cuIpcOpenMemHandle_v4010;
+        const INDEX: usize = 356usize;
+    }
+    /** `cuIpcOpenMemHandle` at exactly version 11000 (CUDA 11.0): [`PFN_cuIpcOpenMemHandle_v11000`](crate::pfn::PFN_cuIpcOpenMemHandle_v11000).
+
+ ```text
+ fn(pdptr: *mut CUdeviceptr_v2, handle: CUipcMemHandle_v1, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuIpcOpenMemHandle_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuIpcOpenMemHandle` this crate knows.
+
+ Every ABI of `cuIpcOpenMemHandle`: [`cuIpcOpenMemHandle_v4010`] (and this one).
+*/
+    pub enum cuIpcOpenMemHandle_v11000 {}
+    impl super::sealed::Sealed for cuIpcOpenMemHandle_v11000 {}
+    unsafe impl super::Entry for cuIpcOpenMemHandle_v11000 {
+        type Fn = crate::pfn::PFN_cuIpcOpenMemHandle_v11000;
+        const INDEX: usize = 357usize;
+    }
+    /** `cuKernelGetAttribute` at exactly version 12000 (CUDA 12.0): [`PFN_cuKernelGetAttribute_v12000`](crate::pfn::PFN_cuKernelGetAttribute_v12000).
+
+ ```text
+ fn(pi: *mut c_int, attrib: CUfunction_attribute, kernel: CUkernel, dev: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuKernelGetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuKernelGetAttribute` this crate knows.
+*/
+    pub enum cuKernelGetAttribute_v12000 {}
+    impl super::sealed::Sealed for cuKernelGetAttribute_v12000 {}
+    unsafe impl super::Entry for cuKernelGetAttribute_v12000 {
+        type Fn = crate::pfn::PFN_cuKernelGetAttribute_v12000;
+        const INDEX: usize = 358usize;
+    }
+    /** `cuKernelGetFunction` at exactly version 12000 (CUDA 12.0): [`PFN_cuKernelGetFunction_v12000`](crate::pfn::PFN_cuKernelGetFunction_v12000).
+
+ ```text
+ fn(pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult
+ ```
+
+ - Exported by the driver as `cuKernelGetFunction`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuKernelGetFunction` this crate knows.
+*/
+    pub enum cuKernelGetFunction_v12000 {}
+    impl super::sealed::Sealed for cuKernelGetFunction_v12000 {}
+    unsafe impl super::Entry for cuKernelGetFunction_v12000 {
+        type Fn = crate::pfn::PFN_cuKernelGetFunction_v12000;
+        const INDEX: usize = 359usize;
+    }
+    /** `cuKernelGetLibrary` at exactly version 12050 (CUDA 12.5): [`PFN_cuKernelGetLibrary_v12050`](crate::pfn::PFN_cuKernelGetLibrary_v12050).
+
+ ```text
+ fn(pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult
+ ```
+
+ - Exported by the driver as `cuKernelGetLibrary`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.5 or newer.
+ - The newest ABI of `cuKernelGetLibrary` this crate knows.
+*/
+    pub enum cuKernelGetLibrary_v12050 {}
+    impl super::sealed::Sealed for cuKernelGetLibrary_v12050 {}
+    unsafe impl super::Entry for cuKernelGetLibrary_v12050 {
+        type Fn = crate::pfn::PFN_cuKernelGetLibrary_v12050;
+        const INDEX: usize = 360usize;
+    }
+    /** `cuKernelGetName` at exactly version 12030 (CUDA 12.3): [`PFN_cuKernelGetName_v12030`](crate::pfn::PFN_cuKernelGetName_v12030).
+
+ ```text
+ fn(name: *mut *const c_char, hfunc: CUkernel) -> CUresult
+ ```
+
+ - Exported by the driver as `cuKernelGetName`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuKernelGetName` this crate knows.
+*/
+    pub enum cuKernelGetName_v12030 {}
+    impl super::sealed::Sealed for cuKernelGetName_v12030 {}
+    unsafe impl super::Entry for cuKernelGetName_v12030 {
+        type Fn = crate::pfn::PFN_cuKernelGetName_v12030;
+        const INDEX: usize = 361usize;
+    }
+    /** `cuKernelGetParamCount` at exactly version 13020 (CUDA 13.2): [`PFN_cuKernelGetParamCount_v13020`](crate::pfn::PFN_cuKernelGetParamCount_v13020).
+
+ ```text
+ fn(kernel: CUkernel, paramCount: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuKernelGetParamCount`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.2 or newer.
+ - The newest ABI of `cuKernelGetParamCount` this crate knows.
+*/
+    pub enum cuKernelGetParamCount_v13020 {}
+    impl super::sealed::Sealed for cuKernelGetParamCount_v13020 {}
+    unsafe impl super::Entry for cuKernelGetParamCount_v13020 {
+        type Fn = crate::pfn::PFN_cuKernelGetParamCount_v13020;
+        const INDEX: usize = 362usize;
+    }
+    /** `cuKernelGetParamInfo` at exactly version 12040 (CUDA 12.4): [`PFN_cuKernelGetParamInfo_v12040`](crate::pfn::PFN_cuKernelGetParamInfo_v12040).
+
+ ```text
+ fn(kernel: CUkernel, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuKernelGetParamInfo`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuKernelGetParamInfo` this crate knows.
+*/
+    pub enum cuKernelGetParamInfo_v12040 {}
+    impl super::sealed::Sealed for cuKernelGetParamInfo_v12040 {}
+    unsafe impl super::Entry for cuKernelGetParamInfo_v12040 {
+        type Fn = crate::pfn::PFN_cuKernelGetParamInfo_v12040;
+        const INDEX: usize = 363usize;
+    }
+    /** `cuKernelSetAttribute` at exactly version 12000 (CUDA 12.0): [`PFN_cuKernelSetAttribute_v12000`](crate::pfn::PFN_cuKernelSetAttribute_v12000).
+
+ ```text
+ fn(attrib: CUfunction_attribute, val: c_int, kernel: CUkernel, dev: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuKernelSetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuKernelSetAttribute` this crate knows.
+*/
+    pub enum cuKernelSetAttribute_v12000 {}
+    impl super::sealed::Sealed for cuKernelSetAttribute_v12000 {}
+    unsafe impl super::Entry for cuKernelSetAttribute_v12000 {
+        type Fn = crate::pfn::PFN_cuKernelSetAttribute_v12000;
+        const INDEX: usize = 364usize;
+    }
+    /** `cuKernelSetCacheConfig` at exactly version 12000 (CUDA 12.0): [`PFN_cuKernelSetCacheConfig_v12000`](crate::pfn::PFN_cuKernelSetCacheConfig_v12000).
+
+ ```text
+ fn(kernel: CUkernel, config: CUfunc_cache, dev: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuKernelSetCacheConfig`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuKernelSetCacheConfig` this crate knows.
+*/
+    pub enum cuKernelSetCacheConfig_v12000 {}
+    impl super::sealed::Sealed for cuKernelSetCacheConfig_v12000 {}
+    unsafe impl super::Entry for cuKernelSetCacheConfig_v12000 {
+        type Fn = crate::pfn::PFN_cuKernelSetCacheConfig_v12000;
+        const INDEX: usize = 365usize;
+    }
+    /** `cuLaunch` at exactly version 2000 (CUDA 2.0): [`PFN_cuLaunch_v2000`](crate::pfn::PFN_cuLaunch_v2000).
+
+ ```text
+ fn(f: CUfunction) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunch`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuLaunch` this crate knows.
+*/
+    pub enum cuLaunch_v2000 {}
+    impl super::sealed::Sealed for cuLaunch_v2000 {}
+    unsafe impl super::Entry for cuLaunch_v2000 {
+        type Fn = crate::pfn::PFN_cuLaunch_v2000;
+        const INDEX: usize = 366usize;
+    }
+    /** `cuLaunchCooperativeKernel` at exactly version 9000 (CUDA 9.0): [`PFN_cuLaunchCooperativeKernel_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000).
+
+ ```text
+ fn(f: CUfunction, gridDimX: c_uint, gridDimY: c_uint, gridDimZ: c_uint, blockDimX: c_uint, blockDimY: c_uint, blockDimZ: c_uint, sharedMemBytes: c_uint, hStream: CUstream, kernelParams: *mut *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchCooperativeKernel`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 9.0 or newer.
+ - The newest ABI of `cuLaunchCooperativeKernel` this crate knows.
+
+ Every ABI of `cuLaunchCooperativeKernel`: [`cuLaunchCooperativeKernel_v9000_ptsz`] (and this one).
+*/
+    pub enum cuLaunchCooperativeKernel_v9000 {}
+    impl super::sealed::Sealed for cuLaunchCooperativeKernel_v9000 {}
+    unsafe impl super::Entry for cuLaunchCooperativeKernel_v9000 {
+        type Fn = crate::pfn::PFN_cuLaunchCooperativeKernel_v9000;
+        const INDEX: usize = 367usize;
+    }
+    /** `cuLaunchCooperativeKernel` at exactly version 9000 (CUDA 9.0): [`PFN_cuLaunchCooperativeKernel_v9000_ptsz`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz).
+
+ ```text
+ fn(f: CUfunction, gridDimX: c_uint, gridDimY: c_uint, gridDimZ: c_uint, blockDimX: c_uint, blockDimY: c_uint, blockDimZ: c_uint, sharedMemBytes: c_uint, hStream: CUstream, kernelParams: *mut *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchCooperativeKernel_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 9.0 or newer.
+ - The newest ABI of `cuLaunchCooperativeKernel` this crate knows of its per-thread variants.
+
+ Every ABI of `cuLaunchCooperativeKernel`: [`cuLaunchCooperativeKernel_v9000`] (and this one).
+*/
+    pub enum cuLaunchCooperativeKernel_v9000_ptsz {}
+    impl super::sealed::Sealed for cuLaunchCooperativeKernel_v9000_ptsz {}
+    unsafe impl super::Entry for cuLaunchCooperativeKernel_v9000_ptsz {
+        type Fn = crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz;
+        const INDEX: usize = 368usize;
+    }
+    /** `cuLaunchCooperativeKernelMultiDevice` at exactly version 9000 (CUDA 9.0): [`PFN_cuLaunchCooperativeKernelMultiDevice_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000).
+
+ ```text
+ fn(launchParamsList: *mut CUDA_LAUNCH_PARAMS_v1, numDevices: c_uint, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchCooperativeKernelMultiDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 9.0 or newer.
+ - The newest ABI of `cuLaunchCooperativeKernelMultiDevice` this crate knows.
+*/
+    pub enum cuLaunchCooperativeKernelMultiDevice_v9000 {}
+    impl super::sealed::Sealed for cuLaunchCooperativeKernelMultiDevice_v9000 {}
+    unsafe impl super::Entry for cuLaunchCooperativeKernelMultiDevice_v9000 {
+        type Fn = crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000;
+        const INDEX: usize = 369usize;
+    }
+    /** `cuLaunchGrid` at exactly version 2000 (CUDA 2.0): [`PFN_cuLaunchGrid_v2000`](crate::pfn::PFN_cuLaunchGrid_v2000).
+
+ ```text
+ fn(f: CUfunction, grid_width: c_int, grid_height: c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchGrid`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuLaunchGrid` this crate knows.
+*/
+    pub enum cuLaunchGrid_v2000 {}
+    impl super::sealed::Sealed for cuLaunchGrid_v2000 {}
+    unsafe impl super::Entry for cuLaunchGrid_v2000 {
+        type Fn = crate::pfn::PFN_cuLaunchGrid_v2000;
+        const INDEX: usize = 370usize;
+    }
+    /** `cuLaunchGridAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuLaunchGridAsync_v2000`](crate::pfn::PFN_cuLaunchGridAsync_v2000).
+
+ ```text
+ fn(f: CUfunction, grid_width: c_int, grid_height: c_int, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchGridAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuLaunchGridAsync` this crate knows.
+*/
+    pub enum cuLaunchGridAsync_v2000 {}
+    impl super::sealed::Sealed for cuLaunchGridAsync_v2000 {}
+    unsafe impl super::Entry for cuLaunchGridAsync_v2000 {
+        type Fn = crate::pfn::PFN_cuLaunchGridAsync_v2000;
+        const INDEX: usize = 371usize;
+    }
+    /** `cuLaunchHostFunc` at exactly version 10000 (CUDA 10.0): [`PFN_cuLaunchHostFunc_v10000`](crate::pfn::PFN_cuLaunchHostFunc_v10000).
+
+ ```text
+ fn(hStream: CUstream, fn_: CUhostFn, userData: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchHostFunc`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - An older ABI of `cuLaunchHostFunc`: newer ones follow below.
+
+ Every ABI of `cuLaunchHostFunc`: [`cuLaunchHostFunc_v10000_ptsz`], [`cuLaunchHostFunc_v13010`], [`cuLaunchHostFunc_v13010_ptsz`] (and this one).
+*/
+    pub enum cuLaunchHostFunc_v10000 {}
+    impl super::sealed::Sealed for cuLaunchHostFunc_v10000 {}
+    unsafe impl super::Entry for cuLaunchHostFunc_v10000 {
+        type Fn = crate::pfn::PFN_cuLaunchHostFunc_v10000;
+        const INDEX: usize = 372usize;
+    }
+    /** `cuLaunchHostFunc` at exactly version 10000 (CUDA 10.0): [`PFN_cuLaunchHostFunc_v10000_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v10000_ptsz).
+
+ ```text
+ fn(hStream: CUstream, fn_: CUhostFn, userData: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchHostFunc_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - An older ABI of `cuLaunchHostFunc`: newer ones follow below.
+
+ Every ABI of `cuLaunchHostFunc`: [`cuLaunchHostFunc_v10000`], [`cuLaunchHostFunc_v13010`], [`cuLaunchHostFunc_v13010_ptsz`] (and this one).
+*/
+    pub enum cuLaunchHostFunc_v10000_ptsz {}
+    impl super::sealed::Sealed for cuLaunchHostFunc_v10000_ptsz {}
+    unsafe impl super::Entry for cuLaunchHostFunc_v10000_ptsz {
+        type Fn = crate::pfn::PFN_cuLaunchHostFunc_v10000_ptsz;
+        const INDEX: usize = 373usize;
+    }
+    /** `cuLaunchHostFunc` at exactly version 13010 (CUDA 13.1): [`PFN_cuLaunchHostFunc_v13010`](crate::pfn::PFN_cuLaunchHostFunc_v13010).
+
+ ```text
+ fn(hStream: CUstream, fn_: CUhostFn, userData: *mut c_void, syncMode: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchHostFunc_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuLaunchHostFunc` this crate knows.
+
+ Every ABI of `cuLaunchHostFunc`: [`cuLaunchHostFunc_v10000`], [`cuLaunchHostFunc_v10000_ptsz`], [`cuLaunchHostFunc_v13010_ptsz`] (and this one).
+*/
+    pub enum cuLaunchHostFunc_v13010 {}
+    impl super::sealed::Sealed for cuLaunchHostFunc_v13010 {}
+    unsafe impl super::Entry for cuLaunchHostFunc_v13010 {
+        type Fn = crate::pfn::PFN_cuLaunchHostFunc_v13010;
+        const INDEX: usize = 374usize;
+    }
+    /** `cuLaunchHostFunc` at exactly version 13010 (CUDA 13.1): [`PFN_cuLaunchHostFunc_v13010_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz).
+
+ ```text
+ fn(hStream: CUstream, fn_: CUhostFn, userData: *mut c_void, syncMode: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchHostFunc_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuLaunchHostFunc` this crate knows of its per-thread variants.
+
+ Every ABI of `cuLaunchHostFunc`: [`cuLaunchHostFunc_v10000`], [`cuLaunchHostFunc_v10000_ptsz`], [`cuLaunchHostFunc_v13010`] (and this one).
+*/
+    pub enum cuLaunchHostFunc_v13010_ptsz {}
+    impl super::sealed::Sealed for cuLaunchHostFunc_v13010_ptsz {}
+    unsafe impl super::Entry for cuLaunchHostFunc_v13010_ptsz {
+        type Fn = crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz;
+        const INDEX: usize = 375usize;
+    }
+    /** `cuLaunchKernel` at exactly version 4000 (CUDA 4.0): [`PFN_cuLaunchKernel_v4000`](crate::pfn::PFN_cuLaunchKernel_v4000).
+
+ ```text
+ fn(f: CUfunction, gridDimX: c_uint, gridDimY: c_uint, gridDimZ: c_uint, blockDimX: c_uint, blockDimY: c_uint, blockDimZ: c_uint, sharedMemBytes: c_uint, hStream: CUstream, kernelParams: *mut *mut c_void, extra: *mut *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchKernel`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuLaunchKernel` this crate knows.
+
+ Every ABI of `cuLaunchKernel`: [`cuLaunchKernel_v7000_ptsz`] (and this one).
+*/
+    pub enum cuLaunchKernel_v4000 {}
+    impl super::sealed::Sealed for cuLaunchKernel_v4000 {}
+    unsafe impl super::Entry for cuLaunchKernel_v4000 {
+        type Fn = crate::pfn::PFN_cuLaunchKernel_v4000;
+        const INDEX: usize = 376usize;
+    }
+    /** `cuLaunchKernel` at exactly version 7000 (CUDA 7.0): [`PFN_cuLaunchKernel_v7000_ptsz`](crate::pfn::PFN_cuLaunchKernel_v7000_ptsz).
+
+ ```text
+ fn(f: CUfunction, gridDimX: c_uint, gridDimY: c_uint, gridDimZ: c_uint, blockDimX: c_uint, blockDimY: c_uint, blockDimZ: c_uint, sharedMemBytes: c_uint, hStream: CUstream, kernelParams: *mut *mut c_void, extra: *mut *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchKernel_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuLaunchKernel` this crate knows of its per-thread variants.
+
+ Every ABI of `cuLaunchKernel`: [`cuLaunchKernel_v4000`] (and this one).
+*/
+    pub enum cuLaunchKernel_v7000_ptsz {}
+    impl super::sealed::Sealed for cuLaunchKernel_v7000_ptsz {}
+    unsafe impl super::Entry for cuLaunchKernel_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuLaunchKernel_v7000_ptsz;
+        const INDEX: usize = 377usize;
+    }
+    /** `cuLaunchKernelEx` at exactly version 11060 (CUDA 11.6): [`PFN_cuLaunchKernelEx_v11060`](crate::pfn::PFN_cuLaunchKernelEx_v11060).
+
+ ```text
+ fn(config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut *mut c_void, extra: *mut *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchKernelEx`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.6 or newer.
+ - The newest ABI of `cuLaunchKernelEx` this crate knows.
+
+ Every ABI of `cuLaunchKernelEx`: [`cuLaunchKernelEx_v11060_ptsz`] (and this one).
+*/
+    pub enum cuLaunchKernelEx_v11060 {}
+    impl super::sealed::Sealed for cuLaunchKernelEx_v11060 {}
+    unsafe impl super::Entry for cuLaunchKernelEx_v11060 {
+        type Fn = crate::pfn::PFN_cuLaunchKernelEx_v11060;
+        const INDEX: usize = 378usize;
+    }
+    /** `cuLaunchKernelEx` at exactly version 11060 (CUDA 11.6): [`PFN_cuLaunchKernelEx_v11060_ptsz`](crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz).
+
+ ```text
+ fn(config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut *mut c_void, extra: *mut *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLaunchKernelEx_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.6 or newer.
+ - The newest ABI of `cuLaunchKernelEx` this crate knows of its per-thread variants.
+
+ Every ABI of `cuLaunchKernelEx`: [`cuLaunchKernelEx_v11060`] (and this one).
+*/
+    pub enum cuLaunchKernelEx_v11060_ptsz {}
+    impl super::sealed::Sealed for cuLaunchKernelEx_v11060_ptsz {}
+    unsafe impl super::Entry for cuLaunchKernelEx_v11060_ptsz {
+        type Fn = crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz;
+        const INDEX: usize = 379usize;
+    }
+    /** `cuLibraryEnumerateKernels` at exactly version 12040 (CUDA 12.4): [`PFN_cuLibraryEnumerateKernels_v12040`](crate::pfn::PFN_cuLibraryEnumerateKernels_v12040).
+
+ ```text
+ fn(kernels: *mut CUkernel, numKernels: c_uint, lib: CUlibrary) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLibraryEnumerateKernels`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuLibraryEnumerateKernels` this crate knows.
+*/
+    pub enum cuLibraryEnumerateKernels_v12040 {}
+    impl super::sealed::Sealed for cuLibraryEnumerateKernels_v12040 {}
+    unsafe impl super::Entry for cuLibraryEnumerateKernels_v12040 {
+        type Fn = crate::pfn::PFN_cuLibraryEnumerateKernels_v12040;
+        const INDEX: usize = 380usize;
+    }
+    /** `cuLibraryGetGlobal` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetGlobal_v12000`](crate::pfn::PFN_cuLibraryGetGlobal_v12000).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLibraryGetGlobal`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuLibraryGetGlobal` this crate knows.
+*/
+    pub enum cuLibraryGetGlobal_v12000 {}
+    impl super::sealed::Sealed for cuLibraryGetGlobal_v12000 {}
+    unsafe impl super::Entry for cuLibraryGetGlobal_v12000 {
+        type Fn = crate::pfn::PFN_cuLibraryGetGlobal_v12000;
+        const INDEX: usize = 381usize;
+    }
+    /** `cuLibraryGetKernel` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetKernel_v12000`](crate::pfn::PFN_cuLibraryGetKernel_v12000).
+
+ ```text
+ fn(pKernel: *mut CUkernel, library: CUlibrary, name: *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLibraryGetKernel`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuLibraryGetKernel` this crate knows.
+*/
+    pub enum cuLibraryGetKernel_v12000 {}
+    impl super::sealed::Sealed for cuLibraryGetKernel_v12000 {}
+    unsafe impl super::Entry for cuLibraryGetKernel_v12000 {
+        type Fn = crate::pfn::PFN_cuLibraryGetKernel_v12000;
+        const INDEX: usize = 382usize;
+    }
+    /** `cuLibraryGetKernelCount` at exactly version 12040 (CUDA 12.4): [`PFN_cuLibraryGetKernelCount_v12040`](crate::pfn::PFN_cuLibraryGetKernelCount_v12040).
+
+ ```text
+ fn(count: *mut c_uint, lib: CUlibrary) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLibraryGetKernelCount`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuLibraryGetKernelCount` this crate knows.
+*/
+    pub enum cuLibraryGetKernelCount_v12040 {}
+    impl super::sealed::Sealed for cuLibraryGetKernelCount_v12040 {}
+    unsafe impl super::Entry for cuLibraryGetKernelCount_v12040 {
+        type Fn = crate::pfn::PFN_cuLibraryGetKernelCount_v12040;
+        const INDEX: usize = 383usize;
+    }
+    /** `cuLibraryGetManaged` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetManaged_v12000`](crate::pfn::PFN_cuLibraryGetManaged_v12000).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLibraryGetManaged`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuLibraryGetManaged` this crate knows.
+*/
+    pub enum cuLibraryGetManaged_v12000 {}
+    impl super::sealed::Sealed for cuLibraryGetManaged_v12000 {}
+    unsafe impl super::Entry for cuLibraryGetManaged_v12000 {
+        type Fn = crate::pfn::PFN_cuLibraryGetManaged_v12000;
+        const INDEX: usize = 384usize;
+    }
+    /** `cuLibraryGetModule` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetModule_v12000`](crate::pfn::PFN_cuLibraryGetModule_v12000).
+
+ ```text
+ fn(pMod: *mut CUmodule, library: CUlibrary) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLibraryGetModule`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuLibraryGetModule` this crate knows.
+*/
+    pub enum cuLibraryGetModule_v12000 {}
+    impl super::sealed::Sealed for cuLibraryGetModule_v12000 {}
+    unsafe impl super::Entry for cuLibraryGetModule_v12000 {
+        type Fn = crate::pfn::PFN_cuLibraryGetModule_v12000;
+        const INDEX: usize = 385usize;
+    }
+    /** `cuLibraryGetUnifiedFunction` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetUnifiedFunction_v12000`](crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000).
+
+ ```text
+ fn(fptr: *mut *mut c_void, library: CUlibrary, symbol: *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLibraryGetUnifiedFunction`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuLibraryGetUnifiedFunction` this crate knows.
+*/
+    pub enum cuLibraryGetUnifiedFunction_v12000 {}
+    impl super::sealed::Sealed for cuLibraryGetUnifiedFunction_v12000 {}
+    unsafe impl super::Entry for cuLibraryGetUnifiedFunction_v12000 {
+        type Fn = crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000;
+        const INDEX: usize = 386usize;
+    }
+    /** `cuLibraryLoadData` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryLoadData_v12000`](crate::pfn::PFN_cuLibraryLoadData_v12000).
+
+ ```text
+ fn(library: *mut CUlibrary, code: *const c_void, jitOptions: *mut CUjit_option, jitOptionsValues: *mut *mut c_void, numJitOptions: c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut *mut c_void, numLibraryOptions: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLibraryLoadData`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuLibraryLoadData` this crate knows.
+*/
+    pub enum cuLibraryLoadData_v12000 {}
+    impl super::sealed::Sealed for cuLibraryLoadData_v12000 {}
+    unsafe impl super::Entry for cuLibraryLoadData_v12000 {
+        type Fn = crate::pfn::PFN_cuLibraryLoadData_v12000;
+        const INDEX: usize = 387usize;
+    }
+    /** `cuLibraryLoadFromFile` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryLoadFromFile_v12000`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000).
+
+ ```text
+ fn(library: *mut CUlibrary, fileName: *const c_char, jitOptions: *mut CUjit_option, jitOptionsValues: *mut *mut c_void, numJitOptions: c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut *mut c_void, numLibraryOptions: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLibraryLoadFromFile`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuLibraryLoadFromFile` this crate knows.
+*/
+    pub enum cuLibraryLoadFromFile_v12000 {}
+    impl super::sealed::Sealed for cuLibraryLoadFromFile_v12000 {}
+    unsafe impl super::Entry for cuLibraryLoadFromFile_v12000 {
+        type Fn = crate::pfn::PFN_cuLibraryLoadFromFile_v12000;
+        const INDEX: usize = 388usize;
+    }
+    /** `cuLibraryUnload` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryUnload_v12000`](crate::pfn::PFN_cuLibraryUnload_v12000).
+
+ ```text
+ fn(library: CUlibrary) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLibraryUnload`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuLibraryUnload` this crate knows.
+*/
+    pub enum cuLibraryUnload_v12000 {}
+    impl super::sealed::Sealed for cuLibraryUnload_v12000 {}
+    unsafe impl super::Entry for cuLibraryUnload_v12000 {
+        type Fn = crate::pfn::PFN_cuLibraryUnload_v12000;
+        const INDEX: usize = 389usize;
+    }
+    /** `cuLinkAddData` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkAddData_v5050`](crate::pfn::PFN_cuLinkAddData_v5050).
+
+ ```text
+ fn(state: CUlinkState, type_: CUjitInputType, data: *mut c_void, size: usize, name: *const c_char, numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLinkAddData`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.5 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuLinkAddData`: [`cuLinkAddData_v6050`] (and this one).
+*/
+    pub enum cuLinkAddData_v5050 {}
+    impl super::sealed::Sealed for cuLinkAddData_v5050 {}
+    unsafe impl super::Entry for cuLinkAddData_v5050 {
+        type Fn = crate::pfn::PFN_cuLinkAddData_v5050;
+        const INDEX: usize = 390usize;
+    }
+    /** `cuLinkAddData` at exactly version 6050 (CUDA 6.5): [`PFN_cuLinkAddData_v6050`](crate::pfn::PFN_cuLinkAddData_v6050).
+
+ ```text
+ fn(state: CUlinkState, type_: CUjitInputType, data: *mut c_void, size: usize, name: *const c_char, numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLinkAddData_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.5 or newer.
+ - The newest ABI of `cuLinkAddData` this crate knows.
+
+ Every ABI of `cuLinkAddData`: [`cuLinkAddData_v5050`] (and this one).
+*/
+    pub enum cuLinkAddData_v6050 {}
+    impl super::sealed::Sealed for cuLinkAddData_v6050 {}
+    unsafe impl super::Entry for cuLinkAddData_v6050 {
+        type Fn = crate::pfn::PFN_cuLinkAddData_v6050;
+        const INDEX: usize = 391usize;
+    }
+    /** `cuLinkAddFile` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkAddFile_v5050`](crate::pfn::PFN_cuLinkAddFile_v5050).
+
+ ```text
+ fn(state: CUlinkState, type_: CUjitInputType, path: *const c_char, numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLinkAddFile`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.5 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuLinkAddFile`: [`cuLinkAddFile_v6050`] (and this one).
+*/
+    pub enum cuLinkAddFile_v5050 {}
+    impl super::sealed::Sealed for cuLinkAddFile_v5050 {}
+    unsafe impl super::Entry for cuLinkAddFile_v5050 {
+        type Fn = crate::pfn::PFN_cuLinkAddFile_v5050;
+        const INDEX: usize = 392usize;
+    }
+    /** `cuLinkAddFile` at exactly version 6050 (CUDA 6.5): [`PFN_cuLinkAddFile_v6050`](crate::pfn::PFN_cuLinkAddFile_v6050).
+
+ ```text
+ fn(state: CUlinkState, type_: CUjitInputType, path: *const c_char, numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLinkAddFile_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.5 or newer.
+ - The newest ABI of `cuLinkAddFile` this crate knows.
+
+ Every ABI of `cuLinkAddFile`: [`cuLinkAddFile_v5050`] (and this one).
+*/
+    pub enum cuLinkAddFile_v6050 {}
+    impl super::sealed::Sealed for cuLinkAddFile_v6050 {}
+    unsafe impl super::Entry for cuLinkAddFile_v6050 {
+        type Fn = crate::pfn::PFN_cuLinkAddFile_v6050;
+        const INDEX: usize = 393usize;
+    }
+    /** `cuLinkComplete` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkComplete_v5050`](crate::pfn::PFN_cuLinkComplete_v5050).
+
+ ```text
+ fn(state: CUlinkState, cubinOut: *mut *mut c_void, sizeOut: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLinkComplete`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.5 or newer.
+ - The newest ABI of `cuLinkComplete` this crate knows.
+*/
+    pub enum cuLinkComplete_v5050 {}
+    impl super::sealed::Sealed for cuLinkComplete_v5050 {}
+    unsafe impl super::Entry for cuLinkComplete_v5050 {
+        type Fn = crate::pfn::PFN_cuLinkComplete_v5050;
+        const INDEX: usize = 394usize;
+    }
+    /** `cuLinkCreate` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkCreate_v5050`](crate::pfn::PFN_cuLinkCreate_v5050).
+
+ ```text
+ fn(numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void, stateOut: *mut CUlinkState) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLinkCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.5 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuLinkCreate`: [`cuLinkCreate_v6050`] (and this one).
+*/
+    pub enum cuLinkCreate_v5050 {}
+    impl super::sealed::Sealed for cuLinkCreate_v5050 {}
+    unsafe impl super::Entry for cuLinkCreate_v5050 {
+        type Fn = crate::pfn::PFN_cuLinkCreate_v5050;
+        const INDEX: usize = 395usize;
+    }
+    /** `cuLinkCreate` at exactly version 6050 (CUDA 6.5): [`PFN_cuLinkCreate_v6050`](crate::pfn::PFN_cuLinkCreate_v6050).
+
+ ```text
+ fn(numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void, stateOut: *mut CUlinkState) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLinkCreate_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.5 or newer.
+ - The newest ABI of `cuLinkCreate` this crate knows.
+
+ Every ABI of `cuLinkCreate`: [`cuLinkCreate_v5050`] (and this one).
+*/
+    pub enum cuLinkCreate_v6050 {}
+    impl super::sealed::Sealed for cuLinkCreate_v6050 {}
+    unsafe impl super::Entry for cuLinkCreate_v6050 {
+        type Fn = crate::pfn::PFN_cuLinkCreate_v6050;
+        const INDEX: usize = 396usize;
+    }
+    /** `cuLinkDestroy` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkDestroy_v5050`](crate::pfn::PFN_cuLinkDestroy_v5050).
+
+ ```text
+ fn(state: CUlinkState) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLinkDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.5 or newer.
+ - The newest ABI of `cuLinkDestroy` this crate knows.
+*/
+    pub enum cuLinkDestroy_v5050 {}
+    impl super::sealed::Sealed for cuLinkDestroy_v5050 {}
+    unsafe impl super::Entry for cuLinkDestroy_v5050 {
+        type Fn = crate::pfn::PFN_cuLinkDestroy_v5050;
+        const INDEX: usize = 397usize;
+    }
+    /** `cuLogicalEndpointAddDevice` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointAddDevice_v13030`](crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030).
+
+ ```text
+ fn(leId: CUlogicalEndpointId, dev: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogicalEndpointAddDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuLogicalEndpointAddDevice` this crate knows.
+*/
+    pub enum cuLogicalEndpointAddDevice_v13030 {}
+    impl super::sealed::Sealed for cuLogicalEndpointAddDevice_v13030 {}
+    unsafe impl super::Entry for cuLogicalEndpointAddDevice_v13030 {
+        type Fn = crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030;
+        const INDEX: usize = 398usize;
+    }
+    /** `cuLogicalEndpointBindAddr` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointBindAddr_v13030`](crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030).
+
+ ```text
+ fn(leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, ptr: *mut c_void, size: cuuint64_t, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogicalEndpointBindAddr`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuLogicalEndpointBindAddr` this crate knows.
+*/
+    pub enum cuLogicalEndpointBindAddr_v13030 {}
+    impl super::sealed::Sealed for cuLogicalEndpointBindAddr_v13030 {}
+    unsafe impl super::Entry for cuLogicalEndpointBindAddr_v13030 {
+        type Fn = crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030;
+        const INDEX: usize = 399usize;
+    }
+    /** `cuLogicalEndpointBindMem` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointBindMem_v13030`](crate::pfn::PFN_cuLogicalEndpointBindMem_v13030).
+
+ ```text
+ fn(leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, memHandle: CUmemGenericAllocationHandle, memOffset: cuuint64_t, size: cuuint64_t, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogicalEndpointBindMem`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuLogicalEndpointBindMem` this crate knows.
+*/
+    pub enum cuLogicalEndpointBindMem_v13030 {}
+    impl super::sealed::Sealed for cuLogicalEndpointBindMem_v13030 {}
+    unsafe impl super::Entry for cuLogicalEndpointBindMem_v13030 {
+        type Fn = crate::pfn::PFN_cuLogicalEndpointBindMem_v13030;
+        const INDEX: usize = 400usize;
+    }
+    /** `cuLogicalEndpointCreate` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointCreate_v13030`](crate::pfn::PFN_cuLogicalEndpointCreate_v13030).
+
+ ```text
+ fn(leId: CUlogicalEndpointId, prop: *const CUlogicalEndpointProp) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogicalEndpointCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuLogicalEndpointCreate` this crate knows.
+*/
+    pub enum cuLogicalEndpointCreate_v13030 {}
+    impl super::sealed::Sealed for cuLogicalEndpointCreate_v13030 {}
+    unsafe impl super::Entry for cuLogicalEndpointCreate_v13030 {
+        type Fn = crate::pfn::PFN_cuLogicalEndpointCreate_v13030;
+        const INDEX: usize = 401usize;
+    }
+    /** `cuLogicalEndpointDestroy` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointDestroy_v13030`](crate::pfn::PFN_cuLogicalEndpointDestroy_v13030).
+
+ ```text
+ fn(leId: CUlogicalEndpointId) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogicalEndpointDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuLogicalEndpointDestroy` this crate knows.
+*/
+    pub enum cuLogicalEndpointDestroy_v13030 {}
+    impl super::sealed::Sealed for cuLogicalEndpointDestroy_v13030 {}
+    unsafe impl super::Entry for cuLogicalEndpointDestroy_v13030 {
+        type Fn = crate::pfn::PFN_cuLogicalEndpointDestroy_v13030;
+        const INDEX: usize = 402usize;
+    }
+    /** `cuLogicalEndpointExport` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointExport_v13030`](crate::pfn::PFN_cuLogicalEndpointExport_v13030).
+
+ ```text
+ fn(handle: *mut c_void, leId: CUlogicalEndpointId, handleType: CUlogicalEndpointIpcHandleType) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogicalEndpointExport`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuLogicalEndpointExport` this crate knows.
+*/
+    pub enum cuLogicalEndpointExport_v13030 {}
+    impl super::sealed::Sealed for cuLogicalEndpointExport_v13030 {}
+    unsafe impl super::Entry for cuLogicalEndpointExport_v13030 {
+        type Fn = crate::pfn::PFN_cuLogicalEndpointExport_v13030;
+        const INDEX: usize = 403usize;
+    }
+    /** `cuLogicalEndpointGetLimits` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointGetLimits_v13030`](crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030).
+
+ ```text
+ fn(bindAlignment: *mut cuuint64_t, maxSize: *mut cuuint64_t, prop: *const CUlogicalEndpointProp) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogicalEndpointGetLimits`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuLogicalEndpointGetLimits` this crate knows.
+*/
+    pub enum cuLogicalEndpointGetLimits_v13030 {}
+    impl super::sealed::Sealed for cuLogicalEndpointGetLimits_v13030 {}
+    unsafe impl super::Entry for cuLogicalEndpointGetLimits_v13030 {
+        type Fn = crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030;
+        const INDEX: usize = 404usize;
+    }
+    /** `cuLogicalEndpointIdRelease` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointIdRelease_v13030`](crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030).
+
+ ```text
+ fn(leId: CUlogicalEndpointId, count: cuuint32_t) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogicalEndpointIdRelease`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuLogicalEndpointIdRelease` this crate knows.
+*/
+    pub enum cuLogicalEndpointIdRelease_v13030 {}
+    impl super::sealed::Sealed for cuLogicalEndpointIdRelease_v13030 {}
+    unsafe impl super::Entry for cuLogicalEndpointIdRelease_v13030 {
+        type Fn = crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030;
+        const INDEX: usize = 405usize;
+    }
+    /** `cuLogicalEndpointIdReserve` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointIdReserve_v13030`](crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030).
+
+ ```text
+ fn(leId: *mut CUlogicalEndpointId, count: cuuint32_t) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogicalEndpointIdReserve`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuLogicalEndpointIdReserve` this crate knows.
+*/
+    pub enum cuLogicalEndpointIdReserve_v13030 {}
+    impl super::sealed::Sealed for cuLogicalEndpointIdReserve_v13030 {}
+    unsafe impl super::Entry for cuLogicalEndpointIdReserve_v13030 {
+        type Fn = crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030;
+        const INDEX: usize = 406usize;
+    }
+    /** `cuLogicalEndpointImport` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointImport_v13030`](crate::pfn::PFN_cuLogicalEndpointImport_v13030).
+
+ ```text
+ fn(leId: CUlogicalEndpointId, handle: *const c_void, handleType: CUlogicalEndpointIpcHandleType) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogicalEndpointImport`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuLogicalEndpointImport` this crate knows.
+*/
+    pub enum cuLogicalEndpointImport_v13030 {}
+    impl super::sealed::Sealed for cuLogicalEndpointImport_v13030 {}
+    unsafe impl super::Entry for cuLogicalEndpointImport_v13030 {
+        type Fn = crate::pfn::PFN_cuLogicalEndpointImport_v13030;
+        const INDEX: usize = 407usize;
+    }
+    /** `cuLogicalEndpointQuery` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointQuery_v13030`](crate::pfn::PFN_cuLogicalEndpointQuery_v13030).
+
+ ```text
+ fn(leId: CUlogicalEndpointId, count: cuuint32_t, queryStatus: *mut c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogicalEndpointQuery`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuLogicalEndpointQuery` this crate knows.
+*/
+    pub enum cuLogicalEndpointQuery_v13030 {}
+    impl super::sealed::Sealed for cuLogicalEndpointQuery_v13030 {}
+    unsafe impl super::Entry for cuLogicalEndpointQuery_v13030 {
+        type Fn = crate::pfn::PFN_cuLogicalEndpointQuery_v13030;
+        const INDEX: usize = 408usize;
+    }
+    /** `cuLogicalEndpointUnbind` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointUnbind_v13030`](crate::pfn::PFN_cuLogicalEndpointUnbind_v13030).
+
+ ```text
+ fn(leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, size: cuuint64_t) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogicalEndpointUnbind`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuLogicalEndpointUnbind` this crate knows.
+*/
+    pub enum cuLogicalEndpointUnbind_v13030 {}
+    impl super::sealed::Sealed for cuLogicalEndpointUnbind_v13030 {}
+    unsafe impl super::Entry for cuLogicalEndpointUnbind_v13030 {
+        type Fn = crate::pfn::PFN_cuLogicalEndpointUnbind_v13030;
+        const INDEX: usize = 409usize;
+    }
+    /** `cuLogsCurrent` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsCurrent_v12090`](crate::pfn::PFN_cuLogsCurrent_v12090).
+
+ ```text
+ fn(iterator: *mut CUlogIterator, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogsCurrent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.9 or newer.
+ - The newest ABI of `cuLogsCurrent` this crate knows.
+*/
+    pub enum cuLogsCurrent_v12090 {}
+    impl super::sealed::Sealed for cuLogsCurrent_v12090 {}
+    unsafe impl super::Entry for cuLogsCurrent_v12090 {
+        type Fn = crate::pfn::PFN_cuLogsCurrent_v12090;
+        const INDEX: usize = 410usize;
+    }
+    /** `cuLogsDumpToFile` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsDumpToFile_v12090`](crate::pfn::PFN_cuLogsDumpToFile_v12090).
+
+ ```text
+ fn(iterator: *mut CUlogIterator, pathToFile: *const c_char, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogsDumpToFile`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.9 or newer.
+ - The newest ABI of `cuLogsDumpToFile` this crate knows.
+*/
+    pub enum cuLogsDumpToFile_v12090 {}
+    impl super::sealed::Sealed for cuLogsDumpToFile_v12090 {}
+    unsafe impl super::Entry for cuLogsDumpToFile_v12090 {
+        type Fn = crate::pfn::PFN_cuLogsDumpToFile_v12090;
+        const INDEX: usize = 411usize;
+    }
+    /** `cuLogsDumpToMemory` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsDumpToMemory_v12090`](crate::pfn::PFN_cuLogsDumpToMemory_v12090).
+
+ ```text
+ fn(iterator: *mut CUlogIterator, buffer: *mut c_char, size: *mut usize, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogsDumpToMemory`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.9 or newer.
+ - The newest ABI of `cuLogsDumpToMemory` this crate knows.
+*/
+    pub enum cuLogsDumpToMemory_v12090 {}
+    impl super::sealed::Sealed for cuLogsDumpToMemory_v12090 {}
+    unsafe impl super::Entry for cuLogsDumpToMemory_v12090 {
+        type Fn = crate::pfn::PFN_cuLogsDumpToMemory_v12090;
+        const INDEX: usize = 412usize;
+    }
+    /** `cuLogsRegisterCallback` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsRegisterCallback_v12090`](crate::pfn::PFN_cuLogsRegisterCallback_v12090).
+
+ ```text
+ fn(callbackFunc: CUlogsCallback, userData: *mut c_void, callback: *mut CUlogsCallbackHandle) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogsRegisterCallback`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.9 or newer.
+ - The newest ABI of `cuLogsRegisterCallback` this crate knows.
+*/
+    pub enum cuLogsRegisterCallback_v12090 {}
+    impl super::sealed::Sealed for cuLogsRegisterCallback_v12090 {}
+    unsafe impl super::Entry for cuLogsRegisterCallback_v12090 {
+        type Fn = crate::pfn::PFN_cuLogsRegisterCallback_v12090;
+        const INDEX: usize = 413usize;
+    }
+    /** `cuLogsUnregisterCallback` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsUnregisterCallback_v12090`](crate::pfn::PFN_cuLogsUnregisterCallback_v12090).
+
+ ```text
+ fn(callback: CUlogsCallbackHandle) -> CUresult
+ ```
+
+ - Exported by the driver as `cuLogsUnregisterCallback`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.9 or newer.
+ - The newest ABI of `cuLogsUnregisterCallback` this crate knows.
+*/
+    pub enum cuLogsUnregisterCallback_v12090 {}
+    impl super::sealed::Sealed for cuLogsUnregisterCallback_v12090 {}
+    unsafe impl super::Entry for cuLogsUnregisterCallback_v12090 {
+        type Fn = crate::pfn::PFN_cuLogsUnregisterCallback_v12090;
+        const INDEX: usize = 414usize;
+    }
+    /** `cuMemAddressFree` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemAddressFree_v10020`](crate::pfn::PFN_cuMemAddressFree_v10020).
+
+ ```text
+ fn(ptr: CUdeviceptr_v2, size: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAddressFree`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuMemAddressFree` this crate knows.
+*/
+    pub enum cuMemAddressFree_v10020 {}
+    impl super::sealed::Sealed for cuMemAddressFree_v10020 {}
+    unsafe impl super::Entry for cuMemAddressFree_v10020 {
+        type Fn = crate::pfn::PFN_cuMemAddressFree_v10020;
+        const INDEX: usize = 415usize;
+    }
+    /** `cuMemAddressReserve` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemAddressReserve_v10020`](crate::pfn::PFN_cuMemAddressReserve_v10020).
+
+ ```text
+ fn(ptr: *mut CUdeviceptr_v2, size: usize, alignment: usize, addr: CUdeviceptr_v2, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAddressReserve`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuMemAddressReserve` this crate knows.
+*/
+    pub enum cuMemAddressReserve_v10020 {}
+    impl super::sealed::Sealed for cuMemAddressReserve_v10020 {}
+    unsafe impl super::Entry for cuMemAddressReserve_v10020 {
+        type Fn = crate::pfn::PFN_cuMemAddressReserve_v10020;
+        const INDEX: usize = 416usize;
+    }
+    /** `cuMemAdvise` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemAdvise_v8000`](crate::pfn::PFN_cuMemAdvise_v8000).
+
+ ```text
+ fn(devPtr: CUdeviceptr_v2, count: usize, advice: CUmem_advise, device: CUdevice_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAdvise`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - An older ABI of `cuMemAdvise`: newer ones follow below.
+
+ Every ABI of `cuMemAdvise`: [`cuMemAdvise_v12020`] (and this one).
+*/
+    pub enum cuMemAdvise_v8000 {}
+    impl super::sealed::Sealed for cuMemAdvise_v8000 {}
+    unsafe impl super::Entry for cuMemAdvise_v8000 {
+        type Fn = crate::pfn::PFN_cuMemAdvise_v8000;
+        const INDEX: usize = 417usize;
+    }
+    /** `cuMemAdvise` at exactly version 12020 (CUDA 12.2): [`PFN_cuMemAdvise_v12020`](crate::pfn::PFN_cuMemAdvise_v12020).
+
+ ```text
+ fn(devPtr: CUdeviceptr_v2, count: usize, advice: CUmem_advise, location: CUmemLocation_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAdvise_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.2 or newer.
+ - The newest ABI of `cuMemAdvise` this crate knows.
+
+ Every ABI of `cuMemAdvise`: [`cuMemAdvise_v8000`] (and this one).
+*/
+    pub enum cuMemAdvise_v12020 {}
+    impl super::sealed::Sealed for cuMemAdvise_v12020 {}
+    unsafe impl super::Entry for cuMemAdvise_v12020 {
+        type Fn = crate::pfn::PFN_cuMemAdvise_v12020;
+        const INDEX: usize = 418usize;
+    }
+    /** `cuMemAlloc` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemAlloc_v2000`](crate::pfn::PFN_cuMemAlloc_v2000).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v1, bytesize: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAlloc`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemAlloc`: [`cuMemAlloc_v3020`] (and this one).
+*/
+    pub enum cuMemAlloc_v2000 {}
+    impl super::sealed::Sealed for cuMemAlloc_v2000 {}
+    unsafe impl super::Entry for cuMemAlloc_v2000 {
+        type Fn = crate::pfn::PFN_cuMemAlloc_v2000;
+        const INDEX: usize = 419usize;
+    }
+    /** `cuMemAlloc` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemAlloc_v3020`](crate::pfn::PFN_cuMemAlloc_v3020).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v2, bytesize: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAlloc_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemAlloc` this crate knows.
+
+ Every ABI of `cuMemAlloc`: [`cuMemAlloc_v2000`] (and this one).
+*/
+    pub enum cuMemAlloc_v3020 {}
+    impl super::sealed::Sealed for cuMemAlloc_v3020 {}
+    unsafe impl super::Entry for cuMemAlloc_v3020 {
+        type Fn = crate::pfn::PFN_cuMemAlloc_v3020;
+        const INDEX: usize = 420usize;
+    }
+    /** `cuMemAllocAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemAllocAsync_v11020`](crate::pfn::PFN_cuMemAllocAsync_v11020).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v2, bytesize: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAllocAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemAllocAsync` this crate knows.
+
+ Every ABI of `cuMemAllocAsync`: [`cuMemAllocAsync_v11020_ptsz`] (and this one).
+*/
+    pub enum cuMemAllocAsync_v11020 {}
+    impl super::sealed::Sealed for cuMemAllocAsync_v11020 {}
+    unsafe impl super::Entry for cuMemAllocAsync_v11020 {
+        type Fn = crate::pfn::PFN_cuMemAllocAsync_v11020;
+        const INDEX: usize = 421usize;
+    }
+    /** `cuMemAllocAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemAllocAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v2, bytesize: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAllocAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemAllocAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemAllocAsync`: [`cuMemAllocAsync_v11020`] (and this one).
+*/
+    pub enum cuMemAllocAsync_v11020_ptsz {}
+    impl super::sealed::Sealed for cuMemAllocAsync_v11020_ptsz {}
+    unsafe impl super::Entry for cuMemAllocAsync_v11020_ptsz {
+        type Fn = crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz;
+        const INDEX: usize = 422usize;
+    }
+    /** `cuMemAllocFromPoolAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemAllocFromPoolAsync_v11020`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v2, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAllocFromPoolAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemAllocFromPoolAsync` this crate knows.
+
+ Every ABI of `cuMemAllocFromPoolAsync`: [`cuMemAllocFromPoolAsync_v11020_ptsz`] (and this one).
+*/
+    pub enum cuMemAllocFromPoolAsync_v11020 {}
+    impl super::sealed::Sealed for cuMemAllocFromPoolAsync_v11020 {}
+    unsafe impl super::Entry for cuMemAllocFromPoolAsync_v11020 {
+        type Fn = crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020;
+        const INDEX: usize = 423usize;
+    }
+    /** `cuMemAllocFromPoolAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemAllocFromPoolAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v2, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAllocFromPoolAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemAllocFromPoolAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemAllocFromPoolAsync`: [`cuMemAllocFromPoolAsync_v11020`] (and this one).
+*/
+    pub enum cuMemAllocFromPoolAsync_v11020_ptsz {}
+    impl super::sealed::Sealed for cuMemAllocFromPoolAsync_v11020_ptsz {}
+    unsafe impl super::Entry for cuMemAllocFromPoolAsync_v11020_ptsz {
+        type Fn = crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz;
+        const INDEX: usize = 424usize;
+    }
+    /** `cuMemAllocHost` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemAllocHost_v2000`](crate::pfn::PFN_cuMemAllocHost_v2000).
+
+ ```text
+ fn(pp: *mut *mut c_void, bytesize: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAllocHost`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemAllocHost`: [`cuMemAllocHost_v3020`] (and this one).
+*/
+    pub enum cuMemAllocHost_v2000 {}
+    impl super::sealed::Sealed for cuMemAllocHost_v2000 {}
+    unsafe impl super::Entry for cuMemAllocHost_v2000 {
+        type Fn = crate::pfn::PFN_cuMemAllocHost_v2000;
+        const INDEX: usize = 425usize;
+    }
+    /** `cuMemAllocHost` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemAllocHost_v3020`](crate::pfn::PFN_cuMemAllocHost_v3020).
+
+ ```text
+ fn(pp: *mut *mut c_void, bytesize: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAllocHost_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemAllocHost` this crate knows.
+
+ Every ABI of `cuMemAllocHost`: [`cuMemAllocHost_v2000`] (and this one).
+*/
+    pub enum cuMemAllocHost_v3020 {}
+    impl super::sealed::Sealed for cuMemAllocHost_v3020 {}
+    unsafe impl super::Entry for cuMemAllocHost_v3020 {
+        type Fn = crate::pfn::PFN_cuMemAllocHost_v3020;
+        const INDEX: usize = 426usize;
+    }
+    /** `cuMemAllocManaged` at exactly version 6000 (CUDA 6.0): [`PFN_cuMemAllocManaged_v6000`](crate::pfn::PFN_cuMemAllocManaged_v6000).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v2, bytesize: usize, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAllocManaged`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.0 or newer.
+ - The newest ABI of `cuMemAllocManaged` this crate knows.
+*/
+    pub enum cuMemAllocManaged_v6000 {}
+    impl super::sealed::Sealed for cuMemAllocManaged_v6000 {}
+    unsafe impl super::Entry for cuMemAllocManaged_v6000 {
+        type Fn = crate::pfn::PFN_cuMemAllocManaged_v6000;
+        const INDEX: usize = 427usize;
+    }
+    /** `cuMemAllocPitch` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemAllocPitch_v2000`](crate::pfn::PFN_cuMemAllocPitch_v2000).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v1, pPitch: *mut c_uint, WidthInBytes: c_uint, Height: c_uint, ElementSizeBytes: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAllocPitch`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemAllocPitch`: [`cuMemAllocPitch_v3020`] (and this one).
+*/
+    pub enum cuMemAllocPitch_v2000 {}
+    impl super::sealed::Sealed for cuMemAllocPitch_v2000 {}
+    unsafe impl super::Entry for cuMemAllocPitch_v2000 {
+        type Fn = crate::pfn::PFN_cuMemAllocPitch_v2000;
+        const INDEX: usize = 428usize;
+    }
+    /** `cuMemAllocPitch` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemAllocPitch_v3020`](crate::pfn::PFN_cuMemAllocPitch_v3020).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v2, pPitch: *mut usize, WidthInBytes: usize, Height: usize, ElementSizeBytes: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemAllocPitch_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemAllocPitch` this crate knows.
+
+ Every ABI of `cuMemAllocPitch`: [`cuMemAllocPitch_v2000`] (and this one).
+*/
+    pub enum cuMemAllocPitch_v3020 {}
+    impl super::sealed::Sealed for cuMemAllocPitch_v3020 {}
+    unsafe impl super::Entry for cuMemAllocPitch_v3020 {
+        type Fn = crate::pfn::PFN_cuMemAllocPitch_v3020;
+        const INDEX: usize = 429usize;
+    }
+    /** `cuMemBatchDecompressAsync` at exactly version 12060 (CUDA 12.6): [`PFN_cuMemBatchDecompressAsync_v12060`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060).
+
+ ```text
+ fn(paramsArray: *mut CUmemDecompressParams, count: usize, flags: c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemBatchDecompressAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.6 or newer.
+ - The newest ABI of `cuMemBatchDecompressAsync` this crate knows.
+
+ Every ABI of `cuMemBatchDecompressAsync`: [`cuMemBatchDecompressAsync_v12060_ptsz`] (and this one).
+*/
+    pub enum cuMemBatchDecompressAsync_v12060 {}
+    impl super::sealed::Sealed for cuMemBatchDecompressAsync_v12060 {}
+    unsafe impl super::Entry for cuMemBatchDecompressAsync_v12060 {
+        type Fn = crate::pfn::PFN_cuMemBatchDecompressAsync_v12060;
+        const INDEX: usize = 430usize;
+    }
+    /** `cuMemBatchDecompressAsync` at exactly version 12060 (CUDA 12.6): [`PFN_cuMemBatchDecompressAsync_v12060_ptsz`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz).
+
+ ```text
+ fn(paramsArray: *mut CUmemDecompressParams, count: usize, flags: c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemBatchDecompressAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 12.6 or newer.
+ - The newest ABI of `cuMemBatchDecompressAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemBatchDecompressAsync`: [`cuMemBatchDecompressAsync_v12060`] (and this one).
+*/
+    pub enum cuMemBatchDecompressAsync_v12060_ptsz {}
+    impl super::sealed::Sealed for cuMemBatchDecompressAsync_v12060_ptsz {}
+    unsafe impl super::Entry for cuMemBatchDecompressAsync_v12060_ptsz {
+        type Fn = crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz;
+        const INDEX: usize = 431usize;
+    }
+    /** `cuMemCreate` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemCreate_v10020`](crate::pfn::PFN_cuMemCreate_v10020).
+
+ ```text
+ fn(handle: *mut CUmemGenericAllocationHandle_v1, size: usize, prop: *const CUmemAllocationProp_v1, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuMemCreate` this crate knows.
+*/
+    pub enum cuMemCreate_v10020 {}
+    impl super::sealed::Sealed for cuMemCreate_v10020 {}
+    unsafe impl super::Entry for cuMemCreate_v10020 {
+        type Fn = crate::pfn::PFN_cuMemCreate_v10020;
+        const INDEX: usize = 432usize;
+    }
+    /** `cuMemDiscardAndPrefetchBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000).
+
+ ```text
+ fn(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemDiscardAndPrefetchBatchAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemDiscardAndPrefetchBatchAsync` this crate knows.
+
+ Every ABI of `cuMemDiscardAndPrefetchBatchAsync`: [`cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`] (and this one).
+*/
+    pub enum cuMemDiscardAndPrefetchBatchAsync_v13000 {}
+    impl super::sealed::Sealed for cuMemDiscardAndPrefetchBatchAsync_v13000 {}
+    unsafe impl super::Entry for cuMemDiscardAndPrefetchBatchAsync_v13000 {
+        type Fn = crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000;
+        const INDEX: usize = 433usize;
+    }
+    /** `cuMemDiscardAndPrefetchBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz).
+
+ ```text
+ fn(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemDiscardAndPrefetchBatchAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemDiscardAndPrefetchBatchAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemDiscardAndPrefetchBatchAsync`: [`cuMemDiscardAndPrefetchBatchAsync_v13000`] (and this one).
+*/
+    pub enum cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz {}
+    impl super::sealed::Sealed for cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz {}
+    unsafe impl super::Entry for cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz;
+        const INDEX: usize = 434usize;
+    }
+    /** `cuMemDiscardBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemDiscardBatchAsync_v13000`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000).
+
+ ```text
+ fn(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemDiscardBatchAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemDiscardBatchAsync` this crate knows.
+
+ Every ABI of `cuMemDiscardBatchAsync`: [`cuMemDiscardBatchAsync_v13000_ptsz`] (and this one).
+*/
+    pub enum cuMemDiscardBatchAsync_v13000 {}
+    impl super::sealed::Sealed for cuMemDiscardBatchAsync_v13000 {}
+    unsafe impl super::Entry for cuMemDiscardBatchAsync_v13000 {
+        type Fn = crate::pfn::PFN_cuMemDiscardBatchAsync_v13000;
+        const INDEX: usize = 435usize;
+    }
+    /** `cuMemDiscardBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemDiscardBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz).
+
+ ```text
+ fn(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemDiscardBatchAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemDiscardBatchAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemDiscardBatchAsync`: [`cuMemDiscardBatchAsync_v13000`] (and this one).
+*/
+    pub enum cuMemDiscardBatchAsync_v13000_ptsz {}
+    impl super::sealed::Sealed for cuMemDiscardBatchAsync_v13000_ptsz {}
+    unsafe impl super::Entry for cuMemDiscardBatchAsync_v13000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz;
+        const INDEX: usize = 436usize;
+    }
+    /** `cuMemExportToShareableHandle` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemExportToShareableHandle_v10020`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020).
+
+ ```text
+ fn(shareableHandle: *mut c_void, handle: CUmemGenericAllocationHandle_v1, handleType: CUmemAllocationHandleType, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemExportToShareableHandle`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuMemExportToShareableHandle` this crate knows.
+*/
+    pub enum cuMemExportToShareableHandle_v10020 {}
+    impl super::sealed::Sealed for cuMemExportToShareableHandle_v10020 {}
+    unsafe impl super::Entry for cuMemExportToShareableHandle_v10020 {
+        type Fn = crate::pfn::PFN_cuMemExportToShareableHandle_v10020;
+        const INDEX: usize = 437usize;
+    }
+    /** `cuMemFree` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemFree_v2000`](crate::pfn::PFN_cuMemFree_v2000).
+
+ ```text
+ fn(dptr: CUdeviceptr_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemFree`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemFree`: [`cuMemFree_v3020`] (and this one).
+*/
+    pub enum cuMemFree_v2000 {}
+    impl super::sealed::Sealed for cuMemFree_v2000 {}
+    unsafe impl super::Entry for cuMemFree_v2000 {
+        type Fn = crate::pfn::PFN_cuMemFree_v2000;
+        const INDEX: usize = 438usize;
+    }
+    /** `cuMemFree` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemFree_v3020`](crate::pfn::PFN_cuMemFree_v3020).
+
+ ```text
+ fn(dptr: CUdeviceptr_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemFree_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemFree` this crate knows.
+
+ Every ABI of `cuMemFree`: [`cuMemFree_v2000`] (and this one).
+*/
+    pub enum cuMemFree_v3020 {}
+    impl super::sealed::Sealed for cuMemFree_v3020 {}
+    unsafe impl super::Entry for cuMemFree_v3020 {
+        type Fn = crate::pfn::PFN_cuMemFree_v3020;
+        const INDEX: usize = 439usize;
+    }
+    /** `cuMemFreeAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemFreeAsync_v11020`](crate::pfn::PFN_cuMemFreeAsync_v11020).
+
+ ```text
+ fn(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemFreeAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemFreeAsync` this crate knows.
+
+ Every ABI of `cuMemFreeAsync`: [`cuMemFreeAsync_v11020_ptsz`] (and this one).
+*/
+    pub enum cuMemFreeAsync_v11020 {}
+    impl super::sealed::Sealed for cuMemFreeAsync_v11020 {}
+    unsafe impl super::Entry for cuMemFreeAsync_v11020 {
+        type Fn = crate::pfn::PFN_cuMemFreeAsync_v11020;
+        const INDEX: usize = 440usize;
+    }
+    /** `cuMemFreeAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemFreeAsync_v11020_ptsz`](crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz).
+
+ ```text
+ fn(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemFreeAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemFreeAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemFreeAsync`: [`cuMemFreeAsync_v11020`] (and this one).
+*/
+    pub enum cuMemFreeAsync_v11020_ptsz {}
+    impl super::sealed::Sealed for cuMemFreeAsync_v11020_ptsz {}
+    unsafe impl super::Entry for cuMemFreeAsync_v11020_ptsz {
+        type Fn = crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz;
+        const INDEX: usize = 441usize;
+    }
+    /** `cuMemFreeHost` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemFreeHost_v2000`](crate::pfn::PFN_cuMemFreeHost_v2000).
+
+ ```text
+ fn(p: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemFreeHost`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuMemFreeHost` this crate knows.
+*/
+    pub enum cuMemFreeHost_v2000 {}
+    impl super::sealed::Sealed for cuMemFreeHost_v2000 {}
+    unsafe impl super::Entry for cuMemFreeHost_v2000 {
+        type Fn = crate::pfn::PFN_cuMemFreeHost_v2000;
+        const INDEX: usize = 442usize;
+    }
+    /** `cuMemGetAccess` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemGetAccess_v10020`](crate::pfn::PFN_cuMemGetAccess_v10020).
+
+ ```text
+ fn(flags: *mut c_ulonglong, location: *const CUmemLocation_v1, ptr: CUdeviceptr_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemGetAccess`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuMemGetAccess` this crate knows.
+*/
+    pub enum cuMemGetAccess_v10020 {}
+    impl super::sealed::Sealed for cuMemGetAccess_v10020 {}
+    unsafe impl super::Entry for cuMemGetAccess_v10020 {
+        type Fn = crate::pfn::PFN_cuMemGetAccess_v10020;
+        const INDEX: usize = 443usize;
+    }
+    /** `cuMemGetAddressRange` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemGetAddressRange_v2000`](crate::pfn::PFN_cuMemGetAddressRange_v2000).
+
+ ```text
+ fn(pbase: *mut CUdeviceptr_v1, psize: *mut c_uint, dptr: CUdeviceptr_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemGetAddressRange`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemGetAddressRange`: [`cuMemGetAddressRange_v3020`] (and this one).
+*/
+    pub enum cuMemGetAddressRange_v2000 {}
+    impl super::sealed::Sealed for cuMemGetAddressRange_v2000 {}
+    unsafe impl super::Entry for cuMemGetAddressRange_v2000 {
+        type Fn = crate::pfn::PFN_cuMemGetAddressRange_v2000;
+        const INDEX: usize = 444usize;
+    }
+    /** `cuMemGetAddressRange` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemGetAddressRange_v3020`](crate::pfn::PFN_cuMemGetAddressRange_v3020).
+
+ ```text
+ fn(pbase: *mut CUdeviceptr_v2, psize: *mut usize, dptr: CUdeviceptr_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemGetAddressRange_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemGetAddressRange` this crate knows.
+
+ Every ABI of `cuMemGetAddressRange`: [`cuMemGetAddressRange_v2000`] (and this one).
+*/
+    pub enum cuMemGetAddressRange_v3020 {}
+    impl super::sealed::Sealed for cuMemGetAddressRange_v3020 {}
+    unsafe impl super::Entry for cuMemGetAddressRange_v3020 {
+        type Fn = crate::pfn::PFN_cuMemGetAddressRange_v3020;
+        const INDEX: usize = 445usize;
+    }
+    /** `cuMemGetAllocationGranularity` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemGetAllocationGranularity_v10020`](crate::pfn::PFN_cuMemGetAllocationGranularity_v10020).
+
+ ```text
+ fn(granularity: *mut usize, prop: *const CUmemAllocationProp_v1, option: CUmemAllocationGranularity_flags) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemGetAllocationGranularity`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuMemGetAllocationGranularity` this crate knows.
+*/
+    pub enum cuMemGetAllocationGranularity_v10020 {}
+    impl super::sealed::Sealed for cuMemGetAllocationGranularity_v10020 {}
+    unsafe impl super::Entry for cuMemGetAllocationGranularity_v10020 {
+        type Fn = crate::pfn::PFN_cuMemGetAllocationGranularity_v10020;
+        const INDEX: usize = 446usize;
+    }
+    /** `cuMemGetAllocationPropertiesFromHandle` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemGetAllocationPropertiesFromHandle_v10020`](crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020).
+
+ ```text
+ fn(prop: *mut CUmemAllocationProp_v1, handle: CUmemGenericAllocationHandle_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemGetAllocationPropertiesFromHandle`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuMemGetAllocationPropertiesFromHandle` this crate knows.
+*/
+    pub enum cuMemGetAllocationPropertiesFromHandle_v10020 {}
+    impl super::sealed::Sealed for cuMemGetAllocationPropertiesFromHandle_v10020 {}
+    unsafe impl super::Entry for cuMemGetAllocationPropertiesFromHandle_v10020 {
+        type Fn = crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020;
+        const INDEX: usize = 447usize;
+    }
+    /** `cuMemGetDefaultMemPool` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemGetDefaultMemPool_v13000`](crate::pfn::PFN_cuMemGetDefaultMemPool_v13000).
+
+ ```text
+ fn(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemGetDefaultMemPool`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemGetDefaultMemPool` this crate knows.
+*/
+    pub enum cuMemGetDefaultMemPool_v13000 {}
+    impl super::sealed::Sealed for cuMemGetDefaultMemPool_v13000 {}
+    unsafe impl super::Entry for cuMemGetDefaultMemPool_v13000 {
+        type Fn = crate::pfn::PFN_cuMemGetDefaultMemPool_v13000;
+        const INDEX: usize = 448usize;
+    }
+    /** `cuMemGetHandleForAddressRange` at exactly version 11070 (CUDA 11.7): [`PFN_cuMemGetHandleForAddressRange_v11070`](crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070).
+
+ ```text
+ fn(handle: *mut c_void, dptr: CUdeviceptr, size: usize, handleType: CUmemRangeHandleType, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemGetHandleForAddressRange`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuMemGetHandleForAddressRange` this crate knows.
+*/
+    pub enum cuMemGetHandleForAddressRange_v11070 {}
+    impl super::sealed::Sealed for cuMemGetHandleForAddressRange_v11070 {}
+    unsafe impl super::Entry for cuMemGetHandleForAddressRange_v11070 {
+        type Fn = crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070;
+        const INDEX: usize = 449usize;
+    }
+    /** `cuMemGetInfo` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemGetInfo_v2000`](crate::pfn::PFN_cuMemGetInfo_v2000).
+
+ ```text
+ fn(free: *mut c_uint, total: *mut c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemGetInfo`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemGetInfo`: [`cuMemGetInfo_v3020`] (and this one).
+*/
+    pub enum cuMemGetInfo_v2000 {}
+    impl super::sealed::Sealed for cuMemGetInfo_v2000 {}
+    unsafe impl super::Entry for cuMemGetInfo_v2000 {
+        type Fn = crate::pfn::PFN_cuMemGetInfo_v2000;
+        const INDEX: usize = 450usize;
+    }
+    /** `cuMemGetInfo` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemGetInfo_v3020`](crate::pfn::PFN_cuMemGetInfo_v3020).
+
+ ```text
+ fn(free: *mut usize, total: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemGetInfo_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemGetInfo` this crate knows.
+
+ Every ABI of `cuMemGetInfo`: [`cuMemGetInfo_v2000`] (and this one).
+*/
+    pub enum cuMemGetInfo_v3020 {}
+    impl super::sealed::Sealed for cuMemGetInfo_v3020 {}
+    unsafe impl super::Entry for cuMemGetInfo_v3020 {
+        type Fn = crate::pfn::PFN_cuMemGetInfo_v3020;
+        const INDEX: usize = 451usize;
+    }
+    /** `cuMemGetLocationInfo` at exactly version 13040 (CUDA 13.4): [`PFN_cuMemGetLocationInfo_v13040`](crate::pfn::PFN_cuMemGetLocationInfo_v13040).
+
+ ```text
+ fn(ptr: CUdeviceptr_v2, size: usize, summaryGranularity: usize, samplingGranularity: usize, location_out: *mut CUmemLocation_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemGetLocationInfo`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.4 or newer.
+ - The newest ABI of `cuMemGetLocationInfo` this crate knows.
+*/
+    pub enum cuMemGetLocationInfo_v13040 {}
+    impl super::sealed::Sealed for cuMemGetLocationInfo_v13040 {}
+    unsafe impl super::Entry for cuMemGetLocationInfo_v13040 {
+        type Fn = crate::pfn::PFN_cuMemGetLocationInfo_v13040;
+        const INDEX: usize = 452usize;
+    }
+    /** `cuMemGetMemPool` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemGetMemPool_v13000`](crate::pfn::PFN_cuMemGetMemPool_v13000).
+
+ ```text
+ fn(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemGetMemPool`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemGetMemPool` this crate knows.
+*/
+    pub enum cuMemGetMemPool_v13000 {}
+    impl super::sealed::Sealed for cuMemGetMemPool_v13000 {}
+    unsafe impl super::Entry for cuMemGetMemPool_v13000 {
+        type Fn = crate::pfn::PFN_cuMemGetMemPool_v13000;
+        const INDEX: usize = 453usize;
+    }
+    /** `cuMemHostAlloc` at exactly version 2020 (CUDA 2.2): [`PFN_cuMemHostAlloc_v2020`](crate::pfn::PFN_cuMemHostAlloc_v2020).
+
+ ```text
+ fn(pp: *mut *mut c_void, bytesize: usize, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemHostAlloc`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.2 or newer.
+ - The newest ABI of `cuMemHostAlloc` this crate knows.
+*/
+    pub enum cuMemHostAlloc_v2020 {}
+    impl super::sealed::Sealed for cuMemHostAlloc_v2020 {}
+    unsafe impl super::Entry for cuMemHostAlloc_v2020 {
+        type Fn = crate::pfn::PFN_cuMemHostAlloc_v2020;
+        const INDEX: usize = 454usize;
+    }
+    /** `cuMemHostGetDevicePointer` at exactly version 2020 (CUDA 2.2): [`PFN_cuMemHostGetDevicePointer_v2020`](crate::pfn::PFN_cuMemHostGetDevicePointer_v2020).
+
+ ```text
+ fn(pdptr: *mut CUdeviceptr_v1, p: *mut c_void, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemHostGetDevicePointer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.2 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemHostGetDevicePointer`: [`cuMemHostGetDevicePointer_v3020`] (and this one).
+*/
+    pub enum cuMemHostGetDevicePointer_v2020 {}
+    impl super::sealed::Sealed for cuMemHostGetDevicePointer_v2020 {}
+    unsafe impl super::Entry for cuMemHostGetDevicePointer_v2020 {
+        type Fn = crate::pfn::PFN_cuMemHostGetDevicePointer_v2020;
+        const INDEX: usize = 455usize;
+    }
+    /** `cuMemHostGetDevicePointer` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemHostGetDevicePointer_v3020`](crate::pfn::PFN_cuMemHostGetDevicePointer_v3020).
+
+ ```text
+ fn(pdptr: *mut CUdeviceptr_v2, p: *mut c_void, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemHostGetDevicePointer_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemHostGetDevicePointer` this crate knows.
+
+ Every ABI of `cuMemHostGetDevicePointer`: [`cuMemHostGetDevicePointer_v2020`] (and this one).
+*/
+    pub enum cuMemHostGetDevicePointer_v3020 {}
+    impl super::sealed::Sealed for cuMemHostGetDevicePointer_v3020 {}
+    unsafe impl super::Entry for cuMemHostGetDevicePointer_v3020 {
+        type Fn = crate::pfn::PFN_cuMemHostGetDevicePointer_v3020;
+        const INDEX: usize = 456usize;
+    }
+    /** `cuMemHostGetFlags` at exactly version 2030 (CUDA 2.3): [`PFN_cuMemHostGetFlags_v2030`](crate::pfn::PFN_cuMemHostGetFlags_v2030).
+
+ ```text
+ fn(pFlags: *mut c_uint, p: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemHostGetFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.3 or newer.
+ - The newest ABI of `cuMemHostGetFlags` this crate knows.
+*/
+    pub enum cuMemHostGetFlags_v2030 {}
+    impl super::sealed::Sealed for cuMemHostGetFlags_v2030 {}
+    unsafe impl super::Entry for cuMemHostGetFlags_v2030 {
+        type Fn = crate::pfn::PFN_cuMemHostGetFlags_v2030;
+        const INDEX: usize = 457usize;
+    }
+    /** `cuMemHostRegister` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemHostRegister_v4000`](crate::pfn::PFN_cuMemHostRegister_v4000).
+
+ ```text
+ fn(p: *mut c_void, bytesize: usize, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemHostRegister`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemHostRegister`: [`cuMemHostRegister_v6050`] (and this one).
+*/
+    pub enum cuMemHostRegister_v4000 {}
+    impl super::sealed::Sealed for cuMemHostRegister_v4000 {}
+    unsafe impl super::Entry for cuMemHostRegister_v4000 {
+        type Fn = crate::pfn::PFN_cuMemHostRegister_v4000;
+        const INDEX: usize = 458usize;
+    }
+    /** `cuMemHostRegister` at exactly version 6050 (CUDA 6.5): [`PFN_cuMemHostRegister_v6050`](crate::pfn::PFN_cuMemHostRegister_v6050).
+
+ ```text
+ fn(p: *mut c_void, bytesize: usize, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemHostRegister_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.5 or newer.
+ - The newest ABI of `cuMemHostRegister` this crate knows.
+
+ Every ABI of `cuMemHostRegister`: [`cuMemHostRegister_v4000`] (and this one).
+*/
+    pub enum cuMemHostRegister_v6050 {}
+    impl super::sealed::Sealed for cuMemHostRegister_v6050 {}
+    unsafe impl super::Entry for cuMemHostRegister_v6050 {
+        type Fn = crate::pfn::PFN_cuMemHostRegister_v6050;
+        const INDEX: usize = 459usize;
+    }
+    /** `cuMemHostUnregister` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemHostUnregister_v4000`](crate::pfn::PFN_cuMemHostUnregister_v4000).
+
+ ```text
+ fn(p: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemHostUnregister`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuMemHostUnregister` this crate knows.
+*/
+    pub enum cuMemHostUnregister_v4000 {}
+    impl super::sealed::Sealed for cuMemHostUnregister_v4000 {}
+    unsafe impl super::Entry for cuMemHostUnregister_v4000 {
+        type Fn = crate::pfn::PFN_cuMemHostUnregister_v4000;
+        const INDEX: usize = 460usize;
+    }
+    /** `cuMemImportFromShareableHandle` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemImportFromShareableHandle_v10020`](crate::pfn::PFN_cuMemImportFromShareableHandle_v10020).
+
+ ```text
+ fn(handle: *mut CUmemGenericAllocationHandle_v1, osHandle: *mut c_void, shHandleType: CUmemAllocationHandleType) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemImportFromShareableHandle`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuMemImportFromShareableHandle` this crate knows.
+*/
+    pub enum cuMemImportFromShareableHandle_v10020 {}
+    impl super::sealed::Sealed for cuMemImportFromShareableHandle_v10020 {}
+    unsafe impl super::Entry for cuMemImportFromShareableHandle_v10020 {
+        type Fn = crate::pfn::PFN_cuMemImportFromShareableHandle_v10020;
+        const INDEX: usize = 461usize;
+    }
+    /** `cuMemMap` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemMap_v10020`](crate::pfn::PFN_cuMemMap_v10020).
+
+ ```text
+ fn(ptr: CUdeviceptr_v2, size: usize, offset: usize, handle: CUmemGenericAllocationHandle_v1, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemMap`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuMemMap` this crate knows.
+*/
+    pub enum cuMemMap_v10020 {}
+    impl super::sealed::Sealed for cuMemMap_v10020 {}
+    unsafe impl super::Entry for cuMemMap_v10020 {
+        type Fn = crate::pfn::PFN_cuMemMap_v10020;
+        const INDEX: usize = 462usize;
+    }
+    /** `cuMemMapArrayAsync` at exactly version 11010 (CUDA 11.1): [`PFN_cuMemMapArrayAsync_v11010`](crate::pfn::PFN_cuMemMapArrayAsync_v11010).
+
+ ```text
+ fn(mapInfoList: *mut CUarrayMapInfo_v1, count: c_uint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemMapArrayAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuMemMapArrayAsync` this crate knows.
+
+ Every ABI of `cuMemMapArrayAsync`: [`cuMemMapArrayAsync_v11010_ptsz`] (and this one).
+*/
+    pub enum cuMemMapArrayAsync_v11010 {}
+    impl super::sealed::Sealed for cuMemMapArrayAsync_v11010 {}
+    unsafe impl super::Entry for cuMemMapArrayAsync_v11010 {
+        type Fn = crate::pfn::PFN_cuMemMapArrayAsync_v11010;
+        const INDEX: usize = 463usize;
+    }
+    /** `cuMemMapArrayAsync` at exactly version 11010 (CUDA 11.1): [`PFN_cuMemMapArrayAsync_v11010_ptsz`](crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz).
+
+ ```text
+ fn(mapInfoList: *mut CUarrayMapInfo_v1, count: c_uint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemMapArrayAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuMemMapArrayAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemMapArrayAsync`: [`cuMemMapArrayAsync_v11010`] (and this one).
+*/
+    pub enum cuMemMapArrayAsync_v11010_ptsz {}
+    impl super::sealed::Sealed for cuMemMapArrayAsync_v11010_ptsz {}
+    unsafe impl super::Entry for cuMemMapArrayAsync_v11010_ptsz {
+        type Fn = crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz;
+        const INDEX: usize = 464usize;
+    }
+    /** `cuMemPoolCreate` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolCreate_v11020`](crate::pfn::PFN_cuMemPoolCreate_v11020).
+
+ ```text
+ fn(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPoolCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemPoolCreate` this crate knows.
+*/
+    pub enum cuMemPoolCreate_v11020 {}
+    impl super::sealed::Sealed for cuMemPoolCreate_v11020 {}
+    unsafe impl super::Entry for cuMemPoolCreate_v11020 {
+        type Fn = crate::pfn::PFN_cuMemPoolCreate_v11020;
+        const INDEX: usize = 465usize;
+    }
+    /** `cuMemPoolDestroy` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolDestroy_v11020`](crate::pfn::PFN_cuMemPoolDestroy_v11020).
+
+ ```text
+ fn(pool: CUmemoryPool) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPoolDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemPoolDestroy` this crate knows.
+*/
+    pub enum cuMemPoolDestroy_v11020 {}
+    impl super::sealed::Sealed for cuMemPoolDestroy_v11020 {}
+    unsafe impl super::Entry for cuMemPoolDestroy_v11020 {
+        type Fn = crate::pfn::PFN_cuMemPoolDestroy_v11020;
+        const INDEX: usize = 466usize;
+    }
+    /** `cuMemPoolExportPointer` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolExportPointer_v11020`](crate::pfn::PFN_cuMemPoolExportPointer_v11020).
+
+ ```text
+ fn(shareData_out: *mut CUmemPoolPtrExportData_v1, ptr: CUdeviceptr_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPoolExportPointer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemPoolExportPointer` this crate knows.
+*/
+    pub enum cuMemPoolExportPointer_v11020 {}
+    impl super::sealed::Sealed for cuMemPoolExportPointer_v11020 {}
+    unsafe impl super::Entry for cuMemPoolExportPointer_v11020 {
+        type Fn = crate::pfn::PFN_cuMemPoolExportPointer_v11020;
+        const INDEX: usize = 467usize;
+    }
+    /** `cuMemPoolExportToShareableHandle` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolExportToShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020).
+
+ ```text
+ fn(handle_out: *mut c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPoolExportToShareableHandle`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemPoolExportToShareableHandle` this crate knows.
+*/
+    pub enum cuMemPoolExportToShareableHandle_v11020 {}
+    impl super::sealed::Sealed for cuMemPoolExportToShareableHandle_v11020 {}
+    unsafe impl super::Entry for cuMemPoolExportToShareableHandle_v11020 {
+        type Fn = crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020;
+        const INDEX: usize = 468usize;
+    }
+    /** `cuMemPoolGetAccess` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolGetAccess_v11020`](crate::pfn::PFN_cuMemPoolGetAccess_v11020).
+
+ ```text
+ fn(flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPoolGetAccess`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemPoolGetAccess` this crate knows.
+*/
+    pub enum cuMemPoolGetAccess_v11020 {}
+    impl super::sealed::Sealed for cuMemPoolGetAccess_v11020 {}
+    unsafe impl super::Entry for cuMemPoolGetAccess_v11020 {
+        type Fn = crate::pfn::PFN_cuMemPoolGetAccess_v11020;
+        const INDEX: usize = 469usize;
+    }
+    /** `cuMemPoolGetAttribute` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolGetAttribute_v11020`](crate::pfn::PFN_cuMemPoolGetAttribute_v11020).
+
+ ```text
+ fn(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPoolGetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemPoolGetAttribute` this crate knows.
+*/
+    pub enum cuMemPoolGetAttribute_v11020 {}
+    impl super::sealed::Sealed for cuMemPoolGetAttribute_v11020 {}
+    unsafe impl super::Entry for cuMemPoolGetAttribute_v11020 {
+        type Fn = crate::pfn::PFN_cuMemPoolGetAttribute_v11020;
+        const INDEX: usize = 470usize;
+    }
+    /** `cuMemPoolImportFromShareableHandle` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolImportFromShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020).
+
+ ```text
+ fn(pool_out: *mut CUmemoryPool, handle: *mut c_void, handleType: CUmemAllocationHandleType, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPoolImportFromShareableHandle`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemPoolImportFromShareableHandle` this crate knows.
+*/
+    pub enum cuMemPoolImportFromShareableHandle_v11020 {}
+    impl super::sealed::Sealed for cuMemPoolImportFromShareableHandle_v11020 {}
+    unsafe impl super::Entry for cuMemPoolImportFromShareableHandle_v11020 {
+        type Fn = crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020;
+        const INDEX: usize = 471usize;
+    }
+    /** `cuMemPoolImportPointer` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolImportPointer_v11020`](crate::pfn::PFN_cuMemPoolImportPointer_v11020).
+
+ ```text
+ fn(ptr_out: *mut CUdeviceptr_v2, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPoolImportPointer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemPoolImportPointer` this crate knows.
+*/
+    pub enum cuMemPoolImportPointer_v11020 {}
+    impl super::sealed::Sealed for cuMemPoolImportPointer_v11020 {}
+    unsafe impl super::Entry for cuMemPoolImportPointer_v11020 {
+        type Fn = crate::pfn::PFN_cuMemPoolImportPointer_v11020;
+        const INDEX: usize = 472usize;
+    }
+    /** `cuMemPoolSetAccess` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolSetAccess_v11020`](crate::pfn::PFN_cuMemPoolSetAccess_v11020).
+
+ ```text
+ fn(pool: CUmemoryPool, map: *const CUmemAccessDesc_v1, count: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPoolSetAccess`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemPoolSetAccess` this crate knows.
+*/
+    pub enum cuMemPoolSetAccess_v11020 {}
+    impl super::sealed::Sealed for cuMemPoolSetAccess_v11020 {}
+    unsafe impl super::Entry for cuMemPoolSetAccess_v11020 {
+        type Fn = crate::pfn::PFN_cuMemPoolSetAccess_v11020;
+        const INDEX: usize = 473usize;
+    }
+    /** `cuMemPoolSetAttribute` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolSetAttribute_v11020`](crate::pfn::PFN_cuMemPoolSetAttribute_v11020).
+
+ ```text
+ fn(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPoolSetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemPoolSetAttribute` this crate knows.
+*/
+    pub enum cuMemPoolSetAttribute_v11020 {}
+    impl super::sealed::Sealed for cuMemPoolSetAttribute_v11020 {}
+    unsafe impl super::Entry for cuMemPoolSetAttribute_v11020 {
+        type Fn = crate::pfn::PFN_cuMemPoolSetAttribute_v11020;
+        const INDEX: usize = 474usize;
+    }
+    /** `cuMemPoolTrimTo` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolTrimTo_v11020`](crate::pfn::PFN_cuMemPoolTrimTo_v11020).
+
+ ```text
+ fn(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPoolTrimTo`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.2 or newer.
+ - The newest ABI of `cuMemPoolTrimTo` this crate knows.
+*/
+    pub enum cuMemPoolTrimTo_v11020 {}
+    impl super::sealed::Sealed for cuMemPoolTrimTo_v11020 {}
+    unsafe impl super::Entry for cuMemPoolTrimTo_v11020 {
+        type Fn = crate::pfn::PFN_cuMemPoolTrimTo_v11020;
+        const INDEX: usize = 475usize;
+    }
+    /** `cuMemPrefetchAsync` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemPrefetchAsync_v8000`](crate::pfn::PFN_cuMemPrefetchAsync_v8000).
+
+ ```text
+ fn(devPtr: CUdeviceptr_v2, count: usize, dstDevice: CUdevice_v1, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPrefetchAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - An older ABI of `cuMemPrefetchAsync`: newer ones follow below.
+
+ Every ABI of `cuMemPrefetchAsync`: [`cuMemPrefetchAsync_v8000_ptsz`], [`cuMemPrefetchAsync_v12020`], [`cuMemPrefetchAsync_v12020_ptsz`] (and this one).
+*/
+    pub enum cuMemPrefetchAsync_v8000 {}
+    impl super::sealed::Sealed for cuMemPrefetchAsync_v8000 {}
+    unsafe impl super::Entry for cuMemPrefetchAsync_v8000 {
+        type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v8000;
+        const INDEX: usize = 476usize;
+    }
+    /** `cuMemPrefetchAsync` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemPrefetchAsync_v8000_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v8000_ptsz).
+
+ ```text
+ fn(devPtr: CUdeviceptr_v2, count: usize, dstDevice: CUdevice_v1, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPrefetchAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - An older ABI of `cuMemPrefetchAsync`: newer ones follow below.
+
+ Every ABI of `cuMemPrefetchAsync`: [`cuMemPrefetchAsync_v8000`], [`cuMemPrefetchAsync_v12020`], [`cuMemPrefetchAsync_v12020_ptsz`] (and this one).
+*/
+    pub enum cuMemPrefetchAsync_v8000_ptsz {}
+    impl super::sealed::Sealed for cuMemPrefetchAsync_v8000_ptsz {}
+    unsafe impl super::Entry for cuMemPrefetchAsync_v8000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v8000_ptsz;
+        const INDEX: usize = 477usize;
+    }
+    /** `cuMemPrefetchAsync` at exactly version 12020 (CUDA 12.2): [`PFN_cuMemPrefetchAsync_v12020`](crate::pfn::PFN_cuMemPrefetchAsync_v12020).
+
+ ```text
+ fn(devPtr: CUdeviceptr_v2, count: usize, location: CUmemLocation_v1, flags: c_uint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPrefetchAsync_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.2 or newer.
+ - The newest ABI of `cuMemPrefetchAsync` this crate knows.
+
+ Every ABI of `cuMemPrefetchAsync`: [`cuMemPrefetchAsync_v8000`], [`cuMemPrefetchAsync_v8000_ptsz`], [`cuMemPrefetchAsync_v12020_ptsz`] (and this one).
+*/
+    pub enum cuMemPrefetchAsync_v12020 {}
+    impl super::sealed::Sealed for cuMemPrefetchAsync_v12020 {}
+    unsafe impl super::Entry for cuMemPrefetchAsync_v12020 {
+        type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v12020;
+        const INDEX: usize = 478usize;
+    }
+    /** `cuMemPrefetchAsync` at exactly version 12020 (CUDA 12.2): [`PFN_cuMemPrefetchAsync_v12020_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz).
+
+ ```text
+ fn(devPtr: CUdeviceptr_v2, count: usize, location: CUmemLocation_v1, flags: c_uint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPrefetchAsync_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 12.2 or newer.
+ - The newest ABI of `cuMemPrefetchAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemPrefetchAsync`: [`cuMemPrefetchAsync_v8000`], [`cuMemPrefetchAsync_v8000_ptsz`], [`cuMemPrefetchAsync_v12020`] (and this one).
+*/
+    pub enum cuMemPrefetchAsync_v12020_ptsz {}
+    impl super::sealed::Sealed for cuMemPrefetchAsync_v12020_ptsz {}
+    unsafe impl super::Entry for cuMemPrefetchAsync_v12020_ptsz {
+        type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz;
+        const INDEX: usize = 479usize;
+    }
+    /** `cuMemPrefetchBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemPrefetchBatchAsync_v13000`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000).
+
+ ```text
+ fn(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPrefetchBatchAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemPrefetchBatchAsync` this crate knows.
+
+ Every ABI of `cuMemPrefetchBatchAsync`: [`cuMemPrefetchBatchAsync_v13000_ptsz`] (and this one).
+*/
+    pub enum cuMemPrefetchBatchAsync_v13000 {}
+    impl super::sealed::Sealed for cuMemPrefetchBatchAsync_v13000 {}
+    unsafe impl super::Entry for cuMemPrefetchBatchAsync_v13000 {
+        type Fn = crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000;
+        const INDEX: usize = 480usize;
+    }
+    /** `cuMemPrefetchBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz).
+
+ ```text
+ fn(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemPrefetchBatchAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemPrefetchBatchAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemPrefetchBatchAsync`: [`cuMemPrefetchBatchAsync_v13000`] (and this one).
+*/
+    pub enum cuMemPrefetchBatchAsync_v13000_ptsz {}
+    impl super::sealed::Sealed for cuMemPrefetchBatchAsync_v13000_ptsz {}
+    unsafe impl super::Entry for cuMemPrefetchBatchAsync_v13000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz;
+        const INDEX: usize = 481usize;
+    }
+    /** `cuMemRangeGetAttribute` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemRangeGetAttribute_v8000`](crate::pfn::PFN_cuMemRangeGetAttribute_v8000).
+
+ ```text
+ fn(data: *mut c_void, dataSize: usize, attribute: CUmem_range_attribute, devPtr: CUdeviceptr_v2, count: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemRangeGetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - The newest ABI of `cuMemRangeGetAttribute` this crate knows.
+*/
+    pub enum cuMemRangeGetAttribute_v8000 {}
+    impl super::sealed::Sealed for cuMemRangeGetAttribute_v8000 {}
+    unsafe impl super::Entry for cuMemRangeGetAttribute_v8000 {
+        type Fn = crate::pfn::PFN_cuMemRangeGetAttribute_v8000;
+        const INDEX: usize = 482usize;
+    }
+    /** `cuMemRangeGetAttributes` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemRangeGetAttributes_v8000`](crate::pfn::PFN_cuMemRangeGetAttributes_v8000).
+
+ ```text
+ fn(data: *mut *mut c_void, dataSizes: *mut usize, attributes: *mut CUmem_range_attribute, numAttributes: usize, devPtr: CUdeviceptr_v2, count: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemRangeGetAttributes`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - The newest ABI of `cuMemRangeGetAttributes` this crate knows.
+*/
+    pub enum cuMemRangeGetAttributes_v8000 {}
+    impl super::sealed::Sealed for cuMemRangeGetAttributes_v8000 {}
+    unsafe impl super::Entry for cuMemRangeGetAttributes_v8000 {
+        type Fn = crate::pfn::PFN_cuMemRangeGetAttributes_v8000;
+        const INDEX: usize = 483usize;
+    }
+    /** `cuMemRelease` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemRelease_v10020`](crate::pfn::PFN_cuMemRelease_v10020).
+
+ ```text
+ fn(handle: CUmemGenericAllocationHandle_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemRelease`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuMemRelease` this crate knows.
+*/
+    pub enum cuMemRelease_v10020 {}
+    impl super::sealed::Sealed for cuMemRelease_v10020 {}
+    unsafe impl super::Entry for cuMemRelease_v10020 {
+        type Fn = crate::pfn::PFN_cuMemRelease_v10020;
+        const INDEX: usize = 484usize;
+    }
+    /** `cuMemRetainAllocationHandle` at exactly version 11000 (CUDA 11.0): [`PFN_cuMemRetainAllocationHandle_v11000`](crate::pfn::PFN_cuMemRetainAllocationHandle_v11000).
+
+ ```text
+ fn(handle: *mut CUmemGenericAllocationHandle_v1, addr: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemRetainAllocationHandle`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuMemRetainAllocationHandle` this crate knows.
+*/
+    pub enum cuMemRetainAllocationHandle_v11000 {}
+    impl super::sealed::Sealed for cuMemRetainAllocationHandle_v11000 {}
+    unsafe impl super::Entry for cuMemRetainAllocationHandle_v11000 {
+        type Fn = crate::pfn::PFN_cuMemRetainAllocationHandle_v11000;
+        const INDEX: usize = 485usize;
+    }
+    /** `cuMemSetAccess` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemSetAccess_v10020`](crate::pfn::PFN_cuMemSetAccess_v10020).
+
+ ```text
+ fn(ptr: CUdeviceptr_v2, size: usize, desc: *const CUmemAccessDesc_v1, count: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemSetAccess`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuMemSetAccess` this crate knows.
+*/
+    pub enum cuMemSetAccess_v10020 {}
+    impl super::sealed::Sealed for cuMemSetAccess_v10020 {}
+    unsafe impl super::Entry for cuMemSetAccess_v10020 {
+        type Fn = crate::pfn::PFN_cuMemSetAccess_v10020;
+        const INDEX: usize = 486usize;
+    }
+    /** `cuMemSetMemPool` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemSetMemPool_v13000`](crate::pfn::PFN_cuMemSetMemPool_v13000).
+
+ ```text
+ fn(location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemSetMemPool`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemSetMemPool` this crate knows.
+*/
+    pub enum cuMemSetMemPool_v13000 {}
+    impl super::sealed::Sealed for cuMemSetMemPool_v13000 {}
+    unsafe impl super::Entry for cuMemSetMemPool_v13000 {
+        type Fn = crate::pfn::PFN_cuMemSetMemPool_v13000;
+        const INDEX: usize = 487usize;
+    }
+    /** `cuMemUnmap` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemUnmap_v10020`](crate::pfn::PFN_cuMemUnmap_v10020).
+
+ ```text
+ fn(ptr: CUdeviceptr_v2, size: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemUnmap`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuMemUnmap` this crate knows.
+*/
+    pub enum cuMemUnmap_v10020 {}
+    impl super::sealed::Sealed for cuMemUnmap_v10020 {}
+    unsafe impl super::Entry for cuMemUnmap_v10020 {
+        type Fn = crate::pfn::PFN_cuMemUnmap_v10020;
+        const INDEX: usize = 488usize;
+    }
+    /** `cuMemcpy` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpy_v4000`](crate::pfn::PFN_cuMemcpy_v4000).
+
+ ```text
+ fn(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuMemcpy` this crate knows.
+
+ Every ABI of `cuMemcpy`: [`cuMemcpy_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpy_v4000 {}
+    impl super::sealed::Sealed for cuMemcpy_v4000 {}
+    unsafe impl super::Entry for cuMemcpy_v4000 {
+        type Fn = crate::pfn::PFN_cuMemcpy_v4000;
+        const INDEX: usize = 489usize;
+    }
+    /** `cuMemcpy` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy_v7000_ptds`](crate::pfn::PFN_cuMemcpy_v7000_ptds).
+
+ ```text
+ fn(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpy` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpy`: [`cuMemcpy_v4000`] (and this one).
+*/
+    pub enum cuMemcpy_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpy_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpy_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpy_v7000_ptds;
+        const INDEX: usize = 490usize;
+    }
+    /** `cuMemcpy2D` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy2D_v2000`](crate::pfn::PFN_cuMemcpy2D_v2000).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY2D_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy2D`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpy2D`: [`cuMemcpy2D_v3020`], [`cuMemcpy2D_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpy2D_v2000 {}
+    impl super::sealed::Sealed for cuMemcpy2D_v2000 {}
+    unsafe impl super::Entry for cuMemcpy2D_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpy2D_v2000;
+        const INDEX: usize = 491usize;
+    }
+    /** `cuMemcpy2D` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy2D_v3020`](crate::pfn::PFN_cuMemcpy2D_v3020).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy2D_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpy2D` this crate knows.
+
+ Every ABI of `cuMemcpy2D`: [`cuMemcpy2D_v2000`], [`cuMemcpy2D_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpy2D_v3020 {}
+    impl super::sealed::Sealed for cuMemcpy2D_v3020 {}
+    unsafe impl super::Entry for cuMemcpy2D_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpy2D_v3020;
+        const INDEX: usize = 492usize;
+    }
+    /** `cuMemcpy2D` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy2D_v7000_ptds`](crate::pfn::PFN_cuMemcpy2D_v7000_ptds).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy2D_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpy2D` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpy2D`: [`cuMemcpy2D_v2000`], [`cuMemcpy2D_v3020`] (and this one).
+*/
+    pub enum cuMemcpy2D_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpy2D_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpy2D_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpy2D_v7000_ptds;
+        const INDEX: usize = 493usize;
+    }
+    /** `cuMemcpy2DAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy2DAsync_v2000`](crate::pfn::PFN_cuMemcpy2DAsync_v2000).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY2D_v1, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy2DAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpy2DAsync`: [`cuMemcpy2DAsync_v3020`], [`cuMemcpy2DAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpy2DAsync_v2000 {}
+    impl super::sealed::Sealed for cuMemcpy2DAsync_v2000 {}
+    unsafe impl super::Entry for cuMemcpy2DAsync_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpy2DAsync_v2000;
+        const INDEX: usize = 494usize;
+    }
+    /** `cuMemcpy2DAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy2DAsync_v3020`](crate::pfn::PFN_cuMemcpy2DAsync_v3020).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY2D_v2, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy2DAsync_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpy2DAsync` this crate knows.
+
+ Every ABI of `cuMemcpy2DAsync`: [`cuMemcpy2DAsync_v2000`], [`cuMemcpy2DAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpy2DAsync_v3020 {}
+    impl super::sealed::Sealed for cuMemcpy2DAsync_v3020 {}
+    unsafe impl super::Entry for cuMemcpy2DAsync_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpy2DAsync_v3020;
+        const INDEX: usize = 495usize;
+    }
+    /** `cuMemcpy2DAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy2DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY2D_v2, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy2DAsync_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpy2DAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpy2DAsync`: [`cuMemcpy2DAsync_v2000`], [`cuMemcpy2DAsync_v3020`] (and this one).
+*/
+    pub enum cuMemcpy2DAsync_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemcpy2DAsync_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemcpy2DAsync_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz;
+        const INDEX: usize = 496usize;
+    }
+    /** `cuMemcpy2DUnaligned` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy2DUnaligned_v2000`](crate::pfn::PFN_cuMemcpy2DUnaligned_v2000).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY2D_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy2DUnaligned`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpy2DUnaligned`: [`cuMemcpy2DUnaligned_v3020`], [`cuMemcpy2DUnaligned_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpy2DUnaligned_v2000 {}
+    impl super::sealed::Sealed for cuMemcpy2DUnaligned_v2000 {}
+    unsafe impl super::Entry for cuMemcpy2DUnaligned_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpy2DUnaligned_v2000;
+        const INDEX: usize = 497usize;
+    }
+    /** `cuMemcpy2DUnaligned` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy2DUnaligned_v3020`](crate::pfn::PFN_cuMemcpy2DUnaligned_v3020).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy2DUnaligned_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpy2DUnaligned` this crate knows.
+
+ Every ABI of `cuMemcpy2DUnaligned`: [`cuMemcpy2DUnaligned_v2000`], [`cuMemcpy2DUnaligned_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpy2DUnaligned_v3020 {}
+    impl super::sealed::Sealed for cuMemcpy2DUnaligned_v3020 {}
+    unsafe impl super::Entry for cuMemcpy2DUnaligned_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpy2DUnaligned_v3020;
+        const INDEX: usize = 498usize;
+    }
+    /** `cuMemcpy2DUnaligned` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy2DUnaligned_v7000_ptds`](crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy2DUnaligned_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpy2DUnaligned` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpy2DUnaligned`: [`cuMemcpy2DUnaligned_v2000`], [`cuMemcpy2DUnaligned_v3020`] (and this one).
+*/
+    pub enum cuMemcpy2DUnaligned_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpy2DUnaligned_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpy2DUnaligned_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds;
+        const INDEX: usize = 499usize;
+    }
+    /** `cuMemcpy3D` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy3D_v2000`](crate::pfn::PFN_cuMemcpy3D_v2000).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY3D_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3D`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpy3D`: [`cuMemcpy3D_v3020`], [`cuMemcpy3D_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpy3D_v2000 {}
+    impl super::sealed::Sealed for cuMemcpy3D_v2000 {}
+    unsafe impl super::Entry for cuMemcpy3D_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpy3D_v2000;
+        const INDEX: usize = 500usize;
+    }
+    /** `cuMemcpy3D` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy3D_v3020`](crate::pfn::PFN_cuMemcpy3D_v3020).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3D_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpy3D` this crate knows.
+
+ Every ABI of `cuMemcpy3D`: [`cuMemcpy3D_v2000`], [`cuMemcpy3D_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpy3D_v3020 {}
+    impl super::sealed::Sealed for cuMemcpy3D_v3020 {}
+    unsafe impl super::Entry for cuMemcpy3D_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpy3D_v3020;
+        const INDEX: usize = 501usize;
+    }
+    /** `cuMemcpy3D` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy3D_v7000_ptds`](crate::pfn::PFN_cuMemcpy3D_v7000_ptds).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3D_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpy3D` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpy3D`: [`cuMemcpy3D_v2000`], [`cuMemcpy3D_v3020`] (and this one).
+*/
+    pub enum cuMemcpy3D_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpy3D_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpy3D_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpy3D_v7000_ptds;
+        const INDEX: usize = 502usize;
+    }
+    /** `cuMemcpy3DAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy3DAsync_v2000`](crate::pfn::PFN_cuMemcpy3DAsync_v2000).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY3D_v1, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpy3DAsync`: [`cuMemcpy3DAsync_v3020`], [`cuMemcpy3DAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpy3DAsync_v2000 {}
+    impl super::sealed::Sealed for cuMemcpy3DAsync_v2000 {}
+    unsafe impl super::Entry for cuMemcpy3DAsync_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpy3DAsync_v2000;
+        const INDEX: usize = 503usize;
+    }
+    /** `cuMemcpy3DAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy3DAsync_v3020`](crate::pfn::PFN_cuMemcpy3DAsync_v3020).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY3D_v2, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DAsync_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpy3DAsync` this crate knows.
+
+ Every ABI of `cuMemcpy3DAsync`: [`cuMemcpy3DAsync_v2000`], [`cuMemcpy3DAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpy3DAsync_v3020 {}
+    impl super::sealed::Sealed for cuMemcpy3DAsync_v3020 {}
+    unsafe impl super::Entry for cuMemcpy3DAsync_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpy3DAsync_v3020;
+        const INDEX: usize = 504usize;
+    }
+    /** `cuMemcpy3DAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy3DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY3D_v2, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DAsync_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpy3DAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpy3DAsync`: [`cuMemcpy3DAsync_v2000`], [`cuMemcpy3DAsync_v3020`] (and this one).
+*/
+    pub enum cuMemcpy3DAsync_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemcpy3DAsync_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemcpy3DAsync_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz;
+        const INDEX: usize = 505usize;
+    }
+    /** `cuMemcpy3DBatchAsync` at exactly version 12080 (CUDA 12.8): [`PFN_cuMemcpy3DBatchAsync_v12080`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080).
+
+ ```text
+ fn(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, failIdx: *mut usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DBatchAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - An older ABI of `cuMemcpy3DBatchAsync`: newer ones follow below.
+
+ Every ABI of `cuMemcpy3DBatchAsync`: [`cuMemcpy3DBatchAsync_v12080_ptsz`], [`cuMemcpy3DBatchAsync_v13000`], [`cuMemcpy3DBatchAsync_v13000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpy3DBatchAsync_v12080 {}
+    impl super::sealed::Sealed for cuMemcpy3DBatchAsync_v12080 {}
+    unsafe impl super::Entry for cuMemcpy3DBatchAsync_v12080 {
+        type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080;
+        const INDEX: usize = 506usize;
+    }
+    /** `cuMemcpy3DBatchAsync` at exactly version 12080 (CUDA 12.8): [`PFN_cuMemcpy3DBatchAsync_v12080_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080_ptsz).
+
+ ```text
+ fn(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, failIdx: *mut usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DBatchAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - An older ABI of `cuMemcpy3DBatchAsync`: newer ones follow below.
+
+ Every ABI of `cuMemcpy3DBatchAsync`: [`cuMemcpy3DBatchAsync_v12080`], [`cuMemcpy3DBatchAsync_v13000`], [`cuMemcpy3DBatchAsync_v13000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpy3DBatchAsync_v12080_ptsz {}
+    impl super::sealed::Sealed for cuMemcpy3DBatchAsync_v12080_ptsz {}
+    unsafe impl super::Entry for cuMemcpy3DBatchAsync_v12080_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080_ptsz;
+        const INDEX: usize = 507usize;
+    }
+    /** `cuMemcpy3DBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemcpy3DBatchAsync_v13000`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000).
+
+ ```text
+ fn(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DBatchAsync_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemcpy3DBatchAsync` this crate knows.
+
+ Every ABI of `cuMemcpy3DBatchAsync`: [`cuMemcpy3DBatchAsync_v12080`], [`cuMemcpy3DBatchAsync_v12080_ptsz`], [`cuMemcpy3DBatchAsync_v13000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpy3DBatchAsync_v13000 {}
+    impl super::sealed::Sealed for cuMemcpy3DBatchAsync_v13000 {}
+    unsafe impl super::Entry for cuMemcpy3DBatchAsync_v13000 {
+        type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000;
+        const INDEX: usize = 508usize;
+    }
+    /** `cuMemcpy3DBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemcpy3DBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz).
+
+ ```text
+ fn(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DBatchAsync_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemcpy3DBatchAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpy3DBatchAsync`: [`cuMemcpy3DBatchAsync_v12080`], [`cuMemcpy3DBatchAsync_v12080_ptsz`], [`cuMemcpy3DBatchAsync_v13000`] (and this one).
+*/
+    pub enum cuMemcpy3DBatchAsync_v13000_ptsz {}
+    impl super::sealed::Sealed for cuMemcpy3DBatchAsync_v13000_ptsz {}
+    unsafe impl super::Entry for cuMemcpy3DBatchAsync_v13000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz;
+        const INDEX: usize = 509usize;
+    }
+    /** `cuMemcpy3DPeer` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpy3DPeer_v4000`](crate::pfn::PFN_cuMemcpy3DPeer_v4000).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DPeer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuMemcpy3DPeer` this crate knows.
+
+ Every ABI of `cuMemcpy3DPeer`: [`cuMemcpy3DPeer_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpy3DPeer_v4000 {}
+    impl super::sealed::Sealed for cuMemcpy3DPeer_v4000 {}
+    unsafe impl super::Entry for cuMemcpy3DPeer_v4000 {
+        type Fn = crate::pfn::PFN_cuMemcpy3DPeer_v4000;
+        const INDEX: usize = 510usize;
+    }
+    /** `cuMemcpy3DPeer` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy3DPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DPeer_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpy3DPeer` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpy3DPeer`: [`cuMemcpy3DPeer_v4000`] (and this one).
+*/
+    pub enum cuMemcpy3DPeer_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpy3DPeer_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpy3DPeer_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds;
+        const INDEX: usize = 511usize;
+    }
+    /** `cuMemcpy3DPeerAsync` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpy3DPeerAsync_v4000`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY3D_PEER_v1, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DPeerAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuMemcpy3DPeerAsync` this crate knows.
+
+ Every ABI of `cuMemcpy3DPeerAsync`: [`cuMemcpy3DPeerAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpy3DPeerAsync_v4000 {}
+    impl super::sealed::Sealed for cuMemcpy3DPeerAsync_v4000 {}
+    unsafe impl super::Entry for cuMemcpy3DPeerAsync_v4000 {
+        type Fn = crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000;
+        const INDEX: usize = 512usize;
+    }
+    /** `cuMemcpy3DPeerAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy3DPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz).
+
+ ```text
+ fn(pCopy: *const CUDA_MEMCPY3D_PEER_v1, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DPeerAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpy3DPeerAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpy3DPeerAsync`: [`cuMemcpy3DPeerAsync_v4000`] (and this one).
+*/
+    pub enum cuMemcpy3DPeerAsync_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemcpy3DPeerAsync_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemcpy3DPeerAsync_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz;
+        const INDEX: usize = 513usize;
+    }
+    /** `cuMemcpy3DWithAttributesAsync` at exactly version 13020 (CUDA 13.2): [`PFN_cuMemcpy3DWithAttributesAsync_v13020`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020).
+
+ ```text
+ fn(op: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DWithAttributesAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.2 or newer.
+ - The newest ABI of `cuMemcpy3DWithAttributesAsync` this crate knows.
+
+ Every ABI of `cuMemcpy3DWithAttributesAsync`: [`cuMemcpy3DWithAttributesAsync_v13020_ptsz`] (and this one).
+*/
+    pub enum cuMemcpy3DWithAttributesAsync_v13020 {}
+    impl super::sealed::Sealed for cuMemcpy3DWithAttributesAsync_v13020 {}
+    unsafe impl super::Entry for cuMemcpy3DWithAttributesAsync_v13020 {
+        type Fn = crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020;
+        const INDEX: usize = 514usize;
+    }
+    /** `cuMemcpy3DWithAttributesAsync` at exactly version 13020 (CUDA 13.2): [`PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz).
+
+ ```text
+ fn(op: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: c_ulonglong, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpy3DWithAttributesAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.2 or newer.
+ - The newest ABI of `cuMemcpy3DWithAttributesAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpy3DWithAttributesAsync`: [`cuMemcpy3DWithAttributesAsync_v13020`] (and this one).
+*/
+    pub enum cuMemcpy3DWithAttributesAsync_v13020_ptsz {}
+    impl super::sealed::Sealed for cuMemcpy3DWithAttributesAsync_v13020_ptsz {}
+    unsafe impl super::Entry for cuMemcpy3DWithAttributesAsync_v13020_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz;
+        const INDEX: usize = 515usize;
+    }
+    /** `cuMemcpyAsync` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpyAsync_v4000`](crate::pfn::PFN_cuMemcpyAsync_v4000).
+
+ ```text
+ fn(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuMemcpyAsync` this crate knows.
+
+ Every ABI of `cuMemcpyAsync`: [`cuMemcpyAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyAsync_v4000 {}
+    impl super::sealed::Sealed for cuMemcpyAsync_v4000 {}
+    unsafe impl super::Entry for cuMemcpyAsync_v4000 {
+        type Fn = crate::pfn::PFN_cuMemcpyAsync_v4000;
+        const INDEX: usize = 516usize;
+    }
+    /** `cuMemcpyAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz).
+
+ ```text
+ fn(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyAsync`: [`cuMemcpyAsync_v4000`] (and this one).
+*/
+    pub enum cuMemcpyAsync_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemcpyAsync_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemcpyAsync_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz;
+        const INDEX: usize = 517usize;
+    }
+    /** `cuMemcpyAtoA` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyAtoA_v2000`](crate::pfn::PFN_cuMemcpyAtoA_v2000).
+
+ ```text
+ fn(dstArray: CUarray, dstOffset: c_uint, srcArray: CUarray, srcOffset: c_uint, ByteCount: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAtoA`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyAtoA`: [`cuMemcpyAtoA_v3020`], [`cuMemcpyAtoA_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyAtoA_v2000 {}
+    impl super::sealed::Sealed for cuMemcpyAtoA_v2000 {}
+    unsafe impl super::Entry for cuMemcpyAtoA_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpyAtoA_v2000;
+        const INDEX: usize = 518usize;
+    }
+    /** `cuMemcpyAtoA` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyAtoA_v3020`](crate::pfn::PFN_cuMemcpyAtoA_v3020).
+
+ ```text
+ fn(dstArray: CUarray, dstOffset: usize, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAtoA_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyAtoA` this crate knows.
+
+ Every ABI of `cuMemcpyAtoA`: [`cuMemcpyAtoA_v2000`], [`cuMemcpyAtoA_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyAtoA_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyAtoA_v3020 {}
+    unsafe impl super::Entry for cuMemcpyAtoA_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyAtoA_v3020;
+        const INDEX: usize = 519usize;
+    }
+    /** `cuMemcpyAtoA` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds).
+
+ ```text
+ fn(dstArray: CUarray, dstOffset: usize, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAtoA_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyAtoA` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyAtoA`: [`cuMemcpyAtoA_v2000`], [`cuMemcpyAtoA_v3020`] (and this one).
+*/
+    pub enum cuMemcpyAtoA_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpyAtoA_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpyAtoA_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds;
+        const INDEX: usize = 520usize;
+    }
+    /** `cuMemcpyAtoD` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyAtoD_v2000`](crate::pfn::PFN_cuMemcpyAtoD_v2000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v1, srcArray: CUarray, srcOffset: c_uint, ByteCount: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAtoD`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyAtoD`: [`cuMemcpyAtoD_v3020`], [`cuMemcpyAtoD_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyAtoD_v2000 {}
+    impl super::sealed::Sealed for cuMemcpyAtoD_v2000 {}
+    unsafe impl super::Entry for cuMemcpyAtoD_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpyAtoD_v2000;
+        const INDEX: usize = 521usize;
+    }
+    /** `cuMemcpyAtoD` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyAtoD_v3020`](crate::pfn::PFN_cuMemcpyAtoD_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAtoD_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyAtoD` this crate knows.
+
+ Every ABI of `cuMemcpyAtoD`: [`cuMemcpyAtoD_v2000`], [`cuMemcpyAtoD_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyAtoD_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyAtoD_v3020 {}
+    unsafe impl super::Entry for cuMemcpyAtoD_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyAtoD_v3020;
+        const INDEX: usize = 522usize;
+    }
+    /** `cuMemcpyAtoD` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAtoD_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyAtoD` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyAtoD`: [`cuMemcpyAtoD_v2000`], [`cuMemcpyAtoD_v3020`] (and this one).
+*/
+    pub enum cuMemcpyAtoD_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpyAtoD_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpyAtoD_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds;
+        const INDEX: usize = 523usize;
+    }
+    /** `cuMemcpyAtoH` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyAtoH_v2000`](crate::pfn::PFN_cuMemcpyAtoH_v2000).
+
+ ```text
+ fn(dstHost: *mut c_void, srcArray: CUarray, srcOffset: c_uint, ByteCount: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAtoH`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyAtoH`: [`cuMemcpyAtoH_v3020`], [`cuMemcpyAtoH_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyAtoH_v2000 {}
+    impl super::sealed::Sealed for cuMemcpyAtoH_v2000 {}
+    unsafe impl super::Entry for cuMemcpyAtoH_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpyAtoH_v2000;
+        const INDEX: usize = 524usize;
+    }
+    /** `cuMemcpyAtoH` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyAtoH_v3020`](crate::pfn::PFN_cuMemcpyAtoH_v3020).
+
+ ```text
+ fn(dstHost: *mut c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAtoH_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyAtoH` this crate knows.
+
+ Every ABI of `cuMemcpyAtoH`: [`cuMemcpyAtoH_v2000`], [`cuMemcpyAtoH_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyAtoH_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyAtoH_v3020 {}
+    unsafe impl super::Entry for cuMemcpyAtoH_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyAtoH_v3020;
+        const INDEX: usize = 525usize;
+    }
+    /** `cuMemcpyAtoH` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds).
+
+ ```text
+ fn(dstHost: *mut c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAtoH_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyAtoH` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyAtoH`: [`cuMemcpyAtoH_v2000`], [`cuMemcpyAtoH_v3020`] (and this one).
+*/
+    pub enum cuMemcpyAtoH_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpyAtoH_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpyAtoH_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds;
+        const INDEX: usize = 526usize;
+    }
+    /** `cuMemcpyAtoHAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyAtoHAsync_v2000`](crate::pfn::PFN_cuMemcpyAtoHAsync_v2000).
+
+ ```text
+ fn(dstHost: *mut c_void, srcArray: CUarray, srcOffset: c_uint, ByteCount: c_uint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAtoHAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyAtoHAsync`: [`cuMemcpyAtoHAsync_v3020`], [`cuMemcpyAtoHAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyAtoHAsync_v2000 {}
+    impl super::sealed::Sealed for cuMemcpyAtoHAsync_v2000 {}
+    unsafe impl super::Entry for cuMemcpyAtoHAsync_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpyAtoHAsync_v2000;
+        const INDEX: usize = 527usize;
+    }
+    /** `cuMemcpyAtoHAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyAtoHAsync_v3020`](crate::pfn::PFN_cuMemcpyAtoHAsync_v3020).
+
+ ```text
+ fn(dstHost: *mut c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAtoHAsync_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyAtoHAsync` this crate knows.
+
+ Every ABI of `cuMemcpyAtoHAsync`: [`cuMemcpyAtoHAsync_v2000`], [`cuMemcpyAtoHAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyAtoHAsync_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyAtoHAsync_v3020 {}
+    unsafe impl super::Entry for cuMemcpyAtoHAsync_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyAtoHAsync_v3020;
+        const INDEX: usize = 528usize;
+    }
+    /** `cuMemcpyAtoHAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz).
+
+ ```text
+ fn(dstHost: *mut c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyAtoHAsync_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyAtoHAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyAtoHAsync`: [`cuMemcpyAtoHAsync_v2000`], [`cuMemcpyAtoHAsync_v3020`] (and this one).
+*/
+    pub enum cuMemcpyAtoHAsync_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemcpyAtoHAsync_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemcpyAtoHAsync_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz;
+        const INDEX: usize = 529usize;
+    }
+    /** `cuMemcpyBatchAsync` at exactly version 12080 (CUDA 12.8): [`PFN_cuMemcpyBatchAsync_v12080`](crate::pfn::PFN_cuMemcpyBatchAsync_v12080).
+
+ ```text
+ fn(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyBatchAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - An older ABI of `cuMemcpyBatchAsync`: newer ones follow below.
+
+ Every ABI of `cuMemcpyBatchAsync`: [`cuMemcpyBatchAsync_v12080_ptsz`], [`cuMemcpyBatchAsync_v13000`], [`cuMemcpyBatchAsync_v13000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyBatchAsync_v12080 {}
+    impl super::sealed::Sealed for cuMemcpyBatchAsync_v12080 {}
+    unsafe impl super::Entry for cuMemcpyBatchAsync_v12080 {
+        type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v12080;
+        const INDEX: usize = 530usize;
+    }
+    /** `cuMemcpyBatchAsync` at exactly version 12080 (CUDA 12.8): [`PFN_cuMemcpyBatchAsync_v12080_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v12080_ptsz).
+
+ ```text
+ fn(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyBatchAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - An older ABI of `cuMemcpyBatchAsync`: newer ones follow below.
+
+ Every ABI of `cuMemcpyBatchAsync`: [`cuMemcpyBatchAsync_v12080`], [`cuMemcpyBatchAsync_v13000`], [`cuMemcpyBatchAsync_v13000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyBatchAsync_v12080_ptsz {}
+    impl super::sealed::Sealed for cuMemcpyBatchAsync_v12080_ptsz {}
+    unsafe impl super::Entry for cuMemcpyBatchAsync_v12080_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v12080_ptsz;
+        const INDEX: usize = 531usize;
+    }
+    /** `cuMemcpyBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemcpyBatchAsync_v13000`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000).
+
+ ```text
+ fn(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyBatchAsync_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemcpyBatchAsync` this crate knows.
+
+ Every ABI of `cuMemcpyBatchAsync`: [`cuMemcpyBatchAsync_v12080`], [`cuMemcpyBatchAsync_v12080_ptsz`], [`cuMemcpyBatchAsync_v13000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyBatchAsync_v13000 {}
+    impl super::sealed::Sealed for cuMemcpyBatchAsync_v13000 {}
+    unsafe impl super::Entry for cuMemcpyBatchAsync_v13000 {
+        type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v13000;
+        const INDEX: usize = 532usize;
+    }
+    /** `cuMemcpyBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemcpyBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz).
+
+ ```text
+ fn(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyBatchAsync_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.0 or newer.
+ - The newest ABI of `cuMemcpyBatchAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyBatchAsync`: [`cuMemcpyBatchAsync_v12080`], [`cuMemcpyBatchAsync_v12080_ptsz`], [`cuMemcpyBatchAsync_v13000`] (and this one).
+*/
+    pub enum cuMemcpyBatchAsync_v13000_ptsz {}
+    impl super::sealed::Sealed for cuMemcpyBatchAsync_v13000_ptsz {}
+    unsafe impl super::Entry for cuMemcpyBatchAsync_v13000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz;
+        const INDEX: usize = 533usize;
+    }
+    /** `cuMemcpyDtoA` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyDtoA_v2000`](crate::pfn::PFN_cuMemcpyDtoA_v2000).
+
+ ```text
+ fn(dstArray: CUarray, dstOffset: c_uint, srcDevice: CUdeviceptr_v1, ByteCount: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoA`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyDtoA`: [`cuMemcpyDtoA_v3020`], [`cuMemcpyDtoA_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyDtoA_v2000 {}
+    impl super::sealed::Sealed for cuMemcpyDtoA_v2000 {}
+    unsafe impl super::Entry for cuMemcpyDtoA_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoA_v2000;
+        const INDEX: usize = 534usize;
+    }
+    /** `cuMemcpyDtoA` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoA_v3020`](crate::pfn::PFN_cuMemcpyDtoA_v3020).
+
+ ```text
+ fn(dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoA_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyDtoA` this crate knows.
+
+ Every ABI of `cuMemcpyDtoA`: [`cuMemcpyDtoA_v2000`], [`cuMemcpyDtoA_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyDtoA_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyDtoA_v3020 {}
+    unsafe impl super::Entry for cuMemcpyDtoA_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoA_v3020;
+        const INDEX: usize = 535usize;
+    }
+    /** `cuMemcpyDtoA` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds).
+
+ ```text
+ fn(dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoA_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyDtoA` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyDtoA`: [`cuMemcpyDtoA_v2000`], [`cuMemcpyDtoA_v3020`] (and this one).
+*/
+    pub enum cuMemcpyDtoA_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpyDtoA_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpyDtoA_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds;
+        const INDEX: usize = 536usize;
+    }
+    /** `cuMemcpyDtoD` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyDtoD_v2000`](crate::pfn::PFN_cuMemcpyDtoD_v2000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoD`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyDtoD`: [`cuMemcpyDtoD_v3020`], [`cuMemcpyDtoD_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyDtoD_v2000 {}
+    impl super::sealed::Sealed for cuMemcpyDtoD_v2000 {}
+    unsafe impl super::Entry for cuMemcpyDtoD_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoD_v2000;
+        const INDEX: usize = 537usize;
+    }
+    /** `cuMemcpyDtoD` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoD_v3020`](crate::pfn::PFN_cuMemcpyDtoD_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoD_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyDtoD` this crate knows.
+
+ Every ABI of `cuMemcpyDtoD`: [`cuMemcpyDtoD_v2000`], [`cuMemcpyDtoD_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyDtoD_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyDtoD_v3020 {}
+    unsafe impl super::Entry for cuMemcpyDtoD_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoD_v3020;
+        const INDEX: usize = 538usize;
+    }
+    /** `cuMemcpyDtoD` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoD_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyDtoD` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyDtoD`: [`cuMemcpyDtoD_v2000`], [`cuMemcpyDtoD_v3020`] (and this one).
+*/
+    pub enum cuMemcpyDtoD_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpyDtoD_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpyDtoD_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds;
+        const INDEX: usize = 539usize;
+    }
+    /** `cuMemcpyDtoDAsync` at exactly version 3000 (CUDA 3.0): [`PFN_cuMemcpyDtoDAsync_v3000`](crate::pfn::PFN_cuMemcpyDtoDAsync_v3000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: c_uint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoDAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyDtoDAsync`: [`cuMemcpyDtoDAsync_v3020`], [`cuMemcpyDtoDAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyDtoDAsync_v3000 {}
+    impl super::sealed::Sealed for cuMemcpyDtoDAsync_v3000 {}
+    unsafe impl super::Entry for cuMemcpyDtoDAsync_v3000 {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoDAsync_v3000;
+        const INDEX: usize = 540usize;
+    }
+    /** `cuMemcpyDtoDAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoDAsync_v3020`](crate::pfn::PFN_cuMemcpyDtoDAsync_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoDAsync_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyDtoDAsync` this crate knows.
+
+ Every ABI of `cuMemcpyDtoDAsync`: [`cuMemcpyDtoDAsync_v3000`], [`cuMemcpyDtoDAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyDtoDAsync_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyDtoDAsync_v3020 {}
+    unsafe impl super::Entry for cuMemcpyDtoDAsync_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoDAsync_v3020;
+        const INDEX: usize = 541usize;
+    }
+    /** `cuMemcpyDtoDAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoDAsync_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyDtoDAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyDtoDAsync`: [`cuMemcpyDtoDAsync_v3000`], [`cuMemcpyDtoDAsync_v3020`] (and this one).
+*/
+    pub enum cuMemcpyDtoDAsync_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemcpyDtoDAsync_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemcpyDtoDAsync_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz;
+        const INDEX: usize = 542usize;
+    }
+    /** `cuMemcpyDtoH` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyDtoH_v2000`](crate::pfn::PFN_cuMemcpyDtoH_v2000).
+
+ ```text
+ fn(dstHost: *mut c_void, srcDevice: CUdeviceptr_v1, ByteCount: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoH`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyDtoH`: [`cuMemcpyDtoH_v3020`], [`cuMemcpyDtoH_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyDtoH_v2000 {}
+    impl super::sealed::Sealed for cuMemcpyDtoH_v2000 {}
+    unsafe impl super::Entry for cuMemcpyDtoH_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoH_v2000;
+        const INDEX: usize = 543usize;
+    }
+    /** `cuMemcpyDtoH` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoH_v3020`](crate::pfn::PFN_cuMemcpyDtoH_v3020).
+
+ ```text
+ fn(dstHost: *mut c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoH_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyDtoH` this crate knows.
+
+ Every ABI of `cuMemcpyDtoH`: [`cuMemcpyDtoH_v2000`], [`cuMemcpyDtoH_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyDtoH_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyDtoH_v3020 {}
+    unsafe impl super::Entry for cuMemcpyDtoH_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoH_v3020;
+        const INDEX: usize = 544usize;
+    }
+    /** `cuMemcpyDtoH` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds).
+
+ ```text
+ fn(dstHost: *mut c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoH_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyDtoH` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyDtoH`: [`cuMemcpyDtoH_v2000`], [`cuMemcpyDtoH_v3020`] (and this one).
+*/
+    pub enum cuMemcpyDtoH_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpyDtoH_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpyDtoH_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds;
+        const INDEX: usize = 545usize;
+    }
+    /** `cuMemcpyDtoHAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyDtoHAsync_v2000`](crate::pfn::PFN_cuMemcpyDtoHAsync_v2000).
+
+ ```text
+ fn(dstHost: *mut c_void, srcDevice: CUdeviceptr_v1, ByteCount: c_uint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoHAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyDtoHAsync`: [`cuMemcpyDtoHAsync_v3020`], [`cuMemcpyDtoHAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyDtoHAsync_v2000 {}
+    impl super::sealed::Sealed for cuMemcpyDtoHAsync_v2000 {}
+    unsafe impl super::Entry for cuMemcpyDtoHAsync_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoHAsync_v2000;
+        const INDEX: usize = 546usize;
+    }
+    /** `cuMemcpyDtoHAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoHAsync_v3020`](crate::pfn::PFN_cuMemcpyDtoHAsync_v3020).
+
+ ```text
+ fn(dstHost: *mut c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoHAsync_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyDtoHAsync` this crate knows.
+
+ Every ABI of `cuMemcpyDtoHAsync`: [`cuMemcpyDtoHAsync_v2000`], [`cuMemcpyDtoHAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyDtoHAsync_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyDtoHAsync_v3020 {}
+    unsafe impl super::Entry for cuMemcpyDtoHAsync_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoHAsync_v3020;
+        const INDEX: usize = 547usize;
+    }
+    /** `cuMemcpyDtoHAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz).
+
+ ```text
+ fn(dstHost: *mut c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyDtoHAsync_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyDtoHAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyDtoHAsync`: [`cuMemcpyDtoHAsync_v2000`], [`cuMemcpyDtoHAsync_v3020`] (and this one).
+*/
+    pub enum cuMemcpyDtoHAsync_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemcpyDtoHAsync_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemcpyDtoHAsync_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz;
+        const INDEX: usize = 548usize;
+    }
+    /** `cuMemcpyHtoA` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyHtoA_v2000`](crate::pfn::PFN_cuMemcpyHtoA_v2000).
+
+ ```text
+ fn(dstArray: CUarray, dstOffset: c_uint, srcHost: *const c_void, ByteCount: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyHtoA`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyHtoA`: [`cuMemcpyHtoA_v3020`], [`cuMemcpyHtoA_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyHtoA_v2000 {}
+    impl super::sealed::Sealed for cuMemcpyHtoA_v2000 {}
+    unsafe impl super::Entry for cuMemcpyHtoA_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpyHtoA_v2000;
+        const INDEX: usize = 549usize;
+    }
+    /** `cuMemcpyHtoA` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyHtoA_v3020`](crate::pfn::PFN_cuMemcpyHtoA_v3020).
+
+ ```text
+ fn(dstArray: CUarray, dstOffset: usize, srcHost: *const c_void, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyHtoA_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyHtoA` this crate knows.
+
+ Every ABI of `cuMemcpyHtoA`: [`cuMemcpyHtoA_v2000`], [`cuMemcpyHtoA_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyHtoA_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyHtoA_v3020 {}
+    unsafe impl super::Entry for cuMemcpyHtoA_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyHtoA_v3020;
+        const INDEX: usize = 550usize;
+    }
+    /** `cuMemcpyHtoA` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyHtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds).
+
+ ```text
+ fn(dstArray: CUarray, dstOffset: usize, srcHost: *const c_void, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyHtoA_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyHtoA` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyHtoA`: [`cuMemcpyHtoA_v2000`], [`cuMemcpyHtoA_v3020`] (and this one).
+*/
+    pub enum cuMemcpyHtoA_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpyHtoA_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpyHtoA_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds;
+        const INDEX: usize = 551usize;
+    }
+    /** `cuMemcpyHtoAAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyHtoAAsync_v2000`](crate::pfn::PFN_cuMemcpyHtoAAsync_v2000).
+
+ ```text
+ fn(dstArray: CUarray, dstOffset: c_uint, srcHost: *const c_void, ByteCount: c_uint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyHtoAAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyHtoAAsync`: [`cuMemcpyHtoAAsync_v3020`], [`cuMemcpyHtoAAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyHtoAAsync_v2000 {}
+    impl super::sealed::Sealed for cuMemcpyHtoAAsync_v2000 {}
+    unsafe impl super::Entry for cuMemcpyHtoAAsync_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpyHtoAAsync_v2000;
+        const INDEX: usize = 552usize;
+    }
+    /** `cuMemcpyHtoAAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyHtoAAsync_v3020`](crate::pfn::PFN_cuMemcpyHtoAAsync_v3020).
+
+ ```text
+ fn(dstArray: CUarray, dstOffset: usize, srcHost: *const c_void, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyHtoAAsync_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyHtoAAsync` this crate knows.
+
+ Every ABI of `cuMemcpyHtoAAsync`: [`cuMemcpyHtoAAsync_v2000`], [`cuMemcpyHtoAAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyHtoAAsync_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyHtoAAsync_v3020 {}
+    unsafe impl super::Entry for cuMemcpyHtoAAsync_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyHtoAAsync_v3020;
+        const INDEX: usize = 553usize;
+    }
+    /** `cuMemcpyHtoAAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyHtoAAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz).
+
+ ```text
+ fn(dstArray: CUarray, dstOffset: usize, srcHost: *const c_void, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyHtoAAsync_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyHtoAAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyHtoAAsync`: [`cuMemcpyHtoAAsync_v2000`], [`cuMemcpyHtoAAsync_v3020`] (and this one).
+*/
+    pub enum cuMemcpyHtoAAsync_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemcpyHtoAAsync_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemcpyHtoAAsync_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz;
+        const INDEX: usize = 554usize;
+    }
+    /** `cuMemcpyHtoD` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyHtoD_v2000`](crate::pfn::PFN_cuMemcpyHtoD_v2000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v1, srcHost: *const c_void, ByteCount: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyHtoD`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyHtoD`: [`cuMemcpyHtoD_v3020`], [`cuMemcpyHtoD_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyHtoD_v2000 {}
+    impl super::sealed::Sealed for cuMemcpyHtoD_v2000 {}
+    unsafe impl super::Entry for cuMemcpyHtoD_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpyHtoD_v2000;
+        const INDEX: usize = 555usize;
+    }
+    /** `cuMemcpyHtoD` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyHtoD_v3020`](crate::pfn::PFN_cuMemcpyHtoD_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, srcHost: *const c_void, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyHtoD_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyHtoD` this crate knows.
+
+ Every ABI of `cuMemcpyHtoD`: [`cuMemcpyHtoD_v2000`], [`cuMemcpyHtoD_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyHtoD_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyHtoD_v3020 {}
+    unsafe impl super::Entry for cuMemcpyHtoD_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyHtoD_v3020;
+        const INDEX: usize = 556usize;
+    }
+    /** `cuMemcpyHtoD` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyHtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, srcHost: *const c_void, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyHtoD_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyHtoD` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyHtoD`: [`cuMemcpyHtoD_v2000`], [`cuMemcpyHtoD_v3020`] (and this one).
+*/
+    pub enum cuMemcpyHtoD_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpyHtoD_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpyHtoD_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds;
+        const INDEX: usize = 557usize;
+    }
+    /** `cuMemcpyHtoDAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyHtoDAsync_v2000`](crate::pfn::PFN_cuMemcpyHtoDAsync_v2000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v1, srcHost: *const c_void, ByteCount: c_uint, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyHtoDAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemcpyHtoDAsync`: [`cuMemcpyHtoDAsync_v3020`], [`cuMemcpyHtoDAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyHtoDAsync_v2000 {}
+    impl super::sealed::Sealed for cuMemcpyHtoDAsync_v2000 {}
+    unsafe impl super::Entry for cuMemcpyHtoDAsync_v2000 {
+        type Fn = crate::pfn::PFN_cuMemcpyHtoDAsync_v2000;
+        const INDEX: usize = 558usize;
+    }
+    /** `cuMemcpyHtoDAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyHtoDAsync_v3020`](crate::pfn::PFN_cuMemcpyHtoDAsync_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, srcHost: *const c_void, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyHtoDAsync_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemcpyHtoDAsync` this crate knows.
+
+ Every ABI of `cuMemcpyHtoDAsync`: [`cuMemcpyHtoDAsync_v2000`], [`cuMemcpyHtoDAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyHtoDAsync_v3020 {}
+    impl super::sealed::Sealed for cuMemcpyHtoDAsync_v3020 {}
+    unsafe impl super::Entry for cuMemcpyHtoDAsync_v3020 {
+        type Fn = crate::pfn::PFN_cuMemcpyHtoDAsync_v3020;
+        const INDEX: usize = 559usize;
+    }
+    /** `cuMemcpyHtoDAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyHtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, srcHost: *const c_void, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyHtoDAsync_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyHtoDAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyHtoDAsync`: [`cuMemcpyHtoDAsync_v2000`], [`cuMemcpyHtoDAsync_v3020`] (and this one).
+*/
+    pub enum cuMemcpyHtoDAsync_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemcpyHtoDAsync_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemcpyHtoDAsync_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz;
+        const INDEX: usize = 560usize;
+    }
+    /** `cuMemcpyPeer` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpyPeer_v4000`](crate::pfn::PFN_cuMemcpyPeer_v4000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyPeer`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuMemcpyPeer` this crate knows.
+
+ Every ABI of `cuMemcpyPeer`: [`cuMemcpyPeer_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemcpyPeer_v4000 {}
+    impl super::sealed::Sealed for cuMemcpyPeer_v4000 {}
+    unsafe impl super::Entry for cuMemcpyPeer_v4000 {
+        type Fn = crate::pfn::PFN_cuMemcpyPeer_v4000;
+        const INDEX: usize = 561usize;
+    }
+    /** `cuMemcpyPeer` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpyPeer_v7000_ptds).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyPeer_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyPeer` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyPeer`: [`cuMemcpyPeer_v4000`] (and this one).
+*/
+    pub enum cuMemcpyPeer_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemcpyPeer_v7000_ptds {}
+    unsafe impl super::Entry for cuMemcpyPeer_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemcpyPeer_v7000_ptds;
+        const INDEX: usize = 562usize;
+    }
+    /** `cuMemcpyPeerAsync` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpyPeerAsync_v4000`](crate::pfn::PFN_cuMemcpyPeerAsync_v4000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyPeerAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuMemcpyPeerAsync` this crate knows.
+
+ Every ABI of `cuMemcpyPeerAsync`: [`cuMemcpyPeerAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyPeerAsync_v4000 {}
+    impl super::sealed::Sealed for cuMemcpyPeerAsync_v4000 {}
+    unsafe impl super::Entry for cuMemcpyPeerAsync_v4000 {
+        type Fn = crate::pfn::PFN_cuMemcpyPeerAsync_v4000;
+        const INDEX: usize = 563usize;
+    }
+    /** `cuMemcpyPeerAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyPeerAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemcpyPeerAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyPeerAsync`: [`cuMemcpyPeerAsync_v4000`] (and this one).
+*/
+    pub enum cuMemcpyPeerAsync_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemcpyPeerAsync_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemcpyPeerAsync_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz;
+        const INDEX: usize = 564usize;
+    }
+    /** `cuMemcpyWithAttributesAsync` at exactly version 13020 (CUDA 13.2): [`PFN_cuMemcpyWithAttributesAsync_v13020`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020).
+
+ ```text
+ fn(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, size: usize, attr: *mut CUmemcpyAttributes_v1, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyWithAttributesAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.2 or newer.
+ - The newest ABI of `cuMemcpyWithAttributesAsync` this crate knows.
+
+ Every ABI of `cuMemcpyWithAttributesAsync`: [`cuMemcpyWithAttributesAsync_v13020_ptsz`] (and this one).
+*/
+    pub enum cuMemcpyWithAttributesAsync_v13020 {}
+    impl super::sealed::Sealed for cuMemcpyWithAttributesAsync_v13020 {}
+    unsafe impl super::Entry for cuMemcpyWithAttributesAsync_v13020 {
+        type Fn = crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020;
+        const INDEX: usize = 565usize;
+    }
+    /** `cuMemcpyWithAttributesAsync` at exactly version 13020 (CUDA 13.2): [`PFN_cuMemcpyWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz).
+
+ ```text
+ fn(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, size: usize, attr: *mut CUmemcpyAttributes_v1, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemcpyWithAttributesAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.2 or newer.
+ - The newest ABI of `cuMemcpyWithAttributesAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemcpyWithAttributesAsync`: [`cuMemcpyWithAttributesAsync_v13020`] (and this one).
+*/
+    pub enum cuMemcpyWithAttributesAsync_v13020_ptsz {}
+    impl super::sealed::Sealed for cuMemcpyWithAttributesAsync_v13020_ptsz {}
+    unsafe impl super::Entry for cuMemcpyWithAttributesAsync_v13020_ptsz {
+        type Fn = crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz;
+        const INDEX: usize = 566usize;
+    }
+    /** `cuMemsetD16` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD16_v2000`](crate::pfn::PFN_cuMemsetD16_v2000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v1, us: c_ushort, N: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD16`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemsetD16`: [`cuMemsetD16_v3020`], [`cuMemsetD16_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemsetD16_v2000 {}
+    impl super::sealed::Sealed for cuMemsetD16_v2000 {}
+    unsafe impl super::Entry for cuMemsetD16_v2000 {
+        type Fn = crate::pfn::PFN_cuMemsetD16_v2000;
+        const INDEX: usize = 567usize;
+    }
+    /** `cuMemsetD16` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD16_v3020`](crate::pfn::PFN_cuMemsetD16_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, us: c_ushort, N: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD16_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemsetD16` this crate knows.
+
+ Every ABI of `cuMemsetD16`: [`cuMemsetD16_v2000`], [`cuMemsetD16_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemsetD16_v3020 {}
+    impl super::sealed::Sealed for cuMemsetD16_v3020 {}
+    unsafe impl super::Entry for cuMemsetD16_v3020 {
+        type Fn = crate::pfn::PFN_cuMemsetD16_v3020;
+        const INDEX: usize = 568usize;
+    }
+    /** `cuMemsetD16` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD16_v7000_ptds`](crate::pfn::PFN_cuMemsetD16_v7000_ptds).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, us: c_ushort, N: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD16_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemsetD16` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemsetD16`: [`cuMemsetD16_v2000`], [`cuMemsetD16_v3020`] (and this one).
+*/
+    pub enum cuMemsetD16_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemsetD16_v7000_ptds {}
+    unsafe impl super::Entry for cuMemsetD16_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemsetD16_v7000_ptds;
+        const INDEX: usize = 569usize;
+    }
+    /** `cuMemsetD16Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD16Async_v3020`](crate::pfn::PFN_cuMemsetD16Async_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, us: c_ushort, N: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD16Async`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemsetD16Async` this crate knows.
+
+ Every ABI of `cuMemsetD16Async`: [`cuMemsetD16Async_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemsetD16Async_v3020 {}
+    impl super::sealed::Sealed for cuMemsetD16Async_v3020 {}
+    unsafe impl super::Entry for cuMemsetD16Async_v3020 {
+        type Fn = crate::pfn::PFN_cuMemsetD16Async_v3020;
+        const INDEX: usize = 570usize;
+    }
+    /** `cuMemsetD16Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, us: c_ushort, N: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD16Async_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemsetD16Async` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemsetD16Async`: [`cuMemsetD16Async_v3020`] (and this one).
+*/
+    pub enum cuMemsetD16Async_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemsetD16Async_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemsetD16Async_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz;
+        const INDEX: usize = 571usize;
+    }
+    /** `cuMemsetD2D16` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD2D16_v2000`](crate::pfn::PFN_cuMemsetD2D16_v2000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v1, dstPitch: c_uint, us: c_ushort, Width: c_uint, Height: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D16`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemsetD2D16`: [`cuMemsetD2D16_v3020`], [`cuMemsetD2D16_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemsetD2D16_v2000 {}
+    impl super::sealed::Sealed for cuMemsetD2D16_v2000 {}
+    unsafe impl super::Entry for cuMemsetD2D16_v2000 {
+        type Fn = crate::pfn::PFN_cuMemsetD2D16_v2000;
+        const INDEX: usize = 572usize;
+    }
+    /** `cuMemsetD2D16` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D16_v3020`](crate::pfn::PFN_cuMemsetD2D16_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: c_ushort, Width: usize, Height: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D16_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemsetD2D16` this crate knows.
+
+ Every ABI of `cuMemsetD2D16`: [`cuMemsetD2D16_v2000`], [`cuMemsetD2D16_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemsetD2D16_v3020 {}
+    impl super::sealed::Sealed for cuMemsetD2D16_v3020 {}
+    unsafe impl super::Entry for cuMemsetD2D16_v3020 {
+        type Fn = crate::pfn::PFN_cuMemsetD2D16_v3020;
+        const INDEX: usize = 573usize;
+    }
+    /** `cuMemsetD2D16` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D16_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D16_v7000_ptds).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: c_ushort, Width: usize, Height: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D16_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemsetD2D16` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemsetD2D16`: [`cuMemsetD2D16_v2000`], [`cuMemsetD2D16_v3020`] (and this one).
+*/
+    pub enum cuMemsetD2D16_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemsetD2D16_v7000_ptds {}
+    unsafe impl super::Entry for cuMemsetD2D16_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemsetD2D16_v7000_ptds;
+        const INDEX: usize = 574usize;
+    }
+    /** `cuMemsetD2D16Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D16Async_v3020`](crate::pfn::PFN_cuMemsetD2D16Async_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: c_ushort, Width: usize, Height: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D16Async`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemsetD2D16Async` this crate knows.
+
+ Every ABI of `cuMemsetD2D16Async`: [`cuMemsetD2D16Async_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemsetD2D16Async_v3020 {}
+    impl super::sealed::Sealed for cuMemsetD2D16Async_v3020 {}
+    unsafe impl super::Entry for cuMemsetD2D16Async_v3020 {
+        type Fn = crate::pfn::PFN_cuMemsetD2D16Async_v3020;
+        const INDEX: usize = 575usize;
+    }
+    /** `cuMemsetD2D16Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: c_ushort, Width: usize, Height: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D16Async_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemsetD2D16Async` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemsetD2D16Async`: [`cuMemsetD2D16Async_v3020`] (and this one).
+*/
+    pub enum cuMemsetD2D16Async_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemsetD2D16Async_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemsetD2D16Async_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz;
+        const INDEX: usize = 576usize;
+    }
+    /** `cuMemsetD2D32` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD2D32_v2000`](crate::pfn::PFN_cuMemsetD2D32_v2000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v1, dstPitch: c_uint, ui: c_uint, Width: c_uint, Height: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D32`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemsetD2D32`: [`cuMemsetD2D32_v3020`], [`cuMemsetD2D32_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemsetD2D32_v2000 {}
+    impl super::sealed::Sealed for cuMemsetD2D32_v2000 {}
+    unsafe impl super::Entry for cuMemsetD2D32_v2000 {
+        type Fn = crate::pfn::PFN_cuMemsetD2D32_v2000;
+        const INDEX: usize = 577usize;
+    }
+    /** `cuMemsetD2D32` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D32_v3020`](crate::pfn::PFN_cuMemsetD2D32_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: c_uint, Width: usize, Height: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D32_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemsetD2D32` this crate knows.
+
+ Every ABI of `cuMemsetD2D32`: [`cuMemsetD2D32_v2000`], [`cuMemsetD2D32_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemsetD2D32_v3020 {}
+    impl super::sealed::Sealed for cuMemsetD2D32_v3020 {}
+    unsafe impl super::Entry for cuMemsetD2D32_v3020 {
+        type Fn = crate::pfn::PFN_cuMemsetD2D32_v3020;
+        const INDEX: usize = 578usize;
+    }
+    /** `cuMemsetD2D32` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D32_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D32_v7000_ptds).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: c_uint, Width: usize, Height: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D32_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemsetD2D32` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemsetD2D32`: [`cuMemsetD2D32_v2000`], [`cuMemsetD2D32_v3020`] (and this one).
+*/
+    pub enum cuMemsetD2D32_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemsetD2D32_v7000_ptds {}
+    unsafe impl super::Entry for cuMemsetD2D32_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemsetD2D32_v7000_ptds;
+        const INDEX: usize = 579usize;
+    }
+    /** `cuMemsetD2D32Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D32Async_v3020`](crate::pfn::PFN_cuMemsetD2D32Async_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: c_uint, Width: usize, Height: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D32Async`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemsetD2D32Async` this crate knows.
+
+ Every ABI of `cuMemsetD2D32Async`: [`cuMemsetD2D32Async_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemsetD2D32Async_v3020 {}
+    impl super::sealed::Sealed for cuMemsetD2D32Async_v3020 {}
+    unsafe impl super::Entry for cuMemsetD2D32Async_v3020 {
+        type Fn = crate::pfn::PFN_cuMemsetD2D32Async_v3020;
+        const INDEX: usize = 580usize;
+    }
+    /** `cuMemsetD2D32Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: c_uint, Width: usize, Height: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D32Async_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemsetD2D32Async` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemsetD2D32Async`: [`cuMemsetD2D32Async_v3020`] (and this one).
+*/
+    pub enum cuMemsetD2D32Async_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemsetD2D32Async_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemsetD2D32Async_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz;
+        const INDEX: usize = 581usize;
+    }
+    /** `cuMemsetD2D8` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD2D8_v2000`](crate::pfn::PFN_cuMemsetD2D8_v2000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v1, dstPitch: c_uint, uc: c_uchar, Width: c_uint, Height: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D8`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemsetD2D8`: [`cuMemsetD2D8_v3020`], [`cuMemsetD2D8_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemsetD2D8_v2000 {}
+    impl super::sealed::Sealed for cuMemsetD2D8_v2000 {}
+    unsafe impl super::Entry for cuMemsetD2D8_v2000 {
+        type Fn = crate::pfn::PFN_cuMemsetD2D8_v2000;
+        const INDEX: usize = 582usize;
+    }
+    /** `cuMemsetD2D8` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D8_v3020`](crate::pfn::PFN_cuMemsetD2D8_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: c_uchar, Width: usize, Height: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D8_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemsetD2D8` this crate knows.
+
+ Every ABI of `cuMemsetD2D8`: [`cuMemsetD2D8_v2000`], [`cuMemsetD2D8_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemsetD2D8_v3020 {}
+    impl super::sealed::Sealed for cuMemsetD2D8_v3020 {}
+    unsafe impl super::Entry for cuMemsetD2D8_v3020 {
+        type Fn = crate::pfn::PFN_cuMemsetD2D8_v3020;
+        const INDEX: usize = 583usize;
+    }
+    /** `cuMemsetD2D8` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D8_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D8_v7000_ptds).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: c_uchar, Width: usize, Height: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D8_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemsetD2D8` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemsetD2D8`: [`cuMemsetD2D8_v2000`], [`cuMemsetD2D8_v3020`] (and this one).
+*/
+    pub enum cuMemsetD2D8_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemsetD2D8_v7000_ptds {}
+    unsafe impl super::Entry for cuMemsetD2D8_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemsetD2D8_v7000_ptds;
+        const INDEX: usize = 584usize;
+    }
+    /** `cuMemsetD2D8Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D8Async_v3020`](crate::pfn::PFN_cuMemsetD2D8Async_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: c_uchar, Width: usize, Height: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D8Async`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemsetD2D8Async` this crate knows.
+
+ Every ABI of `cuMemsetD2D8Async`: [`cuMemsetD2D8Async_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemsetD2D8Async_v3020 {}
+    impl super::sealed::Sealed for cuMemsetD2D8Async_v3020 {}
+    unsafe impl super::Entry for cuMemsetD2D8Async_v3020 {
+        type Fn = crate::pfn::PFN_cuMemsetD2D8Async_v3020;
+        const INDEX: usize = 585usize;
+    }
+    /** `cuMemsetD2D8Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: c_uchar, Width: usize, Height: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD2D8Async_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemsetD2D8Async` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemsetD2D8Async`: [`cuMemsetD2D8Async_v3020`] (and this one).
+*/
+    pub enum cuMemsetD2D8Async_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemsetD2D8Async_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemsetD2D8Async_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz;
+        const INDEX: usize = 586usize;
+    }
+    /** `cuMemsetD32` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD32_v2000`](crate::pfn::PFN_cuMemsetD32_v2000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v1, ui: c_uint, N: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD32`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemsetD32`: [`cuMemsetD32_v3020`], [`cuMemsetD32_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemsetD32_v2000 {}
+    impl super::sealed::Sealed for cuMemsetD32_v2000 {}
+    unsafe impl super::Entry for cuMemsetD32_v2000 {
+        type Fn = crate::pfn::PFN_cuMemsetD32_v2000;
+        const INDEX: usize = 587usize;
+    }
+    /** `cuMemsetD32` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD32_v3020`](crate::pfn::PFN_cuMemsetD32_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, ui: c_uint, N: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD32_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemsetD32` this crate knows.
+
+ Every ABI of `cuMemsetD32`: [`cuMemsetD32_v2000`], [`cuMemsetD32_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemsetD32_v3020 {}
+    impl super::sealed::Sealed for cuMemsetD32_v3020 {}
+    unsafe impl super::Entry for cuMemsetD32_v3020 {
+        type Fn = crate::pfn::PFN_cuMemsetD32_v3020;
+        const INDEX: usize = 588usize;
+    }
+    /** `cuMemsetD32` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD32_v7000_ptds`](crate::pfn::PFN_cuMemsetD32_v7000_ptds).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, ui: c_uint, N: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD32_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemsetD32` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemsetD32`: [`cuMemsetD32_v2000`], [`cuMemsetD32_v3020`] (and this one).
+*/
+    pub enum cuMemsetD32_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemsetD32_v7000_ptds {}
+    unsafe impl super::Entry for cuMemsetD32_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemsetD32_v7000_ptds;
+        const INDEX: usize = 589usize;
+    }
+    /** `cuMemsetD32Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD32Async_v3020`](crate::pfn::PFN_cuMemsetD32Async_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, ui: c_uint, N: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD32Async`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemsetD32Async` this crate knows.
+
+ Every ABI of `cuMemsetD32Async`: [`cuMemsetD32Async_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemsetD32Async_v3020 {}
+    impl super::sealed::Sealed for cuMemsetD32Async_v3020 {}
+    unsafe impl super::Entry for cuMemsetD32Async_v3020 {
+        type Fn = crate::pfn::PFN_cuMemsetD32Async_v3020;
+        const INDEX: usize = 590usize;
+    }
+    /** `cuMemsetD32Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, ui: c_uint, N: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD32Async_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemsetD32Async` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemsetD32Async`: [`cuMemsetD32Async_v3020`] (and this one).
+*/
+    pub enum cuMemsetD32Async_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemsetD32Async_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemsetD32Async_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz;
+        const INDEX: usize = 591usize;
+    }
+    /** `cuMemsetD8` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD8_v2000`](crate::pfn::PFN_cuMemsetD8_v2000).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v1, uc: c_uchar, N: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD8`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuMemsetD8`: [`cuMemsetD8_v3020`], [`cuMemsetD8_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemsetD8_v2000 {}
+    impl super::sealed::Sealed for cuMemsetD8_v2000 {}
+    unsafe impl super::Entry for cuMemsetD8_v2000 {
+        type Fn = crate::pfn::PFN_cuMemsetD8_v2000;
+        const INDEX: usize = 592usize;
+    }
+    /** `cuMemsetD8` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD8_v3020`](crate::pfn::PFN_cuMemsetD8_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, uc: c_uchar, N: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD8_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemsetD8` this crate knows.
+
+ Every ABI of `cuMemsetD8`: [`cuMemsetD8_v2000`], [`cuMemsetD8_v7000_ptds`] (and this one).
+*/
+    pub enum cuMemsetD8_v3020 {}
+    impl super::sealed::Sealed for cuMemsetD8_v3020 {}
+    unsafe impl super::Entry for cuMemsetD8_v3020 {
+        type Fn = crate::pfn::PFN_cuMemsetD8_v3020;
+        const INDEX: usize = 593usize;
+    }
+    /** `cuMemsetD8` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD8_v7000_ptds`](crate::pfn::PFN_cuMemsetD8_v7000_ptds).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, uc: c_uchar, N: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD8_v2_ptds`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptds` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemsetD8` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemsetD8`: [`cuMemsetD8_v2000`], [`cuMemsetD8_v3020`] (and this one).
+*/
+    pub enum cuMemsetD8_v7000_ptds {}
+    impl super::sealed::Sealed for cuMemsetD8_v7000_ptds {}
+    unsafe impl super::Entry for cuMemsetD8_v7000_ptds {
+        type Fn = crate::pfn::PFN_cuMemsetD8_v7000_ptds;
+        const INDEX: usize = 594usize;
+    }
+    /** `cuMemsetD8Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD8Async_v3020`](crate::pfn::PFN_cuMemsetD8Async_v3020).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, uc: c_uchar, N: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD8Async`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuMemsetD8Async` this crate knows.
+
+ Every ABI of `cuMemsetD8Async`: [`cuMemsetD8Async_v7000_ptsz`] (and this one).
+*/
+    pub enum cuMemsetD8Async_v3020 {}
+    impl super::sealed::Sealed for cuMemsetD8Async_v3020 {}
+    unsafe impl super::Entry for cuMemsetD8Async_v3020 {
+        type Fn = crate::pfn::PFN_cuMemsetD8Async_v3020;
+        const INDEX: usize = 595usize;
+    }
+    /** `cuMemsetD8Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz).
+
+ ```text
+ fn(dstDevice: CUdeviceptr_v2, uc: c_uchar, N: usize, hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMemsetD8Async_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuMemsetD8Async` this crate knows of its per-thread variants.
+
+ Every ABI of `cuMemsetD8Async`: [`cuMemsetD8Async_v3020`] (and this one).
+*/
+    pub enum cuMemsetD8Async_v7000_ptsz {}
+    impl super::sealed::Sealed for cuMemsetD8Async_v7000_ptsz {}
+    unsafe impl super::Entry for cuMemsetD8Async_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz;
+        const INDEX: usize = 596usize;
+    }
+    /** `cuMipmappedArrayCreate` at exactly version 5000 (CUDA 5.0): [`PFN_cuMipmappedArrayCreate_v5000`](crate::pfn::PFN_cuMipmappedArrayCreate_v5000).
+
+ ```text
+ fn(pHandle: *mut CUmipmappedArray, pMipmappedArrayDesc: *const CUDA_ARRAY3D_DESCRIPTOR_v2, numMipmapLevels: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMipmappedArrayCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuMipmappedArrayCreate` this crate knows.
+*/
+    pub enum cuMipmappedArrayCreate_v5000 {}
+    impl super::sealed::Sealed for cuMipmappedArrayCreate_v5000 {}
+    unsafe impl super::Entry for cuMipmappedArrayCreate_v5000 {
+        type Fn = crate::pfn::PFN_cuMipmappedArrayCreate_v5000;
+        const INDEX: usize = 597usize;
+    }
+    /** `cuMipmappedArrayDestroy` at exactly version 5000 (CUDA 5.0): [`PFN_cuMipmappedArrayDestroy_v5000`](crate::pfn::PFN_cuMipmappedArrayDestroy_v5000).
+
+ ```text
+ fn(hMipmappedArray: CUmipmappedArray) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMipmappedArrayDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuMipmappedArrayDestroy` this crate knows.
+*/
+    pub enum cuMipmappedArrayDestroy_v5000 {}
+    impl super::sealed::Sealed for cuMipmappedArrayDestroy_v5000 {}
+    unsafe impl super::Entry for cuMipmappedArrayDestroy_v5000 {
+        type Fn = crate::pfn::PFN_cuMipmappedArrayDestroy_v5000;
+        const INDEX: usize = 598usize;
+    }
+    /** `cuMipmappedArrayGetLevel` at exactly version 5000 (CUDA 5.0): [`PFN_cuMipmappedArrayGetLevel_v5000`](crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000).
+
+ ```text
+ fn(pLevelArray: *mut CUarray, hMipmappedArray: CUmipmappedArray, level: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMipmappedArrayGetLevel`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuMipmappedArrayGetLevel` this crate knows.
+*/
+    pub enum cuMipmappedArrayGetLevel_v5000 {}
+    impl super::sealed::Sealed for cuMipmappedArrayGetLevel_v5000 {}
+    unsafe impl super::Entry for cuMipmappedArrayGetLevel_v5000 {
+        type Fn = crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000;
+        const INDEX: usize = 599usize;
+    }
+    /** `cuMipmappedArrayGetMemoryRequirements` at exactly version 11060 (CUDA 11.6): [`PFN_cuMipmappedArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060).
+
+ ```text
+ fn(memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, mipmap: CUmipmappedArray, device: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMipmappedArrayGetMemoryRequirements`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.6 or newer.
+ - The newest ABI of `cuMipmappedArrayGetMemoryRequirements` this crate knows.
+*/
+    pub enum cuMipmappedArrayGetMemoryRequirements_v11060 {}
+    impl super::sealed::Sealed for cuMipmappedArrayGetMemoryRequirements_v11060 {}
+    unsafe impl super::Entry for cuMipmappedArrayGetMemoryRequirements_v11060 {
+        type Fn = crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060;
+        const INDEX: usize = 600usize;
+    }
+    /** `cuMipmappedArrayGetSparseProperties` at exactly version 11010 (CUDA 11.1): [`PFN_cuMipmappedArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010).
+
+ ```text
+ fn(sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, mipmap: CUmipmappedArray) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMipmappedArrayGetSparseProperties`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.1 or newer.
+ - The newest ABI of `cuMipmappedArrayGetSparseProperties` this crate knows.
+*/
+    pub enum cuMipmappedArrayGetSparseProperties_v11010 {}
+    impl super::sealed::Sealed for cuMipmappedArrayGetSparseProperties_v11010 {}
+    unsafe impl super::Entry for cuMipmappedArrayGetSparseProperties_v11010 {
+        type Fn = crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010;
+        const INDEX: usize = 601usize;
+    }
+    /** `cuModuleEnumerateFunctions` at exactly version 12040 (CUDA 12.4): [`PFN_cuModuleEnumerateFunctions_v12040`](crate::pfn::PFN_cuModuleEnumerateFunctions_v12040).
+
+ ```text
+ fn(functions: *mut CUfunction, numFunctions: c_uint, mod_: CUmodule) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleEnumerateFunctions`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuModuleEnumerateFunctions` this crate knows.
+*/
+    pub enum cuModuleEnumerateFunctions_v12040 {}
+    impl super::sealed::Sealed for cuModuleEnumerateFunctions_v12040 {}
+    unsafe impl super::Entry for cuModuleEnumerateFunctions_v12040 {
+        type Fn = crate::pfn::PFN_cuModuleEnumerateFunctions_v12040;
+        const INDEX: usize = 602usize;
+    }
+    /** `cuModuleGetFunction` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleGetFunction_v2000`](crate::pfn::PFN_cuModuleGetFunction_v2000).
+
+ ```text
+ fn(hfunc: *mut CUfunction, hmod: CUmodule, name: *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleGetFunction`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuModuleGetFunction` this crate knows.
+*/
+    pub enum cuModuleGetFunction_v2000 {}
+    impl super::sealed::Sealed for cuModuleGetFunction_v2000 {}
+    unsafe impl super::Entry for cuModuleGetFunction_v2000 {
+        type Fn = crate::pfn::PFN_cuModuleGetFunction_v2000;
+        const INDEX: usize = 603usize;
+    }
+    /** `cuModuleGetFunctionCount` at exactly version 12040 (CUDA 12.4): [`PFN_cuModuleGetFunctionCount_v12040`](crate::pfn::PFN_cuModuleGetFunctionCount_v12040).
+
+ ```text
+ fn(count: *mut c_uint, hmod: CUmodule) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleGetFunctionCount`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuModuleGetFunctionCount` this crate knows.
+*/
+    pub enum cuModuleGetFunctionCount_v12040 {}
+    impl super::sealed::Sealed for cuModuleGetFunctionCount_v12040 {}
+    unsafe impl super::Entry for cuModuleGetFunctionCount_v12040 {
+        type Fn = crate::pfn::PFN_cuModuleGetFunctionCount_v12040;
+        const INDEX: usize = 604usize;
+    }
+    /** `cuModuleGetGlobal` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleGetGlobal_v2000`](crate::pfn::PFN_cuModuleGetGlobal_v2000).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v1, bytes: *mut c_uint, hmod: CUmodule, name: *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleGetGlobal`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuModuleGetGlobal`: [`cuModuleGetGlobal_v3020`] (and this one).
+*/
+    pub enum cuModuleGetGlobal_v2000 {}
+    impl super::sealed::Sealed for cuModuleGetGlobal_v2000 {}
+    unsafe impl super::Entry for cuModuleGetGlobal_v2000 {
+        type Fn = crate::pfn::PFN_cuModuleGetGlobal_v2000;
+        const INDEX: usize = 605usize;
+    }
+    /** `cuModuleGetGlobal` at exactly version 3020 (CUDA 3.2): [`PFN_cuModuleGetGlobal_v3020`](crate::pfn::PFN_cuModuleGetGlobal_v3020).
+
+ ```text
+ fn(dptr: *mut CUdeviceptr_v2, bytes: *mut usize, hmod: CUmodule, name: *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleGetGlobal_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuModuleGetGlobal` this crate knows.
+
+ Every ABI of `cuModuleGetGlobal`: [`cuModuleGetGlobal_v2000`] (and this one).
+*/
+    pub enum cuModuleGetGlobal_v3020 {}
+    impl super::sealed::Sealed for cuModuleGetGlobal_v3020 {}
+    unsafe impl super::Entry for cuModuleGetGlobal_v3020 {
+        type Fn = crate::pfn::PFN_cuModuleGetGlobal_v3020;
+        const INDEX: usize = 606usize;
+    }
+    /** `cuModuleGetLoadingMode` at exactly version 11070 (CUDA 11.7): [`PFN_cuModuleGetLoadingMode_v11070`](crate::pfn::PFN_cuModuleGetLoadingMode_v11070).
+
+ ```text
+ fn(mode: *mut CUmoduleLoadingMode) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleGetLoadingMode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuModuleGetLoadingMode` this crate knows.
+*/
+    pub enum cuModuleGetLoadingMode_v11070 {}
+    impl super::sealed::Sealed for cuModuleGetLoadingMode_v11070 {}
+    unsafe impl super::Entry for cuModuleGetLoadingMode_v11070 {
+        type Fn = crate::pfn::PFN_cuModuleGetLoadingMode_v11070;
+        const INDEX: usize = 607usize;
+    }
+    /** `cuModuleGetSurfRef` at exactly version 3000 (CUDA 3.0): [`PFN_cuModuleGetSurfRef_v3000`](crate::pfn::PFN_cuModuleGetSurfRef_v3000).
+
+ ```text
+ fn(pSurfRef: *mut CUsurfref, hmod: CUmodule, name: *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleGetSurfRef`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuModuleGetSurfRef` this crate knows.
+*/
+    pub enum cuModuleGetSurfRef_v3000 {}
+    impl super::sealed::Sealed for cuModuleGetSurfRef_v3000 {}
+    unsafe impl super::Entry for cuModuleGetSurfRef_v3000 {
+        type Fn = crate::pfn::PFN_cuModuleGetSurfRef_v3000;
+        const INDEX: usize = 608usize;
+    }
+    /** `cuModuleGetTexRef` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleGetTexRef_v2000`](crate::pfn::PFN_cuModuleGetTexRef_v2000).
+
+ ```text
+ fn(pTexRef: *mut CUtexref, hmod: CUmodule, name: *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleGetTexRef`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuModuleGetTexRef` this crate knows.
+*/
+    pub enum cuModuleGetTexRef_v2000 {}
+    impl super::sealed::Sealed for cuModuleGetTexRef_v2000 {}
+    unsafe impl super::Entry for cuModuleGetTexRef_v2000 {
+        type Fn = crate::pfn::PFN_cuModuleGetTexRef_v2000;
+        const INDEX: usize = 609usize;
+    }
+    /** `cuModuleLoad` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleLoad_v2000`](crate::pfn::PFN_cuModuleLoad_v2000).
+
+ ```text
+ fn(module: *mut CUmodule, fname: *const c_char) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleLoad`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuModuleLoad` this crate knows.
+*/
+    pub enum cuModuleLoad_v2000 {}
+    impl super::sealed::Sealed for cuModuleLoad_v2000 {}
+    unsafe impl super::Entry for cuModuleLoad_v2000 {
+        type Fn = crate::pfn::PFN_cuModuleLoad_v2000;
+        const INDEX: usize = 610usize;
+    }
+    /** `cuModuleLoadData` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleLoadData_v2000`](crate::pfn::PFN_cuModuleLoadData_v2000).
+
+ ```text
+ fn(module: *mut CUmodule, image: *const c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleLoadData`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuModuleLoadData` this crate knows.
+*/
+    pub enum cuModuleLoadData_v2000 {}
+    impl super::sealed::Sealed for cuModuleLoadData_v2000 {}
+    unsafe impl super::Entry for cuModuleLoadData_v2000 {
+        type Fn = crate::pfn::PFN_cuModuleLoadData_v2000;
+        const INDEX: usize = 611usize;
+    }
+    /** `cuModuleLoadDataEx` at exactly version 2010 (CUDA 2.1): [`PFN_cuModuleLoadDataEx_v2010`](crate::pfn::PFN_cuModuleLoadDataEx_v2010).
+
+ ```text
+ fn(module: *mut CUmodule, image: *const c_void, numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleLoadDataEx`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.1 or newer.
+ - The newest ABI of `cuModuleLoadDataEx` this crate knows.
+*/
+    pub enum cuModuleLoadDataEx_v2010 {}
+    impl super::sealed::Sealed for cuModuleLoadDataEx_v2010 {}
+    unsafe impl super::Entry for cuModuleLoadDataEx_v2010 {
+        type Fn = crate::pfn::PFN_cuModuleLoadDataEx_v2010;
+        const INDEX: usize = 612usize;
+    }
+    /** `cuModuleLoadFatBinary` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleLoadFatBinary_v2000`](crate::pfn::PFN_cuModuleLoadFatBinary_v2000).
+
+ ```text
+ fn(module: *mut CUmodule, fatCubin: *const c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleLoadFatBinary`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuModuleLoadFatBinary` this crate knows.
+*/
+    pub enum cuModuleLoadFatBinary_v2000 {}
+    impl super::sealed::Sealed for cuModuleLoadFatBinary_v2000 {}
+    unsafe impl super::Entry for cuModuleLoadFatBinary_v2000 {
+        type Fn = crate::pfn::PFN_cuModuleLoadFatBinary_v2000;
+        const INDEX: usize = 613usize;
+    }
+    /** `cuModuleUnload` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleUnload_v2000`](crate::pfn::PFN_cuModuleUnload_v2000).
+
+ ```text
+ fn(hmod: CUmodule) -> CUresult
+ ```
+
+ - Exported by the driver as `cuModuleUnload`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuModuleUnload` this crate knows.
+*/
+    pub enum cuModuleUnload_v2000 {}
+    impl super::sealed::Sealed for cuModuleUnload_v2000 {}
+    unsafe impl super::Entry for cuModuleUnload_v2000 {
+        type Fn = crate::pfn::PFN_cuModuleUnload_v2000;
+        const INDEX: usize = 614usize;
+    }
+    /** `cuMulticastAddDevice` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastAddDevice_v12010`](crate::pfn::PFN_cuMulticastAddDevice_v12010).
+
+ ```text
+ fn(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMulticastAddDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.1 or newer.
+ - The newest ABI of `cuMulticastAddDevice` this crate knows.
+*/
+    pub enum cuMulticastAddDevice_v12010 {}
+    impl super::sealed::Sealed for cuMulticastAddDevice_v12010 {}
+    unsafe impl super::Entry for cuMulticastAddDevice_v12010 {
+        type Fn = crate::pfn::PFN_cuMulticastAddDevice_v12010;
+        const INDEX: usize = 615usize;
+    }
+    /** `cuMulticastBindAddr` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastBindAddr_v12010`](crate::pfn::PFN_cuMulticastBindAddr_v12010).
+
+ ```text
+ fn(mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMulticastBindAddr`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.1 or newer.
+ - An older ABI of `cuMulticastBindAddr`: newer ones follow below.
+
+ Every ABI of `cuMulticastBindAddr`: [`cuMulticastBindAddr_v13010`] (and this one).
+*/
+    pub enum cuMulticastBindAddr_v12010 {}
+    impl super::sealed::Sealed for cuMulticastBindAddr_v12010 {}
+    unsafe impl super::Entry for cuMulticastBindAddr_v12010 {
+        type Fn = crate::pfn::PFN_cuMulticastBindAddr_v12010;
+        const INDEX: usize = 616usize;
+    }
+    /** `cuMulticastBindAddr` at exactly version 13010 (CUDA 13.1): [`PFN_cuMulticastBindAddr_v13010`](crate::pfn::PFN_cuMulticastBindAddr_v13010).
+
+ ```text
+ fn(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMulticastBindAddr_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuMulticastBindAddr` this crate knows.
+
+ Every ABI of `cuMulticastBindAddr`: [`cuMulticastBindAddr_v12010`] (and this one).
+*/
+    pub enum cuMulticastBindAddr_v13010 {}
+    impl super::sealed::Sealed for cuMulticastBindAddr_v13010 {}
+    unsafe impl super::Entry for cuMulticastBindAddr_v13010 {
+        type Fn = crate::pfn::PFN_cuMulticastBindAddr_v13010;
+        const INDEX: usize = 617usize;
+    }
+    /** `cuMulticastBindMem` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastBindMem_v12010`](crate::pfn::PFN_cuMulticastBindMem_v12010).
+
+ ```text
+ fn(mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMulticastBindMem`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.1 or newer.
+ - An older ABI of `cuMulticastBindMem`: newer ones follow below.
+
+ Every ABI of `cuMulticastBindMem`: [`cuMulticastBindMem_v13010`] (and this one).
+*/
+    pub enum cuMulticastBindMem_v12010 {}
+    impl super::sealed::Sealed for cuMulticastBindMem_v12010 {}
+    unsafe impl super::Entry for cuMulticastBindMem_v12010 {
+        type Fn = crate::pfn::PFN_cuMulticastBindMem_v12010;
+        const INDEX: usize = 618usize;
+    }
+    /** `cuMulticastBindMem` at exactly version 13010 (CUDA 13.1): [`PFN_cuMulticastBindMem_v13010`](crate::pfn::PFN_cuMulticastBindMem_v13010).
+
+ ```text
+ fn(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMulticastBindMem_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuMulticastBindMem` this crate knows.
+
+ Every ABI of `cuMulticastBindMem`: [`cuMulticastBindMem_v12010`] (and this one).
+*/
+    pub enum cuMulticastBindMem_v13010 {}
+    impl super::sealed::Sealed for cuMulticastBindMem_v13010 {}
+    unsafe impl super::Entry for cuMulticastBindMem_v13010 {
+        type Fn = crate::pfn::PFN_cuMulticastBindMem_v13010;
+        const INDEX: usize = 619usize;
+    }
+    /** `cuMulticastCreate` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastCreate_v12010`](crate::pfn::PFN_cuMulticastCreate_v12010).
+
+ ```text
+ fn(mcHandle: *mut CUmemGenericAllocationHandle, prop: *const CUmulticastObjectProp) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMulticastCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.1 or newer.
+ - The newest ABI of `cuMulticastCreate` this crate knows.
+*/
+    pub enum cuMulticastCreate_v12010 {}
+    impl super::sealed::Sealed for cuMulticastCreate_v12010 {}
+    unsafe impl super::Entry for cuMulticastCreate_v12010 {
+        type Fn = crate::pfn::PFN_cuMulticastCreate_v12010;
+        const INDEX: usize = 620usize;
+    }
+    /** `cuMulticastGetGranularity` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastGetGranularity_v12010`](crate::pfn::PFN_cuMulticastGetGranularity_v12010).
+
+ ```text
+ fn(granularity: *mut usize, prop: *const CUmulticastObjectProp, option: CUmulticastGranularity_flags) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMulticastGetGranularity`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.1 or newer.
+ - The newest ABI of `cuMulticastGetGranularity` this crate knows.
+*/
+    pub enum cuMulticastGetGranularity_v12010 {}
+    impl super::sealed::Sealed for cuMulticastGetGranularity_v12010 {}
+    unsafe impl super::Entry for cuMulticastGetGranularity_v12010 {
+        type Fn = crate::pfn::PFN_cuMulticastGetGranularity_v12010;
+        const INDEX: usize = 621usize;
+    }
+    /** `cuMulticastUnbind` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastUnbind_v12010`](crate::pfn::PFN_cuMulticastUnbind_v12010).
+
+ ```text
+ fn(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, size: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuMulticastUnbind`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.1 or newer.
+ - The newest ABI of `cuMulticastUnbind` this crate knows.
+*/
+    pub enum cuMulticastUnbind_v12010 {}
+    impl super::sealed::Sealed for cuMulticastUnbind_v12010 {}
+    unsafe impl super::Entry for cuMulticastUnbind_v12010 {
+        type Fn = crate::pfn::PFN_cuMulticastUnbind_v12010;
+        const INDEX: usize = 622usize;
+    }
+    /** `cuOccupancyAvailableDynamicSMemPerBlock` at exactly version 10020 (CUDA 10.2): [`PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020`](crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020).
+
+ ```text
+ fn(dynamicSmemSize: *mut usize, func: CUfunction, numBlocks: c_int, blockSize: c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuOccupancyAvailableDynamicSMemPerBlock`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.2 or newer.
+ - The newest ABI of `cuOccupancyAvailableDynamicSMemPerBlock` this crate knows.
+*/
+    pub enum cuOccupancyAvailableDynamicSMemPerBlock_v10020 {}
+    impl super::sealed::Sealed for cuOccupancyAvailableDynamicSMemPerBlock_v10020 {}
+    unsafe impl super::Entry for cuOccupancyAvailableDynamicSMemPerBlock_v10020 {
+        type Fn = crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020;
+        const INDEX: usize = 623usize;
+    }
+    /** `cuOccupancyMaxActiveBlocksPerMultiprocessor` at exactly version 6050 (CUDA 6.5): [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050).
+
+ ```text
+ fn(numBlocks: *mut c_int, func: CUfunction, blockSize: c_int, dynamicSMemSize: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuOccupancyMaxActiveBlocksPerMultiprocessor`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.5 or newer.
+ - The newest ABI of `cuOccupancyMaxActiveBlocksPerMultiprocessor` this crate knows.
+*/
+    pub enum cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 {}
+    impl super::sealed::Sealed for cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 {}
+    unsafe impl super::Entry for cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 {
+        type Fn = crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050;
+        const INDEX: usize = 624usize;
+    }
+    /** `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000).
+
+ ```text
+ fn(numBlocks: *mut c_int, func: CUfunction, blockSize: c_int, dynamicSMemSize: usize, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` this crate knows.
+*/
+    pub enum cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 {}
+    impl super::sealed::Sealed
+    for cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 {}
+    unsafe impl super::Entry
+    for cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 {
+        type Fn = crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000;
+        const INDEX: usize = 625usize;
+    }
+    /** `cuOccupancyMaxActiveClusters` at exactly version 11070 (CUDA 11.7): [`PFN_cuOccupancyMaxActiveClusters_v11070`](crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070).
+
+ ```text
+ fn(numClusters: *mut c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult
+ ```
+
+ - Exported by the driver as `cuOccupancyMaxActiveClusters`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuOccupancyMaxActiveClusters` this crate knows.
+*/
+    pub enum cuOccupancyMaxActiveClusters_v11070 {}
+    impl super::sealed::Sealed for cuOccupancyMaxActiveClusters_v11070 {}
+    unsafe impl super::Entry for cuOccupancyMaxActiveClusters_v11070 {
+        type Fn = crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070;
+        const INDEX: usize = 626usize;
+    }
+    /** `cuOccupancyMaxPotentialBlockSize` at exactly version 6050 (CUDA 6.5): [`PFN_cuOccupancyMaxPotentialBlockSize_v6050`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050).
+
+ ```text
+ fn(minGridSize: *mut c_int, blockSize: *mut c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuOccupancyMaxPotentialBlockSize`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.5 or newer.
+ - The newest ABI of `cuOccupancyMaxPotentialBlockSize` this crate knows.
+*/
+    pub enum cuOccupancyMaxPotentialBlockSize_v6050 {}
+    impl super::sealed::Sealed for cuOccupancyMaxPotentialBlockSize_v6050 {}
+    unsafe impl super::Entry for cuOccupancyMaxPotentialBlockSize_v6050 {
+        type Fn = crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050;
+        const INDEX: usize = 627usize;
+    }
+    /** `cuOccupancyMaxPotentialBlockSizeWithFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000).
+
+ ```text
+ fn(minGridSize: *mut c_int, blockSize: *mut c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: c_int, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuOccupancyMaxPotentialBlockSizeWithFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuOccupancyMaxPotentialBlockSizeWithFlags` this crate knows.
+*/
+    pub enum cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 {}
+    impl super::sealed::Sealed for cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 {}
+    unsafe impl super::Entry for cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 {
+        type Fn = crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000;
+        const INDEX: usize = 628usize;
+    }
+    /** `cuOccupancyMaxPotentialClusterSize` at exactly version 11070 (CUDA 11.7): [`PFN_cuOccupancyMaxPotentialClusterSize_v11070`](crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070).
+
+ ```text
+ fn(clusterSize: *mut c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult
+ ```
+
+ - Exported by the driver as `cuOccupancyMaxPotentialClusterSize`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuOccupancyMaxPotentialClusterSize` this crate knows.
+*/
+    pub enum cuOccupancyMaxPotentialClusterSize_v11070 {}
+    impl super::sealed::Sealed for cuOccupancyMaxPotentialClusterSize_v11070 {}
+    unsafe impl super::Entry for cuOccupancyMaxPotentialClusterSize_v11070 {
+        type Fn = crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070;
+        const INDEX: usize = 629usize;
+    }
+    /** `cuParamSetSize` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSetSize_v2000`](crate::pfn::PFN_cuParamSetSize_v2000).
+
+ ```text
+ fn(hfunc: CUfunction, numbytes: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuParamSetSize`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuParamSetSize` this crate knows.
+*/
+    pub enum cuParamSetSize_v2000 {}
+    impl super::sealed::Sealed for cuParamSetSize_v2000 {}
+    unsafe impl super::Entry for cuParamSetSize_v2000 {
+        type Fn = crate::pfn::PFN_cuParamSetSize_v2000;
+        const INDEX: usize = 630usize;
+    }
+    /** `cuParamSetTexRef` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSetTexRef_v2000`](crate::pfn::PFN_cuParamSetTexRef_v2000).
+
+ ```text
+ fn(hfunc: CUfunction, texunit: c_int, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuParamSetTexRef`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuParamSetTexRef` this crate knows.
+*/
+    pub enum cuParamSetTexRef_v2000 {}
+    impl super::sealed::Sealed for cuParamSetTexRef_v2000 {}
+    unsafe impl super::Entry for cuParamSetTexRef_v2000 {
+        type Fn = crate::pfn::PFN_cuParamSetTexRef_v2000;
+        const INDEX: usize = 631usize;
+    }
+    /** `cuParamSetf` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSetf_v2000`](crate::pfn::PFN_cuParamSetf_v2000).
+
+ ```text
+ fn(hfunc: CUfunction, offset: c_int, value: f32) -> CUresult
+ ```
+
+ - Exported by the driver as `cuParamSetf`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuParamSetf` this crate knows.
+*/
+    pub enum cuParamSetf_v2000 {}
+    impl super::sealed::Sealed for cuParamSetf_v2000 {}
+    unsafe impl super::Entry for cuParamSetf_v2000 {
+        type Fn = crate::pfn::PFN_cuParamSetf_v2000;
+        const INDEX: usize = 632usize;
+    }
+    /** `cuParamSeti` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSeti_v2000`](crate::pfn::PFN_cuParamSeti_v2000).
+
+ ```text
+ fn(hfunc: CUfunction, offset: c_int, value: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuParamSeti`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuParamSeti` this crate knows.
+*/
+    pub enum cuParamSeti_v2000 {}
+    impl super::sealed::Sealed for cuParamSeti_v2000 {}
+    unsafe impl super::Entry for cuParamSeti_v2000 {
+        type Fn = crate::pfn::PFN_cuParamSeti_v2000;
+        const INDEX: usize = 633usize;
+    }
+    /** `cuParamSetv` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSetv_v2000`](crate::pfn::PFN_cuParamSetv_v2000).
+
+ ```text
+ fn(hfunc: CUfunction, offset: c_int, ptr: *mut c_void, numbytes: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuParamSetv`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuParamSetv` this crate knows.
+*/
+    pub enum cuParamSetv_v2000 {}
+    impl super::sealed::Sealed for cuParamSetv_v2000 {}
+    unsafe impl super::Entry for cuParamSetv_v2000 {
+        type Fn = crate::pfn::PFN_cuParamSetv_v2000;
+        const INDEX: usize = 634usize;
+    }
+    /** `cuPointerGetAttribute` at exactly version 4000 (CUDA 4.0): [`PFN_cuPointerGetAttribute_v4000`](crate::pfn::PFN_cuPointerGetAttribute_v4000).
+
+ ```text
+ fn(data: *mut c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuPointerGetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuPointerGetAttribute` this crate knows.
+*/
+    pub enum cuPointerGetAttribute_v4000 {}
+    impl super::sealed::Sealed for cuPointerGetAttribute_v4000 {}
+    unsafe impl super::Entry for cuPointerGetAttribute_v4000 {
+        type Fn = crate::pfn::PFN_cuPointerGetAttribute_v4000;
+        const INDEX: usize = 635usize;
+    }
+    /** `cuPointerGetAttributes` at exactly version 7000 (CUDA 7.0): [`PFN_cuPointerGetAttributes_v7000`](crate::pfn::PFN_cuPointerGetAttributes_v7000).
+
+ ```text
+ fn(numAttributes: c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut c_void, ptr: CUdeviceptr_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuPointerGetAttributes`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuPointerGetAttributes` this crate knows.
+*/
+    pub enum cuPointerGetAttributes_v7000 {}
+    impl super::sealed::Sealed for cuPointerGetAttributes_v7000 {}
+    unsafe impl super::Entry for cuPointerGetAttributes_v7000 {
+        type Fn = crate::pfn::PFN_cuPointerGetAttributes_v7000;
+        const INDEX: usize = 636usize;
+    }
+    /** `cuPointerSetAttribute` at exactly version 6000 (CUDA 6.0): [`PFN_cuPointerSetAttribute_v6000`](crate::pfn::PFN_cuPointerSetAttribute_v6000).
+
+ ```text
+ fn(value: *const c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr_v2) -> CUresult
+ ```
+
+ - Exported by the driver as `cuPointerSetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.0 or newer.
+ - The newest ABI of `cuPointerSetAttribute` this crate knows.
+*/
+    pub enum cuPointerSetAttribute_v6000 {}
+    impl super::sealed::Sealed for cuPointerSetAttribute_v6000 {}
+    unsafe impl super::Entry for cuPointerSetAttribute_v6000 {
+        type Fn = crate::pfn::PFN_cuPointerSetAttribute_v6000;
+        const INDEX: usize = 637usize;
+    }
+    /** `cuProfilerInitialize` at exactly version 4000 (CUDA 4.0): [`PFN_cuProfilerInitialize_v4000`](crate::profiler::PFN_cuProfilerInitialize_v4000).
+
+ ```text
+ fn(configFile: *const c_char, outputFile: *const c_char, outputMode: CUoutput_mode) -> CUresult
+ ```
+
+ - Exported by the driver as `cuProfilerInitialize`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuProfilerInitialize` this crate knows.
+ - Needs the crate's `profiler` feature.
+*/
+    #[cfg(feature = "profiler")]
+    pub enum cuProfilerInitialize_v4000 {}
+    #[cfg(feature = "profiler")]
+    impl super::sealed::Sealed for cuProfilerInitialize_v4000 {}
+    #[cfg(feature = "profiler")]
+    unsafe impl super::Entry for cuProfilerInitialize_v4000 {
+        type Fn = crate::profiler::PFN_cuProfilerInitialize_v4000;
+        const INDEX: usize = 638usize;
+    }
+    /** `cuProfilerStart` at exactly version 4000 (CUDA 4.0): [`PFN_cuProfilerStart_v4000`](crate::profiler::PFN_cuProfilerStart_v4000).
+
+ ```text
+ fn() -> CUresult
+ ```
+
+ - Exported by the driver as `cuProfilerStart`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuProfilerStart` this crate knows.
+ - Needs the crate's `profiler` feature.
+*/
+    #[cfg(feature = "profiler")]
+    pub enum cuProfilerStart_v4000 {}
+    #[cfg(feature = "profiler")]
+    impl super::sealed::Sealed for cuProfilerStart_v4000 {}
+    #[cfg(feature = "profiler")]
+    unsafe impl super::Entry for cuProfilerStart_v4000 {
+        type Fn = crate::profiler::PFN_cuProfilerStart_v4000;
+        const INDEX: usize = 639usize;
+    }
+    /** `cuProfilerStop` at exactly version 4000 (CUDA 4.0): [`PFN_cuProfilerStop_v4000`](crate::profiler::PFN_cuProfilerStop_v4000).
+
+ ```text
+ fn() -> CUresult
+ ```
+
+ - Exported by the driver as `cuProfilerStop`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuProfilerStop` this crate knows.
+ - Needs the crate's `profiler` feature.
+*/
+    #[cfg(feature = "profiler")]
+    pub enum cuProfilerStop_v4000 {}
+    #[cfg(feature = "profiler")]
+    impl super::sealed::Sealed for cuProfilerStop_v4000 {}
+    #[cfg(feature = "profiler")]
+    unsafe impl super::Entry for cuProfilerStop_v4000 {
+        type Fn = crate::profiler::PFN_cuProfilerStop_v4000;
+        const INDEX: usize = 640usize;
+    }
+    /** `cuSignalExternalSemaphoresAsync` at exactly version 10000 (CUDA 10.0): [`PFN_cuSignalExternalSemaphoresAsync_v10000`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000).
+
+ ```text
+ fn(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, numExtSems: c_uint, stream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuSignalExternalSemaphoresAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuSignalExternalSemaphoresAsync` this crate knows.
+
+ Every ABI of `cuSignalExternalSemaphoresAsync`: [`cuSignalExternalSemaphoresAsync_v10000_ptsz`] (and this one).
+*/
+    pub enum cuSignalExternalSemaphoresAsync_v10000 {}
+    impl super::sealed::Sealed for cuSignalExternalSemaphoresAsync_v10000 {}
+    unsafe impl super::Entry for cuSignalExternalSemaphoresAsync_v10000 {
+        type Fn = crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000;
+        const INDEX: usize = 641usize;
+    }
+    /** `cuSignalExternalSemaphoresAsync` at exactly version 10000 (CUDA 10.0): [`PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz).
+
+ ```text
+ fn(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, numExtSems: c_uint, stream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuSignalExternalSemaphoresAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuSignalExternalSemaphoresAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuSignalExternalSemaphoresAsync`: [`cuSignalExternalSemaphoresAsync_v10000`] (and this one).
+*/
+    pub enum cuSignalExternalSemaphoresAsync_v10000_ptsz {}
+    impl super::sealed::Sealed for cuSignalExternalSemaphoresAsync_v10000_ptsz {}
+    unsafe impl super::Entry for cuSignalExternalSemaphoresAsync_v10000_ptsz {
+        type Fn = crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz;
+        const INDEX: usize = 642usize;
+    }
+    /** `cuStreamAddCallback` at exactly version 5000 (CUDA 5.0): [`PFN_cuStreamAddCallback_v5000`](crate::pfn::PFN_cuStreamAddCallback_v5000).
+
+ ```text
+ fn(hStream: CUstream, callback: CUstreamCallback, userData: *mut c_void, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamAddCallback`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuStreamAddCallback` this crate knows.
+
+ Every ABI of `cuStreamAddCallback`: [`cuStreamAddCallback_v7000_ptsz`] (and this one).
+*/
+    pub enum cuStreamAddCallback_v5000 {}
+    impl super::sealed::Sealed for cuStreamAddCallback_v5000 {}
+    unsafe impl super::Entry for cuStreamAddCallback_v5000 {
+        type Fn = crate::pfn::PFN_cuStreamAddCallback_v5000;
+        const INDEX: usize = 643usize;
+    }
+    /** `cuStreamAddCallback` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamAddCallback_v7000_ptsz`](crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz).
+
+ ```text
+ fn(hStream: CUstream, callback: CUstreamCallback, userData: *mut c_void, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamAddCallback_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuStreamAddCallback` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamAddCallback`: [`cuStreamAddCallback_v5000`] (and this one).
+*/
+    pub enum cuStreamAddCallback_v7000_ptsz {}
+    impl super::sealed::Sealed for cuStreamAddCallback_v7000_ptsz {}
+    unsafe impl super::Entry for cuStreamAddCallback_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz;
+        const INDEX: usize = 644usize;
+    }
+    /** `cuStreamAttachMemAsync` at exactly version 6000 (CUDA 6.0): [`PFN_cuStreamAttachMemAsync_v6000`](crate::pfn::PFN_cuStreamAttachMemAsync_v6000).
+
+ ```text
+ fn(hStream: CUstream, dptr: CUdeviceptr_v2, length: usize, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamAttachMemAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 6.0 or newer.
+ - The newest ABI of `cuStreamAttachMemAsync` this crate knows.
+
+ Every ABI of `cuStreamAttachMemAsync`: [`cuStreamAttachMemAsync_v7000_ptsz`] (and this one).
+*/
+    pub enum cuStreamAttachMemAsync_v6000 {}
+    impl super::sealed::Sealed for cuStreamAttachMemAsync_v6000 {}
+    unsafe impl super::Entry for cuStreamAttachMemAsync_v6000 {
+        type Fn = crate::pfn::PFN_cuStreamAttachMemAsync_v6000;
+        const INDEX: usize = 645usize;
+    }
+    /** `cuStreamAttachMemAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamAttachMemAsync_v7000_ptsz`](crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz).
+
+ ```text
+ fn(hStream: CUstream, dptr: CUdeviceptr_v2, length: usize, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamAttachMemAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuStreamAttachMemAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamAttachMemAsync`: [`cuStreamAttachMemAsync_v6000`] (and this one).
+*/
+    pub enum cuStreamAttachMemAsync_v7000_ptsz {}
+    impl super::sealed::Sealed for cuStreamAttachMemAsync_v7000_ptsz {}
+    unsafe impl super::Entry for cuStreamAttachMemAsync_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz;
+        const INDEX: usize = 646usize;
+    }
+    /** `cuStreamBatchMemOp` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamBatchMemOp_v8000`](crate::pfn::PFN_cuStreamBatchMemOp_v8000).
+
+ ```text
+ fn(stream: CUstream, count: c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBatchMemOp`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - An older ABI of `cuStreamBatchMemOp`: newer ones follow below.
+
+ Every ABI of `cuStreamBatchMemOp`: [`cuStreamBatchMemOp_v8000_ptsz`], [`cuStreamBatchMemOp_v11070`], [`cuStreamBatchMemOp_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamBatchMemOp_v8000 {}
+    impl super::sealed::Sealed for cuStreamBatchMemOp_v8000 {}
+    unsafe impl super::Entry for cuStreamBatchMemOp_v8000 {
+        type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v8000;
+        const INDEX: usize = 647usize;
+    }
+    /** `cuStreamBatchMemOp` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamBatchMemOp_v8000_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v8000_ptsz).
+
+ ```text
+ fn(stream: CUstream, count: c_uint, paramArray: *mut CUstreamBatchMemOpParams_v1, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBatchMemOp_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - An older ABI of `cuStreamBatchMemOp`: newer ones follow below.
+
+ Every ABI of `cuStreamBatchMemOp`: [`cuStreamBatchMemOp_v8000`], [`cuStreamBatchMemOp_v11070`], [`cuStreamBatchMemOp_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamBatchMemOp_v8000_ptsz {}
+    impl super::sealed::Sealed for cuStreamBatchMemOp_v8000_ptsz {}
+    unsafe impl super::Entry for cuStreamBatchMemOp_v8000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v8000_ptsz;
+        const INDEX: usize = 648usize;
+    }
+    /** `cuStreamBatchMemOp` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamBatchMemOp_v11070`](crate::pfn::PFN_cuStreamBatchMemOp_v11070).
+
+ ```text
+ fn(stream: CUstream, count: c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBatchMemOp_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuStreamBatchMemOp` this crate knows.
+
+ Every ABI of `cuStreamBatchMemOp`: [`cuStreamBatchMemOp_v8000`], [`cuStreamBatchMemOp_v8000_ptsz`], [`cuStreamBatchMemOp_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamBatchMemOp_v11070 {}
+    impl super::sealed::Sealed for cuStreamBatchMemOp_v11070 {}
+    unsafe impl super::Entry for cuStreamBatchMemOp_v11070 {
+        type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v11070;
+        const INDEX: usize = 649usize;
+    }
+    /** `cuStreamBatchMemOp` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamBatchMemOp_v11070_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz).
+
+ ```text
+ fn(stream: CUstream, count: c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBatchMemOp_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuStreamBatchMemOp` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamBatchMemOp`: [`cuStreamBatchMemOp_v8000`], [`cuStreamBatchMemOp_v8000_ptsz`], [`cuStreamBatchMemOp_v11070`] (and this one).
+*/
+    pub enum cuStreamBatchMemOp_v11070_ptsz {}
+    impl super::sealed::Sealed for cuStreamBatchMemOp_v11070_ptsz {}
+    unsafe impl super::Entry for cuStreamBatchMemOp_v11070_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz;
+        const INDEX: usize = 650usize;
+    }
+    /** `cuStreamBeginCapture` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamBeginCapture_v10000`](crate::pfn::PFN_cuStreamBeginCapture_v10000).
+
+ ```text
+ fn(hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBeginCapture`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuStreamBeginCapture`: [`cuStreamBeginCapture_v10000_ptsz`], [`cuStreamBeginCapture_v10010`], [`cuStreamBeginCapture_v10010_ptsz`] (and this one).
+*/
+    pub enum cuStreamBeginCapture_v10000 {}
+    impl super::sealed::Sealed for cuStreamBeginCapture_v10000 {}
+    unsafe impl super::Entry for cuStreamBeginCapture_v10000 {
+        type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10000;
+        const INDEX: usize = 651usize;
+    }
+    /** `cuStreamBeginCapture` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamBeginCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10000_ptsz).
+
+ ```text
+ fn(hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBeginCapture_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuStreamBeginCapture`: [`cuStreamBeginCapture_v10000`], [`cuStreamBeginCapture_v10010`], [`cuStreamBeginCapture_v10010_ptsz`] (and this one).
+*/
+    pub enum cuStreamBeginCapture_v10000_ptsz {}
+    impl super::sealed::Sealed for cuStreamBeginCapture_v10000_ptsz {}
+    unsafe impl super::Entry for cuStreamBeginCapture_v10000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10000_ptsz;
+        const INDEX: usize = 652usize;
+    }
+    /** `cuStreamBeginCapture` at exactly version 10010 (CUDA 10.1): [`PFN_cuStreamBeginCapture_v10010`](crate::pfn::PFN_cuStreamBeginCapture_v10010).
+
+ ```text
+ fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBeginCapture_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.1 or newer.
+ - The newest ABI of `cuStreamBeginCapture` this crate knows.
+
+ Every ABI of `cuStreamBeginCapture`: [`cuStreamBeginCapture_v10000`], [`cuStreamBeginCapture_v10000_ptsz`], [`cuStreamBeginCapture_v10010_ptsz`] (and this one).
+*/
+    pub enum cuStreamBeginCapture_v10010 {}
+    impl super::sealed::Sealed for cuStreamBeginCapture_v10010 {}
+    unsafe impl super::Entry for cuStreamBeginCapture_v10010 {
+        type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10010;
+        const INDEX: usize = 653usize;
+    }
+    /** `cuStreamBeginCapture` at exactly version 10010 (CUDA 10.1): [`PFN_cuStreamBeginCapture_v10010_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz).
+
+ ```text
+ fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBeginCapture_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 10.1 or newer.
+ - The newest ABI of `cuStreamBeginCapture` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamBeginCapture`: [`cuStreamBeginCapture_v10000`], [`cuStreamBeginCapture_v10000_ptsz`], [`cuStreamBeginCapture_v10010`] (and this one).
+*/
+    pub enum cuStreamBeginCapture_v10010_ptsz {}
+    impl super::sealed::Sealed for cuStreamBeginCapture_v10010_ptsz {}
+    unsafe impl super::Entry for cuStreamBeginCapture_v10010_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz;
+        const INDEX: usize = 654usize;
+    }
+    /** `cuStreamBeginCaptureToCig` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamBeginCaptureToCig_v13010`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010).
+
+ ```text
+ fn(hStream: CUstream, streamCigCaptureParams: *mut CUstreamCigCaptureParams) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBeginCaptureToCig`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuStreamBeginCaptureToCig` this crate knows.
+
+ Every ABI of `cuStreamBeginCaptureToCig`: [`cuStreamBeginCaptureToCig_v13010_ptsz`] (and this one).
+*/
+    pub enum cuStreamBeginCaptureToCig_v13010 {}
+    impl super::sealed::Sealed for cuStreamBeginCaptureToCig_v13010 {}
+    unsafe impl super::Entry for cuStreamBeginCaptureToCig_v13010 {
+        type Fn = crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010;
+        const INDEX: usize = 655usize;
+    }
+    /** `cuStreamBeginCaptureToCig` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamBeginCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz).
+
+ ```text
+ fn(hStream: CUstream, streamCigCaptureParams: *mut CUstreamCigCaptureParams) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBeginCaptureToCig_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuStreamBeginCaptureToCig` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamBeginCaptureToCig`: [`cuStreamBeginCaptureToCig_v13010`] (and this one).
+*/
+    pub enum cuStreamBeginCaptureToCig_v13010_ptsz {}
+    impl super::sealed::Sealed for cuStreamBeginCaptureToCig_v13010_ptsz {}
+    unsafe impl super::Entry for cuStreamBeginCaptureToCig_v13010_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz;
+        const INDEX: usize = 656usize;
+    }
+    /** `cuStreamBeginCaptureToGraph` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamBeginCaptureToGraph_v12030`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030).
+
+ ```text
+ fn(hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBeginCaptureToGraph`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuStreamBeginCaptureToGraph` this crate knows.
+
+ Every ABI of `cuStreamBeginCaptureToGraph`: [`cuStreamBeginCaptureToGraph_v12030_ptsz`] (and this one).
+*/
+    pub enum cuStreamBeginCaptureToGraph_v12030 {}
+    impl super::sealed::Sealed for cuStreamBeginCaptureToGraph_v12030 {}
+    unsafe impl super::Entry for cuStreamBeginCaptureToGraph_v12030 {
+        type Fn = crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030;
+        const INDEX: usize = 657usize;
+    }
+    /** `cuStreamBeginCaptureToGraph` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamBeginCaptureToGraph_v12030_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz).
+
+ ```text
+ fn(hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBeginCaptureToGraph_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuStreamBeginCaptureToGraph` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamBeginCaptureToGraph`: [`cuStreamBeginCaptureToGraph_v12030`] (and this one).
+*/
+    pub enum cuStreamBeginCaptureToGraph_v12030_ptsz {}
+    impl super::sealed::Sealed for cuStreamBeginCaptureToGraph_v12030_ptsz {}
+    unsafe impl super::Entry for cuStreamBeginCaptureToGraph_v12030_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz;
+        const INDEX: usize = 658usize;
+    }
+    /** `cuStreamBeginRecaptureToGraph` at exactly version 13030 (CUDA 13.3): [`PFN_cuStreamBeginRecaptureToGraph_v13030`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030).
+
+ ```text
+ fn(hStream: CUstream, mode: CUstreamCaptureMode, hGraph: CUgraph, callbackFunc: CUgraphRecaptureCallback, userData: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBeginRecaptureToGraph`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuStreamBeginRecaptureToGraph` this crate knows.
+
+ Every ABI of `cuStreamBeginRecaptureToGraph`: [`cuStreamBeginRecaptureToGraph_v13030_ptsz`] (and this one).
+*/
+    pub enum cuStreamBeginRecaptureToGraph_v13030 {}
+    impl super::sealed::Sealed for cuStreamBeginRecaptureToGraph_v13030 {}
+    unsafe impl super::Entry for cuStreamBeginRecaptureToGraph_v13030 {
+        type Fn = crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030;
+        const INDEX: usize = 659usize;
+    }
+    /** `cuStreamBeginRecaptureToGraph` at exactly version 13030 (CUDA 13.3): [`PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz).
+
+ ```text
+ fn(hStream: CUstream, mode: CUstreamCaptureMode, hGraph: CUgraph, callbackFunc: CUgraphRecaptureCallback, userData: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamBeginRecaptureToGraph_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.3 or newer.
+ - The newest ABI of `cuStreamBeginRecaptureToGraph` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamBeginRecaptureToGraph`: [`cuStreamBeginRecaptureToGraph_v13030`] (and this one).
+*/
+    pub enum cuStreamBeginRecaptureToGraph_v13030_ptsz {}
+    impl super::sealed::Sealed for cuStreamBeginRecaptureToGraph_v13030_ptsz {}
+    unsafe impl super::Entry for cuStreamBeginRecaptureToGraph_v13030_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz;
+        const INDEX: usize = 660usize;
+    }
+    /** `cuStreamCopyAttributes` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamCopyAttributes_v11000`](crate::pfn::PFN_cuStreamCopyAttributes_v11000).
+
+ ```text
+ fn(dstStream: CUstream, srcStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamCopyAttributes`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuStreamCopyAttributes` this crate knows.
+
+ Every ABI of `cuStreamCopyAttributes`: [`cuStreamCopyAttributes_v11000_ptsz`] (and this one).
+*/
+    pub enum cuStreamCopyAttributes_v11000 {}
+    impl super::sealed::Sealed for cuStreamCopyAttributes_v11000 {}
+    unsafe impl super::Entry for cuStreamCopyAttributes_v11000 {
+        type Fn = crate::pfn::PFN_cuStreamCopyAttributes_v11000;
+        const INDEX: usize = 661usize;
+    }
+    /** `cuStreamCopyAttributes` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamCopyAttributes_v11000_ptsz`](crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz).
+
+ ```text
+ fn(dst: CUstream, src: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamCopyAttributes_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuStreamCopyAttributes` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamCopyAttributes`: [`cuStreamCopyAttributes_v11000`] (and this one).
+*/
+    pub enum cuStreamCopyAttributes_v11000_ptsz {}
+    impl super::sealed::Sealed for cuStreamCopyAttributes_v11000_ptsz {}
+    unsafe impl super::Entry for cuStreamCopyAttributes_v11000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz;
+        const INDEX: usize = 662usize;
+    }
+    /** `cuStreamCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuStreamCreate_v2000`](crate::pfn::PFN_cuStreamCreate_v2000).
+
+ ```text
+ fn(phStream: *mut CUstream, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuStreamCreate` this crate knows.
+*/
+    pub enum cuStreamCreate_v2000 {}
+    impl super::sealed::Sealed for cuStreamCreate_v2000 {}
+    unsafe impl super::Entry for cuStreamCreate_v2000 {
+        type Fn = crate::pfn::PFN_cuStreamCreate_v2000;
+        const INDEX: usize = 663usize;
+    }
+    /** `cuStreamCreateWithPriority` at exactly version 5050 (CUDA 5.5): [`PFN_cuStreamCreateWithPriority_v5050`](crate::pfn::PFN_cuStreamCreateWithPriority_v5050).
+
+ ```text
+ fn(phStream: *mut CUstream, flags: c_uint, priority: c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamCreateWithPriority`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.5 or newer.
+ - The newest ABI of `cuStreamCreateWithPriority` this crate knows.
+*/
+    pub enum cuStreamCreateWithPriority_v5050 {}
+    impl super::sealed::Sealed for cuStreamCreateWithPriority_v5050 {}
+    unsafe impl super::Entry for cuStreamCreateWithPriority_v5050 {
+        type Fn = crate::pfn::PFN_cuStreamCreateWithPriority_v5050;
+        const INDEX: usize = 664usize;
+    }
+    /** `cuStreamDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuStreamDestroy_v2000`](crate::pfn::PFN_cuStreamDestroy_v2000).
+
+ ```text
+ fn(hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuStreamDestroy`: [`cuStreamDestroy_v4000`] (and this one).
+*/
+    pub enum cuStreamDestroy_v2000 {}
+    impl super::sealed::Sealed for cuStreamDestroy_v2000 {}
+    unsafe impl super::Entry for cuStreamDestroy_v2000 {
+        type Fn = crate::pfn::PFN_cuStreamDestroy_v2000;
+        const INDEX: usize = 665usize;
+    }
+    /** `cuStreamDestroy` at exactly version 4000 (CUDA 4.0): [`PFN_cuStreamDestroy_v4000`](crate::pfn::PFN_cuStreamDestroy_v4000).
+
+ ```text
+ fn(hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamDestroy_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.0 or newer.
+ - The newest ABI of `cuStreamDestroy` this crate knows.
+
+ Every ABI of `cuStreamDestroy`: [`cuStreamDestroy_v2000`] (and this one).
+*/
+    pub enum cuStreamDestroy_v4000 {}
+    impl super::sealed::Sealed for cuStreamDestroy_v4000 {}
+    unsafe impl super::Entry for cuStreamDestroy_v4000 {
+        type Fn = crate::pfn::PFN_cuStreamDestroy_v4000;
+        const INDEX: usize = 666usize;
+    }
+    /** `cuStreamEndCapture` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamEndCapture_v10000`](crate::pfn::PFN_cuStreamEndCapture_v10000).
+
+ ```text
+ fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamEndCapture`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuStreamEndCapture` this crate knows.
+
+ Every ABI of `cuStreamEndCapture`: [`cuStreamEndCapture_v10000_ptsz`] (and this one).
+*/
+    pub enum cuStreamEndCapture_v10000 {}
+    impl super::sealed::Sealed for cuStreamEndCapture_v10000 {}
+    unsafe impl super::Entry for cuStreamEndCapture_v10000 {
+        type Fn = crate::pfn::PFN_cuStreamEndCapture_v10000;
+        const INDEX: usize = 667usize;
+    }
+    /** `cuStreamEndCapture` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamEndCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz).
+
+ ```text
+ fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamEndCapture_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuStreamEndCapture` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamEndCapture`: [`cuStreamEndCapture_v10000`] (and this one).
+*/
+    pub enum cuStreamEndCapture_v10000_ptsz {}
+    impl super::sealed::Sealed for cuStreamEndCapture_v10000_ptsz {}
+    unsafe impl super::Entry for cuStreamEndCapture_v10000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz;
+        const INDEX: usize = 668usize;
+    }
+    /** `cuStreamEndCaptureToCig` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamEndCaptureToCig_v13010`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010).
+
+ ```text
+ fn(hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamEndCaptureToCig`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuStreamEndCaptureToCig` this crate knows.
+
+ Every ABI of `cuStreamEndCaptureToCig`: [`cuStreamEndCaptureToCig_v13010_ptsz`] (and this one).
+*/
+    pub enum cuStreamEndCaptureToCig_v13010 {}
+    impl super::sealed::Sealed for cuStreamEndCaptureToCig_v13010 {}
+    unsafe impl super::Entry for cuStreamEndCaptureToCig_v13010 {
+        type Fn = crate::pfn::PFN_cuStreamEndCaptureToCig_v13010;
+        const INDEX: usize = 669usize;
+    }
+    /** `cuStreamEndCaptureToCig` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamEndCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz).
+
+ ```text
+ fn(hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamEndCaptureToCig_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuStreamEndCaptureToCig` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamEndCaptureToCig`: [`cuStreamEndCaptureToCig_v13010`] (and this one).
+*/
+    pub enum cuStreamEndCaptureToCig_v13010_ptsz {}
+    impl super::sealed::Sealed for cuStreamEndCaptureToCig_v13010_ptsz {}
+    unsafe impl super::Entry for cuStreamEndCaptureToCig_v13010_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz;
+        const INDEX: usize = 670usize;
+    }
+    /** `cuStreamGetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamGetAttribute_v11000`](crate::pfn::PFN_cuStreamGetAttribute_v11000).
+
+ ```text
+ fn(hStream: CUstream, attr: CUstreamAttrID, value: *mut CUstreamAttrValue_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuStreamGetAttribute` this crate knows.
+
+ Every ABI of `cuStreamGetAttribute`: [`cuStreamGetAttribute_v11000_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetAttribute_v11000 {}
+    impl super::sealed::Sealed for cuStreamGetAttribute_v11000 {}
+    unsafe impl super::Entry for cuStreamGetAttribute_v11000 {
+        type Fn = crate::pfn::PFN_cuStreamGetAttribute_v11000;
+        const INDEX: usize = 671usize;
+    }
+    /** `cuStreamGetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamGetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz).
+
+ ```text
+ fn(hStream: CUstream, attr: CUstreamAttrID, value_out: *mut CUstreamAttrValue_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetAttribute_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuStreamGetAttribute` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamGetAttribute`: [`cuStreamGetAttribute_v11000`] (and this one).
+*/
+    pub enum cuStreamGetAttribute_v11000_ptsz {}
+    impl super::sealed::Sealed for cuStreamGetAttribute_v11000_ptsz {}
+    unsafe impl super::Entry for cuStreamGetAttribute_v11000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz;
+        const INDEX: usize = 672usize;
+    }
+    /** `cuStreamGetCaptureInfo` at exactly version 10010 (CUDA 10.1): [`PFN_cuStreamGetCaptureInfo_v10010`](crate::pfn::PFN_cuStreamGetCaptureInfo_v10010).
+
+ ```text
+ fn(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetCaptureInfo`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.1 or newer.
+ - An older ABI of `cuStreamGetCaptureInfo`: newer ones follow below.
+
+ Every ABI of `cuStreamGetCaptureInfo`: [`cuStreamGetCaptureInfo_v10010_ptsz`], [`cuStreamGetCaptureInfo_v11030`], [`cuStreamGetCaptureInfo_v11030_ptsz`], [`cuStreamGetCaptureInfo_v12030`], [`cuStreamGetCaptureInfo_v12030_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetCaptureInfo_v10010 {}
+    impl super::sealed::Sealed for cuStreamGetCaptureInfo_v10010 {}
+    unsafe impl super::Entry for cuStreamGetCaptureInfo_v10010 {
+        type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v10010;
+        const INDEX: usize = 673usize;
+    }
+    /** `cuStreamGetCaptureInfo` at exactly version 10010 (CUDA 10.1): [`PFN_cuStreamGetCaptureInfo_v10010_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v10010_ptsz).
+
+ ```text
+ fn(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetCaptureInfo_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 10.1 or newer.
+ - An older ABI of `cuStreamGetCaptureInfo`: newer ones follow below.
+
+ Every ABI of `cuStreamGetCaptureInfo`: [`cuStreamGetCaptureInfo_v10010`], [`cuStreamGetCaptureInfo_v11030`], [`cuStreamGetCaptureInfo_v11030_ptsz`], [`cuStreamGetCaptureInfo_v12030`], [`cuStreamGetCaptureInfo_v12030_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetCaptureInfo_v10010_ptsz {}
+    impl super::sealed::Sealed for cuStreamGetCaptureInfo_v10010_ptsz {}
+    unsafe impl super::Entry for cuStreamGetCaptureInfo_v10010_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v10010_ptsz;
+        const INDEX: usize = 674usize;
+    }
+    /** `cuStreamGetCaptureInfo` at exactly version 11030 (CUDA 11.3): [`PFN_cuStreamGetCaptureInfo_v11030`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030).
+
+ ```text
+ fn(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, numDependencies_out: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetCaptureInfo_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.3 or newer.
+ - An older ABI of `cuStreamGetCaptureInfo`: newer ones follow below.
+
+ Every ABI of `cuStreamGetCaptureInfo`: [`cuStreamGetCaptureInfo_v10010`], [`cuStreamGetCaptureInfo_v10010_ptsz`], [`cuStreamGetCaptureInfo_v11030_ptsz`], [`cuStreamGetCaptureInfo_v12030`], [`cuStreamGetCaptureInfo_v12030_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetCaptureInfo_v11030 {}
+    impl super::sealed::Sealed for cuStreamGetCaptureInfo_v11030 {}
+    unsafe impl super::Entry for cuStreamGetCaptureInfo_v11030 {
+        type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v11030;
+        const INDEX: usize = 675usize;
+    }
+    /** `cuStreamGetCaptureInfo` at exactly version 11030 (CUDA 11.3): [`PFN_cuStreamGetCaptureInfo_v11030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030_ptsz).
+
+ ```text
+ fn(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, numDependencies_out: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetCaptureInfo_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.3 or newer.
+ - An older ABI of `cuStreamGetCaptureInfo`: newer ones follow below.
+
+ Every ABI of `cuStreamGetCaptureInfo`: [`cuStreamGetCaptureInfo_v10010`], [`cuStreamGetCaptureInfo_v10010_ptsz`], [`cuStreamGetCaptureInfo_v11030`], [`cuStreamGetCaptureInfo_v12030`], [`cuStreamGetCaptureInfo_v12030_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetCaptureInfo_v11030_ptsz {}
+    impl super::sealed::Sealed for cuStreamGetCaptureInfo_v11030_ptsz {}
+    unsafe impl super::Entry for cuStreamGetCaptureInfo_v11030_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v11030_ptsz;
+        const INDEX: usize = 676usize;
+    }
+    /** `cuStreamGetCaptureInfo` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamGetCaptureInfo_v12030`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030).
+
+ ```text
+ fn(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetCaptureInfo_v3`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuStreamGetCaptureInfo` this crate knows.
+
+ Every ABI of `cuStreamGetCaptureInfo`: [`cuStreamGetCaptureInfo_v10010`], [`cuStreamGetCaptureInfo_v10010_ptsz`], [`cuStreamGetCaptureInfo_v11030`], [`cuStreamGetCaptureInfo_v11030_ptsz`], [`cuStreamGetCaptureInfo_v12030_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetCaptureInfo_v12030 {}
+    impl super::sealed::Sealed for cuStreamGetCaptureInfo_v12030 {}
+    unsafe impl super::Entry for cuStreamGetCaptureInfo_v12030 {
+        type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v12030;
+        const INDEX: usize = 677usize;
+    }
+    /** `cuStreamGetCaptureInfo` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamGetCaptureInfo_v12030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz).
+
+ ```text
+ fn(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetCaptureInfo_v3_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuStreamGetCaptureInfo` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamGetCaptureInfo`: [`cuStreamGetCaptureInfo_v10010`], [`cuStreamGetCaptureInfo_v10010_ptsz`], [`cuStreamGetCaptureInfo_v11030`], [`cuStreamGetCaptureInfo_v11030_ptsz`], [`cuStreamGetCaptureInfo_v12030`] (and this one).
+*/
+    pub enum cuStreamGetCaptureInfo_v12030_ptsz {}
+    impl super::sealed::Sealed for cuStreamGetCaptureInfo_v12030_ptsz {}
+    unsafe impl super::Entry for cuStreamGetCaptureInfo_v12030_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz;
+        const INDEX: usize = 678usize;
+    }
+    /** `cuStreamGetCtx` at exactly version 9020 (CUDA 9.2): [`PFN_cuStreamGetCtx_v9020`](crate::pfn::PFN_cuStreamGetCtx_v9020).
+
+ ```text
+ fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetCtx`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 9.2 or newer.
+ - An older ABI of `cuStreamGetCtx`: newer ones follow below.
+
+ Every ABI of `cuStreamGetCtx`: [`cuStreamGetCtx_v9020_ptsz`], [`cuStreamGetCtx_v12050`], [`cuStreamGetCtx_v12050_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetCtx_v9020 {}
+    impl super::sealed::Sealed for cuStreamGetCtx_v9020 {}
+    unsafe impl super::Entry for cuStreamGetCtx_v9020 {
+        type Fn = crate::pfn::PFN_cuStreamGetCtx_v9020;
+        const INDEX: usize = 679usize;
+    }
+    /** `cuStreamGetCtx` at exactly version 9020 (CUDA 9.2): [`PFN_cuStreamGetCtx_v9020_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v9020_ptsz).
+
+ ```text
+ fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetCtx_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 9.2 or newer.
+ - An older ABI of `cuStreamGetCtx`: newer ones follow below.
+
+ Every ABI of `cuStreamGetCtx`: [`cuStreamGetCtx_v9020`], [`cuStreamGetCtx_v12050`], [`cuStreamGetCtx_v12050_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetCtx_v9020_ptsz {}
+    impl super::sealed::Sealed for cuStreamGetCtx_v9020_ptsz {}
+    unsafe impl super::Entry for cuStreamGetCtx_v9020_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamGetCtx_v9020_ptsz;
+        const INDEX: usize = 680usize;
+    }
+    /** `cuStreamGetCtx` at exactly version 12050 (CUDA 12.5): [`PFN_cuStreamGetCtx_v12050`](crate::pfn::PFN_cuStreamGetCtx_v12050).
+
+ ```text
+ fn(hStream: CUstream, pctx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetCtx_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.5 or newer.
+ - The newest ABI of `cuStreamGetCtx` this crate knows.
+
+ Every ABI of `cuStreamGetCtx`: [`cuStreamGetCtx_v9020`], [`cuStreamGetCtx_v9020_ptsz`], [`cuStreamGetCtx_v12050_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetCtx_v12050 {}
+    impl super::sealed::Sealed for cuStreamGetCtx_v12050 {}
+    unsafe impl super::Entry for cuStreamGetCtx_v12050 {
+        type Fn = crate::pfn::PFN_cuStreamGetCtx_v12050;
+        const INDEX: usize = 681usize;
+    }
+    /** `cuStreamGetCtx` at exactly version 12050 (CUDA 12.5): [`PFN_cuStreamGetCtx_v12050_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz).
+
+ ```text
+ fn(hStream: CUstream, pctx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetCtx_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 12.5 or newer.
+ - The newest ABI of `cuStreamGetCtx` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamGetCtx`: [`cuStreamGetCtx_v9020`], [`cuStreamGetCtx_v9020_ptsz`], [`cuStreamGetCtx_v12050`] (and this one).
+*/
+    pub enum cuStreamGetCtx_v12050_ptsz {}
+    impl super::sealed::Sealed for cuStreamGetCtx_v12050_ptsz {}
+    unsafe impl super::Entry for cuStreamGetCtx_v12050_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz;
+        const INDEX: usize = 682usize;
+    }
+    /** `cuStreamGetDevResource` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamGetDevResource_v13010`](crate::pfn::PFN_cuStreamGetDevResource_v13010).
+
+ ```text
+ fn(hStream: CUstream, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetDevResource`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuStreamGetDevResource` this crate knows.
+
+ Every ABI of `cuStreamGetDevResource`: [`cuStreamGetDevResource_v13010_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetDevResource_v13010 {}
+    impl super::sealed::Sealed for cuStreamGetDevResource_v13010 {}
+    unsafe impl super::Entry for cuStreamGetDevResource_v13010 {
+        type Fn = crate::pfn::PFN_cuStreamGetDevResource_v13010;
+        const INDEX: usize = 683usize;
+    }
+    /** `cuStreamGetDevResource` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamGetDevResource_v13010_ptsz`](crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz).
+
+ ```text
+ fn(hStream: CUstream, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetDevResource_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 13.1 or newer.
+ - The newest ABI of `cuStreamGetDevResource` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamGetDevResource`: [`cuStreamGetDevResource_v13010`] (and this one).
+*/
+    pub enum cuStreamGetDevResource_v13010_ptsz {}
+    impl super::sealed::Sealed for cuStreamGetDevResource_v13010_ptsz {}
+    unsafe impl super::Entry for cuStreamGetDevResource_v13010_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz;
+        const INDEX: usize = 684usize;
+    }
+    /** `cuStreamGetDevice` at exactly version 12080 (CUDA 12.8): [`PFN_cuStreamGetDevice_v12080`](crate::pfn::PFN_cuStreamGetDevice_v12080).
+
+ ```text
+ fn(hStream: CUstream, device: *mut CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - The newest ABI of `cuStreamGetDevice` this crate knows.
+
+ Every ABI of `cuStreamGetDevice`: [`cuStreamGetDevice_v12080_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetDevice_v12080 {}
+    impl super::sealed::Sealed for cuStreamGetDevice_v12080 {}
+    unsafe impl super::Entry for cuStreamGetDevice_v12080 {
+        type Fn = crate::pfn::PFN_cuStreamGetDevice_v12080;
+        const INDEX: usize = 685usize;
+    }
+    /** `cuStreamGetDevice` at exactly version 12080 (CUDA 12.8): [`PFN_cuStreamGetDevice_v12080_ptsz`](crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz).
+
+ ```text
+ fn(hStream: CUstream, device: *mut CUdevice) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetDevice_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - The newest ABI of `cuStreamGetDevice` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamGetDevice`: [`cuStreamGetDevice_v12080`] (and this one).
+*/
+    pub enum cuStreamGetDevice_v12080_ptsz {}
+    impl super::sealed::Sealed for cuStreamGetDevice_v12080_ptsz {}
+    unsafe impl super::Entry for cuStreamGetDevice_v12080_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz;
+        const INDEX: usize = 686usize;
+    }
+    /** `cuStreamGetFlags` at exactly version 5050 (CUDA 5.5): [`PFN_cuStreamGetFlags_v5050`](crate::pfn::PFN_cuStreamGetFlags_v5050).
+
+ ```text
+ fn(hStream: CUstream, flags: *mut c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.5 or newer.
+ - The newest ABI of `cuStreamGetFlags` this crate knows.
+
+ Every ABI of `cuStreamGetFlags`: [`cuStreamGetFlags_v7000_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetFlags_v5050 {}
+    impl super::sealed::Sealed for cuStreamGetFlags_v5050 {}
+    unsafe impl super::Entry for cuStreamGetFlags_v5050 {
+        type Fn = crate::pfn::PFN_cuStreamGetFlags_v5050;
+        const INDEX: usize = 687usize;
+    }
+    /** `cuStreamGetFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamGetFlags_v7000_ptsz`](crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz).
+
+ ```text
+ fn(hStream: CUstream, flags: *mut c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetFlags_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuStreamGetFlags` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamGetFlags`: [`cuStreamGetFlags_v5050`] (and this one).
+*/
+    pub enum cuStreamGetFlags_v7000_ptsz {}
+    impl super::sealed::Sealed for cuStreamGetFlags_v7000_ptsz {}
+    unsafe impl super::Entry for cuStreamGetFlags_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz;
+        const INDEX: usize = 688usize;
+    }
+    /** `cuStreamGetGreenCtx` at exactly version 12040 (CUDA 12.4): [`PFN_cuStreamGetGreenCtx_v12040`](crate::pfn::PFN_cuStreamGetGreenCtx_v12040).
+
+ ```text
+ fn(hStream: CUstream, phCtx: *mut CUgreenCtx) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetGreenCtx`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.4 or newer.
+ - The newest ABI of `cuStreamGetGreenCtx` this crate knows.
+*/
+    pub enum cuStreamGetGreenCtx_v12040 {}
+    impl super::sealed::Sealed for cuStreamGetGreenCtx_v12040 {}
+    unsafe impl super::Entry for cuStreamGetGreenCtx_v12040 {
+        type Fn = crate::pfn::PFN_cuStreamGetGreenCtx_v12040;
+        const INDEX: usize = 689usize;
+    }
+    /** `cuStreamGetId` at exactly version 12000 (CUDA 12.0): [`PFN_cuStreamGetId_v12000`](crate::pfn::PFN_cuStreamGetId_v12000).
+
+ ```text
+ fn(hStream: CUstream, streamId: *mut c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetId`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuStreamGetId` this crate knows.
+
+ Every ABI of `cuStreamGetId`: [`cuStreamGetId_v12000_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetId_v12000 {}
+    impl super::sealed::Sealed for cuStreamGetId_v12000 {}
+    unsafe impl super::Entry for cuStreamGetId_v12000 {
+        type Fn = crate::pfn::PFN_cuStreamGetId_v12000;
+        const INDEX: usize = 690usize;
+    }
+    /** `cuStreamGetId` at exactly version 12000 (CUDA 12.0): [`PFN_cuStreamGetId_v12000_ptsz`](crate::pfn::PFN_cuStreamGetId_v12000_ptsz).
+
+ ```text
+ fn(hStream: CUstream, streamId: *mut c_ulonglong) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetId_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuStreamGetId` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamGetId`: [`cuStreamGetId_v12000`] (and this one).
+*/
+    pub enum cuStreamGetId_v12000_ptsz {}
+    impl super::sealed::Sealed for cuStreamGetId_v12000_ptsz {}
+    unsafe impl super::Entry for cuStreamGetId_v12000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamGetId_v12000_ptsz;
+        const INDEX: usize = 691usize;
+    }
+    /** `cuStreamGetPriority` at exactly version 5050 (CUDA 5.5): [`PFN_cuStreamGetPriority_v5050`](crate::pfn::PFN_cuStreamGetPriority_v5050).
+
+ ```text
+ fn(hStream: CUstream, priority: *mut c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetPriority`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.5 or newer.
+ - The newest ABI of `cuStreamGetPriority` this crate knows.
+
+ Every ABI of `cuStreamGetPriority`: [`cuStreamGetPriority_v7000_ptsz`] (and this one).
+*/
+    pub enum cuStreamGetPriority_v5050 {}
+    impl super::sealed::Sealed for cuStreamGetPriority_v5050 {}
+    unsafe impl super::Entry for cuStreamGetPriority_v5050 {
+        type Fn = crate::pfn::PFN_cuStreamGetPriority_v5050;
+        const INDEX: usize = 692usize;
+    }
+    /** `cuStreamGetPriority` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamGetPriority_v7000_ptsz`](crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz).
+
+ ```text
+ fn(hStream: CUstream, priority: *mut c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamGetPriority_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuStreamGetPriority` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamGetPriority`: [`cuStreamGetPriority_v5050`] (and this one).
+*/
+    pub enum cuStreamGetPriority_v7000_ptsz {}
+    impl super::sealed::Sealed for cuStreamGetPriority_v7000_ptsz {}
+    unsafe impl super::Entry for cuStreamGetPriority_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz;
+        const INDEX: usize = 693usize;
+    }
+    /** `cuStreamIsCapturing` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamIsCapturing_v10000`](crate::pfn::PFN_cuStreamIsCapturing_v10000).
+
+ ```text
+ fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamIsCapturing`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuStreamIsCapturing` this crate knows.
+
+ Every ABI of `cuStreamIsCapturing`: [`cuStreamIsCapturing_v10000_ptsz`] (and this one).
+*/
+    pub enum cuStreamIsCapturing_v10000 {}
+    impl super::sealed::Sealed for cuStreamIsCapturing_v10000 {}
+    unsafe impl super::Entry for cuStreamIsCapturing_v10000 {
+        type Fn = crate::pfn::PFN_cuStreamIsCapturing_v10000;
+        const INDEX: usize = 694usize;
+    }
+    /** `cuStreamIsCapturing` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamIsCapturing_v10000_ptsz`](crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz).
+
+ ```text
+ fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamIsCapturing_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuStreamIsCapturing` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamIsCapturing`: [`cuStreamIsCapturing_v10000`] (and this one).
+*/
+    pub enum cuStreamIsCapturing_v10000_ptsz {}
+    impl super::sealed::Sealed for cuStreamIsCapturing_v10000_ptsz {}
+    unsafe impl super::Entry for cuStreamIsCapturing_v10000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz;
+        const INDEX: usize = 695usize;
+    }
+    /** `cuStreamQuery` at exactly version 2000 (CUDA 2.0): [`PFN_cuStreamQuery_v2000`](crate::pfn::PFN_cuStreamQuery_v2000).
+
+ ```text
+ fn(hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamQuery`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuStreamQuery` this crate knows.
+
+ Every ABI of `cuStreamQuery`: [`cuStreamQuery_v7000_ptsz`] (and this one).
+*/
+    pub enum cuStreamQuery_v2000 {}
+    impl super::sealed::Sealed for cuStreamQuery_v2000 {}
+    unsafe impl super::Entry for cuStreamQuery_v2000 {
+        type Fn = crate::pfn::PFN_cuStreamQuery_v2000;
+        const INDEX: usize = 696usize;
+    }
+    /** `cuStreamQuery` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamQuery_v7000_ptsz`](crate::pfn::PFN_cuStreamQuery_v7000_ptsz).
+
+ ```text
+ fn(hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamQuery_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuStreamQuery` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamQuery`: [`cuStreamQuery_v2000`] (and this one).
+*/
+    pub enum cuStreamQuery_v7000_ptsz {}
+    impl super::sealed::Sealed for cuStreamQuery_v7000_ptsz {}
+    unsafe impl super::Entry for cuStreamQuery_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamQuery_v7000_ptsz;
+        const INDEX: usize = 697usize;
+    }
+    /** `cuStreamSetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamSetAttribute_v11000`](crate::pfn::PFN_cuStreamSetAttribute_v11000).
+
+ ```text
+ fn(hStream: CUstream, attr: CUstreamAttrID, param: *const CUstreamAttrValue_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamSetAttribute`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuStreamSetAttribute` this crate knows.
+
+ Every ABI of `cuStreamSetAttribute`: [`cuStreamSetAttribute_v11000_ptsz`] (and this one).
+*/
+    pub enum cuStreamSetAttribute_v11000 {}
+    impl super::sealed::Sealed for cuStreamSetAttribute_v11000 {}
+    unsafe impl super::Entry for cuStreamSetAttribute_v11000 {
+        type Fn = crate::pfn::PFN_cuStreamSetAttribute_v11000;
+        const INDEX: usize = 698usize;
+    }
+    /** `cuStreamSetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamSetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz).
+
+ ```text
+ fn(hStream: CUstream, attr: CUstreamAttrID, value: *const CUstreamAttrValue_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamSetAttribute_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.0 or newer.
+ - The newest ABI of `cuStreamSetAttribute` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamSetAttribute`: [`cuStreamSetAttribute_v11000`] (and this one).
+*/
+    pub enum cuStreamSetAttribute_v11000_ptsz {}
+    impl super::sealed::Sealed for cuStreamSetAttribute_v11000_ptsz {}
+    unsafe impl super::Entry for cuStreamSetAttribute_v11000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz;
+        const INDEX: usize = 699usize;
+    }
+    /** `cuStreamSynchronize` at exactly version 2000 (CUDA 2.0): [`PFN_cuStreamSynchronize_v2000`](crate::pfn::PFN_cuStreamSynchronize_v2000).
+
+ ```text
+ fn(hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamSynchronize`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuStreamSynchronize` this crate knows.
+
+ Every ABI of `cuStreamSynchronize`: [`cuStreamSynchronize_v7000_ptsz`] (and this one).
+*/
+    pub enum cuStreamSynchronize_v2000 {}
+    impl super::sealed::Sealed for cuStreamSynchronize_v2000 {}
+    unsafe impl super::Entry for cuStreamSynchronize_v2000 {
+        type Fn = crate::pfn::PFN_cuStreamSynchronize_v2000;
+        const INDEX: usize = 700usize;
+    }
+    /** `cuStreamSynchronize` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamSynchronize_v7000_ptsz`](crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz).
+
+ ```text
+ fn(hStream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamSynchronize_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuStreamSynchronize` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamSynchronize`: [`cuStreamSynchronize_v2000`] (and this one).
+*/
+    pub enum cuStreamSynchronize_v7000_ptsz {}
+    impl super::sealed::Sealed for cuStreamSynchronize_v7000_ptsz {}
+    unsafe impl super::Entry for cuStreamSynchronize_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz;
+        const INDEX: usize = 701usize;
+    }
+    /** `cuStreamUpdateCaptureDependencies` at exactly version 11030 (CUDA 11.3): [`PFN_cuStreamUpdateCaptureDependencies_v11030`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030).
+
+ ```text
+ fn(hStream: CUstream, dependencies: *mut CUgraphNode, numDependencies: usize, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamUpdateCaptureDependencies`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.3 or newer.
+ - An older ABI of `cuStreamUpdateCaptureDependencies`: newer ones follow below.
+
+ Every ABI of `cuStreamUpdateCaptureDependencies`: [`cuStreamUpdateCaptureDependencies_v11030_ptsz`], [`cuStreamUpdateCaptureDependencies_v12030`], [`cuStreamUpdateCaptureDependencies_v12030_ptsz`] (and this one).
+*/
+    pub enum cuStreamUpdateCaptureDependencies_v11030 {}
+    impl super::sealed::Sealed for cuStreamUpdateCaptureDependencies_v11030 {}
+    unsafe impl super::Entry for cuStreamUpdateCaptureDependencies_v11030 {
+        type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030;
+        const INDEX: usize = 702usize;
+    }
+    /** `cuStreamUpdateCaptureDependencies` at exactly version 11030 (CUDA 11.3): [`PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz).
+
+ ```text
+ fn(hStream: CUstream, dependencies: *mut CUgraphNode, numDependencies: usize, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamUpdateCaptureDependencies_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.3 or newer.
+ - An older ABI of `cuStreamUpdateCaptureDependencies`: newer ones follow below.
+
+ Every ABI of `cuStreamUpdateCaptureDependencies`: [`cuStreamUpdateCaptureDependencies_v11030`], [`cuStreamUpdateCaptureDependencies_v12030`], [`cuStreamUpdateCaptureDependencies_v12030_ptsz`] (and this one).
+*/
+    pub enum cuStreamUpdateCaptureDependencies_v11030_ptsz {}
+    impl super::sealed::Sealed for cuStreamUpdateCaptureDependencies_v11030_ptsz {}
+    unsafe impl super::Entry for cuStreamUpdateCaptureDependencies_v11030_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz;
+        const INDEX: usize = 703usize;
+    }
+    /** `cuStreamUpdateCaptureDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamUpdateCaptureDependencies_v12030`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030).
+
+ ```text
+ fn(hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamUpdateCaptureDependencies_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuStreamUpdateCaptureDependencies` this crate knows.
+
+ Every ABI of `cuStreamUpdateCaptureDependencies`: [`cuStreamUpdateCaptureDependencies_v11030`], [`cuStreamUpdateCaptureDependencies_v11030_ptsz`], [`cuStreamUpdateCaptureDependencies_v12030_ptsz`] (and this one).
+*/
+    pub enum cuStreamUpdateCaptureDependencies_v12030 {}
+    impl super::sealed::Sealed for cuStreamUpdateCaptureDependencies_v12030 {}
+    unsafe impl super::Entry for cuStreamUpdateCaptureDependencies_v12030 {
+        type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030;
+        const INDEX: usize = 704usize;
+    }
+    /** `cuStreamUpdateCaptureDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz).
+
+ ```text
+ fn(hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamUpdateCaptureDependencies_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 12.3 or newer.
+ - The newest ABI of `cuStreamUpdateCaptureDependencies` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamUpdateCaptureDependencies`: [`cuStreamUpdateCaptureDependencies_v11030`], [`cuStreamUpdateCaptureDependencies_v11030_ptsz`], [`cuStreamUpdateCaptureDependencies_v12030`] (and this one).
+*/
+    pub enum cuStreamUpdateCaptureDependencies_v12030_ptsz {}
+    impl super::sealed::Sealed for cuStreamUpdateCaptureDependencies_v12030_ptsz {}
+    unsafe impl super::Entry for cuStreamUpdateCaptureDependencies_v12030_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz;
+        const INDEX: usize = 705usize;
+    }
+    /** `cuStreamWaitEvent` at exactly version 3020 (CUDA 3.2): [`PFN_cuStreamWaitEvent_v3020`](crate::pfn::PFN_cuStreamWaitEvent_v3020).
+
+ ```text
+ fn(hStream: CUstream, hEvent: CUevent, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWaitEvent`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuStreamWaitEvent` this crate knows.
+
+ Every ABI of `cuStreamWaitEvent`: [`cuStreamWaitEvent_v7000_ptsz`] (and this one).
+*/
+    pub enum cuStreamWaitEvent_v3020 {}
+    impl super::sealed::Sealed for cuStreamWaitEvent_v3020 {}
+    unsafe impl super::Entry for cuStreamWaitEvent_v3020 {
+        type Fn = crate::pfn::PFN_cuStreamWaitEvent_v3020;
+        const INDEX: usize = 706usize;
+    }
+    /** `cuStreamWaitEvent` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamWaitEvent_v7000_ptsz`](crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz).
+
+ ```text
+ fn(hStream: CUstream, hEvent: CUevent, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWaitEvent_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 7.0 or newer.
+ - The newest ABI of `cuStreamWaitEvent` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamWaitEvent`: [`cuStreamWaitEvent_v3020`] (and this one).
+*/
+    pub enum cuStreamWaitEvent_v7000_ptsz {}
+    impl super::sealed::Sealed for cuStreamWaitEvent_v7000_ptsz {}
+    unsafe impl super::Entry for cuStreamWaitEvent_v7000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz;
+        const INDEX: usize = 707usize;
+    }
+    /** `cuStreamWaitValue32` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamWaitValue32_v8000`](crate::pfn::PFN_cuStreamWaitValue32_v8000).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWaitValue32`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - An older ABI of `cuStreamWaitValue32`: newer ones follow below.
+
+ Every ABI of `cuStreamWaitValue32`: [`cuStreamWaitValue32_v8000_ptsz`], [`cuStreamWaitValue32_v11070`], [`cuStreamWaitValue32_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamWaitValue32_v8000 {}
+    impl super::sealed::Sealed for cuStreamWaitValue32_v8000 {}
+    unsafe impl super::Entry for cuStreamWaitValue32_v8000 {
+        type Fn = crate::pfn::PFN_cuStreamWaitValue32_v8000;
+        const INDEX: usize = 708usize;
+    }
+    /** `cuStreamWaitValue32` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamWaitValue32_v8000_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v8000_ptsz).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWaitValue32_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - An older ABI of `cuStreamWaitValue32`: newer ones follow below.
+
+ Every ABI of `cuStreamWaitValue32`: [`cuStreamWaitValue32_v8000`], [`cuStreamWaitValue32_v11070`], [`cuStreamWaitValue32_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamWaitValue32_v8000_ptsz {}
+    impl super::sealed::Sealed for cuStreamWaitValue32_v8000_ptsz {}
+    unsafe impl super::Entry for cuStreamWaitValue32_v8000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamWaitValue32_v8000_ptsz;
+        const INDEX: usize = 709usize;
+    }
+    /** `cuStreamWaitValue32` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWaitValue32_v11070`](crate::pfn::PFN_cuStreamWaitValue32_v11070).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWaitValue32_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuStreamWaitValue32` this crate knows.
+
+ Every ABI of `cuStreamWaitValue32`: [`cuStreamWaitValue32_v8000`], [`cuStreamWaitValue32_v8000_ptsz`], [`cuStreamWaitValue32_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamWaitValue32_v11070 {}
+    impl super::sealed::Sealed for cuStreamWaitValue32_v11070 {}
+    unsafe impl super::Entry for cuStreamWaitValue32_v11070 {
+        type Fn = crate::pfn::PFN_cuStreamWaitValue32_v11070;
+        const INDEX: usize = 710usize;
+    }
+    /** `cuStreamWaitValue32` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWaitValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWaitValue32_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuStreamWaitValue32` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamWaitValue32`: [`cuStreamWaitValue32_v8000`], [`cuStreamWaitValue32_v8000_ptsz`], [`cuStreamWaitValue32_v11070`] (and this one).
+*/
+    pub enum cuStreamWaitValue32_v11070_ptsz {}
+    impl super::sealed::Sealed for cuStreamWaitValue32_v11070_ptsz {}
+    unsafe impl super::Entry for cuStreamWaitValue32_v11070_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz;
+        const INDEX: usize = 711usize;
+    }
+    /** `cuStreamWaitValue64` at exactly version 9000 (CUDA 9.0): [`PFN_cuStreamWaitValue64_v9000`](crate::pfn::PFN_cuStreamWaitValue64_v9000).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWaitValue64`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 9.0 or newer.
+ - An older ABI of `cuStreamWaitValue64`: newer ones follow below.
+
+ Every ABI of `cuStreamWaitValue64`: [`cuStreamWaitValue64_v9000_ptsz`], [`cuStreamWaitValue64_v11070`], [`cuStreamWaitValue64_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamWaitValue64_v9000 {}
+    impl super::sealed::Sealed for cuStreamWaitValue64_v9000 {}
+    unsafe impl super::Entry for cuStreamWaitValue64_v9000 {
+        type Fn = crate::pfn::PFN_cuStreamWaitValue64_v9000;
+        const INDEX: usize = 712usize;
+    }
+    /** `cuStreamWaitValue64` at exactly version 9000 (CUDA 9.0): [`PFN_cuStreamWaitValue64_v9000_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v9000_ptsz).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWaitValue64_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 9.0 or newer.
+ - An older ABI of `cuStreamWaitValue64`: newer ones follow below.
+
+ Every ABI of `cuStreamWaitValue64`: [`cuStreamWaitValue64_v9000`], [`cuStreamWaitValue64_v11070`], [`cuStreamWaitValue64_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamWaitValue64_v9000_ptsz {}
+    impl super::sealed::Sealed for cuStreamWaitValue64_v9000_ptsz {}
+    unsafe impl super::Entry for cuStreamWaitValue64_v9000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamWaitValue64_v9000_ptsz;
+        const INDEX: usize = 713usize;
+    }
+    /** `cuStreamWaitValue64` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWaitValue64_v11070`](crate::pfn::PFN_cuStreamWaitValue64_v11070).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWaitValue64_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuStreamWaitValue64` this crate knows.
+
+ Every ABI of `cuStreamWaitValue64`: [`cuStreamWaitValue64_v9000`], [`cuStreamWaitValue64_v9000_ptsz`], [`cuStreamWaitValue64_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamWaitValue64_v11070 {}
+    impl super::sealed::Sealed for cuStreamWaitValue64_v11070 {}
+    unsafe impl super::Entry for cuStreamWaitValue64_v11070 {
+        type Fn = crate::pfn::PFN_cuStreamWaitValue64_v11070;
+        const INDEX: usize = 714usize;
+    }
+    /** `cuStreamWaitValue64` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWaitValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWaitValue64_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuStreamWaitValue64` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamWaitValue64`: [`cuStreamWaitValue64_v9000`], [`cuStreamWaitValue64_v9000_ptsz`], [`cuStreamWaitValue64_v11070`] (and this one).
+*/
+    pub enum cuStreamWaitValue64_v11070_ptsz {}
+    impl super::sealed::Sealed for cuStreamWaitValue64_v11070_ptsz {}
+    unsafe impl super::Entry for cuStreamWaitValue64_v11070_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz;
+        const INDEX: usize = 715usize;
+    }
+    /** `cuStreamWriteValue32` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamWriteValue32_v8000`](crate::pfn::PFN_cuStreamWriteValue32_v8000).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWriteValue32`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - An older ABI of `cuStreamWriteValue32`: newer ones follow below.
+
+ Every ABI of `cuStreamWriteValue32`: [`cuStreamWriteValue32_v8000_ptsz`], [`cuStreamWriteValue32_v11070`], [`cuStreamWriteValue32_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamWriteValue32_v8000 {}
+    impl super::sealed::Sealed for cuStreamWriteValue32_v8000 {}
+    unsafe impl super::Entry for cuStreamWriteValue32_v8000 {
+        type Fn = crate::pfn::PFN_cuStreamWriteValue32_v8000;
+        const INDEX: usize = 716usize;
+    }
+    /** `cuStreamWriteValue32` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamWriteValue32_v8000_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v8000_ptsz).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWriteValue32_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - An older ABI of `cuStreamWriteValue32`: newer ones follow below.
+
+ Every ABI of `cuStreamWriteValue32`: [`cuStreamWriteValue32_v8000`], [`cuStreamWriteValue32_v11070`], [`cuStreamWriteValue32_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamWriteValue32_v8000_ptsz {}
+    impl super::sealed::Sealed for cuStreamWriteValue32_v8000_ptsz {}
+    unsafe impl super::Entry for cuStreamWriteValue32_v8000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamWriteValue32_v8000_ptsz;
+        const INDEX: usize = 717usize;
+    }
+    /** `cuStreamWriteValue32` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWriteValue32_v11070`](crate::pfn::PFN_cuStreamWriteValue32_v11070).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWriteValue32_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuStreamWriteValue32` this crate knows.
+
+ Every ABI of `cuStreamWriteValue32`: [`cuStreamWriteValue32_v8000`], [`cuStreamWriteValue32_v8000_ptsz`], [`cuStreamWriteValue32_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamWriteValue32_v11070 {}
+    impl super::sealed::Sealed for cuStreamWriteValue32_v11070 {}
+    unsafe impl super::Entry for cuStreamWriteValue32_v11070 {
+        type Fn = crate::pfn::PFN_cuStreamWriteValue32_v11070;
+        const INDEX: usize = 718usize;
+    }
+    /** `cuStreamWriteValue32` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWriteValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWriteValue32_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuStreamWriteValue32` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamWriteValue32`: [`cuStreamWriteValue32_v8000`], [`cuStreamWriteValue32_v8000_ptsz`], [`cuStreamWriteValue32_v11070`] (and this one).
+*/
+    pub enum cuStreamWriteValue32_v11070_ptsz {}
+    impl super::sealed::Sealed for cuStreamWriteValue32_v11070_ptsz {}
+    unsafe impl super::Entry for cuStreamWriteValue32_v11070_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz;
+        const INDEX: usize = 719usize;
+    }
+    /** `cuStreamWriteValue64` at exactly version 9000 (CUDA 9.0): [`PFN_cuStreamWriteValue64_v9000`](crate::pfn::PFN_cuStreamWriteValue64_v9000).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWriteValue64`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 9.0 or newer.
+ - An older ABI of `cuStreamWriteValue64`: newer ones follow below.
+
+ Every ABI of `cuStreamWriteValue64`: [`cuStreamWriteValue64_v9000_ptsz`], [`cuStreamWriteValue64_v11070`], [`cuStreamWriteValue64_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamWriteValue64_v9000 {}
+    impl super::sealed::Sealed for cuStreamWriteValue64_v9000 {}
+    unsafe impl super::Entry for cuStreamWriteValue64_v9000 {
+        type Fn = crate::pfn::PFN_cuStreamWriteValue64_v9000;
+        const INDEX: usize = 720usize;
+    }
+    /** `cuStreamWriteValue64` at exactly version 9000 (CUDA 9.0): [`PFN_cuStreamWriteValue64_v9000_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v9000_ptsz).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWriteValue64_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 9.0 or newer.
+ - An older ABI of `cuStreamWriteValue64`: newer ones follow below.
+
+ Every ABI of `cuStreamWriteValue64`: [`cuStreamWriteValue64_v9000`], [`cuStreamWriteValue64_v11070`], [`cuStreamWriteValue64_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamWriteValue64_v9000_ptsz {}
+    impl super::sealed::Sealed for cuStreamWriteValue64_v9000_ptsz {}
+    unsafe impl super::Entry for cuStreamWriteValue64_v9000_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamWriteValue64_v9000_ptsz;
+        const INDEX: usize = 721usize;
+    }
+    /** `cuStreamWriteValue64` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWriteValue64_v11070`](crate::pfn::PFN_cuStreamWriteValue64_v11070).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWriteValue64_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuStreamWriteValue64` this crate knows.
+
+ Every ABI of `cuStreamWriteValue64`: [`cuStreamWriteValue64_v9000`], [`cuStreamWriteValue64_v9000_ptsz`], [`cuStreamWriteValue64_v11070_ptsz`] (and this one).
+*/
+    pub enum cuStreamWriteValue64_v11070 {}
+    impl super::sealed::Sealed for cuStreamWriteValue64_v11070 {}
+    unsafe impl super::Entry for cuStreamWriteValue64_v11070 {
+        type Fn = crate::pfn::PFN_cuStreamWriteValue64_v11070;
+        const INDEX: usize = 722usize;
+    }
+    /** `cuStreamWriteValue64` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWriteValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz).
+
+ ```text
+ fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuStreamWriteValue64_v2_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 11.7 or newer.
+ - The newest ABI of `cuStreamWriteValue64` this crate knows of its per-thread variants.
+
+ Every ABI of `cuStreamWriteValue64`: [`cuStreamWriteValue64_v9000`], [`cuStreamWriteValue64_v9000_ptsz`], [`cuStreamWriteValue64_v11070`] (and this one).
+*/
+    pub enum cuStreamWriteValue64_v11070_ptsz {}
+    impl super::sealed::Sealed for cuStreamWriteValue64_v11070_ptsz {}
+    unsafe impl super::Entry for cuStreamWriteValue64_v11070_ptsz {
+        type Fn = crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz;
+        const INDEX: usize = 723usize;
+    }
+    /** `cuSurfObjectCreate` at exactly version 5000 (CUDA 5.0): [`PFN_cuSurfObjectCreate_v5000`](crate::pfn::PFN_cuSurfObjectCreate_v5000).
+
+ ```text
+ fn(pSurfObject: *mut CUsurfObject_v1, pResDesc: *const CUDA_RESOURCE_DESC_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuSurfObjectCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuSurfObjectCreate` this crate knows.
+*/
+    pub enum cuSurfObjectCreate_v5000 {}
+    impl super::sealed::Sealed for cuSurfObjectCreate_v5000 {}
+    unsafe impl super::Entry for cuSurfObjectCreate_v5000 {
+        type Fn = crate::pfn::PFN_cuSurfObjectCreate_v5000;
+        const INDEX: usize = 724usize;
+    }
+    /** `cuSurfObjectDestroy` at exactly version 5000 (CUDA 5.0): [`PFN_cuSurfObjectDestroy_v5000`](crate::pfn::PFN_cuSurfObjectDestroy_v5000).
+
+ ```text
+ fn(surfObject: CUsurfObject_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuSurfObjectDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuSurfObjectDestroy` this crate knows.
+*/
+    pub enum cuSurfObjectDestroy_v5000 {}
+    impl super::sealed::Sealed for cuSurfObjectDestroy_v5000 {}
+    unsafe impl super::Entry for cuSurfObjectDestroy_v5000 {
+        type Fn = crate::pfn::PFN_cuSurfObjectDestroy_v5000;
+        const INDEX: usize = 725usize;
+    }
+    /** `cuSurfObjectGetResourceDesc` at exactly version 5000 (CUDA 5.0): [`PFN_cuSurfObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000).
+
+ ```text
+ fn(pResDesc: *mut CUDA_RESOURCE_DESC_v1, surfObject: CUsurfObject_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuSurfObjectGetResourceDesc`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuSurfObjectGetResourceDesc` this crate knows.
+*/
+    pub enum cuSurfObjectGetResourceDesc_v5000 {}
+    impl super::sealed::Sealed for cuSurfObjectGetResourceDesc_v5000 {}
+    unsafe impl super::Entry for cuSurfObjectGetResourceDesc_v5000 {
+        type Fn = crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000;
+        const INDEX: usize = 726usize;
+    }
+    /** `cuSurfRefGetArray` at exactly version 3000 (CUDA 3.0): [`PFN_cuSurfRefGetArray_v3000`](crate::pfn::PFN_cuSurfRefGetArray_v3000).
+
+ ```text
+ fn(phArray: *mut CUarray, hSurfRef: CUsurfref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuSurfRefGetArray`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuSurfRefGetArray` this crate knows.
+*/
+    pub enum cuSurfRefGetArray_v3000 {}
+    impl super::sealed::Sealed for cuSurfRefGetArray_v3000 {}
+    unsafe impl super::Entry for cuSurfRefGetArray_v3000 {
+        type Fn = crate::pfn::PFN_cuSurfRefGetArray_v3000;
+        const INDEX: usize = 727usize;
+    }
+    /** `cuSurfRefSetArray` at exactly version 3000 (CUDA 3.0): [`PFN_cuSurfRefSetArray_v3000`](crate::pfn::PFN_cuSurfRefSetArray_v3000).
+
+ ```text
+ fn(hSurfRef: CUsurfref, hArray: CUarray, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuSurfRefSetArray`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.0 or newer.
+ - The newest ABI of `cuSurfRefSetArray` this crate knows.
+*/
+    pub enum cuSurfRefSetArray_v3000 {}
+    impl super::sealed::Sealed for cuSurfRefSetArray_v3000 {}
+    unsafe impl super::Entry for cuSurfRefSetArray_v3000 {
+        type Fn = crate::pfn::PFN_cuSurfRefSetArray_v3000;
+        const INDEX: usize = 728usize;
+    }
+    /** `cuTensorMapEncodeIm2col` at exactly version 12000 (CUDA 12.0): [`PFN_cuTensorMapEncodeIm2col_v12000`](crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000).
+
+ ```text
+ fn(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: *mut c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCorner: *const c_int, pixelBoxUpperCorner: *const c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTensorMapEncodeIm2col`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuTensorMapEncodeIm2col` this crate knows.
+*/
+    pub enum cuTensorMapEncodeIm2col_v12000 {}
+    impl super::sealed::Sealed for cuTensorMapEncodeIm2col_v12000 {}
+    unsafe impl super::Entry for cuTensorMapEncodeIm2col_v12000 {
+        type Fn = crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000;
+        const INDEX: usize = 729usize;
+    }
+    /** `cuTensorMapEncodeIm2colWide` at exactly version 12080 (CUDA 12.8): [`PFN_cuTensorMapEncodeIm2colWide_v12080`](crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080).
+
+ ```text
+ fn(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: *mut c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCornerWidth: c_int, pixelBoxUpperCornerWidth: c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, mode: CUtensorMapIm2ColWideMode, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTensorMapEncodeIm2colWide`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.8 or newer.
+ - The newest ABI of `cuTensorMapEncodeIm2colWide` this crate knows.
+*/
+    pub enum cuTensorMapEncodeIm2colWide_v12080 {}
+    impl super::sealed::Sealed for cuTensorMapEncodeIm2colWide_v12080 {}
+    unsafe impl super::Entry for cuTensorMapEncodeIm2colWide_v12080 {
+        type Fn = crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080;
+        const INDEX: usize = 730usize;
+    }
+    /** `cuTensorMapEncodeTiled` at exactly version 12000 (CUDA 12.0): [`PFN_cuTensorMapEncodeTiled_v12000`](crate::pfn::PFN_cuTensorMapEncodeTiled_v12000).
+
+ ```text
+ fn(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: *mut c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, boxDim: *const cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTensorMapEncodeTiled`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuTensorMapEncodeTiled` this crate knows.
+*/
+    pub enum cuTensorMapEncodeTiled_v12000 {}
+    impl super::sealed::Sealed for cuTensorMapEncodeTiled_v12000 {}
+    unsafe impl super::Entry for cuTensorMapEncodeTiled_v12000 {
+        type Fn = crate::pfn::PFN_cuTensorMapEncodeTiled_v12000;
+        const INDEX: usize = 731usize;
+    }
+    /** `cuTensorMapReplaceAddress` at exactly version 12000 (CUDA 12.0): [`PFN_cuTensorMapReplaceAddress_v12000`](crate::pfn::PFN_cuTensorMapReplaceAddress_v12000).
+
+ ```text
+ fn(tensorMap: *mut CUtensorMap, globalAddress: *mut c_void) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTensorMapReplaceAddress`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 12.0 or newer.
+ - The newest ABI of `cuTensorMapReplaceAddress` this crate knows.
+*/
+    pub enum cuTensorMapReplaceAddress_v12000 {}
+    impl super::sealed::Sealed for cuTensorMapReplaceAddress_v12000 {}
+    unsafe impl super::Entry for cuTensorMapReplaceAddress_v12000 {
+        type Fn = crate::pfn::PFN_cuTensorMapReplaceAddress_v12000;
+        const INDEX: usize = 732usize;
+    }
+    /** `cuTensorMapSetAllocationClass` at exactly version 13050 (CUDA 13.5): [`PFN_cuTensorMapSetAllocationClass_v13050`](crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050).
+
+ ```text
+ fn(tensorMap: *mut CUtensorMap, allocClass: CUtensorMapAllocClass, outAllocClass: *mut CUtensorMapAllocClass) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTensorMapSetAllocationClass`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 13.5 or newer.
+ - The newest ABI of `cuTensorMapSetAllocationClass` this crate knows.
+*/
+    pub enum cuTensorMapSetAllocationClass_v13050 {}
+    impl super::sealed::Sealed for cuTensorMapSetAllocationClass_v13050 {}
+    unsafe impl super::Entry for cuTensorMapSetAllocationClass_v13050 {
+        type Fn = crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050;
+        const INDEX: usize = 733usize;
+    }
+    /** `cuTexObjectCreate` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectCreate_v5000`](crate::pfn::PFN_cuTexObjectCreate_v5000).
+
+ ```text
+ fn(pTexObject: *mut CUtexObject_v1, pResDesc: *const CUDA_RESOURCE_DESC_v1, pTexDesc: *const CUDA_TEXTURE_DESC_v1, pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexObjectCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexObjectCreate` this crate knows.
+*/
+    pub enum cuTexObjectCreate_v5000 {}
+    impl super::sealed::Sealed for cuTexObjectCreate_v5000 {}
+    unsafe impl super::Entry for cuTexObjectCreate_v5000 {
+        type Fn = crate::pfn::PFN_cuTexObjectCreate_v5000;
+        const INDEX: usize = 734usize;
+    }
+    /** `cuTexObjectDestroy` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectDestroy_v5000`](crate::pfn::PFN_cuTexObjectDestroy_v5000).
+
+ ```text
+ fn(texObject: CUtexObject_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexObjectDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexObjectDestroy` this crate knows.
+*/
+    pub enum cuTexObjectDestroy_v5000 {}
+    impl super::sealed::Sealed for cuTexObjectDestroy_v5000 {}
+    unsafe impl super::Entry for cuTexObjectDestroy_v5000 {
+        type Fn = crate::pfn::PFN_cuTexObjectDestroy_v5000;
+        const INDEX: usize = 735usize;
+    }
+    /** `cuTexObjectGetResourceDesc` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000).
+
+ ```text
+ fn(pResDesc: *mut CUDA_RESOURCE_DESC_v1, texObject: CUtexObject_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexObjectGetResourceDesc`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexObjectGetResourceDesc` this crate knows.
+*/
+    pub enum cuTexObjectGetResourceDesc_v5000 {}
+    impl super::sealed::Sealed for cuTexObjectGetResourceDesc_v5000 {}
+    unsafe impl super::Entry for cuTexObjectGetResourceDesc_v5000 {
+        type Fn = crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000;
+        const INDEX: usize = 736usize;
+    }
+    /** `cuTexObjectGetResourceViewDesc` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectGetResourceViewDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000).
+
+ ```text
+ fn(pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC_v1, texObject: CUtexObject_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexObjectGetResourceViewDesc`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexObjectGetResourceViewDesc` this crate knows.
+*/
+    pub enum cuTexObjectGetResourceViewDesc_v5000 {}
+    impl super::sealed::Sealed for cuTexObjectGetResourceViewDesc_v5000 {}
+    unsafe impl super::Entry for cuTexObjectGetResourceViewDesc_v5000 {
+        type Fn = crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000;
+        const INDEX: usize = 737usize;
+    }
+    /** `cuTexObjectGetTextureDesc` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectGetTextureDesc_v5000`](crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000).
+
+ ```text
+ fn(pTexDesc: *mut CUDA_TEXTURE_DESC_v1, texObject: CUtexObject_v1) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexObjectGetTextureDesc`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexObjectGetTextureDesc` this crate knows.
+*/
+    pub enum cuTexObjectGetTextureDesc_v5000 {}
+    impl super::sealed::Sealed for cuTexObjectGetTextureDesc_v5000 {}
+    unsafe impl super::Entry for cuTexObjectGetTextureDesc_v5000 {
+        type Fn = crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000;
+        const INDEX: usize = 738usize;
+    }
+    /** `cuTexRefCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefCreate_v2000`](crate::pfn::PFN_cuTexRefCreate_v2000).
+
+ ```text
+ fn(pTexRef: *mut CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuTexRefCreate` this crate knows.
+*/
+    pub enum cuTexRefCreate_v2000 {}
+    impl super::sealed::Sealed for cuTexRefCreate_v2000 {}
+    unsafe impl super::Entry for cuTexRefCreate_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefCreate_v2000;
+        const INDEX: usize = 739usize;
+    }
+    /** `cuTexRefDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefDestroy_v2000`](crate::pfn::PFN_cuTexRefDestroy_v2000).
+
+ ```text
+ fn(hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefDestroy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuTexRefDestroy` this crate knows.
+*/
+    pub enum cuTexRefDestroy_v2000 {}
+    impl super::sealed::Sealed for cuTexRefDestroy_v2000 {}
+    unsafe impl super::Entry for cuTexRefDestroy_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefDestroy_v2000;
+        const INDEX: usize = 740usize;
+    }
+    /** `cuTexRefGetAddress` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetAddress_v2000`](crate::pfn::PFN_cuTexRefGetAddress_v2000).
+
+ ```text
+ fn(pdptr: *mut CUdeviceptr_v1, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetAddress`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuTexRefGetAddress`: [`cuTexRefGetAddress_v3020`] (and this one).
+*/
+    pub enum cuTexRefGetAddress_v2000 {}
+    impl super::sealed::Sealed for cuTexRefGetAddress_v2000 {}
+    unsafe impl super::Entry for cuTexRefGetAddress_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefGetAddress_v2000;
+        const INDEX: usize = 741usize;
+    }
+    /** `cuTexRefGetAddress` at exactly version 3020 (CUDA 3.2): [`PFN_cuTexRefGetAddress_v3020`](crate::pfn::PFN_cuTexRefGetAddress_v3020).
+
+ ```text
+ fn(pdptr: *mut CUdeviceptr_v2, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetAddress_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuTexRefGetAddress` this crate knows.
+
+ Every ABI of `cuTexRefGetAddress`: [`cuTexRefGetAddress_v2000`] (and this one).
+*/
+    pub enum cuTexRefGetAddress_v3020 {}
+    impl super::sealed::Sealed for cuTexRefGetAddress_v3020 {}
+    unsafe impl super::Entry for cuTexRefGetAddress_v3020 {
+        type Fn = crate::pfn::PFN_cuTexRefGetAddress_v3020;
+        const INDEX: usize = 742usize;
+    }
+    /** `cuTexRefGetAddressMode` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetAddressMode_v2000`](crate::pfn::PFN_cuTexRefGetAddressMode_v2000).
+
+ ```text
+ fn(pam: *mut CUaddress_mode, hTexRef: CUtexref, dim: c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetAddressMode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuTexRefGetAddressMode` this crate knows.
+*/
+    pub enum cuTexRefGetAddressMode_v2000 {}
+    impl super::sealed::Sealed for cuTexRefGetAddressMode_v2000 {}
+    unsafe impl super::Entry for cuTexRefGetAddressMode_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefGetAddressMode_v2000;
+        const INDEX: usize = 743usize;
+    }
+    /** `cuTexRefGetArray` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetArray_v2000`](crate::pfn::PFN_cuTexRefGetArray_v2000).
+
+ ```text
+ fn(phArray: *mut CUarray, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetArray`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuTexRefGetArray` this crate knows.
+*/
+    pub enum cuTexRefGetArray_v2000 {}
+    impl super::sealed::Sealed for cuTexRefGetArray_v2000 {}
+    unsafe impl super::Entry for cuTexRefGetArray_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefGetArray_v2000;
+        const INDEX: usize = 744usize;
+    }
+    /** `cuTexRefGetBorderColor` at exactly version 8000 (CUDA 8.0): [`PFN_cuTexRefGetBorderColor_v8000`](crate::pfn::PFN_cuTexRefGetBorderColor_v8000).
+
+ ```text
+ fn(pBorderColor: *mut f32, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetBorderColor`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - The newest ABI of `cuTexRefGetBorderColor` this crate knows.
+*/
+    pub enum cuTexRefGetBorderColor_v8000 {}
+    impl super::sealed::Sealed for cuTexRefGetBorderColor_v8000 {}
+    unsafe impl super::Entry for cuTexRefGetBorderColor_v8000 {
+        type Fn = crate::pfn::PFN_cuTexRefGetBorderColor_v8000;
+        const INDEX: usize = 745usize;
+    }
+    /** `cuTexRefGetFilterMode` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetFilterMode_v2000`](crate::pfn::PFN_cuTexRefGetFilterMode_v2000).
+
+ ```text
+ fn(pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetFilterMode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuTexRefGetFilterMode` this crate knows.
+*/
+    pub enum cuTexRefGetFilterMode_v2000 {}
+    impl super::sealed::Sealed for cuTexRefGetFilterMode_v2000 {}
+    unsafe impl super::Entry for cuTexRefGetFilterMode_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefGetFilterMode_v2000;
+        const INDEX: usize = 746usize;
+    }
+    /** `cuTexRefGetFlags` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetFlags_v2000`](crate::pfn::PFN_cuTexRefGetFlags_v2000).
+
+ ```text
+ fn(pFlags: *mut c_uint, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuTexRefGetFlags` this crate knows.
+*/
+    pub enum cuTexRefGetFlags_v2000 {}
+    impl super::sealed::Sealed for cuTexRefGetFlags_v2000 {}
+    unsafe impl super::Entry for cuTexRefGetFlags_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefGetFlags_v2000;
+        const INDEX: usize = 747usize;
+    }
+    /** `cuTexRefGetFormat` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetFormat_v2000`](crate::pfn::PFN_cuTexRefGetFormat_v2000).
+
+ ```text
+ fn(pFormat: *mut CUarray_format, pNumChannels: *mut c_int, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetFormat`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuTexRefGetFormat` this crate knows.
+*/
+    pub enum cuTexRefGetFormat_v2000 {}
+    impl super::sealed::Sealed for cuTexRefGetFormat_v2000 {}
+    unsafe impl super::Entry for cuTexRefGetFormat_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefGetFormat_v2000;
+        const INDEX: usize = 748usize;
+    }
+    /** `cuTexRefGetMaxAnisotropy` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000).
+
+ ```text
+ fn(pmaxAniso: *mut c_int, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetMaxAnisotropy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexRefGetMaxAnisotropy` this crate knows.
+*/
+    pub enum cuTexRefGetMaxAnisotropy_v5000 {}
+    impl super::sealed::Sealed for cuTexRefGetMaxAnisotropy_v5000 {}
+    unsafe impl super::Entry for cuTexRefGetMaxAnisotropy_v5000 {
+        type Fn = crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000;
+        const INDEX: usize = 749usize;
+    }
+    /** `cuTexRefGetMipmapFilterMode` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000).
+
+ ```text
+ fn(pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetMipmapFilterMode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexRefGetMipmapFilterMode` this crate knows.
+*/
+    pub enum cuTexRefGetMipmapFilterMode_v5000 {}
+    impl super::sealed::Sealed for cuTexRefGetMipmapFilterMode_v5000 {}
+    unsafe impl super::Entry for cuTexRefGetMipmapFilterMode_v5000 {
+        type Fn = crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000;
+        const INDEX: usize = 750usize;
+    }
+    /** `cuTexRefGetMipmapLevelBias` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000).
+
+ ```text
+ fn(pbias: *mut f32, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetMipmapLevelBias`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexRefGetMipmapLevelBias` this crate knows.
+*/
+    pub enum cuTexRefGetMipmapLevelBias_v5000 {}
+    impl super::sealed::Sealed for cuTexRefGetMipmapLevelBias_v5000 {}
+    unsafe impl super::Entry for cuTexRefGetMipmapLevelBias_v5000 {
+        type Fn = crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000;
+        const INDEX: usize = 751usize;
+    }
+    /** `cuTexRefGetMipmapLevelClamp` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000).
+
+ ```text
+ fn(pminMipmapLevelClamp: *mut f32, pmaxMipmapLevelClamp: *mut f32, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetMipmapLevelClamp`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexRefGetMipmapLevelClamp` this crate knows.
+*/
+    pub enum cuTexRefGetMipmapLevelClamp_v5000 {}
+    impl super::sealed::Sealed for cuTexRefGetMipmapLevelClamp_v5000 {}
+    unsafe impl super::Entry for cuTexRefGetMipmapLevelClamp_v5000 {
+        type Fn = crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000;
+        const INDEX: usize = 752usize;
+    }
+    /** `cuTexRefGetMipmappedArray` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000).
+
+ ```text
+ fn(phMipmappedArray: *mut CUmipmappedArray, hTexRef: CUtexref) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefGetMipmappedArray`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexRefGetMipmappedArray` this crate knows.
+*/
+    pub enum cuTexRefGetMipmappedArray_v5000 {}
+    impl super::sealed::Sealed for cuTexRefGetMipmappedArray_v5000 {}
+    unsafe impl super::Entry for cuTexRefGetMipmappedArray_v5000 {
+        type Fn = crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000;
+        const INDEX: usize = 753usize;
+    }
+    /** `cuTexRefSetAddress` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetAddress_v2000`](crate::pfn::PFN_cuTexRefSetAddress_v2000).
+
+ ```text
+ fn(ByteOffset: *mut c_uint, hTexRef: CUtexref, dptr: CUdeviceptr_v1, bytes: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetAddress`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuTexRefSetAddress`: [`cuTexRefSetAddress_v3020`] (and this one).
+*/
+    pub enum cuTexRefSetAddress_v2000 {}
+    impl super::sealed::Sealed for cuTexRefSetAddress_v2000 {}
+    unsafe impl super::Entry for cuTexRefSetAddress_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefSetAddress_v2000;
+        const INDEX: usize = 754usize;
+    }
+    /** `cuTexRefSetAddress` at exactly version 3020 (CUDA 3.2): [`PFN_cuTexRefSetAddress_v3020`](crate::pfn::PFN_cuTexRefSetAddress_v3020).
+
+ ```text
+ fn(ByteOffset: *mut usize, hTexRef: CUtexref, dptr: CUdeviceptr_v2, bytes: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetAddress_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuTexRefSetAddress` this crate knows.
+
+ Every ABI of `cuTexRefSetAddress`: [`cuTexRefSetAddress_v2000`] (and this one).
+*/
+    pub enum cuTexRefSetAddress_v3020 {}
+    impl super::sealed::Sealed for cuTexRefSetAddress_v3020 {}
+    unsafe impl super::Entry for cuTexRefSetAddress_v3020 {
+        type Fn = crate::pfn::PFN_cuTexRefSetAddress_v3020;
+        const INDEX: usize = 755usize;
+    }
+    /** `cuTexRefSetAddress2D` at exactly version 2020 (CUDA 2.2): [`PFN_cuTexRefSetAddress2D_v2020`](crate::pfn::PFN_cuTexRefSetAddress2D_v2020).
+
+ ```text
+ fn(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v1, dptr: CUdeviceptr_v1, Pitch: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetAddress2D`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.2 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuTexRefSetAddress2D`: [`cuTexRefSetAddress2D_v3020`], [`cuTexRefSetAddress2D_v4010`] (and this one).
+*/
+    pub enum cuTexRefSetAddress2D_v2020 {}
+    impl super::sealed::Sealed for cuTexRefSetAddress2D_v2020 {}
+    unsafe impl super::Entry for cuTexRefSetAddress2D_v2020 {
+        type Fn = crate::pfn::PFN_cuTexRefSetAddress2D_v2020;
+        const INDEX: usize = 756usize;
+    }
+    /** `cuTexRefSetAddress2D` at exactly version 3020 (CUDA 3.2): [`PFN_cuTexRefSetAddress2D_v3020`](crate::pfn::PFN_cuTexRefSetAddress2D_v3020).
+
+ ```text
+ fn(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v2, dptr: CUdeviceptr_v2, Pitch: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetAddress2D_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+
+ Every ABI of `cuTexRefSetAddress2D`: [`cuTexRefSetAddress2D_v2020`], [`cuTexRefSetAddress2D_v4010`] (and this one).
+*/
+    pub enum cuTexRefSetAddress2D_v3020 {}
+    impl super::sealed::Sealed for cuTexRefSetAddress2D_v3020 {}
+    unsafe impl super::Entry for cuTexRefSetAddress2D_v3020 {
+        type Fn = crate::pfn::PFN_cuTexRefSetAddress2D_v3020;
+        const INDEX: usize = 757usize;
+    }
+    /** `cuTexRefSetAddress2D` at exactly version 4010 (CUDA 4.1): [`PFN_cuTexRefSetAddress2D_v4010`](crate::pfn::PFN_cuTexRefSetAddress2D_v4010).
+
+ ```text
+ fn(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v2, dptr: CUdeviceptr_v2, Pitch: usize) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetAddress2D_v3`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 4.1 or newer.
+ - The newest ABI of `cuTexRefSetAddress2D` this crate knows.
+
+ Every ABI of `cuTexRefSetAddress2D`: [`cuTexRefSetAddress2D_v2020`], [`cuTexRefSetAddress2D_v3020`] (and this one).
+*/
+    pub enum cuTexRefSetAddress2D_v4010 {}
+    impl super::sealed::Sealed for cuTexRefSetAddress2D_v4010 {}
+    unsafe impl super::Entry for cuTexRefSetAddress2D_v4010 {
+        type Fn = crate::pfn::PFN_cuTexRefSetAddress2D_v4010;
+        const INDEX: usize = 758usize;
+    }
+    /** `cuTexRefSetAddressMode` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetAddressMode_v2000`](crate::pfn::PFN_cuTexRefSetAddressMode_v2000).
+
+ ```text
+ fn(hTexRef: CUtexref, dim: c_int, am: CUaddress_mode) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetAddressMode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuTexRefSetAddressMode` this crate knows.
+*/
+    pub enum cuTexRefSetAddressMode_v2000 {}
+    impl super::sealed::Sealed for cuTexRefSetAddressMode_v2000 {}
+    unsafe impl super::Entry for cuTexRefSetAddressMode_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefSetAddressMode_v2000;
+        const INDEX: usize = 759usize;
+    }
+    /** `cuTexRefSetArray` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetArray_v2000`](crate::pfn::PFN_cuTexRefSetArray_v2000).
+
+ ```text
+ fn(hTexRef: CUtexref, hArray: CUarray, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetArray`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuTexRefSetArray` this crate knows.
+*/
+    pub enum cuTexRefSetArray_v2000 {}
+    impl super::sealed::Sealed for cuTexRefSetArray_v2000 {}
+    unsafe impl super::Entry for cuTexRefSetArray_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefSetArray_v2000;
+        const INDEX: usize = 760usize;
+    }
+    /** `cuTexRefSetBorderColor` at exactly version 8000 (CUDA 8.0): [`PFN_cuTexRefSetBorderColor_v8000`](crate::pfn::PFN_cuTexRefSetBorderColor_v8000).
+
+ ```text
+ fn(hTexRef: CUtexref, pBorderColor: *mut f32) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetBorderColor`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 8.0 or newer.
+ - The newest ABI of `cuTexRefSetBorderColor` this crate knows.
+*/
+    pub enum cuTexRefSetBorderColor_v8000 {}
+    impl super::sealed::Sealed for cuTexRefSetBorderColor_v8000 {}
+    unsafe impl super::Entry for cuTexRefSetBorderColor_v8000 {
+        type Fn = crate::pfn::PFN_cuTexRefSetBorderColor_v8000;
+        const INDEX: usize = 761usize;
+    }
+    /** `cuTexRefSetFilterMode` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetFilterMode_v2000`](crate::pfn::PFN_cuTexRefSetFilterMode_v2000).
+
+ ```text
+ fn(hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetFilterMode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuTexRefSetFilterMode` this crate knows.
+*/
+    pub enum cuTexRefSetFilterMode_v2000 {}
+    impl super::sealed::Sealed for cuTexRefSetFilterMode_v2000 {}
+    unsafe impl super::Entry for cuTexRefSetFilterMode_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefSetFilterMode_v2000;
+        const INDEX: usize = 762usize;
+    }
+    /** `cuTexRefSetFlags` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetFlags_v2000`](crate::pfn::PFN_cuTexRefSetFlags_v2000).
+
+ ```text
+ fn(hTexRef: CUtexref, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetFlags`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuTexRefSetFlags` this crate knows.
+*/
+    pub enum cuTexRefSetFlags_v2000 {}
+    impl super::sealed::Sealed for cuTexRefSetFlags_v2000 {}
+    unsafe impl super::Entry for cuTexRefSetFlags_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefSetFlags_v2000;
+        const INDEX: usize = 763usize;
+    }
+    /** `cuTexRefSetFormat` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetFormat_v2000`](crate::pfn::PFN_cuTexRefSetFormat_v2000).
+
+ ```text
+ fn(hTexRef: CUtexref, fmt: CUarray_format, NumPackedComponents: c_int) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetFormat`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.0 or newer.
+ - The newest ABI of `cuTexRefSetFormat` this crate knows.
+*/
+    pub enum cuTexRefSetFormat_v2000 {}
+    impl super::sealed::Sealed for cuTexRefSetFormat_v2000 {}
+    unsafe impl super::Entry for cuTexRefSetFormat_v2000 {
+        type Fn = crate::pfn::PFN_cuTexRefSetFormat_v2000;
+        const INDEX: usize = 764usize;
+    }
+    /** `cuTexRefSetMaxAnisotropy` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000).
+
+ ```text
+ fn(hTexRef: CUtexref, maxAniso: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetMaxAnisotropy`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexRefSetMaxAnisotropy` this crate knows.
+*/
+    pub enum cuTexRefSetMaxAnisotropy_v5000 {}
+    impl super::sealed::Sealed for cuTexRefSetMaxAnisotropy_v5000 {}
+    unsafe impl super::Entry for cuTexRefSetMaxAnisotropy_v5000 {
+        type Fn = crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000;
+        const INDEX: usize = 765usize;
+    }
+    /** `cuTexRefSetMipmapFilterMode` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000).
+
+ ```text
+ fn(hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetMipmapFilterMode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexRefSetMipmapFilterMode` this crate knows.
+*/
+    pub enum cuTexRefSetMipmapFilterMode_v5000 {}
+    impl super::sealed::Sealed for cuTexRefSetMipmapFilterMode_v5000 {}
+    unsafe impl super::Entry for cuTexRefSetMipmapFilterMode_v5000 {
+        type Fn = crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000;
+        const INDEX: usize = 766usize;
+    }
+    /** `cuTexRefSetMipmapLevelBias` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000).
+
+ ```text
+ fn(hTexRef: CUtexref, bias: f32) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetMipmapLevelBias`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexRefSetMipmapLevelBias` this crate knows.
+*/
+    pub enum cuTexRefSetMipmapLevelBias_v5000 {}
+    impl super::sealed::Sealed for cuTexRefSetMipmapLevelBias_v5000 {}
+    unsafe impl super::Entry for cuTexRefSetMipmapLevelBias_v5000 {
+        type Fn = crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000;
+        const INDEX: usize = 767usize;
+    }
+    /** `cuTexRefSetMipmapLevelClamp` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000).
+
+ ```text
+ fn(hTexRef: CUtexref, minMipmapLevelClamp: f32, maxMipmapLevelClamp: f32) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetMipmapLevelClamp`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexRefSetMipmapLevelClamp` this crate knows.
+*/
+    pub enum cuTexRefSetMipmapLevelClamp_v5000 {}
+    impl super::sealed::Sealed for cuTexRefSetMipmapLevelClamp_v5000 {}
+    unsafe impl super::Entry for cuTexRefSetMipmapLevelClamp_v5000 {
+        type Fn = crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000;
+        const INDEX: usize = 768usize;
+    }
+    /** `cuTexRefSetMipmappedArray` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000).
+
+ ```text
+ fn(hTexRef: CUtexref, hMipmappedArray: CUmipmappedArray, Flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuTexRefSetMipmappedArray`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 5.0 or newer.
+ - The newest ABI of `cuTexRefSetMipmappedArray` this crate knows.
+*/
+    pub enum cuTexRefSetMipmappedArray_v5000 {}
+    impl super::sealed::Sealed for cuTexRefSetMipmappedArray_v5000 {}
+    unsafe impl super::Entry for cuTexRefSetMipmappedArray_v5000 {
+        type Fn = crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000;
+        const INDEX: usize = 769usize;
+    }
+    /** `cuThreadExchangeStreamCaptureMode` at exactly version 10010 (CUDA 10.1): [`PFN_cuThreadExchangeStreamCaptureMode_v10010`](crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010).
+
+ ```text
+ fn(mode: *mut CUstreamCaptureMode) -> CUresult
+ ```
+
+ - Exported by the driver as `cuThreadExchangeStreamCaptureMode`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.1 or newer.
+ - The newest ABI of `cuThreadExchangeStreamCaptureMode` this crate knows.
+*/
+    pub enum cuThreadExchangeStreamCaptureMode_v10010 {}
+    impl super::sealed::Sealed for cuThreadExchangeStreamCaptureMode_v10010 {}
+    unsafe impl super::Entry for cuThreadExchangeStreamCaptureMode_v10010 {
+        type Fn = crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010;
+        const INDEX: usize = 770usize;
+    }
+    /** `cuUserObjectCreate` at exactly version 11030 (CUDA 11.3): [`PFN_cuUserObjectCreate_v11030`](crate::pfn::PFN_cuUserObjectCreate_v11030).
+
+ ```text
+ fn(object_out: *mut CUuserObject, ptr: *mut c_void, destroy: CUhostFn, initialRefcount: c_uint, flags: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuUserObjectCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.3 or newer.
+ - The newest ABI of `cuUserObjectCreate` this crate knows.
+*/
+    pub enum cuUserObjectCreate_v11030 {}
+    impl super::sealed::Sealed for cuUserObjectCreate_v11030 {}
+    unsafe impl super::Entry for cuUserObjectCreate_v11030 {
+        type Fn = crate::pfn::PFN_cuUserObjectCreate_v11030;
+        const INDEX: usize = 771usize;
+    }
+    /** `cuUserObjectRelease` at exactly version 11030 (CUDA 11.3): [`PFN_cuUserObjectRelease_v11030`](crate::pfn::PFN_cuUserObjectRelease_v11030).
+
+ ```text
+ fn(object: CUuserObject, count: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuUserObjectRelease`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.3 or newer.
+ - The newest ABI of `cuUserObjectRelease` this crate knows.
+*/
+    pub enum cuUserObjectRelease_v11030 {}
+    impl super::sealed::Sealed for cuUserObjectRelease_v11030 {}
+    unsafe impl super::Entry for cuUserObjectRelease_v11030 {
+        type Fn = crate::pfn::PFN_cuUserObjectRelease_v11030;
+        const INDEX: usize = 772usize;
+    }
+    /** `cuUserObjectRetain` at exactly version 11030 (CUDA 11.3): [`PFN_cuUserObjectRetain_v11030`](crate::pfn::PFN_cuUserObjectRetain_v11030).
+
+ ```text
+ fn(object: CUuserObject, count: c_uint) -> CUresult
+ ```
+
+ - Exported by the driver as `cuUserObjectRetain`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 11.3 or newer.
+ - The newest ABI of `cuUserObjectRetain` this crate knows.
+*/
+    pub enum cuUserObjectRetain_v11030 {}
+    impl super::sealed::Sealed for cuUserObjectRetain_v11030 {}
+    unsafe impl super::Entry for cuUserObjectRetain_v11030 {
+        type Fn = crate::pfn::PFN_cuUserObjectRetain_v11030;
+        const INDEX: usize = 773usize;
+    }
+    /** `cuVDPAUCtxCreate` at exactly version 3010 (CUDA 3.1): [`PFN_cuVDPAUCtxCreate_v3010`](crate::vdpau::PFN_cuVDPAUCtxCreate_v3010).
+
+ ```text
+ fn(pCtx: *mut CUcontext, flags: c_uint, device: CUdevice_v1, vdpDevice: VdpDevice, vdpGetProcAddress: VdpGetProcAddress) -> CUresult
+ ```
+
+ - Exported by the driver as `cuVDPAUCtxCreate`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.1 or newer.
+ - A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.
+ - Needs the crate's `vdpau` feature.
+
+ Every ABI of `cuVDPAUCtxCreate`: [`cuVDPAUCtxCreate_v3020`] (and this one).
+*/
+    #[cfg(feature = "vdpau")]
+    pub enum cuVDPAUCtxCreate_v3010 {}
+    #[cfg(feature = "vdpau")]
+    impl super::sealed::Sealed for cuVDPAUCtxCreate_v3010 {}
+    #[cfg(feature = "vdpau")]
+    unsafe impl super::Entry for cuVDPAUCtxCreate_v3010 {
+        type Fn = crate::vdpau::PFN_cuVDPAUCtxCreate_v3010;
+        const INDEX: usize = 774usize;
+    }
+    /** `cuVDPAUCtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuVDPAUCtxCreate_v3020`](crate::vdpau::PFN_cuVDPAUCtxCreate_v3020).
+
+ ```text
+ fn(pCtx: *mut CUcontext, flags: c_uint, device: CUdevice_v1, vdpDevice: VdpDevice, vdpGetProcAddress: VdpGetProcAddress) -> CUresult
+ ```
+
+ - Exported by the driver as `cuVDPAUCtxCreate_v2`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.2 or newer.
+ - The newest ABI of `cuVDPAUCtxCreate` this crate knows.
+ - Needs the crate's `vdpau` feature.
+
+ Every ABI of `cuVDPAUCtxCreate`: [`cuVDPAUCtxCreate_v3010`] (and this one).
+*/
+    #[cfg(feature = "vdpau")]
+    pub enum cuVDPAUCtxCreate_v3020 {}
+    #[cfg(feature = "vdpau")]
+    impl super::sealed::Sealed for cuVDPAUCtxCreate_v3020 {}
+    #[cfg(feature = "vdpau")]
+    unsafe impl super::Entry for cuVDPAUCtxCreate_v3020 {
+        type Fn = crate::vdpau::PFN_cuVDPAUCtxCreate_v3020;
+        const INDEX: usize = 775usize;
+    }
+    /** `cuVDPAUGetDevice` at exactly version 3010 (CUDA 3.1): [`PFN_cuVDPAUGetDevice_v3010`](crate::vdpau::PFN_cuVDPAUGetDevice_v3010).
+
+ ```text
+ fn(pDevice: *mut CUdevice_v1, vdpDevice: VdpDevice, vdpGetProcAddress: VdpGetProcAddress) -> CUresult
+ ```
+
+ - Exported by the driver as `cuVDPAUGetDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 3.1 or newer.
+ - The newest ABI of `cuVDPAUGetDevice` this crate knows.
+ - Needs the crate's `vdpau` feature.
+*/
+    #[cfg(feature = "vdpau")]
+    pub enum cuVDPAUGetDevice_v3010 {}
+    #[cfg(feature = "vdpau")]
+    impl super::sealed::Sealed for cuVDPAUGetDevice_v3010 {}
+    #[cfg(feature = "vdpau")]
+    unsafe impl super::Entry for cuVDPAUGetDevice_v3010 {
+        type Fn = crate::vdpau::PFN_cuVDPAUGetDevice_v3010;
+        const INDEX: usize = 776usize;
+    }
+    /** `cuWGLGetDevice` at exactly version 2020 (CUDA 2.2): [`PFN_cuWGLGetDevice_v2020`](crate::wgl::PFN_cuWGLGetDevice_v2020).
+
+ ```text
+ fn(pDevice: *mut CUdevice_v1, hGpu: HGPUNV) -> CUresult
+ ```
+
+ - Exported by the driver as `cuWGLGetDevice`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 2.2 or newer.
+ - The newest ABI of `cuWGLGetDevice` this crate knows.
+ - Needs the crate's `wgl` feature.
+*/
+    #[cfg(feature = "wgl")]
+    pub enum cuWGLGetDevice_v2020 {}
+    #[cfg(feature = "wgl")]
+    impl super::sealed::Sealed for cuWGLGetDevice_v2020 {}
+    #[cfg(feature = "wgl")]
+    unsafe impl super::Entry for cuWGLGetDevice_v2020 {
+        type Fn = crate::wgl::PFN_cuWGLGetDevice_v2020;
+        const INDEX: usize = 777usize;
+    }
+    /** `cuWaitExternalSemaphoresAsync` at exactly version 10000 (CUDA 10.0): [`PFN_cuWaitExternalSemaphoresAsync_v10000`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000).
+
+ ```text
+ fn(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, numExtSems: c_uint, stream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuWaitExternalSemaphoresAsync`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuWaitExternalSemaphoresAsync` this crate knows.
+
+ Every ABI of `cuWaitExternalSemaphoresAsync`: [`cuWaitExternalSemaphoresAsync_v10000_ptsz`] (and this one).
+*/
+    pub enum cuWaitExternalSemaphoresAsync_v10000 {}
+    impl super::sealed::Sealed for cuWaitExternalSemaphoresAsync_v10000 {}
+    unsafe impl super::Entry for cuWaitExternalSemaphoresAsync_v10000 {
+        type Fn = crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000;
+        const INDEX: usize = 778usize;
+    }
+    /** `cuWaitExternalSemaphoresAsync` at exactly version 10000 (CUDA 10.0): [`PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz).
+
+ ```text
+ fn(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, numExtSems: c_uint, stream: CUstream) -> CUresult
+ ```
+
+ - Exported by the driver as `cuWaitExternalSemaphoresAsync_ptsz`; asked for with `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `ptsz` variant).
+ - Needs a driver of CUDA 10.0 or newer.
+ - The newest ABI of `cuWaitExternalSemaphoresAsync` this crate knows of its per-thread variants.
+
+ Every ABI of `cuWaitExternalSemaphoresAsync`: [`cuWaitExternalSemaphoresAsync_v10000`] (and this one).
+*/
+    pub enum cuWaitExternalSemaphoresAsync_v10000_ptsz {}
+    impl super::sealed::Sealed for cuWaitExternalSemaphoresAsync_v10000_ptsz {}
+    unsafe impl super::Entry for cuWaitExternalSemaphoresAsync_v10000_ptsz {
+        type Fn = crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz;
+        const INDEX: usize = 779usize;
     }
 }

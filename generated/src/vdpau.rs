@@ -95,21 +95,21 @@ pub type PFN_cuVDPAUGetDevice_v3010 = unsafe extern "system" fn(
 ) -> CUresult;
 /** The unversioned name: `PFN_cuGraphicsVDPAURegisterOutputSurface_v3010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "vdpau")]
 pub type PFN_cuGraphicsVDPAURegisterOutputSurface = crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010;
 /** The unversioned name: `PFN_cuGraphicsVDPAURegisterVideoSurface_v3010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "vdpau")]
 pub type PFN_cuGraphicsVDPAURegisterVideoSurface = crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010;
 /** The unversioned name: `PFN_cuVDPAUCtxCreate_v3020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "vdpau")]
 pub type PFN_cuVDPAUCtxCreate = crate::vdpau::PFN_cuVDPAUCtxCreate_v3020;
 /** The unversioned name: `PFN_cuVDPAUGetDevice_v3010` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "vdpau")]
 pub type PFN_cuVDPAUGetDevice = crate::vdpau::PFN_cuVDPAUGetDevice_v3010;

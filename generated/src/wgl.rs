@@ -30,6 +30,6 @@ pub type PFN_cuWGLGetDevice_v2020 = unsafe extern "system" fn(
 ) -> CUresult;
 /** The unversioned name: `PFN_cuWGLGetDevice_v2020` as of CUDA 13.5, the newest pinned toolkit.
 
- Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases).*/
+ Prefer a versioned type: the driver must be asked for exactly the version a type names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`).*/
 #[cfg(feature = "wgl")]
 pub type PFN_cuWGLGetDevice = crate::wgl::PFN_cuWGLGetDevice_v2020;

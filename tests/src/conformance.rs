@@ -128,23 +128,43 @@ pub fn judge(driver: &Driver, loader: &Loader, info: &'static EntryInfo, result:
             row.pointer = Some(p);
             row.named = loader.dladdr(p);
             row.verdict = if info.version > driver.version() {
-                Verdict::Mismatched(format!("returned a function for {}, newer than the driver ({})", info.version, driver.version()))
+                Verdict::Mismatched(format!(
+                    "returned a function for {}, newer than the driver ({})",
+                    info.version,
+                    driver.version()
+                ))
             } else if row.export != Some(p) {
                 match row.export {
-                    Some(x) => Verdict::Mismatched(format!("the export of {} is {x:#x}, not {p:#x} ({:?})", info.exported, row.named)),
-                    None => Verdict::Mismatched(format!("{} is not exported; the pointer is {:?}", info.exported, row.named)),
+                    Some(x) => Verdict::Mismatched(format!(
+                        "the export of {} is {x:#x}, not {p:#x} ({:?})",
+                        info.exported, row.named
+                    )),
+                    None => Verdict::Mismatched(format!(
+                        "{} is not exported; the pointer is {:?}",
+                        info.exported, row.named
+                    )),
                 }
             } else if row.named.as_deref() != Some(info.exported) {
                 Verdict::Mismatched(format!("dladdr names {:?}, not {}", row.named, info.exported))
             } else if row.named.as_deref().is_some_and(is_per_thread_name) != per_thread {
-                Verdict::Mismatched(format!("flag rule: a {} entry came back as {:?}", if per_thread { "per-thread" } else { "default" }, row.named))
+                Verdict::Mismatched(format!(
+                    "flag rule: a {} entry came back as {:?}",
+                    if per_thread { "per-thread" } else { "default" },
+                    row.named
+                ))
             } else {
                 Verdict::Matched
             };
         }
         Err(e) => {
             row.error = Some(e.to_string());
-            let typed = matches!(e, Error::VersionNotSufficient { .. } | Error::SymbolNotFound { .. } | Error::NotFound { .. } | Error::DriverTooOld { .. });
+            let typed = matches!(
+                e,
+                Error::VersionNotSufficient { .. }
+                    | Error::SymbolNotFound { .. }
+                    | Error::NotFound { .. }
+                    | Error::DriverTooOld { .. }
+            );
             row.verdict = if !info.platforms.here() && typed {
                 Verdict::NotOnPlatform
             } else if info.version > driver.version() && typed {
@@ -166,7 +186,8 @@ pub fn summary(driver: &Driver, rows: &[Row]) -> String {
         *by.entry(r.verdict.column()).or_default() += 1;
     }
     let get = |k: &str| by.get(k).copied().unwrap_or(0);
-    let mut s = format!("driver {} (version {}), {}\n\n", driver.library(), driver.version(), driver.query_api().name());
+    let mut s =
+        format!("driver {} (version {}), {}\n\n", driver.library(), driver.version(), driver.query_api().name());
     s.push_str("| entries | matched | mismatched | not in this driver | not on this platform | missing |\n| --- | --- | --- | --- | --- | --- |\n");
     let _ = writeln!(
         s,

@@ -95,7 +95,12 @@ pub fn fake_with_every_entry(flavour: fake::Flavour) -> fake::Fake {
 }
 
 /// Runs the pipeline over local toolkit folders only, into `out`.
-pub fn generate_local(manifest_dir: &Path, toolkits: Vec<PathBuf>, out: &Path, crate_name: &str) -> Result<Report, codegen::Error> {
+pub fn generate_local(
+    manifest_dir: &Path,
+    toolkits: Vec<PathBuf>,
+    out: &Path,
+    crate_name: &str,
+) -> Result<Report, codegen::Error> {
     pipeline::generate(&Config {
         manifest: manifest_dir.join("headers-manifest.toml"),
         out_dir: out.to_owned(),

@@ -63,7 +63,12 @@ impl VisitMut for Paths {
 }
 
 /// The modules a file imports.
-fn imports(module: &str, file: &syn::File, modules: &BTreeSet<String>, reexports: &BTreeMap<String, String>) -> BTreeSet<String> {
+fn imports(
+    module: &str,
+    file: &syn::File,
+    modules: &BTreeSet<String>,
+    reexports: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
     let mut paths = Paths::default();
     paths.visit_file_mut(&mut file.clone());
     let here: Vec<String> = if module.is_empty() { vec![] } else { module.split("::").map(String::from).collect() };
@@ -77,7 +82,9 @@ fn imports(module: &str, file: &syn::File, modules: &BTreeSet<String>, reexports
             "super" if depth > 0 => (here.clone(), &segs[1..]),
             "super" => (here[..here.len().saturating_sub(1)].to_vec(), &segs[1..]),
             "self" => (here.clone(), &segs[1..]),
-            child if depth == 0 && modules.contains(&[here.as_slice(), &[child.to_owned()]].concat().join("::")) => (here.clone(), &segs[..]),
+            child if depth == 0 && modules.contains(&[here.as_slice(), &[child.to_owned()]].concat().join("::")) => {
+                (here.clone(), &segs[..])
+            }
             _ => continue,
         };
         // The longest prefix that is a module; a root re-export names its source module.
@@ -158,8 +165,12 @@ fn codegen_imports_only_lower_layers() {
         for target in imports(module, file, &modules, &reexports) {
             match layer.get(&target) {
                 Some(&theirs) if theirs < mine => {}
-                Some(&theirs) => problems.push(format!("`{module}` (layer {mine}) imports `{target}` (layer {theirs}), which is not below it")),
-                None if target.is_empty() => problems.push(format!("`{module}` imports the crate root, which only declares modules")),
+                Some(&theirs) => problems.push(format!(
+                    "`{module}` (layer {mine}) imports `{target}` (layer {theirs}), which is not below it"
+                )),
+                None if target.is_empty() => {
+                    problems.push(format!("`{module}` imports the crate root, which only declares modules"))
+                }
                 None => problems.push(format!("`{module}` imports `{target}`, which is on no layer")),
             }
         }

@@ -20,7 +20,10 @@ fn sentinel_out() -> tempfile::TempDir {
 }
 
 fn assert_untouched(out: &Path) {
-    assert_eq!(read_tree(out).into_iter().collect::<Vec<_>>(), vec![("src/lib.rs".to_string(), "// the previous generation\n".to_string())]);
+    assert_eq!(
+        read_tree(out).into_iter().collect::<Vec<_>>(),
+        vec![("src/lib.rs".to_string(), "// the previous generation\n".to_string())]
+    );
 }
 
 /// Runs the pipeline with local toolkits only and returns the error text.
@@ -80,7 +83,10 @@ fn unreadable_toolkit_folder_says_why() {
     let looped = dir.path().join("loop");
     std::os::unix::fs::symlink(&looped, &looped).unwrap();
     let err = local_only(&looped);
-    assert!(err.contains(&looped.display().to_string()) && err.contains("cannot be read: a symbolic link loop"), "{err}");
+    assert!(
+        err.contains(&looped.display().to_string()) && err.contains("cannot be read: a symbolic link loop"),
+        "{err}"
+    );
     assert!(!err.contains("no cuda.h"), "{err}");
     // The loop one level down, where cuda.h would be.
     let root = dir.path().join("cuda");
@@ -124,7 +130,8 @@ fn empty_typedef_header() {
 
 #[test]
 fn truncated_typedef_header() {
-    let full = std::fs::read_to_string(repo_root().join("tests/fixtures/internal-guard/cuda-12.9/cudaTypedefs.h")).unwrap();
+    let full =
+        std::fs::read_to_string(repo_root().join("tests/fixtures/internal-guard/cuda-12.9/cudaTypedefs.h")).unwrap();
     // Cut in the middle of the first typedef.
     let cut = &full[..full.find("unsigned int Flags").unwrap()];
     let tk = toolkit_with_typedefs(cut);
@@ -142,7 +149,9 @@ fn typedef_header_without_typedefs() {
 
 #[test]
 fn header_clang_cannot_parse() {
-    let tk = toolkit_with_typedefs("#include <cuda.h>\ntypedef CUresult (CUDAAPI *PFN_cuInit_v2000)(unsigned int Flags);\nthis is not C;\n");
+    let tk = toolkit_with_typedefs(
+        "#include <cuda.h>\ntypedef CUresult (CUDAAPI *PFN_cuInit_v2000)(unsigned int Flags);\nthis is not C;\n",
+    );
     let err = local_only(tk.path());
     assert!(err.contains("clang could not parse") && err.contains("cudaTypedefs.h:3"), "{err}");
 }
@@ -160,7 +169,9 @@ const HEAD: &str = "schema = 1\n[fetch]\nplatform = \"manylinux2014_x86_64\"\n[[
 /// Issue 13, case 7: a version has one spelling; `13.05` is not taken for 13.5.
 #[test]
 fn manifest_versions_have_one_spelling() {
-    for (bad, says) in [("13.05", "write `13.5` (no leading zeros)"), ("013.5", "write `13.5`"), ("13.5.1", "not a toolkit version")] {
+    for (bad, says) in
+        [("13.05", "write `13.5` (no leading zeros)"), ("013.5", "write `13.5`"), ("13.5.1", "not a toolkit version")]
+    {
         let package = "name = \"x\"\nversion = \"1\"\nfile = \"x-1-py3-none-any.whl\"\ninclude = \"x\"\nsha256 = \"0000000000000000000000000000000000000000000000000000000000000000\"\n";
         let text = format!("{HEAD}[[toolkit]]\nversion = \"{bad}\"\n[[toolkit.package]]\n{package}");
         let err = manifest_error(&text);
@@ -202,7 +213,8 @@ fn manifest_bad_sha256() {
 fn fake_python(dir: &Path, body: &str) -> String {
     let path = dir.join("fake-python");
     let mut f = std::fs::File::create(&path).unwrap();
-    writeln!(f, "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --dest ]; then dest=$2; fi; shift; done\n{body}").unwrap();
+    writeln!(f, "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --dest ]; then dest=$2; fi; shift; done\n{body}")
+        .unwrap();
     drop(f);
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -232,9 +244,13 @@ fn no_network_and_no_cache() {
     let manifest = one_pin_manifest();
     let tmp = tempfile::tempdir().unwrap();
     let mut fetcher = Fetcher::new(tmp.path().join("cache"), &manifest);
-    fetcher.python = fake_python(tmp.path(), "echo 'ERROR: Could not find a version that satisfies the requirement' >&2; exit 1");
+    fetcher.python =
+        fake_python(tmp.path(), "echo 'ERROR: Could not find a version that satisfies the requirement' >&2; exit 1");
     let err = fetcher.toolkit(&manifest.toolkits[0]).unwrap_err().to_string();
-    assert!(err.contains("pip download nvidia-cuda-runtime==13.5.37") && err.contains("Could not find a version"), "{err}");
+    assert!(
+        err.contains("pip download nvidia-cuda-runtime==13.5.37") && err.contains("Could not find a version"),
+        "{err}"
+    );
     assert!(err.contains("--toolkit"), "the message should say what to do: {err}");
 }
 
@@ -275,11 +291,15 @@ fn zip_with(entries: &[(&str, &[u8])]) -> tempfile::NamedTempFile {
 
 #[test]
 fn unsafe_archive_paths_are_refused() {
-    for bad in ["nvidia/include/../../../evil.h", "/etc/evil.h", "nvidia/include/..\\evil.h", "nvidia/include/a/../../b.h"] {
+    for bad in
+        ["nvidia/include/../../../evil.h", "/etc/evil.h", "nvidia/include/..\\evil.h", "nvidia/include/a/../../b.h"]
+    {
         let zip = zip_with(&[("nvidia/include/cuda.h", b"ok"), (bad, b"evil")]);
         let scratch = tempfile::tempdir().unwrap();
         let dest = scratch.path().join("cache/include/pkg-1");
-        let err = codegen::archive::extract_includes(zip.path(), "nvidia/include", &dest, "x", 1 << 20).unwrap_err().to_string();
+        let err = codegen::archive::extract_includes(zip.path(), "nvidia/include", &dest, "x", 1 << 20)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("refusing archive") && err.contains(bad.trim_start_matches('/')), "{bad}: {err}");
         assert!(!dest.exists(), "{bad}: a refused archive left files behind");
         assert!(!scratch.path().join("evil.h").exists() && !Path::new("/etc/evil.h").exists());
@@ -294,7 +314,11 @@ fn system_headers_must_have_stand_ins() {
     let err = manifest_error(&format!(
         "{HEAD}[[header]]\nname = \"gl\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nfeature = \"gl\"\nsystem = [\"GL/no-such-gl.h\"]\n"
     ));
-    assert!(err.contains("no linux stand-in for the system header `GL/no-such-gl.h`") && err.contains("headers-manifest.toml:13:"), "{err}");
+    assert!(
+        err.contains("no linux stand-in for the system header `GL/no-such-gl.h`")
+            && err.contains("headers-manifest.toml:13:"),
+        "{err}"
+    );
     let err = manifest_error(&format!(
         "{HEAD}[[header]]\nname = \"gl\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nsystem = [{{ header = \"GL/gl.h\", package = \"libgl-dev\" }}]\n"
     ));

@@ -2,7 +2,6 @@
 
 use cuda_sys_gen_tests::*;
 
-
 #[test]
 fn check_names_every_stale_file_and_the_fix() {
     let case = repo_root().join("tests/fixtures/cudaapi-in-param");
@@ -19,9 +18,18 @@ fn check_names_every_stale_file_and_the_fix() {
     let m = manifest.path().join("headers-manifest.toml");
     let toolkit = case.join("cuda-13.0");
     let args = [
-        "generate", "--check", "--manifest", m.to_str().unwrap(), "--out", out.path().to_str().unwrap(),
-        "--toolkit", toolkit.to_str().unwrap(), "--crate-name", "fixture-cudaapi-in-param",
-        "--regenerate-command", "cargo xtask generate",
+        "generate",
+        "--check",
+        "--manifest",
+        m.to_str().unwrap(),
+        "--out",
+        out.path().to_str().unwrap(),
+        "--toolkit",
+        toolkit.to_str().unwrap(),
+        "--crate-name",
+        "fixture-cudaapi-in-param",
+        "--regenerate-command",
+        "cargo xtask generate",
     ];
     let o = cargo_run("cuda-sys-gen", &args, &[]);
     let err = text(&o.stderr);
@@ -68,12 +76,19 @@ fn the_summary_is_short_and_verbose_has_the_rest() {
     let (out, err) = (text(&o.stdout), text(&o.stderr));
     assert!(o.status.success(), "{out}\n{err}");
     assert!(out.lines().count() <= 5, "{out}");
-    assert!(out.contains("17 toolkits (11.7 to 13.5): 780 entries of 561 symbols") && out.contains("--verbose lists them"), "{out}");
+    assert!(
+        out.contains("17 toolkits (11.7 to 13.5): 780 entries of 561 symbols") && out.contains("--verbose lists them"),
+        "{out}"
+    );
     assert!(!out.contains("ABI drift:") && !out.contains("warning:"), "{out}");
     let o = cargo_run("xtask", &["generate", "--check", "--pinned-only", "--verbose"], &[]);
     let (out, err) = (text(&o.stdout), text(&o.stderr));
     assert!(o.status.success(), "{out}\n{err}");
-    assert!(out.contains("ABI drift: PFN_cuStreamGetAttribute_v11000 11.7 -> 11.8") && out.contains("CUDA 13.5 cuda: 685 typedefs"), "{out}");
+    assert!(
+        out.contains("ABI drift: PFN_cuStreamGetAttribute_v11000 11.7 -> 11.8")
+            && out.contains("CUDA 13.5 cuda: 685 typedefs"),
+        "{out}"
+    );
     assert!(!err.contains("downloading") && !err.contains("clang ["), "a warm run reports progress: {err}");
 }
 
@@ -89,14 +104,23 @@ fn prerequisites_are_checked_before_any_download() {
     let err = text(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{err}");
     assert!(err.contains("this machine lacks what generation needs (checked before any download)"), "{err}");
-    assert!(err.contains("`/nonexistent/python3 -m pip`: `/nonexistent/python3` could not be run") && err.contains("wheel(s) must be downloaded"), "{err}");
+    assert!(
+        err.contains("`/nonexistent/python3 -m pip`: `/nonexistent/python3` could not be run")
+            && err.contains("wheel(s) must be downloaded"),
+        "{err}"
+    );
     assert!(err.contains("ensurepip") && err.contains("--toolkit"), "no way out offered: {err}");
     assert!(!cache.join("wheels").exists() && !out.exists(), "something was written before the check failed");
     // Offline, with nothing cached: every package is named at once.
     let run = cargo_run("cuda-sys-gen", &[&args[..], &["--offline"]].concat(), &[]);
     let err = text(&run.stderr);
     assert_eq!(run.status.code(), Some(1), "{err}");
-    assert!(err.contains("nvidia-cuda-runtime-cu11==11.7.99") && err.contains("nvidia-cuda-runtime==13.5.37") && err.contains("downloads are off"), "{err}");
+    assert!(
+        err.contains("nvidia-cuda-runtime-cu11==11.7.99")
+            && err.contains("nvidia-cuda-runtime==13.5.37")
+            && err.contains("downloads are off"),
+        "{err}"
+    );
 }
 
 /// The README and the command line agree: every option of `cuda-sys-gen generate` and `diff`
@@ -115,11 +139,27 @@ fn readme_options_are_the_command_lines() {
         }
     }
     let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
-    let others = ["--workspace", "--test", "--toolchain", "--path", "--no-deps", "--locked", "--help", "--git", "--example", "--depth", "--features", "--all-features", "--release"];
+    let others = [
+        "--workspace",
+        "--test",
+        "--toolchain",
+        "--path",
+        "--no-deps",
+        "--locked",
+        "--help",
+        "--git",
+        "--example",
+        "--depth",
+        "--features",
+        "--all-features",
+        "--release",
+    ];
     let mut named = std::collections::BTreeSet::new();
     for (i, _) in readme.match_indices("--") {
         let word: String = readme[i + 2..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '-').collect();
-        if word.starts_with(|c: char| c.is_ascii_lowercase()) && readme[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric() && c != '-') {
+        if word.starts_with(|c: char| c.is_ascii_lowercase())
+            && readme[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric() && c != '-')
+        {
             named.insert(format!("--{word}"));
         }
     }

@@ -70,7 +70,10 @@ fn a_wrong_function_is_caught() {
     assert!(why.contains("the export of cuMemAlloc_v2 is"), "{why}");
     assert_eq!(r.named.as_deref(), Some("cuMemAlloc"));
     let table = summary(&d, std::slice::from_ref(&r));
-    assert!(table.contains("| 1 | 0 | 1 | 0 | 0 | 0 |") && table.contains("mismatched PFN_cuMemAlloc_v3020"), "{table}");
+    assert!(
+        table.contains("| 1 | 0 | 1 | 0 | 0 | 0 |") && table.contains("mismatched PFN_cuMemAlloc_v3020"),
+        "{table}"
+    );
 }
 
 #[test]
@@ -88,9 +91,13 @@ fn the_flag_rule_is_checked() {
     // entry (pointer, export and dladdr all agree): the flag rule does.
     let f = fake(13000, &[("cuMemcpy", 7000, true, "cuMemcpy")]);
     let (d, l) = open(&f);
-    let info: &'static _ = Box::leak(Box::new(cuda_driver_pfn::EntryInfo { exported: "cuMemcpy", ..*entries::cuMemcpy_v7000_ptds::INFO }));
+    let info: &'static _ =
+        Box::leak(Box::new(cuda_driver_pfn::EntryInfo { exported: "cuMemcpy", ..*entries::cuMemcpy_v7000_ptds::INFO }));
     let r = judge(&d, &l, info, d.get::<entries::cuMemcpy_v7000_ptds>().map(|f| f as usize));
-    assert!(matches!(&r.verdict, Verdict::Mismatched(w) if w.starts_with("flag rule: a per-thread entry came back as Some(\"cuMemcpy\")")), "{r:?}");
+    assert!(
+        matches!(&r.verdict, Verdict::Mismatched(w) if w.starts_with("flag rule: a per-thread entry came back as Some(\"cuMemcpy\")")),
+        "{r:?}"
+    );
 }
 
 #[test]

@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use codegen::diff::toolkits::{self, DiffConfig};
-use codegen::locate::ToolkitSpec;
 use codegen::diff::{self, markdown, AliasForm, AliasRule, ToolkitDiff, Verdict};
 use codegen::fetch::Fetcher;
+use codegen::locate::ToolkitSpec;
 use codegen::manifest::Manifest;
-use codegen::platform::Platform;
-use codegen::ToolkitVersion;
 use codegen::model::{Declaration, HeaderCount, Model, ToolkitInput};
 use codegen::pipeline;
+use codegen::platform::Platform;
+use codegen::ToolkitVersion;
 use cuda_sys_gen_tests::*;
 
 fn v(s: &str) -> ToolkitVersion {
@@ -42,7 +42,15 @@ fn fixture_toolkits(case: &str) -> (PathBuf, PathBuf) {
 }
 
 fn run_diff(manifest: &Path, from: ToolkitSpec, to: ToolkitSpec) -> Result<ToolkitDiff, codegen::Error> {
-    toolkits::diff_toolkits(&DiffConfig { manifest: manifest.to_owned(), cache_dir: cache_dir(), from, to, offline: false, progress: None }).map(|r| r.diff)
+    toolkits::diff_toolkits(&DiffConfig {
+        manifest: manifest.to_owned(),
+        cache_dir: cache_dir(),
+        from,
+        to,
+        offline: false,
+        progress: None,
+    })
+    .map(|r| r.diff)
 }
 
 /// The fixtures hold cuda.h and cudaTypedefs.h only: a manifest of that header row.
@@ -53,7 +61,8 @@ fn fixture_manifest() -> tempfile::TempDir {
 fn fixture_diff(case: &str) -> ToolkitDiff {
     let (a, b) = fixture_toolkits(case);
     let m = fixture_manifest();
-    run_diff(&m.path().join("headers-manifest.toml"), ToolkitSpec::Path(a), ToolkitSpec::Path(b)).unwrap_or_else(|e| panic!("{case}: {e}"))
+    run_diff(&m.path().join("headers-manifest.toml"), ToolkitSpec::Path(a), ToolkitSpec::Path(b))
+        .unwrap_or_else(|e| panic!("{case}: {e}"))
 }
 
 /// Compares both renderings with `<case>/expected/` (bless: `CUDA_SYS_GEN_BLESS=1`).
@@ -67,7 +76,8 @@ fn check_golden(case: &str, d: &ToolkitDiff) {
 }
 
 fn real_diff(from: &str, to: &str) -> ToolkitDiff {
-    run_diff(&real_manifest(), ToolkitSpec::Version(v(from)), ToolkitSpec::Version(v(to))).unwrap_or_else(|e| panic!("{from} -> {to}: {e}"))
+    run_diff(&real_manifest(), ToolkitSpec::Version(v(from)), ToolkitSpec::Version(v(to)))
+        .unwrap_or_else(|e| panic!("{from} -> {to}: {e}"))
 }
 
 fn pfns(entries: impl IntoIterator<Item = String>) -> BTreeSet<String> {
@@ -105,7 +115,8 @@ fn fixture_that_differs_in_every_way() {
     assert_eq!(d.new_versions[0].new.signature(), "(ctx: CUcontext) -> CUresult");
     assert_eq!(d.new_versions[0].previous.as_ref().unwrap().signature(), "() -> CUresult");
 
-    let gone: Vec<(&str, Option<&str>)> = d.entries_removed.iter().map(|r| (r.removed.pfn.as_str(), r.newest_left.as_deref())).collect();
+    let gone: Vec<(&str, Option<&str>)> =
+        d.entries_removed.iter().map(|r| (r.removed.pfn.as_str(), r.newest_left.as_deref())).collect();
     assert_eq!(
         gone,
         [
@@ -127,8 +138,22 @@ fn fixture_that_differs_in_every_way() {
     assert_eq!(
         aliases,
         [
-            ("PFN_cuCtxCreate", Default, Some("PFN_cuCtxCreate_v11040"), HeaderMacro, Some("PFN_cuCtxCreate_v12050"), HighestVersion),
-            ("PFN_cuCtxSynchronize", Default, Some("PFN_cuCtxSynchronize_v2000"), HeaderMacro, Some("PFN_cuCtxSynchronize_v13000"), HighestVersion),
+            (
+                "PFN_cuCtxCreate",
+                Default,
+                Some("PFN_cuCtxCreate_v11040"),
+                HeaderMacro,
+                Some("PFN_cuCtxCreate_v12050"),
+                HighestVersion
+            ),
+            (
+                "PFN_cuCtxSynchronize",
+                Default,
+                Some("PFN_cuCtxSynchronize_v2000"),
+                HeaderMacro,
+                Some("PFN_cuCtxSynchronize_v13000"),
+                HighestVersion
+            ),
             (
                 "PFN_cuGraphInstantiate",
                 Default,
@@ -137,7 +162,14 @@ fn fixture_that_differs_in_every_way() {
                 Some("PFN_cuGraphInstantiate_v11000"),
                 HighestVersion
             ),
-            ("PFN_cuStreamGetCtx", Default, Some("PFN_cuStreamGetCtx_v9020"), HighestVersionNoMacro, Some("PFN_cuStreamGetCtx_v12050"), HighestVersion),
+            (
+                "PFN_cuStreamGetCtx",
+                Default,
+                Some("PFN_cuStreamGetCtx_v9020"),
+                HighestVersionNoMacro,
+                Some("PFN_cuStreamGetCtx_v12050"),
+                HighestVersion
+            ),
             (
                 "PFN_cuStreamGetCtx",
                 PerThread,
@@ -146,7 +178,14 @@ fn fixture_that_differs_in_every_way() {
                 Some("PFN_cuStreamGetCtx_v12050_ptsz"),
                 HighestVersion
             ),
-            ("PFN_cuStreamWaitValue32", Default, Some("PFN_cuStreamWaitValue32_v8000"), HeaderMacro, Some("PFN_cuStreamWaitValue32_v11070"), HighestVersion),
+            (
+                "PFN_cuStreamWaitValue32",
+                Default,
+                Some("PFN_cuStreamWaitValue32_v8000"),
+                HeaderMacro,
+                Some("PFN_cuStreamWaitValue32_v11070"),
+                HighestVersion
+            ),
             (
                 "PFN_cuStreamWaitValue32",
                 PerThread,
@@ -160,9 +199,16 @@ fn fixture_that_differs_in_every_way() {
 
     assert_eq!(d.drift.len(), 1);
     assert_eq!(d.drift[0].pfn, "PFN_cuTensorMapEncodeTiled_v12000");
-    assert!(d.drift[0].after.contains("align 64) became struct CUtensorMap_st (128 bytes, align 128)"), "{:?}", d.drift[0]);
+    assert!(
+        d.drift[0].after.contains("align 64) became struct CUtensorMap_st (128 bytes, align 128)"),
+        "{:?}",
+        d.drift[0]
+    );
     assert_eq!(d.legacy_changes.len(), 1);
-    assert_eq!((d.legacy_changes[0].pfn.as_str(), d.legacy_changes[0].from, d.legacy_changes[0].to), ("PFN_cuGraphInstantiate_v11000", false, true));
+    assert_eq!(
+        (d.legacy_changes[0].pfn.as_str(), d.legacy_changes[0].from, d.legacy_changes[0].to),
+        ("PFN_cuGraphInstantiate_v11000", false, true)
+    );
 
     let md = markdown::render(&d);
     assert!(md.contains("- **Verdict: breaking**"), "{md}");
@@ -213,11 +259,21 @@ fn headers_gained_lost_and_moved() {
             counts.entry(d.module.clone()).or_default().typedefs += 1;
         }
         counts.entry("cuda".into()).or_default();
-        ToolkitInput { version: v(version), source: "by hand".into(), declarations: decls, aliases: BTreeMap::new(), counts }
+        ToolkitInput {
+            version: v(version),
+            source: "by hand".into(),
+            declarations: decls,
+            aliases: BTreeMap::new(),
+            counts,
+        }
     };
     let old = input(
         "13.0",
-        vec![decl("PFN_cuInit_v2000", "cudaTypedefs.h"), decl("PFN_cuVDPAUGetDevice_v3010", "cudaVDPAUTypedefs.h"), decl("PFN_cuGLGetDevices_v6050", "cudaTypedefs.h")],
+        vec![
+            decl("PFN_cuInit_v2000", "cudaTypedefs.h"),
+            decl("PFN_cuVDPAUGetDevice_v3010", "cudaVDPAUTypedefs.h"),
+            decl("PFN_cuGLGetDevices_v6050", "cudaTypedefs.h"),
+        ],
     );
     let new = input(
         "13.1",
@@ -230,24 +286,40 @@ fn headers_gained_lost_and_moved() {
     );
     let model = Model::build(vec![old, new]);
     let d = diff::diff(&model, v("13.0"), v("13.1")).unwrap();
-    let names = |h: &[diff::HeaderChange]| h.iter().map(|h| (h.header.clone(), h.file.clone().unwrap_or_default(), h.from_typedefs, h.to_typedefs)).collect::<Vec<_>>();
+    let names = |h: &[diff::HeaderChange]| {
+        h.iter()
+            .map(|h| (h.header.clone(), h.file.clone().unwrap_or_default(), h.from_typedefs, h.to_typedefs))
+            .collect::<Vec<_>>()
+    };
     assert_eq!(
         names(&d.headers_gained),
-        [("gl".to_owned(), "cudaGLTypedefs.h".to_owned(), 0, 1), ("profiler".to_owned(), "cudaProfilerTypedefs.h".to_owned(), 0, 2)]
+        [
+            ("gl".to_owned(), "cudaGLTypedefs.h".to_owned(), 0, 1),
+            ("profiler".to_owned(), "cudaProfilerTypedefs.h".to_owned(), 0, 2)
+        ]
     );
     assert_eq!(names(&d.headers_lost), [("vdpau".to_owned(), "cudaVDPAUTypedefs.h".to_owned(), 1, 0)]);
     assert_eq!(d.header_moves.len(), 1);
-    assert_eq!((d.header_moves[0].from.as_str(), d.header_moves[0].to.as_str()), ("cudaTypedefs.h", "cudaGLTypedefs.h"));
+    assert_eq!(
+        (d.header_moves[0].from.as_str(), d.header_moves[0].to.as_str()),
+        ("cudaTypedefs.h", "cudaGLTypedefs.h")
+    );
     assert_eq!(d.verdict, Verdict::Breaking);
     let md = markdown::render(&d);
     assert!(md.contains("| `cudaProfilerTypedefs.h` (`profiler`) | 0 | 2 | gained |"), "{md}");
     assert!(md.contains("| `cudaVDPAUTypedefs.h` (`vdpau`) | 1 | 0 | lost |"), "{md}");
-    assert!(md.contains("| `PFN_cuGLGetDevices_v6050` | moved to another header | `cudaTypedefs.h` | `cudaGLTypedefs.h` |"), "{md}");
+    assert!(
+        md.contains("| `PFN_cuGLGetDevices_v6050` | moved to another header | `cudaTypedefs.h` | `cudaGLTypedefs.h` |"),
+        "{md}"
+    );
     assert!(md.contains("- Typedef headers: 2 gained (`cudaGLTypedefs.h`, `cudaProfilerTypedefs.h`), 1 lost (`cudaVDPAUTypedefs.h`)"), "{md}");
 
     // A gained header alone is an addition.
     let old = input("13.0", vec![decl("PFN_cuInit_v2000", "cudaTypedefs.h")]);
-    let new = input("13.1", vec![decl("PFN_cuInit_v2000", "cudaTypedefs.h"), decl("PFN_cuProfilerStart_v4000", "cudaProfilerTypedefs.h")]);
+    let new = input(
+        "13.1",
+        vec![decl("PFN_cuInit_v2000", "cudaTypedefs.h"), decl("PFN_cuProfilerStart_v4000", "cudaProfilerTypedefs.h")],
+    );
     let d = diff::diff(&Model::build(vec![old, new]), v("13.0"), v("13.1")).unwrap();
     assert_eq!((d.verdict, d.headers_gained.len(), d.headers_lost.len()), (Verdict::Additive, 1, 0));
 }
@@ -277,8 +349,15 @@ fn header_pfns(version: &str) -> BTreeSet<String> {
         .collect();
     text.split("*PFN_")
         .skip(1)
-        .map(|rest| format!("PFN_{}", rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or("")))
-        .map(|n| renamed.get(n.as_str()).filter(|t| codegen::names::split_pfn_name(t).is_ok()).map_or(n.clone(), |t| t.to_string()))
+        .map(|rest| {
+            format!("PFN_{}", rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).next().unwrap_or(""))
+        })
+        .map(|n| {
+            renamed
+                .get(n.as_str())
+                .filter(|t| codegen::names::split_pfn_name(t).is_ok())
+                .map_or(n.clone(), |t| t.to_string())
+        })
         .filter(|n| codegen::names::split_pfn_name(n).is_ok())
         .collect()
 }
@@ -288,10 +367,20 @@ fn assert_matches_header_text(d: &ToolkitDiff) {
     let (from, to) = (header_pfns(&d.from.version.to_string()), header_pfns(&d.to.version.to_string()));
     let cuda = |e: &&diff::EntryView| e.header == "cudaTypedefs.h";
     let added = pfns(
-        d.symbols_added.iter().flat_map(|c| c.entries.iter()).chain(d.new_versions.iter().map(|n| &n.new)).filter(cuda).map(|e| e.pfn.clone()),
+        d.symbols_added
+            .iter()
+            .flat_map(|c| c.entries.iter())
+            .chain(d.new_versions.iter().map(|n| &n.new))
+            .filter(cuda)
+            .map(|e| e.pfn.clone()),
     );
     let removed = pfns(
-        d.symbols_removed.iter().flat_map(|c| c.entries.iter()).chain(d.entries_removed.iter().map(|r| &r.removed)).filter(cuda).map(|e| e.pfn.clone()),
+        d.symbols_removed
+            .iter()
+            .flat_map(|c| c.entries.iter())
+            .chain(d.entries_removed.iter().map(|r| &r.removed))
+            .filter(cuda)
+            .map(|e| e.pfn.clone()),
     );
     assert_eq!(added, to.difference(&from).cloned().collect(), "{} -> {}: added", d.from.version, d.to.version);
     assert_eq!(removed, from.difference(&to).cloned().collect(), "{} -> {}: removed", d.from.version, d.to.version);
@@ -334,14 +423,23 @@ fn real_12_4_to_12_5_brings_cu_ctx_create_v4() {
     let prev = n.previous.as_ref().unwrap();
     assert_eq!((prev.pfn.as_str(), prev.exported.as_str()), ("PFN_cuCtxCreate_v11040", "cuCtxCreate_v3"));
     assert_eq!((n.new.pfn.as_str(), n.new.exported.as_str()), ("PFN_cuCtxCreate_v12050", "cuCtxCreate_v4"));
-    assert!(prev.signature().contains("paramsArray: *mut CUexecAffinityParam, numParams: c_int"), "{}", prev.signature());
+    assert!(
+        prev.signature().contains("paramsArray: *mut CUexecAffinityParam, numParams: c_int"),
+        "{}",
+        prev.signature()
+    );
     assert!(n.new.signature().contains("ctxCreateParams: *mut CUctxCreateParams"), "{}", n.new.signature());
     // The 12.5 header keeps `PFN_cuCtxCreate` at v11040: no alias change.
     assert!(d.alias_changes.is_empty(), "{:?}", d.alias_changes);
     let md = markdown::render(&d);
     let row = md.lines().find(|l| l.starts_with("| `cuCtxCreate` |")).expect("a cuCtxCreate row");
-    assert!(row.contains("`PFN_cuCtxCreate_v11040`, exported as `cuCtxCreate_v3`") && row.contains("`PFN_cuCtxCreate_v12050`, exported as `cuCtxCreate_v4`"), "{row}");
-    let streams: Vec<&str> = d.new_versions.iter().filter(|n| n.symbol == "cuStreamGetCtx").map(|n| n.new.pfn.as_str()).collect();
+    assert!(
+        row.contains("`PFN_cuCtxCreate_v11040`, exported as `cuCtxCreate_v3`")
+            && row.contains("`PFN_cuCtxCreate_v12050`, exported as `cuCtxCreate_v4`"),
+        "{row}"
+    );
+    let streams: Vec<&str> =
+        d.new_versions.iter().filter(|n| n.symbol == "cuStreamGetCtx").map(|n| n.new.pfn.as_str()).collect();
     assert_eq!(streams, ["PFN_cuStreamGetCtx_v12050", "PFN_cuStreamGetCtx_v12050_ptsz"]);
 }
 
@@ -360,11 +458,20 @@ fn real_12_9_to_13_0_loses_the_header_aliases() {
     let gi = d.alias_changes.iter().find(|a| a.alias == "PFN_cuGraphInstantiate").unwrap();
     assert_eq!(gi.from.target.as_deref(), Some("PFN_cuGraphInstantiateWithFlags_v11040"));
     // Every changed alias is one whose 12.9 macro was not the highest version 13.0 declares.
-    assert!(d.alias_changes.iter().all(|a| a.from.rule == AliasRule::HeaderMacro && a.to.rule == AliasRule::HighestVersion));
+    assert!(d
+        .alias_changes
+        .iter()
+        .all(|a| a.from.rule == AliasRule::HeaderMacro && a.to.rule == AliasRule::HighestVersion));
     let drifted: BTreeSet<&str> = d.drift.iter().map(|x| x.pfn.as_str()).collect();
     assert_eq!(
         drifted,
-        ["PFN_cuTensorMapEncodeIm2colWide_v12080", "PFN_cuTensorMapEncodeIm2col_v12000", "PFN_cuTensorMapEncodeTiled_v12000", "PFN_cuTensorMapReplaceAddress_v12000"].into()
+        [
+            "PFN_cuTensorMapEncodeIm2colWide_v12080",
+            "PFN_cuTensorMapEncodeIm2col_v12000",
+            "PFN_cuTensorMapEncodeTiled_v12000",
+            "PFN_cuTensorMapReplaceAddress_v12000"
+        ]
+        .into()
     );
     assert!(d.drift.iter().all(|x| x.after.contains("align 64) became struct CUtensorMap_st (128 bytes, align 128)")));
     assert!(d.new_versions.iter().any(|n| n.new.pfn == "PFN_cuCtxSynchronize_v13000"));
@@ -381,7 +488,14 @@ fn real_13_4_to_13_5_adds_three_abis() {
     let added = pfns(d.symbols_added.iter().flat_map(|c| c.entries.iter().map(|e| e.pfn.clone())));
     assert_eq!(
         added,
-        pfns(["PFN_cuFabricCpyBatchAsync_v13050", "PFN_cuFabricCpyBatchAsync_v13050_ptsz", "PFN_cuTensorMapSetAllocationClass_v13050"].map(String::from))
+        pfns(
+            [
+                "PFN_cuFabricCpyBatchAsync_v13050",
+                "PFN_cuFabricCpyBatchAsync_v13050_ptsz",
+                "PFN_cuTensorMapSetAllocationClass_v13050"
+            ]
+            .map(String::from)
+        )
     );
     assert!(d.new_versions.is_empty() && d.alias_changes.is_empty() && d.drift.is_empty());
     assert_eq!((d.from.alias_rule, d.to.alias_rule), (AliasRule::HighestVersion, AliasRule::HighestVersion));
@@ -436,16 +550,22 @@ fn local_copy_of(version: &str, relabel: Option<&str>) -> tempfile::TempDir {
 #[test]
 fn local_toolkits_and_the_windows_headers() {
     let local = local_copy_of("13.1", None);
-    let d = run_diff(&real_manifest(), ToolkitSpec::Version(v("13.0")), ToolkitSpec::Path(local.path().to_owned())).unwrap();
+    let d = run_diff(&real_manifest(), ToolkitSpec::Version(v("13.0")), ToolkitSpec::Path(local.path().to_owned()))
+        .unwrap();
     let mut real = real_diff("13.0", "13.1");
     assert!(d.notes.is_empty(), "{:?}", d.notes);
     assert_eq!(d.to.source, "a local toolkit");
     real.to.source = d.to.source.clone();
     assert_eq!(d, real, "a local copy of 13.1 gives the pinned 13.1's report");
-    assert!(d.drift.iter().any(|x| x.after.contains("CUdevResource_st (144 bytes, align 8)")), "13.0 -> 13.1 drift: {:?}", d.drift);
+    assert!(
+        d.drift.iter().any(|x| x.after.contains("CUdevResource_st (144 bytes, align 8)")),
+        "13.0 -> 13.1 drift: {:?}",
+        d.drift
+    );
 
     let newer = local_copy_of("13.5", Some("13.6"));
-    let d = run_diff(&real_manifest(), ToolkitSpec::Version(v("13.5")), ToolkitSpec::Path(newer.path().to_owned())).unwrap();
+    let d = run_diff(&real_manifest(), ToolkitSpec::Version(v("13.5")), ToolkitSpec::Path(newer.path().to_owned()))
+        .unwrap();
     assert_eq!(d.verdict, Verdict::Unchanged, "{}", markdown::render(&d));
     assert!(d.headers_lost.is_empty() && d.platform_changes.is_empty());
     assert_eq!(
@@ -484,12 +604,22 @@ fn path_without_headers() {
     // cuda.h without its typedef header.
     std::fs::copy(fixture_toolkits("additive").0.join("cuda.h"), empty.path().join("cuda.h")).unwrap();
     let err = diff_error(ToolkitSpec::Path(empty.path().to_owned()), ToolkitSpec::Version(v("12.9")));
-    assert!(err.contains("toolkit 13.1: cudaTypedefs.h not found in") && err.contains(&empty.path().display().to_string()), "{err}");
+    assert!(
+        err.contains("toolkit 13.1: cudaTypedefs.h not found in") && err.contains(&empty.path().display().to_string()),
+        "{err}"
+    );
     // Neither a version nor a path.
     let err = diff_error("cuda-12.9.1".parse().unwrap(), ToolkitSpec::Version(v("13.0")));
-    assert!(err.contains("cuda-12.9.1: no such file or directory (and it is not a toolkit version of the form major.minor"), "{err}");
+    assert!(
+        err.contains("cuda-12.9.1: no such file or directory (and it is not a toolkit version of the form major.minor"),
+        "{err}"
+    );
     // Digits and dots are a version written wrong, not a path (issue 13: `13.05` was 13.5).
-    for (arg, says) in [("12.9.1", "not a toolkit version of the form major.minor"), ("13.05", "write `13.5` (no leading zeros)"), ("13", "major.minor")] {
+    for (arg, says) in [
+        ("12.9.1", "not a toolkit version of the form major.minor"),
+        ("13.05", "write `13.5` (no leading zeros)"),
+        ("13", "major.minor"),
+    ] {
         let err = arg.parse::<ToolkitSpec>().unwrap_err();
         assert!(err.contains(says) && err.contains(&format!("./{arg}")), "{arg}: {err}");
     }
@@ -501,7 +631,12 @@ fn same_toolkit_twice() {
     assert_eq!(err, "both sides are CUDA 12.9: give two different toolkits");
     let local = fixture_toolkits("everything").0;
     let err = diff_error(ToolkitSpec::Path(local.clone()), ToolkitSpec::Version(v("12.9")));
-    assert!(err.starts_with("both sides are CUDA 12.9: `--from ") && err.contains(&local.display().to_string()) && err.contains("one toolkit per version"), "{err}");
+    assert!(
+        err.starts_with("both sides are CUDA 12.9: `--from ")
+            && err.contains(&local.display().to_string())
+            && err.contains("one toolkit per version"),
+        "{err}"
+    );
     // And the pure function, on a model that lacks a side.
     let model = Model::build(vec![]);
     let err = diff::diff(&model, v("12.9"), v("12.9")).unwrap_err().to_string();
@@ -512,7 +647,6 @@ fn same_toolkit_twice() {
 
 // ---------------------------------------------------------------------------------------------
 // The command line: exit statuses and output.
-
 
 /// `cuda-sys-gen diff` over a fixture's two toolkits, with extra arguments.
 fn cli_diff(case: &str, extra: &[&str]) -> Output {
@@ -547,7 +681,11 @@ fn exit_status_policy() {
     // Errors are 1, whatever --fail-on says.
     let o = cargo_run("cuda-sys-gen", &["diff", "--from", "12.7", "--to", "13.0", "--fail-on", "breaking"], &[]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("error: could not compare 12.7 with 13.0: CUDA 12.7 is not pinned"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("error: could not compare 12.7 with 13.0: CUDA 12.7 is not pinned"),
+        "{}",
+        text(&o.stderr)
+    );
 }
 
 #[test]
@@ -574,7 +712,14 @@ fn xtask_diff_and_help() {
         let o = cargo_run(package, &["diff", "--help"], &[]);
         let help = text(&o.stdout);
         assert!(o.status.success());
-        for line in ["Exit status:", "0  nothing changed", "1  error", "2  additions only", "3  breaking", "--fail-on breaking lets additions through"] {
+        for line in [
+            "Exit status:",
+            "0  nothing changed",
+            "1  error",
+            "2  additions only",
+            "3  breaking",
+            "--fail-on breaking lets additions through",
+        ] {
             assert!(help.contains(line), "{package}: {line:?} not in:\n{help}");
         }
     }
@@ -585,12 +730,22 @@ fn xtask_diff_and_help() {
 fn readme_exit_statuses_are_the_codes() {
     let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
     let table = readme.split("**Exit status**").nth(1).expect("README has an exit-status table");
-    let rows: Vec<String> = table.lines().filter(|l| l.starts_with("| ") && l.chars().nth(2).is_some_and(|c| c.is_ascii_digit())).map(String::from).collect();
-    let expected: Vec<String> = diff::EXIT_STATUSES.iter().map(|(code, meaning)| format!("| {code} | {meaning} |")).collect();
+    let rows: Vec<String> = table
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.chars().nth(2).is_some_and(|c| c.is_ascii_digit()))
+        .map(String::from)
+        .collect();
+    let expected: Vec<String> =
+        diff::EXIT_STATUSES.iter().map(|(code, meaning)| format!("| {code} | {meaning} |")).collect();
     assert_eq!(rows, expected);
     for (v, code) in [(Verdict::Unchanged, 0), (Verdict::Additive, 2), (Verdict::Breaking, 3)] {
         assert_eq!(v.exit_status(), code);
-        assert!(diff::EXIT_STATUSES.iter().any(|(c, m)| *c == code && (code == 0 || m.starts_with(if code == 2 { "additions" } else { "breaking" }))));
+        assert!(
+            diff::EXIT_STATUSES
+                .iter()
+                .any(|(c, m)| *c == code
+                    && (code == 0 || m.starts_with(if code == 2 { "additions" } else { "breaking" })))
+        );
     }
 }
 
@@ -600,7 +755,10 @@ fn diff_examples_are_current() {
     let doc = std::fs::read_to_string(repo_root().join("docs/diff-examples.md")).unwrap();
     for (from, to) in [("12.9", "13.0"), ("12.4", "12.5")] {
         let report = markdown::render(&real_diff(from, to));
-        assert!(doc.contains(&report), "docs/diff-examples.md: the {from} -> {to} report is stale; regenerate it with the command at its top");
+        assert!(
+            doc.contains(&report),
+            "docs/diff-examples.md: the {from} -> {to} report is stale; regenerate it with the command at its top"
+        );
     }
 }
 
@@ -704,10 +862,15 @@ fn add_toolkit_finds_the_newest_patch_and_pins_it() {
     let manifest = Manifest::load(&manifest_path).unwrap();
     let mut fetcher = Fetcher::new(scratch.path().join("cache"), &manifest);
     fetcher.python = fake_pip(scratch.path(), INDEX, &wheels);
-    let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_or_else(|e| panic!("{e}"));
+    let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.6")))
+        .unwrap_or_else(|e| panic!("{e}"));
     // The packages of the newest pin (13.5), at 13.6's newest patch, each hashed.
-    let got: Vec<(&str, &str, &str, Option<&str>, Platform)> =
-        new.pin.packages.iter().map(|p| (p.name.as_str(), p.version.as_str(), p.file.as_str(), p.platform.as_deref(), p.target)).collect();
+    let got: Vec<(&str, &str, &str, Option<&str>, Platform)> = new
+        .pin
+        .packages
+        .iter()
+        .map(|p| (p.name.as_str(), p.version.as_str(), p.file.as_str(), p.platform.as_deref(), p.target))
+        .collect();
     assert_eq!(
         got,
         [
@@ -719,7 +882,11 @@ fn add_toolkit_finds_the_newest_patch_and_pins_it() {
     for p in &new.pin.packages {
         assert_eq!(p.sha256.0, codegen::archive::sha256_file(&wheels.join(&p.file)).unwrap(), "{}", p.file);
         assert_eq!(p.include, "nvidia/cu13/include");
-        assert!(scratch.path().join("cache/wheels").join(&p.file).is_file(), "{} is cached for the regeneration", p.file);
+        assert!(
+            scratch.path().join("cache/wheels").join(&p.file).is_file(),
+            "{} is cached for the regeneration",
+            p.file
+        );
     }
     assert_eq!(new.previous, Some(v("13.5")));
     let log = std::fs::read_to_string(scratch.path().join("pip.log")).unwrap();
@@ -754,7 +921,8 @@ fn add_toolkit_finds_the_newest_patch_and_pins_it() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, body).unwrap();
     }
-    let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Path(local.parent().unwrap().to_owned())).unwrap();
+    let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Path(local.parent().unwrap().to_owned()))
+        .unwrap();
     assert_eq!(new.pin.version, v("13.6"));
     let pinned = "nvidia-cuda-runtime 13.6.12, nvidia-cuda-profiler-api 13.6.12";
     assert_eq!(new.notes, [format!("the headers at {} are identical to the pinned {pinned}", local.display())]);
@@ -772,11 +940,17 @@ fn add_toolkit_errors() {
     let mut fetcher = Fetcher::new(scratch.path().join("cache"), &manifest);
     let wheels = wheels_13_6(&scratch.path().join("wheels"), |_| {});
 
-    fetcher.python = fake_pip(scratch.path(), "nvidia-cuda-runtime (13.5.37)\nAvailable versions: 13.5.37, 13.4.92, 13.4.49", &wheels);
-    let err = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
+    fetcher.python = fake_pip(
+        scratch.path(),
+        "nvidia-cuda-runtime (13.5.37)\nAvailable versions: 13.5.37, 13.4.92, 13.4.49",
+        &wheels,
+    );
+    let err =
+        codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
     assert_eq!(err, "CUDA 13.6 is not on PyPI: nvidia-cuda-runtime has releases for CUDA 13.4, 13.5 only");
 
-    let err = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.5"))).unwrap_err().to_string();
+    let err =
+        codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.5"))).unwrap_err().to_string();
     assert!(err.starts_with("CUDA 13.5 is already pinned (nvidia-cuda-runtime 13.5.37, nvidia-cuda-profiler-api 13.5.25, nvidia-cuda-runtime 13.5.37 (win_amd64)); nothing to add"), "{err}");
     assert!(err.contains(&format!("{}:", manifest_path.display())), "{err}");
 
@@ -786,7 +960,8 @@ fn add_toolkit_errors() {
         *cuda = cuda.replacen("CUDA_VERSION 13060", "CUDA_VERSION 13050", 1);
     });
     fetcher.python = fake_pip(scratch.path(), INDEX, &liars);
-    let err = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
+    let err =
+        codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.6"))).unwrap_err().to_string();
     assert!(err.ends_with("its cuda.h says CUDA 13.5, but the package version is 13.6.12"), "{err}");
 }
 
@@ -802,12 +977,25 @@ fn generate_add_toolkit_on_the_command_line() {
     // 13.5 from the shared cache, so that nothing real is downloaded.
     std::fs::create_dir_all(cache.join("wheels")).unwrap();
     for p in &Manifest::load(&manifest_path).unwrap().toolkits[0].packages {
-        std::fs::copy(cache_dir().join("wheels").join(&p.file), cache.join("wheels").join(&p.file)).expect("13.5's wheels in the shared cache");
+        std::fs::copy(cache_dir().join("wheels").join(&p.file), cache.join("wheels").join(&p.file))
+            .expect("13.5's wheels in the shared cache");
     }
     let out = scratch.path().join("out");
     let run = |spec: &str, python: &str| {
         let (m, o, c) = (manifest_path.display().to_string(), out.display().to_string(), cache.display().to_string());
-        let args = ["generate", "--pinned-only", "--verbose", "--add-toolkit", spec, "--manifest", &m, "--out", &o, "--cache", &c];
+        let args = [
+            "generate",
+            "--pinned-only",
+            "--verbose",
+            "--add-toolkit",
+            spec,
+            "--manifest",
+            &m,
+            "--out",
+            &o,
+            "--cache",
+            &c,
+        ];
         cargo_run("cuda-sys-gen", &args, &[("PYTHON", python)])
     };
     let before = std::fs::read_to_string(&manifest_path).unwrap();
@@ -818,7 +1006,12 @@ fn generate_add_toolkit_on_the_command_line() {
     });
     let o = run("13.6", &fake_pip(&scratch.path().join("bad"), INDEX, &bad));
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
-    assert!(text(&o.stderr).contains("the file is empty") && text(&o.stderr).contains("the pin of CUDA 13.6 is taken out of"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("the file is empty")
+            && text(&o.stderr).contains("the pin of CUDA 13.6 is taken out of"),
+        "{}",
+        text(&o.stderr)
+    );
     assert_eq!(std::fs::read_to_string(&manifest_path).unwrap(), before);
     assert!(!out.exists(), "a failed run writes no output");
     for f in [RUNTIME_13_6, PROFILER_13_6, WINDOWS_13_6] {
@@ -830,15 +1023,29 @@ fn generate_add_toolkit_on_the_command_line() {
     let o = run("13.6", &python);
     let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
     assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
-    assert!(stderr.contains(&format!("pinned CUDA 13.6: nvidia-cuda-runtime 13.6.12 ({RUNTIME_13_6}, sha256 ")), "{stderr}");
-    assert!(stderr.contains(&format!("pinned CUDA 13.6: nvidia-cuda-runtime 13.6.12 ({WINDOWS_13_6}, sha256 ")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("pinned CUDA 13.6: nvidia-cuda-runtime 13.6.12 ({RUNTIME_13_6}, sha256 ")),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("pinned CUDA 13.6: nvidia-cuda-runtime 13.6.12 ({WINDOWS_13_6}, sha256 ")),
+        "{stderr}"
+    );
     let manifest = Manifest::load(&manifest_path).unwrap();
     assert_eq!(manifest.toolkits.iter().map(|t| t.version.to_string()).collect::<Vec<_>>(), ["13.5", "13.6"]);
     assert!(stdout.lines().any(|l| l.starts_with("CUDA 13.6") && l.contains("cuda: 686 typedefs")), "{stdout}");
     assert!(stdout.contains("2 toolkits (13.5 to 13.6): 781 entries of 562 symbols"), "{stdout}");
     assert!(stdout.contains("## CUDA 13.5 → CUDA 13.6: driver entry points"), "{stdout}");
-    assert!(stdout.contains("| `cuFutureCall` | `PFN_cuFutureCall_v13060` | `cuFutureCall` | `(ctx: CUcontext) -> CUresult` |"), "{stdout}");
-    assert!(stdout.contains("- **Verdict: additive**") && stdout.contains("- Symbols: 1 added (1 ABI), 0 removed (0 ABIs)"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "| `cuFutureCall` | `PFN_cuFutureCall_v13060` | `cuFutureCall` | `(ctx: CUcontext) -> CUresult` |"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("- **Verdict: additive**") && stdout.contains("- Symbols: 1 added (1 ABI), 0 removed (0 ABIs)"),
+        "{stdout}"
+    );
     let registry = std::fs::read_to_string(out.join("registry.json")).unwrap();
     assert!(registry.contains("PFN_cuFutureCall_v13060"));
 
@@ -846,7 +1053,11 @@ fn generate_add_toolkit_on_the_command_line() {
     let after = std::fs::read_to_string(&manifest_path).unwrap();
     let o = run("13.6", &python);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).contains("could not add CUDA 13.6") && text(&o.stderr).contains("CUDA 13.6 is already pinned"), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("could not add CUDA 13.6") && text(&o.stderr).contains("CUDA 13.6 is already pinned"),
+        "{}",
+        text(&o.stderr)
+    );
     assert_eq!(std::fs::read_to_string(&manifest_path).unwrap(), after);
 }
 
@@ -859,10 +1070,15 @@ fn add_toolkit_against_pypi() {
     let manifest = Manifest::load(&manifest_path).unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let fetcher = Fetcher::new(scratch.path().to_owned(), &manifest);
-    let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.5"))).unwrap_or_else(|e| panic!("{e}"));
+    let new = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("13.5")))
+        .unwrap_or_else(|e| panic!("{e}"));
     let real = Manifest::load(&real_manifest()).unwrap();
     assert_eq!(&new.pin, real.toolkit(v("13.5")).unwrap());
-    let err = codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("12.7"))).unwrap_err().to_string();
-    assert!(err.starts_with("CUDA 12.7 is not on PyPI: nvidia-cuda-runtime-cu12 has releases for CUDA 12.0, 12.1,"), "{err}");
+    let err =
+        codegen::pin::prepare(&manifest_path, &fetcher, &ToolkitSpec::Version(v("12.7"))).unwrap_err().to_string();
+    assert!(
+        err.starts_with("CUDA 12.7 is not on PyPI: nvidia-cuda-runtime-cu12 has releases for CUDA 12.0, 12.1,"),
+        "{err}"
+    );
     assert!(err.contains("12.6, 12.8, 12.9"), "{err}");
 }

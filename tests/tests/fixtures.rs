@@ -32,7 +32,11 @@ fn run_case(case: &str) {
     // but checked to be exactly the real crate's, renamed.
     for file in codegen::emit::SHIM_FILES {
         if let Some(text) = actual.remove(*file) {
-            assert_eq!(without_marker(&text), without_marker(&renamed_shim(file, &format!("fixture-{case}"))), "fixture {case}: {file} is not the shim");
+            assert_eq!(
+                without_marker(&text),
+                without_marker(&renamed_shim(file, &format!("fixture-{case}"))),
+                "fixture {case}: {file} is not the shim"
+            );
         }
     }
     // Warnings name the fixture's own files: make them independent of the checkout path.
@@ -44,7 +48,10 @@ fn run_case(case: &str) {
         summary.push_str(&format!("warning: {w}\n"));
     }
     for d in &report.model.drift {
-        summary.push_str(&format!("drift: {} {} -> {}: {:?}: {} -> {}\n", d.pfn, d.from, d.to, d.param, d.before, d.after));
+        summary.push_str(&format!(
+            "drift: {} {} -> {}: {:?}: {} -> {}\n",
+            d.pfn, d.from, d.to, d.param, d.before, d.after
+        ));
     }
     actual.insert("summary.txt".into(), summary);
     if let Err(diff) = compare_golden(&dir.join("expected"), &actual) {
@@ -97,7 +104,10 @@ fn goldens_compile() {
     for case in CASES {
         let copy = scratch.path().join(case);
         // The roundtrip example is written only where the registry has what it calls.
-        let shim = codegen::emit::SHIM_FILES.iter().filter(|f| !f.contains("roundtrip")).map(|f| (f.to_string(), renamed_shim(f, &format!("fixture-{case}"))));
+        let shim = codegen::emit::SHIM_FILES
+            .iter()
+            .filter(|f| !f.contains("roundtrip"))
+            .map(|f| (f.to_string(), renamed_shim(f, &format!("fixture-{case}"))));
         for (rel, text) in read_tree(&fixtures().join(case).join("expected")).into_iter().chain(shim) {
             let path = copy.join(rel);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -114,14 +124,20 @@ fn goldens_compile() {
                 .arg(&target)
                 .output()
                 .expect("run cargo");
-            assert!(out.status.success(), "cargo {args:?} of {} fails:\n{}", manifest.display(), String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "cargo {args:?} of {} fails:\n{}",
+                manifest.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
     }
 }
 
 /// A shim file of the real crate (generated/), named for another crate as the emitter names it.
 fn renamed_shim(file: &str, crate_name: &str) -> String {
-    let text = std::fs::read_to_string(repo_root().join("generated").join(file)).unwrap_or_else(|e| panic!("generated/{file}: {e}"));
+    let text = std::fs::read_to_string(repo_root().join("generated").join(file))
+        .unwrap_or_else(|e| panic!("generated/{file}: {e}"));
     text.replace("cuda_driver_pfn", &crate_name.replace('-', "_")).replace("cuda-driver-pfn", crate_name)
 }
 

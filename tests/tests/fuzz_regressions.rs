@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use codegen::emit::{self, EmitOptions, ModuleSpec};
 use codegen::manifest::Manifest;
-use codegen::ToolkitVersion;
 use codegen::model::{Declaration, Model, ToolkitInput};
+use codegen::ToolkitVersion;
 use codegen::{header_text as macros, parse};
 use cuda_sys_gen_tests::*;
 
@@ -22,11 +22,23 @@ fn declarations(parsed: &parse::ParsedOutput) -> Vec<Declaration> {
 }
 
 fn input(version: &str, declarations: Vec<Declaration>) -> ToolkitInput {
-    ToolkitInput { version: tk(version), source: String::new(), declarations, aliases: BTreeMap::new(), counts: BTreeMap::new() }
+    ToolkitInput {
+        version: tk(version),
+        source: String::new(),
+        declarations,
+        aliases: BTreeMap::new(),
+        counts: BTreeMap::new(),
+    }
 }
 
 fn cuda_module() -> ModuleSpec {
-    ModuleSpec { name: "cuda".into(), feature: None, default: false, api: "cuda.h".into(), typedefs: "cudaTypedefs.h".into() }
+    ModuleSpec {
+        name: "cuda".into(),
+        feature: None,
+        default: false,
+        api: "cuda.h".into(),
+        typedefs: "cudaTypedefs.h".into(),
+    }
 }
 
 fn opts() -> EmitOptions {
@@ -52,7 +64,8 @@ fn verbatim_syntax_is_refused_not_a_panic() {
     // And should such an item reach the emitter anyway, it is an error too, not a panic.
     let verbatim: syn::Item = syn::Item::Verbatim(quote_tokens("pub type X: = u8;"));
     let types = syn::File { shebang: None, attrs: vec![], items: vec![verbatim] };
-    let err = emit::emit(&Model::build(vec![]), &types, &BTreeMap::new(), &[cuda_module()], &opts()).unwrap_err().to_string();
+    let err =
+        emit::emit(&Model::build(vec![]), &types, &BTreeMap::new(), &[cuda_module()], &opts()).unwrap_err().to_string();
     assert!(err.contains("src/types.rs") && err.contains("prettyplease cannot print it"), "{err}");
 }
 
@@ -73,7 +86,11 @@ fn marker_names_take_one_pfn_prefix_off() {
     let files = emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module()], &opts()).unwrap();
     let registry = String::from_utf8(files["src/registry.rs"].clone()).unwrap();
     let flat = registry.split_whitespace().collect::<Vec<_>>().join(" ");
-    for marker in ["PFN_1x_v999 => crate ::pfn::PFN_PFN_1x_v999,", "PFN_cuX_v1 => crate ::pfn::PFN_PFN_cuX_v1,", " cuX_v1 => crate ::pfn::PFN_cuX_v1,"] {
+    for marker in [
+        "PFN_1x_v999 => crate ::pfn::PFN_PFN_1x_v999,",
+        "PFN_cuX_v1 => crate ::pfn::PFN_PFN_cuX_v1,",
+        " cuX_v1 => crate ::pfn::PFN_cuX_v1,",
+    ] {
         assert!(flat.contains(marker), "no marker `{marker}` in:\n{registry}");
     }
 }
@@ -91,7 +108,8 @@ fn cr_line_ends_read_like_lf() {
         assert_eq!(macros::internal_guard_lines(&text), vec![(2, 4)], "{ends:?}");
     }
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("cuda.h"), "#ifndef CUDA_H\r#define CUDA_H\r#define CUDA_VERSION 12090\r#endif\r").unwrap();
+    std::fs::write(dir.path().join("cuda.h"), "#ifndef CUDA_H\r#define CUDA_H\r#define CUDA_VERSION 12090\r#endif\r")
+        .unwrap();
     assert_eq!(codegen::locate::read_cuda_version(dir.path()).unwrap(), tk("12.9"));
 }
 
@@ -152,7 +170,10 @@ fn manifest_include_folder_follows_the_extractor_rules() {
             "0".repeat(64)
         );
         let err = manifest_err(&text);
-        assert!(err.contains("must be a relative path inside the wheel") && err.contains("headers-manifest.toml:"), "{bad}: {err}");
+        assert!(
+            err.contains("must be a relative path inside the wheel") && err.contains("headers-manifest.toml:"),
+            "{bad}: {err}"
+        );
     }
 }
 
@@ -162,10 +183,16 @@ fn manifest_include_folder_follows_the_extractor_rules() {
 /// Cargo.toml with a key twice.
 #[test]
 fn manifest_names_the_generated_crate_cannot_hold() {
-    let row = |name: &str, feature: &str| format!("[[header]]\nname = \"{name}\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nfeature = \"{feature}\"\n");
+    let row = |name: &str, feature: &str| {
+        format!("[[header]]\nname = \"{name}\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nfeature = \"{feature}\"\n")
+    };
     for name in codegen::reserved::RESERVED_MODULES {
         let err = manifest_err(&format!("{HEAD}{}", row(name, "gl")));
-        assert!(err.contains(&format!("header name `{name}` is taken by the generated crate itself")) && err.contains(":9:"), "{err}");
+        assert!(
+            err.contains(&format!("header name `{name}` is taken by the generated crate itself"))
+                && err.contains(":9:"),
+            "{err}"
+        );
     }
     for name in ["fn", "self", "type", "match"] {
         let err = manifest_err(&format!("{HEAD}{}", row(name, "gl")));
@@ -196,9 +223,13 @@ fn layouts_do_not_depend_on_typedef_order() {
     };
     let pfn_a = "pub type PFN_cuA_v1 = ::core::option::Option<unsafe extern \"C\" fn(a: *mut A) -> CUresult>;\n";
     let pfn_b = "pub type PFN_cuB_v1 = ::core::option::Option<unsafe extern \"C\" fn(b: *mut B) -> CUresult>;\n";
-    let layout = |text: &str, pfn: &str| parse(text).unwrap().typedefs.into_iter().find(|t| t.pfn == pfn).unwrap().layouts;
+    let layout =
+        |text: &str, pfn: &str| parse(text).unwrap().typedefs.into_iter().find(|t| t.pfn == pfn).unwrap().layouts;
     let old = types("", 16);
-    assert_eq!(layout(&format!("{old}{pfn_a}{pfn_b}"), "PFN_cuB_v1"), layout(&format!("{old}{pfn_b}{pfn_a}"), "PFN_cuB_v1"));
+    assert_eq!(
+        layout(&format!("{old}{pfn_a}{pfn_b}"), "PFN_cuB_v1"),
+        layout(&format!("{old}{pfn_b}{pfn_a}"), "PFN_cuB_v1")
+    );
     // A grows behind B's pointer: drift of cuB whatever the order of the typedefs.
     let new = types("pub m: u64,", 24);
     for (first, second) in [(pfn_a, pfn_b), (pfn_b, pfn_a)] {
@@ -227,7 +258,8 @@ fn a_diamond_of_types_is_compared_quickly() {
         let model = Model::build(vec![input("12.9", declarations(&p)), input("13.0", declarations(&p))]);
         let _ = tx.send((model.drift.len(), format!("{:?}", p.typedefs[0].layouts[0].tree)));
     });
-    let (drift, tree) = rx.recv_timeout(Duration::from_secs(60)).expect("parse and merge of a diamond took over a minute");
+    let (drift, tree) =
+        rx.recv_timeout(Duration::from_secs(60)).expect("parse and merge of a diamond took over a minute");
     assert_eq!(drift, 0);
     assert!(tree.contains("more than 65536 nodes"), "{tree}");
 }
@@ -241,11 +273,49 @@ fn a_diamond_of_types_is_compared_quickly() {
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     type Shape = Box<dyn Fn(usize) -> String>;
     let kinds: Vec<(&str, Shape)> = vec![
-        ("pointers", Box::new(|n| format!("pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn(a: {}u8) -> u32>;", "*mut ".repeat(n)))),
-        ("parentheses", Box::new(|n| format!("pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn(a: {}u8{}) -> u32>;", "(".repeat(n), ")".repeat(n)))),
-        ("arrays", Box::new(|n| format!("pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn(a: *mut {}u8{}) -> u32>;", "[".repeat(n), "; 1]".repeat(n)))),
-        ("generics", Box::new(|n| format!("pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn(a: {}u8{}) -> u32>;", "Option<".repeat(n), ">".repeat(n)))),
-        ("generics in groups", Box::new(|n| format!("pub type A = {}u8{};", "(Option<".repeat(n / 2), ">,)".repeat(n / 2)))),
+        (
+            "pointers",
+            Box::new(|n| {
+                format!(
+                    "pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn(a: {}u8) -> u32>;",
+                    "*mut ".repeat(n)
+                )
+            }),
+        ),
+        (
+            "parentheses",
+            Box::new(|n| {
+                format!(
+                    "pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn(a: {}u8{}) -> u32>;",
+                    "(".repeat(n),
+                    ")".repeat(n)
+                )
+            }),
+        ),
+        (
+            "arrays",
+            Box::new(|n| {
+                format!(
+                    "pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn(a: *mut {}u8{}) -> u32>;",
+                    "[".repeat(n),
+                    "; 1]".repeat(n)
+                )
+            }),
+        ),
+        (
+            "generics",
+            Box::new(|n| {
+                format!(
+                    "pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn(a: {}u8{}) -> u32>;",
+                    "Option<".repeat(n),
+                    ">".repeat(n)
+                )
+            }),
+        ),
+        (
+            "generics in groups",
+            Box::new(|n| format!("pub type A = {}u8{};", "(Option<".repeat(n / 2), ">,)".repeat(n / 2))),
+        ),
         ("negations", Box::new(|n| format!("const _: () = {{ {}1; }};", "-".repeat(n)))),
         ("blocks", Box::new(|n| format!("const _: () = {{ {}1{}; }};", "{".repeat(n), "}".repeat(n)))),
     ];
@@ -255,7 +325,8 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
             .spawn(move || {
                 let parsed = parse(&text)?;
                 let model = Model::build(vec![input("13.0", declarations(&parsed))]);
-                emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module()], &opts()).map_err(|e| e.to_string())?;
+                emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module()], &opts())
+                    .map_err(|e| e.to_string())?;
                 Ok::<usize, String>(parsed.typedefs.len())
             })
             .unwrap()
@@ -267,7 +338,10 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
         assert!(err.contains("nested") && err.contains("levels deep"), "{kind}: {err}");
         // As deep as the limit lets through: read and emitted (or refused for another reason),
         // no overflow.
-        let n = (1..=parse::MAX_NESTING).rev().find(|&n| parse::nesting(make(n).parse().unwrap()) <= parse::MAX_NESTING).unwrap();
+        let n = (1..=parse::MAX_NESTING)
+            .rev()
+            .find(|&n| parse::nesting(make(n).parse().unwrap()) <= parse::MAX_NESTING)
+            .unwrap();
         if let Err(e) = on_small_stack(make(n)) {
             assert!(!e.contains("levels deep"), "{kind} at {n} levels: {e}");
         }
@@ -301,7 +375,13 @@ fn keyword_symbols_are_skipped_not_emitted() {
 /// at the root of lib.rs, and every feature of Cargo.toml, is a header row's or reserved.
 #[test]
 fn every_root_name_of_the_crate_is_reserved() {
-    let gl = ModuleSpec { name: "gl".into(), feature: Some("gl".into()), default: false, api: "cudaGL.h".into(), typedefs: "cudaGLTypedefs.h".into() };
+    let gl = ModuleSpec {
+        name: "gl".into(),
+        feature: Some("gl".into()),
+        default: false,
+        api: "cudaGL.h".into(),
+        typedefs: "cudaGLTypedefs.h".into(),
+    };
     let parsed = parse("pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n").unwrap();
     let model = Model::build(vec![input("13.0", declarations(&parsed))]);
     let files = emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module(), gl], &opts()).unwrap();
@@ -317,13 +397,19 @@ fn every_root_name_of_the_crate_is_reserved() {
     let lower: Vec<&String> = root.iter().filter(|n| n.starts_with(|c: char| c.is_ascii_lowercase())).collect();
     assert!(lower.len() > 10, "{root:?}");
     for name in lower {
-        assert!(codegen::reserved::RESERVED_MODULES.contains(&name.as_str()) || name == "gl", "`{name}` at the root of lib.rs is not in RESERVED_MODULES");
+        assert!(
+            codegen::reserved::RESERVED_MODULES.contains(&name.as_str()) || name == "gl",
+            "`{name}` at the root of lib.rs is not in RESERVED_MODULES"
+        );
     }
     let cargo: toml::Table = std::str::from_utf8(&files["Cargo.toml"]).unwrap().parse().unwrap();
     let features = cargo["features"].as_table().unwrap();
     assert!(features.contains_key("runtime"), "{features:?}");
     for name in features.keys() {
-        assert!(codegen::reserved::RESERVED_FEATURES.contains(&name.as_str()) || name == "gl", "feature `{name}` of Cargo.toml is not in RESERVED_FEATURES");
+        assert!(
+            codegen::reserved::RESERVED_FEATURES.contains(&name.as_str()) || name == "gl",
+            "feature `{name}` of Cargo.toml is not in RESERVED_FEATURES"
+        );
     }
 }
 

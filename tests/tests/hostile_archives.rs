@@ -83,10 +83,17 @@ impl Scene {
         let mut all = Vec::new();
         walk(self.root.path(), Path::new(""), &mut all);
         all.sort();
-        let expected: Vec<PathBuf> = ["cache", "cache/include", "cache/include/good-1.0", "cache/include/good-1.0/.sha256", "cache/include/good-1.0/cuda.h", "pkg-1.0-py3-none-any.whl"]
-            .iter()
-            .map(PathBuf::from)
-            .collect();
+        let expected: Vec<PathBuf> = [
+            "cache",
+            "cache/include",
+            "cache/include/good-1.0",
+            "cache/include/good-1.0/.sha256",
+            "cache/include/good-1.0/cuda.h",
+            "pkg-1.0-py3-none-any.whl",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
         assert_eq!(all, expected, "the refused archive left something behind");
         assert_eq!(std::fs::read_to_string(self.root.path().join("cache/include/good-1.0/cuda.h")).unwrap(), "ok");
     }
@@ -187,7 +194,11 @@ fn huge_declared_sizes_are_refused_before_reading() {
     let s = Scene::new();
     let mut bytes = zip_bytes(&[ok_header(), E::File("nvidia/include/big.h", b"small".to_vec())]);
     declare_size(&mut bytes, "nvidia/include/big.h", 0xFFFF_FFF0);
-    s.refuses(&bytes, &SMALL, "archive entry `nvidia/include/big.h` declares 4294967280 bytes, more than the 1048576 allowed");
+    s.refuses(
+        &bytes,
+        &SMALL,
+        "archive entry `nvidia/include/big.h` declares 4294967280 bytes, more than the 1048576 allowed",
+    );
     // And with the fetcher's own limits: 4 GiB is past 16 MiB.
     let err = s.refuses(&bytes, &Limits::HEADERS, "more than the 16777216 allowed");
     assert!(err.contains("big.h"), "{err}");
@@ -206,10 +217,13 @@ fn zip_bombs_are_refused() {
     declare_size(&mut liar, "nvidia/include/bomb.h", 100);
     s.refuses(&liar, &SMALL, "archive entry `nvidia/include/bomb.h` inflates past");
     // Many entries, each under the per-file limit, past the total.
-    let many: Vec<E> = (0..6).map(|i| E::File(Box::leak(format!("nvidia/include/part{i}.h").into_boxed_str()), zeros(900 << 10))).collect();
+    let many: Vec<E> = (0..6)
+        .map(|i| E::File(Box::leak(format!("nvidia/include/part{i}.h").into_boxed_str()), zeros(900 << 10)))
+        .collect();
     s.refuses(&zip_bytes(&many), &SMALL, "the files under `nvidia/include/` inflate past 4194304 bytes in all");
     // More files than allowed.
-    let files: Vec<E> = (0..9).map(|i| E::File(Box::leak(format!("nvidia/include/f{i}.h").into_boxed_str()), b"x".to_vec())).collect();
+    let files: Vec<E> =
+        (0..9).map(|i| E::File(Box::leak(format!("nvidia/include/f{i}.h").into_boxed_str()), b"x".to_vec())).collect();
     s.refuses(&zip_bytes(&files), &SMALL, "9 files under `nvidia/include/`, more than the 8 allowed");
 }
 
@@ -250,9 +264,17 @@ fn hostile_names_are_refused() {
 #[test]
 fn a_file_and_a_folder_of_one_name_are_refused() {
     let s = Scene::new();
-    let file_first = zip_bytes(&[ok_header(), E::File("nvidia/include/a", b"x".to_vec()), E::File("nvidia/include/a/b.h", b"y".to_vec())]);
+    let file_first = zip_bytes(&[
+        ok_header(),
+        E::File("nvidia/include/a", b"x".to_vec()),
+        E::File("nvidia/include/a/b.h", b"y".to_vec()),
+    ]);
     s.refuses(&file_first, &SMALL, "`nvidia/include/a/b.h` is inside a path that is a file");
-    let folder_first = zip_bytes(&[ok_header(), E::File("nvidia/include/a/b.h", b"y".to_vec()), E::File("nvidia/include/a", b"x".to_vec())]);
+    let folder_first = zip_bytes(&[
+        ok_header(),
+        E::File("nvidia/include/a/b.h", b"y".to_vec()),
+        E::File("nvidia/include/a", b"x".to_vec()),
+    ]);
     s.refuses(&folder_first, &SMALL, "`nvidia/include/a` is also a folder of other entries");
 }
 

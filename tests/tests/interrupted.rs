@@ -181,7 +181,8 @@ fn sigkill_at_any_moment_leaves_old_or_new() {
         std::thread::sleep(delay);
         let _ = child.kill();
         let status = child.wait().unwrap();
-        let state = which(&c, &out).unwrap_or_else(|| panic!("kill {k} after {delay:?} (from {from}, {status}) left a mixed tree"));
+        let state = which(&c, &out)
+            .unwrap_or_else(|| panic!("kill {k} after {delay:?} (from {from}, {status}) left a mixed tree"));
         // A scratch folder beside the output means the kill landed inside the write.
         let mid_write = !leftovers(&out).is_empty();
         let what = match (state == from, status.signal(), mid_write) {
@@ -194,7 +195,10 @@ fn sigkill_at_any_moment_leaves_old_or_new() {
         *seen.entry(what).or_default() += 1;
     }
     eprintln!("{kills} kills over {full:?}: {seen:?}");
-    assert!(seen.get("killed while writing the new tree: old tree").copied().unwrap_or(0) > 0, "no kill landed inside the write: {seen:?}");
+    assert!(
+        seen.get("killed while writing the new tree: old tree").copied().unwrap_or(0) > 0,
+        "no kill landed inside the write: {seen:?}"
+    );
     let o = command(c.manifest.path(), &c.new_args, &out, &cache, None).output().unwrap();
     assert!(o.status.success());
     assert_eq!(which(&c, &out), Some("new"));
@@ -230,7 +234,9 @@ fn fetch_scene() -> (tempfile::TempDir, Manifest, tempfile::TempDir) {
 }
 
 fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir).map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
     v.sort();
     v
 }
@@ -247,7 +253,8 @@ fn a_fetch_aborted_at_each_point_is_redone() {
         if fault == "fetch:old-removed" {
             // A cached wheel and a stale include folder (wrong stamp) to be replaced.
             std::fs::create_dir_all(cache.join("wheels")).unwrap();
-            std::fs::copy(cache_dir().join("wheels").join(&first.file), cache.join("wheels").join(&first.file)).unwrap();
+            std::fs::copy(cache_dir().join("wheels").join(&first.file), cache.join("wheels").join(&first.file))
+                .unwrap();
             std::fs::create_dir_all(include.join(&dest_name)).unwrap();
             std::fs::write(include.join(&dest_name).join("cuda.h"), "stale").unwrap();
             std::fs::write(include.join(&dest_name).join(".sha256"), "0".repeat(64)).unwrap();
@@ -274,7 +281,11 @@ fn a_fetch_aborted_at_each_point_is_redone() {
         let dir = &headers.include_dirs[0];
         assert_eq!(std::fs::read_to_string(dir.join(".sha256")).unwrap(), first.sha256.0, "{fault}");
         assert!(std::fs::read_to_string(dir.join("cuda.h")).unwrap().contains("CUDA_VERSION"), "{fault}");
-        assert!(names(&cache.join("wheels")).iter().all(|n| !n.starts_with('.')), "{fault}: {:?}", names(&cache.join("wheels")));
+        assert!(
+            names(&cache.join("wheels")).iter().all(|n| !n.starts_with('.')),
+            "{fault}: {:?}",
+            names(&cache.join("wheels"))
+        );
         assert!(names(&include).iter().all(|n| !n.starts_with('.')), "{fault}: {:?}", names(&include));
     }
 }

@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use codegen::emit::{self, EmitOptions, ModuleSpec};
 use codegen::header_text::AliasTarget;
 use codegen::layout::{Layout, ParamLayout};
-use codegen::platform::Platform;
-use codegen::ToolkitVersion;
 use codegen::model::{Declaration, Model, ToolkitInput};
 use codegen::names::Variant;
 use codegen::parse::{self, Param};
+use codegen::platform::Platform;
+use codegen::ToolkitVersion;
 use proptest::prelude::*;
 
 const SYMBOLS: &[&str] = &["cuA", "cuB", "cuCtxCreate", "cuMemcpy", "cuStreamBeginCapture"];
@@ -51,7 +51,14 @@ fn variant() -> impl Strategy<Value = Option<Variant>> {
 
 fn abi() -> impl Strategy<Value = Abi> {
     (0..SYMBOLS.len(), 0..VERSIONS.len(), variant(), 0u8..3, prop::bool::weighted(0.15), any::<bool>()).prop_map(
-        |(s, v, variant, flavor, legacy, windows)| Abi { symbol: SYMBOLS[s], version: VERSIONS[v], variant, flavor, legacy, windows },
+        |(s, v, variant, flavor, legacy, windows)| Abi {
+            symbol: SYMBOLS[s],
+            version: VERSIONS[v],
+            variant,
+            flavor,
+            legacy,
+            windows,
+        },
     )
 }
 
@@ -62,11 +69,13 @@ fn toolkits() -> impl Strategy<Value = Vec<Tk>> {
             .into_iter()
             .map(|v| {
                 let version: ToolkitVersion = v.parse().unwrap();
-                (prop::collection::vec(abi(), 0..12), prop::collection::vec((0usize..12, 0usize..12), 0..4)).prop_map(move |(abis, aliases)| {
-                    let mut seen = std::collections::BTreeSet::new();
-                    let abis: Vec<Abi> = abis.into_iter().filter(|a| seen.insert(a.pfn())).collect();
-                    Tk { version, abis, aliases }
-                })
+                (prop::collection::vec(abi(), 0..12), prop::collection::vec((0usize..12, 0usize..12), 0..4)).prop_map(
+                    move |(abis, aliases)| {
+                        let mut seen = std::collections::BTreeSet::new();
+                        let abis: Vec<Abi> = abis.into_iter().filter(|a| seen.insert(a.pfn())).collect();
+                        Tk { version, abis, aliases }
+                    },
+                )
             })
             .collect();
         per_toolkit
@@ -84,7 +93,10 @@ fn params(flavor: u8) -> Vec<Param> {
 
 fn record(size: u64) -> ParamLayout {
     let tree = Layout::Record { name: "CUparams".into(), union: false, size, align: 8, fields: vec![] };
-    ParamLayout { tree: std::sync::Arc::new(Layout::Pointer(std::sync::Arc::new(tree))), summary: format!("points to struct CUparams ({size} bytes)") }
+    ParamLayout {
+        tree: std::sync::Arc::new(Layout::Pointer(std::sync::Arc::new(tree))),
+        summary: format!("points to struct CUparams ({size} bytes)"),
+    }
 }
 
 /// A toolkit's model input, built directly (no parse).
@@ -117,7 +129,13 @@ fn input(tk: &Tk, order_seed: u64) -> ToolkitInput {
         })
         .collect();
     shuffle(&mut declarations, order_seed);
-    ToolkitInput { version: tk.version, source: format!("toolkit {}", tk.version), declarations, aliases: aliases(tk), counts: BTreeMap::new() }
+    ToolkitInput {
+        version: tk.version,
+        source: format!("toolkit {}", tk.version),
+        declarations,
+        aliases: aliases(tk),
+        counts: BTreeMap::new(),
+    }
 }
 
 fn aliases(tk: &Tk) -> BTreeMap<String, AliasTarget> {
@@ -219,7 +237,11 @@ fn bindgen_text(tk: &Tk) -> String {
             .iter()
             .map(|p| format!("{}: {}", p.name, p.ty.as_str().replace("c_uint", "::core::ffi::c_uint")))
             .collect();
-        s.push_str(&format!("pub type {} = ::core::option::Option<unsafe extern \"C\" fn({}) -> CUresult>;\n", a.pfn(), params.join(", ")));
+        s.push_str(&format!(
+            "pub type {} = ::core::option::Option<unsafe extern \"C\" fn({}) -> CUresult>;\n",
+            a.pfn(),
+            params.join(", ")
+        ));
     }
     s
 }
@@ -239,14 +261,26 @@ fn render(texts: &[(ToolkitVersion, String)], tks: &[Tk]) -> Result<emit::Files,
                 d.platforms.insert(Platform::Windows);
             }
         }
-        inputs.push(ToolkitInput { version: *version, source: "generated".into(), declarations, aliases: aliases(tk), counts: BTreeMap::new() });
+        inputs.push(ToolkitInput {
+            version: *version,
+            source: "generated".into(),
+            declarations,
+            aliases: aliases(tk),
+            counts: BTreeMap::new(),
+        });
         if newest.as_ref().is_none_or(|(v, _)| v < version) {
             newest = Some((*version, parsed));
         }
     }
     let model = Model::build(inputs);
     let types = newest.map(|(_, p)| p.types).unwrap();
-    let module = ModuleSpec { name: "cuda".into(), feature: None, default: false, api: "cuda.h".into(), typedefs: "cudaTypedefs.h".into() };
+    let module = ModuleSpec {
+        name: "cuda".into(),
+        feature: None,
+        default: false,
+        api: "cuda.h".into(),
+        typedefs: "cudaTypedefs.h".into(),
+    };
     let opts = EmitOptions { crate_name: "prop".into(), command: "cargo xtask generate".into() };
     emit::emit(&model, &types, &BTreeMap::new(), &[module], &opts).map_err(|e| TestCaseError::fail(e.to_string()))
 }

@@ -16,15 +16,16 @@
 use std::collections::BTreeMap;
 use std::ffi::{c_void, CString};
 
+use cuda_driver_pfn::{
+    visit_symbols, Driver, Entry, EntryInfo, Error, NewestAbi, StreamFlags, Symbol, SymbolVisitor, ENTRIES,
+};
 use cuda_sys_gen_tests::conformance::resolve_all;
-use cuda_driver_pfn::{visit_symbols, Driver, Entry, EntryInfo, Error, NewestAbi, StreamFlags, Symbol, SymbolVisitor, ENTRIES};
 
 fn load() -> Driver {
     let d = Driver::load().unwrap_or_else(|e| panic!("no usable CUDA driver here: {e}"));
     eprintln!("driver: {} (version {}), {}", d.library(), d.version(), d.query_api().name());
     d
 }
-
 
 fn kind(e: &Error) -> String {
     format!("{e:?}").split([' ', '{', '(']).next().unwrap_or("?").to_owned()
@@ -62,7 +63,9 @@ fn every_entry_resolves_or_says_why() {
         match r {
             Ok(_) => *kinds.entry("resolved".into()).or_default() += 1,
             // D3D and WGL entries on Linux, say: no driver of this platform has them.
-            Err(e) if !info.platforms.here() => *kinds.entry(format!("{} (not on this platform)", kind(e))).or_default() += 1,
+            Err(e) if !info.platforms.here() => {
+                *kinds.entry(format!("{} (not on this platform)", kind(e))).or_default() += 1
+            }
             Err(e) => {
                 *kinds.entry(kind(e)).or_default() += 1;
                 if info.version <= driver.version() {
@@ -129,7 +132,10 @@ fn pointers_are_the_exported_functions() {
             None => unexported += 1,
         }
     }
-    eprintln!("{equal} pointers are the export of the entry's name, {unexported} names are not exported, {} differ", differ.len());
+    eprintln!(
+        "{equal} pointers are the export of the entry's name, {unexported} names are not exported, {} differ",
+        differ.len()
+    );
     assert!(equal > 0, "no pointer matched an export");
     assert!(differ.is_empty(), "pointers that are not the export of their name:\n{}", differ.join("\n"));
 }

@@ -12,7 +12,8 @@ use serde_json::Value;
 fn generate_pinned(versions: &[&str]) -> (Value, pipeline::Report) {
     let manifest = manifest_with_toolkits(versions);
     let out = tempfile::tempdir().unwrap();
-    let report = generate_local(manifest.path(), vec![], out.path(), "cuda-driver-pfn").unwrap_or_else(|e| panic!("{e}"));
+    let report =
+        generate_local(manifest.path(), vec![], out.path(), "cuda-driver-pfn").unwrap_or_else(|e| panic!("{e}"));
     let json = std::fs::read_to_string(out.path().join("registry.json")).unwrap();
     (serde_json::from_str(&json).unwrap(), report)
 }
@@ -32,7 +33,9 @@ fn typedef_lines(version: &str, header: &str, windows: bool) -> usize {
         .map(|e| e.path())
         .find(|p| {
             let n = p.file_name().unwrap().to_string_lossy().into_owned();
-            n.starts_with("nvidia_cuda_runtime") && n.contains(&format!("-{version}.")) && n.ends_with("win_amd64") == windows
+            n.starts_with("nvidia_cuda_runtime")
+                && n.contains(&format!("-{version}."))
+                && n.ends_with("win_amd64") == windows
         })
         .unwrap_or_else(|| panic!("no cached headers for {version}"));
     let text = std::fs::read_to_string(pkg.join(header)).unwrap();
@@ -52,12 +55,20 @@ fn assert_counts(v: &Value, version: &str) {
             .filter(|e| e["module"] == module && e["toolkits"].as_array().unwrap().iter().any(|t| t == version))
             .count()
     };
-    let linux = [("cuda", "cudaTypedefs.h"), ("gl", "cudaGLTypedefs.h"), ("egl", "cudaEGLTypedefs.h"), ("vdpau", "cudaVDPAUTypedefs.h"), ("profiler", "cudaProfilerTypedefs.h")];
+    let linux = [
+        ("cuda", "cudaTypedefs.h"),
+        ("gl", "cudaGLTypedefs.h"),
+        ("egl", "cudaEGLTypedefs.h"),
+        ("vdpau", "cudaVDPAUTypedefs.h"),
+        ("profiler", "cudaProfilerTypedefs.h"),
+    ];
     for (module, header) in linux {
         assert_eq!(declared(module), typedef_lines(version, header, false), "{version} {header}");
         assert!(declared(module) > 0, "{version} {header}");
     }
-    for (module, header) in [("d3d9", "cudaD3D9Typedefs.h"), ("d3d10", "cudaD3D10Typedefs.h"), ("d3d11", "cudaD3D11Typedefs.h")] {
+    for (module, header) in
+        [("d3d9", "cudaD3D9Typedefs.h"), ("d3d10", "cudaD3D10Typedefs.h"), ("d3d11", "cudaD3D11Typedefs.h")]
+    {
         assert_eq!(declared(module), typedef_lines(version, header, true), "{version} {header}");
     }
     // wgl holds only what the Windows cudaGLTypedefs.h adds to the Linux one.
@@ -75,14 +86,23 @@ fn oldest_and_newest_pinned_toolkits() {
     let (v, report) = generate_pinned(&["11.7", "13.5"]);
     assert_eq!(v["toolkits"], serde_json::json!(["11.7", "13.5"]));
     let by = entries_by_pfn(&v);
-    let in_135: Vec<&Value> = by.values().filter(|e| e["toolkits"].as_array().unwrap().iter().any(|t| t == "13.5")).collect();
-    let in_117: Vec<&Value> = by.values().filter(|e| e["toolkits"].as_array().unwrap().iter().any(|t| t == "11.7")).collect();
+    let in_135: Vec<&Value> =
+        by.values().filter(|e| e["toolkits"].as_array().unwrap().iter().any(|t| t == "13.5")).collect();
+    let in_117: Vec<&Value> =
+        by.values().filter(|e| e["toolkits"].as_array().unwrap().iter().any(|t| t == "11.7")).collect();
     assert_counts(&v, "13.5");
     assert_counts(&v, "11.7");
     assert_eq!(in_135.len(), 780);
     assert_eq!(in_117.len(), 599);
     // The summary prints the same counts.
-    assert!(report.toolkit_lines.iter().any(|l| l.contains("13.5") && l.contains("cuda: 685 typedefs") && l.contains("-> 780 entries")), "{:?}", report.toolkit_lines);
+    assert!(
+        report
+            .toolkit_lines
+            .iter()
+            .any(|l| l.contains("13.5") && l.contains("cuda: 685 typedefs") && l.contains("-> 780 entries")),
+        "{:?}",
+        report.toolkit_lines
+    );
     // Platforms: cuda.h's everywhere, EGL Linux only, D3D and WGL Windows only.
     let platforms = |pfn: &str| by[pfn]["platforms"].clone();
     assert_eq!(platforms("PFN_cuMemAlloc_v3020"), serde_json::json!(["linux", "windows"]));
@@ -97,7 +117,10 @@ fn oldest_and_newest_pinned_toolkits() {
     let e = &by["PFN_cuMemAlloc_v2000"];
     assert_eq!(e["legacy"], true);
     assert_eq!(e["exported"], "cuMemAlloc");
-    assert_eq!(e["params"], serde_json::json!([{"name": "dptr", "type": "*mut CUdeviceptr_v1"}, {"name": "bytesize", "type": "c_uint"}]));
+    assert_eq!(
+        e["params"],
+        serde_json::json!([{"name": "dptr", "type": "*mut CUdeviceptr_v1"}, {"name": "bytesize", "type": "c_uint"}])
+    );
     assert_eq!(e["returns"], "CUresult");
     assert_eq!(by["PFN_cuMemAlloc_v3020"]["exported"], "cuMemAlloc_v2");
     assert_eq!(by["PFN_cuMemAlloc_v3020"]["legacy"], false);
@@ -135,7 +158,12 @@ fn oldest_and_newest_pinned_toolkits() {
 fn drift_from_11_7_to_11_8_is_found() {
     let (v, _) = generate_pinned(&["11.7", "11.8"]);
     let drift = v["drift"].as_array().unwrap();
-    for pfn in ["PFN_cuStreamSetAttribute_v11000", "PFN_cuStreamGetAttribute_v11000", "PFN_cuGraphKernelNodeSetAttribute_v11000", "PFN_cuGraphKernelNodeGetAttribute_v11000"] {
+    for pfn in [
+        "PFN_cuStreamSetAttribute_v11000",
+        "PFN_cuStreamGetAttribute_v11000",
+        "PFN_cuGraphKernelNodeSetAttribute_v11000",
+        "PFN_cuGraphKernelNodeGetAttribute_v11000",
+    ] {
         let d = drift.iter().find(|d| d["pfn"] == pfn).unwrap_or_else(|| panic!("no drift for {pfn}: {drift:#?}"));
         assert_eq!(d["from"], "11.7");
         assert_eq!(d["to"], "11.8");
@@ -170,7 +198,9 @@ fn generated_crate_is_up_to_date() {
 #[test]
 fn generated_crate_builds_with_all_features_and_none() {
     let target = repo_root().join("target").join("generated-features");
-    for args in [&["build", "--all-features"][..], &["build", "--no-default-features"], &["doc", "--no-deps", "--all-features"]] {
+    for args in
+        [&["build", "--all-features"][..], &["build", "--no-default-features"], &["doc", "--no-deps", "--all-features"]]
+    {
         let out = std::process::Command::new(env!("CARGO"))
             .current_dir(repo_root())
             .args(args)
@@ -201,7 +231,9 @@ fn local_toolkits_replace_or_join_the_pins() {
     std::fs::create_dir_all(&include).unwrap();
     for entry in std::fs::read_dir(cache_dir().join("include")).unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let linux_13_5 = (name.starts_with("nvidia_cuda_runtime-13.5.") || name.starts_with("nvidia_cuda_profiler_api-13.5.")) && !name.ends_with("win_amd64");
+        let linux_13_5 = (name.starts_with("nvidia_cuda_runtime-13.5.")
+            || name.starts_with("nvidia_cuda_profiler_api-13.5."))
+            && !name.ends_with("win_amd64");
         if linux_13_5 {
             for f in std::fs::read_dir(entry.path()).unwrap().flatten().filter(|f| f.path().is_file()) {
                 std::fs::copy(f.path(), include.join(f.file_name())).unwrap();
@@ -222,18 +254,34 @@ fn local_toolkits_replace_or_join_the_pins() {
     let text = std::fs::read_to_string(include.join("cudaTypedefs.h")).unwrap();
     std::fs::write(include.join("cudaTypedefs.h"), format!("{text}\n/* a local edit */\n")).unwrap();
     let edited = generate_local(manifest.path(), vec![local.path().to_owned()], out.path(), "cuda-driver-pfn").unwrap();
-    assert!(edited.notes.iter().any(|n| n.contains("these headers differ from it: cudaTypedefs.h")), "{:?}", edited.notes);
+    assert!(
+        edited.notes.iter().any(|n| n.contains("these headers differ from it: cudaTypedefs.h")),
+        "{:?}",
+        edited.notes
+    );
     let registry = std::fs::read_to_string(out.path().join("registry.json")).unwrap();
     assert!(registry.contains("a local toolkit"), "edited headers are not the pin's, and registry.json says so");
 
     // Relabel it 13.6: not pinned, so it joins 13.5 instead of replacing it. It has no Windows
     // headers: the Windows modules keep 13.5's types, and the crate builds with every feature.
-    let cuda_h = std::fs::read_to_string(include.join("cuda.h")).unwrap().replace("#define CUDA_VERSION 13050", "#define CUDA_VERSION 13060");
+    let cuda_h = std::fs::read_to_string(include.join("cuda.h"))
+        .unwrap()
+        .replace("#define CUDA_VERSION 13050", "#define CUDA_VERSION 13060");
     std::fs::write(include.join("cuda.h"), cuda_h).unwrap();
     let added = generate_local(manifest.path(), vec![include.clone()], out.path(), "cuda-driver-pfn").unwrap();
-    assert!(added.notes.iter().any(|n| n.contains("CUDA 13.6 from") && n.contains("is not pinned in the manifest: added to the inputs")), "{:?}", added.notes);
     assert!(
-        added.notes.iter().any(|n| n.contains("has no Windows headers: the modules d3d9, d3d10, d3d11, wgl keep what CUDA 13.5")),
+        added
+            .notes
+            .iter()
+            .any(|n| n.contains("CUDA 13.6 from") && n.contains("is not pinned in the manifest: added to the inputs")),
+        "{:?}",
+        added.notes
+    );
+    assert!(
+        added
+            .notes
+            .iter()
+            .any(|n| n.contains("has no Windows headers: the modules d3d9, d3d10, d3d11, wgl keep what CUDA 13.5")),
         "{:?}",
         added.notes
     );
@@ -248,5 +296,9 @@ fn local_toolkits_replace_or_join_the_pins() {
         .arg(repo_root().join("target").join("local-toolkit-crate"))
         .output()
         .expect("run cargo");
-    assert!(built.status.success(), "the crate of a newer local toolkit does not build:\n{}", String::from_utf8_lossy(&built.stderr));
+    assert!(
+        built.status.success(),
+        "the crate of a newer local toolkit does not build:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
 }

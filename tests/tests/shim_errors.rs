@@ -80,7 +80,10 @@ fn other_results_carry_the_drivers_name_for_them() {
     let d = driver(&fake);
     let e = d.get::<entries::cuMemAlloc_v3020>().unwrap_err();
     // Only the fake's cuGetErrorName knows 9999: the name proves it was asked.
-    assert_eq!(e, Error::Driver { lookup: e.lookup().unwrap().clone(), code: 9999, name: Some("CUDA_ERROR_FAKE_9999".into()) });
+    assert_eq!(
+        e,
+        Error::Driver { lookup: e.lookup().unwrap().clone(), code: 9999, name: Some("CUDA_ERROR_FAKE_9999".into()) }
+    );
     check_text(&e, "cuMemAlloc", 3020, "check the flags and the version");
     assert!(e.to_string().contains("CUDA_ERROR_FAKE_9999 (9999)"), "{e}");
     let e = d.get::<entries::cuMemFree_v3020>().unwrap_err();
@@ -162,10 +165,16 @@ fn the_four_argument_fallback() {
         ]
     );
     // No status: an unknown name and a version below the first ABI look the same.
-    for e in [d.get::<entries::cuMemFree_v3020>().map(|_| ()).unwrap_err(), d.get::<entries::cuCtxCreate_v3020>().map(|_| ()).unwrap_err()] {
+    for e in [
+        d.get::<entries::cuMemFree_v3020>().map(|_| ()).unwrap_err(),
+        d.get::<entries::cuCtxCreate_v3020>().map(|_| ()).unwrap_err(),
+    ] {
         assert!(matches!(e, Error::NotFound { driver_version: 11080, .. }), "{e:?}");
         let text = e.to_string();
-        assert!(text.contains("11.3 to 11.8") && text.contains("does not know") && text.contains("arrived after"), "{text}");
+        assert!(
+            text.contains("11.3 to 11.8") && text.contains("does not know") && text.contains("arrived after"),
+            "{text}"
+        );
     }
     check_text(&d.get::<entries::cuCtxCreate_v3020>().unwrap_err(), "cuCtxCreate", 3020, "ask for a later version");
     // Newer than the driver, and NULL with success, as with the 5-argument form.
@@ -186,7 +195,12 @@ fn a_driver_without_cu_get_proc_address() {
     assert_eq!(library, &fake.path().display().to_string());
     assert_eq!(*driver_version, Some(11020));
     let text = e.to_string();
-    assert!(text.contains("older than CUDA 11.3") && text.contains("CUDA 11.2") && text.contains("Update the NVIDIA driver"), "{text}");
+    assert!(
+        text.contains("older than CUDA 11.3")
+            && text.contains("CUDA 11.2")
+            && text.contains("Update the NVIDIA driver"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -277,7 +291,10 @@ fn every_answer_a_faulty_driver_could_give() {
                     (2, _) => assert!(matches!(got, Err(Error::VersionNotSufficient { .. })), "{case}"),
                     (_, NOT_FOUND) => assert!(matches!(got, Err(Error::VersionNotSufficient { .. })), "{case}"),
                     (_, SUCCESS) if status != 0 && status != UNWRITTEN => {
-                        assert!(matches!(&got, Err(Error::UnknownStatus { status: s, .. }) if *s == status as u32), "{case}")
+                        assert!(
+                            matches!(&got, Err(Error::UnknownStatus { status: s, .. }) if *s == status as u32),
+                            "{case}"
+                        )
                     }
                     (_, SUCCESS) if ptr == 0 => assert!(matches!(got, Err(Error::NullPointer { .. })), "{case}"),
                     (_, SUCCESS) => assert_eq!(got.as_ref().ok(), Some(&ptr), "{case}"),

@@ -225,7 +225,10 @@ fn raw_lookups_refuse_non_pointers_and_versions_past_int_without_asking() {
         assert!(text.contains("cuFoo") && text.contains("13000"), "{text}");
     }
     let e = unsafe { driver.get_raw::<usize>(c"cuFoo", u32::MAX, StreamFlags::LEGACY_STREAM) }.unwrap_err();
-    assert!(matches!(&e, Error::InvalidArgument { lookup, reason } if lookup.version == u32::MAX && reason.contains("does not fit the driver's `int`")), "{e:?}");
+    assert!(
+        matches!(&e, Error::InvalidArgument { lookup, reason } if lookup.version == u32::MAX && reason.contains("does not fit the driver's `int`")),
+        "{e:?}"
+    );
     assert_eq!(fake.log_len(), 0, "a refused request reached the driver");
 }
 
@@ -248,7 +251,10 @@ fn without_the_export_the_version_is_asked_of_cu_get_proc_address() {
     fake.add_abi("cuDriverGetVersion", 2020, false, fake.export("fake_cuDriverGetVersion"));
     let driver = Driver::from_path(fake.path()).unwrap();
     assert_eq!(driver.version(), 12080);
-    assert_eq!(fake.log(), vec![Request { symbol: "cuDriverGetVersion".into(), version: 2020, flags: 1, api: Api::V2 }]);
+    assert_eq!(
+        fake.log(),
+        vec![Request { symbol: "cuDriverGetVersion".into(), version: 2020, flags: 1, api: Api::V2 }]
+    );
 }
 
 #[test]

@@ -3,8 +3,12 @@
 //! steps down on "version not sufficient" and "not found", and stops on anything else.
 
 use cuda_driver_pfn::newest::{CtxCreate, MemcpyHtoD};
-use cuda_driver_pfn::{entries, symbols, visit_symbols, DefaultStream, Driver, EntryInfo, Error, NewestAbi, Symbol, SymbolVisitor, ENTRIES};
-use cuda_sys_gen_tests::fake::answers::{INVALID_VALUE, NOT_FOUND, STATUS_SYMBOL_NOT_FOUND, STATUS_VERSION_NOT_SUFFICIENT, UNWRITTEN};
+use cuda_driver_pfn::{
+    entries, symbols, visit_symbols, DefaultStream, Driver, EntryInfo, Error, NewestAbi, Symbol, SymbolVisitor, ENTRIES,
+};
+use cuda_sys_gen_tests::fake::answers::{
+    INVALID_VALUE, NOT_FOUND, STATUS_SYMBOL_NOT_FOUND, STATUS_VERSION_NOT_SUFFICIENT, UNWRITTEN,
+};
 use cuda_sys_gen_tests::fake::{pointer_for, Api, Fake, Flavour, Request};
 
 fn index_of(info: &EntryInfo) -> usize {
@@ -24,7 +28,8 @@ fn expected_order(symbol: &str, per_thread: bool) -> Vec<&'static EntryInfo> {
             all.iter().filter(|d| d.variant.is_none() && d.version <= e.version).map(|d| d.version).max().unwrap_or(0)
         }
     };
-    let mut order: Vec<&'static EntryInfo> = all.iter().copied().filter(|e| per_thread || e.variant.is_none()).collect();
+    let mut order: Vec<&'static EntryInfo> =
+        all.iter().copied().filter(|e| per_thread || e.variant.is_none()).collect();
     order.sort_by_key(|e| std::cmp::Reverse((group(e), e.variant.is_some(), e.version, e.variant)));
     order
 }
@@ -87,7 +92,10 @@ fn every_symbol_at_several_driver_versions() {
             let driver = Driver::from_path(fake.path()).unwrap();
             let mut v = NewestEvery { driver: &driver, fake: &fake, stream, found: 0, none: 0 };
             visit_symbols(&mut v);
-            assert_eq!(v.found + v.none, ENTRIES.iter().map(|e| e.symbol).collect::<std::collections::BTreeSet<_>>().len());
+            assert_eq!(
+                v.found + v.none,
+                ENTRIES.iter().map(|e| e.symbol).collect::<std::collections::BTreeSet<_>>().len()
+            );
             if dv == 13050 {
                 assert_eq!(v.none, 0);
             }
@@ -173,14 +181,22 @@ fn none_left_names_what_was_tried() {
     assert!(matches!(last.as_deref(), Some(Error::VersionNotSufficient { lookup, .. }) if lookup.version == 2000));
     assert_eq!(requested_versions(&fake), [11040, 3020, 2000]);
     let text = e.to_string();
-    assert!(text.contains("cuCtxCreate") && text.contains("12050, 11040, 3020, 2000") && text.contains("Update the NVIDIA driver"), "{text}");
+    assert!(
+        text.contains("cuCtxCreate")
+            && text.contains("12050, 11040, 3020, 2000")
+            && text.contains("Update the NVIDIA driver"),
+        "{text}"
+    );
 
     // Every known ABI newer than the driver: nothing is asked for.
     let fake = Fake::new(Flavour::Full);
     fake.set_driver_version(11080);
     let e = Driver::from_path(fake.path()).unwrap().newest::<symbols::cuLibraryLoadData>().unwrap_err();
     assert!(matches!(&e, Error::NoKnownAbi { tried, .. } if tried.is_empty()), "{e:?}");
-    assert!(e.to_string().contains("all newer than the driver. Update the NVIDIA driver to one for CUDA 12.0 or newer"), "{e}");
+    assert!(
+        e.to_string().contains("all newer than the driver. Update the NVIDIA driver to one for CUDA 12.0 or newer"),
+        "{e}"
+    );
     assert_eq!(fake.log_len(), 0);
 }
 

@@ -27,7 +27,8 @@ impl EntryVisitor for ByVersionEvery<'_> {
         let p: usize = unsafe { std::mem::transmute_copy(&f) };
         assert_eq!(p, pointer_for(E::INDEX), "{}", E::INFO.pfn);
         let flags = if E::INFO.variant.is_some() { 2 } else { 1 };
-        let want = Request { symbol: E::INFO.symbol.into(), version: E::VERSION as i32, flags, api: Api::RuntimeByVersion };
+        let want =
+            Request { symbol: E::INFO.symbol.into(), version: E::VERSION as i32, flags, api: Api::RuntimeByVersion };
         assert_eq!(self.fake.log(), vec![want], "{}", E::INFO.pfn);
         self.visited += 1;
     }
@@ -67,9 +68,15 @@ fn the_old_entry_point_only_where_the_registry_proves_the_abi() {
     fake.clear_log();
     let e = rt.get::<entries::cuCtxCreate_v2000>().unwrap_err();
     let Error::RuntimeAbiMismatch { lookup, runtime_version, picks, .. } = &e else { panic!("{e:?}") };
-    assert_eq!((lookup.symbol.as_str(), lookup.version, *runtime_version, *picks), ("cuCtxCreate", 2000, 11030, Some(3020)));
+    assert_eq!(
+        (lookup.symbol.as_str(), lookup.version, *runtime_version, *picks),
+        ("cuCtxCreate", 2000, 11030, Some(3020))
+    );
     let text = e.to_string();
-    assert!(text.contains("which for `cuCtxCreate` is version 3020, not 2000") && text.contains("Driver::load"), "{text}");
+    assert!(
+        text.contains("which for `cuCtxCreate` is version 3020, not 2000") && text.contains("Driver::load"),
+        "{text}"
+    );
     // An ABI newer than the runtime cannot be what it picks.
     let e = rt.get::<entries::cuCtxCreate_v12050>().unwrap_err();
     assert!(matches!(e, Error::RuntimeAbiMismatch { picks: Some(3020), .. }), "{e:?}");

@@ -13,10 +13,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use codegen::standins::STANDINS;
 use codegen::fetch::Fetcher;
 use codegen::manifest::Manifest;
 use codegen::platform::Platform;
+use codegen::standins::STANDINS;
 use cuda_sys_gen_tests::*;
 use quote::ToTokens;
 
@@ -24,15 +24,24 @@ use quote::ToTokens;
 const LIBC: &[&str] = &["stddef.h", "stdint.h", "stdlib.h"];
 
 fn real_header_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var("CUDA_SYS_GEN_REAL_HEADERS").map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
+    let mut dirs: Vec<PathBuf> =
+        std::env::var("CUDA_SYS_GEN_REAL_HEADERS").map(|v| std::env::split_paths(&v).collect()).unwrap_or_default();
     dirs.extend(["/usr/include", "/usr/local/include"].map(PathBuf::from));
     dirs
 }
 
 /// Per type name, bindgen's items for it (the type, and the `impl` that holds a newtype enum's
 /// values), as token text.
-fn bindgen_types(headers: &[String], include_args: &[String], defines: &[String], only: Option<&[String]>) -> BTreeMap<String, Vec<String>> {
-    let mut args: Vec<String> = ["-x", "c", "-std=c11", "-nostdinc", "--target=x86_64-unknown-linux-gnu", "-Wno-everything"].map(String::from).to_vec();
+fn bindgen_types(
+    headers: &[String],
+    include_args: &[String],
+    defines: &[String],
+    only: Option<&[String]>,
+) -> BTreeMap<String, Vec<String>> {
+    let mut args: Vec<String> =
+        ["-x", "c", "-std=c11", "-nostdinc", "--target=x86_64-unknown-linux-gnu", "-Wno-everything"]
+            .map(String::from)
+            .to_vec();
     args.extend(include_args.iter().cloned());
     args.extend(defines.iter().map(|d| format!("-D{d}")));
     let mut b = bindgen::Builder::default()
@@ -54,10 +63,18 @@ fn bindgen_types(headers: &[String], include_args: &[String], defines: &[String]
     let file: syn::File = syn::parse_str(&out).expect("bindgen's output parses");
     let mut types: BTreeMap<String, Vec<String>> = BTreeMap::new();
     // Types only: macros (the libc stand-ins' INT32_MAX) are not what a stand-in is for.
-    let is_type = |i: &syn::Item| matches!(i, syn::Item::Type(_) | syn::Item::Struct(_) | syn::Item::Union(_) | syn::Item::Enum(_) | syn::Item::Impl(_));
+    let is_type = |i: &syn::Item| {
+        matches!(
+            i,
+            syn::Item::Type(_) | syn::Item::Struct(_) | syn::Item::Union(_) | syn::Item::Enum(_) | syn::Item::Impl(_)
+        )
+    };
     for item in file.items.iter().filter(|i| is_type(i)) {
         if let Some(name) = codegen::syntax::item_name(item) {
-            types.entry(name.trim_start_matches("impl ").to_owned()).or_default().push(item.to_token_stream().to_string());
+            types
+                .entry(name.trim_start_matches("impl ").to_owned())
+                .or_default()
+                .push(item.to_token_stream().to_string());
         }
     }
     types
@@ -87,7 +104,10 @@ fn stand_ins_match_the_real_headers() {
             None => vec![header.to_string()],
         };
         let Some(real_dir) = real_header_dirs().into_iter().find(|d| d.join(header).is_file()) else {
-            println!("SKIPPED: {header}: no real one in {:?} (set CUDA_SYS_GEN_REAL_HEADERS to a folder that has it)", real_header_dirs());
+            println!(
+                "SKIPPED: {header}: no real one in {:?} (set CUDA_SYS_GEN_REAL_HEADERS to a folder that has it)",
+                real_header_dirs()
+            );
             continue;
         };
         let ours = bindgen_types(&includes, &[format!("-isystem{}", all.join("linux").display())], &defines, None);
@@ -95,7 +115,9 @@ fn stand_ins_match_the_real_headers() {
         let real_args = [format!("-isystem{}", libc_only.display()), format!("-idirafter{}", real_dir.display())];
         let real = bindgen_types(&includes, &real_args, &defines, Some(&names));
         for name in &names {
-            let theirs = real.get(name).unwrap_or_else(|| panic!("{header}: the real {} has no `{name}`", Path::new(&real_dir).join(header).display()));
+            let theirs = real.get(name).unwrap_or_else(|| {
+                panic!("{header}: the real {} has no `{name}`", Path::new(&real_dir).join(header).display())
+            });
             assert_eq!(&ours[name], theirs, "{header}: `{name}` differs from {}", real_dir.join(header).display());
         }
         println!("{header}: {} types as in {}: {}", names.len(), real_dir.join(header).display(), names.join(", "));

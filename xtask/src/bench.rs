@@ -191,7 +191,11 @@ impl Env {
         c.current_dir(dir);
         for (k, _) in std::env::vars_os() {
             let k = k.to_string_lossy().into_owned();
-            if k.starts_with("CARGO_PKG_") || k.starts_with("CARGO_BIN_") || k == "CARGO_MANIFEST_DIR" || k == "CARGO_PRIMARY_PACKAGE" {
+            if k.starts_with("CARGO_PKG_")
+                || k.starts_with("CARGO_BIN_")
+                || k == "CARGO_MANIFEST_DIR"
+                || k == "CARGO_PRIMARY_PACKAGE"
+            {
                 c.env_remove(&k);
             }
         }
@@ -228,8 +232,11 @@ macro_rules! progress {
 
 pub fn bench(root: &Path, args: BenchArgs) -> Result<()> {
     let plan = Plan::new(&args);
-    let groups: Vec<Group> =
-        if args.only.is_empty() { vec![Group::Regen, Group::Compile, Group::Lookup, Group::Size] } else { args.only.clone() };
+    let groups: Vec<Group> = if args.only.is_empty() {
+        vec![Group::Regen, Group::Compile, Group::Lookup, Group::Size]
+    } else {
+        args.only.clone()
+    };
     let env = Env {
         root: root.to_owned(),
         dir: root.join("target").join("bench"),

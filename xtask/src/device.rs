@@ -34,7 +34,18 @@ pub fn device_build(root: &Path) -> Result<()> {
     let builds: [&[&str]; 3] = [
         &["build", "--release", "-p", "cuda-sys-gen-tests", "--bin", "conformance", "--features", features],
         &["build", "--release", "-p", "cuda-driver-pfn", "--examples", "--features", examples],
-        &["test", "--release", "-p", "cuda-sys-gen-tests", "--test", "real_driver", "--no-run", "--message-format=json", "--features", features],
+        &[
+            "test",
+            "--release",
+            "-p",
+            "cuda-sys-gen-tests",
+            "--test",
+            "real_driver",
+            "--no-run",
+            "--message-format=json",
+            "--features",
+            features,
+        ],
     ];
     for args in builds {
         let out = Command::new(&cargo)

@@ -82,7 +82,8 @@ fn run(args: RunArgs, root: &Path) -> Result<()> {
             cmd.arg(format!("-dict={}", root.join(d).display()));
         }
         eprintln!("fuzz: {name}");
-        let status = cmd.status().context("could not run `cargo +nightly fuzz` (install it with `cargo install cargo-fuzz`)")?;
+        let status =
+            cmd.status().context("could not run `cargo +nightly fuzz` (install it with `cargo install cargo-fuzz`)")?;
         if !status.success() {
             bail!("fuzz target {name} failed ({status}); the input is under fuzz/artifacts/{name}/");
         }
@@ -117,7 +118,11 @@ fn seeds(root: &Path) -> Result<()> {
     clang::ensure_libclang(&manifest, &fetcher)?;
     let standins = codegen::standins::standins_in(&fetcher.cache)?;
     for (label, dir) in &toolkits {
-        let mut headers: Vec<PathBuf> = std::fs::read_dir(dir)?.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "h")).collect();
+        let mut headers: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "h"))
+            .collect();
         headers.sort();
         for h in &headers {
             let file = h.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
@@ -135,8 +140,10 @@ fn seeds(root: &Path) -> Result<()> {
             }
             let include_dirs = [dir.clone()];
             let version = codegen::locate::read_cuda_version(dir)?;
-            let unit = Unit { toolkit: version, target, first_api: "cuda.h", headers: rows, include_dirs: &include_dirs };
-            let out = clang::run_bindgen(&unit, standins.path()).with_context(|| format!("bindgen over {}", dir.display()))?;
+            let unit =
+                Unit { toolkit: version, target, first_api: "cuda.h", headers: rows, include_dirs: &include_dirs };
+            let out = clang::run_bindgen(&unit, standins.path())
+                .with_context(|| format!("bindgen over {}", dir.display()))?;
             write("parse_bindgen_text", &format!("{label}-{target}.rs"), out.rust.as_bytes())?;
         }
     }
@@ -148,7 +155,8 @@ fn seeds(root: &Path) -> Result<()> {
 fn fixture_toolkits(root: &Path) -> Result<Vec<(String, PathBuf)>> {
     let mut out = Vec::new();
     for group in ["tests/fixtures", "tests/diff-fixtures"] {
-        let mut cases: Vec<PathBuf> = std::fs::read_dir(root.join(group))?.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+        let mut cases: Vec<PathBuf> =
+            std::fs::read_dir(root.join(group))?.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
         cases.sort();
         for case in cases {
             let mut tks: Vec<PathBuf> = std::fs::read_dir(&case)?
@@ -158,7 +166,11 @@ fn fixture_toolkits(root: &Path) -> Result<Vec<(String, PathBuf)>> {
                 .collect();
             tks.sort();
             for tk in tks {
-                let label = format!("{}-{}", case.file_name().unwrap_or_default().to_string_lossy(), tk.file_name().unwrap_or_default().to_string_lossy());
+                let label = format!(
+                    "{}-{}",
+                    case.file_name().unwrap_or_default().to_string_lossy(),
+                    tk.file_name().unwrap_or_default().to_string_lossy()
+                );
                 out.push((label, tk));
             }
         }

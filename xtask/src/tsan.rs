@@ -18,13 +18,19 @@ pub fn tsan(root: &Path) -> Result<()> {
     if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
         bail!("cargo xtask tsan runs on x86-64 Linux only (ThreadSanitizer with -Zbuild-std for {TARGET})");
     }
-    let sysroot = Command::new("rustc").args(["+nightly", "--print", "sysroot"]).output().context("could not run `rustc +nightly` (install a nightly toolchain with rustup)")?;
+    let sysroot = Command::new("rustc")
+        .args(["+nightly", "--print", "sysroot"])
+        .output()
+        .context("could not run `rustc +nightly` (install a nightly toolchain with rustup)")?;
     if !sysroot.status.success() {
         bail!("`rustc +nightly --print sysroot` failed: {}; install a nightly toolchain with `rustup toolchain install nightly`", String::from_utf8_lossy(&sysroot.stderr).trim());
     }
     let src = Path::new(String::from_utf8_lossy(&sysroot.stdout).trim()).join("lib/rustlib/src/rust/library");
     if !src.is_dir() {
-        bail!("nightly has no std sources at {}: run `rustup component add rust-src --toolchain nightly`", src.display());
+        bail!(
+            "nightly has no std sources at {}: run `rustup component add rust-src --toolchain nightly`",
+            src.display()
+        );
     }
     let mut cmd = Command::new("cargo");
     cmd.current_dir(root)
@@ -37,7 +43,9 @@ pub fn tsan(root: &Path) -> Result<()> {
         .env("TSAN_OPTIONS", "halt_on_error=1 second_deadlock_stack=1")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .env_remove("RUSTC_WRAPPER");
-    eprintln!("tsan: cargo +nightly test -Zbuild-std --target {TARGET} -p cuda-sys-gen-race (RUSTFLAGS=-Zsanitizer=thread)");
+    eprintln!(
+        "tsan: cargo +nightly test -Zbuild-std --target {TARGET} -p cuda-sys-gen-race (RUSTFLAGS=-Zsanitizer=thread)"
+    );
     let status = cmd.status().context("could not run `cargo +nightly test`")?;
     if !status.success() {
         bail!("the race tests failed under ThreadSanitizer ({status}); its report is above");

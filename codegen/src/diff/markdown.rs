@@ -38,7 +38,16 @@ pub fn render(d: &ToolkitDiff) -> String {
             "A driver asked for one of these symbols with a CUDA version at or above the new ABI's hands out the new ABI: \
              code that casts to the previous typedef must ask with exactly that typedef's version.\n"
         );
-        table_head(&mut s, &["symbol", &format!("previous newest (CUDA {f})"), "its signature", &format!("new (CUDA {t})"), "its signature"]);
+        table_head(
+            &mut s,
+            &[
+                "symbol",
+                &format!("previous newest (CUDA {f})"),
+                "its signature",
+                &format!("new (CUDA {t})"),
+                "its signature",
+            ],
+        );
         for n in &d.new_versions {
             let (prev, prev_sig) = match &n.previous {
                 Some(p) => (abi_exported(p), code(&p.signature())),
@@ -60,7 +69,10 @@ pub fn render(d: &ToolkitDiff) -> String {
     }
     if !d.entries_removed.is_empty() {
         let _ = writeln!(s, "### ABIs removed (the symbol remains)\n");
-        table_head(&mut s, &["ABI", "exported as", &format!("signature (CUDA {f})"), &format!("newest ABI left in CUDA {t}")]);
+        table_head(
+            &mut s,
+            &["ABI", "exported as", &format!("signature (CUDA {f})"), &format!("newest ABI left in CUDA {t}")],
+        );
         for r in &d.entries_removed {
             let left = r.newest_left.as_deref().map_or_else(|| "none of this kind".to_owned(), code);
             row(&mut s, &[abi(&r.removed), code(&r.removed.exported), code(&r.removed.signature()), left]);
@@ -77,7 +89,17 @@ pub fn render(d: &ToolkitDiff) -> String {
                 AliasForm::PerThread => "per-thread",
             };
             let m = |m: &AliasMeaning| m.target.as_deref().map_or_else(|| "none".to_owned(), code);
-            row(&mut s, &[code(&a.alias), form.into(), m(&a.from), a.from.rule.as_str().into(), m(&a.to), a.to.rule.as_str().into()]);
+            row(
+                &mut s,
+                &[
+                    code(&a.alias),
+                    form.into(),
+                    m(&a.from),
+                    a.from.rule.as_str().into(),
+                    m(&a.to),
+                    a.to.rule.as_str().into(),
+                ],
+            );
         }
         s.push('\n');
     }
@@ -93,7 +115,8 @@ pub fn render(d: &ToolkitDiff) -> String {
     if !d.legacy_changes.is_empty() || !d.header_moves.is_empty() || !d.platform_changes.is_empty() {
         let _ = writeln!(s, "### Existing ABIs that moved\n");
         table_head(&mut s, &["PFN", "change", &format!("CUDA {f}"), &format!("CUDA {t}")]);
-        let place = |legacy: bool| if legacy { "only under `__CUDA_API_VERSION_INTERNAL` (legacy)" } else { "always declared" };
+        let place =
+            |legacy: bool| if legacy { "only under `__CUDA_API_VERSION_INTERNAL` (legacy)" } else { "always declared" };
         for c in &d.legacy_changes {
             let what = if c.to { "became legacy" } else { "no longer legacy" };
             row(&mut s, &[code(&c.pfn), what.into(), place(c.from).into(), place(c.to).into()]);
@@ -110,7 +133,9 @@ pub fn render(d: &ToolkitDiff) -> String {
     if !d.headers_gained.is_empty() || !d.headers_lost.is_empty() {
         let _ = writeln!(s, "### Typedef headers gained or lost\n");
         table_head(&mut s, &["header", &format!("typedefs in CUDA {f}"), &format!("typedefs in CUDA {t}"), "change"]);
-        for (h, what) in d.headers_gained.iter().map(|h| (h, "gained")).chain(d.headers_lost.iter().map(|h| (h, "lost"))) {
+        for (h, what) in
+            d.headers_gained.iter().map(|h| (h, "gained")).chain(d.headers_lost.iter().map(|h| (h, "lost")))
+        {
             let name = h.file.as_ref().map_or_else(|| code(&h.header), |f| format!("{} (`{}`)", code(f), h.header));
             row(&mut s, &[name, h.from_typedefs.to_string(), h.to_typedefs.to_string(), what.into()]);
         }
@@ -140,7 +165,9 @@ pub fn summary_lines(d: &ToolkitDiff) -> Vec<String> {
     let headers = match (d.headers_gained.len(), d.headers_lost.len()) {
         (0, 0) => "none gained or lost".to_owned(),
         (g, l) => {
-            let names = |v: &[super::HeaderChange]| v.iter().map(|h| format!("`{}`", h.file.as_deref().unwrap_or(&h.header))).collect::<Vec<_>>().join(", ");
+            let names = |v: &[super::HeaderChange]| {
+                v.iter().map(|h| format!("`{}`", h.file.as_deref().unwrap_or(&h.header))).collect::<Vec<_>>().join(", ")
+            };
             let mut parts = Vec::new();
             if g > 0 {
                 parts.push(format!("{g} gained ({})", names(&d.headers_gained)));
@@ -155,9 +182,18 @@ pub fn summary_lines(d: &ToolkitDiff) -> Vec<String> {
     let alias_line = if aliases.len() == d.alias_changes.len() {
         format!("Unversioned aliases that changed meaning: {}", aliases.len())
     } else {
-        format!("Unversioned aliases that changed meaning: {} ({} with their per-thread forms)", aliases.len(), d.alias_changes.len())
+        format!(
+            "Unversioned aliases that changed meaning: {} ({} with their per-thread forms)",
+            aliases.len(),
+            d.alias_changes.len()
+        )
     };
-    let macros = |v: ToolkitVersion| d.counts.iter().find(|c| c.what == HEADER_ALIASES).map_or(0, |c| if v == d.from.version { c.from } else { c.to });
+    let macros = |v: ToolkitVersion| {
+        d.counts
+            .iter()
+            .find(|c| c.what == HEADER_ALIASES)
+            .map_or(0, |c| if v == d.from.version { c.from } else { c.to })
+    };
     let rules = if d.from.alias_rule == d.to.alias_rule {
         format!("Alias rule: {} in both", d.from.alias_rule.as_str())
     } else {
@@ -198,7 +234,11 @@ pub fn summary_lines(d: &ToolkitDiff) -> Vec<String> {
     }
     lines.push(format!("Typedef headers: {headers}"));
     let delta = entries.1 as i64 - entries.0 as i64;
-    lines.push(if delta == 0 { format!("Entries: {}, as before", entries.0) } else { format!("Entries: {} → {} ({delta:+})", entries.0, entries.1) });
+    lines.push(if delta == 0 {
+        format!("Entries: {}, as before", entries.0)
+    } else {
+        format!("Entries: {} → {} ({delta:+})", entries.0, entries.1)
+    });
     lines
 }
 

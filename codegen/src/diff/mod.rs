@@ -12,12 +12,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::header_text::AliasTarget;
-use crate::platform::Platform;
-use crate::version::ToolkitVersion;
 use crate::model::{declaration_drift, Declaration, Drift, Entry, Model, ToolkitSummary};
 use crate::names::Variant;
 use crate::parse::Param;
+use crate::platform::Platform;
 use crate::syntax::RustType;
+use crate::version::ToolkitVersion;
 use crate::Error;
 
 /// The report. Every list is sorted (by symbol, version, variant; drift by PFN and parameter).
@@ -316,7 +316,11 @@ pub fn diff(model: &Model, from: ToolkitVersion, to: ToolkitVersion) -> Result<T
                     header_moves.push(HeaderMove { pfn: e.pfn.clone(), from: a.header.clone(), to: b.header.clone() });
                 }
                 if a.platforms != b.platforms {
-                    platform_changes.push(PlatformChange { pfn: e.pfn.clone(), from: a.platforms.clone(), to: b.platforms.clone() });
+                    platform_changes.push(PlatformChange {
+                        pfn: e.pfn.clone(),
+                        from: a.platforms.clone(),
+                        to: b.platforms.clone(),
+                    });
                 }
             }
             _ => {}
@@ -406,7 +410,12 @@ fn alias_changes(model: &Model, from: ToolkitVersion, to: ToolkitVersion, shared
         let (da, db) = (meaning(from, &a, false), meaning(to, &b, false));
         let (pa, pb) = (meaning(from, &a, true), meaning(to, &b, true));
         if da.target != db.target {
-            alias_changes.push(AliasChange { alias: format!("PFN_{s}"), form: AliasForm::Default, from: da.clone(), to: db.clone() });
+            alias_changes.push(AliasChange {
+                alias: format!("PFN_{s}"),
+                form: AliasForm::Default,
+                from: da.clone(),
+                to: db.clone(),
+            });
         }
         // A symbol without per-thread ABIs has a per-thread form equal to its default: one row.
         let has_own_per_thread = pa.target != da.target || pb.target != db.target;
@@ -419,12 +428,22 @@ fn alias_changes(model: &Model, from: ToolkitVersion, to: ToolkitVersion, shared
 }
 
 /// The per-toolkit counts: entries by kind, header aliases, and per typedef header.
-fn counts(model: &Model, fs: &ToolkitSummary, ts: &ToolkitSummary, headers: &BTreeSet<&str>, files: &BTreeMap<String, String>) -> Vec<CountRow> {
+fn counts(
+    model: &Model,
+    fs: &ToolkitSummary,
+    ts: &ToolkitSummary,
+    headers: &BTreeSet<&str>,
+    files: &BTreeMap<String, String>,
+) -> Vec<CountRow> {
     let (from, to) = (fs.version, ts.version);
     let in_tk = |e: &Entry, tk: ToolkitVersion| e.declared.contains_key(&tk);
-    let symbols = |tk: ToolkitVersion| model.entries.values().filter(|e| in_tk(e, tk)).map(|e| e.symbol.as_str()).collect::<BTreeSet<_>>().len();
+    let symbols = |tk: ToolkitVersion| {
+        model.entries.values().filter(|e| in_tk(e, tk)).map(|e| e.symbol.as_str()).collect::<BTreeSet<_>>().len()
+    };
     let mut counts = Vec::new();
-    let count = |tk: ToolkitVersion, f: &dyn Fn(&Entry) -> bool| model.entries.values().filter(|e| in_tk(e, tk) && f(e)).count();
+    let count = |tk: ToolkitVersion, f: &dyn Fn(&Entry) -> bool| {
+        model.entries.values().filter(|e| in_tk(e, tk) && f(e)).count()
+    };
     let mut row = |what: &str, f: usize, t: usize| counts.push(CountRow { what: what.into(), from: f, to: t });
     row("entries (ABIs)", count(from, &|_| true), count(to, &|_| true));
     row("symbols", symbols(from), symbols(to));
@@ -482,7 +501,8 @@ fn view_of(e: &Entry, d: &Declaration) -> EntryView {
 /// of the same variant, else the highest of that variant, else the highest default one.
 fn previous_in<'a>(model: &'a Model, e: &'a Entry, tk: ToolkitVersion) -> Option<&'a Entry> {
     let declared: Vec<&Entry> = model.symbol_entries(&e.symbol).filter(|x| x.declared.contains_key(&tk)).collect();
-    let best = |f: &dyn Fn(&Entry) -> bool| declared.iter().copied().filter(|x| f(x)).max_by_key(|x| (x.version, x.variant));
+    let best =
+        |f: &dyn Fn(&Entry) -> bool| declared.iter().copied().filter(|x| f(x)).max_by_key(|x| (x.version, x.variant));
     best(&|x| x.variant == e.variant && x.version < e.version)
         .or_else(|| best(&|x| x.variant == e.variant))
         .or_else(|| best(&|x| x.variant.is_none()))

@@ -8,9 +8,9 @@ use crate::diff::{self, ToolkitDiff};
 use crate::fetch::{Fetcher, Origin, ToolkitHeaders};
 use crate::locate::ToolkitSpec;
 use crate::manifest::{Manifest, ToolkitPin};
+use crate::pipeline::{self, Built};
 use crate::platform::Platform;
 use crate::version::ToolkitVersion;
-use crate::pipeline::{self, Built};
 use crate::Error;
 
 #[derive(Debug, Clone)]
@@ -42,7 +42,8 @@ pub fn diff_toolkits(cfg: &DiffConfig) -> Result<DiffRun, Error> {
     let from = Located::new(&cfg.manifest, &manifest, &cfg.from)?;
     let to = Located::new(&cfg.manifest, &manifest, &cfg.to)?;
     // A local side of a pinned version takes that pin's Windows headers.
-    let pins: Vec<&ToolkitPin> = [from.version(), to.version()].into_iter().filter_map(|v| manifest.toolkit(v)).collect();
+    let pins: Vec<&ToolkitPin> =
+        [from.version(), to.version()].into_iter().filter_map(|v| manifest.toolkit(v)).collect();
     fetcher.planned = crate::prereq::check(&manifest, &fetcher, &pins)?.downloads.len();
     if from.version() == to.version() {
         let detail = match (&cfg.from, &cfg.to) {
@@ -68,8 +69,13 @@ pub fn diff_toolkits(cfg: &DiffConfig) -> Result<DiffRun, Error> {
 /// lacks. As in `generate`, a local toolkit of a pinned version takes the pin's; if a side still
 /// has none, the Windows rows are left out on both sides (with a note), so that the report does
 /// not call them lost or gained.
-fn windows_rows_both_or_neither(manifest: &mut Manifest, fetcher: &Fetcher, toolkits: &mut [ToolkitHeaders]) -> Result<Vec<String>, Error> {
-    let rows: Vec<String> = manifest.headers.iter().filter(|h| h.target == Platform::Windows).map(|h| h.typedefs.clone()).collect();
+fn windows_rows_both_or_neither(
+    manifest: &mut Manifest,
+    fetcher: &Fetcher,
+    toolkits: &mut [ToolkitHeaders],
+) -> Result<Vec<String>, Error> {
+    let rows: Vec<String> =
+        manifest.headers.iter().filter(|h| h.target == Platform::Windows).map(|h| h.typedefs.clone()).collect();
     if rows.is_empty() {
         return Ok(Vec::new());
     }

@@ -35,7 +35,13 @@ pub struct ModuleSpec {
 
 impl ModuleSpec {
     pub fn from_manifest(h: &crate::manifest::HeaderSpec) -> ModuleSpec {
-        ModuleSpec { name: h.name.clone(), feature: h.feature.clone(), default: h.default, api: h.api.clone(), typedefs: h.typedefs.clone() }
+        ModuleSpec {
+            name: h.name.clone(),
+            feature: h.feature.clone(),
+            default: h.default,
+            api: h.api.clone(),
+            typedefs: h.typedefs.clone(),
+        }
     }
 
     /// The Rust module name.
@@ -102,10 +108,8 @@ impl Ctx<'_> {
             }
             prev_in = inside;
         }
-        let text: Vec<String> = runs
-            .iter()
-            .map(|(a, b)| if a == b { a.to_string() } else { format!("{a} to {b}") })
-            .collect();
+        let text: Vec<String> =
+            runs.iter().map(|(a, b)| if a == b { a.to_string() } else { format!("{a} to {b}") }).collect();
         if have.len() == self.all_toolkits.len() && have.len() > 1 {
             format!("{} (every pinned toolkit)", text.join(", "))
         } else {
@@ -122,7 +126,6 @@ pub(crate) fn rust_file(ctx: &Ctx<'_>, path: &str, tokens: TokenStream) -> Resul
     out.push_str(&crate::syntax::unparse(&file).map_err(|message| Error::Emit { file: path.into(), message })?);
     Ok(out.into_bytes())
 }
-
 
 /// A template as a file of the crate: the marker, then the template, with the crate's name
 /// where the template says `cuda_driver_pfn` (code) or `cuda-driver-pfn` (prose).

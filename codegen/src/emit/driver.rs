@@ -8,8 +8,6 @@ use std::collections::BTreeMap;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-
-
 pub const DRIVER_RS: &str = "src/driver.rs";
 pub const ERROR_RS: &str = "src/error.rs";
 pub const RUNTIME_RS: &str = "src/runtime.rs";
@@ -32,7 +30,10 @@ fn result_codes(types: &syn::File) -> Vec<(u32, String)> {
         for it in &imp.items {
             let syn::ImplItem::Const(c) = it else { continue };
             let syn::Expr::Call(call) = &c.expr else { continue };
-            let [syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })] = call.args.iter().collect::<Vec<_>>()[..] else { continue };
+            let [syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })] = call.args.iter().collect::<Vec<_>>()[..]
+            else {
+                continue;
+            };
             if let Ok(v) = n.base10_parse::<u32>() {
                 out.push((v, c.ident.to_string()));
             }

@@ -29,9 +29,13 @@ pub fn doctor_rs(ctx: &Ctx<'_>) -> Vec<u8> {
     template_file(ctx, DOCTOR_TEMPLATE)
 }
 
+/// Whether the registry has what `roundtrip` calls.
+pub fn has_roundtrip(ctx: &Ctx<'_>) -> bool {
+    ROUNDTRIP_NEEDS.iter().all(|p| ctx.by_pfn.contains_key(p))
+}
+
 pub fn roundtrip_rs(ctx: &Ctx<'_>) -> Option<Vec<u8>> {
-    let have = |pfn: &str| ctx.model.entries.values().any(|e| e.pfn == pfn);
-    ROUNDTRIP_NEEDS.iter().all(|p| have(p)).then(|| template_file(ctx, ROUNDTRIP_TEMPLATE))
+    has_roundtrip(ctx).then(|| template_file(ctx, ROUNDTRIP_TEMPLATE))
 }
 
 #[cfg(test)]

@@ -7,15 +7,14 @@ use super::ctx::Ctx;
 
 pub const CARGO_TOML: &str = "Cargo.toml";
 
-/// What the crate docs' two examples call, and the ABIs of `cuCtxCreate` their `match` covers.
+/// What the crate docs' two examples call.
 const EXAMPLE_NEEDS: &[&str] = &["PFN_cuInit_v2000", "PFN_cuMemAlloc_v3020", "PFN_cuStreamBeginCapture_v10010_ptsz"];
-const EXAMPLE_CTX_CREATE: &[u32] = &[2000, 3020, 11040, 12050];
 
 /// Whether this crate's registry has what the crate docs' examples name, so that they compile.
 fn examples_fit(ctx: &Ctx<'_>) -> bool {
-    let ctx_create: Vec<u32> = ctx.model.symbol_entries("cuCtxCreate").map(|e| e.version).collect();
-    EXAMPLE_NEEDS.iter().all(|p| ctx.by_pfn.contains_key(p)) && ctx_create == EXAMPLE_CTX_CREATE
+    EXAMPLE_NEEDS.iter().all(|p| ctx.by_pfn.contains_key(p))
 }
+
 pub const LIB_RS: &str = "src/lib.rs";
 
 /// The shim's part of the crate documentation.
@@ -31,27 +30,55 @@ edition = "2021"
 rust-version = "1.83"
 description = "Versioned CUDA driver entry point types and exact-version lookups through cuGetProcAddress"
 license = "MIT OR Apache-2.0"
-publish = false
+readme = "README.md"
+documentation = "https://docs.rs/{name}"
+keywords = ["cuda", "nvidia", "gpu", "ffi", "driver"]
+categories = ["external-ffi-bindings", "hardware-support"]
 
 [lib]
 path = "src/lib.rs"
 doctest = true
-
+{examples}
 [dependencies]
 # Opens libcuda (and libcudart) at run time: nothing links them.
 libloading = "0.8"
 
+[package.metadata.docs.rs]
+all-features = true
+
 [features]
 default = [{defaults}]
-{features}# The unversioned PFN_<symbol> aliases and Driver::newest prefer the _ptds/_ptsz variants,
-# as CUDA_API_PER_THREAD_DEFAULT_STREAM does for C.
+{features}# Driver::newest and the symbol markers (symbols::cuCtxCreate): the newest ABI this crate and
+# the driver share, as an enum with one case per ABI.
+newest = []
+# aliases::cuda_X_Y: what each toolkit's own headers mean by the unversioned PFN_<symbol>.
+aliases = []
+# visit_entries / visit_symbols: generic code run once per entry or symbol marker.
+visit = []
+# The unversioned PFN_<symbol> aliases and Driver::newest prefer the _ptds/_ptsz variants,
+# as CUDA_API_PER_THREAD_DEFAULT_STREAM does for C. Crate-global: Cargo unifies features, so
+# one crate in a build that turns it on turns it on for every user of this crate there.
 per-thread-default-stream = []
 # Runtime: the same typed lookups through libcudart's cudaGetDriverEntryPoint(ByVersion).
 runtime = []
 "#,
         marker = ctx.marker("#"),
+        examples = if ctx.model.entries.values().any(|e| e.pfn == "PFN_cuCtxCreate_v12050")
+            && super::examples::has_roundtrip(ctx)
+        {
+            "\n[[example]]\nname = \"roundtrip\"\nrequired-features = [\"newest\"]\n"
+        } else {
+            ""
+        },
         name = ctx.opts.crate_name,
-        defaults = ctx.modules.iter().filter(|m| m.default).filter_map(|m| m.feature.as_ref()).map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", "),
+        defaults = ctx
+            .modules
+            .iter()
+            .filter(|m| m.default)
+            .filter_map(|m| m.feature.as_ref())
+            .map(|f| format!("\"{f}\""))
+            .collect::<Vec<_>>()
+            .join(", "),
         features = ctx
             .modules
             .iter()
@@ -81,13 +108,17 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
                 Some(f) => format!(" `{}` (feature `{f}`).", m.api),
                 None => format!(" `{}`.", m.api),
             };
-            quote!(#[doc = #doc] #cfg pub mod #name;)
+            quote!(#[doc = #doc] #cfg #[rustfmt::skip] pub mod #name;)
         })
         .collect();
     // The examples name entries of the real registry. A crate whose registry lacks them (one
     // of fixture headers, or of a manifest with other rows) has them fenced `ignore`, saying why.
     let fence = if examples_fit(ctx) { "" } else { "ignore" };
-    let why = if fence.is_empty() { "" } else { "\n The examples on this page name entry points of NVIDIA's headers that this crate's registry lacks: they are shown, not compiled.\n" };
+    let why = if fence.is_empty() {
+        ""
+    } else {
+        "\n The examples on this page name entry points of NVIDIA's headers that this crate's registry lacks: they are shown, not compiled.\n"
+    };
     let example = format!(
         "{why}\n ```{fence}\n use {crate_ident}::{{entries, Entry, pfn::PFN_cuMemAlloc_v3020}};\n\n // The marker carries the exact lookup: name, version and stream flag.\n assert_eq!(entries::cuMemAlloc_v3020::VERSION, 3020);\n assert_eq!(entries::cuMemAlloc_v3020::INFO.exported, \"cuMemAlloc_v2\");\n let _: Option<<entries::cuMemAlloc_v3020 as Entry>::Fn> = None::<PFN_cuMemAlloc_v3020>;\n ```\n"
     );
@@ -130,26 +161,43 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         //!   `CUDA_API_PER_THREAD_DEFAULT_STREAM`.
         //! - `drift`: typedefs that kept their name while their ABI changed: `pfn`, `from`,
         //!   `to`, `param` (`null` when the parameter list itself changed), `before`, `after`.
-        #![allow(clippy::all)]
-
+        // The modules are prettyplease's output (and the shim's templates), not rustfmt's:
+        // `cargo fmt` leaves them alone.
+        #[cfg(feature = "aliases")]
+        #[rustfmt::skip]
         pub mod aliases;
+        #[rustfmt::skip]
         mod codes;
+        #[rustfmt::skip]
         pub mod driver;
+        #[rustfmt::skip]
         pub mod error;
+        #[cfg(feature = "newest")]
+        #[rustfmt::skip]
         pub mod newest;
+        #[rustfmt::skip]
         pub mod registry;
         #[cfg(feature = "runtime")]
+        #[rustfmt::skip]
         pub mod runtime;
+        #[rustfmt::skip]
         pub mod types;
+        #[cfg(feature = "visit")]
+        #[rustfmt::skip]
         pub mod visit;
         #(#modules)*
 
         pub use driver::{DefaultStream, Driver, QueryApi};
-        pub use error::{Error, LibraryKind, LoadAttempt, Lookup};
+        pub use error::{CudaVersion, Error, LibraryKind, LoadAttempt, Lookup};
+        #[cfg(feature = "newest")]
         pub use newest::{symbols, NewestAbi, Symbol};
-        pub use registry::{entries, Entry, EntryInfo, Platforms, StreamFlags, Variant, ENTRIES, TOOLKITS};
+        pub use registry::{entries, Entry, EntryInfo, ENTRIES, TOOLKITS};
+        pub use registry::{Platforms, StreamFlags, Variant};
         #[cfg(feature = "runtime")]
         pub use runtime::Runtime;
-        pub use visit::{visit_entries, visit_symbols, EntryVisitor, SymbolVisitor};
+        #[cfg(feature = "visit")]
+        pub use visit::{visit_entries, EntryVisitor};
+        #[cfg(all(feature = "visit", feature = "newest"))]
+        pub use visit::{visit_symbols, SymbolVisitor};
     }
 }

@@ -12,18 +12,17 @@ mod types;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-
 use crate::model::Model;
 use crate::Error;
 
-pub use ctx::{EmitOptions, ModuleSpec};
 use ctx::{rust_file, Ctx};
-
+pub use ctx::{EmitOptions, ModuleSpec};
 
 /// The files written from `emit/templates/` as they are (the lookup shim and the example
 /// programs): every generated crate has the same ones but for its name after the marker, so a
 /// golden test compares everything else, what generation decided.
-pub const SHIM_FILES: &[&str] = &[driver::DRIVER_RS, driver::ERROR_RS, driver::RUNTIME_RS, examples::DOCTOR_RS, examples::ROUNDTRIP_RS];
+pub const SHIM_FILES: &[&str] =
+    &[driver::DRIVER_RS, driver::ERROR_RS, driver::RUNTIME_RS, examples::DOCTOR_RS, examples::ROUNDTRIP_RS];
 
 /// The generated crate, as relative path to file contents.
 pub type Files = BTreeMap<String, Vec<u8>>;
@@ -41,7 +40,14 @@ pub fn emit(
     check_types_resolve(model, types, module_types)?;
     let by_pfn = model.entries.values().map(|e| (e.pfn.as_str(), e)).collect();
     let index_of = model.entries.values().enumerate().map(|(i, e)| (e.pfn.as_str(), i)).collect();
-    let ctx = Ctx { model, opts, modules, by_pfn, index_of, all_toolkits: model.toolkits.iter().map(|t| t.version).collect() };
+    let ctx = Ctx {
+        model,
+        opts,
+        modules,
+        by_pfn,
+        index_of,
+        all_toolkits: model.toolkits.iter().map(|t| t.version).collect(),
+    };
     let mut files = Files::new();
     files.insert(krate::CARGO_TOML.into(), krate::cargo_toml(&ctx).into_bytes());
     files.insert(krate::LIB_RS.into(), rust_file(&ctx, krate::LIB_RS, krate::lib_rs(&ctx))?);
@@ -70,16 +76,48 @@ pub fn emit(
 /// Names a signature may use without the crate defining them: what each module imports
 /// from `core::ffi` (see [`pfn::module_rs`]), `Option`, and Rust's primitives.
 const PRELUDE_TYPES: &[&str] = &[
-    "c_char", "c_int", "c_uint", "c_void", "c_longlong", "c_ulonglong", "c_short", "c_ushort", "c_uchar", "c_float", "c_double",
-    "c_long", "c_ulong", "c_schar", "Option", "bool", "char", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8",
-    "u16", "u32", "u64", "u128", "usize",
+    "c_char",
+    "c_int",
+    "c_uint",
+    "c_void",
+    "c_longlong",
+    "c_ulonglong",
+    "c_short",
+    "c_ushort",
+    "c_uchar",
+    "c_float",
+    "c_double",
+    "c_long",
+    "c_ulong",
+    "c_schar",
+    "Option",
+    "bool",
+    "char",
+    "f32",
+    "f64",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
 ];
 
 /// The crate builds with every feature only if every type a signature names is defined where
 /// its module can see it: in `types.rs` (the newest toolkit's Linux unit) or among the
 /// module's own types (the newest Windows unit's). Checked before anything is rendered, so a
 /// crate that would not build is an error naming the entry and the type, never written.
-fn check_types_resolve(model: &Model, types: &syn::File, module_types: &BTreeMap<String, Vec<syn::Item>>) -> Result<(), Error> {
+fn check_types_resolve(
+    model: &Model,
+    types: &syn::File,
+    module_types: &BTreeMap<String, Vec<syn::Item>>,
+) -> Result<(), Error> {
     use syn::visit_mut::VisitMut;
     struct Names(Vec<String>);
     impl VisitMut for Names {
@@ -90,16 +128,27 @@ fn check_types_resolve(model: &Model, types: &syn::File, module_types: &BTreeMap
             syn::visit_mut::visit_type_path_mut(self, p);
         }
     }
-    let shared: BTreeSet<String> = types.items.iter().filter_map(crate::syntax::item_name).chain(PRELUDE_TYPES.iter().map(|s| s.to_string())).collect();
+    let shared: BTreeSet<String> = types
+        .items
+        .iter()
+        .filter_map(crate::syntax::item_name)
+        .chain(PRELUDE_TYPES.iter().map(|s| s.to_string()))
+        .collect();
     for e in model.entries.values() {
-        let own: BTreeSet<String> = module_types.get(&e.module).into_iter().flatten().filter_map(crate::syntax::item_name).collect();
+        let own: BTreeSet<String> =
+            module_types.get(&e.module).into_iter().flatten().filter_map(crate::syntax::item_name).collect();
         for ty in e.params.iter().map(|p| &p.ty).chain([&e.returns]) {
             let mut ty = ty.syntax().clone();
             let mut names = Names(Vec::new());
             names.visit_type_mut(&mut ty);
             if let Some(missing) = names.0.into_iter().find(|n| !shared.contains(n) && !own.contains(n)) {
                 let newest = e.toolkits.last().map_or_else(String::new, |t| t.to_string());
-                return Err(Error::UndefinedType { pfn: e.pfn.clone(), module: e.module.clone(), ty: missing, toolkit: newest });
+                return Err(Error::UndefinedType {
+                    pfn: e.pfn.clone(),
+                    module: e.module.clone(),
+                    ty: missing,
+                    toolkit: newest,
+                });
             }
         }
     }

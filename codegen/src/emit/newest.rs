@@ -10,8 +10,8 @@ use quote::{format_ident, quote};
 
 use super::ctx::Ctx;
 use crate::model::Entry;
-use crate::version::format_cuda_version;
 use crate::names::Variant;
+use crate::version::format_cuda_version;
 use crate::Error;
 
 pub const NEWEST_RS: &str = "src/newest.rs";
@@ -45,11 +45,18 @@ fn enum_name(symbol: &str, taken: &BTreeSet<String>) -> Result<String, Error> {
     let mut name = format!("{first}{}", chars.as_str());
     // `cuSelf` would be `Self`, a keyword: then, as for a clash, the prefix stays (`CuSelf`).
     let usable = |n: &str| syn::parse_str::<Ident>(n).is_ok();
-    if !name.starts_with(|c: char| c.is_ascii_alphabetic()) || RESERVED.contains(&name.as_str()) || taken.contains(&name) || !usable(&name) {
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic())
+        || RESERVED.contains(&name.as_str())
+        || taken.contains(&name)
+        || !usable(&name)
+    {
         name = format!("Cu{name}");
     }
     if taken.contains(&name) || !usable(&name) {
-        return Err(Error::Emit { file: NEWEST_RS.into(), message: format!("no enum name for symbol `{symbol}` (tried `{name}`)") });
+        return Err(Error::Emit {
+            file: NEWEST_RS.into(),
+            message: format!("no enum name for symbol `{symbol}` (tried `{name}`)"),
+        });
     }
     Ok(name)
 }
@@ -96,12 +103,14 @@ fn candidates(ctx: &Ctx<'_>, order: &[&Entry]) -> Result<TokenStream, Error> {
     Ok(quote!(&[#(#items)*]))
 }
 
-/// The entry's index in `ENTRIES` (the registry's order: the model's, by key).
-fn entry_index(ctx: &Ctx<'_>, e: &Entry) -> Result<usize, Error> {
-    ctx.index_of
-        .get(e.pfn.as_str())
-        .copied()
-        .ok_or_else(|| Error::Emit { file: NEWEST_RS.into(), message: format!("`{}` is not in the registry", e.pfn) })
+/// The entry's index in `ENTRIES`, by its marker's name, so that a new toolkit changes the
+/// lines of the symbols it changes, not every index after them.
+fn entry_index(ctx: &Ctx<'_>, e: &Entry) -> Result<TokenStream, Error> {
+    if !ctx.index_of.contains_key(e.pfn.as_str()) {
+        return Err(Error::Emit { file: NEWEST_RS.into(), message: format!("`{}` is not in the registry", e.pfn) });
+    }
+    let m = marker(e);
+    Ok(quote!(<crate::entries::#m as crate::registry::Entry>::INDEX))
 }
 
 pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
@@ -111,7 +120,8 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
     for symbol in ctx.model.symbols() {
         // Only entries whose module is generated; a symbol's entries share one module (and so
         // one `cfg`): every typedef header row declares whole symbols.
-        let entries: Vec<&Entry> = ctx.model.symbol_entries(symbol).filter(|e| ctx.pfn_path(&e.pfn).is_some()).collect();
+        let entries: Vec<&Entry> =
+            ctx.model.symbol_entries(symbol).filter(|e| ctx.pfn_path(&e.pfn).is_some()).collect();
         let Some(first) = entries.first() else { continue };
         if let Some(other) = entries.iter().find(|e| e.module != first.module) {
             return Err(Error::Emit {
@@ -209,13 +219,11 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         let legacy = legacy_order(&entries);
         let threads = per_thread_order(&entries);
         let legacy_items = candidates(ctx, &legacy)?;
-        let threads_items = if !has_per_thread {
-            quote!(Self::LEGACY_ORDER)
-        } else {
-            candidates(ctx, &threads)?
-        };
+        let threads_items = if !has_per_thread { quote!(Self::LEGACY_ORDER) } else { candidates(ctx, &threads)? };
         let m = ident(symbol);
-        let mdoc = format!(" The symbol `{symbol}`, for [`Driver::newest`](crate::Driver::newest): see [`{name}`](super::{name}).");
+        let mdoc = format!(
+            " The symbol `{symbol}`, for [`Driver::newest`](crate::Driver::newest): see [`{name}`](super::{name})."
+        );
         markers.push(quote! {
             #[doc = #mdoc]
             #cfg
@@ -231,11 +239,28 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             }
         });
     }
+    // The example matches every ABI of cuCtxCreate: only where the registry has exactly those.
+    let ctx_create: Vec<u32> = ctx.model.symbol_entries("cuCtxCreate").map(|e| e.version).collect();
+    let fence = if ctx_create == [2000, 3020, 11040, 12050] { "no_run" } else { "ignore" };
+    let crate_ident = ctx.opts.crate_name.replace('-', "_");
+    let example = format!(
+        "\n ```{fence}\n use {crate_ident}::newest::CtxCreate;\n use {crate_ident}::types::CUcontext;\n use {crate_ident}::{{symbols, Driver, Error}};\n\n \
+         fn create(driver: &Driver) -> Result<CUcontext, Error> {{\n     let mut ctx: CUcontext = std::ptr::null_mut();\n     \
+         // One case per ABI, each with its own signature: a new ABI in a later version of the\n     \
+         // crate is a new case, and this match stops compiling until it is handled.\n     \
+         let r = match driver.newest::<symbols::cuCtxCreate>()? {{\n         \
+         CtxCreate::V12050(f) => unsafe {{ f(&mut ctx, std::ptr::null_mut(), 0, 0) }},\n         \
+         CtxCreate::V11040(f) => unsafe {{ f(&mut ctx, std::ptr::null_mut(), 0, 0, 0) }},\n         \
+         CtxCreate::V3020(f) | CtxCreate::V2000(f) => unsafe {{ f(&mut ctx, 0, 0) }},\n     }};\n     \
+         driver.check(\"cuCtxCreate\", r)?;\n     Ok(ctx)\n }}\n ```\n"
+    );
     Ok(quote! {
-        //! The newest ABI of a symbol: per symbol, an enum with one case per ABI this crate
-        //! knows (`CtxCreate::V12050(PFN_cuCtxCreate_v12050)`, ...) and a marker in
-        //! [`symbols`] for [`Driver::newest`](crate::Driver::newest), which tries the ABIs from
-        //! the highest version at or below the driver's down, each at exactly its own version.
+        //! The newest ABI of a symbol (feature `newest`): per symbol, an enum with one case per
+        //! ABI this crate knows (`CtxCreate::V12050(PFN_cuCtxCreate_v12050)`, ...) and a marker
+        //! in [`symbols`] for [`Driver::newest`](crate::Driver::newest), which tries the ABIs
+        //! from the highest version at or below the driver's down, each at exactly its own
+        //! version.
+        #![doc = #example]
         #![allow(non_camel_case_types)]
         use core::ffi::c_void;
         use core::ptr::NonNull;
@@ -329,9 +354,16 @@ pub fn visit_rs(ctx: &Ctx<'_>) -> TokenStream {
         Some(quote!(#cfg visitor.visit::<crate::symbols::#m>();))
     });
     quote! {
-        //! Generic dispatch over the registry: [`visit_entries`] calls a visitor once per
-        //! entry marker, [`visit_symbols`] once per symbol marker, in registry order, so that
-        //! code generic over [`Entry`] or [`Symbol`] can run for all of them.
+        //! Generic dispatch over the registry (feature `visit`): [`visit_entries`] calls a
+        //! visitor once per entry marker, `visit_symbols` (with the `newest` feature too) once
+        //! per symbol marker, in registry order, so that code generic over [`Entry`] or
+        //! `Symbol` can run for all of them.
+        //!
+        //! Each such call is a generic function compiled once per entry: about 700 of them for
+        //! a visitor that calls `Driver::get`. Code that only needs every entry's pointer
+        //! walks [`ENTRIES`](crate::ENTRIES) with [`Driver::resolve`](crate::Driver::resolve)
+        //! instead, which is one function.
+        #[cfg(feature = "newest")]
         use crate::newest::Symbol;
         use crate::registry::Entry;
 
@@ -341,6 +373,7 @@ pub fn visit_rs(ctx: &Ctx<'_>) -> TokenStream {
         }
 
         /// Code to run for one symbol type: `driver.newest::<S>()`, say.
+        #[cfg(feature = "newest")]
         pub trait SymbolVisitor {
             fn visit<S: Symbol>(&mut self);
         }
@@ -354,6 +387,7 @@ pub fn visit_rs(ctx: &Ctx<'_>) -> TokenStream {
 
         /// Calls `visitor.visit::<S>()` for every marker in [`symbols`](crate::symbols), in
         /// symbol order.
+        #[cfg(feature = "newest")]
         pub fn visit_symbols<V: SymbolVisitor>(visitor: &mut V) {
             #(#symbols)*
         }
@@ -400,7 +434,10 @@ mod tests {
         ];
         let refs: Vec<&Entry> = all.iter().collect();
         assert_eq!(names(&legacy_order(&refs)), ["v12000", "v10000", "v3020", "v2000"]);
-        assert_eq!(names(&per_thread_order(&refs)), ["v12000", "v10010_ptsz", "v10000", "v7000_ptds", "v3020", "v2000"]);
+        assert_eq!(
+            names(&per_thread_order(&refs)),
+            ["v12000", "v10010_ptsz", "v10000", "v7000_ptds", "v3020", "v2000"]
+        );
     }
 
     #[test]

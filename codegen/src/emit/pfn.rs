@@ -34,12 +34,8 @@ pub(crate) fn fn_type(e: &Entry) -> Result<TokenStream, Error> {
 }
 
 fn entry_doc(ctx: &Ctx<'_>, e: &Entry) -> String {
-    let mut doc = format!(
-        " `{}`, introduced in CUDA {} ({}).\n\n",
-        e.symbol,
-        format_cuda_version(e.version),
-        e.version
-    );
+    let mut doc =
+        format!(" `{}`, introduced in CUDA {} ({}).\n\n", e.symbol, format_cuda_version(e.version), e.version);
     match e.variant {
         Some(v) => doc.push_str(&format!(
             " The per-thread default stream variant (`{}`), exported by the driver as `{}`.\n",
@@ -48,15 +44,15 @@ fn entry_doc(ctx: &Ctx<'_>, e: &Entry) -> String {
         )),
         None => doc.push_str(&format!(" Exported by the driver as `{}`.\n", e.exported)),
     }
-    doc.push_str(&format!(
-        " Declared in `{}` by CUDA {}.\n",
-        e.header,
-        ctx.toolkit_ranges(&e.toolkits)
-    ));
-    let platforms: Vec<String> = e.platforms.iter().map(|p| match p {
-        crate::platform::Platform::Linux => "Linux".to_owned(),
-        crate::platform::Platform::Windows => "Windows".to_owned(),
-    }).collect();
+    doc.push_str(&format!(" Declared in `{}` by CUDA {}.\n", e.header, ctx.toolkit_ranges(&e.toolkits)));
+    let platforms: Vec<String> = e
+        .platforms
+        .iter()
+        .map(|p| match p {
+            crate::platform::Platform::Linux => "Linux".to_owned(),
+            crate::platform::Platform::Windows => "Windows".to_owned(),
+        })
+        .collect();
     doc.push_str(&format!(" The driver has it on {}.\n", platforms.join(" and ")));
     if let Some(f) = ctx.module_of(&e.module).and_then(|m| m.feature.as_ref()) {
         doc.push_str(&format!(" Needs the `{f}` feature of this crate.\n"));
@@ -64,12 +60,8 @@ fn entry_doc(ctx: &Ctx<'_>, e: &Entry) -> String {
     if e.legacy {
         doc.push_str(" A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.\n");
     }
-    let siblings: Vec<String> = ctx
-        .model
-        .symbol_entries(&e.symbol)
-        .filter(|s| s.pfn != e.pfn)
-        .map(|s| format!("[`{}`]", s.pfn))
-        .collect();
+    let siblings: Vec<String> =
+        ctx.model.symbol_entries(&e.symbol).filter(|s| s.pfn != e.pfn).map(|s| format!("[`{}`]", s.pfn)).collect();
     if !siblings.is_empty() {
         doc.push_str(&format!("\n Other ABIs of `{}`: {}.\n", e.symbol, siblings.join(", ")));
     }
@@ -111,7 +103,7 @@ pub fn module_rs(ctx: &Ctx<'_>, m: &ModuleSpec, own_types: &[syn::Item]) -> Resu
             format!(
                 " The unversioned name: `{pfn}` as of CUDA {tk}, the newest pinned toolkit{how}.\n\n \
                  Prefer a versioned type: the driver must be asked for exactly the version a type \
-                 names. What the unversioned name means per toolkit is in [`aliases`](crate::aliases)."
+                 names. What the unversioned name means per toolkit is in the `aliases` module (feature `aliases`)."
             )
         };
         items.extend(per_thread_alias(ctx, &name, &target, AliasForm::Type, &doc));
@@ -148,7 +140,13 @@ enum AliasForm {
 /// per-thread meaning differs: the `per-thread-default-stream` feature picks the typedef
 /// `CUDA_API_PER_THREAD_DEFAULT_STREAM` would. `doc` gets the typedef and how it was chosen;
 /// an empty text means no doc. `None` when the default typedef is not in the registry.
-fn per_thread_alias(ctx: &Ctx<'_>, name: &Ident, target: &AliasTarget, form: AliasForm, doc: &dyn Fn(&str, &str) -> String) -> Option<TokenStream> {
+fn per_thread_alias(
+    ctx: &Ctx<'_>,
+    name: &Ident,
+    target: &AliasTarget,
+    form: AliasForm,
+    doc: &dyn Fn(&str, &str) -> String,
+) -> Option<TokenStream> {
     let one = |pfn: &str, how: &str, stream: TokenStream| {
         let (path, cfg) = ctx.pfn_path(pfn)?;
         let text = doc(pfn, how);

@@ -46,9 +46,19 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
         // One `PFN_` off, not all of them: `PFN_PFN_1x_v1` is the entry of symbol `PFN_1x`.
         let marker = Ident::new(e.pfn.strip_prefix("PFN_").unwrap_or(&e.pfn), Span::call_site());
         let Some((ty, cfg)) = ctx.pfn_path(&e.pfn) else { continue };
-        let module = ctx.module_of(&e.module).map_or("pfn", |m| m.module());
-        let doc = format!(" Marker for [`{pfn}`](crate::{module}::{pfn}): `{symbol}` at exactly version {version}.");
-        markers.push(quote!(#[doc = #doc] #cfg #marker => #ty, #index;));
+        let doc = marker_doc(ctx, e);
+        markers.push(quote! {
+            #[doc = #doc]
+            #cfg
+            pub enum #marker {}
+            #cfg
+            impl super::sealed::Sealed for #marker {}
+            #cfg
+            unsafe impl super::Entry for #marker {
+                type Fn = #ty;
+                const INDEX: usize = #index;
+            }
+        });
     }
     let n = infos.len();
     let toolkit_mask_ty = if n_toolkits > 64 { quote!(u128) } else { quote!(u64) };
@@ -142,11 +152,29 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
         /// Every entry, sorted by (symbol, version, variant).
         pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [#(#infos)*];
 
+        impl EntryInfo {
+            /// Every ABI of `symbol` this crate knows, oldest first, default and per-thread
+            /// variants: a slice of [`ENTRIES`] (empty for a symbol it does not know).
+            pub fn of_symbol(symbol: &str) -> &'static [EntryInfo] {
+                let start = ENTRIES.partition_point(|e| e.symbol < symbol);
+                let end = start + ENTRIES[start..].partition_point(|e| e.symbol == symbol);
+                &ENTRIES[start..end]
+            }
+
+            /// This row's index in [`ENTRIES`], if it is one of its rows.
+            pub fn index(&self) -> Option<usize> {
+                let offset = (self as *const EntryInfo as usize).checked_sub(ENTRIES.as_ptr() as usize)?;
+                let index = offset / core::mem::size_of::<EntryInfo>();
+                (offset % core::mem::size_of::<EntryInfo>() == 0 && index < ENTRY_COUNT).then_some(index)
+            }
+        }
+
         mod sealed {
             pub trait Sealed {}
         }
 
-        /// A registry entry, as a type: implemented only by the markers in [`entries`].
+        /// A registry entry, as a type: implemented only by the markers in [`entries`], each
+        /// of which sets only its index; the rest is the entry's row.
         ///
         /// # Safety
         /// `Fn` is the ABI the driver returns for (`SYMBOL`, `VERSION`, `FLAGS`). The trait is
@@ -156,42 +184,23 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
             type Fn: Copy + 'static;
             /// This entry's index in [`ENTRIES`].
             const INDEX: usize;
-            /// The name passed to `cuGetProcAddress`.
-            const SYMBOL: &'static CStr;
-            /// The exact version passed to `cuGetProcAddress`.
-            const VERSION: u32;
-            /// The flags passed to `cuGetProcAddress`.
-            const FLAGS: StreamFlags;
             /// This entry's row.
             const INFO: &'static EntryInfo = &ENTRIES[Self::INDEX];
-        }
-
-        macro_rules! entries {
-            ($($(#[$attr:meta])* $marker:ident => $pfn:path, $index:literal;)*) => {
-                $(
-                    $(#[$attr])*
-                    #[allow(non_camel_case_types)]
-                    pub enum $marker {}
-                    $(#[$attr])*
-                    impl super::sealed::Sealed for $marker {}
-                    $(#[$attr])*
-                    unsafe impl super::Entry for $marker {
-                        type Fn = $pfn;
-                        const INDEX: usize = $index;
-                        const SYMBOL: &'static core::ffi::CStr = super::ENTRIES[$index].c_symbol;
-                        const VERSION: u32 = super::ENTRIES[$index].version;
-                        const FLAGS: super::StreamFlags = super::ENTRIES[$index].flags;
-                    }
-                )*
-            };
+            /// The name passed to `cuGetProcAddress`.
+            const SYMBOL: &'static CStr = Self::INFO.c_symbol;
+            /// The exact version passed to `cuGetProcAddress`.
+            const VERSION: u32 = Self::INFO.version;
+            /// The flags passed to `cuGetProcAddress`.
+            const FLAGS: StreamFlags = Self::INFO.flags;
         }
 
         /// One marker type per entry, named like its typedef without `PFN_`: a type only, with
         /// no values (an empty enum), used as `driver.get::<entries::cuMemAlloc_v3020>()`.
+        /// Each marker's page says what a caller needs to pick it: the signature, the name the
+        /// driver exports it under, the flag, the oldest driver that has it, and its siblings.
+        #[allow(non_camel_case_types)]
         pub mod entries {
-            entries! {
-                #(#markers)*
-            }
+            #(#markers)*
         }
     }
 }
@@ -209,7 +218,49 @@ pub fn registry_json(ctx: &Ctx<'_>) -> Result<Vec<u8>, Error> {
         "header_aliases": ctx.model.header_aliases,
         "drift": ctx.model.drift,
     });
-    let mut out = serde_json::to_vec_pretty(&value).map_err(|e| Error::Emit { file: REGISTRY_JSON.into(), message: e.to_string() })?;
+    let mut out = serde_json::to_vec_pretty(&value)
+        .map_err(|e| Error::Emit { file: REGISTRY_JSON.into(), message: e.to_string() })?;
     out.push(b'\n');
     Ok(out)
+}
+
+/// A marker's rustdoc: what a caller needs to choose it, from docs.rs alone.
+fn marker_doc(ctx: &Ctx<'_>, e: &crate::model::Entry) -> String {
+    use crate::version::format_cuda_version;
+    let module = ctx.module_of(&e.module).map_or("pfn", |m| m.module());
+    let (pfn, symbol, version) = (&e.pfn, &e.symbol, e.version);
+    let params: Vec<String> = e.params.iter().map(|p| format!("{}: {}", p.name, p.ty)).collect();
+    let returns = if e.returns.is_unit() { String::new() } else { format!(" -> {}", e.returns) };
+    let flag = match e.variant {
+        None => "`CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant)".to_owned(),
+        Some(v) => format!("`CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` (the `{}` variant)", &v.suffix()[1..]),
+    };
+    let siblings: Vec<&crate::model::Entry> = ctx.model.symbol_entries(symbol).filter(|s| s.pfn != e.pfn).collect();
+    let same_kind = |x: &crate::model::Entry| x.variant.is_some() == e.variant.is_some();
+    let newest = ctx.model.symbol_entries(symbol).filter(|x| same_kind(x)).map(|x| x.version).max() == Some(version);
+    let standing = match (e.legacy, newest) {
+        (true, _) => "A legacy ABI: the headers declare it only under `__CUDA_API_VERSION_INTERNAL`.".to_owned(),
+        (false, true) => format!(
+            "The newest ABI of `{symbol}` this crate knows{}.",
+            if e.variant.is_some() { " of its per-thread variants" } else { "" }
+        ),
+        (false, false) => format!("An older ABI of `{symbol}`: newer ones follow below."),
+    };
+    let mut doc = format!(
+        " `{symbol}` at exactly version {version} (CUDA {}): [`{pfn}`](crate::{module}::{pfn}).\n\n ```text\n fn({}){returns}\n ```\n\n",
+        format_cuda_version(version),
+        params.join(", ")
+    );
+    doc.push_str(&format!(" - Exported by the driver as `{}`; asked for with {flag}.\n", e.exported));
+    doc.push_str(&format!(" - Needs a driver of CUDA {} or newer.\n", format_cuda_version(version)));
+    doc.push_str(&format!(" - {standing}\n"));
+    if let Some(f) = ctx.module_of(&e.module).and_then(|m| m.feature.as_ref()) {
+        doc.push_str(&format!(" - Needs the crate's `{f}` feature.\n"));
+    }
+    if !siblings.is_empty() {
+        let list: Vec<String> =
+            siblings.iter().map(|s| format!("[`{}`]", s.pfn.strip_prefix("PFN_").unwrap_or(&s.pfn))).collect();
+        doc.push_str(&format!("\n Every ABI of `{symbol}`: {} (and this one).\n", list.join(", ")));
+    }
+    doc
 }

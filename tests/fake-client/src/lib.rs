@@ -81,7 +81,11 @@ pub fn build(flavour: Flavour) -> PathBuf {
         cmd.args(["--features", flavour.features()]);
     }
     let out = cmd.output().expect("run cargo to build the fake libcuda");
-    assert!(out.status.success(), "building fake-libcuda ({flavour:?}) failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "building fake-libcuda ({flavour:?}) failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let file = format!("{}fake_libcuda{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
     let path = target.join("debug").join(file);
     assert!(path.is_file(), "cargo built fake-libcuda but {} is missing", path.display());
@@ -230,7 +234,8 @@ impl Fake {
     pub fn export(&self, name: &str) -> usize {
         let name = CString::new(name).expect("no NUL");
         // SAFETY: only the address is taken.
-        let p = unsafe { self.lib.get::<*mut std::ffi::c_void>(name.as_bytes_with_nul()) }.unwrap_or_else(|e| panic!("{e}"));
+        let p = unsafe { self.lib.get::<*mut std::ffi::c_void>(name.as_bytes_with_nul()) }
+            .unwrap_or_else(|e| panic!("{e}"));
         *p as usize
     }
 }

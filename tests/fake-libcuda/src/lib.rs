@@ -106,7 +106,8 @@ mod lock {
     // SAFETY: `state` is only reached through a `Guard`, which holds `mutex`.
     unsafe impl Sync for Locked {}
 
-    static STATE: Locked = Locked { mutex: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER), state: UnsafeCell::new(INITIAL) };
+    static STATE: Locked =
+        Locked { mutex: UnsafeCell::new(libc::PTHREAD_MUTEX_INITIALIZER), state: UnsafeCell::new(INITIAL) };
 
     /// Not `Send`: a mutex must be unlocked by the thread that locked it.
     pub(super) struct Guard(&'static Locked, PhantomData<*const ()>);
@@ -204,7 +205,11 @@ fn answer(symbol: &[u8], version: c_int, flags: u64, api: c_int) -> (c_uint, c_i
     }
 }
 
-unsafe fn write_answer(pfn: *mut *mut c_void, status_out: *mut c_int, (result, status, ptr): (c_uint, c_int, usize)) -> c_uint {
+unsafe fn write_answer(
+    pfn: *mut *mut c_void,
+    status_out: *mut c_int,
+    (result, status, ptr): (c_uint, c_int, usize),
+) -> c_uint {
     *pfn = ptr as *mut c_void;
     if !status_out.is_null() && status != STATUS_UNWRITTEN {
         *status_out = status;
@@ -231,7 +236,12 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
 /// ABI" come back as `CUDA_ERROR_NOT_FOUND`.
 #[cfg(not(feature = "no-v1"))]
 #[no_mangle]
-pub unsafe extern "C" fn cuGetProcAddress(symbol: *const c_char, pfn: *mut *mut c_void, version: c_int, flags: u64) -> c_uint {
+pub unsafe extern "C" fn cuGetProcAddress(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: u64,
+) -> c_uint {
     let (Some(name), false) = (bytes(symbol), pfn.is_null()) else { return CUDA_ERROR_INVALID_VALUE };
     let (result, status, ptr) = answer(&name, version, flags, API_V1);
     let result = match status {
@@ -334,7 +344,12 @@ pub unsafe extern "C" fn cudaGetDriverEntryPointByVersion(
 /// Asks for the ABI of the runtime's own version, as the real one does.
 #[cfg(not(feature = "no-entry-point"))]
 #[no_mangle]
-pub unsafe extern "C" fn cudaGetDriverEntryPoint(symbol: *const c_char, pfn: *mut *mut c_void, flags: u64, status: *mut c_int) -> c_uint {
+pub unsafe extern "C" fn cudaGetDriverEntryPoint(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    flags: u64,
+    status: *mut c_int,
+) -> c_uint {
     let (Some(name), false) = (bytes(symbol), pfn.is_null()) else { return CUDA_ERROR_INVALID_VALUE };
     let version = state().runtime_version;
     write_answer(pfn, status, answer(&name, version, flags, API_RT_ENTRY_POINT))
@@ -393,7 +408,13 @@ pub unsafe extern "C" fn fake_add_abi(symbol: *const c_char, version: c_int, per
 /// Requests for `symbol` at `version` (0: any) get exactly this answer; `status` -1 leaves
 /// `symbolStatus` unwritten.
 #[no_mangle]
-pub unsafe extern "C" fn fake_override(symbol: *const c_char, version: c_int, result: c_uint, status: c_int, ptr: usize) {
+pub unsafe extern "C" fn fake_override(
+    symbol: *const c_char,
+    version: c_int,
+    result: c_uint,
+    status: c_int,
+    ptr: usize,
+) {
     if let Some(symbol) = bytes(symbol) {
         state().overrides.push(Override { symbol, version, result, status, ptr });
     }
@@ -418,7 +439,14 @@ pub extern "C" fn fake_log_len() -> usize {
 /// Request `i`: the symbol (NUL-terminated, truncated to `cap`), version, flags and the
 /// entry point it came through. 0 when `i` is past the end.
 #[no_mangle]
-pub unsafe extern "C" fn fake_log_entry(i: usize, buf: *mut c_char, cap: usize, version: *mut c_int, flags: *mut u64, api: *mut c_int) -> c_int {
+pub unsafe extern "C" fn fake_log_entry(
+    i: usize,
+    buf: *mut c_char,
+    cap: usize,
+    version: *mut c_int,
+    flags: *mut u64,
+    api: *mut c_int,
+) -> c_int {
     let s = state();
     let Some(r) = s.log.get(i) else { return 0 };
     if !buf.is_null() && cap > 0 {

@@ -81,7 +81,11 @@ fn many_threads_one_table_while_a_second_driver_loads() {
                 let d = Driver::from_path(&path).expect("load the second fake");
                 // A different slice of entries each round.
                 for (index, resolve) in resolvers.iter().skip(round * 37 % resolvers.len()).take(50) {
-                    assert_eq!(resolve(&d).expect("the second fake knows every entry"), second_pointer_for(*index), "second driver, entry {index}");
+                    assert_eq!(
+                        resolve(&d).expect("the second fake knows every entry"),
+                        second_pointer_for(*index),
+                        "second driver, entry {index}"
+                    );
                 }
                 drop(d);
                 round += 1;
@@ -104,7 +108,11 @@ fn many_threads_one_table_while_a_second_driver_loads() {
                         let k = if t % 2 == 0 { k } else { n - 1 - k };
                         let (index, resolve) = resolvers[(k + t * n / THREADS) % n];
                         let p = resolve(&driver).unwrap_or_else(|e| panic!("thread {t}, entry {index}: {e}"));
-                        assert!(pass == 0 || got[index] == p, "thread {t}: entry {index} changed from {:#x} to {p:#x}", got[index]);
+                        assert!(
+                            pass == 0 || got[index] == p,
+                            "thread {t}: entry {index} changed from {:#x} to {p:#x}",
+                            got[index]
+                        );
                         got[index] = p;
                     }
                 }
@@ -119,7 +127,12 @@ fn many_threads_one_table_while_a_second_driver_loads() {
 
     for (i, _) in ENTRIES.iter().enumerate() {
         for (t, got) in results.iter().enumerate() {
-            assert_eq!(got[i], pointer_for(i), "thread {t}, entry {i} ({}): not the first driver's pointer", ENTRIES[i].pfn);
+            assert_eq!(
+                got[i],
+                pointer_for(i),
+                "thread {t}, entry {i} ({}): not the first driver's pointer",
+                ENTRIES[i].pfn
+            );
         }
     }
     // At most one lookup per racing thread and entry, at least one; none once filled.
@@ -133,7 +146,11 @@ fn many_threads_one_table_while_a_second_driver_loads() {
         asked[i] += 1;
     }
     for (i, n) in asked.iter().enumerate() {
-        assert!((1..=THREADS).contains(n), "entry {i} ({}) was asked for {n} times by {THREADS} threads", ENTRIES[i].pfn);
+        assert!(
+            (1..=THREADS).contains(n),
+            "entry {i} ({}) was asked for {n} times by {THREADS} threads",
+            ENTRIES[i].pfn
+        );
     }
     first.clear_log();
     for (index, resolve) in resolvers.iter() {

@@ -33,13 +33,14 @@ fn main() -> ExitCode {
     }
 }
 
-
 fn check(out: Option<PathBuf>) -> Result<bool> {
     let driver = Driver::load()?;
     let loader = Loader::open(std::path::Path::new(driver.library()))?;
     let results = resolve_all(&driver);
     if results.len() != ENTRIES.len() {
-        return Err(format!("visited {} entries of {}: build with every module feature", results.len(), ENTRIES.len()).into());
+        return Err(
+            format!("visited {} entries of {}: build with every module feature", results.len(), ENTRIES.len()).into()
+        );
     }
     let rows: Vec<_> = ENTRIES.iter().zip(results).map(|(info, r)| judge(&driver, &loader, info, r)).collect();
     let text = summary(&driver, &rows);
@@ -105,7 +106,10 @@ fn launch() -> Result<bool> {
         let mut module: CUmodule = std::ptr::null_mut();
         d.check("cuModuleLoadData", d.get::<entries::cuModuleLoadData_v2000>()?(&mut module, image.as_ptr().cast()))?;
         let mut func: CUfunction = std::ptr::null_mut();
-        d.check("cuModuleGetFunction", d.get::<entries::cuModuleGetFunction_v2000>()?(&mut func, module, c"add_one".as_ptr()))?;
+        d.check(
+            "cuModuleGetFunction",
+            d.get::<entries::cuModuleGetFunction_v2000>()?(&mut func, module, c"add_one".as_ptr()),
+        )?;
         let n: u32 = 1 << 20;
         let host: Vec<u32> = (0..n).collect();
         let bytes = host.len() * 4;
@@ -114,13 +118,20 @@ fn launch() -> Result<bool> {
         d.check("cuMemcpyHtoD", d.get::<entries::cuMemcpyHtoD_v3020>()?(dptr, host.as_ptr().cast(), bytes))?;
         let mut arg_ptr = dptr;
         let mut arg_n = n;
-        let mut params: [*mut c_void; 2] = [(&mut arg_ptr as *mut CUdeviceptr_v2).cast(), (&mut arg_n as *mut u32).cast()];
+        let mut params: [*mut c_void; 2] =
+            [(&mut arg_ptr as *mut CUdeviceptr_v2).cast(), (&mut arg_n as *mut u32).cast()];
         let (grid, block) = (n.div_ceil(256), 256);
         let stream: CUstream = std::ptr::null_mut();
         let legacy = d.get::<entries::cuLaunchKernel_v4000>()?;
-        d.check("cuLaunchKernel", legacy(func, grid, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()))?;
+        d.check(
+            "cuLaunchKernel",
+            legacy(func, grid, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()),
+        )?;
         let per_thread = d.get::<entries::cuLaunchKernel_v7000_ptsz>()?;
-        d.check("cuLaunchKernel_ptsz", per_thread(func, grid, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()))?;
+        d.check(
+            "cuLaunchKernel_ptsz",
+            per_thread(func, grid, 1, 1, block, 1, 1, 0, stream, params.as_mut_ptr(), std::ptr::null_mut()),
+        )?;
         d.check("cuCtxSynchronize", d.get::<entries::cuCtxSynchronize_v2000>()?())?;
         let mut back = vec![0u32; n as usize];
         d.check("cuMemcpyDtoH", d.get::<entries::cuMemcpyDtoH_v3020>()?(back.as_mut_ptr().cast(), dptr, bytes))?;
@@ -262,7 +273,8 @@ fn bench() -> Result<bool> {
         let mut t_ours = 0.0;
         let mut t_base = 0.0;
         for turn in 0..batches {
-            let drivers: Vec<Driver> = (0..batch).map(|_| Driver::from_path(&path)).collect::<std::result::Result<_, _>>()?;
+            let drivers: Vec<Driver> =
+                (0..batch).map(|_| Driver::from_path(&path)).collect::<std::result::Result<_, _>>()?;
             let (o, b) = in_turns(turn, || first_lookups(&drivers), || bare_lookups(raw, batch))?;
             t_ours += o;
             t_base += b;
@@ -271,8 +283,17 @@ fn bench() -> Result<bool> {
         base.push(t_base * 1e9 / (batch * batches) as f64);
     }
     let (o, b) = (median(&mut ours), median(&mut base));
-    println!("first lookup, cuMemAlloc_v3020, {batch} fresh drivers at a time, hot (ns)\t{o:.1}\t{b:.1}\t{:.3}\t(+{:.2} ns)", o / b, o - b);
-    println!("resolve every entry ({} resolvable of {}), fresh driver (ms)\t{:.3}", live.len(), ENTRIES.len(), median(&mut all_ms));
+    println!(
+        "first lookup, cuMemAlloc_v3020, {batch} fresh drivers at a time, hot (ns)\t{o:.1}\t{b:.1}\t{:.3}\t(+{:.2} ns)",
+        o / b,
+        o - b
+    );
+    println!(
+        "resolve every entry ({} resolvable of {}), fresh driver (ms)\t{:.3}",
+        live.len(),
+        ENTRIES.len(),
+        median(&mut all_ms)
+    );
     // Cached lookup + call against a raw pointer call, on cuDriverGetVersion.
     let d = Driver::from_path(&path)?;
     let f = d.get::<entries::cuDriverGetVersion_v2020>()?;

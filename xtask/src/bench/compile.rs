@@ -46,7 +46,13 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
                 let v = variants[(k + i) % variants.len()];
                 let crate_dir = if v == Variant::Cudarc { &cudarc } else { &pfn };
                 let b = build(env, &dir, crate_dir, v, release)?;
-                progress!("compile run {}/{runs}: {v:?} {}: {:.1} s, peak rustc {} MiB", i + 1, profile(release), b.secs, b.peak_kib / 1024);
+                progress!(
+                    "compile run {}/{runs}: {v:?} {}: {:.1} s, peak rustc {} MiB",
+                    i + 1,
+                    profile(release),
+                    b.secs,
+                    b.peak_kib / 1024
+                );
                 results.push((release, v, b));
             }
         }
@@ -94,7 +100,13 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
             let total: Vec<f64> = bs.iter().map(|b| b.secs).collect();
             let others: Vec<String> = bs
                 .first()
-                .map(|b| b.rustcs.iter().filter(|r| r.krate != b.own.krate).map(|r| format!("{} {:.1} s", r.krate, r.secs)).collect())
+                .map(|b| {
+                    b.rustcs
+                        .iter()
+                        .filter(|r| r.krate != b.own.krate)
+                        .map(|r| format!("{} {:.1} s", r.krate, r.secs))
+                        .collect()
+                })
                 .unwrap_or_default();
             notes.push(format!(
                 "compile, {} {v:?}: whole build {:.1} s (median), of which rustc on {} {:.1} s ({} MiB peak); other rustc runs (first build): {}",
@@ -107,7 +119,8 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
             ));
         }
     }
-    let toolkits = codegen::manifest::Manifest::load(&env.root.join("headers-manifest.toml")).map_or(0, |m| m.toolkits.len());
+    let toolkits =
+        codegen::manifest::Manifest::load(&env.root.join("headers-manifest.toml")).map_or(0, |m| m.toolkits.len());
     notes.push(format!(
         "compile: every build is `cargo build --offline` from an empty target folder with {} jobs; ours is a copy of generated/ ({toolkits} toolkits); \
          the baseline an empty library crate depending on cudarc {cudarc_version} with `default-features = false`, features `driver`, `dynamic-loading`, `{CUDARC_CUDA}`; \
@@ -118,7 +131,11 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
 }
 
 fn profile(release: bool) -> &'static str {
-    if release { "release" } else { "debug" }
+    if release {
+        "release"
+    } else {
+        "debug"
+    }
 }
 
 /// The two crates, their lock files, and every dependency fetched (nothing downloads while timed).
@@ -139,10 +156,15 @@ fn prepare(env: &Env, dir: &Path) -> Result<(PathBuf, PathBuf)> {
              [workspace]\n"
         ),
     )?;
-    write_file(&cudarc.join("src").join("lib.rs"), "//! Depends on cudarc, nothing more: its build is the baseline.\npub use cudarc;\n")?;
+    write_file(
+        &cudarc.join("src").join("lib.rs"),
+        "//! Depends on cudarc, nothing more: its build is the baseline.\npub use cudarc;\n",
+    )?;
     for d in [&pfn, &cudarc] {
         // From the local index when it has what is needed; else from the network.
-        if run_quiet(env.cargo(d).args(["generate-lockfile", "--offline"]), "cargo generate-lockfile --offline").is_err() {
+        if run_quiet(env.cargo(d).args(["generate-lockfile", "--offline"]), "cargo generate-lockfile --offline")
+            .is_err()
+        {
             run_quiet(env.cargo(d).arg("generate-lockfile"), "cargo generate-lockfile")?;
         }
         run_quiet(env.cargo(d).arg("fetch"), "cargo fetch")?;
@@ -172,7 +194,12 @@ fn build(env: &Env, dir: &Path, crate_dir: &Path, v: Variant, release: bool) -> 
     let secs = run_quiet(&mut c, &format!("cargo build ({v:?}, {})", profile(release)))?.as_secs_f64();
     let rustcs = rusage::read_log(&log)?;
     let name = if v == Variant::Cudarc { "cudarc" } else { "cuda_driver_pfn" };
-    let own = rustcs.iter().filter(|r| r.krate == name).max_by_key(|r| r.peak_kib).cloned().with_context(|| format!("no rustc of {name} in {}", log.display()))?;
+    let own = rustcs
+        .iter()
+        .filter(|r| r.krate == name)
+        .max_by_key(|r| r.peak_kib)
+        .cloned()
+        .with_context(|| format!("no rustc of {name} in {}", log.display()))?;
     let peak_kib = rustcs.iter().map(|r| r.peak_kib).max().unwrap_or(0);
     let _ = std::fs::remove_dir_all(&target);
     Ok(Build { secs, own, peak_kib, rustcs })

@@ -45,7 +45,10 @@ pub fn run(env: &Env, rounds: usize) -> Result<(Vec<Row>, Vec<String>)> {
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let series = |name: &str| -> Result<(Vec<f64>, Vec<f64>)> {
-        let line = text.lines().find(|l| l.starts_with(&format!("{name}\t"))).with_context(|| format!("lookup-bench printed no {name}"))?;
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}\t")))
+            .with_context(|| format!("lookup-bench printed no {name}"))?;
         let f: Vec<&str> = line.split('\t').collect();
         let parse = |s: &str| s.split(',').map(|x| x.parse::<f64>().context("a sample")).collect::<Result<Vec<f64>>>();
         Ok((parse(f.get(1).copied().unwrap_or(""))?, parse(f.get(2).copied().unwrap_or(""))?))
@@ -54,7 +57,8 @@ pub fn run(env: &Env, rounds: usize) -> Result<(Vec<Row>, Vec<String>)> {
     let (co, cb) = series("cached")?;
     let (ao, ab) = series("all")?;
     let (mo, mb) = series("first-model")?;
-    let entries = text.lines().find_map(|l| l.strip_prefix("entries\t")).context("lookup-bench printed no entry count")?;
+    let entries =
+        text.lines().find_map(|l| l.strip_prefix("entries\t")).context("lookup-bench printed no entry count")?;
     let more = |o: &[f64], b: &[f64]| super::median(&o.iter().zip(b).map(|(o, b)| o - b).collect::<Vec<_>>());
     let (first_more, model_more) = (more(&fo, &fb), more(&mo, &mb));
     let rows = vec![

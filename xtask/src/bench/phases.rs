@@ -14,8 +14,8 @@ use codegen::clang::{self, Unit};
 use codegen::emit::{self, EmitOptions};
 use codegen::fetch::Fetcher;
 use codegen::manifest::Manifest;
-use codegen::platform::Platform;
 use codegen::pipeline;
+use codegen::platform::Platform;
 use codegen::write::{self, Mode};
 
 /// Phase name to total time, in the order they ran.
@@ -29,7 +29,12 @@ pub fn phases(root: &Path) -> Result<Phases> {
     let manifest = Manifest::load(&manifest_path).context("loading the manifest")?;
     let mut fetcher = Fetcher::new(cache, &manifest);
     fetcher.offline = true;
-    let toolkits: Vec<_> = manifest.toolkits.iter().map(|p| fetcher.toolkit(p)).collect::<Result<_, _>>().context("locating the cached headers")?;
+    let toolkits: Vec<_> = manifest
+        .toolkits
+        .iter()
+        .map(|p| fetcher.toolkit(p))
+        .collect::<Result<_, _>>()
+        .context("locating the cached headers")?;
     clang::ensure_libclang(&manifest, &fetcher).context("loading libclang")?;
     out.push(("manifest, cached headers, libclang".into(), t.elapsed()));
 
@@ -45,7 +50,8 @@ pub fn phases(root: &Path) -> Result<Phases> {
             }
             let unit = Unit { toolkit: tk.version, target, first_api, headers: rows, include_dirs: dirs };
             let t = Instant::now();
-            let b = clang::run_bindgen(&unit, standins.path()).with_context(|| format!("bindgen over CUDA {}", tk.version))?;
+            let b = clang::run_bindgen(&unit, standins.path())
+                .with_context(|| format!("bindgen over CUDA {}", tk.version))?;
             *bindgen.entry(target).or_insert(Duration::ZERO) += t.elapsed();
             let t = Instant::now();
             let _: syn::File = syn::parse_str(&b.rust).context("bindgen's output")?;
@@ -66,9 +72,13 @@ pub fn phases(root: &Path) -> Result<Phases> {
     let _ = std::fs::remove_dir_all(fetcher.cache.join(codegen::unit_cache::DIR));
     let t = Instant::now();
     let built = pipeline::build_model(&manifest, &fetcher, &toolkits).context("building the model")?;
-    out.push(("build_model: bindgen (parallel) + parse (as it arrives) + merge, as generate runs it".into(), t.elapsed()));
+    out.push((
+        "build_model: bindgen (parallel) + parse (as it arrives) + merge, as generate runs it".into(),
+        t.elapsed(),
+    ));
     let t = Instant::now();
-    let (model, types, module_types) = built.newest_types(&manifest.headers).context("reading the newest types")?;
+    let pipeline::ToEmit { model, types, module_types } =
+        built.newest_types(&manifest.headers).context("reading the newest types")?;
     let modules: Vec<emit::ModuleSpec> = manifest.headers.iter().map(emit::ModuleSpec::from_manifest).collect();
     let opts = EmitOptions { crate_name: "cuda-driver-pfn".into(), command: "cargo xtask generate".into() };
     let files = emit::emit(&model, &types, &module_types, &modules, &opts).context("emitting")?;

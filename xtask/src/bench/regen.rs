@@ -96,7 +96,9 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
         }
         .row(),
         Paired {
-            metric: format!("regenerate, {n} toolkits, every header, warm: headers unchanged, bindgen output reused (s)"),
+            metric: format!(
+                "regenerate, {n} toolkits, every header, warm: headers unchanged, bindgen output reused (s)"
+            ),
             baseline_name: cli_name,
             unit: "s",
             digits: 1,
@@ -202,11 +204,18 @@ fn cli_jobs(manifest: &Manifest, toolkits: &[ToolkitHeaders], bindgen: &Path, st
             }
             args.push("--".into());
             args.extend(clang::clang_args(h.target, &[h], dirs, standins).into_iter().map(OsString::from));
-            for pre in std::iter::once(first_api).chain(h.system.iter().map(String::as_str)).chain(h.standins.iter().map(String::as_str)) {
+            for pre in std::iter::once(first_api)
+                .chain(h.system.iter().map(String::as_str))
+                .chain(h.standins.iter().map(String::as_str))
+            {
                 args.push("-include".into());
                 args.push(pre.into());
             }
-            jobs.push(Job { what: format!("bindgen CLI over CUDA {} {}", tk.version, h.typedefs), program: bindgen.to_owned(), args });
+            jobs.push(Job {
+                what: format!("bindgen CLI over CUDA {} {}", tk.version, h.typedefs),
+                program: bindgen.to_owned(),
+                args,
+            });
         }
     }
     jobs
@@ -232,7 +241,11 @@ fn floor_jobs(manifest: &Manifest, toolkits: &[ToolkitHeaders], standins: &Path,
             let mut args: Vec<OsString> = vec!["-fsyntax-only".into()];
             args.extend(clang::clang_args(target, &rows, dirs, standins).into_iter().map(OsString::from));
             args.push(wrapper.clone().into_os_string());
-            jobs.push(Job { what: format!("clang over CUDA {} ({target})", tk.version), program: "clang".into(), args });
+            jobs.push(Job {
+                what: format!("clang over CUDA {} ({target})", tk.version),
+                program: "clang".into(),
+                args,
+            });
         }
     }
     Ok(jobs)
@@ -269,8 +282,11 @@ fn run_all(jobs: &[Job], parallel: usize) -> Result<Duration> {
 fn check_same(out: &Path, generated: &Path) -> Result<()> {
     let a = codegen::write::list_tree(out).context("listing the scratch output")?;
     let b = codegen::write::list_tree(generated).context("listing generated/")?;
-    let differ: Vec<&String> =
-        a.iter().chain(&b).filter(|f| std::fs::read(out.join(f)).ok() != std::fs::read(generated.join(f)).ok()).collect();
+    let differ: Vec<&String> = a
+        .iter()
+        .chain(&b)
+        .filter(|f| std::fs::read(out.join(f)).ok() != std::fs::read(generated.join(f)).ok())
+        .collect();
     if !differ.is_empty() {
         bail!("bench-generate's output differs from generated/ in {differ:?}: is generated/ up to date (`cargo xtask generate --check`)?");
     }

@@ -46,7 +46,11 @@ pub fn wrap_if_asked() {
     if let Some(krate) = krate.filter(|k| k != "___") {
         // One short write per line with O_APPEND: concurrent rustcs do not interleave.
         let line = format!("{krate}\t{}\t{secs:.3}\n", children_peak_kib());
-        let written = std::fs::OpenOptions::new().create(true).append(true).open(&log).and_then(|mut f| f.write_all(line.as_bytes()));
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
         if let Err(e) = written {
             eprintln!("bench rustc wrapper: could not append to {}: {e}", Path::new(&log).display());
         }
@@ -59,7 +63,11 @@ fn children_peak_kib() -> u64 {
     let mut r: libc::rusage = unsafe { std::mem::zeroed() };
     let ok = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut r) } == 0;
     // Linux reports ru_maxrss in KiB.
-    if ok { r.ru_maxrss.max(0) as u64 } else { 0 }
+    if ok {
+        r.ru_maxrss.max(0) as u64
+    } else {
+        0
+    }
 }
 
 pub fn read_log(path: &Path) -> Result<Vec<Rustc>> {

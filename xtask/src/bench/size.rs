@@ -21,9 +21,14 @@ pub fn run(env: &Env) -> Result<(Vec<Row>, Vec<String>)> {
     write_file(&krate.join("src").join("bin").join("none.rs"), include_str!("scratch/size_none.rs"))?;
     write_file(&krate.join("src").join("bin").join("one.rs"), include_str!("scratch/size_one.rs"))?;
     let mut rows = Vec::new();
-    for (profile, label) in [("release", "release, symbols kept (cargo's default)"), ("release-stripped", "release, strip = true")] {
+    for (profile, label) in
+        [("release", "release, symbols kept (cargo's default)"), ("release-stripped", "release, strip = true")]
+    {
         progress!("size: building ({profile})");
-        run_quiet(env.cargo(&krate).args(["build", "--quiet", "--offline", "--profile", profile]), "cargo build size-bench")?;
+        run_quiet(
+            env.cargo(&krate).args(["build", "--quiet", "--offline", "--profile", profile]),
+            "cargo build size-bench",
+        )?;
         let size = |bin: &str| -> Result<f64> {
             let p = krate.join("target").join(profile).join(bin);
             Ok(std::fs::metadata(&p).with_context(|| format!("reading {}", p.display()))?.len() as f64 / 1000.0)

@@ -4,7 +4,7 @@
 
 use core::fmt;
 
-use crate::registry::StreamFlags;
+use crate::registry::{StreamFlags, ENTRIES};
 
 /// Everything that can go wrong while loading the driver or looking an entry point up.
 ///
@@ -15,13 +15,19 @@ use crate::registry::StreamFlags;
 pub enum Error {
     /// No library could be loaded: each name (or the path) tried, with the loader's message.
     LibraryNotFound { library: LibraryKind, tried: Vec<LoadAttempt> },
+    /// The library loaded, but it is no CUDA driver: it exports none of `cuInit`,
+    /// `cuDriverGetVersion` and `cuGetProcAddress` (another library under libcuda's name,
+    /// a stub, a wrong path).
+    NotADriver { library: String },
     /// The driver exports neither `cuGetProcAddress_v2` nor `cuGetProcAddress`: it is older
     /// than CUDA 11.3. `driver_version` is what `cuDriverGetVersion` said, if it could be read.
     NoGetProcAddress { library: String, driver_version: Option<u32> },
     /// `cuDriverGetVersion` (or `cudaRuntimeGetVersion`) is missing or failed.
     VersionUnreadable { library: String, detail: String },
-    /// `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`: the driver does not know the name. It is older
-    /// than the release that added the function, or the name is misspelt.
+    /// `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`: the driver does not know the name. The text
+    /// says which of the reasons the registry points to: the entry point is not on this
+    /// platform, the driver is older than the release that added it, or (neither) the
+    /// driver should have it; for a name the registry lacks, a misspelling or a newer name.
     SymbolNotFound { lookup: Lookup, driver_version: u32 },
     /// The driver knows the symbol but has no ABI of it at or before the requested version:
     /// `CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT`, or `CUDA_ERROR_NOT_FOUND`, which the
@@ -40,7 +46,7 @@ pub enum Error {
     NullPointer { lookup: Lookup },
     /// A `symbolStatus` value that CUDA did not define when this crate was generated.
     UnknownStatus { lookup: Lookup, status: u32 },
-    /// [`Driver::newest`](crate::Driver::newest) found none of the ABIs the crate knows.
+    /// `Driver::newest` (feature `newest`) found none of the ABIs the crate knows.
     /// `known` lists their versions in the order tried, `tried` those not skipped as newer
     /// than the driver, and `last` the last answer that made it step down.
     NoKnownAbi { symbol: String, driver_version: u32, known: Vec<u32>, tried: Vec<u32>, last: Option<Box<Error>> },
@@ -106,25 +112,52 @@ impl Error {
         }
     }
 
-    /// The answers on which [`Driver::newest`](crate::Driver::newest) tries an older ABI:
-    /// the symbol exists, but not at that version.
+    /// The answers on which `Driver::newest` tries an older ABI: the symbol exists, but
+    /// not at that version.
+    #[cfg(feature = "newest")]
     pub(crate) fn steps_down(&self) -> bool {
         matches!(self, Error::VersionNotSufficient { .. } | Error::NotFound { .. })
     }
 }
 
-/// `12050` as `CUDA 12.5 (12050)`; a number that is no `major*1000 + minor*10` as itself.
-pub(crate) struct Cuda(pub u32);
+/// A driver API version (`major*1000 + minor*10`) as people write it: `CUDA 12.9` for 12090.
+/// With `{:#}`, the number too: `CUDA 12.9 (12090)`. A number of no such form is shown as
+/// `version N`, and 0 as `version unknown`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CudaVersion(pub u32);
 
-impl fmt::Display for Cuda {
+impl CudaVersion {
+    pub const fn major(self) -> u32 {
+        self.0 / 1000
+    }
+
+    pub const fn minor(self) -> u32 {
+        self.0 % 1000 / 10
+    }
+}
+
+impl fmt::Display for CudaVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.0 == 0 {
             f.write_str("version unknown")
         } else if self.0 % 10 == 0 && self.0 >= 1000 {
-            write!(f, "CUDA {}.{} ({})", self.0 / 1000, self.0 % 1000 / 10, self.0)
+            write!(f, "CUDA {}.{}", self.major(), self.minor())?;
+            if f.alternate() {
+                write!(f, " ({})", self.0)?;
+            }
+            Ok(())
         } else {
             write!(f, "version {}", self.0)
         }
+    }
+}
+
+/// `CUDA 12.5 (12050)`, for messages.
+struct Cuda(u32);
+
+impl fmt::Display for Cuda {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#}", CudaVersion(self.0))
     }
 }
 
@@ -135,6 +168,46 @@ impl fmt::Display for Release {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "CUDA {}.{}", self.0 / 1000, self.0 % 1000 / 10)
     }
+}
+
+/// What the registry says about a symbol the driver does not know: on which platforms the
+/// driver has it, and since which version.
+fn symbol_not_found(f: &mut fmt::Formatter<'_>, lookup: &Lookup, driver_version: u32) -> fmt::Result {
+    let rows: Vec<_> = ENTRIES.iter().filter(|e| e.symbol == lookup.symbol).collect();
+    write!(
+        f,
+        "{lookup} found no such symbol (CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND): the driver of {} does not know `{}`. ",
+        Cuda(driver_version),
+        lookup.symbol
+    )?;
+    let Some(first) = rows.iter().map(|e| e.version).min() else {
+        // Not in the registry (a raw lookup): a newer name, or a misspelt one.
+        if lookup.version > driver_version {
+            return write!(f, "The lookup asked for {}, newer than this driver: update the NVIDIA driver to one for {} or newer, or check the spelling (names are case-sensitive)", Cuda(lookup.version), Release(lookup.version));
+        }
+        return f.write_str("This crate does not know the name either: check the spelling (names are case-sensitive), or it is newer than this driver");
+    };
+    let here = rows.iter().any(|e| e.platforms.here());
+    if !here {
+        let on = if rows.iter().any(|e| e.platforms.windows) { "Windows" } else { "Linux" };
+        let header = rows.first().map_or("", |e| e.header);
+        return write!(f, "It is not on this platform: `{}` ({header}) is an entry point of the {on} driver only. Leave it out on this platform", lookup.symbol);
+    }
+    if first > driver_version {
+        return write!(
+            f,
+            "It needs a driver of {} or newer (its first ABI is from then); this one is {}. Update the NVIDIA driver, or do without `{}` on older drivers",
+            Release(first),
+            Cuda(driver_version),
+            lookup.symbol
+        );
+    }
+    write!(
+        f,
+        "This driver should have it: the registry has `{}` since {}, on this platform, and the driver is newer. Treat it as unavailable here, and report it to the cuda-driver-pfn maintainers with the driver version",
+        lookup.symbol,
+        Cuda(first)
+    )
 }
 
 impl fmt::Display for StreamFlags {
@@ -203,6 +276,13 @@ impl fmt::Display for Error {
                     ),
                 }
             }
+            Error::NotADriver { library } => write!(
+                f,
+                "{library} loaded, but it is not a CUDA driver: it exports none of cuInit, cuDriverGetVersion and \
+                 cuGetProcAddress. Check which file the loader found (another library installed under libcuda's \
+                 name, or a stub from a toolkit's `stubs` folder on the search path), or pass the driver's path to \
+                 Driver::from_path"
+            ),
             Error::NoGetProcAddress { library, driver_version } => {
                 write!(f, "{library} exports neither cuGetProcAddress_v2 nor cuGetProcAddress: ")?;
                 match driver_version {
@@ -219,15 +299,7 @@ impl fmt::Display for Error {
                 "could not read the version of {library}: {detail}. The library may not be a working CUDA \
                  installation: reinstall it, or check the path that was given"
             ),
-            Error::SymbolNotFound { lookup, driver_version } => write!(
-                f,
-                "{lookup} found no such symbol (CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND): the driver of {} does not know \
-                 `{}`. Either the driver is older than the CUDA release that added it, or the name is misspelt (names \
-                 are case-sensitive). Update the NVIDIA driver to one for {} or newer, or check the spelling",
-                Cuda(*driver_version),
-                lookup.symbol,
-                Release(lookup.version)
-            ),
+            Error::SymbolNotFound { lookup, driver_version } => symbol_not_found(f, lookup, *driver_version),
             Error::VersionNotSufficient { lookup, driver_version, reported } => write!(
                 f,
                 "{lookup} answered {reported}: the driver of {} knows `{}`, but has no ABI of it at or before version \

@@ -14,9 +14,16 @@ use core::mem::ManuallyDrop;
 use core::ptr::{null_mut, NonNull};
 use std::path::Path;
 
-use crate::driver::{cast, exported, interpret, not_a_pointer, open_path, Cache, StatusNames, CUDA_SUCCESS, STATUS_UNSET};
+use crate::driver::{
+    cast, exported, interpret, not_a_pointer, open_path, Answer, Cache, StatusNames, CUDA_SUCCESS, STATUS_UNSET,
+};
+#[cfg(feature = "newest")]
+use crate::driver::{newest_search, DefaultStream};
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
-use crate::registry::{Entry, EntryInfo, ENTRIES, TOOLKITS};
+#[cfg(feature = "newest")]
+use crate::newest::Symbol;
+use crate::registry::{Entry, EntryInfo, StreamFlags, ENTRIES, TOOLKITS};
+use crate::types::CUresult;
 
 type ByVersion = unsafe extern "system" fn(*const c_char, *mut *mut c_void, c_uint, u64, *mut c_uint) -> c_uint;
 // Runtimes of 11.3 to 11.8 declare it without the last parameter; in the C calling
@@ -37,7 +44,7 @@ const RUNTIME_NAMES: &[&str] = &["libcudart.so.13", "libcudart.so.12", "libcudar
 const RUNTIME_NAMES: &[&str] = &["cudart64_13.dll", "cudart64_12.dll", "cudart64_110.dll"];
 
 const RUNTIME_STATUS: StatusNames = StatusNames {
-    version_not_sufficient: "cudaDriverEntryPointVersionNotSufficent" /* sic: NVIDIA's spelling */,
+    version_not_sufficient: "cudaDriverEntryPointVersionNotSufficent", /* sic: NVIDIA's spelling */
     not_found: "cudaErrorSymbolNotFound",
 };
 
@@ -66,9 +73,14 @@ impl fmt::Debug for Runtime {
 }
 
 impl Runtime {
-    /// Loads `libcudart.so.13`, `.12` or `.11.0` (Linux; `cudart64_13.dll`, `_12`, `_110`
-    /// on Windows), the first that loads, and reads its version with `cudaRuntimeGetVersion`.
-    /// Like the driver, it is never unloaded.
+    /// Finds the CUDA runtime where users have it, the first that loads: by soname
+    /// (`libcudart.so.13`, `.12`, `.11.0`; `cudart64_13.dll`, `_12`, `_110` on Windows) on
+    /// the loader's path; then in `$CUDA_HOME`, `$CUDA_PATH` and `/usr/local/cuda` (`lib64`,
+    /// `lib`; `bin` on Windows); then in a pip install of the `nvidia-cuda-runtime` wheels
+    /// (`site-packages/nvidia/cu13/lib`, `nvidia/cuda_runtime/lib`, in `$VIRTUAL_ENV`,
+    /// `$CONDA_PREFIX`, the user's and the system's Python). Reads its version with
+    /// `cudaRuntimeGetVersion`. Like the driver, it is never unloaded. The error lists every
+    /// place tried.
     pub fn load() -> Result<Runtime, Error> {
         let mut tried = Vec::new();
         for name in RUNTIME_NAMES {
@@ -76,6 +88,20 @@ impl Runtime {
                 Ok(lib) => return Runtime::from_library(lib, (*name).to_owned()),
                 Err(message) => tried.push(LoadAttempt { name: (*name).to_owned(), message }),
             }
+        }
+        for path in runtime_paths() {
+            if !path.is_file() {
+                continue;
+            }
+            match open_path(&path) {
+                Ok(lib) => return Runtime::from_library(lib, path.display().to_string()),
+                Err(message) => tried.push(LoadAttempt { name: path.display().to_string(), message }),
+            }
+        }
+        if tried.len() == RUNTIME_NAMES.len() {
+            let looked =
+                "no libcudart in $CUDA_HOME, $CUDA_PATH, /usr/local/cuda or a pip install of nvidia-cuda-runtime";
+            tried.push(LoadAttempt { name: "(toolkit and pip folders)".into(), message: looked.into() });
         }
         Err(Error::LibraryNotFound { library: LibraryKind::Runtime, tried })
     }
@@ -86,7 +112,10 @@ impl Runtime {
         let shown = path.display().to_string();
         match open_path(path) {
             Ok(lib) => Runtime::from_library(lib, shown),
-            Err(message) => Err(Error::LibraryNotFound { library: LibraryKind::Runtime, tried: vec![LoadAttempt { name: shown, message }] }),
+            Err(message) => Err(Error::LibraryNotFound {
+                library: LibraryKind::Runtime,
+                tried: vec![LoadAttempt { name: shown, message }],
+            }),
         }
     }
 
@@ -94,7 +123,10 @@ impl Runtime {
         // SAFETY: the runtime's documented exports, with their C prototypes
         // (cuda_runtime_api.h).
         let Some(get_version) = (unsafe { exported::<RuntimeGetVersion>(&lib, c"cudaRuntimeGetVersion") }) else {
-            return Err(Error::VersionUnreadable { library, detail: "it does not export cudaRuntimeGetVersion".into() });
+            return Err(Error::VersionUnreadable {
+                library,
+                detail: "it does not export cudaRuntimeGetVersion".into(),
+            });
         };
         let mut v: c_int = 0;
         // SAFETY: writes one int.
@@ -122,7 +154,16 @@ impl Runtime {
             return Err(Error::RuntimeTooOld { library, runtime_version: version });
         }
         let error_name = unsafe { exported::<GetErrorName>(&lib, c"cudaGetErrorName") };
-        Ok(Runtime { library, _lib: ManuallyDrop::new(lib), version, driver_version, by_version, entry_point, error_name, cache: Cache::new() })
+        Ok(Runtime {
+            library,
+            _lib: ManuallyDrop::new(lib),
+            version,
+            driver_version,
+            by_version,
+            entry_point,
+            error_name,
+            cache: Cache::new(),
+        })
     }
 
     /// The runtime's version (`cudaRuntimeGetVersion`).
@@ -151,16 +192,72 @@ impl Runtime {
     /// (the runtime's `cudaEnableLegacyStream` and `cudaEnablePerThreadDefaultStream` have
     /// the driver flags' values). Cached per `Runtime` as [`Driver::get`](crate::Driver::get) is.
     pub fn get<E: Entry>(&self) -> Result<E::Fn, Error> {
-        let p = match self.cache.load(E::INDEX) {
-            Some(p) => p,
-            None => {
-                let p = self.query(E::INFO)?;
-                self.cache.store(E::INDEX, p);
-                p
-            }
-        };
+        let p = self.fetch(E::INDEX, E::INFO)?;
         // SAFETY: as in Driver::get.
-        unsafe { cast::<E::Fn>(p) }.ok_or_else(|| not_a_pointer::<E::Fn>(E::SYMBOL, E::VERSION, E::FLAGS, "cudaGetDriverEntryPoint"))
+        unsafe { cast::<E::Fn>(p) }
+            .ok_or_else(|| not_a_pointer::<E::Fn>(E::SYMBOL, E::VERSION, E::FLAGS, "cudaGetDriverEntryPoint"))
+    }
+
+    /// [`Driver::newest`](crate::Driver::newest), through the runtime (feature `newest`):
+    /// ABIs newer than the driver the runtime reports are skipped.
+    #[cfg(feature = "newest")]
+    pub fn newest<S: Symbol>(&self) -> Result<S::Newest, Error> {
+        self.newest_with::<S>(DefaultStream::CONFIGURED)
+    }
+
+    /// [`Driver::newest_with`](crate::Driver::newest_with), through the runtime.
+    #[cfg(feature = "newest")]
+    pub fn newest_with<S: Symbol>(&self, stream: DefaultStream) -> Result<S::Newest, Error> {
+        newest_search::<S>(stream, self.driver_version, |index, info| self.fetch(index, info))
+    }
+
+    /// [`Driver::get_raw`](crate::Driver::get_raw), through the runtime: only with
+    /// `cudaGetDriverEntryPointByVersion` (runtime 12.5 and later), the one that takes a
+    /// version. Not cached.
+    ///
+    /// # Safety
+    /// As for `Driver::get_raw`: `F` must be exactly the ABI introduced at `version`.
+    pub unsafe fn get_raw<F: Copy>(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<F, Error> {
+        let via = "cudaGetDriverEntryPointByVersion";
+        let request = || Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via };
+        let Some(f) = self.by_version else {
+            let reason =
+                "a raw lookup needs the version-taking function, and there is no registry entry to prove the ABI"
+                    .to_owned();
+            return Err(Error::RuntimeAbiMismatch {
+                lookup: request(),
+                runtime_version: self.version,
+                picks: None,
+                reason,
+            });
+        };
+        let mut p: *mut c_void = null_mut();
+        let mut status = STATUS_UNSET;
+        // SAFETY: the runtime's cudaGetDriverEntryPointByVersion; valid out-pointers.
+        let r = f(symbol.as_ptr(), &mut p, version, flags.0, &mut status);
+        let p = self.answer(interpret(r, Some(status), p, version, None, &RUNTIME_STATUS), request)?;
+        cast::<F>(p).ok_or_else(|| not_a_pointer::<F>(symbol, version, flags, via))
+    }
+
+    /// `Ok` for `CUDA_SUCCESS`, otherwise [`Error::Call`]: for the results of driver
+    /// functions called through pointers from this runtime (they return `CUresult`).
+    pub fn check(&self, function: &str, result: CUresult) -> Result<(), Error> {
+        crate::driver::check(function, result, |code| self.error_name(code))
+    }
+
+    /// The name of a `CUresult` (`CUDA_ERROR_INVALID_VALUE`), from the crate's table of the
+    /// newest toolkit's codes: what driver functions called through this runtime return.
+    pub fn error_name(&self, code: u32) -> Option<String> {
+        crate::codes::result_name(code).map(str::to_owned)
+    }
+
+    fn fetch(&self, index: usize, info: &'static EntryInfo) -> Result<NonNull<c_void>, Error> {
+        if let Some(p) = self.cache.load(index) {
+            return Ok(p);
+        }
+        let p = self.query(info)?;
+        self.cache.store(index, p);
+        Ok(p)
     }
 
     fn query(&self, info: &EntryInfo) -> Result<NonNull<c_void>, Error> {
@@ -168,7 +265,9 @@ impl Runtime {
         let mut status = STATUS_UNSET;
         let (via, r) = if let Some(f) = self.by_version {
             // SAFETY: the runtime's cudaGetDriverEntryPointByVersion; valid out-pointers.
-            ("cudaGetDriverEntryPointByVersion", unsafe { f(info.c_symbol.as_ptr(), &mut p, info.version, info.flags.0, &mut status) })
+            ("cudaGetDriverEntryPointByVersion", unsafe {
+                f(info.c_symbol.as_ptr(), &mut p, info.version, info.flags.0, &mut status)
+            })
         } else if let Some(f) = self.entry_point {
             let lookup = lookup(info, "cudaGetDriverEntryPoint");
             entry_point_picks(info, self.version).map_err(|(picks, reason)| Error::RuntimeAbiMismatch {
@@ -182,15 +281,24 @@ impl Runtime {
         } else {
             return Err(Error::RuntimeTooOld { library: self.library.clone(), runtime_version: self.version });
         };
-        // No limit: the runtime's answers are never read as "newer than the driver".
-        interpret(r, Some(status), p, info.version, None, &RUNTIME_STATUS).into_result(
-            || lookup(info, via),
-            self.driver_version,
-            |lookup, code| Error::Runtime { lookup, code, name: self.error_name(code) },
-        )
+        self.answer(interpret(r, Some(status), p, info.version, None, &RUNTIME_STATUS), || lookup(info, via))
     }
 
-    fn error_name(&self, code: u32) -> Option<String> {
+    /// An answer of the runtime, given the request. A failure for a version above the
+    /// driver's (as the runtime reports the driver) is [`Error::DriverTooOld`], as the driver
+    /// path says it: whatever code the runtime chose for it.
+    fn answer(&self, answer: Answer, lookup: impl FnOnce() -> Lookup) -> Result<NonNull<c_void>, Error> {
+        answer.into_result(lookup, self.driver_version, |lookup, code| {
+            if self.driver_version > 0 && lookup.version > self.driver_version {
+                Error::DriverTooOld { driver_version: self.driver_version, code, lookup }
+            } else {
+                Error::Runtime { name: self.runtime_error_name(code), lookup, code }
+            }
+        })
+    }
+
+    /// The runtime's own name of a `cudaError_t` (`cudaGetErrorName`).
+    fn runtime_error_name(&self, code: u32) -> Option<String> {
         let f = self.error_name?;
         // SAFETY: cudaGetErrorName returns a static NUL-terminated string (or NULL).
         let s = unsafe { f(code) };
@@ -200,6 +308,55 @@ impl Runtime {
 
 fn lookup(info: &EntryInfo, via: &'static str) -> Lookup {
     Lookup { symbol: info.symbol.to_owned(), version: info.version, flags: info.flags, via }
+}
+
+/// Where [`Runtime::load`] looks after the loader's own path: the toolkit folders, then pip's.
+fn runtime_paths() -> Vec<std::path::PathBuf> {
+    use std::path::PathBuf;
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let mut roots: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"].iter().filter_map(|k| env(k)).collect();
+    if cfg!(not(windows)) {
+        roots.push(PathBuf::from("/usr/local/cuda"));
+    }
+    let lib_dirs: &[&str] = if cfg!(windows) {
+        &["bin", "bin/x64"]
+    } else {
+        &["lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"]
+    };
+    let mut out = Vec::new();
+    for root in &roots {
+        for dir in lib_dirs {
+            out.extend(RUNTIME_NAMES.iter().map(|n| root.join(dir).join(n)));
+        }
+    }
+    // pip: `nvidia/cu13/lib` (13.x wheels) and `nvidia/cuda_runtime/lib` (11.x, 12.x).
+    let mut sites: Vec<PathBuf> = Vec::new();
+    let mut pythons: Vec<PathBuf> =
+        ["VIRTUAL_ENV", "CONDA_PREFIX"].iter().filter_map(|k| env(k)).map(|p| p.join("lib")).collect();
+    if let Some(home) = env("HOME") {
+        pythons.push(home.join(".local/lib"));
+    }
+    pythons.extend(["/usr/local/lib", "/usr/lib"].map(PathBuf::from));
+    for lib in pythons {
+        let Ok(rd) = std::fs::read_dir(&lib) else { continue };
+        let mut found: Vec<PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("python3")))
+            .collect();
+        found.sort();
+        for py in found.into_iter().rev() {
+            sites.push(py.join("site-packages"));
+            sites.push(py.join("dist-packages"));
+        }
+    }
+    sites.push(PathBuf::from("/usr/lib/python3/dist-packages"));
+    for site in sites {
+        for dir in ["nvidia/cu13/lib", "nvidia/cuda_runtime/lib"] {
+            out.extend(RUNTIME_NAMES.iter().map(|n| site.join(dir).join(n)));
+        }
+    }
+    out
 }
 
 /// `major*1000 + minor*10` of a `"12.9"`-style toolkit name.
@@ -245,5 +402,7 @@ fn open_by_name_runtime(name: &str) -> Result<libloading::Library, String> {
 fn open_by_name_runtime(name: &str) -> Result<libloading::Library, String> {
     use libloading::os::windows::{Library, LOAD_LIBRARY_SEARCH_DEFAULT_DIRS};
     // SAFETY: as above. The default safe folders only: never the working directory.
-    unsafe { Library::load_with_flags(name, LOAD_LIBRARY_SEARCH_DEFAULT_DIRS) }.map(Into::into).map_err(|e| e.to_string())
+    unsafe { Library::load_with_flags(name, LOAD_LIBRARY_SEARCH_DEFAULT_DIRS) }
+        .map(Into::into)
+        .map_err(|e| e.to_string())
 }

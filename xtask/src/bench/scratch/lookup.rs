@@ -26,7 +26,8 @@ impl Fake {
     fn sym<T: Copy>(&self, name: &str) -> T {
         let name = CString::new(name).expect("no NUL");
         // SAFETY: the callers name the fake's exports with their prototypes.
-        *unsafe { self.lib.get::<T>(name.as_bytes_with_nul()) }.unwrap_or_else(|e| panic!("the fake has no {name:?}: {e}"))
+        *unsafe { self.lib.get::<T>(name.as_bytes_with_nul()) }
+            .unwrap_or_else(|e| panic!("the fake has no {name:?}: {e}"))
     }
     fn reset(&self) {
         unsafe { self.sym::<unsafe extern "C" fn()>("fake_reset")() }
@@ -68,7 +69,13 @@ fn main() {
 }
 
 /// One sample of each side into `ours` and `base`, taking turns at going first.
-fn take_turns(round: usize, ours: &mut Vec<f64>, base: &mut Vec<f64>, mut run_ours: impl FnMut() -> f64, mut run_base: impl FnMut() -> f64) {
+fn take_turns(
+    round: usize,
+    ours: &mut Vec<f64>,
+    base: &mut Vec<f64>,
+    mut run_ours: impl FnMut() -> f64,
+    mut run_base: impl FnMut() -> f64,
+) {
     if round % 2 == 0 {
         ours.push(run_ours());
         base.push(run_base());
@@ -132,7 +139,9 @@ fn first(fake: &Fake, raw: GetProcAddressV2, path: &str, rounds: usize) {
                 if slot.load(Ordering::Acquire).is_null() {
                     let (mut p, mut status) = (std::ptr::null_mut(), 0);
                     // SAFETY: as below.
-                    unsafe { raw(black_box(E::INFO.c_symbol.as_ptr()), &mut p, E::VERSION as c_int, E::FLAGS.0, &mut status) };
+                    unsafe {
+                        raw(black_box(E::INFO.c_symbol.as_ptr()), &mut p, E::VERSION as c_int, E::FLAGS.0, &mut status)
+                    };
                     slot.store(p, Ordering::Release);
                 }
             }
