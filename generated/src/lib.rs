@@ -143,11 +143,19 @@
 //!   `toolkit_details`: per toolkit its `source` (packages or path), per typedef
 //!   header the counts (`typedefs`, `unversioned`, `aliases`, `broken_aliases`), and
 //!   `has_alias_macros`.
-//! - `entries`: sorted by (`symbol`, `version`, `variant`), each with `symbol`,
-//!   `version` (integer, `major*1000 + minor*10`), `variant` (`null`, `"ptds"` or
-//!   `"ptsz"`), `pfn`, `header`, `exported` (the driver library's name for this ABI),
-//!   `legacy` (declared only under `__CUDA_API_VERSION_INTERNAL`), `toolkits`,
-//!   `params` (list of `{name, type}`, Rust types) and `returns`.
+//! - `entries`: sorted by (`symbol`, `version`, `variant`), each with:
+//!   - `symbol`: the name asked for (`cuMemAlloc`)
+//!   - `version`: integer, `major*1000 + minor*10`: the ABI's introducing version
+//!   - `variant`: `null`, `"ptds"` or `"ptsz"`
+//!   - `pfn`: the typedef (`PFN_cuMemAlloc_v3020`)
+//!   - `header`: the typedef header that declares it
+//!   - `module`: the manifest header row it belongs to (`cuda`, `gl`): the generated module
+//!   - `platforms`: where the driver has it: `"linux"`, `"windows"`
+//!   - `exported`: the driver library's name for this ABI
+//!   - `legacy`: declared only under `__CUDA_API_VERSION_INTERNAL`
+//!   - `toolkits`: the pinned toolkits that declare it
+//!   - `params`: list of `{name, type}`, Rust types
+//!   - `returns`: the Rust return type
 //! - `header_aliases`: per toolkit whose headers define them, alias name to
 //!   `{default, per_thread}`: the typedef `PFN_x` names in a default build and with
 //!   `CUDA_API_PER_THREAD_DEFAULT_STREAM`.
@@ -210,6 +218,9 @@ pub mod d3d11;
 #[cfg(feature = "wgl")]
 #[rustfmt::skip]
 pub mod wgl;
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 pub use driver::{DefaultStream, Driver, QueryApi};
 pub use error::{CudaVersion, Error, LibraryKind, LoadAttempt, Lookup};
 #[cfg(feature = "newest")]

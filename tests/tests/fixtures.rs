@@ -143,6 +143,7 @@ fn renamed_shim(file: &str, crate_name: &str) -> String {
 
 /// A generated file less its `@generated` marker (it names the crate's toolkits).
 fn without_marker(text: &str) -> String {
-    let marker = |l: &&str| l.starts_with("// @generated") || l.starts_with("// Inputs:");
+    let marker =
+        |l: &&str| l.starts_with("// @generated") || l.starts_with("// Inputs:") || l.starts_with("<!-- @generated");
     text.lines().skip_while(marker).collect::<Vec<_>>().join("\n")
 }

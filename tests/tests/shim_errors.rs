@@ -3,7 +3,7 @@
 //! 11.3 to 11.8; a missing library; a driver without cuGetProcAddress.
 
 use cuda_driver_pfn::{entries, Driver, Error, LibraryKind, Lookup, QueryApi, StreamFlags};
-use cuda_sys_gen_tests::fake::answers::{INVALID_VALUE, NOT_FOUND, SUCCESS, UNWRITTEN};
+use cuda_sys_gen_tests::fake::answers::{INVALID_VALUE, NOT_FOUND, STATUS_SYMBOL_NOT_FOUND, SUCCESS, UNWRITTEN};
 use cuda_sys_gen_tests::fake::{Api, Fake, Flavour, Request};
 
 fn driver(fake: &Fake) -> Driver {
@@ -29,8 +29,70 @@ fn symbol_not_found() {
     assert_eq!(lookup.flags, StreamFlags::LEGACY_STREAM);
     assert_eq!(lookup.via, "cuGetProcAddress_v2");
     assert_eq!(*driver_version, 13050);
-    check_text(&e, "cuCtxCreate", 12050, "Update the NVIDIA driver to one for CUDA 12.5 or newer");
-    assert!(e.to_string().contains("misspelt"), "{e}");
+    // The driver (13.5) is newer than the ABI (12.5), and the entry is for this platform.
+    check_text(&e, "cuCtxCreate", 12050, "This driver should have it");
+    assert!(e.to_string().contains("since CUDA 2.0") && e.to_string().contains("report it"), "{e}");
+}
+
+/// What the registry knows picks the advice: the platform, the symbol's first ABI against
+/// the driver's version, and for a name it lacks, a misspelling or a newer name.
+#[test]
+fn symbol_not_found_says_what_is_true() {
+    // A symbol whose first ABI (12.8) is newer than the driver (12.4).
+    let fake = Fake::new(Flavour::Full);
+    fake.set_driver_version(12040);
+    fake.answer("cuCheckpointProcessGetRestoreThreadId", 0, NOT_FOUND, STATUS_SYMBOL_NOT_FOUND, 0);
+    let e = driver(&fake).get::<entries::cuCheckpointProcessGetRestoreThreadId_v12080>().unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, Error::SymbolNotFound { .. }), "{e:?}");
+    assert!(text.contains("needs a driver of CUDA 12.8 or newer") && text.contains("this one is CUDA 12.4"), "{text}");
+
+    // A Windows-only entry point asked for on Linux.
+    #[cfg(all(target_os = "linux", feature = "d3d10"))]
+    {
+        let e = driver(&fake).get::<cuda_driver_pfn::entries::cuD3D10CtxCreate_v3020>().unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("It is not on this platform") && text.contains("Windows driver only"), "{text}");
+        assert!(!text.contains("Update the NVIDIA driver"), "{text}");
+    }
+
+    // A name the registry lacks, at a version above the driver's: newer, or misspelt.
+    fake.answer("cuNoSuchThing", 0, NOT_FOUND, STATUS_SYMBOL_NOT_FOUND, 0);
+    let raw =
+        unsafe { driver(&fake).get_raw::<unsafe extern "C" fn()>(c"cuNoSuchThing", 13060, StreamFlags::LEGACY_STREAM) };
+    let text = raw.unwrap_err().to_string();
+    assert!(text.contains("newer than this driver") && text.contains("check the spelling"), "{text}");
+    let raw =
+        unsafe { driver(&fake).get_raw::<unsafe extern "C" fn()>(c"cuNoSuchThing", 12000, StreamFlags::LEGACY_STREAM) };
+    let text = raw.unwrap_err().to_string();
+    assert!(text.contains("does not know the name either"), "{text}");
+}
+
+/// A library that loads but exports nothing of a CUDA driver (zlib, renamed) is said to be
+/// that, not a driver older than 11.3.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_library_that_is_not_a_driver() {
+    let Some(libz) = [
+        "/lib/x86_64-linux-gnu/libz.so.1",
+        "/usr/lib/x86_64-linux-gnu/libz.so.1",
+        "/usr/lib64/libz.so.1",
+        "/lib/aarch64-linux-gnu/libz.so.1",
+    ]
+    .iter()
+    .map(std::path::Path::new)
+    .find(|p| p.exists()) else {
+        eprintln!("skipped: no libz.so.1 in the usual places to stand in for a library that is not libcuda");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let renamed = dir.path().join("libcuda.so.1");
+    std::fs::copy(libz, &renamed).unwrap();
+    let e = Driver::from_path(&renamed).unwrap_err();
+    let Error::NotADriver { library } = &e else { panic!("{e:?}") };
+    assert_eq!(library, &renamed.display().to_string());
+    let text = e.to_string();
+    assert!(text.contains("not a CUDA driver") && !text.contains("11.3"), "{text}");
 }
 
 #[test]

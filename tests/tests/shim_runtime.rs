@@ -125,8 +125,47 @@ fn a_missing_runtime() {
     match Runtime::load() {
         Err(Error::LibraryNotFound { tried, .. }) if !cfg!(windows) => {
             let names: Vec<&str> = tried.iter().map(|t| t.name.as_str()).collect();
-            assert_eq!(names, ["libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"]);
+            assert_eq!(&names[..3], ["libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"]);
+            let text = Error::LibraryNotFound { library: LibraryKind::Runtime, tried: tried.clone() }.to_string();
+            assert!(text.contains("CUDA_HOME") && text.contains("nvidia-cuda-runtime"), "{text}");
         }
         other => eprintln!("a runtime is installed here: {other:?}"),
     }
+}
+
+/// `Runtime::load` finds libcudart where toolkits and pip put it: here `$CUDA_HOME/lib64`.
+#[test]
+#[cfg(target_os = "linux")]
+fn the_runtime_is_found_under_cuda_home() {
+    if Runtime::load().is_ok() {
+        eprintln!("skipped: a runtime is installed on the loader's path, so $CUDA_HOME is never reached");
+        return;
+    }
+    let fake = full(Flavour::Full, 12090);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join("lib64")).unwrap();
+    let placed = home.path().join("lib64/libcudart.so.12");
+    std::fs::copy(fake.path(), &placed).unwrap();
+    // The only test here that sets the environment, and it reads it back at once.
+    std::env::set_var("CUDA_HOME", home.path());
+    let found = Runtime::load();
+    std::env::remove_var("CUDA_HOME");
+    let runtime = found.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(runtime.version(), 12090);
+    assert!(format!("{runtime:?}").contains(&placed.display().to_string()), "{runtime:?}");
+}
+
+/// A request above the driver's version is `DriverTooOld`, as through the driver, not the
+/// runtime's generic code.
+#[test]
+fn a_version_above_the_driver_is_driver_too_old() {
+    let fake = full(Flavour::Full, 13050);
+    fake.set_driver_version(12000);
+    fake.answer("cuCtxCreate", 12050, answers::INVALID_VALUE, 0, 0);
+    let runtime = Runtime::from_path(fake.path()).unwrap();
+    let e = runtime.get::<entries::cuCtxCreate_v12050>().unwrap_err();
+    let Error::DriverTooOld { driver_version, .. } = &e else { panic!("{e:?}") };
+    assert_eq!(*driver_version, 12000);
+    let text = e.to_string();
+    assert!(text.contains("CUDA 12.5") && text.contains("Update the NVIDIA driver"), "{text}");
 }

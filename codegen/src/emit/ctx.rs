@@ -140,3 +140,44 @@ pub(crate) fn with_crate_name(ctx: &Ctx<'_>, text: &str) -> String {
     let ident = ctx.opts.crate_name.replace('-', "_");
     text.replace("cuda_driver_pfn", &ident).replace("cuda-driver-pfn", &ctx.opts.crate_name)
 }
+
+/// The fields of each `entries` row of `registry.json`, with what they hold: the crate docs'
+/// schema is rendered from this list, and a test checks it against what is written.
+pub const ENTRY_FIELDS: &[(&str, &str)] = &[
+    ("symbol", "the name asked for (`cuMemAlloc`)"),
+    ("version", "integer, `major*1000 + minor*10`: the ABI's introducing version"),
+    ("variant", "`null`, `\"ptds\"` or `\"ptsz\"`"),
+    ("pfn", "the typedef (`PFN_cuMemAlloc_v3020`)"),
+    ("header", "the typedef header that declares it"),
+    ("module", "the manifest header row it belongs to (`cuda`, `gl`): the generated module"),
+    ("platforms", "where the driver has it: `\"linux\"`, `\"windows\"`"),
+    ("exported", "the driver library's name for this ABI"),
+    ("legacy", "declared only under `__CUDA_API_VERSION_INTERNAL`"),
+    ("toolkits", "the pinned toolkits that declare it"),
+    ("params", "list of `{name, type}`, Rust types"),
+    ("returns", "the Rust return type"),
+];
+
+/// The crate docs' description of `registry.json`, one line per doc line.
+pub fn registry_json_docs() -> String {
+    let mut s = String::from(concat!(
+        "# `registry.json`\n",
+        "The crate's folder also holds `registry.json`, the same registry as data (schema 1):\n",
+        "- `toolkits`: the pinned toolkits, `\"12.9\"`-style strings, oldest first;\n",
+        "  `toolkit_details`: per toolkit its `source` (packages or path), per typedef\n",
+        "  header the counts (`typedefs`, `unversioned`, `aliases`, `broken_aliases`), and\n",
+        "  `has_alias_macros`.\n",
+        "- `entries`: sorted by (`symbol`, `version`, `variant`), each with:\n",
+    ));
+    for (field, what) in ENTRY_FIELDS {
+        s.push_str(&format!("  - `{field}`: {what}\n"));
+    }
+    s.push_str(concat!(
+        "- `header_aliases`: per toolkit whose headers define them, alias name to\n",
+        "  `{default, per_thread}`: the typedef `PFN_x` names in a default build and with\n",
+        "  `CUDA_API_PER_THREAD_DEFAULT_STREAM`.\n",
+        "- `drift`: typedefs that kept their name while their ABI changed: `pfn`, `from`,\n",
+        "  `to`, `param` (`null` when the parameter list itself changed), `before`, `after`.\n",
+    ));
+    s
+}

@@ -16,6 +16,22 @@ fn examples_fit(ctx: &Ctx<'_>) -> bool {
 }
 
 pub const LIB_RS: &str = "src/lib.rs";
+pub const README_MD: &str = "README.md";
+pub const LICENSE_MIT: &str = "LICENSE-MIT";
+pub const LICENSE_APACHE: &str = "LICENSE-APACHE";
+
+/// The crate's licenses: this repository's, verbatim (the manifest says `MIT OR Apache-2.0`).
+pub const LICENSES: [(&str, &str); 2] =
+    [(LICENSE_MIT, include_str!("../../../LICENSE-MIT")), (LICENSE_APACHE, include_str!("../../../LICENSE-APACHE"))];
+
+const README_TEMPLATE: &str = include_str!("templates/README.md");
+
+/// The crate's README: the marker as an HTML comment (renderers hide it), then the template.
+pub fn readme_md(ctx: &Ctx<'_>) -> String {
+    let marker = ctx.marker("");
+    let marker: Vec<&str> = marker.lines().map(str::trim).collect();
+    format!("<!-- {} -->\n\n{}", marker.join(" "), super::ctx::with_crate_name(ctx, README_TEMPLATE))
+}
 
 /// The shim's part of the crate documentation.
 const CRATE_DOCS: &str = include_str!("templates/crate-docs.md");
@@ -127,7 +143,19 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
     if !fence.is_empty() {
         docs = docs.replace("```no_run", "```ignore");
     }
-    let shim_docs = docs.lines().map(|l| format!(" {l}").trim_end().to_owned()).collect::<Vec<_>>();
+    let doc_lines = |text: &str| text.lines().map(|l| format!(" {l}").trim_end().to_owned()).collect::<Vec<_>>();
+    let shim_docs = doc_lines(&docs);
+    // The README's example is a doc test too, where the registry has what it calls.
+    let readme_doctest = if fence.is_empty() {
+        quote! {
+            #[cfg(doctest)]
+            #[doc = include_str!("../README.md")]
+            struct ReadmeDoctests;
+        }
+    } else {
+        TokenStream::new()
+    };
+    let json_docs = doc_lines(&super::ctx::registry_json_docs());
     quote! {
         //! CUDA driver entry points, one Rust type per ABI.
         //!
@@ -145,22 +173,7 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         //!
         #(#![doc = #shim_docs])*
         //!
-        //! # `registry.json`
-        //! The crate's folder also holds `registry.json`, the same registry as data (schema 1):
-        //! - `toolkits`: the pinned toolkits, `"12.9"`-style strings, oldest first;
-        //!   `toolkit_details`: per toolkit its `source` (packages or path), per typedef
-        //!   header the counts (`typedefs`, `unversioned`, `aliases`, `broken_aliases`), and
-        //!   `has_alias_macros`.
-        //! - `entries`: sorted by (`symbol`, `version`, `variant`), each with `symbol`,
-        //!   `version` (integer, `major*1000 + minor*10`), `variant` (`null`, `"ptds"` or
-        //!   `"ptsz"`), `pfn`, `header`, `exported` (the driver library's name for this ABI),
-        //!   `legacy` (declared only under `__CUDA_API_VERSION_INTERNAL`), `toolkits`,
-        //!   `params` (list of `{name, type}`, Rust types) and `returns`.
-        //! - `header_aliases`: per toolkit whose headers define them, alias name to
-        //!   `{default, per_thread}`: the typedef `PFN_x` names in a default build and with
-        //!   `CUDA_API_PER_THREAD_DEFAULT_STREAM`.
-        //! - `drift`: typedefs that kept their name while their ABI changed: `pfn`, `from`,
-        //!   `to`, `param` (`null` when the parameter list itself changed), `before`, `after`.
+        #(#![doc = #json_docs])*
         // The modules are prettyplease's output (and the shim's templates), not rustfmt's:
         // `cargo fmt` leaves them alone.
         #[cfg(feature = "aliases")]
@@ -186,6 +199,8 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[rustfmt::skip]
         pub mod visit;
         #(#modules)*
+
+        #readme_doctest
 
         pub use driver::{DefaultStream, Driver, QueryApi};
         pub use error::{CudaVersion, Error, LibraryKind, LoadAttempt, Lookup};

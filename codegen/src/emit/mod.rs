@@ -16,13 +16,21 @@ use crate::model::Model;
 use crate::Error;
 
 use ctx::{rust_file, Ctx};
-pub use ctx::{EmitOptions, ModuleSpec};
+pub use ctx::{EmitOptions, ModuleSpec, ENTRY_FIELDS};
 
 /// The files written from `emit/templates/` as they are (the lookup shim and the example
 /// programs): every generated crate has the same ones but for its name after the marker, so a
 /// golden test compares everything else, what generation decided.
-pub const SHIM_FILES: &[&str] =
-    &[driver::DRIVER_RS, driver::ERROR_RS, driver::RUNTIME_RS, examples::DOCTOR_RS, examples::ROUNDTRIP_RS];
+pub const SHIM_FILES: &[&str] = &[
+    driver::DRIVER_RS,
+    driver::ERROR_RS,
+    driver::RUNTIME_RS,
+    examples::DOCTOR_RS,
+    examples::ROUNDTRIP_RS,
+    krate::README_MD,
+    krate::LICENSE_MIT,
+    krate::LICENSE_APACHE,
+];
 
 /// The generated crate, as relative path to file contents.
 pub type Files = BTreeMap<String, Vec<u8>>;
@@ -50,6 +58,10 @@ pub fn emit(
     };
     let mut files = Files::new();
     files.insert(krate::CARGO_TOML.into(), krate::cargo_toml(&ctx).into_bytes());
+    files.insert(krate::README_MD.into(), krate::readme_md(&ctx).into_bytes());
+    for (path, text) in krate::LICENSES {
+        files.insert(path.to_string(), text.as_bytes().to_vec());
+    }
     files.insert(krate::LIB_RS.into(), rust_file(&ctx, krate::LIB_RS, krate::lib_rs(&ctx))?);
     files.insert(types::TYPES_RS.into(), rust_file(&ctx, types::TYPES_RS, types::types_rs(types))?);
     for m in modules {
