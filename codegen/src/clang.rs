@@ -244,3 +244,76 @@ pub fn run_bindgen_tracked(unit: &Unit<'_>, standins: &Path) -> Result<(BindgenO
     let deps = deps.lock().unwrap_or_else(|e| e.into_inner()).clone();
     Ok((BindgenOutput { rust: bindings.to_string(), locations }, deps))
 }
+
+/// The struct whose field names carry the C names' expansions (see [`c_names_source`]).
+pub const C_NAMES_STRUCT: &str = "cuda_sys_gen_c_names";
+/// Between a C name and its expansion in a field name.
+pub const C_NAMES_SEPARATOR: &str = "__expands_to__";
+
+/// A unit's wrapper, then one struct field per candidate whose name pastes the candidate, as
+/// written, to what the preprocessor makes of it: `cuCtxCreate__expands_to__cuCtxCreate_v4`.
+/// The argument of the inner paste is expanded first (C11 6.10.3.1), so the field name is the
+/// C preprocessor's own answer.
+pub fn c_names_source(first_api: &str, headers: &[&HeaderSpec], candidates: &[String]) -> String {
+    let mut s = wrapper_source(first_api, headers);
+    s.push_str("#define CUDA_SYS_GEN_PASTE2(a, b) a##b\n#define CUDA_SYS_GEN_PASTE(a, b) CUDA_SYS_GEN_PASTE2(a, b)\n");
+    s.push_str(&format!("struct {C_NAMES_STRUCT} {{\n    int unused;\n"));
+    for c in candidates {
+        s.push_str(&format!("    int CUDA_SYS_GEN_PASTE({c}{C_NAMES_SEPARATOR}, {c});\n"));
+    }
+    s.push_str("};\n");
+    s
+}
+
+/// clang's arguments for a unit read as a C program would read it: [`clang_args`] without
+/// `-D__CUDA_API_VERSION_INTERNAL`, with `-DCUDA_API_PER_THREAD_DEFAULT_STREAM` when
+/// `per_thread`.
+pub fn c_program_args(unit: &Unit<'_>, per_thread: bool, standins: &Path) -> Vec<String> {
+    let mut args: Vec<String> = clang_args(unit.target, &unit.headers, unit.include_dirs, standins)
+        .into_iter()
+        .filter(|a| a != "-D__CUDA_API_VERSION_INTERNAL")
+        .collect();
+    if per_thread {
+        args.push("-DCUDA_API_PER_THREAD_DEFAULT_STREAM".into());
+    }
+    args
+}
+
+/// The unit as a C program sees it (no `__CUDA_API_VERSION_INTERNAL`; with
+/// `CUDA_API_PER_THREAD_DEFAULT_STREAM` when `per_thread`): bindgen's declarations of the
+/// driver functions (`cu*`), and [`C_NAMES_STRUCT`] with one field per candidate.
+pub fn run_c_names(
+    unit: &Unit<'_>,
+    per_thread: bool,
+    candidates: &[String],
+    standins: &Path,
+) -> Result<(BindgenOutput, Deps), Error> {
+    let toolkit = unit.toolkit;
+    let args = c_program_args(unit, per_thread, standins);
+    let deps = Locations::default();
+    let files = Arc::clone(&deps.1);
+    let builder = bindgen::Builder::default()
+        .header_contents("cuda-sys-gen-c-names.h", &c_names_source(unit.first_api, &unit.headers, candidates))
+        .clang_args(args)
+        .detect_include_paths(false)
+        .allowlist_type(C_NAMES_STRUCT)
+        .allowlist_function("cu[A-Z].*")
+        .allowlist_recursively(false)
+        .ignore_methods()
+        .generate_comments(false)
+        .layout_tests(false)
+        .derive_default(false)
+        .derive_debug(false)
+        .derive_copy(false)
+        .use_core()
+        .ctypes_prefix("::core::ffi")
+        .formatter(bindgen::Formatter::None)
+        .parse_callbacks(Box::new(deps));
+    let bindings = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || builder.generate())) {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => return Err(Error::Bindgen { toolkit, message: format!("reading the C names: {e}") }),
+        Err(_) => return Err(Error::Bindgen { toolkit, message: "reading the C names: bindgen panicked".into() }),
+    };
+    let deps = files.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    Ok((BindgenOutput { rust: bindings.to_string(), locations: BTreeMap::new() }, deps))
+}

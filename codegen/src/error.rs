@@ -59,6 +59,9 @@ pub enum Error {
     #[error("{pfn} (module `{module}`, declared up to CUDA {toolkit}) names the type `{ty}`, which the newest toolkit's headers do not define: the crate would not build, so nothing was written (a toolkit that lacks headers the others have? pass it with the others, or report this with the headers)")]
     UndefinedType { pfn: String, module: String, ty: String, toolkit: String },
 
+    #[error("toolkit {toolkit}: cuda.h's C name `{c_name}` expands to `{exported}`{}, which no PFN_ typedef of that toolkit is exported as{}: the C-name module would call an ABI the registry does not know, so nothing was written (a typedef header missing from the manifest's rows? add its row; otherwise report this with the headers)", if *per_thread { " under CUDA_API_PER_THREAD_DEFAULT_STREAM" } else { "" }, if *more > 0 { format!(" ({more} more C names are unresolved)") } else { String::new() })]
+    UnresolvedCName { toolkit: ToolkitVersion, c_name: String, exported: String, per_thread: bool, more: usize },
+
     #[error("generated code does not parse: {file}: {message} (this is a bug in cuda-sys-gen)")]
     Emit { file: String, message: String },
 

@@ -327,6 +327,44 @@ pub fn resolve_aliases(
     (ok, broken)
 }
 
+/// The names a C program may call a driver function by, as far as the text tells: every
+/// `#define cuX ...` (an object-like macro) and every `cuX(` outside a directive, comments
+/// left out. A superset: which of them name a function, and which function, is the
+/// preprocessor's to say ([`crate::clang::run_c_names`]).
+pub fn c_name_candidates(text: &str) -> Vec<String> {
+    let is_c_name =
+        |s: &str| s.len() > 2 && s.starts_with("cu") && s[2..].starts_with(|c: char| c.is_ascii_uppercase());
+    let mut out = std::collections::BTreeSet::new();
+    for l in logical_lines(text) {
+        if let Some((d, rest)) = directive(&l.text) {
+            if d == "define" {
+                let end = rest.find(|c: char| !(c == '_' || c.is_ascii_alphanumeric())).unwrap_or(rest.len());
+                if is_c_name(&rest[..end]) && !rest[end..].starts_with('(') {
+                    out.insert(rest[..end].to_owned());
+                }
+            }
+            continue;
+        }
+        let bytes = l.text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'_' || bytes[i].is_ascii_alphabetic() {
+                let start = i;
+                while i < bytes.len() && (bytes[i] == b'_' || bytes[i].is_ascii_alphanumeric()) {
+                    i += 1;
+                }
+                let word = &l.text[start..i];
+                if is_c_name(word) && l.text[i..].trim_start().starts_with('(') {
+                    out.insert(word.to_owned());
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

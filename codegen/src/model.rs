@@ -83,6 +83,32 @@ pub struct ToolkitInput {
     pub aliases: BTreeMap<String, AliasTarget>,
     /// Per typedef header file name.
     pub counts: BTreeMap<String, HeaderCount>,
+    /// What each C name (`cuCtxCreate`) expands to in a C program of each stream mode.
+    pub c_names: BTreeMap<String, CNameExports>,
+}
+
+/// The exported function a C name expands to, in a default build and with
+/// `CUDA_API_PER_THREAD_DEFAULT_STREAM` (`None`: not a function name in that mode).
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct CNameExports {
+    pub default: Option<String>,
+    pub per_thread: Option<String>,
+}
+
+/// The registry entries a C name means in one toolkit, by the typedef of each (`pfn`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct CNameTarget {
+    pub default: Option<String>,
+    pub per_thread: Option<String>,
+}
+
+/// A C name whose expansion no registry entry of its toolkit is exported as.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UnresolvedCName {
+    pub toolkit: ToolkitVersion,
+    pub c_name: String,
+    pub exported: String,
+    pub per_thread: bool,
 }
 
 /// (symbol, version, variant): the identity of an ABI, and the registry's sort order.
@@ -150,6 +176,12 @@ pub struct Model {
     pub entries: BTreeMap<EntryKey, Entry>,
     pub header_aliases: BTreeMap<ToolkitVersion, BTreeMap<String, AliasTarget>>,
     pub drift: Vec<Drift>,
+    /// Per toolkit, what each of its C names means: the entries a C program of that
+    /// toolkit calls, in each stream mode.
+    pub c_names: BTreeMap<ToolkitVersion, BTreeMap<String, CNameTarget>>,
+    /// C names whose expansion is no entry of their toolkit: a generate error.
+    #[serde(skip)]
+    pub unresolved_c_names: Vec<UnresolvedCName>,
     /// Problems found while merging (a per-thread typedef without a default ABI, say).
     pub warnings: Vec<String>,
 }
@@ -215,7 +247,8 @@ impl Model {
         let header_aliases =
             by_version.values().filter(|t| !t.aliases.is_empty()).map(|t| (t.version, t.aliases.clone())).collect();
         drift.sort();
-        Model { toolkits, entries, header_aliases, drift, warnings }
+        let (c_names, unresolved_c_names) = resolve_c_names(&by_version, &entries);
+        Model { toolkits, entries, header_aliases, drift, c_names, unresolved_c_names, warnings }
     }
 
     pub fn newest_toolkit(&self) -> Option<ToolkitVersion> {
@@ -301,6 +334,41 @@ pub fn declaration_drift(
     out
 }
 
+/// Per toolkit, each C name's expansions as the entries of that toolkit exported so.
+#[allow(clippy::type_complexity)]
+fn resolve_c_names(
+    by_version: &BTreeMap<ToolkitVersion, ToolkitInput>,
+    entries: &BTreeMap<EntryKey, Entry>,
+) -> (BTreeMap<ToolkitVersion, BTreeMap<String, CNameTarget>>, Vec<UnresolvedCName>) {
+    let mut out = BTreeMap::new();
+    let mut unresolved = Vec::new();
+    for (&tk, input) in by_version.iter().filter(|(_, i)| !i.c_names.is_empty()) {
+        let exported: BTreeMap<&str, &Entry> =
+            entries.values().filter(|e| e.toolkits.contains(&tk)).map(|e| (e.exported.as_str(), e)).collect();
+        let mut names = BTreeMap::new();
+        for (c, exports) in &input.c_names {
+            let mut target = CNameTarget::default();
+            for (per_thread, name, slot) in
+                [(false, &exports.default, &mut target.default), (true, &exports.per_thread, &mut target.per_thread)]
+            {
+                let Some(name) = name else { continue };
+                match exported.get(name.as_str()) {
+                    Some(e) => *slot = Some(e.pfn.clone()),
+                    None => unresolved.push(UnresolvedCName {
+                        toolkit: tk,
+                        c_name: c.clone(),
+                        exported: name.clone(),
+                        per_thread,
+                    }),
+                }
+            }
+            names.insert(c.clone(), target);
+        }
+        out.insert(tk, names);
+    }
+    (out, unresolved)
+}
+
 /// The driver exports the k-th distinct default version of `S` as `S_vk` (the first as `S`),
 /// legacy versions included; a per-thread variant takes the name of the newest default ABI
 /// at or below its version, plus `_ptds`/`_ptsz`.
@@ -357,6 +425,7 @@ mod tests {
                 .map(|(a, t)| (a.to_string(), AliasTarget { default: t.to_string(), per_thread: t.to_string() }))
                 .collect(),
             counts: BTreeMap::new(),
+            c_names: BTreeMap::new(),
         }
     }
 

@@ -251,3 +251,49 @@ fn fn_pointer(ty: &syn::Type) -> Option<&syn::TypeBareFn> {
         _ => None,
     }
 }
+
+/// What a C program of one stream mode can call: per C name, the function it names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CNames {
+    /// C name (`cuCtxCreate`) to the declared function it expands to (`cuCtxCreate_v4`).
+    pub names: BTreeMap<String, String>,
+    /// Declared functions no candidate reached (the text reader missed a spelling).
+    pub unnamed: Vec<String>,
+}
+
+/// Reads a [`crate::clang::run_c_names`] output: the declared `cu*` functions and the struct
+/// whose fields pair each candidate with its expansion. A candidate that expands to no
+/// declared function (a macro of something else, a name in a disabled branch) is no C name.
+pub fn parse_c_names(rust: &str) -> Result<CNames, String> {
+    use crate::clang::{C_NAMES_SEPARATOR, C_NAMES_STRUCT};
+    let file: syn::File = syn::parse_str(rust).map_err(|e| format!("bindgen's C-name output does not parse: {e}"))?;
+    let mut declared = std::collections::BTreeSet::new();
+    let mut pairs = Vec::new();
+    for item in &file.items {
+        match item {
+            syn::Item::ForeignMod(m) => {
+                for f in &m.items {
+                    if let syn::ForeignItem::Fn(f) = f {
+                        declared.insert(f.sig.ident.to_string());
+                    }
+                }
+            }
+            syn::Item::Struct(s) if s.ident == C_NAMES_STRUCT => {
+                for field in s.fields.iter().filter_map(|f| f.ident.as_ref()) {
+                    let field = field.to_string();
+                    if let Some((c, expanded)) = field.split_once(C_NAMES_SEPARATOR) {
+                        pairs.push((c.to_owned(), expanded.to_owned()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if pairs.is_empty() && !declared.is_empty() {
+        return Err(format!("bindgen's C-name output has no {C_NAMES_STRUCT} fields"));
+    }
+    let names: BTreeMap<String, String> = pairs.into_iter().filter(|(_, e)| declared.contains(e)).collect();
+    let reached: std::collections::BTreeSet<&String> = names.values().collect();
+    let unnamed = declared.iter().filter(|d| !reached.contains(d)).cloned().collect();
+    Ok(CNames { names, unnamed })
+}

@@ -197,6 +197,15 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
     }
     let model = Model::build(inputs);
     warnings.extend(model.warnings.iter().cloned());
+    if let Some(u) = model.unresolved_c_names.first() {
+        return Err(Error::UnresolvedCName {
+            toolkit: u.toolkit,
+            c_name: u.c_name.clone(),
+            exported: u.exported.clone(),
+            per_thread: u.per_thread,
+            more: model.unresolved_c_names.len() - 1,
+        });
+    }
     let toolkit_lines = summary_lines(&model);
     Ok(Built { model, libclang, toolkit_lines, warnings, newest })
 }
@@ -337,6 +346,8 @@ fn compare_with_pin(
 /// What clang (or [`crate::unit_cache`]) gave for one toolkit: bindgen's output per target.
 struct Units {
     outputs: Vec<(Platform, BindgenOutput)>,
+    /// The C-name runs, Linux unit first: (per-thread mode, output).
+    c_names: Vec<(bool, BindgenOutput)>,
     warnings: Vec<String>,
     /// Whether clang ran (not every unit came from the cache).
     ran_clang: bool,
@@ -424,7 +435,7 @@ fn parse_all(
 
 /// Both translation units of one toolkit through bindgen (or the unit cache).
 fn run_units(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, cache: &Path) -> Result<Units, Error> {
-    let mut units = Units { outputs: Vec::new(), warnings: Vec::new(), ran_clang: false };
+    let mut units = Units { outputs: Vec::new(), c_names: Vec::new(), warnings: Vec::new(), ran_clang: false };
     let first_api = headers.first().map_or("cuda.h", |h| h.api.as_str());
     for target in [Platform::Linux, Platform::Windows] {
         let rows: Vec<&HeaderSpec> = headers.iter().filter(|h| h.target == target).collect();
@@ -445,8 +456,73 @@ fn run_units(headers: &[HeaderSpec], tk: &ToolkitHeaders, standins: &Path, cache
         let (out, source) = crate::unit_cache::run_bindgen(&unit, standins, cache)?;
         units.ran_clang |= source == crate::unit_cache::Source::Bindgen;
         units.outputs.push((target, out));
+        let candidates = c_name_candidates(&unit);
+        for per_thread in [false, true] {
+            let (out, source) = crate::unit_cache::run_c_names(&unit, per_thread, &candidates, standins, cache)?;
+            units.ran_clang |= source == crate::unit_cache::Source::Bindgen;
+            units.c_names.push((per_thread, out));
+        }
     }
     Ok(units)
+}
+
+/// One C program of the C-name runs, for checking their answers another way: each pinned
+/// toolkit, target and stream mode, with the wrapper that includes its headers, clang's
+/// arguments and the candidate names.
+#[derive(Debug, Clone)]
+pub struct CProgram {
+    pub toolkit: ToolkitVersion,
+    pub target: Platform,
+    pub per_thread: bool,
+    pub wrapper: String,
+    pub args: Vec<String>,
+    pub candidates: Vec<String>,
+}
+
+/// Every pinned toolkit's [`CProgram`]s (headers from the cache, fetched if missing), and the
+/// stand-in folder their arguments name, which lives as long as the returned guard.
+pub fn c_programs(manifest: &Path, cache: &Path) -> Result<(crate::scratch::Scratch, Vec<CProgram>), Error> {
+    let manifest = Manifest::load(manifest)?;
+    let fetcher = Fetcher::new(cache.to_owned(), &manifest);
+    let standins = crate::standins::standins_in(cache)?;
+    let first_api = manifest.headers.first().map_or("cuda.h", |h| h.api.as_str());
+    let mut out = Vec::new();
+    for pin in &manifest.toolkits {
+        let tk = fetcher.toolkit(pin)?;
+        for target in [Platform::Linux, Platform::Windows] {
+            let rows: Vec<&HeaderSpec> = manifest.headers.iter().filter(|h| h.target == target).collect();
+            let dirs = tk.include_dirs_for(target);
+            if rows.is_empty() || dirs.is_empty() {
+                continue;
+            }
+            let unit = clang::Unit { toolkit: tk.version, target, first_api, headers: rows, include_dirs: dirs };
+            let candidates = c_name_candidates(&unit);
+            for per_thread in [false, true] {
+                out.push(CProgram {
+                    toolkit: tk.version,
+                    target,
+                    per_thread,
+                    wrapper: clang::wrapper_source(first_api, &unit.headers),
+                    args: clang::c_program_args(&unit, per_thread, standins.path()),
+                    candidates: candidates.clone(),
+                });
+            }
+        }
+    }
+    Ok((standins, out))
+}
+
+/// The C-name candidates of a unit: read from the text of its API headers (cuda.h first).
+fn c_name_candidates(unit: &clang::Unit<'_>) -> Vec<String> {
+    let apis = std::iter::once(unit.first_api).chain(unit.headers.iter().map(|h| h.api.as_str()));
+    let mut all = std::collections::BTreeSet::new();
+    for api in apis {
+        let Some(path) = unit.include_dirs.iter().map(|d| d.join(api)).find(|p| p.is_file()) else { continue };
+        // Unreadable text leaves no candidates; bindgen, reading the same file, says what failed.
+        let text = std::fs::read(&path).map(|b| String::from_utf8_lossy(&b).into_owned()).unwrap_or_default();
+        all.extend(header_text::c_name_candidates(&text));
+    }
+    all.into_iter().collect()
 }
 
 /// One toolkit's units, read and merged into its model input.
@@ -458,12 +534,33 @@ fn parse_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, units: Units) -> R
         let parsed = acc.add_unit(tk.version, &rows, tk.include_dirs_for(target), &out)?;
         types.push((target, parsed, out.locations));
     }
+    let mut c_names: BTreeMap<String, crate::model::CNameExports> = BTreeMap::new();
+    let mut unnamed = std::collections::BTreeSet::new();
+    for (per_thread, out) in &units.c_names {
+        let read =
+            parse::parse_c_names(&out.rust).map_err(|message| Error::BindgenOutput { toolkit: tk.version, message })?;
+        for (c, exported) in read.names {
+            let slot = c_names.entry(c).or_default();
+            let mode = if *per_thread { &mut slot.per_thread } else { &mut slot.default };
+            mode.get_or_insert(exported);
+        }
+        unnamed.extend(read.unnamed.into_iter().map(|n| (*per_thread, n)));
+    }
+    for (per_thread, name) in unnamed {
+        acc.warnings.push(format!(
+            "CUDA {}: {name} is declared{} but no C name expands to it (C reaches it another way, such as \
+             cuda.h's inline cuGetProcAddress_v2_ptsz wrapper): it has no C-name function in that mode",
+            tk.version,
+            if per_thread { " with CUDA_API_PER_THREAD_DEFAULT_STREAM" } else { "" }
+        ));
+    }
     let input = ToolkitInput {
         version: tk.version,
         source: tk.source.clone(),
         declarations: acc.declarations,
         aliases: acc.aliases,
         counts: acc.counts,
+        c_names,
     };
     Ok(Parsed { input, types, warnings: acc.warnings })
 }

@@ -9,6 +9,7 @@
 /// and fails when a name there is missing here.
 pub const RESERVED_MODULES: &[&str] = &[
     "aliases",
+    "api",
     "codes",
     "driver",
     "entries",
@@ -26,7 +27,8 @@ pub const RESERVED_MODULES: &[&str] = &[
 ];
 
 /// Features the generated Cargo.toml defines itself: no header row may take one.
-pub const RESERVED_FEATURES: &[&str] = &["default", "per-thread-default-stream", "runtime"];
+pub const RESERVED_FEATURES: &[&str] =
+    &["aliases", "api", "default", "newest", "per-thread-default-stream", "runtime", "visit"];
 
 /// The module of a manifest header row in the generated crate: the row's name, but `pfn` for
 /// the cuda.h row (`cuda`).

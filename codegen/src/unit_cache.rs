@@ -56,19 +56,42 @@ pub enum Source {
 
 /// [`clang::run_bindgen`] through the cache in `cache/bindgen/`.
 pub fn run_bindgen(unit: &Unit<'_>, standins: &Path, cache: &Path) -> Result<(BindgenOutput, Source), Error> {
-    let Some((slot, key)) = identity(unit) else { return Ok((clang::run_bindgen(unit, standins)?, Source::Bindgen)) };
+    cached(unit, "", standins, cache, || clang::run_bindgen_tracked(unit, standins))
+}
+
+/// [`clang::run_c_names`] through the same cache.
+pub fn run_c_names(
+    unit: &Unit<'_>,
+    per_thread: bool,
+    candidates: &[String],
+    standins: &Path,
+    cache: &Path,
+) -> Result<(BindgenOutput, Source), Error> {
+    let what = format!("C names, per-thread {per_thread}: {}", candidates.join(" "));
+    cached(unit, &what, standins, cache, || clang::run_c_names(unit, per_thread, candidates, standins))
+}
+
+/// A run of `unit` (`what` tells runs of one unit apart), from the cache if it holds one.
+fn cached(
+    unit: &Unit<'_>,
+    what: &str,
+    standins: &Path,
+    cache: &Path,
+    run: impl FnOnce() -> Result<(BindgenOutput, Deps), Error>,
+) -> Result<(BindgenOutput, Source), Error> {
+    let Some((slot, key)) = identity(unit, what) else { return Ok((run()?.0, Source::Bindgen)) };
     let path = cache.join(DIR).join(format!("{slot}.json"));
     if let Some(out) = load(&path, &key) {
         return Ok((out, Source::Cache));
     }
-    let (out, deps) = clang::run_bindgen_tracked(unit, standins)?;
+    let (out, deps) = run()?;
     store(&path, key, &out, &deps, standins);
     Ok((out, Source::Bindgen))
 }
 
-/// The entry's file name (this executable, libclang, the unit) and its full key (the same,
-/// plus the executable's size and time, and libclang's version). None: no caching.
-fn identity(unit: &Unit<'_>) -> Option<(String, String)> {
+/// The entry's file name (this executable, libclang, the unit, `extra`) and its full key (the
+/// same, plus the executable's size and time, and libclang's version). None: no caching.
+fn identity(unit: &Unit<'_>, extra: &str) -> Option<(String, String)> {
     let exe = std::env::current_exe().ok()?;
     let meta = std::fs::metadata(&exe).ok()?;
     let mtime = meta.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos();
@@ -86,6 +109,7 @@ fn identity(unit: &Unit<'_>) -> Option<(String, String)> {
         headers.join("\n"),
         unit.include_dirs
     );
+    let what = if extra.is_empty() { what } else { format!("{what}\n{extra}") };
     let slot = hex::encode(&Sha256::digest(what.as_bytes())[..16]);
     let key = hex::encode(Sha256::digest(format!("{what}\n{} {mtime}\n{version}", meta.len()).as_bytes()));
     Some((slot, key))

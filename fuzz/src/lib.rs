@@ -58,7 +58,7 @@ fn tk(major: u32, minor: u32) -> ToolkitVersion {
 }
 
 fn input(version: ToolkitVersion, declarations: Vec<Declaration>) -> ToolkitInput {
-    ToolkitInput { version, source: "fuzz".into(), declarations, aliases: BTreeMap::new(), counts: BTreeMap::new() }
+    ToolkitInput { version, source: "fuzz".into(), declarations, aliases: BTreeMap::new(), counts: BTreeMap::new(), c_names: BTreeMap::new() }
 }
 
 pub fn cuda_module() -> ModuleSpec {

@@ -2,7 +2,8 @@
 // Inputs: headers-manifest.toml; CUDA toolkits 11.7, 11.8, 12.0, 12.1, 12.2, 12.3, 12.4, 12.5, 12.6, 12.8, 12.9, 13.0, 13.1, 13.2, 13.3, 13.4, 13.5 (17 in all).
 
 //! The names of the `CUresult` codes, from the newest pinned toolkit's `cuda.h`: what
-//! the shim shows when the driver has no `cuGetErrorName`, or does not know a code.
+//! the shim shows when the driver has no `cuGetErrorName`, or does not know a code,
+//! and what `CUresult`'s `Debug` and `Display` print.
 /// The name of a `CUresult` code, if the newest pinned toolkit defines it.
 pub(crate) fn result_name(code: u32) -> Option<&'static str> {
     match code {
@@ -115,3 +116,33 @@ pub(crate) fn result_name(code: u32) -> Option<&'static str> {
         _ => None,
     }
 }
+impl crate::types::cudaError_enum {
+    /// The code's name in the newest pinned toolkit's `cuda.h`
+    /// (`CUDA_ERROR_INVALID_VALUE`), if it defines the code.
+    pub fn name(self) -> Option<&'static str> {
+        result_name(self.0)
+    }
+    /// `Ok` for `CUDA_SUCCESS`, else the code as the error, for `?`.
+    pub fn result(self) -> Result<(), crate::types::cudaError_enum> {
+        if self.0 == 0 { Ok(()) } else { Err(self) }
+    }
+}
+/// `CUDA_ERROR_INVALID_VALUE`, or `CUresult(999)` for a code the headers lack.
+impl core::fmt::Debug for crate::types::cudaError_enum {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match result_name(self.0) {
+            Some(name) => f.write_str(name),
+            None => write!(f, "CUresult({})", self.0),
+        }
+    }
+}
+/// `CUDA_ERROR_INVALID_VALUE (1)`, or `CUresult 999 (not in cuda.h of this crate)`.
+impl core::fmt::Display for crate::types::cudaError_enum {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match result_name(self.0) {
+            Some(name) => write!(f, "{name} ({})", self.0),
+            None => write!(f, "CUresult {} (not in cuda.h of this crate)", self.0),
+        }
+    }
+}
+impl std::error::Error for crate::types::cudaError_enum {}

@@ -66,6 +66,11 @@
 //!
 //! # Which name to use
 //!
+//! - `api::cuCtxCreate` (feature `api`): cuda.h's own function names, for a program ported from
+//!   C. Each calls the ABI the newest pinned toolkit's cuda.h means by the name
+//!   (`#define cuCtxCreate cuCtxCreate_v4`), through one process-wide driver, and returns the
+//!   `CUresult`; `aliases::cuda_12_9::cuCtxCreate` (feature `aliases`) is the marker of what an
+//!   older toolkit's cuda.h meant, for `driver.get`.
 //! - `entries::cuMemAlloc_v3020`: the marker of one ABI. Look entry points up with it
 //!   (`driver.get::<entries::cuMemAlloc_v3020>()`): the marker carries the exact version and
 //!   flag, so the pointer you get is the ABI its type says. Its page shows the signature, the
@@ -101,7 +106,7 @@
 //! lookup, [`Driver::get`] costs one atomic load. There is no lock: threads that miss at the
 //! same time may each ask the driver (at most one lookup per such thread, and all of them get
 //! the same pointer, since the driver answers one request with one function). There is no global
-//! state: two drivers in one process are independent. Failures are not cached, and nothing
+//! state but the `api` module's one driver: two drivers in one process are independent. Failures are not cached, and nothing
 //! panics: every failure is an [`Error`] whose text names the symbol, the version and the
 //! flag, says what the driver answered and what to do.
 //!
@@ -161,9 +166,16 @@
 //!   `CUDA_API_PER_THREAD_DEFAULT_STREAM`.
 //! - `drift`: typedefs that kept their name while their ABI changed: `pfn`, `from`,
 //!   `to`, `param` (`null` when the parameter list itself changed), `before`, `after`.
+//! - `c_names`: per toolkit, each C function name of its headers (`cuCtxCreate`) to
+//!   `{default, per_thread}`: the typedef `PFN_x_vN` of the entry the name calls in a
+//!   default build and with `CUDA_API_PER_THREAD_DEFAULT_STREAM` (`null`: no function
+//!   of that name in that mode), as the C preprocessor expands cuda.h's macros.
 #[cfg(feature = "aliases")]
 #[rustfmt::skip]
 pub mod aliases;
+#[cfg(feature = "api")]
+#[rustfmt::skip]
+pub mod api;
 #[rustfmt::skip]
 mod codes;
 #[rustfmt::skip]

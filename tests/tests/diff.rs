@@ -265,6 +265,7 @@ fn headers_gained_lost_and_moved() {
             declarations: decls,
             aliases: BTreeMap::new(),
             counts,
+            c_names: BTreeMap::new(),
         }
     };
     let old = input(

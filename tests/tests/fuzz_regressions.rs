@@ -28,6 +28,7 @@ fn input(version: &str, declarations: Vec<Declaration>) -> ToolkitInput {
         declarations,
         aliases: BTreeMap::new(),
         counts: BTreeMap::new(),
+        c_names: BTreeMap::new(),
     }
 }
 
@@ -87,9 +88,9 @@ fn marker_names_take_one_pfn_prefix_off() {
     let registry = String::from_utf8(files["src/registry.rs"].clone()).unwrap();
     let flat = registry.split_whitespace().collect::<Vec<_>>().join(" ");
     for marker in [
-        "PFN_1x_v999 => crate ::pfn::PFN_PFN_1x_v999,",
-        "PFN_cuX_v1 => crate ::pfn::PFN_PFN_cuX_v1,",
-        " cuX_v1 => crate ::pfn::PFN_cuX_v1,",
+        "pub enum PFN_1x_v999 {} impl super::sealed::Sealed for PFN_1x_v999 {} unsafe impl super::Entry for PFN_1x_v999 { type Fn = crate::pfn::PFN_PFN_1x_v999;",
+        "pub enum PFN_cuX_v1 {} impl super::sealed::Sealed for PFN_cuX_v1 {} unsafe impl super::Entry for PFN_cuX_v1 { type Fn = crate::pfn::PFN_PFN_cuX_v1;",
+        "pub enum cuX_v1 {} impl super::sealed::Sealed for cuX_v1 {} unsafe impl super::Entry for cuX_v1 { type Fn = crate::pfn::PFN_cuX_v1;",
     ] {
         assert!(flat.contains(marker), "no marker `{marker}` in:\n{registry}");
     }

@@ -135,6 +135,7 @@ fn input(tk: &Tk, order_seed: u64) -> ToolkitInput {
         declarations,
         aliases: aliases(tk),
         counts: BTreeMap::new(),
+        c_names: BTreeMap::new(),
     }
 }
 
@@ -267,6 +268,7 @@ fn render(texts: &[(ToolkitVersion, String)], tks: &[Tk]) -> Result<emit::Files,
             declarations,
             aliases: aliases(tk),
             counts: BTreeMap::new(),
+            c_names: BTreeMap::new(),
         });
         if newest.as_ref().is_none_or(|(v, _)| v < version) {
             newest = Some((*version, parsed));

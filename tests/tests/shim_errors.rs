@@ -48,7 +48,7 @@ fn symbol_not_found_says_what_is_true() {
     assert!(text.contains("needs a driver of CUDA 12.8 or newer") && text.contains("this one is CUDA 12.4"), "{text}");
 
     // A Windows-only entry point asked for on Linux.
-    #[cfg(all(target_os = "linux", feature = "d3d10"))]
+    #[cfg(target_os = "linux")]
     {
         let e = driver(&fake).get::<cuda_driver_pfn::entries::cuD3D10CtxCreate_v3020>().unwrap_err();
         let text = e.to_string();

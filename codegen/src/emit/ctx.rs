@@ -118,6 +118,36 @@ impl Ctx<'_> {
     }
 }
 
+/// An entry's marker type in `entries`: its typedef's name less one `PFN_` (`PFN_PFN_1x_v1`
+/// is the entry of symbol `PFN_1x`).
+pub(crate) fn marker_ident(e: &crate::model::Entry) -> proc_macro2::Ident {
+    proc_macro2::Ident::new(e.pfn.strip_prefix("PFN_").unwrap_or(&e.pfn), proc_macro2::Span::call_site())
+}
+
+/// The entries a C name means, as `(cfg, entry)`: one row without a cfg where both stream
+/// modes mean the same entry, else one row per mode that has a function, under
+/// `per-thread-default-stream` or its negation.
+pub(crate) fn c_name_rows<'a>(
+    ctx: &Ctx<'a>,
+    target: &crate::model::CNameTarget,
+) -> Vec<(TokenStream, &'a crate::model::Entry)> {
+    const PER_THREAD: &str = "per-thread-default-stream";
+    let entry = |pfn: &Option<String>| pfn.as_deref().and_then(|p| ctx.by_pfn.get(p).copied());
+    match (entry(&target.default), entry(&target.per_thread)) {
+        (Some(d), Some(p)) if d.pfn == p.pfn => vec![(TokenStream::new(), d)],
+        (d, p) => {
+            let mut out = Vec::new();
+            if let Some(d) = d {
+                out.push((quote::quote!(#[cfg(not(feature = #PER_THREAD))]), d));
+            }
+            if let Some(p) = p {
+                out.push((quote::quote!(#[cfg(feature = #PER_THREAD)]), p));
+            }
+            out
+        }
+    }
+}
+
 /// Formats tokens as a Rust file with the marker on top.
 pub(crate) fn rust_file(ctx: &Ctx<'_>, path: &str, tokens: TokenStream) -> Result<Vec<u8>, Error> {
     let file: syn::File = syn::parse2(tokens).map_err(|e| Error::Emit { file: path.into(), message: e.to_string() })?;
@@ -178,6 +208,10 @@ pub fn registry_json_docs() -> String {
         "  `CUDA_API_PER_THREAD_DEFAULT_STREAM`.\n",
         "- `drift`: typedefs that kept their name while their ABI changed: `pfn`, `from`,\n",
         "  `to`, `param` (`null` when the parameter list itself changed), `before`, `after`.\n",
+        "- `c_names`: per toolkit, each C function name of its headers (`cuCtxCreate`) to\n",
+        "  `{default, per_thread}`: the typedef `PFN_x_vN` of the entry the name calls in a\n",
+        "  default build and with `CUDA_API_PER_THREAD_DEFAULT_STREAM` (`null`: no function\n",
+        "  of that name in that mode), as the C preprocessor expands cuda.h's macros.\n",
     ));
     s
 }

@@ -52,9 +52,49 @@ pub fn codes_rs(types: &syn::File) -> TokenStream {
         let v = Literal::u32_unsuffixed(*v);
         quote!(#v => Some(#name),)
     });
+    // `CUresult` prints as its name, with no driver, where the headers define the type.
+    let impls = (!by_value.is_empty()).then(|| {
+        quote! {
+            impl crate::types::cudaError_enum {
+                /// The code's name in the newest pinned toolkit's `cuda.h`
+                /// (`CUDA_ERROR_INVALID_VALUE`), if it defines the code.
+                pub fn name(self) -> Option<&'static str> {
+                    result_name(self.0)
+                }
+
+                /// `Ok` for `CUDA_SUCCESS`, else the code as the error, for `?`.
+                pub fn result(self) -> Result<(), crate::types::cudaError_enum> {
+                    if self.0 == 0 { Ok(()) } else { Err(self) }
+                }
+            }
+
+            /// `CUDA_ERROR_INVALID_VALUE`, or `CUresult(999)` for a code the headers lack.
+            impl core::fmt::Debug for crate::types::cudaError_enum {
+                fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                    match result_name(self.0) {
+                        Some(name) => f.write_str(name),
+                        None => write!(f, "CUresult({})", self.0),
+                    }
+                }
+            }
+
+            /// `CUDA_ERROR_INVALID_VALUE (1)`, or `CUresult 999 (not in cuda.h of this crate)`.
+            impl core::fmt::Display for crate::types::cudaError_enum {
+                fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                    match result_name(self.0) {
+                        Some(name) => write!(f, "{name} ({})", self.0),
+                        None => write!(f, "CUresult {} (not in cuda.h of this crate)", self.0),
+                    }
+                }
+            }
+
+            impl std::error::Error for crate::types::cudaError_enum {}
+        }
+    });
     quote! {
         //! The names of the `CUresult` codes, from the newest pinned toolkit's `cuda.h`: what
-        //! the shim shows when the driver has no `cuGetErrorName`, or does not know a code.
+        //! the shim shows when the driver has no `cuGetErrorName`, or does not know a code,
+        //! and what `CUresult`'s `Debug` and `Display` print.
 
         /// The name of a `CUresult` code, if the newest pinned toolkit defines it.
         pub(crate) fn result_name(code: u32) -> Option<&'static str> {
@@ -63,6 +103,8 @@ pub fn codes_rs(types: &syn::File) -> TokenStream {
                 _ => None,
             }
         }
+
+        #impls
     }
 }
 

@@ -67,12 +67,16 @@ default = [{defaults}]
 {features}# Driver::newest and the symbol markers (symbols::cuCtxCreate): the newest ABI this crate and
 # the driver share, as an enum with one case per ABI.
 newest = []
-# aliases::cuda_X_Y: what each toolkit's own headers mean by the unversioned PFN_<symbol>.
+# aliases::cuda_X_Y: what each toolkit's own headers mean by the unversioned PFN_<symbol>,
+# and the entry marker of each C function name (aliases::cuda_12_9::cuCtxCreate).
 aliases = []
+# api::cuCtxCreate and the rest: cuda.h's own function names, each calling the ABI the newest
+# toolkit's cuda.h means by it, through one process-wide driver.
+api = []
 # visit_entries / visit_symbols: generic code run once per entry or symbol marker.
 visit = []
-# The unversioned PFN_<symbol> aliases and Driver::newest prefer the _ptds/_ptsz variants,
-# as CUDA_API_PER_THREAD_DEFAULT_STREAM does for C. Crate-global: Cargo unifies features, so
+# The unversioned PFN_<symbol> aliases, the C names of api and aliases, and Driver::newest
+# prefer the _ptds/_ptsz variants, as CUDA_API_PER_THREAD_DEFAULT_STREAM does for C. Crate-global: Cargo unifies features, so
 # one crate in a build that turns it on turns it on for every user of this crate there.
 per-thread-default-stream = []
 # Runtime: the same typed lookups through libcudart's cudaGetDriverEntryPoint(ByVersion).
@@ -179,6 +183,9 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[cfg(feature = "aliases")]
         #[rustfmt::skip]
         pub mod aliases;
+        #[cfg(feature = "api")]
+        #[rustfmt::skip]
+        pub mod api;
         #[rustfmt::skip]
         mod codes;
         #[rustfmt::skip]

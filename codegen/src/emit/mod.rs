@@ -1,6 +1,7 @@
 //! Rendering the model as the generated crate: one emitter per output file, each with its
 //! path beside it. Emitters read the model and bindgen's types only; they never see C text.
 
+mod api;
 mod ctx;
 mod driver;
 mod examples;
@@ -77,6 +78,7 @@ pub fn emit(
     files.insert(driver::RUNTIME_RS.into(), ctx::template_file(&ctx, driver::RUNTIME_TEMPLATE));
     files.insert(driver::CODES_RS.into(), rust_file(&ctx, driver::CODES_RS, driver::codes_rs(types))?);
     files.insert(newest::NEWEST_RS.into(), rust_file(&ctx, newest::NEWEST_RS, newest::newest_rs(&ctx)?)?);
+    files.insert(api::API_RS.into(), rust_file(&ctx, api::API_RS, api::api_rs(&ctx))?);
     files.insert(newest::VISIT_RS.into(), rust_file(&ctx, newest::VISIT_RS, newest::visit_rs(&ctx))?);
     files.insert(examples::DOCTOR_RS.into(), examples::doctor_rs(&ctx));
     if let Some(roundtrip) = examples::roundtrip_rs(&ctx) {

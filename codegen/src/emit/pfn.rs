@@ -177,6 +177,14 @@ pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
             let name = format_ident!("PFN_{}", symbol);
             items.extend(per_thread_alias(ctx, &name, &target, AliasForm::Reexport, &|_, _| String::new()));
         }
+        for (c_name, target) in ctx.model.c_names.get(&tk).into_iter().flatten() {
+            let name = ident(c_name);
+            for (mode, e) in super::ctx::c_name_rows(ctx, target) {
+                let Some((_, cfg)) = ctx.pfn_path(&e.pfn) else { continue };
+                let marker = super::ctx::marker_ident(e);
+                items.push(quote!(#cfg #mode pub use crate::entries::#marker as #name;));
+            }
+        }
         let doc = if t.has_alias_macros {
             format!(" `PFN_<symbol>` as CUDA {tk}'s own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.")
         } else {
@@ -201,6 +209,12 @@ pub fn aliases_rs(ctx: &Ctx<'_>) -> TokenStream {
         //! [`pfn`](crate::pfn) follows the newest toolkit. With the crate's
         //! `per-thread-default-stream` feature, every name means what it means in C under
         //! `CUDA_API_PER_THREAD_DEFAULT_STREAM`: the `_ptds`/`_ptsz` typedef where there is one.
+        //!
+        //! Each module also names the entry marker of every C function name as that toolkit's
+        //! cuda.h means it: `cuda_12_9::cuCtxCreate` is `entries::cuCtxCreate_v3020`
+        //! (`cuCtxCreate_v2`), `cuda_13_0::cuCtxCreate` is `entries::cuCtxCreate_v12050` (`cuCtxCreate_v4`), so that
+        //! `driver.get::<aliases::cuda_12_9::cuCtxCreate>()` pins the ABIs of the toolkit a
+        //! program was written for.
         #![allow(non_camel_case_types)]
         #(#modules)*
     }

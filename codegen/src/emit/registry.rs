@@ -1,7 +1,7 @@
 //! `src/registry.rs`: the static table of every entry and one marker type per entry, and
 //! `registry.json`: the model as data, for reviewers and tools.
 
-use proc_macro2::{Ident, Literal, Span, TokenStream};
+use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 use serde_json::json;
 
@@ -43,8 +43,7 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
                 legacy: #legacy, toolkit_mask: #mask,
             },
         });
-        // One `PFN_` off, not all of them: `PFN_PFN_1x_v1` is the entry of symbol `PFN_1x`.
-        let marker = Ident::new(e.pfn.strip_prefix("PFN_").unwrap_or(&e.pfn), Span::call_site());
+        let marker = super::ctx::marker_ident(e);
         let Some((ty, cfg)) = ctx.pfn_path(&e.pfn) else { continue };
         let doc = marker_doc(ctx, e);
         markers.push(quote! {
@@ -217,6 +216,7 @@ pub fn registry_json(ctx: &Ctx<'_>) -> Result<Vec<u8>, Error> {
         "entries": ctx.model.entries.values().collect::<Vec<_>>(),
         "header_aliases": ctx.model.header_aliases,
         "drift": ctx.model.drift,
+        "c_names": ctx.model.c_names,
     });
     let mut out = serde_json::to_vec_pretty(&value)
         .map_err(|e| Error::Emit { file: REGISTRY_JSON.into(), message: e.to_string() })?;

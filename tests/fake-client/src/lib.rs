@@ -148,6 +148,15 @@ impl Fake {
         fake
     }
 
+    /// The fake at `path` as it is (no copy, no reset): for a process whose `Driver::load`
+    /// finds that file by its soname, so that both share one copy's state.
+    pub fn open(path: &Path) -> Fake {
+        // SAFETY: as in `new`.
+        let lib = unsafe { libloading::Library::new(path) }.unwrap_or_else(|e| panic!("load {}: {e}", path.display()));
+        let dir = tempfile::Builder::new().prefix("fake-libcuda-").tempdir().expect("temp dir");
+        Fake { lib, path: path.to_owned(), _dir: dir }
+    }
+
     /// Where the copy is: give this to `Driver::from_path`.
     pub fn path(&self) -> &Path {
         &self.path

@@ -1,0 +1,97 @@
+//! The C-name module (`api`, issue 14) on the fake driver. Its driver is process-wide and
+//! found by soname, so each case runs in a child process of this test binary whose
+//! `LD_LIBRARY_PATH` names the folder with the fake as `libcuda.so.1` (or an empty one).
+
+#![cfg(target_os = "linux")]
+
+use std::path::Path;
+
+use cuda_driver_pfn::types::{cudaError_enum, CUcontext, CUdevice};
+use cuda_driver_pfn::{api, Entry, Error, ENTRIES};
+use cuda_sys_gen_tests::fake::{self, Fake, Flavour};
+use cuda_sys_gen_tests::text;
+
+const CHILD: &str = "CUDA_SYS_GEN_API_CHILD";
+
+/// Runs `case` of this binary in a child with `LD_LIBRARY_PATH=dir`; returns its output.
+fn in_child(case: &str, dir: &Path) -> String {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([case, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, dir)
+        .env("LD_LIBRARY_PATH", dir)
+        .output()
+        .unwrap();
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{case} failed in its child:\n{all}");
+    assert!(all.contains("1 passed"), "{case} did not run in its child:\n{all}");
+    all
+}
+
+/// The folder of the child's driver, in the child; `None` in the parent.
+fn child_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os(CHILD).map(Into::into)
+}
+
+#[test]
+fn c_names_call_the_entry_cuda_h_means_through_one_driver() {
+    let Some(dir) = child_dir() else {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(fake::build(Flavour::Full), dir.path().join("libcuda.so.1")).unwrap();
+        in_child("c_names_call_the_entry_cuda_h_means_through_one_driver", dir.path());
+        return;
+    };
+    let fake = Fake::open(&dir.join("libcuda.so.1"));
+    fake.reset();
+    fake.set_driver_version(13050);
+    fake.add_abi("cuDriverGetVersion", 2020, false, fake.export("fake_cuDriverGetVersion"));
+
+    let mut version = 0;
+    // SAFETY: the fake's cuDriverGetVersion writes one int.
+    let r = unsafe { api::cuDriverGetVersion(&mut version) };
+    assert_eq!((r, version), (cudaError_enum::CUDA_SUCCESS, 13050));
+    // SAFETY: as above.
+    let r = unsafe { api::cuDriverGetVersion(&mut version) };
+    assert_eq!(r, cudaError_enum::CUDA_SUCCESS);
+    let asked: Vec<_> = fake.log().into_iter().filter(|q| q.symbol == "cuDriverGetVersion").collect();
+    assert_eq!(asked.len(), 1, "one lookup, then the cached pointer: {asked:?}");
+    assert_eq!((asked[0].version, asked[0].flags), (2020, 1));
+    assert_eq!(api::error_of("cuDriverGetVersion").map(|e| e.to_string()), None);
+
+    // cuda.h 13.5's cuCtxCreate is cuCtxCreate_v4, the 12050 ABI; the fake lacks it.
+    let mut ctx: CUcontext = std::ptr::null_mut();
+    // SAFETY: never called: the fake has no cuCtxCreate.
+    let r = unsafe { api::cuCtxCreate(&mut ctx, std::ptr::null_mut(), 0, 0 as CUdevice) };
+    assert_eq!(r, api::UNAVAILABLE);
+    let asked: Vec<_> = fake.log().into_iter().filter(|q| q.symbol == "cuCtxCreate").collect();
+    assert_eq!(asked.iter().map(|q| q.version).collect::<Vec<_>>(), [12050]);
+    let err = api::error_of("cuCtxCreate").expect("cuCtxCreate is unavailable");
+    assert!(matches!(err, Error::SymbolNotFound { .. }), "{err:?}");
+    assert!(err.to_string().contains("cuCtxCreate"), "{err}");
+
+    // The table names what each function calls.
+    let of = |c: &str| api::C_NAMES.iter().find(|(n, _)| *n == c).map(|&(_, i)| ENTRIES[i].pfn);
+    assert_eq!(of("cuCtxCreate"), Some(<cuda_driver_pfn::entries::cuCtxCreate_v12050 as Entry>::INFO.pfn));
+    assert_eq!(of("cuGraphInstantiate"), Some("PFN_cuGraphInstantiateWithFlags_v11040"));
+    let memcpy = if cfg!(feature = "per-thread") { "PFN_cuMemcpy_v7000_ptds" } else { "PFN_cuMemcpy_v4000" };
+    assert_eq!(of("cuMemcpy"), Some(memcpy));
+    assert!(api::C_NAMES.windows(2).all(|w| w[0].0 < w[1].0), "C_NAMES is sorted and has each name once");
+    assert_eq!(api::error_of("cuNoSuchName"), None);
+}
+
+#[test]
+fn without_a_driver_c_names_return_unavailable_and_say_why() {
+    let Some(_) = child_dir() else {
+        let dir = tempfile::tempdir().unwrap();
+        in_child("without_a_driver_c_names_return_unavailable_and_say_why", dir.path());
+        return;
+    };
+    if api::driver().is_ok() {
+        eprintln!("a CUDA driver is installed on this machine: nothing to test without one");
+        return;
+    }
+    // SAFETY: nothing is called without a driver.
+    assert_eq!(unsafe { api::cuInit(0) }, api::UNAVAILABLE);
+    let err = api::error_of("cuInit").expect("no driver");
+    assert!(matches!(err, Error::LibraryNotFound { .. }), "{err:?}");
+    assert!(err.to_string().contains("libcuda.so.1"), "{err}");
+}
