@@ -295,6 +295,22 @@ impl Driver {
         }
     }
 
+    /// Looks entry `E` up and calls it through `call`, as a `Result`: [`Error::Call`] names
+    /// the entry (`cuMemAlloc`, version 3020) when it returns anything but `CUDA_SUCCESS`.
+    /// No function name to type:
+    ///
+    /// ```no_run
+    /// # use cuda_driver_pfn::{entries, Driver, Error};
+    /// # fn main() -> Result<(), Error> {
+    /// let driver = Driver::load()?;
+    /// driver.call::<entries::cuInit_v2000>(|init| unsafe { init(0) })?;
+    /// # Ok(()) }
+    /// ```
+    pub fn call<E: Entry>(&self, call: impl FnOnce(E::Fn) -> CUresult) -> Result<(), Error> {
+        let f = self.get::<E>()?;
+        check(E::INFO.symbol, call(f), |code| self.error_name(code))
+    }
+
     /// `Ok` for `CUDA_SUCCESS`, otherwise [`Error::Call`] naming `function` and the code.
     pub fn check(&self, function: &str, result: CUresult) -> Result<(), Error> {
         check(function, result, |code| self.error_name(code))

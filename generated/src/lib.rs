@@ -191,6 +191,8 @@ pub mod registry;
 #[rustfmt::skip]
 pub mod runtime;
 #[rustfmt::skip]
+pub mod table;
+#[rustfmt::skip]
 pub mod types;
 #[cfg(feature = "visit")]
 #[rustfmt::skip]
@@ -241,6 +243,7 @@ pub use registry::{entries, Entry, EntryInfo, ENTRIES, TOOLKITS};
 pub use registry::{Platforms, StreamFlags, Variant};
 #[cfg(feature = "runtime")]
 pub use runtime::Runtime;
+pub use table::min_driver;
 #[cfg(feature = "visit")]
 pub use visit::{visit_entries, EntryVisitor};
 #[cfg(all(feature = "visit", feature = "newest"))]

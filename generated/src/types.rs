@@ -9048,3 +9048,20 @@ impl CUoutput_mode_enum {
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUoutput_mode_enum(pub ::core::ffi::c_uint);
 pub use self::CUoutput_mode_enum as CUoutput_mode;
+/// cuda.h's `#define CU_STREAM_LEGACY ((CUstream)0x1)`. The legacy default stream, whatever the per-thread setting.
+pub const CU_STREAM_LEGACY: CUstream = 0x1 as CUstream;
+/// cuda.h's `#define CU_STREAM_PER_THREAD ((CUstream)0x2)`. The calling thread's per-thread default stream.
+pub const CU_STREAM_PER_THREAD: CUstream = 0x2 as CUstream;
+/// cuda.h's `#define CU_LAUNCH_PARAM_END ((void*)0x00)`. Ends `cuLaunchKernel`'s `extra` array.
+pub const CU_LAUNCH_PARAM_END: *mut ::core::ffi::c_void = 0x00
+    as *mut ::core::ffi::c_void;
+/// cuda.h's `#define CU_LAUNCH_PARAM_BUFFER_POINTER ((void*)0x01)`. Precedes the argument buffer in `extra`.
+pub const CU_LAUNCH_PARAM_BUFFER_POINTER: *mut ::core::ffi::c_void = 0x01
+    as *mut ::core::ffi::c_void;
+/// cuda.h's `#define CU_LAUNCH_PARAM_BUFFER_SIZE ((void*)0x02)`. Precedes a pointer to the buffer's size in `extra`.
+pub const CU_LAUNCH_PARAM_BUFFER_SIZE: *mut ::core::ffi::c_void = 0x02
+    as *mut ::core::ffi::c_void;
+/// cuda.h's `#define CU_DEVICE_CPU ((CUdevice)-1)`. The host, as a device (for memory advice and prefetch).
+pub const CU_DEVICE_CPU: CUdevice = -1 as CUdevice;
+/// cuda.h's `#define CU_DEVICE_INVALID ((CUdevice)-2)`. No device.
+pub const CU_DEVICE_INVALID: CUdevice = -2 as CUdevice;

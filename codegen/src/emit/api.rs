@@ -154,6 +154,37 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
             driver().and_then(|d| d.resolve(&ENTRIES[index])).err()
         }
 
+        /// `Ok` for `CUDA_SUCCESS`; for [`UNAVAILABLE`], why the function `c_name` had
+        /// nothing to call ([`error_of`]); otherwise [`Error::Call`] naming `c_name` and the
+        /// code. The [`cu!`](crate::cu) macro writes the name for you.
+        pub fn check(c_name: &str, result: CUresult) -> Result<(), Error> {
+            if result == UNAVAILABLE {
+                if let Some(e) = error_of(c_name) {
+                    return Err(e);
+                }
+            }
+            crate::driver::check(c_name, result, |code| driver().ok().and_then(|d| d.error_name(code)))
+        }
+
+        /// Calls a function of [`api`](crate::api) by its C name and checks the result:
+        /// `cu!(cuMemAlloc(&mut dptr, n))?` is
+        /// `api::check("cuMemAlloc", api::cuMemAlloc(&mut dptr, n))?`. Use it inside
+        /// `unsafe`, as the function it calls is `unsafe`.
+        ///
+        /// ```no_run
+        /// use cuda_driver_pfn::{cu, Error};
+        /// fn main() -> Result<(), Error> {
+        ///     unsafe { cu!(cuInit(0))? };
+        ///     Ok(())
+        /// }
+        /// ```
+        #[macro_export]
+        macro_rules! cu {
+            ($name:ident ( $($arg:expr),* $(,)? )) => {
+                $crate::api::check(::core::stringify!($name), $crate::api::$name($($arg),*))
+            };
+        }
+
         #(#modules)*
     }
 }

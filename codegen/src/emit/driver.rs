@@ -12,10 +12,12 @@ pub const DRIVER_RS: &str = "src/driver.rs";
 pub const ERROR_RS: &str = "src/error.rs";
 pub const RUNTIME_RS: &str = "src/runtime.rs";
 pub const CODES_RS: &str = "src/codes.rs";
+pub const TABLE_RS: &str = "src/table.rs";
 
 pub const DRIVER_TEMPLATE: &str = include_str!("templates/driver.rs");
 pub const ERROR_TEMPLATE: &str = include_str!("templates/error.rs");
 pub const RUNTIME_TEMPLATE: &str = include_str!("templates/runtime.rs");
+pub const TABLE_TEMPLATE: &str = include_str!("templates/table.rs");
 
 /// `(value, name)` of every `cudaError_enum` constant in bindgen's types, in declaration
 /// order (bindgen writes `impl cudaError_enum { pub const X: cudaError_enum = cudaError_enum(N); }`).
@@ -114,7 +116,12 @@ mod tests {
 
     #[test]
     fn templates_are_rust() {
-        for (name, t) in [("driver", DRIVER_TEMPLATE), ("error", ERROR_TEMPLATE), ("runtime", RUNTIME_TEMPLATE)] {
+        for (name, t) in [
+            ("driver", DRIVER_TEMPLATE),
+            ("error", ERROR_TEMPLATE),
+            ("runtime", RUNTIME_TEMPLATE),
+            ("table", TABLE_TEMPLATE),
+        ] {
             if let Err(e) = syn::parse_file(t) {
                 panic!("templates/{name}.rs does not parse: {e}");
             }

@@ -201,6 +201,8 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[rustfmt::skip]
         pub mod runtime;
         #[rustfmt::skip]
+        pub mod table;
+        #[rustfmt::skip]
         pub mod types;
         #[cfg(feature = "visit")]
         #[rustfmt::skip]
@@ -215,6 +217,7 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub use newest::{symbols, NewestAbi, Symbol};
         pub use registry::{entries, Entry, EntryInfo, ENTRIES, TOOLKITS};
         pub use registry::{Platforms, StreamFlags, Variant};
+        pub use table::min_driver;
         #[cfg(feature = "runtime")]
         pub use runtime::Runtime;
         #[cfg(feature = "visit")]

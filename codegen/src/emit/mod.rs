@@ -18,6 +18,7 @@ use crate::Error;
 
 use ctx::{rust_file, Ctx};
 pub use ctx::{EmitOptions, ModuleSpec, ENTRY_FIELDS};
+pub use types::CAST_CONSTANTS;
 
 /// The files written from `emit/templates/` as they are (the lookup shim and the example
 /// programs): every generated crate has the same ones but for its name after the marker, so a
@@ -26,6 +27,7 @@ pub const SHIM_FILES: &[&str] = &[
     driver::DRIVER_RS,
     driver::ERROR_RS,
     driver::RUNTIME_RS,
+    driver::TABLE_RS,
     examples::DOCTOR_RS,
     examples::ROUNDTRIP_RS,
     krate::README_MD,
@@ -76,6 +78,7 @@ pub fn emit(
     files.insert(driver::DRIVER_RS.into(), ctx::template_file(&ctx, driver::DRIVER_TEMPLATE));
     files.insert(driver::ERROR_RS.into(), ctx::template_file(&ctx, driver::ERROR_TEMPLATE));
     files.insert(driver::RUNTIME_RS.into(), ctx::template_file(&ctx, driver::RUNTIME_TEMPLATE));
+    files.insert(driver::TABLE_RS.into(), ctx::template_file(&ctx, driver::TABLE_TEMPLATE));
     files.insert(driver::CODES_RS.into(), rust_file(&ctx, driver::CODES_RS, driver::codes_rs(types))?);
     files.insert(newest::NEWEST_RS.into(), rust_file(&ctx, newest::NEWEST_RS, newest::newest_rs(&ctx)?)?);
     files.insert(api::API_RS.into(), rust_file(&ctx, api::API_RS, api::api_rs(&ctx))?);

@@ -26,8 +26,59 @@ pub(crate) fn system_abi(items: &[syn::Item]) -> Vec<syn::Item> {
     items
 }
 
+/// cuda.h's handle and launch constants that are casts (`#define CU_STREAM_LEGACY
+/// ((CUstream)0x1)`), which bindgen does not translate: `(name, Rust type, C type, value, doc)`. A test
+/// (`real_headers::cast_constants_are_cuda_h_s`) reads each from the newest cuda.h's text.
+pub const CAST_CONSTANTS: &[(&str, &str, &str, &str, &str)] = &[
+    ("CU_STREAM_LEGACY", "CUstream", "CUstream", "0x1", "The legacy default stream, whatever the per-thread setting."),
+    ("CU_STREAM_PER_THREAD", "CUstream", "CUstream", "0x2", "The calling thread's per-thread default stream."),
+    ("CU_LAUNCH_PARAM_END", "*mut ::core::ffi::c_void", "void*", "0x00", "Ends `cuLaunchKernel`'s `extra` array."),
+    (
+        "CU_LAUNCH_PARAM_BUFFER_POINTER",
+        "*mut ::core::ffi::c_void",
+        "void*",
+        "0x01",
+        "Precedes the argument buffer in `extra`.",
+    ),
+    (
+        "CU_LAUNCH_PARAM_BUFFER_SIZE",
+        "*mut ::core::ffi::c_void",
+        "void*",
+        "0x02",
+        "Precedes a pointer to the buffer's size in `extra`.",
+    ),
+    ("CU_DEVICE_CPU", "CUdevice", "CUdevice", "-1", "The host, as a device (for memory advice and prefetch)."),
+    ("CU_DEVICE_INVALID", "CUdevice", "CUdevice", "-2", "No device."),
+];
+
+/// The [`CAST_CONSTANTS`] whose type the headers define.
+fn cast_constants(types: &syn::File) -> Vec<TokenStream> {
+    let defined = |name: &str| {
+        name.starts_with('*')
+            || types.items.iter().any(|i| match i {
+                syn::Item::Type(t) => t.ident == name,
+                _ => false,
+            })
+    };
+    let mut out = Vec::new();
+    for (name, ty, c_type, value, what) in CAST_CONSTANTS {
+        if !defined(ty) {
+            continue;
+        }
+        let doc = format!(" cuda.h's `#define {name} (({c_type}){value})`. {what}");
+        let (Ok(name), Ok(ty), Ok(value)) =
+            (syn::parse_str::<syn::Ident>(name), syn::parse_str::<syn::Type>(ty), syn::parse_str::<syn::Expr>(value))
+        else {
+            continue;
+        };
+        out.push(quote!(#[doc = #doc] pub const #name: #ty = #value as #ty;));
+    }
+    out
+}
+
 pub fn types_rs(types: &syn::File) -> TokenStream {
     let items = system_abi(&types.items);
+    let casts = cast_constants(types);
     quote! {
         //! The CUDA driver API's types, enums and constants, from the newest pinned toolkit
         //! (legacy `_v1` types included). bindgen's layout checks are kept: they fail the
@@ -35,5 +86,6 @@ pub fn types_rs(types: &syn::File) -> TokenStream {
         #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code)]
         #![allow(clippy::all)]
         #(#items)*
+        #(#casts)*
     }
 }

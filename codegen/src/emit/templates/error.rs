@@ -56,6 +56,9 @@ pub enum Error {
     /// A driver function called through a pointer from this crate returned an error
     /// ([`Driver::check`](crate::Driver::check)).
     Call { function: String, code: u32, name: Option<String> },
+    /// A table of [`entry_table!`](crate::entry_table) could not be loaded: every entry that
+    /// failed, each with its own error, so that one run lists them all.
+    MissingEntries { table: &'static str, min_driver: u32, errors: Vec<Error> },
     /// The CUDA runtime exports neither `cudaGetDriverEntryPointByVersion` nor
     /// `cudaGetDriverEntryPoint`: it is older than CUDA 11.3.
     RuntimeTooOld { library: String, runtime_version: u32 },
@@ -376,6 +379,13 @@ impl fmt::Display for Error {
             }
             Error::InvalidArgument { lookup, reason } => write!(f, "{lookup} was not made: {reason}"),
             Error::Call { function, code, name } => write!(f, "{function} failed with {}", code_name(*code, name)),
+            Error::MissingEntries { table, min_driver, errors } => {
+                write!(f, "{table}: {} of its entries could not be loaded (it needs a driver of {} or newer):", errors.len(), Cuda(*min_driver))?;
+                for e in errors {
+                    write!(f, "\n  - {e}")?;
+                }
+                Ok(())
+            }
             Error::RuntimeTooOld { library, runtime_version } => write!(
                 f,
                 "{library}, of {}, exports neither cudaGetDriverEntryPointByVersion nor cudaGetDriverEntryPoint: the \

@@ -1,0 +1,75 @@
+//! Tables of entry points declared by the program that uses them: [`entry_table!`](crate::entry_table).
+
+/// The highest of `versions`, or 0: the oldest driver that has every entry of a table
+/// ([`entry_table!`](crate::entry_table)'s `MIN_DRIVER`). A `const fn`, so that a program can state its floor
+/// at compile time: `const _: () = assert!(min_driver(&[...]) <= 12000);`.
+pub const fn min_driver(versions: &[u32]) -> u32 {
+    let mut max = 0;
+    let mut i = 0;
+    while i < versions.len() {
+        if versions[i] > max {
+            max = versions[i];
+        }
+        i += 1;
+    }
+    max
+}
+
+/// Declares a struct of the entry points a program uses, one field per entry marker, which
+/// [`Driver`](crate::Driver) loads in one call.
+///
+/// The struct gets `MIN_DRIVER`, the oldest driver that has every entry (a `const`, from the
+/// markers' versions), and `load(&driver)`, which asks for every entry and, if any fails,
+/// returns [`Error::MissingEntries`](crate::Error::MissingEntries) with each failure, not
+/// only the first.
+///
+/// ```no_run
+/// use cuda_driver_pfn::{entries, entry_table, Driver, Error};
+///
+/// entry_table! {
+///     /// What this program calls.
+///     pub struct Cuda {
+///         pub init: entries::cuInit_v2000,
+///         pub device_get: entries::cuDeviceGet_v2000,
+///         pub mem_alloc: entries::cuMemAlloc_v3020,
+///     }
+/// }
+///
+/// fn main() -> Result<(), Error> {
+///     const { assert!(Cuda::MIN_DRIVER == 3020) };
+///     let driver = Driver::load()?;
+///     let cuda = Cuda::load(&driver)?;
+///     driver.check("cuInit", unsafe { (cuda.init)(0) })?;
+///     Ok(())
+/// }
+/// ```
+#[macro_export]
+macro_rules! entry_table {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident { $($(#[$fmeta:meta])* $fvis:vis $field:ident : $entry:ty),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy)]
+        $vis struct $name {
+            $($(#[$fmeta])* $fvis $field: <$entry as $crate::Entry>::Fn,)*
+        }
+
+        impl $name {
+            /// The oldest driver that has every entry of this table: the highest version
+            /// among them (`major * 1000 + minor * 10`).
+            pub const MIN_DRIVER: u32 = $crate::table::min_driver(&[$(<$entry as $crate::Entry>::VERSION),*]);
+
+            /// Every entry of the table, from `driver`; on failure, every entry that failed.
+            pub fn load(driver: &$crate::Driver) -> ::core::result::Result<Self, $crate::Error> {
+                let mut errors = ::std::vec::Vec::new();
+                $(let $field = driver.get::<$entry>().map_err(|e| errors.push(e)).ok();)*
+                match ($($field,)*) {
+                    ($(::core::option::Option::Some($field),)*) => ::core::result::Result::Ok($name { $($field),* }),
+                    _ => ::core::result::Result::Err($crate::Error::MissingEntries {
+                        table: ::core::stringify!($name),
+                        min_driver: Self::MIN_DRIVER,
+                        errors,
+                    }),
+                }
+            }
+        }
+    };
+}

@@ -1,0 +1,117 @@
+//! What a program ported from C leans on (issue 17): `CUresult` that prints itself, calls that
+//! name themselves in their errors, user-declared tables with their minimum driver, and
+//! cuda.h's cast constants.
+
+use cuda_driver_pfn::types::{cudaError_enum, CUresult, CU_DEVICE_CPU, CU_STREAM_LEGACY, CU_STREAM_PER_THREAD};
+use cuda_driver_pfn::{entries, entry_table, min_driver, Driver, Entry, Error, TOOLKITS};
+use cuda_sys_gen_tests::fake::{Fake, Flavour};
+use cuda_sys_gen_tests::*;
+
+#[test]
+fn cuda_result_prints_its_name_without_a_driver() {
+    let invalid: CUresult = cudaError_enum::CUDA_ERROR_INVALID_VALUE;
+    assert_eq!(format!("{invalid:?}"), "CUDA_ERROR_INVALID_VALUE");
+    assert_eq!(invalid.to_string(), "CUDA_ERROR_INVALID_VALUE (1)");
+    assert_eq!(invalid.name(), Some("CUDA_ERROR_INVALID_VALUE"));
+    assert_eq!(invalid.result(), Err(invalid));
+    assert_eq!(cudaError_enum::CUDA_SUCCESS.result(), Ok(()));
+    let unknown = cudaError_enum(987_654);
+    assert_eq!(format!("{unknown:?}"), "CUresult(987654)");
+    assert!(unknown.to_string().contains("987654"), "{unknown}");
+    // Usable as a `?` error where a program wants only the code.
+    let boxed: Box<dyn std::error::Error> = Box::new(invalid);
+    assert_eq!(boxed.to_string(), "CUDA_ERROR_INVALID_VALUE (1)");
+}
+
+#[test]
+fn a_call_through_a_marker_names_its_entry() {
+    let fake = Fake::new(Flavour::Full);
+    fake.set_driver_version(13050);
+    fake.add_abi("cuDriverGetVersion", 2020, false, fake.export("fake_cuDriverGetVersion"));
+    let driver = Driver::from_path(fake.path()).unwrap();
+    let mut v = 0;
+    driver.call::<entries::cuDriverGetVersion_v2020>(|f| unsafe { f(&mut v) }).unwrap();
+    assert_eq!(v, 13050);
+    fake.set_version_result(2); // CUDA_ERROR_OUT_OF_MEMORY
+    let err = driver.call::<entries::cuDriverGetVersion_v2020>(|f| unsafe { f(&mut v) }).unwrap_err();
+    assert!(matches!(&err, Error::Call { function, code: 2, .. } if function == "cuDriverGetVersion"), "{err:?}");
+    assert!(err.to_string().starts_with("cuDriverGetVersion failed with"), "{err}");
+    // A missing entry is the lookup's error, not a call's.
+    let err = driver.call::<entries::cuMemAlloc_v3020>(|f| unsafe { f(std::ptr::null_mut(), 0) }).unwrap_err();
+    assert!(matches!(err, Error::SymbolNotFound { .. }), "{err:?}");
+}
+
+entry_table! {
+    /// A program's entries: the newest is cuCtxCreate_v12050, so it needs CUDA 12.5.
+    struct Program {
+        init: entries::cuInit_v2000,
+        ctx_create: entries::cuCtxCreate_v12050,
+        mem_alloc: entries::cuMemAlloc_v3020,
+        launch: entries::cuLaunchKernel_v4000,
+    }
+}
+
+#[test]
+fn a_declared_table_knows_its_minimum_driver_and_lists_every_missing_entry() {
+    const { assert!(Program::MIN_DRIVER == 12050) };
+    assert_eq!(min_driver(&[]), 0);
+    assert_eq!(min_driver(&[entries::cuInit_v2000::VERSION, entries::cuMemAlloc_v3020::VERSION]), 3020);
+
+    let every = fake_with_every_entry(Flavour::Full);
+    let driver = Driver::from_path(every.path()).unwrap();
+    let table = Program::load(&driver).unwrap();
+    assert_eq!(table.mem_alloc as usize, fake::pointer_for(entries::cuMemAlloc_v3020::INDEX));
+    let _ = (table.init, table.ctx_create, table.launch);
+
+    // A 12.0 driver that has only cuInit: three entries missing, all named at once.
+    let fake = Fake::new(Flavour::Full);
+    fake.set_driver_version(12000);
+    fake.add_abi("cuInit", 2000, false, 0x1000);
+    let driver = Driver::from_path(fake.path()).unwrap();
+    let Err(err) = Program::load(&driver) else { panic!("a table with missing entries loaded") };
+    let Error::MissingEntries { table, min_driver, errors } = &err else { panic!("{err:?}") };
+    assert_eq!((*table, *min_driver, errors.len()), ("Program", 12050, 3), "{err}");
+    let text = err.to_string();
+    for name in ["cuCtxCreate", "cuMemAlloc", "cuLaunchKernel"] {
+        assert!(text.contains(name), "{name} missing from:\n{text}");
+    }
+    assert!(text.contains("CUDA 12.5"), "{text}");
+    assert!(!text.contains("cuInit"), "{text}");
+}
+
+/// The cast constants the emitter writes by hand are cuda.h's own, in the newest toolkit.
+#[test]
+fn cast_constants_are_cuda_h_s() {
+    let newest = TOOLKITS.last().unwrap();
+    let dir = cache_dir().join("include");
+    let pkg = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with("nvidia_cuda_runtime") && n.contains(&format!("-{newest}.")) && !n.ends_with("win_amd64")
+        })
+        .unwrap_or_else(|| panic!("no cached headers for CUDA {newest}"));
+    let cuda_h = std::fs::read_to_string(pkg.join("cuda.h")).unwrap();
+    let define = |name: &str| -> String {
+        let line = cuda_h
+            .lines()
+            .find(|l| l.split_whitespace().take(2).eq(["#define", name]))
+            .unwrap_or_else(|| panic!("cuda.h {newest} does not define {name}"));
+        line.split_whitespace().skip(2).collect()
+    };
+    for (name, _, c_type, value, _) in codegen::emit::CAST_CONSTANTS {
+        let body = define(name);
+        let inner = body
+            .strip_prefix(&format!("(({c_type})"))
+            .and_then(|b| b.strip_suffix(')'))
+            .unwrap_or_else(|| panic!("{name} is `{body}` in cuda.h, not a cast to {c_type}"));
+        // `((void*)CU_LAUNCH_PARAM_END_AS_INT)`: the value is one more #define away.
+        let inner = if inner.starts_with("CU_") { define(inner) } else { inner.to_owned() };
+        assert_eq!(inner, *value, "{name}");
+    }
+    assert_eq!(CU_STREAM_LEGACY as usize, 1);
+    assert_eq!(CU_STREAM_PER_THREAD as usize, 2);
+    assert_eq!(CU_DEVICE_CPU, -1);
+}
