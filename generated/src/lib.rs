@@ -64,6 +64,40 @@
 //! ABI of a symbol that both the crate and the driver have, as an enum with one case per ABI
 //! (the `newest` module's page has an example).
 //!
+//! # Calls and tables
+//!
+//! A program ported from C declares the entry points it calls as one table
+//! ([`entry_table!`]), loads them in one call, and calls through fields; [`Driver::call`]
+//! and `api::check` turn a `CUresult` into a `Result` whose error names the function.
+//!
+//! ```no_run
+//! use cuda_driver_pfn::{entries, entry_table, Driver, Error};
+//!
+//! entry_table! {
+//!     /// What this program calls.
+//!     pub struct Cuda {
+//!         pub init: entries::cuInit_v2000,
+//!         pub mem_alloc: entries::cuMemAlloc_v3020,
+//!     }
+//! }
+//!
+//! fn main() -> Result<(), Error> {
+//!     // The oldest driver this program runs on, known at compile time.
+//!     const { assert!(Cuda::MIN_DRIVER == 3020) };
+//!     let driver = Driver::load()?;
+//!     // Every missing entry at once, in one error.
+//!     let cuda = Cuda::load(&driver)?;
+//!     driver.check("cuInit", unsafe { (cuda.init)(0) })?;
+//!     // The same call, naming itself in the error.
+//!     driver.call::<entries::cuInit_v2000>(|init| unsafe { init(0) })?;
+//!     let _ = cuda.mem_alloc;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! `CUresult` prints its name (`CUDA_ERROR_INVALID_VALUE (1)`) with no driver, and
+//! `result.result()` is a `Result<(), CUresult>` for `?`.
+//!
 //! # Which name to use
 //!
 //! - `api::cuCtxCreate` (feature `api`): cuda.h's own function names, for a program ported from

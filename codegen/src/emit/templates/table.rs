@@ -23,26 +23,7 @@ pub const fn min_driver(versions: &[u32]) -> u32 {
 /// returns [`Error::MissingEntries`](crate::Error::MissingEntries) with each failure, not
 /// only the first.
 ///
-/// ```no_run
-/// use cuda_driver_pfn::{entries, entry_table, Driver, Error};
-///
-/// entry_table! {
-///     /// What this program calls.
-///     pub struct Cuda {
-///         pub init: entries::cuInit_v2000,
-///         pub device_get: entries::cuDeviceGet_v2000,
-///         pub mem_alloc: entries::cuMemAlloc_v3020,
-///     }
-/// }
-///
-/// fn main() -> Result<(), Error> {
-///     const { assert!(Cuda::MIN_DRIVER == 3020) };
-///     let driver = Driver::load()?;
-///     let cuda = Cuda::load(&driver)?;
-///     driver.check("cuInit", unsafe { (cuda.init)(0) })?;
-///     Ok(())
-/// }
-/// ```
+/// The crate docs' "Calls and tables" shows one in a whole program.
 #[macro_export]
 macro_rules! entry_table {
     ($(#[$meta:meta])* $vis:vis struct $name:ident { $($(#[$fmeta:meta])* $fvis:vis $field:ident : $entry:ty),* $(,)? }) => {
