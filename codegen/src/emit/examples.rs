@@ -1,5 +1,6 @@
-//! `examples/doctor.rs` and `examples/roundtrip.rs` of the generated crate: hand-written
-//! programs in `templates/`, written verbatim after the `@generated` marker.
+//! `examples/` of the generated crate: hand-written programs in `templates/`, written
+//! verbatim after the `@generated` marker: `doctor`, `roundtrip`, and the ports of NVIDIA's
+//! driver API samples, `vector_add_drv` and `device_query_drv` (feature `api`).
 
 use super::ctx::{template_file, Ctx};
 
@@ -8,6 +9,56 @@ pub const ROUNDTRIP_RS: &str = "examples/roundtrip.rs";
 
 pub const DOCTOR_TEMPLATE: &str = include_str!("templates/doctor.rs");
 pub const ROUNDTRIP_TEMPLATE: &str = include_str!("templates/roundtrip.rs");
+
+/// The sample ports: (name, path, template, the C names it calls). Each is emitted only for
+/// a crate whose newest toolkit has all its C names.
+pub const SAMPLES: &[(&str, &str, &str, &[&str])] = &[
+    (
+        "vector_add_drv",
+        "examples/vector_add_drv.rs",
+        include_str!("templates/vector_add_drv.rs"),
+        &[
+            "cuInit",
+            "cuDeviceGet",
+            "cuCtxCreate",
+            "cuModuleLoadData",
+            "cuModuleGetFunction",
+            "cuMemAlloc",
+            "cuMemcpyHtoD",
+            "cuLaunchKernel",
+            "cuMemcpyDtoH",
+            "cuMemFree",
+            "cuModuleUnload",
+            "cuCtxDestroy",
+        ],
+    ),
+    (
+        "device_query_drv",
+        "examples/device_query_drv.rs",
+        include_str!("templates/device_query_drv.rs"),
+        &[
+            "cuInit",
+            "cuDriverGetVersion",
+            "cuDeviceGetCount",
+            "cuDeviceGet",
+            "cuDeviceGetName",
+            "cuDeviceTotalMem",
+            "cuDeviceGetAttribute",
+        ],
+    ),
+];
+
+/// The samples whose C names the newest toolkit has, as (name, path, file).
+pub fn samples(ctx: &Ctx<'_>) -> Vec<(&'static str, &'static str, Vec<u8>)> {
+    let names = ctx.all_toolkits.last().and_then(|t| ctx.model.c_names.get(t));
+    SAMPLES
+        .iter()
+        .filter(|(_, _, _, needs)| {
+            names.is_some_and(|n| needs.iter().all(|c| n.get(*c).is_some_and(|t| t.default.is_some())))
+        })
+        .map(|(name, path, template, _)| (*name, *path, template_file(ctx, template)))
+        .collect()
+}
 
 /// The typedefs `roundtrip` calls by name. It is emitted only for a registry that has them
 /// all (a crate generated from fixture headers does not).
@@ -44,7 +95,8 @@ mod tests {
 
     #[test]
     fn templates_are_rust() {
-        for (name, t) in [("doctor", DOCTOR_TEMPLATE), ("roundtrip", ROUNDTRIP_TEMPLATE)] {
+        let samples = SAMPLES.iter().map(|(name, _, t, _)| (*name, *t));
+        for (name, t) in [("doctor", DOCTOR_TEMPLATE), ("roundtrip", ROUNDTRIP_TEMPLATE)].into_iter().chain(samples) {
             if let Err(e) = syn::parse_file(t) {
                 panic!("templates/{name}.rs does not parse: {e}");
             }

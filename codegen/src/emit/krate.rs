@@ -83,12 +83,17 @@ per-thread-default-stream = []
 runtime = []
 "#,
         marker = ctx.marker("#"),
-        examples = if ctx.model.entries.values().any(|e| e.pfn == "PFN_cuCtxCreate_v12050")
-            && super::examples::has_roundtrip(ctx)
-        {
-            "\n[[example]]\nname = \"roundtrip\"\nrequired-features = [\"newest\"]\n"
-        } else {
-            ""
+        examples = {
+            let mut s = String::new();
+            if ctx.model.entries.values().any(|e| e.pfn == "PFN_cuCtxCreate_v12050")
+                && super::examples::has_roundtrip(ctx)
+            {
+                s.push_str("\n[[example]]\nname = \"roundtrip\"\nrequired-features = [\"newest\"]\n");
+            }
+            for (name, _, _) in super::examples::samples(ctx) {
+                s.push_str(&format!("\n[[example]]\nname = \"{name}\"\nrequired-features = [\"api\"]\n"));
+            }
+            s
         },
         name = ctx.opts.crate_name,
         defaults = ctx

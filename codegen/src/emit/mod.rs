@@ -30,6 +30,8 @@ pub const SHIM_FILES: &[&str] = &[
     driver::TABLE_RS,
     examples::DOCTOR_RS,
     examples::ROUNDTRIP_RS,
+    examples::SAMPLES[0].1,
+    examples::SAMPLES[1].1,
     krate::README_MD,
     krate::LICENSE_MIT,
     krate::LICENSE_APACHE,
@@ -84,6 +86,9 @@ pub fn emit(
     files.insert(api::API_RS.into(), rust_file(&ctx, api::API_RS, api::api_rs(&ctx))?);
     files.insert(newest::VISIT_RS.into(), rust_file(&ctx, newest::VISIT_RS, newest::visit_rs(&ctx))?);
     files.insert(examples::DOCTOR_RS.into(), examples::doctor_rs(&ctx));
+    for (_, path, file) in examples::samples(&ctx) {
+        files.insert(path.into(), file);
+    }
     if let Some(roundtrip) = examples::roundtrip_rs(&ctx) {
         files.insert(examples::ROUNDTRIP_RS.into(), roundtrip);
     }
