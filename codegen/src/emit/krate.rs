@@ -222,9 +222,9 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub use newest::{symbols, NewestAbi, Symbol};
         pub use registry::{entries, Entry, EntryInfo, ENTRIES, TOOLKITS};
         pub use registry::{Platforms, StreamFlags, Variant};
-        pub use table::min_driver;
         #[cfg(feature = "runtime")]
         pub use runtime::Runtime;
+        pub use table::min_driver;
         #[cfg(feature = "visit")]
         pub use visit::{visit_entries, EntryVisitor};
         #[cfg(all(feature = "visit", feature = "newest"))]
