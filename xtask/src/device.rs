@@ -21,6 +21,11 @@ step roundtrip "$bin/roundtrip"
 step doctor "$bin/doctor"
 step real_driver "$bin/real_driver" --ignored --nocapture --test-threads 1
 step bench "$bin/conformance" bench
+step c_names "$bin/conformance" c-names
+step vector_add_drv "$bin/vector_add_drv"
+step device_query_drv "$bin/device_query_drv"
+step vector_add_cudarc "$bin/vector_add_cudarc"
+step device_query_cudarc "$bin/device_query_cudarc"
 "#;
 
 pub fn device_build(root: &Path) -> Result<()> {
@@ -28,9 +33,9 @@ pub fn device_build(root: &Path) -> Result<()> {
     std::fs::create_dir_all(&dest).with_context(|| format!("creating {}", dest.display()))?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let target = "x86_64-unknown-linux-gnu";
-    let features = "cuda-driver-pfn/gl,cuda-driver-pfn/egl,cuda-driver-pfn/vdpau,cuda-driver-pfn/profiler,cuda-driver-pfn/d3d9,cuda-driver-pfn/d3d10,cuda-driver-pfn/d3d11,cuda-driver-pfn/wgl,cuda-driver-pfn/runtime";
+    let features = "cuda-driver-pfn/gl,cuda-driver-pfn/egl,cuda-driver-pfn/vdpau,cuda-driver-pfn/profiler,cuda-driver-pfn/d3d9,cuda-driver-pfn/d3d10,cuda-driver-pfn/d3d11,cuda-driver-pfn/wgl,cuda-driver-pfn/runtime,cuda-driver-pfn/api";
     // Every module's feature, so that the checks reach every registry entry.
-    let examples = "gl,egl,vdpau,profiler,d3d9,d3d10,d3d11,wgl";
+    let examples = "gl,egl,vdpau,profiler,d3d9,d3d10,d3d11,wgl,newest,api";
     let builds: [&[&str]; 3] = [
         &["build", "--release", "-p", "cuda-sys-gen-tests", "--bin", "conformance", "--features", features],
         &["build", "--release", "-p", "cuda-driver-pfn", "--examples", "--features", examples],
@@ -74,8 +79,47 @@ pub fn device_build(root: &Path) -> Result<()> {
     copy(&rel.join("conformance"), &dest.join("conformance"))?;
     copy(&rel.join("examples").join("roundtrip"), &dest.join("roundtrip"))?;
     copy(&rel.join("examples").join("doctor"), &dest.join("doctor"))?;
+    for sample in ["vector_add_drv", "device_query_drv"] {
+        copy(&rel.join("examples").join(sample), &dest.join(sample))?;
+    }
+    build_cudarc_ports(root, &cargo, target, &dest)?;
     std::fs::write(dest.join("run-all.sh"), RUN_ALL).context("writing run-all.sh")?;
     println!("built into {}: run `bash .device-bin/run-all.sh` there (carry .device-bin)", dest.display());
+    Ok(())
+}
+
+/// The cudarc counterparts of the sample ports (`xtask/src/bench/scratch/*_cudarc.rs`), in a
+/// scratch crate under `target/`, for the same GPU run.
+fn build_cudarc_ports(root: &Path, cargo: &str, target: &str, dest: &Path) -> Result<()> {
+    let scratch = root.join("target").join("device-cudarc");
+    let sources = root.join("xtask").join("src").join("bench").join("scratch");
+    std::fs::create_dir_all(scratch.join("src").join("bin")).context("creating the cudarc scratch crate")?;
+    std::fs::write(
+        scratch.join("Cargo.toml"),
+        "[package]\nname = \"cudarc-ports\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n\
+         [dependencies]\ncudarc = { version = \"=0.19.10\", default-features = false, features = [\"std\", \"driver\", \"nvrtc\", \"dynamic-loading\", \"cuda-13000\"] }\n",
+    )?;
+    for (file, bin) in
+        [("vector_add_cudarc.rs", "vector_add_cudarc"), ("device_query_cudarc.rs", "device_query_cudarc")]
+    {
+        std::fs::copy(sources.join(file), scratch.join("src").join("bin").join(format!("{bin}.rs")))?;
+    }
+    std::fs::copy(sources.join("vector_add.ptx"), scratch.join("src").join("bin").join("vector_add.ptx"))?;
+    let out = Command::new(cargo)
+        .current_dir(&scratch)
+        .args(["build", "--release", "--offline", "--target", target])
+        .env("RUSTFLAGS", "-C strip=symbols")
+        .output()
+        .context("running cargo build for the cudarc ports")?;
+    if !out.status.success() {
+        bail!(
+            "building the cudarc ports failed (cudarc 0.19.10 must be in cargo's cache):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for bin in ["vector_add_cudarc", "device_query_cudarc"] {
+        copy(&scratch.join("target").join(target).join("release").join(bin), &dest.join(bin))?;
+    }
     Ok(())
 }
 

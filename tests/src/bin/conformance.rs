@@ -1,6 +1,7 @@
 //! On a machine with a CUDA driver: `conformance check DIR` (every registry entry against the
 //! driver's exports), `conformance launch` (a PTX kernel through resolved entry points, default
-//! and `_ptsz` launches), `conformance bench` (lookup costs against bare cuGetProcAddress).
+//! and `_ptsz` launches), `conformance bench` (lookup costs against bare cuGetProcAddress),
+//! `conformance c-names` (every function of `api` against `dlsym` of its exported name).
 //! Build it here and run it there: `cargo xtask device-build` puts it in `.device-bin/`.
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -21,7 +22,8 @@ fn main() -> ExitCode {
         Some("check") => check(args.get(2).map(PathBuf::from)),
         Some("launch") => launch(),
         Some("bench") => bench(),
-        _ => Err("usage: conformance check [DIR] | launch | bench".into()),
+        Some("c-names") => c_names(),
+        _ => Err("usage: conformance check [DIR] | launch | bench | c-names".into()),
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,
@@ -326,5 +328,74 @@ fn bench() -> Result<bool> {
     }
     let (o, b) = (median(&mut ours), median(&mut base));
     println!("cached lookup + call (ns)\t{o:.2}\t{b:.2}\t{:.3}\t(+{:.2} ns)", o / b, o - b);
+    // One call through the C-name module (process-wide driver, resolved on the first call)
+    // against the same call through a resolved pointer.
+    let mut v = 0;
+    // SAFETY: a valid out-pointer.
+    cuda_driver_pfn::api::check("cuDriverGetVersion", unsafe { cuda_driver_pfn::api::cuDriverGetVersion(&mut v) })?;
+    let (mut ours, mut base) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let through_api = || {
+            let mut v = 0;
+            let t = Instant::now();
+            for _ in 0..n {
+                // SAFETY: a valid out-pointer.
+                std::hint::black_box(unsafe { cuda_driver_pfn::api::cuDriverGetVersion(std::hint::black_box(&mut v)) });
+            }
+            Ok(t.elapsed().as_secs_f64() * 1e9 / n as f64)
+        };
+        let raw_pointer = || {
+            let mut v = 0;
+            let t = Instant::now();
+            for _ in 0..n {
+                let g = std::hint::black_box(f);
+                // SAFETY: a valid out-pointer.
+                std::hint::black_box(unsafe { g(std::hint::black_box(&mut v)) });
+            }
+            t.elapsed().as_secs_f64() * 1e9 / n as f64
+        };
+        let (o, b) = in_turns(round, through_api, raw_pointer)?;
+        ours.push(o);
+        base.push(b);
+    }
+    let (o, b) = (median(&mut ours), median(&mut base));
+    println!("api::cuDriverGetVersion call vs resolved pointer (ns)\t{o:.2}\t{b:.2}\t{:.3}\t(+{:.2} ns)", o / b, o - b);
     Ok(true)
+}
+
+/// Every function of the C-name module: the pointer it calls (resolved through the module's
+/// own driver) against `dlsym` of the name cuda.h's macros make of it.
+fn c_names() -> Result<bool> {
+    let driver = cuda_driver_pfn::api::driver()?;
+    let loader = Loader::open(std::path::Path::new(driver.library()))?;
+    let (mut same, mut not_exported, mut missing, mut different) = (0, 0, Vec::new(), Vec::new());
+    for &(c_name, index) in cuda_driver_pfn::api::C_NAMES {
+        let info = &ENTRIES[index];
+        match (driver.resolve(info), loader.dlsym(info.exported)) {
+            (Ok(p), Some(q)) if p.as_ptr() as usize == q => same += 1,
+            (Ok(p), Some(q)) => different.push(format!(
+                "{c_name}: {} at {:#x}, dlsym({}) {:#x} ({})",
+                info.pfn,
+                p.as_ptr() as usize,
+                info.exported,
+                q,
+                loader.dladdr(q).unwrap_or_default()
+            )),
+            (Ok(_), None) => not_exported += 1,
+            (Err(e), _) => missing.push(format!("{c_name} ({}): {e}", info.pfn)),
+        }
+    }
+    println!(
+        "C names: {} functions; {same} equal to dlsym of their exported name, {not_exported} not exported (cuGetProcAddress only), {} not on this driver, {} different",
+        cuda_driver_pfn::api::C_NAMES.len(),
+        missing.len(),
+        different.len()
+    );
+    for m in &missing {
+        println!("  not on this driver: {m}");
+    }
+    for d in &different {
+        println!("  DIFFERENT: {d}");
+    }
+    Ok(different.is_empty())
 }
