@@ -1,6 +1,8 @@
 //! The command-line front end of cuda-sys-gen, shared by the `cuda-sys-gen` binary (for other
 //! repositories) and this repository's `cargo xtask` (which fixes the paths).
 
+pub mod min_driver;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -267,6 +269,16 @@ pub enum Command {
         #[arg(long, default_value = "target/cuda-headers")]
         cache: PathBuf,
     },
+    /// The oldest driver that has every entry point the given Rust sources name (`entries::`,
+    /// `api::`, `cu!(..)`, `aliases::cuda_X_Y::`), and which entry sets it.
+    MinDriver {
+        /// Rust files, or folders searched for them (target/ and hidden folders skipped).
+        #[arg(required = true, value_name = "PATH")]
+        sources: Vec<PathBuf>,
+        /// The generated crate's registry.json.
+        #[arg(long, default_value = "generated/registry.json")]
+        registry: PathBuf,
+    },
 }
 
 /// `main` of the `cuda-sys-gen` binary.
@@ -276,5 +288,8 @@ pub fn run(cli: Cli) -> std::process::ExitCode {
             exit_code(generate(args, Paths { manifest, out, cache, crate_name, command: regenerate_command }))
         }
         Command::Diff { args, manifest, cache } => exit_status(diff(args, &manifest, &cache)),
+        Command::MinDriver { sources, registry } => {
+            exit_code(min_driver::floor(&registry, &sources).map(|f| print!("{}", f.render(Path::new(".")))))
+        }
     }
 }

@@ -168,3 +168,40 @@ fn readme_options_are_the_command_lines() {
     let undocumented: Vec<&String> = ours.iter().filter(|o| !named.contains(*o)).collect();
     assert!(undocumented.is_empty(), "options of cuda-sys-gen the README does not mention: {undocumented:?}");
 }
+
+/// The README's `min-driver` outputs are what the command prints today.
+#[test]
+fn readme_min_driver_output_is_the_command_s() {
+    let root = repo_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let mut checked = 0;
+    let mut lines = readme.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(path) = line.strip_prefix("$ cuda-sys-gen min-driver ") else { continue };
+        let mut shown = String::new();
+        while let Some(next) = lines.peek().filter(|l| !l.starts_with("$ ") && !l.starts_with("```")) {
+            shown.push_str(next);
+            shown.push('\n');
+            lines.next();
+        }
+        let floor = cuda_sys_gen::min_driver::floor(&root.join("generated/registry.json"), &[root.join(path)])
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        assert_eq!(shown, floor.render(&root), "README's output of `min-driver {path}` is stale");
+        checked += 1;
+    }
+    assert_eq!(checked, 2, "the README shows min-driver for both sample ports");
+}
+
+/// Names the registry lacks are refused with file and line, all at once.
+#[test]
+fn min_driver_refuses_unknown_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("main.rs");
+    std::fs::write(&file, "fn main() {\n    cu!(cuNoSuchThing(1));\n    let _ = entries::cuMemAlloc_v1;\n}\n").unwrap();
+    let err = cuda_sys_gen::min_driver::floor(&repo_root().join("generated/registry.json"), &[file]).unwrap_err();
+    let text = format!("{err:#}");
+    assert!(
+        text.contains("main.rs:2: api::cuNoSuchThing") && text.contains("main.rs:3: entries::cuMemAlloc_v1"),
+        "{text}"
+    );
+}
