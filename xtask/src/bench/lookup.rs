@@ -10,7 +10,8 @@ use super::{run_quiet, write_file, Env, Paired, Row, Target};
 use crate::progress;
 
 const SOURCE: &str = include_str!("scratch/lookup.rs");
-const MODULE_FEATURES: &str = "\"gl\", \"egl\", \"vdpau\", \"profiler\", \"d3d9\", \"d3d10\", \"d3d11\", \"wgl\"";
+const MODULE_FEATURES: &str =
+    "\"gl\", \"egl\", \"vdpau\", \"profiler\", \"d3d9\", \"d3d10\", \"d3d11\", \"wgl\", \"visit\", \"api\"";
 
 pub fn run(env: &Env, rounds: usize) -> Result<(Vec<Row>, Vec<String>)> {
     let dir = env.dir.join("lookup");
@@ -20,7 +21,11 @@ pub fn run(env: &Env, rounds: usize) -> Result<(Vec<Row>, Vec<String>)> {
     c.args(["build", "--release", "--quiet", "--offline", "-p", "fake-libcuda", "--target-dir"]).arg(&fake_target);
     run_quiet(&mut c, "cargo build -p fake-libcuda --release")?;
     let file = format!("{}fake_libcuda{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
-    let fake = dir.join(&file);
+    // Named as the driver, so that the api module's `Driver::load` (LD_LIBRARY_PATH below)
+    // and the bench's own handle open one copy.
+    let fake_dir = dir.join("fake-driver");
+    std::fs::create_dir_all(&fake_dir).context("creating the fake's folder")?;
+    let fake = fake_dir.join("libcuda.so.1");
     std::fs::copy(fake_target.join("release").join(&file), &fake).context("copying the fake libcuda")?;
 
     let krate = dir.join("lookup-bench");
@@ -39,7 +44,12 @@ pub fn run(env: &Env, rounds: usize) -> Result<(Vec<Row>, Vec<String>)> {
     run_quiet(env.cargo(&krate).args(["build", "--release", "--quiet", "--offline"]), "cargo build lookup-bench")?;
     let exe: PathBuf = krate.join("target").join("release").join("lookup-bench");
     progress!("lookup: {rounds} rounds");
-    let out = Command::new(&exe).arg(&fake).arg(rounds.to_string()).output().context("running lookup-bench")?;
+    let out = Command::new(&exe)
+        .arg(&fake)
+        .arg(rounds.to_string())
+        .env("LD_LIBRARY_PATH", &fake_dir)
+        .output()
+        .context("running lookup-bench")?;
     if !out.status.success() {
         bail!("lookup-bench failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     }
@@ -56,6 +66,7 @@ pub fn run(env: &Env, rounds: usize) -> Result<(Vec<Row>, Vec<String>)> {
     let (fo, fb) = series("first")?;
     let (co, cb) = series("cached")?;
     let (ao, ab) = series("all")?;
+    let (po, pb) = series("api")?;
     let (mo, mb) = series("first-model")?;
     let entries =
         text.lines().find_map(|l| l.strip_prefix("entries\t")).context("lookup-bench printed no entry count")?;
@@ -79,6 +90,16 @@ pub fn run(env: &Env, rounds: usize) -> Result<(Vec<Row>, Vec<String>)> {
             digits: 2,
             ours: co,
             base: cb,
+            target: Target::More(1.0, "ns"),
+        }
+        .row(),
+        Paired {
+            metric: "api::cuDriverGetVersion call, fake driver (ns)".into(),
+            baseline_name: "call through a resolved pointer",
+            unit: "ns",
+            digits: 2,
+            ours: po,
+            base: pb,
             target: Target::More(1.0, "ns"),
         }
         .row(),

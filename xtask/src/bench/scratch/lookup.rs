@@ -65,6 +65,7 @@ fn main() {
     println!("entries\t{}", ENTRIES.len());
     first(&fake, raw, path, rounds);
     cached(&fake, path, rounds);
+    api_call(&fake, path, rounds);
     all(&fake, raw, path, rounds);
 }
 
@@ -184,6 +185,45 @@ fn cached(fake: &Fake, path: &str, rounds: usize) {
         take_turns(round, &mut ours, &mut base, run_ours, run_base);
     }
     print("cached", &ours, &base);
+}
+
+/// One call through the C-name module (its process-wide driver is the fake, found as
+/// `libcuda.so.1` on LD_LIBRARY_PATH) against the same call through a resolved pointer.
+fn api_call(fake: &Fake, path: &str, rounds: usize) {
+    type E = entries::cuDriverGetVersion_v2020;
+    fake.reset();
+    fake.add_abi(E::INFO.symbol, E::VERSION, false, version_stub as usize);
+    let d = Driver::from_path(path).expect("the fake loads");
+    let f = d.get::<E>().expect("the fake has it");
+    let mut v = 0;
+    // SAFETY: a valid out-pointer.
+    let first = unsafe { cuda_driver_pfn::api::cuDriverGetVersion(&mut v) };
+    assert_eq!(first.0, 0, "api::cuDriverGetVersion: {:?}", cuda_driver_pfn::api::error_of("cuDriverGetVersion"));
+    let n = 2_000_000;
+    let (mut ours, mut base) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let run_ours = || {
+            let mut v = 0;
+            let t = Instant::now();
+            for _ in 0..n {
+                // SAFETY: a valid out-pointer.
+                black_box(unsafe { cuda_driver_pfn::api::cuDriverGetVersion(black_box(&mut v)) });
+            }
+            t.elapsed().as_secs_f64() * 1e9 / n as f64
+        };
+        let run_base = || {
+            let mut v = 0;
+            let t = Instant::now();
+            for _ in 0..n {
+                let g = black_box(f);
+                // SAFETY: as above.
+                black_box(unsafe { g(black_box(&mut v)) });
+            }
+            t.elapsed().as_secs_f64() * 1e9 / n as f64
+        };
+        take_turns(round, &mut ours, &mut base, run_ours, run_base);
+    }
+    print("api", &ours, &base);
 }
 
 fn all(fake: &Fake, raw: GetProcAddressV2, path: &str, rounds: usize) {
