@@ -462,4 +462,28 @@ mod tests {
         // Order of inputs does not matter.
         assert_eq!(m, Model::build(vec![old, new]));
     }
+
+    #[test]
+    fn c_names_resolve_by_exported_name_and_unknown_ones_are_kept() {
+        let mut t = input("13.0", &["PFN_cuX_v2000", "PFN_cuX_v3020", "PFN_cuX_v7000_ptds"], &[]);
+        let exports = |d: Option<&str>, p: Option<&str>| CNameExports {
+            default: d.map(str::to_owned),
+            per_thread: p.map(str::to_owned),
+        };
+        t.c_names.insert("cuX".into(), exports(Some("cuX_v2"), Some("cuX_v2_ptds")));
+        t.c_names.insert("cuGone".into(), exports(Some("cuGone_v2"), None));
+        let m = Model::build(vec![t]);
+        let names = &m.c_names[&tk("13.0")];
+        assert_eq!(names["cuX"].default.as_deref(), Some("PFN_cuX_v3020"));
+        assert_eq!(names["cuX"].per_thread.as_deref(), Some("PFN_cuX_v7000_ptds"));
+        assert_eq!(
+            m.unresolved_c_names,
+            [UnresolvedCName {
+                toolkit: tk("13.0"),
+                c_name: "cuGone".into(),
+                exported: "cuGone_v2".into(),
+                per_thread: false
+            }]
+        );
+    }
 }

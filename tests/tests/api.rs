@@ -95,3 +95,15 @@ fn without_a_driver_c_names_return_unavailable_and_say_why() {
     assert!(matches!(err, Error::LibraryNotFound { .. }), "{err:?}");
     assert!(err.to_string().contains("libcuda.so.1"), "{err}");
 }
+
+/// What `cuCtxCreate` meant in each toolkit, as markers for `Driver::get` (issue 14).
+#[test]
+fn per_toolkit_c_names_are_markers_of_what_that_cuda_h_meant() {
+    use cuda_driver_pfn::aliases;
+    assert_eq!(<aliases::cuda_12_9::cuCtxCreate as Entry>::VERSION, 3020);
+    assert_eq!(<aliases::cuda_12_9::cuCtxCreate as Entry>::INFO.exported, "cuCtxCreate_v2");
+    assert_eq!(<aliases::cuda_13_0::cuCtxCreate as Entry>::VERSION, 12050);
+    assert_eq!(<aliases::cuda_13_0::cuCtxCreate as Entry>::INFO.exported, "cuCtxCreate_v4");
+    assert_eq!(<aliases::cuda_12_0::cuGraphInstantiate as Entry>::INFO.symbol, "cuGraphInstantiateWithFlags");
+    assert_eq!(<aliases::cuda_11_8::cuGraphInstantiate as Entry>::INFO.exported, "cuGraphInstantiate_v2");
+}
