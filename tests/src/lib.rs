@@ -28,6 +28,23 @@ pub fn cache_dir() -> PathBuf {
     repo_root().join("target").join("cuda-headers")
 }
 
+/// The include folder of a toolkit's cached nvidia-cuda-runtime wheel (the win_amd64 one when
+/// `windows`). Panics where the cache lacks it: tests run after generation filled it.
+pub fn cached_include(version: &str, windows: bool) -> PathBuf {
+    let dir = cache_dir().join("include");
+    std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            let n = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            n.starts_with("nvidia_cuda_runtime")
+                && n.contains(&format!("-{version}."))
+                && n.ends_with("win_amd64") == windows
+        })
+        .unwrap_or_else(|| panic!("no cached headers for CUDA {version}"))
+}
+
 /// A manifest with the real [fetch], [[header]] and [libclang] sections and only the given
 /// pinned toolkits (an empty list: none). Returned as the folder that holds it.
 pub fn manifest_with_toolkits(versions: &[&str]) -> tempfile::TempDir {

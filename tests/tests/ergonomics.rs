@@ -83,16 +83,7 @@ fn a_declared_table_knows_its_minimum_driver_and_lists_every_missing_entry() {
 #[test]
 fn cast_constants_are_cuda_h_s() {
     let newest = TOOLKITS.last().unwrap();
-    let dir = cache_dir().join("include");
-    let pkg = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            let n = p.file_name().unwrap().to_string_lossy().into_owned();
-            n.starts_with("nvidia_cuda_runtime") && n.contains(&format!("-{newest}.")) && !n.ends_with("win_amd64")
-        })
-        .unwrap_or_else(|| panic!("no cached headers for CUDA {newest}"));
+    let pkg = cached_include(newest, false);
     let cuda_h = std::fs::read_to_string(pkg.join("cuda.h")).unwrap();
     let define = |name: &str| -> String {
         let line = cuda_h

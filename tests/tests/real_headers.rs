@@ -26,18 +26,7 @@ fn entries_by_pfn(v: &Value) -> BTreeMap<String, Value> {
 /// was dropped between clang and the registry. `windows`: the win_amd64 wheel's copy, where
 /// `_WIN32` holds (cuWGLGetDevice); the Linux copy has no `_WIN32` typedefs to skip.
 fn typedef_lines(version: &str, header: &str, windows: bool) -> usize {
-    let dir = cache_dir().join("include");
-    let pkg = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| {
-            let n = p.file_name().unwrap().to_string_lossy().into_owned();
-            n.starts_with("nvidia_cuda_runtime")
-                && n.contains(&format!("-{version}."))
-                && n.ends_with("win_amd64") == windows
-        })
-        .unwrap_or_else(|| panic!("no cached headers for {version}"));
+    let pkg = cached_include(version, windows);
     let text = std::fs::read_to_string(pkg.join(header)).unwrap();
     let mut count = text.matches("*PFN_").count();
     if !windows {

@@ -153,6 +153,16 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
+/// Nanoseconds per call of `call` (a cuDriverGetVersion), over `n` calls.
+fn ns_per_call<R>(n: usize, mut call: impl FnMut(*mut c_int) -> R) -> f64 {
+    let mut v = 0;
+    let t = Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(call(std::hint::black_box(&mut v)));
+    }
+    t.elapsed().as_secs_f64() * 1e9 / n as f64
+}
+
 /// Seconds for one first lookup of cuMemAlloc_v3020 on each of `drivers`.
 fn first_lookups(drivers: &[Driver]) -> Result<f64> {
     let t = Instant::now();
@@ -303,25 +313,13 @@ fn bench() -> Result<bool> {
     let (mut ours, mut base) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         let cached = || {
-            let mut v = 0;
-            let t = Instant::now();
-            for _ in 0..n {
-                let g = std::hint::black_box(&d).get::<entries::cuDriverGetVersion_v2020>()?;
-                // SAFETY: a valid out-pointer.
-                unsafe { g(&mut v) };
-            }
-            Ok(t.elapsed().as_secs_f64() * 1e9 / n as f64)
+            let g = || std::hint::black_box(&d).get::<entries::cuDriverGetVersion_v2020>();
+            g()?;
+            // SAFETY: a valid out-pointer; the lookup succeeded just before.
+            Ok(ns_per_call(n, |v| unsafe { g().map(|g| g(v)) }))
         };
-        let raw_pointer = || {
-            let mut v = 0;
-            let t = Instant::now();
-            for _ in 0..n {
-                let g = std::hint::black_box(f);
-                // SAFETY: a valid out-pointer.
-                unsafe { g(&mut v) };
-            }
-            t.elapsed().as_secs_f64() * 1e9 / n as f64
-        };
+        // SAFETY: a valid out-pointer.
+        let raw_pointer = || ns_per_call(n, |v| unsafe { std::hint::black_box(f)(v) });
         let (o, b) = in_turns(round, cached, raw_pointer)?;
         ours.push(o);
         base.push(b);
@@ -335,25 +333,10 @@ fn bench() -> Result<bool> {
     cuda_driver_pfn::api::check("cuDriverGetVersion", unsafe { cuda_driver_pfn::api::cuDriverGetVersion(&mut v) })?;
     let (mut ours, mut base) = (Vec::new(), Vec::new());
     for round in 0..rounds {
-        let through_api = || {
-            let mut v = 0;
-            let t = Instant::now();
-            for _ in 0..n {
-                // SAFETY: a valid out-pointer.
-                std::hint::black_box(unsafe { cuda_driver_pfn::api::cuDriverGetVersion(std::hint::black_box(&mut v)) });
-            }
-            Ok(t.elapsed().as_secs_f64() * 1e9 / n as f64)
-        };
-        let raw_pointer = || {
-            let mut v = 0;
-            let t = Instant::now();
-            for _ in 0..n {
-                let g = std::hint::black_box(f);
-                // SAFETY: a valid out-pointer.
-                std::hint::black_box(unsafe { g(std::hint::black_box(&mut v)) });
-            }
-            t.elapsed().as_secs_f64() * 1e9 / n as f64
-        };
+        // SAFETY: a valid out-pointer.
+        let through_api = || Ok(ns_per_call(n, |v| unsafe { cuda_driver_pfn::api::cuDriverGetVersion(v) }));
+        // SAFETY: a valid out-pointer.
+        let raw_pointer = || ns_per_call(n, |v| unsafe { std::hint::black_box(f)(v) });
         let (o, b) = in_turns(round, through_api, raw_pointer)?;
         ours.push(o);
         base.push(b);

@@ -163,28 +163,24 @@ fn cached(fake: &Fake, path: &str, rounds: usize) {
     let (mut ours, mut base) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         let run_ours = || {
-            let mut v = 0;
-            let t = Instant::now();
-            for _ in 0..n {
-                let g = black_box(&d).get::<E>().expect("cached");
-                // SAFETY: a valid out-pointer.
-                unsafe { g(&mut v) };
-            }
-            t.elapsed().as_secs_f64() * 1e9 / n as f64
+            // SAFETY: a valid out-pointer.
+            ns_per_call(n, |v| unsafe { black_box(&d).get::<E>().expect("cached")(v) })
         };
-        let run_base = || {
-            let mut v = 0;
-            let t = Instant::now();
-            for _ in 0..n {
-                let g = black_box(f);
-                // SAFETY: as above.
-                unsafe { g(&mut v) };
-            }
-            t.elapsed().as_secs_f64() * 1e9 / n as f64
-        };
+        // SAFETY: as above.
+        let run_base = || ns_per_call(n, |v| unsafe { black_box(f)(v) });
         take_turns(round, &mut ours, &mut base, run_ours, run_base);
     }
     print("cached", &ours, &base);
+}
+
+/// Nanoseconds per call of `call` (a cuDriverGetVersion), over `n` calls.
+fn ns_per_call<R>(n: usize, mut call: impl FnMut(*mut c_int) -> R) -> f64 {
+    let mut v = 0;
+    let t = Instant::now();
+    for _ in 0..n {
+        black_box(call(black_box(&mut v)));
+    }
+    t.elapsed().as_secs_f64() * 1e9 / n as f64
 }
 
 /// One call through the C-name module (its process-wide driver is the fake, found as
@@ -202,25 +198,10 @@ fn api_call(fake: &Fake, path: &str, rounds: usize) {
     let n = 2_000_000;
     let (mut ours, mut base) = (Vec::new(), Vec::new());
     for round in 0..rounds {
-        let run_ours = || {
-            let mut v = 0;
-            let t = Instant::now();
-            for _ in 0..n {
-                // SAFETY: a valid out-pointer.
-                black_box(unsafe { cuda_driver_pfn::api::cuDriverGetVersion(black_box(&mut v)) });
-            }
-            t.elapsed().as_secs_f64() * 1e9 / n as f64
-        };
-        let run_base = || {
-            let mut v = 0;
-            let t = Instant::now();
-            for _ in 0..n {
-                let g = black_box(f);
-                // SAFETY: as above.
-                black_box(unsafe { g(black_box(&mut v)) });
-            }
-            t.elapsed().as_secs_f64() * 1e9 / n as f64
-        };
+        // SAFETY: a valid out-pointer.
+        let run_ours = || ns_per_call(n, |v| unsafe { cuda_driver_pfn::api::cuDriverGetVersion(v) });
+        // SAFETY: as above.
+        let run_base = || ns_per_call(n, |v| unsafe { black_box(f)(v) });
         take_turns(round, &mut ours, &mut base, run_ours, run_base);
     }
     print("api", &ours, &base);
