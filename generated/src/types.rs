@@ -9065,3 +9065,288 @@ pub const CU_LAUNCH_PARAM_BUFFER_SIZE: *mut ::core::ffi::c_void = 0x02
 pub const CU_DEVICE_CPU: CUdevice = -1 as CUdevice;
 /// cuda.h's `#define CU_DEVICE_INVALID ((CUdevice)-2)`. No device.
 pub const CU_DEVICE_INVALID: CUdevice = -2 as CUdevice;
+/// [`CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: ::core::ffi::c_uint = CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
+    .0;
+/// [`CUmemAttach_flags_enum::CU_MEM_ATTACH_GLOBAL`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_MEM_ATTACH_GLOBAL: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_GLOBAL
+    .0;
+/// [`CUmemAttach_flags_enum::CU_MEM_ATTACH_HOST`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_MEM_ATTACH_HOST: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_HOST
+    .0;
+/// [`CUmemAttach_flags_enum::CU_MEM_ATTACH_SINGLE`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_MEM_ATTACH_SINGLE: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_SINGLE
+    .0;
+/// [`CUctx_flags_enum::CU_CTX_SCHED_AUTO`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_CTX_SCHED_AUTO: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_AUTO.0;
+/// [`CUctx_flags_enum::CU_CTX_SCHED_SPIN`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_CTX_SCHED_SPIN: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_SPIN.0;
+/// [`CUctx_flags_enum::CU_CTX_SCHED_YIELD`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_CTX_SCHED_YIELD: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_YIELD
+    .0;
+/// [`CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_CTX_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC
+    .0;
+/// [`CUctx_flags_enum::CU_CTX_BLOCKING_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_CTX_BLOCKING_SYNC: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_BLOCKING_SYNC
+    .0;
+/// [`CUctx_flags_enum::CU_CTX_SCHED_MASK`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_CTX_SCHED_MASK: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_MASK.0;
+/// [`CUctx_flags_enum::CU_CTX_MAP_HOST`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_CTX_MAP_HOST: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_MAP_HOST.0;
+/// [`CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_CTX_LMEM_RESIZE_TO_MAX: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX
+    .0;
+/// [`CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_CTX_COREDUMP_ENABLE: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE
+    .0;
+/// [`CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_CTX_USER_COREDUMP_ENABLE: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE
+    .0;
+/// [`CUctx_flags_enum::CU_CTX_SYNC_MEMOPS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_CTX_SYNC_MEMOPS: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SYNC_MEMOPS
+    .0;
+/// [`CUctx_flags_enum::CU_CTX_FLAGS_MASK`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_CTX_FLAGS_MASK: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_FLAGS_MASK.0;
+/// [`CUevent_sched_flags_enum::CU_EVENT_SCHED_AUTO`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_EVENT_SCHED_AUTO: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_AUTO
+    .0;
+/// [`CUevent_sched_flags_enum::CU_EVENT_SCHED_SPIN`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_EVENT_SCHED_SPIN: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_SPIN
+    .0;
+/// [`CUevent_sched_flags_enum::CU_EVENT_SCHED_YIELD`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_EVENT_SCHED_YIELD: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_YIELD
+    .0;
+/// [`CUevent_sched_flags_enum::CU_EVENT_SCHED_BLOCKING_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_EVENT_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_BLOCKING_SYNC
+    .0;
+/// [`cl_event_flags_enum::NVCL_EVENT_SCHED_AUTO`]`.0`: the value as the functions' `flags` parameters take it.
+pub const NVCL_EVENT_SCHED_AUTO: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_AUTO
+    .0;
+/// [`cl_event_flags_enum::NVCL_EVENT_SCHED_SPIN`]`.0`: the value as the functions' `flags` parameters take it.
+pub const NVCL_EVENT_SCHED_SPIN: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_SPIN
+    .0;
+/// [`cl_event_flags_enum::NVCL_EVENT_SCHED_YIELD`]`.0`: the value as the functions' `flags` parameters take it.
+pub const NVCL_EVENT_SCHED_YIELD: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_YIELD
+    .0;
+/// [`cl_event_flags_enum::NVCL_EVENT_SCHED_BLOCKING_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+pub const NVCL_EVENT_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_BLOCKING_SYNC
+    .0;
+/// [`cl_context_flags_enum::NVCL_CTX_SCHED_AUTO`]`.0`: the value as the functions' `flags` parameters take it.
+pub const NVCL_CTX_SCHED_AUTO: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_AUTO
+    .0;
+/// [`cl_context_flags_enum::NVCL_CTX_SCHED_SPIN`]`.0`: the value as the functions' `flags` parameters take it.
+pub const NVCL_CTX_SCHED_SPIN: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_SPIN
+    .0;
+/// [`cl_context_flags_enum::NVCL_CTX_SCHED_YIELD`]`.0`: the value as the functions' `flags` parameters take it.
+pub const NVCL_CTX_SCHED_YIELD: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_YIELD
+    .0;
+/// [`cl_context_flags_enum::NVCL_CTX_SCHED_BLOCKING_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+pub const NVCL_CTX_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_BLOCKING_SYNC
+    .0;
+/// [`CUstream_flags_enum::CU_STREAM_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_DEFAULT: ::core::ffi::c_uint = CUstream_flags_enum::CU_STREAM_DEFAULT
+    .0;
+/// [`CUstream_flags_enum::CU_STREAM_NON_BLOCKING`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_NON_BLOCKING: ::core::ffi::c_uint = CUstream_flags_enum::CU_STREAM_NON_BLOCKING
+    .0;
+/// [`CUevent_flags_enum::CU_EVENT_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_EVENT_DEFAULT: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_DEFAULT.0;
+/// [`CUevent_flags_enum::CU_EVENT_BLOCKING_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_EVENT_BLOCKING_SYNC: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_BLOCKING_SYNC
+    .0;
+/// [`CUevent_flags_enum::CU_EVENT_DISABLE_TIMING`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_EVENT_DISABLE_TIMING: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_DISABLE_TIMING
+    .0;
+/// [`CUevent_flags_enum::CU_EVENT_INTERPROCESS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_EVENT_INTERPROCESS: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_INTERPROCESS
+    .0;
+/// [`CUevent_record_flags_enum::CU_EVENT_RECORD_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_EVENT_RECORD_DEFAULT: ::core::ffi::c_uint = CUevent_record_flags_enum::CU_EVENT_RECORD_DEFAULT
+    .0;
+/// [`CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_EVENT_RECORD_EXTERNAL: ::core::ffi::c_uint = CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL
+    .0;
+/// [`CUevent_wait_flags_enum::CU_EVENT_WAIT_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_EVENT_WAIT_DEFAULT: ::core::ffi::c_uint = CUevent_wait_flags_enum::CU_EVENT_WAIT_DEFAULT
+    .0;
+/// [`CUevent_wait_flags_enum::CU_EVENT_WAIT_EXTERNAL`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_EVENT_WAIT_EXTERNAL: ::core::ffi::c_uint = CUevent_wait_flags_enum::CU_EVENT_WAIT_EXTERNAL
+    .0;
+/// [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_WAIT_VALUE_GEQ: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ
+    .0;
+/// [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_WAIT_VALUE_EQ: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ
+    .0;
+/// [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_WAIT_VALUE_AND: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND
+    .0;
+/// [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_WAIT_VALUE_NOR: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR
+    .0;
+/// [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_WAIT_VALUE_FLUSH: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH
+    .0;
+/// [`CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_WRITE_VALUE_DEFAULT: ::core::ffi::c_uint = CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_DEFAULT
+    .0;
+/// [`CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: ::core::ffi::c_uint = CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
+    .0;
+/// [`CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_SYS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_MEMORY_BARRIER_TYPE_SYS: ::core::ffi::c_uint = CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_SYS
+    .0;
+/// [`CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_GPU`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_MEMORY_BARRIER_TYPE_GPU: ::core::ffi::c_uint = CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_GPU
+    .0;
+/// [`CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_OCCUPANCY_DEFAULT: ::core::ffi::c_uint = CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT
+    .0;
+/// [`CUoccupancy_flags_enum::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE: ::core::ffi::c_uint = CUoccupancy_flags_enum::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
+    .0;
+/// [`CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_ADD_CAPTURE_DEPENDENCIES: ::core::ffi::c_uint = CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES
+    .0;
+/// [`CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_SET_CAPTURE_DEPENDENCIES`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_STREAM_SET_CAPTURE_DEPENDENCIES: ::core::ffi::c_uint = CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_SET_CAPTURE_DEPENDENCIES
+    .0;
+/// [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GET_PROC_ADDRESS_DEFAULT: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_DEFAULT
+    .0;
+/// [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_LEGACY_STREAM`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GET_PROC_ADDRESS_LEGACY_STREAM: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_LEGACY_STREAM
+    .0;
+/// [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+    .0;
+/// [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_NONE`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: ::core::ffi::c_uint = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_NONE
+    .0;
+/// [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READ`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_MEM_ACCESS_FLAGS_PROT_READ: ::core::ffi::c_uint = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READ
+    .0;
+/// [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READWRITE`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: ::core::ffi::c_uint = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+    .0;
+/// [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_MAX`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_MEM_ACCESS_FLAGS_PROT_MAX: ::core::ffi::c_uint = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_MAX
+    .0;
+/// [`CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_MINIMUM`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: ::core::ffi::c_uint = CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_MINIMUM
+    .0;
+/// [`CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: ::core::ffi::c_uint = CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
+    .0;
+/// [`CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_MINIMUM`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_MULTICAST_GRANULARITY_MINIMUM: ::core::ffi::c_uint = CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_MINIMUM
+    .0;
+/// [`CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_RECOMMENDED`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_MULTICAST_GRANULARITY_RECOMMENDED: ::core::ffi::c_uint = CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_RECOMMENDED
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS
+    .0;
+/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS
+    .0;
+/// [`CUuserObject_flags_enum::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_USER_OBJECT_NO_DESTRUCTOR_SYNC: ::core::ffi::c_uint = CUuserObject_flags_enum::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
+    .0;
+/// [`CUuserObjectRetain_flags_enum::CU_GRAPH_USER_OBJECT_MOVE`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GRAPH_USER_OBJECT_MOVE: ::core::ffi::c_uint = CUuserObjectRetain_flags_enum::CU_GRAPH_USER_OBJECT_MOVE
+    .0;
+/// [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: ::core::ffi::c_uint = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+    .0;
+/// [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: ::core::ffi::c_uint = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
+    .0;
+/// [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH: ::core::ffi::c_uint = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+    .0;
+/// [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: ::core::ffi::c_uint = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+    .0;
+/// [`CUgreenCtxCreate_flags::CU_GREEN_CTX_NONE`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GREEN_CTX_NONE: ::core::ffi::c_uint = CUgreenCtxCreate_flags::CU_GREEN_CTX_NONE
+    .0;
+/// [`CUgreenCtxCreate_flags::CU_GREEN_CTX_DEFAULT_STREAM`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GREEN_CTX_DEFAULT_STREAM: ::core::ffi::c_uint = CUgreenCtxCreate_flags::CU_GREEN_CTX_DEFAULT_STREAM
+    .0;
+/// [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_DEV_SM_RESOURCE_GROUP_DEFAULT: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_DEFAULT
+    .0;
+/// [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_BACKFILL`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_DEV_SM_RESOURCE_GROUP_BACKFILL: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_BACKFILL
+    .0;
+/// [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID
+    .0;
+/// [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS
+    .0;
+/// [`CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING: ::core::ffi::c_uint = CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING
+    .0;
+/// [`CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE: ::core::ffi::c_uint = CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE
+    .0;
+/// [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_NONE`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GL_MAP_RESOURCE_FLAGS_NONE: ::core::ffi::c_uint = CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_NONE
+    .0;
+/// [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY: ::core::ffi::c_uint = CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY
+    .0;
+/// [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD`]`.0`: the value as the functions' `flags` parameters take it.
+pub const CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD: ::core::ffi::c_uint = CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD
+    .0;

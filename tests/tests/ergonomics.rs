@@ -79,6 +79,20 @@ fn a_declared_table_knows_its_minimum_driver_and_lists_every_missing_entry() {
     assert!(!text.contains("cuInit"), "{text}");
 }
 
+/// Flags as C writes them: plain integers that the functions' `flags` parameters take.
+#[test]
+fn flags_need_no_dot_zero() {
+    use cuda_driver_pfn::types::{
+        CUctx_flags, CUstream_flags, CU_CTX_MAP_HOST, CU_CTX_SCHED_SPIN, CU_STREAM_NON_BLOCKING,
+    };
+    let flags = CU_CTX_SCHED_SPIN | CU_CTX_MAP_HOST;
+    assert_eq!(flags, CUctx_flags::CU_CTX_SCHED_SPIN.0 | CUctx_flags::CU_CTX_MAP_HOST.0);
+    assert_eq!(CU_STREAM_NON_BLOCKING, CUstream_flags::CU_STREAM_NON_BLOCKING.0);
+    // They type-check where cuda.h's prototypes take `unsigned int Flags` (never called here).
+    let _create = || unsafe { cuda_driver_pfn::api::cuStreamCreate(std::ptr::null_mut(), CU_STREAM_NON_BLOCKING) };
+    let _ctx = || unsafe { cuda_driver_pfn::api::cuCtxCreate(std::ptr::null_mut(), std::ptr::null_mut(), flags, 0) };
+}
+
 /// The cast constants the emitter writes by hand are cuda.h's own, in the newest toolkit.
 #[test]
 fn cast_constants_are_cuda_h_s() {

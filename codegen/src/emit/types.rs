@@ -76,9 +76,53 @@ fn cast_constants(types: &syn::File) -> Vec<TokenStream> {
     out
 }
 
+/// For each flags enum (`CUctx_flags_enum`: a bindgen newtype whose name says `flags`), its
+/// values as plain constants of the integer type the functions' `flags` parameters take, as C
+/// spells them: `CU_CTX_SCHED_AUTO | CU_CTX_MAP_HOST`, no `.0`. A name the types already use
+/// at the top level is left out.
+fn flag_constants(types: &syn::File) -> Vec<TokenStream> {
+    let mut top = std::collections::BTreeSet::new();
+    let mut inner: std::collections::BTreeMap<String, syn::Type> = Default::default();
+    for item in &types.items {
+        match item {
+            syn::Item::Const(c) => {
+                top.insert(c.ident.to_string());
+            }
+            syn::Item::Struct(st) => {
+                if let syn::Fields::Unnamed(f) = &st.fields {
+                    if let (1, Some(field)) = (f.unnamed.len(), f.unnamed.first()) {
+                        inner.insert(st.ident.to_string(), field.ty.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for item in &types.items {
+        let syn::Item::Impl(imp) = item else { continue };
+        let syn::Type::Path(self_ty) = &*imp.self_ty else { continue };
+        let Some(name) = self_ty.path.get_ident().map(ToString::to_string) else { continue };
+        let Some(int) = inner.get(&name).filter(|_| name.contains("flags")) else { continue };
+        let ty = syn::Ident::new(&name, proc_macro2::Span::call_site());
+        for ii in &imp.items {
+            let syn::ImplItem::Const(c) = ii else { continue };
+            let value = c.ident.to_string();
+            if !top.insert(value.clone()) {
+                continue;
+            }
+            let ident = &c.ident;
+            let doc = format!(" [`{name}::{value}`]`.0`: the value as the functions' `flags` parameters take it.");
+            out.push(quote!(#[doc = #doc] pub const #ident: #int = #ty::#ident.0;));
+        }
+    }
+    out
+}
+
 pub fn types_rs(types: &syn::File) -> TokenStream {
     let items = system_abi(&types.items);
     let casts = cast_constants(types);
+    let flags = flag_constants(types);
     quote! {
         //! The CUDA driver API's types, enums and constants, from the newest pinned toolkit
         //! (legacy `_v1` types included). bindgen's layout checks are kept: they fail the
@@ -87,5 +131,6 @@ pub fn types_rs(types: &syn::File) -> TokenStream {
         #![allow(clippy::all)]
         #(#items)*
         #(#casts)*
+        #(#flags)*
     }
 }
