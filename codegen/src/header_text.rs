@@ -365,9 +365,60 @@ pub fn c_name_candidates(text: &str) -> Vec<String> {
     out.into_iter().collect()
 }
 
+/// The doc comment of each `CUresult` code in cuda.h's `enum cudaError_enum`, as one line of
+/// prose (`::cuEventQuery()` as `cuEventQuery()`, `\p x` as `x`, `\deprecated` as
+/// `Deprecated:`): what `CUresult`'s `Display`
+/// and the constants' rustdoc say. Codes without a comment are left out.
+pub fn result_code_docs(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Some(start) = text.find("enum cudaError_enum") else { return out };
+    let body = &text[start..];
+    let body = &body[..body.find('}').unwrap_or(body.len())];
+    let mut comment: Option<String> = None;
+    let mut rest = body;
+    while !rest.is_empty() {
+        let trimmed = rest.trim_start();
+        if let Some(after) = trimmed.strip_prefix("/**") {
+            let end = after.find("*/").unwrap_or(after.len());
+            comment = Some(after[..end].to_owned());
+            rest = after.get(end + 2..).unwrap_or("");
+            continue;
+        }
+        let line_end = trimmed.find('\n').unwrap_or(trimmed.len());
+        let line = &trimmed[..line_end];
+        rest = &trimmed[line_end..];
+        if rest.starts_with('\n') {
+            rest = &rest[1..];
+        }
+        let name: String = line.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        if name.starts_with("CUDA_") && line[name.len()..].trim_start().starts_with('=') {
+            if let Some(c) = comment.take() {
+                let words: Vec<&str> = c
+                    .split_whitespace()
+                    .filter(|w| *w != "*" && *w != "\\p")
+                    .map(|w| if w == "\\deprecated" { "Deprecated:" } else { w.trim_start_matches("::") })
+                    .collect();
+                out.insert(name, words.join(" "));
+            }
+        } else if !line.trim().is_empty() {
+            comment = None;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn result_code_docs_are_the_comments_above_each_code() {
+        let text = "typedef enum cudaError_enum {\n    /**\n     * No errors (see\n     * ::cuEventQuery()).\n     */\n    CUDA_SUCCESS = 0,\n\n    CUDA_ERROR_BARE = 7,\n    /**\n     * \\deprecated Old; \\p x is gone.\n     */\n    CUDA_ERROR_OLD = 5,\n} CUresult;\nenum other { /** not this */ CUDA_OTHER = 1 };\n";
+        let docs = result_code_docs(text);
+        assert_eq!(docs["CUDA_SUCCESS"], "No errors (see cuEventQuery()).");
+        assert_eq!(docs["CUDA_ERROR_OLD"], "Deprecated: Old; x is gone.");
+        assert_eq!(docs.len(), 2, "{docs:?}");
+    }
 
     #[test]
     fn comments_and_continuations() {

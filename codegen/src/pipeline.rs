@@ -150,6 +150,41 @@ pub struct Built {
     /// newer than every pin has none) with where each was declared: what the emitter passes
     /// through.
     newest: NewestTypes,
+    /// The newest toolkit's comment on each `CUresult` code (cuda.h), for the types' docs.
+    result_docs: BTreeMap<String, String>,
+}
+
+/// [`header_text::result_code_docs`] of the newest toolkit's first API header (cuda.h);
+/// empty where it cannot be read (bindgen, reading the same file, said what failed).
+fn newest_result_docs(manifest: &Manifest, toolkits: &[ToolkitHeaders]) -> BTreeMap<String, String> {
+    let first_api = manifest.headers.first().map_or("cuda.h", |h| h.api.as_str());
+    let Some(newest) = toolkits.iter().max_by_key(|t| t.version) else { return BTreeMap::new() };
+    let text = newest
+        .include_dirs_for(Platform::Linux)
+        .iter()
+        .map(|d| d.join(first_api))
+        .find_map(|p| std::fs::read(p).ok())
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    header_text::result_code_docs(&text)
+}
+
+/// Puts each code's comment on its constant in `impl cudaError_enum`, as rustdoc.
+fn document_result_codes(types: &mut syn::File, docs: &BTreeMap<String, String>) {
+    for item in &mut types.items {
+        let syn::Item::Impl(imp) = item else { continue };
+        let syn::Type::Path(p) = &*imp.self_ty else { continue };
+        if !p.path.is_ident("cudaError_enum") {
+            continue;
+        }
+        for ii in &mut imp.items {
+            let syn::ImplItem::Const(c) = ii else { continue };
+            if let Some(doc) = docs.get(&c.ident.to_string()) {
+                let doc = format!(" {doc}");
+                c.attrs.push(syn::parse_quote!(#[doc = #doc]));
+            }
+        }
+    }
 }
 
 /// A translation unit's types (bindgen's output less the `PFN_` typedefs), with where each
@@ -172,7 +207,8 @@ impl Built {
     /// The newest toolkit's types, less the `PFN_` typedefs: the Linux unit's, and the Windows
     /// unit's own per module.
     pub fn newest_types(self, headers: &[HeaderSpec]) -> Result<ToEmit, Error> {
-        let (linux, windows) = self.newest.ok_or(Error::NoToolkits)?;
+        let (mut linux, windows) = self.newest.ok_or(Error::NoToolkits)?;
+        document_result_codes(&mut linux, &self.result_docs);
         let module_types = match windows {
             Some(w) => split_by_module(headers, w.types, &w.locations, &linux),
             None => BTreeMap::new(),
@@ -207,7 +243,8 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
         });
     }
     let toolkit_lines = summary_lines(&model);
-    Ok(Built { model, libclang, toolkit_lines, warnings, newest })
+    let result_docs = newest_result_docs(manifest, toolkits);
+    Ok(Built { model, libclang, toolkit_lines, warnings, newest, result_docs })
 }
 
 /// Pinned toolkits, with local ones replacing a pin of the same version or added beside.

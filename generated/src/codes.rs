@@ -116,11 +116,482 @@ pub(crate) fn result_name(code: u32) -> Option<&'static str> {
         _ => None,
     }
 }
+/// What cuda.h says of a `CUresult` code, if it says anything.
+#[allow(dead_code)]
+pub(crate) fn result_description(code: u32) -> Option<&'static str> {
+    match code {
+        0 => {
+            Some(
+                "The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see cuEventQuery() and cuStreamQuery()).",
+            )
+        }
+        1 => {
+            Some(
+                "This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values.",
+            )
+        }
+        2 => {
+            Some(
+                "The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation.",
+            )
+        }
+        3 => {
+            Some(
+                "This indicates that the CUDA driver has not been initialized with cuInit() or that initialization has failed.",
+            )
+        }
+        4 => {
+            Some(
+                "This indicates that the CUDA driver is in the process of shutting down.",
+            )
+        }
+        5 => {
+            Some(
+                "This indicates profiler is not initialized for this run. This can happen when the application is running with external profiling tools like visual profiler.",
+            )
+        }
+        6 => {
+            Some(
+                "Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to attempt to enable/disable the profiling via cuProfilerStart or cuProfilerStop without initialization.",
+            )
+        }
+        7 => {
+            Some(
+                "Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to call cuProfilerStart() when profiling is already enabled.",
+            )
+        }
+        8 => {
+            Some(
+                "Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to call cuProfilerStop() when profiling is already disabled.",
+            )
+        }
+        34 => {
+            Some(
+                "This indicates that the CUDA driver that the application has loaded is a stub library. Applications that run with the stub rather than a real driver loaded will result in CUDA API returning this error.",
+            )
+        }
+        36 => {
+            Some(
+                "This indicates that the API call requires a newer CUDA driver than the one currently installed. Users should install an updated NVIDIA CUDA driver to allow the API call to succeed.",
+            )
+        }
+        46 => {
+            Some(
+                "This indicates that requested CUDA device is unavailable at the current time. Devices are often unavailable due to use of CU_COMPUTEMODE_EXCLUSIVE_PROCESS or CU_COMPUTEMODE_PROHIBITED.",
+            )
+        }
+        47 => {
+            Some(
+                "The API call failed because of a hardware resource required to bind memory to a multicast object is unavailable.",
+            )
+        }
+        100 => {
+            Some(
+                "This indicates that no CUDA-capable devices were detected by the installed CUDA driver.",
+            )
+        }
+        101 => {
+            Some(
+                "This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device.",
+            )
+        }
+        102 => Some("This error indicates that the Grid license is not applied."),
+        200 => {
+            Some(
+                "This indicates that the device kernel image is invalid. This can also indicate an invalid CUDA module.",
+            )
+        }
+        201 => {
+            Some(
+                "This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See cuCtxGetApiVersion() for more details. This can also be returned if the green context passed to an API call was not converted to a CUcontext using cuCtxFromGreenCtx API.",
+            )
+        }
+        202 => {
+            Some(
+                "This indicated that the context being supplied as a parameter to the API call was already the active context. Deprecated: This error return is deprecated as of CUDA 3.2. It is no longer an error to attempt to push the active context via cuCtxPushCurrent().",
+            )
+        }
+        205 => Some("This indicates that a map or register operation has failed."),
+        206 => Some("This indicates that an unmap or unregister operation has failed."),
+        207 => {
+            Some(
+                "This indicates that the specified array is currently mapped and thus cannot be destroyed.",
+            )
+        }
+        208 => Some("This indicates that the resource is already mapped."),
+        209 => {
+            Some(
+                "This indicates that there is no kernel image available that is suitable for the device. This can occur when a user specifies code generation options for a particular CUDA source file that do not include the corresponding device configuration.",
+            )
+        }
+        210 => Some("This indicates that a resource has already been acquired."),
+        211 => Some("This indicates that a resource is not mapped."),
+        212 => {
+            Some(
+                "This indicates that a mapped resource is not available for access as an array.",
+            )
+        }
+        213 => {
+            Some(
+                "This indicates that a mapped resource is not available for access as a pointer.",
+            )
+        }
+        214 => {
+            Some(
+                "This indicates that an uncorrectable ECC error was detected during execution.",
+            )
+        }
+        215 => {
+            Some(
+                "This indicates that the CUlimit passed to the API call is not supported by the active device.",
+            )
+        }
+        216 => {
+            Some(
+                "This indicates that the CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread.",
+            )
+        }
+        217 => {
+            Some(
+                "This indicates that peer access is not supported across the given devices.",
+            )
+        }
+        218 => Some("This indicates that a PTX JIT compilation failed."),
+        219 => Some("This indicates an error with OpenGL or DirectX context."),
+        220 => {
+            Some(
+                "This indicates that an uncorrectable NVLink error was detected during the execution.",
+            )
+        }
+        221 => Some("This indicates that the PTX JIT compiler library was not found."),
+        222 => {
+            Some(
+                "This indicates that the provided PTX was compiled with an unsupported toolchain.",
+            )
+        }
+        223 => Some("This indicates that the PTX JIT compilation was disabled."),
+        224 => {
+            Some(
+                "This indicates that the CUexecAffinityType passed to the API call is not supported by the active device.",
+            )
+        }
+        225 => {
+            Some(
+                "This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize.",
+            )
+        }
+        226 => {
+            Some(
+                "This indicates that an exception occurred on the device that is now contained by the GPU's error containment capability. Common causes are - a. Certain types of invalid accesses of peer GPU memory over nvlink b. Certain classes of hardware errors This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+            )
+        }
+        227 => Some("This indicates that the Loader version is insufficient for fatbin"),
+        300 => {
+            Some(
+                "This indicates that the device kernel source is invalid. This includes compilation/linker errors encountered in device code or user error.",
+            )
+        }
+        301 => Some("This indicates that the file specified was not found."),
+        302 => Some("This indicates that a link to a shared object failed to resolve."),
+        303 => Some("This indicates that initialization of a shared object failed."),
+        304 => Some("This indicates that an OS call failed."),
+        400 => {
+            Some(
+                "This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like CUstream and CUevent.",
+            )
+        }
+        401 => {
+            Some(
+                "This indicates that a resource required by the API call is not in a valid state to perform the requested operation.",
+            )
+        }
+        402 => {
+            Some(
+                "This indicates an attempt was made to introspect an object in a way that would discard semantically important information. This is either due to the object using funtionality newer than the API version used to introspect it or omission of optional return arguments.",
+            )
+        }
+        500 => {
+            Some(
+                "This indicates that a named symbol was not found. Examples of symbols are global/constant variable names, driver function names, texture names, and surface names.",
+            )
+        }
+        600 => {
+            Some(
+                "This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than CUDA_SUCCESS (which indicates completion). Calls that may return this value include cuEventQuery() and cuStreamQuery().",
+            )
+        }
+        700 => {
+            Some(
+                "While executing a kernel, the device encountered a load or store instruction on an invalid memory address. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+            )
+        }
+        701 => {
+            Some(
+                "This indicates that a launch did not occur because it did not have appropriate resources. This error usually indicates that the user has attempted to pass too many arguments to the device kernel, or the kernel launch specifies too many threads for the kernel's register count. Passing arguments of the wrong size (i.e. a 64-bit pointer when a 32-bit int is expected) is equivalent to passing too many arguments and can also result in this error.",
+            )
+        }
+        702 => {
+            Some(
+                "This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device attribute CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+            )
+        }
+        703 => {
+            Some(
+                "This error indicates a kernel launch that uses an incompatible texturing mode.",
+            )
+        }
+        704 => {
+            Some(
+                "This error indicates that a call to cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled.",
+            )
+        }
+        705 => {
+            Some(
+                "This error indicates that cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via cuCtxEnablePeerAccess().",
+            )
+        }
+        708 => {
+            Some(
+                "This error indicates that the primary context for the specified device has already been initialized.",
+            )
+        }
+        709 => {
+            Some(
+                "This error indicates that the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized.",
+            )
+        }
+        710 => {
+            Some(
+                "A device-side assert triggered during kernel execution. The context cannot be used anymore, and must be destroyed. All existing device memory allocations from this context are invalid and must be reconstructed if the program is to continue using CUDA.",
+            )
+        }
+        711 => {
+            Some(
+                "This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cuCtxEnablePeerAccess().",
+            )
+        }
+        712 => {
+            Some(
+                "This error indicates that the memory range passed to cuMemHostRegister() has already been registered.",
+            )
+        }
+        713 => {
+            Some(
+                "This error indicates that the pointer passed to cuMemHostUnregister() does not correspond to any currently registered memory region.",
+            )
+        }
+        714 => {
+            Some(
+                "While executing a kernel, the device encountered a stack error. This can be due to stack corruption or exceeding the stack size limit. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+            )
+        }
+        715 => {
+            Some(
+                "While executing a kernel, the device encountered an illegal instruction. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+            )
+        }
+        716 => {
+            Some(
+                "While executing a kernel, the device encountered a load or store instruction on a memory address which is not aligned. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+            )
+        }
+        717 => {
+            Some(
+                "While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+            )
+        }
+        718 => {
+            Some(
+                "While executing a kernel, the device program counter wrapped its address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+            )
+        }
+        719 => {
+            Some(
+                "An exception occurred on the device while executing a kernel. Common causes include dereferencing an invalid device pointer and accessing out of bounds shared memory. Less common cases can be system specific - more information about these cases can be found in the system specific user guide. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+            )
+        }
+        720 => {
+            Some(
+                "This error indicates that the number of blocks launched per grid for a kernel that was launched via either cuLaunchCooperativeKernel or cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by cuOccupancyMaxActiveBlocksPerMultiprocessor or cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT.",
+            )
+        }
+        721 => {
+            Some(
+                "An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.",
+            )
+        }
+        800 => {
+            Some("This error indicates that the attempted operation is not permitted.")
+        }
+        801 => {
+            Some(
+                "This error indicates that the attempted operation is not supported on the current system or device.",
+            )
+        }
+        802 => {
+            Some(
+                "This error indicates that the system is not yet ready to start any CUDA work. To continue using CUDA, verify the system configuration is in a valid state and all required driver daemons are actively running. More information about this error can be found in the system specific user guide.",
+            )
+        }
+        803 => {
+            Some(
+                "This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver. Refer to the compatibility documentation for supported versions.",
+            )
+        }
+        804 => {
+            Some(
+                "This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable.",
+            )
+        }
+        805 => {
+            Some(
+                "This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.",
+            )
+        }
+        806 => {
+            Some(
+                "This error indicates that the remote procedural call between the MPS server and the MPS client failed.",
+            )
+        }
+        807 => {
+            Some(
+                "This error indicates that the MPS server is not ready to accept new MPS client requests. This error can be returned when the MPS server is in the process of recovering from a fatal failure.",
+            )
+        }
+        808 => {
+            Some(
+                "This error indicates that the hardware resources required to create MPS client have been exhausted.",
+            )
+        }
+        809 => {
+            Some(
+                "This error indicates the the hardware resources required to support device connections have been exhausted.",
+            )
+        }
+        810 => {
+            Some(
+                "This error indicates that the MPS client has been terminated by the server. To continue using CUDA, the process must be terminated and relaunched.",
+            )
+        }
+        811 => {
+            Some(
+                "This error indicates that the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it.",
+            )
+        }
+        812 => {
+            Some(
+                "This error indicates that a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism.",
+            )
+        }
+        900 => {
+            Some(
+                "This error indicates that the operation is not permitted when the stream is capturing.",
+            )
+        }
+        901 => {
+            Some(
+                "This error indicates that the current capture sequence on the stream has been invalidated due to a previous error.",
+            )
+        }
+        902 => {
+            Some(
+                "This error indicates that the operation would have resulted in a merge of two independent capture sequences.",
+            )
+        }
+        903 => {
+            Some(
+                "This error indicates that the capture was not initiated in this stream.",
+            )
+        }
+        904 => {
+            Some(
+                "This error indicates that the capture sequence contains a fork that was not joined to the primary stream.",
+            )
+        }
+        905 => {
+            Some(
+                "This error indicates that a dependency would have been created which crosses the capture sequence boundary. Only implicit in-stream ordering dependencies are allowed to cross the boundary.",
+            )
+        }
+        906 => {
+            Some(
+                "This error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy.",
+            )
+        }
+        907 => {
+            Some(
+                "This error indicates that the operation is not permitted on an event which was last recorded in a capturing stream.",
+            )
+        }
+        908 => {
+            Some(
+                "A stream capture sequence not initiated with the CU_STREAM_CAPTURE_MODE_RELAXED argument to cuStreamBeginCapture was passed to cuStreamEndCapture in a different thread.",
+            )
+        }
+        909 => {
+            Some(
+                "This error indicates that the timeout specified for the wait operation has lapsed.",
+            )
+        }
+        910 => {
+            Some(
+                "This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update.",
+            )
+        }
+        911 => {
+            Some(
+                "This indicates that an error has occurred in a device outside of GPU. It can be a synchronous error w.r.t. CUDA API or an asynchronous error from the external device. In case of asynchronous error, it means that if cuda was waiting for an external device's signal before consuming shared data, the external device signaled an error indicating that the data is not valid for consumption. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. In case of synchronous error, it means that one or more external devices have encountered an error and cannot complete the operation.",
+            )
+        }
+        912 => Some("Indicates a kernel launch error due to cluster misconfiguration."),
+        913 => {
+            Some(
+                "Indiciates a function handle is not loaded when calling an API that requires a loaded function.",
+            )
+        }
+        914 => {
+            Some(
+                "This error indicates one or more resources passed in are not valid resource types for the operation.",
+            )
+        }
+        915 => {
+            Some(
+                "This error indicates one or more resources are insufficient or non-applicable for the operation.",
+            )
+        }
+        916 => {
+            Some(
+                "This error indicates that an error happened during the key rotation sequence.",
+            )
+        }
+        917 => {
+            Some(
+                "This error indicates that the requested operation is not permitted because the stream is in a detached state. This can occur if the green context associated with the stream has been destroyed, limiting the stream's operational capabilities.",
+            )
+        }
+        918 => {
+            Some(
+                "This error indicates that a graph recapture failed and had to be terminated.",
+            )
+        }
+        919 => {
+            Some(
+                "The GPU fabric is not ready within the bounded wait while the fabric manager probe is still in progress (or not converging in time). Applications may retry after a delay; for the initialization wait budget, see environment variables such as CUDA_FABRIC_INIT_TIMEOUT_MS. The CUDA Runtime uses the same value as cudaErrorFabricNotReady.",
+            )
+        }
+        999 => Some("This indicates that an unknown internal error has occurred."),
+        _ => None,
+    }
+}
 impl crate::types::cudaError_enum {
     /// The code's name in the newest pinned toolkit's `cuda.h`
     /// (`CUDA_ERROR_INVALID_VALUE`), if it defines the code.
     pub fn name(self) -> Option<&'static str> {
         result_name(self.0)
+    }
+    /// What the newest pinned toolkit's `cuda.h` says of the code, if it does.
+    pub fn description(self) -> Option<&'static str> {
+        result_description(self.0)
     }
     /// `Ok` for `CUDA_SUCCESS`, else the code as the error, for `?`.
     pub fn result(self) -> Result<(), crate::types::cudaError_enum> {
@@ -136,12 +607,14 @@ impl core::fmt::Debug for crate::types::cudaError_enum {
         }
     }
 }
-/// `CUDA_ERROR_INVALID_VALUE (1)`, or `CUresult 999 (not in cuda.h of this crate)`.
+/// `CUDA_ERROR_INVALID_VALUE (1): This indicates that ...` (cuda.h's words), or
+/// `CUresult 999 (not in cuda.h of this crate)`.
 impl core::fmt::Display for crate::types::cudaError_enum {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match result_name(self.0) {
-            Some(name) => write!(f, "{name} ({})", self.0),
-            None => write!(f, "CUresult {} (not in cuda.h of this crate)", self.0),
+        match (result_name(self.0), result_description(self.0)) {
+            (Some(name), Some(what)) => write!(f, "{name} ({}): {what}", self.0),
+            (Some(name), None) => write!(f, "{name} ({})", self.0),
+            _ => write!(f, "CUresult {} (not in cuda.h of this crate)", self.0),
         }
     }
 }

@@ -95,8 +95,9 @@
 //! }
 //! ```
 //!
-//! `CUresult` prints its name (`CUDA_ERROR_INVALID_VALUE (1)`) with no driver, and
-//! `result.result()` is a `Result<(), CUresult>` for `?`.
+//! `CUresult` prints its name, code and cuda.h's description (`CUDA_ERROR_INVALID_VALUE (1): This
+//! indicates that one or more of the parameters ...`) with no driver; `Debug` is the name alone,
+//! and `result.result()` is a `Result<(), CUresult>` for `?`.
 //!
 //! # Which name to use
 //!

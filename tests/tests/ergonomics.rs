@@ -11,7 +11,12 @@ use cuda_sys_gen_tests::*;
 fn cuda_result_prints_its_name_without_a_driver() {
     let invalid: CUresult = cudaError_enum::CUDA_ERROR_INVALID_VALUE;
     assert_eq!(format!("{invalid:?}"), "CUDA_ERROR_INVALID_VALUE");
-    assert_eq!(invalid.to_string(), "CUDA_ERROR_INVALID_VALUE (1)");
+    assert_eq!(
+        invalid.to_string(),
+        "CUDA_ERROR_INVALID_VALUE (1): This indicates that one or more of the parameters passed to the API call is \
+         not within an acceptable range of values."
+    );
+    assert_eq!(invalid.description(), Some(&invalid.to_string()["CUDA_ERROR_INVALID_VALUE (1): ".len()..]));
     assert_eq!(invalid.name(), Some("CUDA_ERROR_INVALID_VALUE"));
     assert_eq!(invalid.result(), Err(invalid));
     assert_eq!(cudaError_enum::CUDA_SUCCESS.result(), Ok(()));
@@ -20,7 +25,7 @@ fn cuda_result_prints_its_name_without_a_driver() {
     assert!(unknown.to_string().contains("987654"), "{unknown}");
     // Usable as a `?` error where a program wants only the code.
     let boxed: Box<dyn std::error::Error> = Box::new(invalid);
-    assert_eq!(boxed.to_string(), "CUDA_ERROR_INVALID_VALUE (1)");
+    assert!(boxed.to_string().starts_with("CUDA_ERROR_INVALID_VALUE (1): This indicates"), "{boxed}");
 }
 
 #[test]

@@ -44,6 +44,36 @@ fn result_codes(types: &syn::File) -> Vec<(u32, String)> {
     out
 }
 
+/// The rustdoc of each `cudaError_enum` constant, by name.
+fn result_docs(types: &syn::File) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for item in &types.items {
+        let syn::Item::Impl(imp) = item else { continue };
+        let syn::Type::Path(p) = &*imp.self_ty else { continue };
+        if !p.path.is_ident("cudaError_enum") {
+            continue;
+        }
+        for ii in &imp.items {
+            let syn::ImplItem::Const(c) = ii else { continue };
+            let doc: Vec<String> = c
+                .attrs
+                .iter()
+                .filter_map(|a| match &a.meta {
+                    syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
+                        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value().trim().to_owned()),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect();
+            if !doc.is_empty() {
+                out.insert(c.ident.to_string(), doc.join(" "));
+            }
+        }
+    }
+    out
+}
+
 pub fn codes_rs(types: &syn::File) -> TokenStream {
     // The first name per value: later ones are deprecated aliases, if CUDA ever adds any.
     let mut by_value: BTreeMap<u32, String> = BTreeMap::new();
@@ -54,6 +84,13 @@ pub fn codes_rs(types: &syn::File) -> TokenStream {
         let v = Literal::u32_unsuffixed(*v);
         quote!(#v => Some(#name),)
     });
+    // What cuda.h says of each code: the doc the pipeline put on its constant.
+    let docs = result_docs(types);
+    let described = by_value.iter().filter_map(|(v, name)| {
+        let doc = docs.get(name)?;
+        let v = Literal::u32_unsuffixed(*v);
+        Some(quote!(#v => Some(#doc),))
+    });
     // `CUresult` prints as its name, with no driver, where the headers define the type.
     let impls = (!by_value.is_empty()).then(|| {
         quote! {
@@ -62,6 +99,11 @@ pub fn codes_rs(types: &syn::File) -> TokenStream {
                 /// (`CUDA_ERROR_INVALID_VALUE`), if it defines the code.
                 pub fn name(self) -> Option<&'static str> {
                     result_name(self.0)
+                }
+
+                /// What the newest pinned toolkit's `cuda.h` says of the code, if it does.
+                pub fn description(self) -> Option<&'static str> {
+                    result_description(self.0)
                 }
 
                 /// `Ok` for `CUDA_SUCCESS`, else the code as the error, for `?`.
@@ -80,12 +122,14 @@ pub fn codes_rs(types: &syn::File) -> TokenStream {
                 }
             }
 
-            /// `CUDA_ERROR_INVALID_VALUE (1)`, or `CUresult 999 (not in cuda.h of this crate)`.
+            /// `CUDA_ERROR_INVALID_VALUE (1): This indicates that ...` (cuda.h's words), or
+            /// `CUresult 999 (not in cuda.h of this crate)`.
             impl core::fmt::Display for crate::types::cudaError_enum {
                 fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                    match result_name(self.0) {
-                        Some(name) => write!(f, "{name} ({})", self.0),
-                        None => write!(f, "CUresult {} (not in cuda.h of this crate)", self.0),
+                    match (result_name(self.0), result_description(self.0)) {
+                        (Some(name), Some(what)) => write!(f, "{name} ({}): {what}", self.0),
+                        (Some(name), None) => write!(f, "{name} ({})", self.0),
+                        _ => write!(f, "CUresult {} (not in cuda.h of this crate)", self.0),
                     }
                 }
             }
@@ -102,6 +146,15 @@ pub fn codes_rs(types: &syn::File) -> TokenStream {
         pub(crate) fn result_name(code: u32) -> Option<&'static str> {
             match code {
                 #(#arms)*
+                _ => None,
+            }
+        }
+
+        /// What cuda.h says of a `CUresult` code, if it says anything.
+        #[allow(dead_code)]
+        pub(crate) fn result_description(code: u32) -> Option<&'static str> {
+            match code {
+                #(#described)*
                 _ => None,
             }
         }
