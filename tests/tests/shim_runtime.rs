@@ -141,11 +141,14 @@ fn the_runtime_is_found_under_cuda_home() {
         eprintln!("skipped: a runtime is installed on the loader's path, so $CUDA_HOME is never reached");
         return;
     }
-    let fake = full(Flavour::Full, 12090);
     let home = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(home.path().join("lib64")).unwrap();
     let placed = home.path().join("lib64/libcudart.so.12");
-    std::fs::copy(fake.path(), &placed).unwrap();
+    std::fs::copy(cuda_sys_gen_tests::fake::build(Flavour::Full), &placed).unwrap();
+    // Configured where it lies: `Runtime::load` opens this same file, so the same copy.
+    let fake = Fake::open(&placed);
+    fake.reset();
+    fake.set_runtime_version(12090);
     // The only test here that sets the environment, and it reads it back at once.
     std::env::set_var("CUDA_HOME", home.path());
     let found = Runtime::load();
