@@ -266,28 +266,37 @@ pub struct CNames {
 /// declared function (a macro of something else, a name in a disabled branch) is no C name.
 pub fn parse_c_names(rust: &str) -> Result<CNames, String> {
     use crate::clang::{C_NAMES_SEPARATOR, C_NAMES_STRUCT};
-    let file: syn::File = syn::parse_str(rust).map_err(|e| format!("bindgen's C-name output does not parse: {e}"))?;
+    // Read as text, not with syn: the output is bindgen's declarations of some 700 functions
+    // in each of 68 runs, of which only the names matter; a syn parse of them all cost
+    // seconds of every run. `fn NAME (` declares a function (a function pointer type is
+    // `fn (`), and the struct's fields are the only identifiers with the separator.
+    let ident_at = |i: usize| -> &str {
+        let end = rust[i..].find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(rust.len(), |e| i + e);
+        &rust[i..end]
+    };
     let mut declared = std::collections::BTreeSet::new();
-    let mut pairs = Vec::new();
-    for item in &file.items {
-        match item {
-            syn::Item::ForeignMod(m) => {
-                for f in &m.items {
-                    if let syn::ForeignItem::Fn(f) = f {
-                        declared.insert(f.sig.ident.to_string());
-                    }
-                }
-            }
-            syn::Item::Struct(s) if s.ident == C_NAMES_STRUCT => {
-                for field in s.fields.iter().filter_map(|f| f.ident.as_ref()) {
-                    let field = field.to_string();
-                    if let Some((c, expanded)) = field.split_once(C_NAMES_SEPARATOR) {
-                        pairs.push((c.to_owned(), expanded.to_owned()));
-                    }
-                }
-            }
-            _ => {}
+    for (at, _) in rust.match_indices("fn ") {
+        if at > 0 && rust[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
         }
+        let name = ident_at(at + 3);
+        if name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            declared.insert(name.to_owned());
+        }
+    }
+    let mut pairs = Vec::new();
+    let mut from = 0;
+    while let Some(found) = rust[from..].find(C_NAMES_SEPARATOR) {
+        let at = from + found;
+        let start = rust[..at].rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).map_or(0, |s| s + 1);
+        let field = ident_at(start);
+        from = start + field.len().max(1);
+        if let Some((c, expanded)) = field.split_once(C_NAMES_SEPARATOR) {
+            pairs.push((c.to_owned(), expanded.to_owned()));
+        }
+    }
+    if !rust.contains(C_NAMES_STRUCT) && !declared.is_empty() {
+        return Err(format!("bindgen's C-name output has no {C_NAMES_STRUCT}"));
     }
     if pairs.is_empty() && !declared.is_empty() {
         return Err(format!("bindgen's C-name output has no {C_NAMES_STRUCT} fields"));
@@ -296,4 +305,25 @@ pub fn parse_c_names(rust: &str) -> Result<CNames, String> {
     let reached: std::collections::BTreeSet<&String> = names.values().collect();
     let unnamed = declared.iter().filter(|d| !reached.contains(d)).cloned().collect();
     Ok(CNames { names, unnamed })
+}
+
+#[cfg(test)]
+mod c_name_tests {
+    use super::*;
+
+    #[test]
+    fn c_names_pair_candidates_with_declared_functions() {
+        let rust = "extern \"C\" { pub fn cuCtxCreate_v4 (pctx : * mut CUcontext , cb : :: core :: option :: Option < unsafe extern \"C\" fn (x : i32) > , dev : CUdevice) -> CUresult ; } \
+                    extern \"C\" { pub fn cuInit (Flags : :: core :: ffi :: c_uint) -> CUresult ; } \
+                    extern \"C\" { pub fn cuHidden_v2 () -> CUresult ; } \
+                    # [repr (C)] pub struct cuda_sys_gen_c_names { pub unused : :: core :: ffi :: c_int , \
+                    pub cuCtxCreate__expands_to__cuCtxCreate_v4 : :: core :: ffi :: c_int , \
+                    pub cuInit__expands_to__cuInit : :: core :: ffi :: c_int , \
+                    pub CU_STREAM_LEGACY__expands_to__CU_STREAM_LEGACY : :: core :: ffi :: c_int , }";
+        let read = parse_c_names(rust).unwrap();
+        let names: Vec<(&str, &str)> = read.names.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        assert_eq!(names, [("cuCtxCreate", "cuCtxCreate_v4"), ("cuInit", "cuInit")]);
+        assert_eq!(read.unnamed, ["cuHidden_v2"], "a function no candidate reaches; `fn (` is a type, not a function");
+        assert!(parse_c_names("extern \"C\" { pub fn cuInit () ; }").is_err(), "functions without the struct");
+    }
 }

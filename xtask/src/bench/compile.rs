@@ -22,6 +22,41 @@ enum Variant {
     OursDefault,
     OursAll,
     Cudarc,
+    /// vectorAddDrv through our `api` (`generated/examples/vector_add_drv.rs`).
+    OursClient,
+    /// The same with cudarc's safe API (`scratch/vector_add_cudarc.rs`).
+    CudarcClient,
+}
+
+impl Variant {
+    /// The crate whose rustc is "its own" in the notes.
+    fn own_crate(self) -> &'static str {
+        match self {
+            Variant::OursDefault | Variant::OursAll => "cuda_driver_pfn",
+            Variant::Cudarc => "cudarc",
+            Variant::OursClient => "vector_add_ours",
+            Variant::CudarcClient => "vector_add_cudarc",
+        }
+    }
+}
+
+/// The crates each variant builds.
+struct Crates {
+    pfn: PathBuf,
+    cudarc: PathBuf,
+    ours_client: PathBuf,
+    cudarc_client: PathBuf,
+}
+
+impl Crates {
+    fn of(&self, v: Variant) -> &Path {
+        match v {
+            Variant::OursDefault | Variant::OursAll => &self.pfn,
+            Variant::Cudarc => &self.cudarc,
+            Variant::OursClient => &self.ours_client,
+            Variant::CudarcClient => &self.cudarc_client,
+        }
+    }
 }
 
 struct Build {
@@ -35,17 +70,17 @@ struct Build {
 
 pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
     let dir = env.dir.join("compile");
-    let (pfn, cudarc) = prepare(env, &dir)?;
-    let cudarc_version = locked_version(&cudarc.join("Cargo.lock"), "cudarc").unwrap_or_else(|| CUDARC.into());
+    let crates = prepare(env, &dir)?;
+    let cudarc_version = locked_version(&crates.cudarc.join("Cargo.lock"), "cudarc").unwrap_or_else(|| CUDARC.into());
     let mut results: Vec<(bool, Variant, Build)> = Vec::new();
-    let variants = [Variant::OursDefault, Variant::OursAll, Variant::Cudarc];
+    let variants =
+        [Variant::OursDefault, Variant::OursAll, Variant::Cudarc, Variant::OursClient, Variant::CudarcClient];
     for i in 0..runs {
         for release in [false, true] {
             // Rotate the order each run: each variant goes first, second and third in turn.
             for k in 0..variants.len() {
                 let v = variants[(k + i) % variants.len()];
-                let crate_dir = if v == Variant::Cudarc { &cudarc } else { &pfn };
-                let b = build(env, &dir, crate_dir, v, release)?;
+                let b = build(env, &dir, crates.of(v), v, release)?;
                 progress!(
                     "compile run {}/{runs}: {v:?} {}: {:.1} s, peak rustc {} MiB",
                     i + 1,
@@ -80,6 +115,18 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
                 .row(),
             );
         }
+        rows.push(
+            Paired {
+                metric: format!("one-file client (vectorAddDrv), clean build, {} (s)", profile(release)),
+                baseline_name: &format!("the same with cudarc {cudarc_version}"),
+                unit: "s",
+                digits: 1,
+                ours: pick(release, Variant::OursClient).iter().map(|b| b.secs).collect(),
+                base: pick(release, Variant::CudarcClient).iter().map(|b| b.secs).collect(),
+                target: Target::None,
+            }
+            .row(),
+        );
         let ours = pick(release, Variant::OursAll);
         rows.push(
             Paired {
@@ -138,8 +185,8 @@ fn profile(release: bool) -> &'static str {
     }
 }
 
-/// The two crates, their lock files, and every dependency fetched (nothing downloads while timed).
-fn prepare(env: &Env, dir: &Path) -> Result<(PathBuf, PathBuf)> {
+/// The crates, their lock files, and every dependency fetched (nothing downloads while timed).
+fn prepare(env: &Env, dir: &Path) -> Result<Crates> {
     let pfn = dir.join("cuda-driver-pfn");
     let _ = std::fs::remove_dir_all(&pfn);
     copy_tree(&env.root.join("generated"), &pfn)?;
@@ -160,7 +207,31 @@ fn prepare(env: &Env, dir: &Path) -> Result<(PathBuf, PathBuf)> {
         &cudarc.join("src").join("lib.rs"),
         "//! Depends on cudarc, nothing more: its build is the baseline.\npub use cudarc;\n",
     )?;
-    for d in [&pfn, &cudarc] {
+    // The clients: one file each, the sample port and its cudarc counterpart.
+    let ours_client = dir.join("vector-add-ours");
+    write_file(
+        &ours_client.join("Cargo.toml"),
+        &format!(
+            "[package]\nname = \"vector-add-ours\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+             [dependencies]\ncuda-driver-pfn = {{ path = {:?}, features = [\"api\"] }}\n\n[workspace]\n",
+            pfn.display().to_string()
+        ),
+    )?;
+    let example = std::fs::read_to_string(env.root.join("generated/examples/vector_add_drv.rs"))
+        .context("reading generated/examples/vector_add_drv.rs")?;
+    write_file(&ours_client.join("src").join("main.rs"), &example)?;
+    let cudarc_client = dir.join("vector-add-cudarc");
+    write_file(
+        &cudarc_client.join("Cargo.toml"),
+        &format!(
+            "[package]\nname = \"vector-add-cudarc\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
+             [dependencies]\ncudarc = {{ version = \"{CUDARC}\", default-features = false, features = [\"std\", \"driver\", \"nvrtc\", \"dynamic-loading\", \"{CUDARC_CUDA}\"] }}\n\n\
+             [workspace]\n"
+        ),
+    )?;
+    write_file(&cudarc_client.join("src").join("main.rs"), include_str!("scratch/vector_add_cudarc.rs"))?;
+    write_file(&cudarc_client.join("src").join("vector_add.ptx"), include_str!("scratch/vector_add.ptx"))?;
+    for d in [&pfn, &cudarc, &ours_client, &cudarc_client] {
         // From the local index when it has what is needed; else from the network.
         if run_quiet(env.cargo(d).args(["generate-lockfile", "--offline"]), "cargo generate-lockfile --offline")
             .is_err()
@@ -169,7 +240,7 @@ fn prepare(env: &Env, dir: &Path) -> Result<(PathBuf, PathBuf)> {
         }
         run_quiet(env.cargo(d).arg("fetch"), "cargo fetch")?;
     }
-    Ok((pfn, cudarc))
+    Ok(Crates { pfn, cudarc, ours_client, cudarc_client })
 }
 
 fn build(env: &Env, dir: &Path, crate_dir: &Path, v: Variant, release: bool) -> Result<Build> {
@@ -193,7 +264,7 @@ fn build(env: &Env, dir: &Path, crate_dir: &Path, v: Variant, release: bool) -> 
     c.env("RUSTC_WRAPPER", &env.exe).env(rusage::LOG_VAR, &log);
     let secs = run_quiet(&mut c, &format!("cargo build ({v:?}, {})", profile(release)))?.as_secs_f64();
     let rustcs = rusage::read_log(&log)?;
-    let name = if v == Variant::Cudarc { "cudarc" } else { "cuda_driver_pfn" };
+    let name = v.own_crate();
     let own = rustcs
         .iter()
         .filter(|r| r.krate == name)
