@@ -335,12 +335,20 @@ pub fn c_name_candidates(text: &str) -> Vec<String> {
     let is_c_name =
         |s: &str| s.len() > 2 && s.starts_with("cu") && s[2..].starts_with(|c: char| c.is_ascii_uppercase());
     let mut out = std::collections::BTreeSet::new();
+    // Names defined as something that cannot follow a `##` (`((CUstream)1)`, `(1 << 3)`):
+    // pasted, they would be a clang error, and they are no function names anyway.
+    let mut not_names = std::collections::BTreeSet::new();
     for l in logical_lines(text) {
         if let Some((d, rest)) = directive(&l.text) {
             if d == "define" {
                 let end = rest.find(|c: char| !(c == '_' || c.is_ascii_alphanumeric())).unwrap_or(rest.len());
                 if is_c_name(&rest[..end]) && !rest[end..].starts_with('(') {
-                    out.insert(rest[..end].to_owned());
+                    let body = rest[end..].trim_start();
+                    if body.is_empty() || body.starts_with(|c: char| c == '_' || c.is_ascii_alphabetic()) {
+                        out.insert(rest[..end].to_owned());
+                    } else {
+                        not_names.insert(rest[..end].to_owned());
+                    }
                 }
             }
             continue;
@@ -362,7 +370,7 @@ pub fn c_name_candidates(text: &str) -> Vec<String> {
             }
         }
     }
-    out.into_iter().collect()
+    out.into_iter().filter(|c| !not_names.contains(c)).collect()
 }
 
 /// The doc comment of each `CUresult` code in cuda.h's `enum cudaError_enum`, as one line of
@@ -410,6 +418,14 @@ pub fn result_code_docs(text: &str) -> BTreeMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn c_name_candidates_skip_macros_that_are_no_names() {
+        let text = "#define cuCtxCreate cuCtxCreate_v4\n#define cuMemcpy __CUDA_API_PTDS(cuMemcpy)\n\
+                    #define cuOdd ((CUstream)1)\n#define cuFlag (1 << 3)\n#define cuFn(x) x\n\
+                    CUresult cuInit(unsigned int Flags);\nint y = cuOdd(2);\n/* cuInComment( */\n";
+        assert_eq!(c_name_candidates(text), ["cuCtxCreate", "cuInit", "cuMemcpy"]);
+    }
 
     #[test]
     fn result_code_docs_are_the_comments_above_each_code() {

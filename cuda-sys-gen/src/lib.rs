@@ -278,6 +278,9 @@ pub enum Command {
         /// The generated crate's registry.json.
         #[arg(long, default_value = "generated/registry.json")]
         registry: PathBuf,
+        /// C names as the crate's `per-thread-default-stream` feature means them.
+        #[arg(long)]
+        per_thread: bool,
     },
 }
 
@@ -288,8 +291,8 @@ pub fn run(cli: Cli) -> std::process::ExitCode {
             exit_code(generate(args, Paths { manifest, out, cache, crate_name, command: regenerate_command }))
         }
         Command::Diff { args, manifest, cache } => exit_status(diff(args, &manifest, &cache)),
-        Command::MinDriver { sources, registry } => {
-            exit_code(min_driver::floor(&registry, &sources).map(|f| print!("{}", f.render(Path::new(".")))))
-        }
+        Command::MinDriver { sources, registry, per_thread } => exit_code(
+            min_driver::floor(&registry, &sources, per_thread).map(|f| print!("{}", f.render(Path::new(".")))),
+        ),
     }
 }

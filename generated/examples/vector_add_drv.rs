@@ -86,7 +86,8 @@ fn run() -> Result<(), Error> {
         cu!(cuModuleUnload(module))?;
         cu!(cuCtxDestroy(ctx))?;
     }
-    let wrong = (0..n).filter(|&i| (c[i] - (a[i] + b[i])).abs() > 1e-5 * c[i].abs()).count();
+    let bad = |i: usize| (c[i] - (a[i] + b[i])).abs() > 1e-5 * c[i].abs() || c[i].is_nan();
+    let wrong = (0..n).filter(|&i| bad(i)).count();
     println!("vectorAddDrv: {n} sums, {wrong} wrong: {}", if wrong == 0 { "Result = PASS" } else { "Result = FAIL" });
     if wrong > 0 {
         std::process::exit(1);

@@ -14,10 +14,9 @@
 //! `CUDA_API_PER_THREAD_DEFAULT_STREAM`: the `_ptds`/`_ptsz` typedef where there is one.
 //!
 //! Each module also names the entry marker of every C function name as that toolkit's
-//! cuda.h means it: `cuda_12_9::cuCtxCreate` is `entries::cuCtxCreate_v3020`
-//! (`cuCtxCreate_v2`), `cuda_13_0::cuCtxCreate` is `entries::cuCtxCreate_v12050` (`cuCtxCreate_v4`), so that
-//! `driver.get::<aliases::cuda_12_9::cuCtxCreate>()` pins the ABIs of the toolkit a
-//! program was written for.
+//! cuda.h means it (`cuda_X_Y::cuCtxCreate` is the marker of the `cuCtxCreate` entry
+//! that cuda.h X.Y calls), so that `driver.get::<aliases::cuda_X_Y::cuCtxCreate>()`
+//! pins the ABIs of the toolkit a program was written for.
 #![allow(non_camel_case_types)]
 /// `PFN_<symbol>` as CUDA 11.7's own headers define it (`#define PFN_x PFN_x_vN`); symbols its headers give no alias follow the 13.x rule.
 pub mod cuda_11_7 {

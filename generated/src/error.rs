@@ -383,7 +383,7 @@ impl fmt::Display for Error {
             Error::InvalidArgument { lookup, reason } => write!(f, "{lookup} was not made: {reason}"),
             Error::Call { function, code, name } => write!(f, "{function} failed with {}", code_name(*code, name)),
             Error::MissingEntries { table, min_driver, errors } => {
-                write!(f, "{table}: {} of its entries could not be loaded (it needs a driver of {} or newer):", errors.len(), Cuda(*min_driver))?;
+                write!(f, "{table}: {} of its entries could not be loaded (its newest entry is from {}):", errors.len(), Cuda(*min_driver))?;
                 for e in errors {
                     write!(f, "\n  - {e}")?;
                 }

@@ -39,20 +39,45 @@ macro_rules! entry_table {
         impl $name {
             /// The oldest driver that has every entry of this table: the highest version
             /// among them (`major * 1000 + minor * 10`).
-            pub const MIN_DRIVER: u32 = $crate::table::min_driver(&[$(<$entry as $crate::Entry>::VERSION),*]);
+            #[allow(unused_doc_comments)]
+            pub const MIN_DRIVER: u32 = {
+                let mut max = 0;
+                // Each field's own attributes (a `#[cfg]` among them) apply to its term.
+                $($(#[$fmeta])* {
+                    let v = <$entry as $crate::Entry>::VERSION;
+                    if v > max {
+                        max = v;
+                    }
+                })*
+                max
+            };
 
             /// Every entry of the table, from `driver`; on failure, every entry that failed.
+            #[allow(unused_doc_comments)]
             pub fn load(driver: &$crate::Driver) -> ::core::result::Result<Self, $crate::Error> {
                 let mut errors = ::std::vec::Vec::new();
-                $(let $field = driver.get::<$entry>().map_err(|e| errors.push(e)).ok();)*
-                match ($($field,)*) {
-                    ($(::core::option::Option::Some($field),)*) => ::core::result::Result::Ok($name { $($field),* }),
-                    _ => ::core::result::Result::Err($crate::Error::MissingEntries {
-                        table: ::core::stringify!($name),
-                        min_driver: Self::MIN_DRIVER,
-                        errors,
-                    }),
+                $($(#[$fmeta])* let $field = match driver.get::<$entry>() {
+                    ::core::result::Result::Ok(f) => ::core::option::Option::Some(f),
+                    ::core::result::Result::Err(e) => {
+                        errors.push(e);
+                        ::core::option::Option::None
+                    }
+                };)*
+                let missing = |errors| $crate::Error::MissingEntries {
+                    table: ::core::stringify!($name),
+                    min_driver: Self::MIN_DRIVER,
+                    errors,
+                };
+                if !errors.is_empty() {
+                    return ::core::result::Result::Err(missing(errors));
                 }
+                // Every field is `Some` here; the `None` arms are never taken.
+                ::core::result::Result::Ok($name {
+                    $($(#[$fmeta])* $field: match $field {
+                        ::core::option::Option::Some(f) => f,
+                        ::core::option::Option::None => return ::core::result::Result::Err(missing(::std::vec::Vec::new())),
+                    },)*
+                })
             }
         }
     };

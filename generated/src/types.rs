@@ -9327,30 +9327,6 @@ pub const CU_GET_PROC_ADDRESS_LEGACY_STREAM: ::core::ffi::c_uint = CUdriverProcA
 /// [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`]`.0`: the value as the functions' `flags` parameters take it.
 pub const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
     .0;
-/// [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_NONE`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: ::core::ffi::c_uint = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_NONE
-    .0;
-/// [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READ`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_MEM_ACCESS_FLAGS_PROT_READ: ::core::ffi::c_uint = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READ
-    .0;
-/// [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READWRITE`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: ::core::ffi::c_uint = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-    .0;
-/// [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_MAX`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_MEM_ACCESS_FLAGS_PROT_MAX: ::core::ffi::c_uint = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_MAX
-    .0;
-/// [`CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_MINIMUM`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: ::core::ffi::c_uint = CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_MINIMUM
-    .0;
-/// [`CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: ::core::ffi::c_uint = CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
-    .0;
-/// [`CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_MINIMUM`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_MULTICAST_GRANULARITY_MINIMUM: ::core::ffi::c_uint = CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_MINIMUM
-    .0;
-/// [`CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_RECOMMENDED`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_MULTICAST_GRANULARITY_RECOMMENDED: ::core::ffi::c_uint = CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_RECOMMENDED
-    .0;
 /// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE`]`.0`: the value as the functions' `flags` parameters take it.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
     .0;

@@ -184,7 +184,7 @@ fn readme_min_driver_output_is_the_command_s() {
             shown.push('\n');
             lines.next();
         }
-        let floor = cuda_sys_gen::min_driver::floor(&root.join("generated/registry.json"), &[root.join(path)])
+        let floor = cuda_sys_gen::min_driver::floor(&root.join("generated/registry.json"), &[root.join(path)], false)
             .unwrap_or_else(|e| panic!("{e:#}"));
         assert_eq!(shown, floor.render(&root), "README's output of `min-driver {path}` is stale");
         checked += 1;
@@ -198,10 +198,42 @@ fn min_driver_refuses_unknown_names() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("main.rs");
     std::fs::write(&file, "fn main() {\n    cu!(cuNoSuchThing(1));\n    let _ = entries::cuMemAlloc_v1;\n}\n").unwrap();
-    let err = cuda_sys_gen::min_driver::floor(&repo_root().join("generated/registry.json"), &[file]).unwrap_err();
+    let err =
+        cuda_sys_gen::min_driver::floor(&repo_root().join("generated/registry.json"), &[file], false).unwrap_err();
     let text = format!("{err:#}");
     assert!(
-        text.contains("main.rs:2: api::cuNoSuchThing") && text.contains("main.rs:3: entries::cuMemAlloc_v1"),
+        text.contains("main.rs:2: cu!(cuNoSuchThing)") && text.contains("main.rs:3: entries::cuMemAlloc_v1"),
         "{text}"
+    );
+}
+
+/// Names brought in by `use` (lists, renames, globs) count as much as written-out paths, and
+/// `--per-thread` reads the per-thread meaning.
+#[test]
+fn min_driver_follows_use_and_the_stream_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("main.rs");
+    std::fs::write(
+        &file,
+        "use cuda_driver_pfn::api::{cuInit, cuCtxCreate as create};\nuse cuda_driver_pfn::api::*;\n\
+         use cuda_driver_pfn::entries::{self, cuMemAlloc_v3020};\n\
+         fn main() {\n    unsafe { cuInit(0); create(); cuEventRecord(); }\n    let _ = cuMemAlloc_v3020;\n\
+         let _ = entries::cuLaunchKernel_v4000;\n}\n",
+    )
+    .unwrap();
+    let registry = repo_root().join("generated/registry.json");
+    let floor = cuda_sys_gen::min_driver::floor(&registry, &[file.clone()], false).unwrap_or_else(|e| panic!("{e:#}"));
+    let markers: Vec<&str> = floor.uses.iter().map(|u| u.marker.as_str()).collect();
+    assert_eq!(
+        markers,
+        ["cuCtxCreate_v12050", "cuLaunchKernel_v4000", "cuMemAlloc_v3020", "cuEventRecord_v2000", "cuInit_v2000"],
+        "{}",
+        floor.render(dir.path())
+    );
+    let per_thread = cuda_sys_gen::min_driver::floor(&registry, &[file], true).unwrap_or_else(|e| panic!("{e:#}"));
+    assert!(
+        per_thread.uses.iter().any(|u| u.marker == "cuEventRecord_v7000_ptsz"),
+        "{}",
+        per_thread.render(dir.path())
     );
 }

@@ -56,6 +56,25 @@ entry_table! {
     }
 }
 
+entry_table! {
+    /// Fields behind a `cfg` are left out of the struct, the load and the minimum driver.
+    struct Gated {
+        /// A documented field.
+        init: entries::cuInit_v2000,
+        #[cfg(any())]
+        ctx_create: entries::cuCtxCreate_v12050,
+    }
+}
+
+#[test]
+fn a_table_s_cfg_fields_are_left_out_everywhere() {
+    const { assert!(Gated::MIN_DRIVER == 2000) };
+    let fake = Fake::new(Flavour::Full);
+    fake.add_abi("cuInit", 2000, false, 0x1000);
+    let table = Gated::load(&Driver::from_path(fake.path()).unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(table.init as usize, 0x1000);
+}
+
 #[test]
 fn a_declared_table_knows_its_minimum_driver_and_lists_every_missing_entry() {
     const { assert!(Program::MIN_DRIVER == 12050) };

@@ -24,7 +24,7 @@ fn code_lines(path: &str) -> usize {
 }
 
 #[test]
-fn the_ports_are_as_short_as_cudarc_s() {
+fn the_ports_fit_in_fifty_lines() {
     let ours = code_lines("generated/examples/vector_add_drv.rs");
     let theirs = code_lines("xtask/src/bench/scratch/vector_add_cudarc.rs");
     let query = code_lines("generated/examples/device_query_drv.rs");
@@ -32,6 +32,7 @@ fn the_ports_are_as_short_as_cudarc_s() {
     println!("vectorAddDrv: {ours} code lines (cudarc safe API: {theirs})");
     println!("deviceQueryDrv: {query} code lines (cudarc safe API: {query_theirs})");
     assert!(ours <= 50, "vector_add_drv has {ours} code lines; the aim is at most 50");
+    assert!(query <= 50, "device_query_drv has {query} code lines; the aim is at most 50");
     let text = std::fs::read_to_string(repo_root().join("generated/examples/vector_add_drv.rs")).unwrap();
     assert_eq!(text.matches("unsafe").count(), 1, "one unsafe block, around the calls");
 }

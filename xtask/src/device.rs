@@ -22,6 +22,7 @@ step doctor "$bin/doctor"
 step real_driver "$bin/real_driver" --ignored --nocapture --test-threads 1
 step bench "$bin/conformance" bench
 step c_names "$bin/conformance" c-names
+step c_names_per_thread "$bin/conformance-per-thread" c-names
 step vector_add_drv "$bin/vector_add_drv"
 step device_query_drv "$bin/device_query_drv"
 step vector_add_cudarc "$bin/vector_add_cudarc"
@@ -82,6 +83,21 @@ pub fn device_build(root: &Path) -> Result<()> {
     for sample in ["vector_add_drv", "device_query_drv"] {
         copy(&rel.join("examples").join(sample), &dest.join(sample))?;
     }
+    // The C-name check again with the crate's `per-thread-default-stream` feature, where
+    // cuda.h's names mean the _ptds/_ptsz entries (built last: it changes the crate's features).
+    let per_thread = format!("{features},cuda-driver-pfn/per-thread-default-stream");
+    let args = ["build", "--release", "-p", "cuda-sys-gen-tests", "--bin", "conformance", "--features", &per_thread];
+    let out = Command::new(&cargo)
+        .current_dir(root)
+        .args(args)
+        .args(["--target", target])
+        .env("RUSTFLAGS", "-C strip=symbols")
+        .output()
+        .with_context(|| format!("running cargo {}", args.join(" ")))?;
+    if !out.status.success() {
+        bail!("cargo {} failed:\n{}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+    }
+    copy(&rel.join("conformance"), &dest.join("conformance-per-thread"))?;
     build_cudarc_ports(root, &cargo, target, &dest)?;
     std::fs::write(dest.join("run-all.sh"), RUN_ALL).context("writing run-all.sh")?;
     println!("built into {}: run `bash .device-bin/run-all.sh` there (carry .device-bin)", dest.display());

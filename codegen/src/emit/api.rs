@@ -36,9 +36,15 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
                 .iter()
                 .enumerate()
                 .map(|(i, p)| {
-                    syn::parse_str::<Ident>(&p.name)
-                        .ok()
-                        .filter(|_| p.name != "_" && !p.name.is_empty())
+                    // The header's name where it is an identifier used once and not
+                    // SCREAMING_CASE (that could be a constant of `types` in scope, which a
+                    // parameter pattern would match instead of binding), else `arg<i>`.
+                    let ok = p.name.contains(|c: char| c.is_ascii_lowercase())
+                        && !p.name.starts_with("__")
+                        && e.params.iter().filter(|q| q.name == p.name).count() == 1
+                        && !p.name.starts_with("arg");
+                    ok.then(|| syn::parse_str::<Ident>(&p.name).ok())
+                        .flatten()
                         .unwrap_or_else(|| Ident::new(&format!("arg{i}"), Span::call_site()))
                 })
                 .collect();
@@ -67,9 +73,9 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
                 #mode
                 #[inline]
                 pub unsafe fn #name(#(#args: #tys),*) -> CUresult {
-                    match resolve::<crate::entries::#marker>() {
-                        Some(entry_point) => entry_point(#(#args),*),
-                        None => UNAVAILABLE,
+                    match crate::api::resolve::<crate::entries::#marker>() {
+                        Some(__entry_point) => __entry_point(#(#args),*),
+                        None => crate::api::UNAVAILABLE,
                     }
                 }
             });
@@ -98,11 +104,19 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
             pub use self::#module::*;
         });
     }
+    // Examples from this crate's own map, where it has them.
+    let example = ["cuCtxCreate", "cuGraphInstantiate", "cuMemAlloc"]
+        .iter()
+        .filter_map(|c| {
+            let pfn = newest_c_names(ctx).find(|(n, _)| n == c)?.1.default.as_deref()?;
+            let e = ctx.by_pfn.get(pfn)?;
+            Some(format!("`{c}` is `{}`, the {} ABI", e.exported, e.version))
+        })
+        .collect::<Vec<_>>();
+    let example = if example.is_empty() { String::new() } else { format!(" ({})", example.join("; ")) };
     let doc = format!(
-        " cuda.h's own names: `api::cuCtxCreate(&mut ctx, 0, dev)` calls the ABI a C program \
-         compiled against CUDA {newest}'s cuda.h calls (`cuCtxCreate` is `cuCtxCreate_v4`, the \
-         12050 ABI, and `cuGraphInstantiate` is `cuGraphInstantiateWithFlags`). Needs the \
-         crate's `api` feature.\n\n \
+        " cuda.h's own names: `api::cuX(..)` calls the ABI that a C program compiled against \
+         CUDA {newest}'s cuda.h calls by `cuX`{example}. Needs the crate's `api` feature.\n\n \
          With the `per-thread-default-stream` feature each name means what it means under \
          `CUDA_API_PER_THREAD_DEFAULT_STREAM` (`cuMemcpy` is `cuMemcpy_ptds`). Cargo unifies \
          features: when any crate in the build turns it on, every user of this crate in that \
@@ -115,7 +129,8 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
          Each function is `unsafe` with the driver function's own contract: the pointers and \
          handles must be what CUDA's documentation of that function asks for.\n\n \
          What the C names meant in each pinned toolkit is in [`aliases`](crate::aliases) \
-         (feature `aliases`): `aliases::cuda_12_9::cuCtxCreate` is the marker of the 3020 ABI."
+         (feature `aliases`): `aliases::cuda_X_Y::cuX` is the marker of the entry that \
+         toolkit's cuda.h meant by `cuX`."
     );
     quote! {
         #![doc = #doc]
@@ -167,7 +182,9 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
                     return Err(e);
                 }
             }
-            crate::driver::check(c_name, result, |code| driver().ok().and_then(|d| d.error_name(code)))
+            crate::driver::check(c_name, result, |code| {
+                driver().ok().and_then(|d| d.error_name(code)).or_else(|| crate::codes::result_name(code).map(str::to_owned))
+            })
         }
 
         /// Calls a function of [`api`](crate::api) by its C name and checks the result:

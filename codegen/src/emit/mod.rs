@@ -68,7 +68,15 @@ pub fn emit(
         files.insert(path.to_string(), text.as_bytes().to_vec());
     }
     files.insert(krate::LIB_RS.into(), rust_file(&ctx, krate::LIB_RS, krate::lib_rs(&ctx))?);
-    files.insert(types::TYPES_RS.into(), rust_file(&ctx, types::TYPES_RS, types::types_rs(types))?);
+    let used_types = model
+        .entries
+        .values()
+        .flat_map(|e| e.params.iter())
+        .flat_map(|p| p.ty.as_str().split(|c: char| !(c == '_' || c.is_ascii_alphanumeric())))
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    files.insert(types::TYPES_RS.into(), rust_file(&ctx, types::TYPES_RS, types::types_rs(types, &used_types))?);
     for m in modules {
         let path = pfn::module_path(m);
         let own = module_types.get(&m.name).map(Vec::as_slice).unwrap_or(&[]);

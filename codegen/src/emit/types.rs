@@ -79,8 +79,39 @@ fn cast_constants(types: &syn::File) -> Vec<TokenStream> {
 /// For each flags enum (`CUctx_flags_enum`: a bindgen newtype whose name says `flags`), its
 /// values as plain constants of the integer type the functions' `flags` parameters take, as C
 /// spells them: `CU_CTX_SCHED_AUTO | CU_CTX_MAP_HOST`, no `.0`. A name the types already use
-/// at the top level is left out.
-fn flag_constants(types: &syn::File) -> Vec<TokenStream> {
+/// at the top level is left out, and so is every enum that a parameter (`used`: the words of
+/// the entries' parameter types) or a struct field takes as itself: there the typed constant
+/// is the one that fits.
+fn flag_constants(types: &syn::File, used: &std::collections::BTreeSet<String>) -> Vec<TokenStream> {
+    let words = |text: &str| -> Vec<String> {
+        text.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut taken: std::collections::BTreeSet<String> = used.clone();
+    for item in &types.items {
+        if let syn::Item::Struct(st) = item {
+            if let syn::Fields::Named(f) = &st.fields {
+                for field in &f.named {
+                    let ty = &field.ty;
+                    taken.extend(words(&quote!(#ty).to_string()));
+                }
+            }
+        }
+    }
+    // `pub use self::CUctx_flags_enum as CUctx_flags;`: an enum is taken under either name.
+    for item in &types.items {
+        if let syn::Item::Use(u) = item {
+            if let syn::UseTree::Path(p) = &u.tree {
+                if let syn::UseTree::Rename(r) = &*p.tree {
+                    if taken.contains(&r.rename.to_string()) {
+                        taken.insert(r.ident.to_string());
+                    }
+                }
+            }
+        }
+    }
     let mut top = std::collections::BTreeSet::new();
     let mut inner: std::collections::BTreeMap<String, syn::Type> = Default::default();
     for item in &types.items {
@@ -103,7 +134,7 @@ fn flag_constants(types: &syn::File) -> Vec<TokenStream> {
         let syn::Item::Impl(imp) = item else { continue };
         let syn::Type::Path(self_ty) = &*imp.self_ty else { continue };
         let Some(name) = self_ty.path.get_ident().map(ToString::to_string) else { continue };
-        let Some(int) = inner.get(&name).filter(|_| name.contains("flags")) else { continue };
+        let Some(int) = inner.get(&name).filter(|_| name.contains("flags") && !taken.contains(&name)) else { continue };
         let ty = syn::Ident::new(&name, proc_macro2::Span::call_site());
         for ii in &imp.items {
             let syn::ImplItem::Const(c) = ii else { continue };
@@ -119,10 +150,12 @@ fn flag_constants(types: &syn::File) -> Vec<TokenStream> {
     out
 }
 
-pub fn types_rs(types: &syn::File) -> TokenStream {
+/// `types.rs`: bindgen's types, cuda.h's cast constants, and the plain flag constants;
+/// `used_types`: the words of every entry's parameter types.
+pub fn types_rs(types: &syn::File, used_types: &std::collections::BTreeSet<String>) -> TokenStream {
     let items = system_abi(&types.items);
     let casts = cast_constants(types);
-    let flags = flag_constants(types);
+    let flags = flag_constants(types, used_types);
     quote! {
         //! The CUDA driver API's types, enums and constants, from the newest pinned toolkit
         //! (legacy `_v1` types included). bindgen's layout checks are kept: they fail the

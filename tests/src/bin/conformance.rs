@@ -364,12 +364,16 @@ fn c_names() -> Result<bool> {
                 q,
                 loader.dladdr(q).unwrap_or_default()
             )),
-            (Ok(_), None) => not_exported += 1,
+            // cuda.h's names are the driver's exports: one that is not names a wrong entry.
+            (Ok(_), None) => {
+                not_exported += 1;
+                different.push(format!("{c_name}: {} resolves, but dlsym({}) finds nothing", info.pfn, info.exported));
+            }
             (Err(e), _) => missing.push(format!("{c_name} ({}): {e}", info.pfn)),
         }
     }
     println!(
-        "C names: {} functions; {same} equal to dlsym of their exported name, {not_exported} not exported (cuGetProcAddress only), {} not on this driver, {} different",
+        "C names: {} functions; {same} equal to dlsym of their exported name, {not_exported} resolved but not exported under that name, {} not on this driver, {} different",
         cuda_driver_pfn::api::C_NAMES.len(),
         missing.len(),
         different.len()

@@ -293,7 +293,7 @@ impl Driver {
     }
 
     /// Looks entry `E` up and calls it through `call`, as a `Result`: [`Error::Call`] names
-    /// the entry (`cuMemAlloc`, version 3020) when it returns anything but `CUDA_SUCCESS`.
+    /// the entry's symbol (`cuMemAlloc`) when it returns anything but `CUDA_SUCCESS`.
     /// No function name to type: `driver.call::<entries::cuInit_v2000>(|init| unsafe { init(0) })?`
     /// (the crate docs' "Calls and tables" has a whole example).
     pub fn call<E: Entry>(&self, call: impl FnOnce(E::Fn) -> CUresult) -> Result<(), Error> {

@@ -25,7 +25,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // SAFETY: the kernel takes three f32 buffers of `count` elements and `count`.
     unsafe { launch.launch(LaunchConfig::for_num_elems(count)) }?;
     let c = stream.clone_dtoh(&d_c)?;
-    let wrong = (0..n).filter(|&i| (c[i] - (a[i] + b[i])).abs() > 1e-5 * c[i].abs()).count();
+    let bad = |i: usize| (c[i] - (a[i] + b[i])).abs() > 1e-5 * c[i].abs() || c[i].is_nan();
+    let wrong = (0..n).filter(|&i| bad(i)).count();
     println!("vectorAddDrv: {n} sums, {wrong} wrong: {}", if wrong == 0 { "Result = PASS" } else { "Result = FAIL" });
     if wrong > 0 {
         std::process::exit(1);
