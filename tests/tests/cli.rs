@@ -222,7 +222,8 @@ fn min_driver_follows_use_and_the_stream_mode() {
     )
     .unwrap();
     let registry = repo_root().join("generated/registry.json");
-    let floor = cuda_sys_gen::min_driver::floor(&registry, &[file.clone()], false).unwrap_or_else(|e| panic!("{e:#}"));
+    let floor = cuda_sys_gen::min_driver::floor(&registry, std::slice::from_ref(&file), false)
+        .unwrap_or_else(|e| panic!("{e:#}"));
     let markers: Vec<&str> = floor.uses.iter().map(|u| u.marker.as_str()).collect();
     assert_eq!(
         markers,
