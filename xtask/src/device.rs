@@ -54,16 +54,7 @@ pub fn device_build(root: &Path) -> Result<()> {
         ],
     ];
     for args in builds {
-        let out = Command::new(&cargo)
-            .current_dir(root)
-            .args(args)
-            .args(["--target", target])
-            .env("RUSTFLAGS", "-C strip=symbols")
-            .output()
-            .with_context(|| format!("running cargo {}", args.join(" ")))?;
-        if !out.status.success() {
-            bail!("cargo {} failed:\n{}", args.join(" "), String::from_utf8_lossy(&out.stderr));
-        }
+        let out = cargo_stripped(&cargo, root, args, target)?;
         if args[0] == "test" {
             // The test harness's path is only in cargo's JSON messages.
             let text = String::from_utf8_lossy(&out.stdout);
@@ -87,8 +78,18 @@ pub fn device_build(root: &Path) -> Result<()> {
     // cuda.h's names mean the _ptds/_ptsz entries (built last: it changes the crate's features).
     let per_thread = format!("{features},cuda-driver-pfn/per-thread-default-stream");
     let args = ["build", "--release", "-p", "cuda-sys-gen-tests", "--bin", "conformance", "--features", &per_thread];
-    let out = Command::new(&cargo)
-        .current_dir(root)
+    cargo_stripped(&cargo, root, &args, target)?;
+    copy(&rel.join("conformance"), &dest.join("conformance-per-thread"))?;
+    build_cudarc_ports(root, &cargo, target, &dest)?;
+    std::fs::write(dest.join("run-all.sh"), RUN_ALL).context("writing run-all.sh")?;
+    println!("built into {}: run `bash .device-bin/run-all.sh` there (carry .device-bin)", dest.display());
+    Ok(())
+}
+
+/// `cargo ARGS --target TARGET` in `dir`, stripped; its output, or an error with its stderr.
+fn cargo_stripped(cargo: &str, dir: &Path, args: &[&str], target: &str) -> Result<std::process::Output> {
+    let out = Command::new(cargo)
+        .current_dir(dir)
         .args(args)
         .args(["--target", target])
         .env("RUSTFLAGS", "-C strip=symbols")
@@ -97,11 +98,7 @@ pub fn device_build(root: &Path) -> Result<()> {
     if !out.status.success() {
         bail!("cargo {} failed:\n{}", args.join(" "), String::from_utf8_lossy(&out.stderr));
     }
-    copy(&rel.join("conformance"), &dest.join("conformance-per-thread"))?;
-    build_cudarc_ports(root, &cargo, target, &dest)?;
-    std::fs::write(dest.join("run-all.sh"), RUN_ALL).context("writing run-all.sh")?;
-    println!("built into {}: run `bash .device-bin/run-all.sh` there (carry .device-bin)", dest.display());
-    Ok(())
+    Ok(out)
 }
 
 /// The cudarc counterparts of the sample ports (`xtask/src/bench/scratch/*_cudarc.rs`), in a
@@ -121,18 +118,8 @@ fn build_cudarc_ports(root: &Path, cargo: &str, target: &str, dest: &Path) -> Re
         std::fs::copy(sources.join(file), scratch.join("src").join("bin").join(format!("{bin}.rs")))?;
     }
     std::fs::copy(sources.join("vector_add.ptx"), scratch.join("src").join("bin").join("vector_add.ptx"))?;
-    let out = Command::new(cargo)
-        .current_dir(&scratch)
-        .args(["build", "--release", "--offline", "--target", target])
-        .env("RUSTFLAGS", "-C strip=symbols")
-        .output()
-        .context("running cargo build for the cudarc ports")?;
-    if !out.status.success() {
-        bail!(
-            "building the cudarc ports failed (cudarc 0.19.10 must be in cargo's cache):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    cargo_stripped(cargo, &scratch, &["build", "--release", "--offline"], target)
+        .context("building the cudarc ports (cudarc 0.19.10 must be in cargo's cache)")?;
     for bin in ["vector_add_cudarc", "device_query_cudarc"] {
         copy(&scratch.join("target").join(target).join("release").join(bin), &dest.join(bin))?;
     }
