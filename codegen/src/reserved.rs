@@ -10,6 +10,7 @@
 pub const RESERVED_MODULES: &[&str] = &[
     "aliases",
     "api",
+    "api_shim",
     "codes",
     "driver",
     "entries",

@@ -5,7 +5,7 @@
 
  With the `per-thread-default-stream` feature each name means what it means under `CUDA_API_PER_THREAD_DEFAULT_STREAM` (`cuMemcpy` is `cuMemcpy_ptds`). Cargo unifies features: when any crate in the build turns it on, every user of this crate in that build gets the per-thread names. cuda.h's `cuGetProcAddress` is an inline wrapper in that mode, so it has no function here then (use [`Driver::get`](crate::Driver::get)).
 
- Each function resolves its entry once through one process-wide [`Driver`] ([`driver`], loaded on first use) and then calls it. Nothing here panics: without a driver, or with a driver that lacks the entry, a function returns [`UNAVAILABLE`], and [`error_of`] gives the full [`Error`]: which library, which lookup, why.
+ Each function resolves its entry once through one process-wide [`Driver`](crate::Driver) ([`driver`], loaded on first use) and then calls it. Nothing here panics: without a driver, or with a driver that lacks the entry, a function returns [`UNAVAILABLE`], and [`error_of`] gives the full [`Error`](crate::Error): which library, which lookup, why.
 
  Each function is `unsafe` with the driver function's own contract: the pointers and handles must be what CUDA's documentation of that function asks for.
 
@@ -16,32 +16,14 @@
     clippy::missing_safety_doc,
     unused_imports
 )]
-use std::sync::OnceLock;
 use core::ffi::{
     c_char, c_int, c_uint, c_void, c_longlong, c_ulonglong, c_short, c_ushort, c_uchar,
     c_float, c_double,
 };
 use crate::types::*;
-use crate::{Driver, Entry, Error, ENTRIES};
-/// What a function of this module returns when it has no driver function to call:
-/// `CUDA_ERROR_STUB_LIBRARY`, which a real driver's functions never return (the
-/// toolkit's stub `libcuda` returns it from every function, for the same reason).
-pub const UNAVAILABLE: CUresult = cudaError_enum::CUDA_ERROR_STUB_LIBRARY;
-static DRIVER: OnceLock<Result<Driver, Error>> = OnceLock::new();
-/// The process-wide driver this module calls through: [`Driver::load`] on first use,
-/// then the same driver (or the same error) for the life of the process.
-pub fn driver() -> Result<&'static Driver, Error> {
-    DRIVER.get_or_init(Driver::load).as_ref().map_err(Clone::clone)
-}
-#[inline]
-fn resolve<E: Entry>() -> Option<E::Fn> {
-    match DRIVER.get_or_init(Driver::load) {
-        Ok(driver) => driver.get::<E>().ok(),
-        Err(_) => None,
-    }
-}
+pub use crate::api_shim::{check, driver, error_of, UNAVAILABLE};
 /// Every function of this module, by C name, with the index in
-/// [`ENTRIES`] of the entry it calls, sorted by name.
+/// [`ENTRIES`](crate::ENTRIES) of the entry it calls, sorted by name.
 pub static C_NAMES: &[(&str, usize)] = &[
     ("cuArray3DCreate", 1usize),
     ("cuArray3DGetDescriptor", 3usize),
@@ -1054,51 +1036,6 @@ pub static C_NAMES: &[(&str, usize)] = &[
     #[cfg(feature = "per-thread-default-stream")]
     ("cuWaitExternalSemaphoresAsync", 779usize),
 ];
-/// Why the function `c_name` of this module returns [`UNAVAILABLE`]: the error of
-/// loading the driver or of looking its entry up. `None` when it resolves, or when
-/// this module has no function of that name.
-pub fn error_of(c_name: &str) -> Option<Error> {
-    let &(_, index) = C_NAMES.iter().find(|(name, _)| *name == c_name)?;
-    driver().and_then(|d| d.resolve(&ENTRIES[index])).err()
-}
-/// `Ok` for `CUDA_SUCCESS`; for [`UNAVAILABLE`], why the function `c_name` had
-/// nothing to call ([`error_of`]); otherwise [`Error::Call`] naming `c_name` and the
-/// code. The [`cu!`](crate::cu) macro writes the name for you.
-pub fn check(c_name: &str, result: CUresult) -> Result<(), Error> {
-    if result == UNAVAILABLE {
-        if let Some(e) = error_of(c_name) {
-            return Err(e);
-        }
-    }
-    crate::driver::check(
-        c_name,
-        result,
-        |code| {
-            driver()
-                .ok()
-                .and_then(|d| d.error_name(code))
-                .or_else(|| crate::codes::result_name(code).map(str::to_owned))
-        },
-    )
-}
-/// Calls a function of [`api`](crate::api) by its C name and checks the result:
-/// `cu!(cuMemAlloc(&mut dptr, n))?` is
-/// `api::check("cuMemAlloc", api::cuMemAlloc(&mut dptr, n))?`. Use it inside
-/// `unsafe`, as the function it calls is `unsafe`.
-///
-/// ```no_run
-/// use cuda_driver_pfn::{cu, Error};
-/// fn main() -> Result<(), Error> {
-///     unsafe { cu!(cuInit(0))? };
-///     Ok(())
-/// }
-/// ```
-#[macro_export]
-macro_rules! cu {
-    ($name:ident ($($arg:expr),* $(,)?)) => {
-        $crate::api::check(::core::stringify!($name), $crate::api:: $name ($($arg),*))
-    };
-}
 /** `cuArray3DCreate` as cuda.h 13.5 means it: `#define cuArray3DCreate` makes it `cuArray3DCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuArray3DCreate_v3020`](crate::entries::cuArray3DCreate_v3020).
 
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
@@ -1107,9 +1044,9 @@ pub unsafe fn cuArray3DCreate(
     pHandle: *mut CUarray,
     pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuArray3DCreate_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuArray3DCreate_v3020>() {
         Some(__entry_point) => __entry_point(pHandle, pAllocateArray),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuArray3DGetDescriptor` as cuda.h 13.5 means it: `#define cuArray3DGetDescriptor` makes it `cuArray3DGetDescriptor_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuArray3DGetDescriptor_v3020`](crate::entries::cuArray3DGetDescriptor_v3020).
@@ -1120,9 +1057,9 @@ pub unsafe fn cuArray3DGetDescriptor(
     pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v2,
     hArray: CUarray,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuArray3DGetDescriptor_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuArray3DGetDescriptor_v3020>() {
         Some(__entry_point) => __entry_point(pArrayDescriptor, hArray),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuArrayCreate` as cuda.h 13.5 means it: `#define cuArrayCreate` makes it `cuArrayCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuArrayCreate_v3020`](crate::entries::cuArrayCreate_v3020).
@@ -1133,9 +1070,9 @@ pub unsafe fn cuArrayCreate(
     pHandle: *mut CUarray,
     pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuArrayCreate_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuArrayCreate_v3020>() {
         Some(__entry_point) => __entry_point(pHandle, pAllocateArray),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuArrayDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuArrayDestroy_v2000`](crate::entries::cuArrayDestroy_v2000).
@@ -1143,9 +1080,9 @@ pub unsafe fn cuArrayCreate(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuArrayDestroy(hArray: CUarray) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuArrayDestroy_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuArrayDestroy_v2000>() {
         Some(__entry_point) => __entry_point(hArray),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuArrayGetDescriptor` as cuda.h 13.5 means it: `#define cuArrayGetDescriptor` makes it `cuArrayGetDescriptor_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuArrayGetDescriptor_v3020`](crate::entries::cuArrayGetDescriptor_v3020).
@@ -1156,9 +1093,9 @@ pub unsafe fn cuArrayGetDescriptor(
     pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v2,
     hArray: CUarray,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuArrayGetDescriptor_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuArrayGetDescriptor_v3020>() {
         Some(__entry_point) => __entry_point(pArrayDescriptor, hArray),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuArrayGetMemoryRequirements` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuArrayGetMemoryRequirements_v11060`](crate::entries::cuArrayGetMemoryRequirements_v11060).
@@ -1170,9 +1107,11 @@ pub unsafe fn cuArrayGetMemoryRequirements(
     array: CUarray,
     device: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuArrayGetMemoryRequirements_v11060>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuArrayGetMemoryRequirements_v11060,
+    >() {
         Some(__entry_point) => __entry_point(memoryRequirements, array, device),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuArrayGetPlane` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuArrayGetPlane_v11020`](crate::entries::cuArrayGetPlane_v11020).
@@ -1184,9 +1123,9 @@ pub unsafe fn cuArrayGetPlane(
     hArray: CUarray,
     planeIdx: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuArrayGetPlane_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuArrayGetPlane_v11020>() {
         Some(__entry_point) => __entry_point(pPlaneArray, hArray, planeIdx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuArrayGetSparseProperties` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuArrayGetSparseProperties_v11010`](crate::entries::cuArrayGetSparseProperties_v11010).
@@ -1197,9 +1136,11 @@ pub unsafe fn cuArrayGetSparseProperties(
     sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1,
     array: CUarray,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuArrayGetSparseProperties_v11010>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuArrayGetSparseProperties_v11010,
+    >() {
         Some(__entry_point) => __entry_point(sparseProperties, array),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCheckpointOperationComplete` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuCheckpointOperationComplete_v13040`](crate::entries::cuCheckpointOperationComplete_v13040).
@@ -1209,9 +1150,11 @@ pub unsafe fn cuArrayGetSparseProperties(
 pub unsafe fn cuCheckpointOperationComplete(
     handle: CUcheckpointOperationHandle,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCheckpointOperationComplete_v13040>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuCheckpointOperationComplete_v13040,
+    >() {
         Some(__entry_point) => __entry_point(handle),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCheckpointProcessCheckpoint` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessCheckpoint_v12080`](crate::entries::cuCheckpointProcessCheckpoint_v12080).
@@ -1222,9 +1165,11 @@ pub unsafe fn cuCheckpointProcessCheckpoint(
     pid: c_int,
     arg1: *mut CUcheckpointCheckpointArgs,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCheckpointProcessCheckpoint_v12080>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuCheckpointProcessCheckpoint_v12080,
+    >() {
         Some(__entry_point) => __entry_point(pid, arg1),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCheckpointProcessGetRestoreThreadId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessGetRestoreThreadId_v12080`](crate::entries::cuCheckpointProcessGetRestoreThreadId_v12080).
@@ -1235,11 +1180,11 @@ pub unsafe fn cuCheckpointProcessGetRestoreThreadId(
     pid: c_int,
     tid: *mut c_int,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuCheckpointProcessGetRestoreThreadId_v12080,
     >() {
         Some(__entry_point) => __entry_point(pid, tid),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCheckpointProcessGetState` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessGetState_v12080`](crate::entries::cuCheckpointProcessGetState_v12080).
@@ -1250,9 +1195,11 @@ pub unsafe fn cuCheckpointProcessGetState(
     pid: c_int,
     state: *mut CUprocessState,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCheckpointProcessGetState_v12080>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuCheckpointProcessGetState_v12080,
+    >() {
         Some(__entry_point) => __entry_point(pid, state),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCheckpointProcessLock` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessLock_v12080`](crate::entries::cuCheckpointProcessLock_v12080).
@@ -1263,9 +1210,9 @@ pub unsafe fn cuCheckpointProcessLock(
     pid: c_int,
     arg1: *mut CUcheckpointLockArgs,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCheckpointProcessLock_v12080>() {
+    match crate::api_shim::resolve::<crate::entries::cuCheckpointProcessLock_v12080>() {
         Some(__entry_point) => __entry_point(pid, arg1),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCheckpointProcessRestore` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessRestore_v12080`](crate::entries::cuCheckpointProcessRestore_v12080).
@@ -1276,9 +1223,11 @@ pub unsafe fn cuCheckpointProcessRestore(
     pid: c_int,
     arg1: *mut CUcheckpointRestoreArgs,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCheckpointProcessRestore_v12080>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuCheckpointProcessRestore_v12080,
+    >() {
         Some(__entry_point) => __entry_point(pid, arg1),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCheckpointProcessUnlock` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessUnlock_v12080`](crate::entries::cuCheckpointProcessUnlock_v12080).
@@ -1289,9 +1238,11 @@ pub unsafe fn cuCheckpointProcessUnlock(
     pid: c_int,
     arg1: *mut CUcheckpointUnlockArgs,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCheckpointProcessUnlock_v12080>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuCheckpointProcessUnlock_v12080,
+    >() {
         Some(__entry_point) => __entry_point(pid, arg1),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCoredumpDeregisterCompleteCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuCoredumpDeregisterCompleteCallback_v13020`](crate::entries::cuCoredumpDeregisterCompleteCallback_v13020).
@@ -1301,11 +1252,11 @@ pub unsafe fn cuCheckpointProcessUnlock(
 pub unsafe fn cuCoredumpDeregisterCompleteCallback(
     callback: CUcoredumpCallbackHandle,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuCoredumpDeregisterCompleteCallback_v13020,
     >() {
         Some(__entry_point) => __entry_point(callback),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCoredumpDeregisterStartCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuCoredumpDeregisterStartCallback_v13020`](crate::entries::cuCoredumpDeregisterStartCallback_v13020).
@@ -1315,11 +1266,11 @@ pub unsafe fn cuCoredumpDeregisterCompleteCallback(
 pub unsafe fn cuCoredumpDeregisterStartCallback(
     callback: CUcoredumpCallbackHandle,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuCoredumpDeregisterStartCallback_v13020,
     >() {
         Some(__entry_point) => __entry_point(callback),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCoredumpGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCoredumpGetAttribute_v12010`](crate::entries::cuCoredumpGetAttribute_v12010).
@@ -1331,9 +1282,9 @@ pub unsafe fn cuCoredumpGetAttribute(
     value: *mut c_void,
     size: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCoredumpGetAttribute_v12010>() {
+    match crate::api_shim::resolve::<crate::entries::cuCoredumpGetAttribute_v12010>() {
         Some(__entry_point) => __entry_point(get, value, size),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCoredumpGetAttributeGlobal` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCoredumpGetAttributeGlobal_v12010`](crate::entries::cuCoredumpGetAttributeGlobal_v12010).
@@ -1345,9 +1296,11 @@ pub unsafe fn cuCoredumpGetAttributeGlobal(
     value: *mut c_void,
     size: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCoredumpGetAttributeGlobal_v12010>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuCoredumpGetAttributeGlobal_v12010,
+    >() {
         Some(__entry_point) => __entry_point(get, value, size),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCoredumpRegisterCompleteCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuCoredumpRegisterCompleteCallback_v13020`](crate::entries::cuCoredumpRegisterCompleteCallback_v13020).
@@ -1359,11 +1312,11 @@ pub unsafe fn cuCoredumpRegisterCompleteCallback(
     userData: *mut c_void,
     callbackOut: *mut CUcoredumpCallbackHandle,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuCoredumpRegisterCompleteCallback_v13020,
     >() {
         Some(__entry_point) => __entry_point(callback, userData, callbackOut),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCoredumpRegisterStartCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuCoredumpRegisterStartCallback_v13020`](crate::entries::cuCoredumpRegisterStartCallback_v13020).
@@ -1375,11 +1328,11 @@ pub unsafe fn cuCoredumpRegisterStartCallback(
     userData: *mut c_void,
     callbackOut: *mut CUcoredumpCallbackHandle,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuCoredumpRegisterStartCallback_v13020,
     >() {
         Some(__entry_point) => __entry_point(callback, userData, callbackOut),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCoredumpSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCoredumpSetAttribute_v12010`](crate::entries::cuCoredumpSetAttribute_v12010).
@@ -1391,9 +1344,9 @@ pub unsafe fn cuCoredumpSetAttribute(
     value: *mut c_void,
     size: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCoredumpSetAttribute_v12010>() {
+    match crate::api_shim::resolve::<crate::entries::cuCoredumpSetAttribute_v12010>() {
         Some(__entry_point) => __entry_point(set, value, size),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCoredumpSetAttributeGlobal` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCoredumpSetAttributeGlobal_v12010`](crate::entries::cuCoredumpSetAttributeGlobal_v12010).
@@ -1405,9 +1358,11 @@ pub unsafe fn cuCoredumpSetAttributeGlobal(
     value: *mut c_void,
     size: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCoredumpSetAttributeGlobal_v12010>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuCoredumpSetAttributeGlobal_v12010,
+    >() {
         Some(__entry_point) => __entry_point(set, value, size),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxAttach` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuCtxAttach_v2000`](crate::entries::cuCtxAttach_v2000).
@@ -1415,9 +1370,9 @@ pub unsafe fn cuCoredumpSetAttributeGlobal(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxAttach(pctx: *mut CUcontext, flags: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxAttach_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxAttach_v2000>() {
         Some(__entry_point) => __entry_point(pctx, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxCreate` as cuda.h 13.5 means it: `#define cuCtxCreate` makes it `cuCtxCreate_v4`, the ABI of version 12050 (CUDA 12.5), [`entries::cuCtxCreate_v12050`](crate::entries::cuCtxCreate_v12050).
@@ -1430,9 +1385,9 @@ pub unsafe fn cuCtxCreate(
     flags: c_uint,
     dev: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxCreate_v12050>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxCreate_v12050>() {
         Some(__entry_point) => __entry_point(pctx, ctxCreateParams, flags, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxDestroy` as cuda.h 13.5 means it: `#define cuCtxDestroy` makes it `cuCtxDestroy_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxDestroy_v4000`](crate::entries::cuCtxDestroy_v4000).
@@ -1440,9 +1395,9 @@ pub unsafe fn cuCtxCreate(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxDestroy(ctx: CUcontext) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxDestroy_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxDestroy_v4000>() {
         Some(__entry_point) => __entry_point(ctx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxDetach` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuCtxDetach_v2000`](crate::entries::cuCtxDetach_v2000).
@@ -1450,9 +1405,9 @@ pub unsafe fn cuCtxDestroy(ctx: CUcontext) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxDetach(ctx: CUcontext) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxDetach_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxDetach_v2000>() {
         Some(__entry_point) => __entry_point(ctx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxDisablePeerAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxDisablePeerAccess_v4000`](crate::entries::cuCtxDisablePeerAccess_v4000).
@@ -1460,9 +1415,9 @@ pub unsafe fn cuCtxDetach(ctx: CUcontext) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxDisablePeerAccess(peerContext: CUcontext) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxDisablePeerAccess_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxDisablePeerAccess_v4000>() {
         Some(__entry_point) => __entry_point(peerContext),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxEnablePeerAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxEnablePeerAccess_v4000`](crate::entries::cuCtxEnablePeerAccess_v4000).
@@ -1470,9 +1425,9 @@ pub unsafe fn cuCtxDisablePeerAccess(peerContext: CUcontext) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxEnablePeerAccess(peerContext: CUcontext, Flags: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxEnablePeerAccess_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxEnablePeerAccess_v4000>() {
         Some(__entry_point) => __entry_point(peerContext, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxFromGreenCtx` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuCtxFromGreenCtx_v12040`](crate::entries::cuCtxFromGreenCtx_v12040).
@@ -1480,9 +1435,9 @@ pub unsafe fn cuCtxEnablePeerAccess(peerContext: CUcontext, Flags: c_uint) -> CU
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxFromGreenCtx(pContext: *mut CUcontext, hCtx: CUgreenCtx) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxFromGreenCtx_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxFromGreenCtx_v12040>() {
         Some(__entry_point) => __entry_point(pContext, hCtx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxGetApiVersion` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuCtxGetApiVersion_v3020`](crate::entries::cuCtxGetApiVersion_v3020).
@@ -1490,9 +1445,9 @@ pub unsafe fn cuCtxFromGreenCtx(pContext: *mut CUcontext, hCtx: CUgreenCtx) -> C
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxGetApiVersion_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxGetApiVersion_v3020>() {
         Some(__entry_point) => __entry_point(ctx, version),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxGetCacheConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuCtxGetCacheConfig_v3020`](crate::entries::cuCtxGetCacheConfig_v3020).
@@ -1500,9 +1455,9 @@ pub unsafe fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut c_uint) -> CUresu
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxGetCacheConfig(pconfig: *mut CUfunc_cache) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxGetCacheConfig_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxGetCacheConfig_v3020>() {
         Some(__entry_point) => __entry_point(pconfig),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxGetCurrent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxGetCurrent_v4000`](crate::entries::cuCtxGetCurrent_v4000).
@@ -1510,9 +1465,9 @@ pub unsafe fn cuCtxGetCacheConfig(pconfig: *mut CUfunc_cache) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxGetCurrent_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxGetCurrent_v4000>() {
         Some(__entry_point) => __entry_point(pctx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxGetDevResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuCtxGetDevResource_v12040`](crate::entries::cuCtxGetDevResource_v12040).
@@ -1524,9 +1479,9 @@ pub unsafe fn cuCtxGetDevResource(
     result: *mut CUdevResource,
     type_: CUdevResourceType,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxGetDevResource_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxGetDevResource_v12040>() {
         Some(__entry_point) => __entry_point(hCtx, result, type_),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxGetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuCtxGetDevice_v2000`](crate::entries::cuCtxGetDevice_v2000).
@@ -1534,9 +1489,9 @@ pub unsafe fn cuCtxGetDevResource(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxGetDevice(device: *mut CUdevice_v1) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxGetDevice_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxGetDevice_v2000>() {
         Some(__entry_point) => __entry_point(device),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxGetDevice_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuCtxGetDevice_v13000`](crate::entries::cuCtxGetDevice_v13000).
@@ -1544,9 +1499,9 @@ pub unsafe fn cuCtxGetDevice(device: *mut CUdevice_v1) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxGetDevice_v2(device: *mut CUdevice, ctx: CUcontext) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxGetDevice_v13000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxGetDevice_v13000>() {
         Some(__entry_point) => __entry_point(device, ctx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxGetExecAffinity` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuCtxGetExecAffinity_v11040`](crate::entries::cuCtxGetExecAffinity_v11040).
@@ -1557,9 +1512,9 @@ pub unsafe fn cuCtxGetExecAffinity(
     pExecAffinity: *mut CUexecAffinityParam,
     type_: CUexecAffinityType,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxGetExecAffinity_v11040>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxGetExecAffinity_v11040>() {
         Some(__entry_point) => __entry_point(pExecAffinity, type_),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxGetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuCtxGetFlags_v7000`](crate::entries::cuCtxGetFlags_v7000).
@@ -1567,9 +1522,9 @@ pub unsafe fn cuCtxGetExecAffinity(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxGetFlags_v7000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxGetFlags_v7000>() {
         Some(__entry_point) => __entry_point(flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxGetId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuCtxGetId_v12000`](crate::entries::cuCtxGetId_v12000).
@@ -1577,9 +1532,9 @@ pub unsafe fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxGetId(ctx: CUcontext, ctxId: *mut c_ulonglong) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxGetId_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxGetId_v12000>() {
         Some(__entry_point) => __entry_point(ctx, ctxId),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxGetLimit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuCtxGetLimit_v3010`](crate::entries::cuCtxGetLimit_v3010).
@@ -1587,9 +1542,9 @@ pub unsafe fn cuCtxGetId(ctx: CUcontext, ctxId: *mut c_ulonglong) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxGetLimit(pvalue: *mut usize, limit: CUlimit) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxGetLimit_v3010>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxGetLimit_v3010>() {
         Some(__entry_point) => __entry_point(pvalue, limit),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxGetSharedMemConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4020 (CUDA 4.2), [`entries::cuCtxGetSharedMemConfig_v4020`](crate::entries::cuCtxGetSharedMemConfig_v4020).
@@ -1597,9 +1552,9 @@ pub unsafe fn cuCtxGetLimit(pvalue: *mut usize, limit: CUlimit) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxGetSharedMemConfig(pConfig: *mut CUsharedconfig) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxGetSharedMemConfig_v4020>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxGetSharedMemConfig_v4020>() {
         Some(__entry_point) => __entry_point(pConfig),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxGetStreamPriorityRange` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuCtxGetStreamPriorityRange_v5050`](crate::entries::cuCtxGetStreamPriorityRange_v5050).
@@ -1610,9 +1565,11 @@ pub unsafe fn cuCtxGetStreamPriorityRange(
     leastPriority: *mut c_int,
     greatestPriority: *mut c_int,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxGetStreamPriorityRange_v5050>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuCtxGetStreamPriorityRange_v5050,
+    >() {
         Some(__entry_point) => __entry_point(leastPriority, greatestPriority),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxPopCurrent` as cuda.h 13.5 means it: `#define cuCtxPopCurrent` makes it `cuCtxPopCurrent_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxPopCurrent_v4000`](crate::entries::cuCtxPopCurrent_v4000).
@@ -1620,9 +1577,9 @@ pub unsafe fn cuCtxGetStreamPriorityRange(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxPopCurrent(pctx: *mut CUcontext) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxPopCurrent_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxPopCurrent_v4000>() {
         Some(__entry_point) => __entry_point(pctx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxPushCurrent` as cuda.h 13.5 means it: `#define cuCtxPushCurrent` makes it `cuCtxPushCurrent_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxPushCurrent_v4000`](crate::entries::cuCtxPushCurrent_v4000).
@@ -1630,9 +1587,9 @@ pub unsafe fn cuCtxPopCurrent(pctx: *mut CUcontext) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxPushCurrent(ctx: CUcontext) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxPushCurrent_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxPushCurrent_v4000>() {
         Some(__entry_point) => __entry_point(ctx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxRecordEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuCtxRecordEvent_v12050`](crate::entries::cuCtxRecordEvent_v12050).
@@ -1640,9 +1597,9 @@ pub unsafe fn cuCtxPushCurrent(ctx: CUcontext) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxRecordEvent(hCtx: CUcontext, hEvent: CUevent) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxRecordEvent_v12050>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxRecordEvent_v12050>() {
         Some(__entry_point) => __entry_point(hCtx, hEvent),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxResetPersistingL2Cache` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuCtxResetPersistingL2Cache_v11000`](crate::entries::cuCtxResetPersistingL2Cache_v11000).
@@ -1650,9 +1607,11 @@ pub unsafe fn cuCtxRecordEvent(hCtx: CUcontext, hEvent: CUevent) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxResetPersistingL2Cache() -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxResetPersistingL2Cache_v11000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuCtxResetPersistingL2Cache_v11000,
+    >() {
         Some(__entry_point) => __entry_point(),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxSetCacheConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuCtxSetCacheConfig_v3020`](crate::entries::cuCtxSetCacheConfig_v3020).
@@ -1660,9 +1619,9 @@ pub unsafe fn cuCtxResetPersistingL2Cache() -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxSetCacheConfig(config: CUfunc_cache) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxSetCacheConfig_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxSetCacheConfig_v3020>() {
         Some(__entry_point) => __entry_point(config),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxSetCurrent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxSetCurrent_v4000`](crate::entries::cuCtxSetCurrent_v4000).
@@ -1670,9 +1629,9 @@ pub unsafe fn cuCtxSetCacheConfig(config: CUfunc_cache) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxSetCurrent_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxSetCurrent_v4000>() {
         Some(__entry_point) => __entry_point(ctx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxSetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCtxSetFlags_v12010`](crate::entries::cuCtxSetFlags_v12010).
@@ -1680,9 +1639,9 @@ pub unsafe fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxSetFlags(flags: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxSetFlags_v12010>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxSetFlags_v12010>() {
         Some(__entry_point) => __entry_point(flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxSetLimit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuCtxSetLimit_v3010`](crate::entries::cuCtxSetLimit_v3010).
@@ -1690,9 +1649,9 @@ pub unsafe fn cuCtxSetFlags(flags: c_uint) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxSetLimit(limit: CUlimit, value: usize) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxSetLimit_v3010>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxSetLimit_v3010>() {
         Some(__entry_point) => __entry_point(limit, value),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxSetSharedMemConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4020 (CUDA 4.2), [`entries::cuCtxSetSharedMemConfig_v4020`](crate::entries::cuCtxSetSharedMemConfig_v4020).
@@ -1700,9 +1659,9 @@ pub unsafe fn cuCtxSetLimit(limit: CUlimit, value: usize) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxSetSharedMemConfig(config: CUsharedconfig) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxSetSharedMemConfig_v4020>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxSetSharedMemConfig_v4020>() {
         Some(__entry_point) => __entry_point(config),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxSynchronize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuCtxSynchronize_v2000`](crate::entries::cuCtxSynchronize_v2000).
@@ -1710,9 +1669,9 @@ pub unsafe fn cuCtxSetSharedMemConfig(config: CUsharedconfig) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxSynchronize() -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxSynchronize_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxSynchronize_v2000>() {
         Some(__entry_point) => __entry_point(),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxSynchronize_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuCtxSynchronize_v13000`](crate::entries::cuCtxSynchronize_v13000).
@@ -1720,9 +1679,9 @@ pub unsafe fn cuCtxSynchronize() -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxSynchronize_v2(ctx: CUcontext) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxSynchronize_v13000>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxSynchronize_v13000>() {
         Some(__entry_point) => __entry_point(ctx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuCtxWaitEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuCtxWaitEvent_v12050`](crate::entries::cuCtxWaitEvent_v12050).
@@ -1730,9 +1689,9 @@ pub unsafe fn cuCtxSynchronize_v2(ctx: CUcontext) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuCtxWaitEvent(hCtx: CUcontext, hEvent: CUevent) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuCtxWaitEvent_v12050>() {
+    match crate::api_shim::resolve::<crate::entries::cuCtxWaitEvent_v12050>() {
         Some(__entry_point) => __entry_point(hCtx, hEvent),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDestroyExternalMemory` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuDestroyExternalMemory_v10000`](crate::entries::cuDestroyExternalMemory_v10000).
@@ -1740,9 +1699,9 @@ pub unsafe fn cuCtxWaitEvent(hCtx: CUcontext, hEvent: CUevent) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDestroyExternalMemory(extMem: CUexternalMemory) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDestroyExternalMemory_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuDestroyExternalMemory_v10000>() {
         Some(__entry_point) => __entry_point(extMem),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDestroyExternalSemaphore` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuDestroyExternalSemaphore_v10000`](crate::entries::cuDestroyExternalSemaphore_v10000).
@@ -1750,9 +1709,11 @@ pub unsafe fn cuDestroyExternalMemory(extMem: CUexternalMemory) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDestroyExternalSemaphore(extSem: CUexternalSemaphore) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDestroyExternalSemaphore_v10000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuDestroyExternalSemaphore_v10000,
+    >() {
         Some(__entry_point) => __entry_point(extSem),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDevResourceGenerateDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDevResourceGenerateDesc_v12040`](crate::entries::cuDevResourceGenerateDesc_v12040).
@@ -1764,9 +1725,11 @@ pub unsafe fn cuDevResourceGenerateDesc(
     resources: *mut CUdevResource,
     nbResources: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDevResourceGenerateDesc_v12040>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuDevResourceGenerateDesc_v12040,
+    >() {
         Some(__entry_point) => __entry_point(phDesc, resources, nbResources),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDevSmResourceSplit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuDevSmResourceSplit_v13010`](crate::entries::cuDevSmResourceSplit_v13010).
@@ -1781,11 +1744,11 @@ pub unsafe fn cuDevSmResourceSplit(
     flags: c_uint,
     groupParams: *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDevSmResourceSplit_v13010>() {
+    match crate::api_shim::resolve::<crate::entries::cuDevSmResourceSplit_v13010>() {
         Some(__entry_point) => {
             __entry_point(result, nbGroups, input, remainder, flags, groupParams)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDevSmResourceSplitByCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDevSmResourceSplitByCount_v12040`](crate::entries::cuDevSmResourceSplitByCount_v12040).
@@ -1800,11 +1763,13 @@ pub unsafe fn cuDevSmResourceSplitByCount(
     useFlags: c_uint,
     minCount: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDevSmResourceSplitByCount_v12040>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuDevSmResourceSplitByCount_v12040,
+    >() {
         Some(__entry_point) => {
             __entry_point(result, nbGroups, input, remaining, useFlags, minCount)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceCanAccessPeer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuDeviceCanAccessPeer_v4000`](crate::entries::cuDeviceCanAccessPeer_v4000).
@@ -1816,9 +1781,9 @@ pub unsafe fn cuDeviceCanAccessPeer(
     dev: CUdevice_v1,
     peerDev: CUdevice_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceCanAccessPeer_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceCanAccessPeer_v4000>() {
         Some(__entry_point) => __entry_point(canAccessPeer, dev, peerDev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceComputeCapability` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceComputeCapability_v2000`](crate::entries::cuDeviceComputeCapability_v2000).
@@ -1830,9 +1795,9 @@ pub unsafe fn cuDeviceComputeCapability(
     minor: *mut c_int,
     dev: CUdevice_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceComputeCapability_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceComputeCapability_v2000>() {
         Some(__entry_point) => __entry_point(major, minor, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGet` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGet_v2000`](crate::entries::cuDeviceGet_v2000).
@@ -1840,9 +1805,9 @@ pub unsafe fn cuDeviceComputeCapability(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDeviceGet(device: *mut CUdevice_v1, ordinal: c_int) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGet_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGet_v2000>() {
         Some(__entry_point) => __entry_point(device, ordinal),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGetAttribute_v2000`](crate::entries::cuDeviceGetAttribute_v2000).
@@ -1854,9 +1819,9 @@ pub unsafe fn cuDeviceGetAttribute(
     attrib: CUdevice_attribute,
     dev: CUdevice_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetAttribute_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetAttribute_v2000>() {
         Some(__entry_point) => __entry_point(pi, attrib, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetByPCIBusId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuDeviceGetByPCIBusId_v4010`](crate::entries::cuDeviceGetByPCIBusId_v4010).
@@ -1867,9 +1832,9 @@ pub unsafe fn cuDeviceGetByPCIBusId(
     dev: *mut CUdevice_v1,
     pciBusId: *const c_char,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetByPCIBusId_v4010>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetByPCIBusId_v4010>() {
         Some(__entry_point) => __entry_point(dev, pciBusId),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetCliqueCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuDeviceGetCliqueCount_v13040`](crate::entries::cuDeviceGetCliqueCount_v13040).
@@ -1877,9 +1842,9 @@ pub unsafe fn cuDeviceGetByPCIBusId(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDeviceGetCliqueCount(count: *mut usize, dev: CUdevice) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetCliqueCount_v13040>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetCliqueCount_v13040>() {
         Some(__entry_point) => __entry_point(count, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetCliqueInfo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuDeviceGetCliqueInfo_v13040`](crate::entries::cuDeviceGetCliqueInfo_v13040).
@@ -1891,9 +1856,9 @@ pub unsafe fn cuDeviceGetCliqueInfo(
     count: *mut usize,
     dev: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetCliqueInfo_v13040>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetCliqueInfo_v13040>() {
         Some(__entry_point) => __entry_point(cliqueInfo, count, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGetCount_v2000`](crate::entries::cuDeviceGetCount_v2000).
@@ -1901,9 +1866,9 @@ pub unsafe fn cuDeviceGetCliqueInfo(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetCount_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetCount_v2000>() {
         Some(__entry_point) => __entry_point(count),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetDefaultMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuDeviceGetDefaultMemPool_v11020`](crate::entries::cuDeviceGetDefaultMemPool_v11020).
@@ -1914,9 +1879,11 @@ pub unsafe fn cuDeviceGetDefaultMemPool(
     pool_out: *mut CUmemoryPool,
     dev: CUdevice_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetDefaultMemPool_v11020>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuDeviceGetDefaultMemPool_v11020,
+    >() {
         Some(__entry_point) => __entry_point(pool_out, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetDevResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDeviceGetDevResource_v12040`](crate::entries::cuDeviceGetDevResource_v12040).
@@ -1928,9 +1895,9 @@ pub unsafe fn cuDeviceGetDevResource(
     result: *mut CUdevResource,
     type_: CUdevResourceType,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetDevResource_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetDevResource_v12040>() {
         Some(__entry_point) => __entry_point(dev, result, type_),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetExecAffinitySupport` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGetExecAffinitySupport_v11040`](crate::entries::cuDeviceGetExecAffinitySupport_v11040).
@@ -1942,11 +1909,11 @@ pub unsafe fn cuDeviceGetExecAffinitySupport(
     type_: CUexecAffinityType,
     dev: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuDeviceGetExecAffinitySupport_v11040,
     >() {
         Some(__entry_point) => __entry_point(pi, type_, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetFabricClusterUuid` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuDeviceGetFabricClusterUuid_v13040`](crate::entries::cuDeviceGetFabricClusterUuid_v13040).
@@ -1957,9 +1924,11 @@ pub unsafe fn cuDeviceGetFabricClusterUuid(
     uuid: *mut CUuuid,
     dev: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetFabricClusterUuid_v13040>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuDeviceGetFabricClusterUuid_v13040,
+    >() {
         Some(__entry_point) => __entry_point(uuid, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetGraphMemAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGetGraphMemAttribute_v11040`](crate::entries::cuDeviceGetGraphMemAttribute_v11040).
@@ -1971,9 +1940,11 @@ pub unsafe fn cuDeviceGetGraphMemAttribute(
     attr: CUgraphMem_attribute,
     value: *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetGraphMemAttribute_v11040>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuDeviceGetGraphMemAttribute_v11040,
+    >() {
         Some(__entry_point) => __entry_point(device, attr, value),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetHostAtomicCapabilities` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuDeviceGetHostAtomicCapabilities_v13000`](crate::entries::cuDeviceGetHostAtomicCapabilities_v13000).
@@ -1986,11 +1957,11 @@ pub unsafe fn cuDeviceGetHostAtomicCapabilities(
     count: c_uint,
     dev: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuDeviceGetHostAtomicCapabilities_v13000,
     >() {
         Some(__entry_point) => __entry_point(capabilities, operations, count, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetLuid` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuDeviceGetLuid_v10000`](crate::entries::cuDeviceGetLuid_v10000).
@@ -2002,9 +1973,9 @@ pub unsafe fn cuDeviceGetLuid(
     deviceNodeMask: *mut c_uint,
     dev: CUdevice_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetLuid_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetLuid_v10000>() {
         Some(__entry_point) => __entry_point(luid, deviceNodeMask, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuDeviceGetMemPool_v11020`](crate::entries::cuDeviceGetMemPool_v11020).
@@ -2012,9 +1983,9 @@ pub unsafe fn cuDeviceGetLuid(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDeviceGetMemPool(pool: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetMemPool_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetMemPool_v11020>() {
         Some(__entry_point) => __entry_point(pool, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetName` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGetName_v2000`](crate::entries::cuDeviceGetName_v2000).
@@ -2026,9 +1997,9 @@ pub unsafe fn cuDeviceGetName(
     len: c_int,
     dev: CUdevice_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetName_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetName_v2000>() {
         Some(__entry_point) => __entry_point(name, len, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetNvSciSyncAttributes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuDeviceGetNvSciSyncAttributes_v10020`](crate::entries::cuDeviceGetNvSciSyncAttributes_v10020).
@@ -2040,11 +2011,11 @@ pub unsafe fn cuDeviceGetNvSciSyncAttributes(
     dev: CUdevice_v1,
     flags: c_int,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuDeviceGetNvSciSyncAttributes_v10020,
     >() {
         Some(__entry_point) => __entry_point(nvSciSyncAttrList, dev, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetP2PAtomicCapabilities` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuDeviceGetP2PAtomicCapabilities_v13000`](crate::entries::cuDeviceGetP2PAtomicCapabilities_v13000).
@@ -2058,13 +2029,13 @@ pub unsafe fn cuDeviceGetP2PAtomicCapabilities(
     srcDevice: CUdevice,
     dstDevice: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuDeviceGetP2PAtomicCapabilities_v13000,
     >() {
         Some(__entry_point) => {
             __entry_point(capabilities, operations, count, srcDevice, dstDevice)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetP2PAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuDeviceGetP2PAttribute_v8000`](crate::entries::cuDeviceGetP2PAttribute_v8000).
@@ -2077,9 +2048,9 @@ pub unsafe fn cuDeviceGetP2PAttribute(
     srcDevice: CUdevice_v1,
     dstDevice: CUdevice_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetP2PAttribute_v8000>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetP2PAttribute_v8000>() {
         Some(__entry_point) => __entry_point(value, attrib, srcDevice, dstDevice),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetPCIBusId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuDeviceGetPCIBusId_v4010`](crate::entries::cuDeviceGetPCIBusId_v4010).
@@ -2091,9 +2062,9 @@ pub unsafe fn cuDeviceGetPCIBusId(
     len: c_int,
     dev: CUdevice_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetPCIBusId_v4010>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetPCIBusId_v4010>() {
         Some(__entry_point) => __entry_point(pciBusId, len, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetProperties` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGetProperties_v2000`](crate::entries::cuDeviceGetProperties_v2000).
@@ -2104,9 +2075,9 @@ pub unsafe fn cuDeviceGetProperties(
     prop: *mut CUdevprop_v1,
     dev: CUdevice_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetProperties_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetProperties_v2000>() {
         Some(__entry_point) => __entry_point(prop, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetTexture1DLinearMaxWidth` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuDeviceGetTexture1DLinearMaxWidth_v11010`](crate::entries::cuDeviceGetTexture1DLinearMaxWidth_v11010).
@@ -2119,13 +2090,13 @@ pub unsafe fn cuDeviceGetTexture1DLinearMaxWidth(
     numChannels: c_uint,
     dev: CUdevice_v1,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuDeviceGetTexture1DLinearMaxWidth_v11010,
     >() {
         Some(__entry_point) => {
             __entry_point(maxWidthInElements, format, numChannels, dev)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGetUuid` as cuda.h 13.5 means it: `#define cuDeviceGetUuid` makes it `cuDeviceGetUuid_v2`, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGetUuid_v11040`](crate::entries::cuDeviceGetUuid_v11040).
@@ -2133,9 +2104,9 @@ pub unsafe fn cuDeviceGetTexture1DLinearMaxWidth(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGetUuid_v11040>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGetUuid_v11040>() {
         Some(__entry_point) => __entry_point(uuid, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceGraphMemTrim` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGraphMemTrim_v11040`](crate::entries::cuDeviceGraphMemTrim_v11040).
@@ -2143,9 +2114,9 @@ pub unsafe fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDeviceGraphMemTrim(device: CUdevice) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceGraphMemTrim_v11040>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceGraphMemTrim_v11040>() {
         Some(__entry_point) => __entry_point(device),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDevicePrimaryCtxGetState` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuDevicePrimaryCtxGetState_v7000`](crate::entries::cuDevicePrimaryCtxGetState_v7000).
@@ -2157,9 +2128,11 @@ pub unsafe fn cuDevicePrimaryCtxGetState(
     flags: *mut c_uint,
     active: *mut c_int,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDevicePrimaryCtxGetState_v7000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuDevicePrimaryCtxGetState_v7000,
+    >() {
         Some(__entry_point) => __entry_point(dev, flags, active),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDevicePrimaryCtxRelease` as cuda.h 13.5 means it: `#define cuDevicePrimaryCtxRelease` makes it `cuDevicePrimaryCtxRelease_v2`, the ABI of version 11000 (CUDA 11.0), [`entries::cuDevicePrimaryCtxRelease_v11000`](crate::entries::cuDevicePrimaryCtxRelease_v11000).
@@ -2167,9 +2140,11 @@ pub unsafe fn cuDevicePrimaryCtxGetState(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDevicePrimaryCtxRelease(dev: CUdevice_v1) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDevicePrimaryCtxRelease_v11000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuDevicePrimaryCtxRelease_v11000,
+    >() {
         Some(__entry_point) => __entry_point(dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDevicePrimaryCtxReset` as cuda.h 13.5 means it: `#define cuDevicePrimaryCtxReset` makes it `cuDevicePrimaryCtxReset_v2`, the ABI of version 11000 (CUDA 11.0), [`entries::cuDevicePrimaryCtxReset_v11000`](crate::entries::cuDevicePrimaryCtxReset_v11000).
@@ -2177,9 +2152,9 @@ pub unsafe fn cuDevicePrimaryCtxRelease(dev: CUdevice_v1) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDevicePrimaryCtxReset(dev: CUdevice_v1) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDevicePrimaryCtxReset_v11000>() {
+    match crate::api_shim::resolve::<crate::entries::cuDevicePrimaryCtxReset_v11000>() {
         Some(__entry_point) => __entry_point(dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDevicePrimaryCtxRetain` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuDevicePrimaryCtxRetain_v7000`](crate::entries::cuDevicePrimaryCtxRetain_v7000).
@@ -2190,9 +2165,9 @@ pub unsafe fn cuDevicePrimaryCtxRetain(
     pctx: *mut CUcontext,
     dev: CUdevice_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDevicePrimaryCtxRetain_v7000>() {
+    match crate::api_shim::resolve::<crate::entries::cuDevicePrimaryCtxRetain_v7000>() {
         Some(__entry_point) => __entry_point(pctx, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDevicePrimaryCtxSetFlags` as cuda.h 13.5 means it: `#define cuDevicePrimaryCtxSetFlags` makes it `cuDevicePrimaryCtxSetFlags_v2`, the ABI of version 11000 (CUDA 11.0), [`entries::cuDevicePrimaryCtxSetFlags_v11000`](crate::entries::cuDevicePrimaryCtxSetFlags_v11000).
@@ -2200,9 +2175,11 @@ pub unsafe fn cuDevicePrimaryCtxRetain(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDevicePrimaryCtxSetFlags(dev: CUdevice_v1, flags: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDevicePrimaryCtxSetFlags_v11000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuDevicePrimaryCtxSetFlags_v11000,
+    >() {
         Some(__entry_point) => __entry_point(dev, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceRegisterAsyncNotification` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDeviceRegisterAsyncNotification_v12040`](crate::entries::cuDeviceRegisterAsyncNotification_v12040).
@@ -2215,11 +2192,11 @@ pub unsafe fn cuDeviceRegisterAsyncNotification(
     userData: *mut c_void,
     callback: *mut CUasyncCallbackHandle,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuDeviceRegisterAsyncNotification_v12040,
     >() {
         Some(__entry_point) => __entry_point(device, callbackFunc, userData, callback),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceSetGraphMemAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceSetGraphMemAttribute_v11040`](crate::entries::cuDeviceSetGraphMemAttribute_v11040).
@@ -2231,9 +2208,11 @@ pub unsafe fn cuDeviceSetGraphMemAttribute(
     attr: CUgraphMem_attribute,
     value: *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceSetGraphMemAttribute_v11040>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuDeviceSetGraphMemAttribute_v11040,
+    >() {
         Some(__entry_point) => __entry_point(device, attr, value),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceSetMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuDeviceSetMemPool_v11020`](crate::entries::cuDeviceSetMemPool_v11020).
@@ -2241,9 +2220,9 @@ pub unsafe fn cuDeviceSetGraphMemAttribute(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDeviceSetMemPool(dev: CUdevice_v1, pool: CUmemoryPool) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceSetMemPool_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceSetMemPool_v11020>() {
         Some(__entry_point) => __entry_point(dev, pool),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceTotalMem` as cuda.h 13.5 means it: `#define cuDeviceTotalMem` makes it `cuDeviceTotalMem_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuDeviceTotalMem_v3020`](crate::entries::cuDeviceTotalMem_v3020).
@@ -2251,9 +2230,9 @@ pub unsafe fn cuDeviceSetMemPool(dev: CUdevice_v1, pool: CUmemoryPool) -> CUresu
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDeviceTotalMem(bytes: *mut usize, dev: CUdevice_v1) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDeviceTotalMem_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuDeviceTotalMem_v3020>() {
         Some(__entry_point) => __entry_point(bytes, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDeviceUnregisterAsyncNotification` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDeviceUnregisterAsyncNotification_v12040`](crate::entries::cuDeviceUnregisterAsyncNotification_v12040).
@@ -2264,11 +2243,11 @@ pub unsafe fn cuDeviceUnregisterAsyncNotification(
     device: CUdevice,
     callback: CUasyncCallbackHandle,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuDeviceUnregisterAsyncNotification_v12040,
     >() {
         Some(__entry_point) => __entry_point(device, callback),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuDriverGetVersion` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2020 (CUDA 2.2), [`entries::cuDriverGetVersion_v2020`](crate::entries::cuDriverGetVersion_v2020).
@@ -2276,9 +2255,9 @@ pub unsafe fn cuDeviceUnregisterAsyncNotification(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuDriverGetVersion(driverVersion: *mut c_int) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuDriverGetVersion_v2020>() {
+    match crate::api_shim::resolve::<crate::entries::cuDriverGetVersion_v2020>() {
         Some(__entry_point) => __entry_point(driverVersion),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuEventCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuEventCreate_v2000`](crate::entries::cuEventCreate_v2000).
@@ -2286,9 +2265,9 @@ pub unsafe fn cuDriverGetVersion(driverVersion: *mut c_int) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuEventCreate(phEvent: *mut CUevent, Flags: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuEventCreate_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuEventCreate_v2000>() {
         Some(__entry_point) => __entry_point(phEvent, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuEventDestroy` as cuda.h 13.5 means it: `#define cuEventDestroy` makes it `cuEventDestroy_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuEventDestroy_v4000`](crate::entries::cuEventDestroy_v4000).
@@ -2296,9 +2275,9 @@ pub unsafe fn cuEventCreate(phEvent: *mut CUevent, Flags: c_uint) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuEventDestroy(hEvent: CUevent) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuEventDestroy_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuEventDestroy_v4000>() {
         Some(__entry_point) => __entry_point(hEvent),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuEventElapsedTime` as cuda.h 13.5 means it: `#define cuEventElapsedTime` makes it `cuEventElapsedTime_v2`, the ABI of version 12080 (CUDA 12.8), [`entries::cuEventElapsedTime_v12080`](crate::entries::cuEventElapsedTime_v12080).
@@ -2310,9 +2289,9 @@ pub unsafe fn cuEventElapsedTime(
     hStart: CUevent,
     hEnd: CUevent,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuEventElapsedTime_v12080>() {
+    match crate::api_shim::resolve::<crate::entries::cuEventElapsedTime_v12080>() {
         Some(__entry_point) => __entry_point(pMilliseconds, hStart, hEnd),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuEventQuery` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuEventQuery_v2000`](crate::entries::cuEventQuery_v2000).
@@ -2320,9 +2299,9 @@ pub unsafe fn cuEventElapsedTime(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuEventQuery(hEvent: CUevent) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuEventQuery_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuEventQuery_v2000>() {
         Some(__entry_point) => __entry_point(hEvent),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuEventRecord` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuEventRecord_v2000`](crate::entries::cuEventRecord_v2000).
@@ -2331,9 +2310,9 @@ pub unsafe fn cuEventQuery(hEvent: CUevent) -> CUresult {
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuEventRecord_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuEventRecord_v2000>() {
         Some(__entry_point) => __entry_point(hEvent, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuEventRecord` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuEventRecord` makes it `cuEventRecord_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuEventRecord_v7000_ptsz`](crate::entries::cuEventRecord_v7000_ptsz).
@@ -2342,9 +2321,9 @@ pub unsafe fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult {
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuEventRecord_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuEventRecord_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(hEvent, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuEventRecordWithFlags` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuEventRecordWithFlags_v11010`](crate::entries::cuEventRecordWithFlags_v11010).
@@ -2357,9 +2336,9 @@ pub unsafe fn cuEventRecordWithFlags(
     hStream: CUstream,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuEventRecordWithFlags_v11010>() {
+    match crate::api_shim::resolve::<crate::entries::cuEventRecordWithFlags_v11010>() {
         Some(__entry_point) => __entry_point(hEvent, hStream, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuEventRecordWithFlags` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuEventRecordWithFlags` makes it `cuEventRecordWithFlags_ptsz`, the ABI of version 11010 (CUDA 11.1), [`entries::cuEventRecordWithFlags_v11010_ptsz`](crate::entries::cuEventRecordWithFlags_v11010_ptsz).
@@ -2372,9 +2351,11 @@ pub unsafe fn cuEventRecordWithFlags(
     hStream: CUstream,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuEventRecordWithFlags_v11010_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuEventRecordWithFlags_v11010_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(hEvent, hStream, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuEventSynchronize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuEventSynchronize_v2000`](crate::entries::cuEventSynchronize_v2000).
@@ -2382,9 +2363,9 @@ pub unsafe fn cuEventRecordWithFlags(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuEventSynchronize(hEvent: CUevent) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuEventSynchronize_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuEventSynchronize_v2000>() {
         Some(__entry_point) => __entry_point(hEvent),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuExternalMemoryGetMappedBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuExternalMemoryGetMappedBuffer_v10000`](crate::entries::cuExternalMemoryGetMappedBuffer_v10000).
@@ -2396,11 +2377,11 @@ pub unsafe fn cuExternalMemoryGetMappedBuffer(
     extMem: CUexternalMemory,
     bufferDesc: *const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuExternalMemoryGetMappedBuffer_v10000,
     >() {
         Some(__entry_point) => __entry_point(devPtr, extMem, bufferDesc),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuExternalMemoryGetMappedMipmappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuExternalMemoryGetMappedMipmappedArray_v10000`](crate::entries::cuExternalMemoryGetMappedMipmappedArray_v10000).
@@ -2412,11 +2393,11 @@ pub unsafe fn cuExternalMemoryGetMappedMipmappedArray(
     extMem: CUexternalMemory,
     mipmapDesc: *const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuExternalMemoryGetMappedMipmappedArray_v10000,
     >() {
         Some(__entry_point) => __entry_point(mipmap, extMem, mipmapDesc),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFabricCpyBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13050 (CUDA 13.5), [`entries::cuFabricCpyBatchAsync_v13050`](crate::entries::cuFabricCpyBatchAsync_v13050).
@@ -2430,9 +2411,9 @@ pub unsafe fn cuFabricCpyBatchAsync(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFabricCpyBatchAsync_v13050>() {
+    match crate::api_shim::resolve::<crate::entries::cuFabricCpyBatchAsync_v13050>() {
         Some(__entry_point) => __entry_point(numOps, opList, flags, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFabricCpyBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuFabricCpyBatchAsync` makes it `cuFabricCpyBatchAsync_ptsz`, the ABI of version 13050 (CUDA 13.5), [`entries::cuFabricCpyBatchAsync_v13050_ptsz`](crate::entries::cuFabricCpyBatchAsync_v13050_ptsz).
@@ -2446,9 +2427,11 @@ pub unsafe fn cuFabricCpyBatchAsync(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFabricCpyBatchAsync_v13050_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuFabricCpyBatchAsync_v13050_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(numOps, opList, flags, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFlushGPUDirectRDMAWrites` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuFlushGPUDirectRDMAWrites_v11030`](crate::entries::cuFlushGPUDirectRDMAWrites_v11030).
@@ -2459,9 +2442,11 @@ pub unsafe fn cuFlushGPUDirectRDMAWrites(
     target: CUflushGPUDirectRDMAWritesTarget,
     scope: CUflushGPUDirectRDMAWritesScope,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFlushGPUDirectRDMAWrites_v11030>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuFlushGPUDirectRDMAWrites_v11030,
+    >() {
         Some(__entry_point) => __entry_point(target, scope),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFuncGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2020 (CUDA 2.2), [`entries::cuFuncGetAttribute_v2020`](crate::entries::cuFuncGetAttribute_v2020).
@@ -2473,9 +2458,9 @@ pub unsafe fn cuFuncGetAttribute(
     attrib: CUfunction_attribute,
     hfunc: CUfunction,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFuncGetAttribute_v2020>() {
+    match crate::api_shim::resolve::<crate::entries::cuFuncGetAttribute_v2020>() {
         Some(__entry_point) => __entry_point(pi, attrib, hfunc),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFuncGetModule` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuFuncGetModule_v11000`](crate::entries::cuFuncGetModule_v11000).
@@ -2483,9 +2468,9 @@ pub unsafe fn cuFuncGetAttribute(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuFuncGetModule(hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFuncGetModule_v11000>() {
+    match crate::api_shim::resolve::<crate::entries::cuFuncGetModule_v11000>() {
         Some(__entry_point) => __entry_point(hmod, hfunc),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFuncGetName` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuFuncGetName_v12030`](crate::entries::cuFuncGetName_v12030).
@@ -2493,9 +2478,9 @@ pub unsafe fn cuFuncGetModule(hmod: *mut CUmodule, hfunc: CUfunction) -> CUresul
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuFuncGetName(name: *mut *const c_char, hfunc: CUfunction) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFuncGetName_v12030>() {
+    match crate::api_shim::resolve::<crate::entries::cuFuncGetName_v12030>() {
         Some(__entry_point) => __entry_point(name, hfunc),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFuncGetParamCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuFuncGetParamCount_v13020`](crate::entries::cuFuncGetParamCount_v13020).
@@ -2503,9 +2488,9 @@ pub unsafe fn cuFuncGetName(name: *mut *const c_char, hfunc: CUfunction) -> CUre
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuFuncGetParamCount(func: CUfunction, paramCount: *mut usize) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFuncGetParamCount_v13020>() {
+    match crate::api_shim::resolve::<crate::entries::cuFuncGetParamCount_v13020>() {
         Some(__entry_point) => __entry_point(func, paramCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFuncGetParamInfo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuFuncGetParamInfo_v12040`](crate::entries::cuFuncGetParamInfo_v12040).
@@ -2518,9 +2503,9 @@ pub unsafe fn cuFuncGetParamInfo(
     paramOffset: *mut usize,
     paramSize: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFuncGetParamInfo_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuFuncGetParamInfo_v12040>() {
         Some(__entry_point) => __entry_point(func, paramIndex, paramOffset, paramSize),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFuncIsLoaded` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuFuncIsLoaded_v12040`](crate::entries::cuFuncIsLoaded_v12040).
@@ -2531,9 +2516,9 @@ pub unsafe fn cuFuncIsLoaded(
     state: *mut CUfunctionLoadingState,
     hfunc: CUfunction,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFuncIsLoaded_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuFuncIsLoaded_v12040>() {
         Some(__entry_point) => __entry_point(state, hfunc),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFuncLoad` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuFuncLoad_v12040`](crate::entries::cuFuncLoad_v12040).
@@ -2541,9 +2526,9 @@ pub unsafe fn cuFuncIsLoaded(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuFuncLoad(hfunc: CUfunction) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFuncLoad_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuFuncLoad_v12040>() {
         Some(__entry_point) => __entry_point(hfunc),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFuncSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 9000 (CUDA 9.0), [`entries::cuFuncSetAttribute_v9000`](crate::entries::cuFuncSetAttribute_v9000).
@@ -2555,9 +2540,9 @@ pub unsafe fn cuFuncSetAttribute(
     attrib: CUfunction_attribute,
     value: c_int,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFuncSetAttribute_v9000>() {
+    match crate::api_shim::resolve::<crate::entries::cuFuncSetAttribute_v9000>() {
         Some(__entry_point) => __entry_point(hfunc, attrib, value),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFuncSetBlockShape` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuFuncSetBlockShape_v2000`](crate::entries::cuFuncSetBlockShape_v2000).
@@ -2570,9 +2555,9 @@ pub unsafe fn cuFuncSetBlockShape(
     y: c_int,
     z: c_int,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFuncSetBlockShape_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuFuncSetBlockShape_v2000>() {
         Some(__entry_point) => __entry_point(hfunc, x, y, z),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFuncSetCacheConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuFuncSetCacheConfig_v3000`](crate::entries::cuFuncSetCacheConfig_v3000).
@@ -2580,9 +2565,9 @@ pub unsafe fn cuFuncSetBlockShape(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuFuncSetCacheConfig(hfunc: CUfunction, config: CUfunc_cache) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFuncSetCacheConfig_v3000>() {
+    match crate::api_shim::resolve::<crate::entries::cuFuncSetCacheConfig_v3000>() {
         Some(__entry_point) => __entry_point(hfunc, config),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFuncSetSharedMemConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4020 (CUDA 4.2), [`entries::cuFuncSetSharedMemConfig_v4020`](crate::entries::cuFuncSetSharedMemConfig_v4020).
@@ -2593,9 +2578,9 @@ pub unsafe fn cuFuncSetSharedMemConfig(
     hfunc: CUfunction,
     config: CUsharedconfig,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFuncSetSharedMemConfig_v4020>() {
+    match crate::api_shim::resolve::<crate::entries::cuFuncSetSharedMemConfig_v4020>() {
         Some(__entry_point) => __entry_point(hfunc, config),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuFuncSetSharedSize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuFuncSetSharedSize_v2000`](crate::entries::cuFuncSetSharedSize_v2000).
@@ -2603,9 +2588,9 @@ pub unsafe fn cuFuncSetSharedMemConfig(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuFuncSetSharedSize(hfunc: CUfunction, bytes: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuFuncSetSharedSize_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuFuncSetSharedSize_v2000>() {
         Some(__entry_point) => __entry_point(hfunc, bytes),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGetErrorName` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuGetErrorName_v6000`](crate::entries::cuGetErrorName_v6000).
@@ -2613,9 +2598,9 @@ pub unsafe fn cuFuncSetSharedSize(hfunc: CUfunction, bytes: c_uint) -> CUresult 
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuGetErrorName(error: CUresult, pStr: *mut *const c_char) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGetErrorName_v6000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGetErrorName_v6000>() {
         Some(__entry_point) => __entry_point(error, pStr),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGetErrorString` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuGetErrorString_v6000`](crate::entries::cuGetErrorString_v6000).
@@ -2623,9 +2608,9 @@ pub unsafe fn cuGetErrorName(error: CUresult, pStr: *mut *const c_char) -> CUres
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuGetErrorString(error: CUresult, pStr: *mut *const c_char) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGetErrorString_v6000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGetErrorString_v6000>() {
         Some(__entry_point) => __entry_point(error, pStr),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGetExportTable` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGetExportTable_v3000`](crate::entries::cuGetExportTable_v3000).
@@ -2636,9 +2621,9 @@ pub unsafe fn cuGetExportTable(
     ppExportTable: *mut *const c_void,
     pExportTableId: *const CUuuid,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGetExportTable_v3000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGetExportTable_v3000>() {
         Some(__entry_point) => __entry_point(ppExportTable, pExportTableId),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGetProcAddress` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGetProcAddress` makes it `cuGetProcAddress_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGetProcAddress_v12000`](crate::entries::cuGetProcAddress_v12000).
@@ -2653,11 +2638,11 @@ pub unsafe fn cuGetProcAddress(
     flags: cuuint64_t,
     symbolFound: *mut CUdriverProcAddressQueryResult,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGetProcAddress_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGetProcAddress_v12000>() {
         Some(__entry_point) => {
             __entry_point(symbol, pfn, driverVersion, flags, symbolFound)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGetProcAddress_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuGetProcAddress_v12000`](crate::entries::cuGetProcAddress_v12000).
@@ -2672,11 +2657,11 @@ pub unsafe fn cuGetProcAddress_v2(
     flags: cuuint64_t,
     symbolFound: *mut CUdriverProcAddressQueryResult,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGetProcAddress_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGetProcAddress_v12000>() {
         Some(__entry_point) => {
             __entry_point(symbol, pfn, driverVersion, flags, symbolFound)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddBatchMemOpNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuGraphAddBatchMemOpNode_v11070`](crate::entries::cuGraphAddBatchMemOpNode_v11070).
@@ -2690,11 +2675,11 @@ pub unsafe fn cuGraphAddBatchMemOpNode(
     numDependencies: usize,
     nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddBatchMemOpNode_v11070>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddBatchMemOpNode_v11070>() {
         Some(__entry_point) => {
             __entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddChildGraphNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddChildGraphNode_v10000`](crate::entries::cuGraphAddChildGraphNode_v10000).
@@ -2708,11 +2693,11 @@ pub unsafe fn cuGraphAddChildGraphNode(
     numDependencies: usize,
     childGraph: CUgraph,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddChildGraphNode_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddChildGraphNode_v10000>() {
         Some(__entry_point) => {
             __entry_point(phGraphNode, hGraph, dependencies, numDependencies, childGraph)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddDependencies` as cuda.h 13.5 means it: `#define cuGraphAddDependencies` makes it `cuGraphAddDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphAddDependencies_v12030`](crate::entries::cuGraphAddDependencies_v12030).
@@ -2726,9 +2711,9 @@ pub unsafe fn cuGraphAddDependencies(
     edgeData: *const CUgraphEdgeData,
     numDependencies: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddDependencies_v12030>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddDependencies_v12030>() {
         Some(__entry_point) => __entry_point(hGraph, from, to, edgeData, numDependencies),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddEmptyNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddEmptyNode_v10000`](crate::entries::cuGraphAddEmptyNode_v10000).
@@ -2741,11 +2726,11 @@ pub unsafe fn cuGraphAddEmptyNode(
     dependencies: *const CUgraphNode,
     numDependencies: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddEmptyNode_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddEmptyNode_v10000>() {
         Some(__entry_point) => {
             __entry_point(phGraphNode, hGraph, dependencies, numDependencies)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddEventRecordNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphAddEventRecordNode_v11010`](crate::entries::cuGraphAddEventRecordNode_v11010).
@@ -2759,11 +2744,13 @@ pub unsafe fn cuGraphAddEventRecordNode(
     numDependencies: usize,
     event: CUevent,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddEventRecordNode_v11010>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphAddEventRecordNode_v11010,
+    >() {
         Some(__entry_point) => {
             __entry_point(phGraphNode, hGraph, dependencies, numDependencies, event)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddEventWaitNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphAddEventWaitNode_v11010`](crate::entries::cuGraphAddEventWaitNode_v11010).
@@ -2777,11 +2764,11 @@ pub unsafe fn cuGraphAddEventWaitNode(
     numDependencies: usize,
     event: CUevent,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddEventWaitNode_v11010>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddEventWaitNode_v11010>() {
         Some(__entry_point) => {
             __entry_point(phGraphNode, hGraph, dependencies, numDependencies, event)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddExternalSemaphoresSignalNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphAddExternalSemaphoresSignalNode_v11020`](crate::entries::cuGraphAddExternalSemaphoresSignalNode_v11020).
@@ -2795,13 +2782,13 @@ pub unsafe fn cuGraphAddExternalSemaphoresSignalNode(
     numDependencies: usize,
     nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphAddExternalSemaphoresSignalNode_v11020,
     >() {
         Some(__entry_point) => {
             __entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddExternalSemaphoresWaitNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphAddExternalSemaphoresWaitNode_v11020`](crate::entries::cuGraphAddExternalSemaphoresWaitNode_v11020).
@@ -2815,13 +2802,13 @@ pub unsafe fn cuGraphAddExternalSemaphoresWaitNode(
     numDependencies: usize,
     nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphAddExternalSemaphoresWaitNode_v11020,
     >() {
         Some(__entry_point) => {
             __entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddHostNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddHostNode_v10000`](crate::entries::cuGraphAddHostNode_v10000).
@@ -2835,11 +2822,11 @@ pub unsafe fn cuGraphAddHostNode(
     numDependencies: usize,
     nodeParams: *const CUDA_HOST_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddHostNode_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddHostNode_v10000>() {
         Some(__entry_point) => {
             __entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddKernelNode` as cuda.h 13.5 means it: `#define cuGraphAddKernelNode` makes it `cuGraphAddKernelNode_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphAddKernelNode_v12000`](crate::entries::cuGraphAddKernelNode_v12000).
@@ -2853,11 +2840,11 @@ pub unsafe fn cuGraphAddKernelNode(
     numDependencies: usize,
     nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddKernelNode_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddKernelNode_v12000>() {
         Some(__entry_point) => {
             __entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddMemAllocNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphAddMemAllocNode_v11040`](crate::entries::cuGraphAddMemAllocNode_v11040).
@@ -2871,11 +2858,11 @@ pub unsafe fn cuGraphAddMemAllocNode(
     numDependencies: usize,
     nodeParams: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddMemAllocNode_v11040>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddMemAllocNode_v11040>() {
         Some(__entry_point) => {
             __entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddMemFreeNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphAddMemFreeNode_v11040`](crate::entries::cuGraphAddMemFreeNode_v11040).
@@ -2889,11 +2876,11 @@ pub unsafe fn cuGraphAddMemFreeNode(
     numDependencies: usize,
     dptr: CUdeviceptr,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddMemFreeNode_v11040>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddMemFreeNode_v11040>() {
         Some(__entry_point) => {
             __entry_point(phGraphNode, hGraph, dependencies, numDependencies, dptr)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddMemcpyNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddMemcpyNode_v10000`](crate::entries::cuGraphAddMemcpyNode_v10000).
@@ -2908,7 +2895,7 @@ pub unsafe fn cuGraphAddMemcpyNode(
     copyParams: *const CUDA_MEMCPY3D_v2,
     ctx: CUcontext,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddMemcpyNode_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddMemcpyNode_v10000>() {
         Some(__entry_point) => {
             __entry_point(
                 phGraphNode,
@@ -2919,7 +2906,7 @@ pub unsafe fn cuGraphAddMemcpyNode(
                 ctx,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddMemsetNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddMemsetNode_v10000`](crate::entries::cuGraphAddMemsetNode_v10000).
@@ -2934,7 +2921,7 @@ pub unsafe fn cuGraphAddMemsetNode(
     memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1,
     ctx: CUcontext,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddMemsetNode_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddMemsetNode_v10000>() {
         Some(__entry_point) => {
             __entry_point(
                 phGraphNode,
@@ -2945,7 +2932,7 @@ pub unsafe fn cuGraphAddMemsetNode(
                 ctx,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddNode` as cuda.h 13.5 means it: `#define cuGraphAddNode` makes it `cuGraphAddNode_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphAddNode_v12030`](crate::entries::cuGraphAddNode_v12030).
@@ -2960,7 +2947,7 @@ pub unsafe fn cuGraphAddNode(
     numDependencies: usize,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddNode_v12030>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddNode_v12030>() {
         Some(__entry_point) => {
             __entry_point(
                 phGraphNode,
@@ -2971,7 +2958,7 @@ pub unsafe fn cuGraphAddNode(
                 nodeParams,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphAddNode_v3` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuGraphAddNode_v13040`](crate::entries::cuGraphAddNode_v13040).
@@ -2986,7 +2973,7 @@ pub unsafe fn cuGraphAddNode_v3(
     numDependencies: usize,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphAddNode_v13040>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphAddNode_v13040>() {
         Some(__entry_point) => {
             __entry_point(
                 phGraphNode,
@@ -2997,7 +2984,7 @@ pub unsafe fn cuGraphAddNode_v3(
                 nodeParams,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphBatchMemOpNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuGraphBatchMemOpNodeGetParams_v11070`](crate::entries::cuGraphBatchMemOpNodeGetParams_v11070).
@@ -3008,11 +2995,11 @@ pub unsafe fn cuGraphBatchMemOpNodeGetParams(
     hNode: CUgraphNode,
     nodeParams_out: *mut CUDA_BATCH_MEM_OP_NODE_PARAMS,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphBatchMemOpNodeGetParams_v11070,
     >() {
         Some(__entry_point) => __entry_point(hNode, nodeParams_out),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphBatchMemOpNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuGraphBatchMemOpNodeSetParams_v11070`](crate::entries::cuGraphBatchMemOpNodeSetParams_v11070).
@@ -3023,11 +3010,11 @@ pub unsafe fn cuGraphBatchMemOpNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphBatchMemOpNodeSetParams_v11070,
     >() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphChildGraphNodeGetGraph` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphChildGraphNodeGetGraph_v10000`](crate::entries::cuGraphChildGraphNodeGetGraph_v10000).
@@ -3038,9 +3025,11 @@ pub unsafe fn cuGraphChildGraphNodeGetGraph(
     hNode: CUgraphNode,
     phGraph: *mut CUgraph,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphChildGraphNodeGetGraph_v10000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphChildGraphNodeGetGraph_v10000,
+    >() {
         Some(__entry_point) => __entry_point(hNode, phGraph),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphClone` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphClone_v10000`](crate::entries::cuGraphClone_v10000).
@@ -3051,9 +3040,9 @@ pub unsafe fn cuGraphClone(
     phGraphClone: *mut CUgraph,
     originalGraph: CUgraph,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphClone_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphClone_v10000>() {
         Some(__entry_point) => __entry_point(phGraphClone, originalGraph),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphConditionalHandleCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphConditionalHandleCreate_v12030`](crate::entries::cuGraphConditionalHandleCreate_v12030).
@@ -3067,13 +3056,13 @@ pub unsafe fn cuGraphConditionalHandleCreate(
     defaultLaunchValue: c_uint,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphConditionalHandleCreate_v12030,
     >() {
         Some(__entry_point) => {
             __entry_point(pHandle_out, hGraph, ctx, defaultLaunchValue, flags)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphCreate_v10000`](crate::entries::cuGraphCreate_v10000).
@@ -3081,9 +3070,9 @@ pub unsafe fn cuGraphConditionalHandleCreate(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuGraphCreate(phGraph: *mut CUgraph, flags: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphCreate_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphCreate_v10000>() {
         Some(__entry_point) => __entry_point(phGraph, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphDebugDotPrint` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuGraphDebugDotPrint_v11030`](crate::entries::cuGraphDebugDotPrint_v11030).
@@ -3095,9 +3084,9 @@ pub unsafe fn cuGraphDebugDotPrint(
     path: *const c_char,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphDebugDotPrint_v11030>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphDebugDotPrint_v11030>() {
         Some(__entry_point) => __entry_point(hGraph, path, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphDestroy_v10000`](crate::entries::cuGraphDestroy_v10000).
@@ -3105,9 +3094,9 @@ pub unsafe fn cuGraphDebugDotPrint(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuGraphDestroy(hGraph: CUgraph) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphDestroy_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphDestroy_v10000>() {
         Some(__entry_point) => __entry_point(hGraph),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphDestroyNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphDestroyNode_v10000`](crate::entries::cuGraphDestroyNode_v10000).
@@ -3115,9 +3104,9 @@ pub unsafe fn cuGraphDestroy(hGraph: CUgraph) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuGraphDestroyNode(hNode: CUgraphNode) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphDestroyNode_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphDestroyNode_v10000>() {
         Some(__entry_point) => __entry_point(hNode),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphEventRecordNodeGetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphEventRecordNodeGetEvent_v11010`](crate::entries::cuGraphEventRecordNodeGetEvent_v11010).
@@ -3128,11 +3117,11 @@ pub unsafe fn cuGraphEventRecordNodeGetEvent(
     hNode: CUgraphNode,
     event_out: *mut CUevent,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphEventRecordNodeGetEvent_v11010,
     >() {
         Some(__entry_point) => __entry_point(hNode, event_out),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphEventRecordNodeSetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphEventRecordNodeSetEvent_v11010`](crate::entries::cuGraphEventRecordNodeSetEvent_v11010).
@@ -3143,11 +3132,11 @@ pub unsafe fn cuGraphEventRecordNodeSetEvent(
     hNode: CUgraphNode,
     event: CUevent,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphEventRecordNodeSetEvent_v11010,
     >() {
         Some(__entry_point) => __entry_point(hNode, event),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphEventWaitNodeGetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphEventWaitNodeGetEvent_v11010`](crate::entries::cuGraphEventWaitNodeGetEvent_v11010).
@@ -3158,9 +3147,11 @@ pub unsafe fn cuGraphEventWaitNodeGetEvent(
     hNode: CUgraphNode,
     event_out: *mut CUevent,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphEventWaitNodeGetEvent_v11010>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphEventWaitNodeGetEvent_v11010,
+    >() {
         Some(__entry_point) => __entry_point(hNode, event_out),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphEventWaitNodeSetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphEventWaitNodeSetEvent_v11010`](crate::entries::cuGraphEventWaitNodeSetEvent_v11010).
@@ -3171,9 +3162,11 @@ pub unsafe fn cuGraphEventWaitNodeSetEvent(
     hNode: CUgraphNode,
     event: CUevent,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphEventWaitNodeSetEvent_v11010>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphEventWaitNodeSetEvent_v11010,
+    >() {
         Some(__entry_point) => __entry_point(hNode, event),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecBatchMemOpNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuGraphExecBatchMemOpNodeSetParams_v11070`](crate::entries::cuGraphExecBatchMemOpNodeSetParams_v11070).
@@ -3185,11 +3178,11 @@ pub unsafe fn cuGraphExecBatchMemOpNodeSetParams(
     node: CUgraphNode,
     nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExecBatchMemOpNodeSetParams_v11070,
     >() {
         Some(__entry_point) => __entry_point(graphExec, node, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecChildGraphNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphExecChildGraphNodeSetParams_v11010`](crate::entries::cuGraphExecChildGraphNodeSetParams_v11010).
@@ -3201,11 +3194,11 @@ pub unsafe fn cuGraphExecChildGraphNodeSetParams(
     hNode: CUgraphNode,
     childGraph: CUgraph,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExecChildGraphNodeSetParams_v11010,
     >() {
         Some(__entry_point) => __entry_point(hGraphExec, hNode, childGraph),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphExecDestroy_v10000`](crate::entries::cuGraphExecDestroy_v10000).
@@ -3213,9 +3206,9 @@ pub unsafe fn cuGraphExecChildGraphNodeSetParams(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuGraphExecDestroy(hGraphExec: CUgraphExec) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphExecDestroy_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphExecDestroy_v10000>() {
         Some(__entry_point) => __entry_point(hGraphExec),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecEventRecordNodeSetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphExecEventRecordNodeSetEvent_v11010`](crate::entries::cuGraphExecEventRecordNodeSetEvent_v11010).
@@ -3227,11 +3220,11 @@ pub unsafe fn cuGraphExecEventRecordNodeSetEvent(
     hNode: CUgraphNode,
     event: CUevent,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExecEventRecordNodeSetEvent_v11010,
     >() {
         Some(__entry_point) => __entry_point(hGraphExec, hNode, event),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecEventWaitNodeSetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphExecEventWaitNodeSetEvent_v11010`](crate::entries::cuGraphExecEventWaitNodeSetEvent_v11010).
@@ -3243,11 +3236,11 @@ pub unsafe fn cuGraphExecEventWaitNodeSetEvent(
     hNode: CUgraphNode,
     event: CUevent,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExecEventWaitNodeSetEvent_v11010,
     >() {
         Some(__entry_point) => __entry_point(hGraphExec, hNode, event),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecExternalSemaphoresSignalNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020`](crate::entries::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020).
@@ -3259,11 +3252,11 @@ pub unsafe fn cuGraphExecExternalSemaphoresSignalNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020,
     >() {
         Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecExternalSemaphoresWaitNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020`](crate::entries::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020).
@@ -3275,11 +3268,11 @@ pub unsafe fn cuGraphExecExternalSemaphoresWaitNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020,
     >() {
         Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecGetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphExecGetFlags_v12000`](crate::entries::cuGraphExecGetFlags_v12000).
@@ -3290,9 +3283,9 @@ pub unsafe fn cuGraphExecGetFlags(
     hGraphExec: CUgraphExec,
     flags: *mut cuuint64_t,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphExecGetFlags_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphExecGetFlags_v12000>() {
         Some(__entry_point) => __entry_point(hGraphExec, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecGetId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphExecGetId_v13010`](crate::entries::cuGraphExecGetId_v13010).
@@ -3303,9 +3296,9 @@ pub unsafe fn cuGraphExecGetId(
     hGraphExec: CUgraphExec,
     graphId: *mut c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphExecGetId_v13010>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphExecGetId_v13010>() {
         Some(__entry_point) => __entry_point(hGraphExec, graphId),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecHostNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuGraphExecHostNodeSetParams_v10020`](crate::entries::cuGraphExecHostNodeSetParams_v10020).
@@ -3317,9 +3310,11 @@ pub unsafe fn cuGraphExecHostNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_HOST_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphExecHostNodeSetParams_v10020>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphExecHostNodeSetParams_v10020,
+    >() {
         Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecKernelNodeSetParams` as cuda.h 13.5 means it: `#define cuGraphExecKernelNodeSetParams` makes it `cuGraphExecKernelNodeSetParams_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphExecKernelNodeSetParams_v12000`](crate::entries::cuGraphExecKernelNodeSetParams_v12000).
@@ -3331,11 +3326,11 @@ pub unsafe fn cuGraphExecKernelNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExecKernelNodeSetParams_v12000,
     >() {
         Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecMemcpyNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuGraphExecMemcpyNodeSetParams_v10020`](crate::entries::cuGraphExecMemcpyNodeSetParams_v10020).
@@ -3348,11 +3343,11 @@ pub unsafe fn cuGraphExecMemcpyNodeSetParams(
     copyParams: *const CUDA_MEMCPY3D_v2,
     ctx: CUcontext,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExecMemcpyNodeSetParams_v10020,
     >() {
         Some(__entry_point) => __entry_point(hGraphExec, hNode, copyParams, ctx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecMemsetNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuGraphExecMemsetNodeSetParams_v10020`](crate::entries::cuGraphExecMemsetNodeSetParams_v10020).
@@ -3365,11 +3360,11 @@ pub unsafe fn cuGraphExecMemsetNodeSetParams(
     memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1,
     ctx: CUcontext,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExecMemsetNodeSetParams_v10020,
     >() {
         Some(__entry_point) => __entry_point(hGraphExec, hNode, memsetParams, ctx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12020 (CUDA 12.2), [`entries::cuGraphExecNodeSetParams_v12020`](crate::entries::cuGraphExecNodeSetParams_v12020).
@@ -3381,9 +3376,9 @@ pub unsafe fn cuGraphExecNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphExecNodeSetParams_v12020>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphExecNodeSetParams_v12020>() {
         Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExecUpdate` as cuda.h 13.5 means it: `#define cuGraphExecUpdate` makes it `cuGraphExecUpdate_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphExecUpdate_v12000`](crate::entries::cuGraphExecUpdate_v12000).
@@ -3395,9 +3390,9 @@ pub unsafe fn cuGraphExecUpdate(
     hGraph: CUgraph,
     resultInfo: *mut CUgraphExecUpdateResultInfo,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphExecUpdate_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphExecUpdate_v12000>() {
         Some(__entry_point) => __entry_point(hGraphExec, hGraph, resultInfo),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExternalSemaphoresSignalNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExternalSemaphoresSignalNodeGetParams_v11020`](crate::entries::cuGraphExternalSemaphoresSignalNodeGetParams_v11020).
@@ -3408,11 +3403,11 @@ pub unsafe fn cuGraphExternalSemaphoresSignalNodeGetParams(
     hNode: CUgraphNode,
     params_out: *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExternalSemaphoresSignalNodeGetParams_v11020,
     >() {
         Some(__entry_point) => __entry_point(hNode, params_out),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExternalSemaphoresSignalNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExternalSemaphoresSignalNodeSetParams_v11020`](crate::entries::cuGraphExternalSemaphoresSignalNodeSetParams_v11020).
@@ -3423,11 +3418,11 @@ pub unsafe fn cuGraphExternalSemaphoresSignalNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExternalSemaphoresSignalNodeSetParams_v11020,
     >() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExternalSemaphoresWaitNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExternalSemaphoresWaitNodeGetParams_v11020`](crate::entries::cuGraphExternalSemaphoresWaitNodeGetParams_v11020).
@@ -3438,11 +3433,11 @@ pub unsafe fn cuGraphExternalSemaphoresWaitNodeGetParams(
     hNode: CUgraphNode,
     params_out: *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExternalSemaphoresWaitNodeGetParams_v11020,
     >() {
         Some(__entry_point) => __entry_point(hNode, params_out),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphExternalSemaphoresWaitNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExternalSemaphoresWaitNodeSetParams_v11020`](crate::entries::cuGraphExternalSemaphoresWaitNodeSetParams_v11020).
@@ -3453,11 +3448,11 @@ pub unsafe fn cuGraphExternalSemaphoresWaitNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphExternalSemaphoresWaitNodeSetParams_v11020,
     >() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphGetEdges` as cuda.h 13.5 means it: `#define cuGraphGetEdges` makes it `cuGraphGetEdges_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphGetEdges_v12030`](crate::entries::cuGraphGetEdges_v12030).
@@ -3471,9 +3466,9 @@ pub unsafe fn cuGraphGetEdges(
     edgeData: *mut CUgraphEdgeData,
     numEdges: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphGetEdges_v12030>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphGetEdges_v12030>() {
         Some(__entry_point) => __entry_point(hGraph, from, to, edgeData, numEdges),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphGetId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphGetId_v13010`](crate::entries::cuGraphGetId_v13010).
@@ -3481,9 +3476,9 @@ pub unsafe fn cuGraphGetEdges(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuGraphGetId(hGraph: CUgraph, graphId: *mut c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphGetId_v13010>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphGetId_v13010>() {
         Some(__entry_point) => __entry_point(hGraph, graphId),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphGetNodes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphGetNodes_v10000`](crate::entries::cuGraphGetNodes_v10000).
@@ -3495,9 +3490,9 @@ pub unsafe fn cuGraphGetNodes(
     nodes: *mut CUgraphNode,
     numNodes: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphGetNodes_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphGetNodes_v10000>() {
         Some(__entry_point) => __entry_point(hGraph, nodes, numNodes),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphGetRootNodes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphGetRootNodes_v10000`](crate::entries::cuGraphGetRootNodes_v10000).
@@ -3509,9 +3504,9 @@ pub unsafe fn cuGraphGetRootNodes(
     rootNodes: *mut CUgraphNode,
     numRootNodes: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphGetRootNodes_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphGetRootNodes_v10000>() {
         Some(__entry_point) => __entry_point(hGraph, rootNodes, numRootNodes),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphHostNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphHostNodeGetParams_v10000`](crate::entries::cuGraphHostNodeGetParams_v10000).
@@ -3522,9 +3517,9 @@ pub unsafe fn cuGraphHostNodeGetParams(
     hNode: CUgraphNode,
     nodeParams: *mut CUDA_HOST_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphHostNodeGetParams_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphHostNodeGetParams_v10000>() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphHostNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphHostNodeSetParams_v10000`](crate::entries::cuGraphHostNodeSetParams_v10000).
@@ -3535,9 +3530,9 @@ pub unsafe fn cuGraphHostNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_HOST_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphHostNodeSetParams_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphHostNodeSetParams_v10000>() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphInstantiate` as cuda.h 13.5 means it: `#define cuGraphInstantiate` makes it `cuGraphInstantiateWithFlags`, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphInstantiateWithFlags_v11040`](crate::entries::cuGraphInstantiateWithFlags_v11040).
@@ -3549,9 +3544,11 @@ pub unsafe fn cuGraphInstantiate(
     hGraph: CUgraph,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphInstantiateWithFlags_v11040>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphInstantiateWithFlags_v11040,
+    >() {
         Some(__entry_point) => __entry_point(phGraphExec, hGraph, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphInstantiateWithParams` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphInstantiateWithParams_v12000`](crate::entries::cuGraphInstantiateWithParams_v12000).
@@ -3564,9 +3561,11 @@ pub unsafe fn cuGraphInstantiateWithParams(
     hGraph: CUgraph,
     instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphInstantiateWithParams_v12000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphInstantiateWithParams_v12000,
+    >() {
         Some(__entry_point) => __entry_point(phGraphExec, hGraph, instantiateParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphInstantiateWithParams` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphInstantiateWithParams` makes it `cuGraphInstantiateWithParams_ptsz`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphInstantiateWithParams_v12000_ptsz`](crate::entries::cuGraphInstantiateWithParams_v12000_ptsz).
@@ -3579,11 +3578,11 @@ pub unsafe fn cuGraphInstantiateWithParams(
     hGraph: CUgraph,
     instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphInstantiateWithParams_v12000_ptsz,
     >() {
         Some(__entry_point) => __entry_point(phGraphExec, hGraph, instantiateParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphKernelNodeCopyAttributes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuGraphKernelNodeCopyAttributes_v11000`](crate::entries::cuGraphKernelNodeCopyAttributes_v11000).
@@ -3594,11 +3593,11 @@ pub unsafe fn cuGraphKernelNodeCopyAttributes(
     dst: CUgraphNode,
     src: CUgraphNode,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphKernelNodeCopyAttributes_v11000,
     >() {
         Some(__entry_point) => __entry_point(dst, src),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphKernelNodeGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuGraphKernelNodeGetAttribute_v11000`](crate::entries::cuGraphKernelNodeGetAttribute_v11000).
@@ -3610,9 +3609,11 @@ pub unsafe fn cuGraphKernelNodeGetAttribute(
     attr: CUkernelNodeAttrID,
     value_out: *mut CUkernelNodeAttrValue_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphKernelNodeGetAttribute_v11000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphKernelNodeGetAttribute_v11000,
+    >() {
         Some(__entry_point) => __entry_point(hNode, attr, value_out),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphKernelNodeGetParams` as cuda.h 13.5 means it: `#define cuGraphKernelNodeGetParams` makes it `cuGraphKernelNodeGetParams_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphKernelNodeGetParams_v12000`](crate::entries::cuGraphKernelNodeGetParams_v12000).
@@ -3623,9 +3624,11 @@ pub unsafe fn cuGraphKernelNodeGetParams(
     hNode: CUgraphNode,
     nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphKernelNodeGetParams_v12000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphKernelNodeGetParams_v12000,
+    >() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphKernelNodeSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuGraphKernelNodeSetAttribute_v11000`](crate::entries::cuGraphKernelNodeSetAttribute_v11000).
@@ -3637,9 +3640,11 @@ pub unsafe fn cuGraphKernelNodeSetAttribute(
     attr: CUkernelNodeAttrID,
     value: *const CUkernelNodeAttrValue_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphKernelNodeSetAttribute_v11000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphKernelNodeSetAttribute_v11000,
+    >() {
         Some(__entry_point) => __entry_point(hNode, attr, value),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphKernelNodeSetParams` as cuda.h 13.5 means it: `#define cuGraphKernelNodeSetParams` makes it `cuGraphKernelNodeSetParams_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphKernelNodeSetParams_v12000`](crate::entries::cuGraphKernelNodeSetParams_v12000).
@@ -3650,9 +3655,11 @@ pub unsafe fn cuGraphKernelNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphKernelNodeSetParams_v12000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphKernelNodeSetParams_v12000,
+    >() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphLaunch` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphLaunch_v10000`](crate::entries::cuGraphLaunch_v10000).
@@ -3661,9 +3668,9 @@ pub unsafe fn cuGraphKernelNodeSetParams(
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuGraphLaunch(hGraph: CUgraphExec, hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphLaunch_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphLaunch_v10000>() {
         Some(__entry_point) => __entry_point(hGraph, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphLaunch` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphLaunch` makes it `cuGraphLaunch_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphLaunch_v10000_ptsz`](crate::entries::cuGraphLaunch_v10000_ptsz).
@@ -3672,9 +3679,9 @@ pub unsafe fn cuGraphLaunch(hGraph: CUgraphExec, hStream: CUstream) -> CUresult 
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuGraphLaunch(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphLaunch_v10000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphLaunch_v10000_ptsz>() {
         Some(__entry_point) => __entry_point(hGraphExec, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphMemAllocNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphMemAllocNodeGetParams_v11040`](crate::entries::cuGraphMemAllocNodeGetParams_v11040).
@@ -3685,9 +3692,11 @@ pub unsafe fn cuGraphMemAllocNodeGetParams(
     hNode: CUgraphNode,
     params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphMemAllocNodeGetParams_v11040>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphMemAllocNodeGetParams_v11040,
+    >() {
         Some(__entry_point) => __entry_point(hNode, params_out),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphMemFreeNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphMemFreeNodeGetParams_v11040`](crate::entries::cuGraphMemFreeNodeGetParams_v11040).
@@ -3698,9 +3707,11 @@ pub unsafe fn cuGraphMemFreeNodeGetParams(
     hNode: CUgraphNode,
     dptr_out: *mut CUdeviceptr,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphMemFreeNodeGetParams_v11040>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphMemFreeNodeGetParams_v11040,
+    >() {
         Some(__entry_point) => __entry_point(hNode, dptr_out),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphMemcpyNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphMemcpyNodeGetParams_v10000`](crate::entries::cuGraphMemcpyNodeGetParams_v10000).
@@ -3711,9 +3722,11 @@ pub unsafe fn cuGraphMemcpyNodeGetParams(
     hNode: CUgraphNode,
     nodeParams: *mut CUDA_MEMCPY3D_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphMemcpyNodeGetParams_v10000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphMemcpyNodeGetParams_v10000,
+    >() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphMemcpyNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphMemcpyNodeSetParams_v10000`](crate::entries::cuGraphMemcpyNodeSetParams_v10000).
@@ -3724,9 +3737,11 @@ pub unsafe fn cuGraphMemcpyNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_MEMCPY3D_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphMemcpyNodeSetParams_v10000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphMemcpyNodeSetParams_v10000,
+    >() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphMemsetNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphMemsetNodeGetParams_v10000`](crate::entries::cuGraphMemsetNodeGetParams_v10000).
@@ -3737,9 +3752,11 @@ pub unsafe fn cuGraphMemsetNodeGetParams(
     hNode: CUgraphNode,
     nodeParams: *mut CUDA_MEMSET_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphMemsetNodeGetParams_v10000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphMemsetNodeGetParams_v10000,
+    >() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphMemsetNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphMemsetNodeSetParams_v10000`](crate::entries::cuGraphMemsetNodeSetParams_v10000).
@@ -3750,9 +3767,11 @@ pub unsafe fn cuGraphMemsetNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_MEMSET_NODE_PARAMS_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphMemsetNodeSetParams_v10000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphMemsetNodeSetParams_v10000,
+    >() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphNodeFindInClone` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphNodeFindInClone_v10000`](crate::entries::cuGraphNodeFindInClone_v10000).
@@ -3764,9 +3783,9 @@ pub unsafe fn cuGraphNodeFindInClone(
     hOriginalNode: CUgraphNode,
     hClonedGraph: CUgraph,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphNodeFindInClone_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphNodeFindInClone_v10000>() {
         Some(__entry_point) => __entry_point(phNode, hOriginalNode, hClonedGraph),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphNodeGetContainingGraph` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphNodeGetContainingGraph_v13010`](crate::entries::cuGraphNodeGetContainingGraph_v13010).
@@ -3777,9 +3796,11 @@ pub unsafe fn cuGraphNodeGetContainingGraph(
     hNode: CUgraphNode,
     phGraph: *mut CUgraph,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphNodeGetContainingGraph_v13010>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphNodeGetContainingGraph_v13010,
+    >() {
         Some(__entry_point) => __entry_point(hNode, phGraph),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphNodeGetDependencies` as cuda.h 13.5 means it: `#define cuGraphNodeGetDependencies` makes it `cuGraphNodeGetDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphNodeGetDependencies_v12030`](crate::entries::cuGraphNodeGetDependencies_v12030).
@@ -3792,11 +3813,13 @@ pub unsafe fn cuGraphNodeGetDependencies(
     edgeData: *mut CUgraphEdgeData,
     numDependencies: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphNodeGetDependencies_v12030>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphNodeGetDependencies_v12030,
+    >() {
         Some(__entry_point) => {
             __entry_point(hNode, dependencies, edgeData, numDependencies)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphNodeGetDependentNodes` as cuda.h 13.5 means it: `#define cuGraphNodeGetDependentNodes` makes it `cuGraphNodeGetDependentNodes_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphNodeGetDependentNodes_v12030`](crate::entries::cuGraphNodeGetDependentNodes_v12030).
@@ -3809,11 +3832,13 @@ pub unsafe fn cuGraphNodeGetDependentNodes(
     edgeData: *mut CUgraphEdgeData,
     numDependentNodes: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphNodeGetDependentNodes_v12030>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphNodeGetDependentNodes_v12030,
+    >() {
         Some(__entry_point) => {
             __entry_point(hNode, dependentNodes, edgeData, numDependentNodes)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphNodeGetEnabled` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuGraphNodeGetEnabled_v11060`](crate::entries::cuGraphNodeGetEnabled_v11060).
@@ -3825,9 +3850,9 @@ pub unsafe fn cuGraphNodeGetEnabled(
     hNode: CUgraphNode,
     isEnabled: *mut c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphNodeGetEnabled_v11060>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphNodeGetEnabled_v11060>() {
         Some(__entry_point) => __entry_point(hGraphExec, hNode, isEnabled),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphNodeGetLocalId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphNodeGetLocalId_v13010`](crate::entries::cuGraphNodeGetLocalId_v13010).
@@ -3838,9 +3863,9 @@ pub unsafe fn cuGraphNodeGetLocalId(
     hNode: CUgraphNode,
     nodeId: *mut c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphNodeGetLocalId_v13010>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphNodeGetLocalId_v13010>() {
         Some(__entry_point) => __entry_point(hNode, nodeId),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuGraphNodeGetParams_v13020`](crate::entries::cuGraphNodeGetParams_v13020).
@@ -3851,9 +3876,9 @@ pub unsafe fn cuGraphNodeGetParams(
     hNode: CUgraphNode,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphNodeGetParams_v13020>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphNodeGetParams_v13020>() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphNodeGetToolsId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphNodeGetToolsId_v13010`](crate::entries::cuGraphNodeGetToolsId_v13010).
@@ -3864,9 +3889,9 @@ pub unsafe fn cuGraphNodeGetToolsId(
     hNode: CUgraphNode,
     nodeId: *mut c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphNodeGetToolsId_v13010>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphNodeGetToolsId_v13010>() {
         Some(__entry_point) => __entry_point(hNode, nodeId),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphNodeGetType` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphNodeGetType_v10000`](crate::entries::cuGraphNodeGetType_v10000).
@@ -3877,9 +3902,9 @@ pub unsafe fn cuGraphNodeGetType(
     hNode: CUgraphNode,
     type_: *mut CUgraphNodeType,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphNodeGetType_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphNodeGetType_v10000>() {
         Some(__entry_point) => __entry_point(hNode, type_),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphNodeSetEnabled` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuGraphNodeSetEnabled_v11060`](crate::entries::cuGraphNodeSetEnabled_v11060).
@@ -3891,9 +3916,9 @@ pub unsafe fn cuGraphNodeSetEnabled(
     hNode: CUgraphNode,
     isEnabled: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphNodeSetEnabled_v11060>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphNodeSetEnabled_v11060>() {
         Some(__entry_point) => __entry_point(hGraphExec, hNode, isEnabled),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12020 (CUDA 12.2), [`entries::cuGraphNodeSetParams_v12020`](crate::entries::cuGraphNodeSetParams_v12020).
@@ -3904,9 +3929,9 @@ pub unsafe fn cuGraphNodeSetParams(
     hNode: CUgraphNode,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphNodeSetParams_v12020>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphNodeSetParams_v12020>() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphNodeSetParams_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuGraphNodeSetParams_v13040`](crate::entries::cuGraphNodeSetParams_v13040).
@@ -3917,9 +3942,9 @@ pub unsafe fn cuGraphNodeSetParams_v2(
     hNode: CUgraphNode,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphNodeSetParams_v13040>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphNodeSetParams_v13040>() {
         Some(__entry_point) => __entry_point(hNode, nodeParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphReleaseUserObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuGraphReleaseUserObject_v11030`](crate::entries::cuGraphReleaseUserObject_v11030).
@@ -3931,9 +3956,9 @@ pub unsafe fn cuGraphReleaseUserObject(
     object: CUuserObject,
     count: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphReleaseUserObject_v11030>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphReleaseUserObject_v11030>() {
         Some(__entry_point) => __entry_point(graph, object, count),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphRemoveDependencies` as cuda.h 13.5 means it: `#define cuGraphRemoveDependencies` makes it `cuGraphRemoveDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphRemoveDependencies_v12030`](crate::entries::cuGraphRemoveDependencies_v12030).
@@ -3947,9 +3972,11 @@ pub unsafe fn cuGraphRemoveDependencies(
     edgeData: *const CUgraphEdgeData,
     numDependencies: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphRemoveDependencies_v12030>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphRemoveDependencies_v12030,
+    >() {
         Some(__entry_point) => __entry_point(hGraph, from, to, edgeData, numDependencies),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphRetainUserObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuGraphRetainUserObject_v11030`](crate::entries::cuGraphRetainUserObject_v11030).
@@ -3962,9 +3989,9 @@ pub unsafe fn cuGraphRetainUserObject(
     count: c_uint,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphRetainUserObject_v11030>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphRetainUserObject_v11030>() {
         Some(__entry_point) => __entry_point(graph, object, count, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphUpload` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphUpload_v11010`](crate::entries::cuGraphUpload_v11010).
@@ -3973,9 +4000,9 @@ pub unsafe fn cuGraphRetainUserObject(
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuGraphUpload(hGraph: CUgraphExec, hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphUpload_v11010>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphUpload_v11010>() {
         Some(__entry_point) => __entry_point(hGraph, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphUpload` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphUpload` makes it `cuGraphUpload_ptsz`, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphUpload_v11010_ptsz`](crate::entries::cuGraphUpload_v11010_ptsz).
@@ -3984,9 +4011,9 @@ pub unsafe fn cuGraphUpload(hGraph: CUgraphExec, hStream: CUstream) -> CUresult 
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuGraphUpload(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphUpload_v11010_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphUpload_v11010_ptsz>() {
         Some(__entry_point) => __entry_point(hGraphExec, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphicsMapResources` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsMapResources_v3000`](crate::entries::cuGraphicsMapResources_v3000).
@@ -3999,9 +4026,9 @@ pub unsafe fn cuGraphicsMapResources(
     resources: *mut CUgraphicsResource,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphicsMapResources_v3000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphicsMapResources_v3000>() {
         Some(__entry_point) => __entry_point(count, resources, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphicsMapResources` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphicsMapResources` makes it `cuGraphicsMapResources_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuGraphicsMapResources_v7000_ptsz`](crate::entries::cuGraphicsMapResources_v7000_ptsz).
@@ -4014,9 +4041,11 @@ pub unsafe fn cuGraphicsMapResources(
     resources: *mut CUgraphicsResource,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphicsMapResources_v7000_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphicsMapResources_v7000_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(count, resources, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphicsResourceGetMappedMipmappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuGraphicsResourceGetMappedMipmappedArray_v5000`](crate::entries::cuGraphicsResourceGetMappedMipmappedArray_v5000).
@@ -4027,11 +4056,11 @@ pub unsafe fn cuGraphicsResourceGetMappedMipmappedArray(
     pMipmappedArray: *mut CUmipmappedArray,
     resource: CUgraphicsResource,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphicsResourceGetMappedMipmappedArray_v5000,
     >() {
         Some(__entry_point) => __entry_point(pMipmappedArray, resource),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphicsResourceGetMappedPointer` as cuda.h 13.5 means it: `#define cuGraphicsResourceGetMappedPointer` makes it `cuGraphicsResourceGetMappedPointer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuGraphicsResourceGetMappedPointer_v3020`](crate::entries::cuGraphicsResourceGetMappedPointer_v3020).
@@ -4043,11 +4072,11 @@ pub unsafe fn cuGraphicsResourceGetMappedPointer(
     pSize: *mut usize,
     resource: CUgraphicsResource,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphicsResourceGetMappedPointer_v3020,
     >() {
         Some(__entry_point) => __entry_point(pDevPtr, pSize, resource),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphicsResourceSetMapFlags` as cuda.h 13.5 means it: `#define cuGraphicsResourceSetMapFlags` makes it `cuGraphicsResourceSetMapFlags_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuGraphicsResourceSetMapFlags_v6050`](crate::entries::cuGraphicsResourceSetMapFlags_v6050).
@@ -4058,9 +4087,11 @@ pub unsafe fn cuGraphicsResourceSetMapFlags(
     resource: CUgraphicsResource,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphicsResourceSetMapFlags_v6050>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphicsResourceSetMapFlags_v6050,
+    >() {
         Some(__entry_point) => __entry_point(resource, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphicsSubResourceGetMappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsSubResourceGetMappedArray_v3000`](crate::entries::cuGraphicsSubResourceGetMappedArray_v3000).
@@ -4073,11 +4104,11 @@ pub unsafe fn cuGraphicsSubResourceGetMappedArray(
     arrayIndex: c_uint,
     mipLevel: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuGraphicsSubResourceGetMappedArray_v3000,
     >() {
         Some(__entry_point) => __entry_point(pArray, resource, arrayIndex, mipLevel),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphicsUnmapResources` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsUnmapResources_v3000`](crate::entries::cuGraphicsUnmapResources_v3000).
@@ -4090,9 +4121,9 @@ pub unsafe fn cuGraphicsUnmapResources(
     resources: *mut CUgraphicsResource,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphicsUnmapResources_v3000>() {
+    match crate::api_shim::resolve::<crate::entries::cuGraphicsUnmapResources_v3000>() {
         Some(__entry_point) => __entry_point(count, resources, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphicsUnmapResources` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphicsUnmapResources` makes it `cuGraphicsUnmapResources_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuGraphicsUnmapResources_v7000_ptsz`](crate::entries::cuGraphicsUnmapResources_v7000_ptsz).
@@ -4105,9 +4136,11 @@ pub unsafe fn cuGraphicsUnmapResources(
     resources: *mut CUgraphicsResource,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphicsUnmapResources_v7000_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphicsUnmapResources_v7000_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(count, resources, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGraphicsUnregisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsUnregisterResource_v3000`](crate::entries::cuGraphicsUnregisterResource_v3000).
@@ -4115,9 +4148,11 @@ pub unsafe fn cuGraphicsUnmapResources(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuGraphicsUnregisterResource(resource: CUgraphicsResource) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGraphicsUnregisterResource_v3000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuGraphicsUnregisterResource_v3000,
+    >() {
         Some(__entry_point) => __entry_point(resource),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGreenCtxCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxCreate_v12040`](crate::entries::cuGreenCtxCreate_v12040).
@@ -4130,9 +4165,9 @@ pub unsafe fn cuGreenCtxCreate(
     dev: CUdevice,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGreenCtxCreate_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuGreenCtxCreate_v12040>() {
         Some(__entry_point) => __entry_point(phCtx, desc, dev, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGreenCtxDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxDestroy_v12040`](crate::entries::cuGreenCtxDestroy_v12040).
@@ -4140,9 +4175,9 @@ pub unsafe fn cuGreenCtxCreate(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuGreenCtxDestroy(hCtx: CUgreenCtx) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGreenCtxDestroy_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuGreenCtxDestroy_v12040>() {
         Some(__entry_point) => __entry_point(hCtx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGreenCtxGetDevResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxGetDevResource_v12040`](crate::entries::cuGreenCtxGetDevResource_v12040).
@@ -4154,9 +4189,9 @@ pub unsafe fn cuGreenCtxGetDevResource(
     result: *mut CUdevResource,
     type_: CUdevResourceType,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGreenCtxGetDevResource_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuGreenCtxGetDevResource_v12040>() {
         Some(__entry_point) => __entry_point(hCtx, result, type_),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGreenCtxGetId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuGreenCtxGetId_v12090`](crate::entries::cuGreenCtxGetId_v12090).
@@ -4167,9 +4202,9 @@ pub unsafe fn cuGreenCtxGetId(
     greenCtx: CUgreenCtx,
     greenCtxId: *mut c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGreenCtxGetId_v12090>() {
+    match crate::api_shim::resolve::<crate::entries::cuGreenCtxGetId_v12090>() {
         Some(__entry_point) => __entry_point(greenCtx, greenCtxId),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGreenCtxRecordEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxRecordEvent_v12040`](crate::entries::cuGreenCtxRecordEvent_v12040).
@@ -4177,9 +4212,9 @@ pub unsafe fn cuGreenCtxGetId(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuGreenCtxRecordEvent(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGreenCtxRecordEvent_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuGreenCtxRecordEvent_v12040>() {
         Some(__entry_point) => __entry_point(hCtx, hEvent),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGreenCtxStreamCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuGreenCtxStreamCreate_v12050`](crate::entries::cuGreenCtxStreamCreate_v12050).
@@ -4192,9 +4227,9 @@ pub unsafe fn cuGreenCtxStreamCreate(
     flags: c_uint,
     priority: c_int,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGreenCtxStreamCreate_v12050>() {
+    match crate::api_shim::resolve::<crate::entries::cuGreenCtxStreamCreate_v12050>() {
         Some(__entry_point) => __entry_point(phStream, greenCtx, flags, priority),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuGreenCtxWaitEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxWaitEvent_v12040`](crate::entries::cuGreenCtxWaitEvent_v12040).
@@ -4202,9 +4237,9 @@ pub unsafe fn cuGreenCtxStreamCreate(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuGreenCtxWaitEvent(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuGreenCtxWaitEvent_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuGreenCtxWaitEvent_v12040>() {
         Some(__entry_point) => __entry_point(hCtx, hEvent),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuImportExternalMemory` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuImportExternalMemory_v10000`](crate::entries::cuImportExternalMemory_v10000).
@@ -4215,9 +4250,9 @@ pub unsafe fn cuImportExternalMemory(
     extMem_out: *mut CUexternalMemory,
     memHandleDesc: *const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuImportExternalMemory_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuImportExternalMemory_v10000>() {
         Some(__entry_point) => __entry_point(extMem_out, memHandleDesc),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuImportExternalSemaphore` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuImportExternalSemaphore_v10000`](crate::entries::cuImportExternalSemaphore_v10000).
@@ -4228,9 +4263,11 @@ pub unsafe fn cuImportExternalSemaphore(
     extSem_out: *mut CUexternalSemaphore,
     semHandleDesc: *const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuImportExternalSemaphore_v10000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuImportExternalSemaphore_v10000,
+    >() {
         Some(__entry_point) => __entry_point(extSem_out, semHandleDesc),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuInit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuInit_v2000`](crate::entries::cuInit_v2000).
@@ -4238,9 +4275,9 @@ pub unsafe fn cuImportExternalSemaphore(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuInit(Flags: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuInit_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuInit_v2000>() {
         Some(__entry_point) => __entry_point(Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuIpcCloseMemHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuIpcCloseMemHandle_v4010`](crate::entries::cuIpcCloseMemHandle_v4010).
@@ -4248,9 +4285,9 @@ pub unsafe fn cuInit(Flags: c_uint) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuIpcCloseMemHandle(dptr: CUdeviceptr_v2) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuIpcCloseMemHandle_v4010>() {
+    match crate::api_shim::resolve::<crate::entries::cuIpcCloseMemHandle_v4010>() {
         Some(__entry_point) => __entry_point(dptr),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuIpcGetEventHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuIpcGetEventHandle_v4010`](crate::entries::cuIpcGetEventHandle_v4010).
@@ -4261,9 +4298,9 @@ pub unsafe fn cuIpcGetEventHandle(
     pHandle: *mut CUipcEventHandle_v1,
     event: CUevent,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuIpcGetEventHandle_v4010>() {
+    match crate::api_shim::resolve::<crate::entries::cuIpcGetEventHandle_v4010>() {
         Some(__entry_point) => __entry_point(pHandle, event),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuIpcGetMemHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuIpcGetMemHandle_v4010`](crate::entries::cuIpcGetMemHandle_v4010).
@@ -4274,9 +4311,9 @@ pub unsafe fn cuIpcGetMemHandle(
     pHandle: *mut CUipcMemHandle_v1,
     dptr: CUdeviceptr_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuIpcGetMemHandle_v4010>() {
+    match crate::api_shim::resolve::<crate::entries::cuIpcGetMemHandle_v4010>() {
         Some(__entry_point) => __entry_point(pHandle, dptr),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuIpcOpenEventHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuIpcOpenEventHandle_v4010`](crate::entries::cuIpcOpenEventHandle_v4010).
@@ -4287,9 +4324,9 @@ pub unsafe fn cuIpcOpenEventHandle(
     phEvent: *mut CUevent,
     handle: CUipcEventHandle_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuIpcOpenEventHandle_v4010>() {
+    match crate::api_shim::resolve::<crate::entries::cuIpcOpenEventHandle_v4010>() {
         Some(__entry_point) => __entry_point(phEvent, handle),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuIpcOpenMemHandle` as cuda.h 13.5 means it: `#define cuIpcOpenMemHandle` makes it `cuIpcOpenMemHandle_v2`, the ABI of version 11000 (CUDA 11.0), [`entries::cuIpcOpenMemHandle_v11000`](crate::entries::cuIpcOpenMemHandle_v11000).
@@ -4301,9 +4338,9 @@ pub unsafe fn cuIpcOpenMemHandle(
     handle: CUipcMemHandle_v1,
     Flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuIpcOpenMemHandle_v11000>() {
+    match crate::api_shim::resolve::<crate::entries::cuIpcOpenMemHandle_v11000>() {
         Some(__entry_point) => __entry_point(pdptr, handle, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuKernelGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuKernelGetAttribute_v12000`](crate::entries::cuKernelGetAttribute_v12000).
@@ -4316,9 +4353,9 @@ pub unsafe fn cuKernelGetAttribute(
     kernel: CUkernel,
     dev: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuKernelGetAttribute_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuKernelGetAttribute_v12000>() {
         Some(__entry_point) => __entry_point(pi, attrib, kernel, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuKernelGetFunction` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuKernelGetFunction_v12000`](crate::entries::cuKernelGetFunction_v12000).
@@ -4326,9 +4363,9 @@ pub unsafe fn cuKernelGetAttribute(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuKernelGetFunction(pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuKernelGetFunction_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuKernelGetFunction_v12000>() {
         Some(__entry_point) => __entry_point(pFunc, kernel),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuKernelGetLibrary` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuKernelGetLibrary_v12050`](crate::entries::cuKernelGetLibrary_v12050).
@@ -4336,9 +4373,9 @@ pub unsafe fn cuKernelGetFunction(pFunc: *mut CUfunction, kernel: CUkernel) -> C
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuKernelGetLibrary(pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuKernelGetLibrary_v12050>() {
+    match crate::api_shim::resolve::<crate::entries::cuKernelGetLibrary_v12050>() {
         Some(__entry_point) => __entry_point(pLib, kernel),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuKernelGetName` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuKernelGetName_v12030`](crate::entries::cuKernelGetName_v12030).
@@ -4346,9 +4383,9 @@ pub unsafe fn cuKernelGetLibrary(pLib: *mut CUlibrary, kernel: CUkernel) -> CUre
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuKernelGetName(name: *mut *const c_char, hfunc: CUkernel) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuKernelGetName_v12030>() {
+    match crate::api_shim::resolve::<crate::entries::cuKernelGetName_v12030>() {
         Some(__entry_point) => __entry_point(name, hfunc),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuKernelGetParamCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuKernelGetParamCount_v13020`](crate::entries::cuKernelGetParamCount_v13020).
@@ -4359,9 +4396,9 @@ pub unsafe fn cuKernelGetParamCount(
     kernel: CUkernel,
     paramCount: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuKernelGetParamCount_v13020>() {
+    match crate::api_shim::resolve::<crate::entries::cuKernelGetParamCount_v13020>() {
         Some(__entry_point) => __entry_point(kernel, paramCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuKernelGetParamInfo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuKernelGetParamInfo_v12040`](crate::entries::cuKernelGetParamInfo_v12040).
@@ -4374,9 +4411,9 @@ pub unsafe fn cuKernelGetParamInfo(
     paramOffset: *mut usize,
     paramSize: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuKernelGetParamInfo_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuKernelGetParamInfo_v12040>() {
         Some(__entry_point) => __entry_point(kernel, paramIndex, paramOffset, paramSize),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuKernelSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuKernelSetAttribute_v12000`](crate::entries::cuKernelSetAttribute_v12000).
@@ -4389,9 +4426,9 @@ pub unsafe fn cuKernelSetAttribute(
     kernel: CUkernel,
     dev: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuKernelSetAttribute_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuKernelSetAttribute_v12000>() {
         Some(__entry_point) => __entry_point(attrib, val, kernel, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuKernelSetCacheConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuKernelSetCacheConfig_v12000`](crate::entries::cuKernelSetCacheConfig_v12000).
@@ -4403,9 +4440,9 @@ pub unsafe fn cuKernelSetCacheConfig(
     config: CUfunc_cache,
     dev: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuKernelSetCacheConfig_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuKernelSetCacheConfig_v12000>() {
         Some(__entry_point) => __entry_point(kernel, config, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunch` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuLaunch_v2000`](crate::entries::cuLaunch_v2000).
@@ -4413,9 +4450,9 @@ pub unsafe fn cuKernelSetCacheConfig(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuLaunch(f: CUfunction) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunch_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLaunch_v2000>() {
         Some(__entry_point) => __entry_point(f),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchCooperativeKernel` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 9000 (CUDA 9.0), [`entries::cuLaunchCooperativeKernel_v9000`](crate::entries::cuLaunchCooperativeKernel_v9000).
@@ -4435,7 +4472,7 @@ pub unsafe fn cuLaunchCooperativeKernel(
     hStream: CUstream,
     kernelParams: *mut *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunchCooperativeKernel_v9000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLaunchCooperativeKernel_v9000>() {
         Some(__entry_point) => {
             __entry_point(
                 f,
@@ -4450,7 +4487,7 @@ pub unsafe fn cuLaunchCooperativeKernel(
                 kernelParams,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchCooperativeKernel` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchCooperativeKernel` makes it `cuLaunchCooperativeKernel_ptsz`, the ABI of version 9000 (CUDA 9.0), [`entries::cuLaunchCooperativeKernel_v9000_ptsz`](crate::entries::cuLaunchCooperativeKernel_v9000_ptsz).
@@ -4470,7 +4507,9 @@ pub unsafe fn cuLaunchCooperativeKernel(
     hStream: CUstream,
     kernelParams: *mut *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunchCooperativeKernel_v9000_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuLaunchCooperativeKernel_v9000_ptsz,
+    >() {
         Some(__entry_point) => {
             __entry_point(
                 f,
@@ -4485,7 +4524,7 @@ pub unsafe fn cuLaunchCooperativeKernel(
                 kernelParams,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchCooperativeKernelMultiDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 9000 (CUDA 9.0), [`entries::cuLaunchCooperativeKernelMultiDevice_v9000`](crate::entries::cuLaunchCooperativeKernelMultiDevice_v9000).
@@ -4497,11 +4536,11 @@ pub unsafe fn cuLaunchCooperativeKernelMultiDevice(
     numDevices: c_uint,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuLaunchCooperativeKernelMultiDevice_v9000,
     >() {
         Some(__entry_point) => __entry_point(launchParamsList, numDevices, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchGrid` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuLaunchGrid_v2000`](crate::entries::cuLaunchGrid_v2000).
@@ -4513,9 +4552,9 @@ pub unsafe fn cuLaunchGrid(
     grid_width: c_int,
     grid_height: c_int,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunchGrid_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLaunchGrid_v2000>() {
         Some(__entry_point) => __entry_point(f, grid_width, grid_height),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchGridAsync` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuLaunchGridAsync_v2000`](crate::entries::cuLaunchGridAsync_v2000).
@@ -4528,9 +4567,9 @@ pub unsafe fn cuLaunchGridAsync(
     grid_height: c_int,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunchGridAsync_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLaunchGridAsync_v2000>() {
         Some(__entry_point) => __entry_point(f, grid_width, grid_height, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchHostFunc` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuLaunchHostFunc_v10000`](crate::entries::cuLaunchHostFunc_v10000).
@@ -4543,9 +4582,9 @@ pub unsafe fn cuLaunchHostFunc(
     fn_: CUhostFn,
     userData: *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunchHostFunc_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLaunchHostFunc_v10000>() {
         Some(__entry_point) => __entry_point(hStream, fn_, userData),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchHostFunc` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchHostFunc` makes it `cuLaunchHostFunc_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuLaunchHostFunc_v10000_ptsz`](crate::entries::cuLaunchHostFunc_v10000_ptsz).
@@ -4558,9 +4597,9 @@ pub unsafe fn cuLaunchHostFunc(
     fn_: CUhostFn,
     userData: *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunchHostFunc_v10000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuLaunchHostFunc_v10000_ptsz>() {
         Some(__entry_point) => __entry_point(hStream, fn_, userData),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchHostFunc_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuLaunchHostFunc_v13010`](crate::entries::cuLaunchHostFunc_v13010).
@@ -4574,9 +4613,9 @@ pub unsafe fn cuLaunchHostFunc_v2(
     userData: *mut c_void,
     syncMode: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunchHostFunc_v13010>() {
+    match crate::api_shim::resolve::<crate::entries::cuLaunchHostFunc_v13010>() {
         Some(__entry_point) => __entry_point(hStream, fn_, userData, syncMode),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchHostFunc_v2` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchHostFunc_v2` makes it `cuLaunchHostFunc_v2_ptsz`, the ABI of version 13010 (CUDA 13.1), [`entries::cuLaunchHostFunc_v13010_ptsz`](crate::entries::cuLaunchHostFunc_v13010_ptsz).
@@ -4590,9 +4629,9 @@ pub unsafe fn cuLaunchHostFunc_v2(
     userData: *mut c_void,
     syncMode: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunchHostFunc_v13010_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuLaunchHostFunc_v13010_ptsz>() {
         Some(__entry_point) => __entry_point(hStream, fn_, userData, syncMode),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchKernel` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuLaunchKernel_v4000`](crate::entries::cuLaunchKernel_v4000).
@@ -4613,7 +4652,7 @@ pub unsafe fn cuLaunchKernel(
     kernelParams: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunchKernel_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLaunchKernel_v4000>() {
         Some(__entry_point) => {
             __entry_point(
                 f,
@@ -4629,7 +4668,7 @@ pub unsafe fn cuLaunchKernel(
                 extra,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchKernel` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchKernel` makes it `cuLaunchKernel_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuLaunchKernel_v7000_ptsz`](crate::entries::cuLaunchKernel_v7000_ptsz).
@@ -4650,7 +4689,7 @@ pub unsafe fn cuLaunchKernel(
     kernelParams: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunchKernel_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuLaunchKernel_v7000_ptsz>() {
         Some(__entry_point) => {
             __entry_point(
                 f,
@@ -4666,7 +4705,7 @@ pub unsafe fn cuLaunchKernel(
                 extra,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchKernelEx` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuLaunchKernelEx_v11060`](crate::entries::cuLaunchKernelEx_v11060).
@@ -4680,9 +4719,9 @@ pub unsafe fn cuLaunchKernelEx(
     kernelParams: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunchKernelEx_v11060>() {
+    match crate::api_shim::resolve::<crate::entries::cuLaunchKernelEx_v11060>() {
         Some(__entry_point) => __entry_point(config, f, kernelParams, extra),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLaunchKernelEx` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchKernelEx` makes it `cuLaunchKernelEx_ptsz`, the ABI of version 11060 (CUDA 11.6), [`entries::cuLaunchKernelEx_v11060_ptsz`](crate::entries::cuLaunchKernelEx_v11060_ptsz).
@@ -4696,9 +4735,9 @@ pub unsafe fn cuLaunchKernelEx(
     kernelParams: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLaunchKernelEx_v11060_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuLaunchKernelEx_v11060_ptsz>() {
         Some(__entry_point) => __entry_point(config, f, kernelParams, extra),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLibraryEnumerateKernels` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuLibraryEnumerateKernels_v12040`](crate::entries::cuLibraryEnumerateKernels_v12040).
@@ -4710,9 +4749,11 @@ pub unsafe fn cuLibraryEnumerateKernels(
     numKernels: c_uint,
     lib: CUlibrary,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLibraryEnumerateKernels_v12040>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuLibraryEnumerateKernels_v12040,
+    >() {
         Some(__entry_point) => __entry_point(kernels, numKernels, lib),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLibraryGetGlobal` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetGlobal_v12000`](crate::entries::cuLibraryGetGlobal_v12000).
@@ -4725,9 +4766,9 @@ pub unsafe fn cuLibraryGetGlobal(
     library: CUlibrary,
     name: *const c_char,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLibraryGetGlobal_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLibraryGetGlobal_v12000>() {
         Some(__entry_point) => __entry_point(dptr, bytes, library, name),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLibraryGetKernel` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetKernel_v12000`](crate::entries::cuLibraryGetKernel_v12000).
@@ -4739,9 +4780,9 @@ pub unsafe fn cuLibraryGetKernel(
     library: CUlibrary,
     name: *const c_char,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLibraryGetKernel_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLibraryGetKernel_v12000>() {
         Some(__entry_point) => __entry_point(pKernel, library, name),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLibraryGetKernelCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuLibraryGetKernelCount_v12040`](crate::entries::cuLibraryGetKernelCount_v12040).
@@ -4749,9 +4790,9 @@ pub unsafe fn cuLibraryGetKernel(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuLibraryGetKernelCount(count: *mut c_uint, lib: CUlibrary) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLibraryGetKernelCount_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuLibraryGetKernelCount_v12040>() {
         Some(__entry_point) => __entry_point(count, lib),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLibraryGetManaged` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetManaged_v12000`](crate::entries::cuLibraryGetManaged_v12000).
@@ -4764,9 +4805,9 @@ pub unsafe fn cuLibraryGetManaged(
     library: CUlibrary,
     name: *const c_char,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLibraryGetManaged_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLibraryGetManaged_v12000>() {
         Some(__entry_point) => __entry_point(dptr, bytes, library, name),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLibraryGetModule` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetModule_v12000`](crate::entries::cuLibraryGetModule_v12000).
@@ -4774,9 +4815,9 @@ pub unsafe fn cuLibraryGetManaged(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuLibraryGetModule(pMod: *mut CUmodule, library: CUlibrary) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLibraryGetModule_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLibraryGetModule_v12000>() {
         Some(__entry_point) => __entry_point(pMod, library),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLibraryGetUnifiedFunction` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetUnifiedFunction_v12000`](crate::entries::cuLibraryGetUnifiedFunction_v12000).
@@ -4788,9 +4829,11 @@ pub unsafe fn cuLibraryGetUnifiedFunction(
     library: CUlibrary,
     symbol: *const c_char,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLibraryGetUnifiedFunction_v12000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuLibraryGetUnifiedFunction_v12000,
+    >() {
         Some(__entry_point) => __entry_point(fptr, library, symbol),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLibraryLoadData` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryLoadData_v12000`](crate::entries::cuLibraryLoadData_v12000).
@@ -4807,7 +4850,7 @@ pub unsafe fn cuLibraryLoadData(
     libraryOptionValues: *mut *mut c_void,
     numLibraryOptions: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLibraryLoadData_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLibraryLoadData_v12000>() {
         Some(__entry_point) => {
             __entry_point(
                 library,
@@ -4820,7 +4863,7 @@ pub unsafe fn cuLibraryLoadData(
                 numLibraryOptions,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLibraryLoadFromFile` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryLoadFromFile_v12000`](crate::entries::cuLibraryLoadFromFile_v12000).
@@ -4837,7 +4880,7 @@ pub unsafe fn cuLibraryLoadFromFile(
     libraryOptionValues: *mut *mut c_void,
     numLibraryOptions: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLibraryLoadFromFile_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLibraryLoadFromFile_v12000>() {
         Some(__entry_point) => {
             __entry_point(
                 library,
@@ -4850,7 +4893,7 @@ pub unsafe fn cuLibraryLoadFromFile(
                 numLibraryOptions,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLibraryUnload` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryUnload_v12000`](crate::entries::cuLibraryUnload_v12000).
@@ -4858,9 +4901,9 @@ pub unsafe fn cuLibraryLoadFromFile(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuLibraryUnload(library: CUlibrary) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLibraryUnload_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuLibraryUnload_v12000>() {
         Some(__entry_point) => __entry_point(library),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLinkAddData` as cuda.h 13.5 means it: `#define cuLinkAddData` makes it `cuLinkAddData_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuLinkAddData_v6050`](crate::entries::cuLinkAddData_v6050).
@@ -4877,7 +4920,7 @@ pub unsafe fn cuLinkAddData(
     options: *mut CUjit_option,
     optionValues: *mut *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLinkAddData_v6050>() {
+    match crate::api_shim::resolve::<crate::entries::cuLinkAddData_v6050>() {
         Some(__entry_point) => {
             __entry_point(
                 state,
@@ -4890,7 +4933,7 @@ pub unsafe fn cuLinkAddData(
                 optionValues,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLinkAddFile` as cuda.h 13.5 means it: `#define cuLinkAddFile` makes it `cuLinkAddFile_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuLinkAddFile_v6050`](crate::entries::cuLinkAddFile_v6050).
@@ -4905,11 +4948,11 @@ pub unsafe fn cuLinkAddFile(
     options: *mut CUjit_option,
     optionValues: *mut *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLinkAddFile_v6050>() {
+    match crate::api_shim::resolve::<crate::entries::cuLinkAddFile_v6050>() {
         Some(__entry_point) => {
             __entry_point(state, type_, path, numOptions, options, optionValues)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLinkComplete` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuLinkComplete_v5050`](crate::entries::cuLinkComplete_v5050).
@@ -4921,9 +4964,9 @@ pub unsafe fn cuLinkComplete(
     cubinOut: *mut *mut c_void,
     sizeOut: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLinkComplete_v5050>() {
+    match crate::api_shim::resolve::<crate::entries::cuLinkComplete_v5050>() {
         Some(__entry_point) => __entry_point(state, cubinOut, sizeOut),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLinkCreate` as cuda.h 13.5 means it: `#define cuLinkCreate` makes it `cuLinkCreate_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuLinkCreate_v6050`](crate::entries::cuLinkCreate_v6050).
@@ -4936,9 +4979,9 @@ pub unsafe fn cuLinkCreate(
     optionValues: *mut *mut c_void,
     stateOut: *mut CUlinkState,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLinkCreate_v6050>() {
+    match crate::api_shim::resolve::<crate::entries::cuLinkCreate_v6050>() {
         Some(__entry_point) => __entry_point(numOptions, options, optionValues, stateOut),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLinkDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuLinkDestroy_v5050`](crate::entries::cuLinkDestroy_v5050).
@@ -4946,9 +4989,9 @@ pub unsafe fn cuLinkCreate(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuLinkDestroy(state: CUlinkState) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLinkDestroy_v5050>() {
+    match crate::api_shim::resolve::<crate::entries::cuLinkDestroy_v5050>() {
         Some(__entry_point) => __entry_point(state),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogicalEndpointAddDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointAddDevice_v13030`](crate::entries::cuLogicalEndpointAddDevice_v13030).
@@ -4959,9 +5002,11 @@ pub unsafe fn cuLogicalEndpointAddDevice(
     leId: CUlogicalEndpointId,
     dev: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogicalEndpointAddDevice_v13030>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuLogicalEndpointAddDevice_v13030,
+    >() {
         Some(__entry_point) => __entry_point(leId, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogicalEndpointBindAddr` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointBindAddr_v13030`](crate::entries::cuLogicalEndpointBindAddr_v13030).
@@ -4976,9 +5021,11 @@ pub unsafe fn cuLogicalEndpointBindAddr(
     size: cuuint64_t,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogicalEndpointBindAddr_v13030>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuLogicalEndpointBindAddr_v13030,
+    >() {
         Some(__entry_point) => __entry_point(leId, dev, offset, ptr, size, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogicalEndpointBindMem` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointBindMem_v13030`](crate::entries::cuLogicalEndpointBindMem_v13030).
@@ -4994,11 +5041,11 @@ pub unsafe fn cuLogicalEndpointBindMem(
     size: cuuint64_t,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogicalEndpointBindMem_v13030>() {
+    match crate::api_shim::resolve::<crate::entries::cuLogicalEndpointBindMem_v13030>() {
         Some(__entry_point) => {
             __entry_point(leId, dev, offset, memHandle, memOffset, size, flags)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogicalEndpointCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointCreate_v13030`](crate::entries::cuLogicalEndpointCreate_v13030).
@@ -5009,9 +5056,9 @@ pub unsafe fn cuLogicalEndpointCreate(
     leId: CUlogicalEndpointId,
     prop: *const CUlogicalEndpointProp,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogicalEndpointCreate_v13030>() {
+    match crate::api_shim::resolve::<crate::entries::cuLogicalEndpointCreate_v13030>() {
         Some(__entry_point) => __entry_point(leId, prop),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogicalEndpointDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointDestroy_v13030`](crate::entries::cuLogicalEndpointDestroy_v13030).
@@ -5019,9 +5066,9 @@ pub unsafe fn cuLogicalEndpointCreate(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuLogicalEndpointDestroy(leId: CUlogicalEndpointId) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogicalEndpointDestroy_v13030>() {
+    match crate::api_shim::resolve::<crate::entries::cuLogicalEndpointDestroy_v13030>() {
         Some(__entry_point) => __entry_point(leId),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogicalEndpointExport` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointExport_v13030`](crate::entries::cuLogicalEndpointExport_v13030).
@@ -5033,9 +5080,9 @@ pub unsafe fn cuLogicalEndpointExport(
     leId: CUlogicalEndpointId,
     handleType: CUlogicalEndpointIpcHandleType,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogicalEndpointExport_v13030>() {
+    match crate::api_shim::resolve::<crate::entries::cuLogicalEndpointExport_v13030>() {
         Some(__entry_point) => __entry_point(handle, leId, handleType),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogicalEndpointGetLimits` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointGetLimits_v13030`](crate::entries::cuLogicalEndpointGetLimits_v13030).
@@ -5047,9 +5094,11 @@ pub unsafe fn cuLogicalEndpointGetLimits(
     maxSize: *mut cuuint64_t,
     prop: *const CUlogicalEndpointProp,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogicalEndpointGetLimits_v13030>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuLogicalEndpointGetLimits_v13030,
+    >() {
         Some(__entry_point) => __entry_point(bindAlignment, maxSize, prop),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogicalEndpointIdRelease` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointIdRelease_v13030`](crate::entries::cuLogicalEndpointIdRelease_v13030).
@@ -5060,9 +5109,11 @@ pub unsafe fn cuLogicalEndpointIdRelease(
     leId: CUlogicalEndpointId,
     count: cuuint32_t,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogicalEndpointIdRelease_v13030>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuLogicalEndpointIdRelease_v13030,
+    >() {
         Some(__entry_point) => __entry_point(leId, count),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogicalEndpointIdReserve` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointIdReserve_v13030`](crate::entries::cuLogicalEndpointIdReserve_v13030).
@@ -5073,9 +5124,11 @@ pub unsafe fn cuLogicalEndpointIdReserve(
     leId: *mut CUlogicalEndpointId,
     count: cuuint32_t,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogicalEndpointIdReserve_v13030>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuLogicalEndpointIdReserve_v13030,
+    >() {
         Some(__entry_point) => __entry_point(leId, count),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogicalEndpointImport` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointImport_v13030`](crate::entries::cuLogicalEndpointImport_v13030).
@@ -5087,9 +5140,9 @@ pub unsafe fn cuLogicalEndpointImport(
     handle: *const c_void,
     handleType: CUlogicalEndpointIpcHandleType,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogicalEndpointImport_v13030>() {
+    match crate::api_shim::resolve::<crate::entries::cuLogicalEndpointImport_v13030>() {
         Some(__entry_point) => __entry_point(leId, handle, handleType),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogicalEndpointQuery` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointQuery_v13030`](crate::entries::cuLogicalEndpointQuery_v13030).
@@ -5101,9 +5154,9 @@ pub unsafe fn cuLogicalEndpointQuery(
     count: cuuint32_t,
     queryStatus: *mut c_int,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogicalEndpointQuery_v13030>() {
+    match crate::api_shim::resolve::<crate::entries::cuLogicalEndpointQuery_v13030>() {
         Some(__entry_point) => __entry_point(leId, count, queryStatus),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogicalEndpointUnbind` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointUnbind_v13030`](crate::entries::cuLogicalEndpointUnbind_v13030).
@@ -5116,9 +5169,9 @@ pub unsafe fn cuLogicalEndpointUnbind(
     offset: cuuint64_t,
     size: cuuint64_t,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogicalEndpointUnbind_v13030>() {
+    match crate::api_shim::resolve::<crate::entries::cuLogicalEndpointUnbind_v13030>() {
         Some(__entry_point) => __entry_point(leId, dev, offset, size),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogsCurrent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsCurrent_v12090`](crate::entries::cuLogsCurrent_v12090).
@@ -5126,9 +5179,9 @@ pub unsafe fn cuLogicalEndpointUnbind(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuLogsCurrent(iterator: *mut CUlogIterator, flags: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogsCurrent_v12090>() {
+    match crate::api_shim::resolve::<crate::entries::cuLogsCurrent_v12090>() {
         Some(__entry_point) => __entry_point(iterator, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogsDumpToFile` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsDumpToFile_v12090`](crate::entries::cuLogsDumpToFile_v12090).
@@ -5140,9 +5193,9 @@ pub unsafe fn cuLogsDumpToFile(
     pathToFile: *const c_char,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogsDumpToFile_v12090>() {
+    match crate::api_shim::resolve::<crate::entries::cuLogsDumpToFile_v12090>() {
         Some(__entry_point) => __entry_point(iterator, pathToFile, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogsDumpToMemory` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsDumpToMemory_v12090`](crate::entries::cuLogsDumpToMemory_v12090).
@@ -5155,9 +5208,9 @@ pub unsafe fn cuLogsDumpToMemory(
     size: *mut usize,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogsDumpToMemory_v12090>() {
+    match crate::api_shim::resolve::<crate::entries::cuLogsDumpToMemory_v12090>() {
         Some(__entry_point) => __entry_point(iterator, buffer, size, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogsRegisterCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsRegisterCallback_v12090`](crate::entries::cuLogsRegisterCallback_v12090).
@@ -5169,9 +5222,9 @@ pub unsafe fn cuLogsRegisterCallback(
     userData: *mut c_void,
     callback: *mut CUlogsCallbackHandle,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogsRegisterCallback_v12090>() {
+    match crate::api_shim::resolve::<crate::entries::cuLogsRegisterCallback_v12090>() {
         Some(__entry_point) => __entry_point(callbackFunc, userData, callback),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuLogsUnregisterCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsUnregisterCallback_v12090`](crate::entries::cuLogsUnregisterCallback_v12090).
@@ -5179,9 +5232,9 @@ pub unsafe fn cuLogsRegisterCallback(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuLogsUnregisterCallback(callback: CUlogsCallbackHandle) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuLogsUnregisterCallback_v12090>() {
+    match crate::api_shim::resolve::<crate::entries::cuLogsUnregisterCallback_v12090>() {
         Some(__entry_point) => __entry_point(callback),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemAddressFree` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemAddressFree_v10020`](crate::entries::cuMemAddressFree_v10020).
@@ -5189,9 +5242,9 @@ pub unsafe fn cuLogsUnregisterCallback(callback: CUlogsCallbackHandle) -> CUresu
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMemAddressFree(ptr: CUdeviceptr_v2, size: usize) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemAddressFree_v10020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemAddressFree_v10020>() {
         Some(__entry_point) => __entry_point(ptr, size),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemAddressReserve` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemAddressReserve_v10020`](crate::entries::cuMemAddressReserve_v10020).
@@ -5205,9 +5258,9 @@ pub unsafe fn cuMemAddressReserve(
     addr: CUdeviceptr_v2,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemAddressReserve_v10020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemAddressReserve_v10020>() {
         Some(__entry_point) => __entry_point(ptr, size, alignment, addr, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemAdvise` as cuda.h 13.5 means it: `#define cuMemAdvise` makes it `cuMemAdvise_v2`, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemAdvise_v12020`](crate::entries::cuMemAdvise_v12020).
@@ -5220,9 +5273,9 @@ pub unsafe fn cuMemAdvise(
     advice: CUmem_advise,
     location: CUmemLocation_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemAdvise_v12020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemAdvise_v12020>() {
         Some(__entry_point) => __entry_point(devPtr, count, advice, location),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemAlloc` as cuda.h 13.5 means it: `#define cuMemAlloc` makes it `cuMemAlloc_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemAlloc_v3020`](crate::entries::cuMemAlloc_v3020).
@@ -5230,9 +5283,9 @@ pub unsafe fn cuMemAdvise(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMemAlloc(dptr: *mut CUdeviceptr_v2, bytesize: usize) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemAlloc_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemAlloc_v3020>() {
         Some(__entry_point) => __entry_point(dptr, bytesize),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemAllocAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemAllocAsync_v11020`](crate::entries::cuMemAllocAsync_v11020).
@@ -5245,9 +5298,9 @@ pub unsafe fn cuMemAllocAsync(
     bytesize: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemAllocAsync_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemAllocAsync_v11020>() {
         Some(__entry_point) => __entry_point(dptr, bytesize, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemAllocAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemAllocAsync` makes it `cuMemAllocAsync_ptsz`, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemAllocAsync_v11020_ptsz`](crate::entries::cuMemAllocAsync_v11020_ptsz).
@@ -5260,9 +5313,9 @@ pub unsafe fn cuMemAllocAsync(
     bytesize: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemAllocAsync_v11020_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemAllocAsync_v11020_ptsz>() {
         Some(__entry_point) => __entry_point(dptr, bytesize, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemAllocFromPoolAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemAllocFromPoolAsync_v11020`](crate::entries::cuMemAllocFromPoolAsync_v11020).
@@ -5276,9 +5329,9 @@ pub unsafe fn cuMemAllocFromPoolAsync(
     pool: CUmemoryPool,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemAllocFromPoolAsync_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemAllocFromPoolAsync_v11020>() {
         Some(__entry_point) => __entry_point(dptr, bytesize, pool, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemAllocFromPoolAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemAllocFromPoolAsync` makes it `cuMemAllocFromPoolAsync_ptsz`, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemAllocFromPoolAsync_v11020_ptsz`](crate::entries::cuMemAllocFromPoolAsync_v11020_ptsz).
@@ -5292,9 +5345,11 @@ pub unsafe fn cuMemAllocFromPoolAsync(
     pool: CUmemoryPool,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemAllocFromPoolAsync_v11020_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuMemAllocFromPoolAsync_v11020_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(dptr, bytesize, pool, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemAllocHost` as cuda.h 13.5 means it: `#define cuMemAllocHost` makes it `cuMemAllocHost_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemAllocHost_v3020`](crate::entries::cuMemAllocHost_v3020).
@@ -5302,9 +5357,9 @@ pub unsafe fn cuMemAllocFromPoolAsync(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMemAllocHost(pp: *mut *mut c_void, bytesize: usize) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemAllocHost_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemAllocHost_v3020>() {
         Some(__entry_point) => __entry_point(pp, bytesize),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemAllocManaged` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuMemAllocManaged_v6000`](crate::entries::cuMemAllocManaged_v6000).
@@ -5316,9 +5371,9 @@ pub unsafe fn cuMemAllocManaged(
     bytesize: usize,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemAllocManaged_v6000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemAllocManaged_v6000>() {
         Some(__entry_point) => __entry_point(dptr, bytesize, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemAllocPitch` as cuda.h 13.5 means it: `#define cuMemAllocPitch` makes it `cuMemAllocPitch_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemAllocPitch_v3020`](crate::entries::cuMemAllocPitch_v3020).
@@ -5332,11 +5387,11 @@ pub unsafe fn cuMemAllocPitch(
     Height: usize,
     ElementSizeBytes: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemAllocPitch_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemAllocPitch_v3020>() {
         Some(__entry_point) => {
             __entry_point(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemBatchDecompressAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12060 (CUDA 12.6), [`entries::cuMemBatchDecompressAsync_v12060`](crate::entries::cuMemBatchDecompressAsync_v12060).
@@ -5351,11 +5406,13 @@ pub unsafe fn cuMemBatchDecompressAsync(
     errorIndex: *mut usize,
     stream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemBatchDecompressAsync_v12060>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuMemBatchDecompressAsync_v12060,
+    >() {
         Some(__entry_point) => {
             __entry_point(paramsArray, count, flags, errorIndex, stream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemBatchDecompressAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemBatchDecompressAsync` makes it `cuMemBatchDecompressAsync_ptsz`, the ABI of version 12060 (CUDA 12.6), [`entries::cuMemBatchDecompressAsync_v12060_ptsz`](crate::entries::cuMemBatchDecompressAsync_v12060_ptsz).
@@ -5370,13 +5427,13 @@ pub unsafe fn cuMemBatchDecompressAsync(
     errorIndex: *mut usize,
     stream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuMemBatchDecompressAsync_v12060_ptsz,
     >() {
         Some(__entry_point) => {
             __entry_point(paramsArray, count, flags, errorIndex, stream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemCreate_v10020`](crate::entries::cuMemCreate_v10020).
@@ -5389,9 +5446,9 @@ pub unsafe fn cuMemCreate(
     prop: *const CUmemAllocationProp_v1,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemCreate_v10020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemCreate_v10020>() {
         Some(__entry_point) => __entry_point(handle, size, prop, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemDiscardAndPrefetchBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemDiscardAndPrefetchBatchAsync_v13000`](crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000).
@@ -5409,7 +5466,7 @@ pub unsafe fn cuMemDiscardAndPrefetchBatchAsync(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000,
     >() {
         Some(__entry_point) => {
@@ -5424,7 +5481,7 @@ pub unsafe fn cuMemDiscardAndPrefetchBatchAsync(
                 hStream,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemDiscardAndPrefetchBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemDiscardAndPrefetchBatchAsync` makes it `cuMemDiscardAndPrefetchBatchAsync_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`](crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz).
@@ -5442,7 +5499,7 @@ pub unsafe fn cuMemDiscardAndPrefetchBatchAsync(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz,
     >() {
         Some(__entry_point) => {
@@ -5457,7 +5514,7 @@ pub unsafe fn cuMemDiscardAndPrefetchBatchAsync(
                 hStream,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemDiscardBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemDiscardBatchAsync_v13000`](crate::entries::cuMemDiscardBatchAsync_v13000).
@@ -5472,9 +5529,9 @@ pub unsafe fn cuMemDiscardBatchAsync(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemDiscardBatchAsync_v13000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemDiscardBatchAsync_v13000>() {
         Some(__entry_point) => __entry_point(dptrs, sizes, count, flags, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemDiscardBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemDiscardBatchAsync` makes it `cuMemDiscardBatchAsync_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemDiscardBatchAsync_v13000_ptsz`](crate::entries::cuMemDiscardBatchAsync_v13000_ptsz).
@@ -5489,9 +5546,11 @@ pub unsafe fn cuMemDiscardBatchAsync(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemDiscardBatchAsync_v13000_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuMemDiscardBatchAsync_v13000_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(dptrs, sizes, count, flags, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemExportToShareableHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemExportToShareableHandle_v10020`](crate::entries::cuMemExportToShareableHandle_v10020).
@@ -5504,9 +5563,11 @@ pub unsafe fn cuMemExportToShareableHandle(
     handleType: CUmemAllocationHandleType,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemExportToShareableHandle_v10020>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuMemExportToShareableHandle_v10020,
+    >() {
         Some(__entry_point) => __entry_point(shareableHandle, handle, handleType, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemFree` as cuda.h 13.5 means it: `#define cuMemFree` makes it `cuMemFree_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemFree_v3020`](crate::entries::cuMemFree_v3020).
@@ -5514,9 +5575,9 @@ pub unsafe fn cuMemExportToShareableHandle(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMemFree(dptr: CUdeviceptr_v2) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemFree_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemFree_v3020>() {
         Some(__entry_point) => __entry_point(dptr),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemFreeAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemFreeAsync_v11020`](crate::entries::cuMemFreeAsync_v11020).
@@ -5525,9 +5586,9 @@ pub unsafe fn cuMemFree(dptr: CUdeviceptr_v2) -> CUresult {
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemFreeAsync_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemFreeAsync_v11020>() {
         Some(__entry_point) => __entry_point(dptr, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemFreeAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemFreeAsync` makes it `cuMemFreeAsync_ptsz`, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemFreeAsync_v11020_ptsz`](crate::entries::cuMemFreeAsync_v11020_ptsz).
@@ -5536,9 +5597,9 @@ pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresul
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemFreeAsync_v11020_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemFreeAsync_v11020_ptsz>() {
         Some(__entry_point) => __entry_point(dptr, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemFreeHost` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuMemFreeHost_v2000`](crate::entries::cuMemFreeHost_v2000).
@@ -5546,9 +5607,9 @@ pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresul
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMemFreeHost(p: *mut c_void) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemFreeHost_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemFreeHost_v2000>() {
         Some(__entry_point) => __entry_point(p),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemGetAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemGetAccess_v10020`](crate::entries::cuMemGetAccess_v10020).
@@ -5560,9 +5621,9 @@ pub unsafe fn cuMemGetAccess(
     location: *const CUmemLocation_v1,
     ptr: CUdeviceptr_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemGetAccess_v10020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemGetAccess_v10020>() {
         Some(__entry_point) => __entry_point(flags, location, ptr),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemGetAddressRange` as cuda.h 13.5 means it: `#define cuMemGetAddressRange` makes it `cuMemGetAddressRange_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemGetAddressRange_v3020`](crate::entries::cuMemGetAddressRange_v3020).
@@ -5574,9 +5635,9 @@ pub unsafe fn cuMemGetAddressRange(
     psize: *mut usize,
     dptr: CUdeviceptr_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemGetAddressRange_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemGetAddressRange_v3020>() {
         Some(__entry_point) => __entry_point(pbase, psize, dptr),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemGetAllocationGranularity` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemGetAllocationGranularity_v10020`](crate::entries::cuMemGetAllocationGranularity_v10020).
@@ -5588,9 +5649,11 @@ pub unsafe fn cuMemGetAllocationGranularity(
     prop: *const CUmemAllocationProp_v1,
     option: CUmemAllocationGranularity_flags,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemGetAllocationGranularity_v10020>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuMemGetAllocationGranularity_v10020,
+    >() {
         Some(__entry_point) => __entry_point(granularity, prop, option),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemGetAllocationPropertiesFromHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemGetAllocationPropertiesFromHandle_v10020`](crate::entries::cuMemGetAllocationPropertiesFromHandle_v10020).
@@ -5601,11 +5664,11 @@ pub unsafe fn cuMemGetAllocationPropertiesFromHandle(
     prop: *mut CUmemAllocationProp_v1,
     handle: CUmemGenericAllocationHandle_v1,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuMemGetAllocationPropertiesFromHandle_v10020,
     >() {
         Some(__entry_point) => __entry_point(prop, handle),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemGetDefaultMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemGetDefaultMemPool_v13000`](crate::entries::cuMemGetDefaultMemPool_v13000).
@@ -5617,9 +5680,9 @@ pub unsafe fn cuMemGetDefaultMemPool(
     location: *mut CUmemLocation,
     type_: CUmemAllocationType,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemGetDefaultMemPool_v13000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemGetDefaultMemPool_v13000>() {
         Some(__entry_point) => __entry_point(pool_out, location, type_),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemGetHandleForAddressRange` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuMemGetHandleForAddressRange_v11070`](crate::entries::cuMemGetHandleForAddressRange_v11070).
@@ -5633,9 +5696,11 @@ pub unsafe fn cuMemGetHandleForAddressRange(
     handleType: CUmemRangeHandleType,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemGetHandleForAddressRange_v11070>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuMemGetHandleForAddressRange_v11070,
+    >() {
         Some(__entry_point) => __entry_point(handle, dptr, size, handleType, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemGetInfo` as cuda.h 13.5 means it: `#define cuMemGetInfo` makes it `cuMemGetInfo_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemGetInfo_v3020`](crate::entries::cuMemGetInfo_v3020).
@@ -5643,9 +5708,9 @@ pub unsafe fn cuMemGetHandleForAddressRange(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMemGetInfo(free: *mut usize, total: *mut usize) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemGetInfo_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemGetInfo_v3020>() {
         Some(__entry_point) => __entry_point(free, total),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemGetLocationInfo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuMemGetLocationInfo_v13040`](crate::entries::cuMemGetLocationInfo_v13040).
@@ -5659,7 +5724,7 @@ pub unsafe fn cuMemGetLocationInfo(
     samplingGranularity: usize,
     location_out: *mut CUmemLocation_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemGetLocationInfo_v13040>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemGetLocationInfo_v13040>() {
         Some(__entry_point) => {
             __entry_point(
                 ptr,
@@ -5669,7 +5734,7 @@ pub unsafe fn cuMemGetLocationInfo(
                 location_out,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemGetMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemGetMemPool_v13000`](crate::entries::cuMemGetMemPool_v13000).
@@ -5681,9 +5746,9 @@ pub unsafe fn cuMemGetMemPool(
     location: *mut CUmemLocation,
     type_: CUmemAllocationType,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemGetMemPool_v13000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemGetMemPool_v13000>() {
         Some(__entry_point) => __entry_point(pool_out, location, type_),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemHostAlloc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2020 (CUDA 2.2), [`entries::cuMemHostAlloc_v2020`](crate::entries::cuMemHostAlloc_v2020).
@@ -5695,9 +5760,9 @@ pub unsafe fn cuMemHostAlloc(
     bytesize: usize,
     Flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemHostAlloc_v2020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemHostAlloc_v2020>() {
         Some(__entry_point) => __entry_point(pp, bytesize, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemHostGetDevicePointer` as cuda.h 13.5 means it: `#define cuMemHostGetDevicePointer` makes it `cuMemHostGetDevicePointer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemHostGetDevicePointer_v3020`](crate::entries::cuMemHostGetDevicePointer_v3020).
@@ -5709,9 +5774,9 @@ pub unsafe fn cuMemHostGetDevicePointer(
     p: *mut c_void,
     Flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemHostGetDevicePointer_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemHostGetDevicePointer_v3020>() {
         Some(__entry_point) => __entry_point(pdptr, p, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemHostGetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2030 (CUDA 2.3), [`entries::cuMemHostGetFlags_v2030`](crate::entries::cuMemHostGetFlags_v2030).
@@ -5719,9 +5784,9 @@ pub unsafe fn cuMemHostGetDevicePointer(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMemHostGetFlags(pFlags: *mut c_uint, p: *mut c_void) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemHostGetFlags_v2030>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemHostGetFlags_v2030>() {
         Some(__entry_point) => __entry_point(pFlags, p),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemHostRegister` as cuda.h 13.5 means it: `#define cuMemHostRegister` makes it `cuMemHostRegister_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuMemHostRegister_v6050`](crate::entries::cuMemHostRegister_v6050).
@@ -5733,9 +5798,9 @@ pub unsafe fn cuMemHostRegister(
     bytesize: usize,
     Flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemHostRegister_v6050>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemHostRegister_v6050>() {
         Some(__entry_point) => __entry_point(p, bytesize, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemHostUnregister` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemHostUnregister_v4000`](crate::entries::cuMemHostUnregister_v4000).
@@ -5743,9 +5808,9 @@ pub unsafe fn cuMemHostRegister(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemHostUnregister_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemHostUnregister_v4000>() {
         Some(__entry_point) => __entry_point(p),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemImportFromShareableHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemImportFromShareableHandle_v10020`](crate::entries::cuMemImportFromShareableHandle_v10020).
@@ -5757,11 +5822,11 @@ pub unsafe fn cuMemImportFromShareableHandle(
     osHandle: *mut c_void,
     shHandleType: CUmemAllocationHandleType,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuMemImportFromShareableHandle_v10020,
     >() {
         Some(__entry_point) => __entry_point(handle, osHandle, shHandleType),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemMap` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemMap_v10020`](crate::entries::cuMemMap_v10020).
@@ -5775,9 +5840,9 @@ pub unsafe fn cuMemMap(
     handle: CUmemGenericAllocationHandle_v1,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemMap_v10020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemMap_v10020>() {
         Some(__entry_point) => __entry_point(ptr, size, offset, handle, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemMapArrayAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuMemMapArrayAsync_v11010`](crate::entries::cuMemMapArrayAsync_v11010).
@@ -5790,9 +5855,9 @@ pub unsafe fn cuMemMapArrayAsync(
     count: c_uint,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemMapArrayAsync_v11010>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemMapArrayAsync_v11010>() {
         Some(__entry_point) => __entry_point(mapInfoList, count, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemMapArrayAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemMapArrayAsync` makes it `cuMemMapArrayAsync_ptsz`, the ABI of version 11010 (CUDA 11.1), [`entries::cuMemMapArrayAsync_v11010_ptsz`](crate::entries::cuMemMapArrayAsync_v11010_ptsz).
@@ -5805,9 +5870,9 @@ pub unsafe fn cuMemMapArrayAsync(
     count: c_uint,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemMapArrayAsync_v11010_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemMapArrayAsync_v11010_ptsz>() {
         Some(__entry_point) => __entry_point(mapInfoList, count, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPoolCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolCreate_v11020`](crate::entries::cuMemPoolCreate_v11020).
@@ -5818,9 +5883,9 @@ pub unsafe fn cuMemPoolCreate(
     pool: *mut CUmemoryPool,
     poolProps: *const CUmemPoolProps_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPoolCreate_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPoolCreate_v11020>() {
         Some(__entry_point) => __entry_point(pool, poolProps),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPoolDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolDestroy_v11020`](crate::entries::cuMemPoolDestroy_v11020).
@@ -5828,9 +5893,9 @@ pub unsafe fn cuMemPoolCreate(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPoolDestroy_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPoolDestroy_v11020>() {
         Some(__entry_point) => __entry_point(pool),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPoolExportPointer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolExportPointer_v11020`](crate::entries::cuMemPoolExportPointer_v11020).
@@ -5841,9 +5906,9 @@ pub unsafe fn cuMemPoolExportPointer(
     shareData_out: *mut CUmemPoolPtrExportData_v1,
     ptr: CUdeviceptr_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPoolExportPointer_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPoolExportPointer_v11020>() {
         Some(__entry_point) => __entry_point(shareData_out, ptr),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPoolExportToShareableHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolExportToShareableHandle_v11020`](crate::entries::cuMemPoolExportToShareableHandle_v11020).
@@ -5856,11 +5921,11 @@ pub unsafe fn cuMemPoolExportToShareableHandle(
     handleType: CUmemAllocationHandleType,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuMemPoolExportToShareableHandle_v11020,
     >() {
         Some(__entry_point) => __entry_point(handle_out, pool, handleType, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPoolGetAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolGetAccess_v11020`](crate::entries::cuMemPoolGetAccess_v11020).
@@ -5872,9 +5937,9 @@ pub unsafe fn cuMemPoolGetAccess(
     memPool: CUmemoryPool,
     location: *mut CUmemLocation_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPoolGetAccess_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPoolGetAccess_v11020>() {
         Some(__entry_point) => __entry_point(flags, memPool, location),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPoolGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolGetAttribute_v11020`](crate::entries::cuMemPoolGetAttribute_v11020).
@@ -5886,9 +5951,9 @@ pub unsafe fn cuMemPoolGetAttribute(
     attr: CUmemPool_attribute,
     value: *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPoolGetAttribute_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPoolGetAttribute_v11020>() {
         Some(__entry_point) => __entry_point(pool, attr, value),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPoolImportFromShareableHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolImportFromShareableHandle_v11020`](crate::entries::cuMemPoolImportFromShareableHandle_v11020).
@@ -5901,11 +5966,11 @@ pub unsafe fn cuMemPoolImportFromShareableHandle(
     handleType: CUmemAllocationHandleType,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuMemPoolImportFromShareableHandle_v11020,
     >() {
         Some(__entry_point) => __entry_point(pool_out, handle, handleType, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPoolImportPointer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolImportPointer_v11020`](crate::entries::cuMemPoolImportPointer_v11020).
@@ -5917,9 +5982,9 @@ pub unsafe fn cuMemPoolImportPointer(
     pool: CUmemoryPool,
     shareData: *mut CUmemPoolPtrExportData_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPoolImportPointer_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPoolImportPointer_v11020>() {
         Some(__entry_point) => __entry_point(ptr_out, pool, shareData),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPoolSetAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolSetAccess_v11020`](crate::entries::cuMemPoolSetAccess_v11020).
@@ -5931,9 +5996,9 @@ pub unsafe fn cuMemPoolSetAccess(
     map: *const CUmemAccessDesc_v1,
     count: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPoolSetAccess_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPoolSetAccess_v11020>() {
         Some(__entry_point) => __entry_point(pool, map, count),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPoolSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolSetAttribute_v11020`](crate::entries::cuMemPoolSetAttribute_v11020).
@@ -5945,9 +6010,9 @@ pub unsafe fn cuMemPoolSetAttribute(
     attr: CUmemPool_attribute,
     value: *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPoolSetAttribute_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPoolSetAttribute_v11020>() {
         Some(__entry_point) => __entry_point(pool, attr, value),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPoolTrimTo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolTrimTo_v11020`](crate::entries::cuMemPoolTrimTo_v11020).
@@ -5955,9 +6020,9 @@ pub unsafe fn cuMemPoolSetAttribute(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMemPoolTrimTo(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPoolTrimTo_v11020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPoolTrimTo_v11020>() {
         Some(__entry_point) => __entry_point(pool, minBytesToKeep),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPrefetchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemPrefetchAsync` makes it `cuMemPrefetchAsync_v2`, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemPrefetchAsync_v12020`](crate::entries::cuMemPrefetchAsync_v12020).
@@ -5972,9 +6037,9 @@ pub unsafe fn cuMemPrefetchAsync(
     flags: c_uint,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPrefetchAsync_v12020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPrefetchAsync_v12020>() {
         Some(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPrefetchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemPrefetchAsync` makes it `cuMemPrefetchAsync_v2_ptsz`, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemPrefetchAsync_v12020_ptsz`](crate::entries::cuMemPrefetchAsync_v12020_ptsz).
@@ -5989,9 +6054,9 @@ pub unsafe fn cuMemPrefetchAsync(
     flags: c_uint,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPrefetchAsync_v12020_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPrefetchAsync_v12020_ptsz>() {
         Some(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPrefetchAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemPrefetchAsync_v12020`](crate::entries::cuMemPrefetchAsync_v12020).
@@ -6006,9 +6071,9 @@ pub unsafe fn cuMemPrefetchAsync_v2(
     flags: c_uint,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPrefetchAsync_v12020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPrefetchAsync_v12020>() {
         Some(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPrefetchBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemPrefetchBatchAsync_v13000`](crate::entries::cuMemPrefetchBatchAsync_v13000).
@@ -6026,7 +6091,7 @@ pub unsafe fn cuMemPrefetchBatchAsync(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPrefetchBatchAsync_v13000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemPrefetchBatchAsync_v13000>() {
         Some(__entry_point) => {
             __entry_point(
                 dptrs,
@@ -6039,7 +6104,7 @@ pub unsafe fn cuMemPrefetchBatchAsync(
                 hStream,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemPrefetchBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemPrefetchBatchAsync` makes it `cuMemPrefetchBatchAsync_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemPrefetchBatchAsync_v13000_ptsz`](crate::entries::cuMemPrefetchBatchAsync_v13000_ptsz).
@@ -6057,7 +6122,9 @@ pub unsafe fn cuMemPrefetchBatchAsync(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemPrefetchBatchAsync_v13000_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuMemPrefetchBatchAsync_v13000_ptsz,
+    >() {
         Some(__entry_point) => {
             __entry_point(
                 dptrs,
@@ -6070,7 +6137,7 @@ pub unsafe fn cuMemPrefetchBatchAsync(
                 hStream,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemRangeGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuMemRangeGetAttribute_v8000`](crate::entries::cuMemRangeGetAttribute_v8000).
@@ -6084,9 +6151,9 @@ pub unsafe fn cuMemRangeGetAttribute(
     devPtr: CUdeviceptr_v2,
     count: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemRangeGetAttribute_v8000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemRangeGetAttribute_v8000>() {
         Some(__entry_point) => __entry_point(data, dataSize, attribute, devPtr, count),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemRangeGetAttributes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuMemRangeGetAttributes_v8000`](crate::entries::cuMemRangeGetAttributes_v8000).
@@ -6101,11 +6168,11 @@ pub unsafe fn cuMemRangeGetAttributes(
     devPtr: CUdeviceptr_v2,
     count: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemRangeGetAttributes_v8000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemRangeGetAttributes_v8000>() {
         Some(__entry_point) => {
             __entry_point(data, dataSizes, attributes, numAttributes, devPtr, count)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemRelease` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemRelease_v10020`](crate::entries::cuMemRelease_v10020).
@@ -6113,9 +6180,9 @@ pub unsafe fn cuMemRangeGetAttributes(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMemRelease(handle: CUmemGenericAllocationHandle_v1) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemRelease_v10020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemRelease_v10020>() {
         Some(__entry_point) => __entry_point(handle),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemRetainAllocationHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuMemRetainAllocationHandle_v11000`](crate::entries::cuMemRetainAllocationHandle_v11000).
@@ -6126,9 +6193,11 @@ pub unsafe fn cuMemRetainAllocationHandle(
     handle: *mut CUmemGenericAllocationHandle_v1,
     addr: *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemRetainAllocationHandle_v11000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuMemRetainAllocationHandle_v11000,
+    >() {
         Some(__entry_point) => __entry_point(handle, addr),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemSetAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemSetAccess_v10020`](crate::entries::cuMemSetAccess_v10020).
@@ -6141,9 +6210,9 @@ pub unsafe fn cuMemSetAccess(
     desc: *const CUmemAccessDesc_v1,
     count: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemSetAccess_v10020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemSetAccess_v10020>() {
         Some(__entry_point) => __entry_point(ptr, size, desc, count),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemSetMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemSetMemPool_v13000`](crate::entries::cuMemSetMemPool_v13000).
@@ -6155,9 +6224,9 @@ pub unsafe fn cuMemSetMemPool(
     type_: CUmemAllocationType,
     pool: CUmemoryPool,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemSetMemPool_v13000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemSetMemPool_v13000>() {
         Some(__entry_point) => __entry_point(location, type_, pool),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemUnmap` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemUnmap_v10020`](crate::entries::cuMemUnmap_v10020).
@@ -6165,9 +6234,9 @@ pub unsafe fn cuMemSetMemPool(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMemUnmap(ptr: CUdeviceptr_v2, size: usize) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemUnmap_v10020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemUnmap_v10020>() {
         Some(__entry_point) => __entry_point(ptr, size),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpy_v4000`](crate::entries::cuMemcpy_v4000).
@@ -6180,9 +6249,9 @@ pub unsafe fn cuMemcpy(
     src: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy_v4000>() {
         Some(__entry_point) => __entry_point(dst, src, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy` makes it `cuMemcpy_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy_v7000_ptds`](crate::entries::cuMemcpy_v7000_ptds).
@@ -6195,9 +6264,9 @@ pub unsafe fn cuMemcpy(
     src: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dst, src, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy2D` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2D` makes it `cuMemcpy2D_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2D_v3020`](crate::entries::cuMemcpy2D_v3020).
@@ -6206,9 +6275,9 @@ pub unsafe fn cuMemcpy(
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuMemcpy2D(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy2D_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy2D_v3020>() {
         Some(__entry_point) => __entry_point(pCopy),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy2D` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2D` makes it `cuMemcpy2D_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy2D_v7000_ptds`](crate::entries::cuMemcpy2D_v7000_ptds).
@@ -6217,9 +6286,9 @@ pub unsafe fn cuMemcpy2D(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuMemcpy2D(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy2D_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy2D_v7000_ptds>() {
         Some(__entry_point) => __entry_point(pCopy),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy2DAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2DAsync` makes it `cuMemcpy2DAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2DAsync_v3020`](crate::entries::cuMemcpy2DAsync_v3020).
@@ -6231,9 +6300,9 @@ pub unsafe fn cuMemcpy2DAsync(
     pCopy: *const CUDA_MEMCPY2D_v2,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy2DAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy2DAsync_v3020>() {
         Some(__entry_point) => __entry_point(pCopy, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy2DAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2DAsync` makes it `cuMemcpy2DAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy2DAsync_v7000_ptsz`](crate::entries::cuMemcpy2DAsync_v7000_ptsz).
@@ -6245,9 +6314,9 @@ pub unsafe fn cuMemcpy2DAsync(
     pCopy: *const CUDA_MEMCPY2D_v2,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy2DAsync_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy2DAsync_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(pCopy, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy2DAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2DAsync_v3020`](crate::entries::cuMemcpy2DAsync_v3020).
@@ -6259,9 +6328,9 @@ pub unsafe fn cuMemcpy2DAsync_v2(
     pCopy: *const CUDA_MEMCPY2D_v2,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy2DAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy2DAsync_v3020>() {
         Some(__entry_point) => __entry_point(pCopy, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy2DUnaligned` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2DUnaligned` makes it `cuMemcpy2DUnaligned_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2DUnaligned_v3020`](crate::entries::cuMemcpy2DUnaligned_v3020).
@@ -6270,9 +6339,9 @@ pub unsafe fn cuMemcpy2DAsync_v2(
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuMemcpy2DUnaligned(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy2DUnaligned_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy2DUnaligned_v3020>() {
         Some(__entry_point) => __entry_point(pCopy),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy2DUnaligned` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2DUnaligned` makes it `cuMemcpy2DUnaligned_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy2DUnaligned_v7000_ptds`](crate::entries::cuMemcpy2DUnaligned_v7000_ptds).
@@ -6281,9 +6350,9 @@ pub unsafe fn cuMemcpy2DUnaligned(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuMemcpy2DUnaligned(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy2DUnaligned_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy2DUnaligned_v7000_ptds>() {
         Some(__entry_point) => __entry_point(pCopy),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy2DUnaligned_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2DUnaligned_v3020`](crate::entries::cuMemcpy2DUnaligned_v3020).
@@ -6292,9 +6361,9 @@ pub unsafe fn cuMemcpy2DUnaligned(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuMemcpy2DUnaligned_v2(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy2DUnaligned_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy2DUnaligned_v3020>() {
         Some(__entry_point) => __entry_point(pCopy),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy2D_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2D_v3020`](crate::entries::cuMemcpy2D_v3020).
@@ -6303,9 +6372,9 @@ pub unsafe fn cuMemcpy2DUnaligned_v2(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuMemcpy2D_v2(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy2D_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy2D_v3020>() {
         Some(__entry_point) => __entry_point(pCopy),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3D` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3D` makes it `cuMemcpy3D_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy3D_v3020`](crate::entries::cuMemcpy3D_v3020).
@@ -6314,9 +6383,9 @@ pub unsafe fn cuMemcpy2D_v2(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuMemcpy3D(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3D_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy3D_v3020>() {
         Some(__entry_point) => __entry_point(pCopy),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3D` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3D` makes it `cuMemcpy3D_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy3D_v7000_ptds`](crate::entries::cuMemcpy3D_v7000_ptds).
@@ -6325,9 +6394,9 @@ pub unsafe fn cuMemcpy3D(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuMemcpy3D(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3D_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy3D_v7000_ptds>() {
         Some(__entry_point) => __entry_point(pCopy),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3DAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DAsync` makes it `cuMemcpy3DAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy3DAsync_v3020`](crate::entries::cuMemcpy3DAsync_v3020).
@@ -6339,9 +6408,9 @@ pub unsafe fn cuMemcpy3DAsync(
     pCopy: *const CUDA_MEMCPY3D_v2,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3DAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy3DAsync_v3020>() {
         Some(__entry_point) => __entry_point(pCopy, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3DAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DAsync` makes it `cuMemcpy3DAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy3DAsync_v7000_ptsz`](crate::entries::cuMemcpy3DAsync_v7000_ptsz).
@@ -6353,9 +6422,9 @@ pub unsafe fn cuMemcpy3DAsync(
     pCopy: *const CUDA_MEMCPY3D_v2,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3DAsync_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy3DAsync_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(pCopy, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3DAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy3DAsync_v3020`](crate::entries::cuMemcpy3DAsync_v3020).
@@ -6367,9 +6436,9 @@ pub unsafe fn cuMemcpy3DAsync_v2(
     pCopy: *const CUDA_MEMCPY3D_v2,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3DAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy3DAsync_v3020>() {
         Some(__entry_point) => __entry_point(pCopy, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3DBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DBatchAsync` makes it `cuMemcpy3DBatchAsync_v2`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpy3DBatchAsync_v13000`](crate::entries::cuMemcpy3DBatchAsync_v13000).
@@ -6383,9 +6452,9 @@ pub unsafe fn cuMemcpy3DBatchAsync(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3DBatchAsync_v13000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy3DBatchAsync_v13000>() {
         Some(__entry_point) => __entry_point(numParams, opList, flags, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3DBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DBatchAsync` makes it `cuMemcpy3DBatchAsync_v2_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpy3DBatchAsync_v13000_ptsz`](crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz).
@@ -6399,9 +6468,11 @@ pub unsafe fn cuMemcpy3DBatchAsync(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(numParams, opList, flags, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3DBatchAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpy3DBatchAsync_v13000`](crate::entries::cuMemcpy3DBatchAsync_v13000).
@@ -6415,9 +6486,9 @@ pub unsafe fn cuMemcpy3DBatchAsync_v2(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3DBatchAsync_v13000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy3DBatchAsync_v13000>() {
         Some(__entry_point) => __entry_point(numParams, opList, flags, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3DPeer` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpy3DPeer_v4000`](crate::entries::cuMemcpy3DPeer_v4000).
@@ -6426,9 +6497,9 @@ pub unsafe fn cuMemcpy3DBatchAsync_v2(
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuMemcpy3DPeer(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3DPeer_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy3DPeer_v4000>() {
         Some(__entry_point) => __entry_point(pCopy),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3DPeer` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DPeer` makes it `cuMemcpy3DPeer_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy3DPeer_v7000_ptds`](crate::entries::cuMemcpy3DPeer_v7000_ptds).
@@ -6437,9 +6508,9 @@ pub unsafe fn cuMemcpy3DPeer(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuMemcpy3DPeer(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3DPeer_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy3DPeer_v7000_ptds>() {
         Some(__entry_point) => __entry_point(pCopy),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3DPeerAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpy3DPeerAsync_v4000`](crate::entries::cuMemcpy3DPeerAsync_v4000).
@@ -6451,9 +6522,9 @@ pub unsafe fn cuMemcpy3DPeerAsync(
     pCopy: *const CUDA_MEMCPY3D_PEER_v1,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3DPeerAsync_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy3DPeerAsync_v4000>() {
         Some(__entry_point) => __entry_point(pCopy, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3DPeerAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DPeerAsync` makes it `cuMemcpy3DPeerAsync_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy3DPeerAsync_v7000_ptsz`](crate::entries::cuMemcpy3DPeerAsync_v7000_ptsz).
@@ -6465,9 +6536,9 @@ pub unsafe fn cuMemcpy3DPeerAsync(
     pCopy: *const CUDA_MEMCPY3D_PEER_v1,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3DPeerAsync_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy3DPeerAsync_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(pCopy, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3DWithAttributesAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuMemcpy3DWithAttributesAsync_v13020`](crate::entries::cuMemcpy3DWithAttributesAsync_v13020).
@@ -6480,9 +6551,11 @@ pub unsafe fn cuMemcpy3DWithAttributesAsync(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3DWithAttributesAsync_v13020>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuMemcpy3DWithAttributesAsync_v13020,
+    >() {
         Some(__entry_point) => __entry_point(op, flags, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3DWithAttributesAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DWithAttributesAsync` makes it `cuMemcpy3DWithAttributesAsync_ptsz`, the ABI of version 13020 (CUDA 13.2), [`entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz`](crate::entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz).
@@ -6495,11 +6568,11 @@ pub unsafe fn cuMemcpy3DWithAttributesAsync(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz,
     >() {
         Some(__entry_point) => __entry_point(op, flags, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpy3D_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy3D_v3020`](crate::entries::cuMemcpy3D_v3020).
@@ -6508,9 +6581,9 @@ pub unsafe fn cuMemcpy3DWithAttributesAsync(
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuMemcpy3D_v2(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpy3D_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpy3D_v3020>() {
         Some(__entry_point) => __entry_point(pCopy),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpyAsync_v4000`](crate::entries::cuMemcpyAsync_v4000).
@@ -6524,9 +6597,9 @@ pub unsafe fn cuMemcpyAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAsync_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAsync_v4000>() {
         Some(__entry_point) => __entry_point(dst, src, ByteCount, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAsync` makes it `cuMemcpyAsync_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAsync_v7000_ptsz`](crate::entries::cuMemcpyAsync_v7000_ptsz).
@@ -6540,9 +6613,9 @@ pub unsafe fn cuMemcpyAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAsync_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAsync_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(dst, src, ByteCount, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAtoA` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoA` makes it `cuMemcpyAtoA_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoA_v3020`](crate::entries::cuMemcpyAtoA_v3020).
@@ -6557,11 +6630,11 @@ pub unsafe fn cuMemcpyAtoA(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAtoA_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoA_v3020>() {
         Some(__entry_point) => {
             __entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAtoA` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoA` makes it `cuMemcpyAtoA_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAtoA_v7000_ptds`](crate::entries::cuMemcpyAtoA_v7000_ptds).
@@ -6576,11 +6649,11 @@ pub unsafe fn cuMemcpyAtoA(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAtoA_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoA_v7000_ptds>() {
         Some(__entry_point) => {
             __entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAtoA_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoA_v3020`](crate::entries::cuMemcpyAtoA_v3020).
@@ -6595,11 +6668,11 @@ pub unsafe fn cuMemcpyAtoA_v2(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAtoA_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoA_v3020>() {
         Some(__entry_point) => {
             __entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAtoD` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoD` makes it `cuMemcpyAtoD_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoD_v3020`](crate::entries::cuMemcpyAtoD_v3020).
@@ -6613,9 +6686,9 @@ pub unsafe fn cuMemcpyAtoD(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAtoD_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoD_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, srcArray, srcOffset, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAtoD` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoD` makes it `cuMemcpyAtoD_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAtoD_v7000_ptds`](crate::entries::cuMemcpyAtoD_v7000_ptds).
@@ -6629,9 +6702,9 @@ pub unsafe fn cuMemcpyAtoD(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAtoD_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoD_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstDevice, srcArray, srcOffset, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAtoD_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoD_v3020`](crate::entries::cuMemcpyAtoD_v3020).
@@ -6645,9 +6718,9 @@ pub unsafe fn cuMemcpyAtoD_v2(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAtoD_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoD_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, srcArray, srcOffset, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAtoH` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoH` makes it `cuMemcpyAtoH_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoH_v3020`](crate::entries::cuMemcpyAtoH_v3020).
@@ -6661,9 +6734,9 @@ pub unsafe fn cuMemcpyAtoH(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAtoH_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoH_v3020>() {
         Some(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAtoH` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoH` makes it `cuMemcpyAtoH_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAtoH_v7000_ptds`](crate::entries::cuMemcpyAtoH_v7000_ptds).
@@ -6677,9 +6750,9 @@ pub unsafe fn cuMemcpyAtoH(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAtoH_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoH_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAtoHAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoHAsync` makes it `cuMemcpyAtoHAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoHAsync_v3020`](crate::entries::cuMemcpyAtoHAsync_v3020).
@@ -6694,11 +6767,11 @@ pub unsafe fn cuMemcpyAtoHAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAtoHAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoHAsync_v3020>() {
         Some(__entry_point) => {
             __entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAtoHAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoHAsync` makes it `cuMemcpyAtoHAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAtoHAsync_v7000_ptsz`](crate::entries::cuMemcpyAtoHAsync_v7000_ptsz).
@@ -6713,11 +6786,11 @@ pub unsafe fn cuMemcpyAtoHAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAtoHAsync_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoHAsync_v7000_ptsz>() {
         Some(__entry_point) => {
             __entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAtoHAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoHAsync_v3020`](crate::entries::cuMemcpyAtoHAsync_v3020).
@@ -6732,11 +6805,11 @@ pub unsafe fn cuMemcpyAtoHAsync_v2(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAtoHAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoHAsync_v3020>() {
         Some(__entry_point) => {
             __entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyAtoH_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoH_v3020`](crate::entries::cuMemcpyAtoH_v3020).
@@ -6750,9 +6823,9 @@ pub unsafe fn cuMemcpyAtoH_v2(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyAtoH_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoH_v3020>() {
         Some(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyBatchAsync` makes it `cuMemcpyBatchAsync_v2`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpyBatchAsync_v13000`](crate::entries::cuMemcpyBatchAsync_v13000).
@@ -6770,11 +6843,11 @@ pub unsafe fn cuMemcpyBatchAsync(
     numAttrs: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyBatchAsync_v13000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyBatchAsync_v13000>() {
         Some(__entry_point) => {
             __entry_point(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyBatchAsync` makes it `cuMemcpyBatchAsync_v2_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpyBatchAsync_v13000_ptsz`](crate::entries::cuMemcpyBatchAsync_v13000_ptsz).
@@ -6792,11 +6865,11 @@ pub unsafe fn cuMemcpyBatchAsync(
     numAttrs: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyBatchAsync_v13000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyBatchAsync_v13000_ptsz>() {
         Some(__entry_point) => {
             __entry_point(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyBatchAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpyBatchAsync_v13000`](crate::entries::cuMemcpyBatchAsync_v13000).
@@ -6814,11 +6887,11 @@ pub unsafe fn cuMemcpyBatchAsync_v2(
     numAttrs: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyBatchAsync_v13000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyBatchAsync_v13000>() {
         Some(__entry_point) => {
             __entry_point(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoA` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoA` makes it `cuMemcpyDtoA_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoA_v3020`](crate::entries::cuMemcpyDtoA_v3020).
@@ -6832,9 +6905,9 @@ pub unsafe fn cuMemcpyDtoA(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoA_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoA_v3020>() {
         Some(__entry_point) => __entry_point(dstArray, dstOffset, srcDevice, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoA` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoA` makes it `cuMemcpyDtoA_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoA_v7000_ptds`](crate::entries::cuMemcpyDtoA_v7000_ptds).
@@ -6848,9 +6921,9 @@ pub unsafe fn cuMemcpyDtoA(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoA_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoA_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstArray, dstOffset, srcDevice, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoA_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoA_v3020`](crate::entries::cuMemcpyDtoA_v3020).
@@ -6864,9 +6937,9 @@ pub unsafe fn cuMemcpyDtoA_v2(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoA_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoA_v3020>() {
         Some(__entry_point) => __entry_point(dstArray, dstOffset, srcDevice, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoD` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoD` makes it `cuMemcpyDtoD_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoD_v3020`](crate::entries::cuMemcpyDtoD_v3020).
@@ -6879,9 +6952,9 @@ pub unsafe fn cuMemcpyDtoD(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoD_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoD_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoD` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoD` makes it `cuMemcpyDtoD_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoD_v7000_ptds`](crate::entries::cuMemcpyDtoD_v7000_ptds).
@@ -6894,9 +6967,9 @@ pub unsafe fn cuMemcpyDtoD(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoD_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoD_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoDAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoDAsync` makes it `cuMemcpyDtoDAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoDAsync_v3020`](crate::entries::cuMemcpyDtoDAsync_v3020).
@@ -6910,9 +6983,9 @@ pub unsafe fn cuMemcpyDtoDAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoDAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoDAsync_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoDAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoDAsync` makes it `cuMemcpyDtoDAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoDAsync_v7000_ptsz`](crate::entries::cuMemcpyDtoDAsync_v7000_ptsz).
@@ -6926,9 +6999,9 @@ pub unsafe fn cuMemcpyDtoDAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoDAsync_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoDAsync_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoDAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoDAsync_v3020`](crate::entries::cuMemcpyDtoDAsync_v3020).
@@ -6942,9 +7015,9 @@ pub unsafe fn cuMemcpyDtoDAsync_v2(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoDAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoDAsync_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoD_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoD_v3020`](crate::entries::cuMemcpyDtoD_v3020).
@@ -6957,9 +7030,9 @@ pub unsafe fn cuMemcpyDtoD_v2(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoD_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoD_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoH` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoH` makes it `cuMemcpyDtoH_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoH_v3020`](crate::entries::cuMemcpyDtoH_v3020).
@@ -6972,9 +7045,9 @@ pub unsafe fn cuMemcpyDtoH(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoH_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoH_v3020>() {
         Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoH` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoH` makes it `cuMemcpyDtoH_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoH_v7000_ptds`](crate::entries::cuMemcpyDtoH_v7000_ptds).
@@ -6987,9 +7060,9 @@ pub unsafe fn cuMemcpyDtoH(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoH_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoH_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoHAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoHAsync` makes it `cuMemcpyDtoHAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoHAsync_v3020`](crate::entries::cuMemcpyDtoHAsync_v3020).
@@ -7003,9 +7076,9 @@ pub unsafe fn cuMemcpyDtoHAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoHAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoHAsync_v3020>() {
         Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoHAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoHAsync` makes it `cuMemcpyDtoHAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoHAsync_v7000_ptsz`](crate::entries::cuMemcpyDtoHAsync_v7000_ptsz).
@@ -7019,9 +7092,9 @@ pub unsafe fn cuMemcpyDtoHAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoHAsync_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoHAsync_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoHAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoHAsync_v3020`](crate::entries::cuMemcpyDtoHAsync_v3020).
@@ -7035,9 +7108,9 @@ pub unsafe fn cuMemcpyDtoHAsync_v2(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoHAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoHAsync_v3020>() {
         Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyDtoH_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoH_v3020`](crate::entries::cuMemcpyDtoH_v3020).
@@ -7050,9 +7123,9 @@ pub unsafe fn cuMemcpyDtoH_v2(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyDtoH_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoH_v3020>() {
         Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyHtoA` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoA` makes it `cuMemcpyHtoA_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoA_v3020`](crate::entries::cuMemcpyHtoA_v3020).
@@ -7066,9 +7139,9 @@ pub unsafe fn cuMemcpyHtoA(
     srcHost: *const c_void,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyHtoA_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoA_v3020>() {
         Some(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyHtoA` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoA` makes it `cuMemcpyHtoA_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyHtoA_v7000_ptds`](crate::entries::cuMemcpyHtoA_v7000_ptds).
@@ -7082,9 +7155,9 @@ pub unsafe fn cuMemcpyHtoA(
     srcHost: *const c_void,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyHtoA_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoA_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyHtoAAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoAAsync` makes it `cuMemcpyHtoAAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoAAsync_v3020`](crate::entries::cuMemcpyHtoAAsync_v3020).
@@ -7099,11 +7172,11 @@ pub unsafe fn cuMemcpyHtoAAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyHtoAAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoAAsync_v3020>() {
         Some(__entry_point) => {
             __entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyHtoAAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoAAsync` makes it `cuMemcpyHtoAAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyHtoAAsync_v7000_ptsz`](crate::entries::cuMemcpyHtoAAsync_v7000_ptsz).
@@ -7118,11 +7191,11 @@ pub unsafe fn cuMemcpyHtoAAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyHtoAAsync_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoAAsync_v7000_ptsz>() {
         Some(__entry_point) => {
             __entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyHtoAAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoAAsync_v3020`](crate::entries::cuMemcpyHtoAAsync_v3020).
@@ -7137,11 +7210,11 @@ pub unsafe fn cuMemcpyHtoAAsync_v2(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyHtoAAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoAAsync_v3020>() {
         Some(__entry_point) => {
             __entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyHtoA_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoA_v3020`](crate::entries::cuMemcpyHtoA_v3020).
@@ -7155,9 +7228,9 @@ pub unsafe fn cuMemcpyHtoA_v2(
     srcHost: *const c_void,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyHtoA_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoA_v3020>() {
         Some(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyHtoD` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoD` makes it `cuMemcpyHtoD_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoD_v3020`](crate::entries::cuMemcpyHtoD_v3020).
@@ -7170,9 +7243,9 @@ pub unsafe fn cuMemcpyHtoD(
     srcHost: *const c_void,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyHtoD_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoD_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyHtoD` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoD` makes it `cuMemcpyHtoD_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyHtoD_v7000_ptds`](crate::entries::cuMemcpyHtoD_v7000_ptds).
@@ -7185,9 +7258,9 @@ pub unsafe fn cuMemcpyHtoD(
     srcHost: *const c_void,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyHtoD_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoD_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyHtoDAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoDAsync` makes it `cuMemcpyHtoDAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoDAsync_v3020`](crate::entries::cuMemcpyHtoDAsync_v3020).
@@ -7201,9 +7274,9 @@ pub unsafe fn cuMemcpyHtoDAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyHtoDAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoDAsync_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyHtoDAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoDAsync` makes it `cuMemcpyHtoDAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyHtoDAsync_v7000_ptsz`](crate::entries::cuMemcpyHtoDAsync_v7000_ptsz).
@@ -7217,9 +7290,9 @@ pub unsafe fn cuMemcpyHtoDAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyHtoDAsync_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoDAsync_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyHtoDAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoDAsync_v3020`](crate::entries::cuMemcpyHtoDAsync_v3020).
@@ -7233,9 +7306,9 @@ pub unsafe fn cuMemcpyHtoDAsync_v2(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyHtoDAsync_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoDAsync_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyHtoD_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoD_v3020`](crate::entries::cuMemcpyHtoD_v3020).
@@ -7248,9 +7321,9 @@ pub unsafe fn cuMemcpyHtoD_v2(
     srcHost: *const c_void,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyHtoD_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoD_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyPeer` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpyPeer_v4000`](crate::entries::cuMemcpyPeer_v4000).
@@ -7265,11 +7338,11 @@ pub unsafe fn cuMemcpyPeer(
     srcContext: CUcontext,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyPeer_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyPeer_v4000>() {
         Some(__entry_point) => {
             __entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyPeer` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyPeer` makes it `cuMemcpyPeer_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyPeer_v7000_ptds`](crate::entries::cuMemcpyPeer_v7000_ptds).
@@ -7284,11 +7357,11 @@ pub unsafe fn cuMemcpyPeer(
     srcContext: CUcontext,
     ByteCount: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyPeer_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyPeer_v7000_ptds>() {
         Some(__entry_point) => {
             __entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyPeerAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpyPeerAsync_v4000`](crate::entries::cuMemcpyPeerAsync_v4000).
@@ -7304,7 +7377,7 @@ pub unsafe fn cuMemcpyPeerAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyPeerAsync_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyPeerAsync_v4000>() {
         Some(__entry_point) => {
             __entry_point(
                 dstDevice,
@@ -7315,7 +7388,7 @@ pub unsafe fn cuMemcpyPeerAsync(
                 hStream,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyPeerAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyPeerAsync` makes it `cuMemcpyPeerAsync_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyPeerAsync_v7000_ptsz`](crate::entries::cuMemcpyPeerAsync_v7000_ptsz).
@@ -7331,7 +7404,7 @@ pub unsafe fn cuMemcpyPeerAsync(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyPeerAsync_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemcpyPeerAsync_v7000_ptsz>() {
         Some(__entry_point) => {
             __entry_point(
                 dstDevice,
@@ -7342,7 +7415,7 @@ pub unsafe fn cuMemcpyPeerAsync(
                 hStream,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyWithAttributesAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuMemcpyWithAttributesAsync_v13020`](crate::entries::cuMemcpyWithAttributesAsync_v13020).
@@ -7357,9 +7430,11 @@ pub unsafe fn cuMemcpyWithAttributesAsync(
     attr: *mut CUmemcpyAttributes_v1,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemcpyWithAttributesAsync_v13020>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuMemcpyWithAttributesAsync_v13020,
+    >() {
         Some(__entry_point) => __entry_point(dst, src, size, attr, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemcpyWithAttributesAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyWithAttributesAsync` makes it `cuMemcpyWithAttributesAsync_ptsz`, the ABI of version 13020 (CUDA 13.2), [`entries::cuMemcpyWithAttributesAsync_v13020_ptsz`](crate::entries::cuMemcpyWithAttributesAsync_v13020_ptsz).
@@ -7374,11 +7449,11 @@ pub unsafe fn cuMemcpyWithAttributesAsync(
     attr: *mut CUmemcpyAttributes_v1,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuMemcpyWithAttributesAsync_v13020_ptsz,
     >() {
         Some(__entry_point) => __entry_point(dst, src, size, attr, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD16` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD16` makes it `cuMemsetD16_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD16_v3020`](crate::entries::cuMemsetD16_v3020).
@@ -7391,9 +7466,9 @@ pub unsafe fn cuMemsetD16(
     us: c_ushort,
     arg2: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD16_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD16_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, us, arg2),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD16` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD16` makes it `cuMemsetD16_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD16_v7000_ptds`](crate::entries::cuMemsetD16_v7000_ptds).
@@ -7406,9 +7481,9 @@ pub unsafe fn cuMemsetD16(
     us: c_ushort,
     arg2: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD16_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD16_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstDevice, us, arg2),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD16Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD16Async_v3020`](crate::entries::cuMemsetD16Async_v3020).
@@ -7422,9 +7497,9 @@ pub unsafe fn cuMemsetD16Async(
     arg2: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD16Async_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD16Async_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, us, arg2, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD16Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD16Async` makes it `cuMemsetD16Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD16Async_v7000_ptsz`](crate::entries::cuMemsetD16Async_v7000_ptsz).
@@ -7438,9 +7513,9 @@ pub unsafe fn cuMemsetD16Async(
     arg2: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD16Async_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD16Async_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(dstDevice, us, arg2, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD16_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD16_v3020`](crate::entries::cuMemsetD16_v3020).
@@ -7453,9 +7528,9 @@ pub unsafe fn cuMemsetD16_v2(
     us: c_ushort,
     arg2: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD16_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD16_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, us, arg2),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D16` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D16` makes it `cuMemsetD2D16_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D16_v3020`](crate::entries::cuMemsetD2D16_v3020).
@@ -7470,9 +7545,9 @@ pub unsafe fn cuMemsetD2D16(
     Width: usize,
     Height: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D16_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D16` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D16` makes it `cuMemsetD2D16_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D16_v7000_ptds`](crate::entries::cuMemsetD2D16_v7000_ptds).
@@ -7487,9 +7562,9 @@ pub unsafe fn cuMemsetD2D16(
     Width: usize,
     Height: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D16_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D16Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D16Async_v3020`](crate::entries::cuMemsetD2D16Async_v3020).
@@ -7505,11 +7580,11 @@ pub unsafe fn cuMemsetD2D16Async(
     Height: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D16Async_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16Async_v3020>() {
         Some(__entry_point) => {
             __entry_point(dstDevice, dstPitch, us, Width, Height, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D16Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D16Async` makes it `cuMemsetD2D16Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D16Async_v7000_ptsz`](crate::entries::cuMemsetD2D16Async_v7000_ptsz).
@@ -7525,11 +7600,11 @@ pub unsafe fn cuMemsetD2D16Async(
     Height: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D16Async_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16Async_v7000_ptsz>() {
         Some(__entry_point) => {
             __entry_point(dstDevice, dstPitch, us, Width, Height, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D16_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D16_v3020`](crate::entries::cuMemsetD2D16_v3020).
@@ -7544,9 +7619,9 @@ pub unsafe fn cuMemsetD2D16_v2(
     Width: usize,
     Height: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D16_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D32` makes it `cuMemsetD2D32_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D32_v3020`](crate::entries::cuMemsetD2D32_v3020).
@@ -7561,9 +7636,9 @@ pub unsafe fn cuMemsetD2D32(
     Width: usize,
     Height: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D32_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D32` makes it `cuMemsetD2D32_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D32_v7000_ptds`](crate::entries::cuMemsetD2D32_v7000_ptds).
@@ -7578,9 +7653,9 @@ pub unsafe fn cuMemsetD2D32(
     Width: usize,
     Height: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D32_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D32Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D32Async_v3020`](crate::entries::cuMemsetD2D32Async_v3020).
@@ -7596,11 +7671,11 @@ pub unsafe fn cuMemsetD2D32Async(
     Height: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D32Async_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32Async_v3020>() {
         Some(__entry_point) => {
             __entry_point(dstDevice, dstPitch, ui, Width, Height, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D32Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D32Async` makes it `cuMemsetD2D32Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D32Async_v7000_ptsz`](crate::entries::cuMemsetD2D32Async_v7000_ptsz).
@@ -7616,11 +7691,11 @@ pub unsafe fn cuMemsetD2D32Async(
     Height: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D32Async_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32Async_v7000_ptsz>() {
         Some(__entry_point) => {
             __entry_point(dstDevice, dstPitch, ui, Width, Height, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D32_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D32_v3020`](crate::entries::cuMemsetD2D32_v3020).
@@ -7635,9 +7710,9 @@ pub unsafe fn cuMemsetD2D32_v2(
     Width: usize,
     Height: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D32_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D8` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D8` makes it `cuMemsetD2D8_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D8_v3020`](crate::entries::cuMemsetD2D8_v3020).
@@ -7652,9 +7727,9 @@ pub unsafe fn cuMemsetD2D8(
     Width: usize,
     Height: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D8_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D8` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D8` makes it `cuMemsetD2D8_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D8_v7000_ptds`](crate::entries::cuMemsetD2D8_v7000_ptds).
@@ -7669,9 +7744,9 @@ pub unsafe fn cuMemsetD2D8(
     Width: usize,
     Height: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D8_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D8Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D8Async_v3020`](crate::entries::cuMemsetD2D8Async_v3020).
@@ -7687,11 +7762,11 @@ pub unsafe fn cuMemsetD2D8Async(
     Height: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D8Async_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8Async_v3020>() {
         Some(__entry_point) => {
             __entry_point(dstDevice, dstPitch, uc, Width, Height, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D8Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D8Async` makes it `cuMemsetD2D8Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D8Async_v7000_ptsz`](crate::entries::cuMemsetD2D8Async_v7000_ptsz).
@@ -7707,11 +7782,11 @@ pub unsafe fn cuMemsetD2D8Async(
     Height: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D8Async_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8Async_v7000_ptsz>() {
         Some(__entry_point) => {
             __entry_point(dstDevice, dstPitch, uc, Width, Height, hStream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD2D8_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D8_v3020`](crate::entries::cuMemsetD2D8_v3020).
@@ -7726,9 +7801,9 @@ pub unsafe fn cuMemsetD2D8_v2(
     Width: usize,
     Height: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD2D8_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD32` makes it `cuMemsetD32_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD32_v3020`](crate::entries::cuMemsetD32_v3020).
@@ -7741,9 +7816,9 @@ pub unsafe fn cuMemsetD32(
     ui: c_uint,
     arg2: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD32_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD32_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, ui, arg2),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD32` makes it `cuMemsetD32_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD32_v7000_ptds`](crate::entries::cuMemsetD32_v7000_ptds).
@@ -7756,9 +7831,9 @@ pub unsafe fn cuMemsetD32(
     ui: c_uint,
     arg2: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD32_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD32_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstDevice, ui, arg2),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD32Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD32Async_v3020`](crate::entries::cuMemsetD32Async_v3020).
@@ -7772,9 +7847,9 @@ pub unsafe fn cuMemsetD32Async(
     arg2: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD32Async_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD32Async_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, ui, arg2, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD32Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD32Async` makes it `cuMemsetD32Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD32Async_v7000_ptsz`](crate::entries::cuMemsetD32Async_v7000_ptsz).
@@ -7788,9 +7863,9 @@ pub unsafe fn cuMemsetD32Async(
     arg2: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD32Async_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD32Async_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(dstDevice, ui, arg2, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD32_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD32_v3020`](crate::entries::cuMemsetD32_v3020).
@@ -7803,9 +7878,9 @@ pub unsafe fn cuMemsetD32_v2(
     ui: c_uint,
     arg2: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD32_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD32_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, ui, arg2),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD8` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD8` makes it `cuMemsetD8_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD8_v3020`](crate::entries::cuMemsetD8_v3020).
@@ -7818,9 +7893,9 @@ pub unsafe fn cuMemsetD8(
     uc: c_uchar,
     arg2: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD8_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD8_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, uc, arg2),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD8` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD8` makes it `cuMemsetD8_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD8_v7000_ptds`](crate::entries::cuMemsetD8_v7000_ptds).
@@ -7833,9 +7908,9 @@ pub unsafe fn cuMemsetD8(
     uc: c_uchar,
     arg2: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD8_v7000_ptds>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD8_v7000_ptds>() {
         Some(__entry_point) => __entry_point(dstDevice, uc, arg2),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD8Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD8Async_v3020`](crate::entries::cuMemsetD8Async_v3020).
@@ -7849,9 +7924,9 @@ pub unsafe fn cuMemsetD8Async(
     arg2: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD8Async_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD8Async_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, uc, arg2, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD8Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD8Async` makes it `cuMemsetD8Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD8Async_v7000_ptsz`](crate::entries::cuMemsetD8Async_v7000_ptsz).
@@ -7865,9 +7940,9 @@ pub unsafe fn cuMemsetD8Async(
     arg2: usize,
     hStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD8Async_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD8Async_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(dstDevice, uc, arg2, hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMemsetD8_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD8_v3020`](crate::entries::cuMemsetD8_v3020).
@@ -7880,9 +7955,9 @@ pub unsafe fn cuMemsetD8_v2(
     uc: c_uchar,
     arg2: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMemsetD8_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuMemsetD8_v3020>() {
         Some(__entry_point) => __entry_point(dstDevice, uc, arg2),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMipmappedArrayCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuMipmappedArrayCreate_v5000`](crate::entries::cuMipmappedArrayCreate_v5000).
@@ -7894,11 +7969,11 @@ pub unsafe fn cuMipmappedArrayCreate(
     pMipmappedArrayDesc: *const CUDA_ARRAY3D_DESCRIPTOR_v2,
     numMipmapLevels: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMipmappedArrayCreate_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMipmappedArrayCreate_v5000>() {
         Some(__entry_point) => {
             __entry_point(pHandle, pMipmappedArrayDesc, numMipmapLevels)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMipmappedArrayDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuMipmappedArrayDestroy_v5000`](crate::entries::cuMipmappedArrayDestroy_v5000).
@@ -7906,9 +7981,9 @@ pub unsafe fn cuMipmappedArrayCreate(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuMipmappedArrayDestroy(hMipmappedArray: CUmipmappedArray) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMipmappedArrayDestroy_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMipmappedArrayDestroy_v5000>() {
         Some(__entry_point) => __entry_point(hMipmappedArray),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMipmappedArrayGetLevel` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuMipmappedArrayGetLevel_v5000`](crate::entries::cuMipmappedArrayGetLevel_v5000).
@@ -7920,9 +7995,9 @@ pub unsafe fn cuMipmappedArrayGetLevel(
     hMipmappedArray: CUmipmappedArray,
     level: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMipmappedArrayGetLevel_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuMipmappedArrayGetLevel_v5000>() {
         Some(__entry_point) => __entry_point(pLevelArray, hMipmappedArray, level),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMipmappedArrayGetMemoryRequirements` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuMipmappedArrayGetMemoryRequirements_v11060`](crate::entries::cuMipmappedArrayGetMemoryRequirements_v11060).
@@ -7934,11 +8009,11 @@ pub unsafe fn cuMipmappedArrayGetMemoryRequirements(
     mipmap: CUmipmappedArray,
     device: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuMipmappedArrayGetMemoryRequirements_v11060,
     >() {
         Some(__entry_point) => __entry_point(memoryRequirements, mipmap, device),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMipmappedArrayGetSparseProperties` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuMipmappedArrayGetSparseProperties_v11010`](crate::entries::cuMipmappedArrayGetSparseProperties_v11010).
@@ -7949,11 +8024,11 @@ pub unsafe fn cuMipmappedArrayGetSparseProperties(
     sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1,
     mipmap: CUmipmappedArray,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuMipmappedArrayGetSparseProperties_v11010,
     >() {
         Some(__entry_point) => __entry_point(sparseProperties, mipmap),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuModuleEnumerateFunctions` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuModuleEnumerateFunctions_v12040`](crate::entries::cuModuleEnumerateFunctions_v12040).
@@ -7965,9 +8040,11 @@ pub unsafe fn cuModuleEnumerateFunctions(
     numFunctions: c_uint,
     mod_: CUmodule,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuModuleEnumerateFunctions_v12040>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuModuleEnumerateFunctions_v12040,
+    >() {
         Some(__entry_point) => __entry_point(functions, numFunctions, mod_),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuModuleGetFunction` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleGetFunction_v2000`](crate::entries::cuModuleGetFunction_v2000).
@@ -7979,9 +8056,9 @@ pub unsafe fn cuModuleGetFunction(
     hmod: CUmodule,
     name: *const c_char,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuModuleGetFunction_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuModuleGetFunction_v2000>() {
         Some(__entry_point) => __entry_point(hfunc, hmod, name),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuModuleGetFunctionCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuModuleGetFunctionCount_v12040`](crate::entries::cuModuleGetFunctionCount_v12040).
@@ -7989,9 +8066,9 @@ pub unsafe fn cuModuleGetFunction(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuModuleGetFunctionCount(count: *mut c_uint, hmod: CUmodule) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuModuleGetFunctionCount_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuModuleGetFunctionCount_v12040>() {
         Some(__entry_point) => __entry_point(count, hmod),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuModuleGetGlobal` as cuda.h 13.5 means it: `#define cuModuleGetGlobal` makes it `cuModuleGetGlobal_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuModuleGetGlobal_v3020`](crate::entries::cuModuleGetGlobal_v3020).
@@ -8004,9 +8081,9 @@ pub unsafe fn cuModuleGetGlobal(
     hmod: CUmodule,
     name: *const c_char,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuModuleGetGlobal_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuModuleGetGlobal_v3020>() {
         Some(__entry_point) => __entry_point(dptr, bytes, hmod, name),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuModuleGetLoadingMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuModuleGetLoadingMode_v11070`](crate::entries::cuModuleGetLoadingMode_v11070).
@@ -8014,9 +8091,9 @@ pub unsafe fn cuModuleGetGlobal(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuModuleGetLoadingMode(mode: *mut CUmoduleLoadingMode) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuModuleGetLoadingMode_v11070>() {
+    match crate::api_shim::resolve::<crate::entries::cuModuleGetLoadingMode_v11070>() {
         Some(__entry_point) => __entry_point(mode),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuModuleGetSurfRef` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuModuleGetSurfRef_v3000`](crate::entries::cuModuleGetSurfRef_v3000).
@@ -8028,9 +8105,9 @@ pub unsafe fn cuModuleGetSurfRef(
     hmod: CUmodule,
     name: *const c_char,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuModuleGetSurfRef_v3000>() {
+    match crate::api_shim::resolve::<crate::entries::cuModuleGetSurfRef_v3000>() {
         Some(__entry_point) => __entry_point(pSurfRef, hmod, name),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuModuleGetTexRef` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleGetTexRef_v2000`](crate::entries::cuModuleGetTexRef_v2000).
@@ -8042,9 +8119,9 @@ pub unsafe fn cuModuleGetTexRef(
     hmod: CUmodule,
     name: *const c_char,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuModuleGetTexRef_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuModuleGetTexRef_v2000>() {
         Some(__entry_point) => __entry_point(pTexRef, hmod, name),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuModuleLoad` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleLoad_v2000`](crate::entries::cuModuleLoad_v2000).
@@ -8052,9 +8129,9 @@ pub unsafe fn cuModuleGetTexRef(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuModuleLoad(module: *mut CUmodule, fname: *const c_char) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuModuleLoad_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuModuleLoad_v2000>() {
         Some(__entry_point) => __entry_point(module, fname),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuModuleLoadData` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleLoadData_v2000`](crate::entries::cuModuleLoadData_v2000).
@@ -8062,9 +8139,9 @@ pub unsafe fn cuModuleLoad(module: *mut CUmodule, fname: *const c_char) -> CUres
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuModuleLoadData(module: *mut CUmodule, image: *const c_void) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuModuleLoadData_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuModuleLoadData_v2000>() {
         Some(__entry_point) => __entry_point(module, image),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuModuleLoadDataEx` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuModuleLoadDataEx_v2010`](crate::entries::cuModuleLoadDataEx_v2010).
@@ -8078,11 +8155,11 @@ pub unsafe fn cuModuleLoadDataEx(
     options: *mut CUjit_option,
     optionValues: *mut *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuModuleLoadDataEx_v2010>() {
+    match crate::api_shim::resolve::<crate::entries::cuModuleLoadDataEx_v2010>() {
         Some(__entry_point) => {
             __entry_point(module, image, numOptions, options, optionValues)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuModuleLoadFatBinary` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleLoadFatBinary_v2000`](crate::entries::cuModuleLoadFatBinary_v2000).
@@ -8093,9 +8170,9 @@ pub unsafe fn cuModuleLoadFatBinary(
     module: *mut CUmodule,
     fatCubin: *const c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuModuleLoadFatBinary_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuModuleLoadFatBinary_v2000>() {
         Some(__entry_point) => __entry_point(module, fatCubin),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuModuleUnload` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleUnload_v2000`](crate::entries::cuModuleUnload_v2000).
@@ -8103,9 +8180,9 @@ pub unsafe fn cuModuleLoadFatBinary(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuModuleUnload(hmod: CUmodule) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuModuleUnload_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuModuleUnload_v2000>() {
         Some(__entry_point) => __entry_point(hmod),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMulticastAddDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastAddDevice_v12010`](crate::entries::cuMulticastAddDevice_v12010).
@@ -8116,9 +8193,9 @@ pub unsafe fn cuMulticastAddDevice(
     mcHandle: CUmemGenericAllocationHandle,
     dev: CUdevice,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMulticastAddDevice_v12010>() {
+    match crate::api_shim::resolve::<crate::entries::cuMulticastAddDevice_v12010>() {
         Some(__entry_point) => __entry_point(mcHandle, dev),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMulticastBindAddr` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastBindAddr_v12010`](crate::entries::cuMulticastBindAddr_v12010).
@@ -8132,9 +8209,9 @@ pub unsafe fn cuMulticastBindAddr(
     size: usize,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMulticastBindAddr_v12010>() {
+    match crate::api_shim::resolve::<crate::entries::cuMulticastBindAddr_v12010>() {
         Some(__entry_point) => __entry_point(mcHandle, mcOffset, memptr, size, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMulticastBindAddr_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuMulticastBindAddr_v13010`](crate::entries::cuMulticastBindAddr_v13010).
@@ -8149,11 +8226,11 @@ pub unsafe fn cuMulticastBindAddr_v2(
     size: usize,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMulticastBindAddr_v13010>() {
+    match crate::api_shim::resolve::<crate::entries::cuMulticastBindAddr_v13010>() {
         Some(__entry_point) => {
             __entry_point(mcHandle, dev, mcOffset, memptr, size, flags)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMulticastBindMem` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastBindMem_v12010`](crate::entries::cuMulticastBindMem_v12010).
@@ -8168,11 +8245,11 @@ pub unsafe fn cuMulticastBindMem(
     size: usize,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMulticastBindMem_v12010>() {
+    match crate::api_shim::resolve::<crate::entries::cuMulticastBindMem_v12010>() {
         Some(__entry_point) => {
             __entry_point(mcHandle, mcOffset, memHandle, memOffset, size, flags)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMulticastBindMem_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuMulticastBindMem_v13010`](crate::entries::cuMulticastBindMem_v13010).
@@ -8188,11 +8265,11 @@ pub unsafe fn cuMulticastBindMem_v2(
     size: usize,
     flags: c_ulonglong,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMulticastBindMem_v13010>() {
+    match crate::api_shim::resolve::<crate::entries::cuMulticastBindMem_v13010>() {
         Some(__entry_point) => {
             __entry_point(mcHandle, dev, mcOffset, memHandle, memOffset, size, flags)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMulticastCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastCreate_v12010`](crate::entries::cuMulticastCreate_v12010).
@@ -8203,9 +8280,9 @@ pub unsafe fn cuMulticastCreate(
     mcHandle: *mut CUmemGenericAllocationHandle,
     prop: *const CUmulticastObjectProp,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMulticastCreate_v12010>() {
+    match crate::api_shim::resolve::<crate::entries::cuMulticastCreate_v12010>() {
         Some(__entry_point) => __entry_point(mcHandle, prop),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMulticastGetGranularity` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastGetGranularity_v12010`](crate::entries::cuMulticastGetGranularity_v12010).
@@ -8217,9 +8294,11 @@ pub unsafe fn cuMulticastGetGranularity(
     prop: *const CUmulticastObjectProp,
     option: CUmulticastGranularity_flags,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMulticastGetGranularity_v12010>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuMulticastGetGranularity_v12010,
+    >() {
         Some(__entry_point) => __entry_point(granularity, prop, option),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuMulticastUnbind` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastUnbind_v12010`](crate::entries::cuMulticastUnbind_v12010).
@@ -8232,9 +8311,9 @@ pub unsafe fn cuMulticastUnbind(
     mcOffset: usize,
     size: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuMulticastUnbind_v12010>() {
+    match crate::api_shim::resolve::<crate::entries::cuMulticastUnbind_v12010>() {
         Some(__entry_point) => __entry_point(mcHandle, dev, mcOffset, size),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuOccupancyAvailableDynamicSMemPerBlock` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuOccupancyAvailableDynamicSMemPerBlock_v10020`](crate::entries::cuOccupancyAvailableDynamicSMemPerBlock_v10020).
@@ -8247,11 +8326,11 @@ pub unsafe fn cuOccupancyAvailableDynamicSMemPerBlock(
     numBlocks: c_int,
     blockSize: c_int,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuOccupancyAvailableDynamicSMemPerBlock_v10020,
     >() {
         Some(__entry_point) => __entry_point(dynamicSmemSize, func, numBlocks, blockSize),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuOccupancyMaxActiveBlocksPerMultiprocessor` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6050 (CUDA 6.5), [`entries::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050`](crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050).
@@ -8264,11 +8343,11 @@ pub unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
     blockSize: c_int,
     dynamicSMemSize: usize,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050,
     >() {
         Some(__entry_point) => __entry_point(numBlocks, func, blockSize, dynamicSMemSize),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000`](crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000).
@@ -8282,13 +8361,13 @@ pub unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
     dynamicSMemSize: usize,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000,
     >() {
         Some(__entry_point) => {
             __entry_point(numBlocks, func, blockSize, dynamicSMemSize, flags)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuOccupancyMaxActiveClusters` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuOccupancyMaxActiveClusters_v11070`](crate::entries::cuOccupancyMaxActiveClusters_v11070).
@@ -8300,9 +8379,11 @@ pub unsafe fn cuOccupancyMaxActiveClusters(
     func: CUfunction,
     config: *const CUlaunchConfig,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuOccupancyMaxActiveClusters_v11070>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuOccupancyMaxActiveClusters_v11070,
+    >() {
         Some(__entry_point) => __entry_point(numClusters, func, config),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuOccupancyMaxPotentialBlockSize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6050 (CUDA 6.5), [`entries::cuOccupancyMaxPotentialBlockSize_v6050`](crate::entries::cuOccupancyMaxPotentialBlockSize_v6050).
@@ -8317,7 +8398,7 @@ pub unsafe fn cuOccupancyMaxPotentialBlockSize(
     dynamicSMemSize: usize,
     blockSizeLimit: c_int,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuOccupancyMaxPotentialBlockSize_v6050,
     >() {
         Some(__entry_point) => {
@@ -8330,7 +8411,7 @@ pub unsafe fn cuOccupancyMaxPotentialBlockSize(
                 blockSizeLimit,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuOccupancyMaxPotentialBlockSizeWithFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000`](crate::entries::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000).
@@ -8346,7 +8427,7 @@ pub unsafe fn cuOccupancyMaxPotentialBlockSizeWithFlags(
     blockSizeLimit: c_int,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000,
     >() {
         Some(__entry_point) => {
@@ -8360,7 +8441,7 @@ pub unsafe fn cuOccupancyMaxPotentialBlockSizeWithFlags(
                 flags,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuOccupancyMaxPotentialClusterSize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuOccupancyMaxPotentialClusterSize_v11070`](crate::entries::cuOccupancyMaxPotentialClusterSize_v11070).
@@ -8372,11 +8453,11 @@ pub unsafe fn cuOccupancyMaxPotentialClusterSize(
     func: CUfunction,
     config: *const CUlaunchConfig,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuOccupancyMaxPotentialClusterSize_v11070,
     >() {
         Some(__entry_point) => __entry_point(clusterSize, func, config),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuParamSetSize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSetSize_v2000`](crate::entries::cuParamSetSize_v2000).
@@ -8384,9 +8465,9 @@ pub unsafe fn cuOccupancyMaxPotentialClusterSize(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuParamSetSize(hfunc: CUfunction, numbytes: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuParamSetSize_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuParamSetSize_v2000>() {
         Some(__entry_point) => __entry_point(hfunc, numbytes),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuParamSetTexRef` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSetTexRef_v2000`](crate::entries::cuParamSetTexRef_v2000).
@@ -8398,9 +8479,9 @@ pub unsafe fn cuParamSetTexRef(
     texunit: c_int,
     hTexRef: CUtexref,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuParamSetTexRef_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuParamSetTexRef_v2000>() {
         Some(__entry_point) => __entry_point(hfunc, texunit, hTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuParamSetf` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSetf_v2000`](crate::entries::cuParamSetf_v2000).
@@ -8408,9 +8489,9 @@ pub unsafe fn cuParamSetTexRef(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuParamSetf(hfunc: CUfunction, offset: c_int, value: f32) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuParamSetf_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuParamSetf_v2000>() {
         Some(__entry_point) => __entry_point(hfunc, offset, value),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuParamSeti` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSeti_v2000`](crate::entries::cuParamSeti_v2000).
@@ -8418,9 +8499,9 @@ pub unsafe fn cuParamSetf(hfunc: CUfunction, offset: c_int, value: f32) -> CUres
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuParamSeti(hfunc: CUfunction, offset: c_int, value: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuParamSeti_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuParamSeti_v2000>() {
         Some(__entry_point) => __entry_point(hfunc, offset, value),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuParamSetv` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSetv_v2000`](crate::entries::cuParamSetv_v2000).
@@ -8433,9 +8514,9 @@ pub unsafe fn cuParamSetv(
     ptr: *mut c_void,
     numbytes: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuParamSetv_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuParamSetv_v2000>() {
         Some(__entry_point) => __entry_point(hfunc, offset, ptr, numbytes),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuPointerGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuPointerGetAttribute_v4000`](crate::entries::cuPointerGetAttribute_v4000).
@@ -8447,9 +8528,9 @@ pub unsafe fn cuPointerGetAttribute(
     attribute: CUpointer_attribute,
     ptr: CUdeviceptr_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuPointerGetAttribute_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuPointerGetAttribute_v4000>() {
         Some(__entry_point) => __entry_point(data, attribute, ptr),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuPointerGetAttributes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuPointerGetAttributes_v7000`](crate::entries::cuPointerGetAttributes_v7000).
@@ -8462,9 +8543,9 @@ pub unsafe fn cuPointerGetAttributes(
     data: *mut *mut c_void,
     ptr: CUdeviceptr_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuPointerGetAttributes_v7000>() {
+    match crate::api_shim::resolve::<crate::entries::cuPointerGetAttributes_v7000>() {
         Some(__entry_point) => __entry_point(numAttributes, attributes, data, ptr),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuPointerSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuPointerSetAttribute_v6000`](crate::entries::cuPointerSetAttribute_v6000).
@@ -8476,9 +8557,9 @@ pub unsafe fn cuPointerSetAttribute(
     attribute: CUpointer_attribute,
     ptr: CUdeviceptr_v2,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuPointerSetAttribute_v6000>() {
+    match crate::api_shim::resolve::<crate::entries::cuPointerSetAttribute_v6000>() {
         Some(__entry_point) => __entry_point(value, attribute, ptr),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuSignalExternalSemaphoresAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuSignalExternalSemaphoresAsync_v10000`](crate::entries::cuSignalExternalSemaphoresAsync_v10000).
@@ -8492,13 +8573,13 @@ pub unsafe fn cuSignalExternalSemaphoresAsync(
     numExtSems: c_uint,
     stream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuSignalExternalSemaphoresAsync_v10000,
     >() {
         Some(__entry_point) => {
             __entry_point(extSemArray, paramsArray, numExtSems, stream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuSignalExternalSemaphoresAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuSignalExternalSemaphoresAsync` makes it `cuSignalExternalSemaphoresAsync_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuSignalExternalSemaphoresAsync_v10000_ptsz`](crate::entries::cuSignalExternalSemaphoresAsync_v10000_ptsz).
@@ -8512,13 +8593,13 @@ pub unsafe fn cuSignalExternalSemaphoresAsync(
     numExtSems: c_uint,
     stream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuSignalExternalSemaphoresAsync_v10000_ptsz,
     >() {
         Some(__entry_point) => {
             __entry_point(extSemArray, paramsArray, numExtSems, stream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamAddCallback` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuStreamAddCallback_v5000`](crate::entries::cuStreamAddCallback_v5000).
@@ -8532,9 +8613,9 @@ pub unsafe fn cuStreamAddCallback(
     userData: *mut c_void,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamAddCallback_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamAddCallback_v5000>() {
         Some(__entry_point) => __entry_point(hStream, callback, userData, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamAddCallback` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamAddCallback` makes it `cuStreamAddCallback_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamAddCallback_v7000_ptsz`](crate::entries::cuStreamAddCallback_v7000_ptsz).
@@ -8548,9 +8629,9 @@ pub unsafe fn cuStreamAddCallback(
     userData: *mut c_void,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamAddCallback_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamAddCallback_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(hStream, callback, userData, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamAttachMemAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuStreamAttachMemAsync_v6000`](crate::entries::cuStreamAttachMemAsync_v6000).
@@ -8564,9 +8645,9 @@ pub unsafe fn cuStreamAttachMemAsync(
     length: usize,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamAttachMemAsync_v6000>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamAttachMemAsync_v6000>() {
         Some(__entry_point) => __entry_point(hStream, dptr, length, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamAttachMemAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamAttachMemAsync` makes it `cuStreamAttachMemAsync_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamAttachMemAsync_v7000_ptsz`](crate::entries::cuStreamAttachMemAsync_v7000_ptsz).
@@ -8580,9 +8661,11 @@ pub unsafe fn cuStreamAttachMemAsync(
     length: usize,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamAttachMemAsync_v7000_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamAttachMemAsync_v7000_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(hStream, dptr, length, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamBatchMemOp` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBatchMemOp` makes it `cuStreamBatchMemOp_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamBatchMemOp_v11070`](crate::entries::cuStreamBatchMemOp_v11070).
@@ -8596,9 +8679,9 @@ pub unsafe fn cuStreamBatchMemOp(
     paramArray: *mut CUstreamBatchMemOpParams,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamBatchMemOp_v11070>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamBatchMemOp_v11070>() {
         Some(__entry_point) => __entry_point(stream, count, paramArray, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamBatchMemOp` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBatchMemOp` makes it `cuStreamBatchMemOp_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamBatchMemOp_v11070_ptsz`](crate::entries::cuStreamBatchMemOp_v11070_ptsz).
@@ -8612,9 +8695,9 @@ pub unsafe fn cuStreamBatchMemOp(
     paramArray: *mut CUstreamBatchMemOpParams,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamBatchMemOp_v11070_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamBatchMemOp_v11070_ptsz>() {
         Some(__entry_point) => __entry_point(stream, count, paramArray, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamBatchMemOp_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamBatchMemOp_v11070`](crate::entries::cuStreamBatchMemOp_v11070).
@@ -8628,9 +8711,9 @@ pub unsafe fn cuStreamBatchMemOp_v2(
     paramArray: *mut CUstreamBatchMemOpParams,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamBatchMemOp_v11070>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamBatchMemOp_v11070>() {
         Some(__entry_point) => __entry_point(stream, count, paramArray, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamBeginCapture` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginCapture` makes it `cuStreamBeginCapture_v2`, the ABI of version 10010 (CUDA 10.1), [`entries::cuStreamBeginCapture_v10010`](crate::entries::cuStreamBeginCapture_v10010).
@@ -8642,9 +8725,9 @@ pub unsafe fn cuStreamBeginCapture(
     hStream: CUstream,
     mode: CUstreamCaptureMode,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamBeginCapture_v10010>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamBeginCapture_v10010>() {
         Some(__entry_point) => __entry_point(hStream, mode),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamBeginCapture` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginCapture` makes it `cuStreamBeginCapture_v2_ptsz`, the ABI of version 10010 (CUDA 10.1), [`entries::cuStreamBeginCapture_v10010_ptsz`](crate::entries::cuStreamBeginCapture_v10010_ptsz).
@@ -8656,9 +8739,11 @@ pub unsafe fn cuStreamBeginCapture(
     hStream: CUstream,
     mode: CUstreamCaptureMode,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamBeginCapture_v10010_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamBeginCapture_v10010_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(hStream, mode),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamBeginCaptureToCig` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamBeginCaptureToCig_v13010`](crate::entries::cuStreamBeginCaptureToCig_v13010).
@@ -8670,9 +8755,11 @@ pub unsafe fn cuStreamBeginCaptureToCig(
     hStream: CUstream,
     streamCigCaptureParams: *mut CUstreamCigCaptureParams,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamBeginCaptureToCig_v13010>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamBeginCaptureToCig_v13010,
+    >() {
         Some(__entry_point) => __entry_point(hStream, streamCigCaptureParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamBeginCaptureToCig` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginCaptureToCig` makes it `cuStreamBeginCaptureToCig_ptsz`, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamBeginCaptureToCig_v13010_ptsz`](crate::entries::cuStreamBeginCaptureToCig_v13010_ptsz).
@@ -8684,11 +8771,11 @@ pub unsafe fn cuStreamBeginCaptureToCig(
     hStream: CUstream,
     streamCigCaptureParams: *mut CUstreamCigCaptureParams,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuStreamBeginCaptureToCig_v13010_ptsz,
     >() {
         Some(__entry_point) => __entry_point(hStream, streamCigCaptureParams),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamBeginCaptureToGraph` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamBeginCaptureToGraph_v12030`](crate::entries::cuStreamBeginCaptureToGraph_v12030).
@@ -8704,7 +8791,9 @@ pub unsafe fn cuStreamBeginCaptureToGraph(
     numDependencies: usize,
     mode: CUstreamCaptureMode,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamBeginCaptureToGraph_v12030>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamBeginCaptureToGraph_v12030,
+    >() {
         Some(__entry_point) => {
             __entry_point(
                 hStream,
@@ -8715,7 +8804,7 @@ pub unsafe fn cuStreamBeginCaptureToGraph(
                 mode,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamBeginCaptureToGraph` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginCaptureToGraph` makes it `cuStreamBeginCaptureToGraph_ptsz`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamBeginCaptureToGraph_v12030_ptsz`](crate::entries::cuStreamBeginCaptureToGraph_v12030_ptsz).
@@ -8731,7 +8820,7 @@ pub unsafe fn cuStreamBeginCaptureToGraph(
     numDependencies: usize,
     mode: CUstreamCaptureMode,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuStreamBeginCaptureToGraph_v12030_ptsz,
     >() {
         Some(__entry_point) => {
@@ -8744,7 +8833,7 @@ pub unsafe fn cuStreamBeginCaptureToGraph(
                 mode,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamBeginCapture_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10010 (CUDA 10.1), [`entries::cuStreamBeginCapture_v10010`](crate::entries::cuStreamBeginCapture_v10010).
@@ -8756,9 +8845,9 @@ pub unsafe fn cuStreamBeginCapture_v2(
     hStream: CUstream,
     mode: CUstreamCaptureMode,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamBeginCapture_v10010>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamBeginCapture_v10010>() {
         Some(__entry_point) => __entry_point(hStream, mode),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamBeginRecaptureToGraph` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuStreamBeginRecaptureToGraph_v13030`](crate::entries::cuStreamBeginRecaptureToGraph_v13030).
@@ -8773,11 +8862,13 @@ pub unsafe fn cuStreamBeginRecaptureToGraph(
     callbackFunc: CUgraphRecaptureCallback,
     userData: *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamBeginRecaptureToGraph_v13030>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamBeginRecaptureToGraph_v13030,
+    >() {
         Some(__entry_point) => {
             __entry_point(hStream, mode, hGraph, callbackFunc, userData)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamBeginRecaptureToGraph` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginRecaptureToGraph` makes it `cuStreamBeginRecaptureToGraph_ptsz`, the ABI of version 13030 (CUDA 13.3), [`entries::cuStreamBeginRecaptureToGraph_v13030_ptsz`](crate::entries::cuStreamBeginRecaptureToGraph_v13030_ptsz).
@@ -8792,13 +8883,13 @@ pub unsafe fn cuStreamBeginRecaptureToGraph(
     callbackFunc: CUgraphRecaptureCallback,
     userData: *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuStreamBeginRecaptureToGraph_v13030_ptsz,
     >() {
         Some(__entry_point) => {
             __entry_point(hStream, mode, hGraph, callbackFunc, userData)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamCopyAttributes` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamCopyAttributes_v11000`](crate::entries::cuStreamCopyAttributes_v11000).
@@ -8810,9 +8901,9 @@ pub unsafe fn cuStreamCopyAttributes(
     dstStream: CUstream,
     srcStream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamCopyAttributes_v11000>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamCopyAttributes_v11000>() {
         Some(__entry_point) => __entry_point(dstStream, srcStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamCopyAttributes` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamCopyAttributes` makes it `cuStreamCopyAttributes_ptsz`, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamCopyAttributes_v11000_ptsz`](crate::entries::cuStreamCopyAttributes_v11000_ptsz).
@@ -8821,9 +8912,11 @@ pub unsafe fn cuStreamCopyAttributes(
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuStreamCopyAttributes(dst: CUstream, src: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamCopyAttributes_v11000_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamCopyAttributes_v11000_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(dst, src),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuStreamCreate_v2000`](crate::entries::cuStreamCreate_v2000).
@@ -8831,9 +8924,9 @@ pub unsafe fn cuStreamCopyAttributes(dst: CUstream, src: CUstream) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuStreamCreate(phStream: *mut CUstream, Flags: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamCreate_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamCreate_v2000>() {
         Some(__entry_point) => __entry_point(phStream, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamCreateWithPriority` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuStreamCreateWithPriority_v5050`](crate::entries::cuStreamCreateWithPriority_v5050).
@@ -8845,9 +8938,11 @@ pub unsafe fn cuStreamCreateWithPriority(
     flags: c_uint,
     priority: c_int,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamCreateWithPriority_v5050>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamCreateWithPriority_v5050,
+    >() {
         Some(__entry_point) => __entry_point(phStream, flags, priority),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamDestroy` as cuda.h 13.5 means it: `#define cuStreamDestroy` makes it `cuStreamDestroy_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuStreamDestroy_v4000`](crate::entries::cuStreamDestroy_v4000).
@@ -8855,9 +8950,9 @@ pub unsafe fn cuStreamCreateWithPriority(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuStreamDestroy(hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamDestroy_v4000>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamDestroy_v4000>() {
         Some(__entry_point) => __entry_point(hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamEndCapture` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuStreamEndCapture_v10000`](crate::entries::cuStreamEndCapture_v10000).
@@ -8866,9 +8961,9 @@ pub unsafe fn cuStreamDestroy(hStream: CUstream) -> CUresult {
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuStreamEndCapture(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamEndCapture_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamEndCapture_v10000>() {
         Some(__entry_point) => __entry_point(hStream, phGraph),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamEndCapture` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamEndCapture` makes it `cuStreamEndCapture_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuStreamEndCapture_v10000_ptsz`](crate::entries::cuStreamEndCapture_v10000_ptsz).
@@ -8877,9 +8972,9 @@ pub unsafe fn cuStreamEndCapture(hStream: CUstream, phGraph: *mut CUgraph) -> CU
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuStreamEndCapture(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamEndCapture_v10000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamEndCapture_v10000_ptsz>() {
         Some(__entry_point) => __entry_point(hStream, phGraph),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamEndCaptureToCig` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamEndCaptureToCig_v13010`](crate::entries::cuStreamEndCaptureToCig_v13010).
@@ -8888,9 +8983,9 @@ pub unsafe fn cuStreamEndCapture(hStream: CUstream, phGraph: *mut CUgraph) -> CU
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuStreamEndCaptureToCig(hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamEndCaptureToCig_v13010>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamEndCaptureToCig_v13010>() {
         Some(__entry_point) => __entry_point(hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamEndCaptureToCig` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamEndCaptureToCig` makes it `cuStreamEndCaptureToCig_ptsz`, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamEndCaptureToCig_v13010_ptsz`](crate::entries::cuStreamEndCaptureToCig_v13010_ptsz).
@@ -8899,9 +8994,11 @@ pub unsafe fn cuStreamEndCaptureToCig(hStream: CUstream) -> CUresult {
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuStreamEndCaptureToCig(hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamEndCaptureToCig_v13010_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamEndCaptureToCig_v13010_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetAttribute` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamGetAttribute_v11000`](crate::entries::cuStreamGetAttribute_v11000).
@@ -8914,9 +9011,9 @@ pub unsafe fn cuStreamGetAttribute(
     attr: CUstreamAttrID,
     value: *mut CUstreamAttrValue_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetAttribute_v11000>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetAttribute_v11000>() {
         Some(__entry_point) => __entry_point(hStream, attr, value),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetAttribute` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetAttribute` makes it `cuStreamGetAttribute_ptsz`, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamGetAttribute_v11000_ptsz`](crate::entries::cuStreamGetAttribute_v11000_ptsz).
@@ -8929,9 +9026,11 @@ pub unsafe fn cuStreamGetAttribute(
     attr: CUstreamAttrID,
     value_out: *mut CUstreamAttrValue_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetAttribute_v11000_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamGetAttribute_v11000_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(hStream, attr, value_out),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetCaptureInfo` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCaptureInfo` makes it `cuStreamGetCaptureInfo_v3`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamGetCaptureInfo_v12030`](crate::entries::cuStreamGetCaptureInfo_v12030).
@@ -8948,7 +9047,7 @@ pub unsafe fn cuStreamGetCaptureInfo(
     edgeData_out: *mut *const CUgraphEdgeData,
     numDependencies_out: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetCaptureInfo_v12030>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetCaptureInfo_v12030>() {
         Some(__entry_point) => {
             __entry_point(
                 hStream,
@@ -8960,7 +9059,7 @@ pub unsafe fn cuStreamGetCaptureInfo(
                 numDependencies_out,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetCaptureInfo` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCaptureInfo` makes it `cuStreamGetCaptureInfo_v3_ptsz`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamGetCaptureInfo_v12030_ptsz`](crate::entries::cuStreamGetCaptureInfo_v12030_ptsz).
@@ -8977,7 +9076,9 @@ pub unsafe fn cuStreamGetCaptureInfo(
     edgeData_out: *mut *const CUgraphEdgeData,
     numDependencies_out: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetCaptureInfo_v12030_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamGetCaptureInfo_v12030_ptsz,
+    >() {
         Some(__entry_point) => {
             __entry_point(
                 hStream,
@@ -8989,7 +9090,7 @@ pub unsafe fn cuStreamGetCaptureInfo(
                 numDependencies_out,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetCaptureInfo_v3` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamGetCaptureInfo_v12030`](crate::entries::cuStreamGetCaptureInfo_v12030).
@@ -9006,7 +9107,7 @@ pub unsafe fn cuStreamGetCaptureInfo_v3(
     edgeData_out: *mut *const CUgraphEdgeData,
     numDependencies_out: *mut usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetCaptureInfo_v12030>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetCaptureInfo_v12030>() {
         Some(__entry_point) => {
             __entry_point(
                 hStream,
@@ -9018,7 +9119,7 @@ pub unsafe fn cuStreamGetCaptureInfo_v3(
                 numDependencies_out,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetCtx` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 9020 (CUDA 9.2), [`entries::cuStreamGetCtx_v9020`](crate::entries::cuStreamGetCtx_v9020).
@@ -9027,9 +9128,9 @@ pub unsafe fn cuStreamGetCaptureInfo_v3(
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetCtx_v9020>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v9020>() {
         Some(__entry_point) => __entry_point(hStream, pctx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetCtx` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCtx` makes it `cuStreamGetCtx_ptsz`, the ABI of version 9020 (CUDA 9.2), [`entries::cuStreamGetCtx_v9020_ptsz`](crate::entries::cuStreamGetCtx_v9020_ptsz).
@@ -9038,9 +9139,9 @@ pub unsafe fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresul
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetCtx_v9020_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v9020_ptsz>() {
         Some(__entry_point) => __entry_point(hStream, pctx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetCtx_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuStreamGetCtx_v12050`](crate::entries::cuStreamGetCtx_v12050).
@@ -9053,9 +9154,9 @@ pub unsafe fn cuStreamGetCtx_v2(
     pctx: *mut CUcontext,
     pGreenCtx: *mut CUgreenCtx,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetCtx_v12050>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v12050>() {
         Some(__entry_point) => __entry_point(hStream, pctx, pGreenCtx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetCtx_v2` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCtx_v2` makes it `cuStreamGetCtx_v2_ptsz`, the ABI of version 12050 (CUDA 12.5), [`entries::cuStreamGetCtx_v12050_ptsz`](crate::entries::cuStreamGetCtx_v12050_ptsz).
@@ -9068,9 +9169,9 @@ pub unsafe fn cuStreamGetCtx_v2(
     pctx: *mut CUcontext,
     pGreenCtx: *mut CUgreenCtx,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetCtx_v12050_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v12050_ptsz>() {
         Some(__entry_point) => __entry_point(hStream, pctx, pGreenCtx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetDevResource` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamGetDevResource_v13010`](crate::entries::cuStreamGetDevResource_v13010).
@@ -9083,9 +9184,9 @@ pub unsafe fn cuStreamGetDevResource(
     result: *mut CUdevResource,
     type_: CUdevResourceType,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetDevResource_v13010>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetDevResource_v13010>() {
         Some(__entry_point) => __entry_point(hStream, result, type_),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetDevResource` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetDevResource` makes it `cuStreamGetDevResource_ptsz`, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamGetDevResource_v13010_ptsz`](crate::entries::cuStreamGetDevResource_v13010_ptsz).
@@ -9098,9 +9199,11 @@ pub unsafe fn cuStreamGetDevResource(
     result: *mut CUdevResource,
     type_: CUdevResourceType,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetDevResource_v13010_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamGetDevResource_v13010_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(hStream, result, type_),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetDevice` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuStreamGetDevice_v12080`](crate::entries::cuStreamGetDevice_v12080).
@@ -9109,9 +9212,9 @@ pub unsafe fn cuStreamGetDevResource(
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuStreamGetDevice(hStream: CUstream, device: *mut CUdevice) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetDevice_v12080>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetDevice_v12080>() {
         Some(__entry_point) => __entry_point(hStream, device),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetDevice` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetDevice` makes it `cuStreamGetDevice_ptsz`, the ABI of version 12080 (CUDA 12.8), [`entries::cuStreamGetDevice_v12080_ptsz`](crate::entries::cuStreamGetDevice_v12080_ptsz).
@@ -9120,9 +9223,9 @@ pub unsafe fn cuStreamGetDevice(hStream: CUstream, device: *mut CUdevice) -> CUr
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuStreamGetDevice(hStream: CUstream, device: *mut CUdevice) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetDevice_v12080_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetDevice_v12080_ptsz>() {
         Some(__entry_point) => __entry_point(hStream, device),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetFlags` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuStreamGetFlags_v5050`](crate::entries::cuStreamGetFlags_v5050).
@@ -9131,9 +9234,9 @@ pub unsafe fn cuStreamGetDevice(hStream: CUstream, device: *mut CUdevice) -> CUr
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuStreamGetFlags(hStream: CUstream, flags: *mut c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetFlags_v5050>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetFlags_v5050>() {
         Some(__entry_point) => __entry_point(hStream, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetFlags` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetFlags` makes it `cuStreamGetFlags_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamGetFlags_v7000_ptsz`](crate::entries::cuStreamGetFlags_v7000_ptsz).
@@ -9142,9 +9245,9 @@ pub unsafe fn cuStreamGetFlags(hStream: CUstream, flags: *mut c_uint) -> CUresul
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuStreamGetFlags(hStream: CUstream, flags: *mut c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetFlags_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetFlags_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(hStream, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetGreenCtx` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuStreamGetGreenCtx_v12040`](crate::entries::cuStreamGetGreenCtx_v12040).
@@ -9155,9 +9258,9 @@ pub unsafe fn cuStreamGetGreenCtx(
     hStream: CUstream,
     phCtx: *mut CUgreenCtx,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetGreenCtx_v12040>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetGreenCtx_v12040>() {
         Some(__entry_point) => __entry_point(hStream, phCtx),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetId` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuStreamGetId_v12000`](crate::entries::cuStreamGetId_v12000).
@@ -9166,9 +9269,9 @@ pub unsafe fn cuStreamGetGreenCtx(
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuStreamGetId(hStream: CUstream, streamId: *mut c_ulonglong) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetId_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetId_v12000>() {
         Some(__entry_point) => __entry_point(hStream, streamId),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetId` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetId` makes it `cuStreamGetId_ptsz`, the ABI of version 12000 (CUDA 12.0), [`entries::cuStreamGetId_v12000_ptsz`](crate::entries::cuStreamGetId_v12000_ptsz).
@@ -9177,9 +9280,9 @@ pub unsafe fn cuStreamGetId(hStream: CUstream, streamId: *mut c_ulonglong) -> CU
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuStreamGetId(hStream: CUstream, streamId: *mut c_ulonglong) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetId_v12000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetId_v12000_ptsz>() {
         Some(__entry_point) => __entry_point(hStream, streamId),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetPriority` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuStreamGetPriority_v5050`](crate::entries::cuStreamGetPriority_v5050).
@@ -9188,9 +9291,9 @@ pub unsafe fn cuStreamGetId(hStream: CUstream, streamId: *mut c_ulonglong) -> CU
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuStreamGetPriority(hStream: CUstream, priority: *mut c_int) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetPriority_v5050>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetPriority_v5050>() {
         Some(__entry_point) => __entry_point(hStream, priority),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamGetPriority` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetPriority` makes it `cuStreamGetPriority_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamGetPriority_v7000_ptsz`](crate::entries::cuStreamGetPriority_v7000_ptsz).
@@ -9199,9 +9302,9 @@ pub unsafe fn cuStreamGetPriority(hStream: CUstream, priority: *mut c_int) -> CU
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuStreamGetPriority(hStream: CUstream, priority: *mut c_int) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamGetPriority_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamGetPriority_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(hStream, priority),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamIsCapturing` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuStreamIsCapturing_v10000`](crate::entries::cuStreamIsCapturing_v10000).
@@ -9213,9 +9316,9 @@ pub unsafe fn cuStreamIsCapturing(
     hStream: CUstream,
     captureStatus: *mut CUstreamCaptureStatus,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamIsCapturing_v10000>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamIsCapturing_v10000>() {
         Some(__entry_point) => __entry_point(hStream, captureStatus),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamIsCapturing` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamIsCapturing` makes it `cuStreamIsCapturing_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuStreamIsCapturing_v10000_ptsz`](crate::entries::cuStreamIsCapturing_v10000_ptsz).
@@ -9227,9 +9330,9 @@ pub unsafe fn cuStreamIsCapturing(
     hStream: CUstream,
     captureStatus: *mut CUstreamCaptureStatus,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamIsCapturing_v10000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamIsCapturing_v10000_ptsz>() {
         Some(__entry_point) => __entry_point(hStream, captureStatus),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamQuery` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuStreamQuery_v2000`](crate::entries::cuStreamQuery_v2000).
@@ -9238,9 +9341,9 @@ pub unsafe fn cuStreamIsCapturing(
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuStreamQuery(hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamQuery_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamQuery_v2000>() {
         Some(__entry_point) => __entry_point(hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamQuery` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamQuery` makes it `cuStreamQuery_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamQuery_v7000_ptsz`](crate::entries::cuStreamQuery_v7000_ptsz).
@@ -9249,9 +9352,9 @@ pub unsafe fn cuStreamQuery(hStream: CUstream) -> CUresult {
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuStreamQuery(hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamQuery_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamQuery_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamSetAttribute` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamSetAttribute_v11000`](crate::entries::cuStreamSetAttribute_v11000).
@@ -9264,9 +9367,9 @@ pub unsafe fn cuStreamSetAttribute(
     attr: CUstreamAttrID,
     param: *const CUstreamAttrValue_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamSetAttribute_v11000>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamSetAttribute_v11000>() {
         Some(__entry_point) => __entry_point(hStream, attr, param),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamSetAttribute` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamSetAttribute` makes it `cuStreamSetAttribute_ptsz`, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamSetAttribute_v11000_ptsz`](crate::entries::cuStreamSetAttribute_v11000_ptsz).
@@ -9279,9 +9382,11 @@ pub unsafe fn cuStreamSetAttribute(
     attr: CUstreamAttrID,
     value: *const CUstreamAttrValue_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamSetAttribute_v11000_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamSetAttribute_v11000_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(hStream, attr, value),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamSynchronize` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuStreamSynchronize_v2000`](crate::entries::cuStreamSynchronize_v2000).
@@ -9290,9 +9395,9 @@ pub unsafe fn cuStreamSetAttribute(
 #[cfg(not(feature = "per-thread-default-stream"))]
 #[inline]
 pub unsafe fn cuStreamSynchronize(hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamSynchronize_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamSynchronize_v2000>() {
         Some(__entry_point) => __entry_point(hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamSynchronize` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamSynchronize` makes it `cuStreamSynchronize_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamSynchronize_v7000_ptsz`](crate::entries::cuStreamSynchronize_v7000_ptsz).
@@ -9301,9 +9406,9 @@ pub unsafe fn cuStreamSynchronize(hStream: CUstream) -> CUresult {
 #[cfg(feature = "per-thread-default-stream")]
 #[inline]
 pub unsafe fn cuStreamSynchronize(hStream: CUstream) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamSynchronize_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamSynchronize_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(hStream),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamUpdateCaptureDependencies` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamUpdateCaptureDependencies` makes it `cuStreamUpdateCaptureDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamUpdateCaptureDependencies_v12030`](crate::entries::cuStreamUpdateCaptureDependencies_v12030).
@@ -9318,13 +9423,13 @@ pub unsafe fn cuStreamUpdateCaptureDependencies(
     numDependencies: usize,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuStreamUpdateCaptureDependencies_v12030,
     >() {
         Some(__entry_point) => {
             __entry_point(hStream, dependencies, dependencyData, numDependencies, flags)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamUpdateCaptureDependencies` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamUpdateCaptureDependencies` makes it `cuStreamUpdateCaptureDependencies_v2_ptsz`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz).
@@ -9339,13 +9444,13 @@ pub unsafe fn cuStreamUpdateCaptureDependencies(
     numDependencies: usize,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz,
     >() {
         Some(__entry_point) => {
             __entry_point(hStream, dependencies, dependencyData, numDependencies, flags)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamUpdateCaptureDependencies_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamUpdateCaptureDependencies_v12030`](crate::entries::cuStreamUpdateCaptureDependencies_v12030).
@@ -9360,13 +9465,13 @@ pub unsafe fn cuStreamUpdateCaptureDependencies_v2(
     numDependencies: usize,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuStreamUpdateCaptureDependencies_v12030,
     >() {
         Some(__entry_point) => {
             __entry_point(hStream, dependencies, dependencyData, numDependencies, flags)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWaitEvent` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuStreamWaitEvent_v3020`](crate::entries::cuStreamWaitEvent_v3020).
@@ -9379,9 +9484,9 @@ pub unsafe fn cuStreamWaitEvent(
     hEvent: CUevent,
     Flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWaitEvent_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamWaitEvent_v3020>() {
         Some(__entry_point) => __entry_point(hStream, hEvent, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWaitEvent` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitEvent` makes it `cuStreamWaitEvent_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamWaitEvent_v7000_ptsz`](crate::entries::cuStreamWaitEvent_v7000_ptsz).
@@ -9394,9 +9499,9 @@ pub unsafe fn cuStreamWaitEvent(
     hEvent: CUevent,
     Flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWaitEvent_v7000_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamWaitEvent_v7000_ptsz>() {
         Some(__entry_point) => __entry_point(hStream, hEvent, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWaitValue32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue32` makes it `cuStreamWaitValue32_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue32_v11070`](crate::entries::cuStreamWaitValue32_v11070).
@@ -9410,9 +9515,9 @@ pub unsafe fn cuStreamWaitValue32(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWaitValue32_v11070>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue32_v11070>() {
         Some(__entry_point) => __entry_point(stream, addr, value, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWaitValue32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue32` makes it `cuStreamWaitValue32_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue32_v11070_ptsz`](crate::entries::cuStreamWaitValue32_v11070_ptsz).
@@ -9426,9 +9531,9 @@ pub unsafe fn cuStreamWaitValue32(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWaitValue32_v11070_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue32_v11070_ptsz>() {
         Some(__entry_point) => __entry_point(stream, addr, value, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWaitValue32_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue32_v11070`](crate::entries::cuStreamWaitValue32_v11070).
@@ -9442,9 +9547,9 @@ pub unsafe fn cuStreamWaitValue32_v2(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWaitValue32_v11070>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue32_v11070>() {
         Some(__entry_point) => __entry_point(stream, addr, value, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWaitValue64` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue64` makes it `cuStreamWaitValue64_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue64_v11070`](crate::entries::cuStreamWaitValue64_v11070).
@@ -9458,9 +9563,9 @@ pub unsafe fn cuStreamWaitValue64(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWaitValue64_v11070>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue64_v11070>() {
         Some(__entry_point) => __entry_point(stream, addr, value, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWaitValue64` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue64` makes it `cuStreamWaitValue64_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue64_v11070_ptsz`](crate::entries::cuStreamWaitValue64_v11070_ptsz).
@@ -9474,9 +9579,9 @@ pub unsafe fn cuStreamWaitValue64(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWaitValue64_v11070_ptsz>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue64_v11070_ptsz>() {
         Some(__entry_point) => __entry_point(stream, addr, value, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWaitValue64_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue64_v11070`](crate::entries::cuStreamWaitValue64_v11070).
@@ -9490,9 +9595,9 @@ pub unsafe fn cuStreamWaitValue64_v2(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWaitValue64_v11070>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue64_v11070>() {
         Some(__entry_point) => __entry_point(stream, addr, value, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWriteValue32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue32` makes it `cuStreamWriteValue32_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue32_v11070`](crate::entries::cuStreamWriteValue32_v11070).
@@ -9506,9 +9611,9 @@ pub unsafe fn cuStreamWriteValue32(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWriteValue32_v11070>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamWriteValue32_v11070>() {
         Some(__entry_point) => __entry_point(stream, addr, value, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWriteValue32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue32` makes it `cuStreamWriteValue32_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue32_v11070_ptsz`](crate::entries::cuStreamWriteValue32_v11070_ptsz).
@@ -9522,9 +9627,11 @@ pub unsafe fn cuStreamWriteValue32(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWriteValue32_v11070_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamWriteValue32_v11070_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(stream, addr, value, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWriteValue32_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue32_v11070`](crate::entries::cuStreamWriteValue32_v11070).
@@ -9538,9 +9645,9 @@ pub unsafe fn cuStreamWriteValue32_v2(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWriteValue32_v11070>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamWriteValue32_v11070>() {
         Some(__entry_point) => __entry_point(stream, addr, value, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWriteValue64` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue64` makes it `cuStreamWriteValue64_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue64_v11070`](crate::entries::cuStreamWriteValue64_v11070).
@@ -9554,9 +9661,9 @@ pub unsafe fn cuStreamWriteValue64(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWriteValue64_v11070>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamWriteValue64_v11070>() {
         Some(__entry_point) => __entry_point(stream, addr, value, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWriteValue64` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue64` makes it `cuStreamWriteValue64_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue64_v11070_ptsz`](crate::entries::cuStreamWriteValue64_v11070_ptsz).
@@ -9570,9 +9677,11 @@ pub unsafe fn cuStreamWriteValue64(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWriteValue64_v11070_ptsz>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuStreamWriteValue64_v11070_ptsz,
+    >() {
         Some(__entry_point) => __entry_point(stream, addr, value, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuStreamWriteValue64_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue64_v11070`](crate::entries::cuStreamWriteValue64_v11070).
@@ -9586,9 +9695,9 @@ pub unsafe fn cuStreamWriteValue64_v2(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuStreamWriteValue64_v11070>() {
+    match crate::api_shim::resolve::<crate::entries::cuStreamWriteValue64_v11070>() {
         Some(__entry_point) => __entry_point(stream, addr, value, flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuSurfObjectCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuSurfObjectCreate_v5000`](crate::entries::cuSurfObjectCreate_v5000).
@@ -9599,9 +9708,9 @@ pub unsafe fn cuSurfObjectCreate(
     pSurfObject: *mut CUsurfObject_v1,
     pResDesc: *const CUDA_RESOURCE_DESC_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuSurfObjectCreate_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuSurfObjectCreate_v5000>() {
         Some(__entry_point) => __entry_point(pSurfObject, pResDesc),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuSurfObjectDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuSurfObjectDestroy_v5000`](crate::entries::cuSurfObjectDestroy_v5000).
@@ -9609,9 +9718,9 @@ pub unsafe fn cuSurfObjectCreate(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuSurfObjectDestroy(surfObject: CUsurfObject_v1) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuSurfObjectDestroy_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuSurfObjectDestroy_v5000>() {
         Some(__entry_point) => __entry_point(surfObject),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuSurfObjectGetResourceDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuSurfObjectGetResourceDesc_v5000`](crate::entries::cuSurfObjectGetResourceDesc_v5000).
@@ -9622,9 +9731,11 @@ pub unsafe fn cuSurfObjectGetResourceDesc(
     pResDesc: *mut CUDA_RESOURCE_DESC_v1,
     surfObject: CUsurfObject_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuSurfObjectGetResourceDesc_v5000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuSurfObjectGetResourceDesc_v5000,
+    >() {
         Some(__entry_point) => __entry_point(pResDesc, surfObject),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuSurfRefGetArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuSurfRefGetArray_v3000`](crate::entries::cuSurfRefGetArray_v3000).
@@ -9632,9 +9743,9 @@ pub unsafe fn cuSurfObjectGetResourceDesc(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuSurfRefGetArray(phArray: *mut CUarray, hSurfRef: CUsurfref) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuSurfRefGetArray_v3000>() {
+    match crate::api_shim::resolve::<crate::entries::cuSurfRefGetArray_v3000>() {
         Some(__entry_point) => __entry_point(phArray, hSurfRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuSurfRefSetArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuSurfRefSetArray_v3000`](crate::entries::cuSurfRefSetArray_v3000).
@@ -9646,9 +9757,9 @@ pub unsafe fn cuSurfRefSetArray(
     hArray: CUarray,
     Flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuSurfRefSetArray_v3000>() {
+    match crate::api_shim::resolve::<crate::entries::cuSurfRefSetArray_v3000>() {
         Some(__entry_point) => __entry_point(hSurfRef, hArray, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTensorMapEncodeIm2col` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuTensorMapEncodeIm2col_v12000`](crate::entries::cuTensorMapEncodeIm2col_v12000).
@@ -9672,7 +9783,7 @@ pub unsafe fn cuTensorMapEncodeIm2col(
     l2Promotion: CUtensorMapL2promotion,
     oobFill: CUtensorMapFloatOOBfill,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTensorMapEncodeIm2col_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTensorMapEncodeIm2col_v12000>() {
         Some(__entry_point) => {
             __entry_point(
                 tensorMap,
@@ -9692,7 +9803,7 @@ pub unsafe fn cuTensorMapEncodeIm2col(
                 oobFill,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTensorMapEncodeIm2colWide` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuTensorMapEncodeIm2colWide_v12080`](crate::entries::cuTensorMapEncodeIm2colWide_v12080).
@@ -9717,7 +9828,9 @@ pub unsafe fn cuTensorMapEncodeIm2colWide(
     l2Promotion: CUtensorMapL2promotion,
     oobFill: CUtensorMapFloatOOBfill,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTensorMapEncodeIm2colWide_v12080>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuTensorMapEncodeIm2colWide_v12080,
+    >() {
         Some(__entry_point) => {
             __entry_point(
                 tensorMap,
@@ -9738,7 +9851,7 @@ pub unsafe fn cuTensorMapEncodeIm2colWide(
                 oobFill,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTensorMapEncodeTiled` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuTensorMapEncodeTiled_v12000`](crate::entries::cuTensorMapEncodeTiled_v12000).
@@ -9759,7 +9872,7 @@ pub unsafe fn cuTensorMapEncodeTiled(
     l2Promotion: CUtensorMapL2promotion,
     oobFill: CUtensorMapFloatOOBfill,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTensorMapEncodeTiled_v12000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTensorMapEncodeTiled_v12000>() {
         Some(__entry_point) => {
             __entry_point(
                 tensorMap,
@@ -9776,7 +9889,7 @@ pub unsafe fn cuTensorMapEncodeTiled(
                 oobFill,
             )
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTensorMapReplaceAddress` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuTensorMapReplaceAddress_v12000`](crate::entries::cuTensorMapReplaceAddress_v12000).
@@ -9787,9 +9900,11 @@ pub unsafe fn cuTensorMapReplaceAddress(
     tensorMap: *mut CUtensorMap,
     globalAddress: *mut c_void,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTensorMapReplaceAddress_v12000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuTensorMapReplaceAddress_v12000,
+    >() {
         Some(__entry_point) => __entry_point(tensorMap, globalAddress),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTensorMapSetAllocationClass` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13050 (CUDA 13.5), [`entries::cuTensorMapSetAllocationClass_v13050`](crate::entries::cuTensorMapSetAllocationClass_v13050).
@@ -9801,9 +9916,11 @@ pub unsafe fn cuTensorMapSetAllocationClass(
     allocClass: CUtensorMapAllocClass,
     outAllocClass: *mut CUtensorMapAllocClass,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTensorMapSetAllocationClass_v13050>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuTensorMapSetAllocationClass_v13050,
+    >() {
         Some(__entry_point) => __entry_point(tensorMap, allocClass, outAllocClass),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexObjectCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectCreate_v5000`](crate::entries::cuTexObjectCreate_v5000).
@@ -9816,11 +9933,11 @@ pub unsafe fn cuTexObjectCreate(
     pTexDesc: *const CUDA_TEXTURE_DESC_v1,
     pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexObjectCreate_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexObjectCreate_v5000>() {
         Some(__entry_point) => {
             __entry_point(pTexObject, pResDesc, pTexDesc, pResViewDesc)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexObjectDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectDestroy_v5000`](crate::entries::cuTexObjectDestroy_v5000).
@@ -9828,9 +9945,9 @@ pub unsafe fn cuTexObjectCreate(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuTexObjectDestroy(texObject: CUtexObject_v1) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexObjectDestroy_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexObjectDestroy_v5000>() {
         Some(__entry_point) => __entry_point(texObject),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexObjectGetResourceDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectGetResourceDesc_v5000`](crate::entries::cuTexObjectGetResourceDesc_v5000).
@@ -9841,9 +9958,11 @@ pub unsafe fn cuTexObjectGetResourceDesc(
     pResDesc: *mut CUDA_RESOURCE_DESC_v1,
     texObject: CUtexObject_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexObjectGetResourceDesc_v5000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuTexObjectGetResourceDesc_v5000,
+    >() {
         Some(__entry_point) => __entry_point(pResDesc, texObject),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexObjectGetResourceViewDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectGetResourceViewDesc_v5000`](crate::entries::cuTexObjectGetResourceViewDesc_v5000).
@@ -9854,9 +9973,11 @@ pub unsafe fn cuTexObjectGetResourceViewDesc(
     pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC_v1,
     texObject: CUtexObject_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexObjectGetResourceViewDesc_v5000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuTexObjectGetResourceViewDesc_v5000,
+    >() {
         Some(__entry_point) => __entry_point(pResViewDesc, texObject),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexObjectGetTextureDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectGetTextureDesc_v5000`](crate::entries::cuTexObjectGetTextureDesc_v5000).
@@ -9867,9 +9988,9 @@ pub unsafe fn cuTexObjectGetTextureDesc(
     pTexDesc: *mut CUDA_TEXTURE_DESC_v1,
     texObject: CUtexObject_v1,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexObjectGetTextureDesc_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexObjectGetTextureDesc_v5000>() {
         Some(__entry_point) => __entry_point(pTexDesc, texObject),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefCreate_v2000`](crate::entries::cuTexRefCreate_v2000).
@@ -9877,9 +9998,9 @@ pub unsafe fn cuTexObjectGetTextureDesc(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuTexRefCreate(pTexRef: *mut CUtexref) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefCreate_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefCreate_v2000>() {
         Some(__entry_point) => __entry_point(pTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefDestroy_v2000`](crate::entries::cuTexRefDestroy_v2000).
@@ -9887,9 +10008,9 @@ pub unsafe fn cuTexRefCreate(pTexRef: *mut CUtexref) -> CUresult {
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuTexRefDestroy(hTexRef: CUtexref) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefDestroy_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefDestroy_v2000>() {
         Some(__entry_point) => __entry_point(hTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefGetAddress` as cuda.h 13.5 means it: `#define cuTexRefGetAddress` makes it `cuTexRefGetAddress_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuTexRefGetAddress_v3020`](crate::entries::cuTexRefGetAddress_v3020).
@@ -9900,9 +10021,9 @@ pub unsafe fn cuTexRefGetAddress(
     pdptr: *mut CUdeviceptr_v2,
     hTexRef: CUtexref,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefGetAddress_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefGetAddress_v3020>() {
         Some(__entry_point) => __entry_point(pdptr, hTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefGetAddressMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetAddressMode_v2000`](crate::entries::cuTexRefGetAddressMode_v2000).
@@ -9914,9 +10035,9 @@ pub unsafe fn cuTexRefGetAddressMode(
     hTexRef: CUtexref,
     dim: c_int,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefGetAddressMode_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefGetAddressMode_v2000>() {
         Some(__entry_point) => __entry_point(pam, hTexRef, dim),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefGetArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetArray_v2000`](crate::entries::cuTexRefGetArray_v2000).
@@ -9924,9 +10045,9 @@ pub unsafe fn cuTexRefGetAddressMode(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuTexRefGetArray(phArray: *mut CUarray, hTexRef: CUtexref) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefGetArray_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefGetArray_v2000>() {
         Some(__entry_point) => __entry_point(phArray, hTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefGetBorderColor` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuTexRefGetBorderColor_v8000`](crate::entries::cuTexRefGetBorderColor_v8000).
@@ -9937,9 +10058,9 @@ pub unsafe fn cuTexRefGetBorderColor(
     pBorderColor: *mut f32,
     hTexRef: CUtexref,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefGetBorderColor_v8000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefGetBorderColor_v8000>() {
         Some(__entry_point) => __entry_point(pBorderColor, hTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefGetFilterMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetFilterMode_v2000`](crate::entries::cuTexRefGetFilterMode_v2000).
@@ -9950,9 +10071,9 @@ pub unsafe fn cuTexRefGetFilterMode(
     pfm: *mut CUfilter_mode,
     hTexRef: CUtexref,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefGetFilterMode_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefGetFilterMode_v2000>() {
         Some(__entry_point) => __entry_point(pfm, hTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefGetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetFlags_v2000`](crate::entries::cuTexRefGetFlags_v2000).
@@ -9960,9 +10081,9 @@ pub unsafe fn cuTexRefGetFilterMode(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuTexRefGetFlags(pFlags: *mut c_uint, hTexRef: CUtexref) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefGetFlags_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefGetFlags_v2000>() {
         Some(__entry_point) => __entry_point(pFlags, hTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefGetFormat` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetFormat_v2000`](crate::entries::cuTexRefGetFormat_v2000).
@@ -9974,9 +10095,9 @@ pub unsafe fn cuTexRefGetFormat(
     pNumChannels: *mut c_int,
     hTexRef: CUtexref,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefGetFormat_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefGetFormat_v2000>() {
         Some(__entry_point) => __entry_point(pFormat, pNumChannels, hTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefGetMaxAnisotropy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMaxAnisotropy_v5000`](crate::entries::cuTexRefGetMaxAnisotropy_v5000).
@@ -9987,9 +10108,9 @@ pub unsafe fn cuTexRefGetMaxAnisotropy(
     pmaxAniso: *mut c_int,
     hTexRef: CUtexref,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefGetMaxAnisotropy_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefGetMaxAnisotropy_v5000>() {
         Some(__entry_point) => __entry_point(pmaxAniso, hTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefGetMipmapFilterMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMipmapFilterMode_v5000`](crate::entries::cuTexRefGetMipmapFilterMode_v5000).
@@ -10000,9 +10121,11 @@ pub unsafe fn cuTexRefGetMipmapFilterMode(
     pfm: *mut CUfilter_mode,
     hTexRef: CUtexref,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefGetMipmapFilterMode_v5000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuTexRefGetMipmapFilterMode_v5000,
+    >() {
         Some(__entry_point) => __entry_point(pfm, hTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefGetMipmapLevelBias` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMipmapLevelBias_v5000`](crate::entries::cuTexRefGetMipmapLevelBias_v5000).
@@ -10013,9 +10136,11 @@ pub unsafe fn cuTexRefGetMipmapLevelBias(
     pbias: *mut f32,
     hTexRef: CUtexref,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefGetMipmapLevelBias_v5000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuTexRefGetMipmapLevelBias_v5000,
+    >() {
         Some(__entry_point) => __entry_point(pbias, hTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefGetMipmapLevelClamp` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMipmapLevelClamp_v5000`](crate::entries::cuTexRefGetMipmapLevelClamp_v5000).
@@ -10027,11 +10152,13 @@ pub unsafe fn cuTexRefGetMipmapLevelClamp(
     pmaxMipmapLevelClamp: *mut f32,
     hTexRef: CUtexref,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefGetMipmapLevelClamp_v5000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuTexRefGetMipmapLevelClamp_v5000,
+    >() {
         Some(__entry_point) => {
             __entry_point(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefGetMipmappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMipmappedArray_v5000`](crate::entries::cuTexRefGetMipmappedArray_v5000).
@@ -10042,9 +10169,9 @@ pub unsafe fn cuTexRefGetMipmappedArray(
     phMipmappedArray: *mut CUmipmappedArray,
     hTexRef: CUtexref,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefGetMipmappedArray_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefGetMipmappedArray_v5000>() {
         Some(__entry_point) => __entry_point(phMipmappedArray, hTexRef),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetAddress` as cuda.h 13.5 means it: `#define cuTexRefSetAddress` makes it `cuTexRefSetAddress_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuTexRefSetAddress_v3020`](crate::entries::cuTexRefSetAddress_v3020).
@@ -10057,9 +10184,9 @@ pub unsafe fn cuTexRefSetAddress(
     dptr: CUdeviceptr_v2,
     bytes: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetAddress_v3020>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefSetAddress_v3020>() {
         Some(__entry_point) => __entry_point(ByteOffset, hTexRef, dptr, bytes),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetAddress2D` as cuda.h 13.5 means it: `#define cuTexRefSetAddress2D` makes it `cuTexRefSetAddress2D_v3`, the ABI of version 4010 (CUDA 4.1), [`entries::cuTexRefSetAddress2D_v4010`](crate::entries::cuTexRefSetAddress2D_v4010).
@@ -10072,9 +10199,9 @@ pub unsafe fn cuTexRefSetAddress2D(
     dptr: CUdeviceptr_v2,
     Pitch: usize,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetAddress2D_v4010>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefSetAddress2D_v4010>() {
         Some(__entry_point) => __entry_point(hTexRef, desc, dptr, Pitch),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetAddressMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetAddressMode_v2000`](crate::entries::cuTexRefSetAddressMode_v2000).
@@ -10086,9 +10213,9 @@ pub unsafe fn cuTexRefSetAddressMode(
     dim: c_int,
     am: CUaddress_mode,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetAddressMode_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefSetAddressMode_v2000>() {
         Some(__entry_point) => __entry_point(hTexRef, dim, am),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetArray_v2000`](crate::entries::cuTexRefSetArray_v2000).
@@ -10100,9 +10227,9 @@ pub unsafe fn cuTexRefSetArray(
     hArray: CUarray,
     Flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetArray_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefSetArray_v2000>() {
         Some(__entry_point) => __entry_point(hTexRef, hArray, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetBorderColor` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuTexRefSetBorderColor_v8000`](crate::entries::cuTexRefSetBorderColor_v8000).
@@ -10113,9 +10240,9 @@ pub unsafe fn cuTexRefSetBorderColor(
     hTexRef: CUtexref,
     pBorderColor: *mut f32,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetBorderColor_v8000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefSetBorderColor_v8000>() {
         Some(__entry_point) => __entry_point(hTexRef, pBorderColor),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetFilterMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetFilterMode_v2000`](crate::entries::cuTexRefSetFilterMode_v2000).
@@ -10123,9 +10250,9 @@ pub unsafe fn cuTexRefSetBorderColor(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuTexRefSetFilterMode(hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetFilterMode_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefSetFilterMode_v2000>() {
         Some(__entry_point) => __entry_point(hTexRef, fm),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetFlags_v2000`](crate::entries::cuTexRefSetFlags_v2000).
@@ -10133,9 +10260,9 @@ pub unsafe fn cuTexRefSetFilterMode(hTexRef: CUtexref, fm: CUfilter_mode) -> CUr
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuTexRefSetFlags(hTexRef: CUtexref, Flags: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetFlags_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefSetFlags_v2000>() {
         Some(__entry_point) => __entry_point(hTexRef, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetFormat` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetFormat_v2000`](crate::entries::cuTexRefSetFormat_v2000).
@@ -10147,9 +10274,9 @@ pub unsafe fn cuTexRefSetFormat(
     fmt: CUarray_format,
     NumPackedComponents: c_int,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetFormat_v2000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefSetFormat_v2000>() {
         Some(__entry_point) => __entry_point(hTexRef, fmt, NumPackedComponents),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetMaxAnisotropy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMaxAnisotropy_v5000`](crate::entries::cuTexRefSetMaxAnisotropy_v5000).
@@ -10157,9 +10284,9 @@ pub unsafe fn cuTexRefSetFormat(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuTexRefSetMaxAnisotropy(hTexRef: CUtexref, maxAniso: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetMaxAnisotropy_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefSetMaxAnisotropy_v5000>() {
         Some(__entry_point) => __entry_point(hTexRef, maxAniso),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetMipmapFilterMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMipmapFilterMode_v5000`](crate::entries::cuTexRefSetMipmapFilterMode_v5000).
@@ -10170,9 +10297,11 @@ pub unsafe fn cuTexRefSetMipmapFilterMode(
     hTexRef: CUtexref,
     fm: CUfilter_mode,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetMipmapFilterMode_v5000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuTexRefSetMipmapFilterMode_v5000,
+    >() {
         Some(__entry_point) => __entry_point(hTexRef, fm),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetMipmapLevelBias` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMipmapLevelBias_v5000`](crate::entries::cuTexRefSetMipmapLevelBias_v5000).
@@ -10180,9 +10309,11 @@ pub unsafe fn cuTexRefSetMipmapFilterMode(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuTexRefSetMipmapLevelBias(hTexRef: CUtexref, bias: f32) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetMipmapLevelBias_v5000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuTexRefSetMipmapLevelBias_v5000,
+    >() {
         Some(__entry_point) => __entry_point(hTexRef, bias),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetMipmapLevelClamp` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMipmapLevelClamp_v5000`](crate::entries::cuTexRefSetMipmapLevelClamp_v5000).
@@ -10194,11 +10325,13 @@ pub unsafe fn cuTexRefSetMipmapLevelClamp(
     minMipmapLevelClamp: f32,
     maxMipmapLevelClamp: f32,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetMipmapLevelClamp_v5000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuTexRefSetMipmapLevelClamp_v5000,
+    >() {
         Some(__entry_point) => {
             __entry_point(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuTexRefSetMipmappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMipmappedArray_v5000`](crate::entries::cuTexRefSetMipmappedArray_v5000).
@@ -10210,9 +10343,9 @@ pub unsafe fn cuTexRefSetMipmappedArray(
     hMipmappedArray: CUmipmappedArray,
     Flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuTexRefSetMipmappedArray_v5000>() {
+    match crate::api_shim::resolve::<crate::entries::cuTexRefSetMipmappedArray_v5000>() {
         Some(__entry_point) => __entry_point(hTexRef, hMipmappedArray, Flags),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuThreadExchangeStreamCaptureMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10010 (CUDA 10.1), [`entries::cuThreadExchangeStreamCaptureMode_v10010`](crate::entries::cuThreadExchangeStreamCaptureMode_v10010).
@@ -10222,11 +10355,11 @@ pub unsafe fn cuTexRefSetMipmappedArray(
 pub unsafe fn cuThreadExchangeStreamCaptureMode(
     mode: *mut CUstreamCaptureMode,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuThreadExchangeStreamCaptureMode_v10010,
     >() {
         Some(__entry_point) => __entry_point(mode),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuUserObjectCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuUserObjectCreate_v11030`](crate::entries::cuUserObjectCreate_v11030).
@@ -10240,11 +10373,11 @@ pub unsafe fn cuUserObjectCreate(
     initialRefcount: c_uint,
     flags: c_uint,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuUserObjectCreate_v11030>() {
+    match crate::api_shim::resolve::<crate::entries::cuUserObjectCreate_v11030>() {
         Some(__entry_point) => {
             __entry_point(object_out, ptr, destroy, initialRefcount, flags)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuUserObjectRelease` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuUserObjectRelease_v11030`](crate::entries::cuUserObjectRelease_v11030).
@@ -10252,9 +10385,9 @@ pub unsafe fn cuUserObjectCreate(
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuUserObjectRelease(object: CUuserObject, count: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuUserObjectRelease_v11030>() {
+    match crate::api_shim::resolve::<crate::entries::cuUserObjectRelease_v11030>() {
         Some(__entry_point) => __entry_point(object, count),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuUserObjectRetain` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuUserObjectRetain_v11030`](crate::entries::cuUserObjectRetain_v11030).
@@ -10262,9 +10395,9 @@ pub unsafe fn cuUserObjectRelease(object: CUuserObject, count: c_uint) -> CUresu
  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
 #[inline]
 pub unsafe fn cuUserObjectRetain(object: CUuserObject, count: c_uint) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuUserObjectRetain_v11030>() {
+    match crate::api_shim::resolve::<crate::entries::cuUserObjectRetain_v11030>() {
         Some(__entry_point) => __entry_point(object, count),
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuWaitExternalSemaphoresAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuWaitExternalSemaphoresAsync_v10000`](crate::entries::cuWaitExternalSemaphoresAsync_v10000).
@@ -10278,11 +10411,13 @@ pub unsafe fn cuWaitExternalSemaphoresAsync(
     numExtSems: c_uint,
     stream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<crate::entries::cuWaitExternalSemaphoresAsync_v10000>() {
+    match crate::api_shim::resolve::<
+        crate::entries::cuWaitExternalSemaphoresAsync_v10000,
+    >() {
         Some(__entry_point) => {
             __entry_point(extSemArray, paramsArray, numExtSems, stream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 /** `cuWaitExternalSemaphoresAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuWaitExternalSemaphoresAsync` makes it `cuWaitExternalSemaphoresAsync_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuWaitExternalSemaphoresAsync_v10000_ptsz`](crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz).
@@ -10296,13 +10431,13 @@ pub unsafe fn cuWaitExternalSemaphoresAsync(
     numExtSems: c_uint,
     stream: CUstream,
 ) -> CUresult {
-    match crate::api::resolve::<
+    match crate::api_shim::resolve::<
         crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz,
     >() {
         Some(__entry_point) => {
             __entry_point(extSemArray, paramsArray, numExtSems, stream)
         }
-        None => crate::api::UNAVAILABLE,
+        None => crate::api_shim::UNAVAILABLE,
     }
 }
 #[cfg(feature = "d3d10")]
@@ -10320,9 +10455,9 @@ mod d3d10 {
         Flags: c_uint,
         pD3DDevice: *mut ID3D10Device,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D10CtxCreate_v3020>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D10CtxCreate_v3020>() {
             Some(__entry_point) => __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10CtxCreateOnDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10CtxCreateOnDevice_v3020`](crate::entries::cuD3D10CtxCreateOnDevice_v3020).
@@ -10336,9 +10471,11 @@ mod d3d10 {
         pD3DDevice: *mut ID3D10Device,
         cudaDevice: CUdevice_v1,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D10CtxCreateOnDevice_v3020>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D10CtxCreateOnDevice_v3020,
+        >() {
             Some(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10GetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10GetDevice_v2010`](crate::entries::cuD3D10GetDevice_v2010).
@@ -10350,9 +10487,9 @@ mod d3d10 {
         pCudaDevice: *mut CUdevice_v1,
         pAdapter: *mut IDXGIAdapter,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D10GetDevice_v2010>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D10GetDevice_v2010>() {
             Some(__entry_point) => __entry_point(pCudaDevice, pAdapter),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10GetDevices` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10GetDevices_v3020`](crate::entries::cuD3D10GetDevices_v3020).
@@ -10367,7 +10504,7 @@ mod d3d10 {
         pD3D10Device: *mut ID3D10Device,
         deviceList: CUd3d10DeviceList,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D10GetDevices_v3020>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D10GetDevices_v3020>() {
             Some(__entry_point) => {
                 __entry_point(
                     pCudaDeviceCount,
@@ -10377,7 +10514,7 @@ mod d3d10 {
                     deviceList,
                 )
             }
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10GetDirect3DDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10GetDirect3DDevice_v3020`](crate::entries::cuD3D10GetDirect3DDevice_v3020).
@@ -10388,9 +10525,11 @@ mod d3d10 {
     pub unsafe fn cuD3D10GetDirect3DDevice(
         ppD3DDevice: *mut *mut ID3D10Device,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D10GetDirect3DDevice_v3020>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D10GetDirect3DDevice_v3020,
+        >() {
             Some(__entry_point) => __entry_point(ppD3DDevice),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10MapResources` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10MapResources_v2010`](crate::entries::cuD3D10MapResources_v2010).
@@ -10402,9 +10541,9 @@ mod d3d10 {
         count: c_uint,
         ppResources: *mut *mut ID3D10Resource,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D10MapResources_v2010>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D10MapResources_v2010>() {
             Some(__entry_point) => __entry_point(count, ppResources),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10RegisterResource_v2010`](crate::entries::cuD3D10RegisterResource_v2010).
@@ -10416,9 +10555,11 @@ mod d3d10 {
         pResource: *mut ID3D10Resource,
         Flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D10RegisterResource_v2010>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D10RegisterResource_v2010,
+        >() {
             Some(__entry_point) => __entry_point(pResource, Flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10ResourceGetMappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10ResourceGetMappedArray_v2010`](crate::entries::cuD3D10ResourceGetMappedArray_v2010).
@@ -10431,11 +10572,11 @@ mod d3d10 {
         pResource: *mut ID3D10Resource,
         SubResource: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuD3D10ResourceGetMappedArray_v2010,
         >() {
             Some(__entry_point) => __entry_point(pArray, pResource, SubResource),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10ResourceGetMappedPitch` as cuda.h 13.5 means it: `#define cuD3D10ResourceGetMappedPitch` makes it `cuD3D10ResourceGetMappedPitch_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10ResourceGetMappedPitch_v3020`](crate::entries::cuD3D10ResourceGetMappedPitch_v3020).
@@ -10449,13 +10590,13 @@ mod d3d10 {
         pResource: *mut ID3D10Resource,
         SubResource: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuD3D10ResourceGetMappedPitch_v3020,
         >() {
             Some(__entry_point) => {
                 __entry_point(pPitch, pPitchSlice, pResource, SubResource)
             }
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10ResourceGetMappedPointer` as cuda.h 13.5 means it: `#define cuD3D10ResourceGetMappedPointer` makes it `cuD3D10ResourceGetMappedPointer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10ResourceGetMappedPointer_v3020`](crate::entries::cuD3D10ResourceGetMappedPointer_v3020).
@@ -10468,11 +10609,11 @@ mod d3d10 {
         pResource: *mut ID3D10Resource,
         SubResource: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuD3D10ResourceGetMappedPointer_v3020,
         >() {
             Some(__entry_point) => __entry_point(pDevPtr, pResource, SubResource),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10ResourceGetMappedSize` as cuda.h 13.5 means it: `#define cuD3D10ResourceGetMappedSize` makes it `cuD3D10ResourceGetMappedSize_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10ResourceGetMappedSize_v3020`](crate::entries::cuD3D10ResourceGetMappedSize_v3020).
@@ -10485,11 +10626,11 @@ mod d3d10 {
         pResource: *mut ID3D10Resource,
         SubResource: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuD3D10ResourceGetMappedSize_v3020,
         >() {
             Some(__entry_point) => __entry_point(pSize, pResource, SubResource),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10ResourceGetSurfaceDimensions` as cuda.h 13.5 means it: `#define cuD3D10ResourceGetSurfaceDimensions` makes it `cuD3D10ResourceGetSurfaceDimensions_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10ResourceGetSurfaceDimensions_v3020`](crate::entries::cuD3D10ResourceGetSurfaceDimensions_v3020).
@@ -10504,13 +10645,13 @@ mod d3d10 {
         pResource: *mut ID3D10Resource,
         SubResource: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuD3D10ResourceGetSurfaceDimensions_v3020,
         >() {
             Some(__entry_point) => {
                 __entry_point(pWidth, pHeight, pDepth, pResource, SubResource)
             }
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10ResourceSetMapFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10ResourceSetMapFlags_v2010`](crate::entries::cuD3D10ResourceSetMapFlags_v2010).
@@ -10522,9 +10663,11 @@ mod d3d10 {
         pResource: *mut ID3D10Resource,
         Flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D10ResourceSetMapFlags_v2010>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D10ResourceSetMapFlags_v2010,
+        >() {
             Some(__entry_point) => __entry_point(pResource, Flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10UnmapResources` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10UnmapResources_v2010`](crate::entries::cuD3D10UnmapResources_v2010).
@@ -10536,9 +10679,9 @@ mod d3d10 {
         count: c_uint,
         ppResources: *mut *mut ID3D10Resource,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D10UnmapResources_v2010>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D10UnmapResources_v2010>() {
             Some(__entry_point) => __entry_point(count, ppResources),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D10UnregisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10UnregisterResource_v2010`](crate::entries::cuD3D10UnregisterResource_v2010).
@@ -10547,9 +10690,11 @@ mod d3d10 {
     #[cfg(feature = "d3d10")]
     #[inline]
     pub unsafe fn cuD3D10UnregisterResource(pResource: *mut ID3D10Resource) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D10UnregisterResource_v2010>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D10UnregisterResource_v2010,
+        >() {
             Some(__entry_point) => __entry_point(pResource),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGraphicsD3D10RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsD3D10RegisterResource_v3000`](crate::entries::cuGraphicsD3D10RegisterResource_v3000).
@@ -10562,11 +10707,11 @@ mod d3d10 {
         pD3DResource: *mut ID3D10Resource,
         Flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuGraphicsD3D10RegisterResource_v3000,
         >() {
             Some(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
 }
@@ -10587,9 +10732,9 @@ mod d3d11 {
         Flags: c_uint,
         pD3DDevice: *mut ID3D11Device,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D11CtxCreate_v3020>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D11CtxCreate_v3020>() {
             Some(__entry_point) => __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D11CtxCreateOnDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D11CtxCreateOnDevice_v3020`](crate::entries::cuD3D11CtxCreateOnDevice_v3020).
@@ -10603,9 +10748,11 @@ mod d3d11 {
         pD3DDevice: *mut ID3D11Device,
         cudaDevice: CUdevice_v1,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D11CtxCreateOnDevice_v3020>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D11CtxCreateOnDevice_v3020,
+        >() {
             Some(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D11GetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuD3D11GetDevice_v3000`](crate::entries::cuD3D11GetDevice_v3000).
@@ -10617,9 +10764,9 @@ mod d3d11 {
         pCudaDevice: *mut CUdevice_v1,
         pAdapter: *mut IDXGIAdapter,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D11GetDevice_v3000>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D11GetDevice_v3000>() {
             Some(__entry_point) => __entry_point(pCudaDevice, pAdapter),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D11GetDevices` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D11GetDevices_v3020`](crate::entries::cuD3D11GetDevices_v3020).
@@ -10634,7 +10781,7 @@ mod d3d11 {
         pD3D11Device: *mut ID3D11Device,
         deviceList: CUd3d11DeviceList,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D11GetDevices_v3020>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D11GetDevices_v3020>() {
             Some(__entry_point) => {
                 __entry_point(
                     pCudaDeviceCount,
@@ -10644,7 +10791,7 @@ mod d3d11 {
                     deviceList,
                 )
             }
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D11GetDirect3DDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D11GetDirect3DDevice_v3020`](crate::entries::cuD3D11GetDirect3DDevice_v3020).
@@ -10655,9 +10802,11 @@ mod d3d11 {
     pub unsafe fn cuD3D11GetDirect3DDevice(
         ppD3DDevice: *mut *mut ID3D11Device,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D11GetDirect3DDevice_v3020>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D11GetDirect3DDevice_v3020,
+        >() {
             Some(__entry_point) => __entry_point(ppD3DDevice),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGraphicsD3D11RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsD3D11RegisterResource_v3000`](crate::entries::cuGraphicsD3D11RegisterResource_v3000).
@@ -10670,11 +10819,11 @@ mod d3d11 {
         pD3DResource: *mut ID3D11Resource,
         Flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuGraphicsD3D11RegisterResource_v3000,
         >() {
             Some(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
 }
@@ -10690,9 +10839,9 @@ mod d3d9 {
     #[cfg(feature = "d3d9")]
     #[inline]
     pub unsafe fn cuD3D9Begin(pDevice: *mut IDirect3DDevice9) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9Begin_v2000>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D9Begin_v2000>() {
             Some(__entry_point) => __entry_point(pDevice),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9CtxCreate` as cuda.h 13.5 means it: `#define cuD3D9CtxCreate` makes it `cuD3D9CtxCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9CtxCreate_v3020`](crate::entries::cuD3D9CtxCreate_v3020).
@@ -10706,9 +10855,9 @@ mod d3d9 {
         Flags: c_uint,
         pD3DDevice: *mut IDirect3DDevice9,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9CtxCreate_v3020>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D9CtxCreate_v3020>() {
             Some(__entry_point) => __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9CtxCreateOnDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9CtxCreateOnDevice_v3020`](crate::entries::cuD3D9CtxCreateOnDevice_v3020).
@@ -10722,9 +10871,11 @@ mod d3d9 {
         pD3DDevice: *mut IDirect3DDevice9,
         cudaDevice: CUdevice_v1,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9CtxCreateOnDevice_v3020>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D9CtxCreateOnDevice_v3020,
+        >() {
             Some(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9End` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9End_v2000`](crate::entries::cuD3D9End_v2000).
@@ -10733,9 +10884,9 @@ mod d3d9 {
     #[cfg(feature = "d3d9")]
     #[inline]
     pub unsafe fn cuD3D9End() -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9End_v2000>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D9End_v2000>() {
             Some(__entry_point) => __entry_point(),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9GetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9GetDevice_v2000`](crate::entries::cuD3D9GetDevice_v2000).
@@ -10747,9 +10898,9 @@ mod d3d9 {
         pCudaDevice: *mut CUdevice_v1,
         pszAdapterName: *const c_char,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9GetDevice_v2000>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D9GetDevice_v2000>() {
             Some(__entry_point) => __entry_point(pCudaDevice, pszAdapterName),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9GetDevices` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9GetDevices_v3020`](crate::entries::cuD3D9GetDevices_v3020).
@@ -10764,7 +10915,7 @@ mod d3d9 {
         pD3D9Device: *mut IDirect3DDevice9,
         deviceList: CUd3d9DeviceList,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9GetDevices_v3020>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D9GetDevices_v3020>() {
             Some(__entry_point) => {
                 __entry_point(
                     pCudaDeviceCount,
@@ -10774,7 +10925,7 @@ mod d3d9 {
                     deviceList,
                 )
             }
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9GetDirect3DDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9GetDirect3DDevice_v2000`](crate::entries::cuD3D9GetDirect3DDevice_v2000).
@@ -10785,9 +10936,11 @@ mod d3d9 {
     pub unsafe fn cuD3D9GetDirect3DDevice(
         ppD3DDevice: *mut *mut IDirect3DDevice9,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9GetDirect3DDevice_v2000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D9GetDirect3DDevice_v2000,
+        >() {
             Some(__entry_point) => __entry_point(ppD3DDevice),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9MapResources` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9MapResources_v2000`](crate::entries::cuD3D9MapResources_v2000).
@@ -10799,9 +10952,9 @@ mod d3d9 {
         count: c_uint,
         ppResource: *mut *mut IDirect3DResource9,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9MapResources_v2000>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D9MapResources_v2000>() {
             Some(__entry_point) => __entry_point(count, ppResource),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9MapVertexBuffer` as cuda.h 13.5 means it: `#define cuD3D9MapVertexBuffer` makes it `cuD3D9MapVertexBuffer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9MapVertexBuffer_v3020`](crate::entries::cuD3D9MapVertexBuffer_v3020).
@@ -10814,9 +10967,9 @@ mod d3d9 {
         pSize: *mut usize,
         pVB: *mut IDirect3DVertexBuffer9,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9MapVertexBuffer_v3020>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D9MapVertexBuffer_v3020>() {
             Some(__entry_point) => __entry_point(pDevPtr, pSize, pVB),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9RegisterResource_v2000`](crate::entries::cuD3D9RegisterResource_v2000).
@@ -10828,9 +10981,11 @@ mod d3d9 {
         pResource: *mut IDirect3DResource9,
         Flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9RegisterResource_v2000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D9RegisterResource_v2000,
+        >() {
             Some(__entry_point) => __entry_point(pResource, Flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9RegisterVertexBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9RegisterVertexBuffer_v2000`](crate::entries::cuD3D9RegisterVertexBuffer_v2000).
@@ -10841,9 +10996,11 @@ mod d3d9 {
     pub unsafe fn cuD3D9RegisterVertexBuffer(
         pVB: *mut IDirect3DVertexBuffer9,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9RegisterVertexBuffer_v2000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D9RegisterVertexBuffer_v2000,
+        >() {
             Some(__entry_point) => __entry_point(pVB),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9ResourceGetMappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D9ResourceGetMappedArray_v2010`](crate::entries::cuD3D9ResourceGetMappedArray_v2010).
@@ -10857,11 +11014,11 @@ mod d3d9 {
         Face: c_uint,
         Level: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuD3D9ResourceGetMappedArray_v2010,
         >() {
             Some(__entry_point) => __entry_point(pArray, pResource, Face, Level),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9ResourceGetMappedPitch` as cuda.h 13.5 means it: `#define cuD3D9ResourceGetMappedPitch` makes it `cuD3D9ResourceGetMappedPitch_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9ResourceGetMappedPitch_v3020`](crate::entries::cuD3D9ResourceGetMappedPitch_v3020).
@@ -10876,13 +11033,13 @@ mod d3d9 {
         Face: c_uint,
         Level: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuD3D9ResourceGetMappedPitch_v3020,
         >() {
             Some(__entry_point) => {
                 __entry_point(pPitch, pPitchSlice, pResource, Face, Level)
             }
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9ResourceGetMappedPointer` as cuda.h 13.5 means it: `#define cuD3D9ResourceGetMappedPointer` makes it `cuD3D9ResourceGetMappedPointer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9ResourceGetMappedPointer_v3020`](crate::entries::cuD3D9ResourceGetMappedPointer_v3020).
@@ -10896,11 +11053,11 @@ mod d3d9 {
         Face: c_uint,
         Level: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuD3D9ResourceGetMappedPointer_v3020,
         >() {
             Some(__entry_point) => __entry_point(pDevPtr, pResource, Face, Level),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9ResourceGetMappedSize` as cuda.h 13.5 means it: `#define cuD3D9ResourceGetMappedSize` makes it `cuD3D9ResourceGetMappedSize_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9ResourceGetMappedSize_v3020`](crate::entries::cuD3D9ResourceGetMappedSize_v3020).
@@ -10914,11 +11071,11 @@ mod d3d9 {
         Face: c_uint,
         Level: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuD3D9ResourceGetMappedSize_v3020,
         >() {
             Some(__entry_point) => __entry_point(pSize, pResource, Face, Level),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9ResourceGetSurfaceDimensions` as cuda.h 13.5 means it: `#define cuD3D9ResourceGetSurfaceDimensions` makes it `cuD3D9ResourceGetSurfaceDimensions_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9ResourceGetSurfaceDimensions_v3020`](crate::entries::cuD3D9ResourceGetSurfaceDimensions_v3020).
@@ -10934,13 +11091,13 @@ mod d3d9 {
         Face: c_uint,
         Level: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuD3D9ResourceGetSurfaceDimensions_v3020,
         >() {
             Some(__entry_point) => {
                 __entry_point(pWidth, pHeight, pDepth, pResource, Face, Level)
             }
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9ResourceSetMapFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9ResourceSetMapFlags_v2000`](crate::entries::cuD3D9ResourceSetMapFlags_v2000).
@@ -10952,9 +11109,11 @@ mod d3d9 {
         pResource: *mut IDirect3DResource9,
         Flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9ResourceSetMapFlags_v2000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D9ResourceSetMapFlags_v2000,
+        >() {
             Some(__entry_point) => __entry_point(pResource, Flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9UnmapResources` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9UnmapResources_v2000`](crate::entries::cuD3D9UnmapResources_v2000).
@@ -10966,9 +11125,9 @@ mod d3d9 {
         count: c_uint,
         ppResource: *mut *mut IDirect3DResource9,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9UnmapResources_v2000>() {
+        match crate::api_shim::resolve::<crate::entries::cuD3D9UnmapResources_v2000>() {
             Some(__entry_point) => __entry_point(count, ppResource),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9UnmapVertexBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9UnmapVertexBuffer_v2000`](crate::entries::cuD3D9UnmapVertexBuffer_v2000).
@@ -10977,9 +11136,11 @@ mod d3d9 {
     #[cfg(feature = "d3d9")]
     #[inline]
     pub unsafe fn cuD3D9UnmapVertexBuffer(pVB: *mut IDirect3DVertexBuffer9) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9UnmapVertexBuffer_v2000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D9UnmapVertexBuffer_v2000,
+        >() {
             Some(__entry_point) => __entry_point(pVB),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9UnregisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9UnregisterResource_v2000`](crate::entries::cuD3D9UnregisterResource_v2000).
@@ -10990,9 +11151,11 @@ mod d3d9 {
     pub unsafe fn cuD3D9UnregisterResource(
         pResource: *mut IDirect3DResource9,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuD3D9UnregisterResource_v2000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuD3D9UnregisterResource_v2000,
+        >() {
             Some(__entry_point) => __entry_point(pResource),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuD3D9UnregisterVertexBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9UnregisterVertexBuffer_v2000`](crate::entries::cuD3D9UnregisterVertexBuffer_v2000).
@@ -11003,11 +11166,11 @@ mod d3d9 {
     pub unsafe fn cuD3D9UnregisterVertexBuffer(
         pVB: *mut IDirect3DVertexBuffer9,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuD3D9UnregisterVertexBuffer_v2000,
         >() {
             Some(__entry_point) => __entry_point(pVB),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGraphicsD3D9RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsD3D9RegisterResource_v3000`](crate::entries::cuGraphicsD3D9RegisterResource_v3000).
@@ -11020,11 +11183,11 @@ mod d3d9 {
         pD3DResource: *mut IDirect3DResource9,
         Flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuGraphicsD3D9RegisterResource_v3000,
         >() {
             Some(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
 }
@@ -11045,11 +11208,11 @@ mod egl {
         pStream: *mut CUstream,
         timeout: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuEGLStreamConsumerAcquireFrame_v7000,
         >() {
             Some(__entry_point) => __entry_point(conn, pCudaResource, pStream, timeout),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuEGLStreamConsumerConnect` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamConsumerConnect_v7000`](crate::entries::cuEGLStreamConsumerConnect_v7000).
@@ -11061,9 +11224,11 @@ mod egl {
         conn: *mut CUeglStreamConnection,
         stream: EGLStreamKHR,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuEGLStreamConsumerConnect_v7000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuEGLStreamConsumerConnect_v7000,
+        >() {
             Some(__entry_point) => __entry_point(conn, stream),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuEGLStreamConsumerConnectWithFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuEGLStreamConsumerConnectWithFlags_v8000`](crate::entries::cuEGLStreamConsumerConnectWithFlags_v8000).
@@ -11076,11 +11241,11 @@ mod egl {
         stream: EGLStreamKHR,
         flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuEGLStreamConsumerConnectWithFlags_v8000,
         >() {
             Some(__entry_point) => __entry_point(conn, stream, flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuEGLStreamConsumerDisconnect` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamConsumerDisconnect_v7000`](crate::entries::cuEGLStreamConsumerDisconnect_v7000).
@@ -11091,11 +11256,11 @@ mod egl {
     pub unsafe fn cuEGLStreamConsumerDisconnect(
         conn: *mut CUeglStreamConnection,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuEGLStreamConsumerDisconnect_v7000,
         >() {
             Some(__entry_point) => __entry_point(conn),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuEGLStreamConsumerReleaseFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamConsumerReleaseFrame_v7000`](crate::entries::cuEGLStreamConsumerReleaseFrame_v7000).
@@ -11108,11 +11273,11 @@ mod egl {
         pCudaResource: CUgraphicsResource,
         pStream: *mut CUstream,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuEGLStreamConsumerReleaseFrame_v7000,
         >() {
             Some(__entry_point) => __entry_point(conn, pCudaResource, pStream),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuEGLStreamProducerConnect` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamProducerConnect_v7000`](crate::entries::cuEGLStreamProducerConnect_v7000).
@@ -11126,9 +11291,11 @@ mod egl {
         width: EGLint,
         height: EGLint,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuEGLStreamProducerConnect_v7000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuEGLStreamProducerConnect_v7000,
+        >() {
             Some(__entry_point) => __entry_point(conn, stream, width, height),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuEGLStreamProducerDisconnect` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamProducerDisconnect_v7000`](crate::entries::cuEGLStreamProducerDisconnect_v7000).
@@ -11139,11 +11306,11 @@ mod egl {
     pub unsafe fn cuEGLStreamProducerDisconnect(
         conn: *mut CUeglStreamConnection,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuEGLStreamProducerDisconnect_v7000,
         >() {
             Some(__entry_point) => __entry_point(conn),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuEGLStreamProducerPresentFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamProducerPresentFrame_v7000`](crate::entries::cuEGLStreamProducerPresentFrame_v7000).
@@ -11156,11 +11323,11 @@ mod egl {
         eglframe: CUeglFrame_v1,
         pStream: *mut CUstream,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuEGLStreamProducerPresentFrame_v7000,
         >() {
             Some(__entry_point) => __entry_point(conn, eglframe, pStream),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuEGLStreamProducerReturnFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamProducerReturnFrame_v7000`](crate::entries::cuEGLStreamProducerReturnFrame_v7000).
@@ -11173,11 +11340,11 @@ mod egl {
         eglframe: *mut CUeglFrame_v1,
         pStream: *mut CUstream,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuEGLStreamProducerReturnFrame_v7000,
         >() {
             Some(__entry_point) => __entry_point(conn, eglframe, pStream),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuEventCreateFromEGLSync` as cuda.h 13.5 means it: exported under the same name, the ABI of version 9000 (CUDA 9.0), [`entries::cuEventCreateFromEGLSync_v9000`](crate::entries::cuEventCreateFromEGLSync_v9000).
@@ -11190,9 +11357,11 @@ mod egl {
         eglSync: EGLSyncKHR,
         flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuEventCreateFromEGLSync_v9000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuEventCreateFromEGLSync_v9000,
+        >() {
             Some(__entry_point) => __entry_point(phEvent, eglSync, flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGraphicsEGLRegisterImage` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuGraphicsEGLRegisterImage_v7000`](crate::entries::cuGraphicsEGLRegisterImage_v7000).
@@ -11205,9 +11374,11 @@ mod egl {
         image: EGLImageKHR,
         flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGraphicsEGLRegisterImage_v7000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphicsEGLRegisterImage_v7000,
+        >() {
             Some(__entry_point) => __entry_point(pCudaResource, image, flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGraphicsResourceGetMappedEglFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuGraphicsResourceGetMappedEglFrame_v7000`](crate::entries::cuGraphicsResourceGetMappedEglFrame_v7000).
@@ -11221,11 +11392,11 @@ mod egl {
         index: c_uint,
         mipLevel: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuGraphicsResourceGetMappedEglFrame_v7000,
         >() {
             Some(__entry_point) => __entry_point(eglFrame, resource, index, mipLevel),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
 }
@@ -11245,9 +11416,9 @@ mod gl {
         Flags: c_uint,
         device: CUdevice_v1,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGLCtxCreate_v3020>() {
+        match crate::api_shim::resolve::<crate::entries::cuGLCtxCreate_v3020>() {
             Some(__entry_point) => __entry_point(pCtx, Flags, device),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLGetDevices` as cuda.h 13.5 means it: `#define cuGLGetDevices` makes it `cuGLGetDevices_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuGLGetDevices_v6050`](crate::entries::cuGLGetDevices_v6050).
@@ -11261,7 +11432,7 @@ mod gl {
         cudaDeviceCount: c_uint,
         deviceList: CUGLDeviceList,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGLGetDevices_v6050>() {
+        match crate::api_shim::resolve::<crate::entries::cuGLGetDevices_v6050>() {
             Some(__entry_point) => {
                 __entry_point(
                     pCudaDeviceCount,
@@ -11270,7 +11441,7 @@ mod gl {
                     deviceList,
                 )
             }
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLInit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuGLInit_v2000`](crate::entries::cuGLInit_v2000).
@@ -11279,9 +11450,9 @@ mod gl {
     #[cfg(feature = "gl")]
     #[inline]
     pub unsafe fn cuGLInit() -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGLInit_v2000>() {
+        match crate::api_shim::resolve::<crate::entries::cuGLInit_v2000>() {
             Some(__entry_point) => __entry_point(),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLMapBufferObject` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGLMapBufferObject` makes it `cuGLMapBufferObject_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuGLMapBufferObject_v3020`](crate::entries::cuGLMapBufferObject_v3020).
@@ -11295,9 +11466,9 @@ mod gl {
         size: *mut usize,
         buffer: GLuint,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGLMapBufferObject_v3020>() {
+        match crate::api_shim::resolve::<crate::entries::cuGLMapBufferObject_v3020>() {
             Some(__entry_point) => __entry_point(dptr, size, buffer),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLMapBufferObject` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGLMapBufferObject` makes it `cuGLMapBufferObject_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuGLMapBufferObject_v7000_ptds`](crate::entries::cuGLMapBufferObject_v7000_ptds).
@@ -11311,9 +11482,11 @@ mod gl {
         size: *mut usize,
         buffer: GLuint,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGLMapBufferObject_v7000_ptds>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGLMapBufferObject_v7000_ptds,
+        >() {
             Some(__entry_point) => __entry_point(dptr, size, buffer),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLMapBufferObjectAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGLMapBufferObjectAsync` makes it `cuGLMapBufferObjectAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuGLMapBufferObjectAsync_v3020`](crate::entries::cuGLMapBufferObjectAsync_v3020).
@@ -11328,9 +11501,11 @@ mod gl {
         buffer: GLuint,
         hStream: CUstream,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGLMapBufferObjectAsync_v3020>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGLMapBufferObjectAsync_v3020,
+        >() {
             Some(__entry_point) => __entry_point(dptr, size, buffer, hStream),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLMapBufferObjectAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGLMapBufferObjectAsync` makes it `cuGLMapBufferObjectAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuGLMapBufferObjectAsync_v7000_ptsz`](crate::entries::cuGLMapBufferObjectAsync_v7000_ptsz).
@@ -11345,11 +11520,11 @@ mod gl {
         buffer: GLuint,
         hStream: CUstream,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuGLMapBufferObjectAsync_v7000_ptsz,
         >() {
             Some(__entry_point) => __entry_point(dptr, size, buffer, hStream),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLMapBufferObjectAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuGLMapBufferObjectAsync_v3020`](crate::entries::cuGLMapBufferObjectAsync_v3020).
@@ -11364,9 +11539,11 @@ mod gl {
         buffer: GLuint,
         hStream: CUstream,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGLMapBufferObjectAsync_v3020>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGLMapBufferObjectAsync_v3020,
+        >() {
             Some(__entry_point) => __entry_point(dptr, size, buffer, hStream),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLMapBufferObject_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuGLMapBufferObject_v3020`](crate::entries::cuGLMapBufferObject_v3020).
@@ -11380,9 +11557,9 @@ mod gl {
         size: *mut usize,
         buffer: GLuint,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGLMapBufferObject_v3020>() {
+        match crate::api_shim::resolve::<crate::entries::cuGLMapBufferObject_v3020>() {
             Some(__entry_point) => __entry_point(dptr, size, buffer),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLRegisterBufferObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuGLRegisterBufferObject_v2000`](crate::entries::cuGLRegisterBufferObject_v2000).
@@ -11391,9 +11568,11 @@ mod gl {
     #[cfg(feature = "gl")]
     #[inline]
     pub unsafe fn cuGLRegisterBufferObject(buffer: GLuint) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGLRegisterBufferObject_v2000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGLRegisterBufferObject_v2000,
+        >() {
             Some(__entry_point) => __entry_point(buffer),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLSetBufferObjectMapFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2030 (CUDA 2.3), [`entries::cuGLSetBufferObjectMapFlags_v2030`](crate::entries::cuGLSetBufferObjectMapFlags_v2030).
@@ -11405,11 +11584,11 @@ mod gl {
         buffer: GLuint,
         Flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuGLSetBufferObjectMapFlags_v2030,
         >() {
             Some(__entry_point) => __entry_point(buffer, Flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLUnmapBufferObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuGLUnmapBufferObject_v2000`](crate::entries::cuGLUnmapBufferObject_v2000).
@@ -11418,9 +11597,9 @@ mod gl {
     #[cfg(feature = "gl")]
     #[inline]
     pub unsafe fn cuGLUnmapBufferObject(buffer: GLuint) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGLUnmapBufferObject_v2000>() {
+        match crate::api_shim::resolve::<crate::entries::cuGLUnmapBufferObject_v2000>() {
             Some(__entry_point) => __entry_point(buffer),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLUnmapBufferObjectAsync` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2030 (CUDA 2.3), [`entries::cuGLUnmapBufferObjectAsync_v2030`](crate::entries::cuGLUnmapBufferObjectAsync_v2030).
@@ -11432,9 +11611,11 @@ mod gl {
         buffer: GLuint,
         hStream: CUstream,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGLUnmapBufferObjectAsync_v2030>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGLUnmapBufferObjectAsync_v2030,
+        >() {
             Some(__entry_point) => __entry_point(buffer, hStream),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGLUnregisterBufferObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuGLUnregisterBufferObject_v2000`](crate::entries::cuGLUnregisterBufferObject_v2000).
@@ -11443,9 +11624,11 @@ mod gl {
     #[cfg(feature = "gl")]
     #[inline]
     pub unsafe fn cuGLUnregisterBufferObject(buffer: GLuint) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGLUnregisterBufferObject_v2000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGLUnregisterBufferObject_v2000,
+        >() {
             Some(__entry_point) => __entry_point(buffer),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGraphicsGLRegisterBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsGLRegisterBuffer_v3000`](crate::entries::cuGraphicsGLRegisterBuffer_v3000).
@@ -11458,9 +11641,11 @@ mod gl {
         buffer: GLuint,
         Flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGraphicsGLRegisterBuffer_v3000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphicsGLRegisterBuffer_v3000,
+        >() {
             Some(__entry_point) => __entry_point(pCudaResource, buffer, Flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGraphicsGLRegisterImage` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsGLRegisterImage_v3000`](crate::entries::cuGraphicsGLRegisterImage_v3000).
@@ -11474,9 +11659,11 @@ mod gl {
         target: GLenum,
         Flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuGraphicsGLRegisterImage_v3000>() {
+        match crate::api_shim::resolve::<
+            crate::entries::cuGraphicsGLRegisterImage_v3000,
+        >() {
             Some(__entry_point) => __entry_point(pCudaResource, image, target, Flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
 }
@@ -11496,9 +11683,9 @@ mod profiler {
         outputFile: *const c_char,
         outputMode: CUoutput_mode,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuProfilerInitialize_v4000>() {
+        match crate::api_shim::resolve::<crate::entries::cuProfilerInitialize_v4000>() {
             Some(__entry_point) => __entry_point(configFile, outputFile, outputMode),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuProfilerStart` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuProfilerStart_v4000`](crate::entries::cuProfilerStart_v4000).
@@ -11507,9 +11694,9 @@ mod profiler {
     #[cfg(feature = "profiler")]
     #[inline]
     pub unsafe fn cuProfilerStart() -> CUresult {
-        match crate::api::resolve::<crate::entries::cuProfilerStart_v4000>() {
+        match crate::api_shim::resolve::<crate::entries::cuProfilerStart_v4000>() {
             Some(__entry_point) => __entry_point(),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuProfilerStop` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuProfilerStop_v4000`](crate::entries::cuProfilerStop_v4000).
@@ -11518,9 +11705,9 @@ mod profiler {
     #[cfg(feature = "profiler")]
     #[inline]
     pub unsafe fn cuProfilerStop() -> CUresult {
-        match crate::api::resolve::<crate::entries::cuProfilerStop_v4000>() {
+        match crate::api_shim::resolve::<crate::entries::cuProfilerStop_v4000>() {
             Some(__entry_point) => __entry_point(),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
 }
@@ -11540,11 +11727,11 @@ mod vdpau {
         vdpSurface: VdpOutputSurface,
         flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuGraphicsVDPAURegisterOutputSurface_v3010,
         >() {
             Some(__entry_point) => __entry_point(pCudaResource, vdpSurface, flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuGraphicsVDPAURegisterVideoSurface` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuGraphicsVDPAURegisterVideoSurface_v3010`](crate::entries::cuGraphicsVDPAURegisterVideoSurface_v3010).
@@ -11557,11 +11744,11 @@ mod vdpau {
         vdpSurface: VdpVideoSurface,
         flags: c_uint,
     ) -> CUresult {
-        match crate::api::resolve::<
+        match crate::api_shim::resolve::<
             crate::entries::cuGraphicsVDPAURegisterVideoSurface_v3010,
         >() {
             Some(__entry_point) => __entry_point(pCudaResource, vdpSurface, flags),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuVDPAUCtxCreate` as cuda.h 13.5 means it: `#define cuVDPAUCtxCreate` makes it `cuVDPAUCtxCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuVDPAUCtxCreate_v3020`](crate::entries::cuVDPAUCtxCreate_v3020).
@@ -11576,11 +11763,11 @@ mod vdpau {
         vdpDevice: VdpDevice,
         vdpGetProcAddress: VdpGetProcAddress,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuVDPAUCtxCreate_v3020>() {
+        match crate::api_shim::resolve::<crate::entries::cuVDPAUCtxCreate_v3020>() {
             Some(__entry_point) => {
                 __entry_point(pCtx, flags, device, vdpDevice, vdpGetProcAddress)
             }
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
     /** `cuVDPAUGetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuVDPAUGetDevice_v3010`](crate::entries::cuVDPAUGetDevice_v3010).
@@ -11593,9 +11780,9 @@ mod vdpau {
         vdpDevice: VdpDevice,
         vdpGetProcAddress: VdpGetProcAddress,
     ) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuVDPAUGetDevice_v3010>() {
+        match crate::api_shim::resolve::<crate::entries::cuVDPAUGetDevice_v3010>() {
             Some(__entry_point) => __entry_point(pDevice, vdpDevice, vdpGetProcAddress),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
 }
@@ -11611,9 +11798,9 @@ mod wgl {
     #[cfg(feature = "wgl")]
     #[inline]
     pub unsafe fn cuWGLGetDevice(pDevice: *mut CUdevice_v1, hGpu: HGPUNV) -> CUresult {
-        match crate::api::resolve::<crate::entries::cuWGLGetDevice_v2020>() {
+        match crate::api_shim::resolve::<crate::entries::cuWGLGetDevice_v2020>() {
             Some(__entry_point) => __entry_point(pDevice, hGpu),
-            None => crate::api::UNAVAILABLE,
+            None => crate::api_shim::UNAVAILABLE,
         }
     }
 }

@@ -211,6 +211,9 @@ pub mod aliases;
 #[cfg(feature = "api")]
 #[rustfmt::skip]
 pub mod api;
+#[cfg(feature = "api")]
+#[rustfmt::skip]
+mod api_shim;
 #[rustfmt::skip]
 mod codes;
 #[rustfmt::skip]

@@ -22,7 +22,6 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
     // Per module: its functions, which name its own types (the D3D interfaces) unqualified.
     let mut fns: std::collections::BTreeMap<&str, Vec<TokenStream>> = Default::default();
     let mut table = Vec::new();
-    let mut table_names = Vec::new();
     for (c_name, target) in newest_c_names(ctx) {
         // Entries that return no `CUresult` are left out: the function could not report a
         // missing driver.
@@ -73,18 +72,15 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
                 #mode
                 #[inline]
                 pub unsafe fn #name(#(#args: #tys),*) -> CUresult {
-                    match crate::api::resolve::<crate::entries::#marker>() {
+                    match crate::api_shim::resolve::<crate::entries::#marker>() {
                         Some(__entry_point) => __entry_point(#(#args),*),
-                        None => crate::api::UNAVAILABLE,
+                        None => crate::api_shim::UNAVAILABLE,
                     }
                 }
             });
             table.push(quote!(#module_cfg #mode (#c_name, #index),));
-            table_names.push(c_name);
         }
     }
-    // The example calls cuInit: fenced `ignore` in a crate whose headers lack it.
-    let fence = if table_names.contains(&"cuInit") { " ```no_run" } else { " ```ignore" };
     let mut modules = Vec::new();
     for (row, items) in fns {
         let Some(spec) = ctx.module_of(row) else { continue };
@@ -122,10 +118,10 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
          features: when any crate in the build turns it on, every user of this crate in that \
          build gets the per-thread names. cuda.h's `cuGetProcAddress` is an inline wrapper in \
          that mode, so it has no function here then (use [`Driver::get`](crate::Driver::get)).\n\n \
-         Each function resolves its entry once through one process-wide [`Driver`] \
+         Each function resolves its entry once through one process-wide [`Driver`](crate::Driver) \
          ([`driver`], loaded on first use) and then calls it. Nothing here panics: without a \
          driver, or with a driver that lacks the entry, a function returns [`UNAVAILABLE`], and \
-         [`error_of`] gives the full [`Error`]: which library, which lookup, why.\n\n \
+         [`error_of`] gives the full [`Error`](crate::Error): which library, which lookup, why.\n\n \
          Each function is `unsafe` with the driver function's own contract: the pointers and \
          handles must be what CUDA's documentation of that function asks for.\n\n \
          What the C names meant in each pinned toolkit is in [`aliases`](crate::aliases) \
@@ -135,76 +131,13 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
     quote! {
         #![doc = #doc]
         #![allow(non_snake_case, clippy::too_many_arguments, clippy::missing_safety_doc, unused_imports)]
-        use std::sync::OnceLock;
         use core::ffi::{c_char, c_int, c_uint, c_void, c_longlong, c_ulonglong, c_short, c_ushort, c_uchar, c_float, c_double};
         use crate::types::*;
-        use crate::{Driver, Entry, Error, ENTRIES};
-
-        /// What a function of this module returns when it has no driver function to call:
-        /// `CUDA_ERROR_STUB_LIBRARY`, which a real driver's functions never return (the
-        /// toolkit's stub `libcuda` returns it from every function, for the same reason).
-        pub const UNAVAILABLE: CUresult = cudaError_enum::CUDA_ERROR_STUB_LIBRARY;
-
-        static DRIVER: OnceLock<Result<Driver, Error>> = OnceLock::new();
-
-        /// The process-wide driver this module calls through: [`Driver::load`] on first use,
-        /// then the same driver (or the same error) for the life of the process.
-        pub fn driver() -> Result<&'static Driver, Error> {
-            DRIVER.get_or_init(Driver::load).as_ref().map_err(Clone::clone)
-        }
-
-        #[inline]
-        fn resolve<E: Entry>() -> Option<E::Fn> {
-            match DRIVER.get_or_init(Driver::load) {
-                Ok(driver) => driver.get::<E>().ok(),
-                Err(_) => None,
-            }
-        }
+        pub use crate::api_shim::{check, driver, error_of, UNAVAILABLE};
 
         /// Every function of this module, by C name, with the index in
-        /// [`ENTRIES`] of the entry it calls, sorted by name.
+        /// [`ENTRIES`](crate::ENTRIES) of the entry it calls, sorted by name.
         pub static C_NAMES: &[(&str, usize)] = &[#(#table)*];
-
-        /// Why the function `c_name` of this module returns [`UNAVAILABLE`]: the error of
-        /// loading the driver or of looking its entry up. `None` when it resolves, or when
-        /// this module has no function of that name.
-        pub fn error_of(c_name: &str) -> Option<Error> {
-            let &(_, index) = C_NAMES.iter().find(|(name, _)| *name == c_name)?;
-            driver().and_then(|d| d.resolve(&ENTRIES[index])).err()
-        }
-
-        /// `Ok` for `CUDA_SUCCESS`; for [`UNAVAILABLE`], why the function `c_name` had
-        /// nothing to call ([`error_of`]); otherwise [`Error::Call`] naming `c_name` and the
-        /// code. The [`cu!`](crate::cu) macro writes the name for you.
-        pub fn check(c_name: &str, result: CUresult) -> Result<(), Error> {
-            if result == UNAVAILABLE {
-                if let Some(e) = error_of(c_name) {
-                    return Err(e);
-                }
-            }
-            crate::driver::check(c_name, result, |code| {
-                driver().ok().and_then(|d| d.error_name(code)).or_else(|| crate::codes::result_name(code).map(str::to_owned))
-            })
-        }
-
-        /// Calls a function of [`api`](crate::api) by its C name and checks the result:
-        /// `cu!(cuMemAlloc(&mut dptr, n))?` is
-        /// `api::check("cuMemAlloc", api::cuMemAlloc(&mut dptr, n))?`. Use it inside
-        /// `unsafe`, as the function it calls is `unsafe`.
-        ///
-        #[doc = #fence]
-        /// use cuda_driver_pfn::{cu, Error};
-        /// fn main() -> Result<(), Error> {
-        ///     unsafe { cu!(cuInit(0))? };
-        ///     Ok(())
-        /// }
-        /// ```
-        #[macro_export]
-        macro_rules! cu {
-            ($name:ident ( $($arg:expr),* $(,)? )) => {
-                $crate::api::check(::core::stringify!($name), $crate::api::$name($($arg),*))
-            };
-        }
 
         #(#modules)*
     }

@@ -13,32 +13,46 @@ pub const ERROR_RS: &str = "src/error.rs";
 pub const RUNTIME_RS: &str = "src/runtime.rs";
 pub const CODES_RS: &str = "src/codes.rs";
 pub const TABLE_RS: &str = "src/table.rs";
+pub const API_SHIM_RS: &str = "src/api_shim.rs";
 
 pub const DRIVER_TEMPLATE: &str = include_str!("templates/driver.rs");
 pub const ERROR_TEMPLATE: &str = include_str!("templates/error.rs");
 pub const RUNTIME_TEMPLATE: &str = include_str!("templates/runtime.rs");
 pub const TABLE_TEMPLATE: &str = include_str!("templates/table.rs");
+pub const API_SHIM_TEMPLATE: &str = include_str!("templates/api_shim.rs");
+
+/// The constants of bindgen's `impl cudaError_enum` (`pub const X: cudaError_enum =
+/// cudaError_enum(N);`), in declaration order.
+fn result_consts(types: &syn::File) -> impl Iterator<Item = &syn::ImplItemConst> {
+    types
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Impl(imp) => match &*imp.self_ty {
+                syn::Type::Path(p) if p.path.is_ident("cudaError_enum") => Some(&imp.items),
+                _ => None,
+            },
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|it| match it {
+            syn::ImplItem::Const(c) => Some(c),
+            _ => None,
+        })
+}
 
 /// `(value, name)` of every `cudaError_enum` constant in bindgen's types, in declaration
-/// order (bindgen writes `impl cudaError_enum { pub const X: cudaError_enum = cudaError_enum(N); }`).
+/// order.
 fn result_codes(types: &syn::File) -> Vec<(u32, String)> {
     let mut out = Vec::new();
-    for item in &types.items {
-        let syn::Item::Impl(imp) = item else { continue };
-        let syn::Type::Path(self_ty) = &*imp.self_ty else { continue };
-        if !self_ty.path.is_ident("cudaError_enum") {
+    for c in result_consts(types) {
+        let syn::Expr::Call(call) = &c.expr else { continue };
+        let [syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })] = call.args.iter().collect::<Vec<_>>()[..]
+        else {
             continue;
-        }
-        for it in &imp.items {
-            let syn::ImplItem::Const(c) = it else { continue };
-            let syn::Expr::Call(call) = &c.expr else { continue };
-            let [syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(n), .. })] = call.args.iter().collect::<Vec<_>>()[..]
-            else {
-                continue;
-            };
-            if let Ok(v) = n.base10_parse::<u32>() {
-                out.push((v, c.ident.to_string()));
-            }
+        };
+        if let Ok(v) = n.base10_parse::<u32>() {
+            out.push((v, c.ident.to_string()));
         }
     }
     out
@@ -47,28 +61,20 @@ fn result_codes(types: &syn::File) -> Vec<(u32, String)> {
 /// The rustdoc of each `cudaError_enum` constant, by name.
 fn result_docs(types: &syn::File) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    for item in &types.items {
-        let syn::Item::Impl(imp) = item else { continue };
-        let syn::Type::Path(p) = &*imp.self_ty else { continue };
-        if !p.path.is_ident("cudaError_enum") {
-            continue;
-        }
-        for ii in &imp.items {
-            let syn::ImplItem::Const(c) = ii else { continue };
-            let doc: Vec<String> = c
-                .attrs
-                .iter()
-                .filter_map(|a| match &a.meta {
-                    syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
-                        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value().trim().to_owned()),
-                        _ => None,
-                    },
+    for c in result_consts(types) {
+        let doc: Vec<String> = c
+            .attrs
+            .iter()
+            .filter_map(|a| match &a.meta {
+                syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value().trim().to_owned()),
                     _ => None,
-                })
-                .collect();
-            if !doc.is_empty() {
-                out.insert(c.ident.to_string(), doc.join(" "));
-            }
+                },
+                _ => None,
+            })
+            .collect();
+        if !doc.is_empty() {
+            out.insert(c.ident.to_string(), doc.join(" "));
         }
     }
     out
@@ -174,6 +180,7 @@ mod tests {
             ("error", ERROR_TEMPLATE),
             ("runtime", RUNTIME_TEMPLATE),
             ("table", TABLE_TEMPLATE),
+            ("api_shim", API_SHIM_TEMPLATE),
         ] {
             if let Err(e) = syn::parse_file(t) {
                 panic!("templates/{name}.rs does not parse: {e}");

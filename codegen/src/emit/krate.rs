@@ -191,6 +191,9 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[cfg(feature = "api")]
         #[rustfmt::skip]
         pub mod api;
+        #[cfg(feature = "api")]
+        #[rustfmt::skip]
+        mod api_shim;
         #[rustfmt::skip]
         mod codes;
         #[rustfmt::skip]

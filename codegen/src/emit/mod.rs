@@ -28,6 +28,7 @@ pub const SHIM_FILES: &[&str] = &[
     driver::ERROR_RS,
     driver::RUNTIME_RS,
     driver::TABLE_RS,
+    driver::API_SHIM_RS,
     examples::DOCTOR_RS,
     examples::ROUNDTRIP_RS,
     examples::SAMPLES[0].1,
@@ -72,8 +73,7 @@ pub fn emit(
         .entries
         .values()
         .flat_map(|e| e.params.iter())
-        .flat_map(|p| p.ty.as_str().split(|c: char| !(c == '_' || c.is_ascii_alphanumeric())))
-        .filter(|w| !w.is_empty())
+        .flat_map(|p| types::words(p.ty.as_str()))
         .map(str::to_owned)
         .collect();
     files.insert(types::TYPES_RS.into(), rust_file(&ctx, types::TYPES_RS, types::types_rs(types, &used_types))?);
@@ -89,6 +89,7 @@ pub fn emit(
     files.insert(driver::ERROR_RS.into(), ctx::template_file(&ctx, driver::ERROR_TEMPLATE));
     files.insert(driver::RUNTIME_RS.into(), ctx::template_file(&ctx, driver::RUNTIME_TEMPLATE));
     files.insert(driver::TABLE_RS.into(), ctx::template_file(&ctx, driver::TABLE_TEMPLATE));
+    files.insert(driver::API_SHIM_RS.into(), ctx::template_file(&ctx, driver::API_SHIM_TEMPLATE));
     files.insert(driver::CODES_RS.into(), rust_file(&ctx, driver::CODES_RS, driver::codes_rs(types))?);
     files.insert(newest::NEWEST_RS.into(), rust_file(&ctx, newest::NEWEST_RS, newest::newest_rs(&ctx)?)?);
     files.insert(api::API_RS.into(), rust_file(&ctx, api::API_RS, api::api_rs(&ctx))?);

@@ -83,19 +83,13 @@ fn cast_constants(types: &syn::File) -> Vec<TokenStream> {
 /// the entries' parameter types) or a struct field takes as itself: there the typed constant
 /// is the one that fits.
 fn flag_constants(types: &syn::File, used: &std::collections::BTreeSet<String>) -> Vec<TokenStream> {
-    let words = |text: &str| -> Vec<String> {
-        text.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
-            .filter(|w| !w.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
     let mut taken: std::collections::BTreeSet<String> = used.clone();
     for item in &types.items {
         if let syn::Item::Struct(st) = item {
             if let syn::Fields::Named(f) = &st.fields {
                 for field in &f.named {
                     let ty = &field.ty;
-                    taken.extend(words(&quote!(#ty).to_string()));
+                    taken.extend(words(&quote!(#ty).to_string()).map(str::to_owned));
                 }
             }
         }
@@ -148,6 +142,11 @@ fn flag_constants(types: &syn::File, used: &std::collections::BTreeSet<String>) 
         }
     }
     out
+}
+
+/// The identifiers in a type's text (`*mut CUmemAccessDesc` has `mut`, `CUmemAccessDesc`).
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric())).filter(|w| !w.is_empty())
 }
 
 /// `types.rs`: bindgen's types, cuda.h's cast constants, and the plain flag constants;

@@ -1,0 +1,70 @@
+//! What every function of [`api`](crate::api) calls through: one process-wide driver, the
+//! code for "nothing to call", and the checks. Hand-written; `api.rs` holds the functions.
+
+use std::sync::OnceLock;
+
+use crate::types::{cudaError_enum, CUresult};
+use crate::{Driver, Entry, Error, ENTRIES};
+
+/// What a function of [`api`](crate::api) returns when it has no driver function to call:
+/// `CUDA_ERROR_STUB_LIBRARY`, which a real driver's functions never return (the toolkit's
+/// stub `libcuda` returns it from every function, for the same reason).
+pub const UNAVAILABLE: CUresult = cudaError_enum::CUDA_ERROR_STUB_LIBRARY;
+
+static DRIVER: OnceLock<Result<Driver, Error>> = OnceLock::new();
+
+/// The process-wide driver [`api`](crate::api) calls through: [`Driver::load`] on first use,
+/// then the same driver (or the same error) for the life of the process.
+pub fn driver() -> Result<&'static Driver, Error> {
+    DRIVER.get_or_init(Driver::load).as_ref().map_err(Clone::clone)
+}
+
+/// Entry `E` from the process-wide driver; `None` without a driver or without the entry.
+#[inline]
+pub(crate) fn resolve<E: Entry>() -> Option<E::Fn> {
+    match DRIVER.get_or_init(Driver::load) {
+        Ok(driver) => driver.get::<E>().ok(),
+        Err(_) => None,
+    }
+}
+
+/// Why the function `c_name` of [`api`](crate::api) returns [`UNAVAILABLE`]: the error of
+/// loading the driver or of looking its entry up. `None` when it resolves, or when the module
+/// has no function of that name.
+pub fn error_of(c_name: &str) -> Option<Error> {
+    let &(_, index) = crate::api::C_NAMES.iter().find(|(name, _)| *name == c_name)?;
+    driver().and_then(|d| d.resolve(&ENTRIES[index])).err()
+}
+
+/// `Ok` for `CUDA_SUCCESS`; for [`UNAVAILABLE`], why the function `c_name` had nothing to
+/// call ([`error_of`]); otherwise [`Error::Call`] naming `c_name` and the code. The
+/// [`cu!`](crate::cu) macro writes the name for you.
+pub fn check(c_name: &str, result: CUresult) -> Result<(), Error> {
+    if result == UNAVAILABLE {
+        if let Some(e) = error_of(c_name) {
+            return Err(e);
+        }
+    }
+    crate::driver::check(c_name, result, |code| {
+        driver().ok().and_then(|d| d.error_name(code)).or_else(|| crate::codes::result_name(code).map(str::to_owned))
+    })
+}
+
+/// Calls a function of [`api`](crate::api) by its C name and checks the result:
+/// `cu!(cuMemAlloc(&mut dptr, n))?` is
+/// `api::check("cuMemAlloc", api::cuMemAlloc(&mut dptr, n))?`. Use it inside `unsafe`, as the
+/// function it calls is `unsafe`.
+///
+/// ```no_run
+/// use cuda_driver_pfn::{cu, Error};
+/// fn main() -> Result<(), Error> {
+///     unsafe { cu!(cuInit(0))? };
+///     Ok(())
+/// }
+/// ```
+#[macro_export]
+macro_rules! cu {
+    ($name:ident ( $($arg:expr),* $(,)? )) => {
+        $crate::api::check(::core::stringify!($name), $crate::api::$name($($arg),*))
+    };
+}
