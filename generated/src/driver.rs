@@ -5,6 +5,13 @@
 //! `cuGetProcAddress`, and fetch each registry entry with exactly its own version and stream
 //! flag, cached per [`Driver`].
 //!
+//! An entry newer than the driver is refused before the driver is asked: drivers before CUDA
+//! 13.0, asked for a version above their own, answer `CUDA_SUCCESS` with the newest ABI they
+//! have, an older one than the entry's type describes (measured on NVIDIA's drivers 470 to
+//! 555; `tests/tests/real_drivers.rs`). Drivers older than CUDA 11.3 have no
+//! `cuGetProcAddress`: there each entry is the library's export of the entry's name, under the
+//! same rule.
+//!
 //! Nothing here links libcuda: the library is opened by name when [`Driver::load`] runs,
 //! so a program built with this crate starts (and can report a clear error) on a machine
 //! without a GPU.
@@ -19,7 +26,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
 #[cfg(feature = "newest")]
 use crate::newest::{Candidate, NewestAbi, Symbol};
-use crate::registry::{Entry, EntryInfo, StreamFlags, ENTRY_COUNT};
+use crate::registry::{Entry, EntryInfo, StreamFlags, ENTRIES, ENTRY_COUNT};
 use crate::types::CUresult;
 
 // The few functions the shim itself needs, declared here and not taken from `pfn`: they are
@@ -32,7 +39,6 @@ type DriverGetVersion = unsafe extern "system" fn(*mut c_int) -> c_uint;
 type GetErrorName = unsafe extern "system" fn(c_uint, *mut *const c_char) -> c_uint;
 
 pub(crate) const CUDA_SUCCESS: c_uint = 0;
-pub(crate) const CUDA_ERROR_INVALID_VALUE: c_uint = 1;
 pub(crate) const CUDA_ERROR_NOT_FOUND: c_uint = 500;
 const STATUS_SUCCESS: c_uint = 0;
 const STATUS_SYMBOL_NOT_FOUND: c_uint = 1;
@@ -53,6 +59,7 @@ const DRIVER_NAMES: &[&str] = &["nvcuda.dll"];
 
 /// Which of the driver's lookup functions a [`Driver`] uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum QueryApi {
     /// `cuGetProcAddress_v2` (drivers of CUDA 12.0 and later): reports a `symbolStatus`.
     GetProcAddressV2,
@@ -60,6 +67,12 @@ pub enum QueryApi {
     /// status: "unknown name" and "version below the first ABI" are both
     /// `CUDA_ERROR_NOT_FOUND`, and come back as [`Error::NotFound`].
     GetProcAddress,
+    /// No lookup function (drivers older than CUDA 11.3): each entry is the library's export
+    /// of its [`exported`](EntryInfo::exported) name (`cuMemAlloc_v2`, `cuMemcpy_ptds`), which
+    /// is the function `cuGetProcAddress` returns for the entry on every driver that has both
+    /// (checked entry by entry on NVIDIA's drivers 470 to 580). A name the crate does not know
+    /// cannot be looked up this way.
+    Exports,
 }
 
 impl QueryApi {
@@ -68,6 +81,7 @@ impl QueryApi {
         match self {
             QueryApi::GetProcAddressV2 => "cuGetProcAddress_v2",
             QueryApi::GetProcAddress => "cuGetProcAddress",
+            QueryApi::Exports => EXPORTS_VIA,
         }
     }
 }
@@ -76,7 +90,14 @@ impl QueryApi {
 enum ProcAddress {
     V2(GetProcAddressV2),
     V1(GetProcAddressV1),
+    Exports,
 }
+
+/// What [`QueryApi::Exports`] lookups name as their `via`.
+#[cfg(not(windows))]
+pub(crate) const EXPORTS_VIA: &str = "dlsym";
+#[cfg(windows)]
+pub(crate) const EXPORTS_VIA: &str = "GetProcAddress";
 
 /// Which variants `Driver::newest` (feature `newest`) prefers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -133,7 +154,8 @@ impl Driver {
     /// `nvcuda.dll` from System32 (Windows); never from the working directory.
     ///
     /// It resolves `cuGetProcAddress_v2`, or on drivers of CUDA 11.3 to 11.8 the 4-argument
-    /// `cuGetProcAddress`, and reads the driver version once with `cuDriverGetVersion`.
+    /// `cuGetProcAddress` (older drivers have neither: see [`QueryApi::Exports`]), and reads
+    /// the driver version once with `cuDriverGetVersion`.
     /// It does not call `cuInit`: loading and looking up need no initialised driver, and
     /// `cuInit` has effects a program should choose (it reads `CUDA_VISIBLE_DEVICES`, takes
     /// time, and fails with `CUDA_ERROR_NO_DEVICE` where lookups would still work). Call it
@@ -176,8 +198,12 @@ impl Driver {
         } else if get_version.is_none() && unsafe { exported::<*const c_void>(&lib, c"cuInit") }.is_none() {
             // Every CUDA driver there has been exports cuInit: this library is none.
             return Err(Error::NotADriver { library });
+        } else if get_version.is_some() {
+            // A driver older than CUDA 11.3: its exports are the lookup, under the version rule,
+            // which needs the version it exports.
+            ProcAddress::Exports
         } else {
-            return Err(Error::NoGetProcAddress { library, driver_version: exported_version.and_then(Result::ok) });
+            return Err(Error::NoGetProcAddress { library, driver_version: None });
         };
         let error_name = unsafe { exported::<GetErrorName>(&lib, c"cuGetErrorName") };
         let mut driver =
@@ -187,7 +213,7 @@ impl Driver {
             Some(Err(detail)) => return Err(Error::VersionUnreadable { library: driver.library, detail }),
             // Every real driver exports it; a wrapper or stub library may not. Then ask the
             // driver itself, at the version of the function's only ABI (CUDA 2.2).
-            None => match driver.ask(c"cuDriverGetVersion", 2020, StreamFlags::LEGACY_STREAM) {
+            None => match driver.ask(c"cuDriverGetVersion", 2020, StreamFlags::LEGACY_STREAM, None) {
                 Ok((_, Answer::Found(p))) => {
                     // SAFETY: the driver's own cuDriverGetVersion, ABI of version 2020.
                     let f = unsafe { core::mem::transmute::<*mut c_void, DriverGetVersion>(p.as_ptr()) };
@@ -224,13 +250,18 @@ impl Driver {
         match self.proc {
             ProcAddress::V2(_) => QueryApi::GetProcAddressV2,
             ProcAddress::V1(_) => QueryApi::GetProcAddress,
+            ProcAddress::Exports => QueryApi::Exports,
         }
     }
 
     /// Fetches one registry entry: `E`'s symbol, at exactly `E`'s version, with `E`'s flag
     /// ([`StreamFlags::LEGACY_STREAM`] for a default-variant entry,
-    /// [`StreamFlags::PER_THREAD_DEFAULT_STREAM`] for a `_ptds`/`_ptsz` one), whatever the
-    /// driver's own version is. The driver then returns exactly the ABI `E::Fn` describes.
+    /// [`StreamFlags::PER_THREAD_DEFAULT_STREAM`] for a `_ptds`/`_ptsz` one). The driver then
+    /// returns exactly the ABI `E::Fn` describes.
+    ///
+    /// An entry newer than the driver is [`Error::DriverTooOld`], decided before the driver is
+    /// asked: a driver older than CUDA 13.0 would answer with an older ABI of the symbol, and
+    /// calling that through `E::Fn` is undefined behaviour.
     ///
     /// The first call per entry asks the driver; later calls cost one atomic load. There is
     /// no lock: threads that miss at the same time may each ask the driver once (at most one
@@ -271,6 +302,10 @@ impl Driver {
     /// Looks up a symbol this crate does not know (one newer than the crate, say), at the
     /// version and with the flags given. Not cached.
     ///
+    /// A version above the driver's is refused with [`Error::DriverTooOld`] before the driver
+    /// is asked, as for [`Driver::get`]. On a driver without `cuGetProcAddress`
+    /// ([`QueryApi::Exports`]) only requests the registry has an entry for can be made.
+    ///
     /// # Safety
     /// `F` must be the function pointer type (or `Option` of it) of exactly the ABI the
     /// driver returns for `symbol` at `version`: the version that introduced the prototype
@@ -280,7 +315,11 @@ impl Driver {
         if size_of::<F>() != size_of::<*mut c_void>() {
             return Err(not_a_pointer::<F>(symbol, version, flags, self.query_api().name()));
         }
-        let p = self.query(symbol, version, flags)?;
+        let exported = ENTRIES
+            .iter()
+            .find(|e| e.c_symbol == symbol && e.version == version && e.flags == flags)
+            .map(|e| e.exported);
+        let p = self.query(symbol, version, flags, exported)?;
         cast::<F>(p).ok_or_else(|| not_a_pointer::<F>(symbol, version, flags, self.query_api().name()))
     }
 
@@ -291,7 +330,7 @@ impl Driver {
     pub fn resolve(&self, info: &EntryInfo) -> Result<NonNull<c_void>, Error> {
         match info.index() {
             Some(index) => self.fetch(index, info.c_symbol, info.version, info.flags),
-            None => self.query(info.c_symbol, info.version, info.flags),
+            None => self.query(info.c_symbol, info.version, info.flags, Some(info.exported)),
         }
     }
 
@@ -347,6 +386,10 @@ impl Driver {
     /// or unwritten) with a function, which is stored in the cache.
     #[inline(never)]
     fn first(&self, index: usize, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Miss> {
+        // Above the driver's version the answer would be another ABI: `ask` refuses it.
+        if version > self.version {
+            return Err(Miss::NotAsked);
+        }
         let (ProcAddress::V2(f), Ok(v)) = (self.proc, c_int::try_from(version)) else { return Err(Miss::NotAsked) };
         let mut p: *mut c_void = null_mut();
         let mut status = STATUS_UNSET;
@@ -364,8 +407,9 @@ impl Driver {
 
     /// Everything [`Driver::first`] leaves: an answer that was not plainly a function (mapped
     /// as [`Driver::ask`] maps it, by the same [`interpret`]), or a request it did not make
-    /// (the 4-argument `cuGetProcAddress`; a version that does not fit an `int`), handed to
-    /// [`Driver::ask`], which makes the one or refuses the other.
+    /// (the 4-argument `cuGetProcAddress`, the exports; a version above the driver's or one
+    /// that does not fit an `int`), handed to [`Driver::ask`], which makes the one or refuses
+    /// the other.
     #[cold]
     #[inline(never)]
     fn missed(
@@ -377,16 +421,12 @@ impl Driver {
         miss: Miss,
     ) -> Result<NonNull<c_void>, Error> {
         let (via, answer) = match miss {
+            // `first` returned every non-NULL pointer it may use; what is left is NULL to the
+            // mapping.
             Miss::Answered { result, status } => {
-                let limit = (self.version > 0).then_some(self.version);
-                // `first` returned every non-NULL pointer it may use; what is left is NULL to
-                // the mapping.
-                (
-                    QueryApi::GetProcAddressV2.name(),
-                    interpret(result, Some(status), null_mut(), version, limit, &DRIVER_STATUS),
-                )
+                (QueryApi::GetProcAddressV2.name(), interpret(result, Some(status), null_mut(), &DRIVER_STATUS))
             }
-            Miss::NotAsked => self.ask(symbol, version, flags)?,
+            Miss::NotAsked => self.ask(symbol, version, flags, ENTRIES.get(index).map(|e| e.exported))?,
         };
         let p = self.to_result(symbol, version, flags, via, answer)?;
         self.cache.store(index, p);
@@ -394,8 +434,14 @@ impl Driver {
     }
 
     /// One request to the driver, mapped to a pointer or an error; not cached.
-    fn query(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error> {
-        let (via, answer) = self.ask(symbol, version, flags)?;
+    fn query(
+        &self,
+        symbol: &CStr,
+        version: u32,
+        flags: StreamFlags,
+        exported: Option<&str>,
+    ) -> Result<NonNull<c_void>, Error> {
+        let (via, answer) = self.ask(symbol, version, flags, exported)?;
         self.to_result(symbol, version, flags, via, answer)
     }
 
@@ -416,18 +462,28 @@ impl Driver {
         })
     }
 
-    /// Calls the driver's lookup function, exactly once, with exactly these arguments.
-    fn ask(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<(&'static str, Answer), Error> {
+    /// Calls the driver's lookup function, exactly once, with exactly these arguments; or,
+    /// without one, takes the library's export `exported` (the entry's name). A version above
+    /// the driver's is not asked for: [`Answer::TooNew`].
+    fn ask(
+        &self,
+        symbol: &CStr,
+        version: u32,
+        flags: StreamFlags,
+        exported: Option<&str>,
+    ) -> Result<(&'static str, Answer), Error> {
         let via = self.query_api().name();
+        let invalid = |reason: &str| Error::InvalidArgument {
+            lookup: Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via },
+            reason: reason.to_owned(),
+        };
         let Ok(v) = c_int::try_from(version) else {
-            let reason = "the version does not fit the driver's `int` parameter".to_owned();
-            return Err(Error::InvalidArgument {
-                lookup: Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via },
-                reason,
-            });
+            return Err(invalid("the version does not fit the driver's `int` parameter"));
         };
         // The driver version is 0 only while it is being read; then nothing is "too new".
-        let limit = (self.version > 0).then_some(self.version);
+        if self.version > 0 && version > self.version {
+            return Ok((via, Answer::TooNew));
+        }
         let mut p: *mut c_void = null_mut();
         let answer = match self.proc {
             ProcAddress::V2(f) => {
@@ -435,12 +491,25 @@ impl Driver {
                 // SAFETY: the driver's cuGetProcAddress_v2; `symbol` is NUL-terminated, the
                 // two out-pointers are valid for writes.
                 let r = unsafe { f(symbol.as_ptr(), &mut p, v, flags.0, &mut status) };
-                interpret(r, Some(status), p, version, limit, &DRIVER_STATUS)
+                interpret(r, Some(status), p, &DRIVER_STATUS)
             }
             ProcAddress::V1(f) => {
                 // SAFETY: the driver's 4-argument cuGetProcAddress, as above.
                 let r = unsafe { f(symbol.as_ptr(), &mut p, v, flags.0) };
-                interpret(r, None, p, version, limit, &DRIVER_STATUS)
+                interpret(r, None, p, &DRIVER_STATUS)
+            }
+            ProcAddress::Exports => {
+                let Some(name) = exported else {
+                    return Err(invalid(
+                        "the driver has no cuGetProcAddress (it is older than CUDA 11.3), and only the entries of this \
+                         crate's registry have an exported name to look up instead",
+                    ));
+                };
+                // SAFETY: only the address is read; the entry's type is the caller's.
+                match unsafe { self._lib.get::<*mut c_void>(name.as_bytes()) } {
+                    Ok(symbol) => interpret(CUDA_SUCCESS, None, *symbol, &DRIVER_STATUS),
+                    Err(_) => Answer::NotExported,
+                }
             }
         };
         Ok((via, answer))
@@ -520,8 +589,10 @@ pub(crate) enum Answer {
     NotSufficient(&'static str),
     /// `CUDA_ERROR_NOT_FOUND` from a function with no status.
     NotFoundNoStatus,
-    /// `CUDA_ERROR_INVALID_VALUE` for a version above the driver's.
-    TooNew(u32),
+    /// A version above the driver's: not asked for.
+    TooNew,
+    /// A driver without `cuGetProcAddress` does not export the entry's name.
+    NotExported,
     Failed(u32),
     Null,
     UnknownStatus(u32),
@@ -544,7 +615,8 @@ impl Answer {
                 Error::VersionNotSufficient { lookup: lookup(), driver_version, reported }
             }
             Answer::NotFoundNoStatus => Error::NotFound { lookup: lookup(), driver_version },
-            Answer::TooNew(code) => Error::DriverTooOld { lookup: lookup(), driver_version, code },
+            Answer::TooNew => Error::DriverTooOld { lookup: lookup(), driver_version },
+            Answer::NotExported => Error::NotExported { lookup: lookup(), driver_version },
             Answer::Failed(code) => failed(lookup(), code),
             Answer::Null => Error::NullPointer { lookup: lookup() },
             Answer::UnknownStatus(status) => Error::UnknownStatus { lookup: lookup(), status },
@@ -567,14 +639,7 @@ const DRIVER_STATUS: StatusNames = StatusNames {
 /// none, `Some(STATUS_UNSET)` when the driver did not write it. The status is the more
 /// specific report and wins over the result; a pointer is used only with `CUDA_SUCCESS` and
 /// a status of success (or none written).
-pub(crate) fn interpret(
-    result: c_uint,
-    status: Option<c_uint>,
-    ptr: *mut c_void,
-    version: u32,
-    limit: Option<u32>,
-    names: &StatusNames,
-) -> Answer {
+pub(crate) fn interpret(result: c_uint, status: Option<c_uint>, ptr: *mut c_void, names: &StatusNames) -> Answer {
     match status {
         Some(STATUS_SYMBOL_NOT_FOUND) => return Answer::SymbolNotFound,
         Some(STATUS_VERSION_NOT_SUFFICIENT) => return Answer::NotSufficient(names.version_not_sufficient),
@@ -582,9 +647,6 @@ pub(crate) fn interpret(
     }
     if result == CUDA_ERROR_NOT_FOUND {
         return if status.is_some() { Answer::NotSufficient(names.not_found) } else { Answer::NotFoundNoStatus };
-    }
-    if result == CUDA_ERROR_INVALID_VALUE && limit.is_some_and(|l| version > l) {
-        return Answer::TooNew(result);
     }
     if result != CUDA_SUCCESS {
         return Answer::Failed(result);

@@ -22,8 +22,9 @@ pub enum Error {
     /// `cuDriverGetVersion` and `cuGetProcAddress` (another library under libcuda's name,
     /// a stub, a wrong path).
     NotADriver { library: String },
-    /// The driver exports neither `cuGetProcAddress_v2` nor `cuGetProcAddress`: it is older
-    /// than CUDA 11.3. `driver_version` is what `cuDriverGetVersion` said, if it could be read.
+    /// The library exports neither `cuGetProcAddress_v2` nor `cuGetProcAddress`, nor the
+    /// `cuDriverGetVersion` that a driver older than CUDA 11.3 is served through (by its
+    /// exports, under the version rule). `driver_version` is always `None` today.
     NoGetProcAddress { library: String, driver_version: Option<u32> },
     /// `cuDriverGetVersion` (or `cudaRuntimeGetVersion`) is missing or failed.
     VersionUnreadable { library: String, detail: String },
@@ -39,9 +40,15 @@ pub enum Error {
     /// `CUDA_ERROR_NOT_FOUND` from the 4-argument `cuGetProcAddress` of drivers 11.3 to 11.8.
     /// Those report no status, so "unknown name" and "version too low" cannot be told apart.
     NotFound { lookup: Lookup, driver_version: u32 },
-    /// The requested version is newer than the driver; the driver answered
-    /// `CUDA_ERROR_INVALID_VALUE`, as its documentation says it does in that case.
-    DriverTooOld { lookup: Lookup, driver_version: u32, code: u32 },
+    /// The requested version is newer than the driver, so the driver was not asked: one older
+    /// than CUDA 13.0 would answer `CUDA_SUCCESS` with the newest ABI it has, another ABI than
+    /// the one requested (measured on NVIDIA's drivers of CUDA 11.4 to 12.5), and newer ones
+    /// answer `CUDA_ERROR_INVALID_VALUE`. [`Error::served_instead`] names the ABI an older
+    /// driver would have handed out, where the registry knows it.
+    DriverTooOld { lookup: Lookup, driver_version: u32 },
+    /// A driver without `cuGetProcAddress` (older than CUDA 11.3, looked up through its
+    /// exports) does not export the entry's name.
+    NotExported { lookup: Lookup, driver_version: u32 },
     /// Any other `CUresult` from `cuGetProcAddress`, with its name where it could be found
     /// (`cuGetErrorName`, else the crate's table of the newest toolkit's codes).
     Driver { lookup: Lookup, code: u32, name: Option<String> },
@@ -108,6 +115,7 @@ impl Error {
             | Error::VersionNotSufficient { lookup, .. }
             | Error::NotFound { lookup, .. }
             | Error::DriverTooOld { lookup, .. }
+            | Error::NotExported { lookup, .. }
             | Error::Driver { lookup, .. }
             | Error::NullPointer { lookup }
             | Error::UnknownStatus { lookup, .. }
@@ -116,6 +124,15 @@ impl Error {
             | Error::Runtime { lookup, .. } => Some(lookup),
             _ => None,
         }
+    }
+
+    /// For [`Error::DriverTooOld`]: the registry entry of the ABI the driver would have handed
+    /// out had it been asked (a driver older than CUDA 13.0 answers with the newest ABI of the
+    /// symbol it has, of the same stream variant where there is one), if the registry has one
+    /// at or below the driver's version. `None` for other errors.
+    pub fn served_instead(&self) -> Option<&'static crate::EntryInfo> {
+        let Error::DriverTooOld { lookup, driver_version } = self else { return None };
+        served_at(lookup, *driver_version)
     }
 
     /// The answers on which `Driver::newest` tries an older ABI: the symbol exists, but
@@ -158,6 +175,10 @@ impl fmt::Display for CudaVersion {
     }
 }
 
+/// The first driver version that refuses a request above its own version with
+/// `CUDA_ERROR_INVALID_VALUE` (older ones answer it with an older ABI).
+const FIRST_REFUSING_DRIVER: u32 = 13000;
+
 /// `CUDA 12.5 (12050)`, for messages.
 struct Cuda(u32);
 
@@ -176,16 +197,56 @@ impl fmt::Display for Release {
     }
 }
 
+/// The newest ABI of `lookup`'s symbol at or below `limit` in the registry, as a driver picks
+/// it: with the per-thread flag its `_ptds`/`_ptsz` variants count (and win at the same
+/// version), without it only the default ones.
+fn served_at(lookup: &Lookup, limit: u32) -> Option<&'static crate::EntryInfo> {
+    let per_thread = lookup.flags == StreamFlags::PER_THREAD_DEFAULT_STREAM;
+    ENTRIES
+        .iter()
+        .filter(|e| e.symbol == lookup.symbol && e.version <= limit && (per_thread || e.variant.is_none()))
+        .max_by_key(|e| (e.version, e.variant.is_some()))
+}
+
+/// The registry entry a lookup asks for exactly, if it is one.
+fn entry_of(lookup: &Lookup) -> Option<&'static crate::EntryInfo> {
+    ENTRIES.iter().find(|e| e.symbol == lookup.symbol && e.version == lookup.version && e.flags == lookup.flags)
+}
+
+/// The marker type of an entry: `entries::cuCtxCreate_v11040`.
+fn marker(e: &crate::EntryInfo) -> String {
+    format!("entries::{}", e.pfn.strip_prefix("PFN_").unwrap_or(e.pfn))
+}
+
+/// The newest pinned toolkit no newer than `driver_version`, as `(12040, "12.4")`.
+fn toolkit_at(driver_version: u32) -> Option<(u32, &'static str)> {
+    crate::TOOLKITS
+        .iter()
+        .filter_map(|t| {
+            let (major, minor) = t.split_once('.')?;
+            Some((major.parse::<u32>().ok()? * 1000 + minor.parse::<u32>().ok()? * 10, *t))
+        })
+        .filter(|(v, _)| *v <= driver_version)
+        .max()
+}
+
 /// What the registry says about a symbol the driver does not know: on which platforms the
 /// driver has it, and since which version.
 fn symbol_not_found(f: &mut fmt::Formatter<'_>, lookup: &Lookup, driver_version: u32) -> fmt::Result {
-    let rows: Vec<_> = ENTRIES.iter().filter(|e| e.symbol == lookup.symbol).collect();
     write!(
         f,
         "{lookup} found no such symbol (CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND): the driver of {} does not know `{}`. ",
         Cuda(driver_version),
         lookup.symbol
     )?;
+    why_missing(f, lookup, driver_version)
+}
+
+/// Why a driver lacks a symbol, from the registry: not on this platform, newer than the
+/// driver, or (neither) a gap in the driver; for a name the registry lacks, a misspelling
+/// or a newer name.
+fn why_missing(f: &mut fmt::Formatter<'_>, lookup: &Lookup, driver_version: u32) -> fmt::Result {
+    let rows: Vec<_> = ENTRIES.iter().filter(|e| e.symbol == lookup.symbol).collect();
     let Some(first) = rows.iter().map(|e| e.version).min() else {
         // Not in the registry (a raw lookup): a newer name, or a misspelt one.
         if lookup.version > driver_version {
@@ -290,14 +351,15 @@ impl fmt::Display for Error {
                  Driver::from_path"
             ),
             Error::NoGetProcAddress { library, driver_version } => {
-                write!(f, "{library} exports neither cuGetProcAddress_v2 nor cuGetProcAddress: ")?;
+                write!(f, "{library} exports neither cuGetProcAddress_v2 nor cuGetProcAddress, nor cuDriverGetVersion: ")?;
                 match driver_version {
                     Some(v) => write!(f, "the driver is {}, older than CUDA 11.3", Cuda(*v))?,
-                    None => f.write_str("the driver is older than CUDA 11.3")?,
+                    None => f.write_str("the driver is older than CUDA 11.3, and its version cannot be read")?,
                 }
                 f.write_str(
-                    ", and every entry point is looked up through cuGetProcAddress. Update the NVIDIA driver to one \
-                     for CUDA 11.3 or newer (R465 or later)",
+                    ". A driver without cuGetProcAddress is served through its exports only where its version is \
+                     known (entries newer than the driver must be refused). Update the NVIDIA driver to one for CUDA \
+                     11.3 or newer (R465 or later), or check that the library is NVIDIA's libcuda",
                 )
             }
             Error::VersionUnreadable { library, detail } => write!(
@@ -318,28 +380,96 @@ impl fmt::Display for Error {
                 Release(lookup.version),
                 lookup.symbol
             ),
-            Error::NotFound { lookup, driver_version } => write!(
-                f,
-                "{lookup} answered CUDA_ERROR_NOT_FOUND. The driver, of {}, has only the 4-argument cuGetProcAddress of \
-                 CUDA 11.3 to 11.8, which reports no status, so the reason is one of two: the driver does not know \
-                 `{}` (update the NVIDIA driver to one for {} or newer, and check the spelling), or the function \
-                 arrived after version {} (ask for a later version of it)",
-                Cuda(*driver_version),
-                lookup.symbol,
-                Release(lookup.version),
-                lookup.version
-            ),
-            Error::DriverTooOld { lookup, driver_version, code } => write!(
-                f,
-                "{lookup} failed with CUDA_ERROR_INVALID_VALUE ({code}): this ABI of `{}` is from {}, newer than the \
-                 driver of {}. Update the NVIDIA driver to one for {} or newer, or use an older ABI of `{}` \
-                 (Driver::newest picks the newest one this driver has)",
-                lookup.symbol,
-                Cuda(lookup.version),
-                Cuda(*driver_version),
-                Release(lookup.version),
-                lookup.symbol
-            ),
+            Error::NotFound { lookup, driver_version } => {
+                write!(
+                    f,
+                    "{lookup} answered CUDA_ERROR_NOT_FOUND: the driver, of {}, has only the 4-argument \
+                     cuGetProcAddress of CUDA 11.3 to 11.8, which reports no status. ",
+                    Cuda(*driver_version)
+                )?;
+                let first = ENTRIES.iter().filter(|e| e.symbol == lookup.symbol).map(|e| e.version).min();
+                match first {
+                    // At or above the symbol's first ABI, that ABI exists: the driver lacks the name.
+                    Some(first) if lookup.version >= first => {
+                        write!(f, "It does not know `{}`. ", lookup.symbol)?;
+                        why_missing(f, lookup, *driver_version)
+                    }
+                    Some(first) => write!(
+                        f,
+                        "`{}` has no ABI at or before version {}: its first is from {}. Ask for one of this crate's \
+                         versioned entries for it, or use Driver::newest",
+                        lookup.symbol,
+                        lookup.version,
+                        Cuda(first)
+                    ),
+                    None => write!(
+                        f,
+                        "This crate does not know `{}` either, so the reason is one of two: the driver does not know \
+                         the name (check the spelling, or update the NVIDIA driver), or it has no ABI of it at or \
+                         before version {} (ask for a later version of it)",
+                        lookup.symbol, lookup.version
+                    ),
+                }
+            }
+            Error::DriverTooOld { lookup, driver_version } => {
+                write!(
+                    f,
+                    "{lookup} was not made: this ABI of `{}` is from {}, newer than the driver of {}. ",
+                    lookup.symbol,
+                    Cuda(lookup.version),
+                    Cuda(*driver_version)
+                )?;
+                let instead = served_at(lookup, *driver_version);
+                if *driver_version < FIRST_REFUSING_DRIVER {
+                    f.write_str(
+                        "Drivers older than CUDA 13.0 answer such a request with success and the newest ABI they have",
+                    )?;
+                    match instead {
+                        Some(e) => write!(f, " (here `{}`, the ABI of {})", e.exported, Cuda(e.version))?,
+                        None if entry_of(lookup).is_some() => f.write_str(" (here none that this crate knows)")?,
+                        None => {}
+                    }
+                    f.write_str(
+                        ", not the one asked for: calling that through this ABI's type would be undefined behaviour. ",
+                    )?;
+                } else {
+                    f.write_str("This driver would refuse the request (CUDA_ERROR_INVALID_VALUE). ")?;
+                }
+                write!(f, "Update the NVIDIA driver to one for {} or newer", Release(lookup.version))?;
+                match instead {
+                    Some(e) => {
+                        write!(f, ", or use an ABI this driver has: `{}`, or Driver::newest", marker(e))?;
+                        if let Some((_, toolkit)) = toolkit_at(*driver_version) {
+                            write!(
+                                f,
+                                ", or the name as CUDA {toolkit}'s cuda.h meant it (`aliases::cuda_{}::{}`, feature \
+                                 `aliases`)",
+                                toolkit.replace('.', "_"),
+                                lookup.symbol
+                            )?;
+                        }
+                        Ok(())
+                    }
+                    None if ENTRIES.iter().any(|e| e.symbol == lookup.symbol) => {
+                        write!(f, "; this driver has no ABI of `{}` that this crate knows", lookup.symbol)
+                    }
+                    None => write!(
+                        f,
+                        "; this crate does not know `{}` at all: check the spelling (names are case-sensitive)",
+                        lookup.symbol
+                    ),
+                }
+            }
+            Error::NotExported { lookup, driver_version } => {
+                let exported = entry_of(lookup).map_or(lookup.symbol.as_str(), |e| e.exported);
+                write!(
+                    f,
+                    "{lookup} found nothing: the driver of {} has no cuGetProcAddress (it is older than CUDA 11.3), so \
+                     each entry is its export of the entry's name, and it does not export `{exported}`. ",
+                    Cuda(*driver_version)
+                )?;
+                why_missing(f, lookup, *driver_version)
+            }
             Error::Driver { lookup, code, name } => write!(
                 f,
                 "{lookup} failed with {}. cuGetProcAddress reports usage errors (an unsupported flag, a bad argument) \

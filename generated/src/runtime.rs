@@ -223,6 +223,9 @@ impl Runtime {
     pub unsafe fn get_raw<F: Copy>(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<F, Error> {
         let via = "cudaGetDriverEntryPointByVersion";
         let request = || Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via };
+        if let Some(e) = self.too_new(version, request) {
+            return Err(e);
+        }
         let Some(f) = self.by_version else {
             let reason =
                 "a raw lookup needs the version-taking function, and there is no registry entry to prove the ABI"
@@ -238,7 +241,7 @@ impl Runtime {
         let mut status = STATUS_UNSET;
         // SAFETY: the runtime's cudaGetDriverEntryPointByVersion; valid out-pointers.
         let r = f(symbol.as_ptr(), &mut p, version, flags.0, &mut status);
-        let p = self.answer(interpret(r, Some(status), p, version, None, &RUNTIME_STATUS), request)?;
+        let p = self.answer(interpret(r, Some(status), p, &RUNTIME_STATUS), request)?;
         cast::<F>(p).ok_or_else(|| not_a_pointer::<F>(symbol, version, flags, via))
     }
 
@@ -264,6 +267,10 @@ impl Runtime {
     }
 
     fn query(&self, info: &EntryInfo) -> Result<NonNull<c_void>, Error> {
+        let via = if self.by_version.is_some() { "cudaGetDriverEntryPointByVersion" } else { "cudaGetDriverEntryPoint" };
+        if let Some(e) = self.too_new(info.version, || lookup(info, via)) {
+            return Err(e);
+        }
         let mut p: *mut c_void = null_mut();
         let mut status = STATUS_UNSET;
         let (via, r) = if let Some(f) = self.by_version {
@@ -284,19 +291,23 @@ impl Runtime {
         } else {
             return Err(Error::RuntimeTooOld { library: self.library.clone(), runtime_version: self.version });
         };
-        self.answer(interpret(r, Some(status), p, info.version, None, &RUNTIME_STATUS), || lookup(info, via))
+        self.answer(interpret(r, Some(status), p, &RUNTIME_STATUS), || lookup(info, via))
     }
 
-    /// An answer of the runtime, given the request. A failure for a version above the
-    /// driver's (as the runtime reports the driver) is [`Error::DriverTooOld`], as the driver
-    /// path says it: whatever code the runtime chose for it.
+    /// A version above the driver's, as the runtime reports the driver, is not asked for: the
+    /// runtime passes it on to the driver, and one older than CUDA 13.0 answers with an older
+    /// ABI. An unknown driver version (0) refuses nothing.
+    fn too_new(&self, version: u32, lookup: impl FnOnce() -> Lookup) -> Option<Error> {
+        (self.driver_version > 0 && version > self.driver_version)
+            .then(|| Error::DriverTooOld { lookup: lookup(), driver_version: self.driver_version })
+    }
+
+    /// An answer of the runtime, given the request.
     fn answer(&self, answer: Answer, lookup: impl FnOnce() -> Lookup) -> Result<NonNull<c_void>, Error> {
-        answer.into_result(lookup, self.driver_version, |lookup, code| {
-            if self.driver_version > 0 && lookup.version > self.driver_version {
-                Error::DriverTooOld { driver_version: self.driver_version, code, lookup }
-            } else {
-                Error::Runtime { name: self.runtime_error_name(code), lookup, code }
-            }
+        answer.into_result(lookup, self.driver_version, |lookup, code| Error::Runtime {
+            name: self.runtime_error_name(code),
+            lookup,
+            code,
         })
     }
 

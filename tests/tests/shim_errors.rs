@@ -42,7 +42,22 @@ fn symbol_not_found_says_what_is_true() {
     let fake = Fake::new(Flavour::Full);
     fake.set_driver_version(12040);
     fake.answer("cuCheckpointProcessGetRestoreThreadId", 0, NOT_FOUND, STATUS_SYMBOL_NOT_FOUND, 0);
+    // The entry is refused before asking; a raw request at the driver's own version is asked.
     let e = driver(&fake).get::<entries::cuCheckpointProcessGetRestoreThreadId_v12080>().unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, Error::DriverTooOld { .. }), "{e:?}");
+    assert!(
+        text.contains("Update the NVIDIA driver to one for CUDA 12.8 or newer") && text.contains("no ABI of"),
+        "{text}"
+    );
+    let e = unsafe {
+        driver(&fake).get_raw::<unsafe extern "C" fn()>(
+            c"cuCheckpointProcessGetRestoreThreadId",
+            12040,
+            StreamFlags::LEGACY_STREAM,
+        )
+    }
+    .unwrap_err();
     let text = e.to_string();
     assert!(matches!(e, Error::SymbolNotFound { .. }), "{e:?}");
     assert!(text.contains("needs a driver of CUDA 12.8 or newer") && text.contains("this one is CUDA 12.4"), "{text}");
@@ -61,7 +76,7 @@ fn symbol_not_found_says_what_is_true() {
     let raw =
         unsafe { driver(&fake).get_raw::<unsafe extern "C" fn()>(c"cuNoSuchThing", 13060, StreamFlags::LEGACY_STREAM) };
     let text = raw.unwrap_err().to_string();
-    assert!(text.contains("newer than this driver") && text.contains("check the spelling"), "{text}");
+    assert!(text.contains("newer than the driver") && text.contains("check the spelling"), "{text}");
     let raw =
         unsafe { driver(&fake).get_raw::<unsafe extern "C" fn()>(c"cuNoSuchThing", 12000, StreamFlags::LEGACY_STREAM) };
     let text = raw.unwrap_err().to_string();
@@ -123,15 +138,45 @@ fn version_not_sufficient_as_cuda_error_not_found() {
 
 #[test]
 fn a_version_newer_than_the_driver() {
+    // As NVIDIA's 12.0 driver does: asked for 12050, it would hand out its newest ABI, v11040.
     let fake = Fake::new(Flavour::Full);
     fake.set_driver_version(12000);
-    fake.add_abi("cuCtxCreate", 12050, false, 0x1);
-    let e = driver(&fake).get::<entries::cuCtxCreate_v12050>().unwrap_err();
-    let Error::DriverTooOld { driver_version, code, .. } = &e else { panic!("{e:?}") };
-    assert_eq!((*driver_version, *code), (12000, INVALID_VALUE));
+    fake.add_abi("cuCtxCreate", 3020, false, 0x3020);
+    fake.add_abi("cuCtxCreate", 11040, false, 0x11040);
+    let d = driver(&fake);
+    let e = d.get::<entries::cuCtxCreate_v12050>().unwrap_err();
+    let Error::DriverTooOld { driver_version, .. } = &e else { panic!("{e:?}") };
+    assert_eq!(*driver_version, 12000);
     check_text(&e, "cuCtxCreate", 12050, "Update the NVIDIA driver to one for CUDA 12.5 or newer");
-    // The request was still made exactly as the entry says: the driver decides.
-    assert_eq!(fake.log(), vec![Request { symbol: "cuCtxCreate".into(), version: 12050, flags: 1, api: Api::V2 }]);
+    // What the driver would have handed out, and what to use instead.
+    assert_eq!(e.served_instead().map(|i| i.pfn), Some("PFN_cuCtxCreate_v11040"));
+    for words in [
+        "`cuCtxCreate_v3`",
+        "CUDA 11.4 (11040)",
+        "entries::cuCtxCreate_v11040",
+        "Driver::newest",
+        "aliases::cuda_12_0::cuCtxCreate",
+        "undefined behaviour",
+    ] {
+        assert!(e.to_string().contains(words), "no `{words}` in: {e}");
+    }
+    // Decided before asking: the driver never saw the request, so it could not answer v11040.
+    assert_eq!(fake.log(), vec![]);
+    // The same for a raw request, the resolve of a row, and the newest ABI still resolves.
+    let raw = unsafe {
+        d.get_raw::<cuda_driver_pfn::pfn::PFN_cuCtxCreate_v12050>(c"cuCtxCreate", 12050, StreamFlags::LEGACY_STREAM)
+    };
+    assert!(matches!(raw, Err(Error::DriverTooOld { .. })), "{:?}", raw.map(|f| f as usize));
+    let info = <entries::cuCtxCreate_v12050 as cuda_driver_pfn::Entry>::INFO;
+    assert!(matches!(d.resolve(info), Err(Error::DriverTooOld { .. })));
+    assert_eq!(fake.log(), vec![]);
+    assert_eq!(d.get::<entries::cuCtxCreate_v11040>().unwrap() as usize, 0x11040);
+    // A driver of 13.0 or later refuses such a request itself; the text says so.
+    let fake = Fake::new(Flavour::Full);
+    fake.set_driver_version(13000);
+    let e = driver(&fake).get::<entries::cuCheckpointOperationComplete_v13040>().map(|_| ()).unwrap_err();
+    assert!(e.to_string().contains("would refuse the request"), "{e}");
+    assert_eq!(fake.log(), vec![]);
 }
 
 #[test]
@@ -233,12 +278,25 @@ fn the_four_argument_fallback() {
     ] {
         assert!(matches!(e, Error::NotFound { driver_version: 11080, .. }), "{e:?}");
         let text = e.to_string();
+        // The registry has both at 3020, so the driver lacks the name: no "one of two".
         assert!(
-            text.contains("11.3 to 11.8") && text.contains("does not know") && text.contains("arrived after"),
+            text.contains("11.3 to 11.8") && text.contains("It does not know") && !text.contains("one of two"),
             "{text}"
         );
     }
-    check_text(&d.get::<entries::cuCtxCreate_v3020>().unwrap_err(), "cuCtxCreate", 3020, "ask for a later version");
+    check_text(&d.get::<entries::cuCtxCreate_v3020>().unwrap_err(), "cuCtxCreate", 3020, "This driver should have it");
+    // A Windows-only entry is said to be one, not "update the driver".
+    let e = d.get::<entries::cuD3D11GetDevice_v3000>().unwrap_err();
+    assert!(matches!(e, Error::NotFound { .. }), "{e:?}");
+    check_text(&e, "cuD3D11GetDevice", 3000, "It is not on this platform");
+    assert!(!e.to_string().contains("Update the NVIDIA driver"), "{e}");
+    // A raw request below a symbol's first ABI says so.
+    let e = unsafe {
+        d.get_raw::<cuda_driver_pfn::pfn::PFN_cuCtxCreate_v3020>(c"cuCtxCreate", 1000, StreamFlags::LEGACY_STREAM)
+    }
+    .map(|_| ())
+    .unwrap_err();
+    check_text(&e, "cuCtxCreate", 1000, "its first is from CUDA 2.0");
     // Newer than the driver, and NULL with success, as with the 5-argument form.
     let e = d.get::<entries::cuCtxCreate_v12050>().unwrap_err();
     assert!(matches!(e, Error::DriverTooOld { .. }), "{e:?}");
@@ -248,21 +306,57 @@ fn the_four_argument_fallback() {
     assert_eq!(e.lookup().unwrap().via, "cuGetProcAddress");
 }
 
+/// Drivers older than CUDA 11.3 have no cuGetProcAddress: each entry is the library's export
+/// of the entry's name, as NVIDIA's 418, 450 and 460 serve them (tests/tests/real_drivers.rs).
 #[test]
 fn a_driver_without_cu_get_proc_address() {
     let fake = Fake::new(Flavour::NoProcAddress);
     fake.set_driver_version(11020);
+    let d = driver(&fake);
+    assert_eq!(d.query_api(), QueryApi::Exports);
+    assert_eq!(d.version(), 11020);
+    let export = |name: &str| {
+        // SAFETY: the fake, already loaded; only addresses are compared.
+        let lib = unsafe { libloading::Library::new(fake.path()) }.unwrap();
+        let p = unsafe { lib.get::<*mut std::ffi::c_void>(name.as_bytes()) }.unwrap();
+        *p as usize
+    };
+    assert_eq!(d.get::<entries::cuMemAlloc_v2000>().unwrap() as usize, export("cuMemAlloc"));
+    assert_eq!(d.get::<entries::cuMemAlloc_v3020>().unwrap() as usize, export("cuMemAlloc_v2"));
+    assert_eq!(d.get::<entries::cuMemcpy_v7000_ptds>().unwrap() as usize, export("cuMemcpy_ptds"));
+    assert_eq!(
+        d.get::<entries::cuStreamBeginCapture_v10010_ptsz>().unwrap() as usize,
+        export("cuStreamBeginCapture_v2_ptsz")
+    );
+    // Nothing went through a lookup function.
+    assert_eq!(fake.log(), vec![]);
+    // Newer than the driver: refused, although the library exports cuCtxCreate_v4.
+    let e = d.get::<entries::cuCtxCreate_v12050>().map(|_| ()).unwrap_err();
+    assert!(matches!(e, Error::DriverTooOld { driver_version: 11020, .. }), "{e:?}");
+    // Not exported.
+    let e = d.get::<entries::cuMemFree_v3020>().map(|_| ()).unwrap_err();
+    let Error::NotExported { lookup, driver_version } = &e else { panic!("{e:?}") };
+    assert_eq!((lookup.via, *driver_version), ("dlsym", 11020));
+    check_text(&e, "cuMemFree", 3020, "does not export `cuMemFree_v2`");
+    // A raw request for a name the registry lacks cannot be made without cuGetProcAddress.
+    let e = unsafe {
+        d.get_raw::<cuda_driver_pfn::pfn::PFN_cuMemAlloc_v3020>(c"cuNoSuchThing", 3020, StreamFlags::LEGACY_STREAM)
+    }
+    .map(|_| ())
+    .unwrap_err();
+    assert!(matches!(e, Error::InvalidArgument { .. }) && e.to_string().contains("older than CUDA 11.3"), "{e}");
+}
+
+/// A library with neither a lookup function nor cuDriverGetVersion cannot be served.
+#[test]
+fn a_library_without_cu_get_proc_address_or_a_version() {
+    let fake = Fake::new(Flavour::NoProcAddressBare);
     let e = Driver::from_path(fake.path()).unwrap_err();
     let Error::NoGetProcAddress { library, driver_version } = &e else { panic!("{e:?}") };
     assert_eq!(library, &fake.path().display().to_string());
-    assert_eq!(*driver_version, Some(11020));
+    assert_eq!(*driver_version, None);
     let text = e.to_string();
-    assert!(
-        text.contains("older than CUDA 11.3")
-            && text.contains("CUDA 11.2")
-            && text.contains("Update the NVIDIA driver"),
-        "{text}"
-    );
+    assert!(text.contains("older than CUDA 11.3") && text.contains("Update the NVIDIA driver"), "{text}");
 }
 
 #[test]

@@ -35,6 +35,8 @@ pub enum Flavour {
     V1Only,
     /// No `cuGetProcAddress` at all: a driver older than 11.3.
     NoProcAddress,
+    /// No `cuGetProcAddress` and no `cuDriverGetVersion` (nor `cuGetErrorName`).
+    NoProcAddressBare,
     /// No `cuDriverGetVersion` and no `cuGetErrorName` exported.
     Bare,
     /// A runtime with `cudaGetDriverEntryPoint` only (older than 12.5).
@@ -49,6 +51,7 @@ impl Flavour {
             Flavour::Full => "",
             Flavour::V1Only => "no-v2",
             Flavour::NoProcAddress => "no-v2,no-v1",
+            Flavour::NoProcAddressBare => "no-v2,no-v1,no-driver-version,no-error-name",
             Flavour::Bare => "no-driver-version,no-error-name",
             Flavour::OldRuntime => "no-by-version",
             Flavour::AncientRuntime => "no-by-version,no-entry-point",

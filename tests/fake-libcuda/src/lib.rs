@@ -3,12 +3,19 @@
 //! It exports the few functions the shim resolves by name (`cuGetProcAddress_v2`,
 //! `cuGetProcAddress`, `cuDriverGetVersion`, `cuGetErrorName`, and the runtime's
 //! `cudaRuntimeGetVersion`, `cudaDriverGetVersion`, `cudaGetDriverEntryPointByVersion`,
-//! `cudaGetDriverEntryPoint`, `cudaGetErrorName`) and answers lookups the way the CUDA documentation says a driver does:
-//! the newest ABI of the symbol introduced at or before the requested version; with
-//! `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`, per-thread variants included (and
-//! preferred at the same version); `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND` for a name it does
-//! not know, `CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT` for a version below the first ABI,
-//! `CUDA_ERROR_INVALID_VALUE` for a version above the driver's.
+//! `cudaGetDriverEntryPoint`, `cudaGetErrorName`) and answers lookups the way NVIDIA's drivers
+//! were measured to (`tests/tests/real_drivers.rs` compares its answers with those of the real
+//! drivers of `tests/real-drivers.toml`, request by request): the newest ABI of the symbol
+//! introduced at or before the requested version; with
+//! `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`, per-thread variants included (and preferred
+//! at the same version); `CUDA_SUCCESS` with `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND` for a name
+//! it does not know and with `CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT` for a version below
+//! the first ABI (both `CUDA_ERROR_NOT_FOUND` from the 4-argument `cuGetProcAddress`);
+//! `CUDA_ERROR_INVALID_VALUE`, the status unwritten, for an undefined flag bit. For a version
+//! above the driver's own, a driver of CUDA 13.0 or later answers `CUDA_ERROR_INVALID_VALUE`,
+//! while every older one (11.4 to 12.5 measured) answers `CUDA_SUCCESS` with the newest ABI it
+//! has: an *older* ABI than the one asked for, which is why the shim never asks for such a
+//! version.
 //!
 //! The test configures it through the `fake_*` functions: the driver version, the table of
 //! ABIs (symbol, version, per-thread, pointer value), per-request overrides that inject
@@ -31,6 +38,9 @@ const STATUS_SYMBOL_NOT_FOUND: c_int = 1;
 const STATUS_VERSION_NOT_SUFFICIENT: c_int = 2;
 /// In an override: leave `symbolStatus` as the caller initialised it.
 const STATUS_UNWRITTEN: c_int = -1;
+
+/// The first driver version that refuses a request above its own version.
+const FIRST_REFUSING_DRIVER: c_int = 13000;
 
 const FLAG_PER_THREAD: u64 = 2;
 const KNOWN_FLAGS: u64 = 3;
@@ -70,8 +80,9 @@ struct State {
     runtime_version: c_int,
     abis: Vec<Abi>,
     overrides: Vec<Override>,
-    /// Answer "version not sufficient" as `CUDA_ERROR_NOT_FOUND` (the guide's 4.20.3.1)
-    /// instead of a status (its 4.20.5).
+    /// Fault injection, no real driver's behaviour: answer "version not sufficient" as
+    /// `CUDA_ERROR_NOT_FOUND` (the guide's 4.20.3.1) instead of a status (its 4.20.5). The
+    /// drivers measured (12.0 to 12.5) all answer with the status.
     not_sufficient_as_not_found: bool,
     delay_us: u32,
     log: Vec<Request>,
@@ -183,7 +194,9 @@ fn answer(symbol: &[u8], version: c_int, flags: u64, api: c_int) -> (c_uint, c_i
         return (CUDA_ERROR_INVALID_VALUE, STATUS_UNWRITTEN, 0);
     }
     let limit = if api == API_RT_ENTRY_POINT { s.runtime_version } else { version };
-    if api != API_RT_ENTRY_POINT && version > s.driver_version {
+    // Above its own version: INVALID_VALUE from 13.0 on (measured on 580); older drivers
+    // (470 to 555) go on and hand out the newest ABI they have at or below `version`.
+    if api != API_RT_ENTRY_POINT && version > s.driver_version && s.driver_version >= FIRST_REFUSING_DRIVER {
         return (CUDA_ERROR_INVALID_VALUE, STATUS_UNWRITTEN, 0);
     }
     let mut known = false;
@@ -497,4 +510,5 @@ named_exports! {
     cuStreamBeginCapture_v2 = 9006;
     cuStreamBeginCapture_v2_ptsz = 9007;
     cuCtxCreate_v4 = 9008;
+    cuInit = 9009;
 }

@@ -3,11 +3,15 @@
 //!
 //! Every entry of the registry is fetched with `Driver::resolve`, the same request and cache
 //! as `Driver::get`, so what this prints is what a program gets; entries of modules this
-//! build leaves out (features) are fetched and counted too. It exits with 0 when the driver
-//! loaded, whatever the entries say; 1 when it did not (or the output could not be
-//! written); 2 on a bad command line.
+//! build leaves out (features) are fetched and counted too. Each pointer is then compared with
+//! the library's own export of the entry's name (`dlsym`; the driver exports every ABI under
+//! the name the registry predicts): another function there is another ABI than the entry's
+//! type, counted as WRONG ABI. It exits with 0 when the driver loaded and no entry is WRONG,
+//! whatever else the entries say; 1 when it did not load (or the output could not be
+//! written); 2 on a bad command line; 3 when an entry is WRONG.
 
 use std::collections::BTreeMap;
+use std::ffi::c_void;
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -19,14 +23,16 @@ fn kind(e: &Error) -> (&'static str, String) {
         Error::DriverTooOld { lookup, .. } => {
             ("newer than the driver", format!("needs a driver for {}", CudaVersion(lookup.version)))
         }
-        Error::SymbolNotFound { lookup, .. }
+        Error::SymbolNotFound { lookup, .. } | Error::NotFound { lookup, .. } | Error::NotExported { lookup, .. }
             if ENTRIES.iter().any(|e| e.symbol == lookup.symbol && !e.platforms.here()) =>
         {
             ("not on this platform", "an entry point of another platform's driver".into())
         }
-        Error::SymbolNotFound { .. } => ("unknown to the driver", "the driver does not know the name".into()),
+        Error::SymbolNotFound { .. } | Error::NotFound { .. } => {
+            ("unknown to the driver", "the driver does not know the name".into())
+        }
+        Error::NotExported { .. } => ("not exported", "the driver does not export the entry's name".into()),
         Error::VersionNotSufficient { .. } => ("version not served", "the driver has the symbol, not this ABI".into()),
-        Error::NotFound { .. } => ("not found", "not found (this driver gives no reason)".into()),
         Error::NullPointer { .. } => ("not on this platform", "the driver gave a NULL pointer".into()),
         Error::UnknownStatus { status, .. } => ("unknown status", format!("status {status}, unknown to this crate")),
         Error::Driver { code, name, .. } => {
@@ -38,6 +44,13 @@ fn kind(e: &Error) -> (&'static str, String) {
 
 struct Doctor<'a> {
     driver: &'a Driver,
+    /// The driver's library once more, for its exports (`None`: it could not be opened by that
+    /// name, and nothing is compared).
+    exports: Option<libloading::Library>,
+    /// Resolved to another function than the export of the entry's name.
+    wrong: Vec<String>,
+    /// Resolved, and compared with the export.
+    verified: usize,
     out: std::io::StdoutLock<'static>,
     /// The first write error (a closed pipe, say): then nothing more is written.
     write_error: Option<std::io::Error>,
@@ -59,8 +72,24 @@ impl Doctor<'_> {
     fn check(&mut self, info: &EntryInfo) {
         let flag = if info.variant.is_some() { "per-thread flag" } else { "legacy-stream flag" };
         match self.driver.resolve(info) {
-            Ok(_) => {
+            Ok(p) => {
                 self.resolved += 1;
+                // SAFETY: only the address is read.
+                let export = self.exports.as_ref().map(|lib| unsafe { lib.get::<*mut c_void>(info.exported.as_bytes()) });
+                match export {
+                    Some(Ok(q)) if *q == p.as_ptr() => self.verified += 1,
+                    Some(other) => {
+                        let found = match other {
+                            Ok(q) => format!("the export `{}` is {:p}", info.exported, *q),
+                            Err(_) => format!("the library exports no `{}`", info.exported),
+                        };
+                        let why = format!("{} resolved to {:p}, but {found}", info.pfn, p.as_ptr());
+                        self.line(format_args!("  WRONG   {:<52} another function than its export: {why}", info.pfn));
+                        self.wrong.push(why);
+                        return;
+                    }
+                    None => {}
+                }
                 self.line(format_args!("  ok      {:<52} {} at {}, {flag}", info.pfn, info.symbol, info.version));
             }
             Err(e) => {
@@ -90,8 +119,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // SAFETY: the driver's library, already loaded by `driver`: this only takes a reference.
+    let exports = unsafe { libloading::Library::new(driver.library()) }.ok();
     let mut doctor = Doctor {
         driver: &driver,
+        exports,
+        wrong: Vec::new(),
+        verified: 0,
         out: std::io::stdout().lock(),
         write_error: None,
         resolved: 0,
@@ -113,10 +147,23 @@ fn main() -> ExitCode {
         doctor.check(info);
     }
     let failed: usize = doctor.failed.values().map(|(n, _)| n).sum();
-    let resolved = doctor.resolved;
+    let (resolved, verified, wrong) = (doctor.resolved, doctor.verified, doctor.wrong.len());
     doctor.line(format_args!("\n{resolved} of {} entries resolve, {failed} do not", ENTRIES.len()));
+    if doctor.exports.is_some() {
+        doctor.line(format_args!(
+            "{verified} of the {resolved} are the library's export of their name; WRONG ABI: {wrong}"
+        ));
+    } else {
+        doctor.line(format_args!("the library could not be opened again by its name: no pointer was compared with its exports"));
+    }
     for (kind, (count, example)) in std::mem::take(&mut doctor.failed) {
         doctor.line(format_args!("  {count} {kind}; for example: {example}"));
+    }
+    for why in std::mem::take(&mut doctor.wrong) {
+        doctor.line(format_args!(
+            "  WRONG ABI: {why}. Calling it through the entry's type would be undefined behaviour: report it to the \
+             cuda-driver-pfn maintainers with the driver version"
+        ));
     }
     match doctor.write_error {
         // A reader that stopped early (`doctor | head`) is no failure of the driver.
@@ -125,6 +172,7 @@ fn main() -> ExitCode {
             eprintln!("doctor: cannot write the report: {e}");
             ExitCode::FAILURE
         }
+        None if wrong > 0 => ExitCode::from(3),
         None => ExitCode::SUCCESS,
     }
 }
