@@ -44,6 +44,9 @@ pub enum Verdict {
     NotOnPlatform,
     /// Not newer than the driver, yet the driver does not have it.
     Missing(String),
+    /// Refused, although the library exports the entry's name: an entry the driver serves
+    /// that the crate loses.
+    Lost(String),
 }
 
 impl Verdict {
@@ -54,6 +57,7 @@ impl Verdict {
             Verdict::NotInDriver => "not in this driver",
             Verdict::NotOnPlatform => "not on this platform",
             Verdict::Missing(_) => "missing",
+            Verdict::Lost(_) => "lost",
         }
     }
 }
@@ -163,9 +167,12 @@ pub fn judge(driver: &Driver, loader: &Loader, info: &'static EntryInfo, result:
                 Error::VersionNotSufficient { .. }
                     | Error::SymbolNotFound { .. }
                     | Error::NotFound { .. }
+                    | Error::NotExported { .. }
                     | Error::DriverTooOld { .. }
             );
-            row.verdict = if !info.platforms.here() && typed {
+            row.verdict = if let Some(x) = row.export {
+                Verdict::Lost(format!("refused ({e}), but the library exports {} at {x:#x}", info.exported))
+            } else if !info.platforms.here() && typed {
                 Verdict::NotOnPlatform
             } else if info.version > driver.version() && typed {
                 Verdict::NotInDriver
@@ -188,19 +195,20 @@ pub fn summary(driver: &Driver, rows: &[Row]) -> String {
     let get = |k: &str| by.get(k).copied().unwrap_or(0);
     let mut s =
         format!("driver {} (version {}), {}\n\n", driver.library(), driver.version(), driver.query_api().name());
-    s.push_str("| entries | matched | mismatched | not in this driver | not on this platform | missing |\n| --- | --- | --- | --- | --- | --- |\n");
+    s.push_str("| entries | matched | mismatched | not in this driver | not on this platform | missing | lost |\n| --- | --- | --- | --- | --- | --- | --- |\n");
     let _ = writeln!(
         s,
-        "| {} | {} | {} | {} | {} | {} |",
+        "| {} | {} | {} | {} | {} | {} | {} |",
         rows.len(),
         get("matched"),
         get("mismatched"),
         get("not in this driver"),
         get("not on this platform"),
-        get("missing")
+        get("missing"),
+        get("lost")
     );
     for r in rows {
-        if let Verdict::Mismatched(why) | Verdict::Missing(why) = &r.verdict {
+        if let Verdict::Mismatched(why) | Verdict::Missing(why) | Verdict::Lost(why) = &r.verdict {
             let _ = writeln!(s, "- {} {} ({}): {why}", r.verdict.column(), r.pfn, r.exported);
         }
     }
@@ -213,7 +221,7 @@ pub fn tsv(rows: &[Row]) -> String {
     for r in rows {
         let hex = |p: Option<usize>| p.map(|p| format!("{p:#x}")).unwrap_or_default();
         let detail = match &r.verdict {
-            Verdict::Mismatched(w) | Verdict::Missing(w) => w.clone(),
+            Verdict::Mismatched(w) | Verdict::Missing(w) | Verdict::Lost(w) => w.clone(),
             _ => String::new(),
         };
         let _ = writeln!(
@@ -233,3 +241,93 @@ pub fn tsv(rows: &[Row]) -> String {
     }
     s
 }
+
+/// One raw request of the probe that compares a driver's answers with the fake's.
+struct Probe {
+    symbol: &'static CStr,
+    version: i32,
+    flags: u64,
+    null_status: bool,
+}
+
+/// The requests whose answers the fake must give as the real drivers do: a version above the
+/// driver's own (just above, and far above), one below the symbol's first ABI, an unknown
+/// name, the per-thread flag, `CU_GET_PROC_ADDRESS_DEFAULT`, an undefined flag bit, and a
+/// NULL `symbolStatus`.
+fn probes(driver_version: u32) -> Vec<Probe> {
+    let above = i32::try_from(driver_version + 10).unwrap_or(i32::MAX);
+    let p = |symbol, version, flags, null_status| Probe { symbol, version, flags, null_status };
+    vec![
+        p(c"cuCtxCreate", above, 1, false),
+        p(c"cuCtxCreate", 99990, 1, false),
+        p(c"cuCtxCreate", 12050, 1, false),
+        p(c"cuCtxCreate", 11040, 1, false),
+        p(c"cuCtxCreate", 1000, 1, false),
+        p(c"cuCtxCreate", 99990, 1, true),
+        p(c"cuMemAllocAsync", 11000, 1, false),
+        p(c"cuMemAllocAsync", 11000, 1, true),
+        p(c"cuGraphAddNode", 13040, 1, false),
+        p(c"cuMemcpy", 7000, 2, false),
+        p(c"cuMemcpy", 7000, 0, false),
+        p(c"cuStreamGetCaptureInfo", 12030, 2, false),
+        p(c"cuStreamGetCaptureInfo", above, 2, false),
+        p(c"cuNoSuchThing", 12000, 1, false),
+        p(c"cuNoSuchThing", 12000, 1, true),
+        p(c"cuCtxCreate", 11040, 8, false),
+    ]
+}
+
+type GetProcAddressV2 = unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut c_void, i32, u64, *mut i32) -> u32;
+type GetProcAddressV1 = unsafe extern "C" fn(*const std::ffi::c_char, *mut *mut c_void, i32, u64) -> u32;
+
+/// The driver's answers to [`probes`], one line each, through `cuGetProcAddress_v2` where
+/// `lib` exports it and through the 4-argument `cuGetProcAddress` where it exports that;
+/// `name_of` names a returned pointer (by the registry entry it is). Empty for a library with
+/// neither.
+pub fn probe(lib: &libloading::Library, driver_version: u32, name_of: &dyn Fn(usize) -> String) -> Vec<String> {
+    let mut lines = Vec::new();
+    // SAFETY: the driver's documented lookup functions with their C prototypes; every pointer
+    // passed is valid, and only the NULL `symbolStatus` the drivers accept is ever NULL.
+    let v2 = unsafe { lib.get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0") }.ok().map(|f| *f);
+    let v1 = unsafe { lib.get::<GetProcAddressV1>(b"cuGetProcAddress\0") }.ok().map(|f| *f);
+    for r in probes(driver_version) {
+        let shown = format!("{:?} {} flags {}{}", r.symbol, r.version, r.flags, if r.null_status { " status NULL" } else { "" });
+        let answer = |result: u32, status: Option<i32>, p: *mut c_void| {
+            let status = match status {
+                None => "-".to_owned(),
+                Some(-7) => "unwritten".to_owned(),
+                Some(s) => s.to_string(),
+            };
+            let to = if p.is_null() { "NULL".to_owned() } else { name_of(p as usize) };
+            format!("result {result} status {status} -> {to}")
+        };
+        if let Some(f) = v2 {
+            let (mut p, mut status) = (std::ptr::null_mut(), -7);
+            let status_ptr = if r.null_status { std::ptr::null_mut() } else { &mut status as *mut i32 };
+            let result = unsafe { f(r.symbol.as_ptr(), &mut p, r.version, r.flags, status_ptr) };
+            lines.push(format!("v2 {shown}: {}", answer(result, Some(status), p)));
+        }
+        if let Some(f) = v1 {
+            if !r.null_status {
+                let mut p = std::ptr::null_mut();
+                let result = unsafe { f(r.symbol.as_ptr(), &mut p, r.version, r.flags) };
+                lines.push(format!("v1 {shown}: {}", answer(result, None, p)));
+            }
+        }
+    }
+    lines
+}
+
+/// The registry entry a library's export is, by its name (`cuCtxCreate_v3` is
+/// `PFN_cuCtxCreate_v11040`), or the name itself with a `?`.
+pub fn entry_named(exported: Option<String>) -> String {
+    match exported {
+        Some(name) => ENTRIES_BY_EXPORT
+            .iter()
+            .find(|e| e.exported == name)
+            .map_or_else(|| format!("?{name}"), |e| e.pfn.to_owned()),
+        None => "?unnamed".to_owned(),
+    }
+}
+
+use cuda_driver_pfn::ENTRIES as ENTRIES_BY_EXPORT;

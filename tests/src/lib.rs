@@ -2,6 +2,7 @@
 //! conformance checker (`conformance`, run by `src/bin/conformance.rs`).
 
 pub mod conformance;
+pub mod drivers;
 
 /// The fake libcuda and its knobs (a crate of its own: `tests/fake-client`).
 pub use fake_libcuda_client as fake;

@@ -12,7 +12,7 @@ use std::time::Instant;
 use cuda_driver_pfn::newest::{CtxCreate, NewestAbi};
 use cuda_driver_pfn::types::{CUcontext, CUdevice, CUdeviceptr_v2, CUfunction, CUmodule, CUstream};
 use cuda_driver_pfn::{entries, symbols, visit_entries, Driver, Entry, EntryVisitor, ENTRIES};
-use cuda_sys_gen_tests::conformance::{judge, resolve_all, summary, tsv, Loader, Verdict};
+use cuda_sys_gen_tests::conformance::{entry_named, judge, resolve_all, summary, tsv, Loader, Verdict};
 
 type Result<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
@@ -23,7 +23,8 @@ fn main() -> ExitCode {
         Some("launch") => launch(),
         Some("bench") => bench(),
         Some("c-names") => c_names(),
-        _ => Err("usage: conformance check [DIR] | launch | bench | c-names".into()),
+        Some("probe") => probe(),
+        _ => Err("usage: conformance check [DIR] | launch | bench | c-names | probe".into()),
     };
     match r {
         Ok(true) => ExitCode::SUCCESS,
@@ -369,7 +370,17 @@ fn c_names() -> Result<bool> {
                 not_exported += 1;
                 different.push(format!("{c_name}: {} resolves, but dlsym({}) finds nothing", info.pfn, info.exported));
             }
-            (Err(e), _) => missing.push(format!("{c_name} ({}): {e}", info.pfn)),
+            // Unavailable: what the function returns UNAVAILABLE for must be this error, and the
+            // driver must not serve the entry under its name.
+            (Err(e), export) => {
+                if cuda_driver_pfn::api::error_of(c_name).as_ref() != Some(&e) {
+                    different.push(format!("{c_name}: error_of says {:?}, the lookup {e}", cuda_driver_pfn::api::error_of(c_name)));
+                }
+                if let Some(q) = export {
+                    different.push(format!("{c_name}: refused ({e}), but dlsym({}) is {q:#x}", info.exported));
+                }
+                missing.push(format!("{c_name} ({}): {e}", info.pfn));
+            }
         }
     }
     println!(
@@ -385,4 +396,18 @@ fn c_names() -> Result<bool> {
         println!("  DIFFERENT: {d}");
     }
     Ok(different.is_empty())
+}
+
+/// The driver's raw answers to the probe requests, one per line (what the fake must answer
+/// alike: tests/tests/real_drivers.rs).
+fn probe() -> Result<bool> {
+    let driver = Driver::load()?;
+    let loader = Loader::open(std::path::Path::new(driver.library()))?;
+    // SAFETY: the library is loaded already; this takes another reference.
+    let lib = unsafe { libloading::Library::new(driver.library()) }?;
+    println!("driver {}", driver.version());
+    for line in cuda_sys_gen_tests::conformance::probe(&lib, driver.version(), &|p| entry_named(loader.dladdr(p))) {
+        println!("{line}");
+    }
+    Ok(true)
 }

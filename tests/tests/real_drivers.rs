@@ -1,0 +1,228 @@
+//! Every lookup of the crate against NVIDIA's real drivers of CUDA 10.1 to 12.5
+//! (`tests/real-drivers.toml`, fetched from Debian's archive by `cuda_sys_gen_tests::drivers`).
+//! `cuGetProcAddress` and `cuDriverGetVersion` answer without a GPU, so this runs anywhere.
+//!
+//! For each driver, in a child process that loads it by its soname:
+//! - `conformance check`: every registry entry resolves to exactly the library's export of its
+//!   name, or is refused with a typed error; none the library exports is refused ("lost");
+//!   the entries refused as newer than the driver are exactly those above its version;
+//! - `conformance c-names`: every `api::` function calls its entry's export, or returns
+//!   `UNAVAILABLE` with the same error from `api::error_of`;
+//! - the doctor: `WRONG ABI: 0`, and the same count of resolved entries;
+//! - `conformance probe`: the driver's raw answers to a set of requests (a version above its
+//!   own, below a first ABI, an unknown name, the flags, a NULL status), which the fake
+//!   driver must give alike, configured as that driver.
+//!
+//! The table of the results is docs/real-drivers.md's (`CUDA_SYS_GEN_BLESS=1` rewrites it).
+//! Without apt-get or dpkg-deb the test prints SKIPPED and why; with `CI=true` it fails instead.
+
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+
+use cuda_driver_pfn::ENTRIES;
+use cuda_sys_gen_tests::conformance::probe;
+use cuda_sys_gen_tests::drivers::{self, FetchError, Fetched};
+use cuda_sys_gen_tests::fake::{pointer_for, Fake, Flavour};
+use cuda_sys_gen_tests::{repo_root, text};
+
+const BEGIN: &str = "<!-- matrix:begin (tests/tests/real_drivers.rs writes this table) -->";
+const END: &str = "<!-- matrix:end -->";
+
+fn fetched() -> Option<Vec<Fetched>> {
+    match drivers::fetch() {
+        Ok(d) => Some(d),
+        Err(FetchError::Unavailable(why)) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("SKIPPED: the real-driver tests: {why}");
+            None
+        }
+        Err(e) => panic!("the real drivers could not be had: {e}"),
+    }
+}
+
+/// Runs `program args` with the driver on `LD_LIBRARY_PATH`; its exit code and output.
+fn run(driver: &Fetched, program: &mut Command) -> (Option<i32>, String) {
+    let out = program.env("LD_LIBRARY_PATH", driver.library_path()).output().expect("start a child process");
+    (out.status.code(), format!("{}{}", text(&out.stdout), text(&out.stderr)))
+}
+
+fn conformance(args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_conformance"));
+    c.args(args);
+    c
+}
+
+/// The doctor example, built once.
+fn doctor() -> std::path::PathBuf {
+    let out = Command::new(env!("CARGO"))
+        .current_dir(repo_root())
+        .args(["build", "--quiet", "-p", "cuda-driver-pfn", "--example", "doctor", "--message-format=json"])
+        .output()
+        .expect("run cargo");
+    assert!(out.status.success(), "building the doctor failed:\n{}", text(&out.stderr));
+    text(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("\"executable\":\"") && l.contains("doctor"))
+        .find_map(|l| l.split("\"executable\":\"").nth(1)?.split('"').next().map(std::path::PathBuf::from))
+        .expect("cargo names the doctor's executable")
+}
+
+/// One driver's row of the table.
+#[derive(Default)]
+struct Row {
+    verdicts: BTreeMap<String, usize>,
+    c_names: String,
+    via: String,
+}
+
+fn check_driver(driver: &Fetched, doctor: &Path, failures: &mut Vec<String>) -> Row {
+    let name = &driver.pin.name;
+    let expected = driver.pin.cuda_version().expect("checked on load");
+    let mut fail = |what: String| failures.push(format!("driver {name}: {what}"));
+    let dir = tempfile::tempdir().unwrap();
+
+    // Every registry entry, judged.
+    let (code, out) = run(driver, &mut conformance(&["check", &dir.path().display().to_string()]));
+    if code != Some(0) {
+        fail(format!("conformance check exited {code:?}:\n{out}"));
+    }
+    let first = out.lines().next().unwrap_or_default().to_owned();
+    if !first.contains(&format!("(version {expected})")) {
+        fail(format!("the driver says another version than CUDA {} ({expected}): {first}", driver.pin.cuda));
+    }
+    let mut row = Row { via: first.rsplit(", ").next().unwrap_or_default().to_owned(), ..Row::default() };
+    let tsv = std::fs::read_to_string(dir.path().join("conformance.tsv")).unwrap_or_default();
+    for line in tsv.lines().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (pfn, version, verdict) = (cols[0], cols[2].parse::<u32>().unwrap_or(0), cols[4]);
+        let kind = verdict.split(':').next().unwrap_or_default().to_owned();
+        let info = ENTRIES.iter().find(|e| e.pfn == pfn).expect("a registry entry");
+        // Refused as newer exactly when newer; never an entry the library serves.
+        match kind.as_str() {
+            "mismatched" | "lost" => fail(format!("{pfn}: {verdict}")),
+            "not in this driver" if version <= expected => fail(format!("{pfn} refused as newer: {verdict}")),
+            _ if version > expected && info.platforms.here() && kind != "not in this driver" => {
+                fail(format!("{pfn} is newer than the driver, yet {verdict}"))
+            }
+            _ => {}
+        }
+        *row.verdicts.entry(kind).or_default() += 1;
+    }
+    if row.verdicts.values().sum::<usize>() != ENTRIES.len() {
+        fail(format!("conformance.tsv has {} rows, the registry {}", row.verdicts.values().sum::<usize>(), ENTRIES.len()));
+    }
+
+    // The C-name functions.
+    let (code, out) = run(driver, &mut conformance(&["c-names"]));
+    if code != Some(0) {
+        fail(format!("conformance c-names exited {code:?}:\n{out}"));
+    }
+    row.c_names = out.lines().next().unwrap_or_default().to_owned();
+
+    // The doctor agrees, and finds no wrong ABI.
+    let (code, out) = run(driver, &mut Command::new(doctor));
+    let matched = row.verdicts.get("matched").copied().unwrap_or(0);
+    if code != Some(0) || !out.contains("WRONG ABI: 0") {
+        fail(format!("the doctor exited {code:?}:\n{}", out.lines().rev().take(12).collect::<Vec<_>>().join("\n")));
+    }
+    let resolve = format!("{matched} of {} entries resolve", ENTRIES.len());
+    if !out.contains(&resolve) {
+        fail(format!("the doctor does not say `{resolve}`"));
+    }
+
+    // The fake answers the probe as the real driver does.
+    let (_, real) = run(driver, &mut conformance(&["probe"]));
+    let real: Vec<String> = real.lines().skip(1).map(str::to_owned).collect();
+    if !real.is_empty() {
+        let flavour = if real.iter().any(|l| l.starts_with("v2 ")) { Flavour::Full } else { Flavour::V1Only };
+        let fake = Fake::new(flavour);
+        fake.set_driver_version(expected);
+        for (i, e) in ENTRIES.iter().enumerate().filter(|(_, e)| e.version <= expected && e.platforms.here()) {
+            fake.add_abi(e.symbol, e.version, e.variant.is_some(), pointer_for(i));
+        }
+        // SAFETY: the fake, already loaded.
+        let lib = unsafe { libloading::Library::new(fake.path()) }.unwrap();
+        let name_of = |p: usize| {
+            (p.checked_sub(pointer_for(0)).map(|d| d / 0x10))
+                .and_then(|i| ENTRIES.get(i))
+                .map_or_else(|| format!("?{p:#x}"), |e| e.pfn.to_owned())
+        };
+        let faked = probe(&lib, expected, &name_of);
+        for (r, f) in real.iter().zip(&faked) {
+            if r != f {
+                fail(format!("the fake answers otherwise:\n  real: {r}\n  fake: {f}"));
+            }
+        }
+        if real.len() != faked.len() {
+            fail(format!("the probe made {} requests of the driver and {} of the fake", real.len(), faked.len()));
+        }
+    }
+    row
+}
+
+fn table(drivers: &[Fetched], rows: &[Row]) -> String {
+    let mut s = format!(
+        "| driver | CUDA | lookups through | served | refused: newer than the driver | not on this platform | missing | \
+         wrong ABI | lost | `api::` functions ({}) |\n\
+         | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n",
+        cuda_driver_pfn::api::C_NAMES.len()
+    );
+    for (d, r) in drivers.iter().zip(rows) {
+        let n = |k: &str| r.verdicts.get(k).copied().unwrap_or(0);
+        // "C names: 606 functions; 481 equal to dlsym ..., 125 not on this driver, 0 different"
+        let count = |after: &str| {
+            r.c_names.split([';', ',']).find(|p| p.contains(after)).and_then(|p| p.split_whitespace().next()).unwrap_or("?")
+        };
+        let c_names = format!(
+            "{} call their export, {} unavailable, {} different",
+            count("equal to dlsym"),
+            count("not on this driver"),
+            count("different")
+        );
+        let _ = writeln!(
+            s,
+            "| {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            d.pin.name,
+            d.pin.package[0].version,
+            d.pin.cuda,
+            r.via,
+            n("matched"),
+            n("not in this driver"),
+            n("not on this platform"),
+            n("missing"),
+            n("mismatched"),
+            n("lost"),
+            c_names
+        );
+    }
+    s
+}
+
+#[test]
+fn every_lookup_on_every_real_driver() {
+    let Some(drivers) = fetched() else { return };
+    let doctor = doctor();
+    let mut failures = Vec::new();
+    let rows: Vec<Row> = drivers.iter().map(|d| check_driver(d, &doctor, &mut failures)).collect();
+    let table = table(&drivers, &rows);
+    println!("{table}");
+    let docs = repo_root().join("docs").join("real-drivers.md");
+    let text = std::fs::read_to_string(&docs).unwrap_or_default();
+    let (head, rest) = text.split_once(BEGIN).unwrap_or((&text, ""));
+    let tail = rest.split_once(END).map_or("", |(_, t)| t);
+    let fresh = format!("{head}{BEGIN}\n{table}{END}{tail}");
+    if fresh != text {
+        if std::env::var_os("CUDA_SYS_GEN_BLESS").is_some() {
+            std::fs::write(&docs, fresh).unwrap();
+        } else {
+            failures.push(format!(
+                "{} does not hold this table (CUDA_SYS_GEN_BLESS=1 cargo test -p cuda-sys-gen-tests --test real_drivers rewrites it):\n{table}",
+                docs.display()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{} failure(s):\n{}", failures.len(), failures.join("\n"));
+}
