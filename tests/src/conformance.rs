@@ -291,7 +291,13 @@ pub fn probe(lib: &libloading::Library, driver_version: u32, name_of: &dyn Fn(us
     let v2 = unsafe { lib.get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0") }.ok().map(|f| *f);
     let v1 = unsafe { lib.get::<GetProcAddressV1>(b"cuGetProcAddress\0") }.ok().map(|f| *f);
     for r in probes(driver_version) {
-        let shown = format!("{:?} {} flags {}{}", r.symbol, r.version, r.flags, if r.null_status { " status NULL" } else { "" });
+        let shown = format!(
+            "{:?} {} flags {}{}",
+            r.symbol,
+            r.version,
+            r.flags,
+            if r.null_status { " status NULL" } else { "" }
+        );
         let answer = |result: u32, status: Option<i32>, p: *mut c_void| {
             let status = match status {
                 None => "-".to_owned(),

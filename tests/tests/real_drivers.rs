@@ -112,7 +112,11 @@ fn check_driver(driver: &Fetched, doctor: &Path, failures: &mut Vec<String>) -> 
         *row.verdicts.entry(kind).or_default() += 1;
     }
     if row.verdicts.values().sum::<usize>() != ENTRIES.len() {
-        fail(format!("conformance.tsv has {} rows, the registry {}", row.verdicts.values().sum::<usize>(), ENTRIES.len()));
+        fail(format!(
+            "conformance.tsv has {} rows, the registry {}",
+            row.verdicts.values().sum::<usize>(),
+            ENTRIES.len()
+        ));
     }
 
     // The C-name functions.
@@ -136,31 +140,61 @@ fn check_driver(driver: &Fetched, doctor: &Path, failures: &mut Vec<String>) -> 
     // The fake answers the probe as the real driver does.
     let (_, real) = run(driver, &mut conformance(&["probe"]));
     let real: Vec<String> = real.lines().skip(1).map(str::to_owned).collect();
-    if !real.is_empty() {
-        let flavour = if real.iter().any(|l| l.starts_with("v2 ")) { Flavour::Full } else { Flavour::V1Only };
-        let fake = Fake::new(flavour);
-        fake.set_driver_version(expected);
-        for (i, e) in ENTRIES.iter().enumerate().filter(|(_, e)| e.version <= expected && e.platforms.here()) {
-            fake.add_abi(e.symbol, e.version, e.variant.is_some(), pointer_for(i));
-        }
-        // SAFETY: the fake, already loaded.
-        let lib = unsafe { libloading::Library::new(fake.path()) }.unwrap();
-        let name_of = |p: usize| {
-            (p.checked_sub(pointer_for(0)).map(|d| d / 0x10))
-                .and_then(|i| ENTRIES.get(i))
-                .map_or_else(|| format!("?{p:#x}"), |e| e.pfn.to_owned())
-        };
-        let faked = probe(&lib, expected, &name_of);
-        for (r, f) in real.iter().zip(&faked) {
-            if r != f {
-                fail(format!("the fake answers otherwise:\n  real: {r}\n  fake: {f}"));
-            }
-        }
-        if real.len() != faked.len() {
-            fail(format!("the probe made {} requests of the driver and {} of the fake", real.len(), faked.len()));
-        }
+    if let Err(why) = fake_answers_alike(expected, &real) {
+        fail(why);
     }
     row
+}
+
+/// The fake, configured as a driver of `version` with every registry entry up to it, answers
+/// the probe with `real`'s lines (nothing to compare for a driver without lookup functions).
+fn fake_answers_alike(version: u32, real: &[String]) -> Result<(), String> {
+    if real.is_empty() {
+        return Ok(());
+    }
+    let flavour = if real.iter().any(|l| l.starts_with("v2 ")) { Flavour::Full } else { Flavour::V1Only };
+    let fake = Fake::new(flavour);
+    fake.set_driver_version(version);
+    for (i, e) in ENTRIES.iter().enumerate().filter(|(_, e)| e.version <= version && e.platforms.here()) {
+        fake.add_abi(e.symbol, e.version, e.variant.is_some(), pointer_for(i));
+    }
+    // SAFETY: the fake, already loaded.
+    let lib = unsafe { libloading::Library::new(fake.path()) }.unwrap();
+    let name_of = |p: usize| {
+        (p.checked_sub(pointer_for(0)).map(|d| d / 0x10))
+            .and_then(|i| ENTRIES.get(i))
+            .map_or_else(|| format!("?{p:#x}"), |e| e.pfn.to_owned())
+    };
+    let faked = probe(&lib, version, &name_of);
+    let differ: Vec<String> = real
+        .iter()
+        .zip(&faked)
+        .filter(|(r, f)| r != f)
+        .map(|(r, f)| format!("the fake answers otherwise:\n  real: {r}\n  fake: {f}"))
+        .collect();
+    if real.len() != faked.len() {
+        return Err(format!("the probe made {} requests of the driver and {} of the fake", real.len(), faked.len()));
+    }
+    if differ.is_empty() {
+        Ok(())
+    } else {
+        Err(differ.join("\n"))
+    }
+}
+
+/// The GPU machine's driver (580.159.04, CUDA 13.0), as `conformance probe` printed it there
+/// (`cargo xtask device-build`, then `bash .device-bin/run-all.sh`): the first driver that
+/// refuses a version above its own. The fake must answer as it did, here, without it.
+#[test]
+fn the_fake_answers_as_the_cuda_13_driver_did() {
+    let path = repo_root().join("tests").join("real-drivers-580-probe.txt");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let version: u32 = lines.next().and_then(|l| l.strip_prefix("driver ")?.parse().ok()).expect("a `driver N` line");
+    assert_eq!(version, 13000);
+    let real: Vec<String> = lines.map(str::to_owned).collect();
+    assert!(real.iter().any(|l| l.contains("result 1 status unwritten")), "the file lost its refusals");
+    fake_answers_alike(version, &real).unwrap_or_else(|e| panic!("{e}"));
 }
 
 fn table(drivers: &[Fetched], rows: &[Row]) -> String {
@@ -174,7 +208,11 @@ fn table(drivers: &[Fetched], rows: &[Row]) -> String {
         let n = |k: &str| r.verdicts.get(k).copied().unwrap_or(0);
         // "C names: 606 functions; 481 equal to dlsym ..., 125 not on this driver, 0 different"
         let count = |after: &str| {
-            r.c_names.split([';', ',']).find(|p| p.contains(after)).and_then(|p| p.split_whitespace().next()).unwrap_or("?")
+            r.c_names
+                .split([';', ','])
+                .find(|p| p.contains(after))
+                .and_then(|p| p.split_whitespace().next())
+                .unwrap_or("?")
         };
         let c_names = format!(
             "{} call their export, {} unavailable, {} different",

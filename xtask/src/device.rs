@@ -22,6 +22,7 @@ step doctor "$bin/doctor"
 step real_driver "$bin/real_driver" --ignored --nocapture --test-threads 1
 step bench "$bin/conformance" bench
 step c_names "$bin/conformance" c-names
+step probe "$bin/conformance" probe
 step c_names_per_thread "$bin/conformance-per-thread" c-names
 step vector_add_drv "$bin/vector_add_drv"
 step device_query_drv "$bin/device_query_drv"
@@ -118,8 +119,17 @@ fn build_cudarc_ports(root: &Path, cargo: &str, target: &str, dest: &Path) -> Re
         std::fs::copy(sources.join(file), scratch.join("src").join("bin").join(format!("{bin}.rs")))?;
     }
     std::fs::copy(sources.join("vector_add.ptx"), scratch.join("src").join("bin").join("vector_add.ptx"))?;
+    // Fetched first (a fresh machine has no cudarc in cargo's cache), then built offline.
+    let fetch = Command::new(cargo)
+        .current_dir(&scratch)
+        .args(["fetch", "--target", target])
+        .status()
+        .context("running cargo fetch for the cudarc ports")?;
+    if !fetch.success() {
+        bail!("cargo fetch of cudarc 0.19.10 for the cudarc ports failed (see above): it needs crates.io or a mirror");
+    }
     cargo_stripped(cargo, &scratch, &["build", "--release", "--offline"], target)
-        .context("building the cudarc ports (cudarc 0.19.10 must be in cargo's cache)")?;
+        .context("building the cudarc ports")?;
     for bin in ["vector_add_cudarc", "device_query_cudarc"] {
         copy(&scratch.join("target").join(target).join("release").join(bin), &dest.join(bin))?;
     }

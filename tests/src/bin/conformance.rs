@@ -374,7 +374,10 @@ fn c_names() -> Result<bool> {
             // driver must not serve the entry under its name.
             (Err(e), export) => {
                 if cuda_driver_pfn::api::error_of(c_name).as_ref() != Some(&e) {
-                    different.push(format!("{c_name}: error_of says {:?}, the lookup {e}", cuda_driver_pfn::api::error_of(c_name)));
+                    different.push(format!(
+                        "{c_name}: error_of says {:?}, the lookup {e}",
+                        cuda_driver_pfn::api::error_of(c_name)
+                    ));
                 }
                 if let Some(q) = export {
                     different.push(format!("{c_name}: refused ({e}), but dlsym({}) is {q:#x}", info.exported));
