@@ -325,7 +325,7 @@ impl Driver {
 
     /// Any registry entry, by its row, as a plain pointer: the same request and cache as
     /// [`Driver::get`], without a type (and so without a generic function per entry, for
-    /// code that walks [`ENTRIES`](crate::ENTRIES)). A row that is not one of them is asked for
+    /// code that walks [`ENTRIES`]). A row that is not one of them is asked for
     /// without the cache. Calling the pointer needs the entry's own type.
     pub fn resolve(&self, info: &EntryInfo) -> Result<NonNull<c_void>, Error> {
         match info.index() {

@@ -133,7 +133,14 @@
 //! the driver documents that flag 2 falls back to the legacy variant where a symbol has no
 //! per-thread one. The fake-driver tests of cuda-sys-gen prove that every entry is asked for
 //! with exactly these values; that a real driver then returns exactly the named variant is
-//! checked by its real-driver tests on a machine with a GPU.
+//! checked on NVIDIA's drivers of CUDA 10.1 to 13.0, entry by entry.
+//!
+//! An entry newer than the driver is refused with [`Error::DriverTooOld`] before the driver is
+//! asked, on every path ([`Driver::get`], [`Driver::resolve`], [`Driver::call`], `api`,
+//! [`entry_table!`], [`Driver::get_raw`], the runtime): drivers before CUDA 13.0, asked for a
+//! version above their own, answer with success and the newest ABI they have, which is another
+//! ABI than the entry's (a 12.4 driver asked for `cuCtxCreate` at 12050 hands out
+//! `cuCtxCreate_v3`). The error names that ABI ([`Error::served_instead`]) and what to use instead.
 //!
 //! # Caching, threads, errors
 //!
@@ -147,9 +154,12 @@
 //!
 //! Drivers of CUDA 11.3 to 11.8 have only the 4-argument `cuGetProcAddress`, which reports no
 //! status: a name it does not know and a version below the function's first ABI both come
-//! back as `CUDA_ERROR_NOT_FOUND`, mapped to [`Error::NotFound`], which says both
-//! possibilities. Drivers older than 11.3 have no `cuGetProcAddress` at all
-//! ([`Error::NoGetProcAddress`]). `cuInit` is never called for you: see [`Driver::load`].
+//! back as `CUDA_ERROR_NOT_FOUND`, mapped to [`Error::NotFound`], whose text says which one the
+//! registry points to. Drivers older than 11.3 have no `cuGetProcAddress` at all: there each entry
+//! is the library's export of its [`EntryInfo::exported`] name ([`QueryApi::Exports`]; what
+//! `cuGetProcAddress` returns on every newer driver is that export), under the same version rule,
+//! and a name the library does not export is [`Error::NotExported`]. `cuInit` is never called for
+//! you: see [`Driver::load`].
 //!
 //! # Cargo features
 //!

@@ -200,7 +200,9 @@ impl Fake {
         call!(self, "fake_override": fn(*const c_char, c_int, c_uint, c_int, usize), s.as_ptr(), version as c_int, result, status, ptr);
     }
 
-    /// "Version not sufficient" as `CUDA_ERROR_NOT_FOUND` rather than a status.
+    /// Fault injection, no real driver's behaviour: "version not sufficient" as
+    /// `CUDA_ERROR_NOT_FOUND` rather than a status (the guide's 4.20.3.1; the drivers measured
+    /// answer with the status).
     pub fn set_not_sufficient_as_not_found(&self, on: bool) {
         call!(self, "fake_set_not_sufficient_as_not_found": fn(c_int), on as c_int);
     }
