@@ -26,7 +26,25 @@ pub struct Manifest {
     pub toolkits: Vec<ToolkitPin>,
     /// The libclang wheel used when the machine has no libclang of its own.
     pub libclang: Option<PackagePin>,
+    /// Entry points that NVIDIA's drivers have on one processor architecture only, although
+    /// the headers declare them for every build of their platform.
+    #[serde(rename = "arch_only", default)]
+    pub arch_only: Vec<ArchOnly>,
 }
+
+/// One `[[arch_only]]`: a symbol whose every ABI exists only in the drivers of `arch`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchOnly {
+    pub symbol: String,
+    /// Rust's name of the architecture, as `std::env::consts::ARCH` says it.
+    pub arch: String,
+    /// How that was found out: what a reader needs to check it again.
+    pub evidence: String,
+}
+
+/// The architectures an `[[arch_only]]` may name.
+pub const ARCHES: &[&str] = &["aarch64", "x86_64"];
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -204,6 +222,24 @@ impl Manifest {
         }
         if self.headers.is_empty() {
             return Err(err("", "the manifest lists no [[header]]".into()));
+        }
+        let mut only = BTreeSet::new();
+        for a in &self.arch_only {
+            if !ARCHES.contains(&a.arch.as_str()) {
+                return Err(err(
+                    &format!("\"{}\"", a.arch),
+                    format!("arch `{}` is not one of {}", a.arch, ARCHES.join(", ")),
+                ));
+            }
+            if a.evidence.trim().is_empty() {
+                return Err(err(
+                    &a.symbol,
+                    format!("[[arch_only]] `{}` needs its `evidence`: how it was found out", a.symbol),
+                ));
+            }
+            if !only.insert(a.symbol.as_str()) {
+                return Err(err(&a.symbol, format!("[[arch_only]] names `{}` twice", a.symbol)));
+            }
         }
         let mut names = BTreeSet::new();
         let mut features = std::collections::BTreeMap::new();

@@ -131,6 +131,10 @@ pub struct Entry {
     pub module: String,
     /// Where the driver has it (`linux`, `windows`).
     pub platforms: BTreeSet<Platform>,
+    /// The one processor architecture whose drivers have it (the manifest's `[[arch_only]]`),
+    /// or `None`: every architecture of its platforms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arch: Option<String>,
     /// The name the driver library exports this ABI under (`cuMemAlloc_v2`).
     pub exported: String,
     pub legacy: bool,
@@ -193,6 +197,22 @@ fn entries_as_list<S: serde::Serializer>(entries: &BTreeMap<EntryKey, Entry>, s:
 impl Model {
     /// Merges toolkits. Deterministic and independent of the order of `inputs`; if the same
     /// toolkit version appears twice, the later input replaces the earlier one.
+    /// Gives each `[[arch_only]]` symbol's entries their one architecture; the first rule whose
+    /// symbol no toolkit declares is the error.
+    pub fn restrict_arch(&mut self, rules: &[crate::manifest::ArchOnly]) -> Result<(), String> {
+        for rule in rules {
+            let mut found = false;
+            for e in self.entries.values_mut().filter(|e| e.symbol == rule.symbol) {
+                e.arch = Some(rule.arch.clone());
+                found = true;
+            }
+            if !found {
+                return Err(rule.symbol.clone());
+            }
+        }
+        Ok(())
+    }
+
     pub fn build(inputs: Vec<ToolkitInput>) -> Model {
         let mut by_version: BTreeMap<ToolkitVersion, ToolkitInput> = BTreeMap::new();
         for input in inputs {
@@ -210,6 +230,7 @@ impl Model {
                     header: String::new(),
                     module: String::new(),
                     platforms: BTreeSet::new(),
+                    arch: None,
                     exported: String::new(),
                     legacy: false,
                     toolkits: BTreeSet::new(),
@@ -427,6 +448,23 @@ mod tests {
             counts: BTreeMap::new(),
             c_names: BTreeMap::new(),
         }
+    }
+
+    #[test]
+    fn an_arch_only_rule_marks_every_abi_of_its_symbol_and_an_unknown_symbol_is_an_error() {
+        let mut m = Model::build(vec![input("13.0", &["PFN_cuX_v2000", "PFN_cuX_v3020", "PFN_cuY_v4000"], &[])]);
+        let rule = |symbol: &str| crate::manifest::ArchOnly {
+            symbol: symbol.into(),
+            arch: "aarch64".into(),
+            evidence: "measured".into(),
+        };
+        m.restrict_arch(&[rule("cuX")]).unwrap();
+        let arch: Vec<(&str, Option<&str>)> = m.entries.values().map(|e| (e.pfn.as_str(), e.arch.as_deref())).collect();
+        assert_eq!(
+            arch,
+            [("PFN_cuX_v2000", Some("aarch64")), ("PFN_cuX_v3020", Some("aarch64")), ("PFN_cuY_v4000", None)]
+        );
+        assert_eq!(m.restrict_arch(&[rule("cuZ")]), Err("cuZ".to_owned()));
     }
 
     #[test]

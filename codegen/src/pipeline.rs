@@ -231,7 +231,8 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
         warnings.extend(p.warnings);
         inputs.push(p.input);
     }
-    let model = Model::build(inputs);
+    let mut model = Model::build(inputs);
+    model.restrict_arch(&manifest.arch_only).map_err(|symbol| Error::ArchOnlyUnknown { symbol })?;
     warnings.extend(model.warnings.iter().cloned());
     if let Some(u) = model.unresolved_c_names.first() {
         return Err(Error::UnresolvedCName {

@@ -141,7 +141,7 @@ pub type PFN_cuEGLStreamProducerReturnFrame_v7000 = unsafe extern "system" fn(
 
  Exported by the driver as `cuEventCreateFromEGLSync`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
- The driver has it on Linux.
+ The driver has it on Linux, on aarch64 only.
  Needs the `egl` feature of this crate.
 
  Look it up with [`entries::cuEventCreateFromEGLSync_v9000`](crate::entries::cuEventCreateFromEGLSync_v9000), which asks the driver for exactly version 9000.

@@ -258,7 +258,11 @@ fn why_missing(f: &mut fmt::Formatter<'_>, lookup: &Lookup, driver_version: u32)
     if !here {
         let on = if rows.iter().any(|e| e.platforms.windows) { "Windows" } else { "Linux" };
         let header = rows.first().map_or("", |e| e.header);
-        return write!(f, "It is not on this platform: `{}` ({header}) is an entry point of the {on} driver only. Leave it out on this platform", lookup.symbol);
+        let arch = match rows.iter().find_map(|e| e.platforms.arch) {
+            Some(arch) => format!(" on {arch}"),
+            None => String::new(),
+        };
+        return write!(f, "It is not on this platform: `{}` ({header}) is an entry point of the {on} driver{arch} only. Leave it out on this platform", lookup.symbol);
     }
     if first > driver_version {
         return write!(

@@ -52,12 +52,35 @@ impl StreamFlags {
 pub struct Platforms {
     pub linux: bool,
     pub windows: bool,
+    /// The one processor architecture whose drivers have it (`"aarch64"`, as
+    /// `std::env::consts::ARCH` says it), where NVIDIA's drivers of the others lack it
+    /// although the headers declare it; `None`: every architecture.
+    pub arch: Option<&'static str>,
 }
 impl Platforms {
     /// Whether the driver of the platform this is compiled for has the entry.
     pub const fn here(self) -> bool {
-        if cfg!(windows) { self.windows } else { self.linux }
+        let os = if cfg!(windows) { self.windows } else { self.linux };
+        let arch = match self.arch {
+            Some(a) => same(a.as_bytes(), std::env::consts::ARCH.as_bytes()),
+            None => true,
+        };
+        os && arch
     }
+}
+/// `a == b`, in a `const fn`.
+const fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 /// One row of the registry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +137,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -131,6 +155,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -148,6 +173,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -165,6 +191,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -182,6 +209,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -199,6 +227,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -216,6 +245,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -233,6 +263,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -250,6 +281,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -267,6 +299,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -284,6 +317,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -301,6 +335,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -318,6 +353,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 98304u64,
@@ -335,6 +371,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -352,6 +389,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -369,6 +407,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -386,6 +425,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -403,6 +443,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -420,6 +461,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -437,6 +479,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -454,6 +497,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -471,6 +515,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131064u64,
@@ -488,6 +533,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131064u64,
@@ -505,6 +551,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -522,6 +569,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -539,6 +587,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131064u64,
@@ -556,6 +605,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131064u64,
@@ -573,6 +623,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -590,6 +641,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -607,6 +659,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -624,6 +677,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -641,6 +695,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130944u64,
@@ -658,6 +713,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -675,6 +731,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -692,6 +749,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -709,6 +767,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -726,6 +785,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -743,6 +803,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -760,6 +821,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -777,6 +839,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -794,6 +857,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -811,6 +875,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -828,6 +893,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -845,6 +911,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -862,6 +929,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -879,6 +947,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -896,6 +965,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -913,6 +983,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -930,6 +1001,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -947,6 +1019,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -964,6 +1037,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -981,6 +1055,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -998,6 +1073,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -1015,6 +1091,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1032,6 +1109,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130944u64,
@@ -1049,6 +1127,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1066,6 +1145,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1083,6 +1163,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1100,6 +1181,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131064u64,
@@ -1117,6 +1199,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1134,6 +1217,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1151,6 +1235,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1168,6 +1253,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -1185,6 +1271,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130944u64,
@@ -1202,6 +1289,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -1219,6 +1307,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1236,6 +1325,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1253,6 +1343,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1270,6 +1361,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1287,6 +1379,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1304,6 +1397,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1321,6 +1415,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1338,6 +1433,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1355,6 +1451,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -1372,6 +1469,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1389,6 +1487,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -1406,6 +1505,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1423,6 +1523,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -1440,6 +1541,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1457,6 +1559,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -1474,6 +1577,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1491,6 +1595,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1508,6 +1613,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1525,6 +1631,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1542,6 +1649,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -1559,6 +1667,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1576,6 +1685,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1593,6 +1703,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1610,6 +1721,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1627,6 +1739,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1644,6 +1757,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1661,6 +1775,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -1678,6 +1793,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1695,6 +1811,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1712,6 +1829,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1729,6 +1847,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1746,6 +1865,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1763,6 +1883,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1780,6 +1901,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1797,6 +1919,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -1814,6 +1937,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1831,6 +1955,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1848,6 +1973,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1865,6 +1991,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1882,6 +2009,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -1899,6 +2027,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1916,6 +2045,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -1933,6 +2063,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1950,6 +2081,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -1967,6 +2099,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -1984,6 +2117,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -2001,6 +2135,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2018,6 +2153,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2035,6 +2171,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2052,6 +2189,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2069,6 +2207,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2086,6 +2225,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2103,6 +2243,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2120,6 +2261,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2137,6 +2279,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -2154,6 +2297,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 126976u64,
@@ -2171,6 +2315,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -2188,6 +2333,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2205,6 +2351,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2222,6 +2369,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2239,6 +2387,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2256,6 +2405,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2273,6 +2423,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 98304u64,
@@ -2290,6 +2441,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 98304u64,
@@ -2307,6 +2459,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2324,6 +2477,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2341,6 +2495,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -2358,6 +2513,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2375,6 +2531,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 98304u64,
@@ -2392,6 +2549,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2409,6 +2567,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -2426,6 +2585,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2443,6 +2603,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2460,6 +2621,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2477,6 +2639,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2494,6 +2657,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -2511,6 +2675,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2528,6 +2693,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2545,6 +2711,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2562,6 +2729,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2579,6 +2747,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2596,6 +2765,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2613,6 +2783,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2630,6 +2801,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2647,6 +2819,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -2664,6 +2837,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2681,6 +2855,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -2698,6 +2873,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2715,6 +2891,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2732,6 +2909,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -2749,6 +2927,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2766,6 +2945,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -2783,6 +2963,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2800,6 +2981,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2817,6 +2999,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -2834,6 +3017,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2851,6 +3035,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -2868,6 +3053,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2885,6 +3071,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2902,6 +3089,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2919,6 +3107,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2936,6 +3125,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2953,6 +3143,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2970,6 +3161,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -2987,6 +3179,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3004,6 +3197,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3021,6 +3215,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3038,6 +3233,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3055,6 +3251,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: Some("aarch64"),
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3072,6 +3269,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -3089,6 +3287,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3106,6 +3305,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3123,6 +3323,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -3140,6 +3341,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3157,6 +3359,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3174,6 +3377,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3191,6 +3395,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3208,6 +3413,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3225,6 +3431,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3242,6 +3449,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3259,6 +3467,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3276,6 +3485,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 65536u64,
@@ -3293,6 +3503,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 65536u64,
@@ -3310,6 +3521,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3327,6 +3539,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3344,6 +3557,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3361,6 +3575,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -3378,6 +3593,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -3395,6 +3611,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -3412,6 +3629,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -3429,6 +3647,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -3446,6 +3665,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3463,6 +3683,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3480,6 +3701,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3497,6 +3719,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3514,6 +3737,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3531,6 +3755,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -3548,6 +3773,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3565,6 +3791,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -3582,6 +3809,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3599,6 +3827,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3616,6 +3845,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -3633,6 +3863,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3650,6 +3881,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3667,6 +3899,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -3684,6 +3917,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3701,6 +3935,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3718,6 +3953,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3735,6 +3971,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3752,6 +3989,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3769,6 +4007,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3786,6 +4025,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3803,6 +4043,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3820,6 +4061,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3837,6 +4079,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3854,6 +4097,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3871,6 +4115,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -3888,6 +4133,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3905,6 +4151,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3922,6 +4169,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3939,6 +4187,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -3956,6 +4205,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3973,6 +4223,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -3990,6 +4241,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4007,6 +4259,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4024,6 +4277,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4041,6 +4295,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4058,6 +4313,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4075,6 +4331,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -4092,6 +4349,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4109,6 +4367,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4126,6 +4385,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4143,6 +4403,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4160,6 +4421,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131056u64,
@@ -4177,6 +4439,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -4194,6 +4457,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 98304u64,
@@ -4211,6 +4475,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4228,6 +4493,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4245,6 +4511,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4262,6 +4529,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4279,6 +4547,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -4296,6 +4565,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4313,6 +4583,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4330,6 +4601,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4347,6 +4619,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4364,6 +4637,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4381,6 +4655,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4398,6 +4673,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4415,6 +4691,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4432,6 +4709,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4449,6 +4727,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4466,6 +4745,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4483,6 +4763,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4500,6 +4781,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4517,6 +4799,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4534,6 +4817,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4551,6 +4835,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -4568,6 +4853,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 126976u64,
@@ -4585,6 +4871,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4602,6 +4889,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4619,6 +4907,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -4636,6 +4925,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4653,6 +4943,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4670,6 +4961,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131056u64,
@@ -4687,6 +4979,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4704,6 +4997,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -4721,6 +5015,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4738,6 +5033,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4755,6 +5051,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4772,6 +5069,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4789,6 +5087,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4806,6 +5105,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -4823,6 +5123,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 126976u64,
@@ -4840,6 +5141,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4857,6 +5159,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4874,6 +5177,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4891,6 +5195,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4908,6 +5213,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -4925,6 +5231,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -4942,6 +5249,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -4959,6 +5267,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -4976,6 +5285,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -4993,6 +5303,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5010,6 +5321,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5027,6 +5339,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5044,6 +5357,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -5061,6 +5375,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5078,6 +5393,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5095,6 +5411,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -5112,6 +5429,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5129,6 +5447,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5146,6 +5465,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5163,6 +5483,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5180,6 +5501,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5197,6 +5519,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5214,6 +5537,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5231,6 +5555,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5248,6 +5573,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5265,6 +5591,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 126976u64,
@@ -5282,6 +5609,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5299,6 +5627,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -5316,6 +5645,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5333,6 +5663,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -5350,6 +5681,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5367,6 +5699,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 126976u64,
@@ -5384,6 +5717,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -5401,6 +5735,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 126976u64,
@@ -5418,6 +5753,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5435,6 +5771,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5452,6 +5789,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131056u64,
@@ -5469,6 +5807,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 98304u64,
@@ -5486,6 +5825,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5503,6 +5843,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5520,6 +5861,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -5537,6 +5879,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5554,6 +5897,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5571,6 +5915,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5588,6 +5933,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5605,6 +5951,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5622,6 +5969,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5639,6 +5987,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5656,6 +6005,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5673,6 +6023,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5690,6 +6041,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5707,6 +6059,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5724,6 +6077,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5741,6 +6095,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5758,6 +6113,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -5775,6 +6131,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5792,6 +6149,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -5809,6 +6167,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5826,6 +6185,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5843,6 +6203,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5860,6 +6221,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5877,6 +6239,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5894,6 +6257,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5911,6 +6275,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -5928,6 +6293,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -5945,6 +6311,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -5962,6 +6329,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -5979,6 +6347,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -5996,6 +6365,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -6013,6 +6383,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130944u64,
@@ -6030,6 +6401,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -6047,6 +6419,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6064,6 +6437,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6081,6 +6455,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6098,6 +6473,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6115,6 +6491,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6132,6 +6509,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6149,6 +6527,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6166,6 +6545,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -6183,6 +6563,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6200,6 +6581,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -6217,6 +6599,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -6234,6 +6617,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130944u64,
@@ -6251,6 +6635,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -6268,6 +6653,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -6285,6 +6671,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -6302,6 +6689,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -6319,6 +6707,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -6336,6 +6725,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6353,6 +6743,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6370,6 +6761,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6387,6 +6779,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6404,6 +6797,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6421,6 +6815,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6438,6 +6833,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6455,6 +6851,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6472,6 +6869,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -6489,6 +6887,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -6506,6 +6905,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6523,6 +6923,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6540,6 +6941,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131070u64,
@@ -6557,6 +6959,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131070u64,
@@ -6574,6 +6977,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -6591,6 +6995,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -6608,6 +7013,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -6625,6 +7031,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -6642,6 +7049,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -6659,6 +7067,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -6676,6 +7085,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -6693,6 +7103,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -6710,6 +7121,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -6727,6 +7139,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -6744,6 +7157,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -6761,6 +7175,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6778,6 +7193,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -6795,6 +7211,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6812,6 +7229,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6829,6 +7247,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -6846,6 +7265,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6863,6 +7283,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -6880,6 +7301,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -6897,6 +7319,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -6914,6 +7337,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -6931,6 +7355,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -6948,6 +7373,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -6965,6 +7391,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -6982,6 +7409,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -6999,6 +7427,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -7016,6 +7445,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -7033,6 +7463,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -7050,6 +7481,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -7067,6 +7499,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -7084,6 +7517,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130048u64,
@@ -7101,6 +7535,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130048u64,
@@ -7118,6 +7553,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130048u64,
@@ -7135,6 +7571,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130048u64,
@@ -7152,6 +7589,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130048u64,
@@ -7169,6 +7607,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7186,6 +7625,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7203,6 +7643,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7220,6 +7661,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131056u64,
@@ -7237,6 +7679,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -7254,6 +7697,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7271,6 +7715,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7288,6 +7733,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7305,6 +7751,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7322,6 +7769,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7339,6 +7787,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -7356,6 +7805,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7373,6 +7823,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7390,6 +7841,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -7407,6 +7859,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7424,6 +7877,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -7441,6 +7895,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -7458,6 +7913,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7475,6 +7931,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -7492,6 +7949,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -7509,6 +7967,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -7526,6 +7985,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -7543,6 +8003,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7560,6 +8021,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -7577,6 +8039,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7594,6 +8057,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7611,6 +8075,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7628,6 +8093,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7645,6 +8111,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7662,6 +8129,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -7679,6 +8147,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7696,6 +8165,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7713,6 +8183,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7730,6 +8201,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -7747,6 +8219,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7764,6 +8237,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -7781,6 +8255,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7798,6 +8273,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 98304u64,
@@ -7815,6 +8291,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -7832,6 +8309,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7849,6 +8327,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -7866,6 +8345,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7883,6 +8363,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7900,6 +8381,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -7917,6 +8399,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7934,6 +8417,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7951,6 +8435,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7968,6 +8453,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -7985,6 +8471,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8002,6 +8489,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8019,6 +8507,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8036,6 +8525,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8053,6 +8543,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8070,6 +8561,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8087,6 +8579,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8104,6 +8597,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8121,6 +8615,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8138,6 +8633,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8155,6 +8651,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8172,6 +8669,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8189,6 +8687,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8206,6 +8705,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8223,6 +8723,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8240,6 +8741,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131056u64,
@@ -8257,6 +8759,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131056u64,
@@ -8274,6 +8777,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -8291,6 +8795,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -8308,6 +8813,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8325,6 +8831,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8342,6 +8849,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8359,6 +8867,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8376,6 +8885,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8393,6 +8903,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -8410,6 +8921,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8427,6 +8939,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8444,6 +8957,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8461,6 +8975,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -8478,6 +8993,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8495,6 +9011,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8512,6 +9029,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -8529,6 +9047,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8546,6 +9065,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8563,6 +9083,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -8580,6 +9101,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8597,6 +9119,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8614,6 +9137,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -8631,6 +9155,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8648,6 +9173,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8665,6 +9191,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -8682,6 +9209,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8699,6 +9227,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8716,6 +9245,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -8733,6 +9263,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -8750,6 +9281,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -8767,6 +9299,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -8784,6 +9317,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8801,6 +9335,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8818,6 +9353,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8835,6 +9371,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8852,6 +9389,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -8869,6 +9407,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -8886,6 +9425,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8903,6 +9443,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8920,6 +9461,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -8937,6 +9479,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8954,6 +9497,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -8971,6 +9515,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -8988,6 +9533,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9005,6 +9551,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9022,6 +9569,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9039,6 +9587,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9056,6 +9605,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9073,6 +9623,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9090,6 +9641,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9107,6 +9659,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9124,6 +9677,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -9141,6 +9695,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -9158,6 +9713,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -9175,6 +9731,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 129024u64,
@@ -9192,6 +9749,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9209,6 +9767,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9226,6 +9785,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9243,6 +9803,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9260,6 +9821,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9277,6 +9839,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9294,6 +9857,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9311,6 +9875,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9328,6 +9893,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9345,6 +9911,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9362,6 +9929,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9379,6 +9947,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9396,6 +9965,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9413,6 +9983,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9430,6 +10001,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9447,6 +10019,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9464,6 +10037,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9481,6 +10055,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9498,6 +10073,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9515,6 +10091,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9532,6 +10109,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9549,6 +10127,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9566,6 +10145,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9583,6 +10163,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9600,6 +10181,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9617,6 +10199,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9634,6 +10217,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9651,6 +10235,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9668,6 +10253,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9685,6 +10271,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9702,6 +10289,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9719,6 +10307,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -9736,6 +10325,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -9753,6 +10343,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9770,6 +10361,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9787,6 +10379,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9804,6 +10397,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9821,6 +10415,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9838,6 +10433,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9855,6 +10451,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9872,6 +10469,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9889,6 +10487,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9906,6 +10505,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9923,6 +10523,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -9940,6 +10541,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9957,6 +10559,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9974,6 +10577,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -9991,6 +10595,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10008,6 +10613,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -10025,6 +10631,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10042,6 +10649,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10059,6 +10667,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10076,6 +10685,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10093,6 +10703,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -10110,6 +10721,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10127,6 +10739,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10144,6 +10757,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10161,6 +10775,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10178,6 +10793,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -10195,6 +10811,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10212,6 +10829,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10229,6 +10847,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10246,6 +10865,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10263,6 +10883,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10280,6 +10901,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10297,6 +10919,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10314,6 +10937,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10331,6 +10955,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10348,6 +10973,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -10365,6 +10991,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10382,6 +11009,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -10399,6 +11027,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -10416,6 +11045,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10433,6 +11063,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10450,6 +11081,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10467,6 +11099,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10484,6 +11117,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10501,6 +11135,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10518,6 +11153,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10535,6 +11171,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10552,6 +11189,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10569,6 +11207,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131064u64,
@@ -10586,6 +11225,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131064u64,
@@ -10603,6 +11243,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 126976u64,
@@ -10620,6 +11261,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131064u64,
@@ -10637,6 +11279,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 126976u64,
@@ -10654,6 +11297,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131064u64,
@@ -10671,6 +11315,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131064u64,
@@ -10688,6 +11333,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131064u64,
@@ -10705,6 +11351,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10722,6 +11369,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10739,6 +11387,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10756,6 +11405,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131070u64,
@@ -10773,6 +11423,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10790,6 +11441,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10807,6 +11459,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131070u64,
@@ -10824,6 +11477,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10841,6 +11495,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10858,6 +11513,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10875,6 +11531,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10892,6 +11549,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10909,6 +11567,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10926,6 +11585,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10943,6 +11603,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10960,6 +11621,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10977,6 +11639,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -10994,6 +11657,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11011,6 +11675,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11028,6 +11693,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11045,6 +11711,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11062,6 +11729,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11079,6 +11747,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11096,6 +11765,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11113,6 +11783,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11130,6 +11801,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11147,6 +11819,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11164,6 +11837,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11181,6 +11855,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -11198,6 +11873,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -11215,6 +11891,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11232,6 +11909,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11249,6 +11927,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -11266,6 +11945,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -11283,6 +11963,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -11300,6 +11981,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -11317,6 +11999,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -11334,6 +12017,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 114688u64,
@@ -11351,6 +12035,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11368,6 +12053,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11385,6 +12071,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11402,6 +12089,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11419,6 +12107,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -11436,6 +12125,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11453,6 +12143,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11470,6 +12161,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11487,6 +12179,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -11504,6 +12197,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 122880u64,
@@ -11521,6 +12215,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11538,6 +12233,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11555,6 +12251,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11572,6 +12269,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11589,6 +12287,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11606,6 +12305,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11623,6 +12323,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -11640,6 +12341,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -11657,6 +12359,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11674,6 +12377,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11691,6 +12395,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130944u64,
@@ -11708,6 +12413,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130944u64,
@@ -11725,6 +12431,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 126976u64,
@@ -11742,6 +12449,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 126976u64,
@@ -11759,6 +12467,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -11776,6 +12485,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -11793,6 +12503,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11810,6 +12521,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11827,6 +12539,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131008u64,
@@ -11844,6 +12557,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -11861,6 +12575,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -11878,6 +12593,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11895,6 +12611,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11912,6 +12629,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11929,6 +12647,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11946,6 +12665,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11963,6 +12683,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11980,6 +12701,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -11997,6 +12719,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12014,6 +12737,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12031,6 +12755,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12048,6 +12773,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12065,6 +12791,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12082,6 +12809,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -12099,6 +12827,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131040u64,
@@ -12116,6 +12845,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12133,6 +12863,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12150,6 +12881,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12167,6 +12899,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12184,6 +12917,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12201,6 +12935,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12218,6 +12953,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12235,6 +12971,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12252,6 +12989,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12269,6 +13007,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12286,6 +13025,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12303,6 +13043,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12320,6 +13061,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12337,6 +13079,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12354,6 +13097,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12371,6 +13115,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12388,6 +13133,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12405,6 +13151,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12422,6 +13169,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12439,6 +13187,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12456,6 +13205,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12473,6 +13223,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12490,6 +13241,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12507,6 +13259,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -12524,6 +13277,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 130560u64,
@@ -12541,6 +13295,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -12558,6 +13313,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131068u64,
@@ -12575,6 +13331,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 65536u64,
@@ -12592,6 +13349,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12609,6 +13367,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12626,6 +13385,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12643,6 +13403,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12660,6 +13421,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12677,6 +13439,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12694,6 +13457,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12711,6 +13475,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -12728,6 +13493,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12745,6 +13511,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12762,6 +13529,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12779,6 +13547,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12796,6 +13565,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12813,6 +13583,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12830,6 +13601,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12847,6 +13619,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12864,6 +13637,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12881,6 +13655,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12898,6 +13673,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12915,6 +13691,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12932,6 +13709,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -12949,6 +13727,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -12966,6 +13745,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -12983,6 +13763,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -13000,6 +13781,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13017,6 +13799,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13034,6 +13817,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13051,6 +13835,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13068,6 +13853,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13085,6 +13871,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13102,6 +13889,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13119,6 +13907,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13136,6 +13925,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13153,6 +13943,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13170,6 +13961,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13187,6 +13979,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13204,6 +13997,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13221,6 +14015,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13238,6 +14033,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13255,6 +14051,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13272,6 +14069,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: true,
         toolkit_mask: 131071u64,
@@ -13289,6 +14087,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13306,6 +14105,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: false,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13323,6 +14123,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: false,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13340,6 +14141,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,
@@ -13357,6 +14159,7 @@ pub static ENTRIES: [EntryInfo; ENTRY_COUNT] = [
         platforms: Platforms {
             linux: true,
             windows: true,
+            arch: None,
         },
         legacy: false,
         toolkit_mask: 131071u64,

@@ -409,6 +409,7 @@ mod tests {
             header: "cudaTypedefs.h".into(),
             module: "cuda".into(),
             platforms: BTreeSet::new(),
+            arch: None,
             exported: String::new(),
             legacy: false,
             toolkits: BTreeSet::new(),

@@ -53,7 +53,10 @@ fn entry_doc(ctx: &Ctx<'_>, e: &Entry) -> String {
             crate::platform::Platform::Windows => "Windows".to_owned(),
         })
         .collect();
-    doc.push_str(&format!(" The driver has it on {}.\n", platforms.join(" and ")));
+    match &e.arch {
+        Some(arch) => doc.push_str(&format!(" The driver has it on {}, on {arch} only.\n", platforms.join(" and "))),
+        None => doc.push_str(&format!(" The driver has it on {}.\n", platforms.join(" and "))),
+    }
     if let Some(f) = ctx.module_of(&e.module).and_then(|m| m.feature.as_ref()) {
         doc.push_str(&format!(" Needs the `{f}` feature of this crate.\n"));
     }

@@ -29,6 +29,10 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
         let (pfn, exported, header, legacy, module) = (&e.pfn, &e.exported, &e.header, e.legacy, &e.module);
         let linux = e.platforms.contains(&crate::platform::Platform::Linux);
         let windows = e.platforms.contains(&crate::platform::Platform::Windows);
+        let arch = match &e.arch {
+            Some(a) => quote!(Some(#a)),
+            None => quote!(None),
+        };
         let mask: u64 = ctx
             .all_toolkits
             .iter()
@@ -39,7 +43,7 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
             EntryInfo {
                 symbol: #symbol, c_symbol: #c_symbol, version: #version, variant: #variant,
                 flags: #flags, pfn: #pfn, exported: #exported, header: #header, module: #module,
-                platforms: Platforms { linux: #linux, windows: #windows },
+                platforms: Platforms { linux: #linux, windows: #windows, arch: #arch },
                 legacy: #legacy, toolkit_mask: #mask,
             },
         });
@@ -100,13 +104,37 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
         pub struct Platforms {
             pub linux: bool,
             pub windows: bool,
+            /// The one processor architecture whose drivers have it (`"aarch64"`, as
+            /// `std::env::consts::ARCH` says it), where NVIDIA's drivers of the others lack it
+            /// although the headers declare it; `None`: every architecture.
+            pub arch: Option<&'static str>,
         }
 
         impl Platforms {
             /// Whether the driver of the platform this is compiled for has the entry.
             pub const fn here(self) -> bool {
-                if cfg!(windows) { self.windows } else { self.linux }
+                let os = if cfg!(windows) { self.windows } else { self.linux };
+                let arch = match self.arch {
+                    Some(a) => same(a.as_bytes(), std::env::consts::ARCH.as_bytes()),
+                    None => true,
+                };
+                os && arch
             }
+        }
+
+        /// `a == b`, in a `const fn`.
+        const fn same(a: &[u8], b: &[u8]) -> bool {
+            if a.len() != b.len() {
+                return false;
+            }
+            let mut i = 0;
+            while i < a.len() {
+                if a[i] != b[i] {
+                    return false;
+                }
+                i += 1;
+            }
+            true
         }
 
         /// One row of the registry.
