@@ -29,9 +29,6 @@ pub enum Error {
     #[error("toolkit {toolkit}: bindgen's output could not be read: {message} (this is a bug in cuda-sys-gen or an unexpected header construct; please report it with the header)")]
     BindgenOutput { toolkit: ToolkitVersion, message: String },
 
-    #[error("the manifest's [[arch_only]] names `{symbol}`, which no toolkit declares: correct the name, or remove the rule")]
-    ArchOnlyUnknown { symbol: String },
-
     #[error("no toolkit to read: the manifest pins none and no local toolkit was given (add a [[toolkit]] to headers-manifest.toml or pass --toolkit)")]
     NoToolkits,
 

@@ -197,9 +197,9 @@ fn entries_as_list<S: serde::Serializer>(entries: &BTreeMap<EntryKey, Entry>, s:
 impl Model {
     /// Merges toolkits. Deterministic and independent of the order of `inputs`; if the same
     /// toolkit version appears twice, the later input replaces the earlier one.
-    /// Gives each `[[arch_only]]` symbol's entries their one architecture; the first rule whose
-    /// symbol no toolkit declares is the error.
-    pub fn restrict_arch(&mut self, rules: &[crate::manifest::ArchOnly]) -> Result<(), String> {
+    /// Gives each `[[arch_only]]` symbol's entries their one architecture. A rule whose symbol
+    /// no toolkit declares (a manifest without that header row, say) is a warning.
+    pub fn restrict_arch(&mut self, rules: &[crate::manifest::ArchOnly]) {
         for rule in rules {
             let mut found = false;
             for e in self.entries.values_mut().filter(|e| e.symbol == rule.symbol) {
@@ -207,10 +207,12 @@ impl Model {
                 found = true;
             }
             if !found {
-                return Err(rule.symbol.clone());
+                self.warnings.push(format!(
+                    "the manifest's [[arch_only]] names `{}`, which no toolkit declares: the rule does nothing",
+                    rule.symbol
+                ));
             }
         }
-        Ok(())
     }
 
     pub fn build(inputs: Vec<ToolkitInput>) -> Model {
@@ -458,13 +460,15 @@ mod tests {
             arch: "aarch64".into(),
             evidence: "measured".into(),
         };
-        m.restrict_arch(&[rule("cuX")]).unwrap();
+        m.restrict_arch(&[rule("cuX")]);
         let arch: Vec<(&str, Option<&str>)> = m.entries.values().map(|e| (e.pfn.as_str(), e.arch.as_deref())).collect();
         assert_eq!(
             arch,
             [("PFN_cuX_v2000", Some("aarch64")), ("PFN_cuX_v3020", Some("aarch64")), ("PFN_cuY_v4000", None)]
         );
-        assert_eq!(m.restrict_arch(&[rule("cuZ")]), Err("cuZ".to_owned()));
+        let before = m.warnings.len();
+        m.restrict_arch(&[rule("cuZ")]);
+        assert!(m.warnings[before..].iter().any(|w| w.contains("`cuZ`")), "{:?}", m.warnings);
     }
 
     #[test]

@@ -232,7 +232,7 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
         inputs.push(p.input);
     }
     let mut model = Model::build(inputs);
-    model.restrict_arch(&manifest.arch_only).map_err(|symbol| Error::ArchOnlyUnknown { symbol })?;
+    model.restrict_arch(&manifest.arch_only);
     warnings.extend(model.warnings.iter().cloned());
     if let Some(u) = model.unresolved_c_names.first() {
         return Err(Error::UnresolvedCName {

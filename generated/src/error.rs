@@ -355,7 +355,10 @@ impl fmt::Display for Error {
                  Driver::from_path"
             ),
             Error::NoGetProcAddress { library, driver_version } => {
-                write!(f, "{library} exports neither cuGetProcAddress_v2 nor cuGetProcAddress, nor cuDriverGetVersion: ")?;
+                write!(
+                    f,
+                    "{library} exports neither cuGetProcAddress_v2 nor cuGetProcAddress, nor cuDriverGetVersion: "
+                )?;
                 match driver_version {
                     Some(v) => write!(f, "the driver is {}, older than CUDA 11.3", Cuda(*v))?,
                     None => f.write_str("the driver is older than CUDA 11.3, and its version cannot be read")?,
@@ -494,7 +497,11 @@ impl fmt::Display for Error {
                  cuda-driver-pfn, and report the value"
             ),
             Error::NoKnownAbi { symbol, driver_version, known, tried, last } => {
-                write!(f, "no ABI of `{symbol}` that this crate knows is available from the driver of {}: ", Cuda(*driver_version))?;
+                write!(
+                    f,
+                    "no ABI of `{symbol}` that this crate knows is available from the driver of {}: ",
+                    Cuda(*driver_version)
+                )?;
                 if known.is_empty() {
                     f.write_str("the crate knows none")?;
                 } else if tried.is_empty() {
@@ -506,7 +513,12 @@ impl fmt::Display for Error {
                         Release(known.iter().copied().min().unwrap_or(0))
                     )?;
                 } else {
-                    write!(f, "the crate knows versions {}, and the driver had none of {}", versions(known), versions(tried))?;
+                    write!(
+                        f,
+                        "the crate knows versions {}, and the driver had none of {}",
+                        versions(known),
+                        versions(tried)
+                    )?;
                     if let Some(last) = last {
                         write!(f, " (last answer: {last})")?;
                     }
@@ -517,7 +529,12 @@ impl fmt::Display for Error {
             Error::InvalidArgument { lookup, reason } => write!(f, "{lookup} was not made: {reason}"),
             Error::Call { function, code, name } => write!(f, "{function} failed with {}", code_name(*code, name)),
             Error::MissingEntries { table, min_driver, errors } => {
-                write!(f, "{table}: {} of its entries could not be loaded (its newest entry is from {}):", errors.len(), Cuda(*min_driver))?;
+                write!(
+                    f,
+                    "{table}: {} of its entries could not be loaded (its newest entry is from {}):",
+                    errors.len(),
+                    Cuda(*min_driver)
+                )?;
                 for e in errors {
                     write!(f, "\n  - {e}")?;
                 }

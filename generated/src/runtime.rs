@@ -267,7 +267,8 @@ impl Runtime {
     }
 
     fn query(&self, info: &EntryInfo) -> Result<NonNull<c_void>, Error> {
-        let via = if self.by_version.is_some() { "cudaGetDriverEntryPointByVersion" } else { "cudaGetDriverEntryPoint" };
+        let via =
+            if self.by_version.is_some() { "cudaGetDriverEntryPointByVersion" } else { "cudaGetDriverEntryPoint" };
         if let Some(e) = self.too_new(info.version, || lookup(info, via)) {
             return Err(e);
         }

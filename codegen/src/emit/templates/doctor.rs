@@ -75,7 +75,8 @@ impl Doctor<'_> {
             Ok(p) => {
                 self.resolved += 1;
                 // SAFETY: only the address is read.
-                let export = self.exports.as_ref().map(|lib| unsafe { lib.get::<*mut c_void>(info.exported.as_bytes()) });
+                let export =
+                    self.exports.as_ref().map(|lib| unsafe { lib.get::<*mut c_void>(info.exported.as_bytes()) });
                 match export {
                     Some(Ok(q)) if *q == p.as_ptr() => self.verified += 1,
                     Some(other) => {
@@ -154,7 +155,9 @@ fn main() -> ExitCode {
             "{verified} of the {resolved} are the library's export of their name; WRONG ABI: {wrong}"
         ));
     } else {
-        doctor.line(format_args!("the library could not be opened again by its name: no pointer was compared with its exports"));
+        doctor.line(format_args!(
+            "the library could not be opened again by its name: no pointer was compared with its exports"
+        ));
     }
     for (kind, (count, example)) in std::mem::take(&mut doctor.failed) {
         doctor.line(format_args!("  {count} {kind}; for example: {example}"));
