@@ -133,7 +133,6 @@ pub struct Entry {
     pub platforms: BTreeSet<Platform>,
     /// The one processor architecture whose drivers have it (the manifest's `[[arch_only]]`),
     /// or `None`: every architecture of its platforms.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub arch: Option<String>,
     /// The name the driver library exports this ABI under (`cuMemAlloc_v2`).
     pub exported: String,

@@ -104,19 +104,22 @@ fn the_flag_rule_is_checked() {
 fn newer_than_the_driver_needs_the_typed_error() {
     let f = fake(12000, &[]);
     let (d, l) = open(&f);
-    let r = row::<entries::cuCtxCreate_v12050>(&d, &l);
+    let r = row::<entries::cuCheckpointOperationComplete_v13040>(&d, &l);
     assert_eq!(r.verdict, Verdict::NotInDriver, "{r:?}");
-    // And a driver that answers with a function for a version it cannot have is a mismatch.
-    f.answer("cuCtxCreate", 12050, 0, 0, f.export("cuCtxCreate_v4"));
-    let (d, l) = open(&f);
-    let r = row::<entries::cuCtxCreate_v12050>(&d, &l);
+    // A function handed out for a version above the driver's is a mismatch, whatever it is.
+    let info = <entries::cuCtxCreate_v12050 as Entry>::INFO;
+    let r = judge(&d, &l, info, Ok(f.export("cuCtxCreate_v4")));
     assert!(matches!(&r.verdict, Verdict::Mismatched(w) if w.starts_with("returned a function for 12050")), "{r:?}");
+    // Refused while the library exports the entry's name: the crate would lose an entry the
+    // driver serves (this fake exports cuCtxCreate_v4 though it says it is 12.0).
+    let r = row::<entries::cuCtxCreate_v12050>(&d, &l);
+    assert!(matches!(&r.verdict, Verdict::Lost(w) if w.contains("exports cuCtxCreate_v4")), "{r:?}");
 }
 
 #[test]
 fn an_unknown_symbol_at_or_below_the_driver_version_is_missing() {
     let f = fake(13000, &[]);
     let (d, l) = open(&f);
-    let r = row::<entries::cuInit_v2000>(&d, &l);
+    let r = row::<entries::cuMemFree_v3020>(&d, &l);
     assert!(matches!(&r.verdict, Verdict::Missing(_)), "{r:?}");
 }

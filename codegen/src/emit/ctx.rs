@@ -181,7 +181,7 @@ pub const ENTRY_FIELDS: &[(&str, &str)] = &[
     ("header", "the typedef header that declares it"),
     ("module", "the manifest header row it belongs to (`cuda`, `gl`): the generated module"),
     ("platforms", "where the driver has it: `\"linux\"`, `\"windows\"`"),
-    ("arch", "only where the drivers of one processor architecture alone have it: that architecture (`\"aarch64\"`)"),
+    ("arch", "`null`, or the one processor architecture whose drivers alone have it (`\"aarch64\"`)"),
     ("exported", "the driver library's name for this ABI"),
     ("legacy", "declared only under `__CUDA_API_VERSION_INTERNAL`"),
     ("toolkits", "the pinned toolkits that declare it"),
