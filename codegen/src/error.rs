@@ -32,8 +32,8 @@ pub enum Error {
     #[error("no toolkit to read: the manifest pins none and no local toolkit was given (add a [[toolkit]] to headers-manifest.toml or pass --toolkit)")]
     NoToolkits,
 
-    #[error("`{name}` is not a valid crate name: use letters, digits, `-` and `_`, starting with a letter")]
-    BadCrateName { name: String },
+    #[error("`{name}` is not a valid crate name: {why} (cargo's and crates.io's rules: ASCII letters, digits, `-` and `_`, a letter first, at most 64 characters, no Rust keyword, no name of the standard library's crates or of a Windows device); pass another --crate-name")]
+    BadCrateName { name: String, why: String },
 
     #[error("this machine lacks what generation needs (checked before any download):\n{}", missing.iter().map(|m| format!("  - {m}")).collect::<Vec<_>>().join("\n"))]
     Prerequisites { missing: Vec<String> },
@@ -46,6 +46,9 @@ pub enum Error {
 
     #[error("{package} is not in the cache at {} and downloads are off; run once with network access", cache.display())]
     NotCached { package: String, cache: PathBuf },
+
+    #[error("{} wheel(s) are not in the cache at {} and downloads are off (--offline): run once with network access, or restore the cache there; missing:\n{}", files.len(), cache.display(), fmt_list(files, 10))]
+    NotCachedOffline { files: Vec<String>, cache: PathBuf },
 
     #[error("sha256 mismatch for {file}: the manifest pins {expected}, the download has {actual}; if the package was legitimately re-published, update headers-manifest.toml after checking it")]
     Sha256Mismatch { file: String, expected: String, actual: String },
@@ -64,6 +67,9 @@ pub enum Error {
 
     #[error("generated code does not parse: {file}: {message} (this is a bug in cuda-sys-gen)")]
     Emit { file: String, message: String },
+
+    #[error("refusing to replace {} with the generated crate: {reason}\n  (the output folder is replaced as a whole: give --out a folder of its own (a new one, or one only cuda-sys-gen has written, such as `{}`), or move what is yours out of it)", out.display(), suggest_out(out))]
+    NotOurs { out: PathBuf, reason: String },
 
     #[error("{}", fmt_stale(files, command))]
     Stale { files: Vec<String>, command: String },
@@ -90,8 +96,22 @@ pub enum Error {
     WheelContents { wheel: PathBuf, message: String },
 }
 
+/// One item a line, the first `show` of them, and how many more.
+fn fmt_list(items: &[String], show: usize) -> String {
+    let mut s: Vec<String> = items.iter().take(show).map(|i| format!("  {i}")).collect();
+    if items.len() > show {
+        s.push(format!("  and {} more", items.len() - show));
+    }
+    s.join("\n")
+}
+
 fn fmt_paths(paths: &[PathBuf]) -> String {
     paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// A folder inside `out` to offer instead of it.
+fn suggest_out(out: &std::path::Path) -> String {
+    out.join("cuda-pfn").display().to_string()
 }
 
 fn fmt_stale(files: &[String], command: &str) -> String {

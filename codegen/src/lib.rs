@@ -7,6 +7,7 @@
 
 pub mod archive;
 pub mod clang;
+pub mod crate_name;
 pub mod diff;
 pub mod emit;
 pub mod error;

@@ -45,8 +45,9 @@ pub fn check(manifest: &Manifest, fetcher: &Fetcher, pins: &[&ToolkitPin]) -> Re
     }
     if !downloads.is_empty() {
         if fetcher.offline {
-            let packages: Vec<String> = downloads.iter().map(|p| format!("{}=={}", p.name, p.version)).collect();
-            return Err(Error::NotCached { package: packages.join(", "), cache: fetcher.cache.join("wheels") });
+            let files: Vec<String> =
+                downloads.iter().map(|p| format!("{} ({}=={})", p.file, p.name, p.version)).collect();
+            return Err(Error::NotCachedOffline { files, cache: fetcher.cache.join("wheels") });
         }
         if let Err(why) = pip_version(&fetcher.python) {
             let libclang_too = if system_libclang { "" } else { " (the libclang wheel among them)" };

@@ -44,12 +44,22 @@ const STANDINS_KIND: &str = "standins";
 
 /// A folder of every stand-in header, for one run: under the header cache, named by this
 /// process, removed when dropped and, after a killed run (Ctrl-C), by the next run.
+///
+/// A cache that cannot be written (restored read-only in CI, say) still serves a run that only
+/// reads it: the stand-ins then go to the system's temporary folder instead. Their place is
+/// no part of any output or cache key (the unit cache leaves them out).
 pub fn standins_in(cache: &Path) -> Result<crate::scratch::Scratch, Error> {
-    let parent = cache.join("standins");
-    std::fs::create_dir_all(&parent).map_err(|source| Error::Io { path: parent.clone(), source })?;
-    crate::scratch::remove_stale(&parent, STANDINS_KIND);
-    let dir = crate::scratch::create_dir(&parent, STANDINS_KIND)
-        .map_err(|source| Error::Io { path: parent.clone(), source })?;
+    match standins_under(&cache.join("standins")) {
+        Ok(dir) => Ok(dir),
+        Err(in_cache) => standins_under(&std::env::temp_dir().join("cuda-sys-gen-standins")).map_err(|_| in_cache),
+    }
+}
+
+fn standins_under(parent: &Path) -> Result<crate::scratch::Scratch, Error> {
+    std::fs::create_dir_all(parent).map_err(|source| Error::Io { path: parent.to_owned(), source })?;
+    crate::scratch::remove_stale(parent, STANDINS_KIND);
+    let dir = crate::scratch::create_dir(parent, STANDINS_KIND)
+        .map_err(|source| Error::Io { path: parent.to_owned(), source })?;
     write_standins(dir.path())?;
     Ok(dir)
 }

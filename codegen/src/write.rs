@@ -56,6 +56,116 @@ pub fn list_tree(root: &Path) -> Result<Vec<String>, Error> {
     Ok(out)
 }
 
+/// Why `root` may not be replaced as a whole, if it holds anything the generator did not
+/// write. Called before any work, and only where a run may write: `root` is compared by its
+/// canonical path (`../repo`, an absolute path and a symlink are the same folder), so that a
+/// repository, the manifest or the cache can never be swapped away however `--out` spells them.
+///
+/// Refused: `root` being a file; `root` being or holding one of `keep` (the manifest, the
+/// cache: each with what it is); a `.git` anywhere in it; and any file `ours` does not
+/// recognise as the generator's (by its marker), a link or other special file included. A
+/// missing `root`, or one that only holds the generator's files, passes.
+pub fn check_replaceable(root: &Path, keep: &[(&Path, &str)], ours: &dyn Fn(&str, &[u8]) -> bool) -> Result<(), Error> {
+    let refuse = |reason: String| Err(Error::NotOurs { out: root.to_owned(), reason });
+    let canonical = canonical_lenient(root).map_err(|source| Error::Io { path: root.to_owned(), source })?;
+    for (path, what) in keep {
+        let kept = canonical_lenient(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        if kept.starts_with(&canonical) {
+            let how = if kept == canonical { "is" } else { "holds" };
+            return refuse(format!("it {how} {what} ({})", path.display()));
+        }
+    }
+    let meta = match fs::symlink_metadata(&canonical) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(Error::Io { path: root.to_owned(), source }),
+    };
+    if !meta.is_dir() {
+        return refuse("it is a file, not a folder".into());
+    }
+    // A sorted walk that stops at the first few findings: a home folder given by mistake is
+    // refused at once, not after reading all of it.
+    const ENOUGH: usize = 5;
+    let mut found = Vec::new();
+    let mut more = false;
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let dir = canonical.join(&rel);
+        let mut entries: Vec<fs::DirEntry> = fs::read_dir(&dir)
+            .and_then(|rd| rd.collect::<std::io::Result<_>>())
+            .map_err(|source| Error::Io { path: dir.clone(), source })?;
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            if found.len() == ENOUGH {
+                more = true;
+                break;
+            }
+            let child = rel.join(entry.file_name());
+            let shown = root.join(&child).display().to_string();
+            let ft = entry.file_type().map_err(|source| Error::Io { path: entry.path(), source })?;
+            if entry.file_name() == ".git" {
+                found.push(format!("{shown} (a git repository)"));
+            } else if ft.is_dir() {
+                stack.push(child);
+            } else if !ft.is_file() {
+                found.push(format!("{shown} (a link or special file, which cuda-sys-gen never writes)"));
+            } else {
+                let head = read_head(&entry.path()).map_err(|source| Error::Io { path: entry.path(), source })?;
+                if !ours(&child.to_string_lossy().replace('\\', "/"), &head) {
+                    found.push(format!("{shown} (not written by cuda-sys-gen: it has no `@generated` marker)"));
+                }
+            }
+        }
+        if more {
+            break;
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    let also = if more { "\n    and more" } else { "" };
+    refuse(format!("it holds what cuda-sys-gen did not write:\n    {}{also}", found.join("\n    ")))
+}
+
+/// The first KiB of a file: where the generator's marker is.
+fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(1024);
+    fs::File::open(path)?.take(1024).read_to_end(&mut head)?;
+    Ok(head)
+}
+
+/// `path` made absolute and canonical as far as it exists (links followed), with the part
+/// that does not exist yet appended (`..` in it taken lexically: nothing there is a link).
+pub fn canonical_lenient(path: &Path) -> std::io::Result<PathBuf> {
+    let absolute = if path.is_absolute() { path.to_owned() } else { std::env::current_dir()?.join(path) };
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        match fs::canonicalize(existing) {
+            Ok(mut base) => {
+                for c in rest.iter().rev() {
+                    match c {
+                        std::path::Component::ParentDir => {
+                            base.pop();
+                        }
+                        std::path::Component::Normal(n) => base.push(n),
+                        _ => {}
+                    }
+                }
+                return Ok(base);
+            }
+            Err(e) => {
+                let (Some(parent), Some(last)) = (existing.parent(), existing.components().next_back()) else {
+                    return Err(e);
+                };
+                rest.push(last);
+                existing = parent;
+            }
+        }
+    }
+}
+
 /// Makes `root` hold exactly `files` (relative path to bytes), all at once.
 ///
 /// Nothing changes when every file already has its bytes. Otherwise the new tree is built

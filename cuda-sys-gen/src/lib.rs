@@ -99,6 +99,11 @@ pub struct Paths {
 /// Runs the pipeline and prints its summary; with `--add-toolkit`, pins the toolkit first and
 /// prints its diff against the previous newest one after.
 pub fn generate(args: GenerateArgs, paths: Paths) -> Result<()> {
+    // Before any work, --add-toolkit's change to the manifest included.
+    codegen::crate_name::check(&paths.crate_name)?;
+    if !args.check {
+        pipeline::check_output_folder(&paths.out, &paths.manifest, &paths.cache)?;
+    }
     match args.add_toolkit.clone() {
         Some(spec) => add_toolkit(&spec, args, paths),
         None => run_generate(args, paths).map(drop),
@@ -194,10 +199,17 @@ pub fn diff(args: DiffArgs, manifest: &Path, cache: &Path) -> Result<u8> {
     };
     let run =
         toolkits::diff_toolkits(&cfg).with_context(|| format!("could not compare {} with {}", args.from, args.to))?;
-    for w in &run.built.warnings {
+    for w in merge_toolkit_warnings(&run.built.warnings) {
         eprintln!("warning: {w}");
     }
     let d = &run.diff;
+    if d.from.version > d.to.version {
+        eprintln!(
+            "note: --from {} is newer than --to {}: the report reads as a downgrade, what moving back to {} changes \
+             (removals are then the newer toolkit's additions); swap them for what {} brings",
+            d.from.version, d.to.version, d.to.version, d.from.version
+        );
+    }
     if args.json {
         print!("{}", diff::json(d).context("could not write the report as JSON")?);
     } else {
@@ -211,6 +223,65 @@ pub fn diff(args: DiffArgs, manifest: &Path, cache: &Path) -> Result<u8> {
     Ok(status)
 }
 
+/// Header warnings of a diff's two sides, one line each: a warning both toolkits give
+/// (`CUDA 12.9: X` and `CUDA 13.0: X`) is said once, with both versions (`CUDA 12.9, 13.0: X`).
+pub fn merge_toolkit_warnings(warnings: &[String]) -> Vec<String> {
+    let mut merged: Vec<(Vec<&str>, &str)> = Vec::new();
+    for w in warnings {
+        let split = w.strip_prefix("CUDA ").and_then(|r| r.split_once(": "));
+        let Some((version, rest)) = split.filter(|(v, _)| !v.contains(' ')) else {
+            merged.push((Vec::new(), w));
+            continue;
+        };
+        match merged.iter_mut().find(|(vs, r)| !vs.is_empty() && *r == rest) {
+            Some((vs, _)) if !vs.contains(&version) => vs.push(version),
+            Some(_) => {}
+            None => merged.push((vec![version], rest)),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(vs, rest)| if vs.is_empty() { rest.to_owned() } else { format!("CUDA {}: {rest}", vs.join(", ")) })
+        .collect()
+}
+
+/// Parses the command line; a usage error exits 1 (clap's own 2 is `diff`'s "additions
+/// only"), `--help` and `--version` exit 0.
+pub fn parse_args<T: Parser>() -> Result<T, std::process::ExitCode> {
+    parse_from(std::env::args_os())
+}
+
+/// [`parse_args`] of the given arguments (the first is the program's name).
+pub fn parse_from<T: Parser, I: IntoIterator<Item = A>, A: Into<std::ffi::OsString> + Clone>(
+    args: I,
+) -> Result<T, std::process::ExitCode> {
+    T::try_parse_from(args).map_err(|e| {
+        let _ = e.print();
+        if e.use_stderr() {
+            std::process::ExitCode::FAILURE
+        } else {
+            std::process::ExitCode::SUCCESS
+        }
+    })
+}
+
+/// An error and its causes, `a: b: c`, each cause said once: a cause whose text is already
+/// in what was said (an I/O error its path's message quotes) is left out.
+pub fn error_chain(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
 /// `main` for both binaries: runs `f`, prints an error chain the way rustc would.
 pub fn exit_code(result: Result<()>) -> std::process::ExitCode {
     exit_status(result.map(|()| 0))
@@ -221,7 +292,7 @@ pub fn exit_status(result: Result<u8>) -> std::process::ExitCode {
     match result {
         Ok(code) => std::process::ExitCode::from(code),
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", error_chain(&e));
             std::process::ExitCode::FAILURE
         }
     }
@@ -271,8 +342,14 @@ pub enum Command {
     },
     /// The oldest driver that has every entry point the given Rust sources name (`entries::`,
     /// `api::`, `cu!(..)`, `aliases::cuda_X_Y::`), and which entry sets it.
+    ///
+    /// Names are followed through `use` (renames, globs, module aliases), `extern crate`,
+    /// `crate::`/`super::` and macros; a name that may be the crate's but cannot be followed is
+    /// listed, and the floor is then "at least". Code under every `#[cfg(..)]` counts, even
+    /// `#[cfg(any())]`: min-driver cannot know which features and targets you build.
     MinDriver {
-        /// Rust files, or folders searched for them (target/ and hidden folders skipped).
+        /// Rust files, or folders searched for them (hidden folders, and the target/ folder
+        /// beside a Cargo.toml, skipped).
         #[arg(required = true, value_name = "PATH")]
         sources: Vec<PathBuf>,
         /// The generated crate's registry.json.

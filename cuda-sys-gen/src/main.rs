@@ -2,8 +2,9 @@
 //! repository, from a headers manifest of your own (start from this project's
 //! headers-manifest.toml), and compare toolkits before you adopt a new one.
 
-use clap::Parser;
-
 fn main() -> std::process::ExitCode {
-    cuda_sys_gen::run(cuda_sys_gen::Cli::parse())
+    match cuda_sys_gen::parse_args::<cuda_sys_gen::Cli>() {
+        Ok(cli) => cuda_sys_gen::run(cli),
+        Err(status) => status,
+    }
 }

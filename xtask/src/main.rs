@@ -65,7 +65,11 @@ fn main() -> std::process::ExitCode {
         crate_name: "cuda-driver-pfn".into(),
         command: "cargo xtask generate".into(),
     };
-    match Cli::parse().command {
+    let cli = match cuda_sys_gen::parse_args::<Cli>() {
+        Ok(cli) => cli,
+        Err(status) => return status,
+    };
+    match cli.command {
         Command::Generate(args) => cuda_sys_gen::exit_code(cuda_sys_gen::generate(args, paths)),
         Command::Diff(args) => cuda_sys_gen::exit_status(cuda_sys_gen::diff(args, &paths.manifest, &paths.cache)),
         Command::DeviceBuild => cuda_sys_gen::exit_code(device::device_build(&root)),

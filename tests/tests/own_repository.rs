@@ -1,0 +1,333 @@
+//! Issue 23: the standalone `cuda-sys-gen` in someone else's repository. It never replaces a
+//! folder that holds what it did not write, refuses crate names cargo or crates.io would, exits
+//! 1 on a usage error, reads a read-only cache, and says each cause once.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use cuda_sys_gen_tests::*;
+
+/// `cuda-sys-gen ARGS` run in `dir` (cargo run keeps the working directory).
+fn run_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.current_dir(dir).args(["run", "--quiet", "--manifest-path"]).arg(repo_root().join("Cargo.toml"));
+    cmd.args(["--package", "cuda-sys-gen", "--"]).args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run cargo")
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .expect("run git");
+    assert!(o.status.success(), "git {args:?}: {}", text(&o.stderr));
+    text(&o.stdout)
+}
+
+/// A user's repository: git, the manifest, a notes file, committed.
+fn users_repository() -> (tempfile::TempDir, std::path::PathBuf) {
+    let scratch = tempfile::tempdir().unwrap();
+    let repo = scratch.path().join("repo");
+    std::fs::create_dir_all(repo.join("sub")).unwrap();
+    std::fs::copy(real_manifest(), repo.join("headers-manifest.toml")).unwrap();
+    std::fs::write(repo.join("notes.txt"), "my notes\n").unwrap();
+    std::fs::write(repo.join("sub/keep.txt"), "x\n").unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "mine"]);
+    (scratch, repo)
+}
+
+/// The repository's own folder as --out, spelled three ways (absolute, `../repo` from inside,
+/// through a symlink), and `sub/..`: refused each time before any work, naming what is in the
+/// way and what to do; nothing changes.
+#[test]
+fn the_repository_itself_is_never_replaced() {
+    let (scratch, repo) = users_repository();
+    std::os::unix::fs::symlink(&repo, scratch.path().join("link")).unwrap();
+    let abs = repo.display().to_string();
+    let link = scratch.path().join("link").display().to_string();
+    for out in [abs.as_str(), "../repo", link.as_str(), "sub/.."] {
+        // PYTHON that cannot run: the refusal must come before the prerequisites are checked.
+        let o = run_in(
+            &repo,
+            &["generate", "--manifest", "headers-manifest.toml", "--out", out, "--pinned-only", "--cache", "cache"],
+            &[("PYTHON", "/nonexistent/python3")],
+        );
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "--out {out}: {err}");
+        assert!(err.contains(&format!("refusing to replace {out} with the generated crate")), "--out {out}: {err}");
+        assert!(err.contains("the headers manifest (headers-manifest.toml)"), "--out {out}: {err}");
+        assert!(err.contains("give --out a folder of its own"), "--out {out}: {err}");
+        assert!(!err.contains("lacks what generation needs"), "work began before the refusal: {err}");
+        assert_eq!(git(&repo, &["status", "--porcelain", "--ignored"]), "", "--out {out} changed the repository");
+        assert_eq!(std::fs::read_to_string(repo.join("notes.txt")).unwrap(), "my notes\n");
+    }
+}
+
+/// With the manifest elsewhere, what is left in the way is named: the .git and the files
+/// without the generator's marker.
+#[test]
+fn a_folder_of_someone_else_s_files_is_refused_by_name() {
+    let (scratch, repo) = users_repository();
+    let manifest = scratch.path().join("headers-manifest.toml");
+    std::fs::copy(real_manifest(), &manifest).unwrap();
+    std::fs::remove_file(repo.join("headers-manifest.toml")).unwrap();
+    let o = run_in(
+        scratch.path(),
+        &["generate", "--manifest", manifest.to_str().unwrap(), "--out", "repo/sub/..", "--pinned-only"],
+        &[("PYTHON", "/nonexistent/python3")],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    for named in ["repo/sub/../.git (a git repository)", "repo/sub/../notes.txt (not written by cuda-sys-gen"] {
+        assert!(err.contains(named), "{named} not named: {err}");
+    }
+    assert!(repo.join(".git/HEAD").is_file() && repo.join("notes.txt").is_file());
+}
+
+/// An --out that would hold the cache (it does not exist yet) is refused too.
+#[test]
+fn an_output_folder_around_the_cache_is_refused() {
+    let scratch = tempfile::tempdir().unwrap();
+    let m = real_manifest().display().to_string();
+    let o = run_in(
+        scratch.path(),
+        &["generate", "--manifest", &m, "--out", "build", "--cache", "build/./x/../cuda-headers", "--pinned-only"],
+        &[("PYTHON", "/nonexistent/python3")],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("it holds the header cache (--cache) (build/./x/../cuda-headers)"), "{err}");
+    assert!(!scratch.path().join("build").exists());
+}
+
+/// What the generator wrote passes: the committed crate (so `cargo xtask generate` still works),
+/// and a crate written to a new folder, whose rewrite is allowed.
+#[test]
+fn the_generator_s_own_folders_may_be_replaced() {
+    let root = repo_root();
+    codegen::pipeline::check_output_folder(&root.join("generated"), &real_manifest(), &cache_dir())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let out = tempfile::tempdir().unwrap();
+    let case = root.join("tests/fixtures/cudaapi-in-param");
+    let manifest = manifest_with(Some(&["cuda"]), &[]);
+    let crate_dir = out.path().join("crate");
+    generate_local(manifest.path(), vec![case.join("cuda-13.0")], &crate_dir, "fixture-crate")
+        .unwrap_or_else(|e| panic!("{e}"));
+    generate_local(manifest.path(), vec![case.join("cuda-13.0")], &crate_dir, "fixture-crate")
+        .unwrap_or_else(|e| panic!("a second run into the generator's own folder: {e}"));
+    // One hand-written file in it, and the next write is refused; check mode still reports it.
+    std::fs::write(crate_dir.join("src/mine.rs"), "fn mine() {}\n").unwrap();
+    let err = generate_local(manifest.path(), vec![case.join("cuda-13.0")], &crate_dir, "fixture-crate")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("src/mine.rs (not written by cuda-sys-gen"), "{err}");
+    assert!(crate_dir.join("src/mine.rs").is_file());
+}
+
+/// cargo's and crates.io's package-name rules, before any work: keywords, the standard
+/// library's names, too long.
+#[test]
+fn crate_names_cargo_or_crates_io_refuse_are_refused() {
+    let scratch = tempfile::tempdir().unwrap();
+    let long = "a".repeat(300);
+    for (name, why) in [
+        ("fn", "a Rust keyword"),
+        ("self", "a Rust keyword"),
+        ("crate", "a Rust keyword"),
+        ("std", "standard library"),
+        ("core", "standard library"),
+        (long.as_str(), "300 characters long"),
+    ] {
+        let out = scratch.path().join("out");
+        let o = run_in(
+            scratch.path(),
+            &["generate", "--crate-name", name, "--out", "out", "--manifest", real_manifest().to_str().unwrap()],
+            &[("PYTHON", "/nonexistent/python3")],
+        );
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
+        assert!(err.contains("is not a valid crate name") && err.contains(why), "{name}: {err}");
+        assert!(err.contains("pass another --crate-name"), "{err}");
+        assert!(!err.contains("lacks what generation needs") && !out.exists(), "work began: {err}");
+    }
+}
+
+/// The generated crate's dependencies are the names it refuses (a package cannot depend on
+/// its own name).
+#[test]
+fn crate_names_of_the_generated_crate_s_dependencies_are_refused() {
+    let cargo: toml::Table =
+        std::fs::read_to_string(repo_root().join("generated/Cargo.toml")).unwrap().parse().unwrap();
+    let deps: Vec<&String> = cargo["dependencies"].as_table().unwrap().keys().collect();
+    assert_eq!(deps, codegen::crate_name::DEPENDENCIES, "crate_name::DEPENDENCIES is stale");
+    for d in deps {
+        assert!(codegen::crate_name::check(d).is_err(), "{d}");
+    }
+}
+
+/// Usage errors exit 1, as the README's table says (clap's own 2 is "additions only"), in both
+/// commands; --help and --version exit 0.
+#[test]
+fn usage_errors_exit_1_in_both_commands() {
+    for package in ["cuda-sys-gen", "xtask"] {
+        for args in [
+            &["diff", "--from", "12.9", "--to", "13.05"][..],
+            &["diff", "--from", "12.9", "--to", "13.0", "--fail-on", "bogus"],
+            &["diff", "--from", "12.9"],
+            &["generate", "--toolkit", "/x", "--pinned-only"],
+            &["no-such-command"],
+        ] {
+            let o = cargo_run(package, args, &[]);
+            assert_eq!(o.status.code(), Some(1), "{package} {args:?}: {}", text(&o.stderr));
+            assert!(text(&o.stderr).contains("error:"), "{package} {args:?}: {}", text(&o.stderr));
+        }
+        let o = cargo_run(package, &["diff", "--help"], &[]);
+        assert_eq!(o.status.code(), Some(0), "{package} --help");
+    }
+    let o = cargo_run("cuda-sys-gen", &["--version"], &[]);
+    assert_eq!(o.status.code(), Some(0));
+}
+
+/// Every exit status of `diff`'s table, as the command gives it: 0, 2 and 3 from the diff
+/// fixtures, 1 from a usage error and from a failed run.
+#[test]
+fn every_documented_diff_status_is_the_command_s() {
+    let m = manifest_with(Some(&["cuda"]), &[]);
+    let manifest = m.path().join("headers-manifest.toml");
+    let fixture = |case: &str, v: &str| repo_root().join("tests/diff-fixtures").join(case).join(format!("cuda-{v}"));
+    let cache = cache_dir();
+    let diff = |from: &Path, to: &Path| {
+        let (m, c) = (manifest.to_str().unwrap(), cache.to_str().unwrap());
+        cargo_run(
+            "cuda-sys-gen",
+            &["diff", "--manifest", m, "--cache", c, "--from", from.to_str().unwrap(), "--to", to.to_str().unwrap()],
+            &[],
+        )
+    };
+    let mut seen = std::collections::BTreeMap::new();
+    seen.insert(0, diff(&fixture("unchanged", "13.2"), &fixture("unchanged", "13.3")).status.code());
+    seen.insert(2, diff(&fixture("additive", "13.1"), &fixture("additive", "13.2")).status.code());
+    seen.insert(3, diff(&fixture("everything", "12.9"), &fixture("everything", "13.0")).status.code());
+    seen.insert(1, cargo_run("cuda-sys-gen", &["diff", "--from", "12.9", "--to", "13.05"], &[]).status.code());
+    for (code, _) in codegen::diff::EXIT_STATUSES {
+        assert_eq!(seen.get(&i32::from(code)), Some(&Some(i32::from(code))), "exit status {code}: {seen:?}");
+    }
+    assert_eq!(seen.len(), codegen::diff::EXIT_STATUSES.len());
+}
+
+/// A diff with its sides reversed says so; a header warning both sides give is said once.
+#[test]
+fn a_reversed_diff_says_so() {
+    let m = manifest_with(Some(&["cuda"]), &[]);
+    let manifest = m.path().join("headers-manifest.toml");
+    let dir = repo_root().join("tests/diff-fixtures/everything");
+    let (newer, older) = (dir.join("cuda-13.0"), dir.join("cuda-12.9"));
+    let c = cache_dir();
+    let args = ["diff", "--manifest", manifest.to_str().unwrap(), "--cache", c.to_str().unwrap()];
+    let o = cargo_run(
+        "cuda-sys-gen",
+        &[&args[..], &["--from", newer.to_str().unwrap(), "--to", older.to_str().unwrap()]].concat(),
+        &[],
+    );
+    let err = text(&o.stderr);
+    assert!(err.contains("note: --from 13.0 is newer than --to 12.9"), "{err}");
+    let o = cargo_run(
+        "cuda-sys-gen",
+        &[&args[..], &["--from", older.to_str().unwrap(), "--to", newer.to_str().unwrap()]].concat(),
+        &[],
+    );
+    let err = text(&o.stderr);
+    assert!(!err.contains("is newer than"), "{err}");
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    let unique: std::collections::BTreeSet<&str> =
+        warnings.iter().map(|l| l.split_once(": ").map_or(*l, |p| p.1)).collect();
+    assert_eq!(warnings.len(), unique.len(), "a warning said twice: {err}");
+}
+
+#[test]
+fn a_warning_of_both_toolkits_is_said_once() {
+    let w = |s: &str| s.to_owned();
+    let merged = cuda_sys_gen::merge_toolkit_warnings(&[
+        w("CUDA 12.9: cuGetProcAddress_v2_ptsz is declared but no C name expands to it"),
+        w("CUDA 12.9: something else"),
+        w("CUDA 13.0: cuGetProcAddress_v2_ptsz is declared but no C name expands to it"),
+        w("not a toolkit's"),
+    ]);
+    assert_eq!(
+        merged,
+        [
+            "CUDA 12.9, 13.0: cuGetProcAddress_v2_ptsz is declared but no C name expands to it",
+            "CUDA 12.9: something else",
+            "not a toolkit's"
+        ]
+    );
+}
+
+/// A complete cache that cannot be written serves `--check`: the stand-in headers, which a
+/// run writes for clang, go elsewhere.
+#[test]
+fn a_read_only_cache_serves_check() {
+    let case = repo_root().join("tests/fixtures/cudaapi-in-param");
+    let manifest = manifest_with(Some(&["cuda"]), &[]);
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("crate");
+    let (name, command) = ("fixture-cudaapi-in-param", "cargo xtask generate");
+    generate_local(manifest.path(), vec![case.join("cuda-13.0")], &out, name).unwrap_or_else(|e| panic!("{e}"));
+    let cache = scratch.path().join("cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    // The libclang wheel as the shared cache has it (this machine may have no libclang).
+    let libclang = cache_dir().join("libclang");
+    if libclang.is_dir() {
+        let ok = Command::new("cp").arg("-al").arg(&libclang).arg(&cache).status().unwrap().success();
+        assert!(ok, "hard-linking the libclang cache");
+    }
+    // What cannot be written there: `standins` is taken by a file (and, where the tests do not
+    // run as root, the whole cache is read-only).
+    std::fs::write(cache.join("standins"), "").unwrap();
+    let m = manifest.path().join("headers-manifest.toml");
+    let toolkit = case.join("cuda-13.0");
+    let args = [
+        "generate",
+        "--check",
+        "--manifest",
+        m.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--cache",
+        cache.to_str().unwrap(),
+        "--toolkit",
+        toolkit.to_str().unwrap(),
+        "--crate-name",
+        name,
+        "--regenerate-command",
+        command,
+    ];
+    let read_only = |on: bool| {
+        let _ = Command::new("chmod").arg("-R").arg(if on { "a-w" } else { "u+w" }).arg(&cache).status();
+    };
+    read_only(true);
+    let o = cargo_run("cuda-sys-gen", &args, &[]);
+    read_only(false);
+    let (stdout, err) = (text(&o.stdout), text(&o.stderr));
+    assert!(o.status.success(), "{stdout}\n{err}");
+    assert!(stdout.contains("up to date"), "{stdout}");
+}
+
+/// Each cause once: an I/O error is not repeated after the path that quotes it.
+#[test]
+fn causes_are_said_once() {
+    let scratch = tempfile::tempdir().unwrap();
+    let out = scratch.path().join("out").display().to_string();
+    let o =
+        cargo_run("cuda-sys-gen", &["generate", "--manifest", "/etc/passwd/headers-manifest.toml", "--out", &out], &[]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("Not a directory (os error 20)").count(), 1, "{err}");
+}
