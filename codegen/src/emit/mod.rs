@@ -33,6 +33,9 @@ pub const SHIM_FILES: &[&str] = &[
     examples::ROUNDTRIP_RS,
     examples::SAMPLES[0].1,
     examples::SAMPLES[1].1,
+    examples::SAMPLES[2].1,
+    examples::SAMPLES[3].1,
+    examples::SAMPLES[4].1,
     krate::README_MD,
     krate::LICENSE_MIT,
     krate::LICENSE_APACHE,
@@ -69,18 +72,16 @@ pub fn emit(
         files.insert(path.to_string(), text.as_bytes().to_vec());
     }
     files.insert(krate::LIB_RS.into(), rust_file(&ctx, krate::LIB_RS, krate::lib_rs(&ctx))?);
-    let used_types = model
+    let params: Vec<types::ParamUse<'_>> = model
         .entries
         .values()
-        .flat_map(|e| e.params.iter())
-        .flat_map(|p| types::words(p.ty.as_str()))
-        .map(str::to_owned)
+        .flat_map(|e| e.params.iter().map(move |p| (e.symbol.as_str(), p.name.as_str(), p.ty.as_str())))
         .collect();
-    files.insert(types::TYPES_RS.into(), rust_file(&ctx, types::TYPES_RS, types::types_rs(types, &used_types))?);
+    files.insert(types::TYPES_RS.into(), rust_file(&ctx, types::TYPES_RS, types::types_rs(types, &params))?);
     for m in modules {
         let path = pfn::module_path(m);
         let own = module_types.get(&m.name).map(Vec::as_slice).unwrap_or(&[]);
-        files.insert(path.clone(), rust_file(&ctx, &path, pfn::module_rs(&ctx, m, own)?)?);
+        files.insert(path.clone(), rust_file(&ctx, &path, pfn::module_rs(&ctx, m, own, types, &params)?)?);
     }
     files.insert(pfn::ALIASES_RS.into(), rust_file(&ctx, pfn::ALIASES_RS, pfn::aliases_rs(&ctx))?);
     files.insert(registry::REGISTRY_RS.into(), rust_file(&ctx, registry::REGISTRY_RS, registry::registry_rs(&ctx))?);
