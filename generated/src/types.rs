@@ -9183,40 +9183,40 @@ pub const CU_MEM_ATTACH_HOST: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_M
 /// cuda.h's `CU_MEM_ATTACH_SINGLE`, as the integer it is passed as: [`CUmemAttach_flags_enum::CU_MEM_ATTACH_SINGLE`]`.0`.
 pub const CU_MEM_ATTACH_SINGLE: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_SINGLE
     .0;
-/// cuda.h's `CU_CTX_SCHED_AUTO`, as `cuCtxAttach`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_AUTO`]`.0`.
+/// cuda.h's `CU_CTX_SCHED_AUTO`, as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_AUTO`]`.0`.
 pub const CU_CTX_SCHED_AUTO: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_AUTO.0
     as ::core::ffi::c_uint;
-/// cuda.h's `CU_CTX_SCHED_SPIN`, as `cuCtxAttach`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_SPIN`]`.0`.
+/// cuda.h's `CU_CTX_SCHED_SPIN`, as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_SPIN`]`.0`.
 pub const CU_CTX_SCHED_SPIN: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_SPIN.0
     as ::core::ffi::c_uint;
-/// cuda.h's `CU_CTX_SCHED_YIELD`, as `cuCtxAttach`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_YIELD`]`.0`.
+/// cuda.h's `CU_CTX_SCHED_YIELD`, as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_YIELD`]`.0`.
 pub const CU_CTX_SCHED_YIELD: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_YIELD
     .0 as ::core::ffi::c_uint;
-/// cuda.h's `CU_CTX_SCHED_BLOCKING_SYNC`, as `cuCtxAttach`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC`]`.0`.
+/// cuda.h's `CU_CTX_SCHED_BLOCKING_SYNC`, as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC`]`.0`.
 pub const CU_CTX_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC
     .0 as ::core::ffi::c_uint;
-/// cuda.h's `CU_CTX_BLOCKING_SYNC`, as `cuCtxAttach`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_BLOCKING_SYNC`]`.0`.
+/// cuda.h's `CU_CTX_BLOCKING_SYNC`, as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_BLOCKING_SYNC`]`.0`.
 pub const CU_CTX_BLOCKING_SYNC: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_BLOCKING_SYNC
     .0 as ::core::ffi::c_uint;
-/// cuda.h's `CU_CTX_SCHED_MASK`, as `cuCtxAttach`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_MASK`]`.0`.
+/// cuda.h's `CU_CTX_SCHED_MASK`, as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_MASK`]`.0`.
 pub const CU_CTX_SCHED_MASK: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_MASK.0
     as ::core::ffi::c_uint;
-/// cuda.h's `CU_CTX_MAP_HOST`, as `cuCtxAttach`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_MAP_HOST`]`.0`.
+/// cuda.h's `CU_CTX_MAP_HOST`, as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_MAP_HOST`]`.0`.
 pub const CU_CTX_MAP_HOST: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_MAP_HOST.0
     as ::core::ffi::c_uint;
-/// cuda.h's `CU_CTX_LMEM_RESIZE_TO_MAX`, as `cuCtxAttach`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX`]`.0`.
+/// cuda.h's `CU_CTX_LMEM_RESIZE_TO_MAX`, as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX`]`.0`.
 pub const CU_CTX_LMEM_RESIZE_TO_MAX: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX
     .0 as ::core::ffi::c_uint;
-/// cuda.h's `CU_CTX_COREDUMP_ENABLE`, as `cuCtxAttach`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE`]`.0`.
+/// cuda.h's `CU_CTX_COREDUMP_ENABLE`, as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE`]`.0`.
 pub const CU_CTX_COREDUMP_ENABLE: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE
     .0 as ::core::ffi::c_uint;
-/// cuda.h's `CU_CTX_USER_COREDUMP_ENABLE`, as `cuCtxAttach`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE`]`.0`.
+/// cuda.h's `CU_CTX_USER_COREDUMP_ENABLE`, as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE`]`.0`.
 pub const CU_CTX_USER_COREDUMP_ENABLE: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE
     .0 as ::core::ffi::c_uint;
-/// cuda.h's `CU_CTX_SYNC_MEMOPS`, as `cuCtxAttach`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SYNC_MEMOPS`]`.0`.
+/// cuda.h's `CU_CTX_SYNC_MEMOPS`, as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SYNC_MEMOPS`]`.0`.
 pub const CU_CTX_SYNC_MEMOPS: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SYNC_MEMOPS
     .0 as ::core::ffi::c_uint;
-/// cuda.h's `CU_CTX_FLAGS_MASK`, as `cuCtxAttach`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_FLAGS_MASK`]`.0`.
+/// cuda.h's `CU_CTX_FLAGS_MASK`, as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_FLAGS_MASK`]`.0`.
 pub const CU_CTX_FLAGS_MASK: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_FLAGS_MASK.0
     as ::core::ffi::c_uint;
 /// cuda.h's `CU_EVENT_SCHED_AUTO`, as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_AUTO`]`.0`.
@@ -9261,10 +9261,10 @@ pub const CU_HOST_TASK_BLOCKING: ::core::ffi::c_uint = CUhostTaskSyncMode_enum::
 /// cuda.h's `CU_HOST_TASK_SPINWAIT`, as the integer it is passed as: [`CUhostTaskSyncMode_enum::CU_HOST_TASK_SPINWAIT`]`.0`.
 pub const CU_HOST_TASK_SPINWAIT: ::core::ffi::c_uint = CUhostTaskSyncMode_enum::CU_HOST_TASK_SPINWAIT
     .0;
-/// cuda.h's `CU_STREAM_DEFAULT`, as `cuStreamAddCallback`'s `flags` takes it: [`CUstream_flags_enum::CU_STREAM_DEFAULT`]`.0`.
+/// cuda.h's `CU_STREAM_DEFAULT`, as `cuStreamCreate`'s `Flags` takes it: [`CUstream_flags_enum::CU_STREAM_DEFAULT`]`.0`.
 pub const CU_STREAM_DEFAULT: ::core::ffi::c_uint = CUstream_flags_enum::CU_STREAM_DEFAULT
     .0 as ::core::ffi::c_uint;
-/// cuda.h's `CU_STREAM_NON_BLOCKING`, as `cuStreamAddCallback`'s `flags` takes it: [`CUstream_flags_enum::CU_STREAM_NON_BLOCKING`]`.0`.
+/// cuda.h's `CU_STREAM_NON_BLOCKING`, as `cuStreamCreate`'s `Flags` takes it: [`CUstream_flags_enum::CU_STREAM_NON_BLOCKING`]`.0`.
 pub const CU_STREAM_NON_BLOCKING: ::core::ffi::c_uint = CUstream_flags_enum::CU_STREAM_NON_BLOCKING
     .0 as ::core::ffi::c_uint;
 /// cuda.h's `CU_EVENT_DEFAULT`, as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_DEFAULT`]`.0`.
@@ -9391,10 +9391,10 @@ pub const CU_STREAM_ATOMIC_REDUCTION_OP_ADD: CUstreamAtomicReductionOpType_enum 
 pub const CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32: CUstreamAtomicReductionDataType_enum = CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32;
 /// cuda.h's `CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64`: [`CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64`].
 pub const CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64: CUstreamAtomicReductionDataType_enum = CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64;
-/// cuda.h's `CU_OCCUPANCY_DEFAULT`, as `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`'s `flags` takes it: [`CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT`]`.0`.
+/// cuda.h's `CU_OCCUPANCY_DEFAULT`, as `cuOccupancyMaxPotentialBlockSizeWithFlags`'s `flags` takes it: [`CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT`]`.0`.
 pub const CU_OCCUPANCY_DEFAULT: ::core::ffi::c_uint = CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT
     .0 as ::core::ffi::c_uint;
-/// cuda.h's `CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE`, as `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`'s `flags` takes it: [`CUoccupancy_flags_enum::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE`]`.0`.
+/// cuda.h's `CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE`, as `cuOccupancyMaxPotentialBlockSizeWithFlags`'s `flags` takes it: [`CUoccupancy_flags_enum::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE`]`.0`.
 pub const CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE: ::core::ffi::c_uint = CUoccupancy_flags_enum::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
     .0 as ::core::ffi::c_uint;
 /// cuda.h's `CU_STREAM_ADD_CAPTURE_DEPENDENCIES`, as `cuStreamUpdateCaptureDependencies`'s `flags` takes it: [`CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES`]`.0`.
@@ -11164,16 +11164,16 @@ pub const CU_USER_OBJECT_NO_DESTRUCTOR_SYNC: ::core::ffi::c_uint = CUuserObject_
 /// cuda.h's `CU_GRAPH_USER_OBJECT_MOVE`, as the integer it is passed as: [`CUuserObjectRetain_flags_enum::CU_GRAPH_USER_OBJECT_MOVE`]`.0`.
 pub const CU_GRAPH_USER_OBJECT_MOVE: ::core::ffi::c_uint = CUuserObjectRetain_flags_enum::CU_GRAPH_USER_OBJECT_MOVE
     .0;
-/// cuda.h's `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`, as `cuGraphInstantiateWithFlags`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`]`.0`.
+/// cuda.h's `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`, as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`]`.0`.
 pub const CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
     .0 as ::core::ffi::c_ulonglong;
-/// cuda.h's `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`, as `cuGraphInstantiateWithFlags`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`]`.0`.
+/// cuda.h's `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`, as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`]`.0`.
 pub const CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
     .0 as ::core::ffi::c_ulonglong;
-/// cuda.h's `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`, as `cuGraphInstantiateWithFlags`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`]`.0`.
+/// cuda.h's `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`, as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`]`.0`.
 pub const CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
     .0 as ::core::ffi::c_ulonglong;
-/// cuda.h's `CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`, as `cuGraphInstantiateWithFlags`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`]`.0`.
+/// cuda.h's `CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`, as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`]`.0`.
 pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
     .0 as ::core::ffi::c_ulonglong;
 /// cuda.h's `CU_DEVICE_NUMA_CONFIG_NONE`, as the integer it is passed as: [`CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NONE`]`.0`.

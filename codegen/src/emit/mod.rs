@@ -72,10 +72,23 @@ pub fn emit(
         files.insert(path.to_string(), text.as_bytes().to_vec());
     }
     files.insert(krate::LIB_RS.into(), rust_file(&ctx, krate::LIB_RS, krate::lib_rs(&ctx))?);
+    // Each entry's parameters, owned by the C name that means the entry in the newest toolkit
+    // (`cuGraphInstantiate` for `cuGraphInstantiateWithFlags`), else by its symbol.
+    let c_name_of: BTreeMap<&str, &str> = ctx
+        .all_toolkits
+        .last()
+        .and_then(|t| model.c_names.get(t))
+        .into_iter()
+        .flatten()
+        .filter_map(|(c, t)| Some((t.default.as_deref()?, c.as_str())))
+        .collect();
     let params: Vec<types::ParamUse<'_>> = model
         .entries
         .values()
-        .flat_map(|e| e.params.iter().map(move |p| (e.symbol.as_str(), p.name.as_str(), p.ty.as_str())))
+        .flat_map(|e| {
+            let owner = c_name_of.get(e.pfn.as_str()).copied().unwrap_or(e.symbol.as_str());
+            e.params.iter().map(move |p| (owner, p.name.as_str(), p.ty.as_str()))
+        })
         .collect();
     files.insert(types::TYPES_RS.into(), rust_file(&ctx, types::TYPES_RS, types::types_rs(types, &params))?);
     for m in modules {

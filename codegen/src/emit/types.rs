@@ -225,7 +225,9 @@ pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params:
         if !typed {
             let stem = stem(&name.to_string());
             let flags = |field: &str| field.to_ascii_lowercase().contains("flag");
-            let mut found: BTreeMap<&str, (String, String)> = BTreeMap::new();
+            // Per integer size, the owner that names it in the docs: a `...Create` first (where
+            // a C program passes flags most), then the shortest name.
+            let mut found: BTreeMap<&str, ((bool, usize, String), String, String)> = BTreeMap::new();
             let candidates = params
                 .iter()
                 .map(|(symbol, p, ty)| (symbol.to_string(), p.to_string(), ty.to_string()))
@@ -235,11 +237,18 @@ pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params:
                     continue;
                 }
                 if let Some(size) = integer_of(&ty) {
-                    found.entry(size).or_insert((format!("`{owner}`'s `{field}`"), ty));
+                    let rank = (!owner.contains("Create"), owner.len(), owner.clone());
+                    let what = format!("`{owner}`'s `{field}`");
+                    match found.get(size) {
+                        Some((best, _, _)) if *best <= rank => {}
+                        _ => {
+                            found.insert(size, (rank, what, ty));
+                        }
+                    }
                 }
             }
             if found.len() == 1 {
-                into = found.into_values().next();
+                into = found.into_values().next().map(|(_, what, ty)| (what, ty));
             }
         }
         for value in values {
