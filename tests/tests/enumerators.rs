@@ -230,7 +230,7 @@ fn uses(c: &Crate) -> Result<String, String> {
                 continue;
             }
             // A value that cuda.h also `#define`s (a constant of its own): not the enum's.
-            if !docs.starts_with(" cuda.h's `") {
+            if !docs.starts_with(" The enumerator `") {
                 continue;
             }
             // The typed value where the first taker takes it; the enum's first value in every

@@ -78,7 +78,8 @@ fn cast_constants(types: &syn::File) -> Vec<TokenStream> {
     out
 }
 
-/// A parameter of an entry, as the enumerator constants read it: `(symbol, name, Rust type)`.
+/// A parameter of an entry, as the enumerator constants read it: `(C name or symbol, name,
+/// Rust type)`; the return type is a parameter without a name.
 pub(crate) type ParamUse<'a> = (&'a str, &'a str, &'a str);
 
 /// The enums of `items`: bindgen's newtypes (`pub struct CUstreamCaptureMode_enum(pub c_uint)`)
@@ -166,7 +167,7 @@ fn stem(name: &str) -> String {
     s.replace('_', "").to_ascii_lowercase()
 }
 
-/// cuda.h's enumerators by their bare names, as C spells them (`CU_STREAM_CAPTURE_MODE_GLOBAL`,
+/// The headers' enumerators by their bare names, as C spells them (`CU_STREAM_CAPTURE_MODE_GLOBAL`,
 /// `CU_STREAM_NON_BLOCKING`), each of the type the functions take it as:
 /// - an enum that a parameter (`params`: every entry's) or a field of `items` or `context` takes
 ///   as itself: the enum (`CU_STREAM_CAPTURE_MODE_GLOBAL: CUstreamCaptureMode_enum`);
@@ -256,17 +257,17 @@ pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params:
                 continue;
             }
             out.push(if typed {
-                let doc = format!(" cuda.h's `{value}`: [`{name}::{value}`].");
+                let doc = format!(" The enumerator `{value}` by its bare name, as C has it: [`{name}::{value}`].");
                 quote!(#[doc = #doc] pub const #value: #name = #name::#value;)
             } else if let Some((what, ty)) = &into {
-                let doc = format!(" cuda.h's `{value}`, as {what} takes it: [`{name}::{value}`]`.0`.");
+                let doc = format!(" The enumerator `{value}` as {what} takes it: [`{name}::{value}`]`.0`.");
                 // The parameter's own spelling, from `core::ffi` where it is a C type.
                 let last = ty.rsplit("::").next().unwrap_or(ty).trim();
                 let path = if last.starts_with("c_") { format!("::core::ffi::{last}") } else { last.to_owned() };
                 let ty: syn::Type = syn::parse_str(&path).unwrap_or_else(|_| int.clone());
                 quote!(#[doc = #doc] pub const #value: #ty = #name::#value.0 as #ty;)
             } else {
-                let doc = format!(" cuda.h's `{value}`, as the integer it is passed as: [`{name}::{value}`]`.0`.");
+                let doc = format!(" The enumerator `{value}` as the integer it is passed as: [`{name}::{value}`]`.0`.");
                 quote!(#[doc = #doc] pub const #value: #int = #name::#value.0;)
             });
         }
