@@ -3,6 +3,8 @@
 //! the wrong type fails this build. Then what a C program leans on, by hand: C's `= {0}` and
 //! fields of anonymous unions.
 
+// Written by tests/enumerators.rs, one use a line: not rustfmt's to reflow.
+#[rustfmt::skip]
 #[path = "enumerator_uses/uses.rs"]
 mod uses;
 

@@ -131,7 +131,9 @@ fn read_crate() -> Crate {
                     });
                     fns.insert(f.sig.ident.to_string(), params.collect());
                 }
-                syn::Item::Mod(m) if m.ident != "ptds" => walk(&m.content.as_ref().map(|c| c.1.clone()).unwrap_or_default(), fns),
+                syn::Item::Mod(m) if m.ident != "ptds" => {
+                    walk(&m.content.as_ref().map(|c| c.1.clone()).unwrap_or_default(), fns)
+                }
                 _ => {}
             }
         }
@@ -272,7 +274,8 @@ fn uses(c: &Crate) -> Result<String, String> {
     }
     s.push_str("}\n\n/// Every record the crate gives `Default` (never called).\npub fn defaults() {\n");
     let types = std::fs::read_to_string(repo_root().join("generated/src/types.rs")).map_err(|e| e.to_string())?;
-    let list = types.rsplit("zeroed_default!(").next().and_then(|t| t.split(')').next()).ok_or("no zeroed_default! list")?;
+    let list =
+        types.rsplit("zeroed_default!(").next().and_then(|t| t.split(')').next()).ok_or("no zeroed_default! list")?;
     for record in list.split_whitespace() {
         writeln!(s, "    let _ = {record}::default();").unwrap();
     }

@@ -88,7 +88,11 @@ pub fn emit(
         .flat_map(|e| {
             let owner = c_name_of.get(e.pfn.as_str()).copied().unwrap_or(e.symbol.as_str());
             // The return type too, as a nameless parameter: `CUresult` is taken as itself.
-            e.params.iter().map(move |p| (owner, p.name.as_str(), p.ty.as_str())).chain([(owner, "", e.returns.as_str())])
+            e.params.iter().map(move |p| (owner, p.name.as_str(), p.ty.as_str())).chain([(
+                owner,
+                "",
+                e.returns.as_str(),
+            )])
         })
         .collect();
     files.insert(types::TYPES_RS.into(), rust_file(&ctx, types::TYPES_RS, types::types_rs(types, &params))?);

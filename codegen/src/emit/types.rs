@@ -390,8 +390,11 @@ pub(crate) fn record_impls(items: &[syn::Item]) -> TokenStream {
     for item in items {
         let syn::Item::Struct(st) = item else { continue };
         let syn::Fields::Named(f) = &st.fields else { continue };
-        let members: Vec<&syn::Field> =
-            f.named.iter().filter(|f| f.ident.as_ref().is_some_and(|i| i.to_string().starts_with("__bindgen_anon_"))).collect();
+        let members: Vec<&syn::Field> = f
+            .named
+            .iter()
+            .filter(|f| f.ident.as_ref().is_some_and(|i| i.to_string().starts_with("__bindgen_anon_")))
+            .collect();
         let [member] = members.as_slice() else { continue };
         let (name, field, ty) = (&st.ident, &member.ident, &member.ty);
         anon.push(quote! {
