@@ -259,9 +259,8 @@ fn uses(c: &Crate) -> Result<String, String> {
                         s.push_str(&call_line(c, owner, at, None, value));
                     } else if c.fields.get(owner).is_some_and(|f| f.iter().any(|(n, _)| n == param)) {
                         s.push_str(&field_line(owner, param, "", value));
-                    } else if c.fns.keys().any(|f| f == owner || f.starts_with(&format!("{owner}_v"))) {
+                    } else if let Some(f) = c.fns.keys().rfind(|f| f.starts_with(&format!("{owner}_v"))) {
                         // A symbol whose C name is a later ABI (`cuStreamWaitValue32_v2`).
-                        let f = c.fns.keys().filter(|f| f.starts_with(&format!("{owner}_v"))).last().unwrap();
                         let at = c.fns[f].iter().position(|(n, _)| n == param).ok_or(format!("{f} has no {param}"))?;
                         s.push_str(&call_line(c, f, at, None, value));
                     } else {

@@ -78,6 +78,9 @@ fn cast_constants(types: &syn::File) -> Vec<TokenStream> {
     out
 }
 
+/// How well an owner names where an enum's values go: `...Create` first, then shorter names.
+type Rank = (bool, usize, String);
+
 /// A parameter of an entry, as the enumerator constants read it: `(C name or symbol, name,
 /// Rust type)`; the return type is a parameter without a name.
 pub(crate) type ParamUse<'a> = (&'a str, &'a str, &'a str);
@@ -228,7 +231,7 @@ pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params:
             let flags = |field: &str| field.to_ascii_lowercase().contains("flag");
             // Per integer size, the owner that names it in the docs: a `...Create` first (where
             // a C program passes flags most), then the shortest name.
-            let mut found: BTreeMap<&str, ((bool, usize, String), String, String)> = BTreeMap::new();
+            let mut found: BTreeMap<&str, (Rank, String, String)> = BTreeMap::new();
             let candidates = params
                 .iter()
                 .map(|(symbol, p, ty)| (symbol.to_string(), p.to_string(), ty.to_string()))
@@ -337,10 +340,10 @@ fn zeroable_records(items: &[syn::Item]) -> Vec<syn::Ident> {
                     records.push((&st.ident, f.named.iter().map(|f| &f.ty).collect()))
                 }
                 // An enum newtype: an integer.
-                syn::Fields::Unnamed(f) if f.unnamed.len() == 1 => {
-                    if f.unnamed.iter().all(|f| zero_is_valid(&f.ty, &zeroable)) {
-                        zeroable.insert(st.ident.to_string());
-                    }
+                syn::Fields::Unnamed(f)
+                    if f.unnamed.len() == 1 && f.unnamed.iter().all(|f| zero_is_valid(&f.ty, &zeroable)) =>
+                {
+                    zeroable.insert(st.ident.to_string());
                 }
                 _ => {}
             },
