@@ -7,8 +7,8 @@
 //!
 //! Who you are decides where to start; the same call, `cuMemAlloc`, is shown each way below.
 //!
-//! - **Porting a C program** that calls the driver API: [`api`] (feature `api`) has cuda.h's
-//!   own names, each calling the ABI that cuda.h's macros mean, and [`cu!`] checks each call's
+//! - **Porting a C program** that calls the driver API: `api` (feature `api`) has cuda.h's
+//!   own names, each calling the ABI that cuda.h's macros mean, and `cu!` checks each call's
 //!   `CUresult`. cuda.h's enumerators are constants of [`types`] by their bare names
 //!   (`CU_STREAM_CAPTURE_MODE_GLOBAL`), its structs start as C's `= {0}` with `Default`, and
 //!   the stream mode is chosen per module (`api::ptds`, `cu_ptds!`: see the `api` module's page).
