@@ -8,7 +8,7 @@
 use std::ffi::{c_char, CStr};
 use std::process::ExitCode;
 
-use cuda_driver_pfn::types::{CUdevice_attribute as Attr, CUdevice_attribute};
+use cuda_driver_pfn::types::*;
 use cuda_driver_pfn::{cu, CudaVersion, Error};
 
 fn main() -> ExitCode {
@@ -42,18 +42,18 @@ fn run() -> Result<(), Error> {
         // SAFETY: cuDeviceGetName wrote a NUL-terminated name.
         let name = unsafe { CStr::from_ptr(name.as_ptr()) }.to_string_lossy();
         println!("\nDevice {ordinal}: \"{name}\"");
-        let major = attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        let minor = attribute(Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let major = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
         println!("  CUDA capability:              {major}.{minor}");
         println!("  Global memory:                {} MiB", memory >> 20);
         for (label, a) in [
-            ("Multiprocessors", Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-            ("Max threads per block", Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
-            ("Warp size", Attr::CU_DEVICE_ATTRIBUTE_WARP_SIZE),
-            ("Shared memory per block (B)", Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK),
-            ("L2 cache (B)", Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE),
-            ("Clock rate (kHz)", Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
-            ("Unified addressing", Attr::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING),
+            ("Multiprocessors", CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+            ("Max threads per block", CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+            ("Warp size", CU_DEVICE_ATTRIBUTE_WARP_SIZE),
+            ("Shared memory per block (B)", CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK),
+            ("L2 cache (B)", CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE),
+            ("Clock rate (kHz)", CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
+            ("Unified addressing", CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING),
         ] {
             println!("  {:<29} {}", format!("{label}:"), attribute(a)?);
         }

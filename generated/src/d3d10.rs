@@ -71,6 +71,27 @@ impl CUD3D10map_flags_enum {
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUD3D10map_flags_enum(pub ::core::ffi::c_int);
 pub use self::CUD3D10map_flags_enum as CUD3D10map_flags;
+/// The enumerator `CU_D3D10_DEVICE_LIST_ALL` by its bare name, as C has it: [`CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_ALL`].
+pub const CU_D3D10_DEVICE_LIST_ALL: CUd3d10DeviceList_enum = CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_ALL;
+/// The enumerator `CU_D3D10_DEVICE_LIST_CURRENT_FRAME` by its bare name, as C has it: [`CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_CURRENT_FRAME`].
+pub const CU_D3D10_DEVICE_LIST_CURRENT_FRAME: CUd3d10DeviceList_enum = CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_CURRENT_FRAME;
+/// The enumerator `CU_D3D10_DEVICE_LIST_NEXT_FRAME` by its bare name, as C has it: [`CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_NEXT_FRAME`].
+pub const CU_D3D10_DEVICE_LIST_NEXT_FRAME: CUd3d10DeviceList_enum = CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_NEXT_FRAME;
+/// The enumerator `CU_D3D10_REGISTER_FLAGS_NONE` as `cuD3D10RegisterResource`'s `Flags` takes it: [`CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_NONE`]`.0`.
+pub const CU_D3D10_REGISTER_FLAGS_NONE: ::core::ffi::c_uint = CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_NONE
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_D3D10_REGISTER_FLAGS_ARRAY` as `cuD3D10RegisterResource`'s `Flags` takes it: [`CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_ARRAY`]`.0`.
+pub const CU_D3D10_REGISTER_FLAGS_ARRAY: ::core::ffi::c_uint = CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_ARRAY
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_D3D10_MAPRESOURCE_FLAGS_NONE` as the integer it is passed as: [`CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_NONE`]`.0`.
+pub const CU_D3D10_MAPRESOURCE_FLAGS_NONE: ::core::ffi::c_int = CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_NONE
+    .0;
+/// The enumerator `CU_D3D10_MAPRESOURCE_FLAGS_READONLY` as the integer it is passed as: [`CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_READONLY`]`.0`.
+pub const CU_D3D10_MAPRESOURCE_FLAGS_READONLY: ::core::ffi::c_int = CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_READONLY
+    .0;
+/// The enumerator `CU_D3D10_MAPRESOURCE_FLAGS_WRITEDISCARD` as the integer it is passed as: [`CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_WRITEDISCARD`]`.0`.
+pub const CU_D3D10_MAPRESOURCE_FLAGS_WRITEDISCARD: ::core::ffi::c_int = CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_WRITEDISCARD
+    .0;
 /** `cuD3D10CtxCreate`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10CtxCreate`.

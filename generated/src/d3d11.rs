@@ -44,6 +44,12 @@ impl CUd3d11DeviceList_enum {
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUd3d11DeviceList_enum(pub ::core::ffi::c_int);
 pub use self::CUd3d11DeviceList_enum as CUd3d11DeviceList;
+/// The enumerator `CU_D3D11_DEVICE_LIST_ALL` by its bare name, as C has it: [`CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_ALL`].
+pub const CU_D3D11_DEVICE_LIST_ALL: CUd3d11DeviceList_enum = CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_ALL;
+/// The enumerator `CU_D3D11_DEVICE_LIST_CURRENT_FRAME` by its bare name, as C has it: [`CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_CURRENT_FRAME`].
+pub const CU_D3D11_DEVICE_LIST_CURRENT_FRAME: CUd3d11DeviceList_enum = CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_CURRENT_FRAME;
+/// The enumerator `CU_D3D11_DEVICE_LIST_NEXT_FRAME` by its bare name, as C has it: [`CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_NEXT_FRAME`].
+pub const CU_D3D11_DEVICE_LIST_NEXT_FRAME: CUd3d11DeviceList_enum = CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_NEXT_FRAME;
 /** `cuD3D11CtxCreate`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuD3D11CtxCreate`.

@@ -75,6 +75,27 @@ impl CUd3d9map_flags_enum {
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUd3d9map_flags_enum(pub ::core::ffi::c_int);
 pub use self::CUd3d9map_flags_enum as CUd3d9map_flags;
+/// The enumerator `CU_D3D9_DEVICE_LIST_ALL` by its bare name, as C has it: [`CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_ALL`].
+pub const CU_D3D9_DEVICE_LIST_ALL: CUd3d9DeviceList_enum = CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_ALL;
+/// The enumerator `CU_D3D9_DEVICE_LIST_CURRENT_FRAME` by its bare name, as C has it: [`CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_CURRENT_FRAME`].
+pub const CU_D3D9_DEVICE_LIST_CURRENT_FRAME: CUd3d9DeviceList_enum = CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_CURRENT_FRAME;
+/// The enumerator `CU_D3D9_DEVICE_LIST_NEXT_FRAME` by its bare name, as C has it: [`CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_NEXT_FRAME`].
+pub const CU_D3D9_DEVICE_LIST_NEXT_FRAME: CUd3d9DeviceList_enum = CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_NEXT_FRAME;
+/// The enumerator `CU_D3D9_REGISTER_FLAGS_NONE` as `cuD3D9RegisterResource`'s `Flags` takes it: [`CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_NONE`]`.0`.
+pub const CU_D3D9_REGISTER_FLAGS_NONE: ::core::ffi::c_uint = CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_NONE
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_D3D9_REGISTER_FLAGS_ARRAY` as `cuD3D9RegisterResource`'s `Flags` takes it: [`CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_ARRAY`]`.0`.
+pub const CU_D3D9_REGISTER_FLAGS_ARRAY: ::core::ffi::c_uint = CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_ARRAY
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_D3D9_MAPRESOURCE_FLAGS_NONE` as the integer it is passed as: [`CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_NONE`]`.0`.
+pub const CU_D3D9_MAPRESOURCE_FLAGS_NONE: ::core::ffi::c_int = CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_NONE
+    .0;
+/// The enumerator `CU_D3D9_MAPRESOURCE_FLAGS_READONLY` as the integer it is passed as: [`CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_READONLY`]`.0`.
+pub const CU_D3D9_MAPRESOURCE_FLAGS_READONLY: ::core::ffi::c_int = CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_READONLY
+    .0;
+/// The enumerator `CU_D3D9_MAPRESOURCE_FLAGS_WRITEDISCARD` as the integer it is passed as: [`CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_WRITEDISCARD`]`.0`.
+pub const CU_D3D9_MAPRESOURCE_FLAGS_WRITEDISCARD: ::core::ffi::c_int = CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_WRITEDISCARD
+    .0;
 /** `cuD3D9Begin`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9Begin`.

@@ -3,6 +3,60 @@
 
 //! CUDA driver entry points, one Rust type per ABI.
 //!
+//! # Where to start
+//!
+//! Who you are decides where to start; the same call, `cuMemAlloc`, is shown each way below.
+//!
+//! - **Porting a C program** that calls the driver API: `api` (feature `api`) has cuda.h's
+//!   own names, each calling the ABI that cuda.h's macros mean, and `cu!` checks each call's
+//!   `CUresult`. cuda.h's enumerators are constants of [`types`] by their bare names
+//!   (`CU_STREAM_CAPTURE_MODE_GLOBAL`), its structs start as C's `= {0}` with `Default`, and
+//!   the stream mode is chosen per module (`api::ptds`, `cu_ptds!`: see the `api` module's page).
+//! - **A library or program that wants its entry points in one typed table**, loaded once with
+//!   every missing one in a single error and its oldest driver known at compile time:
+//!   [`entry_table!`].
+//! - **Exactly one ABI, asked for with exactly its version**: [`Driver::get`] with a marker of
+//!   [`entries`]; [`Driver::get_raw`] for symbols newer than the crate.
+//! - **Whatever ABI the driver has**: `Driver::newest` (feature `newest`) returns an enum with
+//!   one case per ABI of a symbol.
+//!
+//! ```no_run
+//! use cuda_driver_pfn::types::CUdeviceptr;
+//! use cuda_driver_pfn::{entries, entry_table, Driver, Error};
+//!
+//! entry_table! {
+//!     struct Cuda {
+//!         mem_alloc: entries::cuMemAlloc_v3020,
+//!     }
+//! }
+//!
+//! fn main() -> Result<(), Error> {
+//!     let (mut dptr, bytes): (CUdeviceptr, usize) = (0, 1 << 20);
+//!     // Porting C (feature `api`): cuda.h's name; `cu!` names the function in its error.
+//!     # #[cfg(feature = "api")]
+//!     unsafe { cuda_driver_pfn::cu!(cuMemAlloc(&mut dptr, bytes))? };
+//!
+//!     // A typed table: every entry loaded at once.
+//!     let driver = Driver::load()?;
+//!     let cuda = Cuda::load(&driver)?;
+//!     driver.check("cuMemAlloc", unsafe { (cuda.mem_alloc)(&mut dptr, bytes) })?;
+//!
+//!     // One exact entry: `PFN_cuMemAlloc_v3020`, asked for at 3020.
+//!     let mem_alloc = driver.get::<entries::cuMemAlloc_v3020>()?;
+//!     driver.check("cuMemAlloc", unsafe { mem_alloc(&mut dptr, bytes) })?;
+//!
+//!     // The newest ABI both have (feature `newest`), one case per ABI.
+//!     # #[cfg(feature = "newest")]
+//!     match driver.newest::<cuda_driver_pfn::symbols::cuMemAlloc>()? {
+//!         cuda_driver_pfn::newest::MemAlloc::V3020(f) => driver.check("cuMemAlloc", unsafe { f(&mut dptr, bytes) })?,
+//!         other => eprintln!("{other:?} takes 32-bit device pointers"),
+//!     }
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # Why one type per ABI
+//!
 //! The driver's `cuGetProcAddress(symbol, &pfn, version, flags, &status)` returns the
 //! newest ABI of `symbol` introduced at or before `version`. A program that casts the
 //! pointer to one typedef but asks with another version can get a different ABI. Here
@@ -104,12 +158,14 @@
 //! - `api::cuCtxCreate` (feature `api`): cuda.h's own function names, for a program ported from
 //!   C. Each calls the ABI the newest pinned toolkit's cuda.h means by the name
 //!   (`#define cuCtxCreate cuCtxCreate_v4`), through one process-wide driver, and returns the
-//!   `CUresult`; `aliases::cuda_12_9::cuCtxCreate` (feature `aliases`) is the marker of what an
-//!   older toolkit's cuda.h meant, for `driver.get`.
+//!   `CUresult`; `api::ptds::cuMemcpy` and `api::legacy::cuMemcpy` fix the stream mode.
+//!   `aliases::cuda_12_9::cuCtxCreate` (feature `aliases`) is the marker of what an older
+//!   toolkit's cuda.h meant, for `driver.get`. Start here when porting C.
 //! - `entries::cuMemAlloc_v3020`: the marker of one ABI. Look entry points up with it
-//!   (`driver.get::<entries::cuMemAlloc_v3020>()`): the marker carries the exact version and
-//!   flag, so the pointer you get is the ABI its type says. Its page shows the signature, the
-//!   exported name, the oldest driver that has it and its sibling ABIs. Start here.
+//!   (`driver.get::<entries::cuMemAlloc_v3020>()`, or a field of an [`entry_table!`]): the
+//!   marker carries the exact version and flag, so the pointer you get is the ABI its type
+//!   says. Its page shows the signature, the exported name, the oldest driver that has it and
+//!   its sibling ABIs.
 //! - `pfn::PFN_cuMemAlloc_v3020`: the type that lookup returns (`<entries::X as Entry>::Fn`),
 //!   for a struct field or a function parameter.
 //! - `pfn::PFN_cuMemAlloc` (no version): what the newest pinned toolkit's headers mean by the
@@ -121,6 +177,30 @@
 //! - [`ENTRIES`] and [`EntryInfo::of_symbol`]: the registry as data, for tools (every ABI of a
 //!   symbol, its platforms, the toolkits that declare it); [`Driver::resolve`] looks a row up
 //!   without a type. [`CudaVersion`] prints `12090` as `CUDA 12.9`.
+//!
+//! # C's constants and structs
+//!
+//! A C program's constants and structs keep their C spelling in [`types`]:
+//!
+//! - Every enumerator is a constant by its bare name, as C has it, of the type the functions
+//!   take it as: `CU_STREAM_CAPTURE_MODE_GLOBAL` is a `CUstreamCaptureMode` (what
+//!   `cuStreamBeginCapture` takes), `CU_FUNC_ATTRIBUTE_NUM_REGS` a `CUfunction_attribute`. The
+//!   values of an enum that the functions take as an integer (flags: `CU_STREAM_NON_BLOCKING`,
+//!   `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`) are that integer, of the type of the `flags`
+//!   parameters of the functions named after the enum (`c_uint` for `cuStreamCreate`,
+//!   `c_ulonglong` for `cuGraphInstantiate`), so `CU_CTX_SCHED_SPIN | CU_CTX_MAP_HOST` needs no
+//!   `.0`. Each constant's documentation says which it is. The enum's own constants
+//!   (`CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL`) remain.
+//! - Every plain-data struct and union implements `Default` as all zero bytes, C's `= {0}`:
+//!   `let mut prop = CUmemAllocationProp::default();`, or
+//!   `CUmemAllocationProp { type_: CU_MEM_ALLOCATION_TYPE_PINNED, ..Default::default() }`.
+//! - A struct with an anonymous union or struct member (`CUmemLocation` since CUDA 13.2) derefs
+//!   to that member, so C's `prop.location.id = dev` is Rust's too; a read is
+//!   `unsafe { prop.location.id }`, as every read of a union field is. Of the spellings Rust
+//!   allows (named accessors, constructors, `Deref`), this is the one that reads as the C it
+//!   ports, with no new names to learn; every such struct in every pinned header has exactly one
+//!   anonymous member, so it is never ambiguous. bindgen's field (`__bindgen_anon_1`) stays for
+//!   struct literals.
 //!
 //! # Stream flags
 //!
@@ -170,12 +250,14 @@
 //!   a generic function instantiated per entry; [`Driver::resolve`] over [`ENTRIES`] is one).
 //! - One feature per interop header: `gl`, `egl`, `vdpau`, `profiler` (on by default), and the
 //!   Windows-only `d3d9`, `d3d10`, `d3d11`, `wgl`. All are plain types and build on every platform.
-//! - `per-thread-default-stream`: the unversioned `PFN_<symbol>` aliases name the
-//!   `_ptds`/`_ptsz` typedefs where a symbol has them, and `Driver::newest` prefers those
-//!   variants, as `CUDA_API_PER_THREAD_DEFAULT_STREAM` does for C. The versioned types and
-//!   markers do not change. The feature is crate-global: Cargo unifies features, so if any crate
-//!   of a build turns it on, every user of this crate in that build gets it. A library should not
-//!   depend on it either way; `Driver::newest_with` takes the choice as an argument.
+//! - `per-thread-default-stream`: the default's switch only. `api::cuX` and `cu!` mean
+//!   `api::ptds::cuX` instead of `api::legacy::cuX`, the unversioned `PFN_<symbol>` aliases name
+//!   the `_ptds`/`_ptsz` typedefs where a symbol has them, and `Driver::newest` prefers those
+//!   variants, as `CUDA_API_PER_THREAD_DEFAULT_STREAM` does for C. The versioned types, markers
+//!   and the `api::legacy`/`api::ptds` modules do not change. Cargo unifies features: if any
+//!   crate of a build turns it on, every user of this crate in that build gets it. A library
+//!   should therefore not rely on the default either way: it names its mode (`api::ptds`,
+//!   `cu_ptds!`, `Driver::newest_with`).
 //! - `runtime`: `Runtime`, the same lookups through the CUDA runtime's
 //!   `cudaGetDriverEntryPointByVersion` (runtime 12.5 and later), or its older
 //!   `cudaGetDriverEntryPoint` only where the registry proves that the ABI the runtime's own

@@ -9171,264 +9171,2782 @@ pub const CU_LAUNCH_PARAM_BUFFER_SIZE: *mut ::core::ffi::c_void = 0x02
 pub const CU_DEVICE_CPU: CUdevice = -1 as CUdevice;
 /// cuda.h's `#define CU_DEVICE_INVALID ((CUdevice)-2)`. No device.
 pub const CU_DEVICE_INVALID: CUdevice = -2 as CUdevice;
-/// [`CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS` as the integer it is passed as: [`CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS`]`.0`.
 pub const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: ::core::ffi::c_uint = CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
     .0;
-/// [`CUmemAttach_flags_enum::CU_MEM_ATTACH_GLOBAL`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_MEM_ATTACH_GLOBAL` as the integer it is passed as: [`CUmemAttach_flags_enum::CU_MEM_ATTACH_GLOBAL`]`.0`.
 pub const CU_MEM_ATTACH_GLOBAL: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_GLOBAL
     .0;
-/// [`CUmemAttach_flags_enum::CU_MEM_ATTACH_HOST`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_MEM_ATTACH_HOST` as the integer it is passed as: [`CUmemAttach_flags_enum::CU_MEM_ATTACH_HOST`]`.0`.
 pub const CU_MEM_ATTACH_HOST: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_HOST
     .0;
-/// [`CUmemAttach_flags_enum::CU_MEM_ATTACH_SINGLE`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_MEM_ATTACH_SINGLE` as the integer it is passed as: [`CUmemAttach_flags_enum::CU_MEM_ATTACH_SINGLE`]`.0`.
 pub const CU_MEM_ATTACH_SINGLE: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_SINGLE
     .0;
-/// [`CUctx_flags_enum::CU_CTX_SCHED_AUTO`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_CTX_SCHED_AUTO: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_AUTO.0;
-/// [`CUctx_flags_enum::CU_CTX_SCHED_SPIN`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_CTX_SCHED_SPIN: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_SPIN.0;
-/// [`CUctx_flags_enum::CU_CTX_SCHED_YIELD`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_CTX_SCHED_AUTO` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_AUTO`]`.0`.
+pub const CU_CTX_SCHED_AUTO: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_AUTO.0
+    as ::core::ffi::c_uint;
+/// The enumerator `CU_CTX_SCHED_SPIN` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_SPIN`]`.0`.
+pub const CU_CTX_SCHED_SPIN: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_SPIN.0
+    as ::core::ffi::c_uint;
+/// The enumerator `CU_CTX_SCHED_YIELD` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_YIELD`]`.0`.
 pub const CU_CTX_SCHED_YIELD: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_YIELD
-    .0;
-/// [`CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_CTX_SCHED_BLOCKING_SYNC` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC`]`.0`.
 pub const CU_CTX_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC
-    .0;
-/// [`CUctx_flags_enum::CU_CTX_BLOCKING_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_CTX_BLOCKING_SYNC` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_BLOCKING_SYNC`]`.0`.
 pub const CU_CTX_BLOCKING_SYNC: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_BLOCKING_SYNC
-    .0;
-/// [`CUctx_flags_enum::CU_CTX_SCHED_MASK`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_CTX_SCHED_MASK: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_MASK.0;
-/// [`CUctx_flags_enum::CU_CTX_MAP_HOST`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_CTX_MAP_HOST: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_MAP_HOST.0;
-/// [`CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_CTX_SCHED_MASK` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_MASK`]`.0`.
+pub const CU_CTX_SCHED_MASK: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_MASK.0
+    as ::core::ffi::c_uint;
+/// The enumerator `CU_CTX_MAP_HOST` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_MAP_HOST`]`.0`.
+pub const CU_CTX_MAP_HOST: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_MAP_HOST.0
+    as ::core::ffi::c_uint;
+/// The enumerator `CU_CTX_LMEM_RESIZE_TO_MAX` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX`]`.0`.
 pub const CU_CTX_LMEM_RESIZE_TO_MAX: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX
-    .0;
-/// [`CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_CTX_COREDUMP_ENABLE` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE`]`.0`.
 pub const CU_CTX_COREDUMP_ENABLE: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE
-    .0;
-/// [`CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_CTX_USER_COREDUMP_ENABLE` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE`]`.0`.
 pub const CU_CTX_USER_COREDUMP_ENABLE: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE
-    .0;
-/// [`CUctx_flags_enum::CU_CTX_SYNC_MEMOPS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_CTX_SYNC_MEMOPS` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SYNC_MEMOPS`]`.0`.
 pub const CU_CTX_SYNC_MEMOPS: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SYNC_MEMOPS
-    .0;
-/// [`CUctx_flags_enum::CU_CTX_FLAGS_MASK`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_CTX_FLAGS_MASK: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_FLAGS_MASK.0;
-/// [`CUevent_sched_flags_enum::CU_EVENT_SCHED_AUTO`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_CTX_FLAGS_MASK` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_FLAGS_MASK`]`.0`.
+pub const CU_CTX_FLAGS_MASK: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_FLAGS_MASK.0
+    as ::core::ffi::c_uint;
+/// The enumerator `CU_EVENT_SCHED_AUTO` as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_AUTO`]`.0`.
 pub const CU_EVENT_SCHED_AUTO: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_AUTO
     .0;
-/// [`CUevent_sched_flags_enum::CU_EVENT_SCHED_SPIN`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_EVENT_SCHED_SPIN` as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_SPIN`]`.0`.
 pub const CU_EVENT_SCHED_SPIN: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_SPIN
     .0;
-/// [`CUevent_sched_flags_enum::CU_EVENT_SCHED_YIELD`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_EVENT_SCHED_YIELD` as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_YIELD`]`.0`.
 pub const CU_EVENT_SCHED_YIELD: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_YIELD
     .0;
-/// [`CUevent_sched_flags_enum::CU_EVENT_SCHED_BLOCKING_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_EVENT_SCHED_BLOCKING_SYNC` as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_BLOCKING_SYNC`]`.0`.
 pub const CU_EVENT_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_BLOCKING_SYNC
     .0;
-/// [`cl_event_flags_enum::NVCL_EVENT_SCHED_AUTO`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `NVCL_EVENT_SCHED_AUTO` as the integer it is passed as: [`cl_event_flags_enum::NVCL_EVENT_SCHED_AUTO`]`.0`.
 pub const NVCL_EVENT_SCHED_AUTO: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_AUTO
     .0;
-/// [`cl_event_flags_enum::NVCL_EVENT_SCHED_SPIN`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `NVCL_EVENT_SCHED_SPIN` as the integer it is passed as: [`cl_event_flags_enum::NVCL_EVENT_SCHED_SPIN`]`.0`.
 pub const NVCL_EVENT_SCHED_SPIN: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_SPIN
     .0;
-/// [`cl_event_flags_enum::NVCL_EVENT_SCHED_YIELD`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `NVCL_EVENT_SCHED_YIELD` as the integer it is passed as: [`cl_event_flags_enum::NVCL_EVENT_SCHED_YIELD`]`.0`.
 pub const NVCL_EVENT_SCHED_YIELD: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_YIELD
     .0;
-/// [`cl_event_flags_enum::NVCL_EVENT_SCHED_BLOCKING_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `NVCL_EVENT_SCHED_BLOCKING_SYNC` as the integer it is passed as: [`cl_event_flags_enum::NVCL_EVENT_SCHED_BLOCKING_SYNC`]`.0`.
 pub const NVCL_EVENT_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_BLOCKING_SYNC
     .0;
-/// [`cl_context_flags_enum::NVCL_CTX_SCHED_AUTO`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `NVCL_CTX_SCHED_AUTO` as the integer it is passed as: [`cl_context_flags_enum::NVCL_CTX_SCHED_AUTO`]`.0`.
 pub const NVCL_CTX_SCHED_AUTO: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_AUTO
     .0;
-/// [`cl_context_flags_enum::NVCL_CTX_SCHED_SPIN`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `NVCL_CTX_SCHED_SPIN` as the integer it is passed as: [`cl_context_flags_enum::NVCL_CTX_SCHED_SPIN`]`.0`.
 pub const NVCL_CTX_SCHED_SPIN: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_SPIN
     .0;
-/// [`cl_context_flags_enum::NVCL_CTX_SCHED_YIELD`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `NVCL_CTX_SCHED_YIELD` as the integer it is passed as: [`cl_context_flags_enum::NVCL_CTX_SCHED_YIELD`]`.0`.
 pub const NVCL_CTX_SCHED_YIELD: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_YIELD
     .0;
-/// [`cl_context_flags_enum::NVCL_CTX_SCHED_BLOCKING_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `NVCL_CTX_SCHED_BLOCKING_SYNC` as the integer it is passed as: [`cl_context_flags_enum::NVCL_CTX_SCHED_BLOCKING_SYNC`]`.0`.
 pub const NVCL_CTX_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_BLOCKING_SYNC
     .0;
-/// [`CUstream_flags_enum::CU_STREAM_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_HOST_TASK_BLOCKING` as the integer it is passed as: [`CUhostTaskSyncMode_enum::CU_HOST_TASK_BLOCKING`]`.0`.
+pub const CU_HOST_TASK_BLOCKING: ::core::ffi::c_uint = CUhostTaskSyncMode_enum::CU_HOST_TASK_BLOCKING
+    .0;
+/// The enumerator `CU_HOST_TASK_SPINWAIT` as the integer it is passed as: [`CUhostTaskSyncMode_enum::CU_HOST_TASK_SPINWAIT`]`.0`.
+pub const CU_HOST_TASK_SPINWAIT: ::core::ffi::c_uint = CUhostTaskSyncMode_enum::CU_HOST_TASK_SPINWAIT
+    .0;
+/// The enumerator `CU_STREAM_DEFAULT` as `cuStreamCreate`'s `Flags` takes it: [`CUstream_flags_enum::CU_STREAM_DEFAULT`]`.0`.
 pub const CU_STREAM_DEFAULT: ::core::ffi::c_uint = CUstream_flags_enum::CU_STREAM_DEFAULT
-    .0;
-/// [`CUstream_flags_enum::CU_STREAM_NON_BLOCKING`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_NON_BLOCKING` as `cuStreamCreate`'s `Flags` takes it: [`CUstream_flags_enum::CU_STREAM_NON_BLOCKING`]`.0`.
 pub const CU_STREAM_NON_BLOCKING: ::core::ffi::c_uint = CUstream_flags_enum::CU_STREAM_NON_BLOCKING
-    .0;
-/// [`CUevent_flags_enum::CU_EVENT_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CU_EVENT_DEFAULT: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_DEFAULT.0;
-/// [`CUevent_flags_enum::CU_EVENT_BLOCKING_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_EVENT_DEFAULT` as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_DEFAULT`]`.0`.
+pub const CU_EVENT_DEFAULT: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_DEFAULT.0
+    as ::core::ffi::c_uint;
+/// The enumerator `CU_EVENT_BLOCKING_SYNC` as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_BLOCKING_SYNC`]`.0`.
 pub const CU_EVENT_BLOCKING_SYNC: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_BLOCKING_SYNC
-    .0;
-/// [`CUevent_flags_enum::CU_EVENT_DISABLE_TIMING`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_EVENT_DISABLE_TIMING` as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_DISABLE_TIMING`]`.0`.
 pub const CU_EVENT_DISABLE_TIMING: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_DISABLE_TIMING
-    .0;
-/// [`CUevent_flags_enum::CU_EVENT_INTERPROCESS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_EVENT_INTERPROCESS` as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_INTERPROCESS`]`.0`.
 pub const CU_EVENT_INTERPROCESS: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_INTERPROCESS
-    .0;
-/// [`CUevent_record_flags_enum::CU_EVENT_RECORD_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_EVENT_RECORD_DEFAULT` as `cuEventRecordWithFlags`'s `flags` takes it: [`CUevent_record_flags_enum::CU_EVENT_RECORD_DEFAULT`]`.0`.
 pub const CU_EVENT_RECORD_DEFAULT: ::core::ffi::c_uint = CUevent_record_flags_enum::CU_EVENT_RECORD_DEFAULT
-    .0;
-/// [`CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_EVENT_RECORD_EXTERNAL` as `cuEventRecordWithFlags`'s `flags` takes it: [`CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL`]`.0`.
 pub const CU_EVENT_RECORD_EXTERNAL: ::core::ffi::c_uint = CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL
-    .0;
-/// [`CUevent_wait_flags_enum::CU_EVENT_WAIT_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_EVENT_WAIT_DEFAULT` as the integer it is passed as: [`CUevent_wait_flags_enum::CU_EVENT_WAIT_DEFAULT`]`.0`.
 pub const CU_EVENT_WAIT_DEFAULT: ::core::ffi::c_uint = CUevent_wait_flags_enum::CU_EVENT_WAIT_DEFAULT
     .0;
-/// [`CUevent_wait_flags_enum::CU_EVENT_WAIT_EXTERNAL`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_EVENT_WAIT_EXTERNAL` as the integer it is passed as: [`CUevent_wait_flags_enum::CU_EVENT_WAIT_EXTERNAL`]`.0`.
 pub const CU_EVENT_WAIT_EXTERNAL: ::core::ffi::c_uint = CUevent_wait_flags_enum::CU_EVENT_WAIT_EXTERNAL
     .0;
-/// [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_ATOMIC_OPERATION_INTEGER_ADD` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_ADD`].
+pub const CU_ATOMIC_OPERATION_INTEGER_ADD: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_ADD;
+/// The enumerator `CU_ATOMIC_OPERATION_INTEGER_MIN` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_MIN`].
+pub const CU_ATOMIC_OPERATION_INTEGER_MIN: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_MIN;
+/// The enumerator `CU_ATOMIC_OPERATION_INTEGER_MAX` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_MAX`].
+pub const CU_ATOMIC_OPERATION_INTEGER_MAX: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_MAX;
+/// The enumerator `CU_ATOMIC_OPERATION_INTEGER_INCREMENT` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_INCREMENT`].
+pub const CU_ATOMIC_OPERATION_INTEGER_INCREMENT: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_INCREMENT;
+/// The enumerator `CU_ATOMIC_OPERATION_INTEGER_DECREMENT` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_DECREMENT`].
+pub const CU_ATOMIC_OPERATION_INTEGER_DECREMENT: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_DECREMENT;
+/// The enumerator `CU_ATOMIC_OPERATION_AND` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_AND`].
+pub const CU_ATOMIC_OPERATION_AND: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_AND;
+/// The enumerator `CU_ATOMIC_OPERATION_OR` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_OR`].
+pub const CU_ATOMIC_OPERATION_OR: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_OR;
+/// The enumerator `CU_ATOMIC_OPERATION_XOR` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_XOR`].
+pub const CU_ATOMIC_OPERATION_XOR: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_XOR;
+/// The enumerator `CU_ATOMIC_OPERATION_EXCHANGE` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_EXCHANGE`].
+pub const CU_ATOMIC_OPERATION_EXCHANGE: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_EXCHANGE;
+/// The enumerator `CU_ATOMIC_OPERATION_CAS` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_CAS`].
+pub const CU_ATOMIC_OPERATION_CAS: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_CAS;
+/// The enumerator `CU_ATOMIC_OPERATION_FLOAT_ADD` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_FLOAT_ADD`].
+pub const CU_ATOMIC_OPERATION_FLOAT_ADD: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_FLOAT_ADD;
+/// The enumerator `CU_ATOMIC_OPERATION_FLOAT_MIN` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_FLOAT_MIN`].
+pub const CU_ATOMIC_OPERATION_FLOAT_MIN: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_FLOAT_MIN;
+/// The enumerator `CU_ATOMIC_OPERATION_FLOAT_MAX` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_FLOAT_MAX`].
+pub const CU_ATOMIC_OPERATION_FLOAT_MAX: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_FLOAT_MAX;
+/// The enumerator `CU_ATOMIC_OPERATION_MAX` by its bare name, as C has it: [`CUatomicOperation_enum::CU_ATOMIC_OPERATION_MAX`].
+pub const CU_ATOMIC_OPERATION_MAX: CUatomicOperation_enum = CUatomicOperation_enum::CU_ATOMIC_OPERATION_MAX;
+/// The enumerator `CU_ATOMIC_CAPABILITY_SIGNED` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SIGNED`]`.0`.
+pub const CU_ATOMIC_CAPABILITY_SIGNED: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SIGNED
+    .0;
+/// The enumerator `CU_ATOMIC_CAPABILITY_UNSIGNED` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_UNSIGNED`]`.0`.
+pub const CU_ATOMIC_CAPABILITY_UNSIGNED: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_UNSIGNED
+    .0;
+/// The enumerator `CU_ATOMIC_CAPABILITY_REDUCTION` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_REDUCTION`]`.0`.
+pub const CU_ATOMIC_CAPABILITY_REDUCTION: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_REDUCTION
+    .0;
+/// The enumerator `CU_ATOMIC_CAPABILITY_SCALAR_32` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SCALAR_32`]`.0`.
+pub const CU_ATOMIC_CAPABILITY_SCALAR_32: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SCALAR_32
+    .0;
+/// The enumerator `CU_ATOMIC_CAPABILITY_SCALAR_64` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SCALAR_64`]`.0`.
+pub const CU_ATOMIC_CAPABILITY_SCALAR_64: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SCALAR_64
+    .0;
+/// The enumerator `CU_ATOMIC_CAPABILITY_SCALAR_128` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SCALAR_128`]`.0`.
+pub const CU_ATOMIC_CAPABILITY_SCALAR_128: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_SCALAR_128
+    .0;
+/// The enumerator `CU_ATOMIC_CAPABILITY_VECTOR_32x4` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_VECTOR_32x4`]`.0`.
+pub const CU_ATOMIC_CAPABILITY_VECTOR_32x4: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_VECTOR_32x4
+    .0;
+/// The enumerator `CU_STREAM_WAIT_VALUE_GEQ` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_GEQ: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ
-    .0;
-/// [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_WAIT_VALUE_EQ` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_EQ: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ
-    .0;
-/// [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_WAIT_VALUE_AND` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_AND: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND
-    .0;
-/// [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_WAIT_VALUE_NOR` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_NOR: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR
-    .0;
-/// [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_WAIT_VALUE_FLUSH` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_FLUSH: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH
-    .0;
-/// [`CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_WRITE_VALUE_DEFAULT` as `cuStreamWriteValue32`'s `flags` takes it: [`CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_DEFAULT`]`.0`.
 pub const CU_STREAM_WRITE_VALUE_DEFAULT: ::core::ffi::c_uint = CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_DEFAULT
-    .0;
-/// [`CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER` as `cuStreamWriteValue32`'s `flags` takes it: [`CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER`]`.0`.
 pub const CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: ::core::ffi::c_uint = CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
-    .0;
-/// [`CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_SYS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_MEM_OP_WAIT_VALUE_32` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_32`].
+pub const CU_STREAM_MEM_OP_WAIT_VALUE_32: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_32;
+/// The enumerator `CU_STREAM_MEM_OP_WRITE_VALUE_32` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_32`].
+pub const CU_STREAM_MEM_OP_WRITE_VALUE_32: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_32;
+/// The enumerator `CU_STREAM_MEM_OP_WAIT_VALUE_64` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_64`].
+pub const CU_STREAM_MEM_OP_WAIT_VALUE_64: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_64;
+/// The enumerator `CU_STREAM_MEM_OP_WRITE_VALUE_64` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_64`].
+pub const CU_STREAM_MEM_OP_WRITE_VALUE_64: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_64;
+/// The enumerator `CU_STREAM_MEM_OP_BARRIER` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_BARRIER`].
+pub const CU_STREAM_MEM_OP_BARRIER: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_BARRIER;
+/// The enumerator `CU_STREAM_MEM_OP_ATOMIC_REDUCTION` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_ATOMIC_REDUCTION`].
+pub const CU_STREAM_MEM_OP_ATOMIC_REDUCTION: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_ATOMIC_REDUCTION;
+/// The enumerator `CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES`].
+pub const CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES;
+/// The enumerator `CU_STREAM_MEMORY_BARRIER_TYPE_SYS` as the integer it is passed as: [`CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_SYS`]`.0`.
 pub const CU_STREAM_MEMORY_BARRIER_TYPE_SYS: ::core::ffi::c_uint = CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_SYS
     .0;
-/// [`CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_GPU`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_STREAM_MEMORY_BARRIER_TYPE_GPU` as the integer it is passed as: [`CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_GPU`]`.0`.
 pub const CU_STREAM_MEMORY_BARRIER_TYPE_GPU: ::core::ffi::c_uint = CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_GPU
     .0;
-/// [`CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_STREAM_ATOMIC_REDUCTION_OP_OR` by its bare name, as C has it: [`CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_OR`].
+pub const CU_STREAM_ATOMIC_REDUCTION_OP_OR: CUstreamAtomicReductionOpType_enum = CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_OR;
+/// The enumerator `CU_STREAM_ATOMIC_REDUCTION_OP_AND` by its bare name, as C has it: [`CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_AND`].
+pub const CU_STREAM_ATOMIC_REDUCTION_OP_AND: CUstreamAtomicReductionOpType_enum = CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_AND;
+/// The enumerator `CU_STREAM_ATOMIC_REDUCTION_OP_ADD` by its bare name, as C has it: [`CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_ADD`].
+pub const CU_STREAM_ATOMIC_REDUCTION_OP_ADD: CUstreamAtomicReductionOpType_enum = CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_ADD;
+/// The enumerator `CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32` by its bare name, as C has it: [`CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32`].
+pub const CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32: CUstreamAtomicReductionDataType_enum = CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32;
+/// The enumerator `CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64` by its bare name, as C has it: [`CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64`].
+pub const CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64: CUstreamAtomicReductionDataType_enum = CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64;
+/// The enumerator `CU_OCCUPANCY_DEFAULT` as `cuOccupancyMaxPotentialBlockSizeWithFlags`'s `flags` takes it: [`CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT`]`.0`.
 pub const CU_OCCUPANCY_DEFAULT: ::core::ffi::c_uint = CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT
-    .0;
-/// [`CUoccupancy_flags_enum::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE` as `cuOccupancyMaxPotentialBlockSizeWithFlags`'s `flags` takes it: [`CUoccupancy_flags_enum::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE`]`.0`.
 pub const CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE: ::core::ffi::c_uint = CUoccupancy_flags_enum::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
-    .0;
-/// [`CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_ADD_CAPTURE_DEPENDENCIES` as `cuStreamUpdateCaptureDependencies`'s `flags` takes it: [`CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES`]`.0`.
 pub const CU_STREAM_ADD_CAPTURE_DEPENDENCIES: ::core::ffi::c_uint = CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES
-    .0;
-/// [`CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_SET_CAPTURE_DEPENDENCIES`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_SET_CAPTURE_DEPENDENCIES` as `cuStreamUpdateCaptureDependencies`'s `flags` takes it: [`CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_SET_CAPTURE_DEPENDENCIES`]`.0`.
 pub const CU_STREAM_SET_CAPTURE_DEPENDENCIES: ::core::ffi::c_uint = CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_SET_CAPTURE_DEPENDENCIES
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET` by its bare name, as C has it: [`CUasyncNotificationType_enum::CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET`].
+pub const CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET: CUasyncNotificationType_enum = CUasyncNotificationType_enum::CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET;
+/// The enumerator `CU_AD_FORMAT_UNSIGNED_INT8` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT8`].
+pub const CU_AD_FORMAT_UNSIGNED_INT8: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT8;
+/// The enumerator `CU_AD_FORMAT_UNSIGNED_INT16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT16`].
+pub const CU_AD_FORMAT_UNSIGNED_INT16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT16;
+/// The enumerator `CU_AD_FORMAT_UNSIGNED_INT32` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT32`].
+pub const CU_AD_FORMAT_UNSIGNED_INT32: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT32;
+/// The enumerator `CU_AD_FORMAT_SIGNED_INT8` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT8`].
+pub const CU_AD_FORMAT_SIGNED_INT8: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT8;
+/// The enumerator `CU_AD_FORMAT_SIGNED_INT16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT16`].
+pub const CU_AD_FORMAT_SIGNED_INT16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT16;
+/// The enumerator `CU_AD_FORMAT_SIGNED_INT32` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT32`].
+pub const CU_AD_FORMAT_SIGNED_INT32: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT32;
+/// The enumerator `CU_AD_FORMAT_HALF` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_HALF`].
+pub const CU_AD_FORMAT_HALF: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_HALF;
+/// The enumerator `CU_AD_FORMAT_FLOAT` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_FLOAT`].
+pub const CU_AD_FORMAT_FLOAT: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_FLOAT;
+/// The enumerator `CU_AD_FORMAT_NV12` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_NV12`].
+pub const CU_AD_FORMAT_NV12: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_NV12;
+/// The enumerator `CU_AD_FORMAT_UNORM_INT8X1` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X1`].
+pub const CU_AD_FORMAT_UNORM_INT8X1: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X1;
+/// The enumerator `CU_AD_FORMAT_UNORM_INT8X2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X2`].
+pub const CU_AD_FORMAT_UNORM_INT8X2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X2;
+/// The enumerator `CU_AD_FORMAT_UNORM_INT8X4` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X4`].
+pub const CU_AD_FORMAT_UNORM_INT8X4: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X4;
+/// The enumerator `CU_AD_FORMAT_UNORM_INT16X1` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X1`].
+pub const CU_AD_FORMAT_UNORM_INT16X1: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X1;
+/// The enumerator `CU_AD_FORMAT_UNORM_INT16X2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X2`].
+pub const CU_AD_FORMAT_UNORM_INT16X2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X2;
+/// The enumerator `CU_AD_FORMAT_UNORM_INT16X4` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X4`].
+pub const CU_AD_FORMAT_UNORM_INT16X4: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X4;
+/// The enumerator `CU_AD_FORMAT_SNORM_INT8X1` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X1`].
+pub const CU_AD_FORMAT_SNORM_INT8X1: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X1;
+/// The enumerator `CU_AD_FORMAT_SNORM_INT8X2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X2`].
+pub const CU_AD_FORMAT_SNORM_INT8X2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X2;
+/// The enumerator `CU_AD_FORMAT_SNORM_INT8X4` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X4`].
+pub const CU_AD_FORMAT_SNORM_INT8X4: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X4;
+/// The enumerator `CU_AD_FORMAT_SNORM_INT16X1` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X1`].
+pub const CU_AD_FORMAT_SNORM_INT16X1: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X1;
+/// The enumerator `CU_AD_FORMAT_SNORM_INT16X2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X2`].
+pub const CU_AD_FORMAT_SNORM_INT16X2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X2;
+/// The enumerator `CU_AD_FORMAT_SNORM_INT16X4` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X4`].
+pub const CU_AD_FORMAT_SNORM_INT16X4: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X4;
+/// The enumerator `CU_AD_FORMAT_BC1_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC1_UNORM`].
+pub const CU_AD_FORMAT_BC1_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC1_UNORM;
+/// The enumerator `CU_AD_FORMAT_BC1_UNORM_SRGB` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC1_UNORM_SRGB`].
+pub const CU_AD_FORMAT_BC1_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC1_UNORM_SRGB;
+/// The enumerator `CU_AD_FORMAT_BC2_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC2_UNORM`].
+pub const CU_AD_FORMAT_BC2_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC2_UNORM;
+/// The enumerator `CU_AD_FORMAT_BC2_UNORM_SRGB` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC2_UNORM_SRGB`].
+pub const CU_AD_FORMAT_BC2_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC2_UNORM_SRGB;
+/// The enumerator `CU_AD_FORMAT_BC3_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC3_UNORM`].
+pub const CU_AD_FORMAT_BC3_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC3_UNORM;
+/// The enumerator `CU_AD_FORMAT_BC3_UNORM_SRGB` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC3_UNORM_SRGB`].
+pub const CU_AD_FORMAT_BC3_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC3_UNORM_SRGB;
+/// The enumerator `CU_AD_FORMAT_BC4_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC4_UNORM`].
+pub const CU_AD_FORMAT_BC4_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC4_UNORM;
+/// The enumerator `CU_AD_FORMAT_BC4_SNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC4_SNORM`].
+pub const CU_AD_FORMAT_BC4_SNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC4_SNORM;
+/// The enumerator `CU_AD_FORMAT_BC5_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC5_UNORM`].
+pub const CU_AD_FORMAT_BC5_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC5_UNORM;
+/// The enumerator `CU_AD_FORMAT_BC5_SNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC5_SNORM`].
+pub const CU_AD_FORMAT_BC5_SNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC5_SNORM;
+/// The enumerator `CU_AD_FORMAT_BC6H_UF16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC6H_UF16`].
+pub const CU_AD_FORMAT_BC6H_UF16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC6H_UF16;
+/// The enumerator `CU_AD_FORMAT_BC6H_SF16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC6H_SF16`].
+pub const CU_AD_FORMAT_BC6H_SF16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC6H_SF16;
+/// The enumerator `CU_AD_FORMAT_BC7_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC7_UNORM`].
+pub const CU_AD_FORMAT_BC7_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC7_UNORM;
+/// The enumerator `CU_AD_FORMAT_BC7_UNORM_SRGB` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC7_UNORM_SRGB`].
+pub const CU_AD_FORMAT_BC7_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC7_UNORM_SRGB;
+/// The enumerator `CU_AD_FORMAT_P010` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_P010`].
+pub const CU_AD_FORMAT_P010: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_P010;
+/// The enumerator `CU_AD_FORMAT_P016` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_P016`].
+pub const CU_AD_FORMAT_P016: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_P016;
+/// The enumerator `CU_AD_FORMAT_NV16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_NV16`].
+pub const CU_AD_FORMAT_NV16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_NV16;
+/// The enumerator `CU_AD_FORMAT_P210` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_P210`].
+pub const CU_AD_FORMAT_P210: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_P210;
+/// The enumerator `CU_AD_FORMAT_P216` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_P216`].
+pub const CU_AD_FORMAT_P216: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_P216;
+/// The enumerator `CU_AD_FORMAT_YUY2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_YUY2`].
+pub const CU_AD_FORMAT_YUY2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_YUY2;
+/// The enumerator `CU_AD_FORMAT_Y210` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y210`].
+pub const CU_AD_FORMAT_Y210: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y210;
+/// The enumerator `CU_AD_FORMAT_Y216` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y216`].
+pub const CU_AD_FORMAT_Y216: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y216;
+/// The enumerator `CU_AD_FORMAT_AYUV` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_AYUV`].
+pub const CU_AD_FORMAT_AYUV: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_AYUV;
+/// The enumerator `CU_AD_FORMAT_Y410` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y410`].
+pub const CU_AD_FORMAT_Y410: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y410;
+/// The enumerator `CU_AD_FORMAT_Y416` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y416`].
+pub const CU_AD_FORMAT_Y416: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y416;
+/// The enumerator `CU_AD_FORMAT_Y444_PLANAR8` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y444_PLANAR8`].
+pub const CU_AD_FORMAT_Y444_PLANAR8: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y444_PLANAR8;
+/// The enumerator `CU_AD_FORMAT_Y444_PLANAR10` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y444_PLANAR10`].
+pub const CU_AD_FORMAT_Y444_PLANAR10: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y444_PLANAR10;
+/// The enumerator `CU_AD_FORMAT_YUV444_8bit_SemiPlanar` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_YUV444_8bit_SemiPlanar`].
+pub const CU_AD_FORMAT_YUV444_8bit_SemiPlanar: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_YUV444_8bit_SemiPlanar;
+/// The enumerator `CU_AD_FORMAT_YUV444_16bit_SemiPlanar` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_YUV444_16bit_SemiPlanar`].
+pub const CU_AD_FORMAT_YUV444_16bit_SemiPlanar: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_YUV444_16bit_SemiPlanar;
+/// The enumerator `CU_AD_FORMAT_UNORM_INT_101010_2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT_101010_2`].
+pub const CU_AD_FORMAT_UNORM_INT_101010_2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT_101010_2;
+/// The enumerator `CU_AD_FORMAT_UINT8_PACKED_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PACKED_422`].
+pub const CU_AD_FORMAT_UINT8_PACKED_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PACKED_422;
+/// The enumerator `CU_AD_FORMAT_UINT8_PACKED_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PACKED_444`].
+pub const CU_AD_FORMAT_UINT8_PACKED_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PACKED_444;
+/// The enumerator `CU_AD_FORMAT_UINT8_SEMIPLANAR_420` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_420`].
+pub const CU_AD_FORMAT_UINT8_SEMIPLANAR_420: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_420;
+/// The enumerator `CU_AD_FORMAT_UINT16_SEMIPLANAR_420` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_420`].
+pub const CU_AD_FORMAT_UINT16_SEMIPLANAR_420: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_420;
+/// The enumerator `CU_AD_FORMAT_UINT8_SEMIPLANAR_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_422`].
+pub const CU_AD_FORMAT_UINT8_SEMIPLANAR_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_422;
+/// The enumerator `CU_AD_FORMAT_UINT16_SEMIPLANAR_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_422`].
+pub const CU_AD_FORMAT_UINT16_SEMIPLANAR_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_422;
+/// The enumerator `CU_AD_FORMAT_UINT8_SEMIPLANAR_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_444`].
+pub const CU_AD_FORMAT_UINT8_SEMIPLANAR_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_444;
+/// The enumerator `CU_AD_FORMAT_UINT16_SEMIPLANAR_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_444`].
+pub const CU_AD_FORMAT_UINT16_SEMIPLANAR_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_444;
+/// The enumerator `CU_AD_FORMAT_UINT8_PLANAR_420` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_420`].
+pub const CU_AD_FORMAT_UINT8_PLANAR_420: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_420;
+/// The enumerator `CU_AD_FORMAT_UINT16_PLANAR_420` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_420`].
+pub const CU_AD_FORMAT_UINT16_PLANAR_420: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_420;
+/// The enumerator `CU_AD_FORMAT_UINT8_PLANAR_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_422`].
+pub const CU_AD_FORMAT_UINT8_PLANAR_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_422;
+/// The enumerator `CU_AD_FORMAT_UINT16_PLANAR_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_422`].
+pub const CU_AD_FORMAT_UINT16_PLANAR_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_422;
+/// The enumerator `CU_AD_FORMAT_UINT8_PLANAR_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_444`].
+pub const CU_AD_FORMAT_UINT8_PLANAR_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_444;
+/// The enumerator `CU_AD_FORMAT_UINT16_PLANAR_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_444`].
+pub const CU_AD_FORMAT_UINT16_PLANAR_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_444;
+/// The enumerator `CU_AD_FORMAT_MAX` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_MAX`].
+pub const CU_AD_FORMAT_MAX: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_MAX;
+/// The enumerator `CU_TR_ADDRESS_MODE_WRAP` by its bare name, as C has it: [`CUaddress_mode_enum::CU_TR_ADDRESS_MODE_WRAP`].
+pub const CU_TR_ADDRESS_MODE_WRAP: CUaddress_mode_enum = CUaddress_mode_enum::CU_TR_ADDRESS_MODE_WRAP;
+/// The enumerator `CU_TR_ADDRESS_MODE_CLAMP` by its bare name, as C has it: [`CUaddress_mode_enum::CU_TR_ADDRESS_MODE_CLAMP`].
+pub const CU_TR_ADDRESS_MODE_CLAMP: CUaddress_mode_enum = CUaddress_mode_enum::CU_TR_ADDRESS_MODE_CLAMP;
+/// The enumerator `CU_TR_ADDRESS_MODE_MIRROR` by its bare name, as C has it: [`CUaddress_mode_enum::CU_TR_ADDRESS_MODE_MIRROR`].
+pub const CU_TR_ADDRESS_MODE_MIRROR: CUaddress_mode_enum = CUaddress_mode_enum::CU_TR_ADDRESS_MODE_MIRROR;
+/// The enumerator `CU_TR_ADDRESS_MODE_BORDER` by its bare name, as C has it: [`CUaddress_mode_enum::CU_TR_ADDRESS_MODE_BORDER`].
+pub const CU_TR_ADDRESS_MODE_BORDER: CUaddress_mode_enum = CUaddress_mode_enum::CU_TR_ADDRESS_MODE_BORDER;
+/// The enumerator `CU_TR_FILTER_MODE_POINT` by its bare name, as C has it: [`CUfilter_mode_enum::CU_TR_FILTER_MODE_POINT`].
+pub const CU_TR_FILTER_MODE_POINT: CUfilter_mode_enum = CUfilter_mode_enum::CU_TR_FILTER_MODE_POINT;
+/// The enumerator `CU_TR_FILTER_MODE_LINEAR` by its bare name, as C has it: [`CUfilter_mode_enum::CU_TR_FILTER_MODE_LINEAR`].
+pub const CU_TR_FILTER_MODE_LINEAR: CUfilter_mode_enum = CUfilter_mode_enum::CU_TR_FILTER_MODE_LINEAR;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK`].
+pub const CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY`].
+pub const CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_WARP_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_WARP_SIZE`].
+pub const CU_DEVICE_ATTRIBUTE_WARP_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_WARP_SIZE;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_PITCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PITCH`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PITCH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK`].
+pub const CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CLOCK_RATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CLOCK_RATE`].
+pub const CU_DEVICE_ATTRIBUTE_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CLOCK_RATE;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT`].
+pub const CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_OVERLAP` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_OVERLAP`].
+pub const CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_OVERLAP;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`].
+pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT`].
+pub const CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_INTEGRATED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_INTEGRATED`].
+pub const CU_DEVICE_ATTRIBUTE_INTEGRATED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_INTEGRATED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY`].
+pub const CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_COMPUTE_MODE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`].
+pub const CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT`].
+pub const CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS`].
+pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_ECC_ENABLED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ECC_ENABLED`].
+pub const CU_DEVICE_ATTRIBUTE_ECC_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ECC_ENABLED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_PCI_BUS_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID`].
+pub const CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID`].
+pub const CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_TCC_DRIVER` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TCC_DRIVER`].
+pub const CU_DEVICE_ATTRIBUTE_TCC_DRIVER: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TCC_DRIVER;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE`].
+pub const CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE`].
+pub const CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT`].
+pub const CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING`].
+pub const CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER`].
+pub const CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID`].
+pub const CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT`].
+pub const CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR`].
+pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR`].
+pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH`].
+pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY`].
+pub const CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD`].
+pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID`].
+pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO`].
+pub const CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`].
+pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`].
+pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`].
+pub const CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1`].
+pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1`].
+pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1`].
+pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH`].
+pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH`].
+pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`].
+pub const CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES`].
+pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST`].
+pub const CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK`].
+pub const CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS`].
+pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING`].
+pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES`].
+pub const CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH`].
+pub const CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS`].
+pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR`].
+pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT`].
+pub const CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS`].
+pub const CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_NUMA_CONFIG` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_NUMA_CONFIG`].
+pub const CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_NUMA_CONFIG;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_NUMA_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_NUMA_ID`].
+pub const CU_DEVICE_ATTRIBUTE_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_NUMA_ID;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MPS_ENABLED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MPS_ENABLED`].
+pub const CU_DEVICE_ATTRIBUTE_MPS_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MPS_ENABLED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID`].
+pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK`].
+pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH`].
+pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID`].
+pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID`].
+pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT`].
+pub const CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK`].
+pub const CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT`].
+pub const CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES`].
+pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE`].
+pub const CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED`].
+pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED;
+/// The enumerator `CU_DEVICE_ATTRIBUTE_MAX` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX`].
+pub const CU_DEVICE_ATTRIBUTE_MAX: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX;
+/// The enumerator `CU_POINTER_ATTRIBUTE_CONTEXT` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_CONTEXT`].
+pub const CU_POINTER_ATTRIBUTE_CONTEXT: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_CONTEXT;
+/// The enumerator `CU_POINTER_ATTRIBUTE_MEMORY_TYPE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMORY_TYPE`].
+pub const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+/// The enumerator `CU_POINTER_ATTRIBUTE_DEVICE_POINTER` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_POINTER`].
+pub const CU_POINTER_ATTRIBUTE_DEVICE_POINTER: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_POINTER;
+/// The enumerator `CU_POINTER_ATTRIBUTE_HOST_POINTER` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_HOST_POINTER`].
+pub const CU_POINTER_ATTRIBUTE_HOST_POINTER: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_HOST_POINTER;
+/// The enumerator `CU_POINTER_ATTRIBUTE_P2P_TOKENS` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_P2P_TOKENS`].
+pub const CU_POINTER_ATTRIBUTE_P2P_TOKENS: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_P2P_TOKENS;
+/// The enumerator `CU_POINTER_ATTRIBUTE_SYNC_MEMOPS` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_SYNC_MEMOPS`].
+pub const CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_SYNC_MEMOPS;
+/// The enumerator `CU_POINTER_ATTRIBUTE_BUFFER_ID` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_BUFFER_ID`].
+pub const CU_POINTER_ATTRIBUTE_BUFFER_ID: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_BUFFER_ID;
+/// The enumerator `CU_POINTER_ATTRIBUTE_IS_MANAGED` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_MANAGED`].
+pub const CU_POINTER_ATTRIBUTE_IS_MANAGED: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_MANAGED;
+/// The enumerator `CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL`].
+pub const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL;
+/// The enumerator `CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE`].
+pub const CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE;
+/// The enumerator `CU_POINTER_ATTRIBUTE_RANGE_START_ADDR` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR`].
+pub const CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR;
+/// The enumerator `CU_POINTER_ATTRIBUTE_RANGE_SIZE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_RANGE_SIZE`].
+pub const CU_POINTER_ATTRIBUTE_RANGE_SIZE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_RANGE_SIZE;
+/// The enumerator `CU_POINTER_ATTRIBUTE_MAPPED` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPED`].
+pub const CU_POINTER_ATTRIBUTE_MAPPED: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPED;
+/// The enumerator `CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES`].
+pub const CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES;
+/// The enumerator `CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE`].
+pub const CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE;
+/// The enumerator `CU_POINTER_ATTRIBUTE_ACCESS_FLAGS` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAGS`].
+pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAGS;
+/// The enumerator `CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE`].
+pub const CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE;
+/// The enumerator `CU_POINTER_ATTRIBUTE_MAPPING_SIZE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPING_SIZE`].
+pub const CU_POINTER_ATTRIBUTE_MAPPING_SIZE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPING_SIZE;
+/// The enumerator `CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR`].
+pub const CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR;
+/// The enumerator `CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID`].
+pub const CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID;
+/// The enumerator `CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE`].
+pub const CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE;
+/// The enumerator `CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL`].
+pub const CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL;
+/// The enumerator `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`].
+pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
+/// The enumerator `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`].
+pub const CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES;
+/// The enumerator `CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES`].
+pub const CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES;
+/// The enumerator `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`].
+pub const CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES;
+/// The enumerator `CU_FUNC_ATTRIBUTE_NUM_REGS` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NUM_REGS`].
+pub const CU_FUNC_ATTRIBUTE_NUM_REGS: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NUM_REGS;
+/// The enumerator `CU_FUNC_ATTRIBUTE_PTX_VERSION` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PTX_VERSION`].
+pub const CU_FUNC_ATTRIBUTE_PTX_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PTX_VERSION;
+/// The enumerator `CU_FUNC_ATTRIBUTE_BINARY_VERSION` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_BINARY_VERSION`].
+pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_BINARY_VERSION;
+/// The enumerator `CU_FUNC_ATTRIBUTE_CACHE_MODE_CA` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA`].
+pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA;
+/// The enumerator `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`].
+pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+/// The enumerator `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`].
+pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+/// The enumerator `CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET`].
+pub const CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET;
+/// The enumerator `CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH`].
+pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH;
+/// The enumerator `CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT`].
+pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT;
+/// The enumerator `CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH`].
+pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH;
+/// The enumerator `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`].
+pub const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
+/// The enumerator `CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE`].
+pub const CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+/// The enumerator `CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED`].
+pub const CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED;
+/// The enumerator `CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE`].
+pub const CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE;
+/// The enumerator `CU_FUNC_ATTRIBUTE_MAX` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX`].
+pub const CU_FUNC_ATTRIBUTE_MAX: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX;
+/// The enumerator `CU_FUNC_CACHE_PREFER_NONE` by its bare name, as C has it: [`CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_NONE`].
+pub const CU_FUNC_CACHE_PREFER_NONE: CUfunc_cache_enum = CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_NONE;
+/// The enumerator `CU_FUNC_CACHE_PREFER_SHARED` by its bare name, as C has it: [`CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_SHARED`].
+pub const CU_FUNC_CACHE_PREFER_SHARED: CUfunc_cache_enum = CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_SHARED;
+/// The enumerator `CU_FUNC_CACHE_PREFER_L1` by its bare name, as C has it: [`CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_L1`].
+pub const CU_FUNC_CACHE_PREFER_L1: CUfunc_cache_enum = CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_L1;
+/// The enumerator `CU_FUNC_CACHE_PREFER_EQUAL` by its bare name, as C has it: [`CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_EQUAL`].
+pub const CU_FUNC_CACHE_PREFER_EQUAL: CUfunc_cache_enum = CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_EQUAL;
+/// The enumerator `CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE` by its bare name, as C has it: [`CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE`].
+pub const CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
+/// The enumerator `CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE` by its bare name, as C has it: [`CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE`].
+pub const CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+/// The enumerator `CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE` by its bare name, as C has it: [`CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE`].
+pub const CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE;
+/// The enumerator `CU_SHAREDMEM_CARVEOUT_DEFAULT` as the integer it is passed as: [`CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_DEFAULT`]`.0`.
+pub const CU_SHAREDMEM_CARVEOUT_DEFAULT: ::core::ffi::c_int = CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_DEFAULT
     .0;
-/// [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_SHAREDMEM_CARVEOUT_MAX_SHARED` as the integer it is passed as: [`CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_SHARED`]`.0`.
+pub const CU_SHAREDMEM_CARVEOUT_MAX_SHARED: ::core::ffi::c_int = CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_SHARED
+    .0;
+/// The enumerator `CU_SHAREDMEM_CARVEOUT_MAX_L1` as the integer it is passed as: [`CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_L1`]`.0`.
+pub const CU_SHAREDMEM_CARVEOUT_MAX_L1: ::core::ffi::c_int = CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_L1
+    .0;
+/// The enumerator `CU_MEMORYTYPE_HOST` by its bare name, as C has it: [`CUmemorytype_enum::CU_MEMORYTYPE_HOST`].
+pub const CU_MEMORYTYPE_HOST: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_HOST;
+/// The enumerator `CU_MEMORYTYPE_DEVICE` by its bare name, as C has it: [`CUmemorytype_enum::CU_MEMORYTYPE_DEVICE`].
+pub const CU_MEMORYTYPE_DEVICE: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_DEVICE;
+/// The enumerator `CU_MEMORYTYPE_ARRAY` by its bare name, as C has it: [`CUmemorytype_enum::CU_MEMORYTYPE_ARRAY`].
+pub const CU_MEMORYTYPE_ARRAY: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_ARRAY;
+/// The enumerator `CU_MEMORYTYPE_UNIFIED` by its bare name, as C has it: [`CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED`].
+pub const CU_MEMORYTYPE_UNIFIED: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED;
+/// The enumerator `CU_COMPUTEMODE_DEFAULT` as the integer it is passed as: [`CUcomputemode_enum::CU_COMPUTEMODE_DEFAULT`]`.0`.
+pub const CU_COMPUTEMODE_DEFAULT: ::core::ffi::c_uint = CUcomputemode_enum::CU_COMPUTEMODE_DEFAULT
+    .0;
+/// The enumerator `CU_COMPUTEMODE_PROHIBITED` as the integer it is passed as: [`CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED`]`.0`.
+pub const CU_COMPUTEMODE_PROHIBITED: ::core::ffi::c_uint = CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED
+    .0;
+/// The enumerator `CU_COMPUTEMODE_EXCLUSIVE_PROCESS` as the integer it is passed as: [`CUcomputemode_enum::CU_COMPUTEMODE_EXCLUSIVE_PROCESS`]`.0`.
+pub const CU_COMPUTEMODE_EXCLUSIVE_PROCESS: ::core::ffi::c_uint = CUcomputemode_enum::CU_COMPUTEMODE_EXCLUSIVE_PROCESS
+    .0;
+/// The enumerator `CU_MEM_ADVISE_SET_READ_MOSTLY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY`].
+pub const CU_MEM_ADVISE_SET_READ_MOSTLY: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY;
+/// The enumerator `CU_MEM_ADVISE_UNSET_READ_MOSTLY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_UNSET_READ_MOSTLY`].
+pub const CU_MEM_ADVISE_UNSET_READ_MOSTLY: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_UNSET_READ_MOSTLY;
+/// The enumerator `CU_MEM_ADVISE_SET_PREFERRED_LOCATION` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_SET_PREFERRED_LOCATION`].
+pub const CU_MEM_ADVISE_SET_PREFERRED_LOCATION: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_SET_PREFERRED_LOCATION;
+/// The enumerator `CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION`].
+pub const CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION;
+/// The enumerator `CU_MEM_ADVISE_SET_ACCESSED_BY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY`].
+pub const CU_MEM_ADVISE_SET_ACCESSED_BY: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY;
+/// The enumerator `CU_MEM_ADVISE_UNSET_ACCESSED_BY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_UNSET_ACCESSED_BY`].
+pub const CU_MEM_ADVISE_UNSET_ACCESSED_BY: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_UNSET_ACCESSED_BY;
+/// The enumerator `CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY`].
+pub const CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY;
+/// The enumerator `CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION`].
+pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION;
+/// The enumerator `CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY`].
+pub const CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY;
+/// The enumerator `CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION`].
+pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION;
+/// The enumerator `CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE`].
+pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE;
+/// The enumerator `CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID`].
+pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID;
+/// The enumerator `CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE`].
+pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE;
+/// The enumerator `CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID`].
+pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID;
+/// The enumerator `CU_JIT_MAX_REGISTERS` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_MAX_REGISTERS`].
+pub const CU_JIT_MAX_REGISTERS: CUjit_option_enum = CUjit_option_enum::CU_JIT_MAX_REGISTERS;
+/// The enumerator `CU_JIT_THREADS_PER_BLOCK` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK`].
+pub const CU_JIT_THREADS_PER_BLOCK: CUjit_option_enum = CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK;
+/// The enumerator `CU_JIT_WALL_TIME` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_WALL_TIME`].
+pub const CU_JIT_WALL_TIME: CUjit_option_enum = CUjit_option_enum::CU_JIT_WALL_TIME;
+/// The enumerator `CU_JIT_INFO_LOG_BUFFER` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER`].
+pub const CU_JIT_INFO_LOG_BUFFER: CUjit_option_enum = CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER;
+/// The enumerator `CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES`].
+pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: CUjit_option_enum = CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES;
+/// The enumerator `CU_JIT_ERROR_LOG_BUFFER` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER`].
+pub const CU_JIT_ERROR_LOG_BUFFER: CUjit_option_enum = CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER;
+/// The enumerator `CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES`].
+pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: CUjit_option_enum = CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+/// The enumerator `CU_JIT_OPTIMIZATION_LEVEL` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_OPTIMIZATION_LEVEL`].
+pub const CU_JIT_OPTIMIZATION_LEVEL: CUjit_option_enum = CUjit_option_enum::CU_JIT_OPTIMIZATION_LEVEL;
+/// The enumerator `CU_JIT_TARGET_FROM_CUCONTEXT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_TARGET_FROM_CUCONTEXT`].
+pub const CU_JIT_TARGET_FROM_CUCONTEXT: CUjit_option_enum = CUjit_option_enum::CU_JIT_TARGET_FROM_CUCONTEXT;
+/// The enumerator `CU_JIT_TARGET` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_TARGET`].
+pub const CU_JIT_TARGET: CUjit_option_enum = CUjit_option_enum::CU_JIT_TARGET;
+/// The enumerator `CU_JIT_FALLBACK_STRATEGY` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY`].
+pub const CU_JIT_FALLBACK_STRATEGY: CUjit_option_enum = CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY;
+/// The enumerator `CU_JIT_GENERATE_DEBUG_INFO` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GENERATE_DEBUG_INFO`].
+pub const CU_JIT_GENERATE_DEBUG_INFO: CUjit_option_enum = CUjit_option_enum::CU_JIT_GENERATE_DEBUG_INFO;
+/// The enumerator `CU_JIT_LOG_VERBOSE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_LOG_VERBOSE`].
+pub const CU_JIT_LOG_VERBOSE: CUjit_option_enum = CUjit_option_enum::CU_JIT_LOG_VERBOSE;
+/// The enumerator `CU_JIT_GENERATE_LINE_INFO` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GENERATE_LINE_INFO`].
+pub const CU_JIT_GENERATE_LINE_INFO: CUjit_option_enum = CUjit_option_enum::CU_JIT_GENERATE_LINE_INFO;
+/// The enumerator `CU_JIT_CACHE_MODE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_CACHE_MODE`].
+pub const CU_JIT_CACHE_MODE: CUjit_option_enum = CUjit_option_enum::CU_JIT_CACHE_MODE;
+/// The enumerator `CU_JIT_NEW_SM3X_OPT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_NEW_SM3X_OPT`].
+pub const CU_JIT_NEW_SM3X_OPT: CUjit_option_enum = CUjit_option_enum::CU_JIT_NEW_SM3X_OPT;
+/// The enumerator `CU_JIT_FAST_COMPILE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_FAST_COMPILE`].
+pub const CU_JIT_FAST_COMPILE: CUjit_option_enum = CUjit_option_enum::CU_JIT_FAST_COMPILE;
+/// The enumerator `CU_JIT_GLOBAL_SYMBOL_NAMES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_NAMES`].
+pub const CU_JIT_GLOBAL_SYMBOL_NAMES: CUjit_option_enum = CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_NAMES;
+/// The enumerator `CU_JIT_GLOBAL_SYMBOL_ADDRESSES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_ADDRESSES`].
+pub const CU_JIT_GLOBAL_SYMBOL_ADDRESSES: CUjit_option_enum = CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_ADDRESSES;
+/// The enumerator `CU_JIT_GLOBAL_SYMBOL_COUNT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_COUNT`].
+pub const CU_JIT_GLOBAL_SYMBOL_COUNT: CUjit_option_enum = CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_COUNT;
+/// The enumerator `CU_JIT_LTO` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_LTO`].
+pub const CU_JIT_LTO: CUjit_option_enum = CUjit_option_enum::CU_JIT_LTO;
+/// The enumerator `CU_JIT_FTZ` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_FTZ`].
+pub const CU_JIT_FTZ: CUjit_option_enum = CUjit_option_enum::CU_JIT_FTZ;
+/// The enumerator `CU_JIT_PREC_DIV` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_PREC_DIV`].
+pub const CU_JIT_PREC_DIV: CUjit_option_enum = CUjit_option_enum::CU_JIT_PREC_DIV;
+/// The enumerator `CU_JIT_PREC_SQRT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_PREC_SQRT`].
+pub const CU_JIT_PREC_SQRT: CUjit_option_enum = CUjit_option_enum::CU_JIT_PREC_SQRT;
+/// The enumerator `CU_JIT_FMA` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_FMA`].
+pub const CU_JIT_FMA: CUjit_option_enum = CUjit_option_enum::CU_JIT_FMA;
+/// The enumerator `CU_JIT_REFERENCED_KERNEL_NAMES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_NAMES`].
+pub const CU_JIT_REFERENCED_KERNEL_NAMES: CUjit_option_enum = CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_NAMES;
+/// The enumerator `CU_JIT_REFERENCED_KERNEL_COUNT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_COUNT`].
+pub const CU_JIT_REFERENCED_KERNEL_COUNT: CUjit_option_enum = CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_COUNT;
+/// The enumerator `CU_JIT_REFERENCED_VARIABLE_NAMES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_NAMES`].
+pub const CU_JIT_REFERENCED_VARIABLE_NAMES: CUjit_option_enum = CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_NAMES;
+/// The enumerator `CU_JIT_REFERENCED_VARIABLE_COUNT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_COUNT`].
+pub const CU_JIT_REFERENCED_VARIABLE_COUNT: CUjit_option_enum = CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_COUNT;
+/// The enumerator `CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES`].
+pub const CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: CUjit_option_enum = CUjit_option_enum::CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES;
+/// The enumerator `CU_JIT_POSITION_INDEPENDENT_CODE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_POSITION_INDEPENDENT_CODE`].
+pub const CU_JIT_POSITION_INDEPENDENT_CODE: CUjit_option_enum = CUjit_option_enum::CU_JIT_POSITION_INDEPENDENT_CODE;
+/// The enumerator `CU_JIT_MIN_CTA_PER_SM` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_MIN_CTA_PER_SM`].
+pub const CU_JIT_MIN_CTA_PER_SM: CUjit_option_enum = CUjit_option_enum::CU_JIT_MIN_CTA_PER_SM;
+/// The enumerator `CU_JIT_MAX_THREADS_PER_BLOCK` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_MAX_THREADS_PER_BLOCK`].
+pub const CU_JIT_MAX_THREADS_PER_BLOCK: CUjit_option_enum = CUjit_option_enum::CU_JIT_MAX_THREADS_PER_BLOCK;
+/// The enumerator `CU_JIT_OVERRIDE_DIRECTIVE_VALUES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_OVERRIDE_DIRECTIVE_VALUES`].
+pub const CU_JIT_OVERRIDE_DIRECTIVE_VALUES: CUjit_option_enum = CUjit_option_enum::CU_JIT_OVERRIDE_DIRECTIVE_VALUES;
+/// The enumerator `CU_JIT_SPLIT_COMPILE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_SPLIT_COMPILE`].
+pub const CU_JIT_SPLIT_COMPILE: CUjit_option_enum = CUjit_option_enum::CU_JIT_SPLIT_COMPILE;
+/// The enumerator `CU_JIT_BINARY_LOADER_THREAD_COUNT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_BINARY_LOADER_THREAD_COUNT`].
+pub const CU_JIT_BINARY_LOADER_THREAD_COUNT: CUjit_option_enum = CUjit_option_enum::CU_JIT_BINARY_LOADER_THREAD_COUNT;
+/// The enumerator `CU_JIT_NUM_OPTIONS` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_NUM_OPTIONS`].
+pub const CU_JIT_NUM_OPTIONS: CUjit_option_enum = CUjit_option_enum::CU_JIT_NUM_OPTIONS;
+/// The enumerator `CU_TARGET_COMPUTE_30` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_30`]`.0`.
+pub const CU_TARGET_COMPUTE_30: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_30
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_32` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_32`]`.0`.
+pub const CU_TARGET_COMPUTE_32: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_32
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_35` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_35`]`.0`.
+pub const CU_TARGET_COMPUTE_35: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_35
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_37` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_37`]`.0`.
+pub const CU_TARGET_COMPUTE_37: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_37
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_50` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_50`]`.0`.
+pub const CU_TARGET_COMPUTE_50: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_50
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_52` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_52`]`.0`.
+pub const CU_TARGET_COMPUTE_52: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_52
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_53` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_53`]`.0`.
+pub const CU_TARGET_COMPUTE_53: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_53
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_60` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_60`]`.0`.
+pub const CU_TARGET_COMPUTE_60: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_60
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_61` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_61`]`.0`.
+pub const CU_TARGET_COMPUTE_61: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_61
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_62` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_62`]`.0`.
+pub const CU_TARGET_COMPUTE_62: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_62
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_70` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_70`]`.0`.
+pub const CU_TARGET_COMPUTE_70: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_70
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_72` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_72`]`.0`.
+pub const CU_TARGET_COMPUTE_72: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_72
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_75` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_75`]`.0`.
+pub const CU_TARGET_COMPUTE_75: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_75
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_80` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_80`]`.0`.
+pub const CU_TARGET_COMPUTE_80: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_80
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_86` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_86`]`.0`.
+pub const CU_TARGET_COMPUTE_86: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_86
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_87` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_87`]`.0`.
+pub const CU_TARGET_COMPUTE_87: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_87
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_89` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_89`]`.0`.
+pub const CU_TARGET_COMPUTE_89: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_89
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_90` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_90`]`.0`.
+pub const CU_TARGET_COMPUTE_90: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_90
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_100` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_100`]`.0`.
+pub const CU_TARGET_COMPUTE_100: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_100
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_110` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_110`]`.0`.
+pub const CU_TARGET_COMPUTE_110: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_110
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_103` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_103`]`.0`.
+pub const CU_TARGET_COMPUTE_103: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_103
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_107` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_107`]`.0`.
+pub const CU_TARGET_COMPUTE_107: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_107
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_120` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_120`]`.0`.
+pub const CU_TARGET_COMPUTE_120: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_120
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_121` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_121`]`.0`.
+pub const CU_TARGET_COMPUTE_121: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_121
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_90A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_90A`]`.0`.
+pub const CU_TARGET_COMPUTE_90A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_90A
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_100A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_100A`]`.0`.
+pub const CU_TARGET_COMPUTE_100A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_100A
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_110A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_110A`]`.0`.
+pub const CU_TARGET_COMPUTE_110A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_110A
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_103A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_103A`]`.0`.
+pub const CU_TARGET_COMPUTE_103A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_103A
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_107A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_107A`]`.0`.
+pub const CU_TARGET_COMPUTE_107A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_107A
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_120A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_120A`]`.0`.
+pub const CU_TARGET_COMPUTE_120A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_120A
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_121A` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_121A`]`.0`.
+pub const CU_TARGET_COMPUTE_121A: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_121A
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_100F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_100F`]`.0`.
+pub const CU_TARGET_COMPUTE_100F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_100F
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_110F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_110F`]`.0`.
+pub const CU_TARGET_COMPUTE_110F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_110F
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_103F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_103F`]`.0`.
+pub const CU_TARGET_COMPUTE_103F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_103F
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_107F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_107F`]`.0`.
+pub const CU_TARGET_COMPUTE_107F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_107F
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_120F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_120F`]`.0`.
+pub const CU_TARGET_COMPUTE_120F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_120F
+    .0;
+/// The enumerator `CU_TARGET_COMPUTE_121F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_121F`]`.0`.
+pub const CU_TARGET_COMPUTE_121F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_121F
+    .0;
+/// The enumerator `CU_PREFER_PTX` as the integer it is passed as: [`CUjit_fallback_enum::CU_PREFER_PTX`]`.0`.
+pub const CU_PREFER_PTX: ::core::ffi::c_uint = CUjit_fallback_enum::CU_PREFER_PTX.0;
+/// The enumerator `CU_PREFER_BINARY` as the integer it is passed as: [`CUjit_fallback_enum::CU_PREFER_BINARY`]`.0`.
+pub const CU_PREFER_BINARY: ::core::ffi::c_uint = CUjit_fallback_enum::CU_PREFER_BINARY
+    .0;
+/// The enumerator `CU_JIT_CACHE_OPTION_NONE` as the integer it is passed as: [`CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_NONE`]`.0`.
+pub const CU_JIT_CACHE_OPTION_NONE: ::core::ffi::c_uint = CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_NONE
+    .0;
+/// The enumerator `CU_JIT_CACHE_OPTION_CG` as the integer it is passed as: [`CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_CG`]`.0`.
+pub const CU_JIT_CACHE_OPTION_CG: ::core::ffi::c_uint = CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_CG
+    .0;
+/// The enumerator `CU_JIT_CACHE_OPTION_CA` as the integer it is passed as: [`CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_CA`]`.0`.
+pub const CU_JIT_CACHE_OPTION_CA: ::core::ffi::c_uint = CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_CA
+    .0;
+/// The enumerator `CU_JIT_INPUT_CUBIN` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_CUBIN`].
+pub const CU_JIT_INPUT_CUBIN: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_CUBIN;
+/// The enumerator `CU_JIT_INPUT_PTX` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_PTX`].
+pub const CU_JIT_INPUT_PTX: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_PTX;
+/// The enumerator `CU_JIT_INPUT_FATBINARY` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_FATBINARY`].
+pub const CU_JIT_INPUT_FATBINARY: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_FATBINARY;
+/// The enumerator `CU_JIT_INPUT_OBJECT` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_OBJECT`].
+pub const CU_JIT_INPUT_OBJECT: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_OBJECT;
+/// The enumerator `CU_JIT_INPUT_LIBRARY` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_LIBRARY`].
+pub const CU_JIT_INPUT_LIBRARY: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_LIBRARY;
+/// The enumerator `CU_JIT_INPUT_NVVM` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_NVVM`].
+pub const CU_JIT_INPUT_NVVM: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_NVVM;
+/// The enumerator `CU_JIT_NUM_INPUT_TYPES` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_NUM_INPUT_TYPES`].
+pub const CU_JIT_NUM_INPUT_TYPES: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_NUM_INPUT_TYPES;
+/// The enumerator `CU_GRAPHICS_REGISTER_FLAGS_NONE` as the integer it is passed as: [`CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_NONE`]`.0`.
+pub const CU_GRAPHICS_REGISTER_FLAGS_NONE: ::core::ffi::c_uint = CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_NONE
+    .0;
+/// The enumerator `CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY` as the integer it is passed as: [`CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY`]`.0`.
+pub const CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY: ::core::ffi::c_uint = CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
+    .0;
+/// The enumerator `CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD` as the integer it is passed as: [`CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD`]`.0`.
+pub const CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD: ::core::ffi::c_uint = CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD
+    .0;
+/// The enumerator `CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST` as the integer it is passed as: [`CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST`]`.0`.
+pub const CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST: ::core::ffi::c_uint = CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
+    .0;
+/// The enumerator `CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER` as the integer it is passed as: [`CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER`]`.0`.
+pub const CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER: ::core::ffi::c_uint = CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
+    .0;
+/// The enumerator `CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE` as the integer it is passed as: [`CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE`]`.0`.
+pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE: ::core::ffi::c_uint = CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE
+    .0;
+/// The enumerator `CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY` as the integer it is passed as: [`CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY`]`.0`.
+pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY: ::core::ffi::c_uint = CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY
+    .0;
+/// The enumerator `CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD` as the integer it is passed as: [`CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD`]`.0`.
+pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD: ::core::ffi::c_uint = CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD
+    .0;
+/// The enumerator `CU_CUBEMAP_FACE_POSITIVE_X` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_X`]`.0`.
+pub const CU_CUBEMAP_FACE_POSITIVE_X: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_X
+    .0;
+/// The enumerator `CU_CUBEMAP_FACE_NEGATIVE_X` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_X`]`.0`.
+pub const CU_CUBEMAP_FACE_NEGATIVE_X: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_X
+    .0;
+/// The enumerator `CU_CUBEMAP_FACE_POSITIVE_Y` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_Y`]`.0`.
+pub const CU_CUBEMAP_FACE_POSITIVE_Y: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_Y
+    .0;
+/// The enumerator `CU_CUBEMAP_FACE_NEGATIVE_Y` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_Y`]`.0`.
+pub const CU_CUBEMAP_FACE_NEGATIVE_Y: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_Y
+    .0;
+/// The enumerator `CU_CUBEMAP_FACE_POSITIVE_Z` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_Z`]`.0`.
+pub const CU_CUBEMAP_FACE_POSITIVE_Z: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_Z
+    .0;
+/// The enumerator `CU_CUBEMAP_FACE_NEGATIVE_Z` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_Z`]`.0`.
+pub const CU_CUBEMAP_FACE_NEGATIVE_Z: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_Z
+    .0;
+/// The enumerator `CU_LIMIT_STACK_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_STACK_SIZE`].
+pub const CU_LIMIT_STACK_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_STACK_SIZE;
+/// The enumerator `CU_LIMIT_PRINTF_FIFO_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_PRINTF_FIFO_SIZE`].
+pub const CU_LIMIT_PRINTF_FIFO_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_PRINTF_FIFO_SIZE;
+/// The enumerator `CU_LIMIT_MALLOC_HEAP_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_MALLOC_HEAP_SIZE`].
+pub const CU_LIMIT_MALLOC_HEAP_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_MALLOC_HEAP_SIZE;
+/// The enumerator `CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH`].
+pub const CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: CUlimit_enum = CUlimit_enum::CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH;
+/// The enumerator `CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT`].
+pub const CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: CUlimit_enum = CUlimit_enum::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT;
+/// The enumerator `CU_LIMIT_MAX_L2_FETCH_GRANULARITY` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_MAX_L2_FETCH_GRANULARITY`].
+pub const CU_LIMIT_MAX_L2_FETCH_GRANULARITY: CUlimit_enum = CUlimit_enum::CU_LIMIT_MAX_L2_FETCH_GRANULARITY;
+/// The enumerator `CU_LIMIT_PERSISTING_L2_CACHE_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_PERSISTING_L2_CACHE_SIZE`].
+pub const CU_LIMIT_PERSISTING_L2_CACHE_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_PERSISTING_L2_CACHE_SIZE;
+/// The enumerator `CU_LIMIT_SHMEM_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_SHMEM_SIZE`].
+pub const CU_LIMIT_SHMEM_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_SHMEM_SIZE;
+/// The enumerator `CU_LIMIT_CIG_ENABLED` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_CIG_ENABLED`].
+pub const CU_LIMIT_CIG_ENABLED: CUlimit_enum = CUlimit_enum::CU_LIMIT_CIG_ENABLED;
+/// The enumerator `CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED`].
+pub const CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: CUlimit_enum = CUlimit_enum::CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED;
+/// The enumerator `CU_LIMIT_PER_BLOCK_MEMORY_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_PER_BLOCK_MEMORY_SIZE`].
+pub const CU_LIMIT_PER_BLOCK_MEMORY_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_PER_BLOCK_MEMORY_SIZE;
+/// The enumerator `CU_LIMIT_MAX` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_MAX`].
+pub const CU_LIMIT_MAX: CUlimit_enum = CUlimit_enum::CU_LIMIT_MAX;
+/// The enumerator `CU_RESOURCE_TYPE_ARRAY` by its bare name, as C has it: [`CUresourcetype_enum::CU_RESOURCE_TYPE_ARRAY`].
+pub const CU_RESOURCE_TYPE_ARRAY: CUresourcetype_enum = CUresourcetype_enum::CU_RESOURCE_TYPE_ARRAY;
+/// The enumerator `CU_RESOURCE_TYPE_MIPMAPPED_ARRAY` by its bare name, as C has it: [`CUresourcetype_enum::CU_RESOURCE_TYPE_MIPMAPPED_ARRAY`].
+pub const CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: CUresourcetype_enum = CUresourcetype_enum::CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+/// The enumerator `CU_RESOURCE_TYPE_LINEAR` by its bare name, as C has it: [`CUresourcetype_enum::CU_RESOURCE_TYPE_LINEAR`].
+pub const CU_RESOURCE_TYPE_LINEAR: CUresourcetype_enum = CUresourcetype_enum::CU_RESOURCE_TYPE_LINEAR;
+/// The enumerator `CU_RESOURCE_TYPE_PITCH2D` by its bare name, as C has it: [`CUresourcetype_enum::CU_RESOURCE_TYPE_PITCH2D`].
+pub const CU_RESOURCE_TYPE_PITCH2D: CUresourcetype_enum = CUresourcetype_enum::CU_RESOURCE_TYPE_PITCH2D;
+/// The enumerator `CU_ACCESS_PROPERTY_NORMAL` by its bare name, as C has it: [`CUaccessProperty_enum::CU_ACCESS_PROPERTY_NORMAL`].
+pub const CU_ACCESS_PROPERTY_NORMAL: CUaccessProperty_enum = CUaccessProperty_enum::CU_ACCESS_PROPERTY_NORMAL;
+/// The enumerator `CU_ACCESS_PROPERTY_STREAMING` by its bare name, as C has it: [`CUaccessProperty_enum::CU_ACCESS_PROPERTY_STREAMING`].
+pub const CU_ACCESS_PROPERTY_STREAMING: CUaccessProperty_enum = CUaccessProperty_enum::CU_ACCESS_PROPERTY_STREAMING;
+/// The enumerator `CU_ACCESS_PROPERTY_PERSISTING` by its bare name, as C has it: [`CUaccessProperty_enum::CU_ACCESS_PROPERTY_PERSISTING`].
+pub const CU_ACCESS_PROPERTY_PERSISTING: CUaccessProperty_enum = CUaccessProperty_enum::CU_ACCESS_PROPERTY_PERSISTING;
+/// The enumerator `CU_GRAPH_COND_TYPE_IF` by its bare name, as C has it: [`CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_IF`].
+pub const CU_GRAPH_COND_TYPE_IF: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_IF;
+/// The enumerator `CU_GRAPH_COND_TYPE_WHILE` by its bare name, as C has it: [`CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_WHILE`].
+pub const CU_GRAPH_COND_TYPE_WHILE: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_WHILE;
+/// The enumerator `CU_GRAPH_COND_TYPE_SWITCH` by its bare name, as C has it: [`CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_SWITCH`].
+pub const CU_GRAPH_COND_TYPE_SWITCH: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_SWITCH;
+/// The enumerator `CU_GRAPH_NODE_TYPE_KERNEL` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_KERNEL`].
+pub const CU_GRAPH_NODE_TYPE_KERNEL: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_KERNEL;
+/// The enumerator `CU_GRAPH_NODE_TYPE_MEMCPY` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMCPY`].
+pub const CU_GRAPH_NODE_TYPE_MEMCPY: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMCPY;
+/// The enumerator `CU_GRAPH_NODE_TYPE_MEMSET` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMSET`].
+pub const CU_GRAPH_NODE_TYPE_MEMSET: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMSET;
+/// The enumerator `CU_GRAPH_NODE_TYPE_HOST` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_HOST`].
+pub const CU_GRAPH_NODE_TYPE_HOST: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_HOST;
+/// The enumerator `CU_GRAPH_NODE_TYPE_GRAPH` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_GRAPH`].
+pub const CU_GRAPH_NODE_TYPE_GRAPH: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_GRAPH;
+/// The enumerator `CU_GRAPH_NODE_TYPE_EMPTY` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EMPTY`].
+pub const CU_GRAPH_NODE_TYPE_EMPTY: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EMPTY;
+/// The enumerator `CU_GRAPH_NODE_TYPE_WAIT_EVENT` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_WAIT_EVENT`].
+pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_WAIT_EVENT;
+/// The enumerator `CU_GRAPH_NODE_TYPE_EVENT_RECORD` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EVENT_RECORD`].
+pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+/// The enumerator `CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL`].
+pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL;
+/// The enumerator `CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT`].
+pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT;
+/// The enumerator `CU_GRAPH_NODE_TYPE_MEM_ALLOC` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEM_ALLOC`].
+pub const CU_GRAPH_NODE_TYPE_MEM_ALLOC: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+/// The enumerator `CU_GRAPH_NODE_TYPE_MEM_FREE` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEM_FREE`].
+pub const CU_GRAPH_NODE_TYPE_MEM_FREE: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEM_FREE;
+/// The enumerator `CU_GRAPH_NODE_TYPE_BATCH_MEM_OP` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_BATCH_MEM_OP`].
+pub const CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+/// The enumerator `CU_GRAPH_NODE_TYPE_CONDITIONAL` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_CONDITIONAL`].
+pub const CU_GRAPH_NODE_TYPE_CONDITIONAL: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_CONDITIONAL;
+/// The enumerator `CU_GRAPH_NODE_TYPE_MEMCPY_BATCH` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMCPY_BATCH`].
+pub const CU_GRAPH_NODE_TYPE_MEMCPY_BATCH: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMCPY_BATCH;
+/// The enumerator `CU_GRAPH_NODE_TYPE_RESERVED_16` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_RESERVED_16`].
+pub const CU_GRAPH_NODE_TYPE_RESERVED_16: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_RESERVED_16;
+/// The enumerator `CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE`].
+pub const CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE;
+/// The enumerator `CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH`].
+pub const CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH;
+/// The enumerator `CU_GRAPH_DEPENDENCY_TYPE_DEFAULT` as the integer it is passed as: [`CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_DEFAULT`]`.0`.
+pub const CU_GRAPH_DEPENDENCY_TYPE_DEFAULT: ::core::ffi::c_uint = CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_DEFAULT
+    .0;
+/// The enumerator `CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC` as the integer it is passed as: [`CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC`]`.0`.
+pub const CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC: ::core::ffi::c_uint = CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
+    .0;
+/// The enumerator `CUDA_GRAPH_INSTANTIATE_SUCCESS` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_SUCCESS`].
+pub const CUDA_GRAPH_INSTANTIATE_SUCCESS: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_SUCCESS;
+/// The enumerator `CUDA_GRAPH_INSTANTIATE_ERROR` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_ERROR`].
+pub const CUDA_GRAPH_INSTANTIATE_ERROR: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_ERROR;
+/// The enumerator `CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE`].
+pub const CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE;
+/// The enumerator `CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED`].
+pub const CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED;
+/// The enumerator `CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED`].
+pub const CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED;
+/// The enumerator `CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED`].
+pub const CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED;
+/// The enumerator `CU_SYNC_POLICY_AUTO` by its bare name, as C has it: [`CUsynchronizationPolicy_enum::CU_SYNC_POLICY_AUTO`].
+pub const CU_SYNC_POLICY_AUTO: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum::CU_SYNC_POLICY_AUTO;
+/// The enumerator `CU_SYNC_POLICY_SPIN` by its bare name, as C has it: [`CUsynchronizationPolicy_enum::CU_SYNC_POLICY_SPIN`].
+pub const CU_SYNC_POLICY_SPIN: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum::CU_SYNC_POLICY_SPIN;
+/// The enumerator `CU_SYNC_POLICY_YIELD` by its bare name, as C has it: [`CUsynchronizationPolicy_enum::CU_SYNC_POLICY_YIELD`].
+pub const CU_SYNC_POLICY_YIELD: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum::CU_SYNC_POLICY_YIELD;
+/// The enumerator `CU_SYNC_POLICY_BLOCKING_SYNC` by its bare name, as C has it: [`CUsynchronizationPolicy_enum::CU_SYNC_POLICY_BLOCKING_SYNC`].
+pub const CU_SYNC_POLICY_BLOCKING_SYNC: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum::CU_SYNC_POLICY_BLOCKING_SYNC;
+/// The enumerator `CU_CLUSTER_SCHEDULING_POLICY_DEFAULT` by its bare name, as C has it: [`CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT`].
+pub const CU_CLUSTER_SCHEDULING_POLICY_DEFAULT: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT;
+/// The enumerator `CU_CLUSTER_SCHEDULING_POLICY_SPREAD` by its bare name, as C has it: [`CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_SPREAD`].
+pub const CU_CLUSTER_SCHEDULING_POLICY_SPREAD: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+/// The enumerator `CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING` by its bare name, as C has it: [`CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING`].
+pub const CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING;
+/// The enumerator `CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY` by its bare name, as C has it: [`CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY`].
+pub const CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY;
+/// The enumerator `CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT` by its bare name, as C has it: [`CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT`].
+pub const CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT;
+/// The enumerator `CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE` by its bare name, as C has it: [`CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE`].
+pub const CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE;
+/// The enumerator `CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT` by its bare name, as C has it: [`CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT`].
+pub const CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT: CUlaunchAttributePortableClusterMode_enum = CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT;
+/// The enumerator `CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE` by its bare name, as C has it: [`CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE`].
+pub const CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE: CUlaunchAttributePortableClusterMode_enum = CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE;
+/// The enumerator `CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE` by its bare name, as C has it: [`CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE`].
+pub const CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE: CUlaunchAttributePortableClusterMode_enum = CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE;
+/// The enumerator `CU_SHARED_MEMORY_MODE_DEFAULT` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_DEFAULT`].
+pub const CU_SHARED_MEMORY_MODE_DEFAULT: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_DEFAULT;
+/// The enumerator `CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE`].
+pub const CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE;
+/// The enumerator `CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE`].
+pub const CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE;
+/// The enumerator `CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY`].
+pub const CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY;
+/// The enumerator `CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY`].
+pub const CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_IGNORE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_IGNORE`].
+pub const CU_LAUNCH_ATTRIBUTE_IGNORE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_IGNORE;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW`].
+pub const CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_COOPERATIVE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_COOPERATIVE`].
+pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY`].
+pub const CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`].
+pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE`].
+pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`].
+pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT`].
+pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_PRIORITY` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PRIORITY`].
+pub const CU_LAUNCH_ATTRIBUTE_PRIORITY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PRIORITY;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP`].
+pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN`].
+pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION`].
+pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT`].
+pub const CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE`].
+pub const CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`].
+pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING`].
+pub const CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE`].
+pub const CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE`].
+pub const CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE;
+/// The enumerator `CU_LAUNCH_ATTRIBUTE_MAX` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MAX`].
+pub const CU_LAUNCH_ATTRIBUTE_MAX: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MAX;
+/// The enumerator `CU_STREAM_CAPTURE_STATUS_NONE` by its bare name, as C has it: [`CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_NONE`].
+pub const CU_STREAM_CAPTURE_STATUS_NONE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_NONE;
+/// The enumerator `CU_STREAM_CAPTURE_STATUS_ACTIVE` by its bare name, as C has it: [`CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_ACTIVE`].
+pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_ACTIVE;
+/// The enumerator `CU_STREAM_CAPTURE_STATUS_INVALIDATED` by its bare name, as C has it: [`CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_INVALIDATED`].
+pub const CU_STREAM_CAPTURE_STATUS_INVALIDATED: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+/// The enumerator `CU_STREAM_CAPTURE_MODE_GLOBAL` by its bare name, as C has it: [`CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_GLOBAL`].
+pub const CU_STREAM_CAPTURE_MODE_GLOBAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_GLOBAL;
+/// The enumerator `CU_STREAM_CAPTURE_MODE_THREAD_LOCAL` by its bare name, as C has it: [`CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL`].
+pub const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+/// The enumerator `CU_STREAM_CAPTURE_MODE_RELAXED` by its bare name, as C has it: [`CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_RELAXED`].
+pub const CU_STREAM_CAPTURE_MODE_RELAXED: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_RELAXED;
+/// The enumerator `CU_GET_PROC_ADDRESS_DEFAULT` as the integer it is passed as: [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_DEFAULT`]`.0`.
 pub const CU_GET_PROC_ADDRESS_DEFAULT: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_DEFAULT
     .0;
-/// [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_LEGACY_STREAM`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_GET_PROC_ADDRESS_LEGACY_STREAM` as the integer it is passed as: [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_LEGACY_STREAM`]`.0`.
 pub const CU_GET_PROC_ADDRESS_LEGACY_STREAM: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_LEGACY_STREAM
     .0;
-/// [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` as the integer it is passed as: [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`]`.0`.
 pub const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
     .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_GET_PROC_ADDRESS_SUCCESS` by its bare name, as C has it: [`CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SUCCESS`].
+pub const CU_GET_PROC_ADDRESS_SUCCESS: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SUCCESS;
+/// The enumerator `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND` by its bare name, as C has it: [`CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`].
+pub const CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+/// The enumerator `CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT` by its bare name, as C has it: [`CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT`].
+pub const CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+/// The enumerator `CU_EXEC_AFFINITY_TYPE_SM_COUNT` by its bare name, as C has it: [`CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT`].
+pub const CU_EXEC_AFFINITY_TYPE_SM_COUNT: CUexecAffinityType_enum = CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT;
+/// The enumerator `CU_EXEC_AFFINITY_TYPE_MAX` by its bare name, as C has it: [`CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_MAX`].
+pub const CU_EXEC_AFFINITY_TYPE_MAX: CUexecAffinityType_enum = CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_MAX;
+/// The enumerator `CIG_DATA_TYPE_D3D12_COMMAND_QUEUE` by its bare name, as C has it: [`CUcigDataType_enum::CIG_DATA_TYPE_D3D12_COMMAND_QUEUE`].
+pub const CIG_DATA_TYPE_D3D12_COMMAND_QUEUE: CUcigDataType_enum = CUcigDataType_enum::CIG_DATA_TYPE_D3D12_COMMAND_QUEUE;
+/// The enumerator `CIG_DATA_TYPE_NV_BLOB` by its bare name, as C has it: [`CUcigDataType_enum::CIG_DATA_TYPE_NV_BLOB`].
+pub const CIG_DATA_TYPE_NV_BLOB: CUcigDataType_enum = CUcigDataType_enum::CIG_DATA_TYPE_NV_BLOB;
+/// The enumerator `STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST` by its bare name, as C has it: [`CUstreamCigDataType_enum::STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST`].
+pub const STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST: CUstreamCigDataType_enum = CUstreamCigDataType_enum::STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST;
+/// The enumerator `STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV` by its bare name, as C has it: [`CUstreamCigDataType_enum::STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV`].
+pub const STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV: CUstreamCigDataType_enum = CUstreamCigDataType_enum::STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV;
+/// The enumerator `CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE` by its bare name, as C has it: [`CUlibraryOption_enum::CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE`].
+pub const CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: CUlibraryOption_enum = CUlibraryOption_enum::CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE;
+/// The enumerator `CU_LIBRARY_BINARY_IS_PRESERVED` by its bare name, as C has it: [`CUlibraryOption_enum::CU_LIBRARY_BINARY_IS_PRESERVED`].
+pub const CU_LIBRARY_BINARY_IS_PRESERVED: CUlibraryOption_enum = CUlibraryOption_enum::CU_LIBRARY_BINARY_IS_PRESERVED;
+/// The enumerator `CU_LIBRARY_NUM_OPTIONS` by its bare name, as C has it: [`CUlibraryOption_enum::CU_LIBRARY_NUM_OPTIONS`].
+pub const CU_LIBRARY_NUM_OPTIONS: CUlibraryOption_enum = CUlibraryOption_enum::CU_LIBRARY_NUM_OPTIONS;
+/// The enumerator `CUDA_SUCCESS` by its bare name, as C has it: [`cudaError_enum::CUDA_SUCCESS`].
+pub const CUDA_SUCCESS: cudaError_enum = cudaError_enum::CUDA_SUCCESS;
+/// The enumerator `CUDA_ERROR_INVALID_VALUE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_VALUE`].
+pub const CUDA_ERROR_INVALID_VALUE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_VALUE;
+/// The enumerator `CUDA_ERROR_OUT_OF_MEMORY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY`].
+pub const CUDA_ERROR_OUT_OF_MEMORY: cudaError_enum = cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY;
+/// The enumerator `CUDA_ERROR_NOT_INITIALIZED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_INITIALIZED`].
+pub const CUDA_ERROR_NOT_INITIALIZED: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_INITIALIZED;
+/// The enumerator `CUDA_ERROR_DEINITIALIZED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_DEINITIALIZED`].
+pub const CUDA_ERROR_DEINITIALIZED: cudaError_enum = cudaError_enum::CUDA_ERROR_DEINITIALIZED;
+/// The enumerator `CUDA_ERROR_PROFILER_DISABLED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PROFILER_DISABLED`].
+pub const CUDA_ERROR_PROFILER_DISABLED: cudaError_enum = cudaError_enum::CUDA_ERROR_PROFILER_DISABLED;
+/// The enumerator `CUDA_ERROR_PROFILER_NOT_INITIALIZED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PROFILER_NOT_INITIALIZED`].
+pub const CUDA_ERROR_PROFILER_NOT_INITIALIZED: cudaError_enum = cudaError_enum::CUDA_ERROR_PROFILER_NOT_INITIALIZED;
+/// The enumerator `CUDA_ERROR_PROFILER_ALREADY_STARTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STARTED`].
+pub const CUDA_ERROR_PROFILER_ALREADY_STARTED: cudaError_enum = cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STARTED;
+/// The enumerator `CUDA_ERROR_PROFILER_ALREADY_STOPPED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STOPPED`].
+pub const CUDA_ERROR_PROFILER_ALREADY_STOPPED: cudaError_enum = cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STOPPED;
+/// The enumerator `CUDA_ERROR_STUB_LIBRARY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STUB_LIBRARY`].
+pub const CUDA_ERROR_STUB_LIBRARY: cudaError_enum = cudaError_enum::CUDA_ERROR_STUB_LIBRARY;
+/// The enumerator `CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER`].
+pub const CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER: cudaError_enum = cudaError_enum::CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER;
+/// The enumerator `CUDA_ERROR_DEVICE_UNAVAILABLE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_DEVICE_UNAVAILABLE`].
+pub const CUDA_ERROR_DEVICE_UNAVAILABLE: cudaError_enum = cudaError_enum::CUDA_ERROR_DEVICE_UNAVAILABLE;
+/// The enumerator `CUDA_ERROR_MULTICAST_RESOURCE_FULL` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MULTICAST_RESOURCE_FULL`].
+pub const CUDA_ERROR_MULTICAST_RESOURCE_FULL: cudaError_enum = cudaError_enum::CUDA_ERROR_MULTICAST_RESOURCE_FULL;
+/// The enumerator `CUDA_ERROR_NO_DEVICE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NO_DEVICE`].
+pub const CUDA_ERROR_NO_DEVICE: cudaError_enum = cudaError_enum::CUDA_ERROR_NO_DEVICE;
+/// The enumerator `CUDA_ERROR_INVALID_DEVICE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_DEVICE`].
+pub const CUDA_ERROR_INVALID_DEVICE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_DEVICE;
+/// The enumerator `CUDA_ERROR_DEVICE_NOT_LICENSED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_DEVICE_NOT_LICENSED`].
+pub const CUDA_ERROR_DEVICE_NOT_LICENSED: cudaError_enum = cudaError_enum::CUDA_ERROR_DEVICE_NOT_LICENSED;
+/// The enumerator `CUDA_ERROR_INVALID_IMAGE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_IMAGE`].
+pub const CUDA_ERROR_INVALID_IMAGE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_IMAGE;
+/// The enumerator `CUDA_ERROR_INVALID_CONTEXT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_CONTEXT`].
+pub const CUDA_ERROR_INVALID_CONTEXT: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_CONTEXT;
+/// The enumerator `CUDA_ERROR_CONTEXT_ALREADY_CURRENT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_CURRENT`].
+pub const CUDA_ERROR_CONTEXT_ALREADY_CURRENT: cudaError_enum = cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_CURRENT;
+/// The enumerator `CUDA_ERROR_MAP_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MAP_FAILED`].
+pub const CUDA_ERROR_MAP_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_MAP_FAILED;
+/// The enumerator `CUDA_ERROR_UNMAP_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNMAP_FAILED`].
+pub const CUDA_ERROR_UNMAP_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_UNMAP_FAILED;
+/// The enumerator `CUDA_ERROR_ARRAY_IS_MAPPED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ARRAY_IS_MAPPED`].
+pub const CUDA_ERROR_ARRAY_IS_MAPPED: cudaError_enum = cudaError_enum::CUDA_ERROR_ARRAY_IS_MAPPED;
+/// The enumerator `CUDA_ERROR_ALREADY_MAPPED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ALREADY_MAPPED`].
+pub const CUDA_ERROR_ALREADY_MAPPED: cudaError_enum = cudaError_enum::CUDA_ERROR_ALREADY_MAPPED;
+/// The enumerator `CUDA_ERROR_NO_BINARY_FOR_GPU` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NO_BINARY_FOR_GPU`].
+pub const CUDA_ERROR_NO_BINARY_FOR_GPU: cudaError_enum = cudaError_enum::CUDA_ERROR_NO_BINARY_FOR_GPU;
+/// The enumerator `CUDA_ERROR_ALREADY_ACQUIRED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ALREADY_ACQUIRED`].
+pub const CUDA_ERROR_ALREADY_ACQUIRED: cudaError_enum = cudaError_enum::CUDA_ERROR_ALREADY_ACQUIRED;
+/// The enumerator `CUDA_ERROR_NOT_MAPPED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_MAPPED`].
+pub const CUDA_ERROR_NOT_MAPPED: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_MAPPED;
+/// The enumerator `CUDA_ERROR_NOT_MAPPED_AS_ARRAY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_ARRAY`].
+pub const CUDA_ERROR_NOT_MAPPED_AS_ARRAY: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_ARRAY;
+/// The enumerator `CUDA_ERROR_NOT_MAPPED_AS_POINTER` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_POINTER`].
+pub const CUDA_ERROR_NOT_MAPPED_AS_POINTER: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_POINTER;
+/// The enumerator `CUDA_ERROR_ECC_UNCORRECTABLE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ECC_UNCORRECTABLE`].
+pub const CUDA_ERROR_ECC_UNCORRECTABLE: cudaError_enum = cudaError_enum::CUDA_ERROR_ECC_UNCORRECTABLE;
+/// The enumerator `CUDA_ERROR_UNSUPPORTED_LIMIT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNSUPPORTED_LIMIT`].
+pub const CUDA_ERROR_UNSUPPORTED_LIMIT: cudaError_enum = cudaError_enum::CUDA_ERROR_UNSUPPORTED_LIMIT;
+/// The enumerator `CUDA_ERROR_CONTEXT_ALREADY_IN_USE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_IN_USE`].
+pub const CUDA_ERROR_CONTEXT_ALREADY_IN_USE: cudaError_enum = cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_IN_USE;
+/// The enumerator `CUDA_ERROR_PEER_ACCESS_UNSUPPORTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED`].
+pub const CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: cudaError_enum = cudaError_enum::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+/// The enumerator `CUDA_ERROR_INVALID_PTX` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_PTX`].
+pub const CUDA_ERROR_INVALID_PTX: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_PTX;
+/// The enumerator `CUDA_ERROR_INVALID_GRAPHICS_CONTEXT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT`].
+pub const CUDA_ERROR_INVALID_GRAPHICS_CONTEXT: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+/// The enumerator `CUDA_ERROR_NVLINK_UNCORRECTABLE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NVLINK_UNCORRECTABLE`].
+pub const CUDA_ERROR_NVLINK_UNCORRECTABLE: cudaError_enum = cudaError_enum::CUDA_ERROR_NVLINK_UNCORRECTABLE;
+/// The enumerator `CUDA_ERROR_JIT_COMPILER_NOT_FOUND` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_JIT_COMPILER_NOT_FOUND`].
+pub const CUDA_ERROR_JIT_COMPILER_NOT_FOUND: cudaError_enum = cudaError_enum::CUDA_ERROR_JIT_COMPILER_NOT_FOUND;
+/// The enumerator `CUDA_ERROR_UNSUPPORTED_PTX_VERSION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION`].
+pub const CUDA_ERROR_UNSUPPORTED_PTX_VERSION: cudaError_enum = cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+/// The enumerator `CUDA_ERROR_JIT_COMPILATION_DISABLED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_JIT_COMPILATION_DISABLED`].
+pub const CUDA_ERROR_JIT_COMPILATION_DISABLED: cudaError_enum = cudaError_enum::CUDA_ERROR_JIT_COMPILATION_DISABLED;
+/// The enumerator `CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY`].
+pub const CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY: cudaError_enum = cudaError_enum::CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+/// The enumerator `CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC`].
+pub const CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC: cudaError_enum = cudaError_enum::CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC;
+/// The enumerator `CUDA_ERROR_CONTAINED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CONTAINED`].
+pub const CUDA_ERROR_CONTAINED: cudaError_enum = cudaError_enum::CUDA_ERROR_CONTAINED;
+/// The enumerator `CUDA_ERROR_INSUFFICIENT_LOADER_VERSION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INSUFFICIENT_LOADER_VERSION`].
+pub const CUDA_ERROR_INSUFFICIENT_LOADER_VERSION: cudaError_enum = cudaError_enum::CUDA_ERROR_INSUFFICIENT_LOADER_VERSION;
+/// The enumerator `CUDA_ERROR_INVALID_SOURCE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_SOURCE`].
+pub const CUDA_ERROR_INVALID_SOURCE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_SOURCE;
+/// The enumerator `CUDA_ERROR_FILE_NOT_FOUND` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_FILE_NOT_FOUND`].
+pub const CUDA_ERROR_FILE_NOT_FOUND: cudaError_enum = cudaError_enum::CUDA_ERROR_FILE_NOT_FOUND;
+/// The enumerator `CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND`].
+pub const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: cudaError_enum = cudaError_enum::CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND;
+/// The enumerator `CUDA_ERROR_SHARED_OBJECT_INIT_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`].
+pub const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+/// The enumerator `CUDA_ERROR_OPERATING_SYSTEM` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_OPERATING_SYSTEM`].
+pub const CUDA_ERROR_OPERATING_SYSTEM: cudaError_enum = cudaError_enum::CUDA_ERROR_OPERATING_SYSTEM;
+/// The enumerator `CUDA_ERROR_INVALID_HANDLE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_HANDLE`].
+pub const CUDA_ERROR_INVALID_HANDLE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_HANDLE;
+/// The enumerator `CUDA_ERROR_ILLEGAL_STATE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ILLEGAL_STATE`].
+pub const CUDA_ERROR_ILLEGAL_STATE: cudaError_enum = cudaError_enum::CUDA_ERROR_ILLEGAL_STATE;
+/// The enumerator `CUDA_ERROR_LOSSY_QUERY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LOSSY_QUERY`].
+pub const CUDA_ERROR_LOSSY_QUERY: cudaError_enum = cudaError_enum::CUDA_ERROR_LOSSY_QUERY;
+/// The enumerator `CUDA_ERROR_NOT_FOUND` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_FOUND`].
+pub const CUDA_ERROR_NOT_FOUND: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_FOUND;
+/// The enumerator `CUDA_ERROR_NOT_READY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_READY`].
+pub const CUDA_ERROR_NOT_READY: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_READY;
+/// The enumerator `CUDA_ERROR_ILLEGAL_ADDRESS` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ILLEGAL_ADDRESS`].
+pub const CUDA_ERROR_ILLEGAL_ADDRESS: cudaError_enum = cudaError_enum::CUDA_ERROR_ILLEGAL_ADDRESS;
+/// The enumerator `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`].
+pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: cudaError_enum = cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+/// The enumerator `CUDA_ERROR_LAUNCH_TIMEOUT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LAUNCH_TIMEOUT`].
+pub const CUDA_ERROR_LAUNCH_TIMEOUT: cudaError_enum = cudaError_enum::CUDA_ERROR_LAUNCH_TIMEOUT;
+/// The enumerator `CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING`].
+pub const CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING: cudaError_enum = cudaError_enum::CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING;
+/// The enumerator `CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED`].
+pub const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: cudaError_enum = cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+/// The enumerator `CUDA_ERROR_PEER_ACCESS_NOT_ENABLED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED`].
+pub const CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: cudaError_enum = cudaError_enum::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+/// The enumerator `CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE`].
+pub const CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE: cudaError_enum = cudaError_enum::CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE;
+/// The enumerator `CUDA_ERROR_CONTEXT_IS_DESTROYED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CONTEXT_IS_DESTROYED`].
+pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: cudaError_enum = cudaError_enum::CUDA_ERROR_CONTEXT_IS_DESTROYED;
+/// The enumerator `CUDA_ERROR_ASSERT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ASSERT`].
+pub const CUDA_ERROR_ASSERT: cudaError_enum = cudaError_enum::CUDA_ERROR_ASSERT;
+/// The enumerator `CUDA_ERROR_TOO_MANY_PEERS` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_TOO_MANY_PEERS`].
+pub const CUDA_ERROR_TOO_MANY_PEERS: cudaError_enum = cudaError_enum::CUDA_ERROR_TOO_MANY_PEERS;
+/// The enumerator `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`].
+pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: cudaError_enum = cudaError_enum::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+/// The enumerator `CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED`].
+pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: cudaError_enum = cudaError_enum::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+/// The enumerator `CUDA_ERROR_HARDWARE_STACK_ERROR` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_HARDWARE_STACK_ERROR`].
+pub const CUDA_ERROR_HARDWARE_STACK_ERROR: cudaError_enum = cudaError_enum::CUDA_ERROR_HARDWARE_STACK_ERROR;
+/// The enumerator `CUDA_ERROR_ILLEGAL_INSTRUCTION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ILLEGAL_INSTRUCTION`].
+pub const CUDA_ERROR_ILLEGAL_INSTRUCTION: cudaError_enum = cudaError_enum::CUDA_ERROR_ILLEGAL_INSTRUCTION;
+/// The enumerator `CUDA_ERROR_MISALIGNED_ADDRESS` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MISALIGNED_ADDRESS`].
+pub const CUDA_ERROR_MISALIGNED_ADDRESS: cudaError_enum = cudaError_enum::CUDA_ERROR_MISALIGNED_ADDRESS;
+/// The enumerator `CUDA_ERROR_INVALID_ADDRESS_SPACE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_ADDRESS_SPACE`].
+pub const CUDA_ERROR_INVALID_ADDRESS_SPACE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_ADDRESS_SPACE;
+/// The enumerator `CUDA_ERROR_INVALID_PC` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_PC`].
+pub const CUDA_ERROR_INVALID_PC: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_PC;
+/// The enumerator `CUDA_ERROR_LAUNCH_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LAUNCH_FAILED`].
+pub const CUDA_ERROR_LAUNCH_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_LAUNCH_FAILED;
+/// The enumerator `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`].
+pub const CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: cudaError_enum = cudaError_enum::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+/// The enumerator `CUDA_ERROR_TENSOR_MEMORY_LEAK` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_TENSOR_MEMORY_LEAK`].
+pub const CUDA_ERROR_TENSOR_MEMORY_LEAK: cudaError_enum = cudaError_enum::CUDA_ERROR_TENSOR_MEMORY_LEAK;
+/// The enumerator `CUDA_ERROR_NOT_PERMITTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_PERMITTED`].
+pub const CUDA_ERROR_NOT_PERMITTED: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_PERMITTED;
+/// The enumerator `CUDA_ERROR_NOT_SUPPORTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_SUPPORTED`].
+pub const CUDA_ERROR_NOT_SUPPORTED: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_SUPPORTED;
+/// The enumerator `CUDA_ERROR_SYSTEM_NOT_READY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_SYSTEM_NOT_READY`].
+pub const CUDA_ERROR_SYSTEM_NOT_READY: cudaError_enum = cudaError_enum::CUDA_ERROR_SYSTEM_NOT_READY;
+/// The enumerator `CUDA_ERROR_SYSTEM_DRIVER_MISMATCH` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH`].
+pub const CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: cudaError_enum = cudaError_enum::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
+/// The enumerator `CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE`].
+pub const CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: cudaError_enum = cudaError_enum::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE;
+/// The enumerator `CUDA_ERROR_MPS_CONNECTION_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_CONNECTION_FAILED`].
+pub const CUDA_ERROR_MPS_CONNECTION_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_CONNECTION_FAILED;
+/// The enumerator `CUDA_ERROR_MPS_RPC_FAILURE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_RPC_FAILURE`].
+pub const CUDA_ERROR_MPS_RPC_FAILURE: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_RPC_FAILURE;
+/// The enumerator `CUDA_ERROR_MPS_SERVER_NOT_READY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_SERVER_NOT_READY`].
+pub const CUDA_ERROR_MPS_SERVER_NOT_READY: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_SERVER_NOT_READY;
+/// The enumerator `CUDA_ERROR_MPS_MAX_CLIENTS_REACHED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_MAX_CLIENTS_REACHED`].
+pub const CUDA_ERROR_MPS_MAX_CLIENTS_REACHED: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_MAX_CLIENTS_REACHED;
+/// The enumerator `CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED`].
+pub const CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED;
+/// The enumerator `CUDA_ERROR_MPS_CLIENT_TERMINATED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_CLIENT_TERMINATED`].
+pub const CUDA_ERROR_MPS_CLIENT_TERMINATED: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_CLIENT_TERMINATED;
+/// The enumerator `CUDA_ERROR_CDP_NOT_SUPPORTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CDP_NOT_SUPPORTED`].
+pub const CUDA_ERROR_CDP_NOT_SUPPORTED: cudaError_enum = cudaError_enum::CUDA_ERROR_CDP_NOT_SUPPORTED;
+/// The enumerator `CUDA_ERROR_CDP_VERSION_MISMATCH` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CDP_VERSION_MISMATCH`].
+pub const CUDA_ERROR_CDP_VERSION_MISMATCH: cudaError_enum = cudaError_enum::CUDA_ERROR_CDP_VERSION_MISMATCH;
+/// The enumerator `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`].
+pub const CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+/// The enumerator `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`].
+pub const CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+/// The enumerator `CUDA_ERROR_STREAM_CAPTURE_MERGE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_MERGE`].
+pub const CUDA_ERROR_STREAM_CAPTURE_MERGE: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_MERGE;
+/// The enumerator `CUDA_ERROR_STREAM_CAPTURE_UNMATCHED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED`].
+pub const CUDA_ERROR_STREAM_CAPTURE_UNMATCHED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+/// The enumerator `CUDA_ERROR_STREAM_CAPTURE_UNJOINED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNJOINED`].
+pub const CUDA_ERROR_STREAM_CAPTURE_UNJOINED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+/// The enumerator `CUDA_ERROR_STREAM_CAPTURE_ISOLATION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_ISOLATION`].
+pub const CUDA_ERROR_STREAM_CAPTURE_ISOLATION: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+/// The enumerator `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`].
+pub const CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+/// The enumerator `CUDA_ERROR_CAPTURED_EVENT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CAPTURED_EVENT`].
+pub const CUDA_ERROR_CAPTURED_EVENT: cudaError_enum = cudaError_enum::CUDA_ERROR_CAPTURED_EVENT;
+/// The enumerator `CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD`].
+pub const CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+/// The enumerator `CUDA_ERROR_TIMEOUT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_TIMEOUT`].
+pub const CUDA_ERROR_TIMEOUT: cudaError_enum = cudaError_enum::CUDA_ERROR_TIMEOUT;
+/// The enumerator `CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE`].
+pub const CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: cudaError_enum = cudaError_enum::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+/// The enumerator `CUDA_ERROR_EXTERNAL_DEVICE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_EXTERNAL_DEVICE`].
+pub const CUDA_ERROR_EXTERNAL_DEVICE: cudaError_enum = cudaError_enum::CUDA_ERROR_EXTERNAL_DEVICE;
+/// The enumerator `CUDA_ERROR_INVALID_CLUSTER_SIZE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_CLUSTER_SIZE`].
+pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_CLUSTER_SIZE;
+/// The enumerator `CUDA_ERROR_FUNCTION_NOT_LOADED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_FUNCTION_NOT_LOADED`].
+pub const CUDA_ERROR_FUNCTION_NOT_LOADED: cudaError_enum = cudaError_enum::CUDA_ERROR_FUNCTION_NOT_LOADED;
+/// The enumerator `CUDA_ERROR_INVALID_RESOURCE_TYPE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_TYPE`].
+pub const CUDA_ERROR_INVALID_RESOURCE_TYPE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_TYPE;
+/// The enumerator `CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION`].
+pub const CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+/// The enumerator `CUDA_ERROR_KEY_ROTATION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_KEY_ROTATION`].
+pub const CUDA_ERROR_KEY_ROTATION: cudaError_enum = cudaError_enum::CUDA_ERROR_KEY_ROTATION;
+/// The enumerator `CUDA_ERROR_STREAM_DETACHED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_DETACHED`].
+pub const CUDA_ERROR_STREAM_DETACHED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_DETACHED;
+/// The enumerator `CUDA_ERROR_GRAPH_RECAPTURE_FAILURE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_GRAPH_RECAPTURE_FAILURE`].
+pub const CUDA_ERROR_GRAPH_RECAPTURE_FAILURE: cudaError_enum = cudaError_enum::CUDA_ERROR_GRAPH_RECAPTURE_FAILURE;
+/// The enumerator `CUDA_ERROR_FABRIC_NOT_READY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_FABRIC_NOT_READY`].
+pub const CUDA_ERROR_FABRIC_NOT_READY: cudaError_enum = cudaError_enum::CUDA_ERROR_FABRIC_NOT_READY;
+/// The enumerator `CUDA_ERROR_UNKNOWN` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNKNOWN`].
+pub const CUDA_ERROR_UNKNOWN: cudaError_enum = cudaError_enum::CUDA_ERROR_UNKNOWN;
+/// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK`].
+pub const CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK;
+/// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED`].
+pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED;
+/// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED`].
+pub const CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED;
+/// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED`].
+pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED;
+/// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED`].
+pub const CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED;
+/// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED`].
+pub const CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED;
+/// The enumerator `CU_RES_VIEW_FORMAT_NONE` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_NONE`].
+pub const CU_RES_VIEW_FORMAT_NONE: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_NONE;
+/// The enumerator `CU_RES_VIEW_FORMAT_UINT_1X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X8`].
+pub const CU_RES_VIEW_FORMAT_UINT_1X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X8;
+/// The enumerator `CU_RES_VIEW_FORMAT_UINT_2X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X8`].
+pub const CU_RES_VIEW_FORMAT_UINT_2X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X8;
+/// The enumerator `CU_RES_VIEW_FORMAT_UINT_4X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X8`].
+pub const CU_RES_VIEW_FORMAT_UINT_4X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X8;
+/// The enumerator `CU_RES_VIEW_FORMAT_SINT_1X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X8`].
+pub const CU_RES_VIEW_FORMAT_SINT_1X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X8;
+/// The enumerator `CU_RES_VIEW_FORMAT_SINT_2X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X8`].
+pub const CU_RES_VIEW_FORMAT_SINT_2X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X8;
+/// The enumerator `CU_RES_VIEW_FORMAT_SINT_4X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X8`].
+pub const CU_RES_VIEW_FORMAT_SINT_4X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X8;
+/// The enumerator `CU_RES_VIEW_FORMAT_UINT_1X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X16`].
+pub const CU_RES_VIEW_FORMAT_UINT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X16;
+/// The enumerator `CU_RES_VIEW_FORMAT_UINT_2X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X16`].
+pub const CU_RES_VIEW_FORMAT_UINT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X16;
+/// The enumerator `CU_RES_VIEW_FORMAT_UINT_4X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X16`].
+pub const CU_RES_VIEW_FORMAT_UINT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X16;
+/// The enumerator `CU_RES_VIEW_FORMAT_SINT_1X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X16`].
+pub const CU_RES_VIEW_FORMAT_SINT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X16;
+/// The enumerator `CU_RES_VIEW_FORMAT_SINT_2X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X16`].
+pub const CU_RES_VIEW_FORMAT_SINT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X16;
+/// The enumerator `CU_RES_VIEW_FORMAT_SINT_4X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X16`].
+pub const CU_RES_VIEW_FORMAT_SINT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X16;
+/// The enumerator `CU_RES_VIEW_FORMAT_UINT_1X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X32`].
+pub const CU_RES_VIEW_FORMAT_UINT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X32;
+/// The enumerator `CU_RES_VIEW_FORMAT_UINT_2X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X32`].
+pub const CU_RES_VIEW_FORMAT_UINT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X32;
+/// The enumerator `CU_RES_VIEW_FORMAT_UINT_4X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X32`].
+pub const CU_RES_VIEW_FORMAT_UINT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X32;
+/// The enumerator `CU_RES_VIEW_FORMAT_SINT_1X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X32`].
+pub const CU_RES_VIEW_FORMAT_SINT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X32;
+/// The enumerator `CU_RES_VIEW_FORMAT_SINT_2X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X32`].
+pub const CU_RES_VIEW_FORMAT_SINT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X32;
+/// The enumerator `CU_RES_VIEW_FORMAT_SINT_4X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X32`].
+pub const CU_RES_VIEW_FORMAT_SINT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X32;
+/// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_1X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_1X16`].
+pub const CU_RES_VIEW_FORMAT_FLOAT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_1X16;
+/// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_2X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_2X16`].
+pub const CU_RES_VIEW_FORMAT_FLOAT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_2X16;
+/// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_4X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_4X16`].
+pub const CU_RES_VIEW_FORMAT_FLOAT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_4X16;
+/// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_1X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_1X32`].
+pub const CU_RES_VIEW_FORMAT_FLOAT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_1X32;
+/// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_2X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_2X32`].
+pub const CU_RES_VIEW_FORMAT_FLOAT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_2X32;
+/// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_4X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_4X32`].
+pub const CU_RES_VIEW_FORMAT_FLOAT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_4X32;
+/// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC1` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC1`].
+pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC1: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC1;
+/// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC2` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC2`].
+pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC2: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC2;
+/// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC3` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC3`].
+pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC3: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC3;
+/// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC4` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC4`].
+pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC4: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC4;
+/// The enumerator `CU_RES_VIEW_FORMAT_SIGNED_BC4` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC4`].
+pub const CU_RES_VIEW_FORMAT_SIGNED_BC4: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC4;
+/// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC5` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC5`].
+pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC5: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC5;
+/// The enumerator `CU_RES_VIEW_FORMAT_SIGNED_BC5` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC5`].
+pub const CU_RES_VIEW_FORMAT_SIGNED_BC5: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC5;
+/// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC6H` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC6H`].
+pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC6H: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC6H;
+/// The enumerator `CU_RES_VIEW_FORMAT_SIGNED_BC6H` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC6H`].
+pub const CU_RES_VIEW_FORMAT_SIGNED_BC6H: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC6H;
+/// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC7` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC7`].
+pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC7: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC7;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_UINT8` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT8`].
+pub const CU_TENSOR_MAP_DATA_TYPE_UINT8: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT8;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_UINT16` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT16`].
+pub const CU_TENSOR_MAP_DATA_TYPE_UINT16: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT16;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_UINT32` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT32`].
+pub const CU_TENSOR_MAP_DATA_TYPE_UINT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT32;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_INT32` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_INT32`].
+pub const CU_TENSOR_MAP_DATA_TYPE_INT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_INT32;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_UINT64` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT64`].
+pub const CU_TENSOR_MAP_DATA_TYPE_UINT64: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT64;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_INT64` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_INT64`].
+pub const CU_TENSOR_MAP_DATA_TYPE_INT64: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_INT64;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_FLOAT16` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT16`].
+pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT16: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_FLOAT32` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT32`].
+pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_FLOAT64` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT64`].
+pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT64: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_BFLOAT16` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16`].
+pub const CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ`].
+pub const CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32`].
+pub const CU_TENSOR_MAP_DATA_TYPE_TFLOAT32: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ`].
+pub const CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B`].
+pub const CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN8B;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B`].
+pub const CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B;
+/// The enumerator `CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B`].
+pub const CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B: CUtensorMapDataType_enum = CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B;
+/// The enumerator `CU_TENSOR_MAP_INTERLEAVE_NONE` by its bare name, as C has it: [`CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_NONE`].
+pub const CU_TENSOR_MAP_INTERLEAVE_NONE: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_NONE;
+/// The enumerator `CU_TENSOR_MAP_INTERLEAVE_16B` by its bare name, as C has it: [`CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_16B`].
+pub const CU_TENSOR_MAP_INTERLEAVE_16B: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_16B;
+/// The enumerator `CU_TENSOR_MAP_INTERLEAVE_32B` by its bare name, as C has it: [`CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_32B`].
+pub const CU_TENSOR_MAP_INTERLEAVE_32B: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_32B;
+/// The enumerator `CU_TENSOR_MAP_SWIZZLE_NONE` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_NONE`].
+pub const CU_TENSOR_MAP_SWIZZLE_NONE: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_NONE;
+/// The enumerator `CU_TENSOR_MAP_SWIZZLE_32B` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_32B`].
+pub const CU_TENSOR_MAP_SWIZZLE_32B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_32B;
+/// The enumerator `CU_TENSOR_MAP_SWIZZLE_64B` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_64B`].
+pub const CU_TENSOR_MAP_SWIZZLE_64B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_64B;
+/// The enumerator `CU_TENSOR_MAP_SWIZZLE_128B` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B`].
+pub const CU_TENSOR_MAP_SWIZZLE_128B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B;
+/// The enumerator `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B`].
+pub const CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B;
+/// The enumerator `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B`].
+pub const CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B;
+/// The enumerator `CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B` by its bare name, as C has it: [`CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B`].
+pub const CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B;
+/// The enumerator `CU_TENSOR_MAP_L2_PROMOTION_NONE` by its bare name, as C has it: [`CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_NONE`].
+pub const CU_TENSOR_MAP_L2_PROMOTION_NONE: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_NONE;
+/// The enumerator `CU_TENSOR_MAP_L2_PROMOTION_L2_64B` by its bare name, as C has it: [`CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_64B`].
+pub const CU_TENSOR_MAP_L2_PROMOTION_L2_64B: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+/// The enumerator `CU_TENSOR_MAP_L2_PROMOTION_L2_128B` by its bare name, as C has it: [`CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_128B`].
+pub const CU_TENSOR_MAP_L2_PROMOTION_L2_128B: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+/// The enumerator `CU_TENSOR_MAP_L2_PROMOTION_L2_256B` by its bare name, as C has it: [`CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_256B`].
+pub const CU_TENSOR_MAP_L2_PROMOTION_L2_256B: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+/// The enumerator `CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE` by its bare name, as C has it: [`CUtensorMapFloatOOBfill_enum::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`].
+pub const CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: CUtensorMapFloatOOBfill_enum = CUtensorMapFloatOOBfill_enum::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+/// The enumerator `CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA` by its bare name, as C has it: [`CUtensorMapFloatOOBfill_enum::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA`].
+pub const CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA: CUtensorMapFloatOOBfill_enum = CUtensorMapFloatOOBfill_enum::CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
+/// The enumerator `CU_TENSOR_MAP_IM2COL_WIDE_MODE_W` by its bare name, as C has it: [`CUtensorMapIm2ColWideMode_enum::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W`].
+pub const CU_TENSOR_MAP_IM2COL_WIDE_MODE_W: CUtensorMapIm2ColWideMode_enum = CUtensorMapIm2ColWideMode_enum::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W;
+/// The enumerator `CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128` by its bare name, as C has it: [`CUtensorMapIm2ColWideMode_enum::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128`].
+pub const CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128: CUtensorMapIm2ColWideMode_enum = CUtensorMapIm2ColWideMode_enum::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128;
+/// The enumerator `CU_TENSOR_MAP_ALLOC_CLASS_AUTO` by its bare name, as C has it: [`CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_AUTO`].
+pub const CU_TENSOR_MAP_ALLOC_CLASS_AUTO: CUtensorMapAllocClass_enum = CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_AUTO;
+/// The enumerator `CU_TENSOR_MAP_ALLOC_CLASS_SMALL` by its bare name, as C has it: [`CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_SMALL`].
+pub const CU_TENSOR_MAP_ALLOC_CLASS_SMALL: CUtensorMapAllocClass_enum = CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_SMALL;
+/// The enumerator `CU_TENSOR_MAP_ALLOC_CLASS_LARGE` by its bare name, as C has it: [`CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_LARGE`].
+pub const CU_TENSOR_MAP_ALLOC_CLASS_LARGE: CUtensorMapAllocClass_enum = CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_LARGE;
+/// The enumerator `CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE` as the integer it is passed as: [`CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE`]`.0`.
+pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE: ::core::ffi::c_uint = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
+    .0;
+/// The enumerator `CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ` as the integer it is passed as: [`CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ`]`.0`.
+pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ: ::core::ffi::c_uint = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
+    .0;
+/// The enumerator `CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE` as the integer it is passed as: [`CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE`]`.0`.
+pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE: ::core::ffi::c_uint = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
+    .0;
+/// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD`].
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+/// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32`].
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32;
+/// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT`].
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT;
+/// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP`].
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP;
+/// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE`].
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE;
+/// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE`].
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE;
+/// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT`].
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT;
+/// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF`].
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF;
+/// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD`].
+pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD;
+/// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD`].
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
+/// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32`].
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32;
+/// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT`].
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT;
+/// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE`].
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE;
+/// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE`].
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE;
+/// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`].
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC;
+/// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX`].
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX;
+/// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT`].
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT;
+/// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD`].
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD;
+/// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32`].
+pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32;
+/// The enumerator `CU_MEM_HANDLE_TYPE_NONE` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_NONE`].
+pub const CU_MEM_HANDLE_TYPE_NONE: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_NONE;
+/// The enumerator `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`].
+pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+/// The enumerator `CU_MEM_HANDLE_TYPE_WIN32` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32`].
+pub const CU_MEM_HANDLE_TYPE_WIN32: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32;
+/// The enumerator `CU_MEM_HANDLE_TYPE_WIN32_KMT` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32_KMT`].
+pub const CU_MEM_HANDLE_TYPE_WIN32_KMT: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32_KMT;
+/// The enumerator `CU_MEM_HANDLE_TYPE_FABRIC` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_FABRIC`].
+pub const CU_MEM_HANDLE_TYPE_FABRIC: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_FABRIC;
+/// The enumerator `CU_MEM_HANDLE_TYPE_MAX` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_MAX`].
+pub const CU_MEM_HANDLE_TYPE_MAX: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_MAX;
+/// The enumerator `CU_MEM_ACCESS_FLAGS_PROT_NONE` by its bare name, as C has it: [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_NONE`].
+pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: CUmemAccess_flags_enum = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_NONE;
+/// The enumerator `CU_MEM_ACCESS_FLAGS_PROT_READ` by its bare name, as C has it: [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READ`].
+pub const CU_MEM_ACCESS_FLAGS_PROT_READ: CUmemAccess_flags_enum = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READ;
+/// The enumerator `CU_MEM_ACCESS_FLAGS_PROT_READWRITE` by its bare name, as C has it: [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READWRITE`].
+pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: CUmemAccess_flags_enum = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+/// The enumerator `CU_MEM_ACCESS_FLAGS_PROT_MAX` by its bare name, as C has it: [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_MAX`].
+pub const CU_MEM_ACCESS_FLAGS_PROT_MAX: CUmemAccess_flags_enum = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_MAX;
+/// The enumerator `CU_MEM_LOCATION_TYPE_INVALID` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVALID`].
+pub const CU_MEM_LOCATION_TYPE_INVALID: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVALID;
+/// The enumerator `CU_MEM_LOCATION_TYPE_NONE` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_NONE`].
+pub const CU_MEM_LOCATION_TYPE_NONE: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_NONE;
+/// The enumerator `CU_MEM_LOCATION_TYPE_DEVICE` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE`].
+pub const CU_MEM_LOCATION_TYPE_DEVICE: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE;
+/// The enumerator `CU_MEM_LOCATION_TYPE_HOST` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST`].
+pub const CU_MEM_LOCATION_TYPE_HOST: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST;
+/// The enumerator `CU_MEM_LOCATION_TYPE_HOST_NUMA` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA`].
+pub const CU_MEM_LOCATION_TYPE_HOST_NUMA: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA;
+/// The enumerator `CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT`].
+pub const CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+/// The enumerator `CU_MEM_LOCATION_TYPE_INVISIBLE` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVISIBLE`].
+pub const CU_MEM_LOCATION_TYPE_INVISIBLE: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVISIBLE;
+/// The enumerator `CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`].
+pub const CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN;
+/// The enumerator `CU_MEM_LOCATION_TYPE_MAX` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_MAX`].
+pub const CU_MEM_LOCATION_TYPE_MAX: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_MAX;
+/// The enumerator `CU_MEM_ALLOCATION_TYPE_INVALID` by its bare name, as C has it: [`CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_INVALID`].
+pub const CU_MEM_ALLOCATION_TYPE_INVALID: CUmemAllocationType_enum = CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_INVALID;
+/// The enumerator `CU_MEM_ALLOCATION_TYPE_PINNED` by its bare name, as C has it: [`CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_PINNED`].
+pub const CU_MEM_ALLOCATION_TYPE_PINNED: CUmemAllocationType_enum = CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_PINNED;
+/// The enumerator `CU_MEM_ALLOCATION_TYPE_MANAGED` by its bare name, as C has it: [`CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_MANAGED`].
+pub const CU_MEM_ALLOCATION_TYPE_MANAGED: CUmemAllocationType_enum = CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_MANAGED;
+/// The enumerator `CU_MEM_ALLOCATION_TYPE_MAX` by its bare name, as C has it: [`CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_MAX`].
+pub const CU_MEM_ALLOCATION_TYPE_MAX: CUmemAllocationType_enum = CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_MAX;
+/// The enumerator `CU_MEM_ALLOC_GRANULARITY_MINIMUM` by its bare name, as C has it: [`CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_MINIMUM`].
+pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: CUmemAllocationGranularity_flags_enum = CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_MINIMUM;
+/// The enumerator `CU_MEM_ALLOC_GRANULARITY_RECOMMENDED` by its bare name, as C has it: [`CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED`].
+pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: CUmemAllocationGranularity_flags_enum = CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED;
+/// The enumerator `CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD` by its bare name, as C has it: [`CUmemRangeHandleType_enum::CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD`].
+pub const CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: CUmemRangeHandleType_enum = CUmemRangeHandleType_enum::CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD;
+/// The enumerator `CU_MEM_RANGE_HANDLE_TYPE_MAX` by its bare name, as C has it: [`CUmemRangeHandleType_enum::CU_MEM_RANGE_HANDLE_TYPE_MAX`].
+pub const CU_MEM_RANGE_HANDLE_TYPE_MAX: CUmemRangeHandleType_enum = CUmemRangeHandleType_enum::CU_MEM_RANGE_HANDLE_TYPE_MAX;
+/// The enumerator `CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE` as the integer it is passed as: [`CUmemRangeFlags_enum::CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE`]`.0`.
+pub const CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE: ::core::ffi::c_uint = CUmemRangeFlags_enum::CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE
+    .0;
+/// The enumerator `CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL` by its bare name, as C has it: [`CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL`].
+pub const CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL: CUarraySparseSubresourceType_enum = CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL;
+/// The enumerator `CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL` by its bare name, as C has it: [`CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL`].
+pub const CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL: CUarraySparseSubresourceType_enum = CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_MIPTAIL;
+/// The enumerator `CU_MEM_OPERATION_TYPE_MAP` by its bare name, as C has it: [`CUmemOperationType_enum::CU_MEM_OPERATION_TYPE_MAP`].
+pub const CU_MEM_OPERATION_TYPE_MAP: CUmemOperationType_enum = CUmemOperationType_enum::CU_MEM_OPERATION_TYPE_MAP;
+/// The enumerator `CU_MEM_OPERATION_TYPE_UNMAP` by its bare name, as C has it: [`CUmemOperationType_enum::CU_MEM_OPERATION_TYPE_UNMAP`].
+pub const CU_MEM_OPERATION_TYPE_UNMAP: CUmemOperationType_enum = CUmemOperationType_enum::CU_MEM_OPERATION_TYPE_UNMAP;
+/// The enumerator `CU_MEM_HANDLE_TYPE_GENERIC` by its bare name, as C has it: [`CUmemHandleType_enum::CU_MEM_HANDLE_TYPE_GENERIC`].
+pub const CU_MEM_HANDLE_TYPE_GENERIC: CUmemHandleType_enum = CUmemHandleType_enum::CU_MEM_HANDLE_TYPE_GENERIC;
+/// The enumerator `CU_MEM_ALLOCATION_COMP_NONE` as the integer it is passed as: [`CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_NONE`]`.0`.
+pub const CU_MEM_ALLOCATION_COMP_NONE: ::core::ffi::c_uint = CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_NONE
+    .0;
+/// The enumerator `CU_MEM_ALLOCATION_COMP_GENERIC` as the integer it is passed as: [`CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_GENERIC`]`.0`.
+pub const CU_MEM_ALLOCATION_COMP_GENERIC: ::core::ffi::c_uint = CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_GENERIC
+    .0;
+/// The enumerator `CU_MULTICAST_GRANULARITY_MINIMUM` by its bare name, as C has it: [`CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_MINIMUM`].
+pub const CU_MULTICAST_GRANULARITY_MINIMUM: CUmulticastGranularity_flags_enum = CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_MINIMUM;
+/// The enumerator `CU_MULTICAST_GRANULARITY_RECOMMENDED` by its bare name, as C has it: [`CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_RECOMMENDED`].
+pub const CU_MULTICAST_GRANULARITY_RECOMMENDED: CUmulticastGranularity_flags_enum = CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_RECOMMENDED;
+/// The enumerator `CU_GRAPH_EXEC_UPDATE_SUCCESS` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_SUCCESS`].
+pub const CU_GRAPH_EXEC_UPDATE_SUCCESS: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_SUCCESS;
+/// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR`].
+pub const CU_GRAPH_EXEC_UPDATE_ERROR: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR;
+/// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED`].
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+/// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED`].
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+/// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED`].
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED;
+/// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED`].
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+/// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED`].
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED;
+/// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE`].
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE;
+/// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED`].
+pub const CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED;
+/// The enumerator `CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES`].
+pub const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES;
+/// The enumerator `CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC`].
+pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC;
+/// The enumerator `CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES`].
+pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
+/// The enumerator `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`].
+pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+/// The enumerator `CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT`].
+pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT;
+/// The enumerator `CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH`].
+pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH;
+/// The enumerator `CU_MEMPOOL_ATTR_USED_MEM_CURRENT` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_CURRENT`].
+pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
+/// The enumerator `CU_MEMPOOL_ATTR_USED_MEM_HIGH` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_HIGH`].
+pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_HIGH;
+/// The enumerator `CU_MEMPOOL_ATTR_ALLOCATION_TYPE` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_ALLOCATION_TYPE`].
+pub const CU_MEMPOOL_ATTR_ALLOCATION_TYPE: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_ALLOCATION_TYPE;
+/// The enumerator `CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES`].
+pub const CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES;
+/// The enumerator `CU_MEMPOOL_ATTR_LOCATION_ID` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCATION_ID`].
+pub const CU_MEMPOOL_ATTR_LOCATION_ID: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCATION_ID;
+/// The enumerator `CU_MEMPOOL_ATTR_LOCATION_TYPE` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCATION_TYPE`].
+pub const CU_MEMPOOL_ATTR_LOCATION_TYPE: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCATION_TYPE;
+/// The enumerator `CU_MEMPOOL_ATTR_MAX_POOL_SIZE` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_MAX_POOL_SIZE`].
+pub const CU_MEMPOOL_ATTR_MAX_POOL_SIZE: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_MAX_POOL_SIZE;
+/// The enumerator `CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED`].
+pub const CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED;
+/// The enumerator `CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID`].
+pub const CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID;
+/// The enumerator `CU_MEMCPY_FLAG_DEFAULT` as the integer it is passed as: [`CUmemcpyFlags_enum::CU_MEMCPY_FLAG_DEFAULT`]`.0`.
+pub const CU_MEMCPY_FLAG_DEFAULT: ::core::ffi::c_uint = CUmemcpyFlags_enum::CU_MEMCPY_FLAG_DEFAULT
+    .0;
+/// The enumerator `CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE` as the integer it is passed as: [`CUmemcpyFlags_enum::CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE`]`.0`.
+pub const CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE: ::core::ffi::c_uint = CUmemcpyFlags_enum::CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
+    .0;
+/// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_INVALID` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_INVALID`].
+pub const CU_MEMCPY_SRC_ACCESS_ORDER_INVALID: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+/// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_STREAM` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM`].
+pub const CU_MEMCPY_SRC_ACCESS_ORDER_STREAM: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+/// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL`].
+pub const CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+/// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_ANY` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_ANY`].
+pub const CU_MEMCPY_SRC_ACCESS_ORDER_ANY: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+/// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_MAX` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_MAX`].
+pub const CU_MEMCPY_SRC_ACCESS_ORDER_MAX: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_MAX;
+/// The enumerator `CU_MEMCPY_OPERAND_TYPE_POINTER` by its bare name, as C has it: [`CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_POINTER`].
+pub const CU_MEMCPY_OPERAND_TYPE_POINTER: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_POINTER;
+/// The enumerator `CU_MEMCPY_OPERAND_TYPE_ARRAY` by its bare name, as C has it: [`CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_ARRAY`].
+pub const CU_MEMCPY_OPERAND_TYPE_ARRAY: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_ARRAY;
+/// The enumerator `CU_MEMCPY_OPERAND_TYPE_MAX` by its bare name, as C has it: [`CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_MAX`].
+pub const CU_MEMCPY_OPERAND_TYPE_MAX: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_MAX;
+/// The enumerator `CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT` by its bare name, as C has it: [`CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT`].
+pub const CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT;
+/// The enumerator `CU_GRAPH_MEM_ATTR_USED_MEM_HIGH` by its bare name, as C has it: [`CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_HIGH`].
+pub const CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_HIGH;
+/// The enumerator `CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT` by its bare name, as C has it: [`CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT`].
+pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT;
+/// The enumerator `CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH` by its bare name, as C has it: [`CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH`].
+pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH;
+/// The enumerator `CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE` by its bare name, as C has it: [`CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE`].
+pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE;
+/// The enumerator `CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE` by its bare name, as C has it: [`CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE`].
+pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE;
+/// The enumerator `CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID` by its bare name, as C has it: [`CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID`].
+pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID;
+/// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST` as the integer it is passed as: [`CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST`]`.0`.
+pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST: ::core::ffi::c_uint = CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
+    .0;
+/// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS` as the integer it is passed as: [`CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS`]`.0`.
+pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS: ::core::ffi::c_uint = CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
+    .0;
+/// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE` as the integer it is passed as: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE`]`.0`.
+pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE: ::core::ffi::c_uint = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
+    .0;
+/// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER` as the integer it is passed as: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER`]`.0`.
+pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER: ::core::ffi::c_uint = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
+    .0;
+/// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES` as the integer it is passed as: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES`]`.0`.
+pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES: ::core::ffi::c_uint = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
+    .0;
+/// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER` by its bare name, as C has it: [`CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER`].
+pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER: CUflushGPUDirectRDMAWritesScope_enum = CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER;
+/// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES` by its bare name, as C has it: [`CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES`].
+pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES: CUflushGPUDirectRDMAWritesScope_enum = CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES;
+/// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX` by its bare name, as C has it: [`CUflushGPUDirectRDMAWritesTarget_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX`].
+pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX: CUflushGPUDirectRDMAWritesTarget_enum = CUflushGPUDirectRDMAWritesTarget_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS
-    .0;
-/// [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS
-    .0;
-/// [`CUuserObject_flags_enum::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_USER_OBJECT_NO_DESTRUCTOR_SYNC` as `cuUserObjectCreate`'s `flags` takes it: [`CUuserObject_flags_enum::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC`]`.0`.
 pub const CU_USER_OBJECT_NO_DESTRUCTOR_SYNC: ::core::ffi::c_uint = CUuserObject_flags_enum::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
-    .0;
-/// [`CUuserObjectRetain_flags_enum::CU_GRAPH_USER_OBJECT_MOVE`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GRAPH_USER_OBJECT_MOVE` as the integer it is passed as: [`CUuserObjectRetain_flags_enum::CU_GRAPH_USER_OBJECT_MOVE`]`.0`.
 pub const CU_GRAPH_USER_OBJECT_MOVE: ::core::ffi::c_uint = CUuserObjectRetain_flags_enum::CU_GRAPH_USER_OBJECT_MOVE
     .0;
-/// [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: ::core::ffi::c_uint = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+/// The enumerator `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH` as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`]`.0`.
+pub const CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+    .0 as ::core::ffi::c_ulonglong;
+/// The enumerator `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD` as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`]`.0`.
+pub const CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
+    .0 as ::core::ffi::c_ulonglong;
+/// The enumerator `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH` as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`]`.0`.
+pub const CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+    .0 as ::core::ffi::c_ulonglong;
+/// The enumerator `CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY` as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`]`.0`.
+pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+    .0 as ::core::ffi::c_ulonglong;
+/// The enumerator `CU_DEVICE_NUMA_CONFIG_NONE` as the integer it is passed as: [`CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NONE`]`.0`.
+pub const CU_DEVICE_NUMA_CONFIG_NONE: ::core::ffi::c_uint = CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NONE
     .0;
-/// [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: ::core::ffi::c_uint = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
+/// The enumerator `CU_DEVICE_NUMA_CONFIG_NUMA_NODE` as the integer it is passed as: [`CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NUMA_NODE`]`.0`.
+pub const CU_DEVICE_NUMA_CONFIG_NUMA_NODE: ::core::ffi::c_uint = CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NUMA_NODE
     .0;
-/// [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH: ::core::ffi::c_uint = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+/// The enumerator `CU_PROCESS_STATE_RUNNING` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_RUNNING`].
+pub const CU_PROCESS_STATE_RUNNING: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_RUNNING;
+/// The enumerator `CU_PROCESS_STATE_LOCKED` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_LOCKED`].
+pub const CU_PROCESS_STATE_LOCKED: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_LOCKED;
+/// The enumerator `CU_PROCESS_STATE_CHECKPOINTED` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_CHECKPOINTED`].
+pub const CU_PROCESS_STATE_CHECKPOINTED: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_CHECKPOINTED;
+/// The enumerator `CU_PROCESS_STATE_FAILED` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_FAILED`].
+pub const CU_PROCESS_STATE_FAILED: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_FAILED;
+/// The enumerator `CU_PROCESS_STATE_CHECKPOINTING` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_CHECKPOINTING`].
+pub const CU_PROCESS_STATE_CHECKPOINTING: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_CHECKPOINTING;
+/// The enumerator `CU_PROCESS_STATE_RESTORING` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_RESTORING`].
+pub const CU_PROCESS_STATE_RESTORING: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_RESTORING;
+/// The enumerator `CU_MODULE_EAGER_LOADING` by its bare name, as C has it: [`CUmoduleLoadingMode_enum::CU_MODULE_EAGER_LOADING`].
+pub const CU_MODULE_EAGER_LOADING: CUmoduleLoadingMode_enum = CUmoduleLoadingMode_enum::CU_MODULE_EAGER_LOADING;
+/// The enumerator `CU_MODULE_LAZY_LOADING` by its bare name, as C has it: [`CUmoduleLoadingMode_enum::CU_MODULE_LAZY_LOADING`].
+pub const CU_MODULE_LAZY_LOADING: CUmoduleLoadingMode_enum = CUmoduleLoadingMode_enum::CU_MODULE_LAZY_LOADING;
+/// The enumerator `CU_MEM_DECOMPRESS_UNSUPPORTED` by its bare name, as C has it: [`CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_UNSUPPORTED`].
+pub const CU_MEM_DECOMPRESS_UNSUPPORTED: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_UNSUPPORTED;
+/// The enumerator `CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE` by its bare name, as C has it: [`CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE`].
+pub const CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE;
+/// The enumerator `CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY` by its bare name, as C has it: [`CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY`].
+pub const CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY;
+/// The enumerator `CU_MEM_DECOMPRESS_ALGORITHM_LZ4` by its bare name, as C has it: [`CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_LZ4`].
+pub const CU_MEM_DECOMPRESS_ALGORITHM_LZ4: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_LZ4;
+/// The enumerator `CU_CLIQUE_TYPE_UNICAST_POINTER` by its bare name, as C has it: [`CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_POINTER`].
+pub const CU_CLIQUE_TYPE_UNICAST_POINTER: CUcliqueType_enum = CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_POINTER;
+/// The enumerator `CU_CLIQUE_TYPE_MULTICAST_POINTER` by its bare name, as C has it: [`CUcliqueType_enum::CU_CLIQUE_TYPE_MULTICAST_POINTER`].
+pub const CU_CLIQUE_TYPE_MULTICAST_POINTER: CUcliqueType_enum = CUcliqueType_enum::CU_CLIQUE_TYPE_MULTICAST_POINTER;
+/// The enumerator `CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT` by its bare name, as C has it: [`CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT`].
+pub const CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT: CUcliqueType_enum = CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT;
+/// The enumerator `CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT` by its bare name, as C has it: [`CUcliqueType_enum::CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT`].
+pub const CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT: CUcliqueType_enum = CUcliqueType_enum::CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT;
+/// The enumerator `CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE` by its bare name, as C has it: [`CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE`].
+pub const CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE: CUlogicalEndpointIpcHandleType_enum = CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE;
+/// The enumerator `CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC` by its bare name, as C has it: [`CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC`].
+pub const CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC: CUlogicalEndpointIpcHandleType_enum = CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC;
+/// The enumerator `CU_LOGICAL_ENDPOINT_TYPE_INVALID` by its bare name, as C has it: [`CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_INVALID`].
+pub const CU_LOGICAL_ENDPOINT_TYPE_INVALID: CUlogicalEndpointType_enum = CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_INVALID;
+/// The enumerator `CU_LOGICAL_ENDPOINT_TYPE_UNICAST` by its bare name, as C has it: [`CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_UNICAST`].
+pub const CU_LOGICAL_ENDPOINT_TYPE_UNICAST: CUlogicalEndpointType_enum = CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_UNICAST;
+/// The enumerator `CU_LOGICAL_ENDPOINT_TYPE_MULTICAST` by its bare name, as C has it: [`CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_MULTICAST`].
+pub const CU_LOGICAL_ENDPOINT_TYPE_MULTICAST: CUlogicalEndpointType_enum = CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_MULTICAST;
+/// The enumerator `CU_LOGICAL_ENDPOINT_FLAG_NONE` as the integer it is passed as: [`CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_NONE`]`.0`.
+pub const CU_LOGICAL_ENDPOINT_FLAG_NONE: ::core::ffi::c_uint = CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_NONE
     .0;
-/// [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`]`.0`: the value as the functions' `flags` parameters take it.
-pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: ::core::ffi::c_uint = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+/// The enumerator `CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS` as the integer it is passed as: [`CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS`]`.0`.
+pub const CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS: ::core::ffi::c_uint = CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS
     .0;
-/// [`CUgreenCtxCreate_flags::CU_GREEN_CTX_NONE`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_FABRIC_COPY_OPERAND_TYPE_POINTER` by its bare name, as C has it: [`CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_POINTER`].
+pub const CU_FABRIC_COPY_OPERAND_TYPE_POINTER: CUfabricCpyOperandType_enum = CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_POINTER;
+/// The enumerator `CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT` by its bare name, as C has it: [`CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT`].
+pub const CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT: CUfabricCpyOperandType_enum = CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT;
+/// The enumerator `CU_FABRIC_COPY_OPERAND_TYPE_MAX` by its bare name, as C has it: [`CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_MAX`].
+pub const CU_FABRIC_COPY_OPERAND_TYPE_MAX: CUfabricCpyOperandType_enum = CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_MAX;
+/// The enumerator `CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE` as the integer it is passed as: [`CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE`]`.0`.
+pub const CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE: ::core::ffi::c_uint = CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE
+    .0;
+/// The enumerator `CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE` as the integer it is passed as: [`CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE`]`.0`.
+pub const CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE: ::core::ffi::c_uint = CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE
+    .0;
+/// The enumerator `CU_GRAPH_RECAPTURE_ERROR` as the integer it is passed as: [`CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ERROR`]`.0`.
+pub const CU_GRAPH_RECAPTURE_ERROR: ::core::ffi::c_uint = CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ERROR
+    .0;
+/// The enumerator `CU_FUNCTION_LOADING_STATE_UNLOADED` by its bare name, as C has it: [`CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_UNLOADED`].
+pub const CU_FUNCTION_LOADING_STATE_UNLOADED: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_UNLOADED;
+/// The enumerator `CU_FUNCTION_LOADING_STATE_LOADED` by its bare name, as C has it: [`CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_LOADED`].
+pub const CU_FUNCTION_LOADING_STATE_LOADED: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_LOADED;
+/// The enumerator `CU_FUNCTION_LOADING_STATE_MAX` by its bare name, as C has it: [`CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_MAX`].
+pub const CU_FUNCTION_LOADING_STATE_MAX: CUfunctionLoadingState_enum = CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_MAX;
+/// The enumerator `CU_COREDUMP_ENABLE_ON_EXCEPTION` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_ENABLE_ON_EXCEPTION`].
+pub const CU_COREDUMP_ENABLE_ON_EXCEPTION: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_ENABLE_ON_EXCEPTION;
+/// The enumerator `CU_COREDUMP_TRIGGER_HOST` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_TRIGGER_HOST`].
+pub const CU_COREDUMP_TRIGGER_HOST: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_TRIGGER_HOST;
+/// The enumerator `CU_COREDUMP_LIGHTWEIGHT` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_LIGHTWEIGHT`].
+pub const CU_COREDUMP_LIGHTWEIGHT: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_LIGHTWEIGHT;
+/// The enumerator `CU_COREDUMP_ENABLE_USER_TRIGGER` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_ENABLE_USER_TRIGGER`].
+pub const CU_COREDUMP_ENABLE_USER_TRIGGER: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_ENABLE_USER_TRIGGER;
+/// The enumerator `CU_COREDUMP_FILE` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_FILE`].
+pub const CU_COREDUMP_FILE: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_FILE;
+/// The enumerator `CU_COREDUMP_PIPE` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_PIPE`].
+pub const CU_COREDUMP_PIPE: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_PIPE;
+/// The enumerator `CU_COREDUMP_GENERATION_FLAGS` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_GENERATION_FLAGS`].
+pub const CU_COREDUMP_GENERATION_FLAGS: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_GENERATION_FLAGS;
+/// The enumerator `CU_COREDUMP_MAX` by its bare name, as C has it: [`CUcoredumpSettings_enum::CU_COREDUMP_MAX`].
+pub const CU_COREDUMP_MAX: CUcoredumpSettings_enum = CUcoredumpSettings_enum::CU_COREDUMP_MAX;
+/// The enumerator `CU_COREDUMP_DEFAULT_FLAGS` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_DEFAULT_FLAGS`]`.0`.
+pub const CU_COREDUMP_DEFAULT_FLAGS: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_DEFAULT_FLAGS
+    .0;
+/// The enumerator `CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES`]`.0`.
+pub const CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES
+    .0;
+/// The enumerator `CU_COREDUMP_SKIP_GLOBAL_MEMORY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_GLOBAL_MEMORY`]`.0`.
+pub const CU_COREDUMP_SKIP_GLOBAL_MEMORY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_GLOBAL_MEMORY
+    .0;
+/// The enumerator `CU_COREDUMP_SKIP_SHARED_MEMORY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_SHARED_MEMORY`]`.0`.
+pub const CU_COREDUMP_SKIP_SHARED_MEMORY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_SHARED_MEMORY
+    .0;
+/// The enumerator `CU_COREDUMP_SKIP_LOCAL_MEMORY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_LOCAL_MEMORY`]`.0`.
+pub const CU_COREDUMP_SKIP_LOCAL_MEMORY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_LOCAL_MEMORY
+    .0;
+/// The enumerator `CU_COREDUMP_SKIP_ABORT` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_ABORT`]`.0`.
+pub const CU_COREDUMP_SKIP_ABORT: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_ABORT
+    .0;
+/// The enumerator `CU_COREDUMP_SKIP_CONSTBANK_MEMORY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_CONSTBANK_MEMORY`]`.0`.
+pub const CU_COREDUMP_SKIP_CONSTBANK_MEMORY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_CONSTBANK_MEMORY
+    .0;
+/// The enumerator `CU_COREDUMP_GZIP_COMPRESS` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_GZIP_COMPRESS`]`.0`.
+pub const CU_COREDUMP_GZIP_COMPRESS: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_GZIP_COMPRESS
+    .0;
+/// The enumerator `CU_COREDUMP_FAULTED_CONTEXTS_ONLY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_FAULTED_CONTEXTS_ONLY`]`.0`.
+pub const CU_COREDUMP_FAULTED_CONTEXTS_ONLY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_FAULTED_CONTEXTS_ONLY
+    .0;
+/// The enumerator `CU_COREDUMP_SKIP_TENSOR_MEMORY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_TENSOR_MEMORY`]`.0`.
+pub const CU_COREDUMP_SKIP_TENSOR_MEMORY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_SKIP_TENSOR_MEMORY
+    .0;
+/// The enumerator `CU_COREDUMP_NO_ERRBAR_AT_EXIT` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_NO_ERRBAR_AT_EXIT`]`.0`.
+pub const CU_COREDUMP_NO_ERRBAR_AT_EXIT: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_NO_ERRBAR_AT_EXIT
+    .0;
+/// The enumerator `CU_COREDUMP_LOG_ONLY` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_LOG_ONLY`]`.0`.
+pub const CU_COREDUMP_LOG_ONLY: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_LOG_ONLY
+    .0;
+/// The enumerator `CU_COREDUMP_LIGHTWEIGHT_FLAGS` as the integer it is passed as: [`CUCoredumpGenerationFlags::CU_COREDUMP_LIGHTWEIGHT_FLAGS`]`.0`.
+pub const CU_COREDUMP_LIGHTWEIGHT_FLAGS: ::core::ffi::c_int = CUCoredumpGenerationFlags::CU_COREDUMP_LIGHTWEIGHT_FLAGS
+    .0;
+/// The enumerator `CU_GREEN_CTX_NONE` as `cuGreenCtxCreate`'s `flags` takes it: [`CUgreenCtxCreate_flags::CU_GREEN_CTX_NONE`]`.0`.
 pub const CU_GREEN_CTX_NONE: ::core::ffi::c_uint = CUgreenCtxCreate_flags::CU_GREEN_CTX_NONE
-    .0;
-/// [`CUgreenCtxCreate_flags::CU_GREEN_CTX_DEFAULT_STREAM`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_GREEN_CTX_DEFAULT_STREAM` as `cuGreenCtxCreate`'s `flags` takes it: [`CUgreenCtxCreate_flags::CU_GREEN_CTX_DEFAULT_STREAM`]`.0`.
 pub const CU_GREEN_CTX_DEFAULT_STREAM: ::core::ffi::c_uint = CUgreenCtxCreate_flags::CU_GREEN_CTX_DEFAULT_STREAM
-    .0;
-/// [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_DEFAULT`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_DEV_SM_RESOURCE_GROUP_DEFAULT` as `CU_DEV_SM_RESOURCE_GROUP_PARAMS_st`'s `flags` takes it: [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_DEFAULT`]`.0`.
 pub const CU_DEV_SM_RESOURCE_GROUP_DEFAULT: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_DEFAULT
-    .0;
-/// [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_BACKFILL`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_DEV_SM_RESOURCE_GROUP_BACKFILL` as `CU_DEV_SM_RESOURCE_GROUP_PARAMS_st`'s `flags` takes it: [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_BACKFILL`]`.0`.
 pub const CU_DEV_SM_RESOURCE_GROUP_BACKFILL: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_BACKFILL
-    .0;
-/// [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID` as `CU_DEV_SM_RESOURCE_GROUP_PARAMS_st`'s `flags` takes it: [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID`]`.0`.
 pub const CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID
-    .0;
-/// [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS` as `CU_DEV_SM_RESOURCE_GROUP_PARAMS_st`'s `flags` takes it: [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS`]`.0`.
 pub const CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS
-    .0;
-/// [`CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING` as `cuDevSmResourceSplitByCount`'s `useFlags` takes it: [`CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING`]`.0`.
 pub const CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING: ::core::ffi::c_uint = CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING
-    .0;
-/// [`CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE`]`.0`: the value as the functions' `flags` parameters take it.
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE` as `cuDevSmResourceSplitByCount`'s `useFlags` takes it: [`CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE`]`.0`.
 pub const CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE: ::core::ffi::c_uint = CUdevSmResourceSplitByCount_flags::CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE
+    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_DEV_RESOURCE_TYPE_INVALID` by its bare name, as C has it: [`CUdevResourceType::CU_DEV_RESOURCE_TYPE_INVALID`].
+pub const CU_DEV_RESOURCE_TYPE_INVALID: CUdevResourceType = CUdevResourceType::CU_DEV_RESOURCE_TYPE_INVALID;
+/// The enumerator `CU_DEV_RESOURCE_TYPE_SM` by its bare name, as C has it: [`CUdevResourceType::CU_DEV_RESOURCE_TYPE_SM`].
+pub const CU_DEV_RESOURCE_TYPE_SM: CUdevResourceType = CUdevResourceType::CU_DEV_RESOURCE_TYPE_SM;
+/// The enumerator `CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG` by its bare name, as C has it: [`CUdevResourceType::CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG`].
+pub const CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG: CUdevResourceType = CUdevResourceType::CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG;
+/// The enumerator `CU_DEV_RESOURCE_TYPE_WORKQUEUE` by its bare name, as C has it: [`CUdevResourceType::CU_DEV_RESOURCE_TYPE_WORKQUEUE`].
+pub const CU_DEV_RESOURCE_TYPE_WORKQUEUE: CUdevResourceType = CUdevResourceType::CU_DEV_RESOURCE_TYPE_WORKQUEUE;
+/// The enumerator `CU_WORKQUEUE_SCOPE_DEVICE_CTX` by its bare name, as C has it: [`CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_DEVICE_CTX`].
+pub const CU_WORKQUEUE_SCOPE_DEVICE_CTX: CUdevWorkqueueConfigScope = CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_DEVICE_CTX;
+/// The enumerator `CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED` by its bare name, as C has it: [`CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED`].
+pub const CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED: CUdevWorkqueueConfigScope = CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED;
+/// The enumerator `CU_LOG_LEVEL_ERROR` as the integer it is passed as: [`CUlogLevel_enum::CU_LOG_LEVEL_ERROR`]`.0`.
+pub const CU_LOG_LEVEL_ERROR: ::core::ffi::c_uint = CUlogLevel_enum::CU_LOG_LEVEL_ERROR
     .0;
-/// [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_NONE`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_LOG_LEVEL_WARNING` as the integer it is passed as: [`CUlogLevel_enum::CU_LOG_LEVEL_WARNING`]`.0`.
+pub const CU_LOG_LEVEL_WARNING: ::core::ffi::c_uint = CUlogLevel_enum::CU_LOG_LEVEL_WARNING
+    .0;
+/// The enumerator `CU_GL_DEVICE_LIST_ALL` by its bare name, as C has it: [`CUGLDeviceList_enum::CU_GL_DEVICE_LIST_ALL`].
+pub const CU_GL_DEVICE_LIST_ALL: CUGLDeviceList_enum = CUGLDeviceList_enum::CU_GL_DEVICE_LIST_ALL;
+/// The enumerator `CU_GL_DEVICE_LIST_CURRENT_FRAME` by its bare name, as C has it: [`CUGLDeviceList_enum::CU_GL_DEVICE_LIST_CURRENT_FRAME`].
+pub const CU_GL_DEVICE_LIST_CURRENT_FRAME: CUGLDeviceList_enum = CUGLDeviceList_enum::CU_GL_DEVICE_LIST_CURRENT_FRAME;
+/// The enumerator `CU_GL_DEVICE_LIST_NEXT_FRAME` by its bare name, as C has it: [`CUGLDeviceList_enum::CU_GL_DEVICE_LIST_NEXT_FRAME`].
+pub const CU_GL_DEVICE_LIST_NEXT_FRAME: CUGLDeviceList_enum = CUGLDeviceList_enum::CU_GL_DEVICE_LIST_NEXT_FRAME;
+/// The enumerator `CU_GL_MAP_RESOURCE_FLAGS_NONE` as the integer it is passed as: [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_NONE`]`.0`.
 pub const CU_GL_MAP_RESOURCE_FLAGS_NONE: ::core::ffi::c_uint = CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_NONE
     .0;
-/// [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY` as the integer it is passed as: [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY`]`.0`.
 pub const CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY: ::core::ffi::c_uint = CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY
     .0;
-/// [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD`]`.0`: the value as the functions' `flags` parameters take it.
+/// The enumerator `CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD` as the integer it is passed as: [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD`]`.0`.
 pub const CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD: ::core::ffi::c_uint = CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD
     .0;
+/// The enumerator `CU_EGL_FRAME_TYPE_ARRAY` by its bare name, as C has it: [`CUeglFrameType_enum::CU_EGL_FRAME_TYPE_ARRAY`].
+pub const CU_EGL_FRAME_TYPE_ARRAY: CUeglFrameType_enum = CUeglFrameType_enum::CU_EGL_FRAME_TYPE_ARRAY;
+/// The enumerator `CU_EGL_FRAME_TYPE_PITCH` by its bare name, as C has it: [`CUeglFrameType_enum::CU_EGL_FRAME_TYPE_PITCH`].
+pub const CU_EGL_FRAME_TYPE_PITCH: CUeglFrameType_enum = CUeglFrameType_enum::CU_EGL_FRAME_TYPE_PITCH;
+/// The enumerator `CU_EGL_RESOURCE_LOCATION_SYSMEM` as the integer it is passed as: [`CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_SYSMEM`]`.0`.
+pub const CU_EGL_RESOURCE_LOCATION_SYSMEM: ::core::ffi::c_uint = CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_SYSMEM
+    .0;
+/// The enumerator `CU_EGL_RESOURCE_LOCATION_VIDMEM` as the integer it is passed as: [`CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_VIDMEM`]`.0`.
+pub const CU_EGL_RESOURCE_LOCATION_VIDMEM: ::core::ffi::c_uint = CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_VIDMEM
+    .0;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR`].
+pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR`].
+pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV422_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_PLANAR`].
+pub const CU_EGL_COLOR_FORMAT_YUV422_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_PLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR`].
+pub const CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_RGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RGB`].
+pub const CU_EGL_COLOR_FORMAT_RGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RGB;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BGR`].
+pub const CU_EGL_COLOR_FORMAT_BGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BGR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_ARGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_ARGB`].
+pub const CU_EGL_COLOR_FORMAT_ARGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_ARGB;
+/// The enumerator `CU_EGL_COLOR_FORMAT_RGBA` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RGBA`].
+pub const CU_EGL_COLOR_FORMAT_RGBA: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RGBA;
+/// The enumerator `CU_EGL_COLOR_FORMAT_L` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_L`].
+pub const CU_EGL_COLOR_FORMAT_L: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_L;
+/// The enumerator `CU_EGL_COLOR_FORMAT_R` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_R`].
+pub const CU_EGL_COLOR_FORMAT_R: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_R;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV444_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_PLANAR`].
+pub const CU_EGL_COLOR_FORMAT_YUV444_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_PLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR`].
+pub const CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUYV_422` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUYV_422`].
+pub const CU_EGL_COLOR_FORMAT_YUYV_422: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUYV_422;
+/// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_422` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_422`].
+pub const CU_EGL_COLOR_FORMAT_UYVY_422: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_422;
+/// The enumerator `CU_EGL_COLOR_FORMAT_ABGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_ABGR`].
+pub const CU_EGL_COLOR_FORMAT_ABGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_ABGR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BGRA` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BGRA`].
+pub const CU_EGL_COLOR_FORMAT_BGRA: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BGRA;
+/// The enumerator `CU_EGL_COLOR_FORMAT_A` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_A`].
+pub const CU_EGL_COLOR_FORMAT_A: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_A;
+/// The enumerator `CU_EGL_COLOR_FORMAT_RG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RG`].
+pub const CU_EGL_COLOR_FORMAT_RG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_AYUV` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_AYUV`].
+pub const CU_EGL_COLOR_FORMAT_AYUV: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_AYUV;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR`].
+pub const CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR`].
+pub const CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR`].
+pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR`].
+pub const CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR`].
+pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR`].
+pub const CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR`].
+pub const CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_VYUY_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_VYUY_ER`].
+pub const CU_EGL_COLOR_FORMAT_VYUY_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_VYUY_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_ER`].
+pub const CU_EGL_COLOR_FORMAT_UYVY_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUYV_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUYV_ER`].
+pub const CU_EGL_COLOR_FORMAT_YUYV_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUYV_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVYU_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVYU_ER`].
+pub const CU_EGL_COLOR_FORMAT_YVYU_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVYU_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV_ER`].
+pub const CU_EGL_COLOR_FORMAT_YUV_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUVA_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUVA_ER`].
+pub const CU_EGL_COLOR_FORMAT_YUVA_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUVA_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_AYUV_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_AYUV_ER`].
+pub const CU_EGL_COLOR_FORMAT_AYUV_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_AYUV_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_RGGB`].
+pub const CU_EGL_COLOR_FORMAT_BAYER_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_RGGB;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_BGGR`].
+pub const CU_EGL_COLOR_FORMAT_BAYER_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_BGGR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_GRBG`].
+pub const CU_EGL_COLOR_FORMAT_BAYER_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_GRBG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_GBRG`].
+pub const CU_EGL_COLOR_FORMAT_BAYER_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_GBRG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_RGGB`].
+pub const CU_EGL_COLOR_FORMAT_BAYER10_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_RGGB;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_BGGR`].
+pub const CU_EGL_COLOR_FORMAT_BAYER10_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_BGGR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_GRBG`].
+pub const CU_EGL_COLOR_FORMAT_BAYER10_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_GRBG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_GBRG`].
+pub const CU_EGL_COLOR_FORMAT_BAYER10_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_GBRG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_RGGB`].
+pub const CU_EGL_COLOR_FORMAT_BAYER12_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_RGGB;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_BGGR`].
+pub const CU_EGL_COLOR_FORMAT_BAYER12_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_BGGR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_GRBG`].
+pub const CU_EGL_COLOR_FORMAT_BAYER12_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_GRBG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_GBRG`].
+pub const CU_EGL_COLOR_FORMAT_BAYER12_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_GBRG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER14_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_RGGB`].
+pub const CU_EGL_COLOR_FORMAT_BAYER14_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_RGGB;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER14_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_BGGR`].
+pub const CU_EGL_COLOR_FORMAT_BAYER14_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_BGGR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER14_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_GRBG`].
+pub const CU_EGL_COLOR_FORMAT_BAYER14_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_GRBG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER14_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_GBRG`].
+pub const CU_EGL_COLOR_FORMAT_BAYER14_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_GBRG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER20_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_RGGB`].
+pub const CU_EGL_COLOR_FORMAT_BAYER20_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_RGGB;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER20_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_BGGR`].
+pub const CU_EGL_COLOR_FORMAT_BAYER20_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_BGGR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER20_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_GRBG`].
+pub const CU_EGL_COLOR_FORMAT_BAYER20_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_GRBG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER20_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_GBRG`].
+pub const CU_EGL_COLOR_FORMAT_BAYER20_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_GBRG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU444_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_PLANAR`].
+pub const CU_EGL_COLOR_FORMAT_YVU444_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_PLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU422_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_PLANAR`].
+pub const CU_EGL_COLOR_FORMAT_YVU422_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_PLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR`].
+pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB`].
+pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR`].
+pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG`].
+pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG`].
+pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_BCCR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_BCCR`].
+pub const CU_EGL_COLOR_FORMAT_BAYER_BCCR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_BCCR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_RCCB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_RCCB`].
+pub const CU_EGL_COLOR_FORMAT_BAYER_RCCB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_RCCB;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_CRBC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_CRBC`].
+pub const CU_EGL_COLOR_FORMAT_BAYER_CRBC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_CRBC;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_CBRC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_CBRC`].
+pub const CU_EGL_COLOR_FORMAT_BAYER_CBRC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_CBRC;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_CCCC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_CCCC`].
+pub const CU_EGL_COLOR_FORMAT_BAYER10_CCCC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_CCCC;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_BCCR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_BCCR`].
+pub const CU_EGL_COLOR_FORMAT_BAYER12_BCCR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_BCCR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_RCCB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_RCCB`].
+pub const CU_EGL_COLOR_FORMAT_BAYER12_RCCB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_RCCB;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_CRBC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CRBC`].
+pub const CU_EGL_COLOR_FORMAT_BAYER12_CRBC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CRBC;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_CBRC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CBRC`].
+pub const CU_EGL_COLOR_FORMAT_BAYER12_CBRC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CBRC;
+/// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_CCCC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CCCC`].
+pub const CU_EGL_COLOR_FORMAT_BAYER12_CCCC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CCCC;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y`].
+pub const CU_EGL_COLOR_FORMAT_Y: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020`].
+pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020`].
+pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020`].
+pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020`].
+pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709`].
+pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709`].
+pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709`].
+pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709`].
+pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709`].
+pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020`].
+pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020`].
+pub const CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR`].
+pub const CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709`].
+pub const CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y_709_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y_709_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y10_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10_709_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y10_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10_709_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y12_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y12_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y12_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12_709_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y12_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12_709_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUVA` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUVA`].
+pub const CU_EGL_COLOR_FORMAT_YUVA: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUVA;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YUV` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV`].
+pub const CU_EGL_COLOR_FORMAT_YUV: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV;
+/// The enumerator `CU_EGL_COLOR_FORMAT_YVYU` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVYU`].
+pub const CU_EGL_COLOR_FORMAT_YVYU: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVYU;
+/// The enumerator `CU_EGL_COLOR_FORMAT_VYUY` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_VYUY`].
+pub const CU_EGL_COLOR_FORMAT_VYUY: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_VYUY;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER`].
+pub const CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_709`].
+pub const CU_EGL_COLOR_FORMAT_UYVY_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_709;
+/// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_709_ER`].
+pub const CU_EGL_COLOR_FORMAT_UYVY_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_709_ER;
+/// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_2020`].
+pub const CU_EGL_COLOR_FORMAT_UYVY_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_2020;
+/// The enumerator `CU_EGL_COLOR_FORMAT_MAX` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_MAX`].
+pub const CU_EGL_COLOR_FORMAT_MAX: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_MAX;
+/// The enumerator `VDP_STATUS_OK` as the integer it is passed as: [`VdpStatus::VDP_STATUS_OK`]`.0`.
+pub const VDP_STATUS_OK: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_OK.0;
+/// The enumerator `VDP_STATUS_NO_IMPLEMENTATION` as the integer it is passed as: [`VdpStatus::VDP_STATUS_NO_IMPLEMENTATION`]`.0`.
+pub const VDP_STATUS_NO_IMPLEMENTATION: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_NO_IMPLEMENTATION
+    .0;
+/// The enumerator `VDP_STATUS_DISPLAY_PREEMPTED` as the integer it is passed as: [`VdpStatus::VDP_STATUS_DISPLAY_PREEMPTED`]`.0`.
+pub const VDP_STATUS_DISPLAY_PREEMPTED: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_DISPLAY_PREEMPTED
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_HANDLE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_HANDLE`]`.0`.
+pub const VDP_STATUS_INVALID_HANDLE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_HANDLE
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_POINTER` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_POINTER`]`.0`.
+pub const VDP_STATUS_INVALID_POINTER: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_POINTER
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_CHROMA_TYPE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_CHROMA_TYPE`]`.0`.
+pub const VDP_STATUS_INVALID_CHROMA_TYPE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_CHROMA_TYPE
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_Y_CB_CR_FORMAT` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_Y_CB_CR_FORMAT`]`.0`.
+pub const VDP_STATUS_INVALID_Y_CB_CR_FORMAT: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_Y_CB_CR_FORMAT
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_RGBA_FORMAT` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_RGBA_FORMAT`]`.0`.
+pub const VDP_STATUS_INVALID_RGBA_FORMAT: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_RGBA_FORMAT
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_INDEXED_FORMAT` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_INDEXED_FORMAT`]`.0`.
+pub const VDP_STATUS_INVALID_INDEXED_FORMAT: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_INDEXED_FORMAT
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_COLOR_STANDARD` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_COLOR_STANDARD`]`.0`.
+pub const VDP_STATUS_INVALID_COLOR_STANDARD: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_COLOR_STANDARD
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_COLOR_TABLE_FORMAT` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_COLOR_TABLE_FORMAT`]`.0`.
+pub const VDP_STATUS_INVALID_COLOR_TABLE_FORMAT: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_COLOR_TABLE_FORMAT
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_BLEND_FACTOR` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_BLEND_FACTOR`]`.0`.
+pub const VDP_STATUS_INVALID_BLEND_FACTOR: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_BLEND_FACTOR
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_BLEND_EQUATION` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_BLEND_EQUATION`]`.0`.
+pub const VDP_STATUS_INVALID_BLEND_EQUATION: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_BLEND_EQUATION
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_FLAG` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_FLAG`]`.0`.
+pub const VDP_STATUS_INVALID_FLAG: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_FLAG
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_DECODER_PROFILE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_DECODER_PROFILE`]`.0`.
+pub const VDP_STATUS_INVALID_DECODER_PROFILE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_DECODER_PROFILE
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_VIDEO_MIXER_FEATURE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_FEATURE`]`.0`.
+pub const VDP_STATUS_INVALID_VIDEO_MIXER_FEATURE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_FEATURE
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_VIDEO_MIXER_PARAMETER` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_PARAMETER`]`.0`.
+pub const VDP_STATUS_INVALID_VIDEO_MIXER_PARAMETER: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_PARAMETER
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_VIDEO_MIXER_ATTRIBUTE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_ATTRIBUTE`]`.0`.
+pub const VDP_STATUS_INVALID_VIDEO_MIXER_ATTRIBUTE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_ATTRIBUTE
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_VIDEO_MIXER_PICTURE_STRUCTURE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_PICTURE_STRUCTURE`]`.0`.
+pub const VDP_STATUS_INVALID_VIDEO_MIXER_PICTURE_STRUCTURE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_VIDEO_MIXER_PICTURE_STRUCTURE
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_FUNC_ID` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_FUNC_ID`]`.0`.
+pub const VDP_STATUS_INVALID_FUNC_ID: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_FUNC_ID
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_SIZE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_SIZE`]`.0`.
+pub const VDP_STATUS_INVALID_SIZE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_SIZE
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_VALUE` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_VALUE`]`.0`.
+pub const VDP_STATUS_INVALID_VALUE: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_VALUE
+    .0;
+/// The enumerator `VDP_STATUS_INVALID_STRUCT_VERSION` as the integer it is passed as: [`VdpStatus::VDP_STATUS_INVALID_STRUCT_VERSION`]`.0`.
+pub const VDP_STATUS_INVALID_STRUCT_VERSION: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_INVALID_STRUCT_VERSION
+    .0;
+/// The enumerator `VDP_STATUS_RESOURCES` as the integer it is passed as: [`VdpStatus::VDP_STATUS_RESOURCES`]`.0`.
+pub const VDP_STATUS_RESOURCES: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_RESOURCES.0;
+/// The enumerator `VDP_STATUS_HANDLE_DEVICE_MISMATCH` as the integer it is passed as: [`VdpStatus::VDP_STATUS_HANDLE_DEVICE_MISMATCH`]`.0`.
+pub const VDP_STATUS_HANDLE_DEVICE_MISMATCH: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_HANDLE_DEVICE_MISMATCH
+    .0;
+/// The enumerator `VDP_STATUS_ERROR` as the integer it is passed as: [`VdpStatus::VDP_STATUS_ERROR`]`.0`.
+pub const VDP_STATUS_ERROR: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_ERROR.0;
+/// The enumerator `CU_OUT_KEY_VALUE_PAIR` by its bare name, as C has it: [`CUoutput_mode_enum::CU_OUT_KEY_VALUE_PAIR`].
+pub const CU_OUT_KEY_VALUE_PAIR: CUoutput_mode_enum = CUoutput_mode_enum::CU_OUT_KEY_VALUE_PAIR;
+/// The enumerator `CU_OUT_CSV` by its bare name, as C has it: [`CUoutput_mode_enum::CU_OUT_CSV`].
+pub const CU_OUT_CSV: CUoutput_mode_enum = CUoutput_mode_enum::CU_OUT_CSV;
+/// `Default` as C's `= {0}`: every byte zero.
+macro_rules! zeroed_default {
+    ($($record:ident)*) => {
+        $(impl Default for $record { #[inline] fn default() -> Self { unsafe {
+        ::core::mem::zeroed() } } })*
+    };
+}
+zeroed_default!(
+    CUDA_ARRAY3D_DESCRIPTOR_st CUDA_ARRAY3D_DESCRIPTOR_v1_st CUDA_ARRAY_DESCRIPTOR_st
+    CUDA_ARRAY_DESCRIPTOR_v1_st CUDA_ARRAY_MEMORY_REQUIREMENTS_st
+    CUDA_ARRAY_SPARSE_PROPERTIES_st CUDA_ARRAY_SPARSE_PROPERTIES_st__bindgen_ty_1
+    CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st
+    CUDA_CHILD_GRAPH_NODE_PARAMS_st CUDA_CONDITIONAL_NODE_PARAMS
+    CUDA_EVENT_RECORD_NODE_PARAMS_st CUDA_EVENT_RECORD_NODE_PARAMS_st__bindgen_ty_1
+    CUDA_EVENT_WAIT_NODE_PARAMS_st CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1
+    CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1
+    CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1
+    CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_1
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_2
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_3
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_1
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_2
+    CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_3
+    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st
+    CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st__bindgen_ty_1 CUDA_EXT_SEM_WAIT_NODE_PARAMS_st
+    CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st__bindgen_ty_1
+    CUDA_FABRIC_COPY_BATCH_OP_st CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st
+    CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1
+    CUDA_GRAPH_INSTANTIATE_PARAMS_st CUDA_HOST_NODE_PARAMS_st CUDA_HOST_NODE_PARAMS_v2_st
+    CUDA_HOST_NODE_PARAMS_v2_st__bindgen_ty_1 CUDA_KERNEL_NODE_PARAMS_st
+    CUDA_KERNEL_NODE_PARAMS_v2_st CUDA_KERNEL_NODE_PARAMS_v3_st CUDA_LAUNCH_PARAMS_st
+    CUDA_MEMCPY2D_st CUDA_MEMCPY2D_v1_st CUDA_MEMCPY3D_BATCH_OP_st CUDA_MEMCPY3D_PEER_st
+    CUDA_MEMCPY3D_st CUDA_MEMCPY3D_v1_st CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st
+    CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 CUDA_MEMCPY_NODE_PARAMS_st
+    CUDA_MEMSET_NODE_PARAMS_st CUDA_MEMSET_NODE_PARAMS_v2_st
+    CUDA_MEM_ALLOC_NODE_PARAMS_v1_st CUDA_MEM_ALLOC_NODE_PARAMS_v2_st
+    CUDA_MEM_FREE_NODE_PARAMS_st CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st
+    CUDA_RESOURCE_DESC_st CUDA_RESOURCE_DESC_st__bindgen_ty_1
+    CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_1
+    CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_2
+    CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_3
+    CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_4
+    CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_5 CUDA_RESOURCE_VIEW_DESC_st
+    CUDA_TEXTURE_DESC_st CU_DEV_SM_RESOURCE_GROUP_PARAMS_st CUaccessPolicyWindow_st
+    CUarrayMapInfo_st CUarrayMapInfo_st__bindgen_ty_1 CUarrayMapInfo_st__bindgen_ty_2
+    CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_1
+    CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_2 CUarrayMapInfo_st__bindgen_ty_3
+    CUasyncNotificationInfo_st CUasyncNotificationInfo_st__bindgen_ty_1
+    CUasyncNotificationInfo_st__bindgen_ty_1__bindgen_ty_1 CUcheckpointCheckpointArgs_st
+    CUcheckpointCustomStorageInfo_st CUcheckpointCustomStoragePerDeviceData_st
+    CUcheckpointGpuPair_st CUcheckpointLockArgs_st CUcheckpointRestoreArgs_st
+    CUcheckpointUnlockArgs_st CUcliqueInfo_st CUctxCigParam_st CUctxCreateParams_st
+    CUdevResource_st CUdevResource_st__bindgen_ty_1 CUdevSmResource_st
+    CUdevWorkqueueConfigResource_st CUdevWorkqueueResource_st CUdevprop_st CUeglFrame_st
+    CUeglFrame_st__bindgen_ty_1 CUexecAffinityParam_st
+    CUexecAffinityParam_st__bindgen_ty_1 CUexecAffinitySmCount_st CUextent3D_st
+    CUfabricCpyOperand_st CUfabricCpyOperand_st__bindgen_ty_1
+    CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_1
+    CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_2 CUgraphEdgeData_st
+    CUgraphExecUpdateResultInfo_st CUgraphNodeParams_st
+    CUgraphNodeParams_st__bindgen_ty_1 CUipcEventHandle_st CUipcMemHandle_st
+    CUlaunchAttributeValue_union CUlaunchAttributeValue_union__bindgen_ty_1
+    CUlaunchAttributeValue_union__bindgen_ty_2 CUlaunchAttributeValue_union__bindgen_ty_3
+    CUlaunchAttributeValue_union__bindgen_ty_4 CUlaunchAttributeValue_union__bindgen_ty_5
+    CUlaunchAttribute_st CUlaunchConfig_st CUlaunchMemSyncDomainMap_st
+    CUlibraryHostUniversalFunctionAndDataTable_st CUlogicalEndpointFabricHandle_st
+    CUlogicalEndpointProp_struct CUlogicalEndpointProp_struct__bindgen_ty_1
+    CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_1
+    CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_2 CUmemAccessDesc_st
+    CUmemAllocationProp_st CUmemAllocationProp_st__bindgen_ty_1 CUmemDecompressParams_st
+    CUmemFabricHandle_st CUmemLocation_st CUmemLocation_st__bindgen_ty_1
+    CUmemLocation_st__bindgen_ty_1__bindgen_ty_1 CUmemPoolProps_st
+    CUmemPoolPtrExportData_st CUmemcpy3DOperand_st CUmemcpy3DOperand_st__bindgen_ty_1
+    CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_1
+    CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_2 CUmemcpyAttributes_st
+    CUmulticastObjectProp_st CUoffset3D_st CUstreamBatchMemOpParams_union
+    CUstreamBatchMemOpParams_union_CUstreamMemOpAtomicReductionParams_st
+    CUstreamBatchMemOpParams_union_CUstreamMemOpFlushRemoteWritesParams_st
+    CUstreamBatchMemOpParams_union_CUstreamMemOpMemoryBarrierParams_st
+    CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st
+    CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st__bindgen_ty_1
+    CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st
+    CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st__bindgen_ty_1
+    CUstreamCigCaptureParams_st CUstreamCigParam_st CUtensorMap_st CUuuid_st
+);
+impl ::core::ops::Deref
+for CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st {
+    type Target = CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st__bindgen_ty_1;
+    #[inline]
+    fn deref(
+        &self,
+    ) -> &CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st__bindgen_ty_1 {
+        &self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::DerefMut
+for CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st {
+    #[inline]
+    fn deref_mut(
+        &mut self,
+    ) -> &mut CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st__bindgen_ty_1 {
+        &mut self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::Deref
+for CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st {
+    type Target = CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st__bindgen_ty_1;
+    #[inline]
+    fn deref(
+        &self,
+    ) -> &CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st__bindgen_ty_1 {
+        &self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::DerefMut
+for CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st {
+    #[inline]
+    fn deref_mut(
+        &mut self,
+    ) -> &mut CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st__bindgen_ty_1 {
+        &mut self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::Deref for CUDA_HOST_NODE_PARAMS_v2_st {
+    type Target = CUDA_HOST_NODE_PARAMS_v2_st__bindgen_ty_1;
+    #[inline]
+    fn deref(&self) -> &CUDA_HOST_NODE_PARAMS_v2_st__bindgen_ty_1 {
+        &self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::DerefMut for CUDA_HOST_NODE_PARAMS_v2_st {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut CUDA_HOST_NODE_PARAMS_v2_st__bindgen_ty_1 {
+        &mut self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::Deref for CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st {
+    type Target = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st__bindgen_ty_1;
+    #[inline]
+    fn deref(&self) -> &CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st__bindgen_ty_1 {
+        &self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::DerefMut for CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st__bindgen_ty_1 {
+        &mut self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::Deref for CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st {
+    type Target = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st__bindgen_ty_1;
+    #[inline]
+    fn deref(&self) -> &CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st__bindgen_ty_1 {
+        &self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::DerefMut for CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st__bindgen_ty_1 {
+        &mut self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::Deref for CUmemLocation_st {
+    type Target = CUmemLocation_st__bindgen_ty_1;
+    #[inline]
+    fn deref(&self) -> &CUmemLocation_st__bindgen_ty_1 {
+        &self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::DerefMut for CUmemLocation_st {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut CUmemLocation_st__bindgen_ty_1 {
+        &mut self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::Deref for CUDA_EVENT_RECORD_NODE_PARAMS_st {
+    type Target = CUDA_EVENT_RECORD_NODE_PARAMS_st__bindgen_ty_1;
+    #[inline]
+    fn deref(&self) -> &CUDA_EVENT_RECORD_NODE_PARAMS_st__bindgen_ty_1 {
+        &self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::DerefMut for CUDA_EVENT_RECORD_NODE_PARAMS_st {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut CUDA_EVENT_RECORD_NODE_PARAMS_st__bindgen_ty_1 {
+        &mut self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::Deref for CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st {
+    type Target = CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1;
+    #[inline]
+    fn deref(&self) -> &CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 {
+        &self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::DerefMut for CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 {
+        &mut self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::Deref for CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st {
+    type Target = CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1;
+    #[inline]
+    fn deref(&self) -> &CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 {
+        &self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::DerefMut for CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st {
+    #[inline]
+    fn deref_mut(
+        &mut self,
+    ) -> &mut CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 {
+        &mut self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::Deref for CUgraphNodeParams_st {
+    type Target = CUgraphNodeParams_st__bindgen_ty_1;
+    #[inline]
+    fn deref(&self) -> &CUgraphNodeParams_st__bindgen_ty_1 {
+        &self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::DerefMut for CUgraphNodeParams_st {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut CUgraphNodeParams_st__bindgen_ty_1 {
+        &mut self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::Deref for CUlogicalEndpointProp_struct {
+    type Target = CUlogicalEndpointProp_struct__bindgen_ty_1;
+    #[inline]
+    fn deref(&self) -> &CUlogicalEndpointProp_struct__bindgen_ty_1 {
+        &self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::DerefMut for CUlogicalEndpointProp_struct {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut CUlogicalEndpointProp_struct__bindgen_ty_1 {
+        &mut self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::Deref for CUdevResource_st {
+    type Target = CUdevResource_st__bindgen_ty_1;
+    #[inline]
+    fn deref(&self) -> &CUdevResource_st__bindgen_ty_1 {
+        &self.__bindgen_anon_1
+    }
+}
+impl ::core::ops::DerefMut for CUdevResource_st {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut CUdevResource_st__bindgen_ty_1 {
+        &mut self.__bindgen_anon_1
+    }
+}

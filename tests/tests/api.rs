@@ -107,3 +107,50 @@ fn per_toolkit_c_names_are_markers_of_what_that_cuda_h_meant() {
     assert_eq!(<aliases::cuda_12_0::cuGraphInstantiate as Entry>::INFO.symbol, "cuGraphInstantiateWithFlags");
     assert_eq!(<aliases::cuda_11_8::cuGraphInstantiate as Entry>::INFO.exported, "cuGraphInstantiate_v2");
 }
+
+/// Both stream modes at once (issue 22): `api::legacy` and `api::ptds` ask for their own
+/// entries whatever the crate's features, `cu_legacy!` and `cu_ptds!` check against them, and
+/// plain `api` is the one the `per-thread-default-stream` feature picks.
+#[test]
+fn both_stream_modes_are_there_at_once() {
+    let Some(dir) = child_dir() else {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(fake::build(Flavour::Full), dir.path().join("libcuda.so.1")).unwrap();
+        in_child("both_stream_modes_are_there_at_once", dir.path());
+        return;
+    };
+    let fake = Fake::open(&dir.join("libcuda.so.1"));
+    fake.reset();
+    fake.set_driver_version(13050);
+    // The fake has no cuMemcpy: each call asks for its entry and returns UNAVAILABLE.
+    // SAFETY: nothing is called, the fake lacks the entries.
+    unsafe {
+        assert_eq!(api::legacy::cuMemcpy(0, 0, 0), api::UNAVAILABLE);
+        assert_eq!(api::ptds::cuMemcpy(0, 0, 0), api::UNAVAILABLE);
+    }
+    let asked: Vec<_> =
+        fake.log().into_iter().filter(|q| q.symbol == "cuMemcpy").map(|q| (q.version, q.flags)).collect();
+    assert_eq!(asked, [(4000, 1), (7000, 2)], "legacy: cuMemcpy at 4000, flag 1; ptds: cuMemcpy_ptds at 7000, flag 2");
+
+    // The macros name the function, and the error is the lookup of their mode's entry.
+    // SAFETY: as above.
+    let legacy = unsafe { cuda_driver_pfn::cu_legacy!(cuMemcpy(0, 0, 0)) }.unwrap_err();
+    let ptds = unsafe { cuda_driver_pfn::cu_ptds!(cuMemcpy(0, 0, 0)) }.unwrap_err();
+    assert!(matches!(&legacy, Error::SymbolNotFound { lookup, .. } if lookup.version == 4000), "{legacy:?}");
+    assert!(matches!(&ptds, Error::SymbolNotFound { lookup, .. } if lookup.version == 7000), "{ptds:?}");
+
+    // Each mode's table: sorted, one row per name; cuGetProcAddress is an inline wrapper of
+    // cuda.h under CUDA_API_PER_THREAD_DEFAULT_STREAM, so ptds has none.
+    for table in [api::legacy::C_NAMES, api::ptds::C_NAMES] {
+        assert!(table.windows(2).all(|w| w[0].0 < w[1].0), "sorted, each name once");
+    }
+    let of = |t: &[(&str, usize)], c: &str| t.iter().find(|(n, _)| *n == c).map(|&(_, i)| ENTRIES[i].pfn);
+    assert_eq!(of(api::legacy::C_NAMES, "cuMemcpy"), Some("PFN_cuMemcpy_v4000"));
+    assert_eq!(of(api::ptds::C_NAMES, "cuMemcpy"), Some("PFN_cuMemcpy_v7000_ptds"));
+    assert!(of(api::legacy::C_NAMES, "cuGetProcAddress").is_some());
+    assert_eq!(of(api::ptds::C_NAMES, "cuGetProcAddress"), None);
+    // A name both modes mean alike is one function, in both tables.
+    assert_eq!(of(api::legacy::C_NAMES, "cuInit"), of(api::ptds::C_NAMES, "cuInit"));
+    let default = if cfg!(feature = "per-thread") { api::ptds::C_NAMES } else { api::legacy::C_NAMES };
+    assert!(std::ptr::eq(api::C_NAMES, default), "api is the mode the feature picks");
+}

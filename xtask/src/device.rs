@@ -26,9 +26,17 @@ step probe "$bin/conformance" probe
 step c_names_per_thread "$bin/conformance-per-thread" c-names
 step vector_add_drv "$bin/vector_add_drv"
 step device_query_drv "$bin/device_query_drv"
+step graphs_drv "$bin/graphs_drv"
+step vector_add_mmap_drv "$bin/vector_add_mmap_drv"
+step launch_ex_drv "$bin/launch_ex_drv"
+step graphs_drv_per_thread "$bin/graphs_drv-per-thread"
+step vector_add_mmap_drv_per_thread "$bin/vector_add_mmap_drv-per-thread"
 step vector_add_cudarc "$bin/vector_add_cudarc"
 step device_query_cudarc "$bin/device_query_cudarc"
 "#;
+
+/// The sample ports of `generated/examples/` (issues 17 and 22).
+const SAMPLES: [&str; 5] = ["vector_add_drv", "device_query_drv", "graphs_drv", "vector_add_mmap_drv", "launch_ex_drv"];
 
 pub fn device_build(root: &Path) -> Result<()> {
     let dest = root.join(".device-bin");
@@ -72,7 +80,7 @@ pub fn device_build(root: &Path) -> Result<()> {
     copy(&rel.join("conformance"), &dest.join("conformance"))?;
     copy(&rel.join("examples").join("roundtrip"), &dest.join("roundtrip"))?;
     copy(&rel.join("examples").join("doctor"), &dest.join("doctor"))?;
-    for sample in ["vector_add_drv", "device_query_drv"] {
+    for sample in SAMPLES {
         copy(&rel.join("examples").join(sample), &dest.join(sample))?;
     }
     // The C-name check again with the crate's `per-thread-default-stream` feature, where
@@ -81,6 +89,13 @@ pub fn device_build(root: &Path) -> Result<()> {
     let args = ["build", "--release", "-p", "cuda-sys-gen-tests", "--bin", "conformance", "--features", &per_thread];
     cargo_stripped(&cargo, root, &args, target)?;
     copy(&rel.join("conformance"), &dest.join("conformance-per-thread"))?;
+    // The samples that use streams again, with `cu!` meaning `api::ptds`.
+    let per_thread_examples = format!("{examples},per-thread-default-stream");
+    let args = ["build", "--release", "-p", "cuda-driver-pfn", "--examples", "--features", &per_thread_examples];
+    cargo_stripped(&cargo, root, &args, target)?;
+    for sample in ["graphs_drv", "vector_add_mmap_drv"] {
+        copy(&rel.join("examples").join(sample), &dest.join(format!("{sample}-per-thread")))?;
+    }
     build_cudarc_ports(root, &cargo, target, &dest)?;
     std::fs::write(dest.join("run-all.sh"), RUN_ALL).context("writing run-all.sh")?;
     println!("built into {}: run `bash .device-bin/run-all.sh` there (carry .device-bin)", dest.display());

@@ -1,11 +1,12 @@
 //! `src/api.rs` (feature `api`): cuda.h's own function names (`cuCtxCreate`), each calling
-//! the ABI that cuda.h's macros make of the name in the newest toolkit, in the stream mode
-//! the crate's `per-thread-default-stream` feature chooses.
+//! the ABI that cuda.h's macros make of the name in the newest toolkit: `api::legacy` and
+//! `api::ptds` in each stream mode, `api` itself in the one the crate's
+//! `per-thread-default-stream` feature chooses.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use super::ctx::{c_name_rows, marker_ident, Ctx};
+use super::ctx::{marker_ident, Ctx};
 use crate::model::CNameTarget;
 use crate::version::format_cuda_version;
 
@@ -17,15 +18,70 @@ fn newest_c_names<'a>(ctx: &'a Ctx<'a>) -> impl Iterator<Item = (&'a str, &'a CN
     newest.and_then(|t| ctx.model.c_names.get(t)).into_iter().flatten().map(|(c, t)| (c.as_str(), t))
 }
 
+/// Where a C name's function goes: the same entry in both stream modes, or one mode's.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Mode {
+    Both,
+    Legacy,
+    PerThread,
+}
+
+/// The functions of one mode's module, per header module (which names its own types, the D3D
+/// interfaces, unqualified), and its table rows.
+#[derive(Default)]
+struct Bucket {
+    fns: std::collections::BTreeMap<String, Vec<TokenStream>>,
+}
+
+impl Bucket {
+    /// The functions as items: cuda.h's at the top, each interop header's in a module of its
+    /// own behind its feature, glob-re-exported.
+    fn items(self, ctx: &Ctx<'_>) -> Vec<TokenStream> {
+        let mut out = Vec::new();
+        for (row, items) in self.fns {
+            let Some(spec) = ctx.module_of(&row) else { continue };
+            if spec.module() == "pfn" {
+                out.extend(items);
+                continue;
+            }
+            let (cfg, module) = (spec.cfg(), Ident::new(spec.module(), Span::call_site()));
+            out.push(quote! {
+                #cfg
+                mod #module {
+                    use super::*;
+                    use crate::#module::*;
+                    #(#items)*
+                }
+                #cfg
+                pub use self::#module::*;
+            });
+        }
+        out
+    }
+}
+
+/// The imports every function module of `api.rs` starts with.
+fn imports() -> TokenStream {
+    quote! {
+        use core::ffi::{c_char, c_int, c_uint, c_void, c_longlong, c_ulonglong, c_short, c_ushort, c_uchar, c_float, c_double};
+        use crate::types::*;
+    }
+}
+
 pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
     let newest = ctx.all_toolkits.last().map_or_else(String::new, |t| t.to_string());
-    // Per module: its functions, which name its own types (the D3D interfaces) unqualified.
-    let mut fns: std::collections::BTreeMap<&str, Vec<TokenStream>> = Default::default();
-    let mut table = Vec::new();
+    let mut buckets: std::collections::BTreeMap<Mode, Bucket> = Default::default();
+    // Per stream mode, its table: every C name it has, sorted.
+    let (mut legacy_table, mut ptds_table) = (Vec::new(), Vec::new());
     for (c_name, target) in newest_c_names(ctx) {
+        let entry = |pfn: &Option<String>| pfn.as_deref().and_then(|p| ctx.by_pfn.get(p).copied());
+        let rows = match (entry(&target.default), entry(&target.per_thread)) {
+            (Some(d), Some(p)) if d.pfn == p.pfn => vec![(Mode::Both, d)],
+            (d, p) => d.map(|d| (Mode::Legacy, d)).into_iter().chain(p.map(|p| (Mode::PerThread, p))).collect(),
+        };
         // Entries that return no `CUresult` are left out: the function could not report a
         // missing driver.
-        for (mode, e) in c_name_rows(ctx, target).into_iter().filter(|(_, e)| e.returns.as_str() == "CUresult") {
+        for (mode, e) in rows.into_iter().filter(|(_, e)| e.returns.as_str() == "CUresult") {
             let Some((_, module_cfg)) = ctx.pfn_path(&e.pfn) else { continue };
             let Some(&index) = ctx.index_of.get(e.pfn.as_str()) else { continue };
             let name = Ident::new(c_name, Span::call_site());
@@ -58,18 +114,17 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
                  (CUDA {}), [`entries::{marker}`](crate::entries::{marker}).\n\n \
                  [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without \
                  this entry: see the [module](crate::api).",
-                match (&mode.is_empty(), e.variant) {
-                    (true, _) => String::new(),
-                    (false, None) => " without `CUDA_API_PER_THREAD_DEFAULT_STREAM`".to_owned(),
-                    (false, Some(_)) => " under `CUDA_API_PER_THREAD_DEFAULT_STREAM`".to_owned(),
+                match mode {
+                    Mode::Both => "",
+                    Mode::Legacy => " without `CUDA_API_PER_THREAD_DEFAULT_STREAM`",
+                    Mode::PerThread => " under `CUDA_API_PER_THREAD_DEFAULT_STREAM`",
                 },
                 e.version,
                 format_cuda_version(e.version),
             );
-            fns.entry(e.module.as_str()).or_default().push(quote! {
+            buckets.entry(mode).or_default().fns.entry(e.module.clone()).or_default().push(quote! {
                 #[doc = #doc]
                 #module_cfg
-                #mode
                 #[inline]
                 pub unsafe fn #name(#(#args: #tys),*) -> CUresult {
                     match crate::api_shim::resolve::<crate::entries::#marker>() {
@@ -78,28 +133,17 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
                     }
                 }
             });
-            table.push(quote!(#module_cfg #mode (#c_name, #index),));
-        }
-    }
-    let mut modules = Vec::new();
-    for (row, items) in fns {
-        let Some(spec) = ctx.module_of(row) else { continue };
-        if spec.module() == "pfn" {
-            modules.extend(items);
-            continue;
-        }
-        let (cfg, module) = (spec.cfg(), Ident::new(spec.module(), Span::call_site()));
-        modules.push(quote! {
-            #cfg
-            mod #module {
-                use super::*;
-                use crate::#module::*;
-                #(#items)*
+            let row = quote!(#module_cfg (#c_name, #index),);
+            if mode != Mode::PerThread {
+                legacy_table.push(row.clone());
             }
-            #cfg
-            pub use self::#module::*;
-        });
+            if mode != Mode::Legacy {
+                ptds_table.push(row);
+            }
+        }
     }
+    let mut take = |mode| buckets.remove(&mode).unwrap_or_default().items(ctx);
+    let (both, legacy, ptds) = (take(Mode::Both), take(Mode::Legacy), take(Mode::PerThread));
     // Examples from this crate's own map, where it has them.
     let example = ["cuCtxCreate", "cuGraphInstantiate", "cuMemAlloc"]
         .iter()
@@ -110,14 +154,32 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
         })
         .collect::<Vec<_>>();
     let example = if example.is_empty() { String::new() } else { format!(" ({})", example.join("; ")) };
+    let ptds_example = newest_c_names(ctx)
+        .find(|(n, _)| *n == "cuMemcpy")
+        .and_then(|(_, t)| ctx.by_pfn.get(t.per_thread.as_deref()?))
+        .map_or_else(String::new, |e| format!(" (`cuMemcpy` is `{}`)", e.exported));
     let doc = format!(
         " cuda.h's own names: `api::cuX(..)` calls the ABI that a C program compiled against \
          CUDA {newest}'s cuda.h calls by `cuX`{example}. Needs the crate's `api` feature.\n\n \
-         With the `per-thread-default-stream` feature each name means what it means under \
-         `CUDA_API_PER_THREAD_DEFAULT_STREAM` (`cuMemcpy` is `cuMemcpy_ptds`). Cargo unifies \
-         features: when any crate in the build turns it on, every user of this crate in that \
-         build gets the per-thread names. cuda.h's `cuGetProcAddress` is an inline wrapper in \
-         that mode, so it has no function here then (use [`Driver::get`](crate::Driver::get)).\n\n \
+         # Stream mode\n\n \
+         C chooses the default stream's meaning per translation unit \
+         (`CUDA_API_PER_THREAD_DEFAULT_STREAM`, `nvcc --default-stream per-thread`); here each \
+         program chooses per module, and both mappings are there at once:\n\n \
+         - [`api::legacy`](legacy): every name as cuda.h means it without \
+         `CUDA_API_PER_THREAD_DEFAULT_STREAM` (the NULL stream is the legacy stream);\n \
+         - [`api::ptds`](ptds): every name as cuda.h means it under \
+         `CUDA_API_PER_THREAD_DEFAULT_STREAM`{ptds_example}; cuda.h's `cuGetProcAddress` is an \
+         inline wrapper in that mode, so it has no function there (use \
+         [`Driver::get`](crate::Driver::get));\n \
+         - `api::cuX` (this module) and [`cu!`](crate::cu): `legacy`'s, or `ptds`'s with the \
+         crate's `per-thread-default-stream` feature. Cargo unifies features: when any crate in \
+         a build turns it on, every `api::cuX` and `cu!` of every crate in that build means the \
+         per-thread names. A library (or a program that must not depend on its neighbours) names \
+         its mode instead: `use cuda_driver_pfn::api::ptds as api;`, or \
+         `use cuda_driver_pfn::cu_ptds as cu;` ([`cu_legacy!`](crate::cu_legacy) for the \
+         legacy stream), and calls keep their C spelling.\n\n \
+         Names whose entry is the same in both modes are one function, re-exported by all three.\n\n \
+         # Errors\n\n \
          Each function resolves its entry once through one process-wide [`Driver`](crate::Driver) \
          ([`driver`], loaded on first use) and then calls it. Nothing here panics: without a \
          driver, or with a driver that lacks the entry, a function returns [`UNAVAILABLE`], and \
@@ -128,17 +190,89 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
          (feature `aliases`): `aliases::cuda_X_Y::cuX` is the marker of the entry that \
          toolkit's cuda.h meant by `cuX`."
     );
+    let imports = imports();
+    let mode_module = |module: &str, table: &[TokenStream], fns: &[TokenStream], doc: &str| {
+        let module = Ident::new(module, Span::call_site());
+        quote! {
+            #[doc = #doc]
+            pub mod #module {
+                #imports
+                pub use super::both::*;
+                pub use crate::api_shim::{driver, UNAVAILABLE};
+                use crate::Error;
+
+                /// Every function of this module, by C name, with the index in
+                /// [`ENTRIES`](crate::ENTRIES) of the entry it calls, sorted by name.
+                pub static C_NAMES: &[(&str, usize)] = &[#(#table)*];
+
+                /// [`api::error_of`](crate::api::error_of) for this module's functions.
+                pub fn error_of(c_name: &str) -> Option<Error> {
+                    crate::api_shim::error_in(C_NAMES, c_name)
+                }
+
+                /// [`api::check`](crate::api::check) for this module's functions.
+                pub fn check(c_name: &str, result: CUresult) -> Result<(), Error> {
+                    crate::api_shim::check_in(C_NAMES, c_name, result)
+                }
+
+                #(#fns)*
+            }
+        }
+    };
+    let legacy = mode_module(
+        "legacy",
+        &legacy_table,
+        &legacy,
+        " cuda.h's names without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: the NULL stream is the \
+         legacy default stream, whatever the crate's features. See [stream mode](super#stream-mode).",
+    );
+    let ptds = mode_module(
+        "ptds",
+        &ptds_table,
+        &ptds,
+        " cuda.h's names under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: the NULL stream is the \
+         calling thread's per-thread default stream, whatever the crate's features. See \
+         [stream mode](super#stream-mode).",
+    );
+    const PER_THREAD: &str = "per-thread-default-stream";
     quote! {
         #![doc = #doc]
         #![allow(non_snake_case, clippy::too_many_arguments, clippy::missing_safety_doc, unused_imports)]
-        use core::ffi::{c_char, c_int, c_uint, c_void, c_longlong, c_ulonglong, c_short, c_ushort, c_uchar, c_float, c_double};
-        use crate::types::*;
+        #imports
         pub use crate::api_shim::{check, driver, error_of, UNAVAILABLE};
+        #[cfg(not(feature = #PER_THREAD))]
+        pub use self::legacy::*;
+        #[cfg(feature = #PER_THREAD)]
+        pub use self::ptds::*;
 
-        /// Every function of this module, by C name, with the index in
-        /// [`ENTRIES`](crate::ENTRIES) of the entry it calls, sorted by name.
-        pub static C_NAMES: &[(&str, usize)] = &[#(#table)*];
+        /// `cu!` with the legacy default stream, whatever the crate's features:
+        /// `use cuda_driver_pfn::cu_legacy as cu;` chooses it for a module, as C's default
+        /// does for a translation unit. See [stream mode](crate::api#stream-mode).
+        #[macro_export]
+        macro_rules! cu_legacy {
+            ($name:ident ( $($arg:expr),* $(,)? )) => {
+                $crate::api::legacy::check(::core::stringify!($name), $crate::api::legacy::$name($($arg),*))
+            };
+        }
 
-        #(#modules)*
+        /// `cu!` with the per-thread default stream, whatever the crate's features:
+        /// `use cuda_driver_pfn::cu_ptds as cu;` chooses it for a module, as
+        /// `CUDA_API_PER_THREAD_DEFAULT_STREAM` does for a C translation unit. See
+        /// [stream mode](crate::api#stream-mode).
+        #[macro_export]
+        macro_rules! cu_ptds {
+            ($name:ident ( $($arg:expr),* $(,)? )) => {
+                $crate::api::ptds::check(::core::stringify!($name), $crate::api::ptds::$name($($arg),*))
+            };
+        }
+
+        /// The functions whose entry is the same in both stream modes.
+        mod both {
+            #imports
+            #(#both)*
+        }
+
+        #legacy
+        #ptds
     }
 }

@@ -7,12 +7,15 @@ use super::ctx::Ctx;
 
 pub const CARGO_TOML: &str = "Cargo.toml";
 
-/// What the crate docs' two examples call.
+/// What the crate docs' examples call.
 const EXAMPLE_NEEDS: &[&str] = &["PFN_cuInit_v2000", "PFN_cuMemAlloc_v3020", "PFN_cuStreamBeginCapture_v10010_ptsz"];
 
-/// Whether this crate's registry has what the crate docs' examples name, so that they compile.
+/// Whether this crate's registry has what the crate docs' examples name, so that they compile:
+/// the entries, and `cuMemAlloc` among the newest toolkit's C names (`cu!(cuMemAlloc(..))`).
 fn examples_fit(ctx: &Ctx<'_>) -> bool {
+    let c_names = ctx.all_toolkits.last().and_then(|t| ctx.model.c_names.get(t));
     EXAMPLE_NEEDS.iter().all(|p| ctx.by_pfn.contains_key(p))
+        && c_names.and_then(|n| n.get("cuMemAlloc")).is_some_and(|t| t.default.is_some())
 }
 
 pub const LIB_RS: &str = "src/lib.rs";
@@ -35,6 +38,8 @@ pub fn readme_md(ctx: &Ctx<'_>) -> String {
 
 /// The shim's part of the crate documentation.
 const CRATE_DOCS: &str = include_str!("templates/crate-docs.md");
+/// The crate docs' opening: who the reader is and where to start, each way shown once.
+const CRATE_START: &str = include_str!("templates/crate-start.md");
 
 pub fn cargo_toml(ctx: &Ctx<'_>) -> String {
     format!(
@@ -154,6 +159,11 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
     }
     let doc_lines = |text: &str| text.lines().map(|l| format!(" {l}").trim_end().to_owned()).collect::<Vec<_>>();
     let shim_docs = doc_lines(&docs);
+    let mut start = super::ctx::with_crate_name(ctx, CRATE_START);
+    if !fence.is_empty() {
+        start = start.replace("```no_run", "```ignore");
+    }
+    let start_docs = doc_lines(&start);
     // The README's example is a doc test too, where the registry has what it calls.
     let readme_doctest = if fence.is_empty() {
         quote! {
@@ -167,6 +177,10 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
     let json_docs = doc_lines(&super::ctx::registry_json_docs());
     quote! {
         //! CUDA driver entry points, one Rust type per ABI.
+        //!
+        #(#![doc = #start_docs])*
+        //!
+        //! # Why one type per ABI
         //!
         //! The driver's `cuGetProcAddress(symbol, &pfn, version, flags, &status)` returns the
         //! newest ABI of `symbol` introduced at or before `version`. A program that casts the

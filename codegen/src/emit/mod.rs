@@ -33,6 +33,9 @@ pub const SHIM_FILES: &[&str] = &[
     examples::ROUNDTRIP_RS,
     examples::SAMPLES[0].1,
     examples::SAMPLES[1].1,
+    examples::SAMPLES[2].1,
+    examples::SAMPLES[3].1,
+    examples::SAMPLES[4].1,
     krate::README_MD,
     krate::LICENSE_MIT,
     krate::LICENSE_APACHE,
@@ -69,18 +72,34 @@ pub fn emit(
         files.insert(path.to_string(), text.as_bytes().to_vec());
     }
     files.insert(krate::LIB_RS.into(), rust_file(&ctx, krate::LIB_RS, krate::lib_rs(&ctx))?);
-    let used_types = model
+    // Each entry's parameters, owned by the C name that means the entry in the newest toolkit
+    // (`cuGraphInstantiate` for `cuGraphInstantiateWithFlags`), else by its symbol.
+    let c_name_of: BTreeMap<&str, &str> = ctx
+        .all_toolkits
+        .last()
+        .and_then(|t| model.c_names.get(t))
+        .into_iter()
+        .flatten()
+        .filter_map(|(c, t)| Some((t.default.as_deref()?, c.as_str())))
+        .collect();
+    let params: Vec<types::ParamUse<'_>> = model
         .entries
         .values()
-        .flat_map(|e| e.params.iter())
-        .flat_map(|p| types::words(p.ty.as_str()))
-        .map(str::to_owned)
+        .flat_map(|e| {
+            let owner = c_name_of.get(e.pfn.as_str()).copied().unwrap_or(e.symbol.as_str());
+            // The return type too, as a nameless parameter: `CUresult` is taken as itself.
+            e.params.iter().map(move |p| (owner, p.name.as_str(), p.ty.as_str())).chain([(
+                owner,
+                "",
+                e.returns.as_str(),
+            )])
+        })
         .collect();
-    files.insert(types::TYPES_RS.into(), rust_file(&ctx, types::TYPES_RS, types::types_rs(types, &used_types))?);
+    files.insert(types::TYPES_RS.into(), rust_file(&ctx, types::TYPES_RS, types::types_rs(types, &params))?);
     for m in modules {
         let path = pfn::module_path(m);
         let own = module_types.get(&m.name).map(Vec::as_slice).unwrap_or(&[]);
-        files.insert(path.clone(), rust_file(&ctx, &path, pfn::module_rs(&ctx, m, own)?)?);
+        files.insert(path.clone(), rust_file(&ctx, &path, pfn::module_rs(&ctx, m, own, types, &params)?)?);
     }
     files.insert(pfn::ALIASES_RS.into(), rust_file(&ctx, pfn::ALIASES_RS, pfn::aliases_rs(&ctx))?);
     files.insert(registry::REGISTRY_RS.into(), rust_file(&ctx, registry::REGISTRY_RS, registry::registry_rs(&ctx))?);

@@ -84,7 +84,15 @@ pub fn module_path(m: &ModuleSpec) -> String {
 
 /// One module: its own types (if any), one type per entry of its header, and the unversioned
 /// aliases of its symbols.
-pub fn module_rs(ctx: &Ctx<'_>, m: &ModuleSpec, own_types: &[syn::Item]) -> Result<TokenStream, Error> {
+pub fn module_rs(
+    ctx: &Ctx<'_>,
+    m: &ModuleSpec,
+    own_types: &[syn::Item],
+    types: &syn::File,
+    params: &[super::types::ParamUse<'_>],
+) -> Result<TokenStream, Error> {
+    let enumerators = super::types::enum_constants(own_types, &types.items, params);
+    let records = super::types::record_impls(own_types);
     let own_types = super::types::system_abi(own_types);
     let mut items = Vec::new();
     let entries: Vec<&Entry> = ctx.model.entries.values().filter(|e| e.module == m.name).collect();
@@ -124,6 +132,8 @@ pub fn module_rs(ctx: &Ctx<'_>, m: &ModuleSpec, own_types: &[syn::Item]) -> Resu
         use crate::types::*;
         use core::ffi::{c_char, c_int, c_uint, c_void, c_longlong, c_ulonglong, c_short, c_ushort, c_uchar, c_float, c_double};
         #(#own_types)*
+        #(#enumerators)*
+        #records
         #(#items)*
     })
 }

@@ -1,5 +1,7 @@
 //! `src/types.rs`: the CUDA types, as bindgen wrote them for the newest toolkit.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::visit_mut::VisitMut;
@@ -76,69 +78,201 @@ fn cast_constants(types: &syn::File) -> Vec<TokenStream> {
     out
 }
 
-/// For each flags enum (`CUctx_flags_enum`: a bindgen newtype whose name says `flags`), its
-/// values as plain constants of the integer type the functions' `flags` parameters take, as C
-/// spells them: `CU_CTX_SCHED_AUTO | CU_CTX_MAP_HOST`, no `.0`. A name the types already use
-/// at the top level is left out, and so is every enum that a parameter (`used`: the words of
-/// the entries' parameter types) or a struct field takes as itself: there the typed constant
-/// is the one that fits.
-fn flag_constants(types: &syn::File, used: &std::collections::BTreeSet<String>) -> Vec<TokenStream> {
-    let mut taken: std::collections::BTreeSet<String> = used.clone();
-    for item in &types.items {
+/// How well an owner names where an enum's values go: `...Create` first, then shorter names.
+type Rank = (bool, usize, String);
+
+/// A parameter of an entry, as the enumerator constants read it: `(C name or symbol, name,
+/// Rust type)`; the return type is a parameter without a name.
+pub(crate) type ParamUse<'a> = (&'a str, &'a str, &'a str);
+
+/// The enums of `items`: bindgen's newtypes (`pub struct CUstreamCaptureMode_enum(pub c_uint)`)
+/// with their values (`impl CUstreamCaptureMode_enum { pub const CU_STREAM_CAPTURE_MODE_GLOBAL ... }`),
+/// in the order of the items: `(name, inner integer type, values)`.
+fn enums(items: &[syn::Item]) -> Vec<(syn::Ident, syn::Type, Vec<syn::Ident>)> {
+    let mut inner: BTreeMap<String, syn::Type> = BTreeMap::new();
+    for item in items {
         if let syn::Item::Struct(st) = item {
-            if let syn::Fields::Named(f) = &st.fields {
-                for field in &f.named {
-                    let ty = &field.ty;
-                    taken.extend(words(&quote!(#ty).to_string()).map(str::to_owned));
+            if let syn::Fields::Unnamed(f) = &st.fields {
+                if let (1, Some(field)) = (f.unnamed.len(), f.unnamed.first()) {
+                    inner.insert(st.ident.to_string(), field.ty.clone());
                 }
             }
         }
     }
-    // `pub use self::CUctx_flags_enum as CUctx_flags;`: an enum is taken under either name.
-    for item in &types.items {
-        if let syn::Item::Use(u) = item {
-            if let syn::UseTree::Path(p) = &u.tree {
-                if let syn::UseTree::Rename(r) = &*p.tree {
-                    if taken.contains(&r.rename.to_string()) {
-                        taken.insert(r.ident.to_string());
+    let mut out = Vec::new();
+    for item in items {
+        let syn::Item::Impl(imp) = item else { continue };
+        let syn::Type::Path(self_ty) = &*imp.self_ty else { continue };
+        let Some(name) = self_ty.path.get_ident() else { continue };
+        let Some(int) = inner.get(&name.to_string()) else { continue };
+        let values: Vec<syn::Ident> = imp
+            .items
+            .iter()
+            .filter_map(|ii| match ii {
+                syn::ImplItem::Const(c) => Some(c.ident.clone()),
+                _ => None,
+            })
+            .collect();
+        out.push((name.clone(), int.clone(), values));
+    }
+    out
+}
+
+/// The fields of every struct and union of `items`: `(record, field, type text)`.
+fn fields(items: &[syn::Item]) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for item in items {
+        let (record, named) = match item {
+            syn::Item::Struct(st) => match &st.fields {
+                syn::Fields::Named(f) => (&st.ident, &f.named),
+                _ => continue,
+            },
+            syn::Item::Union(u) => (&u.ident, &u.fields.named),
+            _ => continue,
+        };
+        for field in named {
+            let Some(name) = &field.ident else { continue };
+            let ty = &field.ty;
+            out.push((record.to_string(), name.to_string(), quote!(#ty).to_string()));
+        }
+    }
+    out
+}
+
+/// The fixed-size integer an integer type name stands for (`c_ulonglong` and `cuuint64_t` are
+/// both `u64`), or `None` for anything else.
+fn integer_of(ty: &str) -> Option<&'static str> {
+    Some(match ty.rsplit("::").next()?.trim() {
+        "c_uint" | "cuuint32_t" | "u32" => "u32",
+        "c_int" | "i32" => "i32",
+        "c_ulonglong" | "cuuint64_t" | "u64" => "u64",
+        "c_longlong" | "i64" => "i64",
+        "c_ushort" | "u16" => "u16",
+        "c_short" | "i16" => "i16",
+        "c_uchar" | "u8" => "u8",
+        _ => return None,
+    })
+}
+
+/// A name reduced to what an enum and the functions and structs that take its values share:
+/// `CUgraphInstantiate_flags_enum` and `cuGraphInstantiateWithFlags` both start with
+/// `graphinstantiate`, `CUDA_GRAPH_INSTANTIATE_PARAMS_st` too.
+fn stem(name: &str) -> String {
+    let mut s = name.strip_suffix("_enum").unwrap_or(name).to_owned();
+    for suffix in ["_flags", "Flags", "_FLAGS", "_flag", "Flag"] {
+        if let Some(rest) = s.strip_suffix(suffix) {
+            s = rest.to_owned();
+            break;
+        }
+    }
+    let s = s.strip_suffix("_st").unwrap_or(&s);
+    let s = ["CUDA_", "CU", "cu"].iter().find_map(|p| s.strip_prefix(p)).unwrap_or(s);
+    s.replace('_', "").to_ascii_lowercase()
+}
+
+/// The headers' enumerators by their bare names, as C spells them (`CU_STREAM_CAPTURE_MODE_GLOBAL`,
+/// `CU_STREAM_NON_BLOCKING`), each of the type the functions take it as:
+/// - an enum that a parameter (`params`: every entry's) or a field of `items` or `context` takes
+///   as itself: the enum (`CU_STREAM_CAPTURE_MODE_GLOBAL: CUstreamCaptureMode_enum`);
+/// - an enum whose values go into integers (flags): the integer type of the `flags`
+///   parameters and fields of the functions and structs named after it, where they agree
+///   (`CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: c_ulonglong`, as `cuGraphInstantiate`'s `flags`),
+///   else the enum's own integer type.
+///
+/// A name already defined at the top level of `items` (a `#define` of cuda.h) is left out.
+pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params: &[ParamUse<'_>]) -> Vec<TokenStream> {
+    let mut fields = fields(items);
+    fields.extend(self::fields(context));
+    let mut taken: BTreeSet<String> = params.iter().flat_map(|(_, _, ty)| words(ty)).map(str::to_owned).collect();
+    taken.extend(fields.iter().flat_map(|(_, _, ty)| words(ty)).map(str::to_owned));
+    // `pub use self::CUctx_flags_enum as CUctx_flags;`, `pub type CUctx_flags = ...`: an enum is
+    // taken under any of its names (aliases of aliases too, so until nothing changes).
+    let mut renames: Vec<(String, String)> = Vec::new();
+    for item in items.iter().chain(context) {
+        match item {
+            syn::Item::Use(u) => {
+                if let syn::UseTree::Path(p) = &u.tree {
+                    if let syn::UseTree::Rename(r) = &*p.tree {
+                        renames.push((r.ident.to_string(), r.rename.to_string()));
                     }
                 }
             }
-        }
-    }
-    let mut top = std::collections::BTreeSet::new();
-    let mut inner: std::collections::BTreeMap<String, syn::Type> = Default::default();
-    for item in &types.items {
-        match item {
-            syn::Item::Const(c) => {
-                top.insert(c.ident.to_string());
-            }
-            syn::Item::Struct(st) => {
-                if let syn::Fields::Unnamed(f) = &st.fields {
-                    if let (1, Some(field)) = (f.unnamed.len(), f.unnamed.first()) {
-                        inner.insert(st.ident.to_string(), field.ty.clone());
+            syn::Item::Type(t) => {
+                if let syn::Type::Path(p) = &*t.ty {
+                    if let Some(target) = p.path.get_ident() {
+                        renames.push((target.to_string(), t.ident.to_string()));
                     }
                 }
             }
             _ => {}
         }
     }
+    while renames.iter().any(|(from, to)| taken.contains(to) && !taken.contains(from)) {
+        for (from, to) in &renames {
+            if taken.contains(to) {
+                taken.insert(from.clone());
+            }
+        }
+    }
+    let mut top: BTreeSet<String> = items
+        .iter()
+        .filter_map(|i| match i {
+            syn::Item::Const(c) => Some(c.ident.to_string()),
+            _ => None,
+        })
+        .collect();
     let mut out = Vec::new();
-    for item in &types.items {
-        let syn::Item::Impl(imp) = item else { continue };
-        let syn::Type::Path(self_ty) = &*imp.self_ty else { continue };
-        let Some(name) = self_ty.path.get_ident().map(ToString::to_string) else { continue };
-        let Some(int) = inner.get(&name).filter(|_| name.contains("flags") && !taken.contains(&name)) else { continue };
-        let ty = syn::Ident::new(&name, proc_macro2::Span::call_site());
-        for ii in &imp.items {
-            let syn::ImplItem::Const(c) = ii else { continue };
-            let value = c.ident.to_string();
-            if !top.insert(value.clone()) {
+    for (name, int, values) in enums(items) {
+        let typed = taken.contains(&name.to_string());
+        // Where the values go into integers: the `flags` of what is named after the enum.
+        let mut into = None;
+        if !typed {
+            let stem = stem(&name.to_string());
+            let flags = |field: &str| field.to_ascii_lowercase().contains("flag");
+            // Per integer size, the owner that names it in the docs: a `...Create` first (where
+            // a C program passes flags most), then the shortest name.
+            let mut found: BTreeMap<&str, (Rank, String, String)> = BTreeMap::new();
+            let candidates = params
+                .iter()
+                .map(|(symbol, p, ty)| (symbol.to_string(), p.to_string(), ty.to_string()))
+                .chain(fields.iter().cloned());
+            for (owner, field, ty) in candidates {
+                if stem.len() < 3 || !flags(&field) || !self::stem(&owner).starts_with(&stem) {
+                    continue;
+                }
+                if let Some(size) = integer_of(&ty) {
+                    let rank = (!owner.contains("Create"), owner.len(), owner.clone());
+                    let what = format!("`{owner}`'s `{field}`");
+                    match found.get(size) {
+                        Some((best, _, _)) if *best <= rank => {}
+                        _ => {
+                            found.insert(size, (rank, what, ty));
+                        }
+                    }
+                }
+            }
+            if found.len() == 1 {
+                into = found.into_values().next().map(|(_, what, ty)| (what, ty));
+            }
+        }
+        for value in values {
+            if !top.insert(value.to_string()) {
                 continue;
             }
-            let ident = &c.ident;
-            let doc = format!(" [`{name}::{value}`]`.0`: the value as the functions' `flags` parameters take it.");
-            out.push(quote!(#[doc = #doc] pub const #ident: #int = #ty::#ident.0;));
+            out.push(if typed {
+                let doc = format!(" The enumerator `{value}` by its bare name, as C has it: [`{name}::{value}`].");
+                quote!(#[doc = #doc] pub const #value: #name = #name::#value;)
+            } else if let Some((what, ty)) = &into {
+                let doc = format!(" The enumerator `{value}` as {what} takes it: [`{name}::{value}`]`.0`.");
+                // The parameter's own spelling, from `core::ffi` where it is a C type.
+                let last = ty.rsplit("::").next().unwrap_or(ty).trim();
+                let path = if last.starts_with("c_") { format!("::core::ffi::{last}") } else { last.to_owned() };
+                let ty: syn::Type = syn::parse_str(&path).unwrap_or_else(|_| int.clone());
+                quote!(#[doc = #doc] pub const #value: #ty = #name::#value.0 as #ty;)
+            } else {
+                let doc = format!(" The enumerator `{value}` as the integer it is passed as: [`{name}::{value}`]`.0`.");
+                quote!(#[doc = #doc] pub const #value: #int = #name::#value.0;)
+            });
         }
     }
     out
@@ -149,12 +283,14 @@ pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric())).filter(|w| !w.is_empty())
 }
 
-/// `types.rs`: bindgen's types, cuda.h's cast constants, and the plain flag constants;
-/// `used_types`: the words of every entry's parameter types.
-pub fn types_rs(types: &syn::File, used_types: &std::collections::BTreeSet<String>) -> TokenStream {
+/// `types.rs`: bindgen's types, cuda.h's cast constants, the enumerators by their bare names,
+/// `Default` for the plain-data records and the anonymous members' fields reached as in C;
+/// `params`: every entry's parameters.
+pub fn types_rs(types: &syn::File, params: &[ParamUse<'_>]) -> TokenStream {
     let items = system_abi(&types.items);
     let casts = cast_constants(types);
-    let flags = flag_constants(types, used_types);
+    let enumerators = enum_constants(&types.items, &[], params);
+    let records = record_impls(&types.items);
     quote! {
         //! The CUDA driver API's types, enums and constants, from the newest pinned toolkit
         //! (legacy `_v1` types included). bindgen's layout checks are kept: they fail the
@@ -163,6 +299,138 @@ pub fn types_rs(types: &syn::File, used_types: &std::collections::BTreeSet<Strin
         #![allow(clippy::all)]
         #(#items)*
         #(#casts)*
-        #(#flags)*
+        #(#enumerators)*
+        #records
+    }
+}
+
+/// Whether a field of this type may be all zero bytes: integers, floats, `bool`, raw pointers,
+/// `Option`s (bindgen's nullable function pointers) and arrays and records of those
+/// (`zeroable`: the records known so far). A reference, a bare function pointer or an unknown
+/// type may not.
+fn zero_is_valid(ty: &syn::Type, zeroable: &BTreeSet<String>) -> bool {
+    match ty {
+        syn::Type::Ptr(_) => true,
+        syn::Type::Array(a) => zero_is_valid(&a.elem, zeroable),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let Some(last) = p.path.segments.last() else { return false };
+            let name = last.ident.to_string();
+            name == "Option"
+                || name.starts_with("c_")
+                || matches!(name.as_str(), "bool" | "f32" | "f64")
+                || integer_of(&name).is_some()
+                || matches!(name.as_str(), "u128" | "i128" | "usize" | "isize" | "i8")
+                || zeroable.contains(&name)
+        }
+        _ => false,
+    }
+}
+
+/// The records of `items` that are all zero bytes with `Default`, as C's `= {0}`: every struct
+/// and union whose fields may all be zero (bindgen's enum newtypes and type aliases included),
+/// found until nothing changes; opaque handles (`_unused: [u8; 0]`) are left out.
+fn zeroable_records(items: &[syn::Item]) -> Vec<syn::Ident> {
+    let mut zeroable: BTreeSet<String> = BTreeSet::new();
+    let mut records: Vec<(&syn::Ident, Vec<&syn::Type>)> = Vec::new();
+    let mut aliases: Vec<(syn::Ident, syn::Type)> = Vec::new();
+    for item in items {
+        match item {
+            syn::Item::Struct(st) if st.generics.params.is_empty() => match &st.fields {
+                syn::Fields::Named(f) if !f.named.iter().any(|f| f.ident.as_ref().is_some_and(|i| i == "_unused")) => {
+                    records.push((&st.ident, f.named.iter().map(|f| &f.ty).collect()))
+                }
+                // An enum newtype: an integer.
+                syn::Fields::Unnamed(f)
+                    if f.unnamed.len() == 1 && f.unnamed.iter().all(|f| zero_is_valid(&f.ty, &zeroable)) =>
+                {
+                    zeroable.insert(st.ident.to_string());
+                }
+                _ => {}
+            },
+            syn::Item::Union(u) if u.generics.params.is_empty() => {
+                records.push((&u.ident, u.fields.named.iter().map(|f| &f.ty).collect()))
+            }
+            syn::Item::Type(t) if t.generics.params.is_empty() => aliases.push((t.ident.clone(), (*t.ty).clone())),
+            syn::Item::Use(u) => {
+                if let syn::UseTree::Path(p) = &u.tree {
+                    if let syn::UseTree::Rename(r) = &*p.tree {
+                        let target = syn::Type::Path(syn::TypePath { qself: None, path: r.ident.clone().into() });
+                        aliases.push((r.rename.clone(), target));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    loop {
+        let before = zeroable.len();
+        for (name, ty) in &aliases {
+            if zero_is_valid(ty, &zeroable) {
+                zeroable.insert(name.to_string());
+            }
+        }
+        for (name, fields) in &records {
+            if !zeroable.contains(&name.to_string()) && fields.iter().all(|t| zero_is_valid(t, &zeroable)) {
+                zeroable.insert(name.to_string());
+                out.push((*name).clone());
+            }
+        }
+        if zeroable.len() == before {
+            break;
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `Default` (all zero) for the zeroable records of `items`, and `Deref`/`DerefMut` from each
+/// struct with one anonymous member (bindgen's `__bindgen_anon_1`) to that member, so that C's
+/// `prop.location.id = dev` is Rust's too.
+pub(crate) fn record_impls(items: &[syn::Item]) -> TokenStream {
+    let zeroed = zeroable_records(items);
+    let mut anon = Vec::new();
+    for item in items {
+        let syn::Item::Struct(st) = item else { continue };
+        let syn::Fields::Named(f) = &st.fields else { continue };
+        let members: Vec<&syn::Field> = f
+            .named
+            .iter()
+            .filter(|f| f.ident.as_ref().is_some_and(|i| i.to_string().starts_with("__bindgen_anon_")))
+            .collect();
+        let [member] = members.as_slice() else { continue };
+        let (name, field, ty) = (&st.ident, &member.ident, &member.ty);
+        anon.push(quote! {
+            impl ::core::ops::Deref for #name {
+                type Target = #ty;
+                #[inline]
+                fn deref(&self) -> &#ty { &self.#field }
+            }
+            impl ::core::ops::DerefMut for #name {
+                #[inline]
+                fn deref_mut(&mut self) -> &mut #ty { &mut self.#field }
+            }
+        });
+    }
+    if zeroed.is_empty() && anon.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        /// `Default` as C's `= {0}`: every byte zero.
+        macro_rules! zeroed_default {
+            ($($record:ident)*) => {$(
+                impl Default for $record {
+                    #[inline]
+                    fn default() -> Self {
+                        // SAFETY: every field of the record is an integer, a float, a raw
+                        // pointer, an `Option` of a function pointer or a record of those
+                        // (checked by the generator), for which all zero bytes are a value.
+                        unsafe { ::core::mem::zeroed() }
+                    }
+                }
+            )*};
+        }
+        zeroed_default!(#(#zeroed)*);
+        #(#anon)*
     }
 }

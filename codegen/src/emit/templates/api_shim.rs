@@ -32,7 +32,12 @@ pub(crate) fn resolve<E: Entry>() -> Option<E::Fn> {
 /// loading the driver or of looking its entry up. `None` when it resolves, or when the module
 /// has no function of that name.
 pub fn error_of(c_name: &str) -> Option<Error> {
-    let &(_, index) = crate::api::C_NAMES.iter().find(|(name, _)| *name == c_name)?;
+    error_in(crate::api::C_NAMES, c_name)
+}
+
+/// [`error_of`] for the functions of `table` (`api::legacy`'s or `api::ptds`'s).
+pub(crate) fn error_in(table: &[(&str, usize)], c_name: &str) -> Option<Error> {
+    let &(_, index) = table.iter().find(|(name, _)| *name == c_name)?;
     driver().and_then(|d| d.resolve(&ENTRIES[index])).err()
 }
 
@@ -40,8 +45,13 @@ pub fn error_of(c_name: &str) -> Option<Error> {
 /// call ([`error_of`]); otherwise [`Error::Call`] naming `c_name` and the code. The
 /// [`cu!`](crate::cu) macro writes the name for you.
 pub fn check(c_name: &str, result: CUresult) -> Result<(), Error> {
+    check_in(crate::api::C_NAMES, c_name, result)
+}
+
+/// [`check`] for the functions of `table` (`api::legacy`'s or `api::ptds`'s).
+pub(crate) fn check_in(table: &[(&str, usize)], c_name: &str, result: CUresult) -> Result<(), Error> {
     if result == UNAVAILABLE {
-        if let Some(e) = error_of(c_name) {
+        if let Some(e) = error_in(table, c_name) {
             return Err(e);
         }
     }

@@ -1,8 +1,12 @@
 //! `cargo run --example vector_add_drv --features api`: NVIDIA's vectorAddDrv sample (cuda-samples,
 //! `Samples/0_Introduction/vectorAddDrv`), ported: a kernel loaded from PTX, three device
 //! buffers, two copies in, one launch, one copy out, and the sums checked on the host.
-//! Every call is cuda.h's own name (`api::cuCtxCreate` is the ABI cuda.h means by it) through
-//! `cu!`, which turns its `CUresult` into an `Error` that names the function.
+//! Every call is cuda.h's own name (`api::cuMemAlloc` is the ABI cuda.h means by it) through
+//! `cu!`, which turns its `CUresult` into an `Error` that names the function. The context is
+//! the device's primary context, as the CUDA runtime's: `cuCtxCreate` means `cuCtxCreate_v4` in
+//! cuda.h 13.x, whose `CUctxCreateParams` cuda.h 12.5 to 13.1 documents as needing one of its
+//! pointers non-NULL (driver 555 crashes on a NULL one), while cuDevicePrimaryCtxRetain takes
+//! no parameters struct and runs on every driver since CUDA 7.0.
 
 use std::ffi::c_void;
 use std::process::ExitCode;
@@ -64,7 +68,8 @@ fn run() -> Result<(), Error> {
     unsafe {
         cu!(cuInit(0))?;
         cu!(cuDeviceGet(&mut dev, 0))?;
-        cu!(cuCtxCreate(&mut ctx, null_mut(), 0, dev))?;
+        cu!(cuDevicePrimaryCtxRetain(&mut ctx, dev))?;
+        cu!(cuCtxSetCurrent(ctx))?;
         cu!(cuModuleLoadData(&mut module, PTX.as_ptr().cast()))?;
         cu!(cuModuleGetFunction(&mut kernel, module, c"vecAdd".as_ptr()))?;
         for d in [&mut d_a, &mut d_b, &mut d_c] {
@@ -72,8 +77,7 @@ fn run() -> Result<(), Error> {
         }
         cu!(cuMemcpyHtoD(d_a, a.as_ptr().cast(), bytes))?;
         cu!(cuMemcpyHtoD(d_b, b.as_ptr().cast(), bytes))?;
-        let mut args: [*mut c_void; 4] =
-            [(&raw mut d_a).cast(), (&raw mut d_b).cast(), (&raw mut d_c).cast(), (&raw mut count).cast()];
+        let mut args = [&raw mut d_a as *mut c_void, &raw mut d_b as _, &raw mut d_c as _, &raw mut count as _];
         let blocks = count.div_ceil(256);
         cu!(cuLaunchKernel(kernel, blocks, 1, 1, 256, 1, 1, 0, null_mut(), args.as_mut_ptr(), null_mut()))?;
         cu!(cuMemcpyDtoH(c.as_mut_ptr().cast(), d_c, bytes))?;
@@ -81,7 +85,7 @@ fn run() -> Result<(), Error> {
             cu!(cuMemFree(d))?;
         }
         cu!(cuModuleUnload(module))?;
-        cu!(cuCtxDestroy(ctx))?;
+        cu!(cuDevicePrimaryCtxRelease(dev))?;
     }
     let bad = |i: usize| (c[i] - (a[i] + b[i])).abs() > 1e-5 * c[i].abs() || c[i].is_nan();
     let wrong = (0..n).filter(|&i| bad(i)).count();
