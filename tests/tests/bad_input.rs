@@ -259,7 +259,7 @@ fn offline_with_empty_cache_leaves_output_alone() {
     let m = manifest_with_toolkits(&["13.5"]);
     let cache = tempfile::tempdir().unwrap();
     let err = fails_with(m.path(), vec![], true, cache.path());
-    assert!(err.contains("nvidia-cuda-runtime==13.5.37 is not in the cache"), "{err}");
+    assert!(err.contains("wheel(s) are not in the cache") && err.contains("(nvidia-cuda-runtime==13.5.37)"), "{err}");
 }
 
 #[test]
