@@ -144,7 +144,7 @@ pub fn check_before_work(cfg: &Config) -> Result<(), Error> {
 /// Refuses an output folder that is, or holds, the manifest or the cache, or holds a `.git`
 /// or any file the generator did not write ([`write::check_replaceable`]).
 pub fn check_output_folder(out: &Path, manifest: &Path, cache: &Path) -> Result<(), Error> {
-    let keep = [(manifest, "the headers manifest"), (cache, "the header cache (--cache)")];
+    let keep = [(manifest, "the headers manifest"), (cache, "the header cache")];
     write::check_replaceable(out, &keep, &generator_wrote)
 }
 

@@ -68,16 +68,24 @@ pub fn list_tree(root: &Path) -> Result<Vec<String>, Error> {
 pub fn check_replaceable(root: &Path, keep: &[(&Path, &str)], ours: &dyn Fn(&str, &[u8]) -> bool) -> Result<(), Error> {
     let refuse = |reason: String| Err(Error::NotOurs { out: root.to_owned(), reason });
     let canonical = canonical_lenient(root).map_err(|source| Error::Io { path: root.to_owned(), source })?;
+    let mut found = Vec::new();
+    let mut kept_inside = Vec::new();
     for (path, what) in keep {
         let kept = canonical_lenient(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        if kept == canonical {
+            return refuse(format!("it is {what} ({})", path.display()));
+        }
         if kept.starts_with(&canonical) {
-            let how = if kept == canonical { "is" } else { "holds" };
-            return refuse(format!("it {how} {what} ({})", path.display()));
+            found.push(format!("{} ({what})", path.display()));
+            kept_inside.push(kept);
         }
     }
     let meta = match fs::symlink_metadata(&canonical) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && found.is_empty() => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return refuse(format!("it would hold what is not the generator's:\n    {}", found.join("\n    ")));
+        }
         Err(source) => return Err(Error::Io { path: root.to_owned(), source }),
     };
     if !meta.is_dir() {
@@ -85,8 +93,7 @@ pub fn check_replaceable(root: &Path, keep: &[(&Path, &str)], ours: &dyn Fn(&str
     }
     // A sorted walk that stops at the first few findings: a home folder given by mistake is
     // refused at once, not after reading all of it.
-    const ENOUGH: usize = 5;
-    let mut found = Vec::new();
+    const ENOUGH: usize = 8;
     let mut more = false;
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
@@ -101,6 +108,9 @@ pub fn check_replaceable(root: &Path, keep: &[(&Path, &str)], ours: &dyn Fn(&str
                 break;
             }
             let child = rel.join(entry.file_name());
+            if kept_inside.iter().any(|k| *k == canonical.join(&child)) {
+                continue; // said above, as the manifest or the cache
+            }
             let shown = root.join(&child).display().to_string();
             let ft = entry.file_type().map_err(|source| Error::Io { path: entry.path(), source })?;
             if entry.file_name() == ".git" {

@@ -82,3 +82,16 @@ macro_rules! entry_table {
         }
     };
 }
+
+/// Without the `api` feature there is no `cu!`, and rustc would only say that the crate has no
+/// `cu`: this stand-in says which feature brings it, where the program calls it.
+#[cfg(not(feature = "api"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! cu {
+    ($($call:tt)*) => {
+        ::core::compile_error!(
+            "`cu!` (and `api::`) need the `api` feature of cuda-driver-pfn: `features = [\"api\"]` on its line in Cargo.toml"
+        )
+    };
+}

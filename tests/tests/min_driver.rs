@@ -163,7 +163,11 @@ fn lines_are_the_names_own() {
 fn a_large_file_is_read_in_linear_time() {
     let mut program = String::from("use cuda_driver_pfn::cu;\nfn main() {\n    unsafe {\n");
     for i in 0..20_000 {
-        program.push_str(&format!("        cu!(cuMemAlloc(\n            std::ptr::null_mut(),\n            {i}\n        ))\n        .unwrap();\n"));
+        // The name on the line after `cu!(`: the old line search, wanting both on one line,
+        // read the whole file for each call.
+        program.push_str(&format!(
+            "        cu!(\n            cuMemAlloc(std::ptr::null_mut(), {i})\n        )\n        .unwrap();\n"
+        ));
     }
     program.push_str("    }\n}\n");
     assert!(program.len() > 800_000);

@@ -62,7 +62,13 @@ fn the_repository_itself_is_never_replaced() {
         let err = text(&o.stderr);
         assert_eq!(o.status.code(), Some(1), "--out {out}: {err}");
         assert!(err.contains(&format!("refusing to replace {out} with the generated crate")), "--out {out}: {err}");
-        assert!(err.contains("the headers manifest (headers-manifest.toml)"), "--out {out}: {err}");
+        for named in [
+            "headers-manifest.toml (the headers manifest)",
+            "/.git (a git repository)",
+            "/notes.txt (not written by cuda-sys-gen",
+        ] {
+            assert!(err.contains(named), "--out {out}: {named} not named: {err}");
+        }
         assert!(err.contains("give --out a folder of its own"), "--out {out}: {err}");
         assert!(!err.contains("lacks what generation needs"), "work began before the refusal: {err}");
         assert_eq!(git(&repo, &["status", "--porcelain", "--ignored"]), "", "--out {out} changed the repository");
@@ -103,7 +109,10 @@ fn an_output_folder_around_the_cache_is_refused() {
     );
     let err = text(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
-    assert!(err.contains("it holds the header cache (--cache) (build/./x/../cuda-headers)"), "{err}");
+    assert!(
+        err.contains("it would hold what is not the generator's:\n    build/./x/../cuda-headers (the header cache)"),
+        "{err}"
+    );
     assert!(!scratch.path().join("build").exists());
 }
 
