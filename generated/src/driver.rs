@@ -177,7 +177,9 @@ impl Driver {
     pub fn from_path(path: impl AsRef<Path>) -> Result<Driver, Error> {
         let path = path.as_ref();
         let shown = path.display().to_string();
-        match open_path(path) {
+        // The loader would take an empty name for the program itself.
+        let opened = if shown.is_empty() { Err("no file was named".to_owned()) } else { open_path(path) };
+        match opened {
             Ok(lib) => Driver::from_library(lib, shown),
             Err(message) => Err(Error::LibraryNotFound {
                 library: LibraryKind::Driver,

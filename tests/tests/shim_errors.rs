@@ -369,13 +369,20 @@ fn a_missing_library() {
     assert_eq!(tried[0].name, missing.display().to_string());
     assert!(!tried[0].message.is_empty());
     let text = e.to_string();
-    assert!(text.contains(&missing.display().to_string()) && text.contains("Install the NVIDIA driver"), "{text}");
+    // The path was given: the advice is about that file, not "pass the path to from_path".
+    assert!(text.contains(&missing.display().to_string()) && text.contains("Check the path"), "{text}");
+    assert!(!text.contains("pass the library's path to Driver::from_path"), "{text}");
 
     // A file that is no library at all.
     let dir = tempfile::tempdir().unwrap();
     let bogus = dir.path().join("libcuda.so.1");
     std::fs::write(&bogus, "not an ELF file").unwrap();
-    assert!(matches!(Driver::from_path(&bogus), Err(Error::LibraryNotFound { .. })));
+    let e = Driver::from_path(&bogus).map(|_| ()).unwrap_err();
+    assert!(matches!(e, Error::LibraryNotFound { .. }), "{e:?}");
+    assert!(e.to_string().contains("a text file, a 32-bit or a truncated library"), "{e}");
+    // No path at all names nothing, and says so.
+    let e = Driver::from_path("").map(|_| ()).unwrap_err();
+    assert!(e.to_string().contains("an empty path (no file was named)"), "{e}");
 }
 
 #[test]

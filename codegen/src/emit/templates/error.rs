@@ -329,9 +329,18 @@ impl fmt::Display for Error {
                 write!(f, "could not load {library}: tried ")?;
                 for (i, t) in tried.iter().enumerate() {
                     let sep = if i == 0 { "" } else { "; " };
-                    write!(f, "{sep}{} ({})", t.name, t.message)?;
+                    let name = if t.name.is_empty() { "an empty path" } else { &t.name };
+                    write!(f, "{sep}{name} ({})", t.message)?;
                 }
+                // Driver::from_path: a file was named, so the advice is about that file.
+                let named =
+                    !tried.is_empty() && tried.iter().all(|t| t.name.contains(['/', '\\']) || t.name.is_empty());
                 match library {
+                    LibraryKind::Driver if named => f.write_str(
+                        ". Check the path, and that the file is NVIDIA's driver library for this machine: a 64-bit \
+                         shared library of this processor (a text file, a 32-bit or a truncated library does not \
+                         load). Driver::load finds an installed driver by itself",
+                    ),
                     LibraryKind::Driver => f.write_str(
                         ". Install the NVIDIA driver (it provides libcuda.so.1 on Linux and nvcuda.dll in System32 on \
                          Windows); if it is installed where the loader does not look, add that folder to the loader's \
