@@ -29,6 +29,20 @@ fn check_program(features: &str, main: &str) -> Option<String> {
     (!o.status.success()).then(|| text(&o.stderr))
 }
 
+/// A `pfn::PFN_…` type where an entry marker belongs (`entry_table!`, `Driver::get`) says which
+/// marker to write.
+#[test]
+fn a_function_type_where_a_marker_belongs_names_the_marker() {
+    let program = "use cuda_driver_pfn::{entry_table, pfn};\n\
+                   entry_table! { struct Cuda { init: pfn::PFN_cuInit_v2000 } }\n\
+                   fn main() {}\n";
+    let err = check_program("", program).expect("a table of a pfn type built");
+    assert!(err.contains("is not a registry entry: name its marker in `entries`"), "{err}");
+    assert!(err.contains("`entries::cuInit_v2000`"), "{err}");
+    let fixed = program.replace("pfn::PFN_cuInit_v2000", "cuda_driver_pfn::entries::cuInit_v2000");
+    assert_eq!(check_program("", &fixed), None);
+}
+
 /// `cu!` without the `api` feature says which feature brings it.
 #[test]
 fn cu_without_the_api_feature_names_the_feature() {

@@ -206,6 +206,13 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
         /// # Safety
         /// `Fn` is the ABI the driver returns for (`SYMBOL`, `VERSION`, `FLAGS`). The trait is
         /// sealed; for symbols this crate does not know, use a raw lookup.
+        #[diagnostic::on_unimplemented(
+            message = "`{Self}` is not a registry entry: name its marker in `entries`",
+            label = "not an entry marker",
+            note = "`entry_table!`, `Driver::get` and `Driver::call` take the markers of `entries` \
+                    (`entries::cuInit_v2000`), not the function types of `pfn` (`pfn::PFN_cuInit_v2000`): \
+                    drop the `PFN_` and write `entries::` for `pfn::`"
+        )]
         pub unsafe trait Entry: sealed::Sealed + 'static {
             /// The function pointer type (`PFN_..._vNNNN`).
             type Fn: Copy + 'static;
