@@ -317,9 +317,10 @@ impl Driver {
         if size_of::<F>() != size_of::<*mut c_void>() {
             return Err(not_a_pointer::<F>(symbol, version, flags, self.query_api().name()));
         }
-        let exported = ENTRIES
-            .iter()
-            .find(|e| e.c_symbol == symbol && e.version == version && e.flags == flags)
+        // Only a driver without cuGetProcAddress needs the entry's exported name.
+        let exported = matches!(self.proc, ProcAddress::Exports)
+            .then(|| ENTRIES.iter().find(|e| e.c_symbol == symbol && e.version == version && e.flags == flags))
+            .flatten()
             .map(|e| e.exported);
         let p = self.query(symbol, version, flags, exported)?;
         cast::<F>(p).ok_or_else(|| not_a_pointer::<F>(symbol, version, flags, self.query_api().name()))

@@ -13,7 +13,7 @@ use std::ffi::{c_void, CStr, CString};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use cuda_driver_pfn::{visit_entries, Driver, Entry, EntryInfo, EntryVisitor, Error};
+use cuda_driver_pfn::{visit_entries, Driver, Entry, EntryInfo, EntryVisitor, Error, ENTRIES};
 
 /// Every registry entry fetched through the typed `Driver::get`, as its address or the
 /// error, in registry order (the markers of the features compiled in).
@@ -328,12 +328,9 @@ pub fn probe(lib: &libloading::Library, driver_version: u32, name_of: &dyn Fn(us
 /// `PFN_cuCtxCreate_v11040`), or the name itself with a `?`.
 pub fn entry_named(exported: Option<String>) -> String {
     match exported {
-        Some(name) => ENTRIES_BY_EXPORT
-            .iter()
-            .find(|e| e.exported == name)
-            .map_or_else(|| format!("?{name}"), |e| e.pfn.to_owned()),
+        Some(name) => {
+            ENTRIES.iter().find(|e| e.exported == name).map_or_else(|| format!("?{name}"), |e| e.pfn.to_owned())
+        }
         None => "?unnamed".to_owned(),
     }
 }
-
-use cuda_driver_pfn::ENTRIES as ENTRIES_BY_EXPORT;
