@@ -340,25 +340,77 @@ pub enum Command {
         #[arg(long, default_value = "target/cuda-headers")]
         cache: PathBuf,
     },
-    /// The oldest driver that has every entry point the given Rust sources name (`entries::`,
-    /// `api::`, `cu!(..)`, `aliases::cuda_X_Y::`), and which entry sets it.
+    /// The oldest driver that runs a program: every entry point its Rust sources name
+    /// (`entries::`, `api::`, `cu!(..)`, `aliases::cuda_X_Y::`, `symbols::`), every kernel they
+    /// embed (PTX, cubins, fatbins), and the driver to install for it.
     ///
-    /// Names are followed through `use` (renames, globs, module aliases), `extern crate`,
-    /// `crate::`/`super::` and macros; a name that may be the crate's but cannot be followed is
-    /// listed, and the floor is then "at least". Code under every `#[cfg(..)]` counts, even
-    /// `#[cfg(any())]`: min-driver cannot know which features and targets you build.
+    /// Every token is read, macro bodies and invocations included: each identifier or string
+    /// that is a name of the crate's registry counts, a name of several meanings (a C name:
+    /// every toolkit's meaning, both stream modes) as the highest of them, so the floor is never
+    /// lower than the truth. Only `aliases::cuda_X_Y::name` and `symbols::name` narrow it, where
+    /// the path provably starts at the crate. What cannot be read (a module file that is not
+    /// there, a kernel the build makes, identifiers pasted together) is listed, and the floor
+    /// is then "at least". Code under every `#[cfg(..)]` counts, even `#[cfg(any())]`:
+    /// min-driver cannot know which features and targets you build. Build scripts are not
+    /// counted: they run where the program is built.
+    #[command(after_help = min_driver_exit_status())]
     MinDriver {
-        /// Rust files, or folders searched for them (hidden folders, and the target/ folder
-        /// beside a Cargo.toml, skipped).
-        #[arg(required = true, value_name = "PATH")]
-        sources: Vec<PathBuf>,
-        /// The generated crate's registry.json.
-        #[arg(long, default_value = "generated/registry.json")]
-        registry: PathBuf,
-        /// C names as the crate's `per-thread-default-stream` feature means them.
-        #[arg(long)]
-        per_thread: bool,
+        #[command(flatten)]
+        args: MinDriverArgs,
     },
+}
+
+/// `min-driver`'s options.
+#[derive(Debug, Args)]
+pub struct MinDriverArgs {
+    /// Rust files, or folders searched for them (hidden folders, and the target/ folder
+    /// beside a Cargo.toml, skipped).
+    #[arg(required = true, value_name = "PATH")]
+    pub sources: Vec<PathBuf>,
+    /// The generated crate's registry.json.
+    #[arg(long, default_value = "generated/registry.json")]
+    pub registry: PathBuf,
+    /// Does the program run on this driver? A driver version (`535.104.05`) or a CUDA version
+    /// (`12.2`); what it lacks is listed with its line.
+    #[arg(long, value_name = "VERSION")]
+    pub driver: Option<String>,
+    /// Fail (exit 3) when the floor is above this CUDA version (`12.2`): a CI gate.
+    #[arg(long, value_name = "CUDA")]
+    pub max: Option<String>,
+    /// Whose driver numbers `--driver` and the report use.
+    #[arg(long, value_enum, default_value = "linux")]
+    pub platform: DriverPlatform,
+    /// The report as JSON (schema in the README).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DriverPlatform {
+    /// Linux x86-64 driver numbers (`555.42.02`).
+    Linux,
+    /// Windows x86-64 driver numbers (`555.85`).
+    Windows,
+}
+
+/// `min-driver`'s exit statuses, for `--help` and the README (tested against each other).
+pub const MIN_DRIVER_EXIT_STATUSES: &[(u8, &str)] = &[
+    (0, "the report was made; with `--driver` or `--max`, the program is within it"),
+    (1, "error: bad arguments, an unreadable file or registry, a file that is not Rust tokens"),
+    (
+        2,
+        "with `--driver` or `--max`: within it as far as could be read, but something could not be read (the floor is \"at least\")",
+    ),
+    (3, "with `--driver` or `--max`: above it; the offending entries and kernels are listed with their lines"),
+];
+
+/// `min-driver --help`'s closing text.
+pub fn min_driver_exit_status() -> String {
+    let mut s = String::from("Exit status:\n");
+    for (code, meaning) in MIN_DRIVER_EXIT_STATUSES {
+        s.push_str(&format!("  {code}  {}\n", meaning.replace('`', "")));
+    }
+    s.trim_end().to_owned()
 }
 
 /// `main` of the `cuda-sys-gen` binary.
@@ -368,8 +420,6 @@ pub fn run(cli: Cli) -> std::process::ExitCode {
             exit_code(generate(args, Paths { manifest, out, cache, crate_name, command: regenerate_command }))
         }
         Command::Diff { args, manifest, cache } => exit_status(diff(args, &manifest, &cache)),
-        Command::MinDriver { sources, registry, per_thread } => exit_code(
-            min_driver::floor(&registry, &sources, per_thread).map(|f| print!("{}", f.render(Path::new(".")))),
-        ),
+        Command::MinDriver { args } => exit_status(min_driver::run(&args)),
     }
 }

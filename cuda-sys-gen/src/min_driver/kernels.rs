@@ -1,0 +1,179 @@
+//! The kernels a program embeds: PTX text (its `.version` and `.target`), cubins (ELF for
+//! `EM_CUDA`, the architecture in `e_flags`) and fatbins (a container of PTX and cubins).
+
+use object::read::elf::{ElfFile64, FileHeader};
+use object::Endianness;
+
+/// What one kernel image needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Need {
+    /// PTX ISA `X.Y` (its `.version`).
+    PtxIsa(String),
+    /// A GPU architecture (`sm_90a`), from PTX's `.target` or a cubin's header.
+    Arch(String),
+}
+
+/// What could be read of one image, and what could not.
+#[derive(Debug, Default)]
+pub(super) struct Image {
+    pub needs: Vec<(Need, String)>,
+    /// Parts that could not be read, and why.
+    pub unreadable: Vec<String>,
+}
+
+/// `.version X.Y` and `.target sm_NN[a|f][, ...]` of every PTX module in `text` (a file or a
+/// string may hold several). `what` names the module in the report.
+pub(super) fn ptx(text: &str, what: &str, image: &mut Image) {
+    let mut found_version = false;
+    for raw in text.lines() {
+        let line = raw.split("//").next().unwrap_or("").trim();
+        if let Some(rest) = line.strip_prefix(".version") {
+            let v = rest.trim().trim_end_matches(';').trim();
+            if !rest.starts_with(char::is_whitespace) || v.is_empty() {
+                continue;
+            }
+            found_version = true;
+            image.needs.push((Need::PtxIsa(v.to_owned()), format!("{what}: .version {v}")));
+        } else if let Some(rest) = line.strip_prefix(".target") {
+            if !rest.starts_with(char::is_whitespace) {
+                continue;
+            }
+            for t in rest.split(',').map(|t| t.trim().trim_end_matches(';').trim()) {
+                if t.starts_with("sm_") || t.starts_with("compute_") {
+                    let arch = t.replacen("compute_", "sm_", 1);
+                    image.needs.push((Need::Arch(arch), format!("{what}: .target {t}")));
+                }
+            }
+        }
+    }
+    if !found_version {
+        image.unreadable.push(format!("{what}: PTX without a `.version` line"));
+    }
+}
+
+/// `EM_CUDA`: the ELF machine of NVIDIA's cubins.
+const EM_CUDA: u16 = 190;
+/// The fatbin container's magic number (little-endian u32 at offset 0).
+const FATBIN_MAGIC: u32 = 0xBA55_ED50;
+
+/// A binary image: a cubin, a fatbin, or (when it is text) PTX.
+pub(super) fn binary(bytes: &[u8], what: &str, image: &mut Image) {
+    if bytes.starts_with(b"\x7fELF") {
+        cubin(bytes, what, image);
+    } else if bytes.len() >= 4 && u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) == FATBIN_MAGIC {
+        fatbin(bytes, what, image);
+    } else if let Ok(text) = std::str::from_utf8(bytes) {
+        if text.contains(".version") && text.contains(".target") {
+            ptx(text, what, image);
+        }
+    }
+}
+
+/// The architecture of a cubin: `e_flags`, whose layout changed with the ELF ABI version
+/// NVIDIA writes in `e_ident[EI_ABIVERSION]` (7 and older: the SM number in bits 0-7; 8 and
+/// newer: in bits 8-15, with bit 3 for the `a` suffix and bit 2 for `f`), as measured on
+/// ptxas's output (cuda-releases.toml names the measurement).
+fn cubin(bytes: &[u8], what: &str, image: &mut Image) {
+    let elf = match ElfFile64::<Endianness>::parse(bytes) {
+        Ok(elf) => elf,
+        Err(e) => {
+            image.unreadable.push(format!("{what}: an ELF file object cannot read ({e})"));
+            return;
+        }
+    };
+    let header = elf.elf_header();
+    let endian = elf.endian();
+    if header.e_machine(endian) != EM_CUDA {
+        // A host library, not a kernel: nothing the driver JIT-compiles or loads.
+        return;
+    }
+    let flags = header.e_flags(endian);
+    let abi = header.e_ident().abi_version;
+    let (sm, suffix) = if abi >= 8 {
+        let suffix = if flags & 0x8 != 0 {
+            "a"
+        } else if flags & 0x4 != 0 {
+            "f"
+        } else {
+            ""
+        };
+        ((flags >> 8) & 0xff, suffix)
+    } else {
+        (flags & 0xff, "")
+    };
+    if sm == 0 {
+        image.unreadable.push(format!("{what}: a cubin whose e_flags ({flags:#x}) name no architecture"));
+        return;
+    }
+    let arch = format!("sm_{sm}{suffix}");
+    image.needs.push((Need::Arch(arch.clone()), format!("{what}: cubin for {arch}")));
+}
+
+/// A fatbin: a 16-byte header (magic, version, header size, size of what follows), then
+/// entries, each with a header naming its kind (1: PTX, 2: cubin), payload size, flags
+/// (compressed or not) and architecture. Every length is checked against the file.
+fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
+    let u16_at = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |o: usize| bytes.get(o..o + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    let u64_at = |o: usize| bytes.get(o..o + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])));
+    let mut at = 0usize;
+    // Several fatbins may be concatenated (one per translation unit).
+    let mut containers = 0;
+    while let (Some(FATBIN_MAGIC), Some(header_size), Some(fat_size)) = (u32_at(at), u16_at(at + 6), u64_at(at + 8)) {
+        containers += 1;
+        let start = at + usize::from(header_size);
+        let Some(end) = usize::try_from(fat_size).ok().and_then(|s| start.checked_add(s)).filter(|&e| e <= bytes.len())
+        else {
+            image.unreadable.push(format!("{what}: fatbin container {containers} runs past the end of the file"));
+            return;
+        };
+        let mut e = start;
+        let mut n = 0;
+        while e + 64 <= end {
+            n += 1;
+            let (Some(kind), Some(entry_header), Some(size), Some(arch), Some(flags)) =
+                (u16_at(e), u32_at(e + 4), u64_at(e + 8), u32_at(e + 28), u64_at(e + 40))
+            else {
+                break;
+            };
+            let payload = e + entry_header as usize;
+            let Some(payload_end) =
+                usize::try_from(size).ok().and_then(|s| payload.checked_add(s)).filter(|&p| p <= end)
+            else {
+                image.unreadable.push(format!("{what}: fatbin entry {n} runs past its container"));
+                return;
+            };
+            let part = format!("{what} (fatbin entry {n})");
+            let compressed = flags & 0x2000 != 0;
+            match kind {
+                1 if compressed => {
+                    image.unreadable.push(format!("{part}: compressed PTX (its .version cannot be read)"));
+                    if arch != 0 {
+                        image.needs.push((Need::Arch(format!("sm_{arch}")), format!("{part}: PTX for sm_{arch}")));
+                    }
+                }
+                1 => {
+                    let text = String::from_utf8_lossy(&bytes[payload..payload_end]);
+                    ptx(text.trim_end_matches('\0'), &part, image);
+                }
+                2 if compressed => {
+                    if arch == 0 {
+                        image.unreadable.push(format!("{part}: a compressed cubin with no architecture in its header"));
+                    } else {
+                        image.needs.push((Need::Arch(format!("sm_{arch}")), format!("{part}: cubin for sm_{arch}")));
+                    }
+                }
+                2 => cubin(&bytes[payload..payload_end], &part, image),
+                other => image.unreadable.push(format!("{part}: an entry of unknown kind {other}")),
+            }
+            if payload_end <= e {
+                break;
+            }
+            e = payload_end;
+        }
+        at = end;
+    }
+    if containers == 0 {
+        image.unreadable.push(format!("{what}: a fatbin header that cannot be read"));
+    }
+}

@@ -1,0 +1,914 @@
+//! `cuda-sys-gen min-driver`: the oldest driver that runs a program, from its Rust sources.
+//!
+//! # A floor that cannot be too low
+//! The promise is a floor never lower than the truth, and it holds by construction rather than
+//! by resolving names as rustc does (a resolver on syntax cannot see through macros or other
+//! crates' re-exports, and each such gap is a floor too low):
+//!
+//! - Every token of every file is read, macro bodies and invocations included ([`scan`]).
+//!   Every identifier, and every string literal, that is a name of the registry counts: an
+//!   entry marker (`cuCtxCreate_v12050`), a `PFN_` typedef, an exported name (`cuMemAlloc_v2`),
+//!   a C name (`cuCtxCreate`) or a symbol. Nothing that may be the crate's is dropped: a name
+//!   spelled through another crate (`wrap::entries::cuCtxCreate_v12050`), a macro of the
+//!   program's own (`check!(cuCtxCreate(..))`) or `api::ptds::` counts the same.
+//! - A name with several meanings counts as the highest of them: a C name is every toolkit's
+//!   meaning in both stream modes (`api::legacy`, `api::ptds`, `cu!`, `cu_ptds!`,
+//!   `aliases::cuda_X_Y::`), so whichever one the program means, the driver has it.
+//! - A meaning is narrowed only on proof, and only two ways: `aliases::cuda_X_Y::name` is that
+//!   toolkit's meaning, and `symbols::name` (for `Driver::newest`) is the symbol's oldest ABI,
+//!   where the path starts at the crate (its name, a rename in Cargo.toml, or a module the
+//!   program imports from the crate) and the program declares nothing of those names itself.
+//! - Only a build script's own files are left out: they run on the machine that builds.
+//! - What cannot be read is listed, and the floor is then "at least": a `mod x;` or
+//!   `include!` whose file is not there, `include_bytes!(concat!(env!("OUT_DIR"), ..))`,
+//!   identifiers pasted together (`paste!`), compressed PTX in a fatbin.
+//!
+//! The price is a floor that can be higher than needed (a C name imported from an older
+//! toolkit's `aliases` module and called bare counts as the newest meaning), never lower.
+//!
+//! # Kernels and drivers
+//! PTX (string literals, `include_str!`/`include_bytes!` of files), cubins and fatbins set a
+//! floor of their own: the CUDA release that first JIT-compiles the PTX ISA, or first
+//! supports the architecture ([`releases`], NVIDIA's tables). The floor is the highest of all,
+//! and NVIDIA's driver table turns it into the driver to install.
+
+mod kernels;
+pub mod releases;
+mod registry;
+mod scan;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+
+use kernels::{Image, Need};
+use registry::Registry;
+use releases::{cuda_text, Platform, Releases};
+
+/// One entry point the sources need.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Use {
+    /// The entry's marker (`cuCtxCreate_v12050`).
+    pub marker: String,
+    /// The oldest driver that has it (`major * 1000 + minor * 10`): its introducing version,
+    /// or later where NVIDIA's drivers were measured to lack it (registry.json's `min_driver`).
+    pub version: u32,
+    /// How the source names it (`api::cuCtxCreate`, `cu!(cuCtxCreate)`), at its first use.
+    pub spelled: String,
+    pub file: PathBuf,
+    pub line: usize,
+    /// How the name was read: `exact` (a marker, typedef or exported name), `highest` (a name
+    /// of several meanings, counted as the highest), `toolkit` (`aliases::cuda_X_Y::`) or
+    /// `oldest ABI` (`symbols::`, for `Driver::newest`).
+    pub read_as: &'static str,
+}
+
+/// A kernel image the sources embed, and the CUDA release it needs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Kernel {
+    /// What it needs: `PTX ISA 8.5`, `sm_90a`.
+    pub needs: String,
+    /// The first CUDA release that has it (`major * 1000 + minor * 10`).
+    pub version: u32,
+    /// Where that was read: `kernels/add.ptx: .version 8.5`.
+    pub what: String,
+    pub file: PathBuf,
+    pub line: usize,
+}
+
+/// Something that may raise the floor but could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unresolved {
+    pub spelled: String,
+    pub file: PathBuf,
+    pub line: usize,
+    /// Why it could not be read, and what to do.
+    pub why: String,
+}
+
+/// What a program needs, highest first.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Floor {
+    pub uses: Vec<Use>,
+    pub kernels: Vec<Kernel>,
+    /// What could not be read: the floor may be higher than [`Floor::version`].
+    pub unresolved: Vec<Unresolved>,
+    /// Build scripts and the files only they include: not counted.
+    pub build_only: Vec<PathBuf>,
+}
+
+/// Where a floor comes from: an entry point or a kernel.
+#[derive(Debug, Clone, Copy)]
+pub enum Setter<'a> {
+    Entry(&'a Use),
+    Kernel(&'a Kernel),
+}
+
+impl Floor {
+    /// The oldest CUDA driver version that has everything that was read (0 for nothing).
+    pub fn version(&self) -> u32 {
+        self.setter().map_or(0, |s| match s {
+            Setter::Entry(u) => u.version,
+            Setter::Kernel(k) => k.version,
+        })
+    }
+
+    /// Whether something could not be read, so that the floor is only a lower bound.
+    pub fn at_least(&self) -> bool {
+        !self.unresolved.is_empty()
+    }
+
+    /// What sets the floor: the highest entry, or a kernel above it.
+    pub fn setter(&self) -> Option<Setter<'_>> {
+        match (self.uses.first(), self.kernels.first()) {
+            (Some(u), Some(k)) if k.version > u.version => Some(Setter::Kernel(k)),
+            (Some(u), _) => Some(Setter::Entry(u)),
+            (None, Some(k)) => Some(Setter::Kernel(k)),
+            (None, None) => None,
+        }
+    }
+
+    /// What a driver of CUDA `cuda` lacks: entries and kernels above it.
+    pub fn missing_on(&self, cuda: u32) -> (Vec<&Use>, Vec<&Kernel>) {
+        (
+            self.uses.iter().filter(|u| u.version > cuda).collect(),
+            self.kernels.iter().filter(|k| k.version > cuda).collect(),
+        )
+    }
+
+    /// The report `min-driver` prints; paths relative to `root`.
+    pub fn render(&self, root: &Path, releases: Option<&Releases>) -> String {
+        let rel = |f: &Path| f.strip_prefix(root).unwrap_or(f).display().to_string();
+        let least = if self.at_least() { "at least " } else { "" };
+        let mut s = match self.setter() {
+            None if self.unresolved.is_empty() => {
+                "no entry point of the generated crate and no kernel is named in these sources: any driver will do\n"
+                    .to_owned()
+            }
+            None => "nothing of the generated crate could be read in these sources\n".to_owned(),
+            Some(Setter::Entry(top)) => format!(
+                "oldest driver for the {} entry points used: {least}CUDA {} ({}), set by {} ({} at {}:{})\n",
+                self.uses.len(),
+                cuda_text(top.version),
+                top.version,
+                top.marker,
+                top.spelled,
+                rel(&top.file),
+                top.line
+            ),
+            Some(Setter::Kernel(k)) => format!(
+                "oldest driver for the {} entry points and {} kernel needs: {least}CUDA {} ({}), set by {} ({} at {}:{})\n",
+                self.uses.len(),
+                self.kernels.len(),
+                cuda_text(k.version),
+                k.version,
+                k.needs,
+                k.what,
+                rel(&k.file),
+                k.line
+            ),
+        };
+        for u in &self.uses {
+            let how = match u.read_as {
+                "exact" => String::new(),
+                other => format!(" ({other})"),
+            };
+            s.push_str(&format!(
+                "  {:>5}  {:<34} {:<28} {}:{}{how}\n",
+                u.version,
+                u.marker,
+                u.spelled,
+                rel(&u.file),
+                u.line
+            ));
+        }
+        if !self.kernels.is_empty() {
+            s.push_str(&format!("kernels ({}):\n", self.kernels.len()));
+            for k in &self.kernels {
+                s.push_str(&format!(
+                    "  {:>5}  {:<34} {:<28} {}:{}\n",
+                    k.version,
+                    k.needs,
+                    k.what,
+                    rel(&k.file),
+                    k.line
+                ));
+            }
+        }
+        if !self.unresolved.is_empty() {
+            s.push_str(&format!("could not read {} thing(s) that may raise the floor:\n", self.unresolved.len()));
+            for u in &self.unresolved {
+                s.push_str(&format!("  {}:{}: {} ({})\n", rel(&u.file), u.line, u.spelled, u.why));
+            }
+        }
+        for b in &self.build_only {
+            s.push_str(&format!("  not counted: {} (a build script's: it runs where the program is built)\n", rel(b)));
+        }
+        if let (Some(r), v) = (releases, self.version()) {
+            if v > 0 {
+                s.push_str(&driver_lines(r, v, self.at_least()));
+            }
+        }
+        s
+    }
+}
+
+/// "Install at least ..." for each platform of NVIDIA's table.
+fn driver_lines(r: &Releases, v: u32, at_least: bool) -> String {
+    let least = if at_least { "at least " } else { "" };
+    let mut s = String::new();
+    for p in [Platform::Linux, Platform::Windows] {
+        match r.driver_for(v, p) {
+            Some((driver, at)) if at == v => {
+                s.push_str(&format!("{} driver: {least}{driver} (NVIDIA's minimum for CUDA {})\n", p.name(), cuda_text(v)))
+            }
+            Some((driver, at)) => s.push_str(&format!(
+                "{} driver: {least}{driver} (NVIDIA's minimum for CUDA {}; CUDA {}'s row is not known here)\n",
+                p.name(),
+                cuda_text(at),
+                cuda_text(v)
+            )),
+            None => s.push_str(&format!(
+                "{} driver: not known (cuda-releases.toml has no row for CUDA {} or later)\n",
+                p.name(),
+                cuda_text(v)
+            )),
+        }
+    }
+    s
+}
+
+/// Whether a name is worth reporting from a scan: the registry knows it, or it looks like one
+/// of the crate's names (a C name or a marker), so that one the registry lacks is said.
+fn looks_like_an_entry(s: &str) -> bool {
+    let c_name = s.len() > 2 && s.starts_with("cu") && s[2..].starts_with(|c: char| c.is_ascii_uppercase());
+    c_name || s.starts_with("PFN_cu")
+}
+
+/// The program's sources, read.
+struct Program {
+    files: Vec<PathBuf>,
+    scanned: Vec<scan::Scanned>,
+    /// Package roots: the folder of the nearest Cargo.toml of each file.
+    manifest_dirs: Vec<Option<PathBuf>>,
+    /// Files reached only from build scripts.
+    build_only: BTreeSet<usize>,
+    /// The names the program reaches the generated crate by.
+    crate_idents: BTreeSet<String>,
+}
+
+/// The floor of the `.rs` files under `sources` (files or folders; hidden folders and the
+/// cargo `target/` folder of a package root skipped; `mod x;` and `include!` files of a file
+/// given alone are followed), by the registry at `registry`.
+pub fn floor(registry: &Path, sources: &[PathBuf]) -> Result<Floor> {
+    let reg = Registry::load(registry)?;
+    let releases = Releases::load()?;
+    let package = registry
+        .parent()
+        .map(|d| d.join("Cargo.toml"))
+        .and_then(|m| std::fs::read_to_string(m).ok())
+        .and_then(|t| t.parse::<toml::Table>().ok())
+        .and_then(|t| t.get("package")?.get("name")?.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "cuda-driver-pfn".to_owned());
+    let program = read_program(sources, &reg, &package)?;
+    Ok(evaluate(&program, &reg, &releases))
+}
+
+fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Program> {
+    let mut files = Vec::new();
+    let mut manifests = BTreeSet::new();
+    for s in sources {
+        collect(s, &mut files, &mut manifests)?;
+        for dir in s.ancestors().skip(1) {
+            if dir.join("Cargo.toml").is_file() {
+                manifests.insert(dir.join("Cargo.toml"));
+                break;
+            }
+        }
+    }
+    if files.is_empty() {
+        bail!(
+            "no .rs files under {}: pass the program's source files or its package folder",
+            sources.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        );
+    }
+    files.sort();
+    files.dedup();
+    let mut crate_idents = BTreeSet::from([package.replace('-', "_")]);
+    for m in &manifests {
+        crate_idents.extend(dependency_names(m, package));
+    }
+    let wanted = |s: &str| reg.meanings(s).is_some() || looks_like_an_entry(s);
+    let mut program = Program {
+        files: Vec::new(),
+        scanned: Vec::new(),
+        manifest_dirs: Vec::new(),
+        build_only: BTreeSet::new(),
+        crate_idents,
+    };
+    let mut index: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
+    let mut queue: std::collections::VecDeque<PathBuf> = files.into_iter().collect();
+    while let Some(file) = queue.pop_front() {
+        if index.contains_key(&file) {
+            continue;
+        }
+        let text = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+        let text = String::from_utf8(text)
+            .map_err(|_| anyhow::anyhow!("{}: not UTF-8, so not a Rust source file", file.display()))?;
+        let scanned = scan::scan(&text, &wanted).map_err(|(line, column, why)| {
+            anyhow::anyhow!("{}:{line}:{column}: not Rust tokens ({why}): fix the file, or leave it out", file.display())
+        })?;
+        // Spans are only read during the scan: free each file's text.
+        proc_macro2::extra::invalidate_current_thread_spans();
+        index.insert(file.clone(), program.files.len());
+        // `mod x;` and `include!` of files that exist are read too (a file given alone).
+        for m in &scanned.mods {
+            if let Some(found) = mod_candidates(&file, m).into_iter().find(|c| c.is_file()) {
+                queue.push_back(found);
+            }
+        }
+        for inc in scanned.includes.iter().filter(|i| i.kind == "include") {
+            if let Some(p) = include_path(&file, manifest_dir(&file).as_deref(), &inc.target) {
+                if p.is_file() {
+                    queue.push_back(p);
+                }
+            }
+        }
+        program.manifest_dirs.push(manifest_dir(&file));
+        program.files.push(file);
+        program.scanned.push(scanned);
+    }
+    program.build_only = build_only(&program, &index);
+    Ok(program)
+}
+
+/// The folder of the nearest Cargo.toml above `file`.
+fn manifest_dir(file: &Path) -> Option<PathBuf> {
+    file.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file()).map(Path::to_owned)
+}
+
+/// Where rustc looks for the file of `mod x;` in `file`.
+fn mod_candidates(file: &Path, m: &scan::ModDecl) -> Vec<PathBuf> {
+    let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let parent = file.parent().map(Path::to_owned).unwrap_or_default();
+    if let Some(p) = &m.path_attr {
+        return vec![parent.join(p)];
+    }
+    // In mod.rs, lib.rs, main.rs (and a crate root such as build.rs): beside it; in foo.rs: foo/.
+    let dir = if matches!(name.as_str(), "mod.rs" | "lib.rs" | "main.rs" | "build.rs") {
+        parent.clone()
+    } else {
+        parent.join(name.trim_end_matches(".rs"))
+    };
+    let mut c = vec![dir.join(format!("{}.rs", m.name)), dir.join(&m.name).join("mod.rs")];
+    // A file in examples/, tests/, benches/ or src/bin/ is its crate's root: beside it too.
+    c.push(parent.join(format!("{}.rs", m.name)));
+    c
+}
+
+fn include_path(file: &Path, manifest: Option<&Path>, target: &scan::IncludeTarget) -> Option<PathBuf> {
+    match target {
+        scan::IncludeTarget::Relative(p) => Some(file.parent()?.join(p)),
+        scan::IncludeTarget::ManifestDir(p) => Some(manifest?.join(p.trim_start_matches(['/', '\\']))),
+        scan::IncludeTarget::Unreadable(_) => None,
+    }
+}
+
+/// The files only build scripts reach through `mod` and `include!`: a package's `build.rs`
+/// (or the `package.build` its Cargo.toml names), and what it declares, unless another file
+/// reaches them too.
+fn build_only(program: &Program, index: &std::collections::HashMap<PathBuf, usize>) -> BTreeSet<usize> {
+    let edges: Vec<Vec<usize>> = (0..program.files.len())
+        .map(|i| {
+            let file = &program.files[i];
+            let s = &program.scanned[i];
+            let mods = s.mods.iter().flat_map(|m| mod_candidates(file, m));
+            let incs = s
+                .includes
+                .iter()
+                .filter_map(|inc| include_path(file, program.manifest_dirs[i].as_deref(), &inc.target));
+            mods.chain(incs).filter_map(|p| index.get(&p).copied()).collect()
+        })
+        .collect();
+    let is_build_script = |i: usize| {
+        let file = &program.files[i];
+        let Some(dir) = &program.manifest_dirs[i] else { return false };
+        let named = std::fs::read_to_string(dir.join("Cargo.toml"))
+            .ok()
+            .and_then(|t| t.parse::<toml::Table>().ok())
+            .and_then(|t| t.get("package")?.get("build")?.as_str().map(|b| dir.join(b)));
+        match named {
+            Some(b) => *file == b,
+            None => *file == dir.join("build.rs"),
+        }
+    };
+    let reach = |starts: Vec<usize>| {
+        let mut seen = vec![false; program.files.len()];
+        let mut stack = starts;
+        while let Some(i) = stack.pop() {
+            if !std::mem::replace(&mut seen[i], true) {
+                stack.extend(edges[i].iter().copied());
+            }
+        }
+        seen
+    };
+    let scripts: Vec<usize> = (0..program.files.len()).filter(|&i| is_build_script(i)).collect();
+    let from_scripts = reach(scripts);
+    let others = reach((0..program.files.len()).filter(|&i| !from_scripts[i]).collect());
+    (0..program.files.len()).filter(|&i| from_scripts[i] && !others[i]).collect()
+}
+
+/// The two narrowings (see the module docs): where a path provably starts at the crate.
+struct Narrowing<'a> {
+    /// Names the program binds itself (`mod x`, `let x`, ...) or imports from elsewhere.
+    foreign: HashSet<&'a str>,
+    /// Names imported from the crate, and the paths they name (`aliases` ->
+    /// `cuda_driver_pfn::aliases`, `cuda` -> `cuda_driver_pfn`).
+    imports: std::collections::HashMap<&'a str, BTreeSet<&'a [String]>>,
+    crate_idents: &'a BTreeSet<String>,
+}
+
+impl<'a> Narrowing<'a> {
+    fn new(program: &'a Program) -> Self {
+        let mut foreign = HashSet::new();
+        let mut imports: std::collections::HashMap<&str, BTreeSet<&[String]>> = std::collections::HashMap::new();
+        for (i, s) in program.scanned.iter().enumerate() {
+            if program.build_only.contains(&i) {
+                continue;
+            }
+            foreign.extend(s.bound.iter().map(String::as_str));
+            for u in &s.uses {
+                let Some(name) = u.name.as_deref() else { continue };
+                let root = u.path.iter().find(|s| !matches!(s.as_str(), "crate" | "self" | "super"));
+                if root.is_some_and(|r| program.crate_idents.contains(r)) {
+                    imports.entry(name).or_default().insert(&u.path);
+                } else {
+                    foreign.insert(name);
+                }
+            }
+        }
+        Narrowing { foreign, imports, crate_idents: &program.crate_idents }
+    }
+
+    /// The module of the crate that `path` (root first) names, as segments after the crate's
+    /// name (`["aliases", "cuda_12_9"]`); `None` unless it provably starts at the crate: at its
+    /// name or a rename, or at a name the program imports from it and binds nothing else to.
+    fn crate_module(&self, path: &'a [String], leading: bool) -> Option<Vec<&'a str>> {
+        let skip = path.iter().take_while(|s| matches!(s.as_str(), "crate" | "self" | "super")).count();
+        let rest = &path[skip..];
+        let root = rest.first()?;
+        if self.foreign.contains(root.as_str()) {
+            return None;
+        }
+        if self.crate_idents.contains(root) {
+            return Some(rest[1..].iter().map(String::as_str).collect());
+        }
+        let meant = self.imports.get(root.as_str()).filter(|m| m.len() == 1 && !leading)?;
+        let target = meant.iter().next()?;
+        let inner = target.iter().skip_while(|s| !self.crate_idents.contains(*s)).skip(1);
+        Some(inner.chain(&rest[1..]).map(String::as_str).collect())
+    }
+}
+
+fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
+    let narrowing = Narrowing::new(program);
+    let mut uses: BTreeMap<String, Use> = BTreeMap::new();
+    let mut kernels: Vec<Kernel> = Vec::new();
+    let mut unresolved = Vec::new();
+    for (fi, (file, s)) in program.files.iter().zip(&program.scanned).enumerate() {
+        if program.build_only.contains(&fi) {
+            continue;
+        }
+        let mut hits: Vec<&scan::Hit> = s.hits.iter().collect();
+        hits.sort_by_key(|h| h.line);
+        for h in hits {
+            let Some(m) = reg.meanings(&h.name) else {
+                // A name shaped like the crate's that its registry lacks: misspelt, or from a
+                // newer crate. Only where the path says it is the crate's.
+                let in_crate_path = h.opens_macro.as_deref().is_some_and(|m| m.starts_with("cu"))
+                    || h.prefix.last().is_some_and(|p| matches!(p.as_str(), "entries" | "api" | "pfn" | "symbols"));
+                if in_crate_path && !h.string {
+                    unresolved.push(Unresolved {
+                        spelled: h.spelled(),
+                        file: file.clone(),
+                        line: h.line,
+                        why: format!(
+                            "not in the registry (misspelt, or a name of a newer crate: regenerate it, or pass its \
+                             registry.json with --registry); {} entries and {} toolkits known",
+                            reg.entries.len(),
+                            reg.toolkits.len()
+                        ),
+                    });
+                }
+                continue;
+            };
+            let Some((entry, read_as)) = meaning_of(h, m, reg, &narrowing) else { continue };
+            let e = &reg.entries[entry];
+            uses.entry(e.marker.clone()).or_insert(Use {
+                marker: e.marker.clone(),
+                version: e.floor,
+                spelled: h.spelled(),
+                file: file.clone(),
+                line: h.line,
+                read_as,
+            });
+        }
+        for (line, name) in &s.pasted {
+            unresolved.push(Unresolved {
+                spelled: format!("{name}!"),
+                file: file.clone(),
+                line: *line,
+                why: "builds identifiers out of pieces, which cannot be read: name the entries whole (entries::X, \
+                      cu!(cuX(..))) where the floor matters"
+                    .to_owned(),
+            });
+        }
+        for m in &s.mods {
+            if !mod_candidates(file, m).iter().any(|c| c.is_file()) {
+                unresolved.push(Unresolved {
+                    spelled: format!("mod {};", m.name),
+                    file: file.clone(),
+                    line: m.line,
+                    why: format!(
+                        "its file is not there ({}): pass the folder that holds it",
+                        mod_candidates(file, m).iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" or ")
+                    ),
+                });
+            }
+        }
+        let mut image = Image::default();
+        let mut images: Vec<(usize, Image)> = Vec::new();
+        for (line, text) in &s.ptx {
+            kernels::ptx(text, "a PTX string", &mut image);
+            images.push((*line, std::mem::take(&mut image)));
+        }
+        for inc in &s.includes {
+            let spelled = format!("{}!({})", inc.kind, describe(&inc.target));
+            let Some(path) = include_path(file, program.manifest_dirs[fi].as_deref(), &inc.target) else {
+                unresolved.push(Unresolved {
+                    spelled,
+                    file: file.clone(),
+                    line: inc.line,
+                    why: "names a file only the build knows (OUT_DIR, a macro): pass the kernel files to \
+                          min-driver too, or embed them by a path relative to the source"
+                        .to_owned(),
+                });
+                continue;
+            };
+            if inc.kind == "include" {
+                if !path.is_file() {
+                    unresolved.push(Unresolved {
+                        spelled,
+                        file: file.clone(),
+                        line: inc.line,
+                        why: format!("{} is not there", path.display()),
+                    });
+                }
+                continue;
+            }
+            match std::fs::read(&path) {
+                Ok(bytes) => {
+                    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                    kernels::binary(&bytes, &name, &mut image);
+                    images.push((inc.line, std::mem::take(&mut image)));
+                }
+                Err(e) => unresolved.push(Unresolved {
+                    spelled,
+                    file: file.clone(),
+                    line: inc.line,
+                    why: format!("{} cannot be read ({e})", path.display()),
+                }),
+            }
+        }
+        for (line, image) in images {
+            for (need, what) in image.needs {
+                match kernel_floor(&need, releases) {
+                    Ok((needs, version)) => kernels.push(Kernel { needs, version, what, file: file.clone(), line }),
+                    Err(why) => unresolved.push(Unresolved { spelled: what, file: file.clone(), line, why }),
+                }
+            }
+            for why in image.unreadable {
+                unresolved.push(Unresolved { spelled: "a kernel image".into(), file: file.clone(), line, why });
+            }
+        }
+    }
+    let mut uses: Vec<Use> = uses.into_values().collect();
+    uses.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| a.marker.cmp(&b.marker)));
+    kernels.sort_by(|a, b| b.version.cmp(&a.version).then_with(|| (&a.file, a.line).cmp(&(&b.file, b.line))));
+    kernels.dedup_by(|a, b| a.needs == b.needs && a.file == b.file && a.line == b.line);
+    let build_only = program.build_only.iter().map(|&i| program.files[i].clone()).collect();
+    Floor { uses, kernels, unresolved, build_only }
+}
+
+fn describe(t: &scan::IncludeTarget) -> String {
+    match t {
+        scan::IncludeTarget::Relative(p) => format!("{p:?}"),
+        scan::IncludeTarget::ManifestDir(p) => format!("concat!(env!(\"CARGO_MANIFEST_DIR\"), {p:?})"),
+        scan::IncludeTarget::Unreadable(w) => w.clone(),
+    }
+}
+
+/// The entry a hit counts as, and how it was read.
+fn meaning_of(
+    h: &scan::Hit,
+    m: &registry::Meanings,
+    reg: &Registry,
+    narrowing: &Narrowing<'_>,
+) -> Option<(usize, &'static str)> {
+    // Narrowed on proof: `aliases::cuda_X_Y::name`, `symbols::name`.
+    let module = if h.string { None } else { narrowing.crate_module(&h.prefix, h.leading) };
+    if let Some(module) = module {
+        if let ["aliases", toolkit] = module.as_slice() {
+            let toolkit = toolkit.strip_prefix("cuda_").map(|t| t.replacen('_', ".", 1));
+            if let Some(meant) = toolkit.and_then(|t| m.c_name.get(&t)) {
+                let all = meant.iter().copied().chain(m.exact.iter().copied());
+                return reg.highest(all).map(|e| (e, "toolkit"));
+            }
+        }
+        if module == ["symbols"] {
+            if let Some(e) = m.symbol.as_deref().and_then(|s| reg.oldest_of_symbol(s)) {
+                return Some((e, "oldest ABI"));
+            }
+        }
+    }
+    if h.string {
+        // A string reaches an entry only through a lookup by name (`get_raw`, a raw
+        // cuGetProcAddress, dlsym): an exported name is that entry; a symbol is found from its
+        // oldest ABI on, and the type the pointer is used as is counted where it is named.
+        if let Some(e) = reg.highest(m.exact.iter().copied().filter(|&e| reg.entries[e].marker != h.name)) {
+            if !m.symbol.as_deref().is_some_and(|s| s == h.name) {
+                return Some((e, "exact"));
+            }
+        }
+        if let Some(e) = m.symbol.as_deref().and_then(|s| reg.oldest_of_symbol(s)) {
+            return Some((e, "oldest ABI"));
+        }
+        return reg.highest(m.exact.iter().copied()).map(|e| (e, "exact"));
+    }
+    let candidates: Vec<usize> = m.exact.iter().copied().chain(m.c_name.values().flatten().copied()).collect();
+    // Tagged when the name's meanings as a C name (toolkits, stream modes) differ; that the
+    // bare name is also the exported name of the symbol's first ABI is no news.
+    let shown: Vec<usize> =
+        if m.c_name.is_empty() { m.exact.clone() } else { m.c_name.values().flatten().copied().collect() };
+    let floors: BTreeSet<u32> = shown.iter().map(|&e| reg.entries[e].floor).collect();
+    let read_as = if floors.len() > 1 { "highest" } else { "exact" };
+    reg.highest(candidates).map(|e| (e, read_as))
+}
+
+fn kernel_floor(need: &Need, releases: &Releases) -> std::result::Result<(String, u32), String> {
+    match need {
+        Need::PtxIsa(isa) => match releases.ptx(isa) {
+            Some(v) => Ok((format!("PTX ISA {isa}"), v)),
+            None => Err(format!(
+                "PTX ISA {isa} is not in cuda-releases.toml (newest known: {}): a newer cuda-sys-gen may know it",
+                releases.newest_ptx().map_or("none".to_owned(), |p| format!("{} of CUDA {}", p.isa, p.cuda))
+            )),
+        },
+        Need::Arch(name) => match releases.arch(name) {
+            Some(a) => Ok((name.clone(), releases::cuda_number(&a.cuda).unwrap_or(u32::MAX))),
+            None => Err(format!("architecture {name} is not in cuda-releases.toml: a newer cuda-sys-gen may know it")),
+        },
+    }
+}
+
+/// The names under which the Cargo.toml at `manifest` depends on `package` (`cuda = { package
+/// = "cuda-driver-pfn" }` gives `cuda`), as the library names they give in Rust.
+fn dependency_names(manifest: &Path, package: &str) -> Vec<String> {
+    let Some(table) = std::fs::read_to_string(manifest).ok().and_then(|t| t.parse::<toml::Table>().ok()) else {
+        return Vec::new();
+    };
+    let kinds = ["dependencies", "dev-dependencies", "build-dependencies"];
+    let mut tables: Vec<&toml::Table> = kinds.iter().filter_map(|k| table.get(*k)?.as_table()).collect();
+    for target in table.get("target").and_then(|t| t.as_table()).into_iter().flat_map(|t| t.values()) {
+        tables.extend(kinds.iter().filter_map(|k| target.get(*k)?.as_table()));
+    }
+    let wanted = package.replace('-', "_");
+    let mut out = Vec::new();
+    for deps in tables {
+        for (key, value) in deps {
+            let real = value.get("package").and_then(|p| p.as_str()).unwrap_or(key);
+            if real.replace('-', "_") == wanted {
+                out.push(key.replace('-', "_"));
+            }
+        }
+    }
+    out
+}
+
+/// The `.rs` files under `path`, and the Cargo.toml of every package root passed on the way.
+/// Hidden folders are skipped, and `target` only where it is a package root's (beside a
+/// Cargo.toml): a module folder of that name is read.
+fn collect(path: &Path, out: &mut Vec<PathBuf>, manifests: &mut BTreeSet<PathBuf>) -> Result<()> {
+    let meta = std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+    if meta.is_file() {
+        out.push(path.to_owned());
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+        .with_context(|| format!("listing {}", path.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("listing {}", path.display()))?;
+    entries.sort();
+    let package_root = path.join("Cargo.toml").is_file();
+    if package_root {
+        manifests.insert(path.join("Cargo.toml"));
+    }
+    for p in entries {
+        let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if name.starts_with('.') || (package_root && name == "target") {
+            continue;
+        }
+        if p.is_dir() {
+            collect(&p, out, manifests)?;
+        } else if name.ends_with(".rs") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// What a check against a driver or a `--max` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// `driver 535.104.05 (Linux x86-64)` or `--max 12.2`.
+    pub against: String,
+    /// The CUDA version it stands for.
+    pub cuda: u32,
+    /// `within`, `not proven` (within as far as could be read) or `above`.
+    pub verdict: &'static str,
+    /// The entries (markers) and kernel needs above it.
+    pub missing_entries: Vec<String>,
+    pub missing_kernels: Vec<String>,
+}
+
+impl Check {
+    fn new(floor: &Floor, against: String, cuda: u32) -> Self {
+        let (entries, kernels) = floor.missing_on(cuda);
+        let verdict = if !entries.is_empty() || !kernels.is_empty() {
+            "above"
+        } else if floor.at_least() {
+            "not proven"
+        } else {
+            "within"
+        };
+        Check {
+            against,
+            cuda,
+            verdict,
+            missing_entries: entries.iter().map(|u| u.marker.clone()).collect(),
+            missing_kernels: kernels.iter().map(|k| format!("{} ({})", k.needs, k.what)).collect(),
+        }
+    }
+
+    /// The exit status it calls for ([`crate::MIN_DRIVER_EXIT_STATUSES`]).
+    pub fn status(&self) -> u8 {
+        match self.verdict {
+            "above" => 3,
+            "not proven" => 2,
+            _ => 0,
+        }
+    }
+
+    fn render(&self, floor: &Floor, root: &Path) -> String {
+        let rel = |f: &Path| f.strip_prefix(root).unwrap_or(f).display().to_string();
+        let mut s = match self.verdict {
+            "within" => format!("{}: runs (CUDA {} has everything listed)\n", self.against, cuda_text(self.cuda)),
+            "not proven" => format!(
+                "{}: runs as far as could be read (CUDA {} has everything listed), but {} thing(s) could not be read\n",
+                self.against,
+                cuda_text(self.cuda),
+                floor.unresolved.len()
+            ),
+            _ => format!(
+                "{}: does not run: {} entry point(s) and {} kernel need(s) are newer than CUDA {}:\n",
+                self.against,
+                self.missing_entries.len(),
+                self.missing_kernels.len(),
+                cuda_text(self.cuda)
+            ),
+        };
+        let (entries, kernels) = floor.missing_on(self.cuda);
+        for u in entries {
+            s.push_str(&format!(
+                "  {}:{}: {} needs CUDA {} ({})\n",
+                rel(&u.file),
+                u.line,
+                u.spelled,
+                cuda_text(u.version),
+                u.marker
+            ));
+        }
+        for k in kernels {
+            s.push_str(&format!("  {}:{}: {} needs CUDA {} ({})\n", rel(&k.file), k.line, k.needs, cuda_text(k.version), k.what));
+        }
+        s
+    }
+}
+
+/// `min-driver --json`'s document (its schema is in the README).
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    schema: u32,
+    /// The floor: `major * 1000 + minor * 10`, 0 when nothing was found.
+    version: u32,
+    cuda: Option<String>,
+    /// Something could not be read: the floor is a lower bound.
+    at_least: bool,
+    /// The driver to install per platform (`None`: not known).
+    drivers: BTreeMap<&'static str, Option<String>>,
+    entries: &'a [Use],
+    kernels: &'a [Kernel],
+    unresolved: &'a [Unresolved],
+    build_only: &'a [PathBuf],
+    checks: &'a [Check],
+}
+
+/// `cuda-sys-gen min-driver`: prints the report (and the checks) and gives the exit status.
+pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
+    let platform = match args.platform {
+        crate::DriverPlatform::Linux => Platform::Linux,
+        crate::DriverPlatform::Windows => Platform::Windows,
+    };
+    let releases = Releases::load()?;
+    // Arguments first: a bad one is said before any file is read.
+    let mut wanted = Vec::new();
+    if let Some(text) = &args.driver {
+        wanted.push(driver_check(text, platform, &releases)?);
+    }
+    if let Some(text) = &args.max {
+        let cuda = releases::cuda_number(text).with_context(|| {
+            format!("--max {text}: not a CUDA version; give it as major.minor, such as 12.2")
+        })?;
+        wanted.push((format!("--max {}", cuda_text(cuda)), cuda));
+    }
+    let floor = floor(&args.registry, &args.sources)?;
+    let checks: Vec<Check> = wanted.into_iter().map(|(against, cuda)| Check::new(&floor, against, cuda)).collect();
+    let status = checks.iter().map(Check::status).max().unwrap_or(0);
+    if args.json {
+        let v = floor.version();
+        let drivers = [Platform::Linux, Platform::Windows]
+            .into_iter()
+            .map(|p| {
+                let key = match p {
+                    Platform::Linux => "linux",
+                    Platform::Windows => "windows",
+                };
+                (key, (v > 0).then(|| releases.driver_for(v, p).map(|(d, _)| d.to_owned())).flatten())
+            })
+            .collect();
+        let report = JsonReport {
+            schema: 1,
+            version: v,
+            cuda: (v > 0).then(|| cuda_text(v)),
+            at_least: floor.at_least(),
+            drivers,
+            entries: &floor.uses,
+            kernels: &floor.kernels,
+            unresolved: &floor.unresolved,
+            build_only: &floor.build_only,
+            checks: &checks,
+        };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", floor.render(Path::new("."), Some(&releases)));
+        for c in &checks {
+            print!("{}", c.render(&floor, Path::new(".")));
+        }
+    }
+    Ok(status)
+}
+
+/// `--driver TEXT`: a driver version (`535.104.05`: its first number is 100 or more) or a CUDA
+/// version (`12.2`), as the CUDA version it stands for.
+fn driver_check(text: &str, platform: Platform, releases: &Releases) -> Result<(String, u32)> {
+    let number = releases::driver_number(text);
+    match number {
+        Some(n) if n[0] >= 100 => {
+            let Some(cuda) = releases.cuda_of_driver(&n, platform) else {
+                let oldest = releases
+                    .driver
+                    .iter()
+                    .filter_map(|d| Some((releases::cuda_number(&d.cuda)?, d)))
+                    .min_by_key(|(v, _)| *v)
+                    .map(|(_, d)| d.cuda.clone())
+                    .unwrap_or_default();
+                bail!(
+                    "--driver {text}: older than every {} driver NVIDIA's table names (its oldest row is CUDA {oldest}): \
+                     too old for anything here; check --platform",
+                    platform.name()
+                );
+            };
+            Ok((format!("driver {text} ({}: CUDA {})", platform.name(), cuda_text(cuda)), cuda))
+        }
+        _ => match releases::cuda_number(text) {
+            Some(cuda) => Ok((format!("CUDA {}", cuda_text(cuda)), cuda)),
+            None => bail!(
+                "--driver {text}: neither a driver version (such as 535.104.05, or 555.85 on Windows) nor a CUDA \
+                 version (such as 12.2)"
+            ),
+        },
+    }
+}
