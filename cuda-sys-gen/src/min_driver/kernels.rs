@@ -11,6 +11,9 @@ pub(super) enum Need {
     PtxIsa(String),
     /// A GPU architecture (`sm_90a`), from PTX's `.target` or a cubin's header.
     Arch(String),
+    /// A cubin built by this CUDA release's ptxas (`13.5`): drivers of its major version load
+    /// it (NVIDIA's minor version compatibility), older majors do not.
+    Toolkit(String),
 }
 
 /// What could be read of one image, and what could not.
@@ -69,10 +72,13 @@ pub(super) fn binary(bytes: &[u8], what: &str, image: &mut Image) {
     }
 }
 
-/// The architecture of a cubin: `e_flags`, whose layout changed with the ELF ABI version
-/// NVIDIA writes in `e_ident[EI_ABIVERSION]` (7 and older: the SM number in bits 0-7; 8 and
-/// newer: in bits 8-15, with bit 3 for the `a` suffix and bit 2 for `f`), as measured on
-/// ptxas's output (cuda-releases.toml names the measurement).
+/// The architecture of a cubin, and the toolkit that built it. `e_flags`' layout depends on the
+/// ELF ABI version in `e_ident[EI_ABIVERSION]`, as measured on ptxas 11.8 to 13.5
+/// (cuda-releases.toml names the measurement): 7 and older, the SM number in bits 0-7 and
+/// `0x800` for the `a` suffix (12.x's sm_90a: `0x5a0d5a`); 8 (ptxas 12.8 for sm_100 on, 13.x
+/// for every target), the SM number in bits 8-15 and `0x8` for `a` (12.8's sm_100a:
+/// `0x600640a`; 13.x leaves it out). Cubins of ABI 8 name their toolkit in a note
+/// (`.note.nv.tkinfo`: "Cuda compilation tools, release 13.5, ..."); older ones do not.
 fn cubin(bytes: &[u8], what: &str, image: &mut Image) {
     let elf = match ElfFile64::<Endianness>::parse(bytes) {
         Ok(elf) => elf,
@@ -89,24 +95,32 @@ fn cubin(bytes: &[u8], what: &str, image: &mut Image) {
     }
     let flags = header.e_flags(endian);
     let abi = header.e_ident().abi_version;
-    let (sm, suffix) = if abi >= 8 {
-        let suffix = if flags & 0x8 != 0 {
-            "a"
-        } else if flags & 0x4 != 0 {
-            "f"
-        } else {
-            ""
-        };
-        ((flags >> 8) & 0xff, suffix)
-    } else {
-        (flags & 0xff, "")
-    };
+    let (sm, a) = if abi >= 8 { ((flags >> 8) & 0xff, flags & 0x8 != 0) } else { (flags & 0xff, flags & 0x800 != 0) };
     if sm == 0 {
         image.unreadable.push(format!("{what}: a cubin whose e_flags ({flags:#x}) name no architecture"));
         return;
     }
-    let arch = format!("sm_{sm}{suffix}");
+    let arch = format!("sm_{sm}{}", if a { "a" } else { "" });
     image.needs.push((Need::Arch(arch.clone()), format!("{what}: cubin for {arch}")));
+    match toolkit_note(bytes) {
+        Some(release) => {
+            image.needs.push((Need::Toolkit(release.clone()), format!("{what}: built by CUDA {release}'s ptxas")))
+        }
+        None => image.unreadable.push(format!(
+            "{what}: a cubin for {arch} that does not say which CUDA built it (ptxas before 12.8 does not): drivers \
+             older than that toolkit's major version may refuse it"
+        )),
+    }
+}
+
+/// "release X.Y" in a cubin's toolkit note.
+fn toolkit_note(bytes: &[u8]) -> Option<String> {
+    const MARK: &[u8] = b"Cuda compilation tools, release ";
+    let at = bytes.windows(MARK.len()).position(|w| w == MARK)? + MARK.len();
+    let rest = &bytes[at..bytes.len().min(at + 16)];
+    let end = rest.iter().position(|&b| b == b',' || b == 0)?;
+    let release = std::str::from_utf8(&rest[..end]).ok()?;
+    super::releases::cuda_number(release).map(|_| release.to_owned())
 }
 
 /// A fatbin: a 16-byte header (magic, version, header size, size of what follows), then
@@ -144,7 +158,9 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
                 return;
             };
             let part = format!("{what} (fatbin entry {n})");
-            let compressed = flags & 0x2000 != 0;
+            // 0x2000: NVIDIA's own compression (CUDA 11 and 12); 0x8000: zstd (13.x), as
+            // measured on fatbinary 13.5's --compress-all.
+            let compressed = flags & 0xa000 != 0;
             match kind {
                 1 if compressed => {
                     image.unreadable.push(format!("{part}: compressed PTX (its .version cannot be read)"));
@@ -157,11 +173,13 @@ fn fatbin(bytes: &[u8], what: &str, image: &mut Image) {
                     ptx(text.trim_end_matches('\0'), &part, image);
                 }
                 2 if compressed => {
-                    if arch == 0 {
-                        image.unreadable.push(format!("{part}: a compressed cubin with no architecture in its header"));
-                    } else {
+                    if arch != 0 {
                         image.needs.push((Need::Arch(format!("sm_{arch}")), format!("{part}: cubin for sm_{arch}")));
                     }
+                    image.unreadable.push(format!(
+                        "{part}: a compressed cubin (which CUDA built it cannot be read; build the fatbin without \
+                         compression to let min-driver read it)"
+                    ));
                 }
                 2 => cubin(&bytes[payload..payload_end], &part, image),
                 other => image.unreadable.push(format!("{part}: an entry of unknown kind {other}")),

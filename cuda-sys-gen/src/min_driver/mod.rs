@@ -666,6 +666,10 @@ fn kernel_floor(need: &Need, releases: &Releases) -> std::result::Result<(String
                 releases.newest_ptx().map_or("none".to_owned(), |p| format!("{} of CUDA {}", p.isa, p.cuda))
             )),
         },
+        Need::Toolkit(release) => match release.split_once('.').and_then(|(major, _)| major.parse::<u32>().ok()) {
+            Some(major) => Ok((format!("a CUDA {major}.x cubin"), major * 1000)),
+            None => Err(format!("CUDA {release}: not a release number")),
+        },
         Need::Arch(name) => match releases.arch(name) {
             Some(a) => Ok((name.clone(), releases::cuda_number(&a.cuda).unwrap_or(u32::MAX))),
             None => Err(format!("architecture {name} is not in cuda-releases.toml: a newer cuda-sys-gen may know it")),
