@@ -192,37 +192,19 @@ fn readme_min_driver_output_is_the_command_s() {
             shown.push('\n');
             lines.next();
         }
-        let floor = cuda_sys_gen::min_driver::floor(&root.join("generated/registry.json"), &[root.join(path)], false)
+        let floor = cuda_sys_gen::min_driver::floor(&root.join("generated/registry.json"), &[root.join(path)])
             .unwrap_or_else(|e| panic!("{e:#}"));
-        assert_eq!(shown, floor.render(&root), "README's output of `min-driver {path}` is stale");
+        let releases = cuda_sys_gen::min_driver::releases::Releases::load().unwrap();
+        assert_eq!(shown, floor.render(&root, Some(&releases)), "README's output of `min-driver {path}` is stale");
         checked += 1;
     }
     assert_eq!(checked, 2, "the README shows min-driver for both sample ports");
 }
 
-/// Names the registry lacks are refused with file and line, all at once.
+/// Names brought in by `use` (lists, renames, globs) count as much as written-out paths, a C
+/// name in either stream mode (`api::legacy`, `api::ptds`, `cu!`, `cu_ptds!`): the higher.
 #[test]
-fn min_driver_refuses_unknown_names() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("main.rs");
-    std::fs::write(
-        &file,
-        "use cuda_driver_pfn::{cu, entries};\nfn main() {\n    cu!(cuNoSuchThing(1));\n    let _ = entries::cuMemAlloc_v1;\n}\n",
-    )
-    .unwrap();
-    let err =
-        cuda_sys_gen::min_driver::floor(&repo_root().join("generated/registry.json"), &[file], false).unwrap_err();
-    let text = format!("{err:#}");
-    assert!(
-        text.contains("main.rs:3: cu!(cuNoSuchThing)") && text.contains("main.rs:4: entries::cuMemAlloc_v1"),
-        "{text}"
-    );
-}
-
-/// Names brought in by `use` (lists, renames, globs) count as much as written-out paths, and
-/// `--per-thread` reads the per-thread meaning.
-#[test]
-fn min_driver_follows_use_and_the_stream_mode() {
+fn min_driver_follows_use_and_both_stream_modes() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("main.rs");
     std::fs::write(
@@ -234,19 +216,13 @@ fn min_driver_follows_use_and_the_stream_mode() {
     )
     .unwrap();
     let registry = repo_root().join("generated/registry.json");
-    let floor = cuda_sys_gen::min_driver::floor(&registry, std::slice::from_ref(&file), false)
-        .unwrap_or_else(|e| panic!("{e:#}"));
+    let floor =
+        cuda_sys_gen::min_driver::floor(&registry, std::slice::from_ref(&file)).unwrap_or_else(|e| panic!("{e:#}"));
     let markers: Vec<&str> = floor.uses.iter().map(|u| u.marker.as_str()).collect();
     assert_eq!(
         markers,
-        ["cuCtxCreate_v12050", "cuLaunchKernel_v4000", "cuMemAlloc_v3020", "cuEventRecord_v2000", "cuInit_v2000"],
+        ["cuCtxCreate_v12050", "cuEventRecord_v7000_ptsz", "cuLaunchKernel_v4000", "cuMemAlloc_v3020", "cuInit_v2000"],
         "{}",
-        floor.render(dir.path())
-    );
-    let per_thread = cuda_sys_gen::min_driver::floor(&registry, &[file], true).unwrap_or_else(|e| panic!("{e:#}"));
-    assert!(
-        per_thread.uses.iter().any(|u| u.marker == "cuEventRecord_v7000_ptsz"),
-        "{}",
-        per_thread.render(dir.path())
+        floor.render(dir.path(), None)
     );
 }

@@ -311,7 +311,7 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
     let mut index: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
     let mut queue: std::collections::VecDeque<PathBuf> = files.into_iter().collect();
     while let Some(file) = queue.pop_front() {
-        if index.contains_key(&file) {
+        if index.contains_key(&same_file(&file)) {
             continue;
         }
         let text = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
@@ -322,7 +322,7 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
         })?;
         // Spans are only read during the scan: free each file's text.
         proc_macro2::extra::invalidate_current_thread_spans();
-        index.insert(file.clone(), program.files.len());
+        index.insert(same_file(&file), program.files.len());
         // `mod x;` and `include!` of files that exist are read too (a file given alone).
         for m in &scanned.mods {
             if let Some(found) = mod_candidates(&file, m).into_iter().find(|c| c.is_file()) {
@@ -342,6 +342,11 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
     }
     program.build_only = build_only(&program, &index);
     Ok(program)
+}
+
+/// A file's path as one key however it is spelled (`src/../probe.rs`, a symlink).
+fn same_file(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned())
 }
 
 /// The folder of the nearest Cargo.toml above `file`.
@@ -389,7 +394,7 @@ fn build_only(program: &Program, index: &std::collections::HashMap<PathBuf, usiz
                 .includes
                 .iter()
                 .filter_map(|inc| include_path(file, program.manifest_dirs[i].as_deref(), &inc.target));
-            mods.chain(incs).filter_map(|p| index.get(&p).copied()).collect()
+            mods.chain(incs).filter_map(|p| index.get(&same_file(&p)).copied()).collect()
         })
         .collect();
     let is_build_script = |i: usize| {
