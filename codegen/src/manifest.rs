@@ -30,6 +30,29 @@ pub struct Manifest {
     /// the headers declare them for every build of their platform.
     #[serde(rename = "arch_only", default)]
     pub arch_only: Vec<ArchOnly>,
+    /// Entry points that NVIDIA's drivers were measured to lack before a later CUDA release
+    /// than the one their typedef names: the oldest driver that has them.
+    #[serde(rename = "driver_floor", default)]
+    pub driver_floors: Vec<DriverFloor>,
+}
+
+/// One `[[driver_floor]]`: the typedef `pfn` needs a driver of CUDA `cuda` or newer, although
+/// its name says an older version.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverFloor {
+    pub pfn: String,
+    /// The oldest CUDA release whose drivers were measured to have it (`"11.2"`).
+    pub cuda: String,
+    /// How that was found out: what a reader needs to check it again.
+    pub evidence: String,
+}
+
+impl DriverFloor {
+    /// `cuda` as `major * 1000 + minor * 10`.
+    pub fn version(&self) -> Option<u32> {
+        self.cuda.parse::<crate::version::ToolkitVersion>().ok().map(|v| v.cuda_version())
+    }
 }
 
 /// One `[[arch_only]]`: a symbol whose every ABI exists only in the drivers of `arch`.
@@ -239,6 +262,38 @@ impl Manifest {
             }
             if !only.insert(a.symbol.as_str()) {
                 return Err(err(&a.symbol, format!("[[arch_only]] names `{}` twice", a.symbol)));
+            }
+        }
+        let mut floors = BTreeSet::new();
+        for f in &self.driver_floors {
+            let Some(version) = f.version() else {
+                return Err(err(
+                    &format!("\"{}\"", f.cuda),
+                    format!(
+                        "[[driver_floor]] `{}`: cuda = \"{}\" is not a CUDA version such as \"11.2\"",
+                        f.pfn, f.cuda
+                    ),
+                ));
+            };
+            let named = crate::names::split_pfn_name(&f.pfn).ok().map(|n| n.version);
+            if named.is_none_or(|n| n >= version) {
+                return Err(err(
+                    &f.pfn,
+                    format!(
+                        "[[driver_floor]] `{}`: not a typedef name whose version is below CUDA {} (a floor at or \
+                         below the typedef's own version changes nothing)",
+                        f.pfn, f.cuda
+                    ),
+                ));
+            }
+            if f.evidence.trim().is_empty() {
+                return Err(err(
+                    &f.pfn,
+                    format!("[[driver_floor]] `{}` needs its `evidence`: how it was found out", f.pfn),
+                ));
+            }
+            if !floors.insert(f.pfn.as_str()) {
+                return Err(err(&f.pfn, format!("[[driver_floor]] names `{}` twice", f.pfn)));
             }
         }
         let mut names = BTreeSet::new();

@@ -134,6 +134,12 @@ pub struct Entry {
     /// The one processor architecture whose drivers have it (the manifest's `[[arch_only]]`),
     /// or `None`: every architecture of its platforms.
     pub arch: Option<String>,
+    /// The oldest driver that has it, where NVIDIA's drivers were measured to lack it at its
+    /// own version (the manifest's `[[driver_floor]]`); `None`: its version.
+    pub min_driver: Option<u32>,
+    /// How [`Entry::min_driver`] was found out (the rule's `evidence`).
+    #[serde(skip)]
+    pub min_driver_evidence: Option<String>,
     /// The name the driver library exports this ABI under (`cuMemAlloc_v2`).
     pub exported: String,
     pub legacy: bool,
@@ -214,6 +220,23 @@ impl Model {
         }
     }
 
+    /// Gives each `[[driver_floor]]` typedef its measured floor. A rule for a typedef no
+    /// toolkit declares is a warning, as with `[[arch_only]]`.
+    pub fn apply_driver_floors(&mut self, rules: &[crate::manifest::DriverFloor]) {
+        for rule in rules {
+            match self.entries.values_mut().find(|e| e.pfn == rule.pfn) {
+                Some(e) => {
+                    e.min_driver = rule.version();
+                    e.min_driver_evidence = Some(rule.evidence.clone());
+                }
+                None => self.warnings.push(format!(
+                    "the manifest's [[driver_floor]] names `{}`, which no toolkit declares: the rule does nothing",
+                    rule.pfn
+                )),
+            }
+        }
+    }
+
     pub fn build(inputs: Vec<ToolkitInput>) -> Model {
         let mut by_version: BTreeMap<ToolkitVersion, ToolkitInput> = BTreeMap::new();
         for input in inputs {
@@ -232,6 +255,8 @@ impl Model {
                     module: String::new(),
                     platforms: BTreeSet::new(),
                     arch: None,
+                    min_driver: None,
+                    min_driver_evidence: None,
                     exported: String::new(),
                     legacy: false,
                     toolkits: BTreeSet::new(),

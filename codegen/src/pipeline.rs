@@ -260,6 +260,7 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
     }
     let mut model = Model::build(inputs);
     model.restrict_arch(&manifest.arch_only);
+    model.apply_driver_floors(&manifest.driver_floors);
     warnings.extend(model.warnings.iter().cloned());
     if let Some(u) = model.unresolved_c_names.first() {
         return Err(Error::UnresolvedCName {

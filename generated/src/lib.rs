@@ -284,6 +284,7 @@
 //!   - `module`: the manifest header row it belongs to (`cuda`, `gl`): the generated module
 //!   - `platforms`: where the driver has it: `"linux"`, `"windows"`
 //!   - `arch`: `null`, or the one processor architecture whose drivers alone have it (`"aarch64"`)
+//!   - `min_driver`: `null`, or the oldest driver (`major*1000 + minor*10`) that has it where NVIDIA's drivers were measured to lack it at `version` (the generator manifest's `[[driver_floor]]`)
 //!   - `exported`: the driver library's name for this ABI
 //!   - `legacy`: declared only under `__CUDA_API_VERSION_INTERNAL`
 //!   - `toolkits`: the pinned toolkits that declare it

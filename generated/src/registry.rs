@@ -14211,6 +14211,10 @@ pub unsafe trait Entry: sealed::Sealed + 'static {
     const VERSION: u32 = Self::INFO.version;
     /// The flags passed to `cuGetProcAddress`.
     const FLAGS: StreamFlags = Self::INFO.flags;
+    /// The oldest driver that has it (`major * 1000 + minor * 10`): [`Self::VERSION`],
+    /// or a later release where NVIDIA's drivers were measured to lack it at its own
+    /// version (the marker's page says so).
+    const MIN_DRIVER: u32 = Self::VERSION;
 }
 /// One marker type per entry, named like its typedef without `PFN_`: a type only, with
 /// no values (an empty enum), used as `driver.get::<entries::cuMemAlloc_v3020>()`.
@@ -16705,7 +16709,7 @@ pub mod entries {
  ```
 
  - Exported by the driver as `cuDeviceGetLuid`; asked for with `CU_GET_PROC_ADDRESS_LEGACY_STREAM` (the default variant).
- - Needs a driver of CUDA 10.0 or newer.
+ - Needs a driver of CUDA 11.2 or newer (`MIN_DRIVER`), although its typedef says 10.0: NVIDIA's drivers were measured to lack it before (NVIDIA's 418 (CUDA 10.1) and 450 (CUDA 11.0) drivers neither export cuDeviceGetLuid nor serve it; 460 (CUDA 11.2) and every later driver measured do (tests/tests/real_drivers.rs, docs/real-drivers.md); no 455 (CUDA 11.1) driver was measured).
  - The newest ABI of `cuDeviceGetLuid` this crate knows.
 */
     pub enum cuDeviceGetLuid_v10000 {}
@@ -16713,6 +16717,7 @@ pub mod entries {
     unsafe impl super::Entry for cuDeviceGetLuid_v10000 {
         type Fn = crate::pfn::PFN_cuDeviceGetLuid_v10000;
         const INDEX: usize = 136usize;
+        const MIN_DRIVER: u32 = 11020u32;
     }
     /** `cuDeviceGetMemPool` at exactly version 11020 (CUDA 11.2): [`PFN_cuDeviceGetMemPool_v11020`](crate::pfn::PFN_cuDeviceGetMemPool_v11020).
 

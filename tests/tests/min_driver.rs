@@ -135,12 +135,17 @@ fn driver_newest_counts_as_its_oldest_abi() {
         oldest,
     );
     // cuCtxCreate has four ABIs: Driver::newest needs only the first.
-    let (f, dir) = floor_of("fn f(d: &cuda_driver_pfn::Driver) { let _ = d.newest::<cuda_driver_pfn::symbols::cuCtxCreate>(); }\n");
+    let (f, dir) = floor_of(
+        "fn f(d: &cuda_driver_pfn::Driver) { let _ = d.newest::<cuda_driver_pfn::symbols::cuCtxCreate>(); }\n",
+    );
     assert_eq!(f.version(), oldest_abi("cuCtxCreate"), "{}", f.render(dir.path(), None));
     assert_eq!(f.uses[0].read_as, "oldest ABI");
     // A module of the program's own called `symbols`, or `api` renamed to it: no narrowing.
     let v = cu_ctx_create();
-    assert_floor(&format!("use cuda_driver_pfn::api as symbols;\nfn main() {{ unsafe {{ symbols::cuCtxCreate{CALL}; }} }}\n"), v);
+    assert_floor(
+        &format!("use cuda_driver_pfn::api as symbols;\nfn main() {{ unsafe {{ symbols::cuCtxCreate{CALL}; }} }}\n"),
+        v,
+    );
     assert_floor(
         &format!("mod symbols {{ pub use cuda_driver_pfn::api::*; }}\nfn main() {{ unsafe {{ symbols::cuCtxCreate{CALL}; }} }}\n"),
         v,
@@ -155,7 +160,9 @@ fn an_older_toolkit_s_alias_is_narrowed_only_on_proof() {
     let old_v: u32 = old.rsplit("_v").next().unwrap().parse().unwrap();
     assert!(old_v < cu_ctx_create());
     assert_floor(
-        &format!("use cuda_driver_pfn::aliases;\nfn main() {{ unsafe {{ aliases::cuda_12_4::cuCtxCreate{CALL}; }} }}\n"),
+        &format!(
+            "use cuda_driver_pfn::aliases;\nfn main() {{ unsafe {{ aliases::cuda_12_4::cuCtxCreate{CALL}; }} }}\n"
+        ),
         old_v,
     );
     assert_floor(
@@ -185,7 +192,10 @@ fn a_measured_driver_floor_corrects_the_header_s_version() {
     let header = luid["version"].as_u64().unwrap() as u32;
     let measured = luid["min_driver"].as_u64().expect("registry.json carries the measured floor") as u32;
     assert!(measured > 11000 && header < measured, "{luid}");
-    assert_floor("use cuda_driver_pfn::cu;\nfn main() { unsafe { cu!(cuDeviceGetLuid(a, b, 0)).unwrap(); } }\n", measured);
+    assert_floor(
+        "use cuda_driver_pfn::cu;\nfn main() { unsafe { cu!(cuDeviceGetLuid(a, b, 0)).unwrap(); } }\n",
+        measured,
+    );
 }
 
 /// Case 6: globs of other crates (and nothing of the crate at all) finish at once. A bound of
@@ -213,7 +223,12 @@ fn globs_do_not_hang() {
 fn a_build_script_does_not_set_the_program_s_floor() {
     let dir = tree(&[
         ("Cargo.toml", "[package]\nname = \"app\"\n[dependencies]\ncuda-driver-pfn = \"0.1\"\n"),
-        ("build.rs", &format!("mod probe;\nfn main() {{ unsafe {{ cuda_driver_pfn::cu!(cuCtxCreate{CALL}).ok(); }} probe::go(); }}\n")),
+        (
+            "build.rs",
+            &format!(
+                "mod probe;\nfn main() {{ unsafe {{ cuda_driver_pfn::cu!(cuCtxCreate{CALL}).ok(); }} probe::go(); }}\n"
+            ),
+        ),
         ("probe.rs", "pub fn go() { unsafe { cuda_driver_pfn::api::cuCtxGetId(a, b); } }\n"),
         ("src/main.rs", "fn main() { unsafe { cuda_driver_pfn::cu!(cuInit(0)).unwrap(); } }\n"),
     ]);
@@ -223,7 +238,11 @@ fn a_build_script_does_not_set_the_program_s_floor() {
     assert_eq!(f.build_only, [dir.path().join("build.rs"), dir.path().join("probe.rs")], "{report}");
     assert!(report.contains("not counted: build.rs"), "{report}");
     // A file both the build script and the program include counts.
-    std::fs::write(dir.path().join("src/main.rs"), "#[path = \"../probe.rs\"]\nmod probe;\nfn main() { probe::go(); }\n").unwrap();
+    std::fs::write(
+        dir.path().join("src/main.rs"),
+        "#[path = \"../probe.rs\"]\nmod probe;\nfn main() { probe::go(); }\n",
+    )
+    .unwrap();
     let f = floor(&registry(), &[dir.path().to_owned()]).unwrap();
     assert_eq!(f.build_only, [dir.path().join("build.rs")], "{}", f.render(dir.path(), None));
     assert!(f.uses.iter().any(|u| u.marker.starts_with("cuCtxGetId")));
@@ -348,7 +367,8 @@ fn embedded_kernels_set_a_floor_of_their_own() {
     let ptx = |isa: &str| r.ptx(isa).unwrap_or_else(|| panic!("PTX {isa} in cuda-releases.toml"));
 
     // A PTX string: the higher of its ISA and its target.
-    let (f, dir) = floor_of("const PTX: &str = \".version 8.4\\n.target sm_90a\\n.address_size 64\\n\";\nfn main() {}\n");
+    let (f, dir) =
+        floor_of("const PTX: &str = \".version 8.4\\n.target sm_90a\\n.address_size 64\\n\";\nfn main() {}\n");
     assert_eq!(f.version(), ptx("8.4").max(arch("sm_90a")), "{}", f.render(dir.path(), None));
     assert_eq!(f.kernels[0].line, 1);
 
@@ -425,10 +445,18 @@ fn the_driver_and_max_flags() {
     let reg = reg.to_str().unwrap();
     let r = releases();
     // The Linux driver of the release below the floor, and of the floor itself.
-    let below = r.driver.iter().filter(|d| cuda_number(&d.cuda).unwrap() < v && d.linux.is_some()).max_by_key(|d| cuda_number(&d.cuda)).unwrap();
+    let below = r
+        .driver
+        .iter()
+        .filter(|d| cuda_number(&d.cuda).unwrap() < v && d.linux.is_some())
+        .max_by_key(|d| cuda_number(&d.cuda))
+        .unwrap();
     let (code, out) = cli(&["min-driver", "--registry", reg, "--driver", below.linux.as_deref().unwrap(), main]);
     assert_eq!(code, Some(3), "{out}");
-    assert!(out.contains("does not run: 1 entry point(s)") && out.contains("main.rs:4: cu!(cuCtxCreate) needs CUDA"), "{out}");
+    assert!(
+        out.contains("does not run: 1 entry point(s)") && out.contains("main.rs:4: cu!(cuCtxCreate) needs CUDA"),
+        "{out}"
+    );
     let (exact, _) = r.driver_for(v, cuda_sys_gen::min_driver::releases::Platform::Linux).unwrap();
     let (code, out) = cli(&["min-driver", "--registry", reg, "--driver", exact, main]);
     assert_eq!(code, Some(0), "{out}");
@@ -440,7 +468,11 @@ fn the_driver_and_max_flags() {
     let (code, out) = cli(&["min-driver", "--registry", reg, "--max", &newest, main]);
     assert_eq!(code, Some(0), "{out}");
     // Within the bound as far as could be read, with something unread: 2.
-    std::fs::write(dir.path().join("main.rs"), "mod gone;\nfn main() { unsafe { cuda_driver_pfn::cu!(cuInit(0)).unwrap(); } }\n").unwrap();
+    std::fs::write(
+        dir.path().join("main.rs"),
+        "mod gone;\nfn main() { unsafe { cuda_driver_pfn::cu!(cuInit(0)).unwrap(); } }\n",
+    )
+    .unwrap();
     let (code, out) = cli(&["min-driver", "--registry", reg, "--max", "12.2", main]);
     assert_eq!(code, Some(2), "{out}");
     // Bad values: exit 1, saying the form.
@@ -458,7 +490,8 @@ fn the_json_report() {
     let dir = program_dir(&format!("fn main() {{ unsafe {{ cuda_driver_pfn::cu!(cuCtxCreate{CALL}).unwrap(); }} }}\n"));
     let main = dir.path().join("main.rs");
     let reg = registry();
-    let (code, out) = cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--json", "--max", "12.0", main.to_str().unwrap()]);
+    let (code, out) =
+        cli(&["min-driver", "--registry", reg.to_str().unwrap(), "--json", "--max", "12.0", main.to_str().unwrap()]);
     assert_eq!(code, Some(3), "{out}");
     let j: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert_eq!(j["schema"], 1);
@@ -495,13 +528,16 @@ fn the_help_says_what_counts_and_the_exit_statuses() {
 #[test]
 fn the_release_tables_are_consistent() {
     let r = releases();
-    let mut ptx: Vec<(u32, u32)> = r.ptx.iter().map(|p| (cuda_number(&p.isa).unwrap(), cuda_number(&p.cuda).unwrap())).collect();
+    let mut ptx: Vec<(u32, u32)> =
+        r.ptx.iter().map(|p| (cuda_number(&p.isa).unwrap(), cuda_number(&p.cuda).unwrap())).collect();
     ptx.sort();
     assert!(ptx.windows(2).all(|w| w[0].1 <= w[1].1), "{ptx:?}");
     let mut drivers: Vec<(u32, Vec<u32>)> = r
         .driver
         .iter()
-        .filter_map(|d| Some((cuda_number(&d.cuda)?, cuda_sys_gen::min_driver::releases::driver_number(d.linux.as_deref()?)?)))
+        .filter_map(|d| {
+            Some((cuda_number(&d.cuda)?, cuda_sys_gen::min_driver::releases::driver_number(d.linux.as_deref()?)?))
+        })
         .collect();
     drivers.sort();
     assert!(drivers.windows(2).all(|w| w[0].1 <= w[1].1), "{drivers:?}");

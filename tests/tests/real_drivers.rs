@@ -18,12 +18,12 @@
 
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
-use cuda_driver_pfn::ENTRIES;
+use cuda_driver_pfn::{visit_entries, Entry, EntryVisitor, ENTRIES};
 use cuda_sys_gen_tests::conformance::probe;
 use cuda_sys_gen_tests::drivers::{self, FetchError, Fetched};
 use cuda_sys_gen_tests::fake::{pointer_for, Fake, Flavour};
@@ -76,6 +76,21 @@ struct Row {
     verdicts: BTreeMap<String, usize>,
     c_names: String,
     via: String,
+    /// The markers (`cuInit_v2000`) this driver serves.
+    served: BTreeSet<String>,
+}
+
+/// Every marker's `Entry::MIN_DRIVER`, by typedef name.
+fn min_drivers() -> BTreeMap<&'static str, u32> {
+    struct V(BTreeMap<&'static str, u32>);
+    impl EntryVisitor for V {
+        fn visit<E: Entry>(&mut self) {
+            self.0.insert(E::INFO.pfn, E::MIN_DRIVER);
+        }
+    }
+    let mut v = V(BTreeMap::new());
+    visit_entries(&mut v);
+    v.0
 }
 
 fn check_driver(driver: &Fetched, doctor: &Path, failures: &mut Vec<String>) -> Row {
@@ -95,11 +110,28 @@ fn check_driver(driver: &Fetched, doctor: &Path, failures: &mut Vec<String>) -> 
     }
     let mut row = Row { via: first.rsplit(", ").next().unwrap_or_default().to_owned(), ..Row::default() };
     let tsv = std::fs::read_to_string(dir.path().join("conformance.tsv")).unwrap_or_default();
+    let floors = min_drivers();
     for line in tsv.lines().skip(1) {
         let cols: Vec<&str> = line.split('\t').collect();
         let (pfn, version, verdict) = (cols[0], cols[2].parse::<u32>().unwrap_or(0), cols[4]);
         let kind = verdict.split(':').next().unwrap_or_default().to_owned();
         let info = ENTRIES.iter().find(|e| e.pfn == pfn).expect("a registry entry");
+        // A driver lacks an entry exactly below its measured floor (the manifest's
+        // [[driver_floor]], each marker's MIN_DRIVER): never at or above it.
+        let floor = floors.get(pfn).copied().unwrap_or(version);
+        match kind.as_str() {
+            "missing" if floor <= expected => fail(format!(
+                "{pfn} is missing although its floor is CUDA {floor}: add a [[driver_floor]] to headers-manifest.toml \
+                 with this driver as evidence: {verdict}"
+            )),
+            "matched" if floor > expected => {
+                fail(format!("{pfn} is served, yet its [[driver_floor]] says CUDA {floor}: lower the rule"))
+            }
+            "matched" => {
+                row.served.insert(pfn.strip_prefix("PFN_").unwrap_or(pfn).to_owned());
+            }
+            _ => {}
+        }
         // Refused as newer exactly when newer; never an entry the library serves.
         match kind.as_str() {
             "mismatched" | "lost" => fail(format!("{pfn}: {verdict}")),
@@ -239,12 +271,45 @@ fn table(drivers: &[Fetched], rows: &[Row]) -> String {
     s
 }
 
+/// Issue 29: for every program in generated/examples, on every driver: every entry point
+/// min-driver lists is served by drivers at or above its floor, and a driver below the floor
+/// refuses at least one of them.
+fn min_driver_agrees(drivers: &[Fetched], rows: &[Row], failures: &mut Vec<String>) {
+    let examples = repo_root().join("generated/examples");
+    let mut files: Vec<_> = std::fs::read_dir(&examples).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for file in files {
+        let floor = cuda_sys_gen::min_driver::floor(&repo_root().join("generated/registry.json"), &[file.clone()])
+            .unwrap_or_else(|e| panic!("{e:#}"));
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let entries_floor = floor.uses.first().map_or(0, |u| u.version);
+        for (driver, row) in drivers.iter().zip(rows) {
+            let version = driver.pin.cuda_version().expect("checked on load");
+            let refused: Vec<&str> =
+                floor.uses.iter().map(|u| u.marker.as_str()).filter(|m| !row.served.contains(*m)).collect();
+            if version >= entries_floor && !refused.is_empty() {
+                failures.push(format!(
+                    "min-driver says {name} needs CUDA {entries_floor}, yet driver {} (CUDA {version}) refuses {refused:?}",
+                    driver.pin.name
+                ));
+            }
+            if version < entries_floor && refused.is_empty() {
+                failures.push(format!(
+                    "min-driver says {name} needs CUDA {entries_floor}, yet driver {} (CUDA {version}) serves every entry it lists",
+                    driver.pin.name
+                ));
+            }
+        }
+    }
+}
+
 #[test]
 fn every_lookup_on_every_real_driver() {
     let Some(drivers) = fetched() else { return };
     let doctor = doctor();
     let mut failures = Vec::new();
     let rows: Vec<Row> = drivers.iter().map(|d| check_driver(d, &doctor, &mut failures)).collect();
+    min_driver_agrees(&drivers, &rows, &mut failures);
     let table = table(&drivers, &rows);
     println!("{table}");
     let docs = repo_root().join("docs").join("real-drivers.md");

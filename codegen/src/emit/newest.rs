@@ -410,6 +410,8 @@ mod tests {
             module: "cuda".into(),
             platforms: BTreeSet::new(),
             arch: None,
+            min_driver: None,
+            min_driver_evidence: None,
             exported: String::new(),
             legacy: false,
             toolkits: BTreeSet::new(),

@@ -50,6 +50,11 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
         let marker = super::ctx::marker_ident(e);
         let Some((ty, cfg)) = ctx.pfn_path(&e.pfn) else { continue };
         let doc = marker_doc(ctx, e);
+        let min_driver = e.min_driver.map(|v| {
+            quote! {
+                const MIN_DRIVER: u32 = #v;
+            }
+        });
         markers.push(quote! {
             #[doc = #doc]
             #cfg
@@ -60,6 +65,7 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
             unsafe impl super::Entry for #marker {
                 type Fn = #ty;
                 const INDEX: usize = #index;
+                #min_driver
             }
         });
     }
@@ -226,6 +232,10 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
             const VERSION: u32 = Self::INFO.version;
             /// The flags passed to `cuGetProcAddress`.
             const FLAGS: StreamFlags = Self::INFO.flags;
+            /// The oldest driver that has it (`major * 1000 + minor * 10`): [`Self::VERSION`],
+            /// or a later release where NVIDIA's drivers were measured to lack it at its own
+            /// version (the marker's page says so).
+            const MIN_DRIVER: u32 = Self::VERSION;
         }
 
         /// One marker type per entry, named like its typedef without `PFN_`: a type only, with
@@ -287,7 +297,16 @@ fn marker_doc(ctx: &Ctx<'_>, e: &crate::model::Entry) -> String {
         params.join(", ")
     );
     doc.push_str(&format!(" - Exported by the driver as `{}`; asked for with {flag}.\n", e.exported));
-    doc.push_str(&format!(" - Needs a driver of CUDA {} or newer.\n", format_cuda_version(version)));
+    match (e.min_driver, &e.min_driver_evidence) {
+        (Some(floor), evidence) => doc.push_str(&format!(
+            " - Needs a driver of CUDA {} or newer (`MIN_DRIVER`), although its typedef says {}: NVIDIA's drivers \
+             were measured to lack it before ({}).\n",
+            format_cuda_version(floor),
+            format_cuda_version(version),
+            evidence.as_deref().unwrap_or("the generator's headers-manifest.toml, [[driver_floor]]")
+        )),
+        (None, _) => doc.push_str(&format!(" - Needs a driver of CUDA {} or newer.\n", format_cuda_version(version))),
+    }
     doc.push_str(&format!(" - {standing}\n"));
     if let Some(f) = ctx.module_of(&e.module).and_then(|m| m.feature.as_ref()) {
         doc.push_str(&format!(" - Needs the crate's `{f}` feature.\n"));

@@ -33,8 +33,8 @@
 //! and NVIDIA's driver table turns it into the driver to install.
 
 mod kernels;
-pub mod releases;
 mod registry;
+pub mod releases;
 mod scan;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -221,9 +221,11 @@ fn driver_lines(r: &Releases, v: u32, at_least: bool) -> String {
     let mut s = String::new();
     for p in [Platform::Linux, Platform::Windows] {
         match r.driver_for(v, p) {
-            Some((driver, at)) if at == v => {
-                s.push_str(&format!("{} driver: {least}{driver} (NVIDIA's minimum for CUDA {})\n", p.name(), cuda_text(v)))
-            }
+            Some((driver, at)) if at == v => s.push_str(&format!(
+                "{} driver: {least}{driver} (NVIDIA's minimum for CUDA {})\n",
+                p.name(),
+                cuda_text(v)
+            )),
             Some((driver, at)) => s.push_str(&format!(
                 "{} driver: {least}{driver} (NVIDIA's minimum for CUDA {}; CUDA {}'s row is not known here)\n",
                 p.name(),
@@ -318,7 +320,10 @@ fn read_program(sources: &[PathBuf], reg: &Registry, package: &str) -> Result<Pr
         let text = String::from_utf8(text)
             .map_err(|_| anyhow::anyhow!("{}: not UTF-8, so not a Rust source file", file.display()))?;
         let scanned = scan::scan(&text, &wanted).map_err(|(line, column, why)| {
-            anyhow::anyhow!("{}:{line}:{column}: not Rust tokens ({why}): fix the file, or leave it out", file.display())
+            anyhow::anyhow!(
+                "{}:{line}:{column}: not Rust tokens ({why}): fix the file, or leave it out",
+                file.display()
+            )
         })?;
         // Spans are only read during the scan: free each file's text.
         proc_macro2::extra::invalidate_current_thread_spans();
@@ -538,7 +543,11 @@ fn evaluate(program: &Program, reg: &Registry, releases: &Releases) -> Floor {
                     line: m.line,
                     why: format!(
                         "its file is not there ({}): pass the folder that holds it",
-                        mod_candidates(file, m).iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" or ")
+                        mod_candidates(file, m)
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(" or ")
                     ),
                 });
             }
@@ -811,7 +820,14 @@ impl Check {
             ));
         }
         for k in kernels {
-            s.push_str(&format!("  {}:{}: {} needs CUDA {} ({})\n", rel(&k.file), k.line, k.needs, cuda_text(k.version), k.what));
+            s.push_str(&format!(
+                "  {}:{}: {} needs CUDA {} ({})\n",
+                rel(&k.file),
+                k.line,
+                k.needs,
+                cuda_text(k.version),
+                k.what
+            ));
         }
         s
     }
@@ -848,9 +864,8 @@ pub fn run(args: &crate::MinDriverArgs) -> Result<u8> {
         wanted.push(driver_check(text, platform, &releases)?);
     }
     if let Some(text) = &args.max {
-        let cuda = releases::cuda_number(text).with_context(|| {
-            format!("--max {text}: not a CUDA version; give it as major.minor, such as 12.2")
-        })?;
+        let cuda = releases::cuda_number(text)
+            .with_context(|| format!("--max {text}: not a CUDA version; give it as major.minor, such as 12.2"))?;
         wanted.push((format!("--max {}", cuda_text(cuda)), cuda));
     }
     let floor = floor(&args.registry, &args.sources)?;

@@ -83,12 +83,8 @@ impl Registry {
                 json.schema
             );
         }
-        let mut reg = Registry {
-            entries: Vec::new(),
-            toolkits: json.toolkits,
-            names: HashMap::new(),
-            by_symbol: HashMap::new(),
-        };
+        let mut reg =
+            Registry { entries: Vec::new(), toolkits: json.toolkits, names: HashMap::new(), by_symbol: HashMap::new() };
         let mut by_pfn = HashMap::new();
         for e in json.entries {
             let index = reg.entries.len();

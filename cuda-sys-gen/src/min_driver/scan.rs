@@ -255,7 +255,8 @@ fn read_level(level: &Level, wanted: &dyn Fn(&str) -> bool, out: &mut Scanned, s
                     }
                 }
                 if name == "mod" {
-                    if let (Some(n), true) = (tokens.get(i + 1).and_then(ident_text), is_punct(tokens.get(i + 2), ';')) {
+                    if let (Some(n), true) = (tokens.get(i + 1).and_then(ident_text), is_punct(tokens.get(i + 2), ';'))
+                    {
                         out.mods.push(ModDecl { name: n, path_attr: path_attribute(tokens, i), line });
                     }
                 }
@@ -355,7 +356,10 @@ fn path_attribute(tokens: &[TokenTree], mod_at: usize) -> Option<String> {
         match &tokens[k] {
             TokenTree::Ident(i) if *i == "pub" => {}
             TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => {}
-            TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket && is_punct(k.checked_sub(1).and_then(|j| tokens.get(j)), '#') => {
+            TokenTree::Group(g)
+                if g.delimiter() == Delimiter::Bracket
+                    && is_punct(k.checked_sub(1).and_then(|j| tokens.get(j)), '#') =>
+            {
                 let inner: Vec<TokenTree> = g.stream().into_iter().collect();
                 if inner.len() == 3 && ident_text(&inner[0]).as_deref() == Some("path") && is_punct(inner.get(1), '=') {
                     if let TokenTree::Literal(l) = &inner[2] {
@@ -382,9 +386,10 @@ fn macro_call(name: &str, args: &proc_macro2::Group, tokens: &[TokenTree], at: u
         _ => {
             // `[< cu Init >]` in any macro: paste's syntax for a pasted identifier.
             let inner: Vec<TokenTree> = args.stream().into_iter().collect();
-            if inner.iter().any(|t| matches!(t, TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket
-                && g.stream().into_iter().next().is_some_and(|f| is_punct(Some(&f), '<'))))
-            {
+            if inner.iter().any(|t| {
+                matches!(t, TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket
+                && g.stream().into_iter().next().is_some_and(|f| is_punct(Some(&f), '<')))
+            }) {
                 out.pasted.push((line, name.to_owned()));
             }
         }

@@ -2,7 +2,8 @@
 
 /// The highest of `versions`, or 0: the oldest driver that has every entry of a table
 /// ([`entry_table!`](crate::entry_table)'s `MIN_DRIVER`). A `const fn`, so that a program can state its floor
-/// at compile time: `const _: () = assert!(min_driver(&[...]) <= 12000);`.
+/// at compile time from its entries' [`Entry::MIN_DRIVER`](crate::Entry::MIN_DRIVER)s:
+/// `const _: () = assert!(min_driver(&[...]) <= 12000);`.
 pub const fn min_driver(versions: &[u32]) -> u32 {
     let mut max = 0;
     let mut i = 0;
@@ -34,14 +35,14 @@ macro_rules! entry_table {
         }
 
         impl $name {
-            /// The oldest driver that has every entry of this table: the highest version
-            /// among them (`major * 1000 + minor * 10`).
+            /// The oldest driver that has every entry of this table: the highest
+            /// `Entry::MIN_DRIVER` among them (`major * 1000 + minor * 10`).
             #[allow(unused_doc_comments)]
             pub const MIN_DRIVER: u32 = {
                 let mut max = 0;
                 // Each field's own attributes (a `#[cfg]` among them) apply to its term.
                 $($(#[$fmeta])* {
-                    let v = <$entry as $crate::Entry>::VERSION;
+                    let v = <$entry as $crate::Entry>::MIN_DRIVER;
                     if v > max {
                         max = v;
                     }
