@@ -14,16 +14,17 @@ use anyhow::{bail, Context, Result};
 
 mod compile;
 mod lookup;
+mod min_driver;
 pub mod phases;
 mod regen;
 pub mod rusage;
 mod size;
 
-/// `cargo xtask bench [--runs N] [--quick] [--only regen,compile,lookup,size]`.
+/// `cargo xtask bench [--runs N] [--quick] [--only regen,compile,lookup,size,min-driver]`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Paired runs per metric (default: 5 for regeneration, 3 for compile time, 31 rounds for
-    /// lookups; sizes are exact and built once).
+    /// lookups, 9 for min-driver; sizes are exact and built once).
     #[arg(long)]
     pub runs: Option<usize>,
     /// One run of each, fewer lookup rounds: checks the harness, not figures to quote.
@@ -40,10 +41,12 @@ pub enum Group {
     Compile,
     Lookup,
     Size,
+    MinDriver,
 }
 
 /// Run counts of one invocation.
 pub struct Plan {
+    pub min_driver_runs: usize,
     pub regen_runs: usize,
     pub compile_runs: usize,
     pub lookup_rounds: usize,
@@ -52,9 +55,14 @@ pub struct Plan {
 impl Plan {
     fn new(args: &BenchArgs) -> Plan {
         match (args.runs, args.quick) {
-            (Some(n), _) => Plan { regen_runs: n.max(1), compile_runs: n.max(1), lookup_rounds: n.max(3) },
-            (None, true) => Plan { regen_runs: 1, compile_runs: 1, lookup_rounds: 5 },
-            (None, false) => Plan { regen_runs: 5, compile_runs: 3, lookup_rounds: 31 },
+            (Some(n), _) => Plan {
+                min_driver_runs: n.max(1),
+                regen_runs: n.max(1),
+                compile_runs: n.max(1),
+                lookup_rounds: n.max(3),
+            },
+            (None, true) => Plan { min_driver_runs: 1, regen_runs: 1, compile_runs: 1, lookup_rounds: 5 },
+            (None, false) => Plan { min_driver_runs: 9, regen_runs: 5, compile_runs: 3, lookup_rounds: 31 },
         }
     }
 }
@@ -233,7 +241,7 @@ macro_rules! progress {
 pub fn bench(root: &Path, args: BenchArgs) -> Result<()> {
     let plan = Plan::new(&args);
     let groups: Vec<Group> = if args.only.is_empty() {
-        vec![Group::Regen, Group::Compile, Group::Lookup, Group::Size]
+        vec![Group::Regen, Group::Compile, Group::Lookup, Group::Size, Group::MinDriver]
     } else {
         args.only.clone()
     };
@@ -254,6 +262,7 @@ pub fn bench(root: &Path, args: BenchArgs) -> Result<()> {
             Group::Compile => compile::run(&env, plan.compile_runs)?,
             Group::Lookup => lookup::run(&env, plan.lookup_rounds)?,
             Group::Size => size::run(&env)?,
+            Group::MinDriver => min_driver::run(&env, plan.min_driver_runs)?,
         };
         progress!("{g:?}: {:.0} s", t.elapsed().as_secs_f64());
         rows.extend(r);
