@@ -547,11 +547,17 @@ fn the_release_tables_are_consistent() {
     assert!(r.ptx.iter().any(|p| cuda_number(&p.cuda) == Some(v)), "no PTX ISA of CUDA {newest}");
     // Where NVIDIA's table has no row for it (13.4 and 13.5 publish none), the report says so
     // rather than naming an older driver.
-    let (f, dir) = floor_of(&format!("const K: &str = \".version {}\\n.target sm_90\\n\";\nfn main() {{}}\n", r.ptx.iter().find(|p| cuda_number(&p.cuda) == Some(v)).unwrap().isa));
+    let (f, dir) = floor_of(&format!(
+        "const K: &str = \".version {}\\n.target sm_90\\n\";\nfn main() {{}}\n",
+        r.ptx.iter().find(|p| cuda_number(&p.cuda) == Some(v)).unwrap().isa
+    ));
     let report = f.render(dir.path(), Some(&r));
     assert_eq!(f.version(), v, "{report}");
     match r.driver_for(v, cuda_sys_gen::min_driver::releases::Platform::Linux) {
-        Some((driver, at)) if at == v => assert!(report.contains(&format!("Linux x86-64 driver: {driver} (NVIDIA's minimum for CUDA {newest})")), "{report}"),
+        Some((driver, at)) if at == v => assert!(
+            report.contains(&format!("Linux x86-64 driver: {driver} (NVIDIA's minimum for CUDA {newest})")),
+            "{report}"
+        ),
         _ => assert!(report.contains("Linux x86-64 driver: not known"), "{report}"),
     }
 }

@@ -279,8 +279,9 @@ fn min_driver_agrees(drivers: &[Fetched], rows: &[Row], failures: &mut Vec<Strin
     let mut files: Vec<_> = std::fs::read_dir(&examples).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     for file in files {
-        let floor = cuda_sys_gen::min_driver::floor(&repo_root().join("generated/registry.json"), &[file.clone()])
-            .unwrap_or_else(|e| panic!("{e:#}"));
+        let floor =
+            cuda_sys_gen::min_driver::floor(&repo_root().join("generated/registry.json"), std::slice::from_ref(&file))
+                .unwrap_or_else(|e| panic!("{e:#}"));
         let name = file.file_name().unwrap().to_string_lossy().into_owned();
         let entries_floor = floor.uses.first().map_or(0, |u| u.version);
         for (driver, row) in drivers.iter().zip(rows) {

@@ -652,7 +652,7 @@ fn meaning_of(
         // cuGetProcAddress, dlsym): an exported name is that entry; a symbol is found from its
         // oldest ABI on, and the type the pointer is used as is counted where it is named.
         if let Some(e) = reg.highest(m.exact.iter().copied().filter(|&e| reg.entries[e].marker != h.name)) {
-            if !m.symbol.as_deref().is_some_and(|s| s == h.name) {
+            if m.symbol.as_deref().is_none_or(|s| s != h.name) {
                 return Some((e, "exact"));
             }
         }
