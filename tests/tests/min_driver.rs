@@ -561,3 +561,74 @@ fn the_release_tables_are_consistent() {
         _ => assert!(report.contains("Linux x86-64 driver: not known"), "{report}"),
     }
 }
+
+/// `--platform windows` reads a Windows driver number with NVIDIA's Windows column.
+#[test]
+fn the_platform_flag() {
+    let v = cu_ctx_create();
+    let r = releases();
+    let below = r
+        .driver
+        .iter()
+        .filter(|d| cuda_number(&d.cuda).unwrap() < v && d.windows.is_some())
+        .max_by_key(|d| cuda_number(&d.cuda))
+        .unwrap();
+    let dir = program_dir(&format!("fn main() {{ unsafe {{ cuda_driver_pfn::cu!(cuCtxCreate{CALL}).unwrap(); }} }}\n"));
+    let main = dir.path().join("main.rs");
+    let reg = registry();
+    let windows = below.windows.as_deref().unwrap();
+    let (code, out) = cli(&[
+        "min-driver",
+        "--registry",
+        reg.to_str().unwrap(),
+        "--platform",
+        "windows",
+        "--driver",
+        windows,
+        main.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(3), "{out}");
+    assert!(out.contains(&format!("driver {windows} (Windows x86-64: CUDA {})", below.cuda)), "{out}");
+}
+
+/// Sources and kernel files cut and garbled at many points: an error or a report, never a
+/// panic (min-driver reads outside input).
+#[test]
+fn damaged_input_is_no_panic() {
+    let text = std::fs::read(repo_root().join("generated/examples/vector_add_drv.rs")).unwrap();
+    let cubin = std::fs::read(kernels_dir().join("add_sm90_cuda13.5.cubin")).unwrap();
+    let fatbin = std::fs::read(kernels_dir().join("sm90_ptx95.fatbin")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..150 {
+        let mut t = text.clone();
+        let at = (next() as usize) % t.len();
+        match next() % 3 {
+            0 => t.truncate(at),
+            1 => t[at] = (next() % 128) as u8,
+            _ => t.insert(at, b"{[(\"'"[(next() % 5) as usize]),
+        }
+        std::fs::write(dir.path().join("main.rs"), &t).unwrap();
+        let mut c = cubin.clone();
+        let n = (next() as usize) % c.len();
+        c[n] ^= 0xff;
+        c.truncate(64 + (next() as usize) % c.len());
+        std::fs::write(dir.path().join("k.cubin"), &c).unwrap();
+        let mut f = fatbin.clone();
+        let n = (next() as usize) % f.len();
+        f[n] = f[n].wrapping_add(0x80);
+        std::fs::write(dir.path().join("k.fatbin"), &f).unwrap();
+        std::fs::write(
+            dir.path().join("k.rs"),
+            "static A: &[u8] = include_bytes!(\"k.cubin\");\nstatic B: &[u8] = include_bytes!(\"k.fatbin\");\n",
+        )
+        .unwrap();
+        let _ = floor(&registry(), &[dir.path().to_owned()]);
+    }
+}
