@@ -377,7 +377,7 @@ pub struct MinDriverArgs {
     /// Fail (exit 3) when the floor is above this CUDA version (`12.2`): a CI gate.
     #[arg(long, value_name = "CUDA")]
     pub max: Option<String>,
-    /// Whose driver numbers `--driver` and the report use.
+    /// Whose driver numbers `--driver` reads (the report names both platforms' drivers).
     #[arg(long, value_enum, default_value = "linux")]
     pub platform: DriverPlatform,
     /// The report as JSON (schema in the README).
