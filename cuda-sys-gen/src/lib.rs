@@ -94,6 +94,35 @@ pub struct Paths {
     pub crate_name: String,
     /// Quoted in every generated file's header.
     pub command: String,
+    /// The command as it was run, options and all, less `--check`: what a failed check says
+    /// to run ([`rerun_command`]).
+    pub rerun: String,
+}
+
+/// The command line that was run, as a user would type it again without `--check`: `program`
+/// (`cuda-sys-gen`, `cargo xtask`), then every argument after the program's own name, each
+/// quoted for a POSIX shell where it needs it. A failed `--check` quotes it, so that the fix it
+/// names writes the crate that was checked (the same --manifest, --out, --crate-name, ...).
+pub fn rerun_command<I: IntoIterator<Item = std::ffi::OsString>>(program: &str, args: I) -> String {
+    let mut words = vec![program.to_owned()];
+    for a in args.into_iter().skip(1) {
+        let a = a.to_string_lossy().into_owned();
+        if a != "--check" {
+            words.push(shell_quote(&a));
+        }
+    }
+    words.join(" ")
+}
+
+/// `word` as a POSIX shell reads it back: as it is when it holds nothing the shell would act
+/// on, else in single quotes.
+fn shell_quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// Runs the pipeline and prints its summary; with `--add-toolkit`, pins the toolkit first and
@@ -130,8 +159,13 @@ fn run_generate(args: GenerateArgs, paths: Paths) -> Result<pipeline::Report> {
         progress: Some(stderr_progress()),
     };
     let start = std::time::Instant::now();
-    let report =
-        pipeline::generate(&cfg).with_context(|| format!("generation failed; {} is unchanged", paths.out.display()))?;
+    // A stale crate is fixed by running this very command again without --check, whatever the
+    // files' headers quote (--regenerate-command).
+    let generated = pipeline::generate(&cfg).map_err(|e| match e {
+        codegen::Error::Stale { files, .. } => codegen::Error::Stale { files, command: paths.rerun.clone() },
+        e => e,
+    });
+    let report = generated.with_context(|| format!("generation failed; {} is unchanged", paths.out.display()))?;
     print!("{}", report.summary(mode, &paths.out, start.elapsed(), args.verbose));
     Ok(report)
 }
@@ -365,7 +399,8 @@ pub enum Command {
 pub fn run(cli: Cli) -> std::process::ExitCode {
     match cli.command {
         Command::Generate { args, manifest, out, crate_name, cache, regenerate_command } => {
-            exit_code(generate(args, Paths { manifest, out, cache, crate_name, command: regenerate_command }))
+            let rerun = rerun_command("cuda-sys-gen", std::env::args_os());
+            exit_code(generate(args, Paths { manifest, out, cache, crate_name, command: regenerate_command, rerun }))
         }
         Command::Diff { args, manifest, cache } => exit_status(diff(args, &manifest, &cache)),
         Command::MinDriver { sources, registry, per_thread } => exit_code(

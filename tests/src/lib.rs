@@ -97,6 +97,24 @@ pub fn cargo_run(package: &str, args: &[&str], env: &[(&str, &str)]) -> std::pro
     cmd.output().expect("run cargo")
 }
 
+/// The `cuda-sys-gen` binary, built once per test process (`cargo build`, so that it is the
+/// current code's).
+pub fn cuda_sys_gen_binary() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let status = std::process::Command::new(env!("CARGO"))
+            .current_dir(repo_root())
+            .args(["build", "--quiet", "--package", "cuda-sys-gen"])
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "cargo build -p cuda-sys-gen failed");
+        let exe = std::env::current_exe().expect("the test's own path");
+        // target/debug/deps/<test> -> target/debug/cuda-sys-gen
+        let debug = exe.parent().and_then(Path::parent).expect("target/debug");
+        debug.join("cuda-sys-gen")
+    })
+}
+
 /// A process's output as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::Instant;
 
 use codegen::fetch::Fetcher;
@@ -17,17 +16,7 @@ use cuda_sys_gen_tests::*;
 
 /// The `cuda-sys-gen` binary, built once.
 fn binary() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let status = Command::new(env!("CARGO"))
-            .current_dir(repo_root())
-            .args(["build", "--quiet", "--package", "cuda-sys-gen"])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "cargo build -p cuda-sys-gen failed");
-        let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().expect("target dir").to_owned();
-        target.join("debug").join("cuda-sys-gen")
-    })
+    cuda_sys_gen_binary()
 }
 
 /// The cufoo fixture: its 11.4 toolkit alone gives the old crate, all three the new one.
