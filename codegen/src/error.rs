@@ -29,8 +29,19 @@ pub enum Error {
     #[error("toolkit {toolkit}: bindgen's output could not be read: {message} (this is a bug in cuda-sys-gen or an unexpected header construct; please report it with the header)")]
     BindgenOutput { toolkit: ToolkitVersion, message: String },
 
-    #[error("no toolkit to read: the manifest pins none and no local toolkit was given (add a [[toolkit]] to headers-manifest.toml or pass --toolkit)")]
-    NoToolkits,
+    #[error("no toolkit to read: {} pins none and no local toolkit was given (pin one in it with `generate --add-toolkit VERSION`, add a [[toolkit]] block to it by hand, or pass --toolkit PATH)", manifest.display())]
+    NoToolkits { manifest: PathBuf },
+
+    #[error("the [[toolkit]] labelled \"{label}\" holds the headers of CUDA {found}: its cuda.h says `#define CUDA_VERSION {number}`\n  --> {}:{line}:{col}\n  cuda.h: {}\n  ({})", manifest.display(), header.display(), mislabel_advice(*label, *found, *number))]
+    MislabelledToolkit {
+        manifest: PathBuf,
+        line: usize,
+        col: usize,
+        label: ToolkitVersion,
+        found: ToolkitVersion,
+        number: u32,
+        header: PathBuf,
+    },
 
     #[error("`{name}` is not a valid crate name: {why} (cargo's and crates.io's rules: ASCII letters, digits, `-` and `_`, a letter first, at most 64 characters, no Rust keyword, no name of the standard library's crates or of a Windows device); pass another --crate-name")]
     BadCrateName { name: String, why: String },
@@ -103,6 +114,20 @@ fn fmt_list(items: &[String], show: usize) -> String {
         s.push(format!("  and {} more", items.len() - show));
     }
     s.join("\n")
+}
+
+/// What to do about a pin whose cuda.h says another version.
+fn mislabel_advice(label: ToolkitVersion, found: ToolkitVersion, number: u32) -> String {
+    // `12.40` for `12.4`: the same digits read as a decimal number, not as CUDA numbers them.
+    if label.minor >= 10 && label.minor % 10 == 0 && label.major == found.major && label.minor / 10 == found.minor {
+        return format!(
+            "CUDA_VERSION {number} is major * 1000 + minor * 10, so its label is \"{found}\": write version = \"{found}\""
+        );
+    }
+    format!(
+        "a pin's version is the toolkit its headers are: write version = \"{found}\" if these are the wheels you \
+         mean, or pin CUDA {label}'s own wheels with `generate --add-toolkit {label}`"
+    )
 }
 
 fn fmt_paths(paths: &[PathBuf]) -> String {

@@ -43,7 +43,7 @@ pub fn prepare(manifest_path: &Path, fetcher: &Fetcher, spec: &ToolkitSpec) -> R
     let (version, local) = match spec {
         ToolkitSpec::Version(v) => (*v, None),
         ToolkitSpec::Path(p) => {
-            let tk = pipeline::local_toolkit(&manifest, p)?;
+            let tk = pipeline::named_toolkit(&manifest, p)?;
             (tk.version, tk.include_dirs.first().cloned())
         }
     };

@@ -179,6 +179,8 @@ pub struct Built {
     newest: NewestTypes,
     /// The newest toolkit's comment on each `CUresult` code (cuda.h), for the types' docs.
     result_docs: BTreeMap<String, String>,
+    /// The manifest's path, for messages.
+    manifest: PathBuf,
 }
 
 /// [`header_text::result_code_docs`] of the newest toolkit's first API header (cuda.h);
@@ -234,7 +236,7 @@ impl Built {
     /// The newest toolkit's types, less the `PFN_` typedefs: the Linux unit's, and the Windows
     /// unit's own per module.
     pub fn newest_types(self, headers: &[HeaderSpec]) -> Result<ToEmit, Error> {
-        let (mut linux, windows) = self.newest.ok_or(Error::NoToolkits)?;
+        let (mut linux, windows) = self.newest.ok_or(Error::NoToolkits { manifest: self.manifest })?;
         document_result_codes(&mut linux, &self.result_docs);
         let module_types = match windows {
             Some(w) => split_by_module(headers, w.types, &w.locations, &linux),
@@ -248,7 +250,7 @@ impl Built {
 /// then [`Model::build`] over all of them. Used by [`generate`] and by `diff`.
 pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHeaders]) -> Result<Built, Error> {
     if toolkits.is_empty() {
-        return Err(Error::NoToolkits);
+        return Err(Error::NoToolkits { manifest: manifest.path.clone() });
     }
     let libclang = clang::ensure_libclang(manifest, fetcher)?;
     let (parsed, newest) = parse_all(&manifest.headers, toolkits, &fetcher.cache, fetcher.progress.as_ref())?;
@@ -272,7 +274,7 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
     }
     let toolkit_lines = summary_lines(&model);
     let result_docs = newest_result_docs(manifest, toolkits);
-    Ok(Built { model, libclang, toolkit_lines, warnings, newest, result_docs })
+    Ok(Built { model, libclang, toolkit_lines, warnings, newest, result_docs, manifest: manifest.path.clone() })
 }
 
 /// Pinned toolkits, with local ones replacing a pin of the same version or added beside.
@@ -332,9 +334,22 @@ fn collect_toolkits(
     }
     out.sort_by_key(|t| t.version);
     if out.is_empty() {
-        return Err(Error::NoToolkits);
+        return Err(Error::NoToolkits { manifest: manifest.path.clone() });
     }
     Ok((out, notes))
+}
+
+/// [`local_toolkit`] for a toolkit a user named where a version would do too (`diff --from`,
+/// `--add-toolkit`): a path that does not exist may be a version written wrong (`12.x`), and
+/// the error says what a version looks like.
+pub fn named_toolkit(manifest: &Manifest, path: &Path) -> Result<ToolkitHeaders, Error> {
+    match local_toolkit(manifest, path) {
+        Err(Error::ToolkitNotFound { path: p, detail }) if !path.exists() => Err(Error::ToolkitNotFound {
+            path: p,
+            detail: format!("{detail} (and it is not a toolkit version of the form major.minor, such as 12.9)"),
+        }),
+        other => other,
+    }
 }
 
 /// A toolkit on this machine (a root, its include/ folder or a pip layout), its version read
