@@ -115,6 +115,24 @@ pub fn cuda_sys_gen_binary() -> &'static Path {
     })
 }
 
+/// The generated crate's doctor example, built once per test process.
+pub fn doctor_binary() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let out = std::process::Command::new(env!("CARGO"))
+            .current_dir(repo_root())
+            .args(["build", "--quiet", "-p", "cuda-driver-pfn", "--example", "doctor", "--message-format=json"])
+            .output()
+            .expect("run cargo");
+        assert!(out.status.success(), "building the doctor failed:\n{}", text(&out.stderr));
+        text(&out.stdout)
+            .lines()
+            .filter(|l| l.contains("\"executable\":\"") && l.contains("doctor"))
+            .find_map(|l| l.split("\"executable\":\"").nth(1)?.split('"').next().map(PathBuf::from))
+            .expect("cargo names the doctor's executable")
+    })
+}
+
 /// A process's output as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
