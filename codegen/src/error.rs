@@ -79,8 +79,13 @@ pub enum Error {
     #[error("generated code does not parse: {file}: {message} (this is a bug in cuda-sys-gen)")]
     Emit { file: String, message: String },
 
-    #[error("refusing to replace {} with the generated crate: {reason}\n  (the output folder is replaced as a whole: give --out a folder of its own (a new one, or one only cuda-sys-gen has written, such as `{}`), or move what is yours out of it)", out.display(), suggest_out(out))]
-    NotOurs { out: PathBuf, reason: String },
+    #[error("refusing to replace {} with the generated crate: {reason}\n  (the output folder is replaced as a whole: give --out a folder of its own (a new one, or one only cuda-sys-gen has written{}), or move what is yours out of it)", out.display(), instead.as_ref().map(|i| format!(", such as `{i}`")).unwrap_or_default())]
+    NotOurs {
+        out: PathBuf,
+        reason: String,
+        /// A folder that would be accepted, checked with the same rules (`None`: none found).
+        instead: Option<String>,
+    },
 
     #[error("{}", fmt_stale(files, command))]
     Stale { files: Vec<String>, command: String },
@@ -132,11 +137,6 @@ fn mislabel_advice(label: ToolkitVersion, found: ToolkitVersion, number: u32) ->
 
 fn fmt_paths(paths: &[PathBuf]) -> String {
     paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-}
-
-/// A folder inside `out` to offer instead of it.
-fn suggest_out(out: &std::path::Path) -> String {
-    out.join("cuda-pfn").display().to_string()
 }
 
 fn fmt_stale(files: &[String], command: &str) -> String {

@@ -127,7 +127,7 @@ pub fn generate(cfg: &Config) -> Result<Report, Error> {
     let ToEmit { model, types, module_types } = built.newest_types(&manifest.headers)?;
     let modules: Vec<emit::ModuleSpec> = manifest.headers.iter().map(emit::ModuleSpec::from_manifest).collect();
     let files = emit::emit(&model, &types, &module_types, &modules, &cfg.emit)?;
-    let write = write::sync_tree(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command)?;
+    let write = write::sync_tree(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command, &generator_wrote)?;
     Ok(Report { model, libclang, write, toolkit_lines, notes, warnings })
 }
 
@@ -141,11 +141,68 @@ pub fn check_before_work(cfg: &Config) -> Result<(), Error> {
     Ok(())
 }
 
-/// Refuses an output folder that is, or holds, the manifest or the cache, or holds a `.git`
-/// or any file the generator did not write ([`write::check_replaceable`]).
+/// Refuses an output folder that is, holds or is inside the manifest or the cache, is inside
+/// a crate the generator wrote, or holds a `.git` or any file the generator did not write: one
+/// whose name is neither one [`emit::file_names`] gives for this manifest nor in the folder's
+/// record, or without the marker ([`write::check_replaceable`]). The refusal offers a folder
+/// the same check accepts, where one is near.
 pub fn check_output_folder(out: &Path, manifest: &Path, cache: &Path) -> Result<(), Error> {
+    match output_folder_refusal(out, manifest, cache) {
+        Err(Error::NotOurs { out: shown, reason, .. }) => {
+            Err(Error::NotOurs { out: shown, reason, instead: instead_of(out, manifest, cache) })
+        }
+        other => other,
+    }
+}
+
+fn output_folder_refusal(out: &Path, manifest: &Path, cache: &Path) -> Result<(), Error> {
     let keep = [(manifest, "the headers manifest"), (cache, "the header cache")];
-    write::check_replaceable(out, &keep, &generator_wrote)
+    // The names this manifest's crate has; only read where there is a folder to judge.
+    let names = if out.is_dir() {
+        let rows = Manifest::load(manifest)?.headers;
+        emit::file_names(&rows.iter().map(emit::ModuleSpec::from_manifest).collect::<Vec<_>>())
+    } else {
+        BTreeSet::new()
+    };
+    write::check_replaceable(out, &keep, &names, &generator_wrote)
+}
+
+/// A folder to offer instead of a refused `out`: `cuda-pfn` in `out` or in one of the folders
+/// above it, the first that [`check_output_folder`]'s rules accept and that is a place for a
+/// crate (not in a build folder, nor in a git repository's own folder). Shown relative to the
+/// working directory where it is under it. None for a crate of ours that holds a file of
+/// yours: moving that file is the fix.
+fn instead_of(out: &Path, manifest: &Path, cache: &Path) -> Option<String> {
+    let canonical = write::canonical_lenient(out).ok()?;
+    // A crate of ours refused for a file of yours in it: the fix is moving that file, not
+    // another folder.
+    if write::generated_crate(&canonical, &generator_wrote).is_some() {
+        return None;
+    }
+    let cwd = std::env::current_dir().ok().and_then(|d| d.canonicalize().ok());
+    let start = if canonical.is_dir() { canonical.as_path() } else { canonical.parent()? };
+    for folder in start.ancestors().take(4) {
+        if folder.components().any(|c| c.as_os_str() == ".git") || in_cargo_target(folder) {
+            continue;
+        }
+        let candidate = folder.join("cuda-pfn");
+        if candidate == canonical || output_folder_refusal(&candidate, manifest, cache).is_err() {
+            continue;
+        }
+        let shown = match &cwd {
+            Some(cwd) => candidate.strip_prefix(cwd).map(Path::to_owned).unwrap_or_else(|_| candidate.clone()),
+            None => candidate.clone(),
+        };
+        return Some(shown.display().to_string());
+    }
+    None
+}
+
+/// Whether `folder` is in a build folder: one tagged with `CACHEDIR.TAG` (as cargo tags its
+/// target/), or one named `target` (cargo's, and where the header cache is by default).
+/// `cargo clean` would take a crate there.
+fn in_cargo_target(folder: &Path) -> bool {
+    folder.ancestors().any(|a| a.join("CACHEDIR.TAG").is_file() || a.file_name().is_some_and(|n| n == "target"))
 }
 
 /// Whether a file of an output folder is one the generator writes: every file it writes
