@@ -87,6 +87,9 @@ pub enum Error {
         instead: Option<String>,
     },
 
+    #[error("{}: an interrupted `generate --add-toolkit` left its journal: {detail}", journal.display())]
+    Interrupted { journal: PathBuf, detail: String },
+
     #[error("{}", fmt_stale(files, command))]
     Stale { files: Vec<String>, command: String },
 

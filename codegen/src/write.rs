@@ -36,6 +36,36 @@ pub fn record_file<'a>(files: impl IntoIterator<Item = &'a str>) -> Vec<u8> {
     text.into_bytes()
 }
 
+/// The tree [`sync_tree`] writes for `files`: them and their record.
+pub fn as_written(files: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+    let mut all = files.clone();
+    all.insert(RECORD.to_owned(), record_file(files.keys().map(String::as_str)));
+    all
+}
+
+/// A tree's sha256, over each path and its bytes in order: what `--add-toolkit`'s journal
+/// compares an output folder with ([`folder_digest`]).
+pub fn tree_digest(files: &BTreeMap<String, Vec<u8>>) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    for (path, bytes) in files {
+        h.update(format!("{path}\0{}\0", bytes.len()).as_bytes());
+        h.update(bytes);
+    }
+    hex::encode(h.finalize())
+}
+
+/// [`tree_digest`] of what `root` holds now (an empty tree where it is missing).
+pub fn folder_digest(root: &Path) -> Result<String, Error> {
+    let mut files = BTreeMap::new();
+    for rel in list_tree(root)? {
+        let path = root.join(&rel);
+        let bytes = fs::read(&path).map_err(|source| Error::Io { path, source })?;
+        files.insert(rel, bytes);
+    }
+    Ok(tree_digest(&files))
+}
+
 /// The paths `root`'s record lists (none where there is no record, as in a folder written
 /// before records were kept). Read leniently: it only ever widens what may be replaced among
 /// files that carry the marker.
@@ -293,9 +323,7 @@ pub fn sync_tree(
     let root = follow_link(root)?;
     let (parent, name) = split_root(&root)?;
     // The tree as written: the files and the record of them.
-    let mut files = files.clone();
-    files.insert(RECORD.to_owned(), record_file(files.keys().map(String::as_str)));
-    let files = &files;
+    let files = &as_written(files);
     if mode == Mode::Write {
         recover(&parent, &name, &root)?;
         // What this replaces must be the generator's: a name it writes now or wrote before
