@@ -867,15 +867,7 @@ mod elf {
                 "not loaded: it is truncated: {len} bytes, less than an ELF header ({header_size} bytes)"
             ));
         }
-        let word = |at: usize, size: usize| -> u64 {
-            let b = &head[at..at + size];
-            let mut v = 0u64;
-            for i in 0..size {
-                let byte = if little { b[size - 1 - i] } else { b[i] };
-                v = (v << 8) | u64::from(byte);
-            }
-            v
-        };
+        let word = |at: usize, size: usize| uint(&head[at..at + size], little);
         let machine = word(18, 2) as u16;
         if let Some((ours, name)) = MACHINE {
             if machine != ours {
@@ -915,15 +907,7 @@ mod elf {
         }
         for i in 0..phnum as usize {
             let h = &headers[i * phentsize as usize..][..entry as usize];
-            let field = |at: usize, size: usize| -> u64 {
-                let b = &h[at..at + size];
-                let mut v = 0u64;
-                for k in 0..size {
-                    let byte = if little { b[size - 1 - k] } else { b[k] };
-                    v = (v << 8) | u64::from(byte);
-                }
-                v
-            };
+            let field = |at: usize, size: usize| uint(&h[at..at + size], little);
             let (kind, offset, filesz) =
                 if wide { (field(0, 4), field(8, 8), field(32, 8)) } else { (field(0, 4), field(4, 4), field(16, 4)) };
             let end = offset.checked_add(filesz);
@@ -936,6 +920,16 @@ mod elf {
             }
         }
         Ok(())
+    }
+
+    /// An unsigned integer of the file's byte order.
+    fn uint(bytes: &[u8], little: bool) -> u64 {
+        let fold = |v: u64, b: &u8| (v << 8) | u64::from(*b);
+        if little {
+            bytes.iter().rev().fold(0, fold)
+        } else {
+            bytes.iter().fold(0, fold)
+        }
     }
 
     /// Reads as much of `buf` as the file has.

@@ -471,4 +471,23 @@ fn add_toolkit_stopped_at_each_step_leaves_manifest_and_crate_agreeing() {
     eprintln!("{}", seen.join("\n"));
     // SIGKILL between the crate and the manifest was seen and repaired (the journal's case).
     assert!(seen.iter().any(|s| s.contains("(\"old\", \"new\") -> (\"new\", \"new\")")), "{seen:#?}");
+    // The issue's own case: Ctrl-C right after "pinned CUDA 12.5" is said.
+    reset(&old);
+    let mut cmd = Command::new(binary());
+    cmd.args(["generate", "--manifest"]).arg(&manifest).arg("--out").arg(&out).arg("--cache").arg(&cache);
+    cmd.args(["--crate-name", "fixture", "--pinned-only", "--add-toolkit", "12.5"]);
+    cmd.env("PYTHON", &python).env_remove("CUDA_PATH").env_remove("CUDA_HOME").env_remove(codegen::fault::ENV);
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let stderr = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    for line in stderr.map_while(Result::ok) {
+        if line.starts_with("pinned CUDA 12.5") {
+            // SAFETY: a signal to the child this test started.
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            break;
+        }
+    }
+    let _ = child.wait().unwrap();
+    assert_eq!(state(), ("new", "new"), "Ctrl-C after \"pinned\"");
+    let check = run(false, true, None);
+    assert!(check.status.success(), "{}", text(&check.stderr));
 }
