@@ -243,7 +243,7 @@ pub fn commit(
         pid: std::process::id(),
         version: new.pin.version.to_string(),
         out: crate::write::canonical_lenient(out).map_err(io(out))?,
-        crate_sha256: crate::write::tree_digest(&crate::write::as_written(files)),
+        crate_sha256: crate::write::tree_digest(&crate::write::as_written(files, command)),
         old_manifest: old_text.to_owned(),
         new_manifest: new.text.clone(),
     };

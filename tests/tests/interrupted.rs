@@ -381,12 +381,15 @@ fn add_toolkit_stopped_at_each_step_leaves_manifest_and_crate_agreeing() {
     let repo = scene.path().join("repo");
     std::fs::create_dir_all(&repo).unwrap();
     let (manifest, out) = (repo.join("headers-manifest.toml"), repo.join("cuda-pfn"));
+    // The local-toolkit form: 12.5's headers from the cache's include folder (its cuda.h names
+    // the version; the wheels pinned are the fake pip's).
+    let local_12_5 = cached_include("12.5", false);
     let run = |add: bool, check: bool, fault: Option<&str>| {
         let mut cmd = Command::new(binary());
         cmd.args(["generate", "--manifest"]).arg(&manifest).arg("--out").arg(&out).arg("--cache").arg(&cache);
         cmd.args(["--crate-name", "fixture", "--pinned-only"]);
         if add {
-            cmd.args(["--add-toolkit", "12.5"]);
+            cmd.arg("--add-toolkit").arg(&local_12_5);
         }
         if check {
             cmd.arg("--check");
@@ -471,7 +474,7 @@ fn add_toolkit_stopped_at_each_step_leaves_manifest_and_crate_agreeing() {
     eprintln!("{}", seen.join("\n"));
     // SIGKILL between the crate and the manifest was seen and repaired (the journal's case).
     assert!(seen.iter().any(|s| s.contains("(\"old\", \"new\") -> (\"new\", \"new\")")), "{seen:#?}");
-    // The issue's own case: Ctrl-C right after "pinned CUDA 12.5" is said.
+    // The issue's own case, with the version form: Ctrl-C right after "pinned CUDA 12.5" is said.
     reset(&old);
     let mut cmd = Command::new(binary());
     cmd.args(["generate", "--manifest"]).arg(&manifest).arg("--out").arg(&out).arg("--cache").arg(&cache);
