@@ -57,7 +57,10 @@ fn check_names_every_stale_file_and_the_fix() {
     for mine in ["src/pfn.rs", "src/stray.rs", "summary.txt"] {
         std::fs::remove_file(out.path().join(mine)).unwrap();
     }
+    // In the folder the check ran in (cargo_run's): its relative defaults (--cache) are that
+    // folder's.
     let fixed = std::process::Command::new("sh")
+        .current_dir(repo_root())
         .arg("-c")
         .arg(fix.replacen("cuda-sys-gen", "\"$0\"", 1))
         .arg(cuda_sys_gen_binary())
