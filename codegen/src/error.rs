@@ -29,8 +29,19 @@ pub enum Error {
     #[error("toolkit {toolkit}: bindgen's output could not be read: {message} (this is a bug in cuda-sys-gen or an unexpected header construct; please report it with the header)")]
     BindgenOutput { toolkit: ToolkitVersion, message: String },
 
-    #[error("no toolkit to read: the manifest pins none and no local toolkit was given (add a [[toolkit]] to headers-manifest.toml or pass --toolkit)")]
-    NoToolkits,
+    #[error("no toolkit to read: {} pins none and no local toolkit was given (pin one in it with `generate --add-toolkit VERSION`, add a [[toolkit]] block to it by hand, or pass --toolkit PATH)", manifest.display())]
+    NoToolkits { manifest: PathBuf },
+
+    #[error("the [[toolkit]] labelled \"{label}\" holds the headers of CUDA {found}: its cuda.h says `#define CUDA_VERSION {number}`\n  --> {}:{line}:{col}\n  cuda.h: {}\n  ({})", manifest.display(), header.display(), mislabel_advice(*label, *found, *number))]
+    MislabelledToolkit {
+        manifest: PathBuf,
+        line: usize,
+        col: usize,
+        label: ToolkitVersion,
+        found: ToolkitVersion,
+        number: u32,
+        header: PathBuf,
+    },
 
     #[error("`{name}` is not a valid crate name: {why} (cargo's and crates.io's rules: ASCII letters, digits, `-` and `_`, a letter first, at most 64 characters, no Rust keyword, no name of the standard library's crates or of a Windows device); pass another --crate-name")]
     BadCrateName { name: String, why: String },
@@ -68,8 +79,16 @@ pub enum Error {
     #[error("generated code does not parse: {file}: {message} (this is a bug in cuda-sys-gen)")]
     Emit { file: String, message: String },
 
-    #[error("refusing to replace {} with the generated crate: {reason}\n  (the output folder is replaced as a whole: give --out a folder of its own (a new one, or one only cuda-sys-gen has written, such as `{}`), or move what is yours out of it)", out.display(), suggest_out(out))]
-    NotOurs { out: PathBuf, reason: String },
+    #[error("refusing to replace {} with the generated crate: {reason}\n  (the output folder is replaced as a whole: give --out a folder of its own (a new one, or one only cuda-sys-gen has written{}), or move what is yours out of it)", out.display(), instead.as_ref().map(|i| format!(", such as `{i}`")).unwrap_or_default())]
+    NotOurs {
+        out: PathBuf,
+        reason: String,
+        /// A folder that would be accepted, checked with the same rules (`None`: none found).
+        instead: Option<String>,
+    },
+
+    #[error("{}: an interrupted `generate --add-toolkit` left its journal: {detail}", journal.display())]
+    Interrupted { journal: PathBuf, detail: String },
 
     #[error("{}", fmt_stale(files, command))]
     Stale { files: Vec<String>, command: String },
@@ -105,13 +124,22 @@ fn fmt_list(items: &[String], show: usize) -> String {
     s.join("\n")
 }
 
-fn fmt_paths(paths: &[PathBuf]) -> String {
-    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+/// What to do about a pin whose cuda.h says another version.
+fn mislabel_advice(label: ToolkitVersion, found: ToolkitVersion, number: u32) -> String {
+    // `12.40` for `12.4`: the same digits read as a decimal number, not as CUDA numbers them.
+    if label.minor >= 10 && label.minor % 10 == 0 && label.major == found.major && label.minor / 10 == found.minor {
+        return format!(
+            "CUDA_VERSION {number} is major * 1000 + minor * 10, so its label is \"{found}\": write version = \"{found}\""
+        );
+    }
+    format!(
+        "a pin's version is the toolkit its headers are: write version = \"{found}\" if these are the wheels you \
+         mean, or pin CUDA {label}'s own wheels with `generate --add-toolkit {label}`"
+    )
 }
 
-/// A folder inside `out` to offer instead of it.
-fn suggest_out(out: &std::path::Path) -> String {
-    out.join("cuda-pfn").display().to_string()
+fn fmt_paths(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
 }
 
 fn fmt_stale(files: &[String], command: &str) -> String {

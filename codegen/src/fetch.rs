@@ -82,6 +82,9 @@ pub struct Fetcher {
     /// How many downloads the run expects ([`crate::prereq::Plan`]); 0: unknown.
     pub planned: usize,
     downloaded: std::sync::atomic::AtomicUsize,
+    /// The manifest's path and where its pins are, for an error about a pin.
+    manifest: PathBuf,
+    pin_at: std::collections::BTreeMap<ToolkitVersion, (usize, usize)>,
 }
 
 impl Fetcher {
@@ -94,6 +97,8 @@ impl Fetcher {
             progress: None,
             planned: 0,
             downloaded: Default::default(),
+            manifest: manifest.path.clone(),
+            pin_at: manifest.pin_at.clone(),
         }
     }
 
@@ -134,6 +139,27 @@ impl Fetcher {
             match p.target {
                 crate::platform::Platform::Linux => include_dirs.push(dir),
                 crate::platform::Platform::Windows => windows_include_dirs.push(dir),
+            }
+        }
+        // cuda.h says what a toolkit is: a pin labelled otherwise would give the crate one
+        // toolkit's meanings under another's name.
+        for dir in include_dirs.iter().chain(&windows_include_dirs) {
+            let header = dir.join("cuda.h");
+            if !header.is_file() {
+                continue;
+            }
+            let number = crate::locate::cuda_version_define(dir)?;
+            let found = ToolkitVersion::from_cuda_version(number);
+            if found != pin.version {
+                return Err(Error::MislabelledToolkit {
+                    manifest: self.manifest.clone(),
+                    line: self.pin_at.get(&pin.version).map_or(1, |a| a.0),
+                    col: self.pin_at.get(&pin.version).map_or(1, |a| a.1),
+                    label: pin.version,
+                    found,
+                    number,
+                    header,
+                });
             }
         }
         Ok(ToolkitHeaders {

@@ -69,8 +69,13 @@ pub fn locate_toolkit(path: &Path) -> Result<PathBuf, Error> {
     })
 }
 
-/// Reads `#define CUDA_VERSION nnnnn` off a cuda.h.
+/// Reads `#define CUDA_VERSION nnnnn` off a cuda.h: the toolkit it is.
 pub fn read_cuda_version(include_dir: &Path) -> Result<ToolkitVersion, Error> {
+    cuda_version_define(include_dir).map(ToolkitVersion::from_cuda_version)
+}
+
+/// The number of `#define CUDA_VERSION nnnnn` in a cuda.h (`12040`).
+pub fn cuda_version_define(include_dir: &Path) -> Result<u32, Error> {
     let path = include_dir.join("cuda.h");
     let bytes = fs::read(&path).map_err(|source| Error::Io { path: path.clone(), source })?;
     let text = String::from_utf8_lossy(&bytes);
@@ -80,7 +85,7 @@ pub fn read_cuda_version(include_dir: &Path) -> Result<ToolkitVersion, Error> {
         if words.next() == Some("#define") && words.next() == Some("CUDA_VERSION") {
             if let Some(v) = words.next().and_then(|w| w.parse::<u32>().ok()) {
                 if v >= 1000 {
-                    return Ok(ToolkitVersion::from_cuda_version(v));
+                    return Ok(v);
                 }
             }
         }

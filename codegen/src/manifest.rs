@@ -3,9 +3,9 @@
 //! Everything is checked on load: unknown keys, malformed versions, malformed digests and
 //! duplicates are errors that name the file, line and column.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer};
 
@@ -34,6 +34,12 @@ pub struct Manifest {
     /// than the one their typedef names: the oldest driver that has them.
     #[serde(rename = "driver_floor", default)]
     pub driver_floors: Vec<DriverFloor>,
+    /// Where it was read from, as given: what messages about it name.
+    #[serde(skip)]
+    pub path: PathBuf,
+    /// Where each pin's `version = ...` is (line, column), for messages about a pin.
+    #[serde(skip)]
+    pub pin_at: BTreeMap<ToolkitVersion, (usize, usize)>,
 }
 
 /// One `[[driver_floor]]`: the typedef `pfn` needs a driver of CUDA `cuda` or newer, although
@@ -54,6 +60,10 @@ impl DriverFloor {
         self.cuda.parse::<crate::version::ToolkitVersion>().ok().map(|v| v.cuda_version())
     }
 }
+
+/// The API header whose row every manifest needs, and its typedef header: the driver API
+/// itself, whose types every other header builds on and whose entries the lookups are.
+pub const CUDA_H: (&str, &str) = ("cuda.h", "cudaTypedefs.h");
 
 /// One `[[arch_only]]`: a symbol whose every ABI exists only in the drivers of `arch`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -225,12 +235,35 @@ impl Manifest {
             let offset = span.map_or(0, |s| s.start).min(text.len());
             line_col(text, offset)
         };
-        let manifest: Manifest = toml::from_str(text).map_err(|e| {
+        let mut manifest: Manifest = toml::from_str(text).map_err(|e| {
             let (line, col) = at(e.span());
             Error::Manifest { path: path.to_owned(), line, col, message: e.message().to_owned() }
         })?;
         manifest.validate(path, text)?;
+        manifest.path = path.to_owned();
+        // The same text again, for where each pin's version is; it parsed above, so this does.
+        #[derive(Deserialize)]
+        struct Pins {
+            #[serde(default)]
+            toolkit: Vec<PinSpan>,
+        }
+        #[derive(Deserialize)]
+        struct PinSpan {
+            version: toml::Spanned<ToolkitVersion>,
+        }
+        if let Ok(pins) = toml::from_str::<Pins>(text) {
+            for p in pins.toolkit {
+                manifest.pin_at.insert(*p.version.get_ref(), at(Some(p.version.span())));
+            }
+        }
         Ok(manifest)
+    }
+
+    /// Where the pin of `version` is, as an `Error::Manifest` at its `version = ...` line (the
+    /// file's start if it has none).
+    pub fn pin_error(&self, version: ToolkitVersion, message: String) -> Error {
+        let (line, col) = self.pin_at.get(&version).copied().unwrap_or((1, 1));
+        Error::Manifest { path: self.path.clone(), line, col, message }
     }
 
     fn validate(&self, path: &Path, text: &str) -> Result<(), Error> {
@@ -245,6 +278,26 @@ impl Manifest {
         }
         if self.headers.is_empty() {
             return Err(err("", "the manifest lists no [[header]]".into()));
+        }
+        // cuda.h's row is required, and first: the Linux unit includes the other headers after
+        // cuda.h, and their types and the crate's lookups are its.
+        let (api, typedefs) = CUDA_H;
+        let is_cuda = |h: &HeaderSpec| h.api == api && h.typedefs == typedefs && h.target == Platform::Linux;
+        let cuda_row = format!("[[header]]\nname = \"cuda\"\napi = \"{api}\"\ntypedefs = \"{typedefs}\"");
+        match self.headers.iter().position(is_cuda) {
+            Some(0) => {}
+            Some(_) => {
+                return Err(err(
+                    &format!("\"{typedefs}\""),
+                    format!("the row of {api} ({typedefs}) must be the first [[header]]: the others are read after it and build on its types; move it up"),
+                ))
+            }
+            None => {
+                return Err(err(
+                    "[[header]]",
+                    format!("the manifest has no [[header]] row for {api}: its typedef header {typedefs} is required (the driver API itself, whose types every other header uses and whose entries the crate looks up); add it as the first row:\n{cuda_row}"),
+                ))
+            }
         }
         let mut only = BTreeSet::new();
         for a in &self.arch_only {

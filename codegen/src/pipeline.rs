@@ -110,15 +110,24 @@ impl Report {
 pub fn generate(cfg: &Config) -> Result<Report, Error> {
     check_before_work(cfg)?;
     let manifest = Manifest::load(&cfg.manifest)?;
-    let mut fetcher = Fetcher::new(cfg.cache_dir.clone(), &manifest);
+    let (files, mut report) = render(cfg, &manifest)?;
+    report.write = write::sync_tree(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command, &generator_wrote)?;
+    Ok(report)
+}
+
+/// Everything [`generate`] does but the write, for `manifest` (which need not be on disk
+/// yet: `--add-toolkit` renders the crate of the manifest it is about to write): the crate's
+/// files, and the report (its `write` empty).
+pub fn render(cfg: &Config, manifest: &Manifest) -> Result<(emit::Files, Report), Error> {
+    let mut fetcher = Fetcher::new(cfg.cache_dir.clone(), manifest);
     fetcher.offline = cfg.offline;
     fetcher.progress = cfg.progress.clone();
     // Everything pinned is read (a local toolkit of a pinned version is compared with its pin).
     let pins: Vec<&ToolkitPin> = manifest.toolkits.iter().collect();
-    fetcher.planned = prereq::check(&manifest, &fetcher, &pins)?.downloads.len();
-    clang::ensure_libclang(&manifest, &fetcher)?;
-    let (toolkits, notes) = collect_toolkits(&manifest, &fetcher, &cfg.local_toolkits)?;
-    let mut built = build_model(&manifest, &fetcher, &toolkits)?;
+    fetcher.planned = prereq::check(manifest, &fetcher, &pins)?.downloads.len();
+    clang::ensure_libclang(manifest, &fetcher)?;
+    let (toolkits, notes) = collect_toolkits(manifest, &fetcher, &cfg.local_toolkits)?;
+    let mut built = build_model(manifest, &fetcher, &toolkits)?;
     let (libclang, toolkit_lines, warnings) = (
         std::mem::take(&mut built.libclang),
         std::mem::take(&mut built.toolkit_lines),
@@ -127,8 +136,8 @@ pub fn generate(cfg: &Config) -> Result<Report, Error> {
     let ToEmit { model, types, module_types } = built.newest_types(&manifest.headers)?;
     let modules: Vec<emit::ModuleSpec> = manifest.headers.iter().map(emit::ModuleSpec::from_manifest).collect();
     let files = emit::emit(&model, &types, &module_types, &modules, &cfg.emit)?;
-    let write = write::sync_tree(&cfg.out_dir, &files, cfg.mode, &cfg.emit.command)?;
-    Ok(Report { model, libclang, write, toolkit_lines, notes, warnings })
+    let write = WriteReport::default();
+    Ok((files, Report { model, libclang, write, toolkit_lines, notes, warnings }))
 }
 
 /// What is checked before any work: the crate name, and, where the run may write, that the
@@ -141,17 +150,74 @@ pub fn check_before_work(cfg: &Config) -> Result<(), Error> {
     Ok(())
 }
 
-/// Refuses an output folder that is, or holds, the manifest or the cache, or holds a `.git`
-/// or any file the generator did not write ([`write::check_replaceable`]).
+/// Refuses an output folder that is, holds or is inside the manifest or the cache, is inside
+/// a crate the generator wrote, or holds a `.git` or any file the generator did not write: one
+/// whose name is neither one [`emit::file_names`] gives for this manifest nor in the folder's
+/// record, or without the marker ([`write::check_replaceable`]). The refusal offers a folder
+/// the same check accepts, where one is near.
 pub fn check_output_folder(out: &Path, manifest: &Path, cache: &Path) -> Result<(), Error> {
+    match output_folder_refusal(out, manifest, cache) {
+        Err(Error::NotOurs { out: shown, reason, .. }) => {
+            Err(Error::NotOurs { out: shown, reason, instead: instead_of(out, manifest, cache) })
+        }
+        other => other,
+    }
+}
+
+fn output_folder_refusal(out: &Path, manifest: &Path, cache: &Path) -> Result<(), Error> {
     let keep = [(manifest, "the headers manifest"), (cache, "the header cache")];
-    write::check_replaceable(out, &keep, &generator_wrote)
+    // The names this manifest's crate has; only read where there is a folder to judge.
+    let names = if out.is_dir() {
+        let rows = Manifest::load(manifest)?.headers;
+        emit::file_names(&rows.iter().map(emit::ModuleSpec::from_manifest).collect::<Vec<_>>())
+    } else {
+        BTreeSet::new()
+    };
+    write::check_replaceable(out, &keep, &names, &generator_wrote)
+}
+
+/// A folder to offer instead of a refused `out`: `cuda-pfn` in `out` or in one of the folders
+/// above it, the first that [`check_output_folder`]'s rules accept and that is a place for a
+/// crate (not in a build folder, nor in a git repository's own folder). Shown relative to the
+/// working directory where it is under it. None for a crate of ours that holds a file of
+/// yours: moving that file is the fix.
+fn instead_of(out: &Path, manifest: &Path, cache: &Path) -> Option<String> {
+    let canonical = write::canonical_lenient(out).ok()?;
+    // A crate of ours refused for a file of yours in it: the fix is moving that file, not
+    // another folder.
+    if write::generated_crate(&canonical, &generator_wrote).is_some() {
+        return None;
+    }
+    let cwd = std::env::current_dir().ok().and_then(|d| d.canonicalize().ok());
+    let start = if canonical.is_dir() { canonical.as_path() } else { canonical.parent()? };
+    for folder in start.ancestors().take(4) {
+        if folder.components().any(|c| c.as_os_str() == ".git") || in_cargo_target(folder) {
+            continue;
+        }
+        let candidate = folder.join("cuda-pfn");
+        if candidate == canonical || output_folder_refusal(&candidate, manifest, cache).is_err() {
+            continue;
+        }
+        let shown = match &cwd {
+            Some(cwd) => candidate.strip_prefix(cwd).map(Path::to_owned).unwrap_or_else(|_| candidate.clone()),
+            None => candidate.clone(),
+        };
+        return Some(shown.display().to_string());
+    }
+    None
+}
+
+/// Whether `folder` is in a build folder: one tagged with `CACHEDIR.TAG` (as cargo tags its
+/// target/), or one named `target` (cargo's, and where the header cache is by default).
+/// `cargo clean` would take a crate there.
+fn in_cargo_target(folder: &Path) -> bool {
+    folder.ancestors().any(|a| a.join("CACHEDIR.TAG").is_file() || a.file_name().is_some_and(|n| n == "target"))
 }
 
 /// Whether a file of an output folder is one the generator writes: every file it writes
 /// carries the marker in its first lines, except the licence texts (copies of this
 /// repository's), recognised by name and first line.
-fn generator_wrote(rel: &str, head: &[u8]) -> bool {
+pub fn generator_wrote(rel: &str, head: &[u8]) -> bool {
     const MARKER: &[u8] = b"@generated by cuda-sys-gen";
     if head.windows(MARKER.len()).any(|w| w == MARKER) {
         return true;
@@ -179,6 +245,8 @@ pub struct Built {
     newest: NewestTypes,
     /// The newest toolkit's comment on each `CUresult` code (cuda.h), for the types' docs.
     result_docs: BTreeMap<String, String>,
+    /// The manifest's path, for messages.
+    manifest: PathBuf,
 }
 
 /// [`header_text::result_code_docs`] of the newest toolkit's first API header (cuda.h);
@@ -234,7 +302,7 @@ impl Built {
     /// The newest toolkit's types, less the `PFN_` typedefs: the Linux unit's, and the Windows
     /// unit's own per module.
     pub fn newest_types(self, headers: &[HeaderSpec]) -> Result<ToEmit, Error> {
-        let (mut linux, windows) = self.newest.ok_or(Error::NoToolkits)?;
+        let (mut linux, windows) = self.newest.ok_or(Error::NoToolkits { manifest: self.manifest })?;
         document_result_codes(&mut linux, &self.result_docs);
         let module_types = match windows {
             Some(w) => split_by_module(headers, w.types, &w.locations, &linux),
@@ -248,7 +316,7 @@ impl Built {
 /// then [`Model::build`] over all of them. Used by [`generate`] and by `diff`.
 pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHeaders]) -> Result<Built, Error> {
     if toolkits.is_empty() {
-        return Err(Error::NoToolkits);
+        return Err(Error::NoToolkits { manifest: manifest.path.clone() });
     }
     let libclang = clang::ensure_libclang(manifest, fetcher)?;
     let (parsed, newest) = parse_all(&manifest.headers, toolkits, &fetcher.cache, fetcher.progress.as_ref())?;
@@ -273,7 +341,7 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
     }
     let toolkit_lines = summary_lines(&model);
     let result_docs = newest_result_docs(manifest, toolkits);
-    Ok(Built { model, libclang, toolkit_lines, warnings, newest, result_docs })
+    Ok(Built { model, libclang, toolkit_lines, warnings, newest, result_docs, manifest: manifest.path.clone() })
 }
 
 /// Pinned toolkits, with local ones replacing a pin of the same version or added beside.
@@ -333,9 +401,22 @@ fn collect_toolkits(
     }
     out.sort_by_key(|t| t.version);
     if out.is_empty() {
-        return Err(Error::NoToolkits);
+        return Err(Error::NoToolkits { manifest: manifest.path.clone() });
     }
     Ok((out, notes))
+}
+
+/// [`local_toolkit`] for a toolkit a user named where a version would do too (`diff --from`,
+/// `--add-toolkit`): a path that does not exist may be a version written wrong (`12.x`), and
+/// the error says what a version looks like.
+pub fn named_toolkit(manifest: &Manifest, path: &Path) -> Result<ToolkitHeaders, Error> {
+    match local_toolkit(manifest, path) {
+        Err(Error::ToolkitNotFound { path: p, detail }) if !path.exists() => Err(Error::ToolkitNotFound {
+            path: p,
+            detail: format!("{detail} (and it is not a toolkit version of the form major.minor, such as 12.9)"),
+        }),
+        other => other,
+    }
 }
 
 /// A toolkit on this machine (a root, its include/ folder or a pip layout), its version read

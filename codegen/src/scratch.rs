@@ -96,8 +96,10 @@ fn is_old(path: &Path) -> bool {
     modified.ok().and_then(|m| m.elapsed().ok()).is_some_and(|age| age > STALE_AFTER)
 }
 
+/// Whether process `pid` is running (on Unix; elsewhere always true, so that nothing of a
+/// process that may be running is touched).
 #[cfg(unix)]
-fn pid_alive(pid: u32) -> bool {
+pub fn pid_alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else { return false };
     if pid <= 0 {
         return false;
@@ -108,7 +110,7 @@ fn pid_alive(pid: u32) -> bool {
 }
 
 #[cfg(not(unix))]
-fn pid_alive(_pid: u32) -> bool {
+pub fn pid_alive(_pid: u32) -> bool {
     true
 }
 

@@ -94,6 +94,35 @@ pub struct Paths {
     pub crate_name: String,
     /// Quoted in every generated file's header.
     pub command: String,
+    /// The command as it was run, options and all, less `--check`: what a failed check says
+    /// to run ([`rerun_command`]).
+    pub rerun: String,
+}
+
+/// The command line that was run, as a user would type it again without `--check`: `program`
+/// (`cuda-sys-gen`, `cargo xtask`), then every argument after the program's own name, each
+/// quoted for a POSIX shell where it needs it. A failed `--check` quotes it, so that the fix it
+/// names writes the crate that was checked (the same --manifest, --out, --crate-name, ...).
+pub fn rerun_command<I: IntoIterator<Item = std::ffi::OsString>>(program: &str, args: I) -> String {
+    let mut words = vec![program.to_owned()];
+    for a in args.into_iter().skip(1) {
+        let a = a.to_string_lossy().into_owned();
+        if a != "--check" {
+            words.push(shell_quote(&a));
+        }
+    }
+    words.join(" ")
+}
+
+/// `word` as a POSIX shell reads it back: as it is when it holds nothing the shell would act
+/// on, else in single quotes.
+fn shell_quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// Runs the pipeline and prints its summary; with `--add-toolkit`, pins the toolkit first and
@@ -102,6 +131,10 @@ pub fn generate(args: GenerateArgs, paths: Paths) -> Result<()> {
     // Before any work, --add-toolkit's change to the manifest included.
     codegen::crate_name::check(&paths.crate_name)?;
     if !args.check {
+        // A killed --add-toolkit first: its manifest and crate made to agree again.
+        if let Some(note) = codegen::pin::recover(&paths.manifest)? {
+            eprintln!("note: {note}");
+        }
         pipeline::check_output_folder(&paths.out, &paths.manifest, &paths.cache)?;
     }
     match args.add_toolkit.clone() {
@@ -110,29 +143,48 @@ pub fn generate(args: GenerateArgs, paths: Paths) -> Result<()> {
     }
 }
 
-fn run_generate(args: GenerateArgs, paths: Paths) -> Result<pipeline::Report> {
-    let mut toolkits = args.toolkits;
+/// The pipeline's configuration for these options (local toolkits announced on stderr).
+fn config(args: &GenerateArgs, paths: &Paths) -> Config {
+    let mut toolkits = args.toolkits.clone();
     if toolkits.is_empty() && !args.pinned_only {
         toolkits.extend(codegen::locate::discover_local_toolkit());
     }
     for p in &toolkits {
         eprintln!("using the local toolkit at {}", p.display());
     }
-    let mode = if args.check { Mode::Check } else { Mode::Write };
-    let cfg = Config {
-        manifest: paths.manifest,
+    Config {
+        manifest: paths.manifest.clone(),
         out_dir: paths.out.clone(),
-        cache_dir: paths.cache,
+        cache_dir: paths.cache.clone(),
         local_toolkits: toolkits,
-        mode,
-        emit: EmitOptions { crate_name: paths.crate_name, command: paths.command },
+        mode: if args.check { Mode::Check } else { Mode::Write },
+        emit: EmitOptions { crate_name: paths.crate_name.clone(), command: paths.command.clone() },
         offline: args.offline,
         progress: Some(stderr_progress()),
-    };
+    }
+}
+
+fn run_generate(args: GenerateArgs, paths: Paths) -> Result<pipeline::Report> {
+    let cfg = config(&args, &paths);
     let start = std::time::Instant::now();
-    let report =
-        pipeline::generate(&cfg).with_context(|| format!("generation failed; {} is unchanged", paths.out.display()))?;
-    print!("{}", report.summary(mode, &paths.out, start.elapsed(), args.verbose));
+    // A stale crate is fixed by running this very command again without --check, whatever the
+    // files' headers quote (--regenerate-command).
+    let generated = pipeline::generate(&cfg).map_err(|e| match e {
+        codegen::Error::Stale { files, .. } => codegen::Error::Stale { files, command: paths.rerun.clone() },
+        e => e,
+    });
+    let journal = codegen::pin::journal_path(&paths.manifest);
+    let report = generated.with_context(|| {
+        let mut s = format!("generation failed; {} is unchanged", paths.out.display());
+        if args.check && journal.exists() {
+            s.push_str(&format!(
+                " (an interrupted `generate --add-toolkit` left {}: a run without --check finishes or undoes it)",
+                journal.display()
+            ));
+        }
+        s
+    })?;
+    print!("{}", report.summary(cfg.mode, &paths.out, start.elapsed(), args.verbose));
     Ok(report)
 }
 
@@ -143,39 +195,31 @@ pub fn stderr_progress() -> codegen::fetch::Progress {
     codegen::fetch::Progress::new(move |line| eprintln!("[{:>5.1} s] {line}", start.elapsed().as_secs_f64()))
 }
 
-/// `generate --add-toolkit`: pin, regenerate, report. A failed regeneration puts the manifest
-/// back as it was, so that a pin is only ever added together with the crate it produces.
+/// `generate --add-toolkit`: pin, regenerate, report. The crate of the new manifest is rendered
+/// in memory first; then both are written as one change ([`codegen::pin::commit`]), so that a
+/// pin is only ever added together with the crate it produces, whatever stops the run.
 fn add_toolkit(spec: &ToolkitSpec, args: GenerateArgs, paths: Paths) -> Result<()> {
     let manifest_path = paths.manifest.clone();
     let manifest = Manifest::load(&manifest_path)?;
     let mut fetcher = Fetcher::new(paths.cache.clone(), &manifest);
     fetcher.offline = args.offline;
     fetcher.progress = Some(stderr_progress());
-    let unchanged = || format!("could not add CUDA {spec}; {} is unchanged", manifest_path.display());
+    let unchanged =
+        || format!("could not add CUDA {spec}; {} and {} are unchanged", manifest_path.display(), paths.out.display());
     let new = codegen::pin::prepare(&manifest_path, &fetcher, spec).with_context(unchanged)?;
+    codegen::fault::point("pin:prepared");
     let old = std::fs::read_to_string(&manifest_path)
         .with_context(|| format!("could not read {}", manifest_path.display()))?;
-    codegen::pin::write_manifest(&manifest_path, &new.text).with_context(unchanged)?;
+    let new_manifest = Manifest::parse(&manifest_path, &new.text).with_context(unchanged)?;
+    let cfg = config(&args, &paths);
+    let start = std::time::Instant::now();
+    let (files, mut report) = pipeline::render(&cfg, &new_manifest).with_context(unchanged)?;
+    report.write = codegen::pin::commit(&manifest_path, &paths.out, &old, &new, &files, &paths.command)
+        .with_context(|| format!("could not add CUDA {spec}"))?;
     for p in &new.pin.packages {
         eprintln!("pinned CUDA {}: {} {} ({}, sha256 {})", new.pin.version, p.name, p.version, p.file, p.sha256);
     }
-    let report = match run_generate(args, paths) {
-        Ok(r) => r,
-        Err(e) => {
-            let restored = codegen::pin::write_manifest(&manifest_path, &old);
-            let what = match restored {
-                Ok(()) => {
-                    format!("the pin of CUDA {} is taken out of {} again", new.pin.version, manifest_path.display())
-                }
-                Err(r) => format!(
-                    "and {} could not be restored ({r}): remove the CUDA {} pin by hand",
-                    manifest_path.display(),
-                    new.pin.version
-                ),
-            };
-            return Err(e.context(what));
-        }
-    };
+    print!("{}", report.summary(Mode::Write, &paths.out, start.elapsed(), args.verbose));
     for n in &new.notes {
         eprintln!("note: {n}");
     }
@@ -417,7 +461,8 @@ pub fn min_driver_exit_status() -> String {
 pub fn run(cli: Cli) -> std::process::ExitCode {
     match cli.command {
         Command::Generate { args, manifest, out, crate_name, cache, regenerate_command } => {
-            exit_code(generate(args, Paths { manifest, out, cache, crate_name, command: regenerate_command }))
+            let rerun = rerun_command("cuda-sys-gen", std::env::args_os());
+            exit_code(generate(args, Paths { manifest, out, cache, crate_name, command: regenerate_command, rerun }))
         }
         Command::Diff { args, manifest, cache } => exit_status(diff(args, &manifest, &cache)),
         Command::MinDriver { args } => exit_status(min_driver::run(&args)),

@@ -18,7 +18,7 @@ use core::ptr::{null_mut, NonNull};
 use std::path::Path;
 
 use crate::driver::{
-    cast, exported, interpret, not_a_pointer, open_path, Answer, Cache, StatusNames, CUDA_SUCCESS, STATUS_UNSET,
+    cast, exported, interpret, load_path, not_a_pointer, open_path, Answer, Cache, StatusNames, CUDA_SUCCESS, STATUS_UNSET,
 };
 #[cfg(feature = "newest")]
 use crate::driver::{newest_search, DefaultStream};
@@ -112,14 +112,8 @@ impl Runtime {
     /// Loads the runtime from this file (give a path with a folder in it).
     pub fn from_path(path: impl AsRef<Path>) -> Result<Runtime, Error> {
         let path = path.as_ref();
-        let shown = path.display().to_string();
-        match open_path(path) {
-            Ok(lib) => Runtime::from_library(lib, shown),
-            Err(message) => Err(Error::LibraryNotFound {
-                library: LibraryKind::Runtime,
-                tried: vec![LoadAttempt { name: shown, message }],
-            }),
-        }
+        let lib = load_path(path, LibraryKind::Runtime)?;
+        Runtime::from_library(lib, path.display().to_string())
     }
 
     fn from_library(lib: libloading::Library, library: String) -> Result<Runtime, Error> {

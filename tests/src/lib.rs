@@ -97,6 +97,42 @@ pub fn cargo_run(package: &str, args: &[&str], env: &[(&str, &str)]) -> std::pro
     cmd.output().expect("run cargo")
 }
 
+/// The `cuda-sys-gen` binary, built once per test process (`cargo build`, so that it is the
+/// current code's).
+pub fn cuda_sys_gen_binary() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let status = std::process::Command::new(env!("CARGO"))
+            .current_dir(repo_root())
+            .args(["build", "--quiet", "--package", "cuda-sys-gen"])
+            .status()
+            .expect("run cargo build");
+        assert!(status.success(), "cargo build -p cuda-sys-gen failed");
+        let exe = std::env::current_exe().expect("the test's own path");
+        // target/debug/deps/<test> -> target/debug/cuda-sys-gen
+        let debug = exe.parent().and_then(Path::parent).expect("target/debug");
+        debug.join("cuda-sys-gen")
+    })
+}
+
+/// The generated crate's doctor example, built once per test process.
+pub fn doctor_binary() -> &'static Path {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let out = std::process::Command::new(env!("CARGO"))
+            .current_dir(repo_root())
+            .args(["build", "--quiet", "-p", "cuda-driver-pfn", "--example", "doctor", "--message-format=json"])
+            .output()
+            .expect("run cargo");
+        assert!(out.status.success(), "building the doctor failed:\n{}", text(&out.stderr));
+        text(&out.stdout)
+            .lines()
+            .filter(|l| l.contains("\"executable\":\"") && l.contains("doctor"))
+            .find_map(|l| l.split("\"executable\":\"").nth(1)?.split('"').next().map(PathBuf::from))
+            .expect("cargo names the doctor's executable")
+    })
+}
+
 /// A process's output as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -332,3 +332,116 @@ fn unknown_standin_is_a_manifest_error() {
     ));
     assert!(err.contains("no windows stand-in header `d3d12.h`"), "{err}");
 }
+
+/// The 12.4 pin of the real manifest with its label changed to `label` (its wheels, sha256 and
+/// all kept), alone; the folder that holds it, and the line of its `version =`.
+fn relabelled_12_4(label: &str) -> (tempfile::TempDir, usize) {
+    let m = manifest_with_toolkits(&["12.4"]);
+    let path = m.path().join("headers-manifest.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replacen("[[toolkit]]\nversion = \"12.4\"\n", &format!("[[toolkit]]\nversion = \"{label}\"\n"), 1);
+    std::fs::write(&path, &text).unwrap();
+    let line = text.lines().position(|l| l == format!("version = \"{label}\"")).expect("the relabelled pin") + 1;
+    (m, line)
+}
+
+/// Issue 26: cuda.h's CUDA_VERSION says what a toolkit is. A pin labelled otherwise (12.5 on
+/// 12.4.127's wheels; `12.40`, which is not how 12040 reads) is an error naming both, the
+/// manifest's line and the header, before clang runs; nothing is written.
+#[test]
+fn a_pin_whose_cuda_h_says_another_version_is_refused() {
+    let cuda_h = cached_include("12.4", false).join("cuda.h");
+    for (label, advice) in [
+        ("12.5", "or pin CUDA 12.5's own wheels with `generate --add-toolkit 12.5`"),
+        ("12.40", "CUDA_VERSION 12040 is major * 1000 + minor * 10"),
+    ] {
+        let (m, line) = relabelled_12_4(label);
+        let err = fails_with(m.path(), vec![], true, &cache_dir());
+        for said in [
+            format!("the [[toolkit]] labelled \"{label}\" holds the headers of CUDA 12.4"),
+            "`#define CUDA_VERSION 12040`".to_owned(),
+            format!("headers-manifest.toml:{line}:"),
+            format!("cuda.h: {}", cuda_h.display()),
+            "write version = \"12.4\"".to_owned(),
+            advice.to_owned(),
+        ] {
+            assert!(err.contains(&said), "{label}: `{said}` not said: {err}");
+        }
+        // `diff` reads the same pins the same way.
+        let d = codegen::diff::toolkits::diff_toolkits(&codegen::diff::toolkits::DiffConfig {
+            manifest: m.path().join("headers-manifest.toml"),
+            cache_dir: cache_dir(),
+            from: label.parse().unwrap(),
+            to: cached_include("13.0", false).to_str().unwrap().parse().unwrap(),
+            offline: true,
+            progress: None,
+        });
+        let err = d.map(|_| ()).unwrap_err().to_string();
+        assert!(err.contains(&format!("labelled \"{label}\"")), "diff: {err}");
+    }
+}
+
+/// Issue 26: cuda.h's row is required (and first): without it the crate would have no `pfn`
+/// and no lookups of the driver API.
+#[test]
+fn a_manifest_without_cuda_h_s_row_is_refused() {
+    let m = manifest_with(Some(&["gl", "egl"]), &["13.0"]);
+    let err = fails_with(m.path(), vec![], true, &cache_dir());
+    assert!(
+        err.contains("the manifest has no [[header]] row for cuda.h: its typedef header cudaTypedefs.h is required")
+            && err.contains("headers-manifest.toml:"),
+        "{err}"
+    );
+    // Present, but after another row.
+    let gl = "[[header]]\nname = \"gl\"\napi = \"cudaGL.h\"\ntypedefs = \"cudaGLTypedefs.h\"\nfeature = \"gl\"\n";
+    let text = HEAD.replacen("[[header]]", &format!("{gl}[[header]]"), 1);
+    let err = manifest_error(&text);
+    assert!(err.contains("the row of cuda.h (cudaTypedefs.h) must be the first [[header]]"), "{err}");
+}
+
+/// Issue 26: with no toolkit at all, the error names the manifest that was given, whatever
+/// its name.
+#[test]
+fn no_toolkit_names_the_manifest_given() {
+    let m = manifest_with_toolkits(&[]);
+    let mine = m.path().join("my-pins.toml");
+    std::fs::rename(m.path().join("headers-manifest.toml"), &mine).unwrap();
+    let out = sentinel_out();
+    let err = pipeline::generate(&Config {
+        manifest: mine.clone(),
+        out_dir: out.path().to_owned(),
+        cache_dir: cache_dir(),
+        local_toolkits: vec![],
+        mode: Mode::Write,
+        emit: EmitOptions { crate_name: "x".into(), command: "cargo xtask generate".into() },
+        offline: true,
+        progress: None,
+    })
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains(&format!("{} pins none", mine.display())), "{err}");
+    assert!(!err.contains("headers-manifest.toml"), "another manifest named: {err}");
+    assert_untouched(out.path());
+}
+
+/// Issue 26: `--add-toolkit 12.x` is no folder and no version: said as `diff` says it.
+#[test]
+fn add_toolkit_explains_the_version_form() {
+    let m = manifest_with_toolkits(&["13.0"]);
+    let path = m.path().join("headers-manifest.toml");
+    let manifest = Manifest::load(&path).unwrap();
+    let fetcher = Fetcher::new(cache_dir(), &manifest);
+    let spec: codegen::locate::ToolkitSpec = "12.x".parse().unwrap();
+    let err = codegen::pin::prepare(&path, &fetcher, &spec).map(|_| ()).unwrap_err().to_string();
+    assert!(err.contains("not a toolkit version of the form major.minor, such as 12.9"), "{err}");
+    let d = codegen::diff::toolkits::diff_toolkits(&codegen::diff::toolkits::DiffConfig {
+        manifest: path.clone(),
+        cache_dir: cache_dir(),
+        from: spec.clone(),
+        to: "13.0".parse().unwrap(),
+        offline: true,
+        progress: None,
+    });
+    assert_eq!(d.map(|_| ()).unwrap_err().to_string(), err, "diff and --add-toolkit say it differently");
+}

@@ -37,10 +37,80 @@ fn check_names_every_stale_file_and_the_fix() {
     for f in ["src/pfn.rs", "src/aliases.rs", "src/stray.rs (not produced by the generator)"] {
         assert!(err.contains(&format!("{}", out.path().join(f).display())), "{f} not named: {err}");
     }
-    assert!(err.contains("run `cargo xtask generate` and commit the result"), "{err}");
+    // Issue 26: the fix is the command that was run, with every option it was given (not the
+    // --regenerate-command the headers quote, nor a bare `cuda-sys-gen generate`).
+    let fix = err
+        .split_once("run `")
+        .and_then(|(_, rest)| rest.split_once("` and commit the result"))
+        .map(|(cmd, _)| cmd.to_owned())
+        .unwrap_or_else(|| panic!("no command to run: {err}"));
+    let rerun: Vec<&str> = args.iter().filter(|a| **a != "--check").copied().collect();
+    assert_eq!(
+        fix,
+        format!("cuda-sys-gen {}", rerun.join(" ").replace("cargo xtask generate", "'cargo xtask generate'"))
+    );
     assert!(!err.contains("src/lib.rs"), "an up-to-date file was named: {err}");
     // And check mode changed nothing.
     assert_eq!(std::fs::read_to_string(out.path().join("src/pfn.rs")).unwrap(), "// edited by hand\n");
+    // Run as it says (through a shell, what is not the generator's taken out first), it writes
+    // the crate that was checked: the check then passes.
+    for mine in ["src/pfn.rs", "src/stray.rs", "summary.txt"] {
+        std::fs::remove_file(out.path().join(mine)).unwrap();
+    }
+    // In the folder the check ran in (cargo_run's): its relative defaults (--cache) are that
+    // folder's.
+    let fixed = std::process::Command::new("sh")
+        .current_dir(repo_root())
+        .arg("-c")
+        .arg(fix.replacen("cuda-sys-gen", "\"$0\"", 1))
+        .arg(cuda_sys_gen_binary())
+        .output()
+        .unwrap();
+    assert!(fixed.status.success(), "{}", text(&fixed.stderr));
+    let o = cargo_run("cuda-sys-gen", &args, &[]);
+    assert!(o.status.success(), "the named fix did not fix: {}", text(&o.stderr));
+}
+
+/// Issue 26: a stale crate checked by `cargo xtask generate --check` is fixed by the same
+/// command without `--check`, options kept.
+#[test]
+fn xtask_check_names_itself_as_the_fix() {
+    let rerun = cuda_sys_gen::rerun_command(
+        "cargo xtask",
+        ["target/debug/xtask", "generate", "--check", "--pinned-only", "--toolkit", "/opt/my cuda"].map(Into::into),
+    );
+    assert_eq!(rerun, "cargo xtask generate --pinned-only --toolkit '/opt/my cuda'");
+    let quoted = cuda_sys_gen::rerun_command("x", ["x", "it's"].map(Into::into));
+    assert_eq!(quoted, r"x 'it'\''s'");
+}
+
+/// Issue 26: a renamed crate says its own name in its prose, never the default one.
+#[test]
+fn a_renamed_crate_says_its_own_name() {
+    let case = repo_root().join("tests/fixtures/per-thread");
+    let manifest = manifest_with(Some(&["cuda"]), &[]);
+    let out = tempfile::tempdir().unwrap();
+    let toolkits: Vec<std::path::PathBuf> = std::fs::read_dir(&case)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("cuda-")))
+        .collect();
+    generate_local(manifest.path(), toolkits, out.path(), "my-cuda-pfn").unwrap_or_else(|e| panic!("{e}"));
+    let tree = read_tree(out.path());
+    let mut uses = 0;
+    for (rel, body) in &tree {
+        for (n, line) in body.lines().enumerate() {
+            assert!(
+                !line.contains("cuda_driver_pfn") && !line.contains("cuda-driver-pfn"),
+                "{rel}:{}: the default crate's name in a crate called my-cuda-pfn: {line}",
+                n + 1
+            );
+            uses += line.matches("use my_cuda_pfn::").count();
+        }
+    }
+    assert!(tree["src/api.rs"].contains("`use my_cuda_pfn::cu_ptds as cu;`"), "{}", tree["src/api.rs"]);
+    assert!(uses > 10, "the crate's own name is hardly used: {uses}");
 }
 
 #[test]

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::Instant;
 
 use codegen::fetch::Fetcher;
@@ -17,17 +16,7 @@ use cuda_sys_gen_tests::*;
 
 /// The `cuda-sys-gen` binary, built once.
 fn binary() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let status = Command::new(env!("CARGO"))
-            .current_dir(repo_root())
-            .args(["build", "--quiet", "--package", "cuda-sys-gen"])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "cargo build -p cuda-sys-gen failed");
-        let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().expect("target dir").to_owned();
-        target.join("debug").join("cuda-sys-gen")
-    })
+    cuda_sys_gen_binary()
 }
 
 /// The cufoo fixture: its 11.4 toolkit alone gives the old crate, all three the new one.
@@ -336,4 +325,172 @@ fn a_half_downloaded_wheel_is_fetched_again_and_used() {
     offline.offline = true;
     let err = offline.toolkit(pin).unwrap_err().to_string();
     assert!(err.contains("is not in the cache") && err.contains("run once with network access"), "{err}");
+}
+
+/// A fake `python3 -m pip` for `--add-toolkit`: `index versions` lists, and `download` copies,
+/// the wheels of the shared cache for the platform asked (`--version` for the prerequisites).
+fn fake_pip_index(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("fake-python-index");
+    let body = format!(
+        r#"#!/bin/sh
+wheels='{}'
+shift 2
+cmd=$1; shift
+platform=; dest=; last=
+while [ $# -gt 0 ]; do
+    case "$1" in --platform) platform=$2; shift;; --dest) dest=$2; shift;; versions) ;; -*) ;; *) last=$1;; esac
+    shift
+done
+case "$platform" in win*) kind=win_amd64;; *) kind=manylinux;; esac
+case "$cmd" in
+--version) echo 'pip 0 (a fake of the tests)';;
+index)
+    stem=$(echo "$last" | tr - _)
+    list=$(ls "$wheels" | grep "^$stem-" | grep "$kind" | cut -d- -f2 | sort -u | tr '\n' ',' | sed 's/,$//; s/,/, /g')
+    [ -n "$list" ] || {{ echo "ERROR: No matching distribution found for $last" >&2; exit 1; }}
+    echo "$last ($list)"; echo "Available versions: $list";;
+download)
+    stem=$(echo "${{last%%==*}}" | tr - _); version=${{last##*==}}
+    cp "$wheels/$stem-$version"-*"$kind"*.whl "$dest/";;
+*) echo "fake pip: $cmd?" >&2; exit 2;;
+esac
+"#,
+        cache_dir().join("wheels").display()
+    );
+    std::fs::write(&path, body).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// `--add-toolkit` stopped at each of its steps, by SIGINT (Ctrl-C) and by SIGKILL: afterwards
+/// the manifest and the crate agree, both old or both new. SIGINT leaves them agreeing at once
+/// (the commit holds it off); after SIGKILL the next run makes them agree from the journal, and
+/// a `--check` before it that fails says so.
+#[test]
+fn add_toolkit_stopped_at_each_step_leaves_manifest_and_crate_agreeing() {
+    let scene = tempfile::tempdir().unwrap();
+    // A cache of this scene's own (hard links of the shared one: pins and the unit cache it
+    // writes stay here), and 12.5's wheels served by the fake pip from the shared one.
+    let cache = scene.path().join("cache");
+    let ok = Command::new("cp").arg("-al").arg(cache_dir()).arg(&cache).status().unwrap().success();
+    assert!(ok, "hard-linking the shared cache");
+    let python = fake_pip_index(scene.path());
+    let base = manifest_with(Some(&["cuda"]), &["12.4"]);
+    let old_manifest = std::fs::read_to_string(base.path().join("headers-manifest.toml")).unwrap();
+    let repo = scene.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    let (manifest, out) = (repo.join("headers-manifest.toml"), repo.join("cuda-pfn"));
+    // The local-toolkit form: 12.5's headers from the cache's include folder (its cuda.h names
+    // the version; the wheels pinned are the fake pip's).
+    let local_12_5 = cached_include("12.5", false);
+    let run = |add: bool, check: bool, fault: Option<&str>| {
+        let mut cmd = Command::new(binary());
+        cmd.args(["generate", "--manifest"]).arg(&manifest).arg("--out").arg(&out).arg("--cache").arg(&cache);
+        cmd.args(["--crate-name", "fixture", "--pinned-only"]);
+        if add {
+            cmd.arg("--add-toolkit").arg(&local_12_5);
+        }
+        if check {
+            cmd.arg("--check");
+        }
+        cmd.env("PYTHON", &python).env_remove("CUDA_PATH").env_remove("CUDA_HOME");
+        match fault {
+            Some(f) => cmd.env(codegen::fault::ENV, f),
+            None => cmd.env_remove(codegen::fault::ENV),
+        };
+        cmd.output().unwrap()
+    };
+    let reset = |tree: &BTreeMap<String, String>| {
+        std::fs::write(&manifest, &old_manifest).unwrap();
+        write_tree(&out, tree);
+        let _ = std::fs::remove_file(codegen::pin::journal_path(&manifest));
+    };
+    // The old crate, and the new manifest and crate of one uninterrupted run.
+    std::fs::write(&manifest, &old_manifest).unwrap();
+    let o = run(false, false, None);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let old = read_tree(&out);
+    let o = run(true, false, None);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let (new_manifest, new) = (std::fs::read_to_string(&manifest).unwrap(), read_tree(&out));
+    assert!(new_manifest.contains("version = \"12.5\"") && new != old);
+    let state = || {
+        let m = std::fs::read_to_string(&manifest).unwrap();
+        let t = read_tree(&out);
+        let m = if m == old_manifest {
+            "old"
+        } else if m == new_manifest {
+            "new"
+        } else {
+            "other"
+        };
+        let t = if t == old {
+            "old"
+        } else if t == new {
+            "new"
+        } else {
+            "mixed"
+        };
+        (m, t)
+    };
+    let steps = ["pin:prepared", "pin:journal-written", "write:staged-half", "write:staged", "write:swapped"];
+    let steps = steps.iter().chain(&["pin:crate-written", "pin:manifest-written"]);
+    let mut seen = Vec::new();
+    for step in steps {
+        assert!(codegen::fault::POINTS.contains(step), "{step}");
+        for signal in ["signal:int", "signal:kill"] {
+            reset(&old);
+            let o = run(true, false, Some(&format!("{step},{signal}")));
+            let what = format!("{step} {signal}");
+            let expected = if signal == "signal:int" { 2 } else { 9 };
+            assert_eq!(o.status.signal(), Some(expected), "{what}: {}", text(&o.stderr));
+            let after = state();
+            assert!(after.1 != "mixed" && after.0 != "other", "{what}: {after:?}");
+            if signal == "signal:int" {
+                // Held off during the commit: both old before it, both new once it began.
+                let want = if *step == "pin:prepared" { "old" } else { "new" };
+                assert_eq!(after, (want, want), "{what}");
+                assert!(!codegen::pin::journal_path(&manifest).exists(), "{what}: the journal was left");
+            }
+            let check = run(false, true, None);
+            if after.0 != after.1 {
+                assert!(!check.status.success(), "{what}: --check passed on {after:?}");
+                assert!(text(&check.stderr).contains("an interrupted `generate --add-toolkit` left"), "{what}");
+            } else {
+                assert!(check.status.success(), "{what} {after:?}: {}", text(&check.stderr));
+            }
+            // The next run makes them agree (and says what it did where there was a journal).
+            let next = run(false, false, None);
+            assert!(next.status.success(), "{what}: {}", text(&next.stderr));
+            let settled = state();
+            assert_eq!(settled.0, settled.1, "{what}: the next run left {settled:?}");
+            assert!(!codegen::pin::journal_path(&manifest).exists(), "{what}");
+            let check = run(false, true, None);
+            assert!(check.status.success(), "{what}: {}", text(&check.stderr));
+            seen.push(format!("{what}: {after:?} -> {settled:?}"));
+        }
+    }
+    eprintln!("{}", seen.join("\n"));
+    // SIGKILL between the crate and the manifest was seen and repaired (the journal's case).
+    assert!(seen.iter().any(|s| s.contains("(\"old\", \"new\") -> (\"new\", \"new\")")), "{seen:#?}");
+    // The issue's own case, with the version form: Ctrl-C right after "pinned CUDA 12.5" is said.
+    reset(&old);
+    let mut cmd = Command::new(binary());
+    cmd.args(["generate", "--manifest"]).arg(&manifest).arg("--out").arg(&out).arg("--cache").arg(&cache);
+    cmd.args(["--crate-name", "fixture", "--pinned-only", "--add-toolkit", "12.5"]);
+    cmd.env("PYTHON", &python).env_remove("CUDA_PATH").env_remove("CUDA_HOME").env_remove(codegen::fault::ENV);
+    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let stderr = std::io::BufRead::lines(std::io::BufReader::new(child.stderr.take().unwrap()));
+    for line in stderr.map_while(Result::ok) {
+        if line.starts_with("pinned CUDA 12.5") {
+            // SAFETY: a signal to the child this test started.
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+            break;
+        }
+    }
+    let _ = child.wait().unwrap();
+    assert_eq!(state(), ("new", "new"), "Ctrl-C after \"pinned\"");
+    let check = run(false, true, None);
+    assert!(check.status.success(), "{}", text(&check.stderr));
 }

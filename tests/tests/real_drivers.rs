@@ -57,17 +57,7 @@ fn conformance(args: &[&str]) -> Command {
 
 /// The doctor example, built once.
 fn doctor() -> std::path::PathBuf {
-    let out = Command::new(env!("CARGO"))
-        .current_dir(repo_root())
-        .args(["build", "--quiet", "-p", "cuda-driver-pfn", "--example", "doctor", "--message-format=json"])
-        .output()
-        .expect("run cargo");
-    assert!(out.status.success(), "building the doctor failed:\n{}", text(&out.stderr));
-    text(&out.stdout)
-        .lines()
-        .filter(|l| l.contains("\"executable\":\"") && l.contains("doctor"))
-        .find_map(|l| l.split("\"executable\":\"").nth(1)?.split('"').next().map(std::path::PathBuf::from))
-        .expect("cargo names the doctor's executable")
+    cuda_sys_gen_tests::doctor_binary().to_owned()
 }
 
 /// One driver's row of the table.

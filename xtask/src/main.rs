@@ -64,6 +64,7 @@ fn main() -> std::process::ExitCode {
         cache: root.join("target").join("cuda-headers"),
         crate_name: "cuda-driver-pfn".into(),
         command: "cargo xtask generate".into(),
+        rerun: cuda_sys_gen::rerun_command("cargo xtask", std::env::args_os()),
     };
     let cli = match cuda_sys_gen::parse_args::<Cli>() {
         Ok(cli) => cli,

@@ -125,14 +125,7 @@ impl Located {
                 };
                 Ok(Located::Pinned(pin.clone()))
             }
-            ToolkitSpec::Path(p) => match pipeline::local_toolkit(manifest, p) {
-                Ok(t) => Ok(Located::Local(t)),
-                Err(Error::ToolkitNotFound { path, detail }) if !p.exists() => Err(Error::ToolkitNotFound {
-                    path,
-                    detail: format!("{detail} (and it is not a toolkit version of the form major.minor, such as 12.9)"),
-                }),
-                Err(e) => Err(e),
-            },
+            ToolkitSpec::Path(p) => pipeline::named_toolkit(manifest, p).map(Located::Local),
         }
     }
 

@@ -158,6 +158,7 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
         .find(|(n, _)| *n == "cuMemcpy")
         .and_then(|(_, t)| ctx.by_pfn.get(t.per_thread.as_deref()?))
         .map_or_else(String::new, |e| format!(" (`cuMemcpy` is `{}`)", e.exported));
+    let krate = ctx.opts.crate_name.replace('-', "_");
     let doc = format!(
         " cuda.h's own names: `api::cuX(..)` calls the ABI that a C program compiled against \
          CUDA {newest}'s cuda.h calls by `cuX`{example}. Needs the crate's `api` feature.\n\n \
@@ -175,8 +176,8 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
          crate's `per-thread-default-stream` feature. Cargo unifies features: when any crate in \
          a build turns it on, every `api::cuX` and `cu!` of every crate in that build means the \
          per-thread names. A library (or a program that must not depend on its neighbours) names \
-         its mode instead: `use cuda_driver_pfn::api::ptds as api;`, or \
-         `use cuda_driver_pfn::cu_ptds as cu;` ([`cu_legacy!`](crate::cu_legacy) for the \
+         its mode instead: `use {krate}::api::ptds as api;`, or \
+         `use {krate}::cu_ptds as cu;` ([`cu_legacy!`](crate::cu_legacy) for the \
          legacy stream), and calls keep their C spelling.\n\n \
          Names whose entry is the same in both modes are one function, re-exported by all three.\n\n \
          # Errors\n\n \
@@ -235,6 +236,18 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
          [stream mode](super#stream-mode).",
     );
     const PER_THREAD: &str = "per-thread-default-stream";
+    // One `///` line each, as hand-written docs would be.
+    let legacy_doc = [
+        " `cu!` with the legacy default stream, whatever the crate's features:".to_owned(),
+        format!(" `use {krate}::cu_legacy as cu;` chooses it for a module, as C's default"),
+        " does for a translation unit. See [stream mode](crate::api#stream-mode).".to_owned(),
+    ];
+    let ptds_doc = [
+        " `cu!` with the per-thread default stream, whatever the crate's features:".to_owned(),
+        format!(" `use {krate}::cu_ptds as cu;` chooses it for a module, as"),
+        " `CUDA_API_PER_THREAD_DEFAULT_STREAM` does for a C translation unit. See".to_owned(),
+        " [stream mode](crate::api#stream-mode).".to_owned(),
+    ];
     quote! {
         #![doc = #doc]
         #![allow(non_snake_case, clippy::too_many_arguments, clippy::missing_safety_doc, unused_imports)]
@@ -245,9 +258,7 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
         #[cfg(feature = #PER_THREAD)]
         pub use self::ptds::*;
 
-        /// `cu!` with the legacy default stream, whatever the crate's features:
-        /// `use cuda_driver_pfn::cu_legacy as cu;` chooses it for a module, as C's default
-        /// does for a translation unit. See [stream mode](crate::api#stream-mode).
+        #(#[doc = #legacy_doc])*
         #[macro_export]
         macro_rules! cu_legacy {
             ($name:ident ( $($arg:expr),* $(,)? )) => {
@@ -255,10 +266,7 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
             };
         }
 
-        /// `cu!` with the per-thread default stream, whatever the crate's features:
-        /// `use cuda_driver_pfn::cu_ptds as cu;` chooses it for a module, as
-        /// `CUDA_API_PER_THREAD_DEFAULT_STREAM` does for a C translation unit. See
-        /// [stream mode](crate::api#stream-mode).
+        #(#[doc = #ptds_doc])*
         #[macro_export]
         macro_rules! cu_ptds {
             ($name:ident ( $($arg:expr),* $(,)? )) => {

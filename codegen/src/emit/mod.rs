@@ -44,6 +44,37 @@ pub const SHIM_FILES: &[&str] = &[
 /// The generated crate, as relative path to file contents.
 pub type Files = BTreeMap<String, Vec<u8>>;
 
+/// Every path [`emit`] may write for a manifest of these rows, whatever the model: the names
+/// an output folder's files must have to be the generator's (`pipeline::check_output_folder`).
+/// `emit` refuses to write any other, so the two cannot drift apart.
+pub fn file_names(modules: &[ModuleSpec]) -> BTreeSet<String> {
+    let fixed = [
+        krate::CARGO_TOML,
+        krate::README_MD,
+        krate::LIB_RS,
+        types::TYPES_RS,
+        pfn::ALIASES_RS,
+        registry::REGISTRY_RS,
+        registry::REGISTRY_JSON,
+        driver::DRIVER_RS,
+        driver::ERROR_RS,
+        driver::RUNTIME_RS,
+        driver::TABLE_RS,
+        driver::API_SHIM_RS,
+        driver::CODES_RS,
+        newest::NEWEST_RS,
+        api::API_RS,
+        newest::VISIT_RS,
+        examples::DOCTOR_RS,
+        examples::ROUNDTRIP_RS,
+    ];
+    let licences = krate::LICENSES.iter().map(|(path, _)| *path);
+    let samples = examples::SAMPLES.iter().map(|s| s.1);
+    let mut names: BTreeSet<String> = fixed.into_iter().chain(licences).chain(samples).map(str::to_owned).collect();
+    names.extend(modules.iter().map(pfn::module_path));
+    names
+}
+
 /// Renders every file of the crate. `types` is bindgen's output for the newest toolkit,
 /// less the `PFN_` typedefs (the parser keeps those apart).
 /// `module_types` holds, per module, types of its own (the Windows headers' D3D interfaces).
@@ -119,6 +150,13 @@ pub fn emit(
     }
     if let Some(roundtrip) = examples::roundtrip_rs(&ctx) {
         files.insert(examples::ROUNDTRIP_RS.into(), roundtrip);
+    }
+    let names = file_names(modules);
+    if let Some(other) = files.keys().find(|f| !names.contains(*f)) {
+        return Err(Error::Emit {
+            file: other.clone(),
+            message: "a file emit::file_names does not list: an output folder holding it would be refused".into(),
+        });
     }
     Ok(files)
 }

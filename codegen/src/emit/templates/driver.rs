@@ -171,18 +171,15 @@ impl Driver {
     /// Loads the driver from this file. Give a path with a folder in it
     /// (`./libcuda.so.1`): a bare file name is looked up on the loader's search path, as
     /// [`Driver::load`] does.
+    ///
+    /// A file is read before it is handed to the loader: one that cannot load in this process
+    /// (not an ELF shared library, another processor's or word size's, or truncated: its
+    /// program headers or a segment past its end, which the loader would map and fault on)
+    /// is refused with the reason, not loaded.
     pub fn from_path(path: impl AsRef<Path>) -> Result<Driver, Error> {
         let path = path.as_ref();
-        let shown = path.display().to_string();
-        // The loader would take an empty name for the program itself.
-        let opened = if shown.is_empty() { Err("no file was named".to_owned()) } else { open_path(path) };
-        match opened {
-            Ok(lib) => Driver::from_library(lib, shown),
-            Err(message) => Err(Error::LibraryNotFound {
-                library: LibraryKind::Driver,
-                tried: vec![LoadAttempt { name: shown, message }],
-            }),
-        }
+        let lib = load_path(path, LibraryKind::Driver)?;
+        Driver::from_library(lib, path.display().to_string())
     }
 
     fn from_library(lib: libloading::Library, library: String) -> Result<Driver, Error> {
@@ -760,7 +757,187 @@ pub(crate) fn open_by_name(name: &str) -> Result<libloading::Library, String> {
     unsafe { Library::load_with_flags(name, LOAD_LIBRARY_SEARCH_SYSTEM32) }.map(Into::into).map_err(|e| e.to_string())
 }
 
+/// `from_path`'s load: the library at `path`, or the error that says what is wrong with it.
+pub(crate) fn load_path(path: &Path, library: LibraryKind) -> Result<libloading::Library, Error> {
+    let shown = path.display().to_string();
+    // The loader would take an empty name for the program itself.
+    let opened = if shown.is_empty() { Err("no file was named".to_owned()) } else { open_path(path) };
+    opened.map_err(|message| {
+        // A name without a folder is looked for on the loader's search path only (on Windows
+        // the working directory is searched too): a file of that name here is not it.
+        if cfg!(not(windows)) && !shown.is_empty() && !shown.contains('/') && path.is_file() {
+            Error::BareName { library, name: shown.clone(), message }
+        } else {
+            Error::LibraryNotFound { library, tried: vec![LoadAttempt { name: shown.clone(), message }] }
+        }
+    })
+}
+
+/// Opens the library at `path` (a bare name: on the loader's search path).
 pub(crate) fn open_path(path: &Path) -> Result<libloading::Library, String> {
+    // The loader maps what the file's headers say and would fault (SIGBUS) on a segment past
+    // the end of a truncated file: refuse what can be seen to be wrong first. A bare name is
+    // not this file: the loader searches for it.
+    #[cfg(all(unix, not(target_vendor = "apple")))]
+    if path.as_os_str().as_encoded_bytes().contains(&b'/') {
+        elf::check(path)?;
+    }
     // SAFETY: as above; the caller chose the file.
     unsafe { libloading::Library::new(path) }.map_err(|e| e.to_string())
+}
+
+/// The headers of an ELF file, read as the loader reads them, to refuse a file it could not
+/// load in this process before it tries: the loader maps each segment where the program
+/// headers say, and a segment past the end of the file faults on first touch.
+#[cfg(all(unix, not(target_vendor = "apple")))]
+mod elf {
+    use std::io::Read;
+    use std::path::Path;
+
+    /// This process's `e_machine` and its name, where known (elsewhere the loader judges).
+    const MACHINE: Option<(u16, &str)> = if cfg!(target_arch = "x86_64") {
+        Some((62, "x86-64"))
+    } else if cfg!(target_arch = "aarch64") {
+        Some((183, "AArch64"))
+    } else if cfg!(target_arch = "x86") {
+        Some((3, "x86"))
+    } else if cfg!(target_arch = "arm") {
+        Some((40, "ARM"))
+    } else if cfg!(target_arch = "powerpc64") {
+        Some((21, "PowerPC 64"))
+    } else if cfg!(target_arch = "riscv64") {
+        Some((243, "RISC-V"))
+    } else if cfg!(target_arch = "s390x") {
+        Some((22, "s390x"))
+    } else {
+        None
+    };
+
+    /// The names of the machines a driver library is built for, for the message.
+    fn machine_name(m: u16) -> String {
+        match m {
+            3 => "x86 (32-bit)".into(),
+            40 => "ARM (32-bit)".into(),
+            62 => "x86-64".into(),
+            183 => "AArch64".into(),
+            21 => "PowerPC 64".into(),
+            243 => "RISC-V".into(),
+            22 => "s390x".into(),
+            _ => format!("machine {m}"),
+        }
+    }
+
+    /// `Err` with the reason when the file at `path` cannot be a shared library of this
+    /// process; `Ok` when it may be, or when it cannot be read (the loader then says why).
+    pub(crate) fn check(path: &Path) -> Result<(), String> {
+        let Ok(mut file) = std::fs::File::open(path) else { return Ok(()) };
+        let len = match file.metadata() {
+            Ok(m) if m.is_file() => m.len(),
+            _ => return Ok(()),
+        };
+        let mut head = [0u8; 64];
+        let got = read_up_to(&mut file, &mut head);
+        let head = &head[..got];
+        if !head.starts_with(b"\x7fELF") {
+            return Err(format!("not loaded: it is not an ELF shared library (it does not begin with \\x7fELF; {len} bytes)"));
+        }
+        let wide = match head.get(4) {
+            Some(1) => false,
+            Some(2) => true,
+            _ => return Err("not loaded: its ELF class is neither 32- nor 64-bit".into()),
+        };
+        if wide != cfg!(target_pointer_width = "64") {
+            let (it, this) = if wide { (64, 32) } else { (32, 64) };
+            return Err(format!("not loaded: it is a {it}-bit library, and this process is {this}-bit"));
+        }
+        let little = match head.get(5) {
+            Some(1) => true,
+            Some(2) => false,
+            _ => return Err("not loaded: its ELF byte order is neither little- nor big-endian".into()),
+        };
+        if little != cfg!(target_endian = "little") {
+            return Err("not loaded: its byte order is not this processor's".into());
+        }
+        let header_size = if wide { 64 } else { 52 };
+        if head.len() < header_size {
+            return Err(format!(
+                "not loaded: it is truncated: {len} bytes, less than an ELF header ({header_size} bytes)"
+            ));
+        }
+        let word = |at: usize, size: usize| uint(&head[at..at + size], little);
+        let machine = word(18, 2) as u16;
+        if let Some((ours, name)) = MACHINE {
+            if machine != ours {
+                return Err(format!(
+                    "not loaded: it is built for {}, and this process runs on {name}",
+                    machine_name(machine)
+                ));
+            }
+        }
+        let (phoff, phentsize, phnum) =
+            if wide { (word(32, 8), word(54, 2), word(56, 2)) } else { (word(28, 4), word(42, 2), word(44, 2)) };
+        // PN_XNUM: the count is elsewhere; the loader judges such a file itself.
+        if phnum == 0xffff {
+            return Ok(());
+        }
+        let entry = if wide { 56 } else { 32 };
+        if phnum == 0 {
+            return Err("not loaded: it has no program headers, so it is no shared library".into());
+        }
+        if phentsize < entry {
+            return Err(format!("not loaded: its program headers are {phentsize} bytes each, less than {entry}"));
+        }
+        let table = phentsize.checked_mul(phnum).and_then(|n| n.checked_add(phoff));
+        match table {
+            Some(end) if end <= len => {}
+            _ => {
+                return Err(format!(
+                    "not loaded: it is truncated: its program headers end past its {len} bytes (at {phoff} + {phnum} x {phentsize})"
+                ))
+            }
+        }
+        let mut headers = vec![0u8; (phentsize * phnum) as usize];
+        let read = std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(phoff))
+            .and_then(|_| file.read_exact(&mut headers));
+        if read.is_err() {
+            return Err(format!("not loaded: its program headers at byte {phoff} cannot be read"));
+        }
+        for i in 0..phnum as usize {
+            let h = &headers[i * phentsize as usize..][..entry as usize];
+            let field = |at: usize, size: usize| uint(&h[at..at + size], little);
+            let (kind, offset, filesz) =
+                if wide { (field(0, 4), field(8, 8), field(32, 8)) } else { (field(0, 4), field(4, 4), field(16, 4)) };
+            let end = offset.checked_add(filesz);
+            if filesz > 0 && end.is_none_or(|e| e > len) {
+                let what = if kind == 1 { "loadable segment" } else { "segment" };
+                let end = end.map_or_else(|| "past 2^64".to_owned(), |e| e.to_string());
+                return Err(format!(
+                    "not loaded: it is truncated: its {what} {i} ends at byte {end}, and the file has {len} bytes"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// An unsigned integer of the file's byte order.
+    fn uint(bytes: &[u8], little: bool) -> u64 {
+        let fold = |v: u64, b: &u8| (v << 8) | u64::from(*b);
+        if little {
+            bytes.iter().rev().fold(0, fold)
+        } else {
+            bytes.iter().fold(0, fold)
+        }
+    }
+
+    /// Reads as much of `buf` as the file has.
+    fn read_up_to(file: &mut std::fs::File, buf: &mut [u8]) -> usize {
+        let mut got = 0;
+        while got < buf.len() {
+            match file.read(&mut buf[got..]) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got += n,
+            }
+        }
+        got
+    }
 }

@@ -15,6 +15,11 @@ use crate::registry::{StreamFlags, ENTRIES};
 pub enum Error {
     /// No library could be loaded: each name (or the path) tried, with the loader's message.
     LibraryNotFound { library: LibraryKind, tried: Vec<LoadAttempt> },
+    /// `from_path` was given a bare file name (no folder in it), which the loader looked for
+    /// on its search path and did not find, while the current folder has a file of that name:
+    /// a bare name never means the current folder (`./libcuda.so.1` does). `message` is the
+    /// loader's.
+    BareName { library: LibraryKind, name: String, message: String },
     /// The library loaded, but it is no CUDA driver: it exports none of `cuInit`,
     /// `cuDriverGetVersion` and `cuGetProcAddress` (another library under libcuda's name,
     /// a stub, a wrong path).
@@ -353,6 +358,12 @@ impl fmt::Display for Error {
                     ),
                 }
             }
+            Error::BareName { library, name, message } => write!(
+                f,
+                "could not load {library}: tried {name} ({message}). A bare file name is searched on the \
+                 loader's path (LD_LIBRARY_PATH, the ldconfig cache, the system's library folders), never in the \
+                 current folder, where a file of that name is: `./{name}` names that file"
+            ),
             Error::NotADriver { library } => write!(
                 f,
                 "{library} loaded, but it is not a CUDA driver: it exports none of cuInit, cuDriverGetVersion and \
