@@ -6,29 +6,30 @@
 //! ([`emit`]) and write it ([`write`]).
 
 pub mod archive;
-pub mod clang;
 pub mod crate_name;
 pub mod diff;
 pub mod emit;
 pub mod error;
 pub mod fault;
 pub mod fetch;
-pub mod header_text;
 pub mod layout;
 pub mod locate;
 pub mod manifest;
 pub mod model;
 pub mod names;
-pub mod parse;
+pub mod output_folder;
 pub mod pin;
 pub mod pipeline;
 pub mod platform;
 pub mod prereq;
+pub mod read;
+pub mod registry_json;
+pub mod report;
 pub mod reserved;
 pub mod scratch;
 pub mod standins;
 pub mod syntax;
-pub mod unit_cache;
+pub mod toolkits;
 pub mod version;
 pub mod write;
 

@@ -127,6 +127,34 @@ pub struct HeaderSpec {
 }
 
 impl HeaderSpec {
+    /// A row of the Linux unit with no feature, stand-ins or defines: `cuda` (`cuda.h`,
+    /// `cudaTypedefs.h`) as tests and fuzz targets build their models.
+    pub fn linux(name: &str, api: &str, typedefs: &str) -> HeaderSpec {
+        HeaderSpec {
+            name: name.into(),
+            api: api.into(),
+            typedefs: typedefs.into(),
+            feature: None,
+            default: false,
+            target: Platform::Linux,
+            platforms: Vec::new(),
+            system: Vec::new(),
+            standins: Vec::new(),
+            defines: Vec::new(),
+        }
+    }
+
+    /// The crate module this row becomes.
+    pub fn module_spec(&self) -> crate::model::ModuleSpec {
+        crate::model::ModuleSpec {
+            name: self.name.clone(),
+            feature: self.feature.clone(),
+            default: self.default,
+            api: self.api.clone(),
+            typedefs: self.typedefs.clone(),
+        }
+    }
+
     /// The platforms its entries exist on.
     pub fn platforms(&self) -> Vec<Platform> {
         if self.platforms.is_empty() {

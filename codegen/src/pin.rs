@@ -15,7 +15,6 @@ use crate::archive;
 use crate::fetch::Fetcher;
 use crate::locate::ToolkitSpec;
 use crate::manifest::{line_col, Manifest, PackagePin, Sha256, ToolkitPin};
-use crate::pipeline;
 use crate::platform::Platform;
 use crate::version::ToolkitVersion;
 use crate::Error;
@@ -43,7 +42,7 @@ pub fn prepare(manifest_path: &Path, fetcher: &Fetcher, spec: &ToolkitSpec) -> R
     let (version, local) = match spec {
         ToolkitSpec::Version(v) => (*v, None),
         ToolkitSpec::Path(p) => {
-            let tk = pipeline::named_toolkit(&manifest, p)?;
+            let tk = crate::toolkits::named_toolkit(&manifest, p)?;
             (tk.version, tk.include_dirs.first().cloned())
         }
     };
@@ -257,7 +256,7 @@ pub fn commit(
     sync_parent(&journal_at);
     crate::fault::point("pin:journal-written");
     let written =
-        crate::write::sync_tree(out, files, crate::write::Mode::Write, command, &crate::pipeline::generator_wrote);
+        crate::write::sync_tree(out, files, crate::write::Mode::Write, command, &crate::output_folder::generator_wrote);
     let report = match written {
         Ok(r) => r,
         Err(e) => {

@@ -135,7 +135,7 @@ pub fn generate(args: GenerateArgs, paths: Paths) -> Result<()> {
         if let Some(note) = codegen::pin::recover(&paths.manifest)? {
             eprintln!("note: {note}");
         }
-        pipeline::check_output_folder(&paths.out, &paths.manifest, &paths.cache)?;
+        codegen::output_folder::check_output_folder(&paths.out, &paths.manifest, &paths.cache)?;
     }
     match args.add_toolkit.clone() {
         Some(spec) => add_toolkit(&spec, args, paths),
@@ -164,7 +164,7 @@ fn config(args: &GenerateArgs, paths: &Paths) -> Config {
     }
 }
 
-fn run_generate(args: GenerateArgs, paths: Paths) -> Result<pipeline::Report> {
+fn run_generate(args: GenerateArgs, paths: Paths) -> Result<codegen::report::Report> {
     let cfg = config(&args, &paths);
     let start = std::time::Instant::now();
     // A stale crate is fixed by running this very command again without --check, whatever the

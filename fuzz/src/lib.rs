@@ -8,12 +8,11 @@ pub mod zips;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use codegen::clang::SourceLine;
+use codegen::read::clang::SourceLine;
 use codegen::emit::{self, EmitOptions, ModuleSpec};
 use codegen::manifest::Manifest;
 use codegen::model::{Declaration, Model, ToolkitInput};
-use codegen::parse;
-use codegen::platform::Platform;
+use codegen::read::bindgen_output as parse;
 use codegen::ToolkitVersion;
 
 /// Where every `PFN_` typedef of `rust` was "declared": line n for the n-th item.
@@ -29,28 +28,10 @@ pub fn fake_locations(rust: &str) -> BTreeMap<String, SourceLine> {
     out
 }
 
-/// The model input of one toolkit's parse, as the pipeline would build it.
+/// The model input of one toolkit's parse, through the pipeline's own typedef -> declaration
+/// step.
 pub fn declarations(parsed: &parse::ParsedOutput) -> Vec<Declaration> {
-    let mut seen = BTreeSet::new();
-    parsed
-        .typedefs
-        .iter()
-        .filter(|t| seen.insert(t.pfn.clone()))
-        .map(|t| Declaration {
-            pfn: t.pfn.clone(),
-            symbol: t.symbol.clone(),
-            version: t.version,
-            variant: t.variant,
-            header: "cudaTypedefs.h".into(),
-            module: "cuda".into(),
-            platforms: [Platform::Linux].into(),
-            legacy: false,
-            line: t.location.as_ref().map_or(0, |l| l.line),
-            params: t.params.clone(),
-            returns: t.returns.clone(),
-            layouts: t.layouts.clone(),
-        })
-        .collect()
+    codegen::read::declarations::declarations(parsed, &codegen::manifest::HeaderSpec::linux("cuda", "cuda.h", "cudaTypedefs.h"))
 }
 
 fn tk(major: u32, minor: u32) -> ToolkitVersion {
@@ -101,7 +82,7 @@ pub fn check_parse(rust: &str) {
     let model = Model::build(vec![input(tk(12, 9), decls.clone()), input(tk(13, 0), decls)]);
     // The same declarations twice: nothing can have drifted.
     assert!(model.drift.is_empty(), "drift between identical declarations: {:?}", model.drift);
-    let files = emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module()], &emit_options());
+    let files = emit::emit(emit::Input { model: &model, types: codegen::model::CrateTypes::from_linux(parsed.types.clone()), modules: &[cuda_module()], opts: &emit_options() });
     let files = match files {
         Ok(f) => f,
         Err(e) => panic!("the emitter refused what the parser accepted: {e}"),
@@ -149,7 +130,7 @@ pub fn check_order_independent(forward: &str, backward: &str) {
         return;
     };
     let key = |p: &parse::ParsedOutput| {
-        let mut v: Vec<(String, Vec<parse::Param>, codegen::syntax::RustType, Vec<codegen::layout::ParamLayout>)> = p
+        let mut v: Vec<(String, Vec<codegen::model::Param>, codegen::syntax::RustType, Vec<codegen::layout::ParamLayout>)> = p
             .typedefs
             .iter()
             .map(|t| (t.pfn.clone(), t.params.clone(), t.returns.clone(), t.layouts.clone()))
@@ -182,7 +163,7 @@ pub fn check_order_independent(forward: &str, backward: &str) {
 pub fn check_macros(text: &str) {
     // Lines as clang counts them: `\n`, `\r\n` and a lone `\r` each end one.
     let last = count_lines(text);
-    let lines = codegen::header_text::logical_lines(text);
+    let lines = codegen::read::header_text::logical_lines(text);
     let mut prev = 0;
     for l in &lines {
         assert!(l.line >= 1 && l.line >= prev, "line numbers go backwards: {} after {prev}", l.line);
@@ -190,17 +171,17 @@ pub fn check_macros(text: &str) {
         assert!(!l.text.contains('\n'), "a logical line holds a newline");
         prev = l.line;
     }
-    for (a, b) in codegen::header_text::internal_guard_lines(text) {
+    for (a, b) in codegen::read::header_text::internal_guard_lines(text) {
         assert!(1 <= a && a <= b && b <= last, "guard range {a}..={b} in a text of {last} lines");
     }
-    let macros = codegen::header_text::alias_macros(text);
+    let macros = codegen::read::header_text::alias_macros(text);
     for m in &macros {
         assert!(codegen::names::split_pfn_name(&m.name).is_err_and(|e| e.is_unversioned()), "{}", m.name);
         assert!(m.line >= 1 && m.line <= last);
     }
     let names: BTreeSet<&str> = macros.iter().map(|m| m.name.as_str()).collect();
     let typedef_exists = |n: &str| n.len() % 2 == 0;
-    let (ok, broken) = codegen::header_text::resolve_aliases(&macros, typedef_exists, |_| true);
+    let (ok, broken) = codegen::read::header_text::resolve_aliases(&macros, typedef_exists, |_| true);
     for (name, target) in &ok {
         assert!(names.contains(name.as_str()));
         assert!(typedef_exists(&target.default) && typedef_exists(&target.per_thread));
@@ -208,7 +189,7 @@ pub fn check_macros(text: &str) {
     let accounted: BTreeSet<&str> =
         ok.keys().map(String::as_str).chain(broken.iter().map(|b| b.name.as_str())).collect();
     assert_eq!(accounted, names, "an alias was neither resolved nor reported");
-    assert_eq!(codegen::header_text::resolve_aliases(&macros, typedef_exists, |_| true), (ok, broken));
+    assert_eq!(codegen::read::header_text::resolve_aliases(&macros, typedef_exists, |_| true), (ok, broken));
     check_line_endings(text);
 }
 
@@ -216,7 +197,7 @@ pub fn check_macros(text: &str) {
 /// ends (and numbers its source locations so), and a header may come with any of them.
 pub fn check_line_endings(text: &str) {
     let lf = normalize_line_ends(text);
-    let read = |t: &str| (codegen::header_text::alias_macros(t), codegen::header_text::internal_guard_lines(t));
+    let read = |t: &str| (codegen::read::header_text::alias_macros(t), codegen::read::header_text::internal_guard_lines(t));
     let want = read(&lf);
     for (name, variant) in [("CRLF", lf.replace('\n', "\r\n")), ("CR", lf.replace('\n', "\r"))] {
         assert_eq!(read(&variant), want, "{name} line ends read differently from LF");
@@ -275,18 +256,13 @@ pub fn check_manifest(text: &str) {
             p.include
         );
     }
-    let modules: Vec<ModuleSpec> = m.headers.iter().map(ModuleSpec::from_manifest).collect();
+    let modules: Vec<ModuleSpec> = m.headers.iter().map(codegen::manifest::HeaderSpec::module_spec).collect();
     for spec in &modules {
         assert!(syn::parse_str::<syn::Ident>(spec.module()).is_ok(), "module `{}` is no identifier", spec.module());
     }
     let model = Model::build(vec![]);
-    let files = match emit::emit(
-        &model,
-        &syn::File { shebang: None, attrs: vec![], items: vec![] },
-        &BTreeMap::new(),
-        &modules,
-        &emit_options(),
-    ) {
+    let types = codegen::model::CrateTypes::from_linux(syn::File { shebang: None, attrs: vec![], items: vec![] });
+    let files = match emit::emit(emit::Input { model: &model, types, modules: &modules, opts: &emit_options() }) {
         Ok(f) => f,
         Err(e) => panic!("an accepted manifest gives a crate the emitter cannot write: {e}"),
     };

@@ -5,12 +5,14 @@
 //! `cuGetProcAddress`, and fetch each registry entry with exactly its own version and stream
 //! flag, cached per [`Driver`].
 //!
-//! An entry newer than the driver is refused before the driver is asked: drivers before CUDA
-//! 13.0, asked for a version above their own, answer `CUDA_SUCCESS` with the newest ABI they
-//! have, an older one than the entry's type describes (measured on NVIDIA's drivers 470 to
-//! 555; `tests/tests/real_drivers.rs`). Drivers older than CUDA 11.3 have no
+//! An entry newer than the driver is refused before the driver is asked (`Lookups::refuses`,
+//! the one version rule of the driver and the runtime). Drivers older than CUDA 11.3 have no
 //! `cuGetProcAddress`: there each entry is the library's export of the entry's name, under the
 //! same rule.
+//!
+//! What the driver's and the runtime's lookups share is written once, below [`Driver`]: the
+//! rule, the cache, `get`, `newest`, and the mapping of an answer to a pointer or an error
+//! (`Lookups`, which `runtime.rs` implements for the runtime).
 //!
 //! Nothing here links libcuda: the library is opened by name when [`Driver::load`] runs,
 //! so a program built with this crate starts (and can report a clear error) on a machine
@@ -268,11 +270,7 @@ impl Driver {
     /// request with one function. Failures are not cached.
     #[inline]
     pub fn get<E: Entry>(&self) -> Result<E::Fn, Error> {
-        let p = self.fetch(E::INDEX, E::SYMBOL, E::VERSION, E::FLAGS)?;
-        // SAFETY: by the `Entry` contract, `E::Fn` is the function pointer type of exactly
-        // the ABI the driver returns for (SYMBOL, VERSION, FLAGS).
-        unsafe { cast::<E::Fn>(p) }
-            .ok_or_else(|| not_a_pointer::<E::Fn>(E::SYMBOL, E::VERSION, E::FLAGS, "cuGetProcAddress"))
+        get_entry::<E, _>(self)
     }
 
     /// The newest ABI of symbol `S` that both this crate and the driver have, as the
@@ -293,9 +291,7 @@ impl Driver {
     /// variants, whatever the crate's features.
     #[cfg(feature = "newest")]
     pub fn newest_with<S: Symbol>(&self, stream: DefaultStream) -> Result<S::Newest, Error> {
-        newest_search::<S>(stream, self.version, |index, info| {
-            self.fetch(index, info.c_symbol, info.version, info.flags)
-        })
+        newest_of::<S, _>(self, stream)
     }
 
     /// Looks up a symbol this crate does not know (one newer than the crate, say), at the
@@ -329,7 +325,7 @@ impl Driver {
     /// without the cache. Calling the pointer needs the entry's own type.
     pub fn resolve(&self, info: &EntryInfo) -> Result<NonNull<c_void>, Error> {
         match info.index() {
-            Some(index) => self.fetch(index, info.c_symbol, info.version, info.flags),
+            Some(index) => fetch(self, index, info.c_symbol, info.version, info.flags),
             None => self.query(info.c_symbol, info.version, info.flags, Some(info.exported)),
         }
     }
@@ -364,30 +360,12 @@ impl Driver {
         crate::codes::result_name(code).map(str::to_owned)
     }
 
-    /// Entry `index`: from the cache, or asked of the driver (one request) and stored.
-    ///
-    /// Inlined into each `get::<E>()`; what it calls is the same for every entry. A hit is
-    /// one load. A miss calls [`Driver::first`], which handles only the common answer
-    /// (`cuGetProcAddress_v2`: success with a function) and returns in registers; every
-    /// other answer is mapped out of line by [`Driver::missed`] from what the driver
-    /// already said, so that a first lookup runs few instructions of the shim's own.
-    #[inline]
-    fn fetch(&self, index: usize, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error> {
-        if let Some(p) = self.cache.load(index) {
-            return Ok(p);
-        }
-        match self.first(index, symbol, version, flags) {
-            Ok(p) => Ok(p),
-            Err(miss) => self.missed(index, symbol, version, flags, miss),
-        }
-    }
-
     /// A first lookup's common case: `cuGetProcAddress_v2` answers success (status success
     /// or unwritten) with a function, which is stored in the cache.
     #[inline(never)]
     fn first(&self, index: usize, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Miss> {
-        // Above the driver's version the answer would be another ABI: `ask` refuses it.
-        if version > self.version {
+        // What the version rule refuses is `ask`'s to refuse.
+        if self.refuses(version) {
             return Err(Miss::NotAsked);
         }
         let (ProcAddress::V2(f), Ok(v)) = (self.proc, c_int::try_from(version)) else { return Err(Miss::NotAsked) };
@@ -407,9 +385,9 @@ impl Driver {
 
     /// Everything [`Driver::first`] leaves: an answer that was not plainly a function (mapped
     /// as [`Driver::ask`] maps it, by the same [`interpret`]), or a request it did not make
-    /// (the 4-argument `cuGetProcAddress`, the exports; a version above the driver's or one
-    /// that does not fit an `int`), handed to [`Driver::ask`], which makes the one or refuses
-    /// the other.
+    /// (the 4-argument `cuGetProcAddress`, the exports; a version the version rule refuses or
+    /// one that does not fit an `int`), handed to [`Driver::ask`], which makes the one or
+    /// refuses the other.
     #[cold]
     #[inline(never)]
     fn missed(
@@ -454,17 +432,12 @@ impl Driver {
         via: &'static str,
         answer: Answer,
     ) -> Result<NonNull<c_void>, Error> {
-        let lookup = || Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via };
-        answer.into_result(lookup, self.version, |lookup, code| Error::Driver {
-            lookup,
-            code,
-            name: self.error_name(code),
-        })
+        answer.into_result(self, || Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via })
     }
 
     /// Calls the driver's lookup function, exactly once, with exactly these arguments; or,
-    /// without one, takes the library's export `exported` (the entry's name). A version above
-    /// the driver's is not asked for: [`Answer::TooNew`].
+    /// without one, takes the library's export `exported` (the entry's name). What the version
+    /// rule refuses is not asked for: [`Answer::TooNew`].
     fn ask(
         &self,
         symbol: &CStr,
@@ -480,8 +453,7 @@ impl Driver {
         let Ok(v) = c_int::try_from(version) else {
             return Err(invalid("the version does not fit the driver's `int` parameter"));
         };
-        // The driver version is 0 only while it is being read; then nothing is "too new".
-        if self.version > 0 && version > self.version {
+        if self.refuses(version) {
             return Ok((via, Answer::TooNew));
         }
         let mut p: *mut c_void = null_mut();
@@ -516,34 +488,138 @@ impl Driver {
     }
 }
 
-/// `Ok` for `CUDA_SUCCESS`, otherwise [`Error::Call`]: what `check` of the driver and of the
-/// runtime says.
-pub(crate) fn check(function: &str, result: CUresult, name: impl FnOnce(u32) -> Option<String>) -> Result<(), Error> {
-    if result.0 == CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(Error::Call { function: function.to_owned(), code: result.0, name: name(result.0) })
+const DRIVER_STATUS: StatusNames = StatusNames {
+    version_not_sufficient: "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT",
+    not_found: "CUDA_ERROR_NOT_FOUND",
+};
+
+/// What [`Driver::first`] hands to [`Driver::missed`]: small enough to come back in registers.
+#[derive(Clone, Copy)]
+enum Miss {
+    /// `cuGetProcAddress_v2` answered, but not plainly with a function.
+    Answered { result: c_uint, status: c_uint },
+    /// The request is not one `first` makes.
+    NotAsked,
+}
+
+fn read_version(f: DriverGetVersion, what: &str) -> Result<u32, String> {
+    let mut v: c_int = 0;
+    // SAFETY: cuDriverGetVersion writes one int.
+    let r = unsafe { f(&mut v) };
+    if r != CUDA_SUCCESS {
+        let name = crate::codes::result_name(r).unwrap_or("an unknown code");
+        return Err(format!("{what} failed with {name} ({r})"));
+    }
+    u32::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("{what} returned the version {v}"))
+}
+
+impl Lookups for Driver {
+    const VIA: &'static str = "cuGetProcAddress";
+
+    fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    fn driver_version(&self) -> u32 {
+        self.version
+    }
+
+    /// A miss calls [`Driver::first`], which handles only the common answer
+    /// (`cuGetProcAddress_v2`: success with a function) and returns in registers; every other
+    /// answer is mapped out of line by [`Driver::missed`] from what the driver already said, so
+    /// that a first lookup runs few instructions of the shim's own.
+    #[inline]
+    fn miss(&self, index: usize, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error> {
+        match self.first(index, symbol, version, flags) {
+            Ok(p) => Ok(p),
+            Err(miss) => self.missed(index, symbol, version, flags, miss),
+        }
+    }
+
+    fn failed(&self, lookup: Lookup, code: u32) -> Error {
+        Error::Driver { lookup, code, name: self.error_name(code) }
     }
 }
 
-/// The search of `newest_with`, the same for the driver and the runtime: the first of `S`'s
-/// candidates (in `stream`'s order, those at or below `limit`) that `fetch` finds.
+// What the driver's and the runtime's lookups share, written once.
+
+/// A library that answers lookups: the [`Driver`], or the runtime (`runtime.rs`). Each says how
+/// it asks for an entry it has not cached; the version rule, the cache, `get`, `newest` and
+/// the mapping of an answer are the same for both, here.
+pub(crate) trait Lookups {
+    /// The lookup function a size error of `get` names.
+    const VIA: &'static str;
+
+    /// One slot per registry entry.
+    fn cache(&self) -> &Cache;
+
+    /// The driver's version as this library knows it: what [`Lookups::refuses`] compares with
+    /// (0 while it is being read, or where the runtime cannot tell).
+    fn driver_version(&self) -> u32;
+
+    /// Entry `index` (its `symbol`, `version` and `flags`), not in the cache: one request
+    /// (unless the version rule refuses it), and the function it answers stored in the cache.
+    fn miss(&self, index: usize, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error>;
+
+    /// The error of a result code that no [`Answer`] names.
+    fn failed(&self, lookup: Lookup, code: u32) -> Error;
+
+    /// The version rule, in every path (`get`, `resolve`, `call`, `api::`, `entry_table!`,
+    /// `get_raw`, `newest`, the runtime's): an entry newer than the driver is refused before the
+    /// driver is asked ([`Error::DriverTooOld`]). Drivers before CUDA 13.0, asked for a version
+    /// above their own, answer `CUDA_SUCCESS` with the newest ABI they have, an older one than
+    /// the entry's type describes (measured on NVIDIA's drivers 470 to 555;
+    /// `tests/tests/real_drivers.rs`), and no driver exports an entry above its own version
+    /// (418 to 580), so the rule loses nothing. An unknown driver version (0) refuses nothing.
+    #[inline]
+    fn refuses(&self, version: u32) -> bool {
+        let driver = self.driver_version();
+        driver > 0 && version > driver
+    }
+}
+
+/// Entry `index`: from the cache, or asked for (one request) and stored.
+///
+/// A hit is one Acquire load at a fixed offset; what a miss calls is the same for every entry.
+/// The request comes as values, not as the entry's row: from `get`, they are constants
+/// (`E::SYMBOL`, ...), which a row in the registry's static is not to another crate.
+#[inline]
+pub(crate) fn fetch<L: Lookups>(
+    from: &L,
+    index: usize,
+    symbol: &CStr,
+    version: u32,
+    flags: StreamFlags,
+) -> Result<NonNull<c_void>, Error> {
+    if let Some(p) = from.cache().load(index) {
+        return Ok(p);
+    }
+    from.miss(index, symbol, version, flags)
+}
+
+/// `get::<E>()` of the driver and of the runtime: entry `E`, through the cache, as `E::Fn`.
+#[inline]
+pub(crate) fn get_entry<E: Entry, L: Lookups>(from: &L) -> Result<E::Fn, Error> {
+    let p = fetch(from, E::INDEX, E::SYMBOL, E::VERSION, E::FLAGS)?;
+    // SAFETY: by the `Entry` contract, `E::Fn` is the function pointer type of exactly
+    // the ABI the library returns for (SYMBOL, VERSION, FLAGS).
+    unsafe { cast::<E::Fn>(p) }.ok_or_else(|| not_a_pointer::<E::Fn>(E::SYMBOL, E::VERSION, E::FLAGS, L::VIA))
+}
+
+/// `newest_with::<S>()` of the driver and of the runtime: the first of `S`'s candidates (in
+/// `stream`'s order, those the version rule lets through) found, through the cache.
 #[cfg(feature = "newest")]
-pub(crate) fn newest_search<S: Symbol>(
-    stream: DefaultStream,
-    limit: u32,
-    fetch: impl Fn(usize, &'static EntryInfo) -> Result<NonNull<c_void>, Error>,
-) -> Result<S::Newest, Error> {
+pub(crate) fn newest_of<S: Symbol, L: Lookups>(from: &L, stream: DefaultStream) -> Result<S::Newest, Error> {
     let order = match stream {
         DefaultStream::Legacy => S::LEGACY_ORDER,
         DefaultStream::PerThread => S::PER_THREAD_ORDER,
     };
-    // Candidates at or below the driver's version (0: unknown, all of them).
-    let asks = |c: &Candidate| c.info().filter(|_| limit == 0 || c.version <= limit);
+    let asks = |c: &Candidate| c.info().filter(|_| !from.refuses(c.version));
+    let limit = from.driver_version();
     let mut last = None;
     for candidate in order {
         let Some(info) = asks(candidate) else { continue };
-        match fetch(candidate.index, info) {
+        match fetch(from, candidate.index, info.c_symbol, info.version, info.flags) {
             // SAFETY: `p` is the answer to entry `index`'s own request.
             Ok(p) => {
                 return unsafe { S::Newest::from_entry(candidate.index, p) }
@@ -580,6 +656,16 @@ fn no_known_abi(
     }
 }
 
+/// `Ok` for `CUDA_SUCCESS`, otherwise [`Error::Call`]: what `check` of the driver and of the
+/// runtime says.
+pub(crate) fn check(function: &str, result: CUresult, name: impl FnOnce(u32) -> Option<String>) -> Result<(), Error> {
+    if result.0 == CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Call { function: function.to_owned(), code: result.0, name: name(result.0) })
+    }
+}
+
 /// What a lookup function answered, before it is given the request's context.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Answer {
@@ -589,7 +675,7 @@ pub(crate) enum Answer {
     NotSufficient(&'static str),
     /// `CUDA_ERROR_NOT_FOUND` from a function with no status.
     NotFoundNoStatus,
-    /// A version above the driver's: not asked for.
+    /// Refused by the version rule ([`Lookups::refuses`]): not asked for.
     TooNew,
     /// A driver without `cuGetProcAddress` does not export the entry's name.
     NotExported,
@@ -600,14 +686,14 @@ pub(crate) enum Answer {
 
 impl Answer {
     /// The pointer, or the error this answer is for the lookup `lookup` makes (only built
-    /// for an error): the same for the driver and the runtime, but for a result code no
-    /// other case names, which `failed` turns into the driver's or the runtime's error.
+    /// for an error) of `from`: the same for the driver and the runtime, but for a result code
+    /// no other case names, which `from` turns into its own error.
     pub(crate) fn into_result(
         self,
+        from: &impl Lookups,
         lookup: impl FnOnce() -> Lookup,
-        driver_version: u32,
-        failed: impl FnOnce(Lookup, u32) -> Error,
     ) -> Result<NonNull<c_void>, Error> {
+        let driver_version = from.driver_version();
         Err(match self {
             Answer::Found(p) => return Ok(p),
             Answer::SymbolNotFound => Error::SymbolNotFound { lookup: lookup(), driver_version },
@@ -617,7 +703,7 @@ impl Answer {
             Answer::NotFoundNoStatus => Error::NotFound { lookup: lookup(), driver_version },
             Answer::TooNew => Error::DriverTooOld { lookup: lookup(), driver_version },
             Answer::NotExported => Error::NotExported { lookup: lookup(), driver_version },
-            Answer::Failed(code) => failed(lookup(), code),
+            Answer::Failed(code) => from.failed(lookup(), code),
             Answer::Null => Error::NullPointer { lookup: lookup() },
             Answer::UnknownStatus(status) => Error::UnknownStatus { lookup: lookup(), status },
         })
@@ -629,11 +715,6 @@ pub(crate) struct StatusNames {
     pub version_not_sufficient: &'static str,
     pub not_found: &'static str,
 }
-
-const DRIVER_STATUS: StatusNames = StatusNames {
-    version_not_sufficient: "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT",
-    not_found: "CUDA_ERROR_NOT_FOUND",
-};
 
 /// Maps (result, status, pointer) to an answer. `status` is `None` for a function that has
 /// none, `Some(STATUS_UNSET)` when the driver did not write it. The status is the more
@@ -658,15 +739,6 @@ pub(crate) fn interpret(result: c_uint, status: Option<c_uint>, ptr: *mut c_void
         Some(p) => Answer::Found(p),
         None => Answer::Null,
     }
-}
-
-/// What [`Driver::first`] hands to [`Driver::missed`]: small enough to come back in registers.
-#[derive(Clone, Copy)]
-enum Miss {
-    /// `cuGetProcAddress_v2` answered, but not plainly with a function.
-    Answered { result: c_uint, status: c_uint },
-    /// The request is not one `first` makes.
-    NotAsked,
 }
 
 /// One slot per registry entry, null until the entry is first fetched.
@@ -723,16 +795,7 @@ pub(crate) fn not_a_pointer<F>(symbol: &CStr, version: u32, flags: StreamFlags, 
     }
 }
 
-fn read_version(f: DriverGetVersion, what: &str) -> Result<u32, String> {
-    let mut v: c_int = 0;
-    // SAFETY: cuDriverGetVersion writes one int.
-    let r = unsafe { f(&mut v) };
-    if r != CUDA_SUCCESS {
-        let name = crate::codes::result_name(r).unwrap_or("an unknown code");
-        return Err(format!("{what} failed with {name} ({r})"));
-    }
-    u32::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("{what} returned the version {v}"))
-}
+// Loading a library, the driver or the runtime.
 
 /// An exported function of `lib`, or `None` if it is missing (or, oddly, NULL).
 ///

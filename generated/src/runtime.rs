@@ -18,10 +18,11 @@ use core::ptr::{null_mut, NonNull};
 use std::path::Path;
 
 use crate::driver::{
-    cast, exported, interpret, load_path, not_a_pointer, open_path, Answer, Cache, StatusNames, CUDA_SUCCESS, STATUS_UNSET,
+    cast, exported, get_entry, interpret, load_path, not_a_pointer, open_path, Answer, Cache, Lookups, StatusNames,
+    CUDA_SUCCESS, STATUS_UNSET,
 };
 #[cfg(feature = "newest")]
-use crate::driver::{newest_search, DefaultStream};
+use crate::driver::{newest_of, DefaultStream};
 use crate::error::{Error, LibraryKind, LoadAttempt, Lookup};
 #[cfg(feature = "newest")]
 use crate::newest::Symbol;
@@ -189,14 +190,11 @@ impl Runtime {
     /// (the runtime's `cudaEnableLegacyStream` and `cudaEnablePerThreadDefaultStream` have
     /// the driver flags' values). Cached per `Runtime` as [`Driver::get`](crate::Driver::get) is.
     pub fn get<E: Entry>(&self) -> Result<E::Fn, Error> {
-        let p = self.fetch(E::INDEX, E::INFO)?;
-        // SAFETY: as in Driver::get.
-        unsafe { cast::<E::Fn>(p) }
-            .ok_or_else(|| not_a_pointer::<E::Fn>(E::SYMBOL, E::VERSION, E::FLAGS, "cudaGetDriverEntryPoint"))
+        get_entry::<E, _>(self)
     }
 
     /// [`Driver::newest`](crate::Driver::newest), through the runtime (feature `newest`):
-    /// ABIs newer than the driver the runtime reports are skipped.
+    /// ABIs newer than the driver the runtime reports are skipped (the version rule).
     #[cfg(feature = "newest")]
     pub fn newest<S: Symbol>(&self) -> Result<S::Newest, Error> {
         self.newest_with::<S>(DefaultStream::CONFIGURED)
@@ -205,7 +203,7 @@ impl Runtime {
     /// [`Driver::newest_with`](crate::Driver::newest_with), through the runtime.
     #[cfg(feature = "newest")]
     pub fn newest_with<S: Symbol>(&self, stream: DefaultStream) -> Result<S::Newest, Error> {
-        newest_search::<S>(stream, self.driver_version, |index, info| self.fetch(index, info))
+        newest_of::<S, _>(self, stream)
     }
 
     /// [`Driver::get_raw`](crate::Driver::get_raw), through the runtime: only with
@@ -217,10 +215,15 @@ impl Runtime {
     pub unsafe fn get_raw<F: Copy>(&self, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<F, Error> {
         let via = "cudaGetDriverEntryPointByVersion";
         let request = || Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via };
-        if let Some(e) = self.too_new(version, request) {
-            return Err(e);
-        }
-        let Some(f) = self.by_version else {
+        let answer = if self.refuses(version) {
+            Answer::TooNew
+        } else if let Some(f) = self.by_version {
+            let mut p: *mut c_void = null_mut();
+            let mut status = STATUS_UNSET;
+            // SAFETY: the runtime's cudaGetDriverEntryPointByVersion; valid out-pointers.
+            let r = f(symbol.as_ptr(), &mut p, version, flags.0, &mut status);
+            interpret(r, Some(status), p, &RUNTIME_STATUS)
+        } else {
             let reason =
                 "a raw lookup needs the version-taking function, and there is no registry entry to prove the ABI"
                     .to_owned();
@@ -231,11 +234,7 @@ impl Runtime {
                 reason,
             });
         };
-        let mut p: *mut c_void = null_mut();
-        let mut status = STATUS_UNSET;
-        // SAFETY: the runtime's cudaGetDriverEntryPointByVersion; valid out-pointers.
-        let r = f(symbol.as_ptr(), &mut p, version, flags.0, &mut status);
-        let p = self.answer(interpret(r, Some(status), p, &RUNTIME_STATUS), request)?;
+        let p = answer.into_result(self, request)?;
         cast::<F>(p).ok_or_else(|| not_a_pointer::<F>(symbol, version, flags, via))
     }
 
@@ -251,20 +250,12 @@ impl Runtime {
         crate::codes::result_name(code).map(str::to_owned)
     }
 
-    fn fetch(&self, index: usize, info: &'static EntryInfo) -> Result<NonNull<c_void>, Error> {
-        if let Some(p) = self.cache.load(index) {
-            return Ok(p);
-        }
-        let p = self.query(info)?;
-        self.cache.store(index, p);
-        Ok(p)
-    }
-
+    /// One request for entry `info`, mapped to a pointer or an error; not cached.
     fn query(&self, info: &EntryInfo) -> Result<NonNull<c_void>, Error> {
-        let via =
-            if self.by_version.is_some() { "cudaGetDriverEntryPointByVersion" } else { "cudaGetDriverEntryPoint" };
-        if let Some(e) = self.too_new(info.version, || lookup(info, via)) {
-            return Err(e);
+        if self.refuses(info.version) {
+            let via =
+                if self.by_version.is_some() { "cudaGetDriverEntryPointByVersion" } else { "cudaGetDriverEntryPoint" };
+            return Answer::TooNew.into_result(self, || lookup(info, via));
         }
         let mut p: *mut c_void = null_mut();
         let mut status = STATUS_UNSET;
@@ -286,24 +277,7 @@ impl Runtime {
         } else {
             return Err(Error::RuntimeTooOld { library: self.library.clone(), runtime_version: self.version });
         };
-        self.answer(interpret(r, Some(status), p, &RUNTIME_STATUS), || lookup(info, via))
-    }
-
-    /// A version above the driver's, as the runtime reports the driver, is not asked for: the
-    /// runtime passes it on to the driver, and one older than CUDA 13.0 answers with an older
-    /// ABI. An unknown driver version (0) refuses nothing.
-    fn too_new(&self, version: u32, lookup: impl FnOnce() -> Lookup) -> Option<Error> {
-        (self.driver_version > 0 && version > self.driver_version)
-            .then(|| Error::DriverTooOld { lookup: lookup(), driver_version: self.driver_version })
-    }
-
-    /// An answer of the runtime, given the request.
-    fn answer(&self, answer: Answer, lookup: impl FnOnce() -> Lookup) -> Result<NonNull<c_void>, Error> {
-        answer.into_result(lookup, self.driver_version, |lookup, code| Error::Runtime {
-            name: self.runtime_error_name(code),
-            lookup,
-            code,
-        })
+        interpret(r, Some(status), p, &RUNTIME_STATUS).into_result(self, || lookup(info, via))
     }
 
     /// The runtime's own name of a `cudaError_t` (`cudaGetErrorName`).
@@ -312,6 +286,38 @@ impl Runtime {
         // SAFETY: cudaGetErrorName returns a static NUL-terminated string (or NULL).
         let s = unsafe { f(code) };
         (!s.is_null()).then(|| unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned())
+    }
+}
+
+/// The runtime passes each request on to the driver, so the version rule compares with the
+/// driver's version as the runtime reports it.
+impl Lookups for Runtime {
+    const VIA: &'static str = "cudaGetDriverEntryPoint";
+
+    fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    fn driver_version(&self) -> u32 {
+        self.driver_version
+    }
+
+    fn miss(&self, index: usize, symbol: &CStr, version: u32, flags: StreamFlags) -> Result<NonNull<c_void>, Error> {
+        // Only registry entries come here (`E::INDEX`, `newest`'s candidates): their rows say
+        // what the request alone does not (the variant and typedef `entry_point_picks` needs).
+        let Some(info) = ENTRIES.get(index) else {
+            return Err(Error::InvalidArgument {
+                lookup: Lookup { symbol: symbol.to_string_lossy().into_owned(), version, flags, via: Self::VIA },
+                reason: format!("{index} is not the index of an entry of this crate's registry"),
+            });
+        };
+        let p = self.query(info)?;
+        self.cache.store(index, p);
+        Ok(p)
+    }
+
+    fn failed(&self, lookup: Lookup, code: u32) -> Error {
+        Error::Runtime { name: self.runtime_error_name(code), lookup, code }
     }
 }
 

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use codegen::emit::EmitOptions;
-use codegen::pipeline::{self, Config, Report};
+use codegen::pipeline::{self, Config};
+use codegen::report::Report;
 use codegen::write::Mode;
 
 /// The repository root.
@@ -224,24 +225,12 @@ pub fn compare_golden(golden: &Path, actual: &BTreeMap<String, String>) -> Resul
 }
 
 /// The model input of one parse, as the pipeline builds it from a header row `module` of
-/// cudaTypedefs.h on Linux (not legacy, line 1: the header text would say otherwise).
-pub fn declarations_of(parsed: &codegen::parse::ParsedOutput, module: &str) -> Vec<codegen::model::Declaration> {
-    parsed
-        .typedefs
-        .iter()
-        .map(|t| codegen::model::Declaration {
-            pfn: t.pfn.clone(),
-            symbol: t.symbol.clone(),
-            version: t.version,
-            variant: t.variant,
-            header: "cudaTypedefs.h".into(),
-            module: module.into(),
-            platforms: [codegen::platform::Platform::Linux].into(),
-            legacy: false,
-            line: 1,
-            params: t.params.clone(),
-            returns: t.returns.clone(),
-            layouts: t.layouts.clone(),
-        })
-        .collect()
+/// cudaTypedefs.h on Linux (not legacy: the header text would say otherwise), through the
+/// pipeline's own typedef -> declaration step.
+pub fn declarations_of(
+    parsed: &codegen::read::bindgen_output::ParsedOutput,
+    module: &str,
+) -> Vec<codegen::model::Declaration> {
+    let row = codegen::manifest::HeaderSpec::linux(module, "cuda.h", "cudaTypedefs.h");
+    codegen::read::declarations::declarations(parsed, &row)
 }

@@ -66,7 +66,7 @@ type CNameMap = BTreeMap<String, BTreeMap<String, [Option<String>; 2]>>;
 fn c_names_are_what_clang_resolves_them_to() {
     let cache = cache_dir();
     let (_standins, programs) =
-        codegen::pipeline::c_programs(&real_manifest(), &cache).unwrap_or_else(|e| panic!("{e}"));
+        codegen::read::c_names::c_programs(&real_manifest(), &cache).unwrap_or_else(|e| panic!("{e}"));
     let wheel = find_under(&cache.join("wheels"), &|p| {
         p.file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with("libclang-") && n.to_string_lossy().ends_with(".whl"))

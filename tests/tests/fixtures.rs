@@ -28,14 +28,14 @@ fn run_case(case: &str) {
     let report = generate_local(manifest.path(), toolkits, out.path(), &format!("fixture-{case}"))
         .unwrap_or_else(|e| panic!("fixture {case}: {e}"));
     let mut actual = read_tree(out.path());
-    // The shim is the templates' text, the same in every crate: not repeated in the goldens,
-    // but checked to be exactly the real crate's, renamed.
-    for file in codegen::emit::SHIM_FILES {
-        if let Some(text) = actual.remove(*file) {
+    // The shim, the examples, the README and the licences are the same in every crate but for
+    // its name: not repeated in the goldens, but checked to be exactly the real crate's, renamed.
+    for file in codegen::emit::same_in_every_crate() {
+        if let Some(text) = actual.remove(file) {
             assert_eq!(
                 without_marker(&text),
-                without_marker(&renamed_shim(file, &format!("fixture-{case}"))),
-                "fixture {case}: {file} is not the shim"
+                without_marker(&renamed_real_file(file, &format!("fixture-{case}"))),
+                "fixture {case}: {file} is not the real crate's, renamed"
             );
         }
     }
@@ -93,7 +93,7 @@ fn every_fixture_folder_is_a_case() {
     assert_eq!(dirs, cases);
 }
 
-/// The goldens are crates: each must build, with the shim the goldens do not repeat, and pass
+/// The goldens are crates: each must build, with the files the goldens do not repeat, and pass
 /// its doc examples, so an emitter change that breaks Rust is caught here and not only on the
 /// full generated crate.
 #[test]
@@ -104,11 +104,10 @@ fn goldens_compile() {
     for case in CASES {
         let copy = scratch.path().join(case);
         // The examples but doctor are written only where the registry has what they call.
-        let shim = codegen::emit::SHIM_FILES
-            .iter()
+        let same = codegen::emit::same_in_every_crate()
             .filter(|f| !f.starts_with("examples/") || f.ends_with("/doctor.rs"))
-            .map(|f| (f.to_string(), renamed_shim(f, &format!("fixture-{case}"))));
-        for (rel, text) in read_tree(&fixtures().join(case).join("expected")).into_iter().chain(shim) {
+            .map(|f| (f.to_string(), renamed_real_file(f, &format!("fixture-{case}"))));
+        for (rel, text) in read_tree(&fixtures().join(case).join("expected")).into_iter().chain(same) {
             let path = copy.join(rel);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, text).unwrap();
@@ -134,8 +133,9 @@ fn goldens_compile() {
     }
 }
 
-/// A shim file of the real crate (generated/), named for another crate as the emitter names it.
-fn renamed_shim(file: &str, crate_name: &str) -> String {
+/// A file of the real crate (generated/) that every crate has the same, named for another crate
+/// as the emitter names it.
+fn renamed_real_file(file: &str, crate_name: &str) -> String {
     let text = std::fs::read_to_string(repo_root().join("generated").join(file))
         .unwrap_or_else(|e| panic!("generated/{file}: {e}"));
     text.replace("cuda_driver_pfn", &crate_name.replace('-', "_")).replace("cuda-driver-pfn", crate_name)

@@ -9,8 +9,8 @@ use std::time::Duration;
 use codegen::emit::{self, EmitOptions, ModuleSpec};
 use codegen::manifest::Manifest;
 use codegen::model::{Declaration, Model, ToolkitInput};
+use codegen::read::{bindgen_output as parse, header_text as macros};
 use codegen::ToolkitVersion;
-use codegen::{header_text as macros, parse};
 use cuda_sys_gen_tests::*;
 
 fn tk(s: &str) -> ToolkitVersion {
@@ -65,8 +65,14 @@ fn verbatim_syntax_is_refused_not_a_panic() {
     // And should such an item reach the emitter anyway, it is an error too, not a panic.
     let verbatim: syn::Item = syn::Item::Verbatim(quote_tokens("pub type X: = u8;"));
     let types = syn::File { shebang: None, attrs: vec![], items: vec![verbatim] };
-    let err =
-        emit::emit(&Model::build(vec![]), &types, &BTreeMap::new(), &[cuda_module()], &opts()).unwrap_err().to_string();
+    let err = emit::emit(emit::Input {
+        model: &Model::build(vec![]),
+        types: codegen::model::CrateTypes::from_linux(types.clone()),
+        modules: &[cuda_module()],
+        opts: &opts(),
+    })
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("src/types.rs") && err.contains("prettyplease cannot print it"), "{err}");
 }
 
@@ -84,7 +90,13 @@ fn marker_names_take_one_pfn_prefix_off() {
                 pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n";
     let parsed = parse(text).unwrap();
     let model = Model::build(vec![input("13.0", declarations(&parsed))]);
-    let files = emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module()], &opts()).unwrap();
+    let files = emit::emit(emit::Input {
+        model: &model,
+        types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
+        modules: &[cuda_module()],
+        opts: &opts(),
+    })
+    .unwrap();
     let registry = String::from_utf8(files["src/registry.rs"].clone()).unwrap();
     let flat = registry.split_whitespace().collect::<Vec<_>>().join(" ");
     for marker in [
@@ -326,8 +338,13 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
             .spawn(move || {
                 let parsed = parse(&text)?;
                 let model = Model::build(vec![input("13.0", declarations(&parsed))]);
-                emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module()], &opts())
-                    .map_err(|e| e.to_string())?;
+                emit::emit(emit::Input {
+                    model: &model,
+                    types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
+                    modules: &[cuda_module()],
+                    opts: &opts(),
+                })
+                .map_err(|e| e.to_string())?;
                 Ok::<usize, String>(parsed.typedefs.len())
             })
             .unwrap()
@@ -365,7 +382,13 @@ fn keyword_symbols_are_skipped_not_emitted() {
     assert_eq!(parsed.typedefs.iter().map(|t| t.pfn.as_str()).collect::<Vec<_>>(), ["PFN_cuX_v1", "PFN_cuSelf_v1"]);
     assert_eq!(parsed.unnameable.len(), 8, "{:?}", parsed.unnameable);
     let model = Model::build(vec![input("13.0", declarations(&parsed))]);
-    let files = emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module()], &opts()).unwrap();
+    let files = emit::emit(emit::Input {
+        model: &model,
+        types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
+        modules: &[cuda_module()],
+        opts: &opts(),
+    })
+    .unwrap();
     let newest = String::from_utf8(files["src/newest.rs"].clone()).unwrap();
     assert!(newest.contains("pub enum CuSelf {"), "{newest}");
 }
@@ -385,7 +408,13 @@ fn every_root_name_of_the_crate_is_reserved() {
     };
     let parsed = parse("pub type PFN_cuX_v1 = ::core::option::Option<unsafe extern \"C\" fn()>;\n").unwrap();
     let model = Model::build(vec![input("13.0", declarations(&parsed))]);
-    let files = emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module(), gl], &opts()).unwrap();
+    let files = emit::emit(emit::Input {
+        model: &model,
+        types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
+        modules: &[cuda_module(), gl],
+        opts: &opts(),
+    })
+    .unwrap();
     let lib: syn::File = syn::parse_str(std::str::from_utf8(&files["src/lib.rs"]).unwrap()).unwrap();
     let mut root = Vec::new();
     for item in &lib.items {
@@ -435,7 +464,13 @@ fn newest_enum_names_never_clash_with_the_module_s_own() {
     }
     let parsed = parse(&text).unwrap();
     let model = Model::build(vec![input("13.0", declarations(&parsed))]);
-    let files = emit::emit(&model, &parsed.types, &BTreeMap::new(), &[cuda_module()], &opts()).unwrap();
+    let files = emit::emit(emit::Input {
+        model: &model,
+        types: codegen::model::CrateTypes::from_linux(parsed.types.clone()),
+        modules: &[cuda_module()],
+        opts: &opts(),
+    })
+    .unwrap();
     let newest: syn::File = syn::parse_str(std::str::from_utf8(&files["src/newest.rs"]).unwrap()).unwrap();
     let mut names = Vec::new();
     for item in &newest.items {

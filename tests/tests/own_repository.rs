@@ -121,7 +121,7 @@ fn an_output_folder_around_the_cache_is_refused() {
 #[test]
 fn the_generator_s_own_folders_may_be_replaced() {
     let root = repo_root();
-    codegen::pipeline::check_output_folder(&root.join("generated"), &real_manifest(), &cache_dir())
+    codegen::output_folder::check_output_folder(&root.join("generated"), &real_manifest(), &cache_dir())
         .unwrap_or_else(|e| panic!("{e}"));
     let out = tempfile::tempdir().unwrap();
     let case = root.join("tests/fixtures/cudaapi-in-param");
@@ -404,7 +404,7 @@ fn what_the_record_lists_is_replaced() {
     assert!(!out.join("src/vdpau.rs").exists());
     // No record (a crate of an earlier cuda-sys-gen): its names are still the generator's.
     std::fs::remove_file(out.join(codegen::write::RECORD)).unwrap();
-    codegen::pipeline::check_output_folder(&out, &fewer.path().join("headers-manifest.toml"), &cache_dir())
+    codegen::output_folder::check_output_folder(&out, &fewer.path().join("headers-manifest.toml"), &cache_dir())
         .unwrap_or_else(|e| panic!("{e}"));
     generate_local(fewer.path(), toolkits, &out, "fixture-crate").unwrap_or_else(|e| panic!("{e}"));
     assert!(out.join(codegen::write::RECORD).is_file());
@@ -428,7 +428,7 @@ fn folders_inside_a_crate_the_cache_or_a_file_are_refused_and_the_offers_are_goo
     let old = read_tree(&repo.join("cuda-pfn"));
     let mut offers = Vec::new();
     let check = |out: &str| {
-        codegen::pipeline::check_output_folder(&repo.join(out), &manifest, &cache).map_err(|e| match e {
+        codegen::output_folder::check_output_folder(&repo.join(out), &manifest, &cache).map_err(|e| match e {
             codegen::Error::NotOurs { reason, instead, .. } => (reason, instead),
             e => panic!("{out}: {e}"),
         })
@@ -453,7 +453,7 @@ fn folders_inside_a_crate_the_cache_or_a_file_are_refused_and_the_offers_are_goo
         let offered = std::path::Path::new(&instead);
         let offered =
             if offered.is_absolute() { offered.to_owned() } else { std::env::current_dir().unwrap().join(offered) };
-        codegen::pipeline::check_output_folder(&offered, &manifest, &cache)
+        codegen::output_folder::check_output_folder(&offered, &manifest, &cache)
             .unwrap_or_else(|e| panic!("--out {out}: the offer {instead} is refused itself: {e}"));
         let canonical = codegen::write::canonical_lenient(&offered).unwrap();
         let repo = repo.canonicalize().unwrap();

@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 
 use codegen::emit::{self, EmitOptions, ModuleSpec};
-use codegen::header_text::AliasTarget;
 use codegen::layout::{Layout, ParamLayout};
+use codegen::model::AliasTarget;
+use codegen::model::Param;
 use codegen::model::{Declaration, Model, ToolkitInput};
 use codegen::names::Variant;
-use codegen::parse::{self, Param};
 use codegen::platform::Platform;
+use codegen::read::bindgen_output as parse;
 use codegen::ToolkitVersion;
 use proptest::prelude::*;
 
@@ -284,5 +285,11 @@ fn render(texts: &[(ToolkitVersion, String)], tks: &[Tk]) -> Result<emit::Files,
         typedefs: "cudaTypedefs.h".into(),
     };
     let opts = EmitOptions { crate_name: "prop".into(), command: "cargo xtask generate".into() };
-    emit::emit(&model, &types, &BTreeMap::new(), &[module], &opts).map_err(|e| TestCaseError::fail(e.to_string()))
+    emit::emit(emit::Input {
+        model: &model,
+        types: codegen::model::CrateTypes::from_linux(types.clone()),
+        modules: &[module],
+        opts: &opts,
+    })
+    .map_err(|e| TestCaseError::fail(e.to_string()))
 }

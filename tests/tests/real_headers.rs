@@ -9,7 +9,7 @@ use cuda_sys_gen_tests::*;
 use serde_json::Value;
 
 /// Generates from the given pinned toolkits into a temp folder; returns registry.json.
-fn generate_pinned(versions: &[&str]) -> (Value, pipeline::Report) {
+fn generate_pinned(versions: &[&str]) -> (Value, codegen::report::Report) {
     let manifest = manifest_with_toolkits(versions);
     let out = tempfile::tempdir().unwrap();
     let report =

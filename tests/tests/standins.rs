@@ -83,7 +83,7 @@ fn bindgen_types(
 #[test]
 fn stand_ins_match_the_real_headers() {
     let manifest = Manifest::load(&real_manifest()).unwrap();
-    codegen::clang::ensure_libclang(&manifest, &Fetcher::new(cache_dir(), &manifest)).expect("libclang");
+    codegen::read::clang::ensure_libclang(&manifest, &Fetcher::new(cache_dir(), &manifest)).expect("libclang");
     let scratch = tempfile::tempdir().unwrap();
     let all = scratch.path().join("all");
     codegen::standins::write_standins(&all).unwrap();

@@ -10,7 +10,7 @@ use cuda_sys_gen_tests::*;
 fn entries_for(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
     let needle = serde_json::to_string(&dir.display().to_string()).unwrap();
     let needle = needle.trim_matches('"');
-    let cache = cache_dir().join(codegen::unit_cache::DIR);
+    let cache = cache_dir().join(codegen::read::unit_cache::DIR);
     let mut out: Vec<(PathBuf, SystemTime)> = std::fs::read_dir(&cache)
         .map(|rd| rd.flatten().map(|e| e.path()).collect::<Vec<_>>())
         .unwrap_or_default()

@@ -6,10 +6,10 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use codegen::clang::{self, Unit};
 use codegen::fetch::Fetcher;
 use codegen::manifest::Manifest;
 use codegen::platform::Platform;
+use codegen::read::clang::{self, Unit};
 
 #[derive(Debug, Subcommand)]
 pub enum FuzzCommand {

@@ -11,10 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::header_text::AliasTarget;
-use crate::model::{declaration_drift, Declaration, Drift, Entry, Model, ToolkitSummary};
+use crate::model::{declaration_drift, AliasTarget, Declaration, Drift, Entry, Model, Param, ToolkitSummary};
 use crate::names::Variant;
-use crate::parse::Param;
 use crate::platform::Platform;
 use crate::syntax::RustType;
 use crate::version::ToolkitVersion;

@@ -125,7 +125,7 @@ impl Located {
                 };
                 Ok(Located::Pinned(pin.clone()))
             }
-            ToolkitSpec::Path(p) => pipeline::named_toolkit(manifest, p).map(Located::Local),
+            ToolkitSpec::Path(p) => crate::toolkits::named_toolkit(manifest, p).map(Located::Local),
         }
     }
 

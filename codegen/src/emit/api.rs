@@ -44,7 +44,7 @@ impl Bucket {
                 out.extend(items);
                 continue;
             }
-            let (cfg, module) = (spec.cfg(), Ident::new(spec.module(), Span::call_site()));
+            let (cfg, module) = (super::ctx::module_cfg(spec), Ident::new(spec.module(), Span::call_site()));
             out.push(quote! {
                 #cfg
                 mod #module {

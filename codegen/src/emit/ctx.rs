@@ -19,42 +19,13 @@ pub struct EmitOptions {
     pub command: String,
 }
 
-/// A generated module: one manifest header row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ModuleSpec {
-    /// The row's name (`cuda`, `gl`); the module is `pfn` for `cuda`, else this.
-    pub name: String,
-    /// The cargo feature that compiles it; `None`: always.
-    pub feature: Option<String>,
-    /// Whether that feature is on by default.
-    pub default: bool,
-    /// The API and typedef headers, for its docs.
-    pub api: String,
-    pub typedefs: String,
-}
+pub use crate::model::ModuleSpec;
 
-impl ModuleSpec {
-    pub fn from_manifest(h: &crate::manifest::HeaderSpec) -> ModuleSpec {
-        ModuleSpec {
-            name: h.name.clone(),
-            feature: h.feature.clone(),
-            default: h.default,
-            api: h.api.clone(),
-            typedefs: h.typedefs.clone(),
-        }
-    }
-
-    /// The Rust module name.
-    pub fn module(&self) -> &str {
-        crate::reserved::module_name(&self.name)
-    }
-
-    /// `#[cfg(feature = "..")]`, or nothing.
-    pub fn cfg(&self) -> TokenStream {
-        match &self.feature {
-            Some(f) => quote::quote!(#[cfg(feature = #f)]),
-            None => TokenStream::new(),
-        }
+/// `#[cfg(feature = "..")]` for a module's items, or nothing.
+pub fn module_cfg(m: &ModuleSpec) -> TokenStream {
+    match &m.feature {
+        Some(f) => quote::quote!(#[cfg(feature = #f)]),
+        None => TokenStream::new(),
     }
 }
 
@@ -80,7 +51,7 @@ impl Ctx<'_> {
         let m = self.module_of(&e.module)?;
         let module = proc_macro2::Ident::new(m.module(), proc_macro2::Span::call_site());
         let name = proc_macro2::Ident::new(pfn, proc_macro2::Span::call_site());
-        Some((quote::quote!(crate::#module::#name), m.cfg()))
+        Some((quote::quote!(crate::#module::#name), module_cfg(m)))
     }
 
     /// The `@generated` marker, as comment lines with the given prefix.
@@ -171,28 +142,7 @@ pub(crate) fn with_crate_name(ctx: &Ctx<'_>, text: &str) -> String {
     text.replace("cuda_driver_pfn", &ident).replace("cuda-driver-pfn", &ctx.opts.crate_name)
 }
 
-/// The fields of each `entries` row of `registry.json`, with what they hold: the crate docs'
-/// schema is rendered from this list, and a test checks it against what is written.
-pub const ENTRY_FIELDS: &[(&str, &str)] = &[
-    ("symbol", "the name asked for (`cuMemAlloc`)"),
-    ("version", "integer, `major*1000 + minor*10`: the ABI's introducing version"),
-    ("variant", "`null`, `\"ptds\"` or `\"ptsz\"`"),
-    ("pfn", "the typedef (`PFN_cuMemAlloc_v3020`)"),
-    ("header", "the typedef header that declares it"),
-    ("module", "the manifest header row it belongs to (`cuda`, `gl`): the generated module"),
-    ("platforms", "where the driver has it: `\"linux\"`, `\"windows\"`"),
-    ("arch", "`null`, or the one processor architecture whose drivers alone have it (`\"aarch64\"`)"),
-    (
-        "min_driver",
-        "`null`, or the oldest driver (`major*1000 + minor*10`) that has it where NVIDIA's drivers were measured to \
-         lack it at `version` (the generator manifest's `[[driver_floor]]`)",
-    ),
-    ("exported", "the driver library's name for this ABI"),
-    ("legacy", "declared only under `__CUDA_API_VERSION_INTERNAL`"),
-    ("toolkits", "the pinned toolkits that declare it"),
-    ("params", "list of `{name, type}`, Rust types"),
-    ("returns", "the Rust return type"),
-];
+pub use crate::registry_json::ENTRY_FIELDS;
 
 /// The crate docs' description of `registry.json`, one line per doc line.
 pub fn registry_json_docs() -> String {

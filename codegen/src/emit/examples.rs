@@ -1,5 +1,5 @@
-//! `examples/` of the generated crate: hand-written programs in `templates/`, written
-//! verbatim after the `@generated` marker: `doctor`, `roundtrip`, and the ports of NVIDIA's
+//! `examples/` of the generated crate: hand-written programs in `codegen/crate-files/examples/`,
+//! written as they are after the `@generated` marker (with the crate's name put in): `doctor`, `roundtrip`, and the ports of NVIDIA's
 //! driver API samples, `vector_add_drv` and `device_query_drv`, and three programs a C
 //! developer writes, ported line for line from their C originals in `tests/ports/`:
 //! `graphs_drv`, `vector_add_mmap_drv` and `launch_ex_drv` (feature `api`).
@@ -9,16 +9,16 @@ use super::ctx::{template_file, Ctx};
 pub const DOCTOR_RS: &str = "examples/doctor.rs";
 pub const ROUNDTRIP_RS: &str = "examples/roundtrip.rs";
 
-pub const DOCTOR_TEMPLATE: &str = include_str!("templates/doctor.rs");
-pub const ROUNDTRIP_TEMPLATE: &str = include_str!("templates/roundtrip.rs");
+pub const DOCTOR_SOURCE: &str = include_str!("../../crate-files/examples/doctor.rs");
+pub const ROUNDTRIP_SOURCE: &str = include_str!("../../crate-files/examples/roundtrip.rs");
 
-/// The sample ports: (name, path, template, the C names it calls). Each is emitted only for
+/// The sample ports: (name, path, source, the C names it calls). Each is emitted only for
 /// a crate whose newest toolkit has all its C names.
 pub const SAMPLES: &[(&str, &str, &str, &[&str])] = &[
     (
         "vector_add_drv",
         "examples/vector_add_drv.rs",
-        include_str!("templates/vector_add_drv.rs"),
+        include_str!("../../crate-files/examples/vector_add_drv.rs"),
         &[
             "cuInit",
             "cuDeviceGet",
@@ -38,7 +38,7 @@ pub const SAMPLES: &[(&str, &str, &str, &[&str])] = &[
     (
         "device_query_drv",
         "examples/device_query_drv.rs",
-        include_str!("templates/device_query_drv.rs"),
+        include_str!("../../crate-files/examples/device_query_drv.rs"),
         &[
             "cuInit",
             "cuDriverGetVersion",
@@ -52,7 +52,7 @@ pub const SAMPLES: &[(&str, &str, &str, &[&str])] = &[
     (
         "graphs_drv",
         "examples/graphs_drv.rs",
-        include_str!("templates/graphs_drv.rs"),
+        include_str!("../../crate-files/examples/graphs_drv.rs"),
         &[
             "cuInit",
             "cuDeviceGet",
@@ -84,7 +84,7 @@ pub const SAMPLES: &[(&str, &str, &str, &[&str])] = &[
     (
         "vector_add_mmap_drv",
         "examples/vector_add_mmap_drv.rs",
-        include_str!("templates/vector_add_mmap_drv.rs"),
+        include_str!("../../crate-files/examples/vector_add_mmap_drv.rs"),
         &[
             "cuInit",
             "cuDeviceGet",
@@ -118,7 +118,7 @@ pub const SAMPLES: &[(&str, &str, &str, &[&str])] = &[
     (
         "launch_ex_drv",
         "examples/launch_ex_drv.rs",
-        include_str!("templates/launch_ex_drv.rs"),
+        include_str!("../../crate-files/examples/launch_ex_drv.rs"),
         &[
             "cuInit",
             "cuDeviceGet",
@@ -148,7 +148,7 @@ pub fn samples(ctx: &Ctx<'_>) -> Vec<(&'static str, &'static str, Vec<u8>)> {
         .filter(|(_, _, _, needs)| {
             names.is_some_and(|n| needs.iter().all(|c| n.get(*c).is_some_and(|t| t.default.is_some())))
         })
-        .map(|(name, path, template, _)| (*name, *path, template_file(ctx, template)))
+        .map(|(name, path, source, _)| (*name, *path, template_file(ctx, source)))
         .collect()
 }
 
@@ -169,7 +169,7 @@ const ROUNDTRIP_NEEDS: &[&str] = &[
 ];
 
 pub fn doctor_rs(ctx: &Ctx<'_>) -> Vec<u8> {
-    template_file(ctx, DOCTOR_TEMPLATE)
+    template_file(ctx, DOCTOR_SOURCE)
 }
 
 /// Whether the registry has what `roundtrip` calls.
@@ -178,7 +178,7 @@ pub fn has_roundtrip(ctx: &Ctx<'_>) -> bool {
 }
 
 pub fn roundtrip_rs(ctx: &Ctx<'_>) -> Option<Vec<u8>> {
-    has_roundtrip(ctx).then(|| template_file(ctx, ROUNDTRIP_TEMPLATE))
+    has_roundtrip(ctx).then(|| template_file(ctx, ROUNDTRIP_SOURCE))
 }
 
 #[cfg(test)]
@@ -186,11 +186,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn templates_are_rust() {
+    fn examples_are_rust() {
         let samples = SAMPLES.iter().map(|(name, _, t, _)| (*name, *t));
-        for (name, t) in [("doctor", DOCTOR_TEMPLATE), ("roundtrip", ROUNDTRIP_TEMPLATE)].into_iter().chain(samples) {
+        for (name, t) in [("doctor", DOCTOR_SOURCE), ("roundtrip", ROUNDTRIP_SOURCE)].into_iter().chain(samples) {
             if let Err(e) = syn::parse_file(t) {
-                panic!("templates/{name}.rs does not parse: {e}");
+                panic!("crate-files/examples/{name}.rs does not parse: {e}");
             }
         }
     }

@@ -27,7 +27,7 @@ pub const LICENSE_APACHE: &str = "LICENSE-APACHE";
 pub const LICENSES: [(&str, &str); 2] =
     [(LICENSE_MIT, include_str!("../../../LICENSE-MIT")), (LICENSE_APACHE, include_str!("../../../LICENSE-APACHE"))];
 
-const README_TEMPLATE: &str = include_str!("templates/README.md");
+const README_TEMPLATE: &str = include_str!("../../crate-files/README.md");
 
 /// The crate's README: the marker as an HTML comment (renderers hide it), then the template.
 pub fn readme_md(ctx: &Ctx<'_>) -> String {
@@ -37,9 +37,9 @@ pub fn readme_md(ctx: &Ctx<'_>) -> String {
 }
 
 /// The shim's part of the crate documentation.
-const CRATE_DOCS: &str = include_str!("templates/crate-docs.md");
+const CRATE_DOCS: &str = include_str!("../../crate-files/crate-docs.md");
 /// The crate docs' opening: who the reader is and where to start, each way shown once.
-const CRATE_START: &str = include_str!("templates/crate-start.md");
+const CRATE_START: &str = include_str!("../../crate-files/crate-start.md");
 
 pub fn cargo_toml(ctx: &Ctx<'_>) -> String {
     format!(
@@ -133,7 +133,7 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         .iter()
         .map(|m| {
             let name = proc_macro2::Ident::new(m.module(), proc_macro2::Span::call_site());
-            let cfg = m.cfg();
+            let cfg = super::ctx::module_cfg(m);
             let doc = match &m.feature {
                 Some(f) => format!(" `{}` (feature `{f}`).", m.api),
                 None => format!(" `{}`.", m.api),

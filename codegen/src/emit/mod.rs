@@ -1,34 +1,34 @@
 //! Rendering the model as the generated crate: one emitter per output file, each with its
-//! path beside it. Emitters read the model and bindgen's types only; they never see C text.
+//! path beside it. Emitters take one typed [`Input`] (the model, the crate's types with
+//! cuda.h's result-code docs as data, the modules, the options) and import neither the
+//! readers nor the manifest: they never see C text.
 
 mod api;
 mod ctx;
-mod driver;
 mod examples;
 mod krate;
 mod newest;
 mod pfn;
 mod registry;
+mod shim;
 mod types;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::model::Model;
+use crate::model::{CrateTypes, Model};
 use crate::Error;
 
 use ctx::{rust_file, Ctx};
 pub use ctx::{EmitOptions, ModuleSpec, ENTRY_FIELDS};
 pub use types::CAST_CONSTANTS;
 
-/// The files written from `emit/templates/` as they are (the lookup shim and the example
-/// programs): every generated crate has the same ones but for its name after the marker, so a
-/// golden test compares everything else, what generation decided.
-pub const SHIM_FILES: &[&str] = &[
-    driver::DRIVER_RS,
-    driver::ERROR_RS,
-    driver::RUNTIME_RS,
-    driver::TABLE_RS,
-    driver::API_SHIM_RS,
+/// The lookup shim's files: hand-written Rust in `codegen/src/shim/`, compiled where it stands
+/// by `codegen/shim-check/` and written into every crate as it is but for the crate's name.
+pub const SHIM_FILES: &[&str] = &shim::PATHS;
+
+/// The example programs: hand-written in `codegen/crate-files/examples/`, written as they are
+/// but for the crate's name (all but `doctor` only where the registry has what they call).
+pub const EXAMPLE_FILES: &[&str] = &[
     examples::DOCTOR_RS,
     examples::ROUNDTRIP_RS,
     examples::SAMPLES[0].1,
@@ -36,10 +36,18 @@ pub const SHIM_FILES: &[&str] = &[
     examples::SAMPLES[2].1,
     examples::SAMPLES[3].1,
     examples::SAMPLES[4].1,
-    krate::README_MD,
-    krate::LICENSE_MIT,
-    krate::LICENSE_APACHE,
 ];
+
+/// The README (`codegen/crate-files/README.md`, the marker and the crate's name put in) and the
+/// licences (this repository's own).
+pub const README_AND_LICENCES: &[&str] = &[krate::README_MD, krate::LICENSE_MIT, krate::LICENSE_APACHE];
+
+/// Every file written the same into every crate but for its name (and only its name): the
+/// shim, the examples, the README and the licences. A golden test compares everything else,
+/// what generation decided, and checks these against the real crate's.
+pub fn same_in_every_crate() -> impl Iterator<Item = &'static str> {
+    SHIM_FILES.iter().chain(EXAMPLE_FILES).chain(README_AND_LICENCES).copied()
+}
 
 /// The generated crate, as relative path to file contents.
 pub type Files = BTreeMap<String, Vec<u8>>;
@@ -56,12 +64,7 @@ pub fn file_names(modules: &[ModuleSpec]) -> BTreeSet<String> {
         pfn::ALIASES_RS,
         registry::REGISTRY_RS,
         registry::REGISTRY_JSON,
-        driver::DRIVER_RS,
-        driver::ERROR_RS,
-        driver::RUNTIME_RS,
-        driver::TABLE_RS,
-        driver::API_SHIM_RS,
-        driver::CODES_RS,
+        shim::CODES_RS,
         newest::NEWEST_RS,
         api::API_RS,
         newest::VISIT_RS,
@@ -70,21 +73,27 @@ pub fn file_names(modules: &[ModuleSpec]) -> BTreeSet<String> {
     ];
     let licences = krate::LICENSES.iter().map(|(path, _)| *path);
     let samples = examples::SAMPLES.iter().map(|s| s.1);
-    let mut names: BTreeSet<String> = fixed.into_iter().chain(licences).chain(samples).map(str::to_owned).collect();
+    let mut names: BTreeSet<String> =
+        fixed.into_iter().chain(SHIM_FILES.iter().copied()).chain(licences).chain(samples).map(str::to_owned).collect();
     names.extend(modules.iter().map(pfn::module_path));
     names
 }
 
-/// Renders every file of the crate. `types` is bindgen's output for the newest toolkit,
-/// less the `PFN_` typedefs (the parser keeps those apart).
-/// `module_types` holds, per module, types of its own (the Windows headers' D3D interfaces).
-pub fn emit(
-    model: &Model,
-    types: &syn::File,
-    module_types: &BTreeMap<String, Vec<syn::Item>>,
-    modules: &[ModuleSpec],
-    opts: &EmitOptions,
-) -> Result<Files, Error> {
+/// Everything the crate is rendered from.
+pub struct Input<'a> {
+    pub model: &'a Model,
+    /// bindgen's types of the newest toolkit, less the `PFN_` typedefs, with the result
+    /// codes' documentation.
+    pub types: CrateTypes,
+    pub modules: &'a [ModuleSpec],
+    pub opts: &'a EmitOptions,
+}
+
+/// Renders every file of the crate.
+pub fn emit(input: Input<'_>) -> Result<Files, Error> {
+    let Input { model, types: mut crate_types, modules, opts } = input;
+    types::document_result_codes(&mut crate_types.linux, &crate_types.result_docs);
+    let (types, module_types) = (&crate_types.linux, &crate_types.windows);
     check_types_resolve(model, types, module_types)?;
     let by_pfn = model.entries.values().map(|e| (e.pfn.as_str(), e)).collect();
     let index_of = model.entries.values().enumerate().map(|(i, e)| (e.pfn.as_str(), i)).collect();
@@ -135,12 +144,11 @@ pub fn emit(
     files.insert(pfn::ALIASES_RS.into(), rust_file(&ctx, pfn::ALIASES_RS, pfn::aliases_rs(&ctx))?);
     files.insert(registry::REGISTRY_RS.into(), rust_file(&ctx, registry::REGISTRY_RS, registry::registry_rs(&ctx))?);
     files.insert(registry::REGISTRY_JSON.into(), registry::registry_json(&ctx)?);
-    files.insert(driver::DRIVER_RS.into(), ctx::template_file(&ctx, driver::DRIVER_TEMPLATE));
-    files.insert(driver::ERROR_RS.into(), ctx::template_file(&ctx, driver::ERROR_TEMPLATE));
-    files.insert(driver::RUNTIME_RS.into(), ctx::template_file(&ctx, driver::RUNTIME_TEMPLATE));
-    files.insert(driver::TABLE_RS.into(), ctx::template_file(&ctx, driver::TABLE_TEMPLATE));
-    files.insert(driver::API_SHIM_RS.into(), ctx::template_file(&ctx, driver::API_SHIM_TEMPLATE));
-    files.insert(driver::CODES_RS.into(), rust_file(&ctx, driver::CODES_RS, driver::codes_rs(types))?);
+    for (path, source) in shim::SOURCES {
+        files.insert(path.into(), ctx::template_file(&ctx, source));
+    }
+    let codes = shim::codes_rs(types, &crate_types.result_docs);
+    files.insert(shim::CODES_RS.into(), rust_file(&ctx, shim::CODES_RS, codes)?);
     files.insert(newest::NEWEST_RS.into(), rust_file(&ctx, newest::NEWEST_RS, newest::newest_rs(&ctx)?)?);
     files.insert(api::API_RS.into(), rust_file(&ctx, api::API_RS, api::api_rs(&ctx))?);
     files.insert(newest::VISIT_RS.into(), rust_file(&ctx, newest::VISIT_RS, newest::visit_rs(&ctx))?);

@@ -5,8 +5,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use super::ctx::{Ctx, ModuleSpec};
-use crate::header_text::AliasTarget;
-use crate::model::Entry;
+use crate::model::{AliasTarget, Entry};
 use crate::version::format_cuda_version;
 use crate::Error;
 

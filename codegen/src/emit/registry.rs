@@ -3,7 +3,6 @@
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
-use serde_json::json;
 
 use super::ctx::Ctx;
 use crate::names::Variant;
@@ -249,24 +248,97 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
     }
 }
 
-/// `registry.json`: sorted, two-space indented, with a trailing newline.
+/// `registry.json`: the model as [`crate::registry_json::Registry`].
 pub fn registry_json(ctx: &Ctx<'_>) -> Result<Vec<u8>, Error> {
+    use crate::registry_json as json;
+    let m = ctx.model;
     let marker = ctx.marker("").lines().map(str::trim).collect::<Vec<_>>().join(" ");
-    let toolkits: Vec<String> = ctx.all_toolkits.iter().map(|t| t.to_string()).collect();
-    let value = json!({
-        "@generated": marker,
-        "schema": 1,
-        "toolkits": toolkits,
-        "toolkit_details": ctx.model.toolkits,
-        "entries": ctx.model.entries.values().collect::<Vec<_>>(),
-        "header_aliases": ctx.model.header_aliases,
-        "drift": ctx.model.drift,
-        "c_names": ctx.model.c_names,
-    });
-    let mut out = serde_json::to_vec_pretty(&value)
-        .map_err(|e| Error::Emit { file: REGISTRY_JSON.into(), message: e.to_string() })?;
-    out.push(b'\n');
-    Ok(out)
+    let registry = json::Registry {
+        generated: marker,
+        schema: json::SCHEMA,
+        toolkits: ctx.all_toolkits.clone(),
+        toolkit_details: m
+            .toolkits
+            .iter()
+            .map(|t| json::ToolkitDetails {
+                version: t.version,
+                source: t.source.clone(),
+                headers: t
+                    .headers
+                    .iter()
+                    .map(|(h, c)| {
+                        let count = json::HeaderCount {
+                            typedefs: c.typedefs,
+                            unversioned: c.unversioned,
+                            aliases: c.aliases,
+                            broken_aliases: c.broken_aliases,
+                        };
+                        (h.clone(), count)
+                    })
+                    .collect(),
+                has_alias_macros: t.has_alias_macros,
+            })
+            .collect(),
+        entries: m
+            .entries
+            .values()
+            .map(|e| json::Entry {
+                symbol: e.symbol.clone(),
+                version: e.version,
+                variant: e.variant,
+                pfn: e.pfn.clone(),
+                header: e.header.clone(),
+                module: e.module.clone(),
+                platforms: e.platforms.iter().copied().collect(),
+                arch: e.arch.clone(),
+                min_driver: e.min_driver,
+                exported: e.exported.clone(),
+                legacy: e.legacy,
+                toolkits: e.toolkits.iter().copied().collect(),
+                params: e.params.iter().map(|p| json::Param { name: p.name.clone(), ty: p.ty.to_string() }).collect(),
+                returns: e.returns.to_string(),
+            })
+            .collect(),
+        header_aliases: m
+            .header_aliases
+            .iter()
+            .map(|(t, aliases)| {
+                let aliases = aliases
+                    .iter()
+                    .map(|(n, a)| {
+                        (n.clone(), json::Modes { default: a.default.clone(), per_thread: a.per_thread.clone() })
+                    })
+                    .collect();
+                (*t, aliases)
+            })
+            .collect(),
+        drift: m
+            .drift
+            .iter()
+            .map(|d| json::Drift {
+                pfn: d.pfn.clone(),
+                from: d.from,
+                to: d.to,
+                param: d.param.clone(),
+                before: d.before.clone(),
+                after: d.after.clone(),
+            })
+            .collect(),
+        c_names: m
+            .c_names
+            .iter()
+            .map(|(t, names)| {
+                let names = names
+                    .iter()
+                    .map(|(n, c)| {
+                        (n.clone(), json::Modes { default: c.default.clone(), per_thread: c.per_thread.clone() })
+                    })
+                    .collect();
+                (*t, names)
+            })
+            .collect(),
+    };
+    registry.to_json().map_err(|message| Error::Emit { file: REGISTRY_JSON.into(), message })
 }
 
 /// A marker's rustdoc: what a caller needs to choose it, from docs.rs alone.

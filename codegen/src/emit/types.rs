@@ -283,6 +283,24 @@ pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !(c == '_' || c.is_ascii_alphanumeric())).filter(|w| !w.is_empty())
 }
 
+/// Puts each code's comment on its constant in `impl cudaError_enum`, as rustdoc.
+pub fn document_result_codes(types: &mut syn::File, docs: &BTreeMap<String, String>) {
+    for item in &mut types.items {
+        let syn::Item::Impl(imp) = item else { continue };
+        let syn::Type::Path(p) = &*imp.self_ty else { continue };
+        if !p.path.is_ident("cudaError_enum") {
+            continue;
+        }
+        for ii in &mut imp.items {
+            let syn::ImplItem::Const(c) = ii else { continue };
+            if let Some(doc) = docs.get(&c.ident.to_string()) {
+                let doc = format!(" {doc}");
+                c.attrs.push(syn::parse_quote!(#[doc = #doc]));
+            }
+        }
+    }
+}
+
 /// `types.rs`: bindgen's types, cuda.h's cast constants, the enumerators by their bare names,
 /// `Default` for the plain-data records and the anonymous members' fields reached as in C;
 /// `params`: every entry's parameters.

@@ -5,38 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde::Deserialize;
-
-/// The parts of `registry.json` min-driver reads.
-#[derive(Deserialize)]
-struct Json {
-    schema: u32,
-    toolkits: Vec<String>,
-    entries: Vec<EntryJson>,
-    #[serde(default)]
-    header_aliases: BTreeMap<String, BTreeMap<String, Modes>>,
-    #[serde(default)]
-    c_names: BTreeMap<String, BTreeMap<String, Modes>>,
-}
-
-#[derive(Deserialize)]
-struct EntryJson {
-    symbol: String,
-    version: u32,
-    variant: Option<String>,
-    pfn: String,
-    exported: String,
-    /// Where NVIDIA's drivers were measured to need more than `version` (none: `version`).
-    #[serde(default)]
-    min_driver: Option<u32>,
-}
-
-/// A name's meaning in the two stream modes (`None`: no such function in that mode).
-#[derive(Deserialize)]
-struct Modes {
-    default: Option<String>,
-    per_thread: Option<String>,
-}
+use codegen::registry_json;
 
 /// One entry: what a floor needs of it.
 #[derive(Debug, Clone)]
@@ -73,18 +42,15 @@ impl Registry {
         let text = std::fs::read_to_string(path).with_context(|| {
             format!("reading {} (the generated crate's registry.json; pass --registry)", path.display())
         })?;
-        let json: Json = serde_json::from_str(&text).with_context(|| {
-            format!("{} is not the registry.json of a crate cuda-sys-gen generated (regenerate it)", path.display())
+        let json = registry_json::Registry::parse(&text).map_err(|why| {
+            anyhow::anyhow!("{} is not the registry.json of a crate cuda-sys-gen generated: {why}", path.display())
         })?;
-        if json.schema != 1 {
-            anyhow::bail!(
-                "{} has registry schema {}; this min-driver reads schema 1: use the cuda-sys-gen that generated it",
-                path.display(),
-                json.schema
-            );
-        }
-        let mut reg =
-            Registry { entries: Vec::new(), toolkits: json.toolkits, names: HashMap::new(), by_symbol: HashMap::new() };
+        let mut reg = Registry {
+            entries: Vec::new(),
+            toolkits: json.toolkits.iter().map(|t| t.to_string()).collect(),
+            names: HashMap::new(),
+            by_symbol: HashMap::new(),
+        };
         let mut by_pfn = HashMap::new();
         for e in json.entries {
             let index = reg.entries.len();
@@ -101,17 +67,18 @@ impl Registry {
                 default_variant: e.variant.is_none(),
             });
         }
-        for tables in [&json.c_names, &json.header_aliases] {
-            for (toolkit, names) in tables {
-                for (name, modes) in names {
-                    let meant: Vec<usize> = [&modes.default, &modes.per_thread]
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|pfn| by_pfn.get(pfn).copied())
-                        .collect();
-                    reg.names.entry(name.clone()).or_default().c_name.entry(toolkit.clone()).or_default().extend(meant);
-                }
-            }
+        // What each C name (a mode may have none) and each `PFN_x` alias means, per toolkit.
+        let c_names = json
+            .c_names
+            .iter()
+            .flat_map(|(t, names)| names.iter().map(move |(n, m)| (t, n, [m.default.as_ref(), m.per_thread.as_ref()])));
+        let aliases = json
+            .header_aliases
+            .iter()
+            .flat_map(|(t, names)| names.iter().map(move |(n, m)| (t, n, [Some(&m.default), Some(&m.per_thread)])));
+        for (toolkit, name, modes) in c_names.chain(aliases) {
+            let meant: Vec<usize> = modes.into_iter().flatten().filter_map(|pfn| by_pfn.get(pfn).copied()).collect();
+            reg.names.entry(name.clone()).or_default().c_name.entry(toolkit.to_string()).or_default().extend(meant);
         }
         Ok(reg)
     }

@@ -10,12 +10,12 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use codegen::clang::{self, Unit};
 use codegen::emit::{self, EmitOptions};
 use codegen::fetch::Fetcher;
 use codegen::manifest::Manifest;
 use codegen::pipeline;
 use codegen::platform::Platform;
+use codegen::read::clang::{self, Unit};
 use codegen::write::{self, Mode};
 
 /// Phase name to total time, in the order they ran.
@@ -57,7 +57,7 @@ pub fn phases(root: &Path) -> Result<Phases> {
             let _: syn::File = syn::parse_str(&b.rust).context("bindgen's output")?;
             syn_only += t.elapsed();
             let t = Instant::now();
-            codegen::parse::parse_bindgen(&b.rust, &b.locations).map_err(anyhow::Error::msg)?;
+            codegen::read::bindgen_output::parse_bindgen(&b.rust, &b.locations).map_err(anyhow::Error::msg)?;
             syn_parse += t.elapsed();
         }
     }
@@ -69,7 +69,7 @@ pub fn phases(root: &Path) -> Result<Phases> {
 
     // The unit cache (keyed by this executable too) would make this row a read of the
     // output of an earlier `generate`: emptied, as the regeneration bench does.
-    let _ = std::fs::remove_dir_all(fetcher.cache.join(codegen::unit_cache::DIR));
+    let _ = std::fs::remove_dir_all(fetcher.cache.join(codegen::read::unit_cache::DIR));
     let t = Instant::now();
     let built = pipeline::build_model(&manifest, &fetcher, &toolkits).context("building the model")?;
     out.push((
@@ -77,12 +77,13 @@ pub fn phases(root: &Path) -> Result<Phases> {
         t.elapsed(),
     ));
     let t = Instant::now();
-    let pipeline::ToEmit { model, types, module_types } =
-        built.newest_types(&manifest.headers).context("reading the newest types")?;
-    let modules: Vec<emit::ModuleSpec> = manifest.headers.iter().map(emit::ModuleSpec::from_manifest).collect();
+    let types = built.types.context("no toolkits")?;
+    let modules: Vec<emit::ModuleSpec> =
+        manifest.headers.iter().map(codegen::manifest::HeaderSpec::module_spec).collect();
     let opts = EmitOptions { crate_name: "cuda-driver-pfn".into(), command: "cargo xtask generate".into() };
-    let files = emit::emit(&model, &types, &module_types, &modules, &opts).context("emitting")?;
-    out.push(("newest types + emit (quote, prettyplease)".into(), t.elapsed()));
+    let input = emit::Input { model: &built.model, types, modules: &modules, opts: &opts };
+    let files = emit::emit(input).context("emitting")?;
+    out.push(("emit (quote, prettyplease)".into(), t.elapsed()));
     let scratch = tempfile::tempdir().context("creating a temporary folder")?;
     let t = Instant::now();
     write::sync_tree(&scratch.path().join("out"), &files, Mode::Write, "cargo xtask generate", &|_, _| true)

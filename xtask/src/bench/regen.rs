@@ -11,10 +11,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use codegen::clang;
 use codegen::fetch::{Fetcher, ToolkitHeaders};
 use codegen::manifest::{HeaderSpec, Manifest};
 use codegen::platform::Platform;
+use codegen::read::clang;
 
 use super::{run_quiet, Env, Paired, Row, Target};
 use crate::progress;
@@ -55,7 +55,7 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
         units.len()
     );
 
-    let unit_cache = fetcher.cache.join(codegen::unit_cache::DIR);
+    let unit_cache = fetcher.cache.join(codegen::read::unit_cache::DIR);
     let (mut cold, mut warm, mut base, mut floor) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for i in 0..runs {
         // Alternate which side goes first, so that a slow spell of the machine is shared.
@@ -123,7 +123,7 @@ pub fn run(env: &Env, runs: usize) -> Result<(Vec<Row>, Vec<String>)> {
          cold (the unit cache target/cuda-headers/{} emptied first) and then warm; \
          the baseline runs bindgen {BINDGEN_VERSION}'s CLI {} times (one typedef header of one toolkit each, sequentially) with the generator's own \
          options and clang arguments (`--formatter none` included); the floor is `clang -fsyntax-only` over the same {} translation units the generator parses, {jobs} at a time",
-        codegen::unit_cache::DIR,
+        codegen::read::unit_cache::DIR,
         cli.len(),
         units.len()
     )];
@@ -142,7 +142,7 @@ fn generate(env: &Env, out: &Path, check: bool) -> Result<f64> {
     Ok(secs)
 }
 
-/// The generator's worker count for this many toolkits (as `pipeline::parse_all` picks it).
+/// The generator's worker count for this many toolkits (as `read::read_toolkits` picks it).
 fn workers(toolkits: usize) -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8).min(toolkits.max(1))
 }

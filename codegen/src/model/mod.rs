@@ -1,5 +1,9 @@
 //! The model: every entry point ABI of every toolkit, merged. Pure data, BTree-ordered, no I/O.
 //!
+//! Its vocabulary is its own: what the readers hand it ([`input`]: declarations, parameters,
+//! alias targets, counts) and what the emitter renders beside it ([`crate_parts`]: the
+//! crate's modules and types). Readers import the model, never the reverse.
+//!
 //! Built once from per-toolkit declarations ([`Model::build`]); everything derived (exported
 //! names, the signature shown, drift) is computed from the full set, so the order in which
 //! toolkits are given cannot change the result.
@@ -8,92 +12,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::header_text::AliasTarget;
-use crate::layout::{layout_drift, ParamLayout};
+use crate::layout::layout_drift;
 use crate::names::Variant;
-use crate::parse::Param;
 use crate::platform::Platform;
 use crate::syntax::RustType;
 use crate::version::ToolkitVersion;
 
-/// One `PFN_` typedef as one toolkit declares it: the parser's output, located.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Declaration {
-    pub pfn: String,
-    pub symbol: String,
-    pub version: u32,
-    pub variant: Option<Variant>,
-    /// The typedef header's file name (`cudaTypedefs.h`).
-    pub header: String,
-    /// The manifest header row, and so the generated module (`cuda`, `gl`, `d3d9`).
-    pub module: String,
-    /// Where the driver has it.
-    pub platforms: BTreeSet<Platform>,
-    /// Declared only under `#if defined(__CUDA_API_VERSION_INTERNAL)`.
-    pub legacy: bool,
-    pub line: usize,
-    pub params: Vec<Param>,
-    pub returns: RustType,
-    pub layouts: Vec<ParamLayout>,
-}
+mod crate_parts;
+mod input;
 
-impl Declaration {
-    /// A declaration of `pfn` in `header` (module `module`) with no parameters, returning
-    /// `CUresult`, on Linux, not legacy, at line 1: what tests and fuzzers build models from.
-    pub fn bare(pfn: &str, header: &str, module: &str) -> Result<Declaration, crate::names::NameError> {
-        let n = crate::names::split_pfn_name(pfn)?;
-        Ok(Declaration {
-            pfn: pfn.into(),
-            symbol: n.symbol.into(),
-            version: n.version,
-            variant: n.variant,
-            header: header.into(),
-            module: module.into(),
-            platforms: [Platform::Linux].into(),
-            legacy: false,
-            line: 1,
-            params: vec![],
-            returns: RustType::new(&syn::parse_quote!(CUresult)),
-            layouts: vec![],
-        })
-    }
-}
-
-/// Per typedef header and toolkit: what was found, so that nothing is dropped silently.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct HeaderCount {
-    /// Versioned `PFN_..._vNNNN` typedefs declared in the header.
-    pub typedefs: usize,
-    /// `PFN_` typedefs skipped (reported, not emitted): no version in their final name, or a
-    /// symbol that is a Rust keyword.
-    pub unversioned: usize,
-    /// `#define PFN_x ...` aliases, and how many of them name no typedef.
-    pub aliases: usize,
-    pub broken_aliases: usize,
-}
-
-/// Everything one toolkit contributes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolkitInput {
-    pub version: ToolkitVersion,
-    /// Where the headers came from (`nvidia-cuda-runtime-cu12 12.9.79`, or a local path).
-    pub source: String,
-    pub declarations: Vec<Declaration>,
-    /// Resolved `#define PFN_x` aliases; empty from 13.0 on.
-    pub aliases: BTreeMap<String, AliasTarget>,
-    /// Per typedef header file name.
-    pub counts: BTreeMap<String, HeaderCount>,
-    /// What each C name (`cuCtxCreate`) expands to in a C program of each stream mode.
-    pub c_names: BTreeMap<String, CNameExports>,
-}
-
-/// The exported function a C name expands to, in a default build and with
-/// `CUDA_API_PER_THREAD_DEFAULT_STREAM` (`None`: not a function name in that mode).
-#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct CNameExports {
-    pub default: Option<String>,
-    pub per_thread: Option<String>,
-}
+pub use crate_parts::{CrateTypes, ModuleSpec};
+pub use input::{AliasTarget, CNameExports, Declaration, HeaderCount, Param, ToolkitInput};
 
 /// The registry entries a C name means in one toolkit, by the typedef of each (`pfn`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -204,17 +133,16 @@ impl Model {
     /// toolkit version appears twice, the later input replaces the earlier one.
     /// Gives each `[[arch_only]]` symbol's entries their one architecture. A rule whose symbol
     /// no toolkit declares (a manifest without that header row, say) is a warning.
-    pub fn restrict_arch(&mut self, rules: &[crate::manifest::ArchOnly]) {
-        for rule in rules {
+    pub fn restrict_arch<'a>(&mut self, rules: impl IntoIterator<Item = (&'a str, &'a str)>) {
+        for (symbol, arch) in rules {
             let mut found = false;
-            for e in self.entries.values_mut().filter(|e| e.symbol == rule.symbol) {
-                e.arch = Some(rule.arch.clone());
+            for e in self.entries.values_mut().filter(|e| e.symbol == symbol) {
+                e.arch = Some(arch.to_owned());
                 found = true;
             }
             if !found {
                 self.warnings.push(format!(
-                    "the manifest's [[arch_only]] names `{}`, which no toolkit declares: the rule does nothing",
-                    rule.symbol
+                    "the manifest's [[arch_only]] names `{symbol}`, which no toolkit declares: the rule does nothing"
                 ));
             }
         }
@@ -222,16 +150,16 @@ impl Model {
 
     /// Gives each `[[driver_floor]]` typedef its measured floor. A rule for a typedef no
     /// toolkit declares is a warning, as with `[[arch_only]]`.
-    pub fn apply_driver_floors(&mut self, rules: &[crate::manifest::DriverFloor]) {
-        for rule in rules {
-            match self.entries.values_mut().find(|e| e.pfn == rule.pfn) {
+    /// `rules`: (typedef, floor as `major * 1000 + minor * 10`, evidence).
+    pub fn apply_driver_floors<'a>(&mut self, rules: impl IntoIterator<Item = (&'a str, u32, &'a str)>) {
+        for (pfn, floor, evidence) in rules {
+            match self.entries.values_mut().find(|e| e.pfn == pfn) {
                 Some(e) => {
-                    e.min_driver = rule.version();
-                    e.min_driver_evidence = Some(rule.evidence.clone());
+                    e.min_driver = Some(floor);
+                    e.min_driver_evidence = Some(evidence.to_owned());
                 }
                 None => self.warnings.push(format!(
-                    "the manifest's [[driver_floor]] names `{}`, which no toolkit declares: the rule does nothing",
-                    rule.pfn
+                    "the manifest's [[driver_floor]] names `{pfn}`, which no toolkit declares: the rule does nothing"
                 )),
             }
         }
@@ -479,19 +407,14 @@ mod tests {
     #[test]
     fn an_arch_only_rule_marks_every_abi_of_its_symbol_and_an_unknown_symbol_is_an_error() {
         let mut m = Model::build(vec![input("13.0", &["PFN_cuX_v2000", "PFN_cuX_v3020", "PFN_cuY_v4000"], &[])]);
-        let rule = |symbol: &str| crate::manifest::ArchOnly {
-            symbol: symbol.into(),
-            arch: "aarch64".into(),
-            evidence: "measured".into(),
-        };
-        m.restrict_arch(&[rule("cuX")]);
+        m.restrict_arch([("cuX", "aarch64")]);
         let arch: Vec<(&str, Option<&str>)> = m.entries.values().map(|e| (e.pfn.as_str(), e.arch.as_deref())).collect();
         assert_eq!(
             arch,
             [("PFN_cuX_v2000", Some("aarch64")), ("PFN_cuX_v3020", Some("aarch64")), ("PFN_cuY_v4000", None)]
         );
         let before = m.warnings.len();
-        m.restrict_arch(&[rule("cuZ")]);
+        m.restrict_arch([("cuZ", "aarch64")]);
         assert!(m.warnings[before..].iter().any(|w| w.contains("`cuZ`")), "{:?}", m.warnings);
     }
 

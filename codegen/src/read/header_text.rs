@@ -7,6 +7,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::model::AliasTarget;
+
 /// One `#define PFN_<name> ...` line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AliasMacro {
@@ -244,15 +246,6 @@ pub fn in_ranges(ranges: &[(usize, usize)], line: usize) -> bool {
     ranges.iter().any(|&(a, b)| a <= line && line <= b)
 }
 
-/// Per alias name, what it resolves to in one toolkit.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
-pub struct AliasTarget {
-    /// The typedef `PFN_x` names in a default build.
-    pub default: String,
-    /// The typedef it names with `CUDA_API_PER_THREAD_DEFAULT_STREAM` defined.
-    pub per_thread: String,
-}
-
 /// An alias that names no typedef of its toolkit: NVIDIA's own header bug, reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BrokenAlias {
@@ -330,7 +323,7 @@ pub fn resolve_aliases(
 /// The names a C program may call a driver function by, as far as the text tells: every
 /// `#define cuX ...` (an object-like macro) and every `cuX(` outside a directive, comments
 /// left out. A superset: which of them name a function, and which function, is the
-/// preprocessor's to say ([`crate::clang::run_c_names`]).
+/// preprocessor's to say ([`crate::read::clang::run_c_names`]).
 pub fn c_name_candidates(text: &str) -> Vec<String> {
     let is_c_name =
         |s: &str| s.len() > 2 && s.starts_with("cu") && s[2..].starts_with(|c: char| c.is_ascii_uppercase());

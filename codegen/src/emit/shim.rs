@@ -1,25 +1,36 @@
-//! The lookup shim of the generated crate. Its logic does not depend on the model, so it is
-//! hand-written Rust in `templates/` (where it keeps its comments), written verbatim after
-//! the `@generated` marker: `src/driver.rs`, `src/error.rs`, `src/runtime.rs`. What it needs
-//! from the inputs is emitted beside it: `src/codes.rs`, the names of the `CUresult` codes.
+//! The lookup shim's files and `codes.rs`. The shim does not depend on the model: it is
+//! hand-written Rust in `codegen/src/shim/`, compiled there as it stands (against this
+//! repository's generated tables, by the `cuda-sys-gen-shim-check` crate in
+//! `codegen/shim-check/`), and written into every crate as it is after the `@generated`
+//! marker, with the crate's name put in. What it needs from the inputs is rendered beside it:
+//! `src/codes.rs`, the names and descriptions of the `CUresult` codes.
 
 use std::collections::BTreeMap;
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-pub const DRIVER_RS: &str = "src/driver.rs";
-pub const ERROR_RS: &str = "src/error.rs";
-pub const RUNTIME_RS: &str = "src/runtime.rs";
-pub const CODES_RS: &str = "src/codes.rs";
-pub const TABLE_RS: &str = "src/table.rs";
-pub const API_SHIM_RS: &str = "src/api_shim.rs";
+/// The shim's files: the path in the crate, and the source, `codegen/src/shim/<name>.rs`.
+pub const SOURCES: [(&str, &str); 5] = [
+    ("src/api_shim.rs", include_str!("../shim/api_shim.rs")),
+    ("src/driver.rs", include_str!("../shim/driver.rs")),
+    ("src/error.rs", include_str!("../shim/error.rs")),
+    ("src/runtime.rs", include_str!("../shim/runtime.rs")),
+    ("src/table.rs", include_str!("../shim/table.rs")),
+];
 
-pub const DRIVER_TEMPLATE: &str = include_str!("templates/driver.rs");
-pub const ERROR_TEMPLATE: &str = include_str!("templates/error.rs");
-pub const RUNTIME_TEMPLATE: &str = include_str!("templates/runtime.rs");
-pub const TABLE_TEMPLATE: &str = include_str!("templates/table.rs");
-pub const API_SHIM_TEMPLATE: &str = include_str!("templates/api_shim.rs");
+/// The paths of [`SOURCES`], in its order.
+pub const PATHS: [&str; SOURCES.len()] = {
+    let mut out = [""; SOURCES.len()];
+    let mut i = 0;
+    while i < SOURCES.len() {
+        out[i] = SOURCES[i].0;
+        i += 1;
+    }
+    out
+};
+
+pub const CODES_RS: &str = "src/codes.rs";
 
 /// The constants of bindgen's `impl cudaError_enum` (`pub const X: cudaError_enum =
 /// cudaError_enum(N);`), in declaration order.
@@ -59,28 +70,8 @@ fn result_codes(types: &syn::File) -> Vec<(u32, String)> {
 }
 
 /// The rustdoc of each `cudaError_enum` constant, by name.
-fn result_docs(types: &syn::File) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for c in result_consts(types) {
-        let doc: Vec<String> = c
-            .attrs
-            .iter()
-            .filter_map(|a| match &a.meta {
-                syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
-                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value().trim().to_owned()),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .collect();
-        if !doc.is_empty() {
-            out.insert(c.ident.to_string(), doc.join(" "));
-        }
-    }
-    out
-}
-
-pub fn codes_rs(types: &syn::File) -> TokenStream {
+/// `codes.rs`: each `CUresult` code's name and cuda.h's description (`docs`, by name).
+pub fn codes_rs(types: &syn::File, docs: &BTreeMap<String, String>) -> TokenStream {
     // The first name per value: later ones are deprecated aliases, if CUDA ever adds any.
     let mut by_value: BTreeMap<u32, String> = BTreeMap::new();
     for (v, name) in result_codes(types) {
@@ -90,10 +81,9 @@ pub fn codes_rs(types: &syn::File) -> TokenStream {
         let v = Literal::u32_unsuffixed(*v);
         quote!(#v => Some(#name),)
     });
-    // What cuda.h says of each code: the doc the pipeline put on its constant.
-    let docs = result_docs(types);
+    // What cuda.h says of each code.
     let described = by_value.iter().filter_map(|(v, name)| {
-        let doc = docs.get(name)?;
+        let doc = docs.get(name)?.trim();
         let v = Literal::u32_unsuffixed(*v);
         Some(quote!(#v => Some(#doc),))
     });
@@ -173,19 +163,19 @@ pub fn codes_rs(types: &syn::File) -> TokenStream {
 mod tests {
     use super::*;
 
+    /// Every file of `codegen/src/shim/` is written into the crate, and nothing else is taken
+    /// for the shim: a file added there and not here would compile in the check crate and be
+    /// missing from every generated one.
     #[test]
-    fn templates_are_rust() {
-        for (name, t) in [
-            ("driver", DRIVER_TEMPLATE),
-            ("error", ERROR_TEMPLATE),
-            ("runtime", RUNTIME_TEMPLATE),
-            ("table", TABLE_TEMPLATE),
-            ("api_shim", API_SHIM_TEMPLATE),
-        ] {
-            if let Err(e) = syn::parse_file(t) {
-                panic!("templates/{name}.rs does not parse: {e}");
-            }
-        }
+    fn every_shim_source_is_written() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/shim");
+        let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| format!("src/{}", e.file_name().to_string_lossy()))
+            .collect();
+        on_disk.sort();
+        assert_eq!(on_disk, PATHS, "codegen/src/shim/ and emit::shim::SOURCES differ");
     }
 
     #[test]
@@ -204,7 +194,7 @@ mod tests {
             result_codes(&types),
             vec![(0, "CUDA_SUCCESS".into()), (500, "CUDA_ERROR_NOT_FOUND".into()), (500, "CUDA_ERROR_ALIAS".into())]
         );
-        let text = codes_rs(&types).to_string();
+        let text = codes_rs(&types, &BTreeMap::new()).to_string();
         assert!(text.contains("500 => Some (\"CUDA_ERROR_NOT_FOUND\")"), "{text}");
         assert!(!text.contains("CUDA_ERROR_ALIAS") && !text.contains("CU_OTHER"), "{text}");
     }

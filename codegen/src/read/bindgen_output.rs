@@ -7,21 +7,13 @@
 use std::collections::BTreeMap;
 
 use quote::ToTokens;
-use serde::Serialize;
 
-use crate::clang::SourceLine;
 use crate::layout::{ParamLayout, TypeTable};
+use crate::model::Param;
+use crate::read::clang::SourceLine;
 use crate::syntax::RustType;
 
 use crate::names::{split_pfn_name, NameError};
-
-/// A parameter: its name as bindgen wrote it and its Rust type (`*mut CUdeviceptr`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
-pub struct Param {
-    pub name: String,
-    #[serde(rename = "type")]
-    pub ty: RustType,
-}
 
 /// One versioned typedef as declared by one toolkit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -261,11 +253,11 @@ pub struct CNames {
     pub unnamed: Vec<String>,
 }
 
-/// Reads a [`crate::clang::run_c_names`] output: the declared `cu*` functions and the struct
+/// Reads a [`crate::read::clang::run_c_names`] output: the declared `cu*` functions and the struct
 /// whose fields pair each candidate with its expansion. A candidate that expands to no
 /// declared function (a macro of something else, a name in a disabled branch) is no C name.
 pub fn parse_c_names(rust: &str) -> Result<CNames, String> {
-    use crate::clang::{C_NAMES_SEPARATOR, C_NAMES_STRUCT};
+    use crate::read::clang::{C_NAMES_SEPARATOR, C_NAMES_STRUCT};
     // Read as text, not with syn: the output is bindgen's declarations of some 700 functions
     // in each of 68 runs, of which only the names matter; a syn parse of them all cost
     // seconds of every run. `fn NAME (` declares a function (a function pointer type is

@@ -179,7 +179,7 @@ pub fn run_bindgen(unit: &Unit<'_>, standins: &Path) -> Result<BindgenOutput, Er
     run_bindgen_tracked(unit, standins).map(|(out, _)| out)
 }
 
-/// [`run_bindgen`], also saying what the run read (for [`crate::unit_cache`]).
+/// [`run_bindgen`], also saying what the run read (for [`crate::read::unit_cache`]).
 pub fn run_bindgen_tracked(unit: &Unit<'_>, standins: &Path) -> Result<(BindgenOutput, Deps), Error> {
     let toolkit = unit.toolkit;
     for h in &unit.headers {

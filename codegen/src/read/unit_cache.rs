@@ -21,7 +21,7 @@ use std::time::UNIX_EPOCH;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::clang::{self, BindgenOutput, Deps, SourceLine, Unit};
+use crate::read::clang::{self, BindgenOutput, Deps, SourceLine, Unit};
 use crate::Error;
 
 /// The folder under the header cache.
