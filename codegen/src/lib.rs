@@ -1,9 +1,9 @@
 //! The cuda-sys-gen pipeline, as a library: NVIDIA's typedef headers in, a Rust crate out.
 //!
 //! [`pipeline::generate`] is the whole job in one screen: locate or fetch headers
-//! ([`fetch`]), run bindgen ([`clang`]), read its output ([`parse`]) and the headers' own
-//! alias macros ([`header_text`]), merge every toolkit into the [`model`], render the crate
-//! ([`emit`]) and write it ([`write`]).
+//! ([`fetch`], [`toolkits`]), read each toolkit ([`read`]: bindgen, its output, the headers'
+//! own alias macros), merge every toolkit into the [`model`], render the crate ([`emit`]),
+//! write it ([`write`]) and say what happened ([`report`]).
 
 pub mod archive;
 pub mod crate_name;

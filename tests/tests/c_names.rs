@@ -113,20 +113,18 @@ fn c_names_are_what_clang_resolves_them_to() {
         }
     }
 
-    let registry: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo_root().join("generated/registry.json")).unwrap()).unwrap();
-    let exported: BTreeMap<&str, &str> = registry["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| (e["pfn"].as_str().unwrap(), e["exported"].as_str().unwrap()))
-        .collect();
+    let registry = codegen::registry_json::Registry::parse(
+        &std::fs::read_to_string(repo_root().join("generated/registry.json")).unwrap(),
+    )
+    .unwrap();
+    let exported: BTreeMap<&str, &str> =
+        registry.entries.iter().map(|e| (e.pfn.as_str(), e.exported.as_str())).collect();
     let mut ours = CNameMap::new();
-    for (tk, names) in registry["c_names"].as_object().expect("registry.json has c_names") {
-        let map = ours.entry(tk.clone()).or_default();
-        for (c, target) in names.as_object().unwrap() {
-            let of = |mode: &str| target[mode].as_str().map(|pfn| exported[pfn].to_owned());
-            map.insert(c.clone(), [of("default"), of("per_thread")]);
+    for (tk, names) in &registry.c_names {
+        let map = ours.entry(tk.to_string()).or_default();
+        for (c, target) in names {
+            let of = |pfn: &Option<String>| pfn.as_deref().map(|pfn| exported[pfn].to_owned());
+            map.insert(c.clone(), [of(&target.default), of(&target.per_thread)]);
         }
     }
     // Names that are no function in either mode are absent from the registry.

@@ -14,8 +14,9 @@ fn registry() -> PathBuf {
     repo_root().join("generated/registry.json")
 }
 
-fn json() -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(registry()).unwrap()).unwrap()
+/// registry.json through the generator's own serde types, as min-driver reads it.
+fn json() -> codegen::registry_json::Registry {
+    codegen::registry_json::Registry::parse(&std::fs::read_to_string(registry()).unwrap()).unwrap()
 }
 
 /// Writes `files` (path, text) into a new folder.
@@ -39,8 +40,8 @@ fn floor_of(program: &str) -> (Floor, tempfile::TempDir) {
 /// The version the newest cuda.h's `cuCtxCreate` needs, from the registry (not written out).
 fn cu_ctx_create() -> u32 {
     let json = json();
-    let newest = json["toolkits"].as_array().unwrap().last().unwrap().as_str().unwrap().to_owned();
-    let pfn = json["c_names"][newest.as_str()]["cuCtxCreate"]["default"].as_str().unwrap();
+    let newest = json.toolkits.last().unwrap();
+    let pfn = json.c_names[newest]["cuCtxCreate"].default.as_deref().unwrap();
     let v = pfn.rsplit("_v").next().unwrap().parse().unwrap();
     assert!(v > 2000, "cuCtxCreate is no newer than cuInit: these tests would prove nothing");
     v
@@ -48,14 +49,7 @@ fn cu_ctx_create() -> u32 {
 
 /// The oldest ABI of `symbol` (default variant), from the registry.
 fn oldest_abi(symbol: &str) -> u32 {
-    json()["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["symbol"] == symbol && e["variant"].is_null())
-        .map(|e| e["version"].as_u64().unwrap() as u32)
-        .min()
-        .unwrap()
+    json().entries.iter().filter(|e| e.symbol == symbol && e.variant.is_none()).map(|e| e.version).min().unwrap()
 }
 
 fn assert_floor(program: &str, version: u32) {
@@ -156,7 +150,7 @@ fn driver_newest_counts_as_its_oldest_abi() {
 #[test]
 fn an_older_toolkit_s_alias_is_narrowed_only_on_proof() {
     let json = json();
-    let old = json["c_names"]["12.4"]["cuCtxCreate"]["default"].as_str().unwrap();
+    let old = json.c_names[&"12.4".parse().unwrap()]["cuCtxCreate"].default.as_deref().unwrap();
     let old_v: u32 = old.rsplit("_v").next().unwrap().parse().unwrap();
     assert!(old_v < cu_ctx_create());
     assert_floor(
@@ -188,10 +182,10 @@ fn an_older_toolkit_s_alias_is_narrowed_only_on_proof() {
 #[test]
 fn a_measured_driver_floor_corrects_the_header_s_version() {
     let json = json();
-    let luid = json["entries"].as_array().unwrap().iter().find(|e| e["symbol"] == "cuDeviceGetLuid").unwrap();
-    let header = luid["version"].as_u64().unwrap() as u32;
-    let measured = luid["min_driver"].as_u64().expect("registry.json carries the measured floor") as u32;
-    assert!(measured > 11000 && header < measured, "{luid}");
+    let luid = json.entries.iter().find(|e| e.symbol == "cuDeviceGetLuid").unwrap();
+    let header = luid.version;
+    let measured = luid.min_driver.expect("registry.json carries the measured floor");
+    assert!(measured > 11000 && header < measured, "{header} {measured}");
     assert_floor(
         "use cuda_driver_pfn::cu;\nfn main() { unsafe { cu!(cuDeviceGetLuid(a, b, 0)).unwrap(); } }\n",
         measured,
@@ -464,7 +458,7 @@ fn the_driver_and_max_flags() {
     assert_eq!(code, Some(3), "{out}");
     let (code, out) = cli(&["min-driver", "--registry", reg, "--max", "12.2", main]);
     assert_eq!(code, Some(3), "{out}");
-    let newest = json()["toolkits"].as_array().unwrap().last().unwrap().as_str().unwrap().to_owned();
+    let newest = json().toolkits.last().unwrap().to_string();
     let (code, out) = cli(&["min-driver", "--registry", reg, "--max", &newest, main]);
     assert_eq!(code, Some(0), "{out}");
     // Within the bound as far as could be read, with something unread: 2.
@@ -542,7 +536,7 @@ fn the_release_tables_are_consistent() {
     drivers.sort();
     assert!(drivers.windows(2).all(|w| w[0].1 <= w[1].1), "{drivers:?}");
     // The newest toolkit the registry pins has its PTX ISA and its driver row.
-    let newest = json()["toolkits"].as_array().unwrap().last().unwrap().as_str().unwrap().to_owned();
+    let newest = json().toolkits.last().unwrap().to_string();
     let v = cuda_number(&newest).unwrap();
     assert!(r.ptx.iter().any(|p| cuda_number(&p.cuda) == Some(v)), "no PTX ISA of CUDA {newest}");
     // Where NVIDIA's table has no row for it (13.4 and 13.5 publish none), the report says so

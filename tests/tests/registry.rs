@@ -5,19 +5,22 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use cuda_driver_pfn::{Entry, StreamFlags, ENTRIES, TOOLKITS};
 use cuda_sys_gen_tests::repo_root;
-use serde_json::Value;
+use codegen::registry_json::Registry;
 
-fn registry() -> Value {
-    let text = std::fs::read_to_string(repo_root().join("generated/registry.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
+fn registry_text() -> String {
+    std::fs::read_to_string(repo_root().join("generated/registry.json")).unwrap()
+}
+
+/// registry.json through the generator's own serde types, as min-driver reads it.
+fn registry() -> Registry {
+    Registry::parse(&registry_text()).unwrap()
 }
 
 /// registry.json, read through the generator's own types (`codegen::registry_json`), is the
 /// static table, row for row.
 #[test]
 fn json_and_static_table_agree() {
-    let text = std::fs::read_to_string(repo_root().join("generated/registry.json")).unwrap();
-    let v = codegen::registry_json::Registry::parse(&text).unwrap();
+    let v = registry();
     assert_eq!(v.entries.len(), ENTRIES.len());
     for (j, e) in v.entries.iter().zip(ENTRIES.iter()) {
         assert_eq!(j.pfn, e.pfn);
@@ -46,7 +49,7 @@ fn json_and_static_table_agree() {
     assert_eq!(v.toolkits.len(), TOOLKITS.len());
     assert_eq!(TOOLKITS.len(), 17);
     // Read back and written again, it is the same text: the types hold every field.
-    assert_eq!(String::from_utf8(v.to_json().unwrap()).unwrap(), text);
+    assert_eq!(String::from_utf8(v.to_json().unwrap()).unwrap(), registry_text());
 }
 
 /// The crate docs' description of each entry field (`ENTRY_FIELDS`) is the field's doc in
@@ -91,7 +94,9 @@ fn entry_field_docs_are_the_types_docs() {
 #[test]
 fn entry_fields_are_the_documented_ones() {
     let documented: Vec<&str> = codegen::registry_json::ENTRY_FIELDS.iter().map(|f| f.0).collect();
-    for e in registry()["entries"].as_array().unwrap() {
+    // The raw JSON, not the typed registry: the order of the keys as written is the point.
+    let raw: serde_json::Value = serde_json::from_str(&registry_text()).unwrap();
+    for e in raw["entries"].as_array().unwrap() {
         let written: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(written, documented, "{}", e["pfn"]);
     }
@@ -129,21 +134,16 @@ fn markers_carry_their_own_version() {
 #[test]
 fn per_thread_names_follow_the_header_pairing() {
     let v = registry();
-    let by: BTreeMap<&str, &Value> =
-        v["entries"].as_array().unwrap().iter().map(|e| (e["pfn"].as_str().unwrap(), e)).collect();
+    let by: BTreeMap<&str, &codegen::registry_json::Entry> = v.entries.iter().map(|e| (e.pfn.as_str(), e)).collect();
     let mut checked = 0;
-    for (_, aliases) in v["header_aliases"].as_object().unwrap() {
-        for (_, t) in aliases.as_object().unwrap() {
-            let (d, p) = (t["default"].as_str().unwrap(), t["per_thread"].as_str().unwrap());
+    for aliases in v.header_aliases.values() {
+        for t in aliases.values() {
+            let (d, p) = (t.default.as_str(), t.per_thread.as_str());
             if d == p {
                 continue;
             }
             let suffix = &p[p.len() - 5..];
-            assert_eq!(
-                by[p]["exported"].as_str().unwrap(),
-                format!("{}{suffix}", by[d]["exported"].as_str().unwrap()),
-                "{p} pairs with {d}"
-            );
+            assert_eq!(by[p].exported, format!("{}{suffix}", by[d].exported), "{p} pairs with {d}");
             checked += 1;
         }
     }
@@ -182,16 +182,16 @@ fn per_toolkit_aliases_agree_with_the_headers() {
             cfg = None;
         }
     }
-    let symbols: BTreeSet<&str> =
-        v["entries"].as_array().unwrap().iter().map(|e| e["symbol"].as_str().unwrap()).collect();
+    let symbols: BTreeSet<&str> = v.entries.iter().map(|e| e.symbol.as_str()).collect();
     let mut checked = 0;
-    for (tk, aliases) in v["header_aliases"].as_object().unwrap() {
-        for (name, t) in aliases.as_object().unwrap() {
+    for (tk, aliases) in &v.header_aliases {
+        let tk = tk.to_string();
+        for (name, t) in aliases {
             if !symbols.contains(name.trim_start_matches("PFN_")) {
                 continue; // a misspelt alias such as PFN_GraphConditionalHandleCreate
             }
-            assert_eq!(emitted[tk][name], t["default"].as_str().unwrap(), "{tk} {name}");
-            assert_eq!(per_thread[tk][name], t["per_thread"].as_str().unwrap(), "{tk} {name}, per-thread");
+            assert_eq!(emitted[&tk][name], t.default, "{tk} {name}");
+            assert_eq!(per_thread[&tk][name], t.per_thread, "{tk} {name}, per-thread");
             checked += 1;
         }
     }

@@ -397,7 +397,7 @@ fn loading_by_name_tries_the_sonames_in_order() {
                 assert_eq!(names, ["libcuda.so.1", "libcuda.so"]);
             }
         }
-        // A machine with a driver: nothing to check here (tests/tests/real_driver.rs).
+        // A machine with a driver: nothing to check here (tests/tests/gpu_machine.rs).
         Ok(d) => eprintln!("a real driver is installed: {d:?}"),
         Err(e) => panic!("{e}"),
     }

@@ -19,7 +19,7 @@ step conformance "$bin/conformance" check "$out"
 step launch "$bin/conformance" launch
 step roundtrip "$bin/roundtrip"
 step doctor "$bin/doctor"
-step real_driver "$bin/real_driver" --ignored --nocapture --test-threads 1
+step gpu_machine "$bin/gpu_machine" --ignored --nocapture --test-threads 1
 step bench "$bin/conformance" bench
 step c_names "$bin/conformance" c-names
 step probe "$bin/conformance" probe
@@ -60,7 +60,7 @@ pub fn device_build(root: &Path) -> Result<()> {
             "-p",
             "cuda-sys-gen-tests",
             "--test",
-            "real_driver",
+            "gpu_machine",
             "--no-run",
             "--message-format=json",
             "--features",
@@ -74,11 +74,11 @@ pub fn device_build(root: &Path) -> Result<()> {
             let text = String::from_utf8_lossy(&out.stdout);
             let exe = text
                 .lines()
-                .filter(|l| l.contains("\"executable\":\"") && l.contains("real_driver"))
+                .filter(|l| l.contains("\"executable\":\"") && l.contains("gpu_machine"))
                 .filter_map(|l| l.split("\"executable\":\"").nth(1)?.split('"').next().map(PathBuf::from))
                 .next()
-                .context("cargo printed no real_driver executable")?;
-            copy(&exe, &dest.join("real_driver"))?;
+                .context("cargo printed no gpu_machine executable")?;
+            copy(&exe, &dest.join("gpu_machine"))?;
         }
     }
     let rel = root.join("target").join(target).join("release");

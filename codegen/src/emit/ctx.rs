@@ -1,5 +1,5 @@
 //! What every emitter shares: the options, the module specs, the context ([`Ctx`]) that the
-//! emitters read the model through, and the helpers that turn tokens and templates into
+//! emitters read the model through, and the helpers that turn tokens and hand-written files into
 //! files. The emitters of `emit/` import this and nothing of each other's, but
 //! [`super::types`]'s ABI rewrite.
 
@@ -128,12 +128,12 @@ pub(crate) fn rust_file(ctx: &Ctx<'_>, path: &str, tokens: TokenStream) -> Resul
     Ok(out.into_bytes())
 }
 
-/// A template as a file of the crate: the marker, then the template, with the crate's name
-/// where the template says `cuda_driver_pfn` (code) or `cuda-driver-pfn` (prose).
-pub fn template_file(ctx: &Ctx<'_>, template: &str) -> Vec<u8> {
+/// A hand-written file as a file of the crate: the marker, then the file, with the crate's name
+/// where the file says `cuda_driver_pfn` (code) or `cuda-driver-pfn` (prose).
+pub fn crate_file(ctx: &Ctx<'_>, source: &str) -> Vec<u8> {
     let mut out = ctx.marker("//");
     out.push('\n');
-    out.push_str(&with_crate_name(ctx, template));
+    out.push_str(&with_crate_name(ctx, source));
     out.into_bytes()
 }
 

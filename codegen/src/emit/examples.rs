@@ -4,7 +4,7 @@
 //! developer writes, ported line for line from their C originals in `tests/ports/`:
 //! `graphs_drv`, `vector_add_mmap_drv` and `launch_ex_drv` (feature `api`).
 
-use super::ctx::{template_file, Ctx};
+use super::ctx::{crate_file, Ctx};
 
 pub const DOCTOR_RS: &str = "examples/doctor.rs";
 pub const ROUNDTRIP_RS: &str = "examples/roundtrip.rs";
@@ -148,7 +148,7 @@ pub fn samples(ctx: &Ctx<'_>) -> Vec<(&'static str, &'static str, Vec<u8>)> {
         .filter(|(_, _, _, needs)| {
             names.is_some_and(|n| needs.iter().all(|c| n.get(*c).is_some_and(|t| t.default.is_some())))
         })
-        .map(|(name, path, source, _)| (*name, *path, template_file(ctx, source)))
+        .map(|(name, path, source, _)| (*name, *path, crate_file(ctx, source)))
         .collect()
 }
 
@@ -169,7 +169,7 @@ const ROUNDTRIP_NEEDS: &[&str] = &[
 ];
 
 pub fn doctor_rs(ctx: &Ctx<'_>) -> Vec<u8> {
-    template_file(ctx, DOCTOR_SOURCE)
+    crate_file(ctx, DOCTOR_SOURCE)
 }
 
 /// Whether the registry has what `roundtrip` calls.
@@ -178,7 +178,7 @@ pub fn has_roundtrip(ctx: &Ctx<'_>) -> bool {
 }
 
 pub fn roundtrip_rs(ctx: &Ctx<'_>) -> Option<Vec<u8>> {
-    has_roundtrip(ctx).then(|| template_file(ctx, ROUNDTRIP_SOURCE))
+    has_roundtrip(ctx).then(|| crate_file(ctx, ROUNDTRIP_SOURCE))
 }
 
 #[cfg(test)]

@@ -27,13 +27,13 @@ pub const LICENSE_APACHE: &str = "LICENSE-APACHE";
 pub const LICENSES: [(&str, &str); 2] =
     [(LICENSE_MIT, include_str!("../../../LICENSE-MIT")), (LICENSE_APACHE, include_str!("../../../LICENSE-APACHE"))];
 
-const README_TEMPLATE: &str = include_str!("../../crate-files/README.md");
+const README_SOURCE: &str = include_str!("../../crate-files/README.md");
 
-/// The crate's README: the marker as an HTML comment (renderers hide it), then the template.
+/// The crate's README: the marker as an HTML comment (renderers hide it), then the source in `codegen/crate-files/`.
 pub fn readme_md(ctx: &Ctx<'_>) -> String {
     let marker = ctx.marker("");
     let marker: Vec<&str> = marker.lines().map(str::trim).collect();
-    format!("<!-- {} -->\n\n{}", marker.join(" "), super::ctx::with_crate_name(ctx, README_TEMPLATE))
+    format!("<!-- {} -->\n\n{}", marker.join(" "), super::ctx::with_crate_name(ctx, README_SOURCE))
 }
 
 /// The shim's part of the crate documentation.
@@ -152,7 +152,7 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
     let example = format!(
         "{why}\n ```{fence}\n use {crate_ident}::{{entries, Entry, pfn::PFN_cuMemAlloc_v3020}};\n\n // The marker carries the exact lookup: name, version and stream flag.\n assert_eq!(entries::cuMemAlloc_v3020::VERSION, 3020);\n assert_eq!(entries::cuMemAlloc_v3020::INFO.exported, \"cuMemAlloc_v2\");\n let _: Option<<entries::cuMemAlloc_v3020 as Entry>::Fn> = None::<PFN_cuMemAlloc_v3020>;\n ```\n"
     );
-    // The shim's documentation, one `#![doc]` line per line of the template.
+    // The shim's documentation, one `#![doc]` line per line of its source.
     let mut docs = super::ctx::with_crate_name(ctx, CRATE_DOCS);
     if !fence.is_empty() {
         docs = docs.replace("```no_run", "```ignore");
@@ -197,7 +197,7 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #(#![doc = #shim_docs])*
         //!
         #(#![doc = #json_docs])*
-        // The modules are prettyplease's output (and the shim's templates), not rustfmt's:
+        // The modules are prettyplease's output (and the shim's files), not rustfmt's:
         // `cargo fmt` leaves them alone.
         #[cfg(feature = "aliases")]
         #[rustfmt::skip]

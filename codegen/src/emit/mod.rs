@@ -53,7 +53,7 @@ pub fn same_in_every_crate() -> impl Iterator<Item = &'static str> {
 pub type Files = BTreeMap<String, Vec<u8>>;
 
 /// Every path [`emit`] may write for a manifest of these rows, whatever the model: the names
-/// an output folder's files must have to be the generator's (`pipeline::check_output_folder`).
+/// an output folder's files must have to be the generator's (`output_folder::check_output_folder`).
 /// `emit` refuses to write any other, so the two cannot drift apart.
 pub fn file_names(modules: &[ModuleSpec]) -> BTreeSet<String> {
     let fixed = [
@@ -145,7 +145,7 @@ pub fn emit(input: Input<'_>) -> Result<Files, Error> {
     files.insert(registry::REGISTRY_RS.into(), rust_file(&ctx, registry::REGISTRY_RS, registry::registry_rs(&ctx))?);
     files.insert(registry::REGISTRY_JSON.into(), registry::registry_json(&ctx)?);
     for (path, source) in shim::SOURCES {
-        files.insert(path.into(), ctx::template_file(&ctx, source));
+        files.insert(path.into(), ctx::crate_file(&ctx, source));
     }
     let codes = shim::codes_rs(types, &crate_types.result_docs);
     files.insert(shim::CODES_RS.into(), rust_file(&ctx, shim::CODES_RS, codes)?);

@@ -2,7 +2,7 @@
 //! signature, and the layout of every type a parameter reaches (for ABI drift).
 //!
 //! Input is bindgen's Rust text, so this is syn, not C: the parser never builds tokens for
-//! output and never looks at the headers (that is [`crate::macros`]).
+//! output and never looks at the headers (that is [`super::header_text`]).
 
 use std::collections::BTreeMap;
 

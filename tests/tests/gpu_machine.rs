@@ -1,7 +1,7 @@
 //! Against the real CUDA driver, on a machine that has one:
 //!
 //! ```text
-//! cargo test -p cuda-sys-gen-tests --test real_driver -- --ignored --nocapture --test-threads 1
+//! cargo test -p cuda-sys-gen-tests --test gpu_machine -- --ignored --nocapture --test-threads 1
 //! cargo run -p cuda-driver-pfn --example roundtrip
 //! cargo run -p cuda-driver-pfn --example doctor
 //! ```
