@@ -3,9 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use codegen::registry_json::Registry;
 use cuda_driver_pfn::{Entry, StreamFlags, ENTRIES, TOOLKITS};
 use cuda_sys_gen_tests::repo_root;
-use codegen::registry_json::Registry;
 
 fn registry_text() -> String {
     std::fs::read_to_string(repo_root().join("generated/registry.json")).unwrap()

@@ -64,7 +64,10 @@ pub fn phases(root: &Path) -> Result<Phases> {
     for (target, d) in bindgen {
         out.push((format!("bindgen, {target} units ({} toolkits, sequential)", toolkits.len()), d));
     }
-    out.push(("parse bindgen's output (read::bindgen_output::parse_bindgen, every unit, sequential)".into(), syn_parse));
+    out.push((
+        "parse bindgen's output (read::bindgen_output::parse_bindgen, every unit, sequential)".into(),
+        syn_parse,
+    ));
     out.push(("  of which syn::parse_str alone (measured apart)".into(), syn_only));
 
     // The unit cache (keyed by this executable too) would make this row a read of the
