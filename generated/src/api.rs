@@ -15,11 +15,11 @@
 
  # Errors
 
- Each function resolves its entry once through one process-wide [`Driver`](crate::Driver) ([`driver`], loaded on first use) and then calls it. Nothing here panics: without a driver, or with a driver that lacks the entry, a function returns [`UNAVAILABLE`], and [`error_of`] gives the full [`Error`](crate::Error): which library, which lookup, why.
+ Each function resolves its entry once through one process-wide [`Driver`](crate::Driver) ([`driver`], loaded on first use, or the library [`use_library`] names) and then calls it. Nothing here panics: without a driver, or with a driver that lacks the entry, a function returns [`UNAVAILABLE`], and [`error_of`] gives the full [`Error`](crate::Error): which library, which lookup, why.
 
  Each function is `unsafe` with the driver function's own contract: the pointers and handles must be what CUDA's documentation of that function asks for.
 
- What the C names meant in each pinned toolkit is in [`aliases`](crate::aliases) (feature `aliases`): `aliases::cuda_X_Y::cuX` is the marker of the entry that toolkit's cuda.h meant by `cuX`.*/
+ What the C names meant in each pinned toolkit is in the module `aliases` (feature `aliases`, which may be off where this is read): `aliases::cuda_X_Y::cuX` is the marker of the entry that toolkit's cuda.h meant by `cuX`.*/
 #![allow(
     non_snake_case,
     clippy::too_many_arguments,
@@ -31,7 +31,7 @@ use core::ffi::{
     c_float, c_double,
 };
 use crate::types::*;
-pub use crate::api_shim::{check, driver, error_of, UNAVAILABLE};
+pub use crate::api_shim::{check, driver, error_of, use_library, UNAVAILABLE};
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub use self::legacy::*;
 #[cfg(feature = "per-thread-default-stream")]
@@ -3529,7 +3529,9 @@ mod both {
     }
     /** `cuLibraryLoadData` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryLoadData_v12000`](crate::entries::cuLibraryLoadData_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).
+
+ Text images (PTX) in `code` must end with a NUL byte: the driver reads them as C strings, up to the first zero, and a Rust `&str` has none. [`include_ptx!`](crate::include_ptx) embeds a file with its NUL.*/
     #[inline]
     pub unsafe fn cuLibraryLoadData(
         library: *mut CUlibrary,
@@ -3601,7 +3603,9 @@ mod both {
     }
     /** `cuLinkAddData` as cuda.h 13.5 means it: `#define cuLinkAddData` makes it `cuLinkAddData_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuLinkAddData_v6050`](crate::entries::cuLinkAddData_v6050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).
+
+ Text images (PTX) in `data` must end with a NUL byte: the driver reads them as C strings, up to the first zero, and a Rust `&str` has none. [`include_ptx!`](crate::include_ptx) embeds a file with its NUL.*/
     #[inline]
     pub unsafe fn cuLinkAddData(
         state: CUlinkState,
@@ -4794,7 +4798,9 @@ mod both {
     }
     /** `cuModuleLoadData` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleLoadData_v2000`](crate::entries::cuModuleLoadData_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).
+
+ Text images (PTX) in `image` must end with a NUL byte: the driver reads them as C strings, up to the first zero, and a Rust `&str` has none. [`include_ptx!`](crate::include_ptx) embeds a file with its NUL.*/
     #[inline]
     pub unsafe fn cuModuleLoadData(
         module: *mut CUmodule,
@@ -4807,7 +4813,9 @@ mod both {
     }
     /** `cuModuleLoadDataEx` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuModuleLoadDataEx_v2010`](crate::entries::cuModuleLoadDataEx_v2010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).
+
+ Text images (PTX) in `image` must end with a NUL byte: the driver reads them as C strings, up to the first zero, and a Rust `&str` has none. [`include_ptx!`](crate::include_ptx) embeds a file with its NUL.*/
     #[inline]
     pub unsafe fn cuModuleLoadDataEx(
         module: *mut CUmodule,
@@ -7315,7 +7323,7 @@ pub mod legacy {
     };
     use crate::types::*;
     pub use super::both::*;
-    pub use crate::api_shim::{driver, UNAVAILABLE};
+    pub use crate::api_shim::{driver, use_library, UNAVAILABLE};
     use crate::Error;
     /// Every function of this module, by C name, with the index in
     /// [`ENTRIES`](crate::ENTRIES) of the entry it calls, sorted by name.
@@ -10204,7 +10212,7 @@ pub mod ptds {
     };
     use crate::types::*;
     pub use super::both::*;
-    pub use crate::api_shim::{driver, UNAVAILABLE};
+    pub use crate::api_shim::{driver, use_library, UNAVAILABLE};
     use crate::Error;
     /// Every function of this module, by C name, with the index in
     /// [`ENTRIES`](crate::ENTRIES) of the entry it calls, sorted by name.

@@ -16,10 +16,45 @@ pub const UNAVAILABLE: CUresult = cudaError_enum::CUDA_ERROR_STUB_LIBRARY;
 
 static DRIVER: OnceLock<Result<Driver, Error>> = OnceLock::new();
 
-/// The process-wide driver [`api`](crate::api) calls through: [`Driver::load`] on first use,
-/// then the same driver (or the same error) for the life of the process.
+/// The process-wide driver [`api`](crate::api) calls through: [`Driver::load`] on first use
+/// (or the library [`use_library`] named), then the same driver (or the same error) for the
+/// life of the process.
 pub fn driver() -> Result<&'static Driver, Error> {
     DRIVER.get_or_init(Driver::load).as_ref().map_err(Clone::clone)
+}
+
+/// Points [`api`](crate::api) at the driver library at `path` ([`Driver::from_path`]) instead
+/// of the one [`Driver::load`] finds: once, before the first function of `api` (or
+/// [`driver`], [`check`], [`error_of`], `cu!`) runs. Returns that driver, or why it could not
+/// be loaded (which every later call then reports too). After the process-wide driver is set,
+/// it is refused with [`Error::ApiDriverSet`], and the driver in use stays.
+///
+/// ```no_run
+/// use cuda_driver_pfn::{api, cu, Error};
+/// fn main() -> Result<(), Error> {
+///     api::use_library("/opt/nvidia/lib64/libcuda.so.1")?;
+///     unsafe { cu!(cuInit(0))? };
+///     Ok(())
+/// }
+/// ```
+pub fn use_library(path: impl AsRef<std::path::Path>) -> Result<&'static Driver, Error> {
+    let path = path.as_ref();
+    let mut ours = false;
+    let set = DRIVER.get_or_init(|| {
+        ours = true;
+        Driver::from_path(path)
+    });
+    match set {
+        Ok(driver) if ours => Ok(driver),
+        Err(e) if ours => Err(e.clone()),
+        _ => Err(Error::ApiDriverSet {
+            asked: path.display().to_string(),
+            in_use: match set {
+                Ok(driver) => Ok(driver.library().to_owned()),
+                Err(e) => Err(Box::new(e.clone())),
+            },
+        }),
+    }
 }
 
 /// Entry `E` from the process-wide driver; `None` without a driver or without the entry.

@@ -92,6 +92,20 @@ pub const CU_D3D10_MAPRESOURCE_FLAGS_READONLY: ::core::ffi::c_int = CUD3D10map_f
 /// The enumerator `CU_D3D10_MAPRESOURCE_FLAGS_WRITEDISCARD` as the integer it is passed as: [`CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_WRITEDISCARD`]`.0`.
 pub const CU_D3D10_MAPRESOURCE_FLAGS_WRITEDISCARD: ::core::ffi::c_int = CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_WRITEDISCARD
     .0;
+impl Default for CUD3D10map_flags_enum {
+    /// [`CU_D3D10_MAPRESOURCE_FLAGS_NONE`](CUD3D10map_flags_enum::CU_D3D10_MAPRESOURCE_FLAGS_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_D3D10_MAPRESOURCE_FLAGS_NONE
+    }
+}
+impl Default for CUD3D10register_flags_enum {
+    /// [`CU_D3D10_REGISTER_FLAGS_NONE`](CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_D3D10_REGISTER_FLAGS_NONE
+    }
+}
 /** `cuD3D10CtxCreate`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10CtxCreate`.

@@ -96,6 +96,20 @@ pub const CU_D3D9_MAPRESOURCE_FLAGS_READONLY: ::core::ffi::c_int = CUd3d9map_fla
 /// The enumerator `CU_D3D9_MAPRESOURCE_FLAGS_WRITEDISCARD` as the integer it is passed as: [`CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_WRITEDISCARD`]`.0`.
 pub const CU_D3D9_MAPRESOURCE_FLAGS_WRITEDISCARD: ::core::ffi::c_int = CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_WRITEDISCARD
     .0;
+impl Default for CUd3d9map_flags_enum {
+    /// [`CU_D3D9_MAPRESOURCE_FLAGS_NONE`](CUd3d9map_flags_enum::CU_D3D9_MAPRESOURCE_FLAGS_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_D3D9_MAPRESOURCE_FLAGS_NONE
+    }
+}
+impl Default for CUd3d9register_flags_enum {
+    /// [`CU_D3D9_REGISTER_FLAGS_NONE`](CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_D3D9_REGISTER_FLAGS_NONE
+    }
+}
 /** `cuD3D9Begin`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9Begin`.

@@ -12,8 +12,10 @@ use crate::registry::{StreamFlags, ENTRIES};
 /// Everything that can go wrong while loading the driver or looking an entry point up.
 ///
 /// The variants are the kinds a caller may want to tell apart; the `Display` text of each
-/// names the symbol and version and says what to do about it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// names the symbol and version and says what to do about it. `Debug` is the variant's name
+/// and that text, so that `fn main() -> Result<(), Error>`, which prints an error's `Debug`,
+/// says what to do too; match the variants for their fields.
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
     /// No library could be loaded: each name (or the path) tried, with the loader's message.
@@ -83,6 +85,10 @@ pub enum Error {
     RuntimeAbiMismatch { lookup: Lookup, runtime_version: u32, picks: Option<u32>, reason: String },
     /// Any other `cudaError_t` from the runtime's entry point functions.
     Runtime { lookup: Lookup, code: u32, name: Option<String> },
+    /// [`api::use_library`](crate::api_shim::use_library) was called after the process-wide
+    /// driver of `api` was set: `asked` is the path it was given, `in_use` the library in use
+    /// (or the error of loading it), which stays.
+    ApiDriverSet { asked: String, in_use: Result<String, Box<Error>> },
 }
 
 /// Which library [`Error::LibraryNotFound`] was about.
@@ -352,7 +358,8 @@ impl fmt::Display for Error {
                     LibraryKind::Driver => f.write_str(
                         ". Install the NVIDIA driver (it provides libcuda.so.1 on Linux and nvcuda.dll in System32 on \
                          Windows); if it is installed where the loader does not look, add that folder to the loader's \
-                         search path (ldconfig or LD_LIBRARY_PATH) or pass the library's path to Driver::from_path",
+                         search path (ldconfig or LD_LIBRARY_PATH) or pass the library's path to Driver::from_path (for api \
+                         and cu!: api::use_library, before the first call)",
                     ),
                     LibraryKind::Runtime => f.write_str(
                         ". Install the CUDA runtime (libcudart from a CUDA toolkit or the nvidia-cuda-runtime wheel) where \
@@ -372,7 +379,7 @@ impl fmt::Display for Error {
                 "{library} loaded, but it is not a CUDA driver: it exports none of cuInit, cuDriverGetVersion and \
                  cuGetProcAddress. Check which file the loader found (another library installed under libcuda's \
                  name, or a stub from a toolkit's `stubs` folder on the search path), or pass the driver's path to \
-                 Driver::from_path"
+                 Driver::from_path (for api and cu!: api::use_library, before the first call)"
             ),
             Error::NoGetProcAddress { library, driver_version } => {
                 write!(
@@ -588,6 +595,17 @@ impl fmt::Display for Error {
                      or newer"
                 )
             }
+            Error::ApiDriverSet { asked, in_use } => {
+                write!(f, "api::use_library(\"{asked}\") came after the process-wide driver of api was set: ")?;
+                match in_use {
+                    Ok(library) => write!(f, "api calls {library}, and keeps it")?,
+                    Err(e) => write!(f, "loading it failed, and api keeps that error ({e})")?,
+                }
+                f.write_str(
+                    ". Call api::use_library once, before the first function of api, cu!, api::driver, api::check \
+                     or api::error_of; or use Driver::from_path for a driver of your own",
+                )
+            }
             Error::Runtime { lookup, code, name } => write!(
                 f,
                 "{lookup} failed with {}: check the flags and the version; the CUDA runtime reports usage errors this \
@@ -598,6 +616,41 @@ impl fmt::Display for Error {
                 }
             ),
         }
+    }
+}
+
+impl Error {
+    /// The variant's name, as `Debug` begins.
+    fn variant(&self) -> &'static str {
+        match self {
+            Error::LibraryNotFound { .. } => "LibraryNotFound",
+            Error::BareName { .. } => "BareName",
+            Error::NotADriver { .. } => "NotADriver",
+            Error::NoGetProcAddress { .. } => "NoGetProcAddress",
+            Error::VersionUnreadable { .. } => "VersionUnreadable",
+            Error::SymbolNotFound { .. } => "SymbolNotFound",
+            Error::VersionNotSufficient { .. } => "VersionNotSufficient",
+            Error::NotFound { .. } => "NotFound",
+            Error::DriverTooOld { .. } => "DriverTooOld",
+            Error::NotExported { .. } => "NotExported",
+            Error::Driver { .. } => "Driver",
+            Error::NullPointer { .. } => "NullPointer",
+            Error::UnknownStatus { .. } => "UnknownStatus",
+            Error::NoKnownAbi { .. } => "NoKnownAbi",
+            Error::InvalidArgument { .. } => "InvalidArgument",
+            Error::Call { .. } => "Call",
+            Error::MissingEntries { .. } => "MissingEntries",
+            Error::RuntimeTooOld { .. } => "RuntimeTooOld",
+            Error::RuntimeAbiMismatch { .. } => "RuntimeAbiMismatch",
+            Error::Runtime { .. } => "Runtime",
+            Error::ApiDriverSet { .. } => "ApiDriverSet",
+        }
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {self}", self.variant())
     }
 }
 

@@ -96,3 +96,23 @@ macro_rules! cu {
         )
     };
 }
+
+/// A PTX file embedded with the NUL byte the driver needs at its end, as the `*const c_void`
+/// that `cuModuleLoadData`, `cuModuleLoadDataEx`, `cuLibraryLoadData` and `cuLinkAddData` take.
+///
+/// The driver reads a text image as a C string, up to its first zero byte, and
+/// `include_str!("k.ptx").as_ptr()` has none: the driver reads past the end of the file. This
+/// is `concat!(include_str!(path), "\0")`, with the path relative to the file that calls it, as
+/// `include_str!`'s is. Cubins and fatbins carry their sizes in their headers and need no NUL
+/// (`include_bytes!`).
+///
+/// ```ignore
+/// let image = cuda_driver_pfn::include_ptx!("kernels/vector_add.ptx");
+/// unsafe { cu!(cuModuleLoadData(&mut module, image))? };
+/// ```
+#[macro_export]
+macro_rules! include_ptx {
+    ($($path:tt)+) => {
+        ::core::concat!(::core::include_str!($($path)+), "\0").as_ptr().cast::<::core::ffi::c_void>()
+    };
+}

@@ -11688,6 +11688,671 @@ pub const VDP_STATUS_ERROR: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_ERROR.0;
 pub const CU_OUT_KEY_VALUE_PAIR: CUoutput_mode_enum = CUoutput_mode_enum::CU_OUT_KEY_VALUE_PAIR;
 /// The enumerator `CU_OUT_CSV` by its bare name, as C has it: [`CUoutput_mode_enum::CU_OUT_CSV`].
 pub const CU_OUT_CSV: CUoutput_mode_enum = CUoutput_mode_enum::CU_OUT_CSV;
+impl Default for CUCoredumpGenerationFlags {
+    /// [`CU_COREDUMP_DEFAULT_FLAGS`](CUCoredumpGenerationFlags::CU_COREDUMP_DEFAULT_FLAGS), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_COREDUMP_DEFAULT_FLAGS
+    }
+}
+impl Default for CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum {
+    /// [`CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE`](CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
+    }
+}
+impl Default for CUGLmap_flags_enum {
+    /// [`CU_GL_MAP_RESOURCE_FLAGS_NONE`](CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GL_MAP_RESOURCE_FLAGS_NONE
+    }
+}
+impl Default for CUGPUDirectRDMAWritesOrdering_enum {
+    /// [`CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE`](CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
+    }
+}
+impl Default for CUaccessProperty_enum {
+    /// [`CU_ACCESS_PROPERTY_NORMAL`](CUaccessProperty_enum::CU_ACCESS_PROPERTY_NORMAL), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_ACCESS_PROPERTY_NORMAL
+    }
+}
+impl Default for CUaddress_mode_enum {
+    /// [`CU_TR_ADDRESS_MODE_WRAP`](CUaddress_mode_enum::CU_TR_ADDRESS_MODE_WRAP), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_TR_ADDRESS_MODE_WRAP
+    }
+}
+impl Default for CUarraySparseSubresourceType_enum {
+    /// [`CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL`](CUarraySparseSubresourceType_enum::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL
+    }
+}
+impl Default for CUarray_cubemap_face_enum {
+    /// [`CU_CUBEMAP_FACE_POSITIVE_X`](CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_X), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_CUBEMAP_FACE_POSITIVE_X
+    }
+}
+impl Default for CUatomicOperation_enum {
+    /// [`CU_ATOMIC_OPERATION_INTEGER_ADD`](CUatomicOperation_enum::CU_ATOMIC_OPERATION_INTEGER_ADD), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_ATOMIC_OPERATION_INTEGER_ADD
+    }
+}
+impl Default for CUcliqueType_enum {
+    /// [`CU_CLIQUE_TYPE_UNICAST_POINTER`](CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_POINTER), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_CLIQUE_TYPE_UNICAST_POINTER
+    }
+}
+impl Default for CUclusterSchedulingPolicy_enum {
+    /// [`CU_CLUSTER_SCHEDULING_POLICY_DEFAULT`](CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT
+    }
+}
+impl Default for CUcomputemode_enum {
+    /// [`CU_COMPUTEMODE_DEFAULT`](CUcomputemode_enum::CU_COMPUTEMODE_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_COMPUTEMODE_DEFAULT
+    }
+}
+impl Default for CUctx_flags_enum {
+    /// [`CU_CTX_SCHED_AUTO`](CUctx_flags_enum::CU_CTX_SCHED_AUTO), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_CTX_SCHED_AUTO
+    }
+}
+impl Default for CUdevResourceType {
+    /// [`CU_DEV_RESOURCE_TYPE_INVALID`](CUdevResourceType::CU_DEV_RESOURCE_TYPE_INVALID), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_DEV_RESOURCE_TYPE_INVALID
+    }
+}
+impl Default for CUdevSmResourceGroup_flags {
+    /// [`CU_DEV_SM_RESOURCE_GROUP_DEFAULT`](CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_DEV_SM_RESOURCE_GROUP_DEFAULT
+    }
+}
+impl Default for CUdevWorkqueueConfigScope {
+    /// [`CU_WORKQUEUE_SCOPE_DEVICE_CTX`](CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_DEVICE_CTX), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_WORKQUEUE_SCOPE_DEVICE_CTX
+    }
+}
+impl Default for CUdeviceNumaConfig_enum {
+    /// [`CU_DEVICE_NUMA_CONFIG_NONE`](CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_DEVICE_NUMA_CONFIG_NONE
+    }
+}
+impl Default for CUdriverProcAddressQueryResult_enum {
+    /// [`CU_GET_PROC_ADDRESS_SUCCESS`](CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SUCCESS), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GET_PROC_ADDRESS_SUCCESS
+    }
+}
+impl Default for CUdriverProcAddress_flags_enum {
+    /// [`CU_GET_PROC_ADDRESS_DEFAULT`](CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GET_PROC_ADDRESS_DEFAULT
+    }
+}
+impl Default for CUeglColorFormat_enum {
+    /// [`CU_EGL_COLOR_FORMAT_YUV420_PLANAR`](CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_EGL_COLOR_FORMAT_YUV420_PLANAR
+    }
+}
+impl Default for CUeglFrameType_enum {
+    /// [`CU_EGL_FRAME_TYPE_ARRAY`](CUeglFrameType_enum::CU_EGL_FRAME_TYPE_ARRAY), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_EGL_FRAME_TYPE_ARRAY
+    }
+}
+impl Default for CUeglResourceLocationFlags_enum {
+    /// [`CU_EGL_RESOURCE_LOCATION_SYSMEM`](CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_SYSMEM), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_EGL_RESOURCE_LOCATION_SYSMEM
+    }
+}
+impl Default for CUevent_flags_enum {
+    /// [`CU_EVENT_DEFAULT`](CUevent_flags_enum::CU_EVENT_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_EVENT_DEFAULT
+    }
+}
+impl Default for CUevent_record_flags_enum {
+    /// [`CU_EVENT_RECORD_DEFAULT`](CUevent_record_flags_enum::CU_EVENT_RECORD_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_EVENT_RECORD_DEFAULT
+    }
+}
+impl Default for CUevent_sched_flags_enum {
+    /// [`CU_EVENT_SCHED_AUTO`](CUevent_sched_flags_enum::CU_EVENT_SCHED_AUTO), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_EVENT_SCHED_AUTO
+    }
+}
+impl Default for CUevent_wait_flags_enum {
+    /// [`CU_EVENT_WAIT_DEFAULT`](CUevent_wait_flags_enum::CU_EVENT_WAIT_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_EVENT_WAIT_DEFAULT
+    }
+}
+impl Default for CUexecAffinityType_enum {
+    /// [`CU_EXEC_AFFINITY_TYPE_SM_COUNT`](CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_EXEC_AFFINITY_TYPE_SM_COUNT
+    }
+}
+impl Default for CUfilter_mode_enum {
+    /// [`CU_TR_FILTER_MODE_POINT`](CUfilter_mode_enum::CU_TR_FILTER_MODE_POINT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_TR_FILTER_MODE_POINT
+    }
+}
+impl Default for CUflushGPUDirectRDMAWritesTarget_enum {
+    /// [`CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX`](CUflushGPUDirectRDMAWritesTarget_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX
+    }
+}
+impl Default for CUfunc_cache_enum {
+    /// [`CU_FUNC_CACHE_PREFER_NONE`](CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_FUNC_CACHE_PREFER_NONE
+    }
+}
+impl Default for CUfunctionLoadingState_enum {
+    /// [`CU_FUNCTION_LOADING_STATE_UNLOADED`](CUfunctionLoadingState_enum::CU_FUNCTION_LOADING_STATE_UNLOADED), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_FUNCTION_LOADING_STATE_UNLOADED
+    }
+}
+impl Default for CUfunction_attribute_enum {
+    /// [`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`](CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+    }
+}
+impl Default for CUgraphChildGraphNodeOwnership_enum {
+    /// [`CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE`](CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE
+    }
+}
+impl Default for CUgraphConditionalNodeType_enum {
+    /// [`CU_GRAPH_COND_TYPE_IF`](CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_IF), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GRAPH_COND_TYPE_IF
+    }
+}
+impl Default for CUgraphDependencyType_enum {
+    /// [`CU_GRAPH_DEPENDENCY_TYPE_DEFAULT`](CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GRAPH_DEPENDENCY_TYPE_DEFAULT
+    }
+}
+impl Default for CUgraphExecUpdateResult_enum {
+    /// [`CU_GRAPH_EXEC_UPDATE_SUCCESS`](CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_SUCCESS), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GRAPH_EXEC_UPDATE_SUCCESS
+    }
+}
+impl Default for CUgraphInstantiateResult_enum {
+    /// [`CUDA_GRAPH_INSTANTIATE_SUCCESS`](CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_SUCCESS), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CUDA_GRAPH_INSTANTIATE_SUCCESS
+    }
+}
+impl Default for CUgraphMem_attribute_enum {
+    /// [`CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT`](CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+    }
+}
+impl Default for CUgraphNodeType_enum {
+    /// [`CU_GRAPH_NODE_TYPE_KERNEL`](CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_KERNEL), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GRAPH_NODE_TYPE_KERNEL
+    }
+}
+impl Default for CUgraphRecaptureStatus_enum {
+    /// [`CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE`](CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE
+    }
+}
+impl Default for CUgraphicsMapResourceFlags_enum {
+    /// [`CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE`](CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE
+    }
+}
+impl Default for CUgraphicsRegisterFlags_enum {
+    /// [`CU_GRAPHICS_REGISTER_FLAGS_NONE`](CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GRAPHICS_REGISTER_FLAGS_NONE
+    }
+}
+impl Default for CUgreenCtxCreate_flags {
+    /// [`CU_GREEN_CTX_NONE`](CUgreenCtxCreate_flags::CU_GREEN_CTX_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_GREEN_CTX_NONE
+    }
+}
+impl Default for CUhostTaskSyncMode_enum {
+    /// [`CU_HOST_TASK_BLOCKING`](CUhostTaskSyncMode_enum::CU_HOST_TASK_BLOCKING), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_HOST_TASK_BLOCKING
+    }
+}
+impl Default for CUjitInputType_enum {
+    /// [`CU_JIT_INPUT_CUBIN`](CUjitInputType_enum::CU_JIT_INPUT_CUBIN), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_JIT_INPUT_CUBIN
+    }
+}
+impl Default for CUjit_cacheMode_enum {
+    /// [`CU_JIT_CACHE_OPTION_NONE`](CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_JIT_CACHE_OPTION_NONE
+    }
+}
+impl Default for CUjit_fallback_enum {
+    /// [`CU_PREFER_PTX`](CUjit_fallback_enum::CU_PREFER_PTX), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_PREFER_PTX
+    }
+}
+impl Default for CUjit_option_enum {
+    /// [`CU_JIT_MAX_REGISTERS`](CUjit_option_enum::CU_JIT_MAX_REGISTERS), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_JIT_MAX_REGISTERS
+    }
+}
+impl Default for CUlaunchAttributeID_enum {
+    /// [`CU_LAUNCH_ATTRIBUTE_IGNORE`](CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_IGNORE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_LAUNCH_ATTRIBUTE_IGNORE
+    }
+}
+impl Default for CUlaunchAttributePortableClusterMode_enum {
+    /// [`CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT`](CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT
+    }
+}
+impl Default for CUlaunchMemSyncDomain_enum {
+    /// [`CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT`](CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT
+    }
+}
+impl Default for CUlibraryOption_enum {
+    /// [`CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE`](CUlibraryOption_enum::CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE
+    }
+}
+impl Default for CUlimit_enum {
+    /// [`CU_LIMIT_STACK_SIZE`](CUlimit_enum::CU_LIMIT_STACK_SIZE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_LIMIT_STACK_SIZE
+    }
+}
+impl Default for CUlogLevel_enum {
+    /// [`CU_LOG_LEVEL_ERROR`](CUlogLevel_enum::CU_LOG_LEVEL_ERROR), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_LOG_LEVEL_ERROR
+    }
+}
+impl Default for CUlogicalEndpointFlag_enum {
+    /// [`CU_LOGICAL_ENDPOINT_FLAG_NONE`](CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_LOGICAL_ENDPOINT_FLAG_NONE
+    }
+}
+impl Default for CUlogicalEndpointIpcHandleType_enum {
+    /// [`CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE`](CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE
+    }
+}
+impl Default for CUlogicalEndpointType_enum {
+    /// [`CU_LOGICAL_ENDPOINT_TYPE_INVALID`](CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_INVALID), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_LOGICAL_ENDPOINT_TYPE_INVALID
+    }
+}
+impl Default for CUmemAccess_flags_enum {
+    /// [`CU_MEM_ACCESS_FLAGS_PROT_NONE`](CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_MEM_ACCESS_FLAGS_PROT_NONE
+    }
+}
+impl Default for CUmemAllocationCompType_enum {
+    /// [`CU_MEM_ALLOCATION_COMP_NONE`](CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_MEM_ALLOCATION_COMP_NONE
+    }
+}
+impl Default for CUmemAllocationGranularity_flags_enum {
+    /// [`CU_MEM_ALLOC_GRANULARITY_MINIMUM`](CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_MINIMUM), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_MEM_ALLOC_GRANULARITY_MINIMUM
+    }
+}
+impl Default for CUmemAllocationHandleType_enum {
+    /// [`CU_MEM_HANDLE_TYPE_NONE`](CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_MEM_HANDLE_TYPE_NONE
+    }
+}
+impl Default for CUmemAllocationType_enum {
+    /// [`CU_MEM_ALLOCATION_TYPE_INVALID`](CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_INVALID), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_MEM_ALLOCATION_TYPE_INVALID
+    }
+}
+impl Default for CUmemDecompressAlgorithm_enum {
+    /// [`CU_MEM_DECOMPRESS_UNSUPPORTED`](CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_UNSUPPORTED), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_MEM_DECOMPRESS_UNSUPPORTED
+    }
+}
+impl Default for CUmemHandleType_enum {
+    /// [`CU_MEM_HANDLE_TYPE_GENERIC`](CUmemHandleType_enum::CU_MEM_HANDLE_TYPE_GENERIC), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_MEM_HANDLE_TYPE_GENERIC
+    }
+}
+impl Default for CUmemLocationType_enum {
+    /// [`CU_MEM_LOCATION_TYPE_INVALID`](CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVALID), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_MEM_LOCATION_TYPE_INVALID
+    }
+}
+impl Default for CUmemcpyFlags_enum {
+    /// [`CU_MEMCPY_FLAG_DEFAULT`](CUmemcpyFlags_enum::CU_MEMCPY_FLAG_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_MEMCPY_FLAG_DEFAULT
+    }
+}
+impl Default for CUmemcpySrcAccessOrder_enum {
+    /// [`CU_MEMCPY_SRC_ACCESS_ORDER_INVALID`](CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_INVALID), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_MEMCPY_SRC_ACCESS_ORDER_INVALID
+    }
+}
+impl Default for CUmulticastGranularity_flags_enum {
+    /// [`CU_MULTICAST_GRANULARITY_MINIMUM`](CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_MINIMUM), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_MULTICAST_GRANULARITY_MINIMUM
+    }
+}
+impl Default for CUoccupancy_flags_enum {
+    /// [`CU_OCCUPANCY_DEFAULT`](CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_OCCUPANCY_DEFAULT
+    }
+}
+impl Default for CUoutput_mode_enum {
+    /// [`CU_OUT_KEY_VALUE_PAIR`](CUoutput_mode_enum::CU_OUT_KEY_VALUE_PAIR), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_OUT_KEY_VALUE_PAIR
+    }
+}
+impl Default for CUprocessState_enum {
+    /// [`CU_PROCESS_STATE_RUNNING`](CUprocessState_enum::CU_PROCESS_STATE_RUNNING), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_PROCESS_STATE_RUNNING
+    }
+}
+impl Default for CUresourceViewFormat_enum {
+    /// [`CU_RES_VIEW_FORMAT_NONE`](CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_RES_VIEW_FORMAT_NONE
+    }
+}
+impl Default for CUresourcetype_enum {
+    /// [`CU_RESOURCE_TYPE_ARRAY`](CUresourcetype_enum::CU_RESOURCE_TYPE_ARRAY), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_RESOURCE_TYPE_ARRAY
+    }
+}
+impl Default for CUsharedMemoryMode_enum {
+    /// [`CU_SHARED_MEMORY_MODE_DEFAULT`](CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_SHARED_MEMORY_MODE_DEFAULT
+    }
+}
+impl Default for CUshared_carveout_enum {
+    /// [`CU_SHAREDMEM_CARVEOUT_MAX_L1`](CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_L1), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_SHAREDMEM_CARVEOUT_MAX_L1
+    }
+}
+impl Default for CUsharedconfig_enum {
+    /// [`CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE`](CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE
+    }
+}
+impl Default for CUstreamAtomicReductionOpType_enum {
+    /// [`CU_STREAM_ATOMIC_REDUCTION_OP_ADD`](CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_ADD), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_STREAM_ATOMIC_REDUCTION_OP_ADD
+    }
+}
+impl Default for CUstreamCaptureMode_enum {
+    /// [`CU_STREAM_CAPTURE_MODE_GLOBAL`](CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_GLOBAL), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_STREAM_CAPTURE_MODE_GLOBAL
+    }
+}
+impl Default for CUstreamCaptureStatus_enum {
+    /// [`CU_STREAM_CAPTURE_STATUS_NONE`](CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_STREAM_CAPTURE_STATUS_NONE
+    }
+}
+impl Default for CUstreamMemoryBarrier_flags_enum {
+    /// [`CU_STREAM_MEMORY_BARRIER_TYPE_SYS`](CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_SYS), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_STREAM_MEMORY_BARRIER_TYPE_SYS
+    }
+}
+impl Default for CUstreamUpdateCaptureDependencies_flags_enum {
+    /// [`CU_STREAM_ADD_CAPTURE_DEPENDENCIES`](CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_STREAM_ADD_CAPTURE_DEPENDENCIES
+    }
+}
+impl Default for CUstreamWaitValue_flags_enum {
+    /// [`CU_STREAM_WAIT_VALUE_GEQ`](CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_STREAM_WAIT_VALUE_GEQ
+    }
+}
+impl Default for CUstreamWriteValue_flags_enum {
+    /// [`CU_STREAM_WRITE_VALUE_DEFAULT`](CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_STREAM_WRITE_VALUE_DEFAULT
+    }
+}
+impl Default for CUstream_flags_enum {
+    /// [`CU_STREAM_DEFAULT`](CUstream_flags_enum::CU_STREAM_DEFAULT), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_STREAM_DEFAULT
+    }
+}
+impl Default for CUtensorMapAllocClass_enum {
+    /// [`CU_TENSOR_MAP_ALLOC_CLASS_AUTO`](CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_AUTO), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_TENSOR_MAP_ALLOC_CLASS_AUTO
+    }
+}
+impl Default for CUtensorMapDataType_enum {
+    /// [`CU_TENSOR_MAP_DATA_TYPE_UINT8`](CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT8), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_TENSOR_MAP_DATA_TYPE_UINT8
+    }
+}
+impl Default for CUtensorMapFloatOOBfill_enum {
+    /// [`CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE`](CUtensorMapFloatOOBfill_enum::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE
+    }
+}
+impl Default for CUtensorMapIm2ColWideMode_enum {
+    /// [`CU_TENSOR_MAP_IM2COL_WIDE_MODE_W`](CUtensorMapIm2ColWideMode_enum::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W
+    }
+}
+impl Default for CUtensorMapInterleave_enum {
+    /// [`CU_TENSOR_MAP_INTERLEAVE_NONE`](CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_TENSOR_MAP_INTERLEAVE_NONE
+    }
+}
+impl Default for CUtensorMapL2promotion_enum {
+    /// [`CU_TENSOR_MAP_L2_PROMOTION_NONE`](CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_TENSOR_MAP_L2_PROMOTION_NONE
+    }
+}
+impl Default for CUtensorMapSwizzle_enum {
+    /// [`CU_TENSOR_MAP_SWIZZLE_NONE`](CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_NONE), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CU_TENSOR_MAP_SWIZZLE_NONE
+    }
+}
+impl Default for VdpStatus {
+    /// [`VDP_STATUS_OK`](VdpStatus::VDP_STATUS_OK), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::VDP_STATUS_OK
+    }
+}
+impl Default for cl_context_flags_enum {
+    /// [`NVCL_CTX_SCHED_AUTO`](cl_context_flags_enum::NVCL_CTX_SCHED_AUTO), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::NVCL_CTX_SCHED_AUTO
+    }
+}
+impl Default for cl_event_flags_enum {
+    /// [`NVCL_EVENT_SCHED_AUTO`](cl_event_flags_enum::NVCL_EVENT_SCHED_AUTO), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::NVCL_EVENT_SCHED_AUTO
+    }
+}
+impl Default for cudaError_enum {
+    /// [`CUDA_SUCCESS`](cudaError_enum::CUDA_SUCCESS), the enumerator of value zero, as C's `= {0}`.
+    #[inline]
+    fn default() -> Self {
+        Self::CUDA_SUCCESS
+    }
+}
 /// `Default` as C's `= {0}`: every byte zero.
 macro_rules! zeroed_default {
     ($($record:ident)*) => {

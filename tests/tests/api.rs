@@ -154,3 +154,52 @@ fn both_stream_modes_are_there_at_once() {
     let default = if cfg!(feature = "per-thread") { api::ptds::C_NAMES } else { api::legacy::C_NAMES };
     assert!(std::ptr::eq(api::C_NAMES, default), "api is the mode the feature picks");
 }
+
+/// Issue 28, item 5: the load error's advice names a way `api` can follow, and
+/// `api::use_library` points the process-wide driver at a library before the first call; after
+/// it, it is refused and the driver in use stays. The child's loader path is empty: only the
+/// named library can be the driver.
+#[test]
+fn use_library_points_api_at_a_driver_once() {
+    let Some(_) = child_dir() else {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(fake::build(Flavour::Full), dir.path().join("fake-driver.so")).unwrap();
+        let empty = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["use_library_points_api_at_a_driver_once", "--exact", "--nocapture", "--test-threads=1"])
+            .env(CHILD, dir.path())
+            .env("LD_LIBRARY_PATH", empty.path())
+            .output()
+            .unwrap();
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success() && all.contains("1 passed"), "{all}");
+        return;
+    };
+    let lib = child_dir().unwrap().join("fake-driver.so");
+    // What the advice says when nothing is found names api's way too (where no driver is
+    // installed system-wide, which the child cannot hide).
+    let advice = Error::LibraryNotFound {
+        library: cuda_driver_pfn::error::LibraryKind::Driver,
+        tried: vec![cuda_driver_pfn::error::LoadAttempt { name: "libcuda.so.1".into(), message: "not found".into() }],
+    }
+    .to_string();
+    assert!(advice.contains("Driver::from_path") && advice.contains("api::use_library"), "{advice}");
+
+    let fake = Fake::open(&lib);
+    fake.reset();
+    fake.set_driver_version(13050);
+    fake.add_abi("cuDriverGetVersion", 2020, false, fake.export("fake_cuDriverGetVersion"));
+    let driver = api::use_library(&lib).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(driver.library(), lib.to_str().unwrap());
+    let mut version = 0;
+    // SAFETY: the fake's cuDriverGetVersion writes one int.
+    let r = unsafe { api::cuDriverGetVersion(&mut version) };
+    assert_eq!((r, version), (cudaError_enum::CUDA_SUCCESS, 13050));
+
+    let again = api::use_library("/elsewhere/libcuda.so.1").unwrap_err();
+    let Error::ApiDriverSet { asked, in_use } = &again else { panic!("{again:?}") };
+    assert_eq!((asked.as_str(), in_use.as_deref()), ("/elsewhere/libcuda.so.1", Ok(lib.to_str().unwrap())));
+    let said = again.to_string();
+    assert!(said.contains("before the first function of api"), "{said}");
+    assert_eq!(api::driver().unwrap().library(), lib.to_str().unwrap(), "the driver in use stays");
+}

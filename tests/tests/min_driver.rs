@@ -386,6 +386,21 @@ fn embedded_kernels_set_a_floor_of_their_own() {
     assert!(!f.at_least(), "{report}");
 }
 
+/// Issue 28: the generated crate's `include_ptx!` embeds a PTX file as `include_str!` does, and
+/// its kernel counts the same.
+#[test]
+fn include_ptx_counts_as_include_str() {
+    let r = releases();
+    let dir = tree(&[("main.rs", "fn main() {\n    let _image = cuda_driver_pfn::include_ptx!(\"k.ptx\");\n}\n")]);
+    std::fs::copy(kernels_dir().join("sm100a_ptx87.ptx"), dir.path().join("k.ptx")).unwrap();
+    let f = floor(&registry(), &[dir.path().to_owned()]).unwrap();
+    let report = f.render(dir.path(), None);
+    let sm100a = cuda_number(&r.arch("sm_100a").unwrap().cuda).unwrap();
+    let k = f.kernels.iter().find(|k| k.needs == "sm_100a").unwrap_or_else(|| panic!("{report}"));
+    assert_eq!((k.version, k.line), (sm100a, 2), "{report}");
+    assert!(f.version() >= sm100a && !f.at_least(), "{report}");
+}
+
 /// A cubin without a toolkit note, fatbins plain and compressed: what can be read counts,
 /// what cannot is listed.
 #[test]

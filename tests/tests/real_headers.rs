@@ -203,6 +203,32 @@ fn generated_crate_builds_with_all_features_and_none() {
     }
 }
 
+/// Issue 28: the crate's docs hold no broken link with any one feature on: a link to an item
+/// of another feature's module (`api`'s docs once linked `crate::aliases`) breaks only there.
+#[test]
+fn generated_docs_are_clean_with_each_feature_alone() {
+    let target = repo_root().join("target").join("generated-features");
+    let manifest = std::fs::read_to_string(repo_root().join("generated/Cargo.toml")).unwrap();
+    let manifest: toml::Table = manifest.parse().unwrap();
+    let features: Vec<&String> = manifest["features"].as_table().unwrap().keys().filter(|f| *f != "default").collect();
+    assert!(features.len() > 10, "{features:?}");
+    let mut broken = Vec::new();
+    for feature in features {
+        let out = std::process::Command::new(env!("CARGO"))
+            .current_dir(repo_root())
+            .args(["doc", "--no-deps", "--quiet", "--package", "cuda-driver-pfn", "--no-default-features"])
+            .args(["--features", feature, "--target-dir"])
+            .arg(&target)
+            .env("RUSTDOCFLAGS", "-D warnings")
+            .output()
+            .expect("run cargo");
+        if !out.status.success() {
+            broken.push(format!("--features {feature}:\n{}", String::from_utf8_lossy(&out.stderr)));
+        }
+    }
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
 /// A local toolkit of a pinned version replaces the download (and is compared with it); one
 /// of another version is added to the inputs. Both are said in the summary.
 ///

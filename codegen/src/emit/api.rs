@@ -12,6 +12,15 @@ use crate::version::format_cuda_version;
 
 pub const API_RS: &str = "src/api.rs";
 
+/// The functions that take a module image (PTX text, a cubin or a fatbin) through a
+/// `void*` parameter, with that parameter's name: their docs say that text needs a NUL.
+const IMAGE_LOADERS: [(&str, &str); 4] = [
+    ("cuModuleLoadData", "image"),
+    ("cuModuleLoadDataEx", "image"),
+    ("cuLibraryLoadData", "code"),
+    ("cuLinkAddData", "data"),
+];
+
 /// The newest toolkit's C names, with the entry each means in each stream mode.
 fn newest_c_names<'a>(ctx: &'a Ctx<'a>) -> impl Iterator<Item = (&'a str, &'a CNameTarget)> + 'a {
     let newest = ctx.all_toolkits.last();
@@ -122,6 +131,14 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
                 e.version,
                 format_cuda_version(e.version),
             );
+            let doc = match IMAGE_LOADERS.iter().find(|(c, _)| *c == c_name) {
+                Some((_, param)) => format!(
+                    "{doc}\n\n Text images (PTX) in `{param}` must end with a NUL byte: the driver reads \
+                     them as C strings, up to the first zero, and a Rust `&str` has none. \
+                     [`include_ptx!`](crate::include_ptx) embeds a file with its NUL."
+                ),
+                None => doc,
+            };
             buckets.entry(mode).or_default().fns.entry(e.module.clone()).or_default().push(quote! {
                 #[doc = #doc]
                 #module_cfg
@@ -182,13 +199,13 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
          Names whose entry is the same in both modes are one function, re-exported by all three.\n\n \
          # Errors\n\n \
          Each function resolves its entry once through one process-wide [`Driver`](crate::Driver) \
-         ([`driver`], loaded on first use) and then calls it. Nothing here panics: without a \
+         ([`driver`], loaded on first use, or the library [`use_library`] names) and then calls it. Nothing here panics: without a \
          driver, or with a driver that lacks the entry, a function returns [`UNAVAILABLE`], and \
          [`error_of`] gives the full [`Error`](crate::Error): which library, which lookup, why.\n\n \
          Each function is `unsafe` with the driver function's own contract: the pointers and \
          handles must be what CUDA's documentation of that function asks for.\n\n \
-         What the C names meant in each pinned toolkit is in [`aliases`](crate::aliases) \
-         (feature `aliases`): `aliases::cuda_X_Y::cuX` is the marker of the entry that \
+         What the C names meant in each pinned toolkit is in the module `aliases` \
+         (feature `aliases`, which may be off where this is read): `aliases::cuda_X_Y::cuX` is the marker of the entry that \
          toolkit's cuda.h meant by `cuX`."
     );
     let imports = imports();
@@ -199,7 +216,7 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
             pub mod #module {
                 #imports
                 pub use super::both::*;
-                pub use crate::api_shim::{driver, UNAVAILABLE};
+                pub use crate::api_shim::{driver, use_library, UNAVAILABLE};
                 use crate::Error;
 
                 /// Every function of this module, by C name, with the index in
@@ -252,7 +269,7 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
         #![doc = #doc]
         #![allow(non_snake_case, clippy::too_many_arguments, clippy::missing_safety_doc, unused_imports)]
         #imports
-        pub use crate::api_shim::{check, driver, error_of, UNAVAILABLE};
+        pub use crate::api_shim::{check, driver, error_of, use_library, UNAVAILABLE};
         #[cfg(not(feature = #PER_THREAD))]
         pub use self::legacy::*;
         #[cfg(feature = #PER_THREAD)]

@@ -402,11 +402,50 @@ fn zeroable_records(items: &[syn::Item]) -> Vec<syn::Ident> {
     out
 }
 
-/// `Default` (all zero) for the zeroable records of `items`, and `Deref`/`DerefMut` from each
+/// The enum newtypes of `items` with an enumerator of value zero, each with its first such
+/// enumerator in the header's order (`CUjit_option_enum`: `CU_JIT_MAX_REGISTERS`).
+fn enum_zeros(items: &[syn::Item]) -> Vec<(syn::Ident, syn::Ident)> {
+    let newtypes: BTreeSet<String> = items
+        .iter()
+        .filter_map(|i| match i {
+            syn::Item::Struct(st) if matches!(&st.fields, syn::Fields::Unnamed(f) if f.unnamed.len() == 1) => {
+                Some(st.ident.to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    let mut out: BTreeMap<String, (syn::Ident, syn::Ident)> = BTreeMap::new();
+    for item in items {
+        let syn::Item::Impl(imp) = item else { continue };
+        let syn::Type::Path(self_ty) = &*imp.self_ty else { continue };
+        let Some(name) = self_ty.path.get_ident() else { continue };
+        if imp.trait_.is_some() || !newtypes.contains(&name.to_string()) || out.contains_key(&name.to_string()) {
+            continue;
+        }
+        for ii in &imp.items {
+            let syn::ImplItem::Const(c) = ii else { continue };
+            let syn::Expr::Call(call) = &c.expr else { continue };
+            let [syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(v), .. })] =
+                &call.args.iter().collect::<Vec<_>>()[..]
+            else {
+                continue;
+            };
+            if v.base10_digits() == "0" {
+                out.insert(name.to_string(), (name.clone(), c.ident.clone()));
+                break;
+            }
+        }
+    }
+    out.into_values().collect()
+}
+
+/// `Default` (all zero) for the zeroable records of `items`, the enumerator of value zero for
+/// each enum that has one, and `Deref`/`DerefMut` from each
 /// struct with one anonymous member (bindgen's `__bindgen_anon_1`) to that member, so that C's
 /// `prop.location.id = dev` is Rust's too.
 pub(crate) fn record_impls(items: &[syn::Item]) -> TokenStream {
     let zeroed = zeroable_records(items);
+    let (enums, zeros): (Vec<syn::Ident>, Vec<syn::Ident>) = enum_zeros(items).into_iter().unzip();
     let mut anon = Vec::new();
     for item in items {
         let syn::Item::Struct(st) = item else { continue };
@@ -430,10 +469,27 @@ pub(crate) fn record_impls(items: &[syn::Item]) -> TokenStream {
             }
         });
     }
+    let enum_default: TokenStream = enums
+        .iter()
+        .zip(&zeros)
+        .map(|(name, zero)| {
+            let doc = format!(" [`{zero}`]({name}::{zero}), the enumerator of value zero, as C's `= {{0}}`.");
+            quote! {
+                impl Default for #name {
+                    #[doc = #doc]
+                    #[inline]
+                    fn default() -> Self {
+                        Self::#zero
+                    }
+                }
+            }
+        })
+        .collect();
     if zeroed.is_empty() && anon.is_empty() {
-        return TokenStream::new();
+        return enum_default;
     }
     quote! {
+        #enum_default
         /// `Default` as C's `= {0}`: every byte zero.
         macro_rules! zeroed_default {
             ($($record:ident)*) => {$(

@@ -378,7 +378,8 @@ fn path_attribute(tokens: &[TokenTree], mod_at: usize) -> Option<String> {
 fn macro_call(name: &str, args: &proc_macro2::Group, tokens: &[TokenTree], at: usize, out: &mut Scanned) {
     let line = tokens[at - 2].span().start().line;
     match name {
-        "include" | "include_str" | "include_bytes" => {
+        // `include_ptx!` (the generated crate's) is `include_str!` with a NUL after it.
+        "include" | "include_str" | "include_bytes" | "include_ptx" => {
             let inner: Vec<TokenTree> = args.stream().into_iter().collect();
             out.includes.push(Include { line, kind: name.to_owned(), target: include_target(&inner) });
         }

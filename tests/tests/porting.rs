@@ -1,0 +1,85 @@
+//! What porting NVIDIA's driver-API samples tripped over (issue 28), each as the port wrote it.
+
+use cuda_driver_pfn::types::*;
+use cuda_driver_pfn::{Driver, Error};
+use cuda_sys_gen_tests::repo_root;
+
+/// Item 2: `let mut options = [CUjit_option::default(); 6];`, as the JIT-linker port writes
+/// it: an enum whose zero is an enumerator is `Default`, that enumerator.
+#[test]
+fn enums_with_a_zero_enumerator_are_default() {
+    let options = [CUjit_option::default(); 6];
+    assert!(options == [CU_JIT_MAX_REGISTERS; 6]);
+    assert!(CUcomputemode::default() == CUcomputemode::CU_COMPUTEMODE_DEFAULT);
+    assert_eq!(CUresult::default(), cudaError_enum::CUDA_SUCCESS);
+
+    // Every enum of types.rs with an enumerator of value zero has `Default`, read from the
+    // file's text (not from the generator's list): `impl X { pub const A: X = X(0); ... }`.
+    let text = std::fs::read_to_string(repo_root().join("generated/src/types.rs")).unwrap();
+    let file: syn::File = syn::parse_str(&text).unwrap();
+    let mut with_zero = std::collections::BTreeSet::new();
+    let mut defaults = std::collections::BTreeSet::new();
+    for item in &file.items {
+        let syn::Item::Impl(imp) = item else { continue };
+        let syn::Type::Path(ty) = &*imp.self_ty else { continue };
+        let name = ty.path.segments.last().unwrap().ident.to_string();
+        match &imp.trait_ {
+            Some((_, path, _)) if path.is_ident("Default") => {
+                defaults.insert(name);
+            }
+            None => {
+                let zero =
+                    imp.items.iter().any(|i| matches!(i, syn::ImplItem::Const(c) if tokens(&c.expr).ends_with("(0)")));
+                if zero {
+                    with_zero.insert(name);
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(with_zero.len() > 80, "{} enums found: {with_zero:?}", with_zero.len());
+    let missing: Vec<_> = with_zero.difference(&defaults).collect();
+    assert!(missing.is_empty(), "enums with a zero enumerator and no Default: {missing:?}");
+}
+
+/// An expression's tokens without spaces or a trailing comma: `X(0)` however it is wrapped.
+fn tokens(e: &syn::Expr) -> String {
+    quote::ToTokens::to_token_stream(e).to_string().replace(' ', "").replace(",)", ")")
+}
+
+/// Item 9: `fn main() -> Result<(), Error>`, as the README writes it, prints the error's
+/// `Debug`: that must say what to do, as `Display` does, not only the fields.
+#[test]
+fn debug_says_what_to_do() {
+    let e: Error = Driver::from_path("/nonexistent/libcuda.so.1").err().expect("no such file loads");
+    let debug = format!("{e:?}");
+    assert!(debug.starts_with("LibraryNotFound: could not load"), "{debug}");
+    assert!(debug.contains("Check the path"), "{debug}");
+    assert!(debug.ends_with(&e.to_string()), "{debug}");
+}
+
+/// Item 6: `include_ptx!` embeds a PTX file with the NUL the driver reads up to, by a path
+/// relative to the calling file, as `include_str!`.
+#[test]
+fn include_ptx_ends_with_a_nul() {
+    let image: *const core::ffi::c_void = cuda_driver_pfn::include_ptx!("../kernels/sm90_ptx95.ptx");
+    let text = include_str!("../kernels/sm90_ptx95.ptx");
+    // SAFETY: the macro's bytes are a static string of the file's length plus the NUL.
+    let bytes = unsafe { std::slice::from_raw_parts(image.cast::<u8>(), text.len() + 1) };
+    assert_eq!(&bytes[..text.len()], text.as_bytes());
+    assert_eq!(bytes[text.len()], 0);
+    assert!(!text.contains('\0'), "the fixture itself has no NUL");
+}
+
+/// Item 6: the functions that take a module image say that text needs its NUL, and where the
+/// helper is.
+#[test]
+fn image_loaders_say_that_text_needs_a_nul() {
+    let api = std::fs::read_to_string(repo_root().join("generated/src/api.rs")).unwrap();
+    for name in ["cuModuleLoadData", "cuModuleLoadDataEx", "cuLibraryLoadData", "cuLinkAddData"] {
+        let at = api.find(&format!("pub unsafe fn {name}(")).unwrap_or_else(|| panic!("api::{name}"));
+        let doc_start = api[..at].rfind("/**").unwrap_or_else(|| panic!("api::{name} has no doc"));
+        let doc = &api[doc_start..at];
+        assert!(doc.contains("must end with a NUL byte") && doc.contains("include_ptx!"), "{name}:\n{doc}");
+    }
+}
