@@ -191,6 +191,16 @@
 //!   `c_ulonglong` for `cuGraphInstantiate`), so `CU_CTX_SCHED_SPIN | CU_CTX_MAP_HOST` needs no
 //!   `.0`. Each constant's documentation says which it is. The enum's own constants
 //!   (`CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL`) remain.
+//! - Where C converts integers silently, Rust asks for `as`: `CUDA_VERSION` is a `u32`, and
+//!   `cuGetProcAddress` takes the version as a `c_int` and the flags as a `cuuint64_t`, so a C
+//!   call `cuGetProcAddress(name, &p, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status)` is
+//!   `cuGetProcAddress(name, &mut p, CUDA_VERSION as c_int, CU_GET_PROC_ADDRESS_DEFAULT as
+//!   cuuint64_t, &mut status)` in Rust (where [`Driver::get`] needs neither).
+//! - Callbacks the driver calls (`CUhostFn`, `CUstreamCallback`, ...) are `extern "system"` fns,
+//!   as `CUDA_CB` is: `__stdcall` on 32-bit Windows, the C convention on every other target.
+//!   Write yours `extern "system" fn`: an `extern "C"` one does not fit the type (E0308).
+//! - An enum whose zero is an enumerator is `Default` as that enumerator (`CUjit_option` is
+//!   `CU_JIT_MAX_REGISTERS`), so `[CUjit_option::default(); 6]` is C's `CUjit_option opts[6] = {0}`.
 //! - Every plain-data struct and union implements `Default` as all zero bytes, C's `= {0}`:
 //!   `let mut prop = CUmemAllocationProp::default();`, or
 //!   `CUmemAllocationProp { type_: CU_MEM_ALLOCATION_TYPE_PINNED, ..Default::default() }`.
@@ -240,6 +250,33 @@
 //! `cuGetProcAddress` returns on every newer driver is that export), under the same version rule,
 //! and a name the library does not export is [`Error::NotExported`]. `cuInit` is never called for
 //! you: see [`Driver::load`].
+//!
+//! # Handles across threads
+//!
+//! A [`Driver`] (and a `Runtime`) is `Send` and `Sync`: share one by reference or in an `Arc`.
+//! The driver API is thread-safe, and its handles (`CUcontext`, `CUstream`, `CUmodule`,
+//! `CUfunction`, `CUevent`, `CUgraphExec`, ...) are valid in every thread of the process; since
+//! CUDA 4.0 a context may even be current in several threads at once. What is per thread is the
+//! *current* context: a thread starts with none, and each thread that calls a function taking no
+//! context argument makes one current first (`cuCtxSetCurrent`, or `cuCtxPushCurrent` /
+//! `cuCtxPopCurrent` to hand it over, as NVIDIA's threadMigration sample does).
+//!
+//! The handles are raw pointers in Rust, so they are not `Send`: this crate keeps C's types and
+//! cannot know which of your handles one thread owns. Say it where you hand one over, with the
+//! reason beside it:
+//!
+//! ```rust
+//! use cuda_driver_pfn::types::CUcontext;
+//!
+//! /// A context handed to a worker thread, which makes it current before its first call.
+//! struct Ctx(CUcontext);
+//! // SAFETY: CUDA driver handles are valid in any thread of the process; the receiving thread
+//! // makes the context current (`cuCtxSetCurrent`) before it calls the driver with it.
+//! unsafe impl Send for Ctx {}
+//! ```
+//!
+//! What stays yours, as in C: destroying a handle while another thread still uses it, and the
+//! ordering of work on one stream from two threads.
 //!
 //! # Cargo features
 //!

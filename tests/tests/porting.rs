@@ -83,3 +83,49 @@ fn image_loaders_say_that_text_needs_a_nul() {
         assert!(doc.contains("must end with a NUL byte") && doc.contains("include_ptx!"), "{name}:\n{doc}");
     }
 }
+
+/// Item 7: what the crate docs say of threads: a `Driver` and a `Runtime` are shared by
+/// reference across threads, and a handle goes over in a wrapper the program declares `Send`
+/// (the docs' example, run as a doctest of the crate, is the same).
+#[test]
+fn drivers_are_shared_and_handles_cross_in_a_wrapper() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Driver>();
+    send_sync::<cuda_driver_pfn::Runtime>();
+    let docs = std::fs::read_to_string(repo_root().join("generated/src/lib.rs")).unwrap();
+    assert!(docs.contains("# Handles across threads") && docs.contains("unsafe impl Send for Ctx {}"));
+
+    struct Ctx(CUcontext);
+    // SAFETY: as the crate docs say: the handle is only carried, never used, by the thread.
+    unsafe impl Send for Ctx {}
+    let ctx = Ctx(std::ptr::null_mut());
+    let back = std::thread::spawn(move || ctx).join().unwrap();
+    assert!(back.0.is_null());
+}
+
+/// Item 9: the casts the crate docs show for `cuGetProcAddress` are the ones rustc asks for,
+/// and a host callback written `extern "system"` is a `CUhostFn`.
+#[test]
+fn c_s_silent_conversions_spelled_as_the_docs_say() {
+    use core::ffi::{c_int, c_void};
+    use cuda_driver_pfn::api;
+    let mut p: *mut c_void = std::ptr::null_mut();
+    let mut status = CUdriverProcAddressQueryResult::default();
+    // SAFETY: valid out-pointers; without a driver nothing is called.
+    let r = unsafe {
+        api::cuGetProcAddress(
+            c"cuInit".as_ptr(),
+            &mut p,
+            CUDA_VERSION as c_int,
+            CU_GET_PROC_ADDRESS_DEFAULT as cuuint64_t,
+            &mut status,
+        )
+    };
+    assert!(r == api::UNAVAILABLE || r == cudaError_enum::CUDA_SUCCESS, "{r:?}");
+
+    extern "system" fn done(_user: *mut c_void) {}
+    let callback: CUhostFn = Some(done);
+    assert!(callback.is_some());
+    let docs = std::fs::read_to_string(repo_root().join("generated/src/lib.rs")).unwrap();
+    assert!(docs.contains("CUDA_VERSION as c_int, CU_GET_PROC_ADDRESS_DEFAULT as"), "the docs show the casts");
+}

@@ -306,6 +306,26 @@ fn the_four_argument_fallback() {
     assert_eq!(e.lookup().unwrap().via, "cuGetProcAddress");
 }
 
+/// Issue 28: refusing a per-thread entry, the alias suggested is the per-thread one, which
+/// `aliases` gives only with the `per-thread-default-stream` feature: the text says so (as
+/// NVIDIA's 535, CUDA 12.2, refusing `cuStreamGetCaptureInfo_v12030_ptsz`).
+#[test]
+fn a_per_thread_entry_s_alias_names_its_feature() {
+    let fake = Fake::new(Flavour::Full);
+    fake.set_driver_version(12020);
+    let d = driver(&fake);
+    let e = d.get::<entries::cuStreamGetCaptureInfo_v12030_ptsz>().map(|_| ()).unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, Error::DriverTooOld { .. }), "{e:?}");
+    assert!(
+        text.contains("under CUDA_API_PER_THREAD_DEFAULT_STREAM (`aliases::cuda_12_2::cuStreamGetCaptureInfo`, features `aliases` and `per-thread-default-stream`)"),
+        "{text}"
+    );
+    // The default-stream entry's suggestion needs no such feature.
+    let e = d.get::<entries::cuStreamGetCaptureInfo_v12030>().map(|_| ()).unwrap_err();
+    assert!(e.to_string().contains("(`aliases::cuda_12_2::cuStreamGetCaptureInfo`, feature `aliases`)"), "{e}");
+}
+
 /// Drivers older than CUDA 11.3 have no cuGetProcAddress: each entry is the library's export
 /// of the entry's name, as NVIDIA's 418, 450 and 460 serve them (tests/tests/real_drivers.rs).
 #[test]
@@ -333,6 +353,12 @@ fn a_driver_without_cu_get_proc_address() {
     // Newer than the driver: refused, although the library exports cuCtxCreate_v4.
     let e = d.get::<entries::cuCtxCreate_v12050>().map(|_| ()).unwrap_err();
     assert!(matches!(e, Error::DriverTooOld { driver_version: 11020, .. }), "{e:?}");
+    // Issue 28: said as what happened here, with no request that takes a version or a flag,
+    // and no answer "with success" that such a driver never gives.
+    let text = e.to_string();
+    check_text(&e, "cuCtxCreate", 12050, "This driver has no cuGetProcAddress");
+    assert!(text.contains("`cuCtxCreate_v4` (`cuCtxCreate`, version 12050) among the driver's exports"), "{text}");
+    assert!(!text.contains("dlsym(") && !text.contains("with success"), "{text}");
     // Not exported.
     let e = d.get::<entries::cuMemFree_v3020>().map(|_| ()).unwrap_err();
     let Error::NotExported { lookup, driver_version } = &e else { panic!("{e:?}") };

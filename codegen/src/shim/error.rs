@@ -302,6 +302,13 @@ impl fmt::Display for StreamFlags {
 
 impl fmt::Display for Lookup {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.via == crate::driver::EXPORTS_VIA {
+            // A driver without cuGetProcAddress: no request takes a version or a flag there.
+            return match entry_of(self) {
+                Some(e) => write!(f, "the lookup of `{}` (`{}`, version {}) among the driver's exports", e.exported, self.symbol, self.version),
+                None => write!(f, "the lookup of `{}` (version {}) among the driver's exports", self.symbol, self.version),
+            };
+        }
         write!(f, "{}(\"{}\", {}, {})", self.via, self.symbol, self.version, self.flags)
     }
 }
@@ -451,18 +458,24 @@ impl fmt::Display for Error {
                     Cuda(*driver_version)
                 )?;
                 let instead = served_at(lookup, *driver_version);
-                if *driver_version < FIRST_REFUSING_DRIVER {
+                if lookup.via == crate::driver::EXPORTS_VIA {
+                    // 450, 460: no cuGetProcAddress, so no request that could be answered wrongly.
                     f.write_str(
-                        "Drivers older than CUDA 13.0 answer such a request with success and the newest ABI they have",
+                        "This driver has no cuGetProcAddress, and no export of it can be this ABI: each export is \
+                         an ABI of the driver's own version or older. ",
                     )?;
-                    match instead {
-                        Some(e) => write!(f, " (here `{}`, the ABI of {})", e.exported, Cuda(e.version))?,
-                        None if entry_of(lookup).is_some() => f.write_str(" (here none that this crate knows)")?,
-                        None => {}
+                } else if *driver_version < FIRST_REFUSING_DRIVER {
+                    // Where the driver has an older ABI, it would have served that one.
+                    if let Some(e) = instead {
+                        write!(
+                            f,
+                            "Drivers older than CUDA 13.0 answer such a request with success and the newest ABI they \
+                             have (here `{}`, the ABI of {}), not the one asked for: calling that through this \
+                             ABI's type would be undefined behaviour. ",
+                            e.exported,
+                            Cuda(e.version)
+                        )?;
                     }
-                    f.write_str(
-                        ", not the one asked for: calling that through this ABI's type would be undefined behaviour. ",
-                    )?;
                 } else {
                     f.write_str("This driver would refuse the request (CUDA_ERROR_INVALID_VALUE). ")?;
                 }
@@ -471,10 +484,20 @@ impl fmt::Display for Error {
                     Some(e) => {
                         write!(f, ", or use an ABI this driver has: `{}`, or Driver::newest", marker(e))?;
                         if let Some((_, toolkit)) = toolkit_at(*driver_version) {
+                            // The aliases follow the crate's stream mode: a per-thread entry's
+                            // alias is the per-thread one only with that feature.
+                            let (mode, features) = if lookup.flags == StreamFlags::PER_THREAD_DEFAULT_STREAM {
+                                (
+                                    " under CUDA_API_PER_THREAD_DEFAULT_STREAM",
+                                    "features `aliases` and `per-thread-default-stream`",
+                                )
+                            } else {
+                                ("", "feature `aliases`")
+                            };
                             write!(
                                 f,
-                                ", or the name as CUDA {toolkit}'s cuda.h meant it (`aliases::cuda_{}::{}`, feature \
-                                 `aliases`)",
+                                ", or the name as CUDA {toolkit}'s cuda.h meant it{mode} (`aliases::cuda_{}::{}`, \
+                                 {features})",
                                 toolkit.replace('.', "_"),
                                 lookup.symbol
                             )?;
