@@ -15,7 +15,7 @@
 
  # Errors
 
- Each function resolves its entry once through one process-wide [`Driver`](crate::Driver) ([`driver`], loaded on first use, or the library [`use_library`] names) and then calls it. Nothing here panics: without a driver, or with a driver that lacks the entry, a function returns [`UNAVAILABLE`], and [`error_of`] gives the full [`Error`](crate::Error): which library, which lookup, why.
+ Each function resolves its entry once through one process-wide [`Driver`](crate::Driver) ([`driver`], loaded on first use, or the library [`use_library`] names) and then calls it. Nothing here panics. Where a function has nothing to call, it returns a code whose meaning in cuda.h is what happened ([`code_of`]): [`NO_DRIVER`] (`CUDA_ERROR_NOT_INITIALIZED`: no driver could be loaded), [`NEEDS_NEWER_DRIVER`] (`CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER`: the driver is older than the ABI) or [`NOT_IN_THIS_DRIVER`] (`CUDA_ERROR_NOT_SUPPORTED`: the driver lacks it, another platform's function, say); [`check`], `cu!` and [`error_of`] give the full [`Error`](crate::Error): which library, which lookup, why.
 
  Each function is `unsafe` with the driver function's own contract: the pointers and handles must be what CUDA's documentation of that function asks for.
 
@@ -31,7 +31,10 @@ use core::ffi::{
     c_float, c_double,
 };
 use crate::types::*;
-pub use crate::api_shim::{check, driver, error_of, use_library, UNAVAILABLE};
+pub use crate::api_shim::{
+    check, code_of, driver, error_of, use_library, NEEDS_NEWER_DRIVER,
+    NOT_IN_THIS_DRIVER, NO_DRIVER,
+};
 #[cfg(not(feature = "per-thread-default-stream"))]
 pub use self::legacy::*;
 #[cfg(feature = "per-thread-default-stream")]
@@ -66,20 +69,20 @@ mod both {
     use crate::types::*;
     /** `cuArray3DCreate` as cuda.h 13.5 means it: `#define cuArray3DCreate` makes it `cuArray3DCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuArray3DCreate_v3020`](crate::entries::cuArray3DCreate_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuArray3DCreate(
         pHandle: *mut CUarray,
         pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuArray3DCreate_v3020>() {
-            Some(__entry_point) => __entry_point(pHandle, pAllocateArray),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pHandle, pAllocateArray),
+            Err(code) => code,
         }
     }
     /** `cuArray3DGetDescriptor` as cuda.h 13.5 means it: `#define cuArray3DGetDescriptor` makes it `cuArray3DGetDescriptor_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuArray3DGetDescriptor_v3020`](crate::entries::cuArray3DGetDescriptor_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuArray3DGetDescriptor(
         pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v2,
@@ -88,49 +91,49 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuArray3DGetDescriptor_v3020,
         >() {
-            Some(__entry_point) => __entry_point(pArrayDescriptor, hArray),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pArrayDescriptor, hArray),
+            Err(code) => code,
         }
     }
     /** `cuArrayCreate` as cuda.h 13.5 means it: `#define cuArrayCreate` makes it `cuArrayCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuArrayCreate_v3020`](crate::entries::cuArrayCreate_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuArrayCreate(
         pHandle: *mut CUarray,
         pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuArrayCreate_v3020>() {
-            Some(__entry_point) => __entry_point(pHandle, pAllocateArray),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pHandle, pAllocateArray),
+            Err(code) => code,
         }
     }
     /** `cuArrayDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuArrayDestroy_v2000`](crate::entries::cuArrayDestroy_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuArrayDestroy(hArray: CUarray) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuArrayDestroy_v2000>() {
-            Some(__entry_point) => __entry_point(hArray),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hArray),
+            Err(code) => code,
         }
     }
     /** `cuArrayGetDescriptor` as cuda.h 13.5 means it: `#define cuArrayGetDescriptor` makes it `cuArrayGetDescriptor_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuArrayGetDescriptor_v3020`](crate::entries::cuArrayGetDescriptor_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuArrayGetDescriptor(
         pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v2,
         hArray: CUarray,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuArrayGetDescriptor_v3020>() {
-            Some(__entry_point) => __entry_point(pArrayDescriptor, hArray),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pArrayDescriptor, hArray),
+            Err(code) => code,
         }
     }
     /** `cuArrayGetMemoryRequirements` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuArrayGetMemoryRequirements_v11060`](crate::entries::cuArrayGetMemoryRequirements_v11060).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuArrayGetMemoryRequirements(
         memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1,
@@ -140,13 +143,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuArrayGetMemoryRequirements_v11060,
         >() {
-            Some(__entry_point) => __entry_point(memoryRequirements, array, device),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(memoryRequirements, array, device),
+            Err(code) => code,
         }
     }
     /** `cuArrayGetPlane` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuArrayGetPlane_v11020`](crate::entries::cuArrayGetPlane_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuArrayGetPlane(
         pPlaneArray: *mut CUarray,
@@ -154,13 +157,13 @@ mod both {
         planeIdx: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuArrayGetPlane_v11020>() {
-            Some(__entry_point) => __entry_point(pPlaneArray, hArray, planeIdx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pPlaneArray, hArray, planeIdx),
+            Err(code) => code,
         }
     }
     /** `cuArrayGetSparseProperties` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuArrayGetSparseProperties_v11010`](crate::entries::cuArrayGetSparseProperties_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuArrayGetSparseProperties(
         sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1,
@@ -169,13 +172,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuArrayGetSparseProperties_v11010,
         >() {
-            Some(__entry_point) => __entry_point(sparseProperties, array),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(sparseProperties, array),
+            Err(code) => code,
         }
     }
     /** `cuCheckpointOperationComplete` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuCheckpointOperationComplete_v13040`](crate::entries::cuCheckpointOperationComplete_v13040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCheckpointOperationComplete(
         handle: CUcheckpointOperationHandle,
@@ -183,13 +186,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointOperationComplete_v13040,
         >() {
-            Some(__entry_point) => __entry_point(handle),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(handle),
+            Err(code) => code,
         }
     }
     /** `cuCheckpointProcessCheckpoint` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessCheckpoint_v12080`](crate::entries::cuCheckpointProcessCheckpoint_v12080).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCheckpointProcessCheckpoint(
         pid: c_int,
@@ -198,13 +201,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointProcessCheckpoint_v12080,
         >() {
-            Some(__entry_point) => __entry_point(pid, arg1),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pid, arg1),
+            Err(code) => code,
         }
     }
     /** `cuCheckpointProcessGetRestoreThreadId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessGetRestoreThreadId_v12080`](crate::entries::cuCheckpointProcessGetRestoreThreadId_v12080).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCheckpointProcessGetRestoreThreadId(
         pid: c_int,
@@ -213,13 +216,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointProcessGetRestoreThreadId_v12080,
         >() {
-            Some(__entry_point) => __entry_point(pid, tid),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pid, tid),
+            Err(code) => code,
         }
     }
     /** `cuCheckpointProcessGetState` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessGetState_v12080`](crate::entries::cuCheckpointProcessGetState_v12080).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCheckpointProcessGetState(
         pid: c_int,
@@ -228,13 +231,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointProcessGetState_v12080,
         >() {
-            Some(__entry_point) => __entry_point(pid, state),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pid, state),
+            Err(code) => code,
         }
     }
     /** `cuCheckpointProcessLock` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessLock_v12080`](crate::entries::cuCheckpointProcessLock_v12080).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCheckpointProcessLock(
         pid: c_int,
@@ -243,13 +246,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointProcessLock_v12080,
         >() {
-            Some(__entry_point) => __entry_point(pid, arg1),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pid, arg1),
+            Err(code) => code,
         }
     }
     /** `cuCheckpointProcessRestore` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessRestore_v12080`](crate::entries::cuCheckpointProcessRestore_v12080).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCheckpointProcessRestore(
         pid: c_int,
@@ -258,13 +261,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointProcessRestore_v12080,
         >() {
-            Some(__entry_point) => __entry_point(pid, arg1),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pid, arg1),
+            Err(code) => code,
         }
     }
     /** `cuCheckpointProcessUnlock` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessUnlock_v12080`](crate::entries::cuCheckpointProcessUnlock_v12080).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCheckpointProcessUnlock(
         pid: c_int,
@@ -273,13 +276,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointProcessUnlock_v12080,
         >() {
-            Some(__entry_point) => __entry_point(pid, arg1),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pid, arg1),
+            Err(code) => code,
         }
     }
     /** `cuCoredumpDeregisterCompleteCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuCoredumpDeregisterCompleteCallback_v13020`](crate::entries::cuCoredumpDeregisterCompleteCallback_v13020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCoredumpDeregisterCompleteCallback(
         callback: CUcoredumpCallbackHandle,
@@ -287,13 +290,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpDeregisterCompleteCallback_v13020,
         >() {
-            Some(__entry_point) => __entry_point(callback),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(callback),
+            Err(code) => code,
         }
     }
     /** `cuCoredumpDeregisterStartCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuCoredumpDeregisterStartCallback_v13020`](crate::entries::cuCoredumpDeregisterStartCallback_v13020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCoredumpDeregisterStartCallback(
         callback: CUcoredumpCallbackHandle,
@@ -301,13 +304,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpDeregisterStartCallback_v13020,
         >() {
-            Some(__entry_point) => __entry_point(callback),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(callback),
+            Err(code) => code,
         }
     }
     /** `cuCoredumpGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCoredumpGetAttribute_v12010`](crate::entries::cuCoredumpGetAttribute_v12010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCoredumpGetAttribute(
         get: CUcoredumpSettings,
@@ -317,13 +320,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpGetAttribute_v12010,
         >() {
-            Some(__entry_point) => __entry_point(get, value, size),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(get, value, size),
+            Err(code) => code,
         }
     }
     /** `cuCoredumpGetAttributeGlobal` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCoredumpGetAttributeGlobal_v12010`](crate::entries::cuCoredumpGetAttributeGlobal_v12010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCoredumpGetAttributeGlobal(
         get: CUcoredumpSettings,
@@ -333,13 +336,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpGetAttributeGlobal_v12010,
         >() {
-            Some(__entry_point) => __entry_point(get, value, size),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(get, value, size),
+            Err(code) => code,
         }
     }
     /** `cuCoredumpRegisterCompleteCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuCoredumpRegisterCompleteCallback_v13020`](crate::entries::cuCoredumpRegisterCompleteCallback_v13020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCoredumpRegisterCompleteCallback(
         callback: CUcoredumpStatusCallback,
@@ -349,13 +352,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpRegisterCompleteCallback_v13020,
         >() {
-            Some(__entry_point) => __entry_point(callback, userData, callbackOut),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(callback, userData, callbackOut),
+            Err(code) => code,
         }
     }
     /** `cuCoredumpRegisterStartCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuCoredumpRegisterStartCallback_v13020`](crate::entries::cuCoredumpRegisterStartCallback_v13020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCoredumpRegisterStartCallback(
         callback: CUcoredumpStatusCallback,
@@ -365,13 +368,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpRegisterStartCallback_v13020,
         >() {
-            Some(__entry_point) => __entry_point(callback, userData, callbackOut),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(callback, userData, callbackOut),
+            Err(code) => code,
         }
     }
     /** `cuCoredumpSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCoredumpSetAttribute_v12010`](crate::entries::cuCoredumpSetAttribute_v12010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCoredumpSetAttribute(
         set: CUcoredumpSettings,
@@ -381,13 +384,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpSetAttribute_v12010,
         >() {
-            Some(__entry_point) => __entry_point(set, value, size),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(set, value, size),
+            Err(code) => code,
         }
     }
     /** `cuCoredumpSetAttributeGlobal` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCoredumpSetAttributeGlobal_v12010`](crate::entries::cuCoredumpSetAttributeGlobal_v12010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCoredumpSetAttributeGlobal(
         set: CUcoredumpSettings,
@@ -397,23 +400,23 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpSetAttributeGlobal_v12010,
         >() {
-            Some(__entry_point) => __entry_point(set, value, size),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(set, value, size),
+            Err(code) => code,
         }
     }
     /** `cuCtxAttach` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuCtxAttach_v2000`](crate::entries::cuCtxAttach_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxAttach(pctx: *mut CUcontext, flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxAttach_v2000>() {
-            Some(__entry_point) => __entry_point(pctx, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pctx, flags),
+            Err(code) => code,
         }
     }
     /** `cuCtxCreate` as cuda.h 13.5 means it: `#define cuCtxCreate` makes it `cuCtxCreate_v4`, the ABI of version 12050 (CUDA 12.5), [`entries::cuCtxCreate_v12050`](crate::entries::cuCtxCreate_v12050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxCreate(
         pctx: *mut CUcontext,
@@ -422,101 +425,101 @@ mod both {
         dev: CUdevice,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxCreate_v12050>() {
-            Some(__entry_point) => __entry_point(pctx, ctxCreateParams, flags, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pctx, ctxCreateParams, flags, dev),
+            Err(code) => code,
         }
     }
     /** `cuCtxDestroy` as cuda.h 13.5 means it: `#define cuCtxDestroy` makes it `cuCtxDestroy_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxDestroy_v4000`](crate::entries::cuCtxDestroy_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxDestroy(ctx: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxDestroy_v4000>() {
-            Some(__entry_point) => __entry_point(ctx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ctx),
+            Err(code) => code,
         }
     }
     /** `cuCtxDetach` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuCtxDetach_v2000`](crate::entries::cuCtxDetach_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxDetach(ctx: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxDetach_v2000>() {
-            Some(__entry_point) => __entry_point(ctx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ctx),
+            Err(code) => code,
         }
     }
     /** `cuCtxDisablePeerAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxDisablePeerAccess_v4000`](crate::entries::cuCtxDisablePeerAccess_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxDisablePeerAccess(peerContext: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuCtxDisablePeerAccess_v4000,
         >() {
-            Some(__entry_point) => __entry_point(peerContext),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(peerContext),
+            Err(code) => code,
         }
     }
     /** `cuCtxEnablePeerAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxEnablePeerAccess_v4000`](crate::entries::cuCtxEnablePeerAccess_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxEnablePeerAccess(
         peerContext: CUcontext,
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxEnablePeerAccess_v4000>() {
-            Some(__entry_point) => __entry_point(peerContext, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(peerContext, Flags),
+            Err(code) => code,
         }
     }
     /** `cuCtxFromGreenCtx` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuCtxFromGreenCtx_v12040`](crate::entries::cuCtxFromGreenCtx_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxFromGreenCtx(
         pContext: *mut CUcontext,
         hCtx: CUgreenCtx,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxFromGreenCtx_v12040>() {
-            Some(__entry_point) => __entry_point(pContext, hCtx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pContext, hCtx),
+            Err(code) => code,
         }
     }
     /** `cuCtxGetApiVersion` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuCtxGetApiVersion_v3020`](crate::entries::cuCtxGetApiVersion_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetApiVersion_v3020>() {
-            Some(__entry_point) => __entry_point(ctx, version),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ctx, version),
+            Err(code) => code,
         }
     }
     /** `cuCtxGetCacheConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuCtxGetCacheConfig_v3020`](crate::entries::cuCtxGetCacheConfig_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxGetCacheConfig(pconfig: *mut CUfunc_cache) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetCacheConfig_v3020>() {
-            Some(__entry_point) => __entry_point(pconfig),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pconfig),
+            Err(code) => code,
         }
     }
     /** `cuCtxGetCurrent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxGetCurrent_v4000`](crate::entries::cuCtxGetCurrent_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetCurrent_v4000>() {
-            Some(__entry_point) => __entry_point(pctx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pctx),
+            Err(code) => code,
         }
     }
     /** `cuCtxGetDevResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuCtxGetDevResource_v12040`](crate::entries::cuCtxGetDevResource_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxGetDevResource(
         hCtx: CUcontext,
@@ -524,88 +527,88 @@ mod both {
         type_: CUdevResourceType,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetDevResource_v12040>() {
-            Some(__entry_point) => __entry_point(hCtx, result, type_),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hCtx, result, type_),
+            Err(code) => code,
         }
     }
     /** `cuCtxGetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuCtxGetDevice_v2000`](crate::entries::cuCtxGetDevice_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxGetDevice(device: *mut CUdevice_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetDevice_v2000>() {
-            Some(__entry_point) => __entry_point(device),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(device),
+            Err(code) => code,
         }
     }
     /** `cuCtxGetDevice_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuCtxGetDevice_v13000`](crate::entries::cuCtxGetDevice_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxGetDevice_v2(device: *mut CUdevice, ctx: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetDevice_v13000>() {
-            Some(__entry_point) => __entry_point(device, ctx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(device, ctx),
+            Err(code) => code,
         }
     }
     /** `cuCtxGetExecAffinity` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuCtxGetExecAffinity_v11040`](crate::entries::cuCtxGetExecAffinity_v11040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxGetExecAffinity(
         pExecAffinity: *mut CUexecAffinityParam,
         type_: CUexecAffinityType,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetExecAffinity_v11040>() {
-            Some(__entry_point) => __entry_point(pExecAffinity, type_),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pExecAffinity, type_),
+            Err(code) => code,
         }
     }
     /** `cuCtxGetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuCtxGetFlags_v7000`](crate::entries::cuCtxGetFlags_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetFlags_v7000>() {
-            Some(__entry_point) => __entry_point(flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(flags),
+            Err(code) => code,
         }
     }
     /** `cuCtxGetId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuCtxGetId_v12000`](crate::entries::cuCtxGetId_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxGetId(ctx: CUcontext, ctxId: *mut c_ulonglong) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetId_v12000>() {
-            Some(__entry_point) => __entry_point(ctx, ctxId),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ctx, ctxId),
+            Err(code) => code,
         }
     }
     /** `cuCtxGetLimit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuCtxGetLimit_v3010`](crate::entries::cuCtxGetLimit_v3010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxGetLimit(pvalue: *mut usize, limit: CUlimit) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetLimit_v3010>() {
-            Some(__entry_point) => __entry_point(pvalue, limit),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pvalue, limit),
+            Err(code) => code,
         }
     }
     /** `cuCtxGetSharedMemConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4020 (CUDA 4.2), [`entries::cuCtxGetSharedMemConfig_v4020`](crate::entries::cuCtxGetSharedMemConfig_v4020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxGetSharedMemConfig(pConfig: *mut CUsharedconfig) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuCtxGetSharedMemConfig_v4020,
         >() {
-            Some(__entry_point) => __entry_point(pConfig),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pConfig),
+            Err(code) => code,
         }
     }
     /** `cuCtxGetStreamPriorityRange` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuCtxGetStreamPriorityRange_v5050`](crate::entries::cuCtxGetStreamPriorityRange_v5050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxGetStreamPriorityRange(
         leastPriority: *mut c_int,
@@ -614,161 +617,161 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCtxGetStreamPriorityRange_v5050,
         >() {
-            Some(__entry_point) => __entry_point(leastPriority, greatestPriority),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(leastPriority, greatestPriority),
+            Err(code) => code,
         }
     }
     /** `cuCtxPopCurrent` as cuda.h 13.5 means it: `#define cuCtxPopCurrent` makes it `cuCtxPopCurrent_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxPopCurrent_v4000`](crate::entries::cuCtxPopCurrent_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxPopCurrent(pctx: *mut CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxPopCurrent_v4000>() {
-            Some(__entry_point) => __entry_point(pctx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pctx),
+            Err(code) => code,
         }
     }
     /** `cuCtxPushCurrent` as cuda.h 13.5 means it: `#define cuCtxPushCurrent` makes it `cuCtxPushCurrent_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxPushCurrent_v4000`](crate::entries::cuCtxPushCurrent_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxPushCurrent(ctx: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxPushCurrent_v4000>() {
-            Some(__entry_point) => __entry_point(ctx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ctx),
+            Err(code) => code,
         }
     }
     /** `cuCtxRecordEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuCtxRecordEvent_v12050`](crate::entries::cuCtxRecordEvent_v12050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxRecordEvent(hCtx: CUcontext, hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxRecordEvent_v12050>() {
-            Some(__entry_point) => __entry_point(hCtx, hEvent),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hCtx, hEvent),
+            Err(code) => code,
         }
     }
     /** `cuCtxResetPersistingL2Cache` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuCtxResetPersistingL2Cache_v11000`](crate::entries::cuCtxResetPersistingL2Cache_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxResetPersistingL2Cache() -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuCtxResetPersistingL2Cache_v11000,
         >() {
-            Some(__entry_point) => __entry_point(),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(),
+            Err(code) => code,
         }
     }
     /** `cuCtxSetCacheConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuCtxSetCacheConfig_v3020`](crate::entries::cuCtxSetCacheConfig_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxSetCacheConfig(config: CUfunc_cache) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxSetCacheConfig_v3020>() {
-            Some(__entry_point) => __entry_point(config),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(config),
+            Err(code) => code,
         }
     }
     /** `cuCtxSetCurrent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxSetCurrent_v4000`](crate::entries::cuCtxSetCurrent_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxSetCurrent_v4000>() {
-            Some(__entry_point) => __entry_point(ctx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ctx),
+            Err(code) => code,
         }
     }
     /** `cuCtxSetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCtxSetFlags_v12010`](crate::entries::cuCtxSetFlags_v12010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxSetFlags(flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxSetFlags_v12010>() {
-            Some(__entry_point) => __entry_point(flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(flags),
+            Err(code) => code,
         }
     }
     /** `cuCtxSetLimit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuCtxSetLimit_v3010`](crate::entries::cuCtxSetLimit_v3010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxSetLimit(limit: CUlimit, value: usize) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxSetLimit_v3010>() {
-            Some(__entry_point) => __entry_point(limit, value),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(limit, value),
+            Err(code) => code,
         }
     }
     /** `cuCtxSetSharedMemConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4020 (CUDA 4.2), [`entries::cuCtxSetSharedMemConfig_v4020`](crate::entries::cuCtxSetSharedMemConfig_v4020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxSetSharedMemConfig(config: CUsharedconfig) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuCtxSetSharedMemConfig_v4020,
         >() {
-            Some(__entry_point) => __entry_point(config),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(config),
+            Err(code) => code,
         }
     }
     /** `cuCtxSynchronize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuCtxSynchronize_v2000`](crate::entries::cuCtxSynchronize_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxSynchronize() -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxSynchronize_v2000>() {
-            Some(__entry_point) => __entry_point(),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(),
+            Err(code) => code,
         }
     }
     /** `cuCtxSynchronize_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuCtxSynchronize_v13000`](crate::entries::cuCtxSynchronize_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxSynchronize_v2(ctx: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxSynchronize_v13000>() {
-            Some(__entry_point) => __entry_point(ctx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ctx),
+            Err(code) => code,
         }
     }
     /** `cuCtxWaitEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuCtxWaitEvent_v12050`](crate::entries::cuCtxWaitEvent_v12050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuCtxWaitEvent(hCtx: CUcontext, hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxWaitEvent_v12050>() {
-            Some(__entry_point) => __entry_point(hCtx, hEvent),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hCtx, hEvent),
+            Err(code) => code,
         }
     }
     /** `cuDestroyExternalMemory` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuDestroyExternalMemory_v10000`](crate::entries::cuDestroyExternalMemory_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDestroyExternalMemory(extMem: CUexternalMemory) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuDestroyExternalMemory_v10000,
         >() {
-            Some(__entry_point) => __entry_point(extMem),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(extMem),
+            Err(code) => code,
         }
     }
     /** `cuDestroyExternalSemaphore` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuDestroyExternalSemaphore_v10000`](crate::entries::cuDestroyExternalSemaphore_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDestroyExternalSemaphore(extSem: CUexternalSemaphore) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuDestroyExternalSemaphore_v10000,
         >() {
-            Some(__entry_point) => __entry_point(extSem),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(extSem),
+            Err(code) => code,
         }
     }
     /** `cuDevResourceGenerateDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDevResourceGenerateDesc_v12040`](crate::entries::cuDevResourceGenerateDesc_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDevResourceGenerateDesc(
         phDesc: *mut CUdevResourceDesc,
@@ -778,13 +781,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDevResourceGenerateDesc_v12040,
         >() {
-            Some(__entry_point) => __entry_point(phDesc, resources, nbResources),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phDesc, resources, nbResources),
+            Err(code) => code,
         }
     }
     /** `cuDevSmResourceSplit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuDevSmResourceSplit_v13010`](crate::entries::cuDevSmResourceSplit_v13010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDevSmResourceSplit(
         result: *mut CUdevResource,
@@ -795,15 +798,15 @@ mod both {
         groupParams: *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDevSmResourceSplit_v13010>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(result, nbGroups, input, remainder, flags, groupParams)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuDevSmResourceSplitByCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDevSmResourceSplitByCount_v12040`](crate::entries::cuDevSmResourceSplitByCount_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDevSmResourceSplitByCount(
         result: *mut CUdevResource,
@@ -816,15 +819,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDevSmResourceSplitByCount_v12040,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(result, nbGroups, input, remaining, useFlags, minCount)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuDeviceCanAccessPeer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuDeviceCanAccessPeer_v4000`](crate::entries::cuDeviceCanAccessPeer_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceCanAccessPeer(
         canAccessPeer: *mut c_int,
@@ -832,13 +835,13 @@ mod both {
         peerDev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceCanAccessPeer_v4000>() {
-            Some(__entry_point) => __entry_point(canAccessPeer, dev, peerDev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(canAccessPeer, dev, peerDev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceComputeCapability` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceComputeCapability_v2000`](crate::entries::cuDeviceComputeCapability_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceComputeCapability(
         major: *mut c_int,
@@ -848,23 +851,23 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceComputeCapability_v2000,
         >() {
-            Some(__entry_point) => __entry_point(major, minor, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(major, minor, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGet` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGet_v2000`](crate::entries::cuDeviceGet_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGet(device: *mut CUdevice_v1, ordinal: c_int) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGet_v2000>() {
-            Some(__entry_point) => __entry_point(device, ordinal),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(device, ordinal),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGetAttribute_v2000`](crate::entries::cuDeviceGetAttribute_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetAttribute(
         pi: *mut c_int,
@@ -872,38 +875,38 @@ mod both {
         dev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetAttribute_v2000>() {
-            Some(__entry_point) => __entry_point(pi, attrib, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pi, attrib, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetByPCIBusId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuDeviceGetByPCIBusId_v4010`](crate::entries::cuDeviceGetByPCIBusId_v4010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetByPCIBusId(
         dev: *mut CUdevice_v1,
         pciBusId: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetByPCIBusId_v4010>() {
-            Some(__entry_point) => __entry_point(dev, pciBusId),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dev, pciBusId),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetCliqueCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuDeviceGetCliqueCount_v13040`](crate::entries::cuDeviceGetCliqueCount_v13040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetCliqueCount(count: *mut usize, dev: CUdevice) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetCliqueCount_v13040,
         >() {
-            Some(__entry_point) => __entry_point(count, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(count, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetCliqueInfo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuDeviceGetCliqueInfo_v13040`](crate::entries::cuDeviceGetCliqueInfo_v13040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetCliqueInfo(
         cliqueInfo: *mut CUcliqueInfo,
@@ -913,23 +916,23 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetCliqueInfo_v13040,
         >() {
-            Some(__entry_point) => __entry_point(cliqueInfo, count, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(cliqueInfo, count, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGetCount_v2000`](crate::entries::cuDeviceGetCount_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetCount_v2000>() {
-            Some(__entry_point) => __entry_point(count),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(count),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetDefaultMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuDeviceGetDefaultMemPool_v11020`](crate::entries::cuDeviceGetDefaultMemPool_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetDefaultMemPool(
         pool_out: *mut CUmemoryPool,
@@ -938,13 +941,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetDefaultMemPool_v11020,
         >() {
-            Some(__entry_point) => __entry_point(pool_out, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pool_out, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetDevResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDeviceGetDevResource_v12040`](crate::entries::cuDeviceGetDevResource_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetDevResource(
         dev: CUdevice,
@@ -954,13 +957,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetDevResource_v12040,
         >() {
-            Some(__entry_point) => __entry_point(dev, result, type_),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dev, result, type_),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetExecAffinitySupport` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGetExecAffinitySupport_v11040`](crate::entries::cuDeviceGetExecAffinitySupport_v11040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetExecAffinitySupport(
         pi: *mut c_int,
@@ -970,13 +973,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetExecAffinitySupport_v11040,
         >() {
-            Some(__entry_point) => __entry_point(pi, type_, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pi, type_, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetFabricClusterUuid` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuDeviceGetFabricClusterUuid_v13040`](crate::entries::cuDeviceGetFabricClusterUuid_v13040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetFabricClusterUuid(
         uuid: *mut CUuuid,
@@ -985,13 +988,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetFabricClusterUuid_v13040,
         >() {
-            Some(__entry_point) => __entry_point(uuid, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(uuid, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetGraphMemAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGetGraphMemAttribute_v11040`](crate::entries::cuDeviceGetGraphMemAttribute_v11040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetGraphMemAttribute(
         device: CUdevice,
@@ -1001,13 +1004,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetGraphMemAttribute_v11040,
         >() {
-            Some(__entry_point) => __entry_point(device, attr, value),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(device, attr, value),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetHostAtomicCapabilities` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuDeviceGetHostAtomicCapabilities_v13000`](crate::entries::cuDeviceGetHostAtomicCapabilities_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetHostAtomicCapabilities(
         capabilities: *mut c_uint,
@@ -1018,13 +1021,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetHostAtomicCapabilities_v13000,
         >() {
-            Some(__entry_point) => __entry_point(capabilities, operations, count, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(capabilities, operations, count, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetLuid` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuDeviceGetLuid_v10000`](crate::entries::cuDeviceGetLuid_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetLuid(
         luid: *mut c_char,
@@ -1032,26 +1035,26 @@ mod both {
         dev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetLuid_v10000>() {
-            Some(__entry_point) => __entry_point(luid, deviceNodeMask, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(luid, deviceNodeMask, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuDeviceGetMemPool_v11020`](crate::entries::cuDeviceGetMemPool_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetMemPool(
         pool: *mut CUmemoryPool,
         dev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetMemPool_v11020>() {
-            Some(__entry_point) => __entry_point(pool, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pool, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetName` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGetName_v2000`](crate::entries::cuDeviceGetName_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetName(
         name: *mut c_char,
@@ -1059,13 +1062,13 @@ mod both {
         dev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetName_v2000>() {
-            Some(__entry_point) => __entry_point(name, len, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(name, len, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetNvSciSyncAttributes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuDeviceGetNvSciSyncAttributes_v10020`](crate::entries::cuDeviceGetNvSciSyncAttributes_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetNvSciSyncAttributes(
         nvSciSyncAttrList: *mut c_void,
@@ -1075,13 +1078,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetNvSciSyncAttributes_v10020,
         >() {
-            Some(__entry_point) => __entry_point(nvSciSyncAttrList, dev, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(nvSciSyncAttrList, dev, flags),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetP2PAtomicCapabilities` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuDeviceGetP2PAtomicCapabilities_v13000`](crate::entries::cuDeviceGetP2PAtomicCapabilities_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetP2PAtomicCapabilities(
         capabilities: *mut c_uint,
@@ -1093,15 +1096,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetP2PAtomicCapabilities_v13000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(capabilities, operations, count, srcDevice, dstDevice)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetP2PAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuDeviceGetP2PAttribute_v8000`](crate::entries::cuDeviceGetP2PAttribute_v8000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetP2PAttribute(
         value: *mut c_int,
@@ -1112,13 +1115,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetP2PAttribute_v8000,
         >() {
-            Some(__entry_point) => __entry_point(value, attrib, srcDevice, dstDevice),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(value, attrib, srcDevice, dstDevice),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetPCIBusId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuDeviceGetPCIBusId_v4010`](crate::entries::cuDeviceGetPCIBusId_v4010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetPCIBusId(
         pciBusId: *mut c_char,
@@ -1126,26 +1129,26 @@ mod both {
         dev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetPCIBusId_v4010>() {
-            Some(__entry_point) => __entry_point(pciBusId, len, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pciBusId, len, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetProperties` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGetProperties_v2000`](crate::entries::cuDeviceGetProperties_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetProperties(
         prop: *mut CUdevprop_v1,
         dev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetProperties_v2000>() {
-            Some(__entry_point) => __entry_point(prop, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(prop, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetTexture1DLinearMaxWidth` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuDeviceGetTexture1DLinearMaxWidth_v11010`](crate::entries::cuDeviceGetTexture1DLinearMaxWidth_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetTexture1DLinearMaxWidth(
         maxWidthInElements: *mut usize,
@@ -1156,35 +1159,35 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetTexture1DLinearMaxWidth_v11010,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(maxWidthInElements, format, numChannels, dev)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuDeviceGetUuid` as cuda.h 13.5 means it: `#define cuDeviceGetUuid` makes it `cuDeviceGetUuid_v2`, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGetUuid_v11040`](crate::entries::cuDeviceGetUuid_v11040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetUuid_v11040>() {
-            Some(__entry_point) => __entry_point(uuid, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(uuid, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceGraphMemTrim` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGraphMemTrim_v11040`](crate::entries::cuDeviceGraphMemTrim_v11040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceGraphMemTrim(device: CUdevice) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGraphMemTrim_v11040>() {
-            Some(__entry_point) => __entry_point(device),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(device),
+            Err(code) => code,
         }
     }
     /** `cuDevicePrimaryCtxGetState` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuDevicePrimaryCtxGetState_v7000`](crate::entries::cuDevicePrimaryCtxGetState_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxGetState(
         dev: CUdevice_v1,
@@ -1194,37 +1197,37 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDevicePrimaryCtxGetState_v7000,
         >() {
-            Some(__entry_point) => __entry_point(dev, flags, active),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dev, flags, active),
+            Err(code) => code,
         }
     }
     /** `cuDevicePrimaryCtxRelease` as cuda.h 13.5 means it: `#define cuDevicePrimaryCtxRelease` makes it `cuDevicePrimaryCtxRelease_v2`, the ABI of version 11000 (CUDA 11.0), [`entries::cuDevicePrimaryCtxRelease_v11000`](crate::entries::cuDevicePrimaryCtxRelease_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRelease(dev: CUdevice_v1) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuDevicePrimaryCtxRelease_v11000,
         >() {
-            Some(__entry_point) => __entry_point(dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dev),
+            Err(code) => code,
         }
     }
     /** `cuDevicePrimaryCtxReset` as cuda.h 13.5 means it: `#define cuDevicePrimaryCtxReset` makes it `cuDevicePrimaryCtxReset_v2`, the ABI of version 11000 (CUDA 11.0), [`entries::cuDevicePrimaryCtxReset_v11000`](crate::entries::cuDevicePrimaryCtxReset_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxReset(dev: CUdevice_v1) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuDevicePrimaryCtxReset_v11000,
         >() {
-            Some(__entry_point) => __entry_point(dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dev),
+            Err(code) => code,
         }
     }
     /** `cuDevicePrimaryCtxRetain` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuDevicePrimaryCtxRetain_v7000`](crate::entries::cuDevicePrimaryCtxRetain_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxRetain(
         pctx: *mut CUcontext,
@@ -1233,13 +1236,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDevicePrimaryCtxRetain_v7000,
         >() {
-            Some(__entry_point) => __entry_point(pctx, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pctx, dev),
+            Err(code) => code,
         }
     }
     /** `cuDevicePrimaryCtxSetFlags` as cuda.h 13.5 means it: `#define cuDevicePrimaryCtxSetFlags` makes it `cuDevicePrimaryCtxSetFlags_v2`, the ABI of version 11000 (CUDA 11.0), [`entries::cuDevicePrimaryCtxSetFlags_v11000`](crate::entries::cuDevicePrimaryCtxSetFlags_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDevicePrimaryCtxSetFlags(
         dev: CUdevice_v1,
@@ -1248,13 +1251,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDevicePrimaryCtxSetFlags_v11000,
         >() {
-            Some(__entry_point) => __entry_point(dev, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dev, flags),
+            Err(code) => code,
         }
     }
     /** `cuDeviceRegisterAsyncNotification` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDeviceRegisterAsyncNotification_v12040`](crate::entries::cuDeviceRegisterAsyncNotification_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceRegisterAsyncNotification(
         device: CUdevice,
@@ -1265,15 +1268,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceRegisterAsyncNotification_v12040,
         >() {
-            Some(__entry_point) => {
-                __entry_point(device, callbackFunc, userData, callback)
-            }
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(device, callbackFunc, userData, callback),
+            Err(code) => code,
         }
     }
     /** `cuDeviceSetGraphMemAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceSetGraphMemAttribute_v11040`](crate::entries::cuDeviceSetGraphMemAttribute_v11040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceSetGraphMemAttribute(
         device: CUdevice,
@@ -1283,33 +1284,33 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceSetGraphMemAttribute_v11040,
         >() {
-            Some(__entry_point) => __entry_point(device, attr, value),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(device, attr, value),
+            Err(code) => code,
         }
     }
     /** `cuDeviceSetMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuDeviceSetMemPool_v11020`](crate::entries::cuDeviceSetMemPool_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceSetMemPool(dev: CUdevice_v1, pool: CUmemoryPool) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceSetMemPool_v11020>() {
-            Some(__entry_point) => __entry_point(dev, pool),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dev, pool),
+            Err(code) => code,
         }
     }
     /** `cuDeviceTotalMem` as cuda.h 13.5 means it: `#define cuDeviceTotalMem` makes it `cuDeviceTotalMem_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuDeviceTotalMem_v3020`](crate::entries::cuDeviceTotalMem_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceTotalMem(bytes: *mut usize, dev: CUdevice_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceTotalMem_v3020>() {
-            Some(__entry_point) => __entry_point(bytes, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(bytes, dev),
+            Err(code) => code,
         }
     }
     /** `cuDeviceUnregisterAsyncNotification` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDeviceUnregisterAsyncNotification_v12040`](crate::entries::cuDeviceUnregisterAsyncNotification_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDeviceUnregisterAsyncNotification(
         device: CUdevice,
@@ -1318,43 +1319,43 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceUnregisterAsyncNotification_v12040,
         >() {
-            Some(__entry_point) => __entry_point(device, callback),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(device, callback),
+            Err(code) => code,
         }
     }
     /** `cuDriverGetVersion` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2020 (CUDA 2.2), [`entries::cuDriverGetVersion_v2020`](crate::entries::cuDriverGetVersion_v2020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuDriverGetVersion(driverVersion: *mut c_int) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDriverGetVersion_v2020>() {
-            Some(__entry_point) => __entry_point(driverVersion),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(driverVersion),
+            Err(code) => code,
         }
     }
     /** `cuEventCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuEventCreate_v2000`](crate::entries::cuEventCreate_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuEventCreate(phEvent: *mut CUevent, Flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventCreate_v2000>() {
-            Some(__entry_point) => __entry_point(phEvent, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phEvent, Flags),
+            Err(code) => code,
         }
     }
     /** `cuEventDestroy` as cuda.h 13.5 means it: `#define cuEventDestroy` makes it `cuEventDestroy_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuEventDestroy_v4000`](crate::entries::cuEventDestroy_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuEventDestroy(hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventDestroy_v4000>() {
-            Some(__entry_point) => __entry_point(hEvent),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hEvent),
+            Err(code) => code,
         }
     }
     /** `cuEventElapsedTime` as cuda.h 13.5 means it: `#define cuEventElapsedTime` makes it `cuEventElapsedTime_v2`, the ABI of version 12080 (CUDA 12.8), [`entries::cuEventElapsedTime_v12080`](crate::entries::cuEventElapsedTime_v12080).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuEventElapsedTime(
         pMilliseconds: *mut f32,
@@ -1362,33 +1363,33 @@ mod both {
         hEnd: CUevent,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventElapsedTime_v12080>() {
-            Some(__entry_point) => __entry_point(pMilliseconds, hStart, hEnd),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pMilliseconds, hStart, hEnd),
+            Err(code) => code,
         }
     }
     /** `cuEventQuery` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuEventQuery_v2000`](crate::entries::cuEventQuery_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuEventQuery(hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventQuery_v2000>() {
-            Some(__entry_point) => __entry_point(hEvent),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hEvent),
+            Err(code) => code,
         }
     }
     /** `cuEventSynchronize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuEventSynchronize_v2000`](crate::entries::cuEventSynchronize_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuEventSynchronize(hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventSynchronize_v2000>() {
-            Some(__entry_point) => __entry_point(hEvent),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hEvent),
+            Err(code) => code,
         }
     }
     /** `cuExternalMemoryGetMappedBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuExternalMemoryGetMappedBuffer_v10000`](crate::entries::cuExternalMemoryGetMappedBuffer_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuExternalMemoryGetMappedBuffer(
         devPtr: *mut CUdeviceptr_v2,
@@ -1398,13 +1399,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuExternalMemoryGetMappedBuffer_v10000,
         >() {
-            Some(__entry_point) => __entry_point(devPtr, extMem, bufferDesc),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(devPtr, extMem, bufferDesc),
+            Err(code) => code,
         }
     }
     /** `cuExternalMemoryGetMappedMipmappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuExternalMemoryGetMappedMipmappedArray_v10000`](crate::entries::cuExternalMemoryGetMappedMipmappedArray_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuExternalMemoryGetMappedMipmappedArray(
         mipmap: *mut CUmipmappedArray,
@@ -1414,13 +1415,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuExternalMemoryGetMappedMipmappedArray_v10000,
         >() {
-            Some(__entry_point) => __entry_point(mipmap, extMem, mipmapDesc),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(mipmap, extMem, mipmapDesc),
+            Err(code) => code,
         }
     }
     /** `cuFlushGPUDirectRDMAWrites` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuFlushGPUDirectRDMAWrites_v11030`](crate::entries::cuFlushGPUDirectRDMAWrites_v11030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFlushGPUDirectRDMAWrites(
         target: CUflushGPUDirectRDMAWritesTarget,
@@ -1429,13 +1430,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuFlushGPUDirectRDMAWrites_v11030,
         >() {
-            Some(__entry_point) => __entry_point(target, scope),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(target, scope),
+            Err(code) => code,
         }
     }
     /** `cuFuncGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2020 (CUDA 2.2), [`entries::cuFuncGetAttribute_v2020`](crate::entries::cuFuncGetAttribute_v2020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFuncGetAttribute(
         pi: *mut c_int,
@@ -1443,49 +1444,49 @@ mod both {
         hfunc: CUfunction,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncGetAttribute_v2020>() {
-            Some(__entry_point) => __entry_point(pi, attrib, hfunc),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pi, attrib, hfunc),
+            Err(code) => code,
         }
     }
     /** `cuFuncGetModule` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuFuncGetModule_v11000`](crate::entries::cuFuncGetModule_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFuncGetModule(hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncGetModule_v11000>() {
-            Some(__entry_point) => __entry_point(hmod, hfunc),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hmod, hfunc),
+            Err(code) => code,
         }
     }
     /** `cuFuncGetName` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuFuncGetName_v12030`](crate::entries::cuFuncGetName_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFuncGetName(
         name: *mut *const c_char,
         hfunc: CUfunction,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncGetName_v12030>() {
-            Some(__entry_point) => __entry_point(name, hfunc),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(name, hfunc),
+            Err(code) => code,
         }
     }
     /** `cuFuncGetParamCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuFuncGetParamCount_v13020`](crate::entries::cuFuncGetParamCount_v13020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFuncGetParamCount(
         func: CUfunction,
         paramCount: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncGetParamCount_v13020>() {
-            Some(__entry_point) => __entry_point(func, paramCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(func, paramCount),
+            Err(code) => code,
         }
     }
     /** `cuFuncGetParamInfo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuFuncGetParamInfo_v12040`](crate::entries::cuFuncGetParamInfo_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFuncGetParamInfo(
         func: CUfunction,
@@ -1494,38 +1495,36 @@ mod both {
         paramSize: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncGetParamInfo_v12040>() {
-            Some(__entry_point) => {
-                __entry_point(func, paramIndex, paramOffset, paramSize)
-            }
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(func, paramIndex, paramOffset, paramSize),
+            Err(code) => code,
         }
     }
     /** `cuFuncIsLoaded` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuFuncIsLoaded_v12040`](crate::entries::cuFuncIsLoaded_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFuncIsLoaded(
         state: *mut CUfunctionLoadingState,
         hfunc: CUfunction,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncIsLoaded_v12040>() {
-            Some(__entry_point) => __entry_point(state, hfunc),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(state, hfunc),
+            Err(code) => code,
         }
     }
     /** `cuFuncLoad` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuFuncLoad_v12040`](crate::entries::cuFuncLoad_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFuncLoad(hfunc: CUfunction) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncLoad_v12040>() {
-            Some(__entry_point) => __entry_point(hfunc),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hfunc),
+            Err(code) => code,
         }
     }
     /** `cuFuncSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 9000 (CUDA 9.0), [`entries::cuFuncSetAttribute_v9000`](crate::entries::cuFuncSetAttribute_v9000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFuncSetAttribute(
         hfunc: CUfunction,
@@ -1533,13 +1532,13 @@ mod both {
         value: c_int,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncSetAttribute_v9000>() {
-            Some(__entry_point) => __entry_point(hfunc, attrib, value),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hfunc, attrib, value),
+            Err(code) => code,
         }
     }
     /** `cuFuncSetBlockShape` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuFuncSetBlockShape_v2000`](crate::entries::cuFuncSetBlockShape_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFuncSetBlockShape(
         hfunc: CUfunction,
@@ -1548,26 +1547,26 @@ mod both {
         z: c_int,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncSetBlockShape_v2000>() {
-            Some(__entry_point) => __entry_point(hfunc, x, y, z),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hfunc, x, y, z),
+            Err(code) => code,
         }
     }
     /** `cuFuncSetCacheConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuFuncSetCacheConfig_v3000`](crate::entries::cuFuncSetCacheConfig_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFuncSetCacheConfig(
         hfunc: CUfunction,
         config: CUfunc_cache,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncSetCacheConfig_v3000>() {
-            Some(__entry_point) => __entry_point(hfunc, config),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hfunc, config),
+            Err(code) => code,
         }
     }
     /** `cuFuncSetSharedMemConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4020 (CUDA 4.2), [`entries::cuFuncSetSharedMemConfig_v4020`](crate::entries::cuFuncSetSharedMemConfig_v4020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFuncSetSharedMemConfig(
         hfunc: CUfunction,
@@ -1576,59 +1575,59 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuFuncSetSharedMemConfig_v4020,
         >() {
-            Some(__entry_point) => __entry_point(hfunc, config),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hfunc, config),
+            Err(code) => code,
         }
     }
     /** `cuFuncSetSharedSize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuFuncSetSharedSize_v2000`](crate::entries::cuFuncSetSharedSize_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFuncSetSharedSize(hfunc: CUfunction, bytes: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncSetSharedSize_v2000>() {
-            Some(__entry_point) => __entry_point(hfunc, bytes),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hfunc, bytes),
+            Err(code) => code,
         }
     }
     /** `cuGetErrorName` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuGetErrorName_v6000`](crate::entries::cuGetErrorName_v6000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGetErrorName(error: CUresult, pStr: *mut *const c_char) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGetErrorName_v6000>() {
-            Some(__entry_point) => __entry_point(error, pStr),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(error, pStr),
+            Err(code) => code,
         }
     }
     /** `cuGetErrorString` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuGetErrorString_v6000`](crate::entries::cuGetErrorString_v6000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGetErrorString(
         error: CUresult,
         pStr: *mut *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGetErrorString_v6000>() {
-            Some(__entry_point) => __entry_point(error, pStr),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(error, pStr),
+            Err(code) => code,
         }
     }
     /** `cuGetExportTable` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGetExportTable_v3000`](crate::entries::cuGetExportTable_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGetExportTable(
         ppExportTable: *mut *const c_void,
         pExportTableId: *const CUuuid,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGetExportTable_v3000>() {
-            Some(__entry_point) => __entry_point(ppExportTable, pExportTableId),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ppExportTable, pExportTableId),
+            Err(code) => code,
         }
     }
     /** `cuGraphAddBatchMemOpNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuGraphAddBatchMemOpNode_v11070`](crate::entries::cuGraphAddBatchMemOpNode_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddBatchMemOpNode(
         phGraphNode: *mut CUgraphNode,
@@ -1640,7 +1639,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddBatchMemOpNode_v11070,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1649,12 +1648,12 @@ mod both {
                     nodeParams,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddChildGraphNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddChildGraphNode_v10000`](crate::entries::cuGraphAddChildGraphNode_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddChildGraphNode(
         phGraphNode: *mut CUgraphNode,
@@ -1666,7 +1665,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddChildGraphNode_v10000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1675,12 +1674,12 @@ mod both {
                     childGraph,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddDependencies` as cuda.h 13.5 means it: `#define cuGraphAddDependencies` makes it `cuGraphAddDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphAddDependencies_v12030`](crate::entries::cuGraphAddDependencies_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddDependencies(
         hGraph: CUgraph,
@@ -1692,15 +1691,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddDependencies_v12030,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(hGraph, from, to, edgeData, numDependencies)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddEmptyNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddEmptyNode_v10000`](crate::entries::cuGraphAddEmptyNode_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddEmptyNode(
         phGraphNode: *mut CUgraphNode,
@@ -1709,15 +1708,15 @@ mod both {
         numDependencies: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddEmptyNode_v10000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(phGraphNode, hGraph, dependencies, numDependencies)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddEventRecordNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphAddEventRecordNode_v11010`](crate::entries::cuGraphAddEventRecordNode_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddEventRecordNode(
         phGraphNode: *mut CUgraphNode,
@@ -1729,15 +1728,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddEventRecordNode_v11010,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(phGraphNode, hGraph, dependencies, numDependencies, event)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddEventWaitNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphAddEventWaitNode_v11010`](crate::entries::cuGraphAddEventWaitNode_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddEventWaitNode(
         phGraphNode: *mut CUgraphNode,
@@ -1749,15 +1748,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddEventWaitNode_v11010,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(phGraphNode, hGraph, dependencies, numDependencies, event)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddExternalSemaphoresSignalNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphAddExternalSemaphoresSignalNode_v11020`](crate::entries::cuGraphAddExternalSemaphoresSignalNode_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddExternalSemaphoresSignalNode(
         phGraphNode: *mut CUgraphNode,
@@ -1769,7 +1768,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddExternalSemaphoresSignalNode_v11020,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1778,12 +1777,12 @@ mod both {
                     nodeParams,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddExternalSemaphoresWaitNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphAddExternalSemaphoresWaitNode_v11020`](crate::entries::cuGraphAddExternalSemaphoresWaitNode_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddExternalSemaphoresWaitNode(
         phGraphNode: *mut CUgraphNode,
@@ -1795,7 +1794,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddExternalSemaphoresWaitNode_v11020,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1804,12 +1803,12 @@ mod both {
                     nodeParams,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddHostNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddHostNode_v10000`](crate::entries::cuGraphAddHostNode_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddHostNode(
         phGraphNode: *mut CUgraphNode,
@@ -1819,7 +1818,7 @@ mod both {
         nodeParams: *const CUDA_HOST_NODE_PARAMS_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddHostNode_v10000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1828,12 +1827,12 @@ mod both {
                     nodeParams,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddKernelNode` as cuda.h 13.5 means it: `#define cuGraphAddKernelNode` makes it `cuGraphAddKernelNode_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphAddKernelNode_v12000`](crate::entries::cuGraphAddKernelNode_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddKernelNode(
         phGraphNode: *mut CUgraphNode,
@@ -1843,7 +1842,7 @@ mod both {
         nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddKernelNode_v12000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1852,12 +1851,12 @@ mod both {
                     nodeParams,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddMemAllocNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphAddMemAllocNode_v11040`](crate::entries::cuGraphAddMemAllocNode_v11040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddMemAllocNode(
         phGraphNode: *mut CUgraphNode,
@@ -1869,7 +1868,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddMemAllocNode_v11040,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1878,12 +1877,12 @@ mod both {
                     nodeParams,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddMemFreeNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphAddMemFreeNode_v11040`](crate::entries::cuGraphAddMemFreeNode_v11040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddMemFreeNode(
         phGraphNode: *mut CUgraphNode,
@@ -1895,15 +1894,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddMemFreeNode_v11040,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(phGraphNode, hGraph, dependencies, numDependencies, dptr)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddMemcpyNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddMemcpyNode_v10000`](crate::entries::cuGraphAddMemcpyNode_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddMemcpyNode(
         phGraphNode: *mut CUgraphNode,
@@ -1914,7 +1913,7 @@ mod both {
         ctx: CUcontext,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddMemcpyNode_v10000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1924,12 +1923,12 @@ mod both {
                     ctx,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddMemsetNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddMemsetNode_v10000`](crate::entries::cuGraphAddMemsetNode_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddMemsetNode(
         phGraphNode: *mut CUgraphNode,
@@ -1940,7 +1939,7 @@ mod both {
         ctx: CUcontext,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddMemsetNode_v10000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1950,12 +1949,12 @@ mod both {
                     ctx,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddNode` as cuda.h 13.5 means it: `#define cuGraphAddNode` makes it `cuGraphAddNode_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphAddNode_v12030`](crate::entries::cuGraphAddNode_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddNode(
         phGraphNode: *mut CUgraphNode,
@@ -1966,7 +1965,7 @@ mod both {
         nodeParams: *mut CUgraphNodeParams,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddNode_v12030>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1976,12 +1975,12 @@ mod both {
                     nodeParams,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphAddNode_v3` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuGraphAddNode_v13040`](crate::entries::cuGraphAddNode_v13040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphAddNode_v3(
         phGraphNode: *mut CUgraphNode,
@@ -1992,7 +1991,7 @@ mod both {
         nodeParams: *mut CUgraphNodeParams,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddNode_v13040>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -2002,12 +2001,12 @@ mod both {
                     nodeParams,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphBatchMemOpNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuGraphBatchMemOpNodeGetParams_v11070`](crate::entries::cuGraphBatchMemOpNodeGetParams_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphBatchMemOpNodeGetParams(
         hNode: CUgraphNode,
@@ -2016,13 +2015,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphBatchMemOpNodeGetParams_v11070,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams_out),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams_out),
+            Err(code) => code,
         }
     }
     /** `cuGraphBatchMemOpNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuGraphBatchMemOpNodeSetParams_v11070`](crate::entries::cuGraphBatchMemOpNodeSetParams_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphBatchMemOpNodeSetParams(
         hNode: CUgraphNode,
@@ -2031,13 +2030,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphBatchMemOpNodeSetParams_v11070,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphChildGraphNodeGetGraph` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphChildGraphNodeGetGraph_v10000`](crate::entries::cuGraphChildGraphNodeGetGraph_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphChildGraphNodeGetGraph(
         hNode: CUgraphNode,
@@ -2046,26 +2045,26 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphChildGraphNodeGetGraph_v10000,
         >() {
-            Some(__entry_point) => __entry_point(hNode, phGraph),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, phGraph),
+            Err(code) => code,
         }
     }
     /** `cuGraphClone` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphClone_v10000`](crate::entries::cuGraphClone_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphClone(
         phGraphClone: *mut CUgraph,
         originalGraph: CUgraph,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphClone_v10000>() {
-            Some(__entry_point) => __entry_point(phGraphClone, originalGraph),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phGraphClone, originalGraph),
+            Err(code) => code,
         }
     }
     /** `cuGraphConditionalHandleCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphConditionalHandleCreate_v12030`](crate::entries::cuGraphConditionalHandleCreate_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphConditionalHandleCreate(
         pHandle_out: *mut CUgraphConditionalHandle,
@@ -2077,25 +2076,25 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphConditionalHandleCreate_v12030,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(pHandle_out, hGraph, ctx, defaultLaunchValue, flags)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphCreate_v10000`](crate::entries::cuGraphCreate_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphCreate(phGraph: *mut CUgraph, flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphCreate_v10000>() {
-            Some(__entry_point) => __entry_point(phGraph, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phGraph, flags),
+            Err(code) => code,
         }
     }
     /** `cuGraphDebugDotPrint` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuGraphDebugDotPrint_v11030`](crate::entries::cuGraphDebugDotPrint_v11030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphDebugDotPrint(
         hGraph: CUgraph,
@@ -2103,33 +2102,33 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphDebugDotPrint_v11030>() {
-            Some(__entry_point) => __entry_point(hGraph, path, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraph, path, flags),
+            Err(code) => code,
         }
     }
     /** `cuGraphDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphDestroy_v10000`](crate::entries::cuGraphDestroy_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphDestroy(hGraph: CUgraph) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphDestroy_v10000>() {
-            Some(__entry_point) => __entry_point(hGraph),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraph),
+            Err(code) => code,
         }
     }
     /** `cuGraphDestroyNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphDestroyNode_v10000`](crate::entries::cuGraphDestroyNode_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphDestroyNode(hNode: CUgraphNode) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphDestroyNode_v10000>() {
-            Some(__entry_point) => __entry_point(hNode),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode),
+            Err(code) => code,
         }
     }
     /** `cuGraphEventRecordNodeGetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphEventRecordNodeGetEvent_v11010`](crate::entries::cuGraphEventRecordNodeGetEvent_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphEventRecordNodeGetEvent(
         hNode: CUgraphNode,
@@ -2138,13 +2137,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphEventRecordNodeGetEvent_v11010,
         >() {
-            Some(__entry_point) => __entry_point(hNode, event_out),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, event_out),
+            Err(code) => code,
         }
     }
     /** `cuGraphEventRecordNodeSetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphEventRecordNodeSetEvent_v11010`](crate::entries::cuGraphEventRecordNodeSetEvent_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphEventRecordNodeSetEvent(
         hNode: CUgraphNode,
@@ -2153,13 +2152,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphEventRecordNodeSetEvent_v11010,
         >() {
-            Some(__entry_point) => __entry_point(hNode, event),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, event),
+            Err(code) => code,
         }
     }
     /** `cuGraphEventWaitNodeGetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphEventWaitNodeGetEvent_v11010`](crate::entries::cuGraphEventWaitNodeGetEvent_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphEventWaitNodeGetEvent(
         hNode: CUgraphNode,
@@ -2168,13 +2167,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphEventWaitNodeGetEvent_v11010,
         >() {
-            Some(__entry_point) => __entry_point(hNode, event_out),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, event_out),
+            Err(code) => code,
         }
     }
     /** `cuGraphEventWaitNodeSetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphEventWaitNodeSetEvent_v11010`](crate::entries::cuGraphEventWaitNodeSetEvent_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphEventWaitNodeSetEvent(
         hNode: CUgraphNode,
@@ -2183,13 +2182,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphEventWaitNodeSetEvent_v11010,
         >() {
-            Some(__entry_point) => __entry_point(hNode, event),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, event),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecBatchMemOpNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuGraphExecBatchMemOpNodeSetParams_v11070`](crate::entries::cuGraphExecBatchMemOpNodeSetParams_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecBatchMemOpNodeSetParams(
         graphExec: CUgraphExec,
@@ -2199,13 +2198,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecBatchMemOpNodeSetParams_v11070,
         >() {
-            Some(__entry_point) => __entry_point(graphExec, node, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(graphExec, node, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecChildGraphNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphExecChildGraphNodeSetParams_v11010`](crate::entries::cuGraphExecChildGraphNodeSetParams_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecChildGraphNodeSetParams(
         hGraphExec: CUgraphExec,
@@ -2215,23 +2214,23 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecChildGraphNodeSetParams_v11010,
         >() {
-            Some(__entry_point) => __entry_point(hGraphExec, hNode, childGraph),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hNode, childGraph),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphExecDestroy_v10000`](crate::entries::cuGraphExecDestroy_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecDestroy(hGraphExec: CUgraphExec) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphExecDestroy_v10000>() {
-            Some(__entry_point) => __entry_point(hGraphExec),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecEventRecordNodeSetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphExecEventRecordNodeSetEvent_v11010`](crate::entries::cuGraphExecEventRecordNodeSetEvent_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecEventRecordNodeSetEvent(
         hGraphExec: CUgraphExec,
@@ -2241,13 +2240,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecEventRecordNodeSetEvent_v11010,
         >() {
-            Some(__entry_point) => __entry_point(hGraphExec, hNode, event),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hNode, event),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecEventWaitNodeSetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphExecEventWaitNodeSetEvent_v11010`](crate::entries::cuGraphExecEventWaitNodeSetEvent_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecEventWaitNodeSetEvent(
         hGraphExec: CUgraphExec,
@@ -2257,13 +2256,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecEventWaitNodeSetEvent_v11010,
         >() {
-            Some(__entry_point) => __entry_point(hGraphExec, hNode, event),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hNode, event),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecExternalSemaphoresSignalNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020`](crate::entries::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecExternalSemaphoresSignalNodeSetParams(
         hGraphExec: CUgraphExec,
@@ -2273,13 +2272,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020,
         >() {
-            Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecExternalSemaphoresWaitNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020`](crate::entries::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecExternalSemaphoresWaitNodeSetParams(
         hGraphExec: CUgraphExec,
@@ -2289,39 +2288,39 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020,
         >() {
-            Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecGetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphExecGetFlags_v12000`](crate::entries::cuGraphExecGetFlags_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecGetFlags(
         hGraphExec: CUgraphExec,
         flags: *mut cuuint64_t,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphExecGetFlags_v12000>() {
-            Some(__entry_point) => __entry_point(hGraphExec, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, flags),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecGetId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphExecGetId_v13010`](crate::entries::cuGraphExecGetId_v13010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecGetId(
         hGraphExec: CUgraphExec,
         graphId: *mut c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphExecGetId_v13010>() {
-            Some(__entry_point) => __entry_point(hGraphExec, graphId),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, graphId),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecHostNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuGraphExecHostNodeSetParams_v10020`](crate::entries::cuGraphExecHostNodeSetParams_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecHostNodeSetParams(
         hGraphExec: CUgraphExec,
@@ -2331,13 +2330,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecHostNodeSetParams_v10020,
         >() {
-            Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecKernelNodeSetParams` as cuda.h 13.5 means it: `#define cuGraphExecKernelNodeSetParams` makes it `cuGraphExecKernelNodeSetParams_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphExecKernelNodeSetParams_v12000`](crate::entries::cuGraphExecKernelNodeSetParams_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecKernelNodeSetParams(
         hGraphExec: CUgraphExec,
@@ -2347,13 +2346,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecKernelNodeSetParams_v12000,
         >() {
-            Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecMemcpyNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuGraphExecMemcpyNodeSetParams_v10020`](crate::entries::cuGraphExecMemcpyNodeSetParams_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecMemcpyNodeSetParams(
         hGraphExec: CUgraphExec,
@@ -2364,13 +2363,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecMemcpyNodeSetParams_v10020,
         >() {
-            Some(__entry_point) => __entry_point(hGraphExec, hNode, copyParams, ctx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hNode, copyParams, ctx),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecMemsetNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuGraphExecMemsetNodeSetParams_v10020`](crate::entries::cuGraphExecMemsetNodeSetParams_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecMemsetNodeSetParams(
         hGraphExec: CUgraphExec,
@@ -2381,13 +2380,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecMemsetNodeSetParams_v10020,
         >() {
-            Some(__entry_point) => __entry_point(hGraphExec, hNode, memsetParams, ctx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hNode, memsetParams, ctx),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12020 (CUDA 12.2), [`entries::cuGraphExecNodeSetParams_v12020`](crate::entries::cuGraphExecNodeSetParams_v12020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecNodeSetParams(
         hGraphExec: CUgraphExec,
@@ -2397,13 +2396,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecNodeSetParams_v12020,
         >() {
-            Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphExecUpdate` as cuda.h 13.5 means it: `#define cuGraphExecUpdate` makes it `cuGraphExecUpdate_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphExecUpdate_v12000`](crate::entries::cuGraphExecUpdate_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExecUpdate(
         hGraphExec: CUgraphExec,
@@ -2411,13 +2410,13 @@ mod both {
         resultInfo: *mut CUgraphExecUpdateResultInfo,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphExecUpdate_v12000>() {
-            Some(__entry_point) => __entry_point(hGraphExec, hGraph, resultInfo),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hGraph, resultInfo),
+            Err(code) => code,
         }
     }
     /** `cuGraphExternalSemaphoresSignalNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExternalSemaphoresSignalNodeGetParams_v11020`](crate::entries::cuGraphExternalSemaphoresSignalNodeGetParams_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExternalSemaphoresSignalNodeGetParams(
         hNode: CUgraphNode,
@@ -2426,13 +2425,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExternalSemaphoresSignalNodeGetParams_v11020,
         >() {
-            Some(__entry_point) => __entry_point(hNode, params_out),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, params_out),
+            Err(code) => code,
         }
     }
     /** `cuGraphExternalSemaphoresSignalNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExternalSemaphoresSignalNodeSetParams_v11020`](crate::entries::cuGraphExternalSemaphoresSignalNodeSetParams_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExternalSemaphoresSignalNodeSetParams(
         hNode: CUgraphNode,
@@ -2441,13 +2440,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExternalSemaphoresSignalNodeSetParams_v11020,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphExternalSemaphoresWaitNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExternalSemaphoresWaitNodeGetParams_v11020`](crate::entries::cuGraphExternalSemaphoresWaitNodeGetParams_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExternalSemaphoresWaitNodeGetParams(
         hNode: CUgraphNode,
@@ -2456,13 +2455,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExternalSemaphoresWaitNodeGetParams_v11020,
         >() {
-            Some(__entry_point) => __entry_point(hNode, params_out),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, params_out),
+            Err(code) => code,
         }
     }
     /** `cuGraphExternalSemaphoresWaitNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExternalSemaphoresWaitNodeSetParams_v11020`](crate::entries::cuGraphExternalSemaphoresWaitNodeSetParams_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphExternalSemaphoresWaitNodeSetParams(
         hNode: CUgraphNode,
@@ -2471,13 +2470,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExternalSemaphoresWaitNodeSetParams_v11020,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphGetEdges` as cuda.h 13.5 means it: `#define cuGraphGetEdges` makes it `cuGraphGetEdges_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphGetEdges_v12030`](crate::entries::cuGraphGetEdges_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphGetEdges(
         hGraph: CUgraph,
@@ -2487,23 +2486,23 @@ mod both {
         numEdges: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphGetEdges_v12030>() {
-            Some(__entry_point) => __entry_point(hGraph, from, to, edgeData, numEdges),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraph, from, to, edgeData, numEdges),
+            Err(code) => code,
         }
     }
     /** `cuGraphGetId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphGetId_v13010`](crate::entries::cuGraphGetId_v13010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphGetId(hGraph: CUgraph, graphId: *mut c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphGetId_v13010>() {
-            Some(__entry_point) => __entry_point(hGraph, graphId),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraph, graphId),
+            Err(code) => code,
         }
     }
     /** `cuGraphGetNodes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphGetNodes_v10000`](crate::entries::cuGraphGetNodes_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphGetNodes(
         hGraph: CUgraph,
@@ -2511,13 +2510,13 @@ mod both {
         numNodes: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphGetNodes_v10000>() {
-            Some(__entry_point) => __entry_point(hGraph, nodes, numNodes),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraph, nodes, numNodes),
+            Err(code) => code,
         }
     }
     /** `cuGraphGetRootNodes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphGetRootNodes_v10000`](crate::entries::cuGraphGetRootNodes_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphGetRootNodes(
         hGraph: CUgraph,
@@ -2525,13 +2524,13 @@ mod both {
         numRootNodes: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphGetRootNodes_v10000>() {
-            Some(__entry_point) => __entry_point(hGraph, rootNodes, numRootNodes),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraph, rootNodes, numRootNodes),
+            Err(code) => code,
         }
     }
     /** `cuGraphHostNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphHostNodeGetParams_v10000`](crate::entries::cuGraphHostNodeGetParams_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphHostNodeGetParams(
         hNode: CUgraphNode,
@@ -2540,13 +2539,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphHostNodeGetParams_v10000,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphHostNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphHostNodeSetParams_v10000`](crate::entries::cuGraphHostNodeSetParams_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphHostNodeSetParams(
         hNode: CUgraphNode,
@@ -2555,13 +2554,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphHostNodeSetParams_v10000,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphInstantiate` as cuda.h 13.5 means it: `#define cuGraphInstantiate` makes it `cuGraphInstantiateWithFlags`, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphInstantiateWithFlags_v11040`](crate::entries::cuGraphInstantiateWithFlags_v11040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphInstantiate(
         phGraphExec: *mut CUgraphExec,
@@ -2571,13 +2570,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphInstantiateWithFlags_v11040,
         >() {
-            Some(__entry_point) => __entry_point(phGraphExec, hGraph, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phGraphExec, hGraph, flags),
+            Err(code) => code,
         }
     }
     /** `cuGraphKernelNodeCopyAttributes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuGraphKernelNodeCopyAttributes_v11000`](crate::entries::cuGraphKernelNodeCopyAttributes_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphKernelNodeCopyAttributes(
         dst: CUgraphNode,
@@ -2586,13 +2585,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphKernelNodeCopyAttributes_v11000,
         >() {
-            Some(__entry_point) => __entry_point(dst, src),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dst, src),
+            Err(code) => code,
         }
     }
     /** `cuGraphKernelNodeGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuGraphKernelNodeGetAttribute_v11000`](crate::entries::cuGraphKernelNodeGetAttribute_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphKernelNodeGetAttribute(
         hNode: CUgraphNode,
@@ -2602,13 +2601,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphKernelNodeGetAttribute_v11000,
         >() {
-            Some(__entry_point) => __entry_point(hNode, attr, value_out),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, attr, value_out),
+            Err(code) => code,
         }
     }
     /** `cuGraphKernelNodeGetParams` as cuda.h 13.5 means it: `#define cuGraphKernelNodeGetParams` makes it `cuGraphKernelNodeGetParams_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphKernelNodeGetParams_v12000`](crate::entries::cuGraphKernelNodeGetParams_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphKernelNodeGetParams(
         hNode: CUgraphNode,
@@ -2617,13 +2616,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphKernelNodeGetParams_v12000,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphKernelNodeSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuGraphKernelNodeSetAttribute_v11000`](crate::entries::cuGraphKernelNodeSetAttribute_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphKernelNodeSetAttribute(
         hNode: CUgraphNode,
@@ -2633,13 +2632,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphKernelNodeSetAttribute_v11000,
         >() {
-            Some(__entry_point) => __entry_point(hNode, attr, value),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, attr, value),
+            Err(code) => code,
         }
     }
     /** `cuGraphKernelNodeSetParams` as cuda.h 13.5 means it: `#define cuGraphKernelNodeSetParams` makes it `cuGraphKernelNodeSetParams_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphKernelNodeSetParams_v12000`](crate::entries::cuGraphKernelNodeSetParams_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphKernelNodeSetParams(
         hNode: CUgraphNode,
@@ -2648,13 +2647,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphKernelNodeSetParams_v12000,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphMemAllocNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphMemAllocNodeGetParams_v11040`](crate::entries::cuGraphMemAllocNodeGetParams_v11040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphMemAllocNodeGetParams(
         hNode: CUgraphNode,
@@ -2663,13 +2662,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphMemAllocNodeGetParams_v11040,
         >() {
-            Some(__entry_point) => __entry_point(hNode, params_out),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, params_out),
+            Err(code) => code,
         }
     }
     /** `cuGraphMemFreeNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphMemFreeNodeGetParams_v11040`](crate::entries::cuGraphMemFreeNodeGetParams_v11040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphMemFreeNodeGetParams(
         hNode: CUgraphNode,
@@ -2678,13 +2677,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphMemFreeNodeGetParams_v11040,
         >() {
-            Some(__entry_point) => __entry_point(hNode, dptr_out),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, dptr_out),
+            Err(code) => code,
         }
     }
     /** `cuGraphMemcpyNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphMemcpyNodeGetParams_v10000`](crate::entries::cuGraphMemcpyNodeGetParams_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphMemcpyNodeGetParams(
         hNode: CUgraphNode,
@@ -2693,13 +2692,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphMemcpyNodeGetParams_v10000,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphMemcpyNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphMemcpyNodeSetParams_v10000`](crate::entries::cuGraphMemcpyNodeSetParams_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphMemcpyNodeSetParams(
         hNode: CUgraphNode,
@@ -2708,13 +2707,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphMemcpyNodeSetParams_v10000,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphMemsetNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphMemsetNodeGetParams_v10000`](crate::entries::cuGraphMemsetNodeGetParams_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphMemsetNodeGetParams(
         hNode: CUgraphNode,
@@ -2723,13 +2722,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphMemsetNodeGetParams_v10000,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphMemsetNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphMemsetNodeSetParams_v10000`](crate::entries::cuGraphMemsetNodeSetParams_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphMemsetNodeSetParams(
         hNode: CUgraphNode,
@@ -2738,13 +2737,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphMemsetNodeSetParams_v10000,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphNodeFindInClone` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphNodeFindInClone_v10000`](crate::entries::cuGraphNodeFindInClone_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphNodeFindInClone(
         phNode: *mut CUgraphNode,
@@ -2754,13 +2753,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeFindInClone_v10000,
         >() {
-            Some(__entry_point) => __entry_point(phNode, hOriginalNode, hClonedGraph),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phNode, hOriginalNode, hClonedGraph),
+            Err(code) => code,
         }
     }
     /** `cuGraphNodeGetContainingGraph` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphNodeGetContainingGraph_v13010`](crate::entries::cuGraphNodeGetContainingGraph_v13010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphNodeGetContainingGraph(
         hNode: CUgraphNode,
@@ -2769,13 +2768,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeGetContainingGraph_v13010,
         >() {
-            Some(__entry_point) => __entry_point(hNode, phGraph),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, phGraph),
+            Err(code) => code,
         }
     }
     /** `cuGraphNodeGetDependencies` as cuda.h 13.5 means it: `#define cuGraphNodeGetDependencies` makes it `cuGraphNodeGetDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphNodeGetDependencies_v12030`](crate::entries::cuGraphNodeGetDependencies_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphNodeGetDependencies(
         hNode: CUgraphNode,
@@ -2786,15 +2785,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeGetDependencies_v12030,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(hNode, dependencies, edgeData, numDependencies)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphNodeGetDependentNodes` as cuda.h 13.5 means it: `#define cuGraphNodeGetDependentNodes` makes it `cuGraphNodeGetDependentNodes_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphNodeGetDependentNodes_v12030`](crate::entries::cuGraphNodeGetDependentNodes_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphNodeGetDependentNodes(
         hNode: CUgraphNode,
@@ -2805,15 +2804,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeGetDependentNodes_v12030,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(hNode, dependentNodes, edgeData, numDependentNodes)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphNodeGetEnabled` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuGraphNodeGetEnabled_v11060`](crate::entries::cuGraphNodeGetEnabled_v11060).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphNodeGetEnabled(
         hGraphExec: CUgraphExec,
@@ -2823,13 +2822,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeGetEnabled_v11060,
         >() {
-            Some(__entry_point) => __entry_point(hGraphExec, hNode, isEnabled),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hNode, isEnabled),
+            Err(code) => code,
         }
     }
     /** `cuGraphNodeGetLocalId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphNodeGetLocalId_v13010`](crate::entries::cuGraphNodeGetLocalId_v13010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphNodeGetLocalId(
         hNode: CUgraphNode,
@@ -2838,26 +2837,26 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeGetLocalId_v13010,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeId),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeId),
+            Err(code) => code,
         }
     }
     /** `cuGraphNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuGraphNodeGetParams_v13020`](crate::entries::cuGraphNodeGetParams_v13020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphNodeGetParams(
         hNode: CUgraphNode,
         nodeParams: *mut CUgraphNodeParams,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphNodeGetParams_v13020>() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphNodeGetToolsId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphNodeGetToolsId_v13010`](crate::entries::cuGraphNodeGetToolsId_v13010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphNodeGetToolsId(
         hNode: CUgraphNode,
@@ -2866,26 +2865,26 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeGetToolsId_v13010,
         >() {
-            Some(__entry_point) => __entry_point(hNode, nodeId),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeId),
+            Err(code) => code,
         }
     }
     /** `cuGraphNodeGetType` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphNodeGetType_v10000`](crate::entries::cuGraphNodeGetType_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphNodeGetType(
         hNode: CUgraphNode,
         type_: *mut CUgraphNodeType,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphNodeGetType_v10000>() {
-            Some(__entry_point) => __entry_point(hNode, type_),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, type_),
+            Err(code) => code,
         }
     }
     /** `cuGraphNodeSetEnabled` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuGraphNodeSetEnabled_v11060`](crate::entries::cuGraphNodeSetEnabled_v11060).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphNodeSetEnabled(
         hGraphExec: CUgraphExec,
@@ -2895,39 +2894,39 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeSetEnabled_v11060,
         >() {
-            Some(__entry_point) => __entry_point(hGraphExec, hNode, isEnabled),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hNode, isEnabled),
+            Err(code) => code,
         }
     }
     /** `cuGraphNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12020 (CUDA 12.2), [`entries::cuGraphNodeSetParams_v12020`](crate::entries::cuGraphNodeSetParams_v12020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphNodeSetParams(
         hNode: CUgraphNode,
         nodeParams: *mut CUgraphNodeParams,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphNodeSetParams_v12020>() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphNodeSetParams_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuGraphNodeSetParams_v13040`](crate::entries::cuGraphNodeSetParams_v13040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphNodeSetParams_v2(
         hNode: CUgraphNode,
         nodeParams: *mut CUgraphNodeParams,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphNodeSetParams_v13040>() {
-            Some(__entry_point) => __entry_point(hNode, nodeParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hNode, nodeParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphReleaseUserObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuGraphReleaseUserObject_v11030`](crate::entries::cuGraphReleaseUserObject_v11030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphReleaseUserObject(
         graph: CUgraph,
@@ -2937,13 +2936,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphReleaseUserObject_v11030,
         >() {
-            Some(__entry_point) => __entry_point(graph, object, count),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(graph, object, count),
+            Err(code) => code,
         }
     }
     /** `cuGraphRemoveDependencies` as cuda.h 13.5 means it: `#define cuGraphRemoveDependencies` makes it `cuGraphRemoveDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphRemoveDependencies_v12030`](crate::entries::cuGraphRemoveDependencies_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphRemoveDependencies(
         hGraph: CUgraph,
@@ -2955,15 +2954,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphRemoveDependencies_v12030,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(hGraph, from, to, edgeData, numDependencies)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphRetainUserObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuGraphRetainUserObject_v11030`](crate::entries::cuGraphRetainUserObject_v11030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphRetainUserObject(
         graph: CUgraph,
@@ -2974,13 +2973,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphRetainUserObject_v11030,
         >() {
-            Some(__entry_point) => __entry_point(graph, object, count, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(graph, object, count, flags),
+            Err(code) => code,
         }
     }
     /** `cuGraphicsResourceGetMappedMipmappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuGraphicsResourceGetMappedMipmappedArray_v5000`](crate::entries::cuGraphicsResourceGetMappedMipmappedArray_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphicsResourceGetMappedMipmappedArray(
         pMipmappedArray: *mut CUmipmappedArray,
@@ -2989,13 +2988,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsResourceGetMappedMipmappedArray_v5000,
         >() {
-            Some(__entry_point) => __entry_point(pMipmappedArray, resource),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pMipmappedArray, resource),
+            Err(code) => code,
         }
     }
     /** `cuGraphicsResourceGetMappedPointer` as cuda.h 13.5 means it: `#define cuGraphicsResourceGetMappedPointer` makes it `cuGraphicsResourceGetMappedPointer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuGraphicsResourceGetMappedPointer_v3020`](crate::entries::cuGraphicsResourceGetMappedPointer_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphicsResourceGetMappedPointer(
         pDevPtr: *mut CUdeviceptr_v2,
@@ -3005,13 +3004,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsResourceGetMappedPointer_v3020,
         >() {
-            Some(__entry_point) => __entry_point(pDevPtr, pSize, resource),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pDevPtr, pSize, resource),
+            Err(code) => code,
         }
     }
     /** `cuGraphicsResourceSetMapFlags` as cuda.h 13.5 means it: `#define cuGraphicsResourceSetMapFlags` makes it `cuGraphicsResourceSetMapFlags_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuGraphicsResourceSetMapFlags_v6050`](crate::entries::cuGraphicsResourceSetMapFlags_v6050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphicsResourceSetMapFlags(
         resource: CUgraphicsResource,
@@ -3020,13 +3019,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsResourceSetMapFlags_v6050,
         >() {
-            Some(__entry_point) => __entry_point(resource, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(resource, flags),
+            Err(code) => code,
         }
     }
     /** `cuGraphicsSubResourceGetMappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsSubResourceGetMappedArray_v3000`](crate::entries::cuGraphicsSubResourceGetMappedArray_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphicsSubResourceGetMappedArray(
         pArray: *mut CUarray,
@@ -3037,13 +3036,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsSubResourceGetMappedArray_v3000,
         >() {
-            Some(__entry_point) => __entry_point(pArray, resource, arrayIndex, mipLevel),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pArray, resource, arrayIndex, mipLevel),
+            Err(code) => code,
         }
     }
     /** `cuGraphicsUnregisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsUnregisterResource_v3000`](crate::entries::cuGraphicsUnregisterResource_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphicsUnregisterResource(
         resource: CUgraphicsResource,
@@ -3051,13 +3050,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsUnregisterResource_v3000,
         >() {
-            Some(__entry_point) => __entry_point(resource),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(resource),
+            Err(code) => code,
         }
     }
     /** `cuGreenCtxCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxCreate_v12040`](crate::entries::cuGreenCtxCreate_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGreenCtxCreate(
         phCtx: *mut CUgreenCtx,
@@ -3066,23 +3065,23 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGreenCtxCreate_v12040>() {
-            Some(__entry_point) => __entry_point(phCtx, desc, dev, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phCtx, desc, dev, flags),
+            Err(code) => code,
         }
     }
     /** `cuGreenCtxDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxDestroy_v12040`](crate::entries::cuGreenCtxDestroy_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGreenCtxDestroy(hCtx: CUgreenCtx) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGreenCtxDestroy_v12040>() {
-            Some(__entry_point) => __entry_point(hCtx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hCtx),
+            Err(code) => code,
         }
     }
     /** `cuGreenCtxGetDevResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxGetDevResource_v12040`](crate::entries::cuGreenCtxGetDevResource_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGreenCtxGetDevResource(
         hCtx: CUgreenCtx,
@@ -3092,38 +3091,38 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGreenCtxGetDevResource_v12040,
         >() {
-            Some(__entry_point) => __entry_point(hCtx, result, type_),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hCtx, result, type_),
+            Err(code) => code,
         }
     }
     /** `cuGreenCtxGetId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuGreenCtxGetId_v12090`](crate::entries::cuGreenCtxGetId_v12090).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGreenCtxGetId(
         greenCtx: CUgreenCtx,
         greenCtxId: *mut c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGreenCtxGetId_v12090>() {
-            Some(__entry_point) => __entry_point(greenCtx, greenCtxId),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(greenCtx, greenCtxId),
+            Err(code) => code,
         }
     }
     /** `cuGreenCtxRecordEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxRecordEvent_v12040`](crate::entries::cuGreenCtxRecordEvent_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGreenCtxRecordEvent(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuGreenCtxRecordEvent_v12040,
         >() {
-            Some(__entry_point) => __entry_point(hCtx, hEvent),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hCtx, hEvent),
+            Err(code) => code,
         }
     }
     /** `cuGreenCtxStreamCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuGreenCtxStreamCreate_v12050`](crate::entries::cuGreenCtxStreamCreate_v12050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGreenCtxStreamCreate(
         phStream: *mut CUstream,
@@ -3134,23 +3133,23 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGreenCtxStreamCreate_v12050,
         >() {
-            Some(__entry_point) => __entry_point(phStream, greenCtx, flags, priority),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phStream, greenCtx, flags, priority),
+            Err(code) => code,
         }
     }
     /** `cuGreenCtxWaitEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxWaitEvent_v12040`](crate::entries::cuGreenCtxWaitEvent_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGreenCtxWaitEvent(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGreenCtxWaitEvent_v12040>() {
-            Some(__entry_point) => __entry_point(hCtx, hEvent),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hCtx, hEvent),
+            Err(code) => code,
         }
     }
     /** `cuImportExternalMemory` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuImportExternalMemory_v10000`](crate::entries::cuImportExternalMemory_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuImportExternalMemory(
         extMem_out: *mut CUexternalMemory,
@@ -3159,13 +3158,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuImportExternalMemory_v10000,
         >() {
-            Some(__entry_point) => __entry_point(extMem_out, memHandleDesc),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(extMem_out, memHandleDesc),
+            Err(code) => code,
         }
     }
     /** `cuImportExternalSemaphore` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuImportExternalSemaphore_v10000`](crate::entries::cuImportExternalSemaphore_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuImportExternalSemaphore(
         extSem_out: *mut CUexternalSemaphore,
@@ -3174,72 +3173,72 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuImportExternalSemaphore_v10000,
         >() {
-            Some(__entry_point) => __entry_point(extSem_out, semHandleDesc),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(extSem_out, semHandleDesc),
+            Err(code) => code,
         }
     }
     /** `cuInit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuInit_v2000`](crate::entries::cuInit_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuInit(Flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuInit_v2000>() {
-            Some(__entry_point) => __entry_point(Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(Flags),
+            Err(code) => code,
         }
     }
     /** `cuIpcCloseMemHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuIpcCloseMemHandle_v4010`](crate::entries::cuIpcCloseMemHandle_v4010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuIpcCloseMemHandle(dptr: CUdeviceptr_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuIpcCloseMemHandle_v4010>() {
-            Some(__entry_point) => __entry_point(dptr),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr),
+            Err(code) => code,
         }
     }
     /** `cuIpcGetEventHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuIpcGetEventHandle_v4010`](crate::entries::cuIpcGetEventHandle_v4010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuIpcGetEventHandle(
         pHandle: *mut CUipcEventHandle_v1,
         event: CUevent,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuIpcGetEventHandle_v4010>() {
-            Some(__entry_point) => __entry_point(pHandle, event),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pHandle, event),
+            Err(code) => code,
         }
     }
     /** `cuIpcGetMemHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuIpcGetMemHandle_v4010`](crate::entries::cuIpcGetMemHandle_v4010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuIpcGetMemHandle(
         pHandle: *mut CUipcMemHandle_v1,
         dptr: CUdeviceptr_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuIpcGetMemHandle_v4010>() {
-            Some(__entry_point) => __entry_point(pHandle, dptr),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pHandle, dptr),
+            Err(code) => code,
         }
     }
     /** `cuIpcOpenEventHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuIpcOpenEventHandle_v4010`](crate::entries::cuIpcOpenEventHandle_v4010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuIpcOpenEventHandle(
         phEvent: *mut CUevent,
         handle: CUipcEventHandle_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuIpcOpenEventHandle_v4010>() {
-            Some(__entry_point) => __entry_point(phEvent, handle),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phEvent, handle),
+            Err(code) => code,
         }
     }
     /** `cuIpcOpenMemHandle` as cuda.h 13.5 means it: `#define cuIpcOpenMemHandle` makes it `cuIpcOpenMemHandle_v2`, the ABI of version 11000 (CUDA 11.0), [`entries::cuIpcOpenMemHandle_v11000`](crate::entries::cuIpcOpenMemHandle_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuIpcOpenMemHandle(
         pdptr: *mut CUdeviceptr_v2,
@@ -3247,13 +3246,13 @@ mod both {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuIpcOpenMemHandle_v11000>() {
-            Some(__entry_point) => __entry_point(pdptr, handle, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pdptr, handle, Flags),
+            Err(code) => code,
         }
     }
     /** `cuKernelGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuKernelGetAttribute_v12000`](crate::entries::cuKernelGetAttribute_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuKernelGetAttribute(
         pi: *mut c_int,
@@ -3262,52 +3261,52 @@ mod both {
         dev: CUdevice,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuKernelGetAttribute_v12000>() {
-            Some(__entry_point) => __entry_point(pi, attrib, kernel, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pi, attrib, kernel, dev),
+            Err(code) => code,
         }
     }
     /** `cuKernelGetFunction` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuKernelGetFunction_v12000`](crate::entries::cuKernelGetFunction_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuKernelGetFunction(
         pFunc: *mut CUfunction,
         kernel: CUkernel,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuKernelGetFunction_v12000>() {
-            Some(__entry_point) => __entry_point(pFunc, kernel),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pFunc, kernel),
+            Err(code) => code,
         }
     }
     /** `cuKernelGetLibrary` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuKernelGetLibrary_v12050`](crate::entries::cuKernelGetLibrary_v12050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuKernelGetLibrary(
         pLib: *mut CUlibrary,
         kernel: CUkernel,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuKernelGetLibrary_v12050>() {
-            Some(__entry_point) => __entry_point(pLib, kernel),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pLib, kernel),
+            Err(code) => code,
         }
     }
     /** `cuKernelGetName` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuKernelGetName_v12030`](crate::entries::cuKernelGetName_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuKernelGetName(
         name: *mut *const c_char,
         hfunc: CUkernel,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuKernelGetName_v12030>() {
-            Some(__entry_point) => __entry_point(name, hfunc),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(name, hfunc),
+            Err(code) => code,
         }
     }
     /** `cuKernelGetParamCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuKernelGetParamCount_v13020`](crate::entries::cuKernelGetParamCount_v13020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuKernelGetParamCount(
         kernel: CUkernel,
@@ -3316,13 +3315,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuKernelGetParamCount_v13020,
         >() {
-            Some(__entry_point) => __entry_point(kernel, paramCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(kernel, paramCount),
+            Err(code) => code,
         }
     }
     /** `cuKernelGetParamInfo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuKernelGetParamInfo_v12040`](crate::entries::cuKernelGetParamInfo_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuKernelGetParamInfo(
         kernel: CUkernel,
@@ -3331,15 +3330,15 @@ mod both {
         paramSize: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuKernelGetParamInfo_v12040>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(kernel, paramIndex, paramOffset, paramSize)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuKernelSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuKernelSetAttribute_v12000`](crate::entries::cuKernelSetAttribute_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuKernelSetAttribute(
         attrib: CUfunction_attribute,
@@ -3348,13 +3347,13 @@ mod both {
         dev: CUdevice,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuKernelSetAttribute_v12000>() {
-            Some(__entry_point) => __entry_point(attrib, val, kernel, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(attrib, val, kernel, dev),
+            Err(code) => code,
         }
     }
     /** `cuKernelSetCacheConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuKernelSetCacheConfig_v12000`](crate::entries::cuKernelSetCacheConfig_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuKernelSetCacheConfig(
         kernel: CUkernel,
@@ -3364,23 +3363,23 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuKernelSetCacheConfig_v12000,
         >() {
-            Some(__entry_point) => __entry_point(kernel, config, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(kernel, config, dev),
+            Err(code) => code,
         }
     }
     /** `cuLaunch` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuLaunch_v2000`](crate::entries::cuLaunch_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunch(f: CUfunction) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunch_v2000>() {
-            Some(__entry_point) => __entry_point(f),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(f),
+            Err(code) => code,
         }
     }
     /** `cuLaunchCooperativeKernelMultiDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 9000 (CUDA 9.0), [`entries::cuLaunchCooperativeKernelMultiDevice_v9000`](crate::entries::cuLaunchCooperativeKernelMultiDevice_v9000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchCooperativeKernelMultiDevice(
         launchParamsList: *mut CUDA_LAUNCH_PARAMS_v1,
@@ -3390,13 +3389,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLaunchCooperativeKernelMultiDevice_v9000,
         >() {
-            Some(__entry_point) => __entry_point(launchParamsList, numDevices, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(launchParamsList, numDevices, flags),
+            Err(code) => code,
         }
     }
     /** `cuLaunchGrid` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuLaunchGrid_v2000`](crate::entries::cuLaunchGrid_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchGrid(
         f: CUfunction,
@@ -3404,13 +3403,13 @@ mod both {
         grid_height: c_int,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchGrid_v2000>() {
-            Some(__entry_point) => __entry_point(f, grid_width, grid_height),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(f, grid_width, grid_height),
+            Err(code) => code,
         }
     }
     /** `cuLaunchGridAsync` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuLaunchGridAsync_v2000`](crate::entries::cuLaunchGridAsync_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchGridAsync(
         f: CUfunction,
@@ -3419,13 +3418,13 @@ mod both {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchGridAsync_v2000>() {
-            Some(__entry_point) => __entry_point(f, grid_width, grid_height, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(f, grid_width, grid_height, hStream),
+            Err(code) => code,
         }
     }
     /** `cuLibraryEnumerateKernels` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuLibraryEnumerateKernels_v12040`](crate::entries::cuLibraryEnumerateKernels_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLibraryEnumerateKernels(
         kernels: *mut CUkernel,
@@ -3435,13 +3434,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLibraryEnumerateKernels_v12040,
         >() {
-            Some(__entry_point) => __entry_point(kernels, numKernels, lib),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(kernels, numKernels, lib),
+            Err(code) => code,
         }
     }
     /** `cuLibraryGetGlobal` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetGlobal_v12000`](crate::entries::cuLibraryGetGlobal_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLibraryGetGlobal(
         dptr: *mut CUdeviceptr,
@@ -3450,13 +3449,13 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLibraryGetGlobal_v12000>() {
-            Some(__entry_point) => __entry_point(dptr, bytes, library, name),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr, bytes, library, name),
+            Err(code) => code,
         }
     }
     /** `cuLibraryGetKernel` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetKernel_v12000`](crate::entries::cuLibraryGetKernel_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLibraryGetKernel(
         pKernel: *mut CUkernel,
@@ -3464,13 +3463,13 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLibraryGetKernel_v12000>() {
-            Some(__entry_point) => __entry_point(pKernel, library, name),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pKernel, library, name),
+            Err(code) => code,
         }
     }
     /** `cuLibraryGetKernelCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuLibraryGetKernelCount_v12040`](crate::entries::cuLibraryGetKernelCount_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLibraryGetKernelCount(
         count: *mut c_uint,
@@ -3479,13 +3478,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLibraryGetKernelCount_v12040,
         >() {
-            Some(__entry_point) => __entry_point(count, lib),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(count, lib),
+            Err(code) => code,
         }
     }
     /** `cuLibraryGetManaged` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetManaged_v12000`](crate::entries::cuLibraryGetManaged_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLibraryGetManaged(
         dptr: *mut CUdeviceptr,
@@ -3494,26 +3493,26 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLibraryGetManaged_v12000>() {
-            Some(__entry_point) => __entry_point(dptr, bytes, library, name),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr, bytes, library, name),
+            Err(code) => code,
         }
     }
     /** `cuLibraryGetModule` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetModule_v12000`](crate::entries::cuLibraryGetModule_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLibraryGetModule(
         pMod: *mut CUmodule,
         library: CUlibrary,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLibraryGetModule_v12000>() {
-            Some(__entry_point) => __entry_point(pMod, library),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pMod, library),
+            Err(code) => code,
         }
     }
     /** `cuLibraryGetUnifiedFunction` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetUnifiedFunction_v12000`](crate::entries::cuLibraryGetUnifiedFunction_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLibraryGetUnifiedFunction(
         fptr: *mut *mut c_void,
@@ -3523,13 +3522,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLibraryGetUnifiedFunction_v12000,
         >() {
-            Some(__entry_point) => __entry_point(fptr, library, symbol),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(fptr, library, symbol),
+            Err(code) => code,
         }
     }
     /** `cuLibraryLoadData` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryLoadData_v12000`](crate::entries::cuLibraryLoadData_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
  Text images (PTX) in `code` must end with a NUL byte: the driver reads them as C strings, up to the first zero, and a Rust `&str` has none. [`include_ptx!`](crate::include_ptx) embeds a file with its NUL.*/
     #[inline]
@@ -3544,7 +3543,7 @@ mod both {
         numLibraryOptions: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLibraryLoadData_v12000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     library,
                     code,
@@ -3556,12 +3555,12 @@ mod both {
                     numLibraryOptions,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuLibraryLoadFromFile` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryLoadFromFile_v12000`](crate::entries::cuLibraryLoadFromFile_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLibraryLoadFromFile(
         library: *mut CUlibrary,
@@ -3576,7 +3575,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLibraryLoadFromFile_v12000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     library,
                     fileName,
@@ -3588,22 +3587,22 @@ mod both {
                     numLibraryOptions,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuLibraryUnload` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryUnload_v12000`](crate::entries::cuLibraryUnload_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLibraryUnload(library: CUlibrary) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLibraryUnload_v12000>() {
-            Some(__entry_point) => __entry_point(library),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(library),
+            Err(code) => code,
         }
     }
     /** `cuLinkAddData` as cuda.h 13.5 means it: `#define cuLinkAddData` makes it `cuLinkAddData_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuLinkAddData_v6050`](crate::entries::cuLinkAddData_v6050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
  Text images (PTX) in `data` must end with a NUL byte: the driver reads them as C strings, up to the first zero, and a Rust `&str` has none. [`include_ptx!`](crate::include_ptx) embeds a file with its NUL.*/
     #[inline]
@@ -3618,7 +3617,7 @@ mod both {
         optionValues: *mut *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLinkAddData_v6050>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     state,
                     type_,
@@ -3630,12 +3629,12 @@ mod both {
                     optionValues,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuLinkAddFile` as cuda.h 13.5 means it: `#define cuLinkAddFile` makes it `cuLinkAddFile_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuLinkAddFile_v6050`](crate::entries::cuLinkAddFile_v6050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLinkAddFile(
         state: CUlinkState,
@@ -3646,15 +3645,15 @@ mod both {
         optionValues: *mut *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLinkAddFile_v6050>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(state, type_, path, numOptions, options, optionValues)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuLinkComplete` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuLinkComplete_v5050`](crate::entries::cuLinkComplete_v5050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLinkComplete(
         state: CUlinkState,
@@ -3662,13 +3661,13 @@ mod both {
         sizeOut: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLinkComplete_v5050>() {
-            Some(__entry_point) => __entry_point(state, cubinOut, sizeOut),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(state, cubinOut, sizeOut),
+            Err(code) => code,
         }
     }
     /** `cuLinkCreate` as cuda.h 13.5 means it: `#define cuLinkCreate` makes it `cuLinkCreate_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuLinkCreate_v6050`](crate::entries::cuLinkCreate_v6050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLinkCreate(
         numOptions: c_uint,
@@ -3677,25 +3676,25 @@ mod both {
         stateOut: *mut CUlinkState,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLinkCreate_v6050>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(numOptions, options, optionValues, stateOut)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuLinkDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuLinkDestroy_v5050`](crate::entries::cuLinkDestroy_v5050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLinkDestroy(state: CUlinkState) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLinkDestroy_v5050>() {
-            Some(__entry_point) => __entry_point(state),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(state),
+            Err(code) => code,
         }
     }
     /** `cuLogicalEndpointAddDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointAddDevice_v13030`](crate::entries::cuLogicalEndpointAddDevice_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogicalEndpointAddDevice(
         leId: CUlogicalEndpointId,
@@ -3704,13 +3703,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointAddDevice_v13030,
         >() {
-            Some(__entry_point) => __entry_point(leId, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(leId, dev),
+            Err(code) => code,
         }
     }
     /** `cuLogicalEndpointBindAddr` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointBindAddr_v13030`](crate::entries::cuLogicalEndpointBindAddr_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogicalEndpointBindAddr(
         leId: CUlogicalEndpointId,
@@ -3723,13 +3722,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointBindAddr_v13030,
         >() {
-            Some(__entry_point) => __entry_point(leId, dev, offset, ptr, size, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(leId, dev, offset, ptr, size, flags),
+            Err(code) => code,
         }
     }
     /** `cuLogicalEndpointBindMem` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointBindMem_v13030`](crate::entries::cuLogicalEndpointBindMem_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogicalEndpointBindMem(
         leId: CUlogicalEndpointId,
@@ -3743,15 +3742,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointBindMem_v13030,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(leId, dev, offset, memHandle, memOffset, size, flags)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuLogicalEndpointCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointCreate_v13030`](crate::entries::cuLogicalEndpointCreate_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogicalEndpointCreate(
         leId: CUlogicalEndpointId,
@@ -3760,25 +3759,25 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointCreate_v13030,
         >() {
-            Some(__entry_point) => __entry_point(leId, prop),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(leId, prop),
+            Err(code) => code,
         }
     }
     /** `cuLogicalEndpointDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointDestroy_v13030`](crate::entries::cuLogicalEndpointDestroy_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogicalEndpointDestroy(leId: CUlogicalEndpointId) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointDestroy_v13030,
         >() {
-            Some(__entry_point) => __entry_point(leId),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(leId),
+            Err(code) => code,
         }
     }
     /** `cuLogicalEndpointExport` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointExport_v13030`](crate::entries::cuLogicalEndpointExport_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogicalEndpointExport(
         handle: *mut c_void,
@@ -3788,13 +3787,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointExport_v13030,
         >() {
-            Some(__entry_point) => __entry_point(handle, leId, handleType),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(handle, leId, handleType),
+            Err(code) => code,
         }
     }
     /** `cuLogicalEndpointGetLimits` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointGetLimits_v13030`](crate::entries::cuLogicalEndpointGetLimits_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogicalEndpointGetLimits(
         bindAlignment: *mut cuuint64_t,
@@ -3804,13 +3803,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointGetLimits_v13030,
         >() {
-            Some(__entry_point) => __entry_point(bindAlignment, maxSize, prop),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(bindAlignment, maxSize, prop),
+            Err(code) => code,
         }
     }
     /** `cuLogicalEndpointIdRelease` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointIdRelease_v13030`](crate::entries::cuLogicalEndpointIdRelease_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogicalEndpointIdRelease(
         leId: CUlogicalEndpointId,
@@ -3819,13 +3818,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointIdRelease_v13030,
         >() {
-            Some(__entry_point) => __entry_point(leId, count),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(leId, count),
+            Err(code) => code,
         }
     }
     /** `cuLogicalEndpointIdReserve` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointIdReserve_v13030`](crate::entries::cuLogicalEndpointIdReserve_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogicalEndpointIdReserve(
         leId: *mut CUlogicalEndpointId,
@@ -3834,13 +3833,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointIdReserve_v13030,
         >() {
-            Some(__entry_point) => __entry_point(leId, count),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(leId, count),
+            Err(code) => code,
         }
     }
     /** `cuLogicalEndpointImport` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointImport_v13030`](crate::entries::cuLogicalEndpointImport_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogicalEndpointImport(
         leId: CUlogicalEndpointId,
@@ -3850,13 +3849,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointImport_v13030,
         >() {
-            Some(__entry_point) => __entry_point(leId, handle, handleType),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(leId, handle, handleType),
+            Err(code) => code,
         }
     }
     /** `cuLogicalEndpointQuery` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointQuery_v13030`](crate::entries::cuLogicalEndpointQuery_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogicalEndpointQuery(
         leId: CUlogicalEndpointId,
@@ -3866,13 +3865,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointQuery_v13030,
         >() {
-            Some(__entry_point) => __entry_point(leId, count, queryStatus),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(leId, count, queryStatus),
+            Err(code) => code,
         }
     }
     /** `cuLogicalEndpointUnbind` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointUnbind_v13030`](crate::entries::cuLogicalEndpointUnbind_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogicalEndpointUnbind(
         leId: CUlogicalEndpointId,
@@ -3883,26 +3882,26 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointUnbind_v13030,
         >() {
-            Some(__entry_point) => __entry_point(leId, dev, offset, size),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(leId, dev, offset, size),
+            Err(code) => code,
         }
     }
     /** `cuLogsCurrent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsCurrent_v12090`](crate::entries::cuLogsCurrent_v12090).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogsCurrent(
         iterator: *mut CUlogIterator,
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLogsCurrent_v12090>() {
-            Some(__entry_point) => __entry_point(iterator, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(iterator, flags),
+            Err(code) => code,
         }
     }
     /** `cuLogsDumpToFile` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsDumpToFile_v12090`](crate::entries::cuLogsDumpToFile_v12090).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogsDumpToFile(
         iterator: *mut CUlogIterator,
@@ -3910,13 +3909,13 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLogsDumpToFile_v12090>() {
-            Some(__entry_point) => __entry_point(iterator, pathToFile, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(iterator, pathToFile, flags),
+            Err(code) => code,
         }
     }
     /** `cuLogsDumpToMemory` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsDumpToMemory_v12090`](crate::entries::cuLogsDumpToMemory_v12090).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogsDumpToMemory(
         iterator: *mut CUlogIterator,
@@ -3925,13 +3924,13 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLogsDumpToMemory_v12090>() {
-            Some(__entry_point) => __entry_point(iterator, buffer, size, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(iterator, buffer, size, flags),
+            Err(code) => code,
         }
     }
     /** `cuLogsRegisterCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsRegisterCallback_v12090`](crate::entries::cuLogsRegisterCallback_v12090).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogsRegisterCallback(
         callbackFunc: CUlogsCallback,
@@ -3941,35 +3940,35 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogsRegisterCallback_v12090,
         >() {
-            Some(__entry_point) => __entry_point(callbackFunc, userData, callback),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(callbackFunc, userData, callback),
+            Err(code) => code,
         }
     }
     /** `cuLogsUnregisterCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsUnregisterCallback_v12090`](crate::entries::cuLogsUnregisterCallback_v12090).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLogsUnregisterCallback(callback: CUlogsCallbackHandle) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuLogsUnregisterCallback_v12090,
         >() {
-            Some(__entry_point) => __entry_point(callback),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(callback),
+            Err(code) => code,
         }
     }
     /** `cuMemAddressFree` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemAddressFree_v10020`](crate::entries::cuMemAddressFree_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemAddressFree(ptr: CUdeviceptr_v2, size: usize) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAddressFree_v10020>() {
-            Some(__entry_point) => __entry_point(ptr, size),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ptr, size),
+            Err(code) => code,
         }
     }
     /** `cuMemAddressReserve` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemAddressReserve_v10020`](crate::entries::cuMemAddressReserve_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemAddressReserve(
         ptr: *mut CUdeviceptr_v2,
@@ -3979,13 +3978,13 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAddressReserve_v10020>() {
-            Some(__entry_point) => __entry_point(ptr, size, alignment, addr, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ptr, size, alignment, addr, flags),
+            Err(code) => code,
         }
     }
     /** `cuMemAdvise` as cuda.h 13.5 means it: `#define cuMemAdvise` makes it `cuMemAdvise_v2`, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemAdvise_v12020`](crate::entries::cuMemAdvise_v12020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemAdvise(
         devPtr: CUdeviceptr_v2,
@@ -3994,33 +3993,33 @@ mod both {
         location: CUmemLocation_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAdvise_v12020>() {
-            Some(__entry_point) => __entry_point(devPtr, count, advice, location),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(devPtr, count, advice, location),
+            Err(code) => code,
         }
     }
     /** `cuMemAlloc` as cuda.h 13.5 means it: `#define cuMemAlloc` makes it `cuMemAlloc_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemAlloc_v3020`](crate::entries::cuMemAlloc_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemAlloc(dptr: *mut CUdeviceptr_v2, bytesize: usize) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAlloc_v3020>() {
-            Some(__entry_point) => __entry_point(dptr, bytesize),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr, bytesize),
+            Err(code) => code,
         }
     }
     /** `cuMemAllocHost` as cuda.h 13.5 means it: `#define cuMemAllocHost` makes it `cuMemAllocHost_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemAllocHost_v3020`](crate::entries::cuMemAllocHost_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemAllocHost(pp: *mut *mut c_void, bytesize: usize) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAllocHost_v3020>() {
-            Some(__entry_point) => __entry_point(pp, bytesize),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pp, bytesize),
+            Err(code) => code,
         }
     }
     /** `cuMemAllocManaged` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuMemAllocManaged_v6000`](crate::entries::cuMemAllocManaged_v6000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemAllocManaged(
         dptr: *mut CUdeviceptr_v2,
@@ -4028,13 +4027,13 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAllocManaged_v6000>() {
-            Some(__entry_point) => __entry_point(dptr, bytesize, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr, bytesize, flags),
+            Err(code) => code,
         }
     }
     /** `cuMemAllocPitch` as cuda.h 13.5 means it: `#define cuMemAllocPitch` makes it `cuMemAllocPitch_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemAllocPitch_v3020`](crate::entries::cuMemAllocPitch_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemAllocPitch(
         dptr: *mut CUdeviceptr_v2,
@@ -4044,15 +4043,15 @@ mod both {
         ElementSizeBytes: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAllocPitch_v3020>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemCreate_v10020`](crate::entries::cuMemCreate_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemCreate(
         handle: *mut CUmemGenericAllocationHandle_v1,
@@ -4061,13 +4060,13 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemCreate_v10020>() {
-            Some(__entry_point) => __entry_point(handle, size, prop, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(handle, size, prop, flags),
+            Err(code) => code,
         }
     }
     /** `cuMemExportToShareableHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemExportToShareableHandle_v10020`](crate::entries::cuMemExportToShareableHandle_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemExportToShareableHandle(
         shareableHandle: *mut c_void,
@@ -4078,35 +4077,35 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemExportToShareableHandle_v10020,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(shareableHandle, handle, handleType, flags)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemFree` as cuda.h 13.5 means it: `#define cuMemFree` makes it `cuMemFree_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemFree_v3020`](crate::entries::cuMemFree_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemFree(dptr: CUdeviceptr_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemFree_v3020>() {
-            Some(__entry_point) => __entry_point(dptr),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr),
+            Err(code) => code,
         }
     }
     /** `cuMemFreeHost` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuMemFreeHost_v2000`](crate::entries::cuMemFreeHost_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemFreeHost(p: *mut c_void) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemFreeHost_v2000>() {
-            Some(__entry_point) => __entry_point(p),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(p),
+            Err(code) => code,
         }
     }
     /** `cuMemGetAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemGetAccess_v10020`](crate::entries::cuMemGetAccess_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemGetAccess(
         flags: *mut c_ulonglong,
@@ -4114,13 +4113,13 @@ mod both {
         ptr: CUdeviceptr_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemGetAccess_v10020>() {
-            Some(__entry_point) => __entry_point(flags, location, ptr),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(flags, location, ptr),
+            Err(code) => code,
         }
     }
     /** `cuMemGetAddressRange` as cuda.h 13.5 means it: `#define cuMemGetAddressRange` makes it `cuMemGetAddressRange_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemGetAddressRange_v3020`](crate::entries::cuMemGetAddressRange_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemGetAddressRange(
         pbase: *mut CUdeviceptr_v2,
@@ -4128,13 +4127,13 @@ mod both {
         dptr: CUdeviceptr_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemGetAddressRange_v3020>() {
-            Some(__entry_point) => __entry_point(pbase, psize, dptr),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pbase, psize, dptr),
+            Err(code) => code,
         }
     }
     /** `cuMemGetAllocationGranularity` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemGetAllocationGranularity_v10020`](crate::entries::cuMemGetAllocationGranularity_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemGetAllocationGranularity(
         granularity: *mut usize,
@@ -4144,13 +4143,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemGetAllocationGranularity_v10020,
         >() {
-            Some(__entry_point) => __entry_point(granularity, prop, option),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(granularity, prop, option),
+            Err(code) => code,
         }
     }
     /** `cuMemGetAllocationPropertiesFromHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemGetAllocationPropertiesFromHandle_v10020`](crate::entries::cuMemGetAllocationPropertiesFromHandle_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemGetAllocationPropertiesFromHandle(
         prop: *mut CUmemAllocationProp_v1,
@@ -4159,13 +4158,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemGetAllocationPropertiesFromHandle_v10020,
         >() {
-            Some(__entry_point) => __entry_point(prop, handle),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(prop, handle),
+            Err(code) => code,
         }
     }
     /** `cuMemGetDefaultMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemGetDefaultMemPool_v13000`](crate::entries::cuMemGetDefaultMemPool_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemGetDefaultMemPool(
         pool_out: *mut CUmemoryPool,
@@ -4175,13 +4174,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemGetDefaultMemPool_v13000,
         >() {
-            Some(__entry_point) => __entry_point(pool_out, location, type_),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pool_out, location, type_),
+            Err(code) => code,
         }
     }
     /** `cuMemGetHandleForAddressRange` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuMemGetHandleForAddressRange_v11070`](crate::entries::cuMemGetHandleForAddressRange_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemGetHandleForAddressRange(
         handle: *mut c_void,
@@ -4193,23 +4192,23 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemGetHandleForAddressRange_v11070,
         >() {
-            Some(__entry_point) => __entry_point(handle, dptr, size, handleType, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(handle, dptr, size, handleType, flags),
+            Err(code) => code,
         }
     }
     /** `cuMemGetInfo` as cuda.h 13.5 means it: `#define cuMemGetInfo` makes it `cuMemGetInfo_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemGetInfo_v3020`](crate::entries::cuMemGetInfo_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemGetInfo(free: *mut usize, total: *mut usize) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemGetInfo_v3020>() {
-            Some(__entry_point) => __entry_point(free, total),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(free, total),
+            Err(code) => code,
         }
     }
     /** `cuMemGetLocationInfo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuMemGetLocationInfo_v13040`](crate::entries::cuMemGetLocationInfo_v13040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemGetLocationInfo(
         ptr: CUdeviceptr_v2,
@@ -4219,7 +4218,7 @@ mod both {
         location_out: *mut CUmemLocation_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemGetLocationInfo_v13040>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     ptr,
                     size,
@@ -4228,12 +4227,12 @@ mod both {
                     location_out,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemGetMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemGetMemPool_v13000`](crate::entries::cuMemGetMemPool_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemGetMemPool(
         pool_out: *mut CUmemoryPool,
@@ -4241,13 +4240,13 @@ mod both {
         type_: CUmemAllocationType,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemGetMemPool_v13000>() {
-            Some(__entry_point) => __entry_point(pool_out, location, type_),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pool_out, location, type_),
+            Err(code) => code,
         }
     }
     /** `cuMemHostAlloc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2020 (CUDA 2.2), [`entries::cuMemHostAlloc_v2020`](crate::entries::cuMemHostAlloc_v2020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemHostAlloc(
         pp: *mut *mut c_void,
@@ -4255,13 +4254,13 @@ mod both {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemHostAlloc_v2020>() {
-            Some(__entry_point) => __entry_point(pp, bytesize, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pp, bytesize, Flags),
+            Err(code) => code,
         }
     }
     /** `cuMemHostGetDevicePointer` as cuda.h 13.5 means it: `#define cuMemHostGetDevicePointer` makes it `cuMemHostGetDevicePointer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemHostGetDevicePointer_v3020`](crate::entries::cuMemHostGetDevicePointer_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemHostGetDevicePointer(
         pdptr: *mut CUdeviceptr_v2,
@@ -4271,23 +4270,23 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemHostGetDevicePointer_v3020,
         >() {
-            Some(__entry_point) => __entry_point(pdptr, p, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pdptr, p, Flags),
+            Err(code) => code,
         }
     }
     /** `cuMemHostGetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2030 (CUDA 2.3), [`entries::cuMemHostGetFlags_v2030`](crate::entries::cuMemHostGetFlags_v2030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemHostGetFlags(pFlags: *mut c_uint, p: *mut c_void) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemHostGetFlags_v2030>() {
-            Some(__entry_point) => __entry_point(pFlags, p),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pFlags, p),
+            Err(code) => code,
         }
     }
     /** `cuMemHostRegister` as cuda.h 13.5 means it: `#define cuMemHostRegister` makes it `cuMemHostRegister_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuMemHostRegister_v6050`](crate::entries::cuMemHostRegister_v6050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemHostRegister(
         p: *mut c_void,
@@ -4295,23 +4294,23 @@ mod both {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemHostRegister_v6050>() {
-            Some(__entry_point) => __entry_point(p, bytesize, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(p, bytesize, Flags),
+            Err(code) => code,
         }
     }
     /** `cuMemHostUnregister` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemHostUnregister_v4000`](crate::entries::cuMemHostUnregister_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemHostUnregister_v4000>() {
-            Some(__entry_point) => __entry_point(p),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(p),
+            Err(code) => code,
         }
     }
     /** `cuMemImportFromShareableHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemImportFromShareableHandle_v10020`](crate::entries::cuMemImportFromShareableHandle_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemImportFromShareableHandle(
         handle: *mut CUmemGenericAllocationHandle_v1,
@@ -4321,13 +4320,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemImportFromShareableHandle_v10020,
         >() {
-            Some(__entry_point) => __entry_point(handle, osHandle, shHandleType),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(handle, osHandle, shHandleType),
+            Err(code) => code,
         }
     }
     /** `cuMemMap` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemMap_v10020`](crate::entries::cuMemMap_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemMap(
         ptr: CUdeviceptr_v2,
@@ -4337,36 +4336,36 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemMap_v10020>() {
-            Some(__entry_point) => __entry_point(ptr, size, offset, handle, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ptr, size, offset, handle, flags),
+            Err(code) => code,
         }
     }
     /** `cuMemPoolCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolCreate_v11020`](crate::entries::cuMemPoolCreate_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPoolCreate(
         pool: *mut CUmemoryPool,
         poolProps: *const CUmemPoolProps_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPoolCreate_v11020>() {
-            Some(__entry_point) => __entry_point(pool, poolProps),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pool, poolProps),
+            Err(code) => code,
         }
     }
     /** `cuMemPoolDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolDestroy_v11020`](crate::entries::cuMemPoolDestroy_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPoolDestroy_v11020>() {
-            Some(__entry_point) => __entry_point(pool),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pool),
+            Err(code) => code,
         }
     }
     /** `cuMemPoolExportPointer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolExportPointer_v11020`](crate::entries::cuMemPoolExportPointer_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPoolExportPointer(
         shareData_out: *mut CUmemPoolPtrExportData_v1,
@@ -4375,13 +4374,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPoolExportPointer_v11020,
         >() {
-            Some(__entry_point) => __entry_point(shareData_out, ptr),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(shareData_out, ptr),
+            Err(code) => code,
         }
     }
     /** `cuMemPoolExportToShareableHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolExportToShareableHandle_v11020`](crate::entries::cuMemPoolExportToShareableHandle_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPoolExportToShareableHandle(
         handle_out: *mut c_void,
@@ -4392,13 +4391,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPoolExportToShareableHandle_v11020,
         >() {
-            Some(__entry_point) => __entry_point(handle_out, pool, handleType, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(handle_out, pool, handleType, flags),
+            Err(code) => code,
         }
     }
     /** `cuMemPoolGetAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolGetAccess_v11020`](crate::entries::cuMemPoolGetAccess_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPoolGetAccess(
         flags: *mut CUmemAccess_flags,
@@ -4406,13 +4405,13 @@ mod both {
         location: *mut CUmemLocation_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPoolGetAccess_v11020>() {
-            Some(__entry_point) => __entry_point(flags, memPool, location),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(flags, memPool, location),
+            Err(code) => code,
         }
     }
     /** `cuMemPoolGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolGetAttribute_v11020`](crate::entries::cuMemPoolGetAttribute_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPoolGetAttribute(
         pool: CUmemoryPool,
@@ -4422,13 +4421,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPoolGetAttribute_v11020,
         >() {
-            Some(__entry_point) => __entry_point(pool, attr, value),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pool, attr, value),
+            Err(code) => code,
         }
     }
     /** `cuMemPoolImportFromShareableHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolImportFromShareableHandle_v11020`](crate::entries::cuMemPoolImportFromShareableHandle_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPoolImportFromShareableHandle(
         pool_out: *mut CUmemoryPool,
@@ -4439,13 +4438,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPoolImportFromShareableHandle_v11020,
         >() {
-            Some(__entry_point) => __entry_point(pool_out, handle, handleType, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pool_out, handle, handleType, flags),
+            Err(code) => code,
         }
     }
     /** `cuMemPoolImportPointer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolImportPointer_v11020`](crate::entries::cuMemPoolImportPointer_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPoolImportPointer(
         ptr_out: *mut CUdeviceptr_v2,
@@ -4455,13 +4454,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPoolImportPointer_v11020,
         >() {
-            Some(__entry_point) => __entry_point(ptr_out, pool, shareData),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ptr_out, pool, shareData),
+            Err(code) => code,
         }
     }
     /** `cuMemPoolSetAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolSetAccess_v11020`](crate::entries::cuMemPoolSetAccess_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPoolSetAccess(
         pool: CUmemoryPool,
@@ -4469,13 +4468,13 @@ mod both {
         count: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPoolSetAccess_v11020>() {
-            Some(__entry_point) => __entry_point(pool, map, count),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pool, map, count),
+            Err(code) => code,
         }
     }
     /** `cuMemPoolSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolSetAttribute_v11020`](crate::entries::cuMemPoolSetAttribute_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPoolSetAttribute(
         pool: CUmemoryPool,
@@ -4485,26 +4484,26 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPoolSetAttribute_v11020,
         >() {
-            Some(__entry_point) => __entry_point(pool, attr, value),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pool, attr, value),
+            Err(code) => code,
         }
     }
     /** `cuMemPoolTrimTo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolTrimTo_v11020`](crate::entries::cuMemPoolTrimTo_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPoolTrimTo(
         pool: CUmemoryPool,
         minBytesToKeep: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPoolTrimTo_v11020>() {
-            Some(__entry_point) => __entry_point(pool, minBytesToKeep),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pool, minBytesToKeep),
+            Err(code) => code,
         }
     }
     /** `cuMemRangeGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuMemRangeGetAttribute_v8000`](crate::entries::cuMemRangeGetAttribute_v8000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemRangeGetAttribute(
         data: *mut c_void,
@@ -4516,15 +4515,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemRangeGetAttribute_v8000,
         >() {
-            Some(__entry_point) => {
-                __entry_point(data, dataSize, attribute, devPtr, count)
-            }
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(data, dataSize, attribute, devPtr, count),
+            Err(code) => code,
         }
     }
     /** `cuMemRangeGetAttributes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuMemRangeGetAttributes_v8000`](crate::entries::cuMemRangeGetAttributes_v8000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemRangeGetAttributes(
         data: *mut *mut c_void,
@@ -4537,25 +4534,25 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemRangeGetAttributes_v8000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(data, dataSizes, attributes, numAttributes, devPtr, count)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemRelease` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemRelease_v10020`](crate::entries::cuMemRelease_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemRelease(handle: CUmemGenericAllocationHandle_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemRelease_v10020>() {
-            Some(__entry_point) => __entry_point(handle),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(handle),
+            Err(code) => code,
         }
     }
     /** `cuMemRetainAllocationHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuMemRetainAllocationHandle_v11000`](crate::entries::cuMemRetainAllocationHandle_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemRetainAllocationHandle(
         handle: *mut CUmemGenericAllocationHandle_v1,
@@ -4564,13 +4561,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemRetainAllocationHandle_v11000,
         >() {
-            Some(__entry_point) => __entry_point(handle, addr),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(handle, addr),
+            Err(code) => code,
         }
     }
     /** `cuMemSetAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemSetAccess_v10020`](crate::entries::cuMemSetAccess_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemSetAccess(
         ptr: CUdeviceptr_v2,
@@ -4579,13 +4576,13 @@ mod both {
         count: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemSetAccess_v10020>() {
-            Some(__entry_point) => __entry_point(ptr, size, desc, count),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ptr, size, desc, count),
+            Err(code) => code,
         }
     }
     /** `cuMemSetMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemSetMemPool_v13000`](crate::entries::cuMemSetMemPool_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemSetMemPool(
         location: *mut CUmemLocation,
@@ -4593,23 +4590,23 @@ mod both {
         pool: CUmemoryPool,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemSetMemPool_v13000>() {
-            Some(__entry_point) => __entry_point(location, type_, pool),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(location, type_, pool),
+            Err(code) => code,
         }
     }
     /** `cuMemUnmap` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemUnmap_v10020`](crate::entries::cuMemUnmap_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemUnmap(ptr: CUdeviceptr_v2, size: usize) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemUnmap_v10020>() {
-            Some(__entry_point) => __entry_point(ptr, size),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ptr, size),
+            Err(code) => code,
         }
     }
     /** `cuMipmappedArrayCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuMipmappedArrayCreate_v5000`](crate::entries::cuMipmappedArrayCreate_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMipmappedArrayCreate(
         pHandle: *mut CUmipmappedArray,
@@ -4619,15 +4616,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMipmappedArrayCreate_v5000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(pHandle, pMipmappedArrayDesc, numMipmapLevels)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMipmappedArrayDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuMipmappedArrayDestroy_v5000`](crate::entries::cuMipmappedArrayDestroy_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMipmappedArrayDestroy(
         hMipmappedArray: CUmipmappedArray,
@@ -4635,13 +4632,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMipmappedArrayDestroy_v5000,
         >() {
-            Some(__entry_point) => __entry_point(hMipmappedArray),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hMipmappedArray),
+            Err(code) => code,
         }
     }
     /** `cuMipmappedArrayGetLevel` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuMipmappedArrayGetLevel_v5000`](crate::entries::cuMipmappedArrayGetLevel_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMipmappedArrayGetLevel(
         pLevelArray: *mut CUarray,
@@ -4651,13 +4648,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMipmappedArrayGetLevel_v5000,
         >() {
-            Some(__entry_point) => __entry_point(pLevelArray, hMipmappedArray, level),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pLevelArray, hMipmappedArray, level),
+            Err(code) => code,
         }
     }
     /** `cuMipmappedArrayGetMemoryRequirements` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuMipmappedArrayGetMemoryRequirements_v11060`](crate::entries::cuMipmappedArrayGetMemoryRequirements_v11060).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMipmappedArrayGetMemoryRequirements(
         memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1,
@@ -4667,13 +4664,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMipmappedArrayGetMemoryRequirements_v11060,
         >() {
-            Some(__entry_point) => __entry_point(memoryRequirements, mipmap, device),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(memoryRequirements, mipmap, device),
+            Err(code) => code,
         }
     }
     /** `cuMipmappedArrayGetSparseProperties` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuMipmappedArrayGetSparseProperties_v11010`](crate::entries::cuMipmappedArrayGetSparseProperties_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMipmappedArrayGetSparseProperties(
         sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1,
@@ -4682,13 +4679,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMipmappedArrayGetSparseProperties_v11010,
         >() {
-            Some(__entry_point) => __entry_point(sparseProperties, mipmap),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(sparseProperties, mipmap),
+            Err(code) => code,
         }
     }
     /** `cuModuleEnumerateFunctions` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuModuleEnumerateFunctions_v12040`](crate::entries::cuModuleEnumerateFunctions_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuModuleEnumerateFunctions(
         functions: *mut CUfunction,
@@ -4698,13 +4695,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuModuleEnumerateFunctions_v12040,
         >() {
-            Some(__entry_point) => __entry_point(functions, numFunctions, mod_),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(functions, numFunctions, mod_),
+            Err(code) => code,
         }
     }
     /** `cuModuleGetFunction` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleGetFunction_v2000`](crate::entries::cuModuleGetFunction_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuModuleGetFunction(
         hfunc: *mut CUfunction,
@@ -4712,13 +4709,13 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleGetFunction_v2000>() {
-            Some(__entry_point) => __entry_point(hfunc, hmod, name),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hfunc, hmod, name),
+            Err(code) => code,
         }
     }
     /** `cuModuleGetFunctionCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuModuleGetFunctionCount_v12040`](crate::entries::cuModuleGetFunctionCount_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuModuleGetFunctionCount(
         count: *mut c_uint,
@@ -4727,13 +4724,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuModuleGetFunctionCount_v12040,
         >() {
-            Some(__entry_point) => __entry_point(count, hmod),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(count, hmod),
+            Err(code) => code,
         }
     }
     /** `cuModuleGetGlobal` as cuda.h 13.5 means it: `#define cuModuleGetGlobal` makes it `cuModuleGetGlobal_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuModuleGetGlobal_v3020`](crate::entries::cuModuleGetGlobal_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuModuleGetGlobal(
         dptr: *mut CUdeviceptr_v2,
@@ -4742,25 +4739,25 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleGetGlobal_v3020>() {
-            Some(__entry_point) => __entry_point(dptr, bytes, hmod, name),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr, bytes, hmod, name),
+            Err(code) => code,
         }
     }
     /** `cuModuleGetLoadingMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuModuleGetLoadingMode_v11070`](crate::entries::cuModuleGetLoadingMode_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuModuleGetLoadingMode(mode: *mut CUmoduleLoadingMode) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuModuleGetLoadingMode_v11070,
         >() {
-            Some(__entry_point) => __entry_point(mode),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(mode),
+            Err(code) => code,
         }
     }
     /** `cuModuleGetSurfRef` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuModuleGetSurfRef_v3000`](crate::entries::cuModuleGetSurfRef_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuModuleGetSurfRef(
         pSurfRef: *mut CUsurfref,
@@ -4768,13 +4765,13 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleGetSurfRef_v3000>() {
-            Some(__entry_point) => __entry_point(pSurfRef, hmod, name),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pSurfRef, hmod, name),
+            Err(code) => code,
         }
     }
     /** `cuModuleGetTexRef` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleGetTexRef_v2000`](crate::entries::cuModuleGetTexRef_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuModuleGetTexRef(
         pTexRef: *mut CUtexref,
@@ -4782,23 +4779,23 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleGetTexRef_v2000>() {
-            Some(__entry_point) => __entry_point(pTexRef, hmod, name),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pTexRef, hmod, name),
+            Err(code) => code,
         }
     }
     /** `cuModuleLoad` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleLoad_v2000`](crate::entries::cuModuleLoad_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuModuleLoad(module: *mut CUmodule, fname: *const c_char) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleLoad_v2000>() {
-            Some(__entry_point) => __entry_point(module, fname),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(module, fname),
+            Err(code) => code,
         }
     }
     /** `cuModuleLoadData` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleLoadData_v2000`](crate::entries::cuModuleLoadData_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
  Text images (PTX) in `image` must end with a NUL byte: the driver reads them as C strings, up to the first zero, and a Rust `&str` has none. [`include_ptx!`](crate::include_ptx) embeds a file with its NUL.*/
     #[inline]
@@ -4807,13 +4804,13 @@ mod both {
         image: *const c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleLoadData_v2000>() {
-            Some(__entry_point) => __entry_point(module, image),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(module, image),
+            Err(code) => code,
         }
     }
     /** `cuModuleLoadDataEx` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuModuleLoadDataEx_v2010`](crate::entries::cuModuleLoadDataEx_v2010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
 
  Text images (PTX) in `image` must end with a NUL byte: the driver reads them as C strings, up to the first zero, and a Rust `&str` has none. [`include_ptx!`](crate::include_ptx) embeds a file with its NUL.*/
     #[inline]
@@ -4825,51 +4822,51 @@ mod both {
         optionValues: *mut *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleLoadDataEx_v2010>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(module, image, numOptions, options, optionValues)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuModuleLoadFatBinary` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleLoadFatBinary_v2000`](crate::entries::cuModuleLoadFatBinary_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuModuleLoadFatBinary(
         module: *mut CUmodule,
         fatCubin: *const c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleLoadFatBinary_v2000>() {
-            Some(__entry_point) => __entry_point(module, fatCubin),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(module, fatCubin),
+            Err(code) => code,
         }
     }
     /** `cuModuleUnload` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleUnload_v2000`](crate::entries::cuModuleUnload_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuModuleUnload(hmod: CUmodule) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleUnload_v2000>() {
-            Some(__entry_point) => __entry_point(hmod),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hmod),
+            Err(code) => code,
         }
     }
     /** `cuMulticastAddDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastAddDevice_v12010`](crate::entries::cuMulticastAddDevice_v12010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMulticastAddDevice(
         mcHandle: CUmemGenericAllocationHandle,
         dev: CUdevice,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastAddDevice_v12010>() {
-            Some(__entry_point) => __entry_point(mcHandle, dev),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(mcHandle, dev),
+            Err(code) => code,
         }
     }
     /** `cuMulticastBindAddr` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastBindAddr_v12010`](crate::entries::cuMulticastBindAddr_v12010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMulticastBindAddr(
         mcHandle: CUmemGenericAllocationHandle,
@@ -4879,13 +4876,13 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastBindAddr_v12010>() {
-            Some(__entry_point) => __entry_point(mcHandle, mcOffset, memptr, size, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(mcHandle, mcOffset, memptr, size, flags),
+            Err(code) => code,
         }
     }
     /** `cuMulticastBindAddr_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuMulticastBindAddr_v13010`](crate::entries::cuMulticastBindAddr_v13010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMulticastBindAddr_v2(
         mcHandle: CUmemGenericAllocationHandle,
@@ -4896,15 +4893,15 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastBindAddr_v13010>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(mcHandle, dev, mcOffset, memptr, size, flags)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMulticastBindMem` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastBindMem_v12010`](crate::entries::cuMulticastBindMem_v12010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMulticastBindMem(
         mcHandle: CUmemGenericAllocationHandle,
@@ -4915,15 +4912,15 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastBindMem_v12010>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(mcHandle, mcOffset, memHandle, memOffset, size, flags)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMulticastBindMem_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuMulticastBindMem_v13010`](crate::entries::cuMulticastBindMem_v13010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMulticastBindMem_v2(
         mcHandle: CUmemGenericAllocationHandle,
@@ -4935,28 +4932,28 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastBindMem_v13010>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(mcHandle, dev, mcOffset, memHandle, memOffset, size, flags)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMulticastCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastCreate_v12010`](crate::entries::cuMulticastCreate_v12010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMulticastCreate(
         mcHandle: *mut CUmemGenericAllocationHandle,
         prop: *const CUmulticastObjectProp,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastCreate_v12010>() {
-            Some(__entry_point) => __entry_point(mcHandle, prop),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(mcHandle, prop),
+            Err(code) => code,
         }
     }
     /** `cuMulticastGetGranularity` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastGetGranularity_v12010`](crate::entries::cuMulticastGetGranularity_v12010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMulticastGetGranularity(
         granularity: *mut usize,
@@ -4966,13 +4963,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMulticastGetGranularity_v12010,
         >() {
-            Some(__entry_point) => __entry_point(granularity, prop, option),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(granularity, prop, option),
+            Err(code) => code,
         }
     }
     /** `cuMulticastUnbind` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastUnbind_v12010`](crate::entries::cuMulticastUnbind_v12010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMulticastUnbind(
         mcHandle: CUmemGenericAllocationHandle,
@@ -4981,13 +4978,13 @@ mod both {
         size: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastUnbind_v12010>() {
-            Some(__entry_point) => __entry_point(mcHandle, dev, mcOffset, size),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(mcHandle, dev, mcOffset, size),
+            Err(code) => code,
         }
     }
     /** `cuOccupancyAvailableDynamicSMemPerBlock` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuOccupancyAvailableDynamicSMemPerBlock_v10020`](crate::entries::cuOccupancyAvailableDynamicSMemPerBlock_v10020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuOccupancyAvailableDynamicSMemPerBlock(
         dynamicSmemSize: *mut usize,
@@ -4998,15 +4995,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyAvailableDynamicSMemPerBlock_v10020,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dynamicSmemSize, func, numBlocks, blockSize)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuOccupancyMaxActiveBlocksPerMultiprocessor` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6050 (CUDA 6.5), [`entries::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050`](crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessor(
         numBlocks: *mut c_int,
@@ -5017,15 +5014,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(numBlocks, func, blockSize, dynamicSMemSize)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000`](crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
         numBlocks: *mut c_int,
@@ -5037,15 +5034,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(numBlocks, func, blockSize, dynamicSMemSize, flags)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuOccupancyMaxActiveClusters` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuOccupancyMaxActiveClusters_v11070`](crate::entries::cuOccupancyMaxActiveClusters_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuOccupancyMaxActiveClusters(
         numClusters: *mut c_int,
@@ -5055,13 +5052,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyMaxActiveClusters_v11070,
         >() {
-            Some(__entry_point) => __entry_point(numClusters, func, config),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(numClusters, func, config),
+            Err(code) => code,
         }
     }
     /** `cuOccupancyMaxPotentialBlockSize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6050 (CUDA 6.5), [`entries::cuOccupancyMaxPotentialBlockSize_v6050`](crate::entries::cuOccupancyMaxPotentialBlockSize_v6050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuOccupancyMaxPotentialBlockSize(
         minGridSize: *mut c_int,
@@ -5074,7 +5071,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyMaxPotentialBlockSize_v6050,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     minGridSize,
                     blockSize,
@@ -5084,12 +5081,12 @@ mod both {
                     blockSizeLimit,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuOccupancyMaxPotentialBlockSizeWithFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000`](crate::entries::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuOccupancyMaxPotentialBlockSizeWithFlags(
         minGridSize: *mut c_int,
@@ -5103,7 +5100,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     minGridSize,
                     blockSize,
@@ -5114,12 +5111,12 @@ mod both {
                     flags,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuOccupancyMaxPotentialClusterSize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuOccupancyMaxPotentialClusterSize_v11070`](crate::entries::cuOccupancyMaxPotentialClusterSize_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuOccupancyMaxPotentialClusterSize(
         clusterSize: *mut c_int,
@@ -5129,23 +5126,23 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyMaxPotentialClusterSize_v11070,
         >() {
-            Some(__entry_point) => __entry_point(clusterSize, func, config),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(clusterSize, func, config),
+            Err(code) => code,
         }
     }
     /** `cuParamSetSize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSetSize_v2000`](crate::entries::cuParamSetSize_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuParamSetSize(hfunc: CUfunction, numbytes: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuParamSetSize_v2000>() {
-            Some(__entry_point) => __entry_point(hfunc, numbytes),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hfunc, numbytes),
+            Err(code) => code,
         }
     }
     /** `cuParamSetTexRef` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSetTexRef_v2000`](crate::entries::cuParamSetTexRef_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuParamSetTexRef(
         hfunc: CUfunction,
@@ -5153,23 +5150,23 @@ mod both {
         hTexRef: CUtexref,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuParamSetTexRef_v2000>() {
-            Some(__entry_point) => __entry_point(hfunc, texunit, hTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hfunc, texunit, hTexRef),
+            Err(code) => code,
         }
     }
     /** `cuParamSetf` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSetf_v2000`](crate::entries::cuParamSetf_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuParamSetf(hfunc: CUfunction, offset: c_int, value: f32) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuParamSetf_v2000>() {
-            Some(__entry_point) => __entry_point(hfunc, offset, value),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hfunc, offset, value),
+            Err(code) => code,
         }
     }
     /** `cuParamSeti` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSeti_v2000`](crate::entries::cuParamSeti_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuParamSeti(
         hfunc: CUfunction,
@@ -5177,13 +5174,13 @@ mod both {
         value: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuParamSeti_v2000>() {
-            Some(__entry_point) => __entry_point(hfunc, offset, value),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hfunc, offset, value),
+            Err(code) => code,
         }
     }
     /** `cuParamSetv` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSetv_v2000`](crate::entries::cuParamSetv_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuParamSetv(
         hfunc: CUfunction,
@@ -5192,13 +5189,13 @@ mod both {
         numbytes: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuParamSetv_v2000>() {
-            Some(__entry_point) => __entry_point(hfunc, offset, ptr, numbytes),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hfunc, offset, ptr, numbytes),
+            Err(code) => code,
         }
     }
     /** `cuPointerGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuPointerGetAttribute_v4000`](crate::entries::cuPointerGetAttribute_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuPointerGetAttribute(
         data: *mut c_void,
@@ -5206,13 +5203,13 @@ mod both {
         ptr: CUdeviceptr_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuPointerGetAttribute_v4000>() {
-            Some(__entry_point) => __entry_point(data, attribute, ptr),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(data, attribute, ptr),
+            Err(code) => code,
         }
     }
     /** `cuPointerGetAttributes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuPointerGetAttributes_v7000`](crate::entries::cuPointerGetAttributes_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuPointerGetAttributes(
         numAttributes: c_uint,
@@ -5223,13 +5220,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuPointerGetAttributes_v7000,
         >() {
-            Some(__entry_point) => __entry_point(numAttributes, attributes, data, ptr),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(numAttributes, attributes, data, ptr),
+            Err(code) => code,
         }
     }
     /** `cuPointerSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuPointerSetAttribute_v6000`](crate::entries::cuPointerSetAttribute_v6000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuPointerSetAttribute(
         value: *const c_void,
@@ -5237,23 +5234,23 @@ mod both {
         ptr: CUdeviceptr_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuPointerSetAttribute_v6000>() {
-            Some(__entry_point) => __entry_point(value, attribute, ptr),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(value, attribute, ptr),
+            Err(code) => code,
         }
     }
     /** `cuStreamCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuStreamCreate_v2000`](crate::entries::cuStreamCreate_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamCreate(phStream: *mut CUstream, Flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamCreate_v2000>() {
-            Some(__entry_point) => __entry_point(phStream, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phStream, Flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamCreateWithPriority` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuStreamCreateWithPriority_v5050`](crate::entries::cuStreamCreateWithPriority_v5050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamCreateWithPriority(
         phStream: *mut CUstream,
@@ -5263,59 +5260,59 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamCreateWithPriority_v5050,
         >() {
-            Some(__entry_point) => __entry_point(phStream, flags, priority),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phStream, flags, priority),
+            Err(code) => code,
         }
     }
     /** `cuStreamDestroy` as cuda.h 13.5 means it: `#define cuStreamDestroy` makes it `cuStreamDestroy_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuStreamDestroy_v4000`](crate::entries::cuStreamDestroy_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamDestroy(hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamDestroy_v4000>() {
-            Some(__entry_point) => __entry_point(hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetGreenCtx` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuStreamGetGreenCtx_v12040`](crate::entries::cuStreamGetGreenCtx_v12040).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetGreenCtx(
         hStream: CUstream,
         phCtx: *mut CUgreenCtx,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetGreenCtx_v12040>() {
-            Some(__entry_point) => __entry_point(hStream, phCtx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, phCtx),
+            Err(code) => code,
         }
     }
     /** `cuSurfObjectCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuSurfObjectCreate_v5000`](crate::entries::cuSurfObjectCreate_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuSurfObjectCreate(
         pSurfObject: *mut CUsurfObject_v1,
         pResDesc: *const CUDA_RESOURCE_DESC_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuSurfObjectCreate_v5000>() {
-            Some(__entry_point) => __entry_point(pSurfObject, pResDesc),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pSurfObject, pResDesc),
+            Err(code) => code,
         }
     }
     /** `cuSurfObjectDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuSurfObjectDestroy_v5000`](crate::entries::cuSurfObjectDestroy_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuSurfObjectDestroy(surfObject: CUsurfObject_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuSurfObjectDestroy_v5000>() {
-            Some(__entry_point) => __entry_point(surfObject),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(surfObject),
+            Err(code) => code,
         }
     }
     /** `cuSurfObjectGetResourceDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuSurfObjectGetResourceDesc_v5000`](crate::entries::cuSurfObjectGetResourceDesc_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuSurfObjectGetResourceDesc(
         pResDesc: *mut CUDA_RESOURCE_DESC_v1,
@@ -5324,26 +5321,26 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuSurfObjectGetResourceDesc_v5000,
         >() {
-            Some(__entry_point) => __entry_point(pResDesc, surfObject),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pResDesc, surfObject),
+            Err(code) => code,
         }
     }
     /** `cuSurfRefGetArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuSurfRefGetArray_v3000`](crate::entries::cuSurfRefGetArray_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuSurfRefGetArray(
         phArray: *mut CUarray,
         hSurfRef: CUsurfref,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuSurfRefGetArray_v3000>() {
-            Some(__entry_point) => __entry_point(phArray, hSurfRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phArray, hSurfRef),
+            Err(code) => code,
         }
     }
     /** `cuSurfRefSetArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuSurfRefSetArray_v3000`](crate::entries::cuSurfRefSetArray_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuSurfRefSetArray(
         hSurfRef: CUsurfref,
@@ -5351,13 +5348,13 @@ mod both {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuSurfRefSetArray_v3000>() {
-            Some(__entry_point) => __entry_point(hSurfRef, hArray, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hSurfRef, hArray, Flags),
+            Err(code) => code,
         }
     }
     /** `cuTensorMapEncodeIm2col` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuTensorMapEncodeIm2col_v12000`](crate::entries::cuTensorMapEncodeIm2col_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTensorMapEncodeIm2col(
         tensorMap: *mut CUtensorMap,
@@ -5379,7 +5376,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTensorMapEncodeIm2col_v12000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     tensorMap,
                     tensorDataType,
@@ -5398,12 +5395,12 @@ mod both {
                     oobFill,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuTensorMapEncodeIm2colWide` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuTensorMapEncodeIm2colWide_v12080`](crate::entries::cuTensorMapEncodeIm2colWide_v12080).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTensorMapEncodeIm2colWide(
         tensorMap: *mut CUtensorMap,
@@ -5426,7 +5423,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTensorMapEncodeIm2colWide_v12080,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     tensorMap,
                     tensorDataType,
@@ -5446,12 +5443,12 @@ mod both {
                     oobFill,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuTensorMapEncodeTiled` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuTensorMapEncodeTiled_v12000`](crate::entries::cuTensorMapEncodeTiled_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTensorMapEncodeTiled(
         tensorMap: *mut CUtensorMap,
@@ -5470,7 +5467,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTensorMapEncodeTiled_v12000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     tensorMap,
                     tensorDataType,
@@ -5486,12 +5483,12 @@ mod both {
                     oobFill,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuTensorMapReplaceAddress` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuTensorMapReplaceAddress_v12000`](crate::entries::cuTensorMapReplaceAddress_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTensorMapReplaceAddress(
         tensorMap: *mut CUtensorMap,
@@ -5500,13 +5497,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTensorMapReplaceAddress_v12000,
         >() {
-            Some(__entry_point) => __entry_point(tensorMap, globalAddress),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(tensorMap, globalAddress),
+            Err(code) => code,
         }
     }
     /** `cuTensorMapSetAllocationClass` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13050 (CUDA 13.5), [`entries::cuTensorMapSetAllocationClass_v13050`](crate::entries::cuTensorMapSetAllocationClass_v13050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTensorMapSetAllocationClass(
         tensorMap: *mut CUtensorMap,
@@ -5516,13 +5513,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTensorMapSetAllocationClass_v13050,
         >() {
-            Some(__entry_point) => __entry_point(tensorMap, allocClass, outAllocClass),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(tensorMap, allocClass, outAllocClass),
+            Err(code) => code,
         }
     }
     /** `cuTexObjectCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectCreate_v5000`](crate::entries::cuTexObjectCreate_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexObjectCreate(
         pTexObject: *mut CUtexObject_v1,
@@ -5531,25 +5528,25 @@ mod both {
         pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexObjectCreate_v5000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(pTexObject, pResDesc, pTexDesc, pResViewDesc)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuTexObjectDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectDestroy_v5000`](crate::entries::cuTexObjectDestroy_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexObjectDestroy(texObject: CUtexObject_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexObjectDestroy_v5000>() {
-            Some(__entry_point) => __entry_point(texObject),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(texObject),
+            Err(code) => code,
         }
     }
     /** `cuTexObjectGetResourceDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectGetResourceDesc_v5000`](crate::entries::cuTexObjectGetResourceDesc_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexObjectGetResourceDesc(
         pResDesc: *mut CUDA_RESOURCE_DESC_v1,
@@ -5558,13 +5555,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexObjectGetResourceDesc_v5000,
         >() {
-            Some(__entry_point) => __entry_point(pResDesc, texObject),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pResDesc, texObject),
+            Err(code) => code,
         }
     }
     /** `cuTexObjectGetResourceViewDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectGetResourceViewDesc_v5000`](crate::entries::cuTexObjectGetResourceViewDesc_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexObjectGetResourceViewDesc(
         pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC_v1,
@@ -5573,13 +5570,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexObjectGetResourceViewDesc_v5000,
         >() {
-            Some(__entry_point) => __entry_point(pResViewDesc, texObject),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pResViewDesc, texObject),
+            Err(code) => code,
         }
     }
     /** `cuTexObjectGetTextureDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectGetTextureDesc_v5000`](crate::entries::cuTexObjectGetTextureDesc_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexObjectGetTextureDesc(
         pTexDesc: *mut CUDA_TEXTURE_DESC_v1,
@@ -5588,46 +5585,46 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexObjectGetTextureDesc_v5000,
         >() {
-            Some(__entry_point) => __entry_point(pTexDesc, texObject),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pTexDesc, texObject),
+            Err(code) => code,
         }
     }
     /** `cuTexRefCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefCreate_v2000`](crate::entries::cuTexRefCreate_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefCreate(pTexRef: *mut CUtexref) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefCreate_v2000>() {
-            Some(__entry_point) => __entry_point(pTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pTexRef),
+            Err(code) => code,
         }
     }
     /** `cuTexRefDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefDestroy_v2000`](crate::entries::cuTexRefDestroy_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefDestroy(hTexRef: CUtexref) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefDestroy_v2000>() {
-            Some(__entry_point) => __entry_point(hTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hTexRef),
+            Err(code) => code,
         }
     }
     /** `cuTexRefGetAddress` as cuda.h 13.5 means it: `#define cuTexRefGetAddress` makes it `cuTexRefGetAddress_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuTexRefGetAddress_v3020`](crate::entries::cuTexRefGetAddress_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefGetAddress(
         pdptr: *mut CUdeviceptr_v2,
         hTexRef: CUtexref,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefGetAddress_v3020>() {
-            Some(__entry_point) => __entry_point(pdptr, hTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pdptr, hTexRef),
+            Err(code) => code,
         }
     }
     /** `cuTexRefGetAddressMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetAddressMode_v2000`](crate::entries::cuTexRefGetAddressMode_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefGetAddressMode(
         pam: *mut CUaddress_mode,
@@ -5637,26 +5634,26 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetAddressMode_v2000,
         >() {
-            Some(__entry_point) => __entry_point(pam, hTexRef, dim),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pam, hTexRef, dim),
+            Err(code) => code,
         }
     }
     /** `cuTexRefGetArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetArray_v2000`](crate::entries::cuTexRefGetArray_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefGetArray(
         phArray: *mut CUarray,
         hTexRef: CUtexref,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefGetArray_v2000>() {
-            Some(__entry_point) => __entry_point(phArray, hTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phArray, hTexRef),
+            Err(code) => code,
         }
     }
     /** `cuTexRefGetBorderColor` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuTexRefGetBorderColor_v8000`](crate::entries::cuTexRefGetBorderColor_v8000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefGetBorderColor(
         pBorderColor: *mut f32,
@@ -5665,36 +5662,36 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetBorderColor_v8000,
         >() {
-            Some(__entry_point) => __entry_point(pBorderColor, hTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pBorderColor, hTexRef),
+            Err(code) => code,
         }
     }
     /** `cuTexRefGetFilterMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetFilterMode_v2000`](crate::entries::cuTexRefGetFilterMode_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefGetFilterMode(
         pfm: *mut CUfilter_mode,
         hTexRef: CUtexref,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefGetFilterMode_v2000>() {
-            Some(__entry_point) => __entry_point(pfm, hTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pfm, hTexRef),
+            Err(code) => code,
         }
     }
     /** `cuTexRefGetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetFlags_v2000`](crate::entries::cuTexRefGetFlags_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefGetFlags(pFlags: *mut c_uint, hTexRef: CUtexref) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefGetFlags_v2000>() {
-            Some(__entry_point) => __entry_point(pFlags, hTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pFlags, hTexRef),
+            Err(code) => code,
         }
     }
     /** `cuTexRefGetFormat` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetFormat_v2000`](crate::entries::cuTexRefGetFormat_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefGetFormat(
         pFormat: *mut CUarray_format,
@@ -5702,13 +5699,13 @@ mod both {
         hTexRef: CUtexref,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefGetFormat_v2000>() {
-            Some(__entry_point) => __entry_point(pFormat, pNumChannels, hTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pFormat, pNumChannels, hTexRef),
+            Err(code) => code,
         }
     }
     /** `cuTexRefGetMaxAnisotropy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMaxAnisotropy_v5000`](crate::entries::cuTexRefGetMaxAnisotropy_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefGetMaxAnisotropy(
         pmaxAniso: *mut c_int,
@@ -5717,13 +5714,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetMaxAnisotropy_v5000,
         >() {
-            Some(__entry_point) => __entry_point(pmaxAniso, hTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pmaxAniso, hTexRef),
+            Err(code) => code,
         }
     }
     /** `cuTexRefGetMipmapFilterMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMipmapFilterMode_v5000`](crate::entries::cuTexRefGetMipmapFilterMode_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefGetMipmapFilterMode(
         pfm: *mut CUfilter_mode,
@@ -5732,13 +5729,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetMipmapFilterMode_v5000,
         >() {
-            Some(__entry_point) => __entry_point(pfm, hTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pfm, hTexRef),
+            Err(code) => code,
         }
     }
     /** `cuTexRefGetMipmapLevelBias` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMipmapLevelBias_v5000`](crate::entries::cuTexRefGetMipmapLevelBias_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefGetMipmapLevelBias(
         pbias: *mut f32,
@@ -5747,13 +5744,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetMipmapLevelBias_v5000,
         >() {
-            Some(__entry_point) => __entry_point(pbias, hTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pbias, hTexRef),
+            Err(code) => code,
         }
     }
     /** `cuTexRefGetMipmapLevelClamp` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMipmapLevelClamp_v5000`](crate::entries::cuTexRefGetMipmapLevelClamp_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefGetMipmapLevelClamp(
         pminMipmapLevelClamp: *mut f32,
@@ -5763,15 +5760,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetMipmapLevelClamp_v5000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuTexRefGetMipmappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMipmappedArray_v5000`](crate::entries::cuTexRefGetMipmappedArray_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefGetMipmappedArray(
         phMipmappedArray: *mut CUmipmappedArray,
@@ -5780,13 +5777,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetMipmappedArray_v5000,
         >() {
-            Some(__entry_point) => __entry_point(phMipmappedArray, hTexRef),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phMipmappedArray, hTexRef),
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetAddress` as cuda.h 13.5 means it: `#define cuTexRefSetAddress` makes it `cuTexRefSetAddress_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuTexRefSetAddress_v3020`](crate::entries::cuTexRefSetAddress_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetAddress(
         ByteOffset: *mut usize,
@@ -5795,13 +5792,13 @@ mod both {
         bytes: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefSetAddress_v3020>() {
-            Some(__entry_point) => __entry_point(ByteOffset, hTexRef, dptr, bytes),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(ByteOffset, hTexRef, dptr, bytes),
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetAddress2D` as cuda.h 13.5 means it: `#define cuTexRefSetAddress2D` makes it `cuTexRefSetAddress2D_v3`, the ABI of version 4010 (CUDA 4.1), [`entries::cuTexRefSetAddress2D_v4010`](crate::entries::cuTexRefSetAddress2D_v4010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetAddress2D(
         hTexRef: CUtexref,
@@ -5810,13 +5807,13 @@ mod both {
         Pitch: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefSetAddress2D_v4010>() {
-            Some(__entry_point) => __entry_point(hTexRef, desc, dptr, Pitch),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hTexRef, desc, dptr, Pitch),
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetAddressMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetAddressMode_v2000`](crate::entries::cuTexRefSetAddressMode_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetAddressMode(
         hTexRef: CUtexref,
@@ -5826,13 +5823,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetAddressMode_v2000,
         >() {
-            Some(__entry_point) => __entry_point(hTexRef, dim, am),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hTexRef, dim, am),
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetArray_v2000`](crate::entries::cuTexRefSetArray_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetArray(
         hTexRef: CUtexref,
@@ -5840,13 +5837,13 @@ mod both {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefSetArray_v2000>() {
-            Some(__entry_point) => __entry_point(hTexRef, hArray, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hTexRef, hArray, Flags),
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetBorderColor` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuTexRefSetBorderColor_v8000`](crate::entries::cuTexRefSetBorderColor_v8000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetBorderColor(
         hTexRef: CUtexref,
@@ -5855,36 +5852,36 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetBorderColor_v8000,
         >() {
-            Some(__entry_point) => __entry_point(hTexRef, pBorderColor),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hTexRef, pBorderColor),
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetFilterMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetFilterMode_v2000`](crate::entries::cuTexRefSetFilterMode_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetFilterMode(
         hTexRef: CUtexref,
         fm: CUfilter_mode,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefSetFilterMode_v2000>() {
-            Some(__entry_point) => __entry_point(hTexRef, fm),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hTexRef, fm),
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetFlags_v2000`](crate::entries::cuTexRefSetFlags_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetFlags(hTexRef: CUtexref, Flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefSetFlags_v2000>() {
-            Some(__entry_point) => __entry_point(hTexRef, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hTexRef, Flags),
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetFormat` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetFormat_v2000`](crate::entries::cuTexRefSetFormat_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetFormat(
         hTexRef: CUtexref,
@@ -5892,13 +5889,13 @@ mod both {
         NumPackedComponents: c_int,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefSetFormat_v2000>() {
-            Some(__entry_point) => __entry_point(hTexRef, fmt, NumPackedComponents),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hTexRef, fmt, NumPackedComponents),
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetMaxAnisotropy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMaxAnisotropy_v5000`](crate::entries::cuTexRefSetMaxAnisotropy_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetMaxAnisotropy(
         hTexRef: CUtexref,
@@ -5907,13 +5904,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetMaxAnisotropy_v5000,
         >() {
-            Some(__entry_point) => __entry_point(hTexRef, maxAniso),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hTexRef, maxAniso),
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetMipmapFilterMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMipmapFilterMode_v5000`](crate::entries::cuTexRefSetMipmapFilterMode_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetMipmapFilterMode(
         hTexRef: CUtexref,
@@ -5922,25 +5919,25 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetMipmapFilterMode_v5000,
         >() {
-            Some(__entry_point) => __entry_point(hTexRef, fm),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hTexRef, fm),
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetMipmapLevelBias` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMipmapLevelBias_v5000`](crate::entries::cuTexRefSetMipmapLevelBias_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetMipmapLevelBias(hTexRef: CUtexref, bias: f32) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetMipmapLevelBias_v5000,
         >() {
-            Some(__entry_point) => __entry_point(hTexRef, bias),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hTexRef, bias),
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetMipmapLevelClamp` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMipmapLevelClamp_v5000`](crate::entries::cuTexRefSetMipmapLevelClamp_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetMipmapLevelClamp(
         hTexRef: CUtexref,
@@ -5950,15 +5947,15 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetMipmapLevelClamp_v5000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuTexRefSetMipmappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMipmappedArray_v5000`](crate::entries::cuTexRefSetMipmappedArray_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuTexRefSetMipmappedArray(
         hTexRef: CUtexref,
@@ -5968,13 +5965,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetMipmappedArray_v5000,
         >() {
-            Some(__entry_point) => __entry_point(hTexRef, hMipmappedArray, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hTexRef, hMipmappedArray, Flags),
+            Err(code) => code,
         }
     }
     /** `cuThreadExchangeStreamCaptureMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10010 (CUDA 10.1), [`entries::cuThreadExchangeStreamCaptureMode_v10010`](crate::entries::cuThreadExchangeStreamCaptureMode_v10010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuThreadExchangeStreamCaptureMode(
         mode: *mut CUstreamCaptureMode,
@@ -5982,13 +5979,13 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuThreadExchangeStreamCaptureMode_v10010,
         >() {
-            Some(__entry_point) => __entry_point(mode),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(mode),
+            Err(code) => code,
         }
     }
     /** `cuUserObjectCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuUserObjectCreate_v11030`](crate::entries::cuUserObjectCreate_v11030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuUserObjectCreate(
         object_out: *mut CUuserObject,
@@ -5998,30 +5995,30 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuUserObjectCreate_v11030>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(object_out, ptr, destroy, initialRefcount, flags)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuUserObjectRelease` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuUserObjectRelease_v11030`](crate::entries::cuUserObjectRelease_v11030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuUserObjectRelease(object: CUuserObject, count: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuUserObjectRelease_v11030>() {
-            Some(__entry_point) => __entry_point(object, count),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(object, count),
+            Err(code) => code,
         }
     }
     /** `cuUserObjectRetain` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuUserObjectRetain_v11030`](crate::entries::cuUserObjectRetain_v11030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuUserObjectRetain(object: CUuserObject, count: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuUserObjectRetain_v11030>() {
-            Some(__entry_point) => __entry_point(object, count),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(object, count),
+            Err(code) => code,
         }
     }
     #[cfg(feature = "d3d10")]
@@ -6030,7 +6027,7 @@ mod both {
         use crate::d3d10::*;
         /** `cuD3D10CtxCreate` as cuda.h 13.5 means it: `#define cuD3D10CtxCreate` makes it `cuD3D10CtxCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10CtxCreate_v3020`](crate::entries::cuD3D10CtxCreate_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10CtxCreate(
@@ -6040,15 +6037,13 @@ mod both {
             pD3DDevice: *mut ID3D10Device,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D10CtxCreate_v3020>() {
-                Some(__entry_point) => {
-                    __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice)
-                }
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice),
+                Err(code) => code,
             }
         }
         /** `cuD3D10CtxCreateOnDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10CtxCreateOnDevice_v3020`](crate::entries::cuD3D10CtxCreateOnDevice_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10CtxCreateOnDevice(
@@ -6060,13 +6055,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10CtxCreateOnDevice_v3020,
             >() {
-                Some(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
+                Err(code) => code,
             }
         }
         /** `cuD3D10GetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10GetDevice_v2010`](crate::entries::cuD3D10GetDevice_v2010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10GetDevice(
@@ -6074,13 +6069,13 @@ mod both {
             pAdapter: *mut IDXGIAdapter,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D10GetDevice_v2010>() {
-                Some(__entry_point) => __entry_point(pCudaDevice, pAdapter),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCudaDevice, pAdapter),
+                Err(code) => code,
             }
         }
         /** `cuD3D10GetDevices` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10GetDevices_v3020`](crate::entries::cuD3D10GetDevices_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10GetDevices(
@@ -6091,7 +6086,7 @@ mod both {
             deviceList: CUd3d10DeviceList,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D10GetDevices_v3020>() {
-                Some(__entry_point) => {
+                Ok(__entry_point) => {
                     __entry_point(
                         pCudaDeviceCount,
                         pCudaDevices,
@@ -6100,12 +6095,12 @@ mod both {
                         deviceList,
                     )
                 }
-                None => crate::api_shim::UNAVAILABLE,
+                Err(code) => code,
             }
         }
         /** `cuD3D10GetDirect3DDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10GetDirect3DDevice_v3020`](crate::entries::cuD3D10GetDirect3DDevice_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10GetDirect3DDevice(
@@ -6114,13 +6109,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10GetDirect3DDevice_v3020,
             >() {
-                Some(__entry_point) => __entry_point(ppD3DDevice),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(ppD3DDevice),
+                Err(code) => code,
             }
         }
         /** `cuD3D10MapResources` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10MapResources_v2010`](crate::entries::cuD3D10MapResources_v2010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10MapResources(
@@ -6130,13 +6125,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10MapResources_v2010,
             >() {
-                Some(__entry_point) => __entry_point(count, ppResources),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(count, ppResources),
+                Err(code) => code,
             }
         }
         /** `cuD3D10RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10RegisterResource_v2010`](crate::entries::cuD3D10RegisterResource_v2010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10RegisterResource(
@@ -6146,13 +6141,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10RegisterResource_v2010,
             >() {
-                Some(__entry_point) => __entry_point(pResource, Flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pResource, Flags),
+                Err(code) => code,
             }
         }
         /** `cuD3D10ResourceGetMappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10ResourceGetMappedArray_v2010`](crate::entries::cuD3D10ResourceGetMappedArray_v2010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10ResourceGetMappedArray(
@@ -6163,13 +6158,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10ResourceGetMappedArray_v2010,
             >() {
-                Some(__entry_point) => __entry_point(pArray, pResource, SubResource),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pArray, pResource, SubResource),
+                Err(code) => code,
             }
         }
         /** `cuD3D10ResourceGetMappedPitch` as cuda.h 13.5 means it: `#define cuD3D10ResourceGetMappedPitch` makes it `cuD3D10ResourceGetMappedPitch_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10ResourceGetMappedPitch_v3020`](crate::entries::cuD3D10ResourceGetMappedPitch_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10ResourceGetMappedPitch(
@@ -6181,15 +6176,15 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10ResourceGetMappedPitch_v3020,
             >() {
-                Some(__entry_point) => {
+                Ok(__entry_point) => {
                     __entry_point(pPitch, pPitchSlice, pResource, SubResource)
                 }
-                None => crate::api_shim::UNAVAILABLE,
+                Err(code) => code,
             }
         }
         /** `cuD3D10ResourceGetMappedPointer` as cuda.h 13.5 means it: `#define cuD3D10ResourceGetMappedPointer` makes it `cuD3D10ResourceGetMappedPointer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10ResourceGetMappedPointer_v3020`](crate::entries::cuD3D10ResourceGetMappedPointer_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10ResourceGetMappedPointer(
@@ -6200,13 +6195,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10ResourceGetMappedPointer_v3020,
             >() {
-                Some(__entry_point) => __entry_point(pDevPtr, pResource, SubResource),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pDevPtr, pResource, SubResource),
+                Err(code) => code,
             }
         }
         /** `cuD3D10ResourceGetMappedSize` as cuda.h 13.5 means it: `#define cuD3D10ResourceGetMappedSize` makes it `cuD3D10ResourceGetMappedSize_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10ResourceGetMappedSize_v3020`](crate::entries::cuD3D10ResourceGetMappedSize_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10ResourceGetMappedSize(
@@ -6217,13 +6212,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10ResourceGetMappedSize_v3020,
             >() {
-                Some(__entry_point) => __entry_point(pSize, pResource, SubResource),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pSize, pResource, SubResource),
+                Err(code) => code,
             }
         }
         /** `cuD3D10ResourceGetSurfaceDimensions` as cuda.h 13.5 means it: `#define cuD3D10ResourceGetSurfaceDimensions` makes it `cuD3D10ResourceGetSurfaceDimensions_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10ResourceGetSurfaceDimensions_v3020`](crate::entries::cuD3D10ResourceGetSurfaceDimensions_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10ResourceGetSurfaceDimensions(
@@ -6236,15 +6231,15 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10ResourceGetSurfaceDimensions_v3020,
             >() {
-                Some(__entry_point) => {
+                Ok(__entry_point) => {
                     __entry_point(pWidth, pHeight, pDepth, pResource, SubResource)
                 }
-                None => crate::api_shim::UNAVAILABLE,
+                Err(code) => code,
             }
         }
         /** `cuD3D10ResourceSetMapFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10ResourceSetMapFlags_v2010`](crate::entries::cuD3D10ResourceSetMapFlags_v2010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10ResourceSetMapFlags(
@@ -6254,13 +6249,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10ResourceSetMapFlags_v2010,
             >() {
-                Some(__entry_point) => __entry_point(pResource, Flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pResource, Flags),
+                Err(code) => code,
             }
         }
         /** `cuD3D10UnmapResources` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10UnmapResources_v2010`](crate::entries::cuD3D10UnmapResources_v2010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10UnmapResources(
@@ -6270,13 +6265,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10UnmapResources_v2010,
             >() {
-                Some(__entry_point) => __entry_point(count, ppResources),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(count, ppResources),
+                Err(code) => code,
             }
         }
         /** `cuD3D10UnregisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10UnregisterResource_v2010`](crate::entries::cuD3D10UnregisterResource_v2010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuD3D10UnregisterResource(
@@ -6285,13 +6280,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10UnregisterResource_v2010,
             >() {
-                Some(__entry_point) => __entry_point(pResource),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pResource),
+                Err(code) => code,
             }
         }
         /** `cuGraphicsD3D10RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsD3D10RegisterResource_v3000`](crate::entries::cuGraphicsD3D10RegisterResource_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d10")]
         #[inline]
         pub unsafe fn cuGraphicsD3D10RegisterResource(
@@ -6302,8 +6297,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsD3D10RegisterResource_v3000,
             >() {
-                Some(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
+                Err(code) => code,
             }
         }
     }
@@ -6315,7 +6310,7 @@ mod both {
         use crate::d3d11::*;
         /** `cuD3D11CtxCreate` as cuda.h 13.5 means it: `#define cuD3D11CtxCreate` makes it `cuD3D11CtxCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D11CtxCreate_v3020`](crate::entries::cuD3D11CtxCreate_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d11")]
         #[inline]
         pub unsafe fn cuD3D11CtxCreate(
@@ -6325,15 +6320,13 @@ mod both {
             pD3DDevice: *mut ID3D11Device,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D11CtxCreate_v3020>() {
-                Some(__entry_point) => {
-                    __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice)
-                }
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice),
+                Err(code) => code,
             }
         }
         /** `cuD3D11CtxCreateOnDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D11CtxCreateOnDevice_v3020`](crate::entries::cuD3D11CtxCreateOnDevice_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d11")]
         #[inline]
         pub unsafe fn cuD3D11CtxCreateOnDevice(
@@ -6345,13 +6338,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D11CtxCreateOnDevice_v3020,
             >() {
-                Some(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
+                Err(code) => code,
             }
         }
         /** `cuD3D11GetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuD3D11GetDevice_v3000`](crate::entries::cuD3D11GetDevice_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d11")]
         #[inline]
         pub unsafe fn cuD3D11GetDevice(
@@ -6359,13 +6352,13 @@ mod both {
             pAdapter: *mut IDXGIAdapter,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D11GetDevice_v3000>() {
-                Some(__entry_point) => __entry_point(pCudaDevice, pAdapter),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCudaDevice, pAdapter),
+                Err(code) => code,
             }
         }
         /** `cuD3D11GetDevices` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D11GetDevices_v3020`](crate::entries::cuD3D11GetDevices_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d11")]
         #[inline]
         pub unsafe fn cuD3D11GetDevices(
@@ -6376,7 +6369,7 @@ mod both {
             deviceList: CUd3d11DeviceList,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D11GetDevices_v3020>() {
-                Some(__entry_point) => {
+                Ok(__entry_point) => {
                     __entry_point(
                         pCudaDeviceCount,
                         pCudaDevices,
@@ -6385,12 +6378,12 @@ mod both {
                         deviceList,
                     )
                 }
-                None => crate::api_shim::UNAVAILABLE,
+                Err(code) => code,
             }
         }
         /** `cuD3D11GetDirect3DDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D11GetDirect3DDevice_v3020`](crate::entries::cuD3D11GetDirect3DDevice_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d11")]
         #[inline]
         pub unsafe fn cuD3D11GetDirect3DDevice(
@@ -6399,13 +6392,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D11GetDirect3DDevice_v3020,
             >() {
-                Some(__entry_point) => __entry_point(ppD3DDevice),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(ppD3DDevice),
+                Err(code) => code,
             }
         }
         /** `cuGraphicsD3D11RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsD3D11RegisterResource_v3000`](crate::entries::cuGraphicsD3D11RegisterResource_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d11")]
         #[inline]
         pub unsafe fn cuGraphicsD3D11RegisterResource(
@@ -6416,8 +6409,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsD3D11RegisterResource_v3000,
             >() {
-                Some(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
+                Err(code) => code,
             }
         }
     }
@@ -6429,18 +6422,18 @@ mod both {
         use crate::d3d9::*;
         /** `cuD3D9Begin` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9Begin_v2000`](crate::entries::cuD3D9Begin_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9Begin(pDevice: *mut IDirect3DDevice9) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D9Begin_v2000>() {
-                Some(__entry_point) => __entry_point(pDevice),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pDevice),
+                Err(code) => code,
             }
         }
         /** `cuD3D9CtxCreate` as cuda.h 13.5 means it: `#define cuD3D9CtxCreate` makes it `cuD3D9CtxCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9CtxCreate_v3020`](crate::entries::cuD3D9CtxCreate_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9CtxCreate(
@@ -6450,15 +6443,13 @@ mod both {
             pD3DDevice: *mut IDirect3DDevice9,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D9CtxCreate_v3020>() {
-                Some(__entry_point) => {
-                    __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice)
-                }
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice),
+                Err(code) => code,
             }
         }
         /** `cuD3D9CtxCreateOnDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9CtxCreateOnDevice_v3020`](crate::entries::cuD3D9CtxCreateOnDevice_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9CtxCreateOnDevice(
@@ -6470,24 +6461,24 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9CtxCreateOnDevice_v3020,
             >() {
-                Some(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
+                Err(code) => code,
             }
         }
         /** `cuD3D9End` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9End_v2000`](crate::entries::cuD3D9End_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9End() -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D9End_v2000>() {
-                Some(__entry_point) => __entry_point(),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(),
+                Err(code) => code,
             }
         }
         /** `cuD3D9GetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9GetDevice_v2000`](crate::entries::cuD3D9GetDevice_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9GetDevice(
@@ -6495,13 +6486,13 @@ mod both {
             pszAdapterName: *const c_char,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D9GetDevice_v2000>() {
-                Some(__entry_point) => __entry_point(pCudaDevice, pszAdapterName),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCudaDevice, pszAdapterName),
+                Err(code) => code,
             }
         }
         /** `cuD3D9GetDevices` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9GetDevices_v3020`](crate::entries::cuD3D9GetDevices_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9GetDevices(
@@ -6512,7 +6503,7 @@ mod both {
             deviceList: CUd3d9DeviceList,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D9GetDevices_v3020>() {
-                Some(__entry_point) => {
+                Ok(__entry_point) => {
                     __entry_point(
                         pCudaDeviceCount,
                         pCudaDevices,
@@ -6521,12 +6512,12 @@ mod both {
                         deviceList,
                     )
                 }
-                None => crate::api_shim::UNAVAILABLE,
+                Err(code) => code,
             }
         }
         /** `cuD3D9GetDirect3DDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9GetDirect3DDevice_v2000`](crate::entries::cuD3D9GetDirect3DDevice_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9GetDirect3DDevice(
@@ -6535,13 +6526,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9GetDirect3DDevice_v2000,
             >() {
-                Some(__entry_point) => __entry_point(ppD3DDevice),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(ppD3DDevice),
+                Err(code) => code,
             }
         }
         /** `cuD3D9MapResources` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9MapResources_v2000`](crate::entries::cuD3D9MapResources_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9MapResources(
@@ -6551,13 +6542,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9MapResources_v2000,
             >() {
-                Some(__entry_point) => __entry_point(count, ppResource),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(count, ppResource),
+                Err(code) => code,
             }
         }
         /** `cuD3D9MapVertexBuffer` as cuda.h 13.5 means it: `#define cuD3D9MapVertexBuffer` makes it `cuD3D9MapVertexBuffer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9MapVertexBuffer_v3020`](crate::entries::cuD3D9MapVertexBuffer_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9MapVertexBuffer(
@@ -6568,13 +6559,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9MapVertexBuffer_v3020,
             >() {
-                Some(__entry_point) => __entry_point(pDevPtr, pSize, pVB),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pDevPtr, pSize, pVB),
+                Err(code) => code,
             }
         }
         /** `cuD3D9RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9RegisterResource_v2000`](crate::entries::cuD3D9RegisterResource_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9RegisterResource(
@@ -6584,13 +6575,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9RegisterResource_v2000,
             >() {
-                Some(__entry_point) => __entry_point(pResource, Flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pResource, Flags),
+                Err(code) => code,
             }
         }
         /** `cuD3D9RegisterVertexBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9RegisterVertexBuffer_v2000`](crate::entries::cuD3D9RegisterVertexBuffer_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9RegisterVertexBuffer(
@@ -6599,13 +6590,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9RegisterVertexBuffer_v2000,
             >() {
-                Some(__entry_point) => __entry_point(pVB),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pVB),
+                Err(code) => code,
             }
         }
         /** `cuD3D9ResourceGetMappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D9ResourceGetMappedArray_v2010`](crate::entries::cuD3D9ResourceGetMappedArray_v2010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9ResourceGetMappedArray(
@@ -6617,13 +6608,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9ResourceGetMappedArray_v2010,
             >() {
-                Some(__entry_point) => __entry_point(pArray, pResource, Face, Level),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pArray, pResource, Face, Level),
+                Err(code) => code,
             }
         }
         /** `cuD3D9ResourceGetMappedPitch` as cuda.h 13.5 means it: `#define cuD3D9ResourceGetMappedPitch` makes it `cuD3D9ResourceGetMappedPitch_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9ResourceGetMappedPitch_v3020`](crate::entries::cuD3D9ResourceGetMappedPitch_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9ResourceGetMappedPitch(
@@ -6636,15 +6627,15 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9ResourceGetMappedPitch_v3020,
             >() {
-                Some(__entry_point) => {
+                Ok(__entry_point) => {
                     __entry_point(pPitch, pPitchSlice, pResource, Face, Level)
                 }
-                None => crate::api_shim::UNAVAILABLE,
+                Err(code) => code,
             }
         }
         /** `cuD3D9ResourceGetMappedPointer` as cuda.h 13.5 means it: `#define cuD3D9ResourceGetMappedPointer` makes it `cuD3D9ResourceGetMappedPointer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9ResourceGetMappedPointer_v3020`](crate::entries::cuD3D9ResourceGetMappedPointer_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9ResourceGetMappedPointer(
@@ -6656,13 +6647,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9ResourceGetMappedPointer_v3020,
             >() {
-                Some(__entry_point) => __entry_point(pDevPtr, pResource, Face, Level),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pDevPtr, pResource, Face, Level),
+                Err(code) => code,
             }
         }
         /** `cuD3D9ResourceGetMappedSize` as cuda.h 13.5 means it: `#define cuD3D9ResourceGetMappedSize` makes it `cuD3D9ResourceGetMappedSize_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9ResourceGetMappedSize_v3020`](crate::entries::cuD3D9ResourceGetMappedSize_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9ResourceGetMappedSize(
@@ -6674,13 +6665,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9ResourceGetMappedSize_v3020,
             >() {
-                Some(__entry_point) => __entry_point(pSize, pResource, Face, Level),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pSize, pResource, Face, Level),
+                Err(code) => code,
             }
         }
         /** `cuD3D9ResourceGetSurfaceDimensions` as cuda.h 13.5 means it: `#define cuD3D9ResourceGetSurfaceDimensions` makes it `cuD3D9ResourceGetSurfaceDimensions_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9ResourceGetSurfaceDimensions_v3020`](crate::entries::cuD3D9ResourceGetSurfaceDimensions_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9ResourceGetSurfaceDimensions(
@@ -6694,15 +6685,15 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9ResourceGetSurfaceDimensions_v3020,
             >() {
-                Some(__entry_point) => {
+                Ok(__entry_point) => {
                     __entry_point(pWidth, pHeight, pDepth, pResource, Face, Level)
                 }
-                None => crate::api_shim::UNAVAILABLE,
+                Err(code) => code,
             }
         }
         /** `cuD3D9ResourceSetMapFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9ResourceSetMapFlags_v2000`](crate::entries::cuD3D9ResourceSetMapFlags_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9ResourceSetMapFlags(
@@ -6712,13 +6703,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9ResourceSetMapFlags_v2000,
             >() {
-                Some(__entry_point) => __entry_point(pResource, Flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pResource, Flags),
+                Err(code) => code,
             }
         }
         /** `cuD3D9UnmapResources` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9UnmapResources_v2000`](crate::entries::cuD3D9UnmapResources_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9UnmapResources(
@@ -6728,13 +6719,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9UnmapResources_v2000,
             >() {
-                Some(__entry_point) => __entry_point(count, ppResource),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(count, ppResource),
+                Err(code) => code,
             }
         }
         /** `cuD3D9UnmapVertexBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9UnmapVertexBuffer_v2000`](crate::entries::cuD3D9UnmapVertexBuffer_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9UnmapVertexBuffer(
@@ -6743,13 +6734,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9UnmapVertexBuffer_v2000,
             >() {
-                Some(__entry_point) => __entry_point(pVB),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pVB),
+                Err(code) => code,
             }
         }
         /** `cuD3D9UnregisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9UnregisterResource_v2000`](crate::entries::cuD3D9UnregisterResource_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9UnregisterResource(
@@ -6758,13 +6749,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9UnregisterResource_v2000,
             >() {
-                Some(__entry_point) => __entry_point(pResource),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pResource),
+                Err(code) => code,
             }
         }
         /** `cuD3D9UnregisterVertexBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9UnregisterVertexBuffer_v2000`](crate::entries::cuD3D9UnregisterVertexBuffer_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuD3D9UnregisterVertexBuffer(
@@ -6773,13 +6764,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9UnregisterVertexBuffer_v2000,
             >() {
-                Some(__entry_point) => __entry_point(pVB),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pVB),
+                Err(code) => code,
             }
         }
         /** `cuGraphicsD3D9RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsD3D9RegisterResource_v3000`](crate::entries::cuGraphicsD3D9RegisterResource_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "d3d9")]
         #[inline]
         pub unsafe fn cuGraphicsD3D9RegisterResource(
@@ -6790,8 +6781,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsD3D9RegisterResource_v3000,
             >() {
-                Some(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
+                Err(code) => code,
             }
         }
     }
@@ -6803,7 +6794,7 @@ mod both {
         use crate::egl::*;
         /** `cuEGLStreamConsumerAcquireFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamConsumerAcquireFrame_v7000`](crate::entries::cuEGLStreamConsumerAcquireFrame_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "egl")]
         #[inline]
         pub unsafe fn cuEGLStreamConsumerAcquireFrame(
@@ -6815,15 +6806,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamConsumerAcquireFrame_v7000,
             >() {
-                Some(__entry_point) => {
-                    __entry_point(conn, pCudaResource, pStream, timeout)
-                }
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(conn, pCudaResource, pStream, timeout),
+                Err(code) => code,
             }
         }
         /** `cuEGLStreamConsumerConnect` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamConsumerConnect_v7000`](crate::entries::cuEGLStreamConsumerConnect_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "egl")]
         #[inline]
         pub unsafe fn cuEGLStreamConsumerConnect(
@@ -6833,13 +6822,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamConsumerConnect_v7000,
             >() {
-                Some(__entry_point) => __entry_point(conn, stream),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(conn, stream),
+                Err(code) => code,
             }
         }
         /** `cuEGLStreamConsumerConnectWithFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuEGLStreamConsumerConnectWithFlags_v8000`](crate::entries::cuEGLStreamConsumerConnectWithFlags_v8000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "egl")]
         #[inline]
         pub unsafe fn cuEGLStreamConsumerConnectWithFlags(
@@ -6850,13 +6839,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamConsumerConnectWithFlags_v8000,
             >() {
-                Some(__entry_point) => __entry_point(conn, stream, flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(conn, stream, flags),
+                Err(code) => code,
             }
         }
         /** `cuEGLStreamConsumerDisconnect` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamConsumerDisconnect_v7000`](crate::entries::cuEGLStreamConsumerDisconnect_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "egl")]
         #[inline]
         pub unsafe fn cuEGLStreamConsumerDisconnect(
@@ -6865,13 +6854,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamConsumerDisconnect_v7000,
             >() {
-                Some(__entry_point) => __entry_point(conn),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(conn),
+                Err(code) => code,
             }
         }
         /** `cuEGLStreamConsumerReleaseFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamConsumerReleaseFrame_v7000`](crate::entries::cuEGLStreamConsumerReleaseFrame_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "egl")]
         #[inline]
         pub unsafe fn cuEGLStreamConsumerReleaseFrame(
@@ -6882,13 +6871,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamConsumerReleaseFrame_v7000,
             >() {
-                Some(__entry_point) => __entry_point(conn, pCudaResource, pStream),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(conn, pCudaResource, pStream),
+                Err(code) => code,
             }
         }
         /** `cuEGLStreamProducerConnect` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamProducerConnect_v7000`](crate::entries::cuEGLStreamProducerConnect_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "egl")]
         #[inline]
         pub unsafe fn cuEGLStreamProducerConnect(
@@ -6900,13 +6889,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamProducerConnect_v7000,
             >() {
-                Some(__entry_point) => __entry_point(conn, stream, width, height),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(conn, stream, width, height),
+                Err(code) => code,
             }
         }
         /** `cuEGLStreamProducerDisconnect` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamProducerDisconnect_v7000`](crate::entries::cuEGLStreamProducerDisconnect_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "egl")]
         #[inline]
         pub unsafe fn cuEGLStreamProducerDisconnect(
@@ -6915,13 +6904,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamProducerDisconnect_v7000,
             >() {
-                Some(__entry_point) => __entry_point(conn),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(conn),
+                Err(code) => code,
             }
         }
         /** `cuEGLStreamProducerPresentFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamProducerPresentFrame_v7000`](crate::entries::cuEGLStreamProducerPresentFrame_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "egl")]
         #[inline]
         pub unsafe fn cuEGLStreamProducerPresentFrame(
@@ -6932,13 +6921,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamProducerPresentFrame_v7000,
             >() {
-                Some(__entry_point) => __entry_point(conn, eglframe, pStream),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(conn, eglframe, pStream),
+                Err(code) => code,
             }
         }
         /** `cuEGLStreamProducerReturnFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamProducerReturnFrame_v7000`](crate::entries::cuEGLStreamProducerReturnFrame_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "egl")]
         #[inline]
         pub unsafe fn cuEGLStreamProducerReturnFrame(
@@ -6949,13 +6938,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamProducerReturnFrame_v7000,
             >() {
-                Some(__entry_point) => __entry_point(conn, eglframe, pStream),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(conn, eglframe, pStream),
+                Err(code) => code,
             }
         }
         /** `cuEventCreateFromEGLSync` as cuda.h 13.5 means it: exported under the same name, the ABI of version 9000 (CUDA 9.0), [`entries::cuEventCreateFromEGLSync_v9000`](crate::entries::cuEventCreateFromEGLSync_v9000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "egl")]
         #[inline]
         pub unsafe fn cuEventCreateFromEGLSync(
@@ -6966,13 +6955,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEventCreateFromEGLSync_v9000,
             >() {
-                Some(__entry_point) => __entry_point(phEvent, eglSync, flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(phEvent, eglSync, flags),
+                Err(code) => code,
             }
         }
         /** `cuGraphicsEGLRegisterImage` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuGraphicsEGLRegisterImage_v7000`](crate::entries::cuGraphicsEGLRegisterImage_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "egl")]
         #[inline]
         pub unsafe fn cuGraphicsEGLRegisterImage(
@@ -6983,13 +6972,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsEGLRegisterImage_v7000,
             >() {
-                Some(__entry_point) => __entry_point(pCudaResource, image, flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCudaResource, image, flags),
+                Err(code) => code,
             }
         }
         /** `cuGraphicsResourceGetMappedEglFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuGraphicsResourceGetMappedEglFrame_v7000`](crate::entries::cuGraphicsResourceGetMappedEglFrame_v7000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "egl")]
         #[inline]
         pub unsafe fn cuGraphicsResourceGetMappedEglFrame(
@@ -7001,8 +6990,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsResourceGetMappedEglFrame_v7000,
             >() {
-                Some(__entry_point) => __entry_point(eglFrame, resource, index, mipLevel),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(eglFrame, resource, index, mipLevel),
+                Err(code) => code,
             }
         }
     }
@@ -7014,7 +7003,7 @@ mod both {
         use crate::gl::*;
         /** `cuGLCtxCreate` as cuda.h 13.5 means it: `#define cuGLCtxCreate` makes it `cuGLCtxCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuGLCtxCreate_v3020`](crate::entries::cuGLCtxCreate_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLCtxCreate(
@@ -7023,13 +7012,13 @@ mod both {
             device: CUdevice_v1,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuGLCtxCreate_v3020>() {
-                Some(__entry_point) => __entry_point(pCtx, Flags, device),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCtx, Flags, device),
+                Err(code) => code,
             }
         }
         /** `cuGLGetDevices` as cuda.h 13.5 means it: `#define cuGLGetDevices` makes it `cuGLGetDevices_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuGLGetDevices_v6050`](crate::entries::cuGLGetDevices_v6050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLGetDevices(
@@ -7039,7 +7028,7 @@ mod both {
             deviceList: CUGLDeviceList,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuGLGetDevices_v6050>() {
-                Some(__entry_point) => {
+                Ok(__entry_point) => {
                     __entry_point(
                         pCudaDeviceCount,
                         pCudaDevices,
@@ -7047,36 +7036,36 @@ mod both {
                         deviceList,
                     )
                 }
-                None => crate::api_shim::UNAVAILABLE,
+                Err(code) => code,
             }
         }
         /** `cuGLInit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuGLInit_v2000`](crate::entries::cuGLInit_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLInit() -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuGLInit_v2000>() {
-                Some(__entry_point) => __entry_point(),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(),
+                Err(code) => code,
             }
         }
         /** `cuGLRegisterBufferObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuGLRegisterBufferObject_v2000`](crate::entries::cuGLRegisterBufferObject_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLRegisterBufferObject(buffer: GLuint) -> CUresult {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLRegisterBufferObject_v2000,
             >() {
-                Some(__entry_point) => __entry_point(buffer),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(buffer),
+                Err(code) => code,
             }
         }
         /** `cuGLSetBufferObjectMapFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2030 (CUDA 2.3), [`entries::cuGLSetBufferObjectMapFlags_v2030`](crate::entries::cuGLSetBufferObjectMapFlags_v2030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLSetBufferObjectMapFlags(
@@ -7086,26 +7075,26 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLSetBufferObjectMapFlags_v2030,
             >() {
-                Some(__entry_point) => __entry_point(buffer, Flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(buffer, Flags),
+                Err(code) => code,
             }
         }
         /** `cuGLUnmapBufferObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuGLUnmapBufferObject_v2000`](crate::entries::cuGLUnmapBufferObject_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLUnmapBufferObject(buffer: GLuint) -> CUresult {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLUnmapBufferObject_v2000,
             >() {
-                Some(__entry_point) => __entry_point(buffer),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(buffer),
+                Err(code) => code,
             }
         }
         /** `cuGLUnmapBufferObjectAsync` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2030 (CUDA 2.3), [`entries::cuGLUnmapBufferObjectAsync_v2030`](crate::entries::cuGLUnmapBufferObjectAsync_v2030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLUnmapBufferObjectAsync(
@@ -7115,26 +7104,26 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLUnmapBufferObjectAsync_v2030,
             >() {
-                Some(__entry_point) => __entry_point(buffer, hStream),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(buffer, hStream),
+                Err(code) => code,
             }
         }
         /** `cuGLUnregisterBufferObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuGLUnregisterBufferObject_v2000`](crate::entries::cuGLUnregisterBufferObject_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLUnregisterBufferObject(buffer: GLuint) -> CUresult {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLUnregisterBufferObject_v2000,
             >() {
-                Some(__entry_point) => __entry_point(buffer),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(buffer),
+                Err(code) => code,
             }
         }
         /** `cuGraphicsGLRegisterBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsGLRegisterBuffer_v3000`](crate::entries::cuGraphicsGLRegisterBuffer_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGraphicsGLRegisterBuffer(
@@ -7145,13 +7134,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsGLRegisterBuffer_v3000,
             >() {
-                Some(__entry_point) => __entry_point(pCudaResource, buffer, Flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCudaResource, buffer, Flags),
+                Err(code) => code,
             }
         }
         /** `cuGraphicsGLRegisterImage` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsGLRegisterImage_v3000`](crate::entries::cuGraphicsGLRegisterImage_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGraphicsGLRegisterImage(
@@ -7163,8 +7152,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsGLRegisterImage_v3000,
             >() {
-                Some(__entry_point) => __entry_point(pCudaResource, image, target, Flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCudaResource, image, target, Flags),
+                Err(code) => code,
             }
         }
     }
@@ -7176,7 +7165,7 @@ mod both {
         use crate::profiler::*;
         /** `cuProfilerInitialize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuProfilerInitialize_v4000`](crate::entries::cuProfilerInitialize_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "profiler")]
         #[inline]
         pub unsafe fn cuProfilerInitialize(
@@ -7187,30 +7176,30 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuProfilerInitialize_v4000,
             >() {
-                Some(__entry_point) => __entry_point(configFile, outputFile, outputMode),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(configFile, outputFile, outputMode),
+                Err(code) => code,
             }
         }
         /** `cuProfilerStart` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuProfilerStart_v4000`](crate::entries::cuProfilerStart_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "profiler")]
         #[inline]
         pub unsafe fn cuProfilerStart() -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuProfilerStart_v4000>() {
-                Some(__entry_point) => __entry_point(),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(),
+                Err(code) => code,
             }
         }
         /** `cuProfilerStop` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuProfilerStop_v4000`](crate::entries::cuProfilerStop_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "profiler")]
         #[inline]
         pub unsafe fn cuProfilerStop() -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuProfilerStop_v4000>() {
-                Some(__entry_point) => __entry_point(),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(),
+                Err(code) => code,
             }
         }
     }
@@ -7222,7 +7211,7 @@ mod both {
         use crate::vdpau::*;
         /** `cuGraphicsVDPAURegisterOutputSurface` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuGraphicsVDPAURegisterOutputSurface_v3010`](crate::entries::cuGraphicsVDPAURegisterOutputSurface_v3010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "vdpau")]
         #[inline]
         pub unsafe fn cuGraphicsVDPAURegisterOutputSurface(
@@ -7233,13 +7222,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsVDPAURegisterOutputSurface_v3010,
             >() {
-                Some(__entry_point) => __entry_point(pCudaResource, vdpSurface, flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCudaResource, vdpSurface, flags),
+                Err(code) => code,
             }
         }
         /** `cuGraphicsVDPAURegisterVideoSurface` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuGraphicsVDPAURegisterVideoSurface_v3010`](crate::entries::cuGraphicsVDPAURegisterVideoSurface_v3010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "vdpau")]
         #[inline]
         pub unsafe fn cuGraphicsVDPAURegisterVideoSurface(
@@ -7250,13 +7239,13 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsVDPAURegisterVideoSurface_v3010,
             >() {
-                Some(__entry_point) => __entry_point(pCudaResource, vdpSurface, flags),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pCudaResource, vdpSurface, flags),
+                Err(code) => code,
             }
         }
         /** `cuVDPAUCtxCreate` as cuda.h 13.5 means it: `#define cuVDPAUCtxCreate` makes it `cuVDPAUCtxCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuVDPAUCtxCreate_v3020`](crate::entries::cuVDPAUCtxCreate_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "vdpau")]
         #[inline]
         pub unsafe fn cuVDPAUCtxCreate(
@@ -7267,15 +7256,15 @@ mod both {
             vdpGetProcAddress: VdpGetProcAddress,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuVDPAUCtxCreate_v3020>() {
-                Some(__entry_point) => {
+                Ok(__entry_point) => {
                     __entry_point(pCtx, flags, device, vdpDevice, vdpGetProcAddress)
                 }
-                None => crate::api_shim::UNAVAILABLE,
+                Err(code) => code,
             }
         }
         /** `cuVDPAUGetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuVDPAUGetDevice_v3010`](crate::entries::cuVDPAUGetDevice_v3010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "vdpau")]
         #[inline]
         pub unsafe fn cuVDPAUGetDevice(
@@ -7284,10 +7273,8 @@ mod both {
             vdpGetProcAddress: VdpGetProcAddress,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuVDPAUGetDevice_v3010>() {
-                Some(__entry_point) => {
-                    __entry_point(pDevice, vdpDevice, vdpGetProcAddress)
-                }
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pDevice, vdpDevice, vdpGetProcAddress),
+                Err(code) => code,
             }
         }
     }
@@ -7299,7 +7286,7 @@ mod both {
         use crate::wgl::*;
         /** `cuWGLGetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2020 (CUDA 2.2), [`entries::cuWGLGetDevice_v2020`](crate::entries::cuWGLGetDevice_v2020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "wgl")]
         #[inline]
         pub unsafe fn cuWGLGetDevice(
@@ -7307,8 +7294,8 @@ mod both {
             hGpu: HGPUNV,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuWGLGetDevice_v2020>() {
-                Some(__entry_point) => __entry_point(pDevice, hGpu),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(pDevice, hGpu),
+                Err(code) => code,
             }
         }
     }
@@ -7323,7 +7310,9 @@ pub mod legacy {
     };
     use crate::types::*;
     pub use super::both::*;
-    pub use crate::api_shim::{driver, use_library, UNAVAILABLE};
+    pub use crate::api_shim::{
+        code_of, driver, use_library, NEEDS_NEWER_DRIVER, NOT_IN_THIS_DRIVER, NO_DRIVER,
+    };
     use crate::Error;
     /// Every function of this module, by C name, with the index in
     /// [`ENTRIES`](crate::ENTRIES) of the entry it calls, sorted by name.
@@ -8023,17 +8012,17 @@ pub mod legacy {
     }
     /** `cuEventRecord` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuEventRecord_v2000`](crate::entries::cuEventRecord_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventRecord_v2000>() {
-            Some(__entry_point) => __entry_point(hEvent, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hEvent, hStream),
+            Err(code) => code,
         }
     }
     /** `cuEventRecordWithFlags` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuEventRecordWithFlags_v11010`](crate::entries::cuEventRecordWithFlags_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuEventRecordWithFlags(
         hEvent: CUevent,
@@ -8043,13 +8032,13 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuEventRecordWithFlags_v11010,
         >() {
-            Some(__entry_point) => __entry_point(hEvent, hStream, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hEvent, hStream, flags),
+            Err(code) => code,
         }
     }
     /** `cuFabricCpyBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13050 (CUDA 13.5), [`entries::cuFabricCpyBatchAsync_v13050`](crate::entries::cuFabricCpyBatchAsync_v13050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFabricCpyBatchAsync(
         numOps: usize,
@@ -8060,13 +8049,13 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuFabricCpyBatchAsync_v13050,
         >() {
-            Some(__entry_point) => __entry_point(numOps, opList, flags, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(numOps, opList, flags, hStream),
+            Err(code) => code,
         }
     }
     /** `cuGetProcAddress` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGetProcAddress` makes it `cuGetProcAddress_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGetProcAddress_v12000`](crate::entries::cuGetProcAddress_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGetProcAddress(
         symbol: *const c_char,
@@ -8076,15 +8065,15 @@ pub mod legacy {
         symbolFound: *mut CUdriverProcAddressQueryResult,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGetProcAddress_v12000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(symbol, pfn, driverVersion, flags, symbolFound)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGetProcAddress_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuGetProcAddress_v12000`](crate::entries::cuGetProcAddress_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGetProcAddress_v2(
         symbol: *const c_char,
@@ -8094,15 +8083,15 @@ pub mod legacy {
         symbolFound: *mut CUdriverProcAddressQueryResult,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGetProcAddress_v12000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(symbol, pfn, driverVersion, flags, symbolFound)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuGraphInstantiateWithParams` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphInstantiateWithParams_v12000`](crate::entries::cuGraphInstantiateWithParams_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphInstantiateWithParams(
         phGraphExec: *mut CUgraphExec,
@@ -8112,33 +8101,33 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphInstantiateWithParams_v12000,
         >() {
-            Some(__entry_point) => __entry_point(phGraphExec, hGraph, instantiateParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phGraphExec, hGraph, instantiateParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphLaunch` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphLaunch_v10000`](crate::entries::cuGraphLaunch_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphLaunch(hGraph: CUgraphExec, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphLaunch_v10000>() {
-            Some(__entry_point) => __entry_point(hGraph, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraph, hStream),
+            Err(code) => code,
         }
     }
     /** `cuGraphUpload` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphUpload_v11010`](crate::entries::cuGraphUpload_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphUpload(hGraph: CUgraphExec, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphUpload_v11010>() {
-            Some(__entry_point) => __entry_point(hGraph, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraph, hStream),
+            Err(code) => code,
         }
     }
     /** `cuGraphicsMapResources` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsMapResources_v3000`](crate::entries::cuGraphicsMapResources_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphicsMapResources(
         count: c_uint,
@@ -8148,13 +8137,13 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsMapResources_v3000,
         >() {
-            Some(__entry_point) => __entry_point(count, resources, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(count, resources, hStream),
+            Err(code) => code,
         }
     }
     /** `cuGraphicsUnmapResources` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsUnmapResources_v3000`](crate::entries::cuGraphicsUnmapResources_v3000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphicsUnmapResources(
         count: c_uint,
@@ -8164,13 +8153,13 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsUnmapResources_v3000,
         >() {
-            Some(__entry_point) => __entry_point(count, resources, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(count, resources, hStream),
+            Err(code) => code,
         }
     }
     /** `cuLaunchCooperativeKernel` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 9000 (CUDA 9.0), [`entries::cuLaunchCooperativeKernel_v9000`](crate::entries::cuLaunchCooperativeKernel_v9000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchCooperativeKernel(
         f: CUfunction,
@@ -8187,7 +8176,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuLaunchCooperativeKernel_v9000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     f,
                     gridDimX,
@@ -8201,12 +8190,12 @@ pub mod legacy {
                     kernelParams,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuLaunchHostFunc` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuLaunchHostFunc_v10000`](crate::entries::cuLaunchHostFunc_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchHostFunc(
         hStream: CUstream,
@@ -8214,13 +8203,13 @@ pub mod legacy {
         userData: *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchHostFunc_v10000>() {
-            Some(__entry_point) => __entry_point(hStream, fn_, userData),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, fn_, userData),
+            Err(code) => code,
         }
     }
     /** `cuLaunchHostFunc_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuLaunchHostFunc_v13010`](crate::entries::cuLaunchHostFunc_v13010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchHostFunc_v2(
         hStream: CUstream,
@@ -8229,13 +8218,13 @@ pub mod legacy {
         syncMode: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchHostFunc_v13010>() {
-            Some(__entry_point) => __entry_point(hStream, fn_, userData, syncMode),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, fn_, userData, syncMode),
+            Err(code) => code,
         }
     }
     /** `cuLaunchKernel` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuLaunchKernel_v4000`](crate::entries::cuLaunchKernel_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchKernel(
         f: CUfunction,
@@ -8251,7 +8240,7 @@ pub mod legacy {
         extra: *mut *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchKernel_v4000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     f,
                     gridDimX,
@@ -8266,12 +8255,12 @@ pub mod legacy {
                     extra,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuLaunchKernelEx` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuLaunchKernelEx_v11060`](crate::entries::cuLaunchKernelEx_v11060).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchKernelEx(
         config: *const CUlaunchConfig,
@@ -8280,13 +8269,13 @@ pub mod legacy {
         extra: *mut *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchKernelEx_v11060>() {
-            Some(__entry_point) => __entry_point(config, f, kernelParams, extra),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(config, f, kernelParams, extra),
+            Err(code) => code,
         }
     }
     /** `cuMemAllocAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemAllocAsync_v11020`](crate::entries::cuMemAllocAsync_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemAllocAsync(
         dptr: *mut CUdeviceptr_v2,
@@ -8294,13 +8283,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAllocAsync_v11020>() {
-            Some(__entry_point) => __entry_point(dptr, bytesize, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr, bytesize, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemAllocFromPoolAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemAllocFromPoolAsync_v11020`](crate::entries::cuMemAllocFromPoolAsync_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemAllocFromPoolAsync(
         dptr: *mut CUdeviceptr_v2,
@@ -8311,13 +8300,13 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemAllocFromPoolAsync_v11020,
         >() {
-            Some(__entry_point) => __entry_point(dptr, bytesize, pool, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr, bytesize, pool, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemBatchDecompressAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12060 (CUDA 12.6), [`entries::cuMemBatchDecompressAsync_v12060`](crate::entries::cuMemBatchDecompressAsync_v12060).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemBatchDecompressAsync(
         paramsArray: *mut CUmemDecompressParams,
@@ -8329,15 +8318,15 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemBatchDecompressAsync_v12060,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(paramsArray, count, flags, errorIndex, stream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemDiscardAndPrefetchBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemDiscardAndPrefetchBatchAsync_v13000`](crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemDiscardAndPrefetchBatchAsync(
         dptrs: *mut CUdeviceptr_v2,
@@ -8352,7 +8341,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     dptrs,
                     sizes,
@@ -8364,12 +8353,12 @@ pub mod legacy {
                     hStream,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemDiscardBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemDiscardBatchAsync_v13000`](crate::entries::cuMemDiscardBatchAsync_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemDiscardBatchAsync(
         dptrs: *mut CUdeviceptr_v2,
@@ -8381,23 +8370,23 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemDiscardBatchAsync_v13000,
         >() {
-            Some(__entry_point) => __entry_point(dptrs, sizes, count, flags, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptrs, sizes, count, flags, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemFreeAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemFreeAsync_v11020`](crate::entries::cuMemFreeAsync_v11020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemFreeAsync_v11020>() {
-            Some(__entry_point) => __entry_point(dptr, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemMapArrayAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuMemMapArrayAsync_v11010`](crate::entries::cuMemMapArrayAsync_v11010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemMapArrayAsync(
         mapInfoList: *mut CUarrayMapInfo_v1,
@@ -8405,13 +8394,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemMapArrayAsync_v11010>() {
-            Some(__entry_point) => __entry_point(mapInfoList, count, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(mapInfoList, count, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemPrefetchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemPrefetchAsync` makes it `cuMemPrefetchAsync_v2`, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemPrefetchAsync_v12020`](crate::entries::cuMemPrefetchAsync_v12020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPrefetchAsync(
         devPtr: CUdeviceptr_v2,
@@ -8421,13 +8410,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPrefetchAsync_v12020>() {
-            Some(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemPrefetchAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemPrefetchAsync_v12020`](crate::entries::cuMemPrefetchAsync_v12020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPrefetchAsync_v2(
         devPtr: CUdeviceptr_v2,
@@ -8437,13 +8426,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPrefetchAsync_v12020>() {
-            Some(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemPrefetchBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemPrefetchBatchAsync_v13000`](crate::entries::cuMemPrefetchBatchAsync_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPrefetchBatchAsync(
         dptrs: *mut CUdeviceptr_v2,
@@ -8458,7 +8447,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPrefetchBatchAsync_v13000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     dptrs,
                     sizes,
@@ -8470,12 +8459,12 @@ pub mod legacy {
                     hStream,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpy` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpy_v4000`](crate::entries::cuMemcpy_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy(
         dst: CUdeviceptr_v2,
@@ -8483,115 +8472,115 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy_v4000>() {
-            Some(__entry_point) => __entry_point(dst, src, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dst, src, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy2D` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2D` makes it `cuMemcpy2D_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2D_v3020`](crate::entries::cuMemcpy2D_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy2D(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2D_v3020>() {
-            Some(__entry_point) => __entry_point(pCopy),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy2DAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2DAsync` makes it `cuMemcpy2DAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2DAsync_v3020`](crate::entries::cuMemcpy2DAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy2DAsync(
         pCopy: *const CUDA_MEMCPY2D_v2,
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2DAsync_v3020>() {
-            Some(__entry_point) => __entry_point(pCopy, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy2DAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2DAsync_v3020`](crate::entries::cuMemcpy2DAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy2DAsync_v2(
         pCopy: *const CUDA_MEMCPY2D_v2,
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2DAsync_v3020>() {
-            Some(__entry_point) => __entry_point(pCopy, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy2DUnaligned` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2DUnaligned` makes it `cuMemcpy2DUnaligned_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2DUnaligned_v3020`](crate::entries::cuMemcpy2DUnaligned_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy2DUnaligned(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2DUnaligned_v3020>() {
-            Some(__entry_point) => __entry_point(pCopy),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy2DUnaligned_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2DUnaligned_v3020`](crate::entries::cuMemcpy2DUnaligned_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy2DUnaligned_v2(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2DUnaligned_v3020>() {
-            Some(__entry_point) => __entry_point(pCopy),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy2D_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2D_v3020`](crate::entries::cuMemcpy2D_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy2D_v2(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2D_v3020>() {
-            Some(__entry_point) => __entry_point(pCopy),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3D` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3D` makes it `cuMemcpy3D_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy3D_v3020`](crate::entries::cuMemcpy3D_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3D(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3D_v3020>() {
-            Some(__entry_point) => __entry_point(pCopy),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3DAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DAsync` makes it `cuMemcpy3DAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy3DAsync_v3020`](crate::entries::cuMemcpy3DAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3DAsync(
         pCopy: *const CUDA_MEMCPY3D_v2,
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DAsync_v3020>() {
-            Some(__entry_point) => __entry_point(pCopy, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3DAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy3DAsync_v3020`](crate::entries::cuMemcpy3DAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3DAsync_v2(
         pCopy: *const CUDA_MEMCPY3D_v2,
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DAsync_v3020>() {
-            Some(__entry_point) => __entry_point(pCopy, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3DBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DBatchAsync` makes it `cuMemcpy3DBatchAsync_v2`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpy3DBatchAsync_v13000`](crate::entries::cuMemcpy3DBatchAsync_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3DBatchAsync(
         numParams: usize,
@@ -8600,13 +8589,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DBatchAsync_v13000>() {
-            Some(__entry_point) => __entry_point(numParams, opList, flags, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(numParams, opList, flags, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3DBatchAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpy3DBatchAsync_v13000`](crate::entries::cuMemcpy3DBatchAsync_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3DBatchAsync_v2(
         numParams: usize,
@@ -8615,36 +8604,36 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DBatchAsync_v13000>() {
-            Some(__entry_point) => __entry_point(numParams, opList, flags, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(numParams, opList, flags, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3DPeer` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpy3DPeer_v4000`](crate::entries::cuMemcpy3DPeer_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3DPeer(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DPeer_v4000>() {
-            Some(__entry_point) => __entry_point(pCopy),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3DPeerAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpy3DPeerAsync_v4000`](crate::entries::cuMemcpy3DPeerAsync_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3DPeerAsync(
         pCopy: *const CUDA_MEMCPY3D_PEER_v1,
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DPeerAsync_v4000>() {
-            Some(__entry_point) => __entry_point(pCopy, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3DWithAttributesAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuMemcpy3DWithAttributesAsync_v13020`](crate::entries::cuMemcpy3DWithAttributesAsync_v13020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3DWithAttributesAsync(
         op: *mut CUDA_MEMCPY3D_BATCH_OP_v1,
@@ -8654,23 +8643,23 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpy3DWithAttributesAsync_v13020,
         >() {
-            Some(__entry_point) => __entry_point(op, flags, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(op, flags, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3D_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy3D_v3020`](crate::entries::cuMemcpy3D_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3D_v2(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3D_v3020>() {
-            Some(__entry_point) => __entry_point(pCopy),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpyAsync_v4000`](crate::entries::cuMemcpyAsync_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAsync(
         dst: CUdeviceptr_v2,
@@ -8679,13 +8668,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAsync_v4000>() {
-            Some(__entry_point) => __entry_point(dst, src, ByteCount, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dst, src, ByteCount, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAtoA` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoA` makes it `cuMemcpyAtoA_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoA_v3020`](crate::entries::cuMemcpyAtoA_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAtoA(
         dstArray: CUarray,
@@ -8695,15 +8684,15 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoA_v3020>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAtoA_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoA_v3020`](crate::entries::cuMemcpyAtoA_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAtoA_v2(
         dstArray: CUarray,
@@ -8713,15 +8702,15 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoA_v3020>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAtoD` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoD` makes it `cuMemcpyAtoD_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoD_v3020`](crate::entries::cuMemcpyAtoD_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAtoD(
         dstDevice: CUdeviceptr_v2,
@@ -8730,15 +8719,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoD_v3020>() {
-            Some(__entry_point) => {
-                __entry_point(dstDevice, srcArray, srcOffset, ByteCount)
-            }
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcArray, srcOffset, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAtoD_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoD_v3020`](crate::entries::cuMemcpyAtoD_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAtoD_v2(
         dstDevice: CUdeviceptr_v2,
@@ -8747,15 +8734,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoD_v3020>() {
-            Some(__entry_point) => {
-                __entry_point(dstDevice, srcArray, srcOffset, ByteCount)
-            }
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcArray, srcOffset, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAtoH` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoH` makes it `cuMemcpyAtoH_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoH_v3020`](crate::entries::cuMemcpyAtoH_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAtoH(
         dstHost: *mut c_void,
@@ -8764,13 +8749,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoH_v3020>() {
-            Some(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAtoHAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoHAsync` makes it `cuMemcpyAtoHAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoHAsync_v3020`](crate::entries::cuMemcpyAtoHAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAtoHAsync(
         dstHost: *mut c_void,
@@ -8780,15 +8765,15 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoHAsync_v3020>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAtoHAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoHAsync_v3020`](crate::entries::cuMemcpyAtoHAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAtoHAsync_v2(
         dstHost: *mut c_void,
@@ -8798,15 +8783,15 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoHAsync_v3020>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAtoH_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoH_v3020`](crate::entries::cuMemcpyAtoH_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAtoH_v2(
         dstHost: *mut c_void,
@@ -8815,13 +8800,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoH_v3020>() {
-            Some(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyBatchAsync` makes it `cuMemcpyBatchAsync_v2`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpyBatchAsync_v13000`](crate::entries::cuMemcpyBatchAsync_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyBatchAsync(
         dsts: *mut CUdeviceptr_v2,
@@ -8834,7 +8819,7 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyBatchAsync_v13000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     dsts,
                     srcs,
@@ -8846,12 +8831,12 @@ pub mod legacy {
                     hStream,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyBatchAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpyBatchAsync_v13000`](crate::entries::cuMemcpyBatchAsync_v13000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyBatchAsync_v2(
         dsts: *mut CUdeviceptr_v2,
@@ -8864,7 +8849,7 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyBatchAsync_v13000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     dsts,
                     srcs,
@@ -8876,12 +8861,12 @@ pub mod legacy {
                     hStream,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoA` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoA` makes it `cuMemcpyDtoA_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoA_v3020`](crate::entries::cuMemcpyDtoA_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoA(
         dstArray: CUarray,
@@ -8890,15 +8875,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoA_v3020>() {
-            Some(__entry_point) => {
-                __entry_point(dstArray, dstOffset, srcDevice, ByteCount)
-            }
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstArray, dstOffset, srcDevice, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoA_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoA_v3020`](crate::entries::cuMemcpyDtoA_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoA_v2(
         dstArray: CUarray,
@@ -8907,15 +8890,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoA_v3020>() {
-            Some(__entry_point) => {
-                __entry_point(dstArray, dstOffset, srcDevice, ByteCount)
-            }
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstArray, dstOffset, srcDevice, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoD` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoD` makes it `cuMemcpyDtoD_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoD_v3020`](crate::entries::cuMemcpyDtoD_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoD(
         dstDevice: CUdeviceptr_v2,
@@ -8923,13 +8904,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoD_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoDAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoDAsync` makes it `cuMemcpyDtoDAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoDAsync_v3020`](crate::entries::cuMemcpyDtoDAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoDAsync(
         dstDevice: CUdeviceptr_v2,
@@ -8938,15 +8919,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoDAsync_v3020>() {
-            Some(__entry_point) => {
-                __entry_point(dstDevice, srcDevice, ByteCount, hStream)
-            }
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoDAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoDAsync_v3020`](crate::entries::cuMemcpyDtoDAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoDAsync_v2(
         dstDevice: CUdeviceptr_v2,
@@ -8955,15 +8934,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoDAsync_v3020>() {
-            Some(__entry_point) => {
-                __entry_point(dstDevice, srcDevice, ByteCount, hStream)
-            }
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoD_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoD_v3020`](crate::entries::cuMemcpyDtoD_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoD_v2(
         dstDevice: CUdeviceptr_v2,
@@ -8971,13 +8948,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoD_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoH` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoH` makes it `cuMemcpyDtoH_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoH_v3020`](crate::entries::cuMemcpyDtoH_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoH(
         dstHost: *mut c_void,
@@ -8985,13 +8962,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoH_v3020>() {
-            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoHAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoHAsync` makes it `cuMemcpyDtoHAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoHAsync_v3020`](crate::entries::cuMemcpyDtoHAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoHAsync(
         dstHost: *mut c_void,
@@ -9000,13 +8977,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoHAsync_v3020>() {
-            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoHAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoHAsync_v3020`](crate::entries::cuMemcpyDtoHAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoHAsync_v2(
         dstHost: *mut c_void,
@@ -9015,13 +8992,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoHAsync_v3020>() {
-            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoH_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoH_v3020`](crate::entries::cuMemcpyDtoH_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoH_v2(
         dstHost: *mut c_void,
@@ -9029,13 +9006,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoH_v3020>() {
-            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyHtoA` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoA` makes it `cuMemcpyHtoA_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoA_v3020`](crate::entries::cuMemcpyHtoA_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyHtoA(
         dstArray: CUarray,
@@ -9044,13 +9021,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoA_v3020>() {
-            Some(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyHtoAAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoAAsync` makes it `cuMemcpyHtoAAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoAAsync_v3020`](crate::entries::cuMemcpyHtoAAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyHtoAAsync(
         dstArray: CUarray,
@@ -9060,15 +9037,15 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoAAsync_v3020>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyHtoAAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoAAsync_v3020`](crate::entries::cuMemcpyHtoAAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyHtoAAsync_v2(
         dstArray: CUarray,
@@ -9078,15 +9055,15 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoAAsync_v3020>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyHtoA_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoA_v3020`](crate::entries::cuMemcpyHtoA_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyHtoA_v2(
         dstArray: CUarray,
@@ -9095,13 +9072,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoA_v3020>() {
-            Some(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyHtoD` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoD` makes it `cuMemcpyHtoD_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoD_v3020`](crate::entries::cuMemcpyHtoD_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyHtoD(
         dstDevice: CUdeviceptr_v2,
@@ -9109,13 +9086,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoD_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyHtoDAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoDAsync` makes it `cuMemcpyHtoDAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoDAsync_v3020`](crate::entries::cuMemcpyHtoDAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyHtoDAsync(
         dstDevice: CUdeviceptr_v2,
@@ -9124,13 +9101,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoDAsync_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyHtoDAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoDAsync_v3020`](crate::entries::cuMemcpyHtoDAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyHtoDAsync_v2(
         dstDevice: CUdeviceptr_v2,
@@ -9139,13 +9116,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoDAsync_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyHtoD_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoD_v3020`](crate::entries::cuMemcpyHtoD_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyHtoD_v2(
         dstDevice: CUdeviceptr_v2,
@@ -9153,13 +9130,13 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoD_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyPeer` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpyPeer_v4000`](crate::entries::cuMemcpyPeer_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyPeer(
         dstDevice: CUdeviceptr_v2,
@@ -9169,15 +9146,15 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyPeer_v4000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyPeerAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpyPeerAsync_v4000`](crate::entries::cuMemcpyPeerAsync_v4000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyPeerAsync(
         dstDevice: CUdeviceptr_v2,
@@ -9188,7 +9165,7 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyPeerAsync_v4000>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     dstDevice,
                     dstContext,
@@ -9198,12 +9175,12 @@ pub mod legacy {
                     hStream,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyWithAttributesAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuMemcpyWithAttributesAsync_v13020`](crate::entries::cuMemcpyWithAttributesAsync_v13020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyWithAttributesAsync(
         dst: CUdeviceptr_v2,
@@ -9215,13 +9192,13 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyWithAttributesAsync_v13020,
         >() {
-            Some(__entry_point) => __entry_point(dst, src, size, attr, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dst, src, size, attr, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD16` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD16` makes it `cuMemsetD16_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD16_v3020`](crate::entries::cuMemsetD16_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD16(
         dstDevice: CUdeviceptr_v2,
@@ -9229,13 +9206,13 @@ pub mod legacy {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD16_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, us, arg2),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, us, arg2),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD16Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD16Async_v3020`](crate::entries::cuMemsetD16Async_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD16Async(
         dstDevice: CUdeviceptr_v2,
@@ -9244,13 +9221,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD16Async_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, us, arg2, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, us, arg2, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD16_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD16_v3020`](crate::entries::cuMemsetD16_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD16_v2(
         dstDevice: CUdeviceptr_v2,
@@ -9258,13 +9235,13 @@ pub mod legacy {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD16_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, us, arg2),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, us, arg2),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D16` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D16` makes it `cuMemsetD2D16_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D16_v3020`](crate::entries::cuMemsetD2D16_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D16(
         dstDevice: CUdeviceptr_v2,
@@ -9274,13 +9251,13 @@ pub mod legacy {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D16Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D16Async_v3020`](crate::entries::cuMemsetD2D16Async_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D16Async(
         dstDevice: CUdeviceptr_v2,
@@ -9291,15 +9268,15 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16Async_v3020>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstDevice, dstPitch, us, Width, Height, hStream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D16_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D16_v3020`](crate::entries::cuMemsetD2D16_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D16_v2(
         dstDevice: CUdeviceptr_v2,
@@ -9309,13 +9286,13 @@ pub mod legacy {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D32` makes it `cuMemsetD2D32_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D32_v3020`](crate::entries::cuMemsetD2D32_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D32(
         dstDevice: CUdeviceptr_v2,
@@ -9325,13 +9302,13 @@ pub mod legacy {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D32Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D32Async_v3020`](crate::entries::cuMemsetD2D32Async_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D32Async(
         dstDevice: CUdeviceptr_v2,
@@ -9342,15 +9319,15 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32Async_v3020>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstDevice, dstPitch, ui, Width, Height, hStream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D32_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D32_v3020`](crate::entries::cuMemsetD2D32_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D32_v2(
         dstDevice: CUdeviceptr_v2,
@@ -9360,13 +9337,13 @@ pub mod legacy {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D8` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D8` makes it `cuMemsetD2D8_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D8_v3020`](crate::entries::cuMemsetD2D8_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D8(
         dstDevice: CUdeviceptr_v2,
@@ -9376,13 +9353,13 @@ pub mod legacy {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D8Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D8Async_v3020`](crate::entries::cuMemsetD2D8Async_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D8Async(
         dstDevice: CUdeviceptr_v2,
@@ -9393,15 +9370,15 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8Async_v3020>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstDevice, dstPitch, uc, Width, Height, hStream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D8_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D8_v3020`](crate::entries::cuMemsetD2D8_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D8_v2(
         dstDevice: CUdeviceptr_v2,
@@ -9411,13 +9388,13 @@ pub mod legacy {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD32` makes it `cuMemsetD32_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD32_v3020`](crate::entries::cuMemsetD32_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD32(
         dstDevice: CUdeviceptr_v2,
@@ -9425,13 +9402,13 @@ pub mod legacy {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD32_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, ui, arg2),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, ui, arg2),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD32Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD32Async_v3020`](crate::entries::cuMemsetD32Async_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD32Async(
         dstDevice: CUdeviceptr_v2,
@@ -9440,13 +9417,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD32Async_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, ui, arg2, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, ui, arg2, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD32_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD32_v3020`](crate::entries::cuMemsetD32_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD32_v2(
         dstDevice: CUdeviceptr_v2,
@@ -9454,13 +9431,13 @@ pub mod legacy {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD32_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, ui, arg2),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, ui, arg2),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD8` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD8` makes it `cuMemsetD8_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD8_v3020`](crate::entries::cuMemsetD8_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD8(
         dstDevice: CUdeviceptr_v2,
@@ -9468,13 +9445,13 @@ pub mod legacy {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD8_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, uc, arg2),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, uc, arg2),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD8Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD8Async_v3020`](crate::entries::cuMemsetD8Async_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD8Async(
         dstDevice: CUdeviceptr_v2,
@@ -9483,13 +9460,13 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD8Async_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, uc, arg2, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, uc, arg2, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD8_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD8_v3020`](crate::entries::cuMemsetD8_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD8_v2(
         dstDevice: CUdeviceptr_v2,
@@ -9497,13 +9474,13 @@ pub mod legacy {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD8_v3020>() {
-            Some(__entry_point) => __entry_point(dstDevice, uc, arg2),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, uc, arg2),
+            Err(code) => code,
         }
     }
     /** `cuSignalExternalSemaphoresAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuSignalExternalSemaphoresAsync_v10000`](crate::entries::cuSignalExternalSemaphoresAsync_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuSignalExternalSemaphoresAsync(
         extSemArray: *const CUexternalSemaphore,
@@ -9514,15 +9491,15 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuSignalExternalSemaphoresAsync_v10000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(extSemArray, paramsArray, numExtSems, stream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuStreamAddCallback` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuStreamAddCallback_v5000`](crate::entries::cuStreamAddCallback_v5000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamAddCallback(
         hStream: CUstream,
@@ -9531,13 +9508,13 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamAddCallback_v5000>() {
-            Some(__entry_point) => __entry_point(hStream, callback, userData, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, callback, userData, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamAttachMemAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuStreamAttachMemAsync_v6000`](crate::entries::cuStreamAttachMemAsync_v6000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamAttachMemAsync(
         hStream: CUstream,
@@ -9548,13 +9525,13 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamAttachMemAsync_v6000,
         >() {
-            Some(__entry_point) => __entry_point(hStream, dptr, length, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, dptr, length, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamBatchMemOp` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBatchMemOp` makes it `cuStreamBatchMemOp_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamBatchMemOp_v11070`](crate::entries::cuStreamBatchMemOp_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamBatchMemOp(
         stream: CUstream,
@@ -9563,13 +9540,13 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamBatchMemOp_v11070>() {
-            Some(__entry_point) => __entry_point(stream, count, paramArray, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, count, paramArray, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamBatchMemOp_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamBatchMemOp_v11070`](crate::entries::cuStreamBatchMemOp_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamBatchMemOp_v2(
         stream: CUstream,
@@ -9578,26 +9555,26 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamBatchMemOp_v11070>() {
-            Some(__entry_point) => __entry_point(stream, count, paramArray, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, count, paramArray, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamBeginCapture` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginCapture` makes it `cuStreamBeginCapture_v2`, the ABI of version 10010 (CUDA 10.1), [`entries::cuStreamBeginCapture_v10010`](crate::entries::cuStreamBeginCapture_v10010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamBeginCapture(
         hStream: CUstream,
         mode: CUstreamCaptureMode,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamBeginCapture_v10010>() {
-            Some(__entry_point) => __entry_point(hStream, mode),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, mode),
+            Err(code) => code,
         }
     }
     /** `cuStreamBeginCaptureToCig` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamBeginCaptureToCig_v13010`](crate::entries::cuStreamBeginCaptureToCig_v13010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamBeginCaptureToCig(
         hStream: CUstream,
@@ -9606,13 +9583,13 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginCaptureToCig_v13010,
         >() {
-            Some(__entry_point) => __entry_point(hStream, streamCigCaptureParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, streamCigCaptureParams),
+            Err(code) => code,
         }
     }
     /** `cuStreamBeginCaptureToGraph` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamBeginCaptureToGraph_v12030`](crate::entries::cuStreamBeginCaptureToGraph_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamBeginCaptureToGraph(
         hStream: CUstream,
@@ -9625,7 +9602,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginCaptureToGraph_v12030,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     hStream,
                     hGraph,
@@ -9635,25 +9612,25 @@ pub mod legacy {
                     mode,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuStreamBeginCapture_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10010 (CUDA 10.1), [`entries::cuStreamBeginCapture_v10010`](crate::entries::cuStreamBeginCapture_v10010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamBeginCapture_v2(
         hStream: CUstream,
         mode: CUstreamCaptureMode,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamBeginCapture_v10010>() {
-            Some(__entry_point) => __entry_point(hStream, mode),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, mode),
+            Err(code) => code,
         }
     }
     /** `cuStreamBeginRecaptureToGraph` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuStreamBeginRecaptureToGraph_v13030`](crate::entries::cuStreamBeginRecaptureToGraph_v13030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamBeginRecaptureToGraph(
         hStream: CUstream,
@@ -9665,15 +9642,15 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginRecaptureToGraph_v13030,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(hStream, mode, hGraph, callbackFunc, userData)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuStreamCopyAttributes` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamCopyAttributes_v11000`](crate::entries::cuStreamCopyAttributes_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamCopyAttributes(
         dstStream: CUstream,
@@ -9682,38 +9659,38 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamCopyAttributes_v11000,
         >() {
-            Some(__entry_point) => __entry_point(dstStream, srcStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstStream, srcStream),
+            Err(code) => code,
         }
     }
     /** `cuStreamEndCapture` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuStreamEndCapture_v10000`](crate::entries::cuStreamEndCapture_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamEndCapture(
         hStream: CUstream,
         phGraph: *mut CUgraph,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamEndCapture_v10000>() {
-            Some(__entry_point) => __entry_point(hStream, phGraph),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, phGraph),
+            Err(code) => code,
         }
     }
     /** `cuStreamEndCaptureToCig` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamEndCaptureToCig_v13010`](crate::entries::cuStreamEndCaptureToCig_v13010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamEndCaptureToCig(hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamEndCaptureToCig_v13010,
         >() {
-            Some(__entry_point) => __entry_point(hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetAttribute` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamGetAttribute_v11000`](crate::entries::cuStreamGetAttribute_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetAttribute(
         hStream: CUstream,
@@ -9721,13 +9698,13 @@ pub mod legacy {
         value: *mut CUstreamAttrValue_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetAttribute_v11000>() {
-            Some(__entry_point) => __entry_point(hStream, attr, value),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, attr, value),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetCaptureInfo` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCaptureInfo` makes it `cuStreamGetCaptureInfo_v3`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamGetCaptureInfo_v12030`](crate::entries::cuStreamGetCaptureInfo_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetCaptureInfo(
         hStream: CUstream,
@@ -9741,7 +9718,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetCaptureInfo_v12030,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     hStream,
                     captureStatus_out,
@@ -9752,12 +9729,12 @@ pub mod legacy {
                     numDependencies_out,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuStreamGetCaptureInfo_v3` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamGetCaptureInfo_v12030`](crate::entries::cuStreamGetCaptureInfo_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetCaptureInfo_v3(
         hStream: CUstream,
@@ -9771,7 +9748,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetCaptureInfo_v12030,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     hStream,
                     captureStatus_out,
@@ -9782,22 +9759,22 @@ pub mod legacy {
                     numDependencies_out,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuStreamGetCtx` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 9020 (CUDA 9.2), [`entries::cuStreamGetCtx_v9020`](crate::entries::cuStreamGetCtx_v9020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v9020>() {
-            Some(__entry_point) => __entry_point(hStream, pctx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, pctx),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetCtx_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuStreamGetCtx_v12050`](crate::entries::cuStreamGetCtx_v12050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetCtx_v2(
         hStream: CUstream,
@@ -9805,13 +9782,13 @@ pub mod legacy {
         pGreenCtx: *mut CUgreenCtx,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v12050>() {
-            Some(__entry_point) => __entry_point(hStream, pctx, pGreenCtx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, pctx, pGreenCtx),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetDevResource` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamGetDevResource_v13010`](crate::entries::cuStreamGetDevResource_v13010).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetDevResource(
         hStream: CUstream,
@@ -9821,85 +9798,85 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetDevResource_v13010,
         >() {
-            Some(__entry_point) => __entry_point(hStream, result, type_),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, result, type_),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetDevice` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuStreamGetDevice_v12080`](crate::entries::cuStreamGetDevice_v12080).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetDevice(
         hStream: CUstream,
         device: *mut CUdevice,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetDevice_v12080>() {
-            Some(__entry_point) => __entry_point(hStream, device),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, device),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetFlags` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuStreamGetFlags_v5050`](crate::entries::cuStreamGetFlags_v5050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetFlags(hStream: CUstream, flags: *mut c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetFlags_v5050>() {
-            Some(__entry_point) => __entry_point(hStream, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetId` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuStreamGetId_v12000`](crate::entries::cuStreamGetId_v12000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetId(
         hStream: CUstream,
         streamId: *mut c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetId_v12000>() {
-            Some(__entry_point) => __entry_point(hStream, streamId),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, streamId),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetPriority` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuStreamGetPriority_v5050`](crate::entries::cuStreamGetPriority_v5050).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetPriority(
         hStream: CUstream,
         priority: *mut c_int,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetPriority_v5050>() {
-            Some(__entry_point) => __entry_point(hStream, priority),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, priority),
+            Err(code) => code,
         }
     }
     /** `cuStreamIsCapturing` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuStreamIsCapturing_v10000`](crate::entries::cuStreamIsCapturing_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamIsCapturing(
         hStream: CUstream,
         captureStatus: *mut CUstreamCaptureStatus,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamIsCapturing_v10000>() {
-            Some(__entry_point) => __entry_point(hStream, captureStatus),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, captureStatus),
+            Err(code) => code,
         }
     }
     /** `cuStreamQuery` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuStreamQuery_v2000`](crate::entries::cuStreamQuery_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamQuery(hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamQuery_v2000>() {
-            Some(__entry_point) => __entry_point(hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream),
+            Err(code) => code,
         }
     }
     /** `cuStreamSetAttribute` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamSetAttribute_v11000`](crate::entries::cuStreamSetAttribute_v11000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamSetAttribute(
         hStream: CUstream,
@@ -9907,23 +9884,23 @@ pub mod legacy {
         param: *const CUstreamAttrValue_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamSetAttribute_v11000>() {
-            Some(__entry_point) => __entry_point(hStream, attr, param),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, attr, param),
+            Err(code) => code,
         }
     }
     /** `cuStreamSynchronize` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuStreamSynchronize_v2000`](crate::entries::cuStreamSynchronize_v2000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamSynchronize(hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamSynchronize_v2000>() {
-            Some(__entry_point) => __entry_point(hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream),
+            Err(code) => code,
         }
     }
     /** `cuStreamUpdateCaptureDependencies` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamUpdateCaptureDependencies` makes it `cuStreamUpdateCaptureDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamUpdateCaptureDependencies_v12030`](crate::entries::cuStreamUpdateCaptureDependencies_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamUpdateCaptureDependencies(
         hStream: CUstream,
@@ -9935,7 +9912,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamUpdateCaptureDependencies_v12030,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     hStream,
                     dependencies,
@@ -9944,12 +9921,12 @@ pub mod legacy {
                     flags,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuStreamUpdateCaptureDependencies_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamUpdateCaptureDependencies_v12030`](crate::entries::cuStreamUpdateCaptureDependencies_v12030).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamUpdateCaptureDependencies_v2(
         hStream: CUstream,
@@ -9961,7 +9938,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamUpdateCaptureDependencies_v12030,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     hStream,
                     dependencies,
@@ -9970,12 +9947,12 @@ pub mod legacy {
                     flags,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuStreamWaitEvent` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuStreamWaitEvent_v3020`](crate::entries::cuStreamWaitEvent_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWaitEvent(
         hStream: CUstream,
@@ -9983,13 +9960,13 @@ pub mod legacy {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWaitEvent_v3020>() {
-            Some(__entry_point) => __entry_point(hStream, hEvent, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, hEvent, Flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamWaitValue32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue32` makes it `cuStreamWaitValue32_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue32_v11070`](crate::entries::cuStreamWaitValue32_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue32(
         stream: CUstream,
@@ -9998,13 +9975,13 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue32_v11070>() {
-            Some(__entry_point) => __entry_point(stream, addr, value, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamWaitValue32_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue32_v11070`](crate::entries::cuStreamWaitValue32_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue32_v2(
         stream: CUstream,
@@ -10013,13 +9990,13 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue32_v11070>() {
-            Some(__entry_point) => __entry_point(stream, addr, value, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamWaitValue64` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue64` makes it `cuStreamWaitValue64_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue64_v11070`](crate::entries::cuStreamWaitValue64_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue64(
         stream: CUstream,
@@ -10028,13 +10005,13 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue64_v11070>() {
-            Some(__entry_point) => __entry_point(stream, addr, value, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamWaitValue64_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue64_v11070`](crate::entries::cuStreamWaitValue64_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue64_v2(
         stream: CUstream,
@@ -10043,13 +10020,13 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue64_v11070>() {
-            Some(__entry_point) => __entry_point(stream, addr, value, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamWriteValue32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue32` makes it `cuStreamWriteValue32_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue32_v11070`](crate::entries::cuStreamWriteValue32_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue32(
         stream: CUstream,
@@ -10058,13 +10035,13 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWriteValue32_v11070>() {
-            Some(__entry_point) => __entry_point(stream, addr, value, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamWriteValue32_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue32_v11070`](crate::entries::cuStreamWriteValue32_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue32_v2(
         stream: CUstream,
@@ -10073,13 +10050,13 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWriteValue32_v11070>() {
-            Some(__entry_point) => __entry_point(stream, addr, value, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamWriteValue64` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue64` makes it `cuStreamWriteValue64_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue64_v11070`](crate::entries::cuStreamWriteValue64_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue64(
         stream: CUstream,
@@ -10088,13 +10065,13 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWriteValue64_v11070>() {
-            Some(__entry_point) => __entry_point(stream, addr, value, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamWriteValue64_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue64_v11070`](crate::entries::cuStreamWriteValue64_v11070).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue64_v2(
         stream: CUstream,
@@ -10103,13 +10080,13 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWriteValue64_v11070>() {
-            Some(__entry_point) => __entry_point(stream, addr, value, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
+            Err(code) => code,
         }
     }
     /** `cuWaitExternalSemaphoresAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuWaitExternalSemaphoresAsync_v10000`](crate::entries::cuWaitExternalSemaphoresAsync_v10000).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuWaitExternalSemaphoresAsync(
         extSemArray: *const CUexternalSemaphore,
@@ -10120,10 +10097,10 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuWaitExternalSemaphoresAsync_v10000,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(extSemArray, paramsArray, numExtSems, stream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     #[cfg(feature = "gl")]
@@ -10132,7 +10109,7 @@ pub mod legacy {
         use crate::gl::*;
         /** `cuGLMapBufferObject` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGLMapBufferObject` makes it `cuGLMapBufferObject_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuGLMapBufferObject_v3020`](crate::entries::cuGLMapBufferObject_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLMapBufferObject(
@@ -10143,13 +10120,13 @@ pub mod legacy {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLMapBufferObject_v3020,
             >() {
-                Some(__entry_point) => __entry_point(dptr, size, buffer),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(dptr, size, buffer),
+                Err(code) => code,
             }
         }
         /** `cuGLMapBufferObjectAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGLMapBufferObjectAsync` makes it `cuGLMapBufferObjectAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuGLMapBufferObjectAsync_v3020`](crate::entries::cuGLMapBufferObjectAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLMapBufferObjectAsync(
@@ -10161,13 +10138,13 @@ pub mod legacy {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLMapBufferObjectAsync_v3020,
             >() {
-                Some(__entry_point) => __entry_point(dptr, size, buffer, hStream),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(dptr, size, buffer, hStream),
+                Err(code) => code,
             }
         }
         /** `cuGLMapBufferObjectAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuGLMapBufferObjectAsync_v3020`](crate::entries::cuGLMapBufferObjectAsync_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLMapBufferObjectAsync_v2(
@@ -10179,13 +10156,13 @@ pub mod legacy {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLMapBufferObjectAsync_v3020,
             >() {
-                Some(__entry_point) => __entry_point(dptr, size, buffer, hStream),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(dptr, size, buffer, hStream),
+                Err(code) => code,
             }
         }
         /** `cuGLMapBufferObject_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuGLMapBufferObject_v3020`](crate::entries::cuGLMapBufferObject_v3020).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLMapBufferObject_v2(
@@ -10196,8 +10173,8 @@ pub mod legacy {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLMapBufferObject_v3020,
             >() {
-                Some(__entry_point) => __entry_point(dptr, size, buffer),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(dptr, size, buffer),
+                Err(code) => code,
             }
         }
     }
@@ -10212,7 +10189,9 @@ pub mod ptds {
     };
     use crate::types::*;
     pub use super::both::*;
-    pub use crate::api_shim::{driver, use_library, UNAVAILABLE};
+    pub use crate::api_shim::{
+        code_of, driver, use_library, NEEDS_NEWER_DRIVER, NOT_IN_THIS_DRIVER, NO_DRIVER,
+    };
     use crate::Error;
     /// Every function of this module, by C name, with the index in
     /// [`ENTRIES`](crate::ENTRIES) of the entry it calls, sorted by name.
@@ -10871,17 +10850,17 @@ pub mod ptds {
     }
     /** `cuEventRecord` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuEventRecord` makes it `cuEventRecord_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuEventRecord_v7000_ptsz`](crate::entries::cuEventRecord_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventRecord_v7000_ptsz>() {
-            Some(__entry_point) => __entry_point(hEvent, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hEvent, hStream),
+            Err(code) => code,
         }
     }
     /** `cuEventRecordWithFlags` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuEventRecordWithFlags` makes it `cuEventRecordWithFlags_ptsz`, the ABI of version 11010 (CUDA 11.1), [`entries::cuEventRecordWithFlags_v11010_ptsz`](crate::entries::cuEventRecordWithFlags_v11010_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuEventRecordWithFlags(
         hEvent: CUevent,
@@ -10891,13 +10870,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuEventRecordWithFlags_v11010_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hEvent, hStream, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hEvent, hStream, flags),
+            Err(code) => code,
         }
     }
     /** `cuFabricCpyBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuFabricCpyBatchAsync` makes it `cuFabricCpyBatchAsync_ptsz`, the ABI of version 13050 (CUDA 13.5), [`entries::cuFabricCpyBatchAsync_v13050_ptsz`](crate::entries::cuFabricCpyBatchAsync_v13050_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuFabricCpyBatchAsync(
         numOps: usize,
@@ -10908,13 +10887,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuFabricCpyBatchAsync_v13050_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(numOps, opList, flags, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(numOps, opList, flags, hStream),
+            Err(code) => code,
         }
     }
     /** `cuGraphInstantiateWithParams` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphInstantiateWithParams` makes it `cuGraphInstantiateWithParams_ptsz`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphInstantiateWithParams_v12000_ptsz`](crate::entries::cuGraphInstantiateWithParams_v12000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphInstantiateWithParams(
         phGraphExec: *mut CUgraphExec,
@@ -10924,33 +10903,33 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphInstantiateWithParams_v12000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(phGraphExec, hGraph, instantiateParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(phGraphExec, hGraph, instantiateParams),
+            Err(code) => code,
         }
     }
     /** `cuGraphLaunch` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphLaunch` makes it `cuGraphLaunch_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphLaunch_v10000_ptsz`](crate::entries::cuGraphLaunch_v10000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphLaunch(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphLaunch_v10000_ptsz>() {
-            Some(__entry_point) => __entry_point(hGraphExec, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hStream),
+            Err(code) => code,
         }
     }
     /** `cuGraphUpload` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphUpload` makes it `cuGraphUpload_ptsz`, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphUpload_v11010_ptsz`](crate::entries::cuGraphUpload_v11010_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphUpload(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphUpload_v11010_ptsz>() {
-            Some(__entry_point) => __entry_point(hGraphExec, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hGraphExec, hStream),
+            Err(code) => code,
         }
     }
     /** `cuGraphicsMapResources` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphicsMapResources` makes it `cuGraphicsMapResources_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuGraphicsMapResources_v7000_ptsz`](crate::entries::cuGraphicsMapResources_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphicsMapResources(
         count: c_uint,
@@ -10960,13 +10939,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsMapResources_v7000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(count, resources, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(count, resources, hStream),
+            Err(code) => code,
         }
     }
     /** `cuGraphicsUnmapResources` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphicsUnmapResources` makes it `cuGraphicsUnmapResources_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuGraphicsUnmapResources_v7000_ptsz`](crate::entries::cuGraphicsUnmapResources_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuGraphicsUnmapResources(
         count: c_uint,
@@ -10976,13 +10955,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsUnmapResources_v7000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(count, resources, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(count, resources, hStream),
+            Err(code) => code,
         }
     }
     /** `cuLaunchCooperativeKernel` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchCooperativeKernel` makes it `cuLaunchCooperativeKernel_ptsz`, the ABI of version 9000 (CUDA 9.0), [`entries::cuLaunchCooperativeKernel_v9000_ptsz`](crate::entries::cuLaunchCooperativeKernel_v9000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchCooperativeKernel(
         f: CUfunction,
@@ -10999,7 +10978,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuLaunchCooperativeKernel_v9000_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     f,
                     gridDimX,
@@ -11013,12 +10992,12 @@ pub mod ptds {
                     kernelParams,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuLaunchHostFunc` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchHostFunc` makes it `cuLaunchHostFunc_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuLaunchHostFunc_v10000_ptsz`](crate::entries::cuLaunchHostFunc_v10000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchHostFunc(
         hStream: CUstream,
@@ -11028,13 +11007,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuLaunchHostFunc_v10000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, fn_, userData),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, fn_, userData),
+            Err(code) => code,
         }
     }
     /** `cuLaunchHostFunc_v2` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchHostFunc_v2` makes it `cuLaunchHostFunc_v2_ptsz`, the ABI of version 13010 (CUDA 13.1), [`entries::cuLaunchHostFunc_v13010_ptsz`](crate::entries::cuLaunchHostFunc_v13010_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchHostFunc_v2(
         hStream: CUstream,
@@ -11045,13 +11024,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuLaunchHostFunc_v13010_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, fn_, userData, syncMode),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, fn_, userData, syncMode),
+            Err(code) => code,
         }
     }
     /** `cuLaunchKernel` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchKernel` makes it `cuLaunchKernel_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuLaunchKernel_v7000_ptsz`](crate::entries::cuLaunchKernel_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchKernel(
         f: CUfunction,
@@ -11067,7 +11046,7 @@ pub mod ptds {
         extra: *mut *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchKernel_v7000_ptsz>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     f,
                     gridDimX,
@@ -11082,12 +11061,12 @@ pub mod ptds {
                     extra,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuLaunchKernelEx` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchKernelEx` makes it `cuLaunchKernelEx_ptsz`, the ABI of version 11060 (CUDA 11.6), [`entries::cuLaunchKernelEx_v11060_ptsz`](crate::entries::cuLaunchKernelEx_v11060_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuLaunchKernelEx(
         config: *const CUlaunchConfig,
@@ -11098,13 +11077,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuLaunchKernelEx_v11060_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(config, f, kernelParams, extra),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(config, f, kernelParams, extra),
+            Err(code) => code,
         }
     }
     /** `cuMemAllocAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemAllocAsync` makes it `cuMemAllocAsync_ptsz`, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemAllocAsync_v11020_ptsz`](crate::entries::cuMemAllocAsync_v11020_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemAllocAsync(
         dptr: *mut CUdeviceptr_v2,
@@ -11112,13 +11091,13 @@ pub mod ptds {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAllocAsync_v11020_ptsz>() {
-            Some(__entry_point) => __entry_point(dptr, bytesize, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr, bytesize, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemAllocFromPoolAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemAllocFromPoolAsync` makes it `cuMemAllocFromPoolAsync_ptsz`, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemAllocFromPoolAsync_v11020_ptsz`](crate::entries::cuMemAllocFromPoolAsync_v11020_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemAllocFromPoolAsync(
         dptr: *mut CUdeviceptr_v2,
@@ -11129,13 +11108,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemAllocFromPoolAsync_v11020_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(dptr, bytesize, pool, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr, bytesize, pool, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemBatchDecompressAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemBatchDecompressAsync` makes it `cuMemBatchDecompressAsync_ptsz`, the ABI of version 12060 (CUDA 12.6), [`entries::cuMemBatchDecompressAsync_v12060_ptsz`](crate::entries::cuMemBatchDecompressAsync_v12060_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemBatchDecompressAsync(
         paramsArray: *mut CUmemDecompressParams,
@@ -11147,15 +11126,15 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemBatchDecompressAsync_v12060_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(paramsArray, count, flags, errorIndex, stream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemDiscardAndPrefetchBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemDiscardAndPrefetchBatchAsync` makes it `cuMemDiscardAndPrefetchBatchAsync_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`](crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemDiscardAndPrefetchBatchAsync(
         dptrs: *mut CUdeviceptr_v2,
@@ -11170,7 +11149,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     dptrs,
                     sizes,
@@ -11182,12 +11161,12 @@ pub mod ptds {
                     hStream,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemDiscardBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemDiscardBatchAsync` makes it `cuMemDiscardBatchAsync_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemDiscardBatchAsync_v13000_ptsz`](crate::entries::cuMemDiscardBatchAsync_v13000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemDiscardBatchAsync(
         dptrs: *mut CUdeviceptr_v2,
@@ -11199,23 +11178,23 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemDiscardBatchAsync_v13000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(dptrs, sizes, count, flags, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptrs, sizes, count, flags, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemFreeAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemFreeAsync` makes it `cuMemFreeAsync_ptsz`, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemFreeAsync_v11020_ptsz`](crate::entries::cuMemFreeAsync_v11020_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemFreeAsync_v11020_ptsz>() {
-            Some(__entry_point) => __entry_point(dptr, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dptr, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemMapArrayAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemMapArrayAsync` makes it `cuMemMapArrayAsync_ptsz`, the ABI of version 11010 (CUDA 11.1), [`entries::cuMemMapArrayAsync_v11010_ptsz`](crate::entries::cuMemMapArrayAsync_v11010_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemMapArrayAsync(
         mapInfoList: *mut CUarrayMapInfo_v1,
@@ -11225,13 +11204,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemMapArrayAsync_v11010_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(mapInfoList, count, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(mapInfoList, count, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemPrefetchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemPrefetchAsync` makes it `cuMemPrefetchAsync_v2_ptsz`, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemPrefetchAsync_v12020_ptsz`](crate::entries::cuMemPrefetchAsync_v12020_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPrefetchAsync(
         devPtr: CUdeviceptr_v2,
@@ -11243,13 +11222,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPrefetchAsync_v12020_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemPrefetchBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemPrefetchBatchAsync` makes it `cuMemPrefetchBatchAsync_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemPrefetchBatchAsync_v13000_ptsz`](crate::entries::cuMemPrefetchBatchAsync_v13000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemPrefetchBatchAsync(
         dptrs: *mut CUdeviceptr_v2,
@@ -11264,7 +11243,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPrefetchBatchAsync_v13000_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     dptrs,
                     sizes,
@@ -11276,12 +11255,12 @@ pub mod ptds {
                     hStream,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpy` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy` makes it `cuMemcpy_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy_v7000_ptds`](crate::entries::cuMemcpy_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy(
         dst: CUdeviceptr_v2,
@@ -11289,71 +11268,71 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(dst, src, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dst, src, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy2D` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2D` makes it `cuMemcpy2D_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy2D_v7000_ptds`](crate::entries::cuMemcpy2D_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy2D(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2D_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(pCopy),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy2DAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2DAsync` makes it `cuMemcpy2DAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy2DAsync_v7000_ptsz`](crate::entries::cuMemcpy2DAsync_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy2DAsync(
         pCopy: *const CUDA_MEMCPY2D_v2,
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2DAsync_v7000_ptsz>() {
-            Some(__entry_point) => __entry_point(pCopy, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy2DUnaligned` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2DUnaligned` makes it `cuMemcpy2DUnaligned_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy2DUnaligned_v7000_ptds`](crate::entries::cuMemcpy2DUnaligned_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy2DUnaligned(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpy2DUnaligned_v7000_ptds,
         >() {
-            Some(__entry_point) => __entry_point(pCopy),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3D` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3D` makes it `cuMemcpy3D_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy3D_v7000_ptds`](crate::entries::cuMemcpy3D_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3D(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3D_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(pCopy),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3DAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DAsync` makes it `cuMemcpy3DAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy3DAsync_v7000_ptsz`](crate::entries::cuMemcpy3DAsync_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3DAsync(
         pCopy: *const CUDA_MEMCPY3D_v2,
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DAsync_v7000_ptsz>() {
-            Some(__entry_point) => __entry_point(pCopy, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3DBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DBatchAsync` makes it `cuMemcpy3DBatchAsync_v2_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpy3DBatchAsync_v13000_ptsz`](crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3DBatchAsync(
         numParams: usize,
@@ -11364,23 +11343,23 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(numParams, opList, flags, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(numParams, opList, flags, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3DPeer` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DPeer` makes it `cuMemcpy3DPeer_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy3DPeer_v7000_ptds`](crate::entries::cuMemcpy3DPeer_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3DPeer(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DPeer_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(pCopy),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3DPeerAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DPeerAsync` makes it `cuMemcpy3DPeerAsync_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy3DPeerAsync_v7000_ptsz`](crate::entries::cuMemcpy3DPeerAsync_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3DPeerAsync(
         pCopy: *const CUDA_MEMCPY3D_PEER_v1,
@@ -11389,13 +11368,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpy3DPeerAsync_v7000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(pCopy, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(pCopy, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpy3DWithAttributesAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DWithAttributesAsync` makes it `cuMemcpy3DWithAttributesAsync_ptsz`, the ABI of version 13020 (CUDA 13.2), [`entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz`](crate::entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpy3DWithAttributesAsync(
         op: *mut CUDA_MEMCPY3D_BATCH_OP_v1,
@@ -11405,13 +11384,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(op, flags, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(op, flags, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAsync` makes it `cuMemcpyAsync_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAsync_v7000_ptsz`](crate::entries::cuMemcpyAsync_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAsync(
         dst: CUdeviceptr_v2,
@@ -11420,13 +11399,13 @@ pub mod ptds {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAsync_v7000_ptsz>() {
-            Some(__entry_point) => __entry_point(dst, src, ByteCount, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dst, src, ByteCount, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAtoA` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoA` makes it `cuMemcpyAtoA_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAtoA_v7000_ptds`](crate::entries::cuMemcpyAtoA_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAtoA(
         dstArray: CUarray,
@@ -11436,15 +11415,15 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoA_v7000_ptds>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAtoD` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoD` makes it `cuMemcpyAtoD_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAtoD_v7000_ptds`](crate::entries::cuMemcpyAtoD_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAtoD(
         dstDevice: CUdeviceptr_v2,
@@ -11453,15 +11432,13 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoD_v7000_ptds>() {
-            Some(__entry_point) => {
-                __entry_point(dstDevice, srcArray, srcOffset, ByteCount)
-            }
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcArray, srcOffset, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAtoH` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoH` makes it `cuMemcpyAtoH_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAtoH_v7000_ptds`](crate::entries::cuMemcpyAtoH_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAtoH(
         dstHost: *mut c_void,
@@ -11470,13 +11447,13 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoH_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyAtoHAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoHAsync` makes it `cuMemcpyAtoHAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAtoHAsync_v7000_ptsz`](crate::entries::cuMemcpyAtoHAsync_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyAtoHAsync(
         dstHost: *mut c_void,
@@ -11488,15 +11465,15 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyAtoHAsync_v7000_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyBatchAsync` makes it `cuMemcpyBatchAsync_v2_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpyBatchAsync_v13000_ptsz`](crate::entries::cuMemcpyBatchAsync_v13000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyBatchAsync(
         dsts: *mut CUdeviceptr_v2,
@@ -11511,7 +11488,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyBatchAsync_v13000_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     dsts,
                     srcs,
@@ -11523,12 +11500,12 @@ pub mod ptds {
                     hStream,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoA` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoA` makes it `cuMemcpyDtoA_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoA_v7000_ptds`](crate::entries::cuMemcpyDtoA_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoA(
         dstArray: CUarray,
@@ -11537,15 +11514,13 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoA_v7000_ptds>() {
-            Some(__entry_point) => {
-                __entry_point(dstArray, dstOffset, srcDevice, ByteCount)
-            }
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstArray, dstOffset, srcDevice, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoD` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoD` makes it `cuMemcpyDtoD_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoD_v7000_ptds`](crate::entries::cuMemcpyDtoD_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoD(
         dstDevice: CUdeviceptr_v2,
@@ -11553,13 +11528,13 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoD_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoDAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoDAsync` makes it `cuMemcpyDtoDAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoDAsync_v7000_ptsz`](crate::entries::cuMemcpyDtoDAsync_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoDAsync(
         dstDevice: CUdeviceptr_v2,
@@ -11570,15 +11545,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyDtoDAsync_v7000_ptsz,
         >() {
-            Some(__entry_point) => {
-                __entry_point(dstDevice, srcDevice, ByteCount, hStream)
-            }
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoH` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoH` makes it `cuMemcpyDtoH_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoH_v7000_ptds`](crate::entries::cuMemcpyDtoH_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoH(
         dstHost: *mut c_void,
@@ -11586,13 +11559,13 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoH_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyDtoHAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoHAsync` makes it `cuMemcpyDtoHAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoHAsync_v7000_ptsz`](crate::entries::cuMemcpyDtoHAsync_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyDtoHAsync(
         dstHost: *mut c_void,
@@ -11603,13 +11576,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyDtoHAsync_v7000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyHtoA` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoA` makes it `cuMemcpyHtoA_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyHtoA_v7000_ptds`](crate::entries::cuMemcpyHtoA_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyHtoA(
         dstArray: CUarray,
@@ -11618,13 +11591,13 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoA_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyHtoAAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoAAsync` makes it `cuMemcpyHtoAAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyHtoAAsync_v7000_ptsz`](crate::entries::cuMemcpyHtoAAsync_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyHtoAAsync(
         dstArray: CUarray,
@@ -11636,15 +11609,15 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyHtoAAsync_v7000_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyHtoD` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoD` makes it `cuMemcpyHtoD_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyHtoD_v7000_ptds`](crate::entries::cuMemcpyHtoD_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyHtoD(
         dstDevice: CUdeviceptr_v2,
@@ -11652,13 +11625,13 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoD_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyHtoDAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoDAsync` makes it `cuMemcpyHtoDAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyHtoDAsync_v7000_ptsz`](crate::entries::cuMemcpyHtoDAsync_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyHtoDAsync(
         dstDevice: CUdeviceptr_v2,
@@ -11669,13 +11642,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyHtoDAsync_v7000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemcpyPeer` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyPeer` makes it `cuMemcpyPeer_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyPeer_v7000_ptds`](crate::entries::cuMemcpyPeer_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyPeer(
         dstDevice: CUdeviceptr_v2,
@@ -11685,15 +11658,15 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyPeer_v7000_ptds>() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyPeerAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyPeerAsync` makes it `cuMemcpyPeerAsync_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyPeerAsync_v7000_ptsz`](crate::entries::cuMemcpyPeerAsync_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyPeerAsync(
         dstDevice: CUdeviceptr_v2,
@@ -11706,7 +11679,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyPeerAsync_v7000_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     dstDevice,
                     dstContext,
@@ -11716,12 +11689,12 @@ pub mod ptds {
                     hStream,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemcpyWithAttributesAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyWithAttributesAsync` makes it `cuMemcpyWithAttributesAsync_ptsz`, the ABI of version 13020 (CUDA 13.2), [`entries::cuMemcpyWithAttributesAsync_v13020_ptsz`](crate::entries::cuMemcpyWithAttributesAsync_v13020_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemcpyWithAttributesAsync(
         dst: CUdeviceptr_v2,
@@ -11733,13 +11706,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyWithAttributesAsync_v13020_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(dst, src, size, attr, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dst, src, size, attr, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD16` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD16` makes it `cuMemsetD16_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD16_v7000_ptds`](crate::entries::cuMemsetD16_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD16(
         dstDevice: CUdeviceptr_v2,
@@ -11747,13 +11720,13 @@ pub mod ptds {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD16_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(dstDevice, us, arg2),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, us, arg2),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD16Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD16Async` makes it `cuMemsetD16Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD16Async_v7000_ptsz`](crate::entries::cuMemsetD16Async_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD16Async(
         dstDevice: CUdeviceptr_v2,
@@ -11762,13 +11735,13 @@ pub mod ptds {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD16Async_v7000_ptsz>() {
-            Some(__entry_point) => __entry_point(dstDevice, us, arg2, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, us, arg2, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D16` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D16` makes it `cuMemsetD2D16_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D16_v7000_ptds`](crate::entries::cuMemsetD2D16_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D16(
         dstDevice: CUdeviceptr_v2,
@@ -11778,13 +11751,13 @@ pub mod ptds {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D16Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D16Async` makes it `cuMemsetD2D16Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D16Async_v7000_ptsz`](crate::entries::cuMemsetD2D16Async_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D16Async(
         dstDevice: CUdeviceptr_v2,
@@ -11797,15 +11770,15 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemsetD2D16Async_v7000_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstDevice, dstPitch, us, Width, Height, hStream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D32` makes it `cuMemsetD2D32_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D32_v7000_ptds`](crate::entries::cuMemsetD2D32_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D32(
         dstDevice: CUdeviceptr_v2,
@@ -11815,13 +11788,13 @@ pub mod ptds {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D32Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D32Async` makes it `cuMemsetD2D32Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D32Async_v7000_ptsz`](crate::entries::cuMemsetD2D32Async_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D32Async(
         dstDevice: CUdeviceptr_v2,
@@ -11834,15 +11807,15 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemsetD2D32Async_v7000_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstDevice, dstPitch, ui, Width, Height, hStream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D8` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D8` makes it `cuMemsetD2D8_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D8_v7000_ptds`](crate::entries::cuMemsetD2D8_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D8(
         dstDevice: CUdeviceptr_v2,
@@ -11852,13 +11825,13 @@ pub mod ptds {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD2D8Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D8Async` makes it `cuMemsetD2D8Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D8Async_v7000_ptsz`](crate::entries::cuMemsetD2D8Async_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD2D8Async(
         dstDevice: CUdeviceptr_v2,
@@ -11871,15 +11844,15 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemsetD2D8Async_v7000_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(dstDevice, dstPitch, uc, Width, Height, hStream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuMemsetD32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD32` makes it `cuMemsetD32_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD32_v7000_ptds`](crate::entries::cuMemsetD32_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD32(
         dstDevice: CUdeviceptr_v2,
@@ -11887,13 +11860,13 @@ pub mod ptds {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD32_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(dstDevice, ui, arg2),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, ui, arg2),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD32Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD32Async` makes it `cuMemsetD32Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD32Async_v7000_ptsz`](crate::entries::cuMemsetD32Async_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD32Async(
         dstDevice: CUdeviceptr_v2,
@@ -11902,13 +11875,13 @@ pub mod ptds {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD32Async_v7000_ptsz>() {
-            Some(__entry_point) => __entry_point(dstDevice, ui, arg2, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, ui, arg2, hStream),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD8` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD8` makes it `cuMemsetD8_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD8_v7000_ptds`](crate::entries::cuMemsetD8_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD8(
         dstDevice: CUdeviceptr_v2,
@@ -11916,13 +11889,13 @@ pub mod ptds {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD8_v7000_ptds>() {
-            Some(__entry_point) => __entry_point(dstDevice, uc, arg2),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, uc, arg2),
+            Err(code) => code,
         }
     }
     /** `cuMemsetD8Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD8Async` makes it `cuMemsetD8Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD8Async_v7000_ptsz`](crate::entries::cuMemsetD8Async_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuMemsetD8Async(
         dstDevice: CUdeviceptr_v2,
@@ -11931,13 +11904,13 @@ pub mod ptds {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD8Async_v7000_ptsz>() {
-            Some(__entry_point) => __entry_point(dstDevice, uc, arg2, hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dstDevice, uc, arg2, hStream),
+            Err(code) => code,
         }
     }
     /** `cuSignalExternalSemaphoresAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuSignalExternalSemaphoresAsync` makes it `cuSignalExternalSemaphoresAsync_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuSignalExternalSemaphoresAsync_v10000_ptsz`](crate::entries::cuSignalExternalSemaphoresAsync_v10000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuSignalExternalSemaphoresAsync(
         extSemArray: *const CUexternalSemaphore,
@@ -11948,15 +11921,15 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuSignalExternalSemaphoresAsync_v10000_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(extSemArray, paramsArray, numExtSems, stream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuStreamAddCallback` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamAddCallback` makes it `cuStreamAddCallback_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamAddCallback_v7000_ptsz`](crate::entries::cuStreamAddCallback_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamAddCallback(
         hStream: CUstream,
@@ -11967,13 +11940,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamAddCallback_v7000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, callback, userData, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, callback, userData, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamAttachMemAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamAttachMemAsync` makes it `cuStreamAttachMemAsync_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamAttachMemAsync_v7000_ptsz`](crate::entries::cuStreamAttachMemAsync_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamAttachMemAsync(
         hStream: CUstream,
@@ -11984,13 +11957,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamAttachMemAsync_v7000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, dptr, length, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, dptr, length, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamBatchMemOp` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBatchMemOp` makes it `cuStreamBatchMemOp_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamBatchMemOp_v11070_ptsz`](crate::entries::cuStreamBatchMemOp_v11070_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamBatchMemOp(
         stream: CUstream,
@@ -12001,13 +11974,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBatchMemOp_v11070_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(stream, count, paramArray, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, count, paramArray, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamBeginCapture` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginCapture` makes it `cuStreamBeginCapture_v2_ptsz`, the ABI of version 10010 (CUDA 10.1), [`entries::cuStreamBeginCapture_v10010_ptsz`](crate::entries::cuStreamBeginCapture_v10010_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamBeginCapture(
         hStream: CUstream,
@@ -12016,13 +11989,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginCapture_v10010_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, mode),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, mode),
+            Err(code) => code,
         }
     }
     /** `cuStreamBeginCaptureToCig` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginCaptureToCig` makes it `cuStreamBeginCaptureToCig_ptsz`, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamBeginCaptureToCig_v13010_ptsz`](crate::entries::cuStreamBeginCaptureToCig_v13010_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamBeginCaptureToCig(
         hStream: CUstream,
@@ -12031,13 +12004,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginCaptureToCig_v13010_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, streamCigCaptureParams),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, streamCigCaptureParams),
+            Err(code) => code,
         }
     }
     /** `cuStreamBeginCaptureToGraph` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginCaptureToGraph` makes it `cuStreamBeginCaptureToGraph_ptsz`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamBeginCaptureToGraph_v12030_ptsz`](crate::entries::cuStreamBeginCaptureToGraph_v12030_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamBeginCaptureToGraph(
         hStream: CUstream,
@@ -12050,7 +12023,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginCaptureToGraph_v12030_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     hStream,
                     hGraph,
@@ -12060,12 +12033,12 @@ pub mod ptds {
                     mode,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuStreamBeginRecaptureToGraph` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginRecaptureToGraph` makes it `cuStreamBeginRecaptureToGraph_ptsz`, the ABI of version 13030 (CUDA 13.3), [`entries::cuStreamBeginRecaptureToGraph_v13030_ptsz`](crate::entries::cuStreamBeginRecaptureToGraph_v13030_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamBeginRecaptureToGraph(
         hStream: CUstream,
@@ -12077,27 +12050,27 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginRecaptureToGraph_v13030_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(hStream, mode, hGraph, callbackFunc, userData)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuStreamCopyAttributes` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamCopyAttributes` makes it `cuStreamCopyAttributes_ptsz`, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamCopyAttributes_v11000_ptsz`](crate::entries::cuStreamCopyAttributes_v11000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamCopyAttributes(dst: CUstream, src: CUstream) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamCopyAttributes_v11000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(dst, src),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(dst, src),
+            Err(code) => code,
         }
     }
     /** `cuStreamEndCapture` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamEndCapture` makes it `cuStreamEndCapture_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuStreamEndCapture_v10000_ptsz`](crate::entries::cuStreamEndCapture_v10000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamEndCapture(
         hStream: CUstream,
@@ -12106,25 +12079,25 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamEndCapture_v10000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, phGraph),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, phGraph),
+            Err(code) => code,
         }
     }
     /** `cuStreamEndCaptureToCig` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamEndCaptureToCig` makes it `cuStreamEndCaptureToCig_ptsz`, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamEndCaptureToCig_v13010_ptsz`](crate::entries::cuStreamEndCaptureToCig_v13010_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamEndCaptureToCig(hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamEndCaptureToCig_v13010_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetAttribute` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetAttribute` makes it `cuStreamGetAttribute_ptsz`, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamGetAttribute_v11000_ptsz`](crate::entries::cuStreamGetAttribute_v11000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetAttribute(
         hStream: CUstream,
@@ -12134,13 +12107,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetAttribute_v11000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, attr, value_out),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, attr, value_out),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetCaptureInfo` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCaptureInfo` makes it `cuStreamGetCaptureInfo_v3_ptsz`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamGetCaptureInfo_v12030_ptsz`](crate::entries::cuStreamGetCaptureInfo_v12030_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetCaptureInfo(
         hStream: CUstream,
@@ -12154,7 +12127,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetCaptureInfo_v12030_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     hStream,
                     captureStatus_out,
@@ -12165,22 +12138,22 @@ pub mod ptds {
                     numDependencies_out,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuStreamGetCtx` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCtx` makes it `cuStreamGetCtx_ptsz`, the ABI of version 9020 (CUDA 9.2), [`entries::cuStreamGetCtx_v9020_ptsz`](crate::entries::cuStreamGetCtx_v9020_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v9020_ptsz>() {
-            Some(__entry_point) => __entry_point(hStream, pctx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, pctx),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetCtx_v2` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCtx_v2` makes it `cuStreamGetCtx_v2_ptsz`, the ABI of version 12050 (CUDA 12.5), [`entries::cuStreamGetCtx_v12050_ptsz`](crate::entries::cuStreamGetCtx_v12050_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetCtx_v2(
         hStream: CUstream,
@@ -12188,13 +12161,13 @@ pub mod ptds {
         pGreenCtx: *mut CUgreenCtx,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v12050_ptsz>() {
-            Some(__entry_point) => __entry_point(hStream, pctx, pGreenCtx),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, pctx, pGreenCtx),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetDevResource` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetDevResource` makes it `cuStreamGetDevResource_ptsz`, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamGetDevResource_v13010_ptsz`](crate::entries::cuStreamGetDevResource_v13010_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetDevResource(
         hStream: CUstream,
@@ -12204,13 +12177,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetDevResource_v13010_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, result, type_),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, result, type_),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetDevice` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetDevice` makes it `cuStreamGetDevice_ptsz`, the ABI of version 12080 (CUDA 12.8), [`entries::cuStreamGetDevice_v12080_ptsz`](crate::entries::cuStreamGetDevice_v12080_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetDevice(
         hStream: CUstream,
@@ -12219,36 +12192,36 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetDevice_v12080_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, device),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, device),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetFlags` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetFlags` makes it `cuStreamGetFlags_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamGetFlags_v7000_ptsz`](crate::entries::cuStreamGetFlags_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetFlags(hStream: CUstream, flags: *mut c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetFlags_v7000_ptsz>() {
-            Some(__entry_point) => __entry_point(hStream, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetId` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetId` makes it `cuStreamGetId_ptsz`, the ABI of version 12000 (CUDA 12.0), [`entries::cuStreamGetId_v12000_ptsz`](crate::entries::cuStreamGetId_v12000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetId(
         hStream: CUstream,
         streamId: *mut c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetId_v12000_ptsz>() {
-            Some(__entry_point) => __entry_point(hStream, streamId),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, streamId),
+            Err(code) => code,
         }
     }
     /** `cuStreamGetPriority` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetPriority` makes it `cuStreamGetPriority_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamGetPriority_v7000_ptsz`](crate::entries::cuStreamGetPriority_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamGetPriority(
         hStream: CUstream,
@@ -12257,13 +12230,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetPriority_v7000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, priority),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, priority),
+            Err(code) => code,
         }
     }
     /** `cuStreamIsCapturing` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamIsCapturing` makes it `cuStreamIsCapturing_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuStreamIsCapturing_v10000_ptsz`](crate::entries::cuStreamIsCapturing_v10000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamIsCapturing(
         hStream: CUstream,
@@ -12272,23 +12245,23 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamIsCapturing_v10000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, captureStatus),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, captureStatus),
+            Err(code) => code,
         }
     }
     /** `cuStreamQuery` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamQuery` makes it `cuStreamQuery_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamQuery_v7000_ptsz`](crate::entries::cuStreamQuery_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamQuery(hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamQuery_v7000_ptsz>() {
-            Some(__entry_point) => __entry_point(hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream),
+            Err(code) => code,
         }
     }
     /** `cuStreamSetAttribute` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamSetAttribute` makes it `cuStreamSetAttribute_ptsz`, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamSetAttribute_v11000_ptsz`](crate::entries::cuStreamSetAttribute_v11000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamSetAttribute(
         hStream: CUstream,
@@ -12298,25 +12271,25 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamSetAttribute_v11000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, attr, value),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, attr, value),
+            Err(code) => code,
         }
     }
     /** `cuStreamSynchronize` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamSynchronize` makes it `cuStreamSynchronize_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamSynchronize_v7000_ptsz`](crate::entries::cuStreamSynchronize_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamSynchronize(hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamSynchronize_v7000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream),
+            Err(code) => code,
         }
     }
     /** `cuStreamUpdateCaptureDependencies` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamUpdateCaptureDependencies` makes it `cuStreamUpdateCaptureDependencies_v2_ptsz`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamUpdateCaptureDependencies(
         hStream: CUstream,
@@ -12328,7 +12301,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(
                     hStream,
                     dependencies,
@@ -12337,12 +12310,12 @@ pub mod ptds {
                     flags,
                 )
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     /** `cuStreamWaitEvent` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitEvent` makes it `cuStreamWaitEvent_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamWaitEvent_v7000_ptsz`](crate::entries::cuStreamWaitEvent_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWaitEvent(
         hStream: CUstream,
@@ -12352,13 +12325,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamWaitEvent_v7000_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(hStream, hEvent, Flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(hStream, hEvent, Flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamWaitValue32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue32` makes it `cuStreamWaitValue32_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue32_v11070_ptsz`](crate::entries::cuStreamWaitValue32_v11070_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue32(
         stream: CUstream,
@@ -12369,13 +12342,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamWaitValue32_v11070_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(stream, addr, value, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamWaitValue64` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue64` makes it `cuStreamWaitValue64_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue64_v11070_ptsz`](crate::entries::cuStreamWaitValue64_v11070_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue64(
         stream: CUstream,
@@ -12386,13 +12359,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamWaitValue64_v11070_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(stream, addr, value, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamWriteValue32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue32` makes it `cuStreamWriteValue32_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue32_v11070_ptsz`](crate::entries::cuStreamWriteValue32_v11070_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue32(
         stream: CUstream,
@@ -12403,13 +12376,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamWriteValue32_v11070_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(stream, addr, value, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
+            Err(code) => code,
         }
     }
     /** `cuStreamWriteValue64` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue64` makes it `cuStreamWriteValue64_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue64_v11070_ptsz`](crate::entries::cuStreamWriteValue64_v11070_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue64(
         stream: CUstream,
@@ -12420,13 +12393,13 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamWriteValue64_v11070_ptsz,
         >() {
-            Some(__entry_point) => __entry_point(stream, addr, value, flags),
-            None => crate::api_shim::UNAVAILABLE,
+            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
+            Err(code) => code,
         }
     }
     /** `cuWaitExternalSemaphoresAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuWaitExternalSemaphoresAsync` makes it `cuWaitExternalSemaphoresAsync_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuWaitExternalSemaphoresAsync_v10000_ptsz`](crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
     #[inline]
     pub unsafe fn cuWaitExternalSemaphoresAsync(
         extSemArray: *const CUexternalSemaphore,
@@ -12437,10 +12410,10 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz,
         >() {
-            Some(__entry_point) => {
+            Ok(__entry_point) => {
                 __entry_point(extSemArray, paramsArray, numExtSems, stream)
             }
-            None => crate::api_shim::UNAVAILABLE,
+            Err(code) => code,
         }
     }
     #[cfg(feature = "gl")]
@@ -12449,7 +12422,7 @@ pub mod ptds {
         use crate::gl::*;
         /** `cuGLMapBufferObject` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGLMapBufferObject` makes it `cuGLMapBufferObject_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuGLMapBufferObject_v7000_ptds`](crate::entries::cuGLMapBufferObject_v7000_ptds).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLMapBufferObject(
@@ -12460,13 +12433,13 @@ pub mod ptds {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLMapBufferObject_v7000_ptds,
             >() {
-                Some(__entry_point) => __entry_point(dptr, size, buffer),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(dptr, size, buffer),
+                Err(code) => code,
             }
         }
         /** `cuGLMapBufferObjectAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGLMapBufferObjectAsync` makes it `cuGLMapBufferObjectAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuGLMapBufferObjectAsync_v7000_ptsz`](crate::entries::cuGLMapBufferObjectAsync_v7000_ptsz).
 
- [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without this entry: see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
         #[cfg(feature = "gl")]
         #[inline]
         pub unsafe fn cuGLMapBufferObjectAsync(
@@ -12478,8 +12451,8 @@ pub mod ptds {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLMapBufferObjectAsync_v7000_ptsz,
             >() {
-                Some(__entry_point) => __entry_point(dptr, size, buffer, hStream),
-                None => crate::api_shim::UNAVAILABLE,
+                Ok(__entry_point) => __entry_point(dptr, size, buffer, hStream),
+                Err(code) => code,
             }
         }
     }

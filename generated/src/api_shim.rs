@@ -9,10 +9,39 @@ use std::sync::OnceLock;
 use crate::types::{cudaError_enum, CUresult};
 use crate::{Driver, Entry, Error, ENTRIES};
 
-/// What a function of [`api`](crate::api) returns when it has no driver function to call:
-/// `CUDA_ERROR_STUB_LIBRARY`, which a real driver's functions never return (the toolkit's
-/// stub `libcuda` returns it from every function, for the same reason).
-pub const UNAVAILABLE: CUresult = cudaError_enum::CUDA_ERROR_STUB_LIBRARY;
+/// What a function of [`api`](crate::api) returns without a driver: the library could not
+/// be loaded, or is no working driver. cuda.h's meaning of the code, "initialization has
+/// failed", is what happened; [`error_of`] says why.
+pub const NO_DRIVER: CUresult = cudaError_enum::CUDA_ERROR_NOT_INITIALIZED;
+
+/// What a function of [`api`](crate::api) returns where the driver is older than the ABI
+/// the function calls (or has no ABI of it old enough): "the API call requires a newer CUDA
+/// driver than the one currently installed", as cuda.h says of the code.
+pub const NEEDS_NEWER_DRIVER: CUresult = cudaError_enum::CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER;
+
+/// What a function of [`api`](crate::api) returns where a driver of its version lacks the
+/// function (another platform's, or not in this driver's build): "the attempted operation is
+/// not supported on the current system".
+pub const NOT_IN_THIS_DRIVER: CUresult = cudaError_enum::CUDA_ERROR_NOT_SUPPORTED;
+
+/// The code a function of [`api`](crate::api) returns for the lookup error `e`: one whose
+/// meaning in cuda.h is what happened ([`NO_DRIVER`], [`NEEDS_NEWER_DRIVER`],
+/// [`NOT_IN_THIS_DRIVER`]; the driver's own code where `cuGetProcAddress` failed with one;
+/// `CUDA_ERROR_UNKNOWN` where the driver's answer made no sense).
+pub fn code_of(e: &Error) -> CUresult {
+    match e {
+        Error::LibraryNotFound { .. }
+        | Error::BareName { .. }
+        | Error::NotADriver { .. }
+        | Error::NoGetProcAddress { .. }
+        | Error::VersionUnreadable { .. }
+        | Error::ApiDriverSet { .. } => NO_DRIVER,
+        Error::DriverTooOld { .. } | Error::VersionNotSufficient { .. } => NEEDS_NEWER_DRIVER,
+        Error::SymbolNotFound { .. } | Error::NotFound { .. } | Error::NotExported { .. } => NOT_IN_THIS_DRIVER,
+        Error::Driver { code, .. } => cudaError_enum(*code),
+        _ => cudaError_enum::CUDA_ERROR_UNKNOWN,
+    }
+}
 
 static DRIVER: OnceLock<Result<Driver, Error>> = OnceLock::new();
 
@@ -57,16 +86,16 @@ pub fn use_library(path: impl AsRef<std::path::Path>) -> Result<&'static Driver,
     }
 }
 
-/// Entry `E` from the process-wide driver; `None` without a driver or without the entry.
+/// Entry `E` from the process-wide driver, or the code to return instead ([`code_of`]).
 #[inline]
-pub(crate) fn resolve<E: Entry>() -> Option<E::Fn> {
+pub(crate) fn resolve<E: Entry>() -> Result<E::Fn, CUresult> {
     match DRIVER.get_or_init(Driver::load) {
-        Ok(driver) => driver.get::<E>().ok(),
-        Err(_) => None,
+        Ok(driver) => driver.get::<E>().map_err(|e| code_of(&e)),
+        Err(e) => Err(code_of(e)),
     }
 }
 
-/// Why the function `c_name` of [`api`](crate::api) returns [`UNAVAILABLE`]: the error of
+/// Why the function `c_name` of [`api`](crate::api) had nothing to call: the error of
 /// loading the driver or of looking its entry up. `None` when it resolves, or when the module
 /// has no function of that name.
 pub fn error_of(c_name: &str) -> Option<Error> {
@@ -79,8 +108,8 @@ pub(crate) fn error_in(table: &[(&str, usize)], c_name: &str) -> Option<Error> {
     driver().and_then(|d| d.resolve(&ENTRIES[index])).err()
 }
 
-/// `Ok` for `CUDA_SUCCESS`; for [`UNAVAILABLE`], why the function `c_name` had nothing to
-/// call ([`error_of`]); otherwise [`Error::Call`] naming `c_name` and the code. The
+/// `Ok` for `CUDA_SUCCESS`; where the function `c_name` had nothing to call, why
+/// ([`error_of`]); otherwise [`Error::Call`] naming `c_name` and the code. The
 /// [`cu!`](crate::cu) macro writes the name for you.
 pub fn check(c_name: &str, result: CUresult) -> Result<(), Error> {
     check_in(crate::api::C_NAMES, c_name, result)
@@ -88,7 +117,9 @@ pub fn check(c_name: &str, result: CUresult) -> Result<(), Error> {
 
 /// [`check`] for the functions of `table` (`api::legacy`'s or `api::ptds`'s).
 pub(crate) fn check_in(table: &[(&str, usize)], c_name: &str, result: CUresult) -> Result<(), Error> {
-    if result == UNAVAILABLE {
+    // A code the lookup could have given: the lookup's error, where there is one (the driver
+    // function itself may return these codes too, and then there is none).
+    if result != cudaError_enum::CUDA_SUCCESS {
         if let Some(e) = error_in(table, c_name) {
             return Err(e);
         }

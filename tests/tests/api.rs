@@ -61,7 +61,7 @@ fn c_names_call_the_entry_cuda_h_means_through_one_driver() {
     let mut ctx: CUcontext = std::ptr::null_mut();
     // SAFETY: never called: the fake has no cuCtxCreate.
     let r = unsafe { api::cuCtxCreate(&mut ctx, std::ptr::null_mut(), 0, 0 as CUdevice) };
-    assert_eq!(r, api::UNAVAILABLE);
+    assert_eq!(r, api::NOT_IN_THIS_DRIVER);
     let asked: Vec<_> = fake.log().into_iter().filter(|q| q.symbol == "cuCtxCreate").collect();
     assert_eq!(asked.iter().map(|q| q.version).collect::<Vec<_>>(), [12050]);
     let err = api::error_of("cuCtxCreate").expect("cuCtxCreate is unavailable");
@@ -90,7 +90,8 @@ fn without_a_driver_c_names_return_unavailable_and_say_why() {
         return;
     }
     // SAFETY: nothing is called without a driver.
-    assert_eq!(unsafe { api::cuInit(0) }, api::UNAVAILABLE);
+    assert_eq!(unsafe { api::cuInit(0) }, api::NO_DRIVER);
+    assert_eq!(api::NO_DRIVER, cudaError_enum::CUDA_ERROR_NOT_INITIALIZED, "issue 28: no stub-library code");
     let err = api::error_of("cuInit").expect("no driver");
     assert!(matches!(err, Error::LibraryNotFound { .. }), "{err:?}");
     assert!(err.to_string().contains("libcuda.so.1"), "{err}");
@@ -122,11 +123,11 @@ fn both_stream_modes_are_there_at_once() {
     let fake = Fake::open(&dir.join("libcuda.so.1"));
     fake.reset();
     fake.set_driver_version(13050);
-    // The fake has no cuMemcpy: each call asks for its entry and returns UNAVAILABLE.
+    // The fake has no cuMemcpy: each call asks for its entry and says it is not there.
     // SAFETY: nothing is called, the fake lacks the entries.
     unsafe {
-        assert_eq!(api::legacy::cuMemcpy(0, 0, 0), api::UNAVAILABLE);
-        assert_eq!(api::ptds::cuMemcpy(0, 0, 0), api::UNAVAILABLE);
+        assert_eq!(api::legacy::cuMemcpy(0, 0, 0), api::NOT_IN_THIS_DRIVER);
+        assert_eq!(api::ptds::cuMemcpy(0, 0, 0), api::NOT_IN_THIS_DRIVER);
     }
     let asked: Vec<_> =
         fake.log().into_iter().filter(|q| q.symbol == "cuMemcpy").map(|q| (q.version, q.flags)).collect();
@@ -187,14 +188,22 @@ fn use_library_points_api_at_a_driver_once() {
 
     let fake = Fake::open(&lib);
     fake.reset();
-    fake.set_driver_version(13050);
+    fake.set_driver_version(12000);
     fake.add_abi("cuDriverGetVersion", 2020, false, fake.export("fake_cuDriverGetVersion"));
     let driver = api::use_library(&lib).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(driver.library(), lib.to_str().unwrap());
     let mut version = 0;
     // SAFETY: the fake's cuDriverGetVersion writes one int.
     let r = unsafe { api::cuDriverGetVersion(&mut version) };
-    assert_eq!((r, version), (cudaError_enum::CUDA_SUCCESS, 13050));
+    assert_eq!((r, version), (cudaError_enum::CUDA_SUCCESS, 12000));
+    // Issue 28, item 4: an ABI newer than the driver returns the code that says so.
+    let mut ctx: CUcontext = std::ptr::null_mut();
+    // SAFETY: refused before any call.
+    let r = unsafe { api::cuCtxCreate(&mut ctx, std::ptr::null_mut(), 0, 0 as CUdevice) };
+    assert_eq!(r, cudaError_enum::CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER);
+    assert_eq!(r, api::NEEDS_NEWER_DRIVER);
+    let e = api::check("cuCtxCreate", r).unwrap_err();
+    assert!(matches!(e, Error::DriverTooOld { .. }), "{e:?}");
 
     let again = api::use_library("/elsewhere/libcuda.so.1").unwrap_err();
     let Error::ApiDriverSet { asked, in_use } = &again else { panic!("{again:?}") };

@@ -7,7 +7,7 @@
 //!   name, or is refused with a typed error; none the library exports is refused ("lost");
 //!   the entries refused as newer than the driver are exactly those above its version;
 //! - `conformance c-names`: every `api::` function calls its entry's export, or returns
-//!   `UNAVAILABLE` with the same error from `api::error_of`;
+//!   the code of its lookup error (`api::code_of`) with that error from `api::error_of`;
 //! - the doctor: `WRONG ABI: 0`, and the same count of resolved entries;
 //! - `conformance probe`: the driver's raw answers to a set of requests (a version above its
 //!   own, below a first ABI, an unknown name, the flags, a NULL status), which the fake

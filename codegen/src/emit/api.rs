@@ -121,8 +121,8 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
             let doc = format!(
                 " `{c_name}` as cuda.h {newest} means it{}: {how}, the ABI of version {} \
                  (CUDA {}), [`entries::{marker}`](crate::entries::{marker}).\n\n \
-                 [`api::UNAVAILABLE`](crate::api::UNAVAILABLE) without a driver or without \
-                 this entry: see the [module](crate::api).",
+                 Without a driver or without this entry: a code that says which, and \
+                 [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).",
                 match mode {
                     Mode::Both => "",
                     Mode::Legacy => " without `CUDA_API_PER_THREAD_DEFAULT_STREAM`",
@@ -145,8 +145,8 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
                 #[inline]
                 pub unsafe fn #name(#(#args: #tys),*) -> CUresult {
                     match crate::api_shim::resolve::<crate::entries::#marker>() {
-                        Some(__entry_point) => __entry_point(#(#args),*),
-                        None => crate::api_shim::UNAVAILABLE,
+                        Ok(__entry_point) => __entry_point(#(#args),*),
+                        Err(code) => code,
                     }
                 }
             });
@@ -199,9 +199,13 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
          Names whose entry is the same in both modes are one function, re-exported by all three.\n\n \
          # Errors\n\n \
          Each function resolves its entry once through one process-wide [`Driver`](crate::Driver) \
-         ([`driver`], loaded on first use, or the library [`use_library`] names) and then calls it. Nothing here panics: without a \
-         driver, or with a driver that lacks the entry, a function returns [`UNAVAILABLE`], and \
-         [`error_of`] gives the full [`Error`](crate::Error): which library, which lookup, why.\n\n \
+         ([`driver`], loaded on first use, or the library [`use_library`] names) and then calls it. Nothing here panics. Where a function has nothing to call, it returns a code whose \
+         meaning in cuda.h is what happened ([`code_of`]): [`NO_DRIVER`] \
+         (`CUDA_ERROR_NOT_INITIALIZED`: no driver could be loaded), [`NEEDS_NEWER_DRIVER`] \
+         (`CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER`: the driver is older than the ABI) or \
+         [`NOT_IN_THIS_DRIVER`] (`CUDA_ERROR_NOT_SUPPORTED`: the driver lacks it, another \
+         platform's function, say); [`check`], `cu!` and [`error_of`] give the full \
+         [`Error`](crate::Error): which library, which lookup, why.\n\n \
          Each function is `unsafe` with the driver function's own contract: the pointers and \
          handles must be what CUDA's documentation of that function asks for.\n\n \
          What the C names meant in each pinned toolkit is in the module `aliases` \
@@ -216,7 +220,7 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
             pub mod #module {
                 #imports
                 pub use super::both::*;
-                pub use crate::api_shim::{driver, use_library, UNAVAILABLE};
+                pub use crate::api_shim::{code_of, driver, use_library, NEEDS_NEWER_DRIVER, NOT_IN_THIS_DRIVER, NO_DRIVER};
                 use crate::Error;
 
                 /// Every function of this module, by C name, with the index in
@@ -269,7 +273,9 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
         #![doc = #doc]
         #![allow(non_snake_case, clippy::too_many_arguments, clippy::missing_safety_doc, unused_imports)]
         #imports
-        pub use crate::api_shim::{check, driver, error_of, use_library, UNAVAILABLE};
+        pub use crate::api_shim::{
+            check, code_of, driver, error_of, use_library, NEEDS_NEWER_DRIVER, NOT_IN_THIS_DRIVER, NO_DRIVER,
+        };
         #[cfg(not(feature = #PER_THREAD))]
         pub use self::legacy::*;
         #[cfg(feature = #PER_THREAD)]

@@ -370,7 +370,7 @@ fn c_names() -> Result<bool> {
                 not_exported += 1;
                 different.push(format!("{c_name}: {} resolves, but dlsym({}) finds nothing", info.pfn, info.exported));
             }
-            // Unavailable: what the function returns UNAVAILABLE for must be this error, and the
+            // Unavailable: what the function returns its lookup code for must be this error, and the
             // driver must not serve the entry under its name.
             (Err(e), export) => {
                 if cuda_driver_pfn::api::error_of(c_name).as_ref() != Some(&e) {
