@@ -82,7 +82,7 @@ pub enum Error {
     RuntimeAbiMismatch { lookup: Lookup, runtime_version: u32, picks: Option<u32>, reason: String },
     /// Any other `cudaError_t` from the runtime's entry point functions.
     Runtime { lookup: Lookup, code: u32, name: Option<String> },
-    /// [`api::use_library`](crate::api_shim::use_library) was called after the process-wide
+    /// `api::use_library` (feature `api`) was called after the process-wide
     /// driver of `api` was set: `asked` is the path it was given, `in_use` the library in use
     /// (or the error of loading it), which stays.
     ApiDriverSet { asked: String, in_use: Result<String, Box<Error>> },
