@@ -1,7 +1,7 @@
 //! What porting NVIDIA's driver-API samples tripped over (issue 28), each as the port wrote it.
 
 use cuda_driver_pfn::types::*;
-use cuda_driver_pfn::{Driver, Error};
+use cuda_driver_pfn::Driver;
 use cuda_sys_gen_tests::repo_root;
 
 /// Item 2: `let mut options = [CUjit_option::default(); 6];`, as the JIT-linker port writes
@@ -51,7 +51,7 @@ fn tokens(e: &syn::Expr) -> String {
 /// `Debug`: that must say what to do, as `Display` does, not only the fields.
 #[test]
 fn debug_says_what_to_do() {
-    let e: Error = Driver::from_path("/nonexistent/libcuda.so.1").err().expect("no such file loads");
+    let Err(e) = Driver::from_path("/nonexistent/libcuda.so.1") else { panic!("no such file loads") };
     let debug = format!("{e:?}");
     assert!(debug.starts_with("LibraryNotFound: could not load"), "{debug}");
     assert!(debug.contains("Check the path"), "{debug}");
