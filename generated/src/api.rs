@@ -76,8 +76,8 @@ mod both {
         pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuArray3DCreate_v3020>() {
-            Ok(__entry_point) => __entry_point(pHandle, pAllocateArray),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pHandle, pAllocateArray),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuArray3DGetDescriptor` as cuda.h 13.5 means it: `#define cuArray3DGetDescriptor` makes it `cuArray3DGetDescriptor_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuArray3DGetDescriptor_v3020`](crate::entries::cuArray3DGetDescriptor_v3020).
@@ -91,8 +91,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuArray3DGetDescriptor_v3020,
         >() {
-            Ok(__entry_point) => __entry_point(pArrayDescriptor, hArray),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pArrayDescriptor, hArray),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuArrayCreate` as cuda.h 13.5 means it: `#define cuArrayCreate` makes it `cuArrayCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuArrayCreate_v3020`](crate::entries::cuArrayCreate_v3020).
@@ -104,8 +104,8 @@ mod both {
         pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuArrayCreate_v3020>() {
-            Ok(__entry_point) => __entry_point(pHandle, pAllocateArray),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pHandle, pAllocateArray),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuArrayDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuArrayDestroy_v2000`](crate::entries::cuArrayDestroy_v2000).
@@ -114,8 +114,8 @@ mod both {
     #[inline]
     pub unsafe fn cuArrayDestroy(hArray: CUarray) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuArrayDestroy_v2000>() {
-            Ok(__entry_point) => __entry_point(hArray),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hArray),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuArrayGetDescriptor` as cuda.h 13.5 means it: `#define cuArrayGetDescriptor` makes it `cuArrayGetDescriptor_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuArrayGetDescriptor_v3020`](crate::entries::cuArrayGetDescriptor_v3020).
@@ -127,8 +127,8 @@ mod both {
         hArray: CUarray,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuArrayGetDescriptor_v3020>() {
-            Ok(__entry_point) => __entry_point(pArrayDescriptor, hArray),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pArrayDescriptor, hArray),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuArrayGetMemoryRequirements` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuArrayGetMemoryRequirements_v11060`](crate::entries::cuArrayGetMemoryRequirements_v11060).
@@ -143,8 +143,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuArrayGetMemoryRequirements_v11060,
         >() {
-            Ok(__entry_point) => __entry_point(memoryRequirements, array, device),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(memoryRequirements, array, device),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuArrayGetPlane` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuArrayGetPlane_v11020`](crate::entries::cuArrayGetPlane_v11020).
@@ -157,8 +157,8 @@ mod both {
         planeIdx: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuArrayGetPlane_v11020>() {
-            Ok(__entry_point) => __entry_point(pPlaneArray, hArray, planeIdx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pPlaneArray, hArray, planeIdx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuArrayGetSparseProperties` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuArrayGetSparseProperties_v11010`](crate::entries::cuArrayGetSparseProperties_v11010).
@@ -172,8 +172,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuArrayGetSparseProperties_v11010,
         >() {
-            Ok(__entry_point) => __entry_point(sparseProperties, array),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(sparseProperties, array),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCheckpointOperationComplete` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuCheckpointOperationComplete_v13040`](crate::entries::cuCheckpointOperationComplete_v13040).
@@ -186,8 +186,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointOperationComplete_v13040,
         >() {
-            Ok(__entry_point) => __entry_point(handle),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(handle),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCheckpointProcessCheckpoint` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessCheckpoint_v12080`](crate::entries::cuCheckpointProcessCheckpoint_v12080).
@@ -201,8 +201,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointProcessCheckpoint_v12080,
         >() {
-            Ok(__entry_point) => __entry_point(pid, arg1),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pid, arg1),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCheckpointProcessGetRestoreThreadId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessGetRestoreThreadId_v12080`](crate::entries::cuCheckpointProcessGetRestoreThreadId_v12080).
@@ -216,8 +216,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointProcessGetRestoreThreadId_v12080,
         >() {
-            Ok(__entry_point) => __entry_point(pid, tid),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pid, tid),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCheckpointProcessGetState` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessGetState_v12080`](crate::entries::cuCheckpointProcessGetState_v12080).
@@ -231,8 +231,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointProcessGetState_v12080,
         >() {
-            Ok(__entry_point) => __entry_point(pid, state),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pid, state),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCheckpointProcessLock` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessLock_v12080`](crate::entries::cuCheckpointProcessLock_v12080).
@@ -246,8 +246,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointProcessLock_v12080,
         >() {
-            Ok(__entry_point) => __entry_point(pid, arg1),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pid, arg1),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCheckpointProcessRestore` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessRestore_v12080`](crate::entries::cuCheckpointProcessRestore_v12080).
@@ -261,8 +261,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointProcessRestore_v12080,
         >() {
-            Ok(__entry_point) => __entry_point(pid, arg1),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pid, arg1),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCheckpointProcessUnlock` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuCheckpointProcessUnlock_v12080`](crate::entries::cuCheckpointProcessUnlock_v12080).
@@ -276,8 +276,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCheckpointProcessUnlock_v12080,
         >() {
-            Ok(__entry_point) => __entry_point(pid, arg1),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pid, arg1),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCoredumpDeregisterCompleteCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuCoredumpDeregisterCompleteCallback_v13020`](crate::entries::cuCoredumpDeregisterCompleteCallback_v13020).
@@ -290,8 +290,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpDeregisterCompleteCallback_v13020,
         >() {
-            Ok(__entry_point) => __entry_point(callback),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(callback),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCoredumpDeregisterStartCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuCoredumpDeregisterStartCallback_v13020`](crate::entries::cuCoredumpDeregisterStartCallback_v13020).
@@ -304,8 +304,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpDeregisterStartCallback_v13020,
         >() {
-            Ok(__entry_point) => __entry_point(callback),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(callback),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCoredumpGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCoredumpGetAttribute_v12010`](crate::entries::cuCoredumpGetAttribute_v12010).
@@ -320,8 +320,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpGetAttribute_v12010,
         >() {
-            Ok(__entry_point) => __entry_point(get, value, size),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(get, value, size),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCoredumpGetAttributeGlobal` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCoredumpGetAttributeGlobal_v12010`](crate::entries::cuCoredumpGetAttributeGlobal_v12010).
@@ -336,8 +336,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpGetAttributeGlobal_v12010,
         >() {
-            Ok(__entry_point) => __entry_point(get, value, size),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(get, value, size),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCoredumpRegisterCompleteCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuCoredumpRegisterCompleteCallback_v13020`](crate::entries::cuCoredumpRegisterCompleteCallback_v13020).
@@ -352,8 +352,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpRegisterCompleteCallback_v13020,
         >() {
-            Ok(__entry_point) => __entry_point(callback, userData, callbackOut),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(callback, userData, callbackOut),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCoredumpRegisterStartCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuCoredumpRegisterStartCallback_v13020`](crate::entries::cuCoredumpRegisterStartCallback_v13020).
@@ -368,8 +368,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpRegisterStartCallback_v13020,
         >() {
-            Ok(__entry_point) => __entry_point(callback, userData, callbackOut),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(callback, userData, callbackOut),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCoredumpSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCoredumpSetAttribute_v12010`](crate::entries::cuCoredumpSetAttribute_v12010).
@@ -384,8 +384,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpSetAttribute_v12010,
         >() {
-            Ok(__entry_point) => __entry_point(set, value, size),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(set, value, size),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCoredumpSetAttributeGlobal` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCoredumpSetAttributeGlobal_v12010`](crate::entries::cuCoredumpSetAttributeGlobal_v12010).
@@ -400,8 +400,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCoredumpSetAttributeGlobal_v12010,
         >() {
-            Ok(__entry_point) => __entry_point(set, value, size),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(set, value, size),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxAttach` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuCtxAttach_v2000`](crate::entries::cuCtxAttach_v2000).
@@ -410,8 +410,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxAttach(pctx: *mut CUcontext, flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxAttach_v2000>() {
-            Ok(__entry_point) => __entry_point(pctx, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pctx, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxCreate` as cuda.h 13.5 means it: `#define cuCtxCreate` makes it `cuCtxCreate_v4`, the ABI of version 12050 (CUDA 12.5), [`entries::cuCtxCreate_v12050`](crate::entries::cuCtxCreate_v12050).
@@ -425,8 +425,8 @@ mod both {
         dev: CUdevice,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxCreate_v12050>() {
-            Ok(__entry_point) => __entry_point(pctx, ctxCreateParams, flags, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pctx, ctxCreateParams, flags, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxDestroy` as cuda.h 13.5 means it: `#define cuCtxDestroy` makes it `cuCtxDestroy_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxDestroy_v4000`](crate::entries::cuCtxDestroy_v4000).
@@ -435,8 +435,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxDestroy(ctx: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxDestroy_v4000>() {
-            Ok(__entry_point) => __entry_point(ctx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ctx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxDetach` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuCtxDetach_v2000`](crate::entries::cuCtxDetach_v2000).
@@ -445,8 +445,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxDetach(ctx: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxDetach_v2000>() {
-            Ok(__entry_point) => __entry_point(ctx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ctx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxDisablePeerAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxDisablePeerAccess_v4000`](crate::entries::cuCtxDisablePeerAccess_v4000).
@@ -457,8 +457,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCtxDisablePeerAccess_v4000,
         >() {
-            Ok(__entry_point) => __entry_point(peerContext),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(peerContext),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxEnablePeerAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxEnablePeerAccess_v4000`](crate::entries::cuCtxEnablePeerAccess_v4000).
@@ -470,8 +470,8 @@ mod both {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxEnablePeerAccess_v4000>() {
-            Ok(__entry_point) => __entry_point(peerContext, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(peerContext, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxFromGreenCtx` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuCtxFromGreenCtx_v12040`](crate::entries::cuCtxFromGreenCtx_v12040).
@@ -483,8 +483,8 @@ mod both {
         hCtx: CUgreenCtx,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxFromGreenCtx_v12040>() {
-            Ok(__entry_point) => __entry_point(pContext, hCtx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pContext, hCtx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxGetApiVersion` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuCtxGetApiVersion_v3020`](crate::entries::cuCtxGetApiVersion_v3020).
@@ -493,8 +493,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxGetApiVersion(ctx: CUcontext, version: *mut c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetApiVersion_v3020>() {
-            Ok(__entry_point) => __entry_point(ctx, version),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ctx, version),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxGetCacheConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuCtxGetCacheConfig_v3020`](crate::entries::cuCtxGetCacheConfig_v3020).
@@ -503,8 +503,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxGetCacheConfig(pconfig: *mut CUfunc_cache) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetCacheConfig_v3020>() {
-            Ok(__entry_point) => __entry_point(pconfig),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pconfig),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxGetCurrent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxGetCurrent_v4000`](crate::entries::cuCtxGetCurrent_v4000).
@@ -513,8 +513,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxGetCurrent(pctx: *mut CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetCurrent_v4000>() {
-            Ok(__entry_point) => __entry_point(pctx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pctx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxGetDevResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuCtxGetDevResource_v12040`](crate::entries::cuCtxGetDevResource_v12040).
@@ -527,8 +527,8 @@ mod both {
         type_: CUdevResourceType,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetDevResource_v12040>() {
-            Ok(__entry_point) => __entry_point(hCtx, result, type_),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hCtx, result, type_),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxGetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuCtxGetDevice_v2000`](crate::entries::cuCtxGetDevice_v2000).
@@ -537,8 +537,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxGetDevice(device: *mut CUdevice_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetDevice_v2000>() {
-            Ok(__entry_point) => __entry_point(device),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(device),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxGetDevice_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuCtxGetDevice_v13000`](crate::entries::cuCtxGetDevice_v13000).
@@ -547,8 +547,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxGetDevice_v2(device: *mut CUdevice, ctx: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetDevice_v13000>() {
-            Ok(__entry_point) => __entry_point(device, ctx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(device, ctx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxGetExecAffinity` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuCtxGetExecAffinity_v11040`](crate::entries::cuCtxGetExecAffinity_v11040).
@@ -560,8 +560,8 @@ mod both {
         type_: CUexecAffinityType,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetExecAffinity_v11040>() {
-            Ok(__entry_point) => __entry_point(pExecAffinity, type_),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pExecAffinity, type_),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxGetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuCtxGetFlags_v7000`](crate::entries::cuCtxGetFlags_v7000).
@@ -570,8 +570,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxGetFlags(flags: *mut c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetFlags_v7000>() {
-            Ok(__entry_point) => __entry_point(flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxGetId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuCtxGetId_v12000`](crate::entries::cuCtxGetId_v12000).
@@ -580,8 +580,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxGetId(ctx: CUcontext, ctxId: *mut c_ulonglong) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetId_v12000>() {
-            Ok(__entry_point) => __entry_point(ctx, ctxId),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ctx, ctxId),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxGetLimit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuCtxGetLimit_v3010`](crate::entries::cuCtxGetLimit_v3010).
@@ -590,8 +590,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxGetLimit(pvalue: *mut usize, limit: CUlimit) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxGetLimit_v3010>() {
-            Ok(__entry_point) => __entry_point(pvalue, limit),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pvalue, limit),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxGetSharedMemConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4020 (CUDA 4.2), [`entries::cuCtxGetSharedMemConfig_v4020`](crate::entries::cuCtxGetSharedMemConfig_v4020).
@@ -602,8 +602,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCtxGetSharedMemConfig_v4020,
         >() {
-            Ok(__entry_point) => __entry_point(pConfig),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pConfig),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxGetStreamPriorityRange` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuCtxGetStreamPriorityRange_v5050`](crate::entries::cuCtxGetStreamPriorityRange_v5050).
@@ -617,8 +617,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCtxGetStreamPriorityRange_v5050,
         >() {
-            Ok(__entry_point) => __entry_point(leastPriority, greatestPriority),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(leastPriority, greatestPriority),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxPopCurrent` as cuda.h 13.5 means it: `#define cuCtxPopCurrent` makes it `cuCtxPopCurrent_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxPopCurrent_v4000`](crate::entries::cuCtxPopCurrent_v4000).
@@ -627,8 +627,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxPopCurrent(pctx: *mut CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxPopCurrent_v4000>() {
-            Ok(__entry_point) => __entry_point(pctx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pctx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxPushCurrent` as cuda.h 13.5 means it: `#define cuCtxPushCurrent` makes it `cuCtxPushCurrent_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxPushCurrent_v4000`](crate::entries::cuCtxPushCurrent_v4000).
@@ -637,8 +637,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxPushCurrent(ctx: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxPushCurrent_v4000>() {
-            Ok(__entry_point) => __entry_point(ctx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ctx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxRecordEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuCtxRecordEvent_v12050`](crate::entries::cuCtxRecordEvent_v12050).
@@ -647,8 +647,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxRecordEvent(hCtx: CUcontext, hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxRecordEvent_v12050>() {
-            Ok(__entry_point) => __entry_point(hCtx, hEvent),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hCtx, hEvent),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxResetPersistingL2Cache` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuCtxResetPersistingL2Cache_v11000`](crate::entries::cuCtxResetPersistingL2Cache_v11000).
@@ -659,8 +659,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCtxResetPersistingL2Cache_v11000,
         >() {
-            Ok(__entry_point) => __entry_point(),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxSetCacheConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuCtxSetCacheConfig_v3020`](crate::entries::cuCtxSetCacheConfig_v3020).
@@ -669,8 +669,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxSetCacheConfig(config: CUfunc_cache) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxSetCacheConfig_v3020>() {
-            Ok(__entry_point) => __entry_point(config),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(config),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxSetCurrent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuCtxSetCurrent_v4000`](crate::entries::cuCtxSetCurrent_v4000).
@@ -679,8 +679,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxSetCurrent(ctx: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxSetCurrent_v4000>() {
-            Ok(__entry_point) => __entry_point(ctx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ctx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxSetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuCtxSetFlags_v12010`](crate::entries::cuCtxSetFlags_v12010).
@@ -689,8 +689,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxSetFlags(flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxSetFlags_v12010>() {
-            Ok(__entry_point) => __entry_point(flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxSetLimit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuCtxSetLimit_v3010`](crate::entries::cuCtxSetLimit_v3010).
@@ -699,8 +699,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxSetLimit(limit: CUlimit, value: usize) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxSetLimit_v3010>() {
-            Ok(__entry_point) => __entry_point(limit, value),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(limit, value),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxSetSharedMemConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4020 (CUDA 4.2), [`entries::cuCtxSetSharedMemConfig_v4020`](crate::entries::cuCtxSetSharedMemConfig_v4020).
@@ -711,8 +711,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuCtxSetSharedMemConfig_v4020,
         >() {
-            Ok(__entry_point) => __entry_point(config),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(config),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxSynchronize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuCtxSynchronize_v2000`](crate::entries::cuCtxSynchronize_v2000).
@@ -721,8 +721,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxSynchronize() -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxSynchronize_v2000>() {
-            Ok(__entry_point) => __entry_point(),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxSynchronize_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuCtxSynchronize_v13000`](crate::entries::cuCtxSynchronize_v13000).
@@ -731,8 +731,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxSynchronize_v2(ctx: CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxSynchronize_v13000>() {
-            Ok(__entry_point) => __entry_point(ctx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ctx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuCtxWaitEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuCtxWaitEvent_v12050`](crate::entries::cuCtxWaitEvent_v12050).
@@ -741,8 +741,8 @@ mod both {
     #[inline]
     pub unsafe fn cuCtxWaitEvent(hCtx: CUcontext, hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuCtxWaitEvent_v12050>() {
-            Ok(__entry_point) => __entry_point(hCtx, hEvent),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hCtx, hEvent),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDestroyExternalMemory` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuDestroyExternalMemory_v10000`](crate::entries::cuDestroyExternalMemory_v10000).
@@ -753,8 +753,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDestroyExternalMemory_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(extMem),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(extMem),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDestroyExternalSemaphore` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuDestroyExternalSemaphore_v10000`](crate::entries::cuDestroyExternalSemaphore_v10000).
@@ -765,8 +765,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDestroyExternalSemaphore_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(extSem),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(extSem),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDevResourceGenerateDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDevResourceGenerateDesc_v12040`](crate::entries::cuDevResourceGenerateDesc_v12040).
@@ -781,8 +781,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDevResourceGenerateDesc_v12040,
         >() {
-            Ok(__entry_point) => __entry_point(phDesc, resources, nbResources),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phDesc, resources, nbResources),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDevSmResourceSplit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuDevSmResourceSplit_v13010`](crate::entries::cuDevSmResourceSplit_v13010).
@@ -798,10 +798,10 @@ mod both {
         groupParams: *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDevSmResourceSplit_v13010>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(result, nbGroups, input, remainder, flags, groupParams)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDevSmResourceSplitByCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDevSmResourceSplitByCount_v12040`](crate::entries::cuDevSmResourceSplitByCount_v12040).
@@ -819,10 +819,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDevSmResourceSplitByCount_v12040,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(result, nbGroups, input, remaining, useFlags, minCount)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceCanAccessPeer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuDeviceCanAccessPeer_v4000`](crate::entries::cuDeviceCanAccessPeer_v4000).
@@ -835,8 +835,8 @@ mod both {
         peerDev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceCanAccessPeer_v4000>() {
-            Ok(__entry_point) => __entry_point(canAccessPeer, dev, peerDev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(canAccessPeer, dev, peerDev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceComputeCapability` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceComputeCapability_v2000`](crate::entries::cuDeviceComputeCapability_v2000).
@@ -851,8 +851,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceComputeCapability_v2000,
         >() {
-            Ok(__entry_point) => __entry_point(major, minor, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(major, minor, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGet` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGet_v2000`](crate::entries::cuDeviceGet_v2000).
@@ -861,8 +861,8 @@ mod both {
     #[inline]
     pub unsafe fn cuDeviceGet(device: *mut CUdevice_v1, ordinal: c_int) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGet_v2000>() {
-            Ok(__entry_point) => __entry_point(device, ordinal),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(device, ordinal),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGetAttribute_v2000`](crate::entries::cuDeviceGetAttribute_v2000).
@@ -875,8 +875,8 @@ mod both {
         dev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetAttribute_v2000>() {
-            Ok(__entry_point) => __entry_point(pi, attrib, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pi, attrib, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetByPCIBusId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuDeviceGetByPCIBusId_v4010`](crate::entries::cuDeviceGetByPCIBusId_v4010).
@@ -888,8 +888,8 @@ mod both {
         pciBusId: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetByPCIBusId_v4010>() {
-            Ok(__entry_point) => __entry_point(dev, pciBusId),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dev, pciBusId),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetCliqueCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuDeviceGetCliqueCount_v13040`](crate::entries::cuDeviceGetCliqueCount_v13040).
@@ -900,8 +900,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetCliqueCount_v13040,
         >() {
-            Ok(__entry_point) => __entry_point(count, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(count, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetCliqueInfo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuDeviceGetCliqueInfo_v13040`](crate::entries::cuDeviceGetCliqueInfo_v13040).
@@ -916,8 +916,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetCliqueInfo_v13040,
         >() {
-            Ok(__entry_point) => __entry_point(cliqueInfo, count, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(cliqueInfo, count, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGetCount_v2000`](crate::entries::cuDeviceGetCount_v2000).
@@ -926,8 +926,8 @@ mod both {
     #[inline]
     pub unsafe fn cuDeviceGetCount(count: *mut c_int) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetCount_v2000>() {
-            Ok(__entry_point) => __entry_point(count),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(count),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetDefaultMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuDeviceGetDefaultMemPool_v11020`](crate::entries::cuDeviceGetDefaultMemPool_v11020).
@@ -941,8 +941,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetDefaultMemPool_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(pool_out, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pool_out, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetDevResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDeviceGetDevResource_v12040`](crate::entries::cuDeviceGetDevResource_v12040).
@@ -957,8 +957,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetDevResource_v12040,
         >() {
-            Ok(__entry_point) => __entry_point(dev, result, type_),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dev, result, type_),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetExecAffinitySupport` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGetExecAffinitySupport_v11040`](crate::entries::cuDeviceGetExecAffinitySupport_v11040).
@@ -973,8 +973,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetExecAffinitySupport_v11040,
         >() {
-            Ok(__entry_point) => __entry_point(pi, type_, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pi, type_, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetFabricClusterUuid` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuDeviceGetFabricClusterUuid_v13040`](crate::entries::cuDeviceGetFabricClusterUuid_v13040).
@@ -988,8 +988,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetFabricClusterUuid_v13040,
         >() {
-            Ok(__entry_point) => __entry_point(uuid, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(uuid, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetGraphMemAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGetGraphMemAttribute_v11040`](crate::entries::cuDeviceGetGraphMemAttribute_v11040).
@@ -1004,8 +1004,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetGraphMemAttribute_v11040,
         >() {
-            Ok(__entry_point) => __entry_point(device, attr, value),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(device, attr, value),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetHostAtomicCapabilities` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuDeviceGetHostAtomicCapabilities_v13000`](crate::entries::cuDeviceGetHostAtomicCapabilities_v13000).
@@ -1021,8 +1021,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetHostAtomicCapabilities_v13000,
         >() {
-            Ok(__entry_point) => __entry_point(capabilities, operations, count, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(capabilities, operations, count, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetLuid` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuDeviceGetLuid_v10000`](crate::entries::cuDeviceGetLuid_v10000).
@@ -1035,8 +1035,8 @@ mod both {
         dev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetLuid_v10000>() {
-            Ok(__entry_point) => __entry_point(luid, deviceNodeMask, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(luid, deviceNodeMask, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuDeviceGetMemPool_v11020`](crate::entries::cuDeviceGetMemPool_v11020).
@@ -1048,8 +1048,8 @@ mod both {
         dev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetMemPool_v11020>() {
-            Ok(__entry_point) => __entry_point(pool, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pool, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetName` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGetName_v2000`](crate::entries::cuDeviceGetName_v2000).
@@ -1062,8 +1062,8 @@ mod both {
         dev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetName_v2000>() {
-            Ok(__entry_point) => __entry_point(name, len, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(name, len, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetNvSciSyncAttributes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuDeviceGetNvSciSyncAttributes_v10020`](crate::entries::cuDeviceGetNvSciSyncAttributes_v10020).
@@ -1078,8 +1078,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetNvSciSyncAttributes_v10020,
         >() {
-            Ok(__entry_point) => __entry_point(nvSciSyncAttrList, dev, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(nvSciSyncAttrList, dev, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetP2PAtomicCapabilities` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuDeviceGetP2PAtomicCapabilities_v13000`](crate::entries::cuDeviceGetP2PAtomicCapabilities_v13000).
@@ -1096,10 +1096,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetP2PAtomicCapabilities_v13000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(capabilities, operations, count, srcDevice, dstDevice)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetP2PAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuDeviceGetP2PAttribute_v8000`](crate::entries::cuDeviceGetP2PAttribute_v8000).
@@ -1115,8 +1115,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetP2PAttribute_v8000,
         >() {
-            Ok(__entry_point) => __entry_point(value, attrib, srcDevice, dstDevice),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(value, attrib, srcDevice, dstDevice),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetPCIBusId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuDeviceGetPCIBusId_v4010`](crate::entries::cuDeviceGetPCIBusId_v4010).
@@ -1129,8 +1129,8 @@ mod both {
         dev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetPCIBusId_v4010>() {
-            Ok(__entry_point) => __entry_point(pciBusId, len, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pciBusId, len, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetProperties` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuDeviceGetProperties_v2000`](crate::entries::cuDeviceGetProperties_v2000).
@@ -1142,8 +1142,8 @@ mod both {
         dev: CUdevice_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetProperties_v2000>() {
-            Ok(__entry_point) => __entry_point(prop, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(prop, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetTexture1DLinearMaxWidth` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuDeviceGetTexture1DLinearMaxWidth_v11010`](crate::entries::cuDeviceGetTexture1DLinearMaxWidth_v11010).
@@ -1159,10 +1159,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceGetTexture1DLinearMaxWidth_v11010,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(maxWidthInElements, format, numChannels, dev)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGetUuid` as cuda.h 13.5 means it: `#define cuDeviceGetUuid` makes it `cuDeviceGetUuid_v2`, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGetUuid_v11040`](crate::entries::cuDeviceGetUuid_v11040).
@@ -1171,8 +1171,8 @@ mod both {
     #[inline]
     pub unsafe fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetUuid_v11040>() {
-            Ok(__entry_point) => __entry_point(uuid, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(uuid, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceGraphMemTrim` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGraphMemTrim_v11040`](crate::entries::cuDeviceGraphMemTrim_v11040).
@@ -1181,8 +1181,8 @@ mod both {
     #[inline]
     pub unsafe fn cuDeviceGraphMemTrim(device: CUdevice) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGraphMemTrim_v11040>() {
-            Ok(__entry_point) => __entry_point(device),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(device),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDevicePrimaryCtxGetState` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuDevicePrimaryCtxGetState_v7000`](crate::entries::cuDevicePrimaryCtxGetState_v7000).
@@ -1197,8 +1197,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDevicePrimaryCtxGetState_v7000,
         >() {
-            Ok(__entry_point) => __entry_point(dev, flags, active),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dev, flags, active),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDevicePrimaryCtxRelease` as cuda.h 13.5 means it: `#define cuDevicePrimaryCtxRelease` makes it `cuDevicePrimaryCtxRelease_v2`, the ABI of version 11000 (CUDA 11.0), [`entries::cuDevicePrimaryCtxRelease_v11000`](crate::entries::cuDevicePrimaryCtxRelease_v11000).
@@ -1209,8 +1209,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDevicePrimaryCtxRelease_v11000,
         >() {
-            Ok(__entry_point) => __entry_point(dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDevicePrimaryCtxReset` as cuda.h 13.5 means it: `#define cuDevicePrimaryCtxReset` makes it `cuDevicePrimaryCtxReset_v2`, the ABI of version 11000 (CUDA 11.0), [`entries::cuDevicePrimaryCtxReset_v11000`](crate::entries::cuDevicePrimaryCtxReset_v11000).
@@ -1221,8 +1221,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDevicePrimaryCtxReset_v11000,
         >() {
-            Ok(__entry_point) => __entry_point(dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDevicePrimaryCtxRetain` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuDevicePrimaryCtxRetain_v7000`](crate::entries::cuDevicePrimaryCtxRetain_v7000).
@@ -1236,8 +1236,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDevicePrimaryCtxRetain_v7000,
         >() {
-            Ok(__entry_point) => __entry_point(pctx, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pctx, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDevicePrimaryCtxSetFlags` as cuda.h 13.5 means it: `#define cuDevicePrimaryCtxSetFlags` makes it `cuDevicePrimaryCtxSetFlags_v2`, the ABI of version 11000 (CUDA 11.0), [`entries::cuDevicePrimaryCtxSetFlags_v11000`](crate::entries::cuDevicePrimaryCtxSetFlags_v11000).
@@ -1251,8 +1251,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDevicePrimaryCtxSetFlags_v11000,
         >() {
-            Ok(__entry_point) => __entry_point(dev, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dev, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceRegisterAsyncNotification` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDeviceRegisterAsyncNotification_v12040`](crate::entries::cuDeviceRegisterAsyncNotification_v12040).
@@ -1268,8 +1268,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceRegisterAsyncNotification_v12040,
         >() {
-            Ok(__entry_point) => __entry_point(device, callbackFunc, userData, callback),
-            Err(code) => code,
+            Some(__entry_point) => {
+                __entry_point(device, callbackFunc, userData, callback)
+            }
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceSetGraphMemAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceSetGraphMemAttribute_v11040`](crate::entries::cuDeviceSetGraphMemAttribute_v11040).
@@ -1284,8 +1286,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceSetGraphMemAttribute_v11040,
         >() {
-            Ok(__entry_point) => __entry_point(device, attr, value),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(device, attr, value),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceSetMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuDeviceSetMemPool_v11020`](crate::entries::cuDeviceSetMemPool_v11020).
@@ -1294,8 +1296,8 @@ mod both {
     #[inline]
     pub unsafe fn cuDeviceSetMemPool(dev: CUdevice_v1, pool: CUmemoryPool) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceSetMemPool_v11020>() {
-            Ok(__entry_point) => __entry_point(dev, pool),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dev, pool),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceTotalMem` as cuda.h 13.5 means it: `#define cuDeviceTotalMem` makes it `cuDeviceTotalMem_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuDeviceTotalMem_v3020`](crate::entries::cuDeviceTotalMem_v3020).
@@ -1304,8 +1306,8 @@ mod both {
     #[inline]
     pub unsafe fn cuDeviceTotalMem(bytes: *mut usize, dev: CUdevice_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceTotalMem_v3020>() {
-            Ok(__entry_point) => __entry_point(bytes, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(bytes, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDeviceUnregisterAsyncNotification` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuDeviceUnregisterAsyncNotification_v12040`](crate::entries::cuDeviceUnregisterAsyncNotification_v12040).
@@ -1319,8 +1321,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuDeviceUnregisterAsyncNotification_v12040,
         >() {
-            Ok(__entry_point) => __entry_point(device, callback),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(device, callback),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuDriverGetVersion` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2020 (CUDA 2.2), [`entries::cuDriverGetVersion_v2020`](crate::entries::cuDriverGetVersion_v2020).
@@ -1329,8 +1331,8 @@ mod both {
     #[inline]
     pub unsafe fn cuDriverGetVersion(driverVersion: *mut c_int) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDriverGetVersion_v2020>() {
-            Ok(__entry_point) => __entry_point(driverVersion),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(driverVersion),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuEventCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuEventCreate_v2000`](crate::entries::cuEventCreate_v2000).
@@ -1339,8 +1341,8 @@ mod both {
     #[inline]
     pub unsafe fn cuEventCreate(phEvent: *mut CUevent, Flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventCreate_v2000>() {
-            Ok(__entry_point) => __entry_point(phEvent, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phEvent, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuEventDestroy` as cuda.h 13.5 means it: `#define cuEventDestroy` makes it `cuEventDestroy_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuEventDestroy_v4000`](crate::entries::cuEventDestroy_v4000).
@@ -1349,8 +1351,8 @@ mod both {
     #[inline]
     pub unsafe fn cuEventDestroy(hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventDestroy_v4000>() {
-            Ok(__entry_point) => __entry_point(hEvent),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hEvent),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuEventElapsedTime` as cuda.h 13.5 means it: `#define cuEventElapsedTime` makes it `cuEventElapsedTime_v2`, the ABI of version 12080 (CUDA 12.8), [`entries::cuEventElapsedTime_v12080`](crate::entries::cuEventElapsedTime_v12080).
@@ -1363,8 +1365,8 @@ mod both {
         hEnd: CUevent,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventElapsedTime_v12080>() {
-            Ok(__entry_point) => __entry_point(pMilliseconds, hStart, hEnd),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pMilliseconds, hStart, hEnd),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuEventQuery` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuEventQuery_v2000`](crate::entries::cuEventQuery_v2000).
@@ -1373,8 +1375,8 @@ mod both {
     #[inline]
     pub unsafe fn cuEventQuery(hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventQuery_v2000>() {
-            Ok(__entry_point) => __entry_point(hEvent),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hEvent),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuEventSynchronize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuEventSynchronize_v2000`](crate::entries::cuEventSynchronize_v2000).
@@ -1383,8 +1385,8 @@ mod both {
     #[inline]
     pub unsafe fn cuEventSynchronize(hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventSynchronize_v2000>() {
-            Ok(__entry_point) => __entry_point(hEvent),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hEvent),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuExternalMemoryGetMappedBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuExternalMemoryGetMappedBuffer_v10000`](crate::entries::cuExternalMemoryGetMappedBuffer_v10000).
@@ -1399,8 +1401,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuExternalMemoryGetMappedBuffer_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(devPtr, extMem, bufferDesc),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(devPtr, extMem, bufferDesc),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuExternalMemoryGetMappedMipmappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuExternalMemoryGetMappedMipmappedArray_v10000`](crate::entries::cuExternalMemoryGetMappedMipmappedArray_v10000).
@@ -1415,8 +1417,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuExternalMemoryGetMappedMipmappedArray_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(mipmap, extMem, mipmapDesc),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(mipmap, extMem, mipmapDesc),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFlushGPUDirectRDMAWrites` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuFlushGPUDirectRDMAWrites_v11030`](crate::entries::cuFlushGPUDirectRDMAWrites_v11030).
@@ -1430,8 +1432,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuFlushGPUDirectRDMAWrites_v11030,
         >() {
-            Ok(__entry_point) => __entry_point(target, scope),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(target, scope),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFuncGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2020 (CUDA 2.2), [`entries::cuFuncGetAttribute_v2020`](crate::entries::cuFuncGetAttribute_v2020).
@@ -1444,8 +1446,8 @@ mod both {
         hfunc: CUfunction,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncGetAttribute_v2020>() {
-            Ok(__entry_point) => __entry_point(pi, attrib, hfunc),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pi, attrib, hfunc),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFuncGetModule` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuFuncGetModule_v11000`](crate::entries::cuFuncGetModule_v11000).
@@ -1454,8 +1456,8 @@ mod both {
     #[inline]
     pub unsafe fn cuFuncGetModule(hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncGetModule_v11000>() {
-            Ok(__entry_point) => __entry_point(hmod, hfunc),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hmod, hfunc),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFuncGetName` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuFuncGetName_v12030`](crate::entries::cuFuncGetName_v12030).
@@ -1467,8 +1469,8 @@ mod both {
         hfunc: CUfunction,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncGetName_v12030>() {
-            Ok(__entry_point) => __entry_point(name, hfunc),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(name, hfunc),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFuncGetParamCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuFuncGetParamCount_v13020`](crate::entries::cuFuncGetParamCount_v13020).
@@ -1480,8 +1482,8 @@ mod both {
         paramCount: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncGetParamCount_v13020>() {
-            Ok(__entry_point) => __entry_point(func, paramCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(func, paramCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFuncGetParamInfo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuFuncGetParamInfo_v12040`](crate::entries::cuFuncGetParamInfo_v12040).
@@ -1495,8 +1497,10 @@ mod both {
         paramSize: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncGetParamInfo_v12040>() {
-            Ok(__entry_point) => __entry_point(func, paramIndex, paramOffset, paramSize),
-            Err(code) => code,
+            Some(__entry_point) => {
+                __entry_point(func, paramIndex, paramOffset, paramSize)
+            }
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFuncIsLoaded` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuFuncIsLoaded_v12040`](crate::entries::cuFuncIsLoaded_v12040).
@@ -1508,8 +1512,8 @@ mod both {
         hfunc: CUfunction,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncIsLoaded_v12040>() {
-            Ok(__entry_point) => __entry_point(state, hfunc),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(state, hfunc),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFuncLoad` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuFuncLoad_v12040`](crate::entries::cuFuncLoad_v12040).
@@ -1518,8 +1522,8 @@ mod both {
     #[inline]
     pub unsafe fn cuFuncLoad(hfunc: CUfunction) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncLoad_v12040>() {
-            Ok(__entry_point) => __entry_point(hfunc),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hfunc),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFuncSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 9000 (CUDA 9.0), [`entries::cuFuncSetAttribute_v9000`](crate::entries::cuFuncSetAttribute_v9000).
@@ -1532,8 +1536,8 @@ mod both {
         value: c_int,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncSetAttribute_v9000>() {
-            Ok(__entry_point) => __entry_point(hfunc, attrib, value),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hfunc, attrib, value),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFuncSetBlockShape` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuFuncSetBlockShape_v2000`](crate::entries::cuFuncSetBlockShape_v2000).
@@ -1547,8 +1551,8 @@ mod both {
         z: c_int,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncSetBlockShape_v2000>() {
-            Ok(__entry_point) => __entry_point(hfunc, x, y, z),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hfunc, x, y, z),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFuncSetCacheConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuFuncSetCacheConfig_v3000`](crate::entries::cuFuncSetCacheConfig_v3000).
@@ -1560,8 +1564,8 @@ mod both {
         config: CUfunc_cache,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncSetCacheConfig_v3000>() {
-            Ok(__entry_point) => __entry_point(hfunc, config),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hfunc, config),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFuncSetSharedMemConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4020 (CUDA 4.2), [`entries::cuFuncSetSharedMemConfig_v4020`](crate::entries::cuFuncSetSharedMemConfig_v4020).
@@ -1575,8 +1579,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuFuncSetSharedMemConfig_v4020,
         >() {
-            Ok(__entry_point) => __entry_point(hfunc, config),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hfunc, config),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFuncSetSharedSize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuFuncSetSharedSize_v2000`](crate::entries::cuFuncSetSharedSize_v2000).
@@ -1585,8 +1589,8 @@ mod both {
     #[inline]
     pub unsafe fn cuFuncSetSharedSize(hfunc: CUfunction, bytes: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuFuncSetSharedSize_v2000>() {
-            Ok(__entry_point) => __entry_point(hfunc, bytes),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hfunc, bytes),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGetErrorName` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuGetErrorName_v6000`](crate::entries::cuGetErrorName_v6000).
@@ -1595,8 +1599,8 @@ mod both {
     #[inline]
     pub unsafe fn cuGetErrorName(error: CUresult, pStr: *mut *const c_char) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGetErrorName_v6000>() {
-            Ok(__entry_point) => __entry_point(error, pStr),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(error, pStr),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGetErrorString` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuGetErrorString_v6000`](crate::entries::cuGetErrorString_v6000).
@@ -1608,8 +1612,8 @@ mod both {
         pStr: *mut *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGetErrorString_v6000>() {
-            Ok(__entry_point) => __entry_point(error, pStr),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(error, pStr),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGetExportTable` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGetExportTable_v3000`](crate::entries::cuGetExportTable_v3000).
@@ -1621,8 +1625,8 @@ mod both {
         pExportTableId: *const CUuuid,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGetExportTable_v3000>() {
-            Ok(__entry_point) => __entry_point(ppExportTable, pExportTableId),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ppExportTable, pExportTableId),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddBatchMemOpNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuGraphAddBatchMemOpNode_v11070`](crate::entries::cuGraphAddBatchMemOpNode_v11070).
@@ -1639,7 +1643,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddBatchMemOpNode_v11070,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1648,7 +1652,7 @@ mod both {
                     nodeParams,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddChildGraphNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddChildGraphNode_v10000`](crate::entries::cuGraphAddChildGraphNode_v10000).
@@ -1665,7 +1669,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddChildGraphNode_v10000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1674,7 +1678,7 @@ mod both {
                     childGraph,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddDependencies` as cuda.h 13.5 means it: `#define cuGraphAddDependencies` makes it `cuGraphAddDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphAddDependencies_v12030`](crate::entries::cuGraphAddDependencies_v12030).
@@ -1691,10 +1695,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddDependencies_v12030,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(hGraph, from, to, edgeData, numDependencies)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddEmptyNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddEmptyNode_v10000`](crate::entries::cuGraphAddEmptyNode_v10000).
@@ -1708,10 +1712,10 @@ mod both {
         numDependencies: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddEmptyNode_v10000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(phGraphNode, hGraph, dependencies, numDependencies)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddEventRecordNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphAddEventRecordNode_v11010`](crate::entries::cuGraphAddEventRecordNode_v11010).
@@ -1728,10 +1732,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddEventRecordNode_v11010,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(phGraphNode, hGraph, dependencies, numDependencies, event)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddEventWaitNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphAddEventWaitNode_v11010`](crate::entries::cuGraphAddEventWaitNode_v11010).
@@ -1748,10 +1752,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddEventWaitNode_v11010,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(phGraphNode, hGraph, dependencies, numDependencies, event)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddExternalSemaphoresSignalNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphAddExternalSemaphoresSignalNode_v11020`](crate::entries::cuGraphAddExternalSemaphoresSignalNode_v11020).
@@ -1768,7 +1772,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddExternalSemaphoresSignalNode_v11020,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1777,7 +1781,7 @@ mod both {
                     nodeParams,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddExternalSemaphoresWaitNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphAddExternalSemaphoresWaitNode_v11020`](crate::entries::cuGraphAddExternalSemaphoresWaitNode_v11020).
@@ -1794,7 +1798,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddExternalSemaphoresWaitNode_v11020,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1803,7 +1807,7 @@ mod both {
                     nodeParams,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddHostNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddHostNode_v10000`](crate::entries::cuGraphAddHostNode_v10000).
@@ -1818,7 +1822,7 @@ mod both {
         nodeParams: *const CUDA_HOST_NODE_PARAMS_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddHostNode_v10000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1827,7 +1831,7 @@ mod both {
                     nodeParams,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddKernelNode` as cuda.h 13.5 means it: `#define cuGraphAddKernelNode` makes it `cuGraphAddKernelNode_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphAddKernelNode_v12000`](crate::entries::cuGraphAddKernelNode_v12000).
@@ -1842,7 +1846,7 @@ mod both {
         nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddKernelNode_v12000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1851,7 +1855,7 @@ mod both {
                     nodeParams,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddMemAllocNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphAddMemAllocNode_v11040`](crate::entries::cuGraphAddMemAllocNode_v11040).
@@ -1868,7 +1872,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddMemAllocNode_v11040,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1877,7 +1881,7 @@ mod both {
                     nodeParams,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddMemFreeNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphAddMemFreeNode_v11040`](crate::entries::cuGraphAddMemFreeNode_v11040).
@@ -1894,10 +1898,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphAddMemFreeNode_v11040,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(phGraphNode, hGraph, dependencies, numDependencies, dptr)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddMemcpyNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddMemcpyNode_v10000`](crate::entries::cuGraphAddMemcpyNode_v10000).
@@ -1913,7 +1917,7 @@ mod both {
         ctx: CUcontext,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddMemcpyNode_v10000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1923,7 +1927,7 @@ mod both {
                     ctx,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddMemsetNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphAddMemsetNode_v10000`](crate::entries::cuGraphAddMemsetNode_v10000).
@@ -1939,7 +1943,7 @@ mod both {
         ctx: CUcontext,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddMemsetNode_v10000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1949,7 +1953,7 @@ mod both {
                     ctx,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddNode` as cuda.h 13.5 means it: `#define cuGraphAddNode` makes it `cuGraphAddNode_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphAddNode_v12030`](crate::entries::cuGraphAddNode_v12030).
@@ -1965,7 +1969,7 @@ mod both {
         nodeParams: *mut CUgraphNodeParams,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddNode_v12030>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -1975,7 +1979,7 @@ mod both {
                     nodeParams,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphAddNode_v3` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuGraphAddNode_v13040`](crate::entries::cuGraphAddNode_v13040).
@@ -1991,7 +1995,7 @@ mod both {
         nodeParams: *mut CUgraphNodeParams,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphAddNode_v13040>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     phGraphNode,
                     hGraph,
@@ -2001,7 +2005,7 @@ mod both {
                     nodeParams,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphBatchMemOpNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuGraphBatchMemOpNodeGetParams_v11070`](crate::entries::cuGraphBatchMemOpNodeGetParams_v11070).
@@ -2015,8 +2019,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphBatchMemOpNodeGetParams_v11070,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams_out),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams_out),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphBatchMemOpNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuGraphBatchMemOpNodeSetParams_v11070`](crate::entries::cuGraphBatchMemOpNodeSetParams_v11070).
@@ -2030,8 +2034,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphBatchMemOpNodeSetParams_v11070,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphChildGraphNodeGetGraph` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphChildGraphNodeGetGraph_v10000`](crate::entries::cuGraphChildGraphNodeGetGraph_v10000).
@@ -2045,8 +2049,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphChildGraphNodeGetGraph_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, phGraph),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, phGraph),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphClone` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphClone_v10000`](crate::entries::cuGraphClone_v10000).
@@ -2058,8 +2062,8 @@ mod both {
         originalGraph: CUgraph,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphClone_v10000>() {
-            Ok(__entry_point) => __entry_point(phGraphClone, originalGraph),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phGraphClone, originalGraph),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphConditionalHandleCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphConditionalHandleCreate_v12030`](crate::entries::cuGraphConditionalHandleCreate_v12030).
@@ -2076,10 +2080,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphConditionalHandleCreate_v12030,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(pHandle_out, hGraph, ctx, defaultLaunchValue, flags)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphCreate_v10000`](crate::entries::cuGraphCreate_v10000).
@@ -2088,8 +2092,8 @@ mod both {
     #[inline]
     pub unsafe fn cuGraphCreate(phGraph: *mut CUgraph, flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphCreate_v10000>() {
-            Ok(__entry_point) => __entry_point(phGraph, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phGraph, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphDebugDotPrint` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuGraphDebugDotPrint_v11030`](crate::entries::cuGraphDebugDotPrint_v11030).
@@ -2102,8 +2106,8 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphDebugDotPrint_v11030>() {
-            Ok(__entry_point) => __entry_point(hGraph, path, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraph, path, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphDestroy_v10000`](crate::entries::cuGraphDestroy_v10000).
@@ -2112,8 +2116,8 @@ mod both {
     #[inline]
     pub unsafe fn cuGraphDestroy(hGraph: CUgraph) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphDestroy_v10000>() {
-            Ok(__entry_point) => __entry_point(hGraph),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraph),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphDestroyNode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphDestroyNode_v10000`](crate::entries::cuGraphDestroyNode_v10000).
@@ -2122,8 +2126,8 @@ mod both {
     #[inline]
     pub unsafe fn cuGraphDestroyNode(hNode: CUgraphNode) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphDestroyNode_v10000>() {
-            Ok(__entry_point) => __entry_point(hNode),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphEventRecordNodeGetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphEventRecordNodeGetEvent_v11010`](crate::entries::cuGraphEventRecordNodeGetEvent_v11010).
@@ -2137,8 +2141,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphEventRecordNodeGetEvent_v11010,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, event_out),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, event_out),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphEventRecordNodeSetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphEventRecordNodeSetEvent_v11010`](crate::entries::cuGraphEventRecordNodeSetEvent_v11010).
@@ -2152,8 +2156,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphEventRecordNodeSetEvent_v11010,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, event),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, event),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphEventWaitNodeGetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphEventWaitNodeGetEvent_v11010`](crate::entries::cuGraphEventWaitNodeGetEvent_v11010).
@@ -2167,8 +2171,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphEventWaitNodeGetEvent_v11010,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, event_out),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, event_out),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphEventWaitNodeSetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphEventWaitNodeSetEvent_v11010`](crate::entries::cuGraphEventWaitNodeSetEvent_v11010).
@@ -2182,8 +2186,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphEventWaitNodeSetEvent_v11010,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, event),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, event),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecBatchMemOpNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuGraphExecBatchMemOpNodeSetParams_v11070`](crate::entries::cuGraphExecBatchMemOpNodeSetParams_v11070).
@@ -2198,8 +2202,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecBatchMemOpNodeSetParams_v11070,
         >() {
-            Ok(__entry_point) => __entry_point(graphExec, node, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(graphExec, node, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecChildGraphNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphExecChildGraphNodeSetParams_v11010`](crate::entries::cuGraphExecChildGraphNodeSetParams_v11010).
@@ -2214,8 +2218,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecChildGraphNodeSetParams_v11010,
         >() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hNode, childGraph),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, childGraph),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphExecDestroy_v10000`](crate::entries::cuGraphExecDestroy_v10000).
@@ -2224,8 +2228,8 @@ mod both {
     #[inline]
     pub unsafe fn cuGraphExecDestroy(hGraphExec: CUgraphExec) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphExecDestroy_v10000>() {
-            Ok(__entry_point) => __entry_point(hGraphExec),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecEventRecordNodeSetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphExecEventRecordNodeSetEvent_v11010`](crate::entries::cuGraphExecEventRecordNodeSetEvent_v11010).
@@ -2240,8 +2244,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecEventRecordNodeSetEvent_v11010,
         >() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hNode, event),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, event),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecEventWaitNodeSetEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphExecEventWaitNodeSetEvent_v11010`](crate::entries::cuGraphExecEventWaitNodeSetEvent_v11010).
@@ -2256,8 +2260,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecEventWaitNodeSetEvent_v11010,
         >() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hNode, event),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, event),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecExternalSemaphoresSignalNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020`](crate::entries::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020).
@@ -2272,8 +2276,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecExternalSemaphoresWaitNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020`](crate::entries::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020).
@@ -2288,8 +2292,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecGetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphExecGetFlags_v12000`](crate::entries::cuGraphExecGetFlags_v12000).
@@ -2301,8 +2305,8 @@ mod both {
         flags: *mut cuuint64_t,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphExecGetFlags_v12000>() {
-            Ok(__entry_point) => __entry_point(hGraphExec, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecGetId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphExecGetId_v13010`](crate::entries::cuGraphExecGetId_v13010).
@@ -2314,8 +2318,8 @@ mod both {
         graphId: *mut c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphExecGetId_v13010>() {
-            Ok(__entry_point) => __entry_point(hGraphExec, graphId),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, graphId),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecHostNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuGraphExecHostNodeSetParams_v10020`](crate::entries::cuGraphExecHostNodeSetParams_v10020).
@@ -2330,8 +2334,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecHostNodeSetParams_v10020,
         >() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecKernelNodeSetParams` as cuda.h 13.5 means it: `#define cuGraphExecKernelNodeSetParams` makes it `cuGraphExecKernelNodeSetParams_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphExecKernelNodeSetParams_v12000`](crate::entries::cuGraphExecKernelNodeSetParams_v12000).
@@ -2346,8 +2350,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecKernelNodeSetParams_v12000,
         >() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecMemcpyNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuGraphExecMemcpyNodeSetParams_v10020`](crate::entries::cuGraphExecMemcpyNodeSetParams_v10020).
@@ -2363,8 +2367,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecMemcpyNodeSetParams_v10020,
         >() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hNode, copyParams, ctx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, copyParams, ctx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecMemsetNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuGraphExecMemsetNodeSetParams_v10020`](crate::entries::cuGraphExecMemsetNodeSetParams_v10020).
@@ -2380,8 +2384,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecMemsetNodeSetParams_v10020,
         >() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hNode, memsetParams, ctx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, memsetParams, ctx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12020 (CUDA 12.2), [`entries::cuGraphExecNodeSetParams_v12020`](crate::entries::cuGraphExecNodeSetParams_v12020).
@@ -2396,8 +2400,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExecNodeSetParams_v12020,
         >() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExecUpdate` as cuda.h 13.5 means it: `#define cuGraphExecUpdate` makes it `cuGraphExecUpdate_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphExecUpdate_v12000`](crate::entries::cuGraphExecUpdate_v12000).
@@ -2410,8 +2414,8 @@ mod both {
         resultInfo: *mut CUgraphExecUpdateResultInfo,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphExecUpdate_v12000>() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hGraph, resultInfo),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hGraph, resultInfo),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExternalSemaphoresSignalNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExternalSemaphoresSignalNodeGetParams_v11020`](crate::entries::cuGraphExternalSemaphoresSignalNodeGetParams_v11020).
@@ -2425,8 +2429,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExternalSemaphoresSignalNodeGetParams_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, params_out),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, params_out),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExternalSemaphoresSignalNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExternalSemaphoresSignalNodeSetParams_v11020`](crate::entries::cuGraphExternalSemaphoresSignalNodeSetParams_v11020).
@@ -2440,8 +2444,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExternalSemaphoresSignalNodeSetParams_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExternalSemaphoresWaitNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExternalSemaphoresWaitNodeGetParams_v11020`](crate::entries::cuGraphExternalSemaphoresWaitNodeGetParams_v11020).
@@ -2455,8 +2459,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExternalSemaphoresWaitNodeGetParams_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, params_out),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, params_out),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphExternalSemaphoresWaitNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuGraphExternalSemaphoresWaitNodeSetParams_v11020`](crate::entries::cuGraphExternalSemaphoresWaitNodeSetParams_v11020).
@@ -2470,8 +2474,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphExternalSemaphoresWaitNodeSetParams_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphGetEdges` as cuda.h 13.5 means it: `#define cuGraphGetEdges` makes it `cuGraphGetEdges_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphGetEdges_v12030`](crate::entries::cuGraphGetEdges_v12030).
@@ -2486,8 +2490,8 @@ mod both {
         numEdges: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphGetEdges_v12030>() {
-            Ok(__entry_point) => __entry_point(hGraph, from, to, edgeData, numEdges),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraph, from, to, edgeData, numEdges),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphGetId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphGetId_v13010`](crate::entries::cuGraphGetId_v13010).
@@ -2496,8 +2500,8 @@ mod both {
     #[inline]
     pub unsafe fn cuGraphGetId(hGraph: CUgraph, graphId: *mut c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphGetId_v13010>() {
-            Ok(__entry_point) => __entry_point(hGraph, graphId),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraph, graphId),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphGetNodes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphGetNodes_v10000`](crate::entries::cuGraphGetNodes_v10000).
@@ -2510,8 +2514,8 @@ mod both {
         numNodes: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphGetNodes_v10000>() {
-            Ok(__entry_point) => __entry_point(hGraph, nodes, numNodes),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraph, nodes, numNodes),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphGetRootNodes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphGetRootNodes_v10000`](crate::entries::cuGraphGetRootNodes_v10000).
@@ -2524,8 +2528,8 @@ mod both {
         numRootNodes: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphGetRootNodes_v10000>() {
-            Ok(__entry_point) => __entry_point(hGraph, rootNodes, numRootNodes),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraph, rootNodes, numRootNodes),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphHostNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphHostNodeGetParams_v10000`](crate::entries::cuGraphHostNodeGetParams_v10000).
@@ -2539,8 +2543,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphHostNodeGetParams_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphHostNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphHostNodeSetParams_v10000`](crate::entries::cuGraphHostNodeSetParams_v10000).
@@ -2554,8 +2558,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphHostNodeSetParams_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphInstantiate` as cuda.h 13.5 means it: `#define cuGraphInstantiate` makes it `cuGraphInstantiateWithFlags`, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphInstantiateWithFlags_v11040`](crate::entries::cuGraphInstantiateWithFlags_v11040).
@@ -2570,8 +2574,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphInstantiateWithFlags_v11040,
         >() {
-            Ok(__entry_point) => __entry_point(phGraphExec, hGraph, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phGraphExec, hGraph, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphKernelNodeCopyAttributes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuGraphKernelNodeCopyAttributes_v11000`](crate::entries::cuGraphKernelNodeCopyAttributes_v11000).
@@ -2585,8 +2589,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphKernelNodeCopyAttributes_v11000,
         >() {
-            Ok(__entry_point) => __entry_point(dst, src),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dst, src),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphKernelNodeGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuGraphKernelNodeGetAttribute_v11000`](crate::entries::cuGraphKernelNodeGetAttribute_v11000).
@@ -2601,8 +2605,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphKernelNodeGetAttribute_v11000,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, attr, value_out),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, attr, value_out),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphKernelNodeGetParams` as cuda.h 13.5 means it: `#define cuGraphKernelNodeGetParams` makes it `cuGraphKernelNodeGetParams_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphKernelNodeGetParams_v12000`](crate::entries::cuGraphKernelNodeGetParams_v12000).
@@ -2616,8 +2620,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphKernelNodeGetParams_v12000,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphKernelNodeSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuGraphKernelNodeSetAttribute_v11000`](crate::entries::cuGraphKernelNodeSetAttribute_v11000).
@@ -2632,8 +2636,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphKernelNodeSetAttribute_v11000,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, attr, value),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, attr, value),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphKernelNodeSetParams` as cuda.h 13.5 means it: `#define cuGraphKernelNodeSetParams` makes it `cuGraphKernelNodeSetParams_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphKernelNodeSetParams_v12000`](crate::entries::cuGraphKernelNodeSetParams_v12000).
@@ -2647,8 +2651,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphKernelNodeSetParams_v12000,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphMemAllocNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphMemAllocNodeGetParams_v11040`](crate::entries::cuGraphMemAllocNodeGetParams_v11040).
@@ -2662,8 +2666,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphMemAllocNodeGetParams_v11040,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, params_out),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, params_out),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphMemFreeNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphMemFreeNodeGetParams_v11040`](crate::entries::cuGraphMemFreeNodeGetParams_v11040).
@@ -2677,8 +2681,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphMemFreeNodeGetParams_v11040,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, dptr_out),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, dptr_out),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphMemcpyNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphMemcpyNodeGetParams_v10000`](crate::entries::cuGraphMemcpyNodeGetParams_v10000).
@@ -2692,8 +2696,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphMemcpyNodeGetParams_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphMemcpyNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphMemcpyNodeSetParams_v10000`](crate::entries::cuGraphMemcpyNodeSetParams_v10000).
@@ -2707,8 +2711,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphMemcpyNodeSetParams_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphMemsetNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphMemsetNodeGetParams_v10000`](crate::entries::cuGraphMemsetNodeGetParams_v10000).
@@ -2722,8 +2726,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphMemsetNodeGetParams_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphMemsetNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphMemsetNodeSetParams_v10000`](crate::entries::cuGraphMemsetNodeSetParams_v10000).
@@ -2737,8 +2741,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphMemsetNodeSetParams_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphNodeFindInClone` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphNodeFindInClone_v10000`](crate::entries::cuGraphNodeFindInClone_v10000).
@@ -2753,8 +2757,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeFindInClone_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(phNode, hOriginalNode, hClonedGraph),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phNode, hOriginalNode, hClonedGraph),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphNodeGetContainingGraph` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphNodeGetContainingGraph_v13010`](crate::entries::cuGraphNodeGetContainingGraph_v13010).
@@ -2768,8 +2772,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeGetContainingGraph_v13010,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, phGraph),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, phGraph),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphNodeGetDependencies` as cuda.h 13.5 means it: `#define cuGraphNodeGetDependencies` makes it `cuGraphNodeGetDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphNodeGetDependencies_v12030`](crate::entries::cuGraphNodeGetDependencies_v12030).
@@ -2785,10 +2789,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeGetDependencies_v12030,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(hNode, dependencies, edgeData, numDependencies)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphNodeGetDependentNodes` as cuda.h 13.5 means it: `#define cuGraphNodeGetDependentNodes` makes it `cuGraphNodeGetDependentNodes_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphNodeGetDependentNodes_v12030`](crate::entries::cuGraphNodeGetDependentNodes_v12030).
@@ -2804,10 +2808,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeGetDependentNodes_v12030,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(hNode, dependentNodes, edgeData, numDependentNodes)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphNodeGetEnabled` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuGraphNodeGetEnabled_v11060`](crate::entries::cuGraphNodeGetEnabled_v11060).
@@ -2822,8 +2826,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeGetEnabled_v11060,
         >() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hNode, isEnabled),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, isEnabled),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphNodeGetLocalId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphNodeGetLocalId_v13010`](crate::entries::cuGraphNodeGetLocalId_v13010).
@@ -2837,8 +2841,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeGetLocalId_v13010,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeId),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeId),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphNodeGetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuGraphNodeGetParams_v13020`](crate::entries::cuGraphNodeGetParams_v13020).
@@ -2850,8 +2854,8 @@ mod both {
         nodeParams: *mut CUgraphNodeParams,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphNodeGetParams_v13020>() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphNodeGetToolsId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuGraphNodeGetToolsId_v13010`](crate::entries::cuGraphNodeGetToolsId_v13010).
@@ -2865,8 +2869,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeGetToolsId_v13010,
         >() {
-            Ok(__entry_point) => __entry_point(hNode, nodeId),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeId),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphNodeGetType` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphNodeGetType_v10000`](crate::entries::cuGraphNodeGetType_v10000).
@@ -2878,8 +2882,8 @@ mod both {
         type_: *mut CUgraphNodeType,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphNodeGetType_v10000>() {
-            Ok(__entry_point) => __entry_point(hNode, type_),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, type_),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphNodeSetEnabled` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuGraphNodeSetEnabled_v11060`](crate::entries::cuGraphNodeSetEnabled_v11060).
@@ -2894,8 +2898,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphNodeSetEnabled_v11060,
         >() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hNode, isEnabled),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hNode, isEnabled),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphNodeSetParams` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12020 (CUDA 12.2), [`entries::cuGraphNodeSetParams_v12020`](crate::entries::cuGraphNodeSetParams_v12020).
@@ -2907,8 +2911,8 @@ mod both {
         nodeParams: *mut CUgraphNodeParams,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphNodeSetParams_v12020>() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphNodeSetParams_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuGraphNodeSetParams_v13040`](crate::entries::cuGraphNodeSetParams_v13040).
@@ -2920,8 +2924,8 @@ mod both {
         nodeParams: *mut CUgraphNodeParams,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphNodeSetParams_v13040>() {
-            Ok(__entry_point) => __entry_point(hNode, nodeParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hNode, nodeParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphReleaseUserObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuGraphReleaseUserObject_v11030`](crate::entries::cuGraphReleaseUserObject_v11030).
@@ -2936,8 +2940,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphReleaseUserObject_v11030,
         >() {
-            Ok(__entry_point) => __entry_point(graph, object, count),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(graph, object, count),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphRemoveDependencies` as cuda.h 13.5 means it: `#define cuGraphRemoveDependencies` makes it `cuGraphRemoveDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphRemoveDependencies_v12030`](crate::entries::cuGraphRemoveDependencies_v12030).
@@ -2954,10 +2958,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphRemoveDependencies_v12030,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(hGraph, from, to, edgeData, numDependencies)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphRetainUserObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuGraphRetainUserObject_v11030`](crate::entries::cuGraphRetainUserObject_v11030).
@@ -2973,8 +2977,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphRetainUserObject_v11030,
         >() {
-            Ok(__entry_point) => __entry_point(graph, object, count, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(graph, object, count, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphicsResourceGetMappedMipmappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuGraphicsResourceGetMappedMipmappedArray_v5000`](crate::entries::cuGraphicsResourceGetMappedMipmappedArray_v5000).
@@ -2988,8 +2992,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsResourceGetMappedMipmappedArray_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(pMipmappedArray, resource),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pMipmappedArray, resource),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphicsResourceGetMappedPointer` as cuda.h 13.5 means it: `#define cuGraphicsResourceGetMappedPointer` makes it `cuGraphicsResourceGetMappedPointer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuGraphicsResourceGetMappedPointer_v3020`](crate::entries::cuGraphicsResourceGetMappedPointer_v3020).
@@ -3004,8 +3008,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsResourceGetMappedPointer_v3020,
         >() {
-            Ok(__entry_point) => __entry_point(pDevPtr, pSize, resource),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pDevPtr, pSize, resource),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphicsResourceSetMapFlags` as cuda.h 13.5 means it: `#define cuGraphicsResourceSetMapFlags` makes it `cuGraphicsResourceSetMapFlags_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuGraphicsResourceSetMapFlags_v6050`](crate::entries::cuGraphicsResourceSetMapFlags_v6050).
@@ -3019,8 +3023,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsResourceSetMapFlags_v6050,
         >() {
-            Ok(__entry_point) => __entry_point(resource, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(resource, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphicsSubResourceGetMappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsSubResourceGetMappedArray_v3000`](crate::entries::cuGraphicsSubResourceGetMappedArray_v3000).
@@ -3036,8 +3040,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsSubResourceGetMappedArray_v3000,
         >() {
-            Ok(__entry_point) => __entry_point(pArray, resource, arrayIndex, mipLevel),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pArray, resource, arrayIndex, mipLevel),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphicsUnregisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsUnregisterResource_v3000`](crate::entries::cuGraphicsUnregisterResource_v3000).
@@ -3050,8 +3054,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsUnregisterResource_v3000,
         >() {
-            Ok(__entry_point) => __entry_point(resource),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(resource),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGreenCtxCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxCreate_v12040`](crate::entries::cuGreenCtxCreate_v12040).
@@ -3065,8 +3069,8 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGreenCtxCreate_v12040>() {
-            Ok(__entry_point) => __entry_point(phCtx, desc, dev, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phCtx, desc, dev, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGreenCtxDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxDestroy_v12040`](crate::entries::cuGreenCtxDestroy_v12040).
@@ -3075,8 +3079,8 @@ mod both {
     #[inline]
     pub unsafe fn cuGreenCtxDestroy(hCtx: CUgreenCtx) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGreenCtxDestroy_v12040>() {
-            Ok(__entry_point) => __entry_point(hCtx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hCtx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGreenCtxGetDevResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxGetDevResource_v12040`](crate::entries::cuGreenCtxGetDevResource_v12040).
@@ -3091,8 +3095,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGreenCtxGetDevResource_v12040,
         >() {
-            Ok(__entry_point) => __entry_point(hCtx, result, type_),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hCtx, result, type_),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGreenCtxGetId` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuGreenCtxGetId_v12090`](crate::entries::cuGreenCtxGetId_v12090).
@@ -3104,8 +3108,8 @@ mod both {
         greenCtxId: *mut c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGreenCtxGetId_v12090>() {
-            Ok(__entry_point) => __entry_point(greenCtx, greenCtxId),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(greenCtx, greenCtxId),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGreenCtxRecordEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxRecordEvent_v12040`](crate::entries::cuGreenCtxRecordEvent_v12040).
@@ -3116,8 +3120,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGreenCtxRecordEvent_v12040,
         >() {
-            Ok(__entry_point) => __entry_point(hCtx, hEvent),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hCtx, hEvent),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGreenCtxStreamCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuGreenCtxStreamCreate_v12050`](crate::entries::cuGreenCtxStreamCreate_v12050).
@@ -3133,8 +3137,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuGreenCtxStreamCreate_v12050,
         >() {
-            Ok(__entry_point) => __entry_point(phStream, greenCtx, flags, priority),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phStream, greenCtx, flags, priority),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGreenCtxWaitEvent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuGreenCtxWaitEvent_v12040`](crate::entries::cuGreenCtxWaitEvent_v12040).
@@ -3143,8 +3147,8 @@ mod both {
     #[inline]
     pub unsafe fn cuGreenCtxWaitEvent(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGreenCtxWaitEvent_v12040>() {
-            Ok(__entry_point) => __entry_point(hCtx, hEvent),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hCtx, hEvent),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuImportExternalMemory` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuImportExternalMemory_v10000`](crate::entries::cuImportExternalMemory_v10000).
@@ -3158,8 +3162,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuImportExternalMemory_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(extMem_out, memHandleDesc),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(extMem_out, memHandleDesc),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuImportExternalSemaphore` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuImportExternalSemaphore_v10000`](crate::entries::cuImportExternalSemaphore_v10000).
@@ -3173,8 +3177,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuImportExternalSemaphore_v10000,
         >() {
-            Ok(__entry_point) => __entry_point(extSem_out, semHandleDesc),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(extSem_out, semHandleDesc),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuInit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuInit_v2000`](crate::entries::cuInit_v2000).
@@ -3183,8 +3187,8 @@ mod both {
     #[inline]
     pub unsafe fn cuInit(Flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuInit_v2000>() {
-            Ok(__entry_point) => __entry_point(Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuIpcCloseMemHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuIpcCloseMemHandle_v4010`](crate::entries::cuIpcCloseMemHandle_v4010).
@@ -3193,8 +3197,8 @@ mod both {
     #[inline]
     pub unsafe fn cuIpcCloseMemHandle(dptr: CUdeviceptr_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuIpcCloseMemHandle_v4010>() {
-            Ok(__entry_point) => __entry_point(dptr),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuIpcGetEventHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuIpcGetEventHandle_v4010`](crate::entries::cuIpcGetEventHandle_v4010).
@@ -3206,8 +3210,8 @@ mod both {
         event: CUevent,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuIpcGetEventHandle_v4010>() {
-            Ok(__entry_point) => __entry_point(pHandle, event),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pHandle, event),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuIpcGetMemHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuIpcGetMemHandle_v4010`](crate::entries::cuIpcGetMemHandle_v4010).
@@ -3219,8 +3223,8 @@ mod both {
         dptr: CUdeviceptr_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuIpcGetMemHandle_v4010>() {
-            Ok(__entry_point) => __entry_point(pHandle, dptr),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pHandle, dptr),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuIpcOpenEventHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4010 (CUDA 4.1), [`entries::cuIpcOpenEventHandle_v4010`](crate::entries::cuIpcOpenEventHandle_v4010).
@@ -3232,8 +3236,8 @@ mod both {
         handle: CUipcEventHandle_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuIpcOpenEventHandle_v4010>() {
-            Ok(__entry_point) => __entry_point(phEvent, handle),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phEvent, handle),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuIpcOpenMemHandle` as cuda.h 13.5 means it: `#define cuIpcOpenMemHandle` makes it `cuIpcOpenMemHandle_v2`, the ABI of version 11000 (CUDA 11.0), [`entries::cuIpcOpenMemHandle_v11000`](crate::entries::cuIpcOpenMemHandle_v11000).
@@ -3246,8 +3250,8 @@ mod both {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuIpcOpenMemHandle_v11000>() {
-            Ok(__entry_point) => __entry_point(pdptr, handle, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pdptr, handle, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuKernelGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuKernelGetAttribute_v12000`](crate::entries::cuKernelGetAttribute_v12000).
@@ -3261,8 +3265,8 @@ mod both {
         dev: CUdevice,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuKernelGetAttribute_v12000>() {
-            Ok(__entry_point) => __entry_point(pi, attrib, kernel, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pi, attrib, kernel, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuKernelGetFunction` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuKernelGetFunction_v12000`](crate::entries::cuKernelGetFunction_v12000).
@@ -3274,8 +3278,8 @@ mod both {
         kernel: CUkernel,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuKernelGetFunction_v12000>() {
-            Ok(__entry_point) => __entry_point(pFunc, kernel),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pFunc, kernel),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuKernelGetLibrary` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuKernelGetLibrary_v12050`](crate::entries::cuKernelGetLibrary_v12050).
@@ -3287,8 +3291,8 @@ mod both {
         kernel: CUkernel,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuKernelGetLibrary_v12050>() {
-            Ok(__entry_point) => __entry_point(pLib, kernel),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pLib, kernel),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuKernelGetName` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuKernelGetName_v12030`](crate::entries::cuKernelGetName_v12030).
@@ -3300,8 +3304,8 @@ mod both {
         hfunc: CUkernel,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuKernelGetName_v12030>() {
-            Ok(__entry_point) => __entry_point(name, hfunc),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(name, hfunc),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuKernelGetParamCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuKernelGetParamCount_v13020`](crate::entries::cuKernelGetParamCount_v13020).
@@ -3315,8 +3319,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuKernelGetParamCount_v13020,
         >() {
-            Ok(__entry_point) => __entry_point(kernel, paramCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(kernel, paramCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuKernelGetParamInfo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuKernelGetParamInfo_v12040`](crate::entries::cuKernelGetParamInfo_v12040).
@@ -3330,10 +3334,10 @@ mod both {
         paramSize: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuKernelGetParamInfo_v12040>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(kernel, paramIndex, paramOffset, paramSize)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuKernelSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuKernelSetAttribute_v12000`](crate::entries::cuKernelSetAttribute_v12000).
@@ -3347,8 +3351,8 @@ mod both {
         dev: CUdevice,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuKernelSetAttribute_v12000>() {
-            Ok(__entry_point) => __entry_point(attrib, val, kernel, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(attrib, val, kernel, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuKernelSetCacheConfig` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuKernelSetCacheConfig_v12000`](crate::entries::cuKernelSetCacheConfig_v12000).
@@ -3363,8 +3367,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuKernelSetCacheConfig_v12000,
         >() {
-            Ok(__entry_point) => __entry_point(kernel, config, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(kernel, config, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunch` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuLaunch_v2000`](crate::entries::cuLaunch_v2000).
@@ -3373,8 +3377,8 @@ mod both {
     #[inline]
     pub unsafe fn cuLaunch(f: CUfunction) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunch_v2000>() {
-            Ok(__entry_point) => __entry_point(f),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(f),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchCooperativeKernelMultiDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 9000 (CUDA 9.0), [`entries::cuLaunchCooperativeKernelMultiDevice_v9000`](crate::entries::cuLaunchCooperativeKernelMultiDevice_v9000).
@@ -3389,8 +3393,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLaunchCooperativeKernelMultiDevice_v9000,
         >() {
-            Ok(__entry_point) => __entry_point(launchParamsList, numDevices, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(launchParamsList, numDevices, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchGrid` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuLaunchGrid_v2000`](crate::entries::cuLaunchGrid_v2000).
@@ -3403,8 +3407,8 @@ mod both {
         grid_height: c_int,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchGrid_v2000>() {
-            Ok(__entry_point) => __entry_point(f, grid_width, grid_height),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(f, grid_width, grid_height),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchGridAsync` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuLaunchGridAsync_v2000`](crate::entries::cuLaunchGridAsync_v2000).
@@ -3418,8 +3422,8 @@ mod both {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchGridAsync_v2000>() {
-            Ok(__entry_point) => __entry_point(f, grid_width, grid_height, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(f, grid_width, grid_height, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLibraryEnumerateKernels` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuLibraryEnumerateKernels_v12040`](crate::entries::cuLibraryEnumerateKernels_v12040).
@@ -3434,8 +3438,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLibraryEnumerateKernels_v12040,
         >() {
-            Ok(__entry_point) => __entry_point(kernels, numKernels, lib),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(kernels, numKernels, lib),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLibraryGetGlobal` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetGlobal_v12000`](crate::entries::cuLibraryGetGlobal_v12000).
@@ -3449,8 +3453,8 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLibraryGetGlobal_v12000>() {
-            Ok(__entry_point) => __entry_point(dptr, bytes, library, name),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr, bytes, library, name),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLibraryGetKernel` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetKernel_v12000`](crate::entries::cuLibraryGetKernel_v12000).
@@ -3463,8 +3467,8 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLibraryGetKernel_v12000>() {
-            Ok(__entry_point) => __entry_point(pKernel, library, name),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pKernel, library, name),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLibraryGetKernelCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuLibraryGetKernelCount_v12040`](crate::entries::cuLibraryGetKernelCount_v12040).
@@ -3478,8 +3482,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLibraryGetKernelCount_v12040,
         >() {
-            Ok(__entry_point) => __entry_point(count, lib),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(count, lib),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLibraryGetManaged` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetManaged_v12000`](crate::entries::cuLibraryGetManaged_v12000).
@@ -3493,8 +3497,8 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLibraryGetManaged_v12000>() {
-            Ok(__entry_point) => __entry_point(dptr, bytes, library, name),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr, bytes, library, name),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLibraryGetModule` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetModule_v12000`](crate::entries::cuLibraryGetModule_v12000).
@@ -3506,8 +3510,8 @@ mod both {
         library: CUlibrary,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLibraryGetModule_v12000>() {
-            Ok(__entry_point) => __entry_point(pMod, library),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pMod, library),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLibraryGetUnifiedFunction` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryGetUnifiedFunction_v12000`](crate::entries::cuLibraryGetUnifiedFunction_v12000).
@@ -3522,8 +3526,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLibraryGetUnifiedFunction_v12000,
         >() {
-            Ok(__entry_point) => __entry_point(fptr, library, symbol),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(fptr, library, symbol),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLibraryLoadData` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryLoadData_v12000`](crate::entries::cuLibraryLoadData_v12000).
@@ -3543,7 +3547,7 @@ mod both {
         numLibraryOptions: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLibraryLoadData_v12000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     library,
                     code,
@@ -3555,7 +3559,7 @@ mod both {
                     numLibraryOptions,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLibraryLoadFromFile` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryLoadFromFile_v12000`](crate::entries::cuLibraryLoadFromFile_v12000).
@@ -3575,7 +3579,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLibraryLoadFromFile_v12000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     library,
                     fileName,
@@ -3587,7 +3591,7 @@ mod both {
                     numLibraryOptions,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLibraryUnload` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuLibraryUnload_v12000`](crate::entries::cuLibraryUnload_v12000).
@@ -3596,8 +3600,8 @@ mod both {
     #[inline]
     pub unsafe fn cuLibraryUnload(library: CUlibrary) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLibraryUnload_v12000>() {
-            Ok(__entry_point) => __entry_point(library),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(library),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLinkAddData` as cuda.h 13.5 means it: `#define cuLinkAddData` makes it `cuLinkAddData_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuLinkAddData_v6050`](crate::entries::cuLinkAddData_v6050).
@@ -3617,7 +3621,7 @@ mod both {
         optionValues: *mut *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLinkAddData_v6050>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     state,
                     type_,
@@ -3629,7 +3633,7 @@ mod both {
                     optionValues,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLinkAddFile` as cuda.h 13.5 means it: `#define cuLinkAddFile` makes it `cuLinkAddFile_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuLinkAddFile_v6050`](crate::entries::cuLinkAddFile_v6050).
@@ -3645,10 +3649,10 @@ mod both {
         optionValues: *mut *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLinkAddFile_v6050>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(state, type_, path, numOptions, options, optionValues)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLinkComplete` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuLinkComplete_v5050`](crate::entries::cuLinkComplete_v5050).
@@ -3661,8 +3665,8 @@ mod both {
         sizeOut: *mut usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLinkComplete_v5050>() {
-            Ok(__entry_point) => __entry_point(state, cubinOut, sizeOut),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(state, cubinOut, sizeOut),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLinkCreate` as cuda.h 13.5 means it: `#define cuLinkCreate` makes it `cuLinkCreate_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuLinkCreate_v6050`](crate::entries::cuLinkCreate_v6050).
@@ -3676,10 +3680,10 @@ mod both {
         stateOut: *mut CUlinkState,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLinkCreate_v6050>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(numOptions, options, optionValues, stateOut)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLinkDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuLinkDestroy_v5050`](crate::entries::cuLinkDestroy_v5050).
@@ -3688,8 +3692,8 @@ mod both {
     #[inline]
     pub unsafe fn cuLinkDestroy(state: CUlinkState) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLinkDestroy_v5050>() {
-            Ok(__entry_point) => __entry_point(state),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(state),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogicalEndpointAddDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointAddDevice_v13030`](crate::entries::cuLogicalEndpointAddDevice_v13030).
@@ -3703,8 +3707,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointAddDevice_v13030,
         >() {
-            Ok(__entry_point) => __entry_point(leId, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(leId, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogicalEndpointBindAddr` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointBindAddr_v13030`](crate::entries::cuLogicalEndpointBindAddr_v13030).
@@ -3722,8 +3726,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointBindAddr_v13030,
         >() {
-            Ok(__entry_point) => __entry_point(leId, dev, offset, ptr, size, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(leId, dev, offset, ptr, size, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogicalEndpointBindMem` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointBindMem_v13030`](crate::entries::cuLogicalEndpointBindMem_v13030).
@@ -3742,10 +3746,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointBindMem_v13030,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(leId, dev, offset, memHandle, memOffset, size, flags)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogicalEndpointCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointCreate_v13030`](crate::entries::cuLogicalEndpointCreate_v13030).
@@ -3759,8 +3763,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointCreate_v13030,
         >() {
-            Ok(__entry_point) => __entry_point(leId, prop),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(leId, prop),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogicalEndpointDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointDestroy_v13030`](crate::entries::cuLogicalEndpointDestroy_v13030).
@@ -3771,8 +3775,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointDestroy_v13030,
         >() {
-            Ok(__entry_point) => __entry_point(leId),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(leId),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogicalEndpointExport` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointExport_v13030`](crate::entries::cuLogicalEndpointExport_v13030).
@@ -3787,8 +3791,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointExport_v13030,
         >() {
-            Ok(__entry_point) => __entry_point(handle, leId, handleType),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(handle, leId, handleType),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogicalEndpointGetLimits` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointGetLimits_v13030`](crate::entries::cuLogicalEndpointGetLimits_v13030).
@@ -3803,8 +3807,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointGetLimits_v13030,
         >() {
-            Ok(__entry_point) => __entry_point(bindAlignment, maxSize, prop),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(bindAlignment, maxSize, prop),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogicalEndpointIdRelease` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointIdRelease_v13030`](crate::entries::cuLogicalEndpointIdRelease_v13030).
@@ -3818,8 +3822,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointIdRelease_v13030,
         >() {
-            Ok(__entry_point) => __entry_point(leId, count),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(leId, count),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogicalEndpointIdReserve` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointIdReserve_v13030`](crate::entries::cuLogicalEndpointIdReserve_v13030).
@@ -3833,8 +3837,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointIdReserve_v13030,
         >() {
-            Ok(__entry_point) => __entry_point(leId, count),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(leId, count),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogicalEndpointImport` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointImport_v13030`](crate::entries::cuLogicalEndpointImport_v13030).
@@ -3849,8 +3853,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointImport_v13030,
         >() {
-            Ok(__entry_point) => __entry_point(leId, handle, handleType),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(leId, handle, handleType),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogicalEndpointQuery` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointQuery_v13030`](crate::entries::cuLogicalEndpointQuery_v13030).
@@ -3865,8 +3869,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointQuery_v13030,
         >() {
-            Ok(__entry_point) => __entry_point(leId, count, queryStatus),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(leId, count, queryStatus),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogicalEndpointUnbind` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuLogicalEndpointUnbind_v13030`](crate::entries::cuLogicalEndpointUnbind_v13030).
@@ -3882,8 +3886,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogicalEndpointUnbind_v13030,
         >() {
-            Ok(__entry_point) => __entry_point(leId, dev, offset, size),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(leId, dev, offset, size),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogsCurrent` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsCurrent_v12090`](crate::entries::cuLogsCurrent_v12090).
@@ -3895,8 +3899,8 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLogsCurrent_v12090>() {
-            Ok(__entry_point) => __entry_point(iterator, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(iterator, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogsDumpToFile` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsDumpToFile_v12090`](crate::entries::cuLogsDumpToFile_v12090).
@@ -3909,8 +3913,8 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLogsDumpToFile_v12090>() {
-            Ok(__entry_point) => __entry_point(iterator, pathToFile, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(iterator, pathToFile, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogsDumpToMemory` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsDumpToMemory_v12090`](crate::entries::cuLogsDumpToMemory_v12090).
@@ -3924,8 +3928,8 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLogsDumpToMemory_v12090>() {
-            Ok(__entry_point) => __entry_point(iterator, buffer, size, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(iterator, buffer, size, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogsRegisterCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsRegisterCallback_v12090`](crate::entries::cuLogsRegisterCallback_v12090).
@@ -3940,8 +3944,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogsRegisterCallback_v12090,
         >() {
-            Ok(__entry_point) => __entry_point(callbackFunc, userData, callback),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(callbackFunc, userData, callback),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLogsUnregisterCallback` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12090 (CUDA 12.9), [`entries::cuLogsUnregisterCallback_v12090`](crate::entries::cuLogsUnregisterCallback_v12090).
@@ -3952,8 +3956,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuLogsUnregisterCallback_v12090,
         >() {
-            Ok(__entry_point) => __entry_point(callback),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(callback),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemAddressFree` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemAddressFree_v10020`](crate::entries::cuMemAddressFree_v10020).
@@ -3962,8 +3966,8 @@ mod both {
     #[inline]
     pub unsafe fn cuMemAddressFree(ptr: CUdeviceptr_v2, size: usize) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAddressFree_v10020>() {
-            Ok(__entry_point) => __entry_point(ptr, size),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ptr, size),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemAddressReserve` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemAddressReserve_v10020`](crate::entries::cuMemAddressReserve_v10020).
@@ -3978,8 +3982,8 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAddressReserve_v10020>() {
-            Ok(__entry_point) => __entry_point(ptr, size, alignment, addr, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ptr, size, alignment, addr, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemAdvise` as cuda.h 13.5 means it: `#define cuMemAdvise` makes it `cuMemAdvise_v2`, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemAdvise_v12020`](crate::entries::cuMemAdvise_v12020).
@@ -3993,8 +3997,8 @@ mod both {
         location: CUmemLocation_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAdvise_v12020>() {
-            Ok(__entry_point) => __entry_point(devPtr, count, advice, location),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(devPtr, count, advice, location),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemAlloc` as cuda.h 13.5 means it: `#define cuMemAlloc` makes it `cuMemAlloc_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemAlloc_v3020`](crate::entries::cuMemAlloc_v3020).
@@ -4003,8 +4007,8 @@ mod both {
     #[inline]
     pub unsafe fn cuMemAlloc(dptr: *mut CUdeviceptr_v2, bytesize: usize) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAlloc_v3020>() {
-            Ok(__entry_point) => __entry_point(dptr, bytesize),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr, bytesize),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemAllocHost` as cuda.h 13.5 means it: `#define cuMemAllocHost` makes it `cuMemAllocHost_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemAllocHost_v3020`](crate::entries::cuMemAllocHost_v3020).
@@ -4013,8 +4017,8 @@ mod both {
     #[inline]
     pub unsafe fn cuMemAllocHost(pp: *mut *mut c_void, bytesize: usize) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAllocHost_v3020>() {
-            Ok(__entry_point) => __entry_point(pp, bytesize),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pp, bytesize),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemAllocManaged` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuMemAllocManaged_v6000`](crate::entries::cuMemAllocManaged_v6000).
@@ -4027,8 +4031,8 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAllocManaged_v6000>() {
-            Ok(__entry_point) => __entry_point(dptr, bytesize, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr, bytesize, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemAllocPitch` as cuda.h 13.5 means it: `#define cuMemAllocPitch` makes it `cuMemAllocPitch_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemAllocPitch_v3020`](crate::entries::cuMemAllocPitch_v3020).
@@ -4043,10 +4047,10 @@ mod both {
         ElementSizeBytes: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAllocPitch_v3020>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemCreate_v10020`](crate::entries::cuMemCreate_v10020).
@@ -4060,8 +4064,8 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemCreate_v10020>() {
-            Ok(__entry_point) => __entry_point(handle, size, prop, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(handle, size, prop, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemExportToShareableHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemExportToShareableHandle_v10020`](crate::entries::cuMemExportToShareableHandle_v10020).
@@ -4077,10 +4081,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemExportToShareableHandle_v10020,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(shareableHandle, handle, handleType, flags)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemFree` as cuda.h 13.5 means it: `#define cuMemFree` makes it `cuMemFree_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemFree_v3020`](crate::entries::cuMemFree_v3020).
@@ -4089,8 +4093,8 @@ mod both {
     #[inline]
     pub unsafe fn cuMemFree(dptr: CUdeviceptr_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemFree_v3020>() {
-            Ok(__entry_point) => __entry_point(dptr),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemFreeHost` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuMemFreeHost_v2000`](crate::entries::cuMemFreeHost_v2000).
@@ -4099,8 +4103,8 @@ mod both {
     #[inline]
     pub unsafe fn cuMemFreeHost(p: *mut c_void) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemFreeHost_v2000>() {
-            Ok(__entry_point) => __entry_point(p),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(p),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemGetAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemGetAccess_v10020`](crate::entries::cuMemGetAccess_v10020).
@@ -4113,8 +4117,8 @@ mod both {
         ptr: CUdeviceptr_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemGetAccess_v10020>() {
-            Ok(__entry_point) => __entry_point(flags, location, ptr),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(flags, location, ptr),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemGetAddressRange` as cuda.h 13.5 means it: `#define cuMemGetAddressRange` makes it `cuMemGetAddressRange_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemGetAddressRange_v3020`](crate::entries::cuMemGetAddressRange_v3020).
@@ -4127,8 +4131,8 @@ mod both {
         dptr: CUdeviceptr_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemGetAddressRange_v3020>() {
-            Ok(__entry_point) => __entry_point(pbase, psize, dptr),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pbase, psize, dptr),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemGetAllocationGranularity` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemGetAllocationGranularity_v10020`](crate::entries::cuMemGetAllocationGranularity_v10020).
@@ -4143,8 +4147,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemGetAllocationGranularity_v10020,
         >() {
-            Ok(__entry_point) => __entry_point(granularity, prop, option),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(granularity, prop, option),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemGetAllocationPropertiesFromHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemGetAllocationPropertiesFromHandle_v10020`](crate::entries::cuMemGetAllocationPropertiesFromHandle_v10020).
@@ -4158,8 +4162,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemGetAllocationPropertiesFromHandle_v10020,
         >() {
-            Ok(__entry_point) => __entry_point(prop, handle),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(prop, handle),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemGetDefaultMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemGetDefaultMemPool_v13000`](crate::entries::cuMemGetDefaultMemPool_v13000).
@@ -4174,8 +4178,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemGetDefaultMemPool_v13000,
         >() {
-            Ok(__entry_point) => __entry_point(pool_out, location, type_),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pool_out, location, type_),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemGetHandleForAddressRange` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuMemGetHandleForAddressRange_v11070`](crate::entries::cuMemGetHandleForAddressRange_v11070).
@@ -4192,8 +4196,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemGetHandleForAddressRange_v11070,
         >() {
-            Ok(__entry_point) => __entry_point(handle, dptr, size, handleType, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(handle, dptr, size, handleType, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemGetInfo` as cuda.h 13.5 means it: `#define cuMemGetInfo` makes it `cuMemGetInfo_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemGetInfo_v3020`](crate::entries::cuMemGetInfo_v3020).
@@ -4202,8 +4206,8 @@ mod both {
     #[inline]
     pub unsafe fn cuMemGetInfo(free: *mut usize, total: *mut usize) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemGetInfo_v3020>() {
-            Ok(__entry_point) => __entry_point(free, total),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(free, total),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemGetLocationInfo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13040 (CUDA 13.4), [`entries::cuMemGetLocationInfo_v13040`](crate::entries::cuMemGetLocationInfo_v13040).
@@ -4218,7 +4222,7 @@ mod both {
         location_out: *mut CUmemLocation_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemGetLocationInfo_v13040>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     ptr,
                     size,
@@ -4227,7 +4231,7 @@ mod both {
                     location_out,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemGetMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemGetMemPool_v13000`](crate::entries::cuMemGetMemPool_v13000).
@@ -4240,8 +4244,8 @@ mod both {
         type_: CUmemAllocationType,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemGetMemPool_v13000>() {
-            Ok(__entry_point) => __entry_point(pool_out, location, type_),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pool_out, location, type_),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemHostAlloc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2020 (CUDA 2.2), [`entries::cuMemHostAlloc_v2020`](crate::entries::cuMemHostAlloc_v2020).
@@ -4254,8 +4258,8 @@ mod both {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemHostAlloc_v2020>() {
-            Ok(__entry_point) => __entry_point(pp, bytesize, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pp, bytesize, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemHostGetDevicePointer` as cuda.h 13.5 means it: `#define cuMemHostGetDevicePointer` makes it `cuMemHostGetDevicePointer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemHostGetDevicePointer_v3020`](crate::entries::cuMemHostGetDevicePointer_v3020).
@@ -4270,8 +4274,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemHostGetDevicePointer_v3020,
         >() {
-            Ok(__entry_point) => __entry_point(pdptr, p, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pdptr, p, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemHostGetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2030 (CUDA 2.3), [`entries::cuMemHostGetFlags_v2030`](crate::entries::cuMemHostGetFlags_v2030).
@@ -4280,8 +4284,8 @@ mod both {
     #[inline]
     pub unsafe fn cuMemHostGetFlags(pFlags: *mut c_uint, p: *mut c_void) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemHostGetFlags_v2030>() {
-            Ok(__entry_point) => __entry_point(pFlags, p),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pFlags, p),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemHostRegister` as cuda.h 13.5 means it: `#define cuMemHostRegister` makes it `cuMemHostRegister_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuMemHostRegister_v6050`](crate::entries::cuMemHostRegister_v6050).
@@ -4294,8 +4298,8 @@ mod both {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemHostRegister_v6050>() {
-            Ok(__entry_point) => __entry_point(p, bytesize, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(p, bytesize, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemHostUnregister` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemHostUnregister_v4000`](crate::entries::cuMemHostUnregister_v4000).
@@ -4304,8 +4308,8 @@ mod both {
     #[inline]
     pub unsafe fn cuMemHostUnregister(p: *mut c_void) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemHostUnregister_v4000>() {
-            Ok(__entry_point) => __entry_point(p),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(p),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemImportFromShareableHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemImportFromShareableHandle_v10020`](crate::entries::cuMemImportFromShareableHandle_v10020).
@@ -4320,8 +4324,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemImportFromShareableHandle_v10020,
         >() {
-            Ok(__entry_point) => __entry_point(handle, osHandle, shHandleType),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(handle, osHandle, shHandleType),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemMap` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemMap_v10020`](crate::entries::cuMemMap_v10020).
@@ -4336,8 +4340,8 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemMap_v10020>() {
-            Ok(__entry_point) => __entry_point(ptr, size, offset, handle, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ptr, size, offset, handle, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPoolCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolCreate_v11020`](crate::entries::cuMemPoolCreate_v11020).
@@ -4349,8 +4353,8 @@ mod both {
         poolProps: *const CUmemPoolProps_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPoolCreate_v11020>() {
-            Ok(__entry_point) => __entry_point(pool, poolProps),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pool, poolProps),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPoolDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolDestroy_v11020`](crate::entries::cuMemPoolDestroy_v11020).
@@ -4359,8 +4363,8 @@ mod both {
     #[inline]
     pub unsafe fn cuMemPoolDestroy(pool: CUmemoryPool) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPoolDestroy_v11020>() {
-            Ok(__entry_point) => __entry_point(pool),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pool),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPoolExportPointer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolExportPointer_v11020`](crate::entries::cuMemPoolExportPointer_v11020).
@@ -4374,8 +4378,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPoolExportPointer_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(shareData_out, ptr),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(shareData_out, ptr),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPoolExportToShareableHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolExportToShareableHandle_v11020`](crate::entries::cuMemPoolExportToShareableHandle_v11020).
@@ -4391,8 +4395,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPoolExportToShareableHandle_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(handle_out, pool, handleType, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(handle_out, pool, handleType, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPoolGetAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolGetAccess_v11020`](crate::entries::cuMemPoolGetAccess_v11020).
@@ -4405,8 +4409,8 @@ mod both {
         location: *mut CUmemLocation_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPoolGetAccess_v11020>() {
-            Ok(__entry_point) => __entry_point(flags, memPool, location),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(flags, memPool, location),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPoolGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolGetAttribute_v11020`](crate::entries::cuMemPoolGetAttribute_v11020).
@@ -4421,8 +4425,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPoolGetAttribute_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(pool, attr, value),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pool, attr, value),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPoolImportFromShareableHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolImportFromShareableHandle_v11020`](crate::entries::cuMemPoolImportFromShareableHandle_v11020).
@@ -4438,8 +4442,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPoolImportFromShareableHandle_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(pool_out, handle, handleType, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pool_out, handle, handleType, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPoolImportPointer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolImportPointer_v11020`](crate::entries::cuMemPoolImportPointer_v11020).
@@ -4454,8 +4458,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPoolImportPointer_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(ptr_out, pool, shareData),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ptr_out, pool, shareData),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPoolSetAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolSetAccess_v11020`](crate::entries::cuMemPoolSetAccess_v11020).
@@ -4468,8 +4472,8 @@ mod both {
         count: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPoolSetAccess_v11020>() {
-            Ok(__entry_point) => __entry_point(pool, map, count),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pool, map, count),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPoolSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolSetAttribute_v11020`](crate::entries::cuMemPoolSetAttribute_v11020).
@@ -4484,8 +4488,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPoolSetAttribute_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(pool, attr, value),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pool, attr, value),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPoolTrimTo` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemPoolTrimTo_v11020`](crate::entries::cuMemPoolTrimTo_v11020).
@@ -4497,8 +4501,8 @@ mod both {
         minBytesToKeep: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPoolTrimTo_v11020>() {
-            Ok(__entry_point) => __entry_point(pool, minBytesToKeep),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pool, minBytesToKeep),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemRangeGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuMemRangeGetAttribute_v8000`](crate::entries::cuMemRangeGetAttribute_v8000).
@@ -4515,8 +4519,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemRangeGetAttribute_v8000,
         >() {
-            Ok(__entry_point) => __entry_point(data, dataSize, attribute, devPtr, count),
-            Err(code) => code,
+            Some(__entry_point) => {
+                __entry_point(data, dataSize, attribute, devPtr, count)
+            }
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemRangeGetAttributes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuMemRangeGetAttributes_v8000`](crate::entries::cuMemRangeGetAttributes_v8000).
@@ -4534,10 +4540,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemRangeGetAttributes_v8000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(data, dataSizes, attributes, numAttributes, devPtr, count)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemRelease` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemRelease_v10020`](crate::entries::cuMemRelease_v10020).
@@ -4546,8 +4552,8 @@ mod both {
     #[inline]
     pub unsafe fn cuMemRelease(handle: CUmemGenericAllocationHandle_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemRelease_v10020>() {
-            Ok(__entry_point) => __entry_point(handle),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(handle),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemRetainAllocationHandle` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuMemRetainAllocationHandle_v11000`](crate::entries::cuMemRetainAllocationHandle_v11000).
@@ -4561,8 +4567,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMemRetainAllocationHandle_v11000,
         >() {
-            Ok(__entry_point) => __entry_point(handle, addr),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(handle, addr),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemSetAccess` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemSetAccess_v10020`](crate::entries::cuMemSetAccess_v10020).
@@ -4576,8 +4582,8 @@ mod both {
         count: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemSetAccess_v10020>() {
-            Ok(__entry_point) => __entry_point(ptr, size, desc, count),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ptr, size, desc, count),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemSetMemPool` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemSetMemPool_v13000`](crate::entries::cuMemSetMemPool_v13000).
@@ -4590,8 +4596,8 @@ mod both {
         pool: CUmemoryPool,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemSetMemPool_v13000>() {
-            Ok(__entry_point) => __entry_point(location, type_, pool),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(location, type_, pool),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemUnmap` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuMemUnmap_v10020`](crate::entries::cuMemUnmap_v10020).
@@ -4600,8 +4606,8 @@ mod both {
     #[inline]
     pub unsafe fn cuMemUnmap(ptr: CUdeviceptr_v2, size: usize) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemUnmap_v10020>() {
-            Ok(__entry_point) => __entry_point(ptr, size),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ptr, size),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMipmappedArrayCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuMipmappedArrayCreate_v5000`](crate::entries::cuMipmappedArrayCreate_v5000).
@@ -4616,10 +4622,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMipmappedArrayCreate_v5000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(pHandle, pMipmappedArrayDesc, numMipmapLevels)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMipmappedArrayDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuMipmappedArrayDestroy_v5000`](crate::entries::cuMipmappedArrayDestroy_v5000).
@@ -4632,8 +4638,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMipmappedArrayDestroy_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(hMipmappedArray),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hMipmappedArray),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMipmappedArrayGetLevel` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuMipmappedArrayGetLevel_v5000`](crate::entries::cuMipmappedArrayGetLevel_v5000).
@@ -4648,8 +4654,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMipmappedArrayGetLevel_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(pLevelArray, hMipmappedArray, level),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pLevelArray, hMipmappedArray, level),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMipmappedArrayGetMemoryRequirements` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuMipmappedArrayGetMemoryRequirements_v11060`](crate::entries::cuMipmappedArrayGetMemoryRequirements_v11060).
@@ -4664,8 +4670,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMipmappedArrayGetMemoryRequirements_v11060,
         >() {
-            Ok(__entry_point) => __entry_point(memoryRequirements, mipmap, device),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(memoryRequirements, mipmap, device),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMipmappedArrayGetSparseProperties` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuMipmappedArrayGetSparseProperties_v11010`](crate::entries::cuMipmappedArrayGetSparseProperties_v11010).
@@ -4679,8 +4685,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMipmappedArrayGetSparseProperties_v11010,
         >() {
-            Ok(__entry_point) => __entry_point(sparseProperties, mipmap),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(sparseProperties, mipmap),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuModuleEnumerateFunctions` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuModuleEnumerateFunctions_v12040`](crate::entries::cuModuleEnumerateFunctions_v12040).
@@ -4695,8 +4701,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuModuleEnumerateFunctions_v12040,
         >() {
-            Ok(__entry_point) => __entry_point(functions, numFunctions, mod_),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(functions, numFunctions, mod_),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuModuleGetFunction` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleGetFunction_v2000`](crate::entries::cuModuleGetFunction_v2000).
@@ -4709,8 +4715,8 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleGetFunction_v2000>() {
-            Ok(__entry_point) => __entry_point(hfunc, hmod, name),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hfunc, hmod, name),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuModuleGetFunctionCount` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuModuleGetFunctionCount_v12040`](crate::entries::cuModuleGetFunctionCount_v12040).
@@ -4724,8 +4730,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuModuleGetFunctionCount_v12040,
         >() {
-            Ok(__entry_point) => __entry_point(count, hmod),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(count, hmod),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuModuleGetGlobal` as cuda.h 13.5 means it: `#define cuModuleGetGlobal` makes it `cuModuleGetGlobal_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuModuleGetGlobal_v3020`](crate::entries::cuModuleGetGlobal_v3020).
@@ -4739,8 +4745,8 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleGetGlobal_v3020>() {
-            Ok(__entry_point) => __entry_point(dptr, bytes, hmod, name),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr, bytes, hmod, name),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuModuleGetLoadingMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuModuleGetLoadingMode_v11070`](crate::entries::cuModuleGetLoadingMode_v11070).
@@ -4751,8 +4757,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuModuleGetLoadingMode_v11070,
         >() {
-            Ok(__entry_point) => __entry_point(mode),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(mode),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuModuleGetSurfRef` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuModuleGetSurfRef_v3000`](crate::entries::cuModuleGetSurfRef_v3000).
@@ -4765,8 +4771,8 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleGetSurfRef_v3000>() {
-            Ok(__entry_point) => __entry_point(pSurfRef, hmod, name),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pSurfRef, hmod, name),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuModuleGetTexRef` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleGetTexRef_v2000`](crate::entries::cuModuleGetTexRef_v2000).
@@ -4779,8 +4785,8 @@ mod both {
         name: *const c_char,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleGetTexRef_v2000>() {
-            Ok(__entry_point) => __entry_point(pTexRef, hmod, name),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pTexRef, hmod, name),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuModuleLoad` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleLoad_v2000`](crate::entries::cuModuleLoad_v2000).
@@ -4789,8 +4795,8 @@ mod both {
     #[inline]
     pub unsafe fn cuModuleLoad(module: *mut CUmodule, fname: *const c_char) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleLoad_v2000>() {
-            Ok(__entry_point) => __entry_point(module, fname),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(module, fname),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuModuleLoadData` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleLoadData_v2000`](crate::entries::cuModuleLoadData_v2000).
@@ -4804,8 +4810,8 @@ mod both {
         image: *const c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleLoadData_v2000>() {
-            Ok(__entry_point) => __entry_point(module, image),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(module, image),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuModuleLoadDataEx` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuModuleLoadDataEx_v2010`](crate::entries::cuModuleLoadDataEx_v2010).
@@ -4822,10 +4828,10 @@ mod both {
         optionValues: *mut *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleLoadDataEx_v2010>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(module, image, numOptions, options, optionValues)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuModuleLoadFatBinary` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleLoadFatBinary_v2000`](crate::entries::cuModuleLoadFatBinary_v2000).
@@ -4837,8 +4843,8 @@ mod both {
         fatCubin: *const c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleLoadFatBinary_v2000>() {
-            Ok(__entry_point) => __entry_point(module, fatCubin),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(module, fatCubin),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuModuleUnload` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuModuleUnload_v2000`](crate::entries::cuModuleUnload_v2000).
@@ -4847,8 +4853,8 @@ mod both {
     #[inline]
     pub unsafe fn cuModuleUnload(hmod: CUmodule) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuModuleUnload_v2000>() {
-            Ok(__entry_point) => __entry_point(hmod),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hmod),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMulticastAddDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastAddDevice_v12010`](crate::entries::cuMulticastAddDevice_v12010).
@@ -4860,8 +4866,8 @@ mod both {
         dev: CUdevice,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastAddDevice_v12010>() {
-            Ok(__entry_point) => __entry_point(mcHandle, dev),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(mcHandle, dev),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMulticastBindAddr` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastBindAddr_v12010`](crate::entries::cuMulticastBindAddr_v12010).
@@ -4876,8 +4882,8 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastBindAddr_v12010>() {
-            Ok(__entry_point) => __entry_point(mcHandle, mcOffset, memptr, size, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(mcHandle, mcOffset, memptr, size, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMulticastBindAddr_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuMulticastBindAddr_v13010`](crate::entries::cuMulticastBindAddr_v13010).
@@ -4893,10 +4899,10 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastBindAddr_v13010>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(mcHandle, dev, mcOffset, memptr, size, flags)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMulticastBindMem` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastBindMem_v12010`](crate::entries::cuMulticastBindMem_v12010).
@@ -4912,10 +4918,10 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastBindMem_v12010>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(mcHandle, mcOffset, memHandle, memOffset, size, flags)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMulticastBindMem_v2` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuMulticastBindMem_v13010`](crate::entries::cuMulticastBindMem_v13010).
@@ -4932,10 +4938,10 @@ mod both {
         flags: c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastBindMem_v13010>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(mcHandle, dev, mcOffset, memHandle, memOffset, size, flags)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMulticastCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastCreate_v12010`](crate::entries::cuMulticastCreate_v12010).
@@ -4947,8 +4953,8 @@ mod both {
         prop: *const CUmulticastObjectProp,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastCreate_v12010>() {
-            Ok(__entry_point) => __entry_point(mcHandle, prop),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(mcHandle, prop),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMulticastGetGranularity` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastGetGranularity_v12010`](crate::entries::cuMulticastGetGranularity_v12010).
@@ -4963,8 +4969,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuMulticastGetGranularity_v12010,
         >() {
-            Ok(__entry_point) => __entry_point(granularity, prop, option),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(granularity, prop, option),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMulticastUnbind` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12010 (CUDA 12.1), [`entries::cuMulticastUnbind_v12010`](crate::entries::cuMulticastUnbind_v12010).
@@ -4978,8 +4984,8 @@ mod both {
         size: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMulticastUnbind_v12010>() {
-            Ok(__entry_point) => __entry_point(mcHandle, dev, mcOffset, size),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(mcHandle, dev, mcOffset, size),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuOccupancyAvailableDynamicSMemPerBlock` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10020 (CUDA 10.2), [`entries::cuOccupancyAvailableDynamicSMemPerBlock_v10020`](crate::entries::cuOccupancyAvailableDynamicSMemPerBlock_v10020).
@@ -4995,10 +5001,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyAvailableDynamicSMemPerBlock_v10020,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dynamicSmemSize, func, numBlocks, blockSize)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuOccupancyMaxActiveBlocksPerMultiprocessor` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6050 (CUDA 6.5), [`entries::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050`](crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050).
@@ -5014,10 +5020,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(numBlocks, func, blockSize, dynamicSMemSize)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000`](crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000).
@@ -5034,10 +5040,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(numBlocks, func, blockSize, dynamicSMemSize, flags)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuOccupancyMaxActiveClusters` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuOccupancyMaxActiveClusters_v11070`](crate::entries::cuOccupancyMaxActiveClusters_v11070).
@@ -5052,8 +5058,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyMaxActiveClusters_v11070,
         >() {
-            Ok(__entry_point) => __entry_point(numClusters, func, config),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(numClusters, func, config),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuOccupancyMaxPotentialBlockSize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6050 (CUDA 6.5), [`entries::cuOccupancyMaxPotentialBlockSize_v6050`](crate::entries::cuOccupancyMaxPotentialBlockSize_v6050).
@@ -5071,7 +5077,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyMaxPotentialBlockSize_v6050,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     minGridSize,
                     blockSize,
@@ -5081,7 +5087,7 @@ mod both {
                     blockSizeLimit,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuOccupancyMaxPotentialBlockSizeWithFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000`](crate::entries::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000).
@@ -5100,7 +5106,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     minGridSize,
                     blockSize,
@@ -5111,7 +5117,7 @@ mod both {
                     flags,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuOccupancyMaxPotentialClusterSize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuOccupancyMaxPotentialClusterSize_v11070`](crate::entries::cuOccupancyMaxPotentialClusterSize_v11070).
@@ -5126,8 +5132,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuOccupancyMaxPotentialClusterSize_v11070,
         >() {
-            Ok(__entry_point) => __entry_point(clusterSize, func, config),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(clusterSize, func, config),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuParamSetSize` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSetSize_v2000`](crate::entries::cuParamSetSize_v2000).
@@ -5136,8 +5142,8 @@ mod both {
     #[inline]
     pub unsafe fn cuParamSetSize(hfunc: CUfunction, numbytes: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuParamSetSize_v2000>() {
-            Ok(__entry_point) => __entry_point(hfunc, numbytes),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hfunc, numbytes),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuParamSetTexRef` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSetTexRef_v2000`](crate::entries::cuParamSetTexRef_v2000).
@@ -5150,8 +5156,8 @@ mod both {
         hTexRef: CUtexref,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuParamSetTexRef_v2000>() {
-            Ok(__entry_point) => __entry_point(hfunc, texunit, hTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hfunc, texunit, hTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuParamSetf` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSetf_v2000`](crate::entries::cuParamSetf_v2000).
@@ -5160,8 +5166,8 @@ mod both {
     #[inline]
     pub unsafe fn cuParamSetf(hfunc: CUfunction, offset: c_int, value: f32) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuParamSetf_v2000>() {
-            Ok(__entry_point) => __entry_point(hfunc, offset, value),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hfunc, offset, value),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuParamSeti` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSeti_v2000`](crate::entries::cuParamSeti_v2000).
@@ -5174,8 +5180,8 @@ mod both {
         value: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuParamSeti_v2000>() {
-            Ok(__entry_point) => __entry_point(hfunc, offset, value),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hfunc, offset, value),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuParamSetv` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuParamSetv_v2000`](crate::entries::cuParamSetv_v2000).
@@ -5189,8 +5195,8 @@ mod both {
         numbytes: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuParamSetv_v2000>() {
-            Ok(__entry_point) => __entry_point(hfunc, offset, ptr, numbytes),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hfunc, offset, ptr, numbytes),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuPointerGetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuPointerGetAttribute_v4000`](crate::entries::cuPointerGetAttribute_v4000).
@@ -5203,8 +5209,8 @@ mod both {
         ptr: CUdeviceptr_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuPointerGetAttribute_v4000>() {
-            Ok(__entry_point) => __entry_point(data, attribute, ptr),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(data, attribute, ptr),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuPointerGetAttributes` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuPointerGetAttributes_v7000`](crate::entries::cuPointerGetAttributes_v7000).
@@ -5220,8 +5226,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuPointerGetAttributes_v7000,
         >() {
-            Ok(__entry_point) => __entry_point(numAttributes, attributes, data, ptr),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(numAttributes, attributes, data, ptr),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuPointerSetAttribute` as cuda.h 13.5 means it: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuPointerSetAttribute_v6000`](crate::entries::cuPointerSetAttribute_v6000).
@@ -5234,8 +5240,8 @@ mod both {
         ptr: CUdeviceptr_v2,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuPointerSetAttribute_v6000>() {
-            Ok(__entry_point) => __entry_point(value, attribute, ptr),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(value, attribute, ptr),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuStreamCreate_v2000`](crate::entries::cuStreamCreate_v2000).
@@ -5244,8 +5250,8 @@ mod both {
     #[inline]
     pub unsafe fn cuStreamCreate(phStream: *mut CUstream, Flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamCreate_v2000>() {
-            Ok(__entry_point) => __entry_point(phStream, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phStream, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamCreateWithPriority` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuStreamCreateWithPriority_v5050`](crate::entries::cuStreamCreateWithPriority_v5050).
@@ -5260,8 +5266,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamCreateWithPriority_v5050,
         >() {
-            Ok(__entry_point) => __entry_point(phStream, flags, priority),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phStream, flags, priority),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamDestroy` as cuda.h 13.5 means it: `#define cuStreamDestroy` makes it `cuStreamDestroy_v2`, the ABI of version 4000 (CUDA 4.0), [`entries::cuStreamDestroy_v4000`](crate::entries::cuStreamDestroy_v4000).
@@ -5270,8 +5276,8 @@ mod both {
     #[inline]
     pub unsafe fn cuStreamDestroy(hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamDestroy_v4000>() {
-            Ok(__entry_point) => __entry_point(hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetGreenCtx` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12040 (CUDA 12.4), [`entries::cuStreamGetGreenCtx_v12040`](crate::entries::cuStreamGetGreenCtx_v12040).
@@ -5283,8 +5289,8 @@ mod both {
         phCtx: *mut CUgreenCtx,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetGreenCtx_v12040>() {
-            Ok(__entry_point) => __entry_point(hStream, phCtx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, phCtx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuSurfObjectCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuSurfObjectCreate_v5000`](crate::entries::cuSurfObjectCreate_v5000).
@@ -5296,8 +5302,8 @@ mod both {
         pResDesc: *const CUDA_RESOURCE_DESC_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuSurfObjectCreate_v5000>() {
-            Ok(__entry_point) => __entry_point(pSurfObject, pResDesc),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pSurfObject, pResDesc),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuSurfObjectDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuSurfObjectDestroy_v5000`](crate::entries::cuSurfObjectDestroy_v5000).
@@ -5306,8 +5312,8 @@ mod both {
     #[inline]
     pub unsafe fn cuSurfObjectDestroy(surfObject: CUsurfObject_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuSurfObjectDestroy_v5000>() {
-            Ok(__entry_point) => __entry_point(surfObject),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(surfObject),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuSurfObjectGetResourceDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuSurfObjectGetResourceDesc_v5000`](crate::entries::cuSurfObjectGetResourceDesc_v5000).
@@ -5321,8 +5327,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuSurfObjectGetResourceDesc_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(pResDesc, surfObject),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pResDesc, surfObject),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuSurfRefGetArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuSurfRefGetArray_v3000`](crate::entries::cuSurfRefGetArray_v3000).
@@ -5334,8 +5340,8 @@ mod both {
         hSurfRef: CUsurfref,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuSurfRefGetArray_v3000>() {
-            Ok(__entry_point) => __entry_point(phArray, hSurfRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phArray, hSurfRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuSurfRefSetArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuSurfRefSetArray_v3000`](crate::entries::cuSurfRefSetArray_v3000).
@@ -5348,8 +5354,8 @@ mod both {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuSurfRefSetArray_v3000>() {
-            Ok(__entry_point) => __entry_point(hSurfRef, hArray, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hSurfRef, hArray, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTensorMapEncodeIm2col` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuTensorMapEncodeIm2col_v12000`](crate::entries::cuTensorMapEncodeIm2col_v12000).
@@ -5376,7 +5382,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTensorMapEncodeIm2col_v12000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     tensorMap,
                     tensorDataType,
@@ -5395,7 +5401,7 @@ mod both {
                     oobFill,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTensorMapEncodeIm2colWide` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuTensorMapEncodeIm2colWide_v12080`](crate::entries::cuTensorMapEncodeIm2colWide_v12080).
@@ -5423,7 +5429,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTensorMapEncodeIm2colWide_v12080,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     tensorMap,
                     tensorDataType,
@@ -5443,7 +5449,7 @@ mod both {
                     oobFill,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTensorMapEncodeTiled` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuTensorMapEncodeTiled_v12000`](crate::entries::cuTensorMapEncodeTiled_v12000).
@@ -5467,7 +5473,7 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTensorMapEncodeTiled_v12000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     tensorMap,
                     tensorDataType,
@@ -5483,7 +5489,7 @@ mod both {
                     oobFill,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTensorMapReplaceAddress` as cuda.h 13.5 means it: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuTensorMapReplaceAddress_v12000`](crate::entries::cuTensorMapReplaceAddress_v12000).
@@ -5497,8 +5503,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTensorMapReplaceAddress_v12000,
         >() {
-            Ok(__entry_point) => __entry_point(tensorMap, globalAddress),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(tensorMap, globalAddress),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTensorMapSetAllocationClass` as cuda.h 13.5 means it: exported under the same name, the ABI of version 13050 (CUDA 13.5), [`entries::cuTensorMapSetAllocationClass_v13050`](crate::entries::cuTensorMapSetAllocationClass_v13050).
@@ -5513,8 +5519,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTensorMapSetAllocationClass_v13050,
         >() {
-            Ok(__entry_point) => __entry_point(tensorMap, allocClass, outAllocClass),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(tensorMap, allocClass, outAllocClass),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexObjectCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectCreate_v5000`](crate::entries::cuTexObjectCreate_v5000).
@@ -5528,10 +5534,10 @@ mod both {
         pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexObjectCreate_v5000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(pTexObject, pResDesc, pTexDesc, pResViewDesc)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexObjectDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectDestroy_v5000`](crate::entries::cuTexObjectDestroy_v5000).
@@ -5540,8 +5546,8 @@ mod both {
     #[inline]
     pub unsafe fn cuTexObjectDestroy(texObject: CUtexObject_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexObjectDestroy_v5000>() {
-            Ok(__entry_point) => __entry_point(texObject),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(texObject),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexObjectGetResourceDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectGetResourceDesc_v5000`](crate::entries::cuTexObjectGetResourceDesc_v5000).
@@ -5555,8 +5561,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexObjectGetResourceDesc_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(pResDesc, texObject),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pResDesc, texObject),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexObjectGetResourceViewDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectGetResourceViewDesc_v5000`](crate::entries::cuTexObjectGetResourceViewDesc_v5000).
@@ -5570,8 +5576,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexObjectGetResourceViewDesc_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(pResViewDesc, texObject),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pResViewDesc, texObject),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexObjectGetTextureDesc` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexObjectGetTextureDesc_v5000`](crate::entries::cuTexObjectGetTextureDesc_v5000).
@@ -5585,8 +5591,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexObjectGetTextureDesc_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(pTexDesc, texObject),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pTexDesc, texObject),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefCreate_v2000`](crate::entries::cuTexRefCreate_v2000).
@@ -5595,8 +5601,8 @@ mod both {
     #[inline]
     pub unsafe fn cuTexRefCreate(pTexRef: *mut CUtexref) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefCreate_v2000>() {
-            Ok(__entry_point) => __entry_point(pTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefDestroy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefDestroy_v2000`](crate::entries::cuTexRefDestroy_v2000).
@@ -5605,8 +5611,8 @@ mod both {
     #[inline]
     pub unsafe fn cuTexRefDestroy(hTexRef: CUtexref) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefDestroy_v2000>() {
-            Ok(__entry_point) => __entry_point(hTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefGetAddress` as cuda.h 13.5 means it: `#define cuTexRefGetAddress` makes it `cuTexRefGetAddress_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuTexRefGetAddress_v3020`](crate::entries::cuTexRefGetAddress_v3020).
@@ -5618,8 +5624,8 @@ mod both {
         hTexRef: CUtexref,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefGetAddress_v3020>() {
-            Ok(__entry_point) => __entry_point(pdptr, hTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pdptr, hTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefGetAddressMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetAddressMode_v2000`](crate::entries::cuTexRefGetAddressMode_v2000).
@@ -5634,8 +5640,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetAddressMode_v2000,
         >() {
-            Ok(__entry_point) => __entry_point(pam, hTexRef, dim),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pam, hTexRef, dim),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefGetArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetArray_v2000`](crate::entries::cuTexRefGetArray_v2000).
@@ -5647,8 +5653,8 @@ mod both {
         hTexRef: CUtexref,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefGetArray_v2000>() {
-            Ok(__entry_point) => __entry_point(phArray, hTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phArray, hTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefGetBorderColor` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuTexRefGetBorderColor_v8000`](crate::entries::cuTexRefGetBorderColor_v8000).
@@ -5662,8 +5668,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetBorderColor_v8000,
         >() {
-            Ok(__entry_point) => __entry_point(pBorderColor, hTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pBorderColor, hTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefGetFilterMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetFilterMode_v2000`](crate::entries::cuTexRefGetFilterMode_v2000).
@@ -5675,8 +5681,8 @@ mod both {
         hTexRef: CUtexref,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefGetFilterMode_v2000>() {
-            Ok(__entry_point) => __entry_point(pfm, hTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pfm, hTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefGetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetFlags_v2000`](crate::entries::cuTexRefGetFlags_v2000).
@@ -5685,8 +5691,8 @@ mod both {
     #[inline]
     pub unsafe fn cuTexRefGetFlags(pFlags: *mut c_uint, hTexRef: CUtexref) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefGetFlags_v2000>() {
-            Ok(__entry_point) => __entry_point(pFlags, hTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pFlags, hTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefGetFormat` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefGetFormat_v2000`](crate::entries::cuTexRefGetFormat_v2000).
@@ -5699,8 +5705,8 @@ mod both {
         hTexRef: CUtexref,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefGetFormat_v2000>() {
-            Ok(__entry_point) => __entry_point(pFormat, pNumChannels, hTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pFormat, pNumChannels, hTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefGetMaxAnisotropy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMaxAnisotropy_v5000`](crate::entries::cuTexRefGetMaxAnisotropy_v5000).
@@ -5714,8 +5720,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetMaxAnisotropy_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(pmaxAniso, hTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pmaxAniso, hTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefGetMipmapFilterMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMipmapFilterMode_v5000`](crate::entries::cuTexRefGetMipmapFilterMode_v5000).
@@ -5729,8 +5735,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetMipmapFilterMode_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(pfm, hTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pfm, hTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefGetMipmapLevelBias` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMipmapLevelBias_v5000`](crate::entries::cuTexRefGetMipmapLevelBias_v5000).
@@ -5744,8 +5750,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetMipmapLevelBias_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(pbias, hTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pbias, hTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefGetMipmapLevelClamp` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMipmapLevelClamp_v5000`](crate::entries::cuTexRefGetMipmapLevelClamp_v5000).
@@ -5760,10 +5766,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetMipmapLevelClamp_v5000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefGetMipmappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefGetMipmappedArray_v5000`](crate::entries::cuTexRefGetMipmappedArray_v5000).
@@ -5777,8 +5783,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefGetMipmappedArray_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(phMipmappedArray, hTexRef),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phMipmappedArray, hTexRef),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetAddress` as cuda.h 13.5 means it: `#define cuTexRefSetAddress` makes it `cuTexRefSetAddress_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuTexRefSetAddress_v3020`](crate::entries::cuTexRefSetAddress_v3020).
@@ -5792,8 +5798,8 @@ mod both {
         bytes: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefSetAddress_v3020>() {
-            Ok(__entry_point) => __entry_point(ByteOffset, hTexRef, dptr, bytes),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(ByteOffset, hTexRef, dptr, bytes),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetAddress2D` as cuda.h 13.5 means it: `#define cuTexRefSetAddress2D` makes it `cuTexRefSetAddress2D_v3`, the ABI of version 4010 (CUDA 4.1), [`entries::cuTexRefSetAddress2D_v4010`](crate::entries::cuTexRefSetAddress2D_v4010).
@@ -5807,8 +5813,8 @@ mod both {
         Pitch: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefSetAddress2D_v4010>() {
-            Ok(__entry_point) => __entry_point(hTexRef, desc, dptr, Pitch),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hTexRef, desc, dptr, Pitch),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetAddressMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetAddressMode_v2000`](crate::entries::cuTexRefSetAddressMode_v2000).
@@ -5823,8 +5829,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetAddressMode_v2000,
         >() {
-            Ok(__entry_point) => __entry_point(hTexRef, dim, am),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hTexRef, dim, am),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetArray_v2000`](crate::entries::cuTexRefSetArray_v2000).
@@ -5837,8 +5843,8 @@ mod both {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefSetArray_v2000>() {
-            Ok(__entry_point) => __entry_point(hTexRef, hArray, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hTexRef, hArray, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetBorderColor` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuTexRefSetBorderColor_v8000`](crate::entries::cuTexRefSetBorderColor_v8000).
@@ -5852,8 +5858,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetBorderColor_v8000,
         >() {
-            Ok(__entry_point) => __entry_point(hTexRef, pBorderColor),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hTexRef, pBorderColor),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetFilterMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetFilterMode_v2000`](crate::entries::cuTexRefSetFilterMode_v2000).
@@ -5865,8 +5871,8 @@ mod both {
         fm: CUfilter_mode,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefSetFilterMode_v2000>() {
-            Ok(__entry_point) => __entry_point(hTexRef, fm),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hTexRef, fm),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetFlags_v2000`](crate::entries::cuTexRefSetFlags_v2000).
@@ -5875,8 +5881,8 @@ mod both {
     #[inline]
     pub unsafe fn cuTexRefSetFlags(hTexRef: CUtexref, Flags: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefSetFlags_v2000>() {
-            Ok(__entry_point) => __entry_point(hTexRef, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hTexRef, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetFormat` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuTexRefSetFormat_v2000`](crate::entries::cuTexRefSetFormat_v2000).
@@ -5889,8 +5895,8 @@ mod both {
         NumPackedComponents: c_int,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuTexRefSetFormat_v2000>() {
-            Ok(__entry_point) => __entry_point(hTexRef, fmt, NumPackedComponents),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hTexRef, fmt, NumPackedComponents),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetMaxAnisotropy` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMaxAnisotropy_v5000`](crate::entries::cuTexRefSetMaxAnisotropy_v5000).
@@ -5904,8 +5910,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetMaxAnisotropy_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(hTexRef, maxAniso),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hTexRef, maxAniso),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetMipmapFilterMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMipmapFilterMode_v5000`](crate::entries::cuTexRefSetMipmapFilterMode_v5000).
@@ -5919,8 +5925,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetMipmapFilterMode_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(hTexRef, fm),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hTexRef, fm),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetMipmapLevelBias` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMipmapLevelBias_v5000`](crate::entries::cuTexRefSetMipmapLevelBias_v5000).
@@ -5931,8 +5937,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetMipmapLevelBias_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(hTexRef, bias),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hTexRef, bias),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetMipmapLevelClamp` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMipmapLevelClamp_v5000`](crate::entries::cuTexRefSetMipmapLevelClamp_v5000).
@@ -5947,10 +5953,10 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetMipmapLevelClamp_v5000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuTexRefSetMipmappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuTexRefSetMipmappedArray_v5000`](crate::entries::cuTexRefSetMipmappedArray_v5000).
@@ -5965,8 +5971,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuTexRefSetMipmappedArray_v5000,
         >() {
-            Ok(__entry_point) => __entry_point(hTexRef, hMipmappedArray, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hTexRef, hMipmappedArray, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuThreadExchangeStreamCaptureMode` as cuda.h 13.5 means it: exported under the same name, the ABI of version 10010 (CUDA 10.1), [`entries::cuThreadExchangeStreamCaptureMode_v10010`](crate::entries::cuThreadExchangeStreamCaptureMode_v10010).
@@ -5979,8 +5985,8 @@ mod both {
         match crate::api_shim::resolve::<
             crate::entries::cuThreadExchangeStreamCaptureMode_v10010,
         >() {
-            Ok(__entry_point) => __entry_point(mode),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(mode),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuUserObjectCreate` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuUserObjectCreate_v11030`](crate::entries::cuUserObjectCreate_v11030).
@@ -5995,10 +6001,10 @@ mod both {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuUserObjectCreate_v11030>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(object_out, ptr, destroy, initialRefcount, flags)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuUserObjectRelease` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuUserObjectRelease_v11030`](crate::entries::cuUserObjectRelease_v11030).
@@ -6007,8 +6013,8 @@ mod both {
     #[inline]
     pub unsafe fn cuUserObjectRelease(object: CUuserObject, count: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuUserObjectRelease_v11030>() {
-            Ok(__entry_point) => __entry_point(object, count),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(object, count),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuUserObjectRetain` as cuda.h 13.5 means it: exported under the same name, the ABI of version 11030 (CUDA 11.3), [`entries::cuUserObjectRetain_v11030`](crate::entries::cuUserObjectRetain_v11030).
@@ -6017,8 +6023,8 @@ mod both {
     #[inline]
     pub unsafe fn cuUserObjectRetain(object: CUuserObject, count: c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuUserObjectRetain_v11030>() {
-            Ok(__entry_point) => __entry_point(object, count),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(object, count),
+            None => crate::api_shim::unavailable(),
         }
     }
     #[cfg(feature = "d3d10")]
@@ -6037,8 +6043,10 @@ mod both {
             pD3DDevice: *mut ID3D10Device,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D10CtxCreate_v3020>() {
-                Ok(__entry_point) => __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice),
-                Err(code) => code,
+                Some(__entry_point) => {
+                    __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice)
+                }
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10CtxCreateOnDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10CtxCreateOnDevice_v3020`](crate::entries::cuD3D10CtxCreateOnDevice_v3020).
@@ -6055,8 +6063,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10CtxCreateOnDevice_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10GetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10GetDevice_v2010`](crate::entries::cuD3D10GetDevice_v2010).
@@ -6069,8 +6077,8 @@ mod both {
             pAdapter: *mut IDXGIAdapter,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D10GetDevice_v2010>() {
-                Ok(__entry_point) => __entry_point(pCudaDevice, pAdapter),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCudaDevice, pAdapter),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10GetDevices` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10GetDevices_v3020`](crate::entries::cuD3D10GetDevices_v3020).
@@ -6086,7 +6094,7 @@ mod both {
             deviceList: CUd3d10DeviceList,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D10GetDevices_v3020>() {
-                Ok(__entry_point) => {
+                Some(__entry_point) => {
                     __entry_point(
                         pCudaDeviceCount,
                         pCudaDevices,
@@ -6095,7 +6103,7 @@ mod both {
                         deviceList,
                     )
                 }
-                Err(code) => code,
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10GetDirect3DDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10GetDirect3DDevice_v3020`](crate::entries::cuD3D10GetDirect3DDevice_v3020).
@@ -6109,8 +6117,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10GetDirect3DDevice_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(ppD3DDevice),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(ppD3DDevice),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10MapResources` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10MapResources_v2010`](crate::entries::cuD3D10MapResources_v2010).
@@ -6125,8 +6133,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10MapResources_v2010,
             >() {
-                Ok(__entry_point) => __entry_point(count, ppResources),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(count, ppResources),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10RegisterResource_v2010`](crate::entries::cuD3D10RegisterResource_v2010).
@@ -6141,8 +6149,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10RegisterResource_v2010,
             >() {
-                Ok(__entry_point) => __entry_point(pResource, Flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pResource, Flags),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10ResourceGetMappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10ResourceGetMappedArray_v2010`](crate::entries::cuD3D10ResourceGetMappedArray_v2010).
@@ -6158,8 +6166,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10ResourceGetMappedArray_v2010,
             >() {
-                Ok(__entry_point) => __entry_point(pArray, pResource, SubResource),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pArray, pResource, SubResource),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10ResourceGetMappedPitch` as cuda.h 13.5 means it: `#define cuD3D10ResourceGetMappedPitch` makes it `cuD3D10ResourceGetMappedPitch_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10ResourceGetMappedPitch_v3020`](crate::entries::cuD3D10ResourceGetMappedPitch_v3020).
@@ -6176,10 +6184,10 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10ResourceGetMappedPitch_v3020,
             >() {
-                Ok(__entry_point) => {
+                Some(__entry_point) => {
                     __entry_point(pPitch, pPitchSlice, pResource, SubResource)
                 }
-                Err(code) => code,
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10ResourceGetMappedPointer` as cuda.h 13.5 means it: `#define cuD3D10ResourceGetMappedPointer` makes it `cuD3D10ResourceGetMappedPointer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10ResourceGetMappedPointer_v3020`](crate::entries::cuD3D10ResourceGetMappedPointer_v3020).
@@ -6195,8 +6203,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10ResourceGetMappedPointer_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(pDevPtr, pResource, SubResource),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pDevPtr, pResource, SubResource),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10ResourceGetMappedSize` as cuda.h 13.5 means it: `#define cuD3D10ResourceGetMappedSize` makes it `cuD3D10ResourceGetMappedSize_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10ResourceGetMappedSize_v3020`](crate::entries::cuD3D10ResourceGetMappedSize_v3020).
@@ -6212,8 +6220,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10ResourceGetMappedSize_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(pSize, pResource, SubResource),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pSize, pResource, SubResource),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10ResourceGetSurfaceDimensions` as cuda.h 13.5 means it: `#define cuD3D10ResourceGetSurfaceDimensions` makes it `cuD3D10ResourceGetSurfaceDimensions_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D10ResourceGetSurfaceDimensions_v3020`](crate::entries::cuD3D10ResourceGetSurfaceDimensions_v3020).
@@ -6231,10 +6239,10 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10ResourceGetSurfaceDimensions_v3020,
             >() {
-                Ok(__entry_point) => {
+                Some(__entry_point) => {
                     __entry_point(pWidth, pHeight, pDepth, pResource, SubResource)
                 }
-                Err(code) => code,
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10ResourceSetMapFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10ResourceSetMapFlags_v2010`](crate::entries::cuD3D10ResourceSetMapFlags_v2010).
@@ -6249,8 +6257,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10ResourceSetMapFlags_v2010,
             >() {
-                Ok(__entry_point) => __entry_point(pResource, Flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pResource, Flags),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10UnmapResources` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10UnmapResources_v2010`](crate::entries::cuD3D10UnmapResources_v2010).
@@ -6265,8 +6273,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10UnmapResources_v2010,
             >() {
-                Ok(__entry_point) => __entry_point(count, ppResources),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(count, ppResources),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D10UnregisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D10UnregisterResource_v2010`](crate::entries::cuD3D10UnregisterResource_v2010).
@@ -6280,8 +6288,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D10UnregisterResource_v2010,
             >() {
-                Ok(__entry_point) => __entry_point(pResource),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pResource),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGraphicsD3D10RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsD3D10RegisterResource_v3000`](crate::entries::cuGraphicsD3D10RegisterResource_v3000).
@@ -6297,8 +6305,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsD3D10RegisterResource_v3000,
             >() {
-                Ok(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
+                None => crate::api_shim::unavailable(),
             }
         }
     }
@@ -6320,8 +6328,10 @@ mod both {
             pD3DDevice: *mut ID3D11Device,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D11CtxCreate_v3020>() {
-                Ok(__entry_point) => __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice),
-                Err(code) => code,
+                Some(__entry_point) => {
+                    __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice)
+                }
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D11CtxCreateOnDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D11CtxCreateOnDevice_v3020`](crate::entries::cuD3D11CtxCreateOnDevice_v3020).
@@ -6338,8 +6348,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D11CtxCreateOnDevice_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D11GetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuD3D11GetDevice_v3000`](crate::entries::cuD3D11GetDevice_v3000).
@@ -6352,8 +6362,8 @@ mod both {
             pAdapter: *mut IDXGIAdapter,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D11GetDevice_v3000>() {
-                Ok(__entry_point) => __entry_point(pCudaDevice, pAdapter),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCudaDevice, pAdapter),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D11GetDevices` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D11GetDevices_v3020`](crate::entries::cuD3D11GetDevices_v3020).
@@ -6369,7 +6379,7 @@ mod both {
             deviceList: CUd3d11DeviceList,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D11GetDevices_v3020>() {
-                Ok(__entry_point) => {
+                Some(__entry_point) => {
                     __entry_point(
                         pCudaDeviceCount,
                         pCudaDevices,
@@ -6378,7 +6388,7 @@ mod both {
                         deviceList,
                     )
                 }
-                Err(code) => code,
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D11GetDirect3DDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D11GetDirect3DDevice_v3020`](crate::entries::cuD3D11GetDirect3DDevice_v3020).
@@ -6392,8 +6402,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D11GetDirect3DDevice_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(ppD3DDevice),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(ppD3DDevice),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGraphicsD3D11RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsD3D11RegisterResource_v3000`](crate::entries::cuGraphicsD3D11RegisterResource_v3000).
@@ -6409,8 +6419,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsD3D11RegisterResource_v3000,
             >() {
-                Ok(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
+                None => crate::api_shim::unavailable(),
             }
         }
     }
@@ -6427,8 +6437,8 @@ mod both {
         #[inline]
         pub unsafe fn cuD3D9Begin(pDevice: *mut IDirect3DDevice9) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D9Begin_v2000>() {
-                Ok(__entry_point) => __entry_point(pDevice),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pDevice),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9CtxCreate` as cuda.h 13.5 means it: `#define cuD3D9CtxCreate` makes it `cuD3D9CtxCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9CtxCreate_v3020`](crate::entries::cuD3D9CtxCreate_v3020).
@@ -6443,8 +6453,10 @@ mod both {
             pD3DDevice: *mut IDirect3DDevice9,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D9CtxCreate_v3020>() {
-                Ok(__entry_point) => __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice),
-                Err(code) => code,
+                Some(__entry_point) => {
+                    __entry_point(pCtx, pCudaDevice, Flags, pD3DDevice)
+                }
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9CtxCreateOnDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9CtxCreateOnDevice_v3020`](crate::entries::cuD3D9CtxCreateOnDevice_v3020).
@@ -6461,8 +6473,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9CtxCreateOnDevice_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCtx, flags, pD3DDevice, cudaDevice),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9End` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9End_v2000`](crate::entries::cuD3D9End_v2000).
@@ -6472,8 +6484,8 @@ mod both {
         #[inline]
         pub unsafe fn cuD3D9End() -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D9End_v2000>() {
-                Ok(__entry_point) => __entry_point(),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9GetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9GetDevice_v2000`](crate::entries::cuD3D9GetDevice_v2000).
@@ -6486,8 +6498,8 @@ mod both {
             pszAdapterName: *const c_char,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D9GetDevice_v2000>() {
-                Ok(__entry_point) => __entry_point(pCudaDevice, pszAdapterName),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCudaDevice, pszAdapterName),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9GetDevices` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9GetDevices_v3020`](crate::entries::cuD3D9GetDevices_v3020).
@@ -6503,7 +6515,7 @@ mod both {
             deviceList: CUd3d9DeviceList,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuD3D9GetDevices_v3020>() {
-                Ok(__entry_point) => {
+                Some(__entry_point) => {
                     __entry_point(
                         pCudaDeviceCount,
                         pCudaDevices,
@@ -6512,7 +6524,7 @@ mod both {
                         deviceList,
                     )
                 }
-                Err(code) => code,
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9GetDirect3DDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9GetDirect3DDevice_v2000`](crate::entries::cuD3D9GetDirect3DDevice_v2000).
@@ -6526,8 +6538,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9GetDirect3DDevice_v2000,
             >() {
-                Ok(__entry_point) => __entry_point(ppD3DDevice),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(ppD3DDevice),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9MapResources` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9MapResources_v2000`](crate::entries::cuD3D9MapResources_v2000).
@@ -6542,8 +6554,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9MapResources_v2000,
             >() {
-                Ok(__entry_point) => __entry_point(count, ppResource),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(count, ppResource),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9MapVertexBuffer` as cuda.h 13.5 means it: `#define cuD3D9MapVertexBuffer` makes it `cuD3D9MapVertexBuffer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9MapVertexBuffer_v3020`](crate::entries::cuD3D9MapVertexBuffer_v3020).
@@ -6559,8 +6571,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9MapVertexBuffer_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(pDevPtr, pSize, pVB),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pDevPtr, pSize, pVB),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9RegisterResource_v2000`](crate::entries::cuD3D9RegisterResource_v2000).
@@ -6575,8 +6587,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9RegisterResource_v2000,
             >() {
-                Ok(__entry_point) => __entry_point(pResource, Flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pResource, Flags),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9RegisterVertexBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9RegisterVertexBuffer_v2000`](crate::entries::cuD3D9RegisterVertexBuffer_v2000).
@@ -6590,8 +6602,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9RegisterVertexBuffer_v2000,
             >() {
-                Ok(__entry_point) => __entry_point(pVB),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pVB),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9ResourceGetMappedArray` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2010 (CUDA 2.1), [`entries::cuD3D9ResourceGetMappedArray_v2010`](crate::entries::cuD3D9ResourceGetMappedArray_v2010).
@@ -6608,8 +6620,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9ResourceGetMappedArray_v2010,
             >() {
-                Ok(__entry_point) => __entry_point(pArray, pResource, Face, Level),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pArray, pResource, Face, Level),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9ResourceGetMappedPitch` as cuda.h 13.5 means it: `#define cuD3D9ResourceGetMappedPitch` makes it `cuD3D9ResourceGetMappedPitch_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9ResourceGetMappedPitch_v3020`](crate::entries::cuD3D9ResourceGetMappedPitch_v3020).
@@ -6627,10 +6639,10 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9ResourceGetMappedPitch_v3020,
             >() {
-                Ok(__entry_point) => {
+                Some(__entry_point) => {
                     __entry_point(pPitch, pPitchSlice, pResource, Face, Level)
                 }
-                Err(code) => code,
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9ResourceGetMappedPointer` as cuda.h 13.5 means it: `#define cuD3D9ResourceGetMappedPointer` makes it `cuD3D9ResourceGetMappedPointer_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9ResourceGetMappedPointer_v3020`](crate::entries::cuD3D9ResourceGetMappedPointer_v3020).
@@ -6647,8 +6659,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9ResourceGetMappedPointer_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(pDevPtr, pResource, Face, Level),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pDevPtr, pResource, Face, Level),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9ResourceGetMappedSize` as cuda.h 13.5 means it: `#define cuD3D9ResourceGetMappedSize` makes it `cuD3D9ResourceGetMappedSize_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9ResourceGetMappedSize_v3020`](crate::entries::cuD3D9ResourceGetMappedSize_v3020).
@@ -6665,8 +6677,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9ResourceGetMappedSize_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(pSize, pResource, Face, Level),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pSize, pResource, Face, Level),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9ResourceGetSurfaceDimensions` as cuda.h 13.5 means it: `#define cuD3D9ResourceGetSurfaceDimensions` makes it `cuD3D9ResourceGetSurfaceDimensions_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuD3D9ResourceGetSurfaceDimensions_v3020`](crate::entries::cuD3D9ResourceGetSurfaceDimensions_v3020).
@@ -6685,10 +6697,10 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9ResourceGetSurfaceDimensions_v3020,
             >() {
-                Ok(__entry_point) => {
+                Some(__entry_point) => {
                     __entry_point(pWidth, pHeight, pDepth, pResource, Face, Level)
                 }
-                Err(code) => code,
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9ResourceSetMapFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9ResourceSetMapFlags_v2000`](crate::entries::cuD3D9ResourceSetMapFlags_v2000).
@@ -6703,8 +6715,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9ResourceSetMapFlags_v2000,
             >() {
-                Ok(__entry_point) => __entry_point(pResource, Flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pResource, Flags),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9UnmapResources` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9UnmapResources_v2000`](crate::entries::cuD3D9UnmapResources_v2000).
@@ -6719,8 +6731,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9UnmapResources_v2000,
             >() {
-                Ok(__entry_point) => __entry_point(count, ppResource),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(count, ppResource),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9UnmapVertexBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9UnmapVertexBuffer_v2000`](crate::entries::cuD3D9UnmapVertexBuffer_v2000).
@@ -6734,8 +6746,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9UnmapVertexBuffer_v2000,
             >() {
-                Ok(__entry_point) => __entry_point(pVB),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pVB),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9UnregisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9UnregisterResource_v2000`](crate::entries::cuD3D9UnregisterResource_v2000).
@@ -6749,8 +6761,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9UnregisterResource_v2000,
             >() {
-                Ok(__entry_point) => __entry_point(pResource),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pResource),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuD3D9UnregisterVertexBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuD3D9UnregisterVertexBuffer_v2000`](crate::entries::cuD3D9UnregisterVertexBuffer_v2000).
@@ -6764,8 +6776,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuD3D9UnregisterVertexBuffer_v2000,
             >() {
-                Ok(__entry_point) => __entry_point(pVB),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pVB),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGraphicsD3D9RegisterResource` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsD3D9RegisterResource_v3000`](crate::entries::cuGraphicsD3D9RegisterResource_v3000).
@@ -6781,8 +6793,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsD3D9RegisterResource_v3000,
             >() {
-                Ok(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCudaResource, pD3DResource, Flags),
+                None => crate::api_shim::unavailable(),
             }
         }
     }
@@ -6806,8 +6818,10 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamConsumerAcquireFrame_v7000,
             >() {
-                Ok(__entry_point) => __entry_point(conn, pCudaResource, pStream, timeout),
-                Err(code) => code,
+                Some(__entry_point) => {
+                    __entry_point(conn, pCudaResource, pStream, timeout)
+                }
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuEGLStreamConsumerConnect` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamConsumerConnect_v7000`](crate::entries::cuEGLStreamConsumerConnect_v7000).
@@ -6822,8 +6836,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamConsumerConnect_v7000,
             >() {
-                Ok(__entry_point) => __entry_point(conn, stream),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(conn, stream),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuEGLStreamConsumerConnectWithFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 8000 (CUDA 8.0), [`entries::cuEGLStreamConsumerConnectWithFlags_v8000`](crate::entries::cuEGLStreamConsumerConnectWithFlags_v8000).
@@ -6839,8 +6853,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamConsumerConnectWithFlags_v8000,
             >() {
-                Ok(__entry_point) => __entry_point(conn, stream, flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(conn, stream, flags),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuEGLStreamConsumerDisconnect` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamConsumerDisconnect_v7000`](crate::entries::cuEGLStreamConsumerDisconnect_v7000).
@@ -6854,8 +6868,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamConsumerDisconnect_v7000,
             >() {
-                Ok(__entry_point) => __entry_point(conn),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(conn),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuEGLStreamConsumerReleaseFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamConsumerReleaseFrame_v7000`](crate::entries::cuEGLStreamConsumerReleaseFrame_v7000).
@@ -6871,8 +6885,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamConsumerReleaseFrame_v7000,
             >() {
-                Ok(__entry_point) => __entry_point(conn, pCudaResource, pStream),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(conn, pCudaResource, pStream),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuEGLStreamProducerConnect` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamProducerConnect_v7000`](crate::entries::cuEGLStreamProducerConnect_v7000).
@@ -6889,8 +6903,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamProducerConnect_v7000,
             >() {
-                Ok(__entry_point) => __entry_point(conn, stream, width, height),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(conn, stream, width, height),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuEGLStreamProducerDisconnect` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamProducerDisconnect_v7000`](crate::entries::cuEGLStreamProducerDisconnect_v7000).
@@ -6904,8 +6918,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamProducerDisconnect_v7000,
             >() {
-                Ok(__entry_point) => __entry_point(conn),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(conn),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuEGLStreamProducerPresentFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamProducerPresentFrame_v7000`](crate::entries::cuEGLStreamProducerPresentFrame_v7000).
@@ -6921,8 +6935,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamProducerPresentFrame_v7000,
             >() {
-                Ok(__entry_point) => __entry_point(conn, eglframe, pStream),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(conn, eglframe, pStream),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuEGLStreamProducerReturnFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuEGLStreamProducerReturnFrame_v7000`](crate::entries::cuEGLStreamProducerReturnFrame_v7000).
@@ -6938,8 +6952,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEGLStreamProducerReturnFrame_v7000,
             >() {
-                Ok(__entry_point) => __entry_point(conn, eglframe, pStream),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(conn, eglframe, pStream),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuEventCreateFromEGLSync` as cuda.h 13.5 means it: exported under the same name, the ABI of version 9000 (CUDA 9.0), [`entries::cuEventCreateFromEGLSync_v9000`](crate::entries::cuEventCreateFromEGLSync_v9000).
@@ -6955,8 +6969,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuEventCreateFromEGLSync_v9000,
             >() {
-                Ok(__entry_point) => __entry_point(phEvent, eglSync, flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(phEvent, eglSync, flags),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGraphicsEGLRegisterImage` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuGraphicsEGLRegisterImage_v7000`](crate::entries::cuGraphicsEGLRegisterImage_v7000).
@@ -6972,8 +6986,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsEGLRegisterImage_v7000,
             >() {
-                Ok(__entry_point) => __entry_point(pCudaResource, image, flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCudaResource, image, flags),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGraphicsResourceGetMappedEglFrame` as cuda.h 13.5 means it: exported under the same name, the ABI of version 7000 (CUDA 7.0), [`entries::cuGraphicsResourceGetMappedEglFrame_v7000`](crate::entries::cuGraphicsResourceGetMappedEglFrame_v7000).
@@ -6990,8 +7004,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsResourceGetMappedEglFrame_v7000,
             >() {
-                Ok(__entry_point) => __entry_point(eglFrame, resource, index, mipLevel),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(eglFrame, resource, index, mipLevel),
+                None => crate::api_shim::unavailable(),
             }
         }
     }
@@ -7012,8 +7026,8 @@ mod both {
             device: CUdevice_v1,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuGLCtxCreate_v3020>() {
-                Ok(__entry_point) => __entry_point(pCtx, Flags, device),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCtx, Flags, device),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGLGetDevices` as cuda.h 13.5 means it: `#define cuGLGetDevices` makes it `cuGLGetDevices_v2`, the ABI of version 6050 (CUDA 6.5), [`entries::cuGLGetDevices_v6050`](crate::entries::cuGLGetDevices_v6050).
@@ -7028,7 +7042,7 @@ mod both {
             deviceList: CUGLDeviceList,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuGLGetDevices_v6050>() {
-                Ok(__entry_point) => {
+                Some(__entry_point) => {
                     __entry_point(
                         pCudaDeviceCount,
                         pCudaDevices,
@@ -7036,7 +7050,7 @@ mod both {
                         deviceList,
                     )
                 }
-                Err(code) => code,
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGLInit` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuGLInit_v2000`](crate::entries::cuGLInit_v2000).
@@ -7046,8 +7060,8 @@ mod both {
         #[inline]
         pub unsafe fn cuGLInit() -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuGLInit_v2000>() {
-                Ok(__entry_point) => __entry_point(),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGLRegisterBufferObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuGLRegisterBufferObject_v2000`](crate::entries::cuGLRegisterBufferObject_v2000).
@@ -7059,8 +7073,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLRegisterBufferObject_v2000,
             >() {
-                Ok(__entry_point) => __entry_point(buffer),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(buffer),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGLSetBufferObjectMapFlags` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2030 (CUDA 2.3), [`entries::cuGLSetBufferObjectMapFlags_v2030`](crate::entries::cuGLSetBufferObjectMapFlags_v2030).
@@ -7075,8 +7089,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLSetBufferObjectMapFlags_v2030,
             >() {
-                Ok(__entry_point) => __entry_point(buffer, Flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(buffer, Flags),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGLUnmapBufferObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuGLUnmapBufferObject_v2000`](crate::entries::cuGLUnmapBufferObject_v2000).
@@ -7088,8 +7102,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLUnmapBufferObject_v2000,
             >() {
-                Ok(__entry_point) => __entry_point(buffer),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(buffer),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGLUnmapBufferObjectAsync` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2030 (CUDA 2.3), [`entries::cuGLUnmapBufferObjectAsync_v2030`](crate::entries::cuGLUnmapBufferObjectAsync_v2030).
@@ -7104,8 +7118,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLUnmapBufferObjectAsync_v2030,
             >() {
-                Ok(__entry_point) => __entry_point(buffer, hStream),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(buffer, hStream),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGLUnregisterBufferObject` as cuda.h 13.5 means it: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuGLUnregisterBufferObject_v2000`](crate::entries::cuGLUnregisterBufferObject_v2000).
@@ -7117,8 +7131,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLUnregisterBufferObject_v2000,
             >() {
-                Ok(__entry_point) => __entry_point(buffer),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(buffer),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGraphicsGLRegisterBuffer` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsGLRegisterBuffer_v3000`](crate::entries::cuGraphicsGLRegisterBuffer_v3000).
@@ -7134,8 +7148,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsGLRegisterBuffer_v3000,
             >() {
-                Ok(__entry_point) => __entry_point(pCudaResource, buffer, Flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCudaResource, buffer, Flags),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGraphicsGLRegisterImage` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsGLRegisterImage_v3000`](crate::entries::cuGraphicsGLRegisterImage_v3000).
@@ -7152,8 +7166,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsGLRegisterImage_v3000,
             >() {
-                Ok(__entry_point) => __entry_point(pCudaResource, image, target, Flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCudaResource, image, target, Flags),
+                None => crate::api_shim::unavailable(),
             }
         }
     }
@@ -7176,8 +7190,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuProfilerInitialize_v4000,
             >() {
-                Ok(__entry_point) => __entry_point(configFile, outputFile, outputMode),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(configFile, outputFile, outputMode),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuProfilerStart` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuProfilerStart_v4000`](crate::entries::cuProfilerStart_v4000).
@@ -7187,8 +7201,8 @@ mod both {
         #[inline]
         pub unsafe fn cuProfilerStart() -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuProfilerStart_v4000>() {
-                Ok(__entry_point) => __entry_point(),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuProfilerStop` as cuda.h 13.5 means it: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuProfilerStop_v4000`](crate::entries::cuProfilerStop_v4000).
@@ -7198,8 +7212,8 @@ mod both {
         #[inline]
         pub unsafe fn cuProfilerStop() -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuProfilerStop_v4000>() {
-                Ok(__entry_point) => __entry_point(),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(),
+                None => crate::api_shim::unavailable(),
             }
         }
     }
@@ -7222,8 +7236,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsVDPAURegisterOutputSurface_v3010,
             >() {
-                Ok(__entry_point) => __entry_point(pCudaResource, vdpSurface, flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCudaResource, vdpSurface, flags),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGraphicsVDPAURegisterVideoSurface` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuGraphicsVDPAURegisterVideoSurface_v3010`](crate::entries::cuGraphicsVDPAURegisterVideoSurface_v3010).
@@ -7239,8 +7253,8 @@ mod both {
             match crate::api_shim::resolve::<
                 crate::entries::cuGraphicsVDPAURegisterVideoSurface_v3010,
             >() {
-                Ok(__entry_point) => __entry_point(pCudaResource, vdpSurface, flags),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pCudaResource, vdpSurface, flags),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuVDPAUCtxCreate` as cuda.h 13.5 means it: `#define cuVDPAUCtxCreate` makes it `cuVDPAUCtxCreate_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuVDPAUCtxCreate_v3020`](crate::entries::cuVDPAUCtxCreate_v3020).
@@ -7256,10 +7270,10 @@ mod both {
             vdpGetProcAddress: VdpGetProcAddress,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuVDPAUCtxCreate_v3020>() {
-                Ok(__entry_point) => {
+                Some(__entry_point) => {
                     __entry_point(pCtx, flags, device, vdpDevice, vdpGetProcAddress)
                 }
-                Err(code) => code,
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuVDPAUGetDevice` as cuda.h 13.5 means it: exported under the same name, the ABI of version 3010 (CUDA 3.1), [`entries::cuVDPAUGetDevice_v3010`](crate::entries::cuVDPAUGetDevice_v3010).
@@ -7273,8 +7287,10 @@ mod both {
             vdpGetProcAddress: VdpGetProcAddress,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuVDPAUGetDevice_v3010>() {
-                Ok(__entry_point) => __entry_point(pDevice, vdpDevice, vdpGetProcAddress),
-                Err(code) => code,
+                Some(__entry_point) => {
+                    __entry_point(pDevice, vdpDevice, vdpGetProcAddress)
+                }
+                None => crate::api_shim::unavailable(),
             }
         }
     }
@@ -7294,8 +7310,8 @@ mod both {
             hGpu: HGPUNV,
         ) -> CUresult {
             match crate::api_shim::resolve::<crate::entries::cuWGLGetDevice_v2020>() {
-                Ok(__entry_point) => __entry_point(pDevice, hGpu),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(pDevice, hGpu),
+                None => crate::api_shim::unavailable(),
             }
         }
     }
@@ -8016,8 +8032,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventRecord_v2000>() {
-            Ok(__entry_point) => __entry_point(hEvent, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hEvent, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuEventRecordWithFlags` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuEventRecordWithFlags_v11010`](crate::entries::cuEventRecordWithFlags_v11010).
@@ -8032,8 +8048,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuEventRecordWithFlags_v11010,
         >() {
-            Ok(__entry_point) => __entry_point(hEvent, hStream, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hEvent, hStream, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFabricCpyBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13050 (CUDA 13.5), [`entries::cuFabricCpyBatchAsync_v13050`](crate::entries::cuFabricCpyBatchAsync_v13050).
@@ -8049,8 +8065,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuFabricCpyBatchAsync_v13050,
         >() {
-            Ok(__entry_point) => __entry_point(numOps, opList, flags, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(numOps, opList, flags, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGetProcAddress` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGetProcAddress` makes it `cuGetProcAddress_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGetProcAddress_v12000`](crate::entries::cuGetProcAddress_v12000).
@@ -8065,10 +8081,10 @@ pub mod legacy {
         symbolFound: *mut CUdriverProcAddressQueryResult,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGetProcAddress_v12000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(symbol, pfn, driverVersion, flags, symbolFound)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGetProcAddress_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuGetProcAddress_v12000`](crate::entries::cuGetProcAddress_v12000).
@@ -8083,10 +8099,10 @@ pub mod legacy {
         symbolFound: *mut CUdriverProcAddressQueryResult,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGetProcAddress_v12000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(symbol, pfn, driverVersion, flags, symbolFound)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphInstantiateWithParams` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphInstantiateWithParams_v12000`](crate::entries::cuGraphInstantiateWithParams_v12000).
@@ -8101,8 +8117,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphInstantiateWithParams_v12000,
         >() {
-            Ok(__entry_point) => __entry_point(phGraphExec, hGraph, instantiateParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phGraphExec, hGraph, instantiateParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphLaunch` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphLaunch_v10000`](crate::entries::cuGraphLaunch_v10000).
@@ -8111,8 +8127,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuGraphLaunch(hGraph: CUgraphExec, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphLaunch_v10000>() {
-            Ok(__entry_point) => __entry_point(hGraph, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraph, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphUpload` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphUpload_v11010`](crate::entries::cuGraphUpload_v11010).
@@ -8121,8 +8137,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuGraphUpload(hGraph: CUgraphExec, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphUpload_v11010>() {
-            Ok(__entry_point) => __entry_point(hGraph, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraph, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphicsMapResources` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsMapResources_v3000`](crate::entries::cuGraphicsMapResources_v3000).
@@ -8137,8 +8153,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsMapResources_v3000,
         >() {
-            Ok(__entry_point) => __entry_point(count, resources, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(count, resources, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphicsUnmapResources` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3000 (CUDA 3.0), [`entries::cuGraphicsUnmapResources_v3000`](crate::entries::cuGraphicsUnmapResources_v3000).
@@ -8153,8 +8169,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsUnmapResources_v3000,
         >() {
-            Ok(__entry_point) => __entry_point(count, resources, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(count, resources, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchCooperativeKernel` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 9000 (CUDA 9.0), [`entries::cuLaunchCooperativeKernel_v9000`](crate::entries::cuLaunchCooperativeKernel_v9000).
@@ -8176,7 +8192,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuLaunchCooperativeKernel_v9000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     f,
                     gridDimX,
@@ -8190,7 +8206,7 @@ pub mod legacy {
                     kernelParams,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchHostFunc` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuLaunchHostFunc_v10000`](crate::entries::cuLaunchHostFunc_v10000).
@@ -8203,8 +8219,8 @@ pub mod legacy {
         userData: *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchHostFunc_v10000>() {
-            Ok(__entry_point) => __entry_point(hStream, fn_, userData),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, fn_, userData),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchHostFunc_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuLaunchHostFunc_v13010`](crate::entries::cuLaunchHostFunc_v13010).
@@ -8218,8 +8234,8 @@ pub mod legacy {
         syncMode: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchHostFunc_v13010>() {
-            Ok(__entry_point) => __entry_point(hStream, fn_, userData, syncMode),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, fn_, userData, syncMode),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchKernel` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuLaunchKernel_v4000`](crate::entries::cuLaunchKernel_v4000).
@@ -8240,7 +8256,7 @@ pub mod legacy {
         extra: *mut *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchKernel_v4000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     f,
                     gridDimX,
@@ -8255,7 +8271,7 @@ pub mod legacy {
                     extra,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchKernelEx` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11060 (CUDA 11.6), [`entries::cuLaunchKernelEx_v11060`](crate::entries::cuLaunchKernelEx_v11060).
@@ -8269,8 +8285,8 @@ pub mod legacy {
         extra: *mut *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchKernelEx_v11060>() {
-            Ok(__entry_point) => __entry_point(config, f, kernelParams, extra),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(config, f, kernelParams, extra),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemAllocAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemAllocAsync_v11020`](crate::entries::cuMemAllocAsync_v11020).
@@ -8283,8 +8299,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAllocAsync_v11020>() {
-            Ok(__entry_point) => __entry_point(dptr, bytesize, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr, bytesize, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemAllocFromPoolAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemAllocFromPoolAsync_v11020`](crate::entries::cuMemAllocFromPoolAsync_v11020).
@@ -8300,8 +8316,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemAllocFromPoolAsync_v11020,
         >() {
-            Ok(__entry_point) => __entry_point(dptr, bytesize, pool, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr, bytesize, pool, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemBatchDecompressAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12060 (CUDA 12.6), [`entries::cuMemBatchDecompressAsync_v12060`](crate::entries::cuMemBatchDecompressAsync_v12060).
@@ -8318,10 +8334,10 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemBatchDecompressAsync_v12060,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(paramsArray, count, flags, errorIndex, stream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemDiscardAndPrefetchBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemDiscardAndPrefetchBatchAsync_v13000`](crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000).
@@ -8341,7 +8357,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     dptrs,
                     sizes,
@@ -8353,7 +8369,7 @@ pub mod legacy {
                     hStream,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemDiscardBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemDiscardBatchAsync_v13000`](crate::entries::cuMemDiscardBatchAsync_v13000).
@@ -8370,8 +8386,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemDiscardBatchAsync_v13000,
         >() {
-            Ok(__entry_point) => __entry_point(dptrs, sizes, count, flags, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptrs, sizes, count, flags, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemFreeAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemFreeAsync_v11020`](crate::entries::cuMemFreeAsync_v11020).
@@ -8380,8 +8396,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemFreeAsync_v11020>() {
-            Ok(__entry_point) => __entry_point(dptr, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemMapArrayAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11010 (CUDA 11.1), [`entries::cuMemMapArrayAsync_v11010`](crate::entries::cuMemMapArrayAsync_v11010).
@@ -8394,8 +8410,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemMapArrayAsync_v11010>() {
-            Ok(__entry_point) => __entry_point(mapInfoList, count, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(mapInfoList, count, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPrefetchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemPrefetchAsync` makes it `cuMemPrefetchAsync_v2`, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemPrefetchAsync_v12020`](crate::entries::cuMemPrefetchAsync_v12020).
@@ -8410,8 +8426,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPrefetchAsync_v12020>() {
-            Ok(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPrefetchAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemPrefetchAsync_v12020`](crate::entries::cuMemPrefetchAsync_v12020).
@@ -8426,8 +8442,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemPrefetchAsync_v12020>() {
-            Ok(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPrefetchBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemPrefetchBatchAsync_v13000`](crate::entries::cuMemPrefetchBatchAsync_v13000).
@@ -8447,7 +8463,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPrefetchBatchAsync_v13000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     dptrs,
                     sizes,
@@ -8459,7 +8475,7 @@ pub mod legacy {
                     hStream,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpy_v4000`](crate::entries::cuMemcpy_v4000).
@@ -8472,8 +8488,8 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy_v4000>() {
-            Ok(__entry_point) => __entry_point(dst, src, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dst, src, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy2D` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2D` makes it `cuMemcpy2D_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2D_v3020`](crate::entries::cuMemcpy2D_v3020).
@@ -8482,8 +8498,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuMemcpy2D(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2D_v3020>() {
-            Ok(__entry_point) => __entry_point(pCopy),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy2DAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2DAsync` makes it `cuMemcpy2DAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2DAsync_v3020`](crate::entries::cuMemcpy2DAsync_v3020).
@@ -8495,8 +8511,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2DAsync_v3020>() {
-            Ok(__entry_point) => __entry_point(pCopy, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy2DAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2DAsync_v3020`](crate::entries::cuMemcpy2DAsync_v3020).
@@ -8508,8 +8524,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2DAsync_v3020>() {
-            Ok(__entry_point) => __entry_point(pCopy, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy2DUnaligned` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2DUnaligned` makes it `cuMemcpy2DUnaligned_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2DUnaligned_v3020`](crate::entries::cuMemcpy2DUnaligned_v3020).
@@ -8518,8 +8534,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuMemcpy2DUnaligned(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2DUnaligned_v3020>() {
-            Ok(__entry_point) => __entry_point(pCopy),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy2DUnaligned_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2DUnaligned_v3020`](crate::entries::cuMemcpy2DUnaligned_v3020).
@@ -8528,8 +8544,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuMemcpy2DUnaligned_v2(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2DUnaligned_v3020>() {
-            Ok(__entry_point) => __entry_point(pCopy),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy2D_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy2D_v3020`](crate::entries::cuMemcpy2D_v3020).
@@ -8538,8 +8554,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuMemcpy2D_v2(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2D_v3020>() {
-            Ok(__entry_point) => __entry_point(pCopy),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3D` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3D` makes it `cuMemcpy3D_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy3D_v3020`](crate::entries::cuMemcpy3D_v3020).
@@ -8548,8 +8564,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuMemcpy3D(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3D_v3020>() {
-            Ok(__entry_point) => __entry_point(pCopy),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3DAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DAsync` makes it `cuMemcpy3DAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy3DAsync_v3020`](crate::entries::cuMemcpy3DAsync_v3020).
@@ -8561,8 +8577,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DAsync_v3020>() {
-            Ok(__entry_point) => __entry_point(pCopy, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3DAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy3DAsync_v3020`](crate::entries::cuMemcpy3DAsync_v3020).
@@ -8574,8 +8590,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DAsync_v3020>() {
-            Ok(__entry_point) => __entry_point(pCopy, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3DBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DBatchAsync` makes it `cuMemcpy3DBatchAsync_v2`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpy3DBatchAsync_v13000`](crate::entries::cuMemcpy3DBatchAsync_v13000).
@@ -8589,8 +8605,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DBatchAsync_v13000>() {
-            Ok(__entry_point) => __entry_point(numParams, opList, flags, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(numParams, opList, flags, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3DBatchAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpy3DBatchAsync_v13000`](crate::entries::cuMemcpy3DBatchAsync_v13000).
@@ -8604,8 +8620,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DBatchAsync_v13000>() {
-            Ok(__entry_point) => __entry_point(numParams, opList, flags, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(numParams, opList, flags, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3DPeer` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpy3DPeer_v4000`](crate::entries::cuMemcpy3DPeer_v4000).
@@ -8614,8 +8630,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuMemcpy3DPeer(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DPeer_v4000>() {
-            Ok(__entry_point) => __entry_point(pCopy),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3DPeerAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpy3DPeerAsync_v4000`](crate::entries::cuMemcpy3DPeerAsync_v4000).
@@ -8627,8 +8643,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DPeerAsync_v4000>() {
-            Ok(__entry_point) => __entry_point(pCopy, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3DWithAttributesAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuMemcpy3DWithAttributesAsync_v13020`](crate::entries::cuMemcpy3DWithAttributesAsync_v13020).
@@ -8643,8 +8659,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpy3DWithAttributesAsync_v13020,
         >() {
-            Ok(__entry_point) => __entry_point(op, flags, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(op, flags, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3D_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpy3D_v3020`](crate::entries::cuMemcpy3D_v3020).
@@ -8653,8 +8669,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuMemcpy3D_v2(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3D_v3020>() {
-            Ok(__entry_point) => __entry_point(pCopy),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpyAsync_v4000`](crate::entries::cuMemcpyAsync_v4000).
@@ -8668,8 +8684,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAsync_v4000>() {
-            Ok(__entry_point) => __entry_point(dst, src, ByteCount, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dst, src, ByteCount, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAtoA` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoA` makes it `cuMemcpyAtoA_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoA_v3020`](crate::entries::cuMemcpyAtoA_v3020).
@@ -8684,10 +8700,10 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoA_v3020>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAtoA_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoA_v3020`](crate::entries::cuMemcpyAtoA_v3020).
@@ -8702,10 +8718,10 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoA_v3020>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAtoD` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoD` makes it `cuMemcpyAtoD_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoD_v3020`](crate::entries::cuMemcpyAtoD_v3020).
@@ -8719,8 +8735,10 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoD_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcArray, srcOffset, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => {
+                __entry_point(dstDevice, srcArray, srcOffset, ByteCount)
+            }
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAtoD_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoD_v3020`](crate::entries::cuMemcpyAtoD_v3020).
@@ -8734,8 +8752,10 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoD_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcArray, srcOffset, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => {
+                __entry_point(dstDevice, srcArray, srcOffset, ByteCount)
+            }
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAtoH` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoH` makes it `cuMemcpyAtoH_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoH_v3020`](crate::entries::cuMemcpyAtoH_v3020).
@@ -8749,8 +8769,8 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoH_v3020>() {
-            Ok(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAtoHAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoHAsync` makes it `cuMemcpyAtoHAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoHAsync_v3020`](crate::entries::cuMemcpyAtoHAsync_v3020).
@@ -8765,10 +8785,10 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoHAsync_v3020>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAtoHAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoHAsync_v3020`](crate::entries::cuMemcpyAtoHAsync_v3020).
@@ -8783,10 +8803,10 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoHAsync_v3020>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAtoH_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyAtoH_v3020`](crate::entries::cuMemcpyAtoH_v3020).
@@ -8800,8 +8820,8 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoH_v3020>() {
-            Ok(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyBatchAsync` makes it `cuMemcpyBatchAsync_v2`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpyBatchAsync_v13000`](crate::entries::cuMemcpyBatchAsync_v13000).
@@ -8819,7 +8839,7 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyBatchAsync_v13000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     dsts,
                     srcs,
@@ -8831,7 +8851,7 @@ pub mod legacy {
                     hStream,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyBatchAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpyBatchAsync_v13000`](crate::entries::cuMemcpyBatchAsync_v13000).
@@ -8849,7 +8869,7 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyBatchAsync_v13000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     dsts,
                     srcs,
@@ -8861,7 +8881,7 @@ pub mod legacy {
                     hStream,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoA` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoA` makes it `cuMemcpyDtoA_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoA_v3020`](crate::entries::cuMemcpyDtoA_v3020).
@@ -8875,8 +8895,10 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoA_v3020>() {
-            Ok(__entry_point) => __entry_point(dstArray, dstOffset, srcDevice, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => {
+                __entry_point(dstArray, dstOffset, srcDevice, ByteCount)
+            }
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoA_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoA_v3020`](crate::entries::cuMemcpyDtoA_v3020).
@@ -8890,8 +8912,10 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoA_v3020>() {
-            Ok(__entry_point) => __entry_point(dstArray, dstOffset, srcDevice, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => {
+                __entry_point(dstArray, dstOffset, srcDevice, ByteCount)
+            }
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoD` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoD` makes it `cuMemcpyDtoD_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoD_v3020`](crate::entries::cuMemcpyDtoD_v3020).
@@ -8904,8 +8928,8 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoD_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoDAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoDAsync` makes it `cuMemcpyDtoDAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoDAsync_v3020`](crate::entries::cuMemcpyDtoDAsync_v3020).
@@ -8919,8 +8943,10 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoDAsync_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount, hStream),
-            Err(code) => code,
+            Some(__entry_point) => {
+                __entry_point(dstDevice, srcDevice, ByteCount, hStream)
+            }
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoDAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoDAsync_v3020`](crate::entries::cuMemcpyDtoDAsync_v3020).
@@ -8934,8 +8960,10 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoDAsync_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount, hStream),
-            Err(code) => code,
+            Some(__entry_point) => {
+                __entry_point(dstDevice, srcDevice, ByteCount, hStream)
+            }
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoD_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoD_v3020`](crate::entries::cuMemcpyDtoD_v3020).
@@ -8948,8 +8976,8 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoD_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoH` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoH` makes it `cuMemcpyDtoH_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoH_v3020`](crate::entries::cuMemcpyDtoH_v3020).
@@ -8962,8 +8990,8 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoH_v3020>() {
-            Ok(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoHAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoHAsync` makes it `cuMemcpyDtoHAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoHAsync_v3020`](crate::entries::cuMemcpyDtoHAsync_v3020).
@@ -8977,8 +9005,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoHAsync_v3020>() {
-            Ok(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoHAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoHAsync_v3020`](crate::entries::cuMemcpyDtoHAsync_v3020).
@@ -8992,8 +9020,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoHAsync_v3020>() {
-            Ok(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoH_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyDtoH_v3020`](crate::entries::cuMemcpyDtoH_v3020).
@@ -9006,8 +9034,8 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoH_v3020>() {
-            Ok(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyHtoA` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoA` makes it `cuMemcpyHtoA_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoA_v3020`](crate::entries::cuMemcpyHtoA_v3020).
@@ -9021,8 +9049,8 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoA_v3020>() {
-            Ok(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyHtoAAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoAAsync` makes it `cuMemcpyHtoAAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoAAsync_v3020`](crate::entries::cuMemcpyHtoAAsync_v3020).
@@ -9037,10 +9065,10 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoAAsync_v3020>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyHtoAAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoAAsync_v3020`](crate::entries::cuMemcpyHtoAAsync_v3020).
@@ -9055,10 +9083,10 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoAAsync_v3020>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyHtoA_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoA_v3020`](crate::entries::cuMemcpyHtoA_v3020).
@@ -9072,8 +9100,8 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoA_v3020>() {
-            Ok(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyHtoD` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoD` makes it `cuMemcpyHtoD_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoD_v3020`](crate::entries::cuMemcpyHtoD_v3020).
@@ -9086,8 +9114,8 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoD_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyHtoDAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoDAsync` makes it `cuMemcpyHtoDAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoDAsync_v3020`](crate::entries::cuMemcpyHtoDAsync_v3020).
@@ -9101,8 +9129,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoDAsync_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyHtoDAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoDAsync_v3020`](crate::entries::cuMemcpyHtoDAsync_v3020).
@@ -9116,8 +9144,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoDAsync_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyHtoD_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemcpyHtoD_v3020`](crate::entries::cuMemcpyHtoD_v3020).
@@ -9130,8 +9158,8 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoD_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyPeer` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpyPeer_v4000`](crate::entries::cuMemcpyPeer_v4000).
@@ -9146,10 +9174,10 @@ pub mod legacy {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyPeer_v4000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyPeerAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 4000 (CUDA 4.0), [`entries::cuMemcpyPeerAsync_v4000`](crate::entries::cuMemcpyPeerAsync_v4000).
@@ -9165,7 +9193,7 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyPeerAsync_v4000>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     dstDevice,
                     dstContext,
@@ -9175,7 +9203,7 @@ pub mod legacy {
                     hStream,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyWithAttributesAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13020 (CUDA 13.2), [`entries::cuMemcpyWithAttributesAsync_v13020`](crate::entries::cuMemcpyWithAttributesAsync_v13020).
@@ -9192,8 +9220,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyWithAttributesAsync_v13020,
         >() {
-            Ok(__entry_point) => __entry_point(dst, src, size, attr, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dst, src, size, attr, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD16` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD16` makes it `cuMemsetD16_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD16_v3020`](crate::entries::cuMemsetD16_v3020).
@@ -9206,8 +9234,8 @@ pub mod legacy {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD16_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, us, arg2),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, us, arg2),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD16Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD16Async_v3020`](crate::entries::cuMemsetD16Async_v3020).
@@ -9221,8 +9249,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD16Async_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, us, arg2, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, us, arg2, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD16_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD16_v3020`](crate::entries::cuMemsetD16_v3020).
@@ -9235,8 +9263,8 @@ pub mod legacy {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD16_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, us, arg2),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, us, arg2),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D16` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D16` makes it `cuMemsetD2D16_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D16_v3020`](crate::entries::cuMemsetD2D16_v3020).
@@ -9251,8 +9279,8 @@ pub mod legacy {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D16Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D16Async_v3020`](crate::entries::cuMemsetD2D16Async_v3020).
@@ -9268,10 +9296,10 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16Async_v3020>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstDevice, dstPitch, us, Width, Height, hStream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D16_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D16_v3020`](crate::entries::cuMemsetD2D16_v3020).
@@ -9286,8 +9314,8 @@ pub mod legacy {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D32` makes it `cuMemsetD2D32_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D32_v3020`](crate::entries::cuMemsetD2D32_v3020).
@@ -9302,8 +9330,8 @@ pub mod legacy {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D32Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D32Async_v3020`](crate::entries::cuMemsetD2D32Async_v3020).
@@ -9319,10 +9347,10 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32Async_v3020>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstDevice, dstPitch, ui, Width, Height, hStream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D32_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D32_v3020`](crate::entries::cuMemsetD2D32_v3020).
@@ -9337,8 +9365,8 @@ pub mod legacy {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D8` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D8` makes it `cuMemsetD2D8_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D8_v3020`](crate::entries::cuMemsetD2D8_v3020).
@@ -9353,8 +9381,8 @@ pub mod legacy {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D8Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D8Async_v3020`](crate::entries::cuMemsetD2D8Async_v3020).
@@ -9370,10 +9398,10 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8Async_v3020>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstDevice, dstPitch, uc, Width, Height, hStream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D8_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD2D8_v3020`](crate::entries::cuMemsetD2D8_v3020).
@@ -9388,8 +9416,8 @@ pub mod legacy {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD32` makes it `cuMemsetD32_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD32_v3020`](crate::entries::cuMemsetD32_v3020).
@@ -9402,8 +9430,8 @@ pub mod legacy {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD32_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, ui, arg2),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, ui, arg2),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD32Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD32Async_v3020`](crate::entries::cuMemsetD32Async_v3020).
@@ -9417,8 +9445,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD32Async_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, ui, arg2, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, ui, arg2, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD32_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD32_v3020`](crate::entries::cuMemsetD32_v3020).
@@ -9431,8 +9459,8 @@ pub mod legacy {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD32_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, ui, arg2),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, ui, arg2),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD8` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD8` makes it `cuMemsetD8_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD8_v3020`](crate::entries::cuMemsetD8_v3020).
@@ -9445,8 +9473,8 @@ pub mod legacy {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD8_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, uc, arg2),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, uc, arg2),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD8Async` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD8Async_v3020`](crate::entries::cuMemsetD8Async_v3020).
@@ -9460,8 +9488,8 @@ pub mod legacy {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD8Async_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, uc, arg2, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, uc, arg2, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD8_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuMemsetD8_v3020`](crate::entries::cuMemsetD8_v3020).
@@ -9474,8 +9502,8 @@ pub mod legacy {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD8_v3020>() {
-            Ok(__entry_point) => __entry_point(dstDevice, uc, arg2),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, uc, arg2),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuSignalExternalSemaphoresAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuSignalExternalSemaphoresAsync_v10000`](crate::entries::cuSignalExternalSemaphoresAsync_v10000).
@@ -9491,10 +9519,10 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuSignalExternalSemaphoresAsync_v10000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(extSemArray, paramsArray, numExtSems, stream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamAddCallback` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 5000 (CUDA 5.0), [`entries::cuStreamAddCallback_v5000`](crate::entries::cuStreamAddCallback_v5000).
@@ -9508,8 +9536,8 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamAddCallback_v5000>() {
-            Ok(__entry_point) => __entry_point(hStream, callback, userData, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, callback, userData, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamAttachMemAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 6000 (CUDA 6.0), [`entries::cuStreamAttachMemAsync_v6000`](crate::entries::cuStreamAttachMemAsync_v6000).
@@ -9525,8 +9553,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamAttachMemAsync_v6000,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, dptr, length, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, dptr, length, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamBatchMemOp` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBatchMemOp` makes it `cuStreamBatchMemOp_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamBatchMemOp_v11070`](crate::entries::cuStreamBatchMemOp_v11070).
@@ -9540,8 +9568,8 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamBatchMemOp_v11070>() {
-            Ok(__entry_point) => __entry_point(stream, count, paramArray, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, count, paramArray, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamBatchMemOp_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamBatchMemOp_v11070`](crate::entries::cuStreamBatchMemOp_v11070).
@@ -9555,8 +9583,8 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamBatchMemOp_v11070>() {
-            Ok(__entry_point) => __entry_point(stream, count, paramArray, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, count, paramArray, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamBeginCapture` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginCapture` makes it `cuStreamBeginCapture_v2`, the ABI of version 10010 (CUDA 10.1), [`entries::cuStreamBeginCapture_v10010`](crate::entries::cuStreamBeginCapture_v10010).
@@ -9568,8 +9596,8 @@ pub mod legacy {
         mode: CUstreamCaptureMode,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamBeginCapture_v10010>() {
-            Ok(__entry_point) => __entry_point(hStream, mode),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, mode),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamBeginCaptureToCig` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamBeginCaptureToCig_v13010`](crate::entries::cuStreamBeginCaptureToCig_v13010).
@@ -9583,8 +9611,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginCaptureToCig_v13010,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, streamCigCaptureParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, streamCigCaptureParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamBeginCaptureToGraph` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamBeginCaptureToGraph_v12030`](crate::entries::cuStreamBeginCaptureToGraph_v12030).
@@ -9602,7 +9630,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginCaptureToGraph_v12030,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     hStream,
                     hGraph,
@@ -9612,7 +9640,7 @@ pub mod legacy {
                     mode,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamBeginCapture_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10010 (CUDA 10.1), [`entries::cuStreamBeginCapture_v10010`](crate::entries::cuStreamBeginCapture_v10010).
@@ -9624,8 +9652,8 @@ pub mod legacy {
         mode: CUstreamCaptureMode,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamBeginCapture_v10010>() {
-            Ok(__entry_point) => __entry_point(hStream, mode),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, mode),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamBeginRecaptureToGraph` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13030 (CUDA 13.3), [`entries::cuStreamBeginRecaptureToGraph_v13030`](crate::entries::cuStreamBeginRecaptureToGraph_v13030).
@@ -9642,10 +9670,10 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginRecaptureToGraph_v13030,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(hStream, mode, hGraph, callbackFunc, userData)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamCopyAttributes` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamCopyAttributes_v11000`](crate::entries::cuStreamCopyAttributes_v11000).
@@ -9659,8 +9687,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamCopyAttributes_v11000,
         >() {
-            Ok(__entry_point) => __entry_point(dstStream, srcStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstStream, srcStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamEndCapture` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuStreamEndCapture_v10000`](crate::entries::cuStreamEndCapture_v10000).
@@ -9672,8 +9700,8 @@ pub mod legacy {
         phGraph: *mut CUgraph,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamEndCapture_v10000>() {
-            Ok(__entry_point) => __entry_point(hStream, phGraph),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, phGraph),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamEndCaptureToCig` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamEndCaptureToCig_v13010`](crate::entries::cuStreamEndCaptureToCig_v13010).
@@ -9684,8 +9712,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamEndCaptureToCig_v13010,
         >() {
-            Ok(__entry_point) => __entry_point(hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetAttribute` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamGetAttribute_v11000`](crate::entries::cuStreamGetAttribute_v11000).
@@ -9698,8 +9726,8 @@ pub mod legacy {
         value: *mut CUstreamAttrValue_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetAttribute_v11000>() {
-            Ok(__entry_point) => __entry_point(hStream, attr, value),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, attr, value),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetCaptureInfo` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCaptureInfo` makes it `cuStreamGetCaptureInfo_v3`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamGetCaptureInfo_v12030`](crate::entries::cuStreamGetCaptureInfo_v12030).
@@ -9718,7 +9746,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetCaptureInfo_v12030,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     hStream,
                     captureStatus_out,
@@ -9729,7 +9757,7 @@ pub mod legacy {
                     numDependencies_out,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetCaptureInfo_v3` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamGetCaptureInfo_v12030`](crate::entries::cuStreamGetCaptureInfo_v12030).
@@ -9748,7 +9776,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetCaptureInfo_v12030,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     hStream,
                     captureStatus_out,
@@ -9759,7 +9787,7 @@ pub mod legacy {
                     numDependencies_out,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetCtx` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 9020 (CUDA 9.2), [`entries::cuStreamGetCtx_v9020`](crate::entries::cuStreamGetCtx_v9020).
@@ -9768,8 +9796,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v9020>() {
-            Ok(__entry_point) => __entry_point(hStream, pctx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, pctx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetCtx_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12050 (CUDA 12.5), [`entries::cuStreamGetCtx_v12050`](crate::entries::cuStreamGetCtx_v12050).
@@ -9782,8 +9810,8 @@ pub mod legacy {
         pGreenCtx: *mut CUgreenCtx,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v12050>() {
-            Ok(__entry_point) => __entry_point(hStream, pctx, pGreenCtx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, pctx, pGreenCtx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetDevResource` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamGetDevResource_v13010`](crate::entries::cuStreamGetDevResource_v13010).
@@ -9798,8 +9826,8 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetDevResource_v13010,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, result, type_),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, result, type_),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetDevice` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12080 (CUDA 12.8), [`entries::cuStreamGetDevice_v12080`](crate::entries::cuStreamGetDevice_v12080).
@@ -9811,8 +9839,8 @@ pub mod legacy {
         device: *mut CUdevice,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetDevice_v12080>() {
-            Ok(__entry_point) => __entry_point(hStream, device),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, device),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetFlags` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuStreamGetFlags_v5050`](crate::entries::cuStreamGetFlags_v5050).
@@ -9821,8 +9849,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuStreamGetFlags(hStream: CUstream, flags: *mut c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetFlags_v5050>() {
-            Ok(__entry_point) => __entry_point(hStream, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetId` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12000 (CUDA 12.0), [`entries::cuStreamGetId_v12000`](crate::entries::cuStreamGetId_v12000).
@@ -9834,8 +9862,8 @@ pub mod legacy {
         streamId: *mut c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetId_v12000>() {
-            Ok(__entry_point) => __entry_point(hStream, streamId),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, streamId),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetPriority` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 5050 (CUDA 5.5), [`entries::cuStreamGetPriority_v5050`](crate::entries::cuStreamGetPriority_v5050).
@@ -9847,8 +9875,8 @@ pub mod legacy {
         priority: *mut c_int,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetPriority_v5050>() {
-            Ok(__entry_point) => __entry_point(hStream, priority),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, priority),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamIsCapturing` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuStreamIsCapturing_v10000`](crate::entries::cuStreamIsCapturing_v10000).
@@ -9860,8 +9888,8 @@ pub mod legacy {
         captureStatus: *mut CUstreamCaptureStatus,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamIsCapturing_v10000>() {
-            Ok(__entry_point) => __entry_point(hStream, captureStatus),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, captureStatus),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamQuery` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuStreamQuery_v2000`](crate::entries::cuStreamQuery_v2000).
@@ -9870,8 +9898,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuStreamQuery(hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamQuery_v2000>() {
-            Ok(__entry_point) => __entry_point(hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamSetAttribute` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamSetAttribute_v11000`](crate::entries::cuStreamSetAttribute_v11000).
@@ -9884,8 +9912,8 @@ pub mod legacy {
         param: *const CUstreamAttrValue_v1,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamSetAttribute_v11000>() {
-            Ok(__entry_point) => __entry_point(hStream, attr, param),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, attr, param),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamSynchronize` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 2000 (CUDA 2.0), [`entries::cuStreamSynchronize_v2000`](crate::entries::cuStreamSynchronize_v2000).
@@ -9894,8 +9922,8 @@ pub mod legacy {
     #[inline]
     pub unsafe fn cuStreamSynchronize(hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamSynchronize_v2000>() {
-            Ok(__entry_point) => __entry_point(hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamUpdateCaptureDependencies` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamUpdateCaptureDependencies` makes it `cuStreamUpdateCaptureDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamUpdateCaptureDependencies_v12030`](crate::entries::cuStreamUpdateCaptureDependencies_v12030).
@@ -9912,7 +9940,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamUpdateCaptureDependencies_v12030,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     hStream,
                     dependencies,
@@ -9921,7 +9949,7 @@ pub mod legacy {
                     flags,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamUpdateCaptureDependencies_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamUpdateCaptureDependencies_v12030`](crate::entries::cuStreamUpdateCaptureDependencies_v12030).
@@ -9938,7 +9966,7 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamUpdateCaptureDependencies_v12030,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     hStream,
                     dependencies,
@@ -9947,7 +9975,7 @@ pub mod legacy {
                     flags,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWaitEvent` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuStreamWaitEvent_v3020`](crate::entries::cuStreamWaitEvent_v3020).
@@ -9960,8 +9988,8 @@ pub mod legacy {
         Flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWaitEvent_v3020>() {
-            Ok(__entry_point) => __entry_point(hStream, hEvent, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, hEvent, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWaitValue32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue32` makes it `cuStreamWaitValue32_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue32_v11070`](crate::entries::cuStreamWaitValue32_v11070).
@@ -9975,8 +10003,8 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue32_v11070>() {
-            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWaitValue32_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue32_v11070`](crate::entries::cuStreamWaitValue32_v11070).
@@ -9990,8 +10018,8 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue32_v11070>() {
-            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWaitValue64` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue64` makes it `cuStreamWaitValue64_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue64_v11070`](crate::entries::cuStreamWaitValue64_v11070).
@@ -10005,8 +10033,8 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue64_v11070>() {
-            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWaitValue64_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue64_v11070`](crate::entries::cuStreamWaitValue64_v11070).
@@ -10020,8 +10048,8 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWaitValue64_v11070>() {
-            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWriteValue32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue32` makes it `cuStreamWriteValue32_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue32_v11070`](crate::entries::cuStreamWriteValue32_v11070).
@@ -10035,8 +10063,8 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWriteValue32_v11070>() {
-            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWriteValue32_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue32_v11070`](crate::entries::cuStreamWriteValue32_v11070).
@@ -10050,8 +10078,8 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWriteValue32_v11070>() {
-            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWriteValue64` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue64` makes it `cuStreamWriteValue64_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue64_v11070`](crate::entries::cuStreamWriteValue64_v11070).
@@ -10065,8 +10093,8 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWriteValue64_v11070>() {
-            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWriteValue64_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue64_v11070`](crate::entries::cuStreamWriteValue64_v11070).
@@ -10080,8 +10108,8 @@ pub mod legacy {
         flags: c_uint,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamWriteValue64_v11070>() {
-            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuWaitExternalSemaphoresAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 10000 (CUDA 10.0), [`entries::cuWaitExternalSemaphoresAsync_v10000`](crate::entries::cuWaitExternalSemaphoresAsync_v10000).
@@ -10097,10 +10125,10 @@ pub mod legacy {
         match crate::api_shim::resolve::<
             crate::entries::cuWaitExternalSemaphoresAsync_v10000,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(extSemArray, paramsArray, numExtSems, stream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     #[cfg(feature = "gl")]
@@ -10120,8 +10148,8 @@ pub mod legacy {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLMapBufferObject_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(dptr, size, buffer),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(dptr, size, buffer),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGLMapBufferObjectAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGLMapBufferObjectAsync` makes it `cuGLMapBufferObjectAsync_v2`, the ABI of version 3020 (CUDA 3.2), [`entries::cuGLMapBufferObjectAsync_v3020`](crate::entries::cuGLMapBufferObjectAsync_v3020).
@@ -10138,8 +10166,8 @@ pub mod legacy {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLMapBufferObjectAsync_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(dptr, size, buffer, hStream),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(dptr, size, buffer, hStream),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGLMapBufferObjectAsync_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuGLMapBufferObjectAsync_v3020`](crate::entries::cuGLMapBufferObjectAsync_v3020).
@@ -10156,8 +10184,8 @@ pub mod legacy {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLMapBufferObjectAsync_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(dptr, size, buffer, hStream),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(dptr, size, buffer, hStream),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGLMapBufferObject_v2` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: exported under the same name, the ABI of version 3020 (CUDA 3.2), [`entries::cuGLMapBufferObject_v3020`](crate::entries::cuGLMapBufferObject_v3020).
@@ -10173,8 +10201,8 @@ pub mod legacy {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLMapBufferObject_v3020,
             >() {
-                Ok(__entry_point) => __entry_point(dptr, size, buffer),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(dptr, size, buffer),
+                None => crate::api_shim::unavailable(),
             }
         }
     }
@@ -10854,8 +10882,8 @@ pub mod ptds {
     #[inline]
     pub unsafe fn cuEventRecord(hEvent: CUevent, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuEventRecord_v7000_ptsz>() {
-            Ok(__entry_point) => __entry_point(hEvent, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hEvent, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuEventRecordWithFlags` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuEventRecordWithFlags` makes it `cuEventRecordWithFlags_ptsz`, the ABI of version 11010 (CUDA 11.1), [`entries::cuEventRecordWithFlags_v11010_ptsz`](crate::entries::cuEventRecordWithFlags_v11010_ptsz).
@@ -10870,8 +10898,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuEventRecordWithFlags_v11010_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hEvent, hStream, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hEvent, hStream, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuFabricCpyBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuFabricCpyBatchAsync` makes it `cuFabricCpyBatchAsync_ptsz`, the ABI of version 13050 (CUDA 13.5), [`entries::cuFabricCpyBatchAsync_v13050_ptsz`](crate::entries::cuFabricCpyBatchAsync_v13050_ptsz).
@@ -10887,8 +10915,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuFabricCpyBatchAsync_v13050_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(numOps, opList, flags, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(numOps, opList, flags, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphInstantiateWithParams` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphInstantiateWithParams` makes it `cuGraphInstantiateWithParams_ptsz`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphInstantiateWithParams_v12000_ptsz`](crate::entries::cuGraphInstantiateWithParams_v12000_ptsz).
@@ -10903,8 +10931,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphInstantiateWithParams_v12000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(phGraphExec, hGraph, instantiateParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(phGraphExec, hGraph, instantiateParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphLaunch` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphLaunch` makes it `cuGraphLaunch_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuGraphLaunch_v10000_ptsz`](crate::entries::cuGraphLaunch_v10000_ptsz).
@@ -10913,8 +10941,8 @@ pub mod ptds {
     #[inline]
     pub unsafe fn cuGraphLaunch(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphLaunch_v10000_ptsz>() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphUpload` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphUpload` makes it `cuGraphUpload_ptsz`, the ABI of version 11010 (CUDA 11.1), [`entries::cuGraphUpload_v11010_ptsz`](crate::entries::cuGraphUpload_v11010_ptsz).
@@ -10923,8 +10951,8 @@ pub mod ptds {
     #[inline]
     pub unsafe fn cuGraphUpload(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuGraphUpload_v11010_ptsz>() {
-            Ok(__entry_point) => __entry_point(hGraphExec, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hGraphExec, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphicsMapResources` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphicsMapResources` makes it `cuGraphicsMapResources_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuGraphicsMapResources_v7000_ptsz`](crate::entries::cuGraphicsMapResources_v7000_ptsz).
@@ -10939,8 +10967,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsMapResources_v7000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(count, resources, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(count, resources, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuGraphicsUnmapResources` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGraphicsUnmapResources` makes it `cuGraphicsUnmapResources_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuGraphicsUnmapResources_v7000_ptsz`](crate::entries::cuGraphicsUnmapResources_v7000_ptsz).
@@ -10955,8 +10983,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuGraphicsUnmapResources_v7000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(count, resources, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(count, resources, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchCooperativeKernel` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchCooperativeKernel` makes it `cuLaunchCooperativeKernel_ptsz`, the ABI of version 9000 (CUDA 9.0), [`entries::cuLaunchCooperativeKernel_v9000_ptsz`](crate::entries::cuLaunchCooperativeKernel_v9000_ptsz).
@@ -10978,7 +11006,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuLaunchCooperativeKernel_v9000_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     f,
                     gridDimX,
@@ -10992,7 +11020,7 @@ pub mod ptds {
                     kernelParams,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchHostFunc` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchHostFunc` makes it `cuLaunchHostFunc_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuLaunchHostFunc_v10000_ptsz`](crate::entries::cuLaunchHostFunc_v10000_ptsz).
@@ -11007,8 +11035,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuLaunchHostFunc_v10000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, fn_, userData),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, fn_, userData),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchHostFunc_v2` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchHostFunc_v2` makes it `cuLaunchHostFunc_v2_ptsz`, the ABI of version 13010 (CUDA 13.1), [`entries::cuLaunchHostFunc_v13010_ptsz`](crate::entries::cuLaunchHostFunc_v13010_ptsz).
@@ -11024,8 +11052,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuLaunchHostFunc_v13010_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, fn_, userData, syncMode),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, fn_, userData, syncMode),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchKernel` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchKernel` makes it `cuLaunchKernel_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuLaunchKernel_v7000_ptsz`](crate::entries::cuLaunchKernel_v7000_ptsz).
@@ -11046,7 +11074,7 @@ pub mod ptds {
         extra: *mut *mut c_void,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuLaunchKernel_v7000_ptsz>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     f,
                     gridDimX,
@@ -11061,7 +11089,7 @@ pub mod ptds {
                     extra,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuLaunchKernelEx` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuLaunchKernelEx` makes it `cuLaunchKernelEx_ptsz`, the ABI of version 11060 (CUDA 11.6), [`entries::cuLaunchKernelEx_v11060_ptsz`](crate::entries::cuLaunchKernelEx_v11060_ptsz).
@@ -11077,8 +11105,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuLaunchKernelEx_v11060_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(config, f, kernelParams, extra),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(config, f, kernelParams, extra),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemAllocAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemAllocAsync` makes it `cuMemAllocAsync_ptsz`, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemAllocAsync_v11020_ptsz`](crate::entries::cuMemAllocAsync_v11020_ptsz).
@@ -11091,8 +11119,8 @@ pub mod ptds {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemAllocAsync_v11020_ptsz>() {
-            Ok(__entry_point) => __entry_point(dptr, bytesize, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr, bytesize, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemAllocFromPoolAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemAllocFromPoolAsync` makes it `cuMemAllocFromPoolAsync_ptsz`, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemAllocFromPoolAsync_v11020_ptsz`](crate::entries::cuMemAllocFromPoolAsync_v11020_ptsz).
@@ -11108,8 +11136,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemAllocFromPoolAsync_v11020_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(dptr, bytesize, pool, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr, bytesize, pool, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemBatchDecompressAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemBatchDecompressAsync` makes it `cuMemBatchDecompressAsync_ptsz`, the ABI of version 12060 (CUDA 12.6), [`entries::cuMemBatchDecompressAsync_v12060_ptsz`](crate::entries::cuMemBatchDecompressAsync_v12060_ptsz).
@@ -11126,10 +11154,10 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemBatchDecompressAsync_v12060_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(paramsArray, count, flags, errorIndex, stream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemDiscardAndPrefetchBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemDiscardAndPrefetchBatchAsync` makes it `cuMemDiscardAndPrefetchBatchAsync_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`](crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz).
@@ -11149,7 +11177,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     dptrs,
                     sizes,
@@ -11161,7 +11189,7 @@ pub mod ptds {
                     hStream,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemDiscardBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemDiscardBatchAsync` makes it `cuMemDiscardBatchAsync_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemDiscardBatchAsync_v13000_ptsz`](crate::entries::cuMemDiscardBatchAsync_v13000_ptsz).
@@ -11178,8 +11206,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemDiscardBatchAsync_v13000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(dptrs, sizes, count, flags, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptrs, sizes, count, flags, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemFreeAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemFreeAsync` makes it `cuMemFreeAsync_ptsz`, the ABI of version 11020 (CUDA 11.2), [`entries::cuMemFreeAsync_v11020_ptsz`](crate::entries::cuMemFreeAsync_v11020_ptsz).
@@ -11188,8 +11216,8 @@ pub mod ptds {
     #[inline]
     pub unsafe fn cuMemFreeAsync(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemFreeAsync_v11020_ptsz>() {
-            Ok(__entry_point) => __entry_point(dptr, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dptr, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemMapArrayAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemMapArrayAsync` makes it `cuMemMapArrayAsync_ptsz`, the ABI of version 11010 (CUDA 11.1), [`entries::cuMemMapArrayAsync_v11010_ptsz`](crate::entries::cuMemMapArrayAsync_v11010_ptsz).
@@ -11204,8 +11232,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemMapArrayAsync_v11010_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(mapInfoList, count, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(mapInfoList, count, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPrefetchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemPrefetchAsync` makes it `cuMemPrefetchAsync_v2_ptsz`, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemPrefetchAsync_v12020_ptsz`](crate::entries::cuMemPrefetchAsync_v12020_ptsz).
@@ -11222,8 +11250,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPrefetchAsync_v12020_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(devPtr, count, location, flags, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemPrefetchBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemPrefetchBatchAsync` makes it `cuMemPrefetchBatchAsync_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemPrefetchBatchAsync_v13000_ptsz`](crate::entries::cuMemPrefetchBatchAsync_v13000_ptsz).
@@ -11243,7 +11271,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemPrefetchBatchAsync_v13000_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     dptrs,
                     sizes,
@@ -11255,7 +11283,7 @@ pub mod ptds {
                     hStream,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy` makes it `cuMemcpy_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy_v7000_ptds`](crate::entries::cuMemcpy_v7000_ptds).
@@ -11268,8 +11296,8 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dst, src, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dst, src, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy2D` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2D` makes it `cuMemcpy2D_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy2D_v7000_ptds`](crate::entries::cuMemcpy2D_v7000_ptds).
@@ -11278,8 +11306,8 @@ pub mod ptds {
     #[inline]
     pub unsafe fn cuMemcpy2D(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2D_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(pCopy),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy2DAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2DAsync` makes it `cuMemcpy2DAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy2DAsync_v7000_ptsz`](crate::entries::cuMemcpy2DAsync_v7000_ptsz).
@@ -11291,8 +11319,8 @@ pub mod ptds {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy2DAsync_v7000_ptsz>() {
-            Ok(__entry_point) => __entry_point(pCopy, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy2DUnaligned` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy2DUnaligned` makes it `cuMemcpy2DUnaligned_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy2DUnaligned_v7000_ptds`](crate::entries::cuMemcpy2DUnaligned_v7000_ptds).
@@ -11303,8 +11331,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpy2DUnaligned_v7000_ptds,
         >() {
-            Ok(__entry_point) => __entry_point(pCopy),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3D` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3D` makes it `cuMemcpy3D_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy3D_v7000_ptds`](crate::entries::cuMemcpy3D_v7000_ptds).
@@ -11313,8 +11341,8 @@ pub mod ptds {
     #[inline]
     pub unsafe fn cuMemcpy3D(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3D_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(pCopy),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3DAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DAsync` makes it `cuMemcpy3DAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy3DAsync_v7000_ptsz`](crate::entries::cuMemcpy3DAsync_v7000_ptsz).
@@ -11326,8 +11354,8 @@ pub mod ptds {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DAsync_v7000_ptsz>() {
-            Ok(__entry_point) => __entry_point(pCopy, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3DBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DBatchAsync` makes it `cuMemcpy3DBatchAsync_v2_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpy3DBatchAsync_v13000_ptsz`](crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz).
@@ -11343,8 +11371,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(numParams, opList, flags, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(numParams, opList, flags, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3DPeer` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DPeer` makes it `cuMemcpy3DPeer_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy3DPeer_v7000_ptds`](crate::entries::cuMemcpy3DPeer_v7000_ptds).
@@ -11353,8 +11381,8 @@ pub mod ptds {
     #[inline]
     pub unsafe fn cuMemcpy3DPeer(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpy3DPeer_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(pCopy),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3DPeerAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DPeerAsync` makes it `cuMemcpy3DPeerAsync_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpy3DPeerAsync_v7000_ptsz`](crate::entries::cuMemcpy3DPeerAsync_v7000_ptsz).
@@ -11368,8 +11396,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpy3DPeerAsync_v7000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(pCopy, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(pCopy, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpy3DWithAttributesAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DWithAttributesAsync` makes it `cuMemcpy3DWithAttributesAsync_ptsz`, the ABI of version 13020 (CUDA 13.2), [`entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz`](crate::entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz).
@@ -11384,8 +11412,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpy3DWithAttributesAsync_v13020_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(op, flags, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(op, flags, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAsync` makes it `cuMemcpyAsync_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAsync_v7000_ptsz`](crate::entries::cuMemcpyAsync_v7000_ptsz).
@@ -11399,8 +11427,8 @@ pub mod ptds {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAsync_v7000_ptsz>() {
-            Ok(__entry_point) => __entry_point(dst, src, ByteCount, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dst, src, ByteCount, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAtoA` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoA` makes it `cuMemcpyAtoA_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAtoA_v7000_ptds`](crate::entries::cuMemcpyAtoA_v7000_ptds).
@@ -11415,10 +11443,10 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoA_v7000_ptds>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAtoD` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoD` makes it `cuMemcpyAtoD_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAtoD_v7000_ptds`](crate::entries::cuMemcpyAtoD_v7000_ptds).
@@ -11432,8 +11460,10 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoD_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcArray, srcOffset, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => {
+                __entry_point(dstDevice, srcArray, srcOffset, ByteCount)
+            }
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAtoH` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoH` makes it `cuMemcpyAtoH_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAtoH_v7000_ptds`](crate::entries::cuMemcpyAtoH_v7000_ptds).
@@ -11447,8 +11477,8 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyAtoH_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstHost, srcArray, srcOffset, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyAtoHAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyAtoHAsync` makes it `cuMemcpyAtoHAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyAtoHAsync_v7000_ptsz`](crate::entries::cuMemcpyAtoHAsync_v7000_ptsz).
@@ -11465,10 +11495,10 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyAtoHAsync_v7000_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyBatchAsync` makes it `cuMemcpyBatchAsync_v2_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpyBatchAsync_v13000_ptsz`](crate::entries::cuMemcpyBatchAsync_v13000_ptsz).
@@ -11488,7 +11518,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyBatchAsync_v13000_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     dsts,
                     srcs,
@@ -11500,7 +11530,7 @@ pub mod ptds {
                     hStream,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoA` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoA` makes it `cuMemcpyDtoA_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoA_v7000_ptds`](crate::entries::cuMemcpyDtoA_v7000_ptds).
@@ -11514,8 +11544,10 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoA_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstArray, dstOffset, srcDevice, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => {
+                __entry_point(dstArray, dstOffset, srcDevice, ByteCount)
+            }
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoD` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoD` makes it `cuMemcpyDtoD_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoD_v7000_ptds`](crate::entries::cuMemcpyDtoD_v7000_ptds).
@@ -11528,8 +11560,8 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoD_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoDAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoDAsync` makes it `cuMemcpyDtoDAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoDAsync_v7000_ptsz`](crate::entries::cuMemcpyDtoDAsync_v7000_ptsz).
@@ -11545,8 +11577,10 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyDtoDAsync_v7000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcDevice, ByteCount, hStream),
-            Err(code) => code,
+            Some(__entry_point) => {
+                __entry_point(dstDevice, srcDevice, ByteCount, hStream)
+            }
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoH` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoH` makes it `cuMemcpyDtoH_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoH_v7000_ptds`](crate::entries::cuMemcpyDtoH_v7000_ptds).
@@ -11559,8 +11593,8 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyDtoH_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyDtoHAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyDtoHAsync` makes it `cuMemcpyDtoHAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyDtoHAsync_v7000_ptsz`](crate::entries::cuMemcpyDtoHAsync_v7000_ptsz).
@@ -11576,8 +11610,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyDtoHAsync_v7000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstHost, srcDevice, ByteCount, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyHtoA` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoA` makes it `cuMemcpyHtoA_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyHtoA_v7000_ptds`](crate::entries::cuMemcpyHtoA_v7000_ptds).
@@ -11591,8 +11625,8 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoA_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstArray, dstOffset, srcHost, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyHtoAAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoAAsync` makes it `cuMemcpyHtoAAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyHtoAAsync_v7000_ptsz`](crate::entries::cuMemcpyHtoAAsync_v7000_ptsz).
@@ -11609,10 +11643,10 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyHtoAAsync_v7000_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyHtoD` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoD` makes it `cuMemcpyHtoD_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyHtoD_v7000_ptds`](crate::entries::cuMemcpyHtoD_v7000_ptds).
@@ -11625,8 +11659,8 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyHtoD_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyHtoDAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyHtoDAsync` makes it `cuMemcpyHtoDAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyHtoDAsync_v7000_ptsz`](crate::entries::cuMemcpyHtoDAsync_v7000_ptsz).
@@ -11642,8 +11676,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyHtoDAsync_v7000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, srcHost, ByteCount, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyPeer` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyPeer` makes it `cuMemcpyPeer_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyPeer_v7000_ptds`](crate::entries::cuMemcpyPeer_v7000_ptds).
@@ -11658,10 +11692,10 @@ pub mod ptds {
         ByteCount: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemcpyPeer_v7000_ptds>() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyPeerAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyPeerAsync` makes it `cuMemcpyPeerAsync_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemcpyPeerAsync_v7000_ptsz`](crate::entries::cuMemcpyPeerAsync_v7000_ptsz).
@@ -11679,7 +11713,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyPeerAsync_v7000_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     dstDevice,
                     dstContext,
@@ -11689,7 +11723,7 @@ pub mod ptds {
                     hStream,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemcpyWithAttributesAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyWithAttributesAsync` makes it `cuMemcpyWithAttributesAsync_ptsz`, the ABI of version 13020 (CUDA 13.2), [`entries::cuMemcpyWithAttributesAsync_v13020_ptsz`](crate::entries::cuMemcpyWithAttributesAsync_v13020_ptsz).
@@ -11706,8 +11740,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemcpyWithAttributesAsync_v13020_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(dst, src, size, attr, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dst, src, size, attr, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD16` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD16` makes it `cuMemsetD16_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD16_v7000_ptds`](crate::entries::cuMemsetD16_v7000_ptds).
@@ -11720,8 +11754,8 @@ pub mod ptds {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD16_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstDevice, us, arg2),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, us, arg2),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD16Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD16Async` makes it `cuMemsetD16Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD16Async_v7000_ptsz`](crate::entries::cuMemsetD16Async_v7000_ptsz).
@@ -11735,8 +11769,8 @@ pub mod ptds {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD16Async_v7000_ptsz>() {
-            Ok(__entry_point) => __entry_point(dstDevice, us, arg2, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, us, arg2, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D16` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D16` makes it `cuMemsetD2D16_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D16_v7000_ptds`](crate::entries::cuMemsetD2D16_v7000_ptds).
@@ -11751,8 +11785,8 @@ pub mod ptds {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D16_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, dstPitch, us, Width, Height),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D16Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D16Async` makes it `cuMemsetD2D16Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D16Async_v7000_ptsz`](crate::entries::cuMemsetD2D16Async_v7000_ptsz).
@@ -11770,10 +11804,10 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemsetD2D16Async_v7000_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstDevice, dstPitch, us, Width, Height, hStream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D32` makes it `cuMemsetD2D32_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D32_v7000_ptds`](crate::entries::cuMemsetD2D32_v7000_ptds).
@@ -11788,8 +11822,8 @@ pub mod ptds {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D32_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, dstPitch, ui, Width, Height),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D32Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D32Async` makes it `cuMemsetD2D32Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D32Async_v7000_ptsz`](crate::entries::cuMemsetD2D32Async_v7000_ptsz).
@@ -11807,10 +11841,10 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemsetD2D32Async_v7000_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstDevice, dstPitch, ui, Width, Height, hStream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D8` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D8` makes it `cuMemsetD2D8_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D8_v7000_ptds`](crate::entries::cuMemsetD2D8_v7000_ptds).
@@ -11825,8 +11859,8 @@ pub mod ptds {
         Height: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD2D8_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, dstPitch, uc, Width, Height),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD2D8Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD2D8Async` makes it `cuMemsetD2D8Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD2D8Async_v7000_ptsz`](crate::entries::cuMemsetD2D8Async_v7000_ptsz).
@@ -11844,10 +11878,10 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuMemsetD2D8Async_v7000_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(dstDevice, dstPitch, uc, Width, Height, hStream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD32` makes it `cuMemsetD32_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD32_v7000_ptds`](crate::entries::cuMemsetD32_v7000_ptds).
@@ -11860,8 +11894,8 @@ pub mod ptds {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD32_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstDevice, ui, arg2),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, ui, arg2),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD32Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD32Async` makes it `cuMemsetD32Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD32Async_v7000_ptsz`](crate::entries::cuMemsetD32Async_v7000_ptsz).
@@ -11875,8 +11909,8 @@ pub mod ptds {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD32Async_v7000_ptsz>() {
-            Ok(__entry_point) => __entry_point(dstDevice, ui, arg2, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, ui, arg2, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD8` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD8` makes it `cuMemsetD8_v2_ptds`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD8_v7000_ptds`](crate::entries::cuMemsetD8_v7000_ptds).
@@ -11889,8 +11923,8 @@ pub mod ptds {
         arg2: usize,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD8_v7000_ptds>() {
-            Ok(__entry_point) => __entry_point(dstDevice, uc, arg2),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, uc, arg2),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuMemsetD8Async` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemsetD8Async` makes it `cuMemsetD8Async_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuMemsetD8Async_v7000_ptsz`](crate::entries::cuMemsetD8Async_v7000_ptsz).
@@ -11904,8 +11938,8 @@ pub mod ptds {
         hStream: CUstream,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuMemsetD8Async_v7000_ptsz>() {
-            Ok(__entry_point) => __entry_point(dstDevice, uc, arg2, hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dstDevice, uc, arg2, hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuSignalExternalSemaphoresAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuSignalExternalSemaphoresAsync` makes it `cuSignalExternalSemaphoresAsync_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuSignalExternalSemaphoresAsync_v10000_ptsz`](crate::entries::cuSignalExternalSemaphoresAsync_v10000_ptsz).
@@ -11921,10 +11955,10 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuSignalExternalSemaphoresAsync_v10000_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(extSemArray, paramsArray, numExtSems, stream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamAddCallback` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamAddCallback` makes it `cuStreamAddCallback_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamAddCallback_v7000_ptsz`](crate::entries::cuStreamAddCallback_v7000_ptsz).
@@ -11940,8 +11974,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamAddCallback_v7000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, callback, userData, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, callback, userData, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamAttachMemAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamAttachMemAsync` makes it `cuStreamAttachMemAsync_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamAttachMemAsync_v7000_ptsz`](crate::entries::cuStreamAttachMemAsync_v7000_ptsz).
@@ -11957,8 +11991,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamAttachMemAsync_v7000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, dptr, length, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, dptr, length, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamBatchMemOp` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBatchMemOp` makes it `cuStreamBatchMemOp_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamBatchMemOp_v11070_ptsz`](crate::entries::cuStreamBatchMemOp_v11070_ptsz).
@@ -11974,8 +12008,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBatchMemOp_v11070_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(stream, count, paramArray, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, count, paramArray, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamBeginCapture` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginCapture` makes it `cuStreamBeginCapture_v2_ptsz`, the ABI of version 10010 (CUDA 10.1), [`entries::cuStreamBeginCapture_v10010_ptsz`](crate::entries::cuStreamBeginCapture_v10010_ptsz).
@@ -11989,8 +12023,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginCapture_v10010_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, mode),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, mode),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamBeginCaptureToCig` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginCaptureToCig` makes it `cuStreamBeginCaptureToCig_ptsz`, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamBeginCaptureToCig_v13010_ptsz`](crate::entries::cuStreamBeginCaptureToCig_v13010_ptsz).
@@ -12004,8 +12038,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginCaptureToCig_v13010_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, streamCigCaptureParams),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, streamCigCaptureParams),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamBeginCaptureToGraph` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginCaptureToGraph` makes it `cuStreamBeginCaptureToGraph_ptsz`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamBeginCaptureToGraph_v12030_ptsz`](crate::entries::cuStreamBeginCaptureToGraph_v12030_ptsz).
@@ -12023,7 +12057,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginCaptureToGraph_v12030_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     hStream,
                     hGraph,
@@ -12033,7 +12067,7 @@ pub mod ptds {
                     mode,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamBeginRecaptureToGraph` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBeginRecaptureToGraph` makes it `cuStreamBeginRecaptureToGraph_ptsz`, the ABI of version 13030 (CUDA 13.3), [`entries::cuStreamBeginRecaptureToGraph_v13030_ptsz`](crate::entries::cuStreamBeginRecaptureToGraph_v13030_ptsz).
@@ -12050,10 +12084,10 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamBeginRecaptureToGraph_v13030_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(hStream, mode, hGraph, callbackFunc, userData)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamCopyAttributes` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamCopyAttributes` makes it `cuStreamCopyAttributes_ptsz`, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamCopyAttributes_v11000_ptsz`](crate::entries::cuStreamCopyAttributes_v11000_ptsz).
@@ -12064,8 +12098,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamCopyAttributes_v11000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(dst, src),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(dst, src),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamEndCapture` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamEndCapture` makes it `cuStreamEndCapture_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuStreamEndCapture_v10000_ptsz`](crate::entries::cuStreamEndCapture_v10000_ptsz).
@@ -12079,8 +12113,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamEndCapture_v10000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, phGraph),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, phGraph),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamEndCaptureToCig` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamEndCaptureToCig` makes it `cuStreamEndCaptureToCig_ptsz`, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamEndCaptureToCig_v13010_ptsz`](crate::entries::cuStreamEndCaptureToCig_v13010_ptsz).
@@ -12091,8 +12125,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamEndCaptureToCig_v13010_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetAttribute` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetAttribute` makes it `cuStreamGetAttribute_ptsz`, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamGetAttribute_v11000_ptsz`](crate::entries::cuStreamGetAttribute_v11000_ptsz).
@@ -12107,8 +12141,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetAttribute_v11000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, attr, value_out),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, attr, value_out),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetCaptureInfo` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCaptureInfo` makes it `cuStreamGetCaptureInfo_v3_ptsz`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamGetCaptureInfo_v12030_ptsz`](crate::entries::cuStreamGetCaptureInfo_v12030_ptsz).
@@ -12127,7 +12161,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetCaptureInfo_v12030_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     hStream,
                     captureStatus_out,
@@ -12138,7 +12172,7 @@ pub mod ptds {
                     numDependencies_out,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetCtx` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCtx` makes it `cuStreamGetCtx_ptsz`, the ABI of version 9020 (CUDA 9.2), [`entries::cuStreamGetCtx_v9020_ptsz`](crate::entries::cuStreamGetCtx_v9020_ptsz).
@@ -12147,8 +12181,8 @@ pub mod ptds {
     #[inline]
     pub unsafe fn cuStreamGetCtx(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v9020_ptsz>() {
-            Ok(__entry_point) => __entry_point(hStream, pctx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, pctx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetCtx_v2` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCtx_v2` makes it `cuStreamGetCtx_v2_ptsz`, the ABI of version 12050 (CUDA 12.5), [`entries::cuStreamGetCtx_v12050_ptsz`](crate::entries::cuStreamGetCtx_v12050_ptsz).
@@ -12161,8 +12195,8 @@ pub mod ptds {
         pGreenCtx: *mut CUgreenCtx,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetCtx_v12050_ptsz>() {
-            Ok(__entry_point) => __entry_point(hStream, pctx, pGreenCtx),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, pctx, pGreenCtx),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetDevResource` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetDevResource` makes it `cuStreamGetDevResource_ptsz`, the ABI of version 13010 (CUDA 13.1), [`entries::cuStreamGetDevResource_v13010_ptsz`](crate::entries::cuStreamGetDevResource_v13010_ptsz).
@@ -12177,8 +12211,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetDevResource_v13010_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, result, type_),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, result, type_),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetDevice` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetDevice` makes it `cuStreamGetDevice_ptsz`, the ABI of version 12080 (CUDA 12.8), [`entries::cuStreamGetDevice_v12080_ptsz`](crate::entries::cuStreamGetDevice_v12080_ptsz).
@@ -12192,8 +12226,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetDevice_v12080_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, device),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, device),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetFlags` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetFlags` makes it `cuStreamGetFlags_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamGetFlags_v7000_ptsz`](crate::entries::cuStreamGetFlags_v7000_ptsz).
@@ -12202,8 +12236,8 @@ pub mod ptds {
     #[inline]
     pub unsafe fn cuStreamGetFlags(hStream: CUstream, flags: *mut c_uint) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetFlags_v7000_ptsz>() {
-            Ok(__entry_point) => __entry_point(hStream, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetId` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetId` makes it `cuStreamGetId_ptsz`, the ABI of version 12000 (CUDA 12.0), [`entries::cuStreamGetId_v12000_ptsz`](crate::entries::cuStreamGetId_v12000_ptsz).
@@ -12215,8 +12249,8 @@ pub mod ptds {
         streamId: *mut c_ulonglong,
     ) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamGetId_v12000_ptsz>() {
-            Ok(__entry_point) => __entry_point(hStream, streamId),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, streamId),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamGetPriority` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetPriority` makes it `cuStreamGetPriority_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamGetPriority_v7000_ptsz`](crate::entries::cuStreamGetPriority_v7000_ptsz).
@@ -12230,8 +12264,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamGetPriority_v7000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, priority),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, priority),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamIsCapturing` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamIsCapturing` makes it `cuStreamIsCapturing_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuStreamIsCapturing_v10000_ptsz`](crate::entries::cuStreamIsCapturing_v10000_ptsz).
@@ -12245,8 +12279,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamIsCapturing_v10000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, captureStatus),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, captureStatus),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamQuery` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamQuery` makes it `cuStreamQuery_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamQuery_v7000_ptsz`](crate::entries::cuStreamQuery_v7000_ptsz).
@@ -12255,8 +12289,8 @@ pub mod ptds {
     #[inline]
     pub unsafe fn cuStreamQuery(hStream: CUstream) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuStreamQuery_v7000_ptsz>() {
-            Ok(__entry_point) => __entry_point(hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamSetAttribute` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamSetAttribute` makes it `cuStreamSetAttribute_ptsz`, the ABI of version 11000 (CUDA 11.0), [`entries::cuStreamSetAttribute_v11000_ptsz`](crate::entries::cuStreamSetAttribute_v11000_ptsz).
@@ -12271,8 +12305,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamSetAttribute_v11000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, attr, value),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, attr, value),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamSynchronize` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamSynchronize` makes it `cuStreamSynchronize_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamSynchronize_v7000_ptsz`](crate::entries::cuStreamSynchronize_v7000_ptsz).
@@ -12283,8 +12317,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamSynchronize_v7000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamUpdateCaptureDependencies` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamUpdateCaptureDependencies` makes it `cuStreamUpdateCaptureDependencies_v2_ptsz`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz).
@@ -12301,7 +12335,7 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(
                     hStream,
                     dependencies,
@@ -12310,7 +12344,7 @@ pub mod ptds {
                     flags,
                 )
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWaitEvent` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitEvent` makes it `cuStreamWaitEvent_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuStreamWaitEvent_v7000_ptsz`](crate::entries::cuStreamWaitEvent_v7000_ptsz).
@@ -12325,8 +12359,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamWaitEvent_v7000_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(hStream, hEvent, Flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(hStream, hEvent, Flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWaitValue32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue32` makes it `cuStreamWaitValue32_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue32_v11070_ptsz`](crate::entries::cuStreamWaitValue32_v11070_ptsz).
@@ -12342,8 +12376,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamWaitValue32_v11070_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWaitValue64` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue64` makes it `cuStreamWaitValue64_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue64_v11070_ptsz`](crate::entries::cuStreamWaitValue64_v11070_ptsz).
@@ -12359,8 +12393,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamWaitValue64_v11070_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWriteValue32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue32` makes it `cuStreamWriteValue32_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue32_v11070_ptsz`](crate::entries::cuStreamWriteValue32_v11070_ptsz).
@@ -12376,8 +12410,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamWriteValue32_v11070_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuStreamWriteValue64` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue64` makes it `cuStreamWriteValue64_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue64_v11070_ptsz`](crate::entries::cuStreamWriteValue64_v11070_ptsz).
@@ -12393,8 +12427,8 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuStreamWriteValue64_v11070_ptsz,
         >() {
-            Ok(__entry_point) => __entry_point(stream, addr, value, flags),
-            Err(code) => code,
+            Some(__entry_point) => __entry_point(stream, addr, value, flags),
+            None => crate::api_shim::unavailable(),
         }
     }
     /** `cuWaitExternalSemaphoresAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuWaitExternalSemaphoresAsync` makes it `cuWaitExternalSemaphoresAsync_ptsz`, the ABI of version 10000 (CUDA 10.0), [`entries::cuWaitExternalSemaphoresAsync_v10000_ptsz`](crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz).
@@ -12410,10 +12444,10 @@ pub mod ptds {
         match crate::api_shim::resolve::<
             crate::entries::cuWaitExternalSemaphoresAsync_v10000_ptsz,
         >() {
-            Ok(__entry_point) => {
+            Some(__entry_point) => {
                 __entry_point(extSemArray, paramsArray, numExtSems, stream)
             }
-            Err(code) => code,
+            None => crate::api_shim::unavailable(),
         }
     }
     #[cfg(feature = "gl")]
@@ -12433,8 +12467,8 @@ pub mod ptds {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLMapBufferObject_v7000_ptds,
             >() {
-                Ok(__entry_point) => __entry_point(dptr, size, buffer),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(dptr, size, buffer),
+                None => crate::api_shim::unavailable(),
             }
         }
         /** `cuGLMapBufferObjectAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGLMapBufferObjectAsync` makes it `cuGLMapBufferObjectAsync_v2_ptsz`, the ABI of version 7000 (CUDA 7.0), [`entries::cuGLMapBufferObjectAsync_v7000_ptsz`](crate::entries::cuGLMapBufferObjectAsync_v7000_ptsz).
@@ -12451,8 +12485,8 @@ pub mod ptds {
             match crate::api_shim::resolve::<
                 crate::entries::cuGLMapBufferObjectAsync_v7000_ptsz,
             >() {
-                Ok(__entry_point) => __entry_point(dptr, size, buffer, hStream),
-                Err(code) => code,
+                Some(__entry_point) => __entry_point(dptr, size, buffer, hStream),
+                None => crate::api_shim::unavailable(),
             }
         }
     }

@@ -86,13 +86,64 @@ pub fn use_library(path: impl AsRef<std::path::Path>) -> Result<&'static Driver,
     }
 }
 
-/// Entry `E` from the process-wide driver, or the code to return instead ([`code_of`]).
+thread_local! {
+    /// The code of this thread's last lookup that failed in [`resolve`], for [`unavailable`].
+    static LAST_FAILURE: core::cell::Cell<CUresult> = const { core::cell::Cell::new(cudaError_enum::CUDA_ERROR_UNKNOWN) };
+}
+
+/// Entry `E` from the process-wide driver; `None` without a driver or without the entry, and
+/// then [`unavailable`] is the code to return. The common path (driver loaded, entry cached)
+/// is one load of the driver, one of the entry's slot and the call; everything else is out of
+/// line in [`first`]. An `Option` with the code kept aside, not a `Result`: a `Result` made
+/// `api::cuDriverGetVersion` 1.29x the bare pointer's call instead of 1.07x (`conformance
+/// bench` on the GPU machine, docs/gpu-machine-runs.md run 12).
 #[inline]
-pub(crate) fn resolve<E: Entry>() -> Result<E::Fn, CUresult> {
-    match DRIVER.get_or_init(Driver::load) {
-        Ok(driver) => driver.get::<E>().map_err(|e| code_of(&e)),
-        Err(e) => Err(code_of(e)),
+pub(crate) fn resolve<E: Entry>() -> Option<E::Fn> {
+    if let Some(Ok(driver)) = DRIVER.get() {
+        if let Some(p) = crate::driver::Lookups::cache(driver).load(E::INDEX) {
+            // SAFETY: as in `Driver::get`: by the `Entry` contract `E::Fn` is the type of
+            // exactly the ABI stored in entry `E::INDEX`'s slot.
+            if let Some(f) = unsafe { crate::driver::cast::<E::Fn>(p) } {
+                return Some(f);
+            }
+        }
     }
+    first::<E>()
+}
+
+/// [`resolve`] when the driver is not loaded yet or the entry not cached: load, look up,
+/// and keep the code of a failure for [`unavailable`].
+#[cold]
+#[inline(never)]
+fn first<E: Entry>() -> Option<E::Fn> {
+    match DRIVER.get_or_init(Driver::load) {
+        Ok(driver) => match driver.get::<E>() {
+            Ok(f) => Some(f),
+            Err(e) => {
+                failed(&e);
+                None
+            }
+        },
+        Err(e) => {
+            failed(e);
+            None
+        }
+    }
+}
+
+/// Keeps [`code_of`] `e` for [`unavailable`], off the common path.
+#[cold]
+#[inline(never)]
+fn failed(e: &Error) {
+    LAST_FAILURE.with(|c| c.set(code_of(e)));
+}
+
+/// The code for the lookup that [`resolve`] just failed on this thread: what a function of
+/// [`api`](crate::api) returns instead of calling.
+#[cold]
+#[inline(never)]
+pub(crate) fn unavailable() -> CUresult {
+    LAST_FAILURE.with(|c| c.get())
 }
 
 /// Why the function `c_name` of [`api`](crate::api) had nothing to call: the error of

@@ -145,8 +145,8 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
                 #[inline]
                 pub unsafe fn #name(#(#args: #tys),*) -> CUresult {
                     match crate::api_shim::resolve::<crate::entries::#marker>() {
-                        Ok(__entry_point) => __entry_point(#(#args),*),
-                        Err(code) => code,
+                        Some(__entry_point) => __entry_point(#(#args),*),
+                        None => crate::api_shim::unavailable(),
                     }
                 }
             });
