@@ -416,7 +416,9 @@ mod both {
     }
     /** `cuCtxCreate` as cuda.h 13.5 means it: `#define cuCtxCreate` makes it `cuCtxCreate_v4`, the ABI of version 12050 (CUDA 12.5), [`entries::cuCtxCreate_v12050`](crate::entries::cuCtxCreate_v12050).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuCtxCreate`: `cuCtxCreate_v2` in CUDA 11.7 to 12.9 (`entries::cuCtxCreate_v3020`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuCtxCreate` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuCtxCreate(
         pctx: *mut CUcontext,
@@ -1167,7 +1169,9 @@ mod both {
     }
     /** `cuDeviceGetUuid` as cuda.h 13.5 means it: `#define cuDeviceGetUuid` makes it `cuDeviceGetUuid_v2`, the ABI of version 11040 (CUDA 11.4), [`entries::cuDeviceGetUuid_v11040`](crate::entries::cuDeviceGetUuid_v11040).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuDeviceGetUuid`: `cuDeviceGetUuid` in CUDA 11.7 to 12.9 (`entries::cuDeviceGetUuid_v9020`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuDeviceGetUuid` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuDeviceGetUuid(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
         match crate::api_shim::resolve::<crate::entries::cuDeviceGetUuid_v11040>() {
@@ -1357,7 +1361,9 @@ mod both {
     }
     /** `cuEventElapsedTime` as cuda.h 13.5 means it: `#define cuEventElapsedTime` makes it `cuEventElapsedTime_v2`, the ABI of version 12080 (CUDA 12.8), [`entries::cuEventElapsedTime_v12080`](crate::entries::cuEventElapsedTime_v12080).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuEventElapsedTime`: `cuEventElapsedTime` in CUDA 11.7 to 12.9 (`entries::cuEventElapsedTime_v2000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuEventElapsedTime` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuEventElapsedTime(
         pMilliseconds: *mut f32,
@@ -1683,7 +1689,9 @@ mod both {
     }
     /** `cuGraphAddDependencies` as cuda.h 13.5 means it: `#define cuGraphAddDependencies` makes it `cuGraphAddDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphAddDependencies_v12030`](crate::entries::cuGraphAddDependencies_v12030).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGraphAddDependencies`: `cuGraphAddDependencies` in CUDA 11.7 to 12.9 (`entries::cuGraphAddDependencies_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphAddDependencies` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphAddDependencies(
         hGraph: CUgraph,
@@ -1836,7 +1844,9 @@ mod both {
     }
     /** `cuGraphAddKernelNode` as cuda.h 13.5 means it: `#define cuGraphAddKernelNode` makes it `cuGraphAddKernelNode_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphAddKernelNode_v12000`](crate::entries::cuGraphAddKernelNode_v12000).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGraphAddKernelNode`: `cuGraphAddKernelNode` in CUDA 11.7 to 11.8 (`entries::cuGraphAddKernelNode_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphAddKernelNode` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphAddKernelNode(
         phGraphNode: *mut CUgraphNode,
@@ -1958,7 +1968,9 @@ mod both {
     }
     /** `cuGraphAddNode` as cuda.h 13.5 means it: `#define cuGraphAddNode` makes it `cuGraphAddNode_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphAddNode_v12030`](crate::entries::cuGraphAddNode_v12030).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGraphAddNode`: `cuGraphAddNode` in CUDA 12.2 to 12.9 (`entries::cuGraphAddNode_v12020`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphAddNode` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphAddNode(
         phGraphNode: *mut CUgraphNode,
@@ -2340,7 +2352,9 @@ mod both {
     }
     /** `cuGraphExecKernelNodeSetParams` as cuda.h 13.5 means it: `#define cuGraphExecKernelNodeSetParams` makes it `cuGraphExecKernelNodeSetParams_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphExecKernelNodeSetParams_v12000`](crate::entries::cuGraphExecKernelNodeSetParams_v12000).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGraphExecKernelNodeSetParams`: `cuGraphExecKernelNodeSetParams` in CUDA 11.7 to 11.8 (`entries::cuGraphExecKernelNodeSetParams_v10010`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphExecKernelNodeSetParams` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphExecKernelNodeSetParams(
         hGraphExec: CUgraphExec,
@@ -2406,7 +2420,9 @@ mod both {
     }
     /** `cuGraphExecUpdate` as cuda.h 13.5 means it: `#define cuGraphExecUpdate` makes it `cuGraphExecUpdate_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphExecUpdate_v12000`](crate::entries::cuGraphExecUpdate_v12000).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGraphExecUpdate`: `cuGraphExecUpdate` in CUDA 11.7 to 11.8 (`entries::cuGraphExecUpdate_v10020`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphExecUpdate` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphExecUpdate(
         hGraphExec: CUgraphExec,
@@ -2480,7 +2496,9 @@ mod both {
     }
     /** `cuGraphGetEdges` as cuda.h 13.5 means it: `#define cuGraphGetEdges` makes it `cuGraphGetEdges_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphGetEdges_v12030`](crate::entries::cuGraphGetEdges_v12030).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGraphGetEdges`: `cuGraphGetEdges` in CUDA 11.7 to 12.9 (`entries::cuGraphGetEdges_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphGetEdges` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphGetEdges(
         hGraph: CUgraph,
@@ -2564,7 +2582,9 @@ mod both {
     }
     /** `cuGraphInstantiate` as cuda.h 13.5 means it: `#define cuGraphInstantiate` makes it `cuGraphInstantiateWithFlags`, the ABI of version 11040 (CUDA 11.4), [`entries::cuGraphInstantiateWithFlags_v11040`](crate::entries::cuGraphInstantiateWithFlags_v11040).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGraphInstantiate`: `cuGraphInstantiate_v2` in CUDA 11.7 to 11.8 (`entries::cuGraphInstantiate_v11000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphInstantiate` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphInstantiate(
         phGraphExec: *mut CUgraphExec,
@@ -2611,7 +2631,9 @@ mod both {
     }
     /** `cuGraphKernelNodeGetParams` as cuda.h 13.5 means it: `#define cuGraphKernelNodeGetParams` makes it `cuGraphKernelNodeGetParams_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphKernelNodeGetParams_v12000`](crate::entries::cuGraphKernelNodeGetParams_v12000).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGraphKernelNodeGetParams`: `cuGraphKernelNodeGetParams` in CUDA 11.7 to 11.8 (`entries::cuGraphKernelNodeGetParams_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphKernelNodeGetParams` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphKernelNodeGetParams(
         hNode: CUgraphNode,
@@ -2642,7 +2664,9 @@ mod both {
     }
     /** `cuGraphKernelNodeSetParams` as cuda.h 13.5 means it: `#define cuGraphKernelNodeSetParams` makes it `cuGraphKernelNodeSetParams_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGraphKernelNodeSetParams_v12000`](crate::entries::cuGraphKernelNodeSetParams_v12000).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGraphKernelNodeSetParams`: `cuGraphKernelNodeSetParams` in CUDA 11.7 to 11.8 (`entries::cuGraphKernelNodeSetParams_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphKernelNodeSetParams` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphKernelNodeSetParams(
         hNode: CUgraphNode,
@@ -2778,7 +2802,9 @@ mod both {
     }
     /** `cuGraphNodeGetDependencies` as cuda.h 13.5 means it: `#define cuGraphNodeGetDependencies` makes it `cuGraphNodeGetDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphNodeGetDependencies_v12030`](crate::entries::cuGraphNodeGetDependencies_v12030).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGraphNodeGetDependencies`: `cuGraphNodeGetDependencies` in CUDA 11.7 to 12.9 (`entries::cuGraphNodeGetDependencies_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphNodeGetDependencies` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphNodeGetDependencies(
         hNode: CUgraphNode,
@@ -2797,7 +2823,9 @@ mod both {
     }
     /** `cuGraphNodeGetDependentNodes` as cuda.h 13.5 means it: `#define cuGraphNodeGetDependentNodes` makes it `cuGraphNodeGetDependentNodes_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphNodeGetDependentNodes_v12030`](crate::entries::cuGraphNodeGetDependentNodes_v12030).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGraphNodeGetDependentNodes`: `cuGraphNodeGetDependentNodes` in CUDA 11.7 to 12.9 (`entries::cuGraphNodeGetDependentNodes_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphNodeGetDependentNodes` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphNodeGetDependentNodes(
         hNode: CUgraphNode,
@@ -2946,7 +2974,9 @@ mod both {
     }
     /** `cuGraphRemoveDependencies` as cuda.h 13.5 means it: `#define cuGraphRemoveDependencies` makes it `cuGraphRemoveDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuGraphRemoveDependencies_v12030`](crate::entries::cuGraphRemoveDependencies_v12030).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGraphRemoveDependencies`: `cuGraphRemoveDependencies` in CUDA 11.7 to 12.9 (`entries::cuGraphRemoveDependencies_v10000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGraphRemoveDependencies` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGraphRemoveDependencies(
         hGraph: CUgraph,
@@ -3988,7 +4018,9 @@ mod both {
     }
     /** `cuMemAdvise` as cuda.h 13.5 means it: `#define cuMemAdvise` makes it `cuMemAdvise_v2`, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemAdvise_v12020`](crate::entries::cuMemAdvise_v12020).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuMemAdvise`: `cuMemAdvise` in CUDA 11.7 to 12.9 (`entries::cuMemAdvise_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemAdvise` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemAdvise(
         devPtr: CUdeviceptr_v2,
@@ -8071,7 +8103,9 @@ pub mod legacy {
     }
     /** `cuGetProcAddress` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuGetProcAddress` makes it `cuGetProcAddress_v2`, the ABI of version 12000 (CUDA 12.0), [`entries::cuGetProcAddress_v12000`](crate::entries::cuGetProcAddress_v12000).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuGetProcAddress`: `cuGetProcAddress` in CUDA 11.7 to 11.8 (`entries::cuGetProcAddress_v11030`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuGetProcAddress` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuGetProcAddress(
         symbol: *const c_char,
@@ -8416,7 +8450,9 @@ pub mod legacy {
     }
     /** `cuMemPrefetchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemPrefetchAsync` makes it `cuMemPrefetchAsync_v2`, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemPrefetchAsync_v12020`](crate::entries::cuMemPrefetchAsync_v12020).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuMemPrefetchAsync`: `cuMemPrefetchAsync` in CUDA 11.7 to 12.9 (`entries::cuMemPrefetchAsync_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemPrefetchAsync` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemPrefetchAsync(
         devPtr: CUdeviceptr_v2,
@@ -8596,7 +8632,9 @@ pub mod legacy {
     }
     /** `cuMemcpy3DBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DBatchAsync` makes it `cuMemcpy3DBatchAsync_v2`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpy3DBatchAsync_v13000`](crate::entries::cuMemcpy3DBatchAsync_v13000).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuMemcpy3DBatchAsync`: `cuMemcpy3DBatchAsync` in CUDA 12.8 to 12.9 (`entries::cuMemcpy3DBatchAsync_v12080`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemcpy3DBatchAsync` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemcpy3DBatchAsync(
         numParams: usize,
@@ -8826,7 +8864,9 @@ pub mod legacy {
     }
     /** `cuMemcpyBatchAsync` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyBatchAsync` makes it `cuMemcpyBatchAsync_v2`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpyBatchAsync_v13000`](crate::entries::cuMemcpyBatchAsync_v13000).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuMemcpyBatchAsync`: `cuMemcpyBatchAsync` in CUDA 12.8 to 12.9 (`entries::cuMemcpyBatchAsync_v12080`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemcpyBatchAsync` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemcpyBatchAsync(
         dsts: *mut CUdeviceptr_v2,
@@ -9559,7 +9599,9 @@ pub mod legacy {
     }
     /** `cuStreamBatchMemOp` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBatchMemOp` makes it `cuStreamBatchMemOp_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamBatchMemOp_v11070`](crate::entries::cuStreamBatchMemOp_v11070).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamBatchMemOp`: `cuStreamBatchMemOp` in CUDA 11.7 to 11.8 (`entries::cuStreamBatchMemOp_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamBatchMemOp` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamBatchMemOp(
         stream: CUstream,
@@ -9732,7 +9774,9 @@ pub mod legacy {
     }
     /** `cuStreamGetCaptureInfo` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCaptureInfo` makes it `cuStreamGetCaptureInfo_v3`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamGetCaptureInfo_v12030`](crate::entries::cuStreamGetCaptureInfo_v12030).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamGetCaptureInfo`: `cuStreamGetCaptureInfo` in CUDA 11.7 to 11.8 (`entries::cuStreamGetCaptureInfo_v10010`), `cuStreamGetCaptureInfo_v2` in CUDA 12.0 to 12.9 (`entries::cuStreamGetCaptureInfo_v11030`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamGetCaptureInfo` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamGetCaptureInfo(
         hStream: CUstream,
@@ -9928,7 +9972,9 @@ pub mod legacy {
     }
     /** `cuStreamUpdateCaptureDependencies` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamUpdateCaptureDependencies` makes it `cuStreamUpdateCaptureDependencies_v2`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamUpdateCaptureDependencies_v12030`](crate::entries::cuStreamUpdateCaptureDependencies_v12030).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamUpdateCaptureDependencies`: `cuStreamUpdateCaptureDependencies` in CUDA 11.7 to 12.9 (`entries::cuStreamUpdateCaptureDependencies_v11030`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamUpdateCaptureDependencies` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamUpdateCaptureDependencies(
         hStream: CUstream,
@@ -9994,7 +10040,9 @@ pub mod legacy {
     }
     /** `cuStreamWaitValue32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue32` makes it `cuStreamWaitValue32_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue32_v11070`](crate::entries::cuStreamWaitValue32_v11070).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamWaitValue32`: `cuStreamWaitValue32` in CUDA 11.7 to 11.8 (`entries::cuStreamWaitValue32_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWaitValue32` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue32(
         stream: CUstream,
@@ -10024,7 +10072,9 @@ pub mod legacy {
     }
     /** `cuStreamWaitValue64` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue64` makes it `cuStreamWaitValue64_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue64_v11070`](crate::entries::cuStreamWaitValue64_v11070).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamWaitValue64`: `cuStreamWaitValue64` in CUDA 11.7 to 11.8 (`entries::cuStreamWaitValue64_v9000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWaitValue64` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue64(
         stream: CUstream,
@@ -10054,7 +10104,9 @@ pub mod legacy {
     }
     /** `cuStreamWriteValue32` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue32` makes it `cuStreamWriteValue32_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue32_v11070`](crate::entries::cuStreamWriteValue32_v11070).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamWriteValue32`: `cuStreamWriteValue32` in CUDA 11.7 to 11.8 (`entries::cuStreamWriteValue32_v8000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWriteValue32` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue32(
         stream: CUstream,
@@ -10084,7 +10136,9 @@ pub mod legacy {
     }
     /** `cuStreamWriteValue64` as cuda.h 13.5 means it without `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue64` makes it `cuStreamWriteValue64_v2`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue64_v11070`](crate::entries::cuStreamWriteValue64_v11070).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamWriteValue64`: `cuStreamWriteValue64` in CUDA 11.7 to 11.8 (`entries::cuStreamWriteValue64_v9000`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWriteValue64` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue64(
         stream: CUstream,
@@ -11238,7 +11292,9 @@ pub mod ptds {
     }
     /** `cuMemPrefetchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemPrefetchAsync` makes it `cuMemPrefetchAsync_v2_ptsz`, the ABI of version 12020 (CUDA 12.2), [`entries::cuMemPrefetchAsync_v12020_ptsz`](crate::entries::cuMemPrefetchAsync_v12020_ptsz).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuMemPrefetchAsync`: `cuMemPrefetchAsync_ptsz` in CUDA 11.7 to 12.9 (`entries::cuMemPrefetchAsync_v8000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemPrefetchAsync` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemPrefetchAsync(
         devPtr: CUdeviceptr_v2,
@@ -11360,7 +11416,9 @@ pub mod ptds {
     }
     /** `cuMemcpy3DBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpy3DBatchAsync` makes it `cuMemcpy3DBatchAsync_v2_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpy3DBatchAsync_v13000_ptsz`](crate::entries::cuMemcpy3DBatchAsync_v13000_ptsz).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuMemcpy3DBatchAsync`: `cuMemcpy3DBatchAsync_ptsz` in CUDA 12.8 to 12.9 (`entries::cuMemcpy3DBatchAsync_v12080_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemcpy3DBatchAsync` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemcpy3DBatchAsync(
         numParams: usize,
@@ -11503,7 +11561,9 @@ pub mod ptds {
     }
     /** `cuMemcpyBatchAsync` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuMemcpyBatchAsync` makes it `cuMemcpyBatchAsync_v2_ptsz`, the ABI of version 13000 (CUDA 13.0), [`entries::cuMemcpyBatchAsync_v13000_ptsz`](crate::entries::cuMemcpyBatchAsync_v13000_ptsz).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuMemcpyBatchAsync`: `cuMemcpyBatchAsync_ptsz` in CUDA 12.8 to 12.9 (`entries::cuMemcpyBatchAsync_v12080_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuMemcpyBatchAsync` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuMemcpyBatchAsync(
         dsts: *mut CUdeviceptr_v2,
@@ -11997,7 +12057,9 @@ pub mod ptds {
     }
     /** `cuStreamBatchMemOp` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamBatchMemOp` makes it `cuStreamBatchMemOp_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamBatchMemOp_v11070_ptsz`](crate::entries::cuStreamBatchMemOp_v11070_ptsz).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamBatchMemOp`: `cuStreamBatchMemOp_ptsz` in CUDA 11.7 to 11.8 (`entries::cuStreamBatchMemOp_v8000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamBatchMemOp` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamBatchMemOp(
         stream: CUstream,
@@ -12147,7 +12209,9 @@ pub mod ptds {
     }
     /** `cuStreamGetCaptureInfo` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamGetCaptureInfo` makes it `cuStreamGetCaptureInfo_v3_ptsz`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamGetCaptureInfo_v12030_ptsz`](crate::entries::cuStreamGetCaptureInfo_v12030_ptsz).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamGetCaptureInfo`: `cuStreamGetCaptureInfo_ptsz` in CUDA 11.7 to 11.8 (`entries::cuStreamGetCaptureInfo_v10010_ptsz`), `cuStreamGetCaptureInfo_v2_ptsz` in CUDA 12.0 to 12.9 (`entries::cuStreamGetCaptureInfo_v11030_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamGetCaptureInfo` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamGetCaptureInfo(
         hStream: CUstream,
@@ -12323,7 +12387,9 @@ pub mod ptds {
     }
     /** `cuStreamUpdateCaptureDependencies` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamUpdateCaptureDependencies` makes it `cuStreamUpdateCaptureDependencies_v2_ptsz`, the ABI of version 12030 (CUDA 12.3), [`entries::cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::entries::cuStreamUpdateCaptureDependencies_v12030_ptsz).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamUpdateCaptureDependencies`: `cuStreamUpdateCaptureDependencies_ptsz` in CUDA 11.7 to 12.9 (`entries::cuStreamUpdateCaptureDependencies_v11030_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamUpdateCaptureDependencies` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamUpdateCaptureDependencies(
         hStream: CUstream,
@@ -12365,7 +12431,9 @@ pub mod ptds {
     }
     /** `cuStreamWaitValue32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue32` makes it `cuStreamWaitValue32_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue32_v11070_ptsz`](crate::entries::cuStreamWaitValue32_v11070_ptsz).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamWaitValue32`: `cuStreamWaitValue32_ptsz` in CUDA 11.7 to 11.8 (`entries::cuStreamWaitValue32_v8000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWaitValue32` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue32(
         stream: CUstream,
@@ -12382,7 +12450,9 @@ pub mod ptds {
     }
     /** `cuStreamWaitValue64` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWaitValue64` makes it `cuStreamWaitValue64_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWaitValue64_v11070_ptsz`](crate::entries::cuStreamWaitValue64_v11070_ptsz).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamWaitValue64`: `cuStreamWaitValue64_ptsz` in CUDA 11.7 to 11.8 (`entries::cuStreamWaitValue64_v9000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWaitValue64` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWaitValue64(
         stream: CUstream,
@@ -12399,7 +12469,9 @@ pub mod ptds {
     }
     /** `cuStreamWriteValue32` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue32` makes it `cuStreamWriteValue32_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue32_v11070_ptsz`](crate::entries::cuStreamWriteValue32_v11070_ptsz).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamWriteValue32`: `cuStreamWriteValue32_ptsz` in CUDA 11.7 to 11.8 (`entries::cuStreamWriteValue32_v8000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWriteValue32` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue32(
         stream: CUstream,
@@ -12416,7 +12488,9 @@ pub mod ptds {
     }
     /** `cuStreamWriteValue64` as cuda.h 13.5 means it under `CUDA_API_PER_THREAD_DEFAULT_STREAM`: `#define cuStreamWriteValue64` makes it `cuStreamWriteValue64_v2_ptsz`, the ABI of version 11070 (CUDA 11.7), [`entries::cuStreamWriteValue64_v11070_ptsz`](crate::entries::cuStreamWriteValue64_v11070_ptsz).
 
- Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).*/
+ Without a driver or without this entry: a code that says which, and [`api::error_of`](crate::api::error_of) why; see the [module](crate::api).
+
+ Older cuda.h meant another ABI by `cuStreamWriteValue64`: `cuStreamWriteValue64_ptsz` in CUDA 11.7 to 11.8 (`entries::cuStreamWriteValue64_v9000_ptsz`). A program written against one of those calls that form, with its own arguments; this function is not it (filling its new arguments with null is not the old call). Call the older form through [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, `aliases::cuda_X_Y::cuStreamWriteValue64` (feature `aliases`).*/
     #[inline]
     pub unsafe fn cuStreamWriteValue64(
         stream: CUstream,

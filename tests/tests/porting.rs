@@ -129,3 +129,44 @@ fn c_s_silent_conversions_spelled_as_the_docs_say() {
     let docs = std::fs::read_to_string(repo_root().join("generated/src/lib.rs")).unwrap();
     assert!(docs.contains("CUDA_VERSION as c_int, CU_GET_PROC_ADDRESS_DEFAULT as"), "the docs show the casts");
 }
+
+/// Item 3: a program written against an older cuda.h calls the older form of a name
+/// (`cuCtxCreate(&ctx, 0, dev)`, 3 arguments); the doc of `api::cuCtxCreate` says which forms
+/// older toolkits meant and how to call them. Checked for every C name against registry.json's
+/// own per-toolkit map.
+#[test]
+fn api_docs_name_the_forms_older_cuda_h_meant() {
+    let reg = codegen::registry_json::Registry::parse(
+        &std::fs::read_to_string(repo_root().join("generated/registry.json")).unwrap(),
+    )
+    .unwrap();
+    let api = std::fs::read_to_string(repo_root().join("generated/src/api.rs")).unwrap();
+    let exported: std::collections::BTreeMap<&str, &str> =
+        reg.entries.iter().map(|e| (e.pfn.as_str(), e.exported.as_str())).collect();
+    let newest = reg.toolkits.last().unwrap();
+    let mut checked = 0;
+    for (c_name, now) in &reg.c_names[newest] {
+        let Some(now) = now.default.as_deref() else { continue };
+        let older: std::collections::BTreeSet<&str> = reg
+            .c_names
+            .iter()
+            .filter(|(t, _)| *t != newest)
+            .filter_map(|(_, names)| names.get(c_name)?.default.as_deref())
+            .filter(|p| *p != now)
+            .collect();
+        if older.is_empty() {
+            continue;
+        }
+        // The doc before the default-stream (or shared) function of that name.
+        let Some(at) = api.find(&format!("pub unsafe fn {c_name}(")) else { continue };
+        let doc = &api[api[..at].rfind("/**").unwrap()..at];
+        for pfn in older {
+            assert!(doc.contains(&format!("`{}` in CUDA", exported[pfn])), "api::{c_name} does not name {pfn}:\n{doc}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked}");
+    let at = api.find("pub unsafe fn cuCtxCreate(").unwrap();
+    assert!(api[api[..at].rfind("/**").unwrap()..at]
+        .contains("`cuCtxCreate_v2` in CUDA 11.7 to 12.9 (`entries::cuCtxCreate_v3020`)"));
+}

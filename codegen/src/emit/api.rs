@@ -21,6 +21,55 @@ const IMAGE_LOADERS: [(&str, &str); 4] = [
     ("cuLinkAddData", "data"),
 ];
 
+/// What older pinned cuda.h meant by `c_name` where that is another ABI than `newest_pfn`
+/// (`cuCtxCreate`: `cuCtxCreate_v2` up to 12.4), as a doc paragraph: a program written
+/// against an older cuda.h calls that form, and this function's signature is not it.
+fn older_meanings(ctx: &Ctx<'_>, c_name: &str, mode: Mode, newest_pfn: &str) -> Option<String> {
+    let newest = ctx.all_toolkits.last()?;
+    let mut by_pfn: std::collections::BTreeMap<&str, Vec<crate::version::ToolkitVersion>> = Default::default();
+    for (toolkit, names) in &ctx.model.c_names {
+        if toolkit == newest {
+            continue;
+        }
+        let Some(target) = names.get(c_name) else { continue };
+        let pfn = match mode {
+            Mode::PerThread => target.per_thread.as_deref(),
+            Mode::Both | Mode::Legacy => target.default.as_deref(),
+        };
+        if let Some(pfn) = pfn.filter(|p| *p != newest_pfn) {
+            by_pfn.entry(pfn).or_default().push(*toolkit);
+        }
+    }
+    let mut forms: Vec<(crate::version::ToolkitVersion, String)> = Vec::new();
+    for (pfn, toolkits) in by_pfn {
+        let Some(e) = ctx.by_pfn.get(pfn) else { continue };
+        let (first, last) = (toolkits.first()?, toolkits.last()?);
+        // A range where every pinned toolkit between the two meant it, else the list.
+        let between = ctx.all_toolkits.iter().filter(|t| *t >= first && *t <= last).count();
+        let when = if toolkits.len() == 1 {
+            format!("CUDA {first}")
+        } else if between == toolkits.len() {
+            format!("CUDA {first} to {last}")
+        } else {
+            format!("CUDA {}", toolkits.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", "))
+        };
+        forms.push((*first, format!("`{}` in {when} (`entries::{}`)", e.exported, marker_ident(e))));
+    }
+    if forms.is_empty() {
+        return None;
+    }
+    forms.sort();
+    let forms: Vec<String> = forms.into_iter().map(|(_, f)| f).collect();
+    Some(format!(
+        " Older cuda.h meant another ABI by `{c_name}`: {}. A program written against one of \
+         those calls that form, with its own arguments; this function is not it (filling its new \
+         arguments with null is not the old call). Call the older form through \
+         [`Driver::get`](crate::Driver::get) with its marker, or as that toolkit's cuda.h named it, \
+         `aliases::cuda_X_Y::{c_name}` (feature `aliases`).",
+        forms.join(", ")
+    ))
+}
+
 /// The newest toolkit's C names, with the entry each means in each stream mode.
 fn newest_c_names<'a>(ctx: &'a Ctx<'a>) -> impl Iterator<Item = (&'a str, &'a CNameTarget)> + 'a {
     let newest = ctx.all_toolkits.last();
@@ -131,6 +180,10 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
                 e.version,
                 format_cuda_version(e.version),
             );
+            let doc = match older_meanings(ctx, c_name, mode, &e.pfn) {
+                Some(older) => format!("{doc}\n\n{older}"),
+                None => doc,
+            };
             let doc = match IMAGE_LOADERS.iter().find(|(c, _)| *c == c_name) {
                 Some((_, param)) => format!(
                     "{doc}\n\n Text images (PTX) in `{param}` must end with a NUL byte: the driver reads \
