@@ -36,7 +36,17 @@ pub fn code_of(e: &Error) -> CUresult {
         Error::DriverTooOld { .. } | Error::VersionNotSufficient { .. } => NEEDS_NEWER_DRIVER,
         Error::SymbolNotFound { .. } | Error::NotFound { .. } | Error::NotExported { .. } => NOT_IN_THIS_DRIVER,
         Error::Driver { code, .. } => cudaError_enum(*code),
-        _ => cudaError_enum::CUDA_ERROR_UNKNOWN,
+        // Answers that make no sense, and errors no lookup of `api` gives: listed, not `_`, so
+        // that a new variant needs its code chosen here.
+        Error::NullPointer { .. }
+        | Error::UnknownStatus { .. }
+        | Error::NoKnownAbi { .. }
+        | Error::InvalidArgument { .. }
+        | Error::Call { .. }
+        | Error::MissingEntries { .. }
+        | Error::RuntimeTooOld { .. }
+        | Error::RuntimeAbiMismatch { .. }
+        | Error::Runtime { .. } => cudaError_enum::CUDA_ERROR_UNKNOWN,
     }
 }
 
