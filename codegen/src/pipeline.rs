@@ -103,6 +103,7 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
     // Only the newest unit of each target is kept: the crate's types come from it.
     let mut newest: [Option<(ToolkitVersion, UnitTypes)>; 2] = [None, None];
     let mut newest_docs = (ToolkitVersion { major: 0, minor: 0 }, Default::default());
+    let mut comments: Vec<(ToolkitVersion, crate::model::CDocs)> = Vec::new();
     read::read_toolkits(&manifest.headers, toolkits, &fetcher.cache, fetcher.progress.as_ref(), |tk| {
         let version = tk.input.version;
         for unit in tk.units {
@@ -114,6 +115,7 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
         if version >= newest_docs.0 {
             newest_docs = (version, tk.result_docs);
         }
+        comments.push((version, tk.docs));
         read.push((tk.input, tk.warnings));
     })?;
     // In the toolkits' order, as they were given, whatever order the workers finished in.
@@ -136,8 +138,14 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
         });
     }
     let toolkit_lines = report::toolkit_lines(&model);
+    // Newest first, each item documented by the newest toolkit that declares it.
+    comments.sort_by(|a, b| b.0.cmp(&a.0));
+    let docs = comments.into_iter().fold(crate::model::CDocs::default(), |mut acc, (_, d)| {
+        acc.fill_from(d);
+        acc
+    });
     let [linux, windows] = newest;
     let types =
-        linux.map(|(_, linux)| read::crate_types(&manifest.headers, linux, windows.map(|(_, w)| w), newest_docs.1));
+        linux.map(|(_, linux)| read::crate_types(&manifest.headers, linux, windows.map(|(_, w)| w), newest_docs.1, docs));
     Ok(Built { model, libclang, toolkit_lines, warnings, types })
 }

@@ -30,19 +30,24 @@ pub struct ID3D10Resource {
     _unused: [u8; 0],
 }
 impl CUd3d10DeviceList_enum {
+    /// The CUDA devices for all GPUs used by a D3D10 device
     pub const CU_D3D10_DEVICE_LIST_ALL: CUd3d10DeviceList_enum = CUd3d10DeviceList_enum(
         1,
     );
+    /// The CUDA devices for the GPUs used by a D3D10 device in its currently rendering frame
     pub const CU_D3D10_DEVICE_LIST_CURRENT_FRAME: CUd3d10DeviceList_enum = CUd3d10DeviceList_enum(
         2,
     );
+    /// The CUDA devices for the GPUs to be used by a D3D10 device in the next frame
     pub const CU_D3D10_DEVICE_LIST_NEXT_FRAME: CUd3d10DeviceList_enum = CUd3d10DeviceList_enum(
         3,
     );
 }
+/// CUDA devices corresponding to a D3D10 device
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUd3d10DeviceList_enum(pub ::core::ffi::c_int);
+/// CUDA devices corresponding to a D3D10 device
 pub use self::CUd3d10DeviceList_enum as CUd3d10DeviceList;
 impl CUD3D10register_flags_enum {
     pub const CU_D3D10_REGISTER_FLAGS_NONE: CUD3D10register_flags_enum = CUD3D10register_flags_enum(
@@ -52,9 +57,11 @@ impl CUD3D10register_flags_enum {
         1,
     );
 }
+/// Flags to register a resource
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUD3D10register_flags_enum(pub ::core::ffi::c_int);
+/// Flags to register a resource
 pub use self::CUD3D10register_flags_enum as CUD3D10register_flags;
 impl CUD3D10map_flags_enum {
     pub const CU_D3D10_MAPRESOURCE_FLAGS_NONE: CUD3D10map_flags_enum = CUD3D10map_flags_enum(
@@ -67,14 +74,22 @@ impl CUD3D10map_flags_enum {
         2,
     );
 }
+/// Flags to map or unmap a resource
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUD3D10map_flags_enum(pub ::core::ffi::c_int);
+/// Flags to map or unmap a resource
 pub use self::CUD3D10map_flags_enum as CUD3D10map_flags;
+/// The CUDA devices for all GPUs used by a D3D10 device
+///
 /// The enumerator `CU_D3D10_DEVICE_LIST_ALL` by its bare name, as C has it: [`CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_ALL`].
 pub const CU_D3D10_DEVICE_LIST_ALL: CUd3d10DeviceList_enum = CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_ALL;
+/// The CUDA devices for the GPUs used by a D3D10 device in its currently rendering frame
+///
 /// The enumerator `CU_D3D10_DEVICE_LIST_CURRENT_FRAME` by its bare name, as C has it: [`CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_CURRENT_FRAME`].
 pub const CU_D3D10_DEVICE_LIST_CURRENT_FRAME: CUd3d10DeviceList_enum = CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_CURRENT_FRAME;
+/// The CUDA devices for the GPUs to be used by a D3D10 device in the next frame
+///
 /// The enumerator `CU_D3D10_DEVICE_LIST_NEXT_FRAME` by its bare name, as C has it: [`CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_NEXT_FRAME`].
 pub const CU_D3D10_DEVICE_LIST_NEXT_FRAME: CUd3d10DeviceList_enum = CUd3d10DeviceList_enum::CU_D3D10_DEVICE_LIST_NEXT_FRAME;
 /// The enumerator `CU_D3D10_REGISTER_FLAGS_NONE` as `cuD3D10RegisterResource`'s `Flags` takes it: [`CUD3D10register_flags_enum::CU_D3D10_REGISTER_FLAGS_NONE`]`.0`.
@@ -106,7 +121,9 @@ impl Default for CUD3D10register_flags_enum {
         Self::CU_D3D10_REGISTER_FLAGS_NONE
     }
 }
-/** `cuD3D10CtxCreate`, introduced in CUDA 2.1 (2010).
+/** Create a CUDA context for interoperability with Direct3D 10
+
+ `cuD3D10CtxCreate`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10CtxCreate`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -124,7 +141,9 @@ pub type PFN_cuD3D10CtxCreate_v2010 = unsafe extern "system" fn(
     Flags: c_uint,
     pD3DDevice: *mut ID3D10Device,
 ) -> CUresult;
-/** `cuD3D10CtxCreate`, introduced in CUDA 3.2 (3020).
+/** Create a CUDA context for interoperability with Direct3D 10
+
+ `cuD3D10CtxCreate`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D10CtxCreate_v2`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -141,7 +160,9 @@ pub type PFN_cuD3D10CtxCreate_v3020 = unsafe extern "system" fn(
     Flags: c_uint,
     pD3DDevice: *mut ID3D10Device,
 ) -> CUresult;
-/** `cuD3D10CtxCreateOnDevice`, introduced in CUDA 3.2 (3020).
+/** Create a CUDA context for interoperability with Direct3D 10
+
+ `cuD3D10CtxCreateOnDevice`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D10CtxCreateOnDevice`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -156,7 +177,9 @@ pub type PFN_cuD3D10CtxCreateOnDevice_v3020 = unsafe extern "system" fn(
     pD3DDevice: *mut ID3D10Device,
     cudaDevice: CUdevice_v1,
 ) -> CUresult;
-/** `cuD3D10GetDevice`, introduced in CUDA 2.1 (2010).
+/** Gets the CUDA device corresponding to a display adapter.
+
+ `cuD3D10GetDevice`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10GetDevice`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -169,7 +192,9 @@ pub type PFN_cuD3D10GetDevice_v2010 = unsafe extern "system" fn(
     pCudaDevice: *mut CUdevice_v1,
     pAdapter: *mut IDXGIAdapter,
 ) -> CUresult;
-/** `cuD3D10GetDevices`, introduced in CUDA 3.2 (3020).
+/** Gets the CUDA devices corresponding to a Direct3D 10 device
+
+ `cuD3D10GetDevices`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D10GetDevices`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -185,7 +210,9 @@ pub type PFN_cuD3D10GetDevices_v3020 = unsafe extern "system" fn(
     pD3D10Device: *mut ID3D10Device,
     deviceList: CUd3d10DeviceList,
 ) -> CUresult;
-/** `cuD3D10GetDirect3DDevice`, introduced in CUDA 3.2 (3020).
+/** Get the Direct3D 10 device against which the current CUDA context was created
+
+ `cuD3D10GetDirect3DDevice`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D10GetDirect3DDevice`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -197,7 +224,9 @@ pub type PFN_cuD3D10GetDevices_v3020 = unsafe extern "system" fn(
 pub type PFN_cuD3D10GetDirect3DDevice_v3020 = unsafe extern "system" fn(
     ppD3DDevice: *mut *mut ID3D10Device,
 ) -> CUresult;
-/** `cuD3D10MapResources`, introduced in CUDA 2.1 (2010).
+/** Map Direct3D resources for access by CUDA
+
+ `cuD3D10MapResources`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10MapResources`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -210,7 +239,9 @@ pub type PFN_cuD3D10MapResources_v2010 = unsafe extern "system" fn(
     count: c_uint,
     ppResources: *mut *mut ID3D10Resource,
 ) -> CUresult;
-/** `cuD3D10RegisterResource`, introduced in CUDA 2.1 (2010).
+/** Register a Direct3D resource for access by CUDA
+
+ `cuD3D10RegisterResource`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10RegisterResource`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -223,7 +254,9 @@ pub type PFN_cuD3D10RegisterResource_v2010 = unsafe extern "system" fn(
     pResource: *mut ID3D10Resource,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuD3D10ResourceGetMappedArray`, introduced in CUDA 2.1 (2010).
+/** Get an array through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedArray`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10ResourceGetMappedArray`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -237,7 +270,9 @@ pub type PFN_cuD3D10ResourceGetMappedArray_v2010 = unsafe extern "system" fn(
     pResource: *mut ID3D10Resource,
     SubResource: c_uint,
 ) -> CUresult;
-/** `cuD3D10ResourceGetMappedPitch`, introduced in CUDA 2.1 (2010).
+/** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedPitch`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10ResourceGetMappedPitch`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -255,7 +290,9 @@ pub type PFN_cuD3D10ResourceGetMappedPitch_v2010 = unsafe extern "system" fn(
     pResource: *mut ID3D10Resource,
     SubResource: c_uint,
 ) -> CUresult;
-/** `cuD3D10ResourceGetMappedPitch`, introduced in CUDA 3.2 (3020).
+/** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedPitch`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D10ResourceGetMappedPitch_v2`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -272,7 +309,9 @@ pub type PFN_cuD3D10ResourceGetMappedPitch_v3020 = unsafe extern "system" fn(
     pResource: *mut ID3D10Resource,
     SubResource: c_uint,
 ) -> CUresult;
-/** `cuD3D10ResourceGetMappedPointer`, introduced in CUDA 2.1 (2010).
+/** Get a pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedPointer`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10ResourceGetMappedPointer`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -289,7 +328,9 @@ pub type PFN_cuD3D10ResourceGetMappedPointer_v2010 = unsafe extern "system" fn(
     pResource: *mut ID3D10Resource,
     SubResource: c_uint,
 ) -> CUresult;
-/** `cuD3D10ResourceGetMappedPointer`, introduced in CUDA 3.2 (3020).
+/** Get a pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedPointer`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D10ResourceGetMappedPointer_v2`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -305,7 +346,9 @@ pub type PFN_cuD3D10ResourceGetMappedPointer_v3020 = unsafe extern "system" fn(
     pResource: *mut ID3D10Resource,
     SubResource: c_uint,
 ) -> CUresult;
-/** `cuD3D10ResourceGetMappedSize`, introduced in CUDA 2.1 (2010).
+/** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedSize`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10ResourceGetMappedSize`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -322,7 +365,9 @@ pub type PFN_cuD3D10ResourceGetMappedSize_v2010 = unsafe extern "system" fn(
     pResource: *mut ID3D10Resource,
     SubResource: c_uint,
 ) -> CUresult;
-/** `cuD3D10ResourceGetMappedSize`, introduced in CUDA 3.2 (3020).
+/** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedSize`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D10ResourceGetMappedSize_v2`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -338,7 +383,9 @@ pub type PFN_cuD3D10ResourceGetMappedSize_v3020 = unsafe extern "system" fn(
     pResource: *mut ID3D10Resource,
     SubResource: c_uint,
 ) -> CUresult;
-/** `cuD3D10ResourceGetSurfaceDimensions`, introduced in CUDA 2.1 (2010).
+/** Get the dimensions of a registered surface
+
+ `cuD3D10ResourceGetSurfaceDimensions`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10ResourceGetSurfaceDimensions`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -357,7 +404,9 @@ pub type PFN_cuD3D10ResourceGetSurfaceDimensions_v2010 = unsafe extern "system" 
     pResource: *mut ID3D10Resource,
     SubResource: c_uint,
 ) -> CUresult;
-/** `cuD3D10ResourceGetSurfaceDimensions`, introduced in CUDA 3.2 (3020).
+/** Get the dimensions of a registered surface
+
+ `cuD3D10ResourceGetSurfaceDimensions`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D10ResourceGetSurfaceDimensions_v2`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -375,7 +424,9 @@ pub type PFN_cuD3D10ResourceGetSurfaceDimensions_v3020 = unsafe extern "system" 
     pResource: *mut ID3D10Resource,
     SubResource: c_uint,
 ) -> CUresult;
-/** `cuD3D10ResourceSetMapFlags`, introduced in CUDA 2.1 (2010).
+/** Set usage flags for mapping a Direct3D resource
+
+ `cuD3D10ResourceSetMapFlags`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10ResourceSetMapFlags`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -388,7 +439,9 @@ pub type PFN_cuD3D10ResourceSetMapFlags_v2010 = unsafe extern "system" fn(
     pResource: *mut ID3D10Resource,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuD3D10UnmapResources`, introduced in CUDA 2.1 (2010).
+/** Unmap Direct3D resources
+
+ `cuD3D10UnmapResources`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10UnmapResources`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -401,7 +454,9 @@ pub type PFN_cuD3D10UnmapResources_v2010 = unsafe extern "system" fn(
     count: c_uint,
     ppResources: *mut *mut ID3D10Resource,
 ) -> CUresult;
-/** `cuD3D10UnregisterResource`, introduced in CUDA 2.1 (2010).
+/** Unregister a Direct3D resource
+
+ `cuD3D10UnregisterResource`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D10UnregisterResource`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -413,7 +468,9 @@ pub type PFN_cuD3D10UnmapResources_v2010 = unsafe extern "system" fn(
 pub type PFN_cuD3D10UnregisterResource_v2010 = unsafe extern "system" fn(
     pResource: *mut ID3D10Resource,
 ) -> CUresult;
-/** `cuGraphicsD3D10RegisterResource`, introduced in CUDA 3.0 (3000).
+/** Register a Direct3D 10 resource for access by CUDA
+
+ `cuGraphicsD3D10RegisterResource`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuGraphicsD3D10RegisterResource`.
  Declared in `cudaD3D10Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).

@@ -30,27 +30,40 @@ pub struct ID3D11Resource {
     _unused: [u8; 0],
 }
 impl CUd3d11DeviceList_enum {
+    /// The CUDA devices for all GPUs used by a D3D11 device
     pub const CU_D3D11_DEVICE_LIST_ALL: CUd3d11DeviceList_enum = CUd3d11DeviceList_enum(
         1,
     );
+    /// The CUDA devices for the GPUs used by a D3D11 device in its currently rendering frame
     pub const CU_D3D11_DEVICE_LIST_CURRENT_FRAME: CUd3d11DeviceList_enum = CUd3d11DeviceList_enum(
         2,
     );
+    /// The CUDA devices for the GPUs to be used by a D3D11 device in the next frame
     pub const CU_D3D11_DEVICE_LIST_NEXT_FRAME: CUd3d11DeviceList_enum = CUd3d11DeviceList_enum(
         3,
     );
 }
+/// CUDA devices corresponding to a D3D11 device
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUd3d11DeviceList_enum(pub ::core::ffi::c_int);
+/// CUDA devices corresponding to a D3D11 device
 pub use self::CUd3d11DeviceList_enum as CUd3d11DeviceList;
+/// The CUDA devices for all GPUs used by a D3D11 device
+///
 /// The enumerator `CU_D3D11_DEVICE_LIST_ALL` by its bare name, as C has it: [`CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_ALL`].
 pub const CU_D3D11_DEVICE_LIST_ALL: CUd3d11DeviceList_enum = CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_ALL;
+/// The CUDA devices for the GPUs used by a D3D11 device in its currently rendering frame
+///
 /// The enumerator `CU_D3D11_DEVICE_LIST_CURRENT_FRAME` by its bare name, as C has it: [`CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_CURRENT_FRAME`].
 pub const CU_D3D11_DEVICE_LIST_CURRENT_FRAME: CUd3d11DeviceList_enum = CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_CURRENT_FRAME;
+/// The CUDA devices for the GPUs to be used by a D3D11 device in the next frame
+///
 /// The enumerator `CU_D3D11_DEVICE_LIST_NEXT_FRAME` by its bare name, as C has it: [`CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_NEXT_FRAME`].
 pub const CU_D3D11_DEVICE_LIST_NEXT_FRAME: CUd3d11DeviceList_enum = CUd3d11DeviceList_enum::CU_D3D11_DEVICE_LIST_NEXT_FRAME;
-/** `cuD3D11CtxCreate`, introduced in CUDA 3.0 (3000).
+/** Create a CUDA context for interoperability with Direct3D 11
+
+ `cuD3D11CtxCreate`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuD3D11CtxCreate`.
  Declared in `cudaD3D11Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -68,7 +81,9 @@ pub type PFN_cuD3D11CtxCreate_v3000 = unsafe extern "system" fn(
     Flags: c_uint,
     pD3DDevice: *mut ID3D11Device,
 ) -> CUresult;
-/** `cuD3D11CtxCreate`, introduced in CUDA 3.2 (3020).
+/** Create a CUDA context for interoperability with Direct3D 11
+
+ `cuD3D11CtxCreate`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D11CtxCreate_v2`.
  Declared in `cudaD3D11Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -85,7 +100,9 @@ pub type PFN_cuD3D11CtxCreate_v3020 = unsafe extern "system" fn(
     Flags: c_uint,
     pD3DDevice: *mut ID3D11Device,
 ) -> CUresult;
-/** `cuD3D11CtxCreateOnDevice`, introduced in CUDA 3.2 (3020).
+/** Create a CUDA context for interoperability with Direct3D 11
+
+ `cuD3D11CtxCreateOnDevice`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D11CtxCreateOnDevice`.
  Declared in `cudaD3D11Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -100,7 +117,9 @@ pub type PFN_cuD3D11CtxCreateOnDevice_v3020 = unsafe extern "system" fn(
     pD3DDevice: *mut ID3D11Device,
     cudaDevice: CUdevice_v1,
 ) -> CUresult;
-/** `cuD3D11GetDevice`, introduced in CUDA 3.0 (3000).
+/** Gets the CUDA device corresponding to a display adapter.
+
+ `cuD3D11GetDevice`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuD3D11GetDevice`.
  Declared in `cudaD3D11Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -113,7 +132,9 @@ pub type PFN_cuD3D11GetDevice_v3000 = unsafe extern "system" fn(
     pCudaDevice: *mut CUdevice_v1,
     pAdapter: *mut IDXGIAdapter,
 ) -> CUresult;
-/** `cuD3D11GetDevices`, introduced in CUDA 3.2 (3020).
+/** Gets the CUDA devices corresponding to a Direct3D 11 device
+
+ `cuD3D11GetDevices`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D11GetDevices`.
  Declared in `cudaD3D11Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -129,7 +150,9 @@ pub type PFN_cuD3D11GetDevices_v3020 = unsafe extern "system" fn(
     pD3D11Device: *mut ID3D11Device,
     deviceList: CUd3d11DeviceList,
 ) -> CUresult;
-/** `cuD3D11GetDirect3DDevice`, introduced in CUDA 3.2 (3020).
+/** Get the Direct3D 11 device against which the current CUDA context was created
+
+ `cuD3D11GetDirect3DDevice`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D11GetDirect3DDevice`.
  Declared in `cudaD3D11Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -141,7 +164,9 @@ pub type PFN_cuD3D11GetDevices_v3020 = unsafe extern "system" fn(
 pub type PFN_cuD3D11GetDirect3DDevice_v3020 = unsafe extern "system" fn(
     ppD3DDevice: *mut *mut ID3D11Device,
 ) -> CUresult;
-/** `cuGraphicsD3D11RegisterResource`, introduced in CUDA 3.0 (3000).
+/** Register a Direct3D 11 resource for access by CUDA
+
+ `cuGraphicsD3D11RegisterResource`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuGraphicsD3D11RegisterResource`.
  Declared in `cudaD3D11Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).

@@ -36,17 +36,22 @@ pub struct IDirect3DVertexBuffer9 {
     _unused: [u8; 0],
 }
 impl CUd3d9DeviceList_enum {
+    /// The CUDA devices for all GPUs used by a D3D9 device
     pub const CU_D3D9_DEVICE_LIST_ALL: CUd3d9DeviceList_enum = CUd3d9DeviceList_enum(1);
+    /// The CUDA devices for the GPUs used by a D3D9 device in its currently rendering frame
     pub const CU_D3D9_DEVICE_LIST_CURRENT_FRAME: CUd3d9DeviceList_enum = CUd3d9DeviceList_enum(
         2,
     );
+    /// The CUDA devices for the GPUs to be used by a D3D9 device in the next frame
     pub const CU_D3D9_DEVICE_LIST_NEXT_FRAME: CUd3d9DeviceList_enum = CUd3d9DeviceList_enum(
         3,
     );
 }
+/// CUDA devices corresponding to a D3D9 device
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUd3d9DeviceList_enum(pub ::core::ffi::c_int);
+/// CUDA devices corresponding to a D3D9 device
 pub use self::CUd3d9DeviceList_enum as CUd3d9DeviceList;
 impl CUd3d9register_flags_enum {
     pub const CU_D3D9_REGISTER_FLAGS_NONE: CUd3d9register_flags_enum = CUd3d9register_flags_enum(
@@ -56,9 +61,11 @@ impl CUd3d9register_flags_enum {
         1,
     );
 }
+/// Flags to register a resource
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUd3d9register_flags_enum(pub ::core::ffi::c_int);
+/// Flags to register a resource
 pub use self::CUd3d9register_flags_enum as CUd3d9register_flags;
 impl CUd3d9map_flags_enum {
     pub const CU_D3D9_MAPRESOURCE_FLAGS_NONE: CUd3d9map_flags_enum = CUd3d9map_flags_enum(
@@ -71,14 +78,22 @@ impl CUd3d9map_flags_enum {
         2,
     );
 }
+/// Flags to map or unmap a resource
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUd3d9map_flags_enum(pub ::core::ffi::c_int);
+/// Flags to map or unmap a resource
 pub use self::CUd3d9map_flags_enum as CUd3d9map_flags;
+/// The CUDA devices for all GPUs used by a D3D9 device
+///
 /// The enumerator `CU_D3D9_DEVICE_LIST_ALL` by its bare name, as C has it: [`CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_ALL`].
 pub const CU_D3D9_DEVICE_LIST_ALL: CUd3d9DeviceList_enum = CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_ALL;
+/// The CUDA devices for the GPUs used by a D3D9 device in its currently rendering frame
+///
 /// The enumerator `CU_D3D9_DEVICE_LIST_CURRENT_FRAME` by its bare name, as C has it: [`CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_CURRENT_FRAME`].
 pub const CU_D3D9_DEVICE_LIST_CURRENT_FRAME: CUd3d9DeviceList_enum = CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_CURRENT_FRAME;
+/// The CUDA devices for the GPUs to be used by a D3D9 device in the next frame
+///
 /// The enumerator `CU_D3D9_DEVICE_LIST_NEXT_FRAME` by its bare name, as C has it: [`CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_NEXT_FRAME`].
 pub const CU_D3D9_DEVICE_LIST_NEXT_FRAME: CUd3d9DeviceList_enum = CUd3d9DeviceList_enum::CU_D3D9_DEVICE_LIST_NEXT_FRAME;
 /// The enumerator `CU_D3D9_REGISTER_FLAGS_NONE` as `cuD3D9RegisterResource`'s `Flags` takes it: [`CUd3d9register_flags_enum::CU_D3D9_REGISTER_FLAGS_NONE`]`.0`.
@@ -122,7 +137,9 @@ impl Default for CUd3d9register_flags_enum {
 pub type PFN_cuD3D9Begin_v2000 = unsafe extern "system" fn(
     pDevice: *mut IDirect3DDevice9,
 ) -> CUresult;
-/** `cuD3D9CtxCreate`, introduced in CUDA 2.0 (2000).
+/** Create a CUDA context for interoperability with Direct3D 9
+
+ `cuD3D9CtxCreate`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9CtxCreate`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -140,7 +157,9 @@ pub type PFN_cuD3D9CtxCreate_v2000 = unsafe extern "system" fn(
     Flags: c_uint,
     pD3DDevice: *mut IDirect3DDevice9,
 ) -> CUresult;
-/** `cuD3D9CtxCreate`, introduced in CUDA 3.2 (3020).
+/** Create a CUDA context for interoperability with Direct3D 9
+
+ `cuD3D9CtxCreate`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D9CtxCreate_v2`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -157,7 +176,9 @@ pub type PFN_cuD3D9CtxCreate_v3020 = unsafe extern "system" fn(
     Flags: c_uint,
     pD3DDevice: *mut IDirect3DDevice9,
 ) -> CUresult;
-/** `cuD3D9CtxCreateOnDevice`, introduced in CUDA 3.2 (3020).
+/** Create a CUDA context for interoperability with Direct3D 9
+
+ `cuD3D9CtxCreateOnDevice`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D9CtxCreateOnDevice`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -182,7 +203,9 @@ pub type PFN_cuD3D9CtxCreateOnDevice_v3020 = unsafe extern "system" fn(
  Look it up with [`entries::cuD3D9End_v2000`](crate::entries::cuD3D9End_v2000), which asks the driver for exactly version 2000.
 */
 pub type PFN_cuD3D9End_v2000 = unsafe extern "system" fn() -> CUresult;
-/** `cuD3D9GetDevice`, introduced in CUDA 2.0 (2000).
+/** Gets the CUDA device corresponding to a display adapter.
+
+ `cuD3D9GetDevice`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9GetDevice`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -195,7 +218,9 @@ pub type PFN_cuD3D9GetDevice_v2000 = unsafe extern "system" fn(
     pCudaDevice: *mut CUdevice_v1,
     pszAdapterName: *const c_char,
 ) -> CUresult;
-/** `cuD3D9GetDevices`, introduced in CUDA 3.2 (3020).
+/** Gets the CUDA devices corresponding to a Direct3D 9 device
+
+ `cuD3D9GetDevices`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D9GetDevices`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -211,7 +236,9 @@ pub type PFN_cuD3D9GetDevices_v3020 = unsafe extern "system" fn(
     pD3D9Device: *mut IDirect3DDevice9,
     deviceList: CUd3d9DeviceList,
 ) -> CUresult;
-/** `cuD3D9GetDirect3DDevice`, introduced in CUDA 2.0 (2000).
+/** Get the Direct3D 9 device against which the current CUDA context was created
+
+ `cuD3D9GetDirect3DDevice`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9GetDirect3DDevice`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -223,7 +250,9 @@ pub type PFN_cuD3D9GetDevices_v3020 = unsafe extern "system" fn(
 pub type PFN_cuD3D9GetDirect3DDevice_v2000 = unsafe extern "system" fn(
     ppD3DDevice: *mut *mut IDirect3DDevice9,
 ) -> CUresult;
-/** `cuD3D9MapResources`, introduced in CUDA 2.0 (2000).
+/** Map Direct3D resources for access by CUDA
+
+ `cuD3D9MapResources`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9MapResources`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -269,7 +298,9 @@ pub type PFN_cuD3D9MapVertexBuffer_v3020 = unsafe extern "system" fn(
     pSize: *mut usize,
     pVB: *mut IDirect3DVertexBuffer9,
 ) -> CUresult;
-/** `cuD3D9RegisterResource`, introduced in CUDA 2.0 (2000).
+/** Register a Direct3D resource for access by CUDA
+
+ `cuD3D9RegisterResource`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9RegisterResource`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -294,7 +325,9 @@ pub type PFN_cuD3D9RegisterResource_v2000 = unsafe extern "system" fn(
 pub type PFN_cuD3D9RegisterVertexBuffer_v2000 = unsafe extern "system" fn(
     pVB: *mut IDirect3DVertexBuffer9,
 ) -> CUresult;
-/** `cuD3D9ResourceGetMappedArray`, introduced in CUDA 2.1 (2010).
+/** Get an array through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedArray`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuD3D9ResourceGetMappedArray`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -309,7 +342,9 @@ pub type PFN_cuD3D9ResourceGetMappedArray_v2010 = unsafe extern "system" fn(
     Face: c_uint,
     Level: c_uint,
 ) -> CUresult;
-/** `cuD3D9ResourceGetMappedPitch`, introduced in CUDA 2.0 (2000).
+/** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedPitch`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9ResourceGetMappedPitch`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -328,7 +363,9 @@ pub type PFN_cuD3D9ResourceGetMappedPitch_v2000 = unsafe extern "system" fn(
     Face: c_uint,
     Level: c_uint,
 ) -> CUresult;
-/** `cuD3D9ResourceGetMappedPitch`, introduced in CUDA 3.2 (3020).
+/** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedPitch`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D9ResourceGetMappedPitch_v2`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -346,7 +383,9 @@ pub type PFN_cuD3D9ResourceGetMappedPitch_v3020 = unsafe extern "system" fn(
     Face: c_uint,
     Level: c_uint,
 ) -> CUresult;
-/** `cuD3D9ResourceGetMappedPointer`, introduced in CUDA 2.0 (2000).
+/** Get the pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedPointer`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9ResourceGetMappedPointer`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -364,7 +403,9 @@ pub type PFN_cuD3D9ResourceGetMappedPointer_v2000 = unsafe extern "system" fn(
     Face: c_uint,
     Level: c_uint,
 ) -> CUresult;
-/** `cuD3D9ResourceGetMappedPointer`, introduced in CUDA 3.2 (3020).
+/** Get the pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedPointer`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D9ResourceGetMappedPointer_v2`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -381,7 +422,9 @@ pub type PFN_cuD3D9ResourceGetMappedPointer_v3020 = unsafe extern "system" fn(
     Face: c_uint,
     Level: c_uint,
 ) -> CUresult;
-/** `cuD3D9ResourceGetMappedSize`, introduced in CUDA 2.0 (2000).
+/** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedSize`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9ResourceGetMappedSize`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -399,7 +442,9 @@ pub type PFN_cuD3D9ResourceGetMappedSize_v2000 = unsafe extern "system" fn(
     Face: c_uint,
     Level: c_uint,
 ) -> CUresult;
-/** `cuD3D9ResourceGetMappedSize`, introduced in CUDA 3.2 (3020).
+/** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedSize`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D9ResourceGetMappedSize_v2`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -416,7 +461,9 @@ pub type PFN_cuD3D9ResourceGetMappedSize_v3020 = unsafe extern "system" fn(
     Face: c_uint,
     Level: c_uint,
 ) -> CUresult;
-/** `cuD3D9ResourceGetSurfaceDimensions`, introduced in CUDA 2.0 (2000).
+/** Get the dimensions of a registered surface
+
+ `cuD3D9ResourceGetSurfaceDimensions`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9ResourceGetSurfaceDimensions`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -436,7 +483,9 @@ pub type PFN_cuD3D9ResourceGetSurfaceDimensions_v2000 = unsafe extern "system" f
     Face: c_uint,
     Level: c_uint,
 ) -> CUresult;
-/** `cuD3D9ResourceGetSurfaceDimensions`, introduced in CUDA 3.2 (3020).
+/** Get the dimensions of a registered surface
+
+ `cuD3D9ResourceGetSurfaceDimensions`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuD3D9ResourceGetSurfaceDimensions_v2`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -455,7 +504,9 @@ pub type PFN_cuD3D9ResourceGetSurfaceDimensions_v3020 = unsafe extern "system" f
     Face: c_uint,
     Level: c_uint,
 ) -> CUresult;
-/** `cuD3D9ResourceSetMapFlags`, introduced in CUDA 2.0 (2000).
+/** Set usage flags for mapping a Direct3D resource
+
+ `cuD3D9ResourceSetMapFlags`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9ResourceSetMapFlags`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -468,7 +519,9 @@ pub type PFN_cuD3D9ResourceSetMapFlags_v2000 = unsafe extern "system" fn(
     pResource: *mut IDirect3DResource9,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuD3D9UnmapResources`, introduced in CUDA 2.0 (2000).
+/** Unmaps Direct3D resources
+
+ `cuD3D9UnmapResources`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9UnmapResources`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -493,7 +546,9 @@ pub type PFN_cuD3D9UnmapResources_v2000 = unsafe extern "system" fn(
 pub type PFN_cuD3D9UnmapVertexBuffer_v2000 = unsafe extern "system" fn(
     pVB: *mut IDirect3DVertexBuffer9,
 ) -> CUresult;
-/** `cuD3D9UnregisterResource`, introduced in CUDA 2.0 (2000).
+/** Unregister a Direct3D resource
+
+ `cuD3D9UnregisterResource`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuD3D9UnregisterResource`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -517,7 +572,9 @@ pub type PFN_cuD3D9UnregisterResource_v2000 = unsafe extern "system" fn(
 pub type PFN_cuD3D9UnregisterVertexBuffer_v2000 = unsafe extern "system" fn(
     pVB: *mut IDirect3DVertexBuffer9,
 ) -> CUresult;
-/** `cuGraphicsD3D9RegisterResource`, introduced in CUDA 3.0 (3000).
+/** Register a Direct3D 9 resource for access by CUDA
+
+ `cuGraphicsD3D9RegisterResource`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuGraphicsD3D9RegisterResource`.
  Declared in `cudaD3D9Typedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).

@@ -14,7 +14,9 @@ use core::ffi::{
     c_char, c_int, c_uint, c_void, c_longlong, c_ulonglong, c_short, c_ushort, c_uchar,
     c_float, c_double,
 };
-/** `cuEGLStreamConsumerAcquireFrame`, introduced in CUDA 7.0 (7000).
+/** Acquire an image frame from the EGLStream with CUDA as a consumer.
+
+ `cuEGLStreamConsumerAcquireFrame`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuEGLStreamConsumerAcquireFrame`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -29,7 +31,9 @@ pub type PFN_cuEGLStreamConsumerAcquireFrame_v7000 = unsafe extern "system" fn(
     pStream: *mut CUstream,
     timeout: c_uint,
 ) -> CUresult;
-/** `cuEGLStreamConsumerConnect`, introduced in CUDA 7.0 (7000).
+/** Connect CUDA to EGLStream as a consumer.
+
+ `cuEGLStreamConsumerConnect`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuEGLStreamConsumerConnect`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -42,7 +46,9 @@ pub type PFN_cuEGLStreamConsumerConnect_v7000 = unsafe extern "system" fn(
     conn: *mut CUeglStreamConnection,
     stream: EGLStreamKHR,
 ) -> CUresult;
-/** `cuEGLStreamConsumerConnectWithFlags`, introduced in CUDA 8.0 (8000).
+/** Connect CUDA to EGLStream as a consumer with given flags.
+
+ `cuEGLStreamConsumerConnectWithFlags`, introduced in CUDA 8.0 (8000).
 
  Exported by the driver as `cuEGLStreamConsumerConnectWithFlags`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -56,7 +62,9 @@ pub type PFN_cuEGLStreamConsumerConnectWithFlags_v8000 = unsafe extern "system" 
     stream: EGLStreamKHR,
     flags: c_uint,
 ) -> CUresult;
-/** `cuEGLStreamConsumerDisconnect`, introduced in CUDA 7.0 (7000).
+/** Disconnect CUDA as a consumer to EGLStream .
+
+ `cuEGLStreamConsumerDisconnect`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuEGLStreamConsumerDisconnect`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -68,7 +76,9 @@ pub type PFN_cuEGLStreamConsumerConnectWithFlags_v8000 = unsafe extern "system" 
 pub type PFN_cuEGLStreamConsumerDisconnect_v7000 = unsafe extern "system" fn(
     conn: *mut CUeglStreamConnection,
 ) -> CUresult;
-/** `cuEGLStreamConsumerReleaseFrame`, introduced in CUDA 7.0 (7000).
+/** Releases the last frame acquired from the EGLStream.
+
+ `cuEGLStreamConsumerReleaseFrame`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuEGLStreamConsumerReleaseFrame`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -82,7 +92,9 @@ pub type PFN_cuEGLStreamConsumerReleaseFrame_v7000 = unsafe extern "system" fn(
     pCudaResource: CUgraphicsResource,
     pStream: *mut CUstream,
 ) -> CUresult;
-/** `cuEGLStreamProducerConnect`, introduced in CUDA 7.0 (7000).
+/** Connect CUDA to EGLStream as a producer.
+
+ `cuEGLStreamProducerConnect`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuEGLStreamProducerConnect`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -97,7 +109,9 @@ pub type PFN_cuEGLStreamProducerConnect_v7000 = unsafe extern "system" fn(
     width: EGLint,
     height: EGLint,
 ) -> CUresult;
-/** `cuEGLStreamProducerDisconnect`, introduced in CUDA 7.0 (7000).
+/** Disconnect CUDA as a producer  to EGLStream .
+
+ `cuEGLStreamProducerDisconnect`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuEGLStreamProducerDisconnect`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -109,7 +123,9 @@ pub type PFN_cuEGLStreamProducerConnect_v7000 = unsafe extern "system" fn(
 pub type PFN_cuEGLStreamProducerDisconnect_v7000 = unsafe extern "system" fn(
     conn: *mut CUeglStreamConnection,
 ) -> CUresult;
-/** `cuEGLStreamProducerPresentFrame`, introduced in CUDA 7.0 (7000).
+/** Present a CUDA eglFrame to the EGLStream with CUDA as a producer.
+
+ `cuEGLStreamProducerPresentFrame`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuEGLStreamProducerPresentFrame`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -123,7 +139,9 @@ pub type PFN_cuEGLStreamProducerPresentFrame_v7000 = unsafe extern "system" fn(
     eglframe: CUeglFrame_v1,
     pStream: *mut CUstream,
 ) -> CUresult;
-/** `cuEGLStreamProducerReturnFrame`, introduced in CUDA 7.0 (7000).
+/** Return the CUDA eglFrame to the EGLStream released by the consumer.
+
+ `cuEGLStreamProducerReturnFrame`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuEGLStreamProducerReturnFrame`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -137,7 +155,9 @@ pub type PFN_cuEGLStreamProducerReturnFrame_v7000 = unsafe extern "system" fn(
     eglframe: *mut CUeglFrame_v1,
     pStream: *mut CUstream,
 ) -> CUresult;
-/** `cuEventCreateFromEGLSync`, introduced in CUDA 9.0 (9000).
+/** Creates an event from EGLSync object
+
+ `cuEventCreateFromEGLSync`, introduced in CUDA 9.0 (9000).
 
  Exported by the driver as `cuEventCreateFromEGLSync`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -151,7 +171,9 @@ pub type PFN_cuEventCreateFromEGLSync_v9000 = unsafe extern "system" fn(
     eglSync: EGLSyncKHR,
     flags: c_uint,
 ) -> CUresult;
-/** `cuGraphicsEGLRegisterImage`, introduced in CUDA 7.0 (7000).
+/** Registers an EGL image
+
+ `cuGraphicsEGLRegisterImage`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuGraphicsEGLRegisterImage`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -165,7 +187,9 @@ pub type PFN_cuGraphicsEGLRegisterImage_v7000 = unsafe extern "system" fn(
     image: EGLImageKHR,
     flags: c_uint,
 ) -> CUresult;
-/** `cuGraphicsResourceGetMappedEglFrame`, introduced in CUDA 7.0 (7000).
+/** Get an eglFrame through which to access a registered EGL graphics resource.
+
+ `cuGraphicsResourceGetMappedEglFrame`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuGraphicsResourceGetMappedEglFrame`.
  Declared in `cudaEGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).

@@ -14,7 +14,9 @@ use core::ffi::{
     c_char, c_int, c_uint, c_void, c_longlong, c_ulonglong, c_short, c_ushort, c_uchar,
     c_float, c_double,
 };
-/** `cuGLCtxCreate`, introduced in CUDA 2.0 (2000).
+/** Create a CUDA context for interoperability with OpenGL
+
+ `cuGLCtxCreate`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuGLCtxCreate`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -31,7 +33,9 @@ pub type PFN_cuGLCtxCreate_v2000 = unsafe extern "system" fn(
     Flags: c_uint,
     device: CUdevice_v1,
 ) -> CUresult;
-/** `cuGLCtxCreate`, introduced in CUDA 3.2 (3020).
+/** Create a CUDA context for interoperability with OpenGL
+
+ `cuGLCtxCreate`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuGLCtxCreate_v2`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -47,7 +51,9 @@ pub type PFN_cuGLCtxCreate_v3020 = unsafe extern "system" fn(
     Flags: c_uint,
     device: CUdevice_v1,
 ) -> CUresult;
-/** `cuGLGetDevices`, introduced in CUDA 4.1 (4010).
+/** Gets the CUDA devices associated with the current OpenGL context
+
+ `cuGLGetDevices`, introduced in CUDA 4.1 (4010).
 
  Exported by the driver as `cuGLGetDevices`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -65,7 +71,9 @@ pub type PFN_cuGLGetDevices_v4010 = unsafe extern "system" fn(
     cudaDeviceCount: c_uint,
     deviceList: CUGLDeviceList,
 ) -> CUresult;
-/** `cuGLGetDevices`, introduced in CUDA 6.5 (6050).
+/** Gets the CUDA devices associated with the current OpenGL context
+
+ `cuGLGetDevices`, introduced in CUDA 6.5 (6050).
 
  Exported by the driver as `cuGLGetDevices_v2`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -82,7 +90,9 @@ pub type PFN_cuGLGetDevices_v6050 = unsafe extern "system" fn(
     cudaDeviceCount: c_uint,
     deviceList: CUGLDeviceList,
 ) -> CUresult;
-/** `cuGLInit`, introduced in CUDA 2.0 (2000).
+/** Initializes OpenGL interoperability
+
+ `cuGLInit`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuGLInit`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -92,7 +102,9 @@ pub type PFN_cuGLGetDevices_v6050 = unsafe extern "system" fn(
  Look it up with [`entries::cuGLInit_v2000`](crate::entries::cuGLInit_v2000), which asks the driver for exactly version 2000.
 */
 pub type PFN_cuGLInit_v2000 = unsafe extern "system" fn() -> CUresult;
-/** `cuGLMapBufferObject`, introduced in CUDA 2.0 (2000).
+/** Maps an OpenGL buffer object
+
+ `cuGLMapBufferObject`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuGLMapBufferObject`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -109,7 +121,9 @@ pub type PFN_cuGLMapBufferObject_v2000 = unsafe extern "system" fn(
     size: *mut c_uint,
     buffer: GLuint,
 ) -> CUresult;
-/** `cuGLMapBufferObject`, introduced in CUDA 3.2 (3020).
+/** Maps an OpenGL buffer object
+
+ `cuGLMapBufferObject`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuGLMapBufferObject_v2`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -125,7 +139,9 @@ pub type PFN_cuGLMapBufferObject_v3020 = unsafe extern "system" fn(
     size: *mut usize,
     buffer: GLuint,
 ) -> CUresult;
-/** `cuGLMapBufferObject`, introduced in CUDA 7.0 (7000).
+/** Maps an OpenGL buffer object
+
+ `cuGLMapBufferObject`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuGLMapBufferObject_v2_ptds`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -141,7 +157,9 @@ pub type PFN_cuGLMapBufferObject_v7000_ptds = unsafe extern "system" fn(
     size: *mut usize,
     buffer: GLuint,
 ) -> CUresult;
-/** `cuGLMapBufferObjectAsync`, introduced in CUDA 2.3 (2030).
+/** Maps an OpenGL buffer object
+
+ `cuGLMapBufferObjectAsync`, introduced in CUDA 2.3 (2030).
 
  Exported by the driver as `cuGLMapBufferObjectAsync`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -159,7 +177,9 @@ pub type PFN_cuGLMapBufferObjectAsync_v2030 = unsafe extern "system" fn(
     buffer: GLuint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuGLMapBufferObjectAsync`, introduced in CUDA 3.2 (3020).
+/** Maps an OpenGL buffer object
+
+ `cuGLMapBufferObjectAsync`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuGLMapBufferObjectAsync_v2`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -176,7 +196,9 @@ pub type PFN_cuGLMapBufferObjectAsync_v3020 = unsafe extern "system" fn(
     buffer: GLuint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuGLMapBufferObjectAsync`, introduced in CUDA 7.0 (7000).
+/** Maps an OpenGL buffer object
+
+ `cuGLMapBufferObjectAsync`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuGLMapBufferObjectAsync_v2_ptsz`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -193,7 +215,9 @@ pub type PFN_cuGLMapBufferObjectAsync_v7000_ptsz = unsafe extern "system" fn(
     buffer: GLuint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuGLRegisterBufferObject`, introduced in CUDA 2.0 (2000).
+/** Registers an OpenGL buffer object
+
+ `cuGLRegisterBufferObject`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuGLRegisterBufferObject`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -205,7 +229,9 @@ pub type PFN_cuGLMapBufferObjectAsync_v7000_ptsz = unsafe extern "system" fn(
 pub type PFN_cuGLRegisterBufferObject_v2000 = unsafe extern "system" fn(
     buffer: GLuint,
 ) -> CUresult;
-/** `cuGLSetBufferObjectMapFlags`, introduced in CUDA 2.3 (2030).
+/** Set the map flags for an OpenGL buffer object
+
+ `cuGLSetBufferObjectMapFlags`, introduced in CUDA 2.3 (2030).
 
  Exported by the driver as `cuGLSetBufferObjectMapFlags`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -218,7 +244,9 @@ pub type PFN_cuGLSetBufferObjectMapFlags_v2030 = unsafe extern "system" fn(
     buffer: GLuint,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuGLUnmapBufferObject`, introduced in CUDA 2.0 (2000).
+/** Unmaps an OpenGL buffer object
+
+ `cuGLUnmapBufferObject`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuGLUnmapBufferObject`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -230,7 +258,9 @@ pub type PFN_cuGLSetBufferObjectMapFlags_v2030 = unsafe extern "system" fn(
 pub type PFN_cuGLUnmapBufferObject_v2000 = unsafe extern "system" fn(
     buffer: GLuint,
 ) -> CUresult;
-/** `cuGLUnmapBufferObjectAsync`, introduced in CUDA 2.3 (2030).
+/** Unmaps an OpenGL buffer object
+
+ `cuGLUnmapBufferObjectAsync`, introduced in CUDA 2.3 (2030).
 
  Exported by the driver as `cuGLUnmapBufferObjectAsync`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -243,7 +273,9 @@ pub type PFN_cuGLUnmapBufferObjectAsync_v2030 = unsafe extern "system" fn(
     buffer: GLuint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuGLUnregisterBufferObject`, introduced in CUDA 2.0 (2000).
+/** Unregister an OpenGL buffer object
+
+ `cuGLUnregisterBufferObject`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuGLUnregisterBufferObject`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -255,7 +287,9 @@ pub type PFN_cuGLUnmapBufferObjectAsync_v2030 = unsafe extern "system" fn(
 pub type PFN_cuGLUnregisterBufferObject_v2000 = unsafe extern "system" fn(
     buffer: GLuint,
 ) -> CUresult;
-/** `cuGraphicsGLRegisterBuffer`, introduced in CUDA 3.0 (3000).
+/** Registers an OpenGL buffer object
+
+ `cuGraphicsGLRegisterBuffer`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuGraphicsGLRegisterBuffer`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -269,7 +303,9 @@ pub type PFN_cuGraphicsGLRegisterBuffer_v3000 = unsafe extern "system" fn(
     buffer: GLuint,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuGraphicsGLRegisterImage`, introduced in CUDA 3.0 (3000).
+/** Register an OpenGL texture or renderbuffer object
+
+ `cuGraphicsGLRegisterImage`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuGraphicsGLRegisterImage`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).

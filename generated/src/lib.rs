@@ -336,6 +336,7 @@
 //!   `{default, per_thread}`: the typedef `PFN_x_vN` of the entry the name calls in a
 //!   default build and with `CUDA_API_PER_THREAD_DEFAULT_STREAM` (`null`: no function
 //!   of that name in that mode), as the C preprocessor expands cuda.h's macros.
+#![allow(rustdoc::redundant_explicit_links)]
 #[cfg(feature = "aliases")]
 #[rustfmt::skip]
 pub mod aliases;

@@ -14,7 +14,9 @@ use core::ffi::{
     c_char, c_int, c_uint, c_void, c_longlong, c_ulonglong, c_short, c_ushort, c_uchar,
     c_float, c_double,
 };
-/** `cuArray3DCreate`, introduced in CUDA 2.0 (2000).
+/** Creates a 3D CUDA array
+
+ `cuArray3DCreate`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuArray3DCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -29,7 +31,9 @@ pub type PFN_cuArray3DCreate_v2000 = unsafe extern "system" fn(
     pHandle: *mut CUarray,
     pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v1,
 ) -> CUresult;
-/** `cuArray3DCreate`, introduced in CUDA 3.2 (3020).
+/** Creates a 3D CUDA array
+
+ `cuArray3DCreate`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuArray3DCreate_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -43,7 +47,9 @@ pub type PFN_cuArray3DCreate_v3020 = unsafe extern "system" fn(
     pHandle: *mut CUarray,
     pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v2,
 ) -> CUresult;
-/** `cuArray3DGetDescriptor`, introduced in CUDA 2.0 (2000).
+/** Get a 3D CUDA array descriptor
+
+ `cuArray3DGetDescriptor`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuArray3DGetDescriptor`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -58,7 +64,9 @@ pub type PFN_cuArray3DGetDescriptor_v2000 = unsafe extern "system" fn(
     pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v1,
     hArray: CUarray,
 ) -> CUresult;
-/** `cuArray3DGetDescriptor`, introduced in CUDA 3.2 (3020).
+/** Get a 3D CUDA array descriptor
+
+ `cuArray3DGetDescriptor`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuArray3DGetDescriptor_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -72,7 +80,9 @@ pub type PFN_cuArray3DGetDescriptor_v3020 = unsafe extern "system" fn(
     pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v2,
     hArray: CUarray,
 ) -> CUresult;
-/** `cuArrayCreate`, introduced in CUDA 2.0 (2000).
+/** Creates a 1D or 2D CUDA array
+
+ `cuArrayCreate`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuArrayCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -87,7 +97,9 @@ pub type PFN_cuArrayCreate_v2000 = unsafe extern "system" fn(
     pHandle: *mut CUarray,
     pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v1,
 ) -> CUresult;
-/** `cuArrayCreate`, introduced in CUDA 3.2 (3020).
+/** Creates a 1D or 2D CUDA array
+
+ `cuArrayCreate`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuArrayCreate_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -101,7 +113,9 @@ pub type PFN_cuArrayCreate_v3020 = unsafe extern "system" fn(
     pHandle: *mut CUarray,
     pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v2,
 ) -> CUresult;
-/** `cuArrayDestroy`, introduced in CUDA 2.0 (2000).
+/** Destroys a CUDA array
+
+ `cuArrayDestroy`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuArrayDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -112,7 +126,9 @@ pub type PFN_cuArrayCreate_v3020 = unsafe extern "system" fn(
 pub type PFN_cuArrayDestroy_v2000 = unsafe extern "system" fn(
     hArray: CUarray,
 ) -> CUresult;
-/** `cuArrayGetDescriptor`, introduced in CUDA 2.0 (2000).
+/** Get a 1D or 2D CUDA array descriptor
+
+ `cuArrayGetDescriptor`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuArrayGetDescriptor`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -127,7 +143,9 @@ pub type PFN_cuArrayGetDescriptor_v2000 = unsafe extern "system" fn(
     pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v1,
     hArray: CUarray,
 ) -> CUresult;
-/** `cuArrayGetDescriptor`, introduced in CUDA 3.2 (3020).
+/** Get a 1D or 2D CUDA array descriptor
+
+ `cuArrayGetDescriptor`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuArrayGetDescriptor_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -141,7 +159,9 @@ pub type PFN_cuArrayGetDescriptor_v3020 = unsafe extern "system" fn(
     pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v2,
     hArray: CUarray,
 ) -> CUresult;
-/** `cuArrayGetMemoryRequirements`, introduced in CUDA 11.6 (11060).
+/** Returns the memory requirements of a CUDA array
+
+ `cuArrayGetMemoryRequirements`, introduced in CUDA 11.6 (11060).
 
  Exported by the driver as `cuArrayGetMemoryRequirements`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -154,7 +174,9 @@ pub type PFN_cuArrayGetMemoryRequirements_v11060 = unsafe extern "system" fn(
     array: CUarray,
     device: CUdevice,
 ) -> CUresult;
-/** `cuArrayGetPlane`, introduced in CUDA 11.2 (11020).
+/** Gets a CUDA array plane from a CUDA array
+
+ `cuArrayGetPlane`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuArrayGetPlane`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -167,7 +189,9 @@ pub type PFN_cuArrayGetPlane_v11020 = unsafe extern "system" fn(
     hArray: CUarray,
     planeIdx: c_uint,
 ) -> CUresult;
-/** `cuArrayGetSparseProperties`, introduced in CUDA 11.1 (11010).
+/** Returns the layout properties of a sparse CUDA array
+
+ `cuArrayGetSparseProperties`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuArrayGetSparseProperties`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -179,7 +203,9 @@ pub type PFN_cuArrayGetSparseProperties_v11010 = unsafe extern "system" fn(
     sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1,
     array: CUarray,
 ) -> CUresult;
-/** `cuCheckpointOperationComplete`, introduced in CUDA 13.4 (13040).
+/** Complete a custom-storage checkpoint or restore operation
+
+ `cuCheckpointOperationComplete`, introduced in CUDA 13.4 (13040).
 
  Exported by the driver as `cuCheckpointOperationComplete`.
  Declared in `cudaTypedefs.h` by CUDA 13.4 to 13.5.
@@ -190,7 +216,9 @@ pub type PFN_cuArrayGetSparseProperties_v11010 = unsafe extern "system" fn(
 pub type PFN_cuCheckpointOperationComplete_v13040 = unsafe extern "system" fn(
     handle: CUcheckpointOperationHandle,
 ) -> CUresult;
-/** `cuCheckpointProcessCheckpoint`, introduced in CUDA 12.8 (12080).
+/** Checkpoint a CUDA process's GPU memory contents
+
+ `cuCheckpointProcessCheckpoint`, introduced in CUDA 12.8 (12080).
 
  Exported by the driver as `cuCheckpointProcessCheckpoint`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -202,7 +230,9 @@ pub type PFN_cuCheckpointProcessCheckpoint_v12080 = unsafe extern "system" fn(
     pid: c_int,
     args: *mut CUcheckpointCheckpointArgs,
 ) -> CUresult;
-/** `cuCheckpointProcessGetRestoreThreadId`, introduced in CUDA 12.8 (12080).
+/** Returns the restore thread ID for a CUDA process
+
+ `cuCheckpointProcessGetRestoreThreadId`, introduced in CUDA 12.8 (12080).
 
  Exported by the driver as `cuCheckpointProcessGetRestoreThreadId`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -214,7 +244,9 @@ pub type PFN_cuCheckpointProcessGetRestoreThreadId_v12080 = unsafe extern "syste
     pid: c_int,
     tid: *mut c_int,
 ) -> CUresult;
-/** `cuCheckpointProcessGetState`, introduced in CUDA 12.8 (12080).
+/** Returns the process state of a CUDA process
+
+ `cuCheckpointProcessGetState`, introduced in CUDA 12.8 (12080).
 
  Exported by the driver as `cuCheckpointProcessGetState`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -226,7 +258,9 @@ pub type PFN_cuCheckpointProcessGetState_v12080 = unsafe extern "system" fn(
     pid: c_int,
     state: *mut CUprocessState,
 ) -> CUresult;
-/** `cuCheckpointProcessLock`, introduced in CUDA 12.8 (12080).
+/** Lock a running CUDA process
+
+ `cuCheckpointProcessLock`, introduced in CUDA 12.8 (12080).
 
  Exported by the driver as `cuCheckpointProcessLock`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -238,7 +272,9 @@ pub type PFN_cuCheckpointProcessLock_v12080 = unsafe extern "system" fn(
     pid: c_int,
     args: *mut CUcheckpointLockArgs,
 ) -> CUresult;
-/** `cuCheckpointProcessRestore`, introduced in CUDA 12.8 (12080).
+/** Restore a CUDA process's GPU memory contents from its last checkpoint
+
+ `cuCheckpointProcessRestore`, introduced in CUDA 12.8 (12080).
 
  Exported by the driver as `cuCheckpointProcessRestore`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -250,7 +286,9 @@ pub type PFN_cuCheckpointProcessRestore_v12080 = unsafe extern "system" fn(
     pid: c_int,
     args: *mut CUcheckpointRestoreArgs,
 ) -> CUresult;
-/** `cuCheckpointProcessUnlock`, introduced in CUDA 12.8 (12080).
+/** Unlock a CUDA process to allow CUDA API calls
+
+ `cuCheckpointProcessUnlock`, introduced in CUDA 12.8 (12080).
 
  Exported by the driver as `cuCheckpointProcessUnlock`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -262,7 +300,9 @@ pub type PFN_cuCheckpointProcessUnlock_v12080 = unsafe extern "system" fn(
     pid: c_int,
     args: *mut CUcheckpointUnlockArgs,
 ) -> CUresult;
-/** `cuCoredumpDeregisterCompleteCallback`, introduced in CUDA 13.2 (13020).
+/** Deregister a previously registered coredump complete callback
+
+ `cuCoredumpDeregisterCompleteCallback`, introduced in CUDA 13.2 (13020).
 
  Exported by the driver as `cuCoredumpDeregisterCompleteCallback`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -273,7 +313,9 @@ pub type PFN_cuCheckpointProcessUnlock_v12080 = unsafe extern "system" fn(
 pub type PFN_cuCoredumpDeregisterCompleteCallback_v13020 = unsafe extern "system" fn(
     callback: CUcoredumpCallbackHandle,
 ) -> CUresult;
-/** `cuCoredumpDeregisterStartCallback`, introduced in CUDA 13.2 (13020).
+/** Deregister a previously registered coredump start callback
+
+ `cuCoredumpDeregisterStartCallback`, introduced in CUDA 13.2 (13020).
 
  Exported by the driver as `cuCoredumpDeregisterStartCallback`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -284,7 +326,9 @@ pub type PFN_cuCoredumpDeregisterCompleteCallback_v13020 = unsafe extern "system
 pub type PFN_cuCoredumpDeregisterStartCallback_v13020 = unsafe extern "system" fn(
     callback: CUcoredumpCallbackHandle,
 ) -> CUresult;
-/** `cuCoredumpGetAttribute`, introduced in CUDA 12.1 (12010).
+/** Allows caller to fetch a coredump attribute value for the current context
+
+ `cuCoredumpGetAttribute`, introduced in CUDA 12.1 (12010).
 
  Exported by the driver as `cuCoredumpGetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 12.1 to 13.5.
@@ -297,7 +341,9 @@ pub type PFN_cuCoredumpGetAttribute_v12010 = unsafe extern "system" fn(
     value: *mut c_void,
     size: *mut usize,
 ) -> CUresult;
-/** `cuCoredumpGetAttributeGlobal`, introduced in CUDA 12.1 (12010).
+/** Allows caller to fetch a coredump attribute value for the entire application
+
+ `cuCoredumpGetAttributeGlobal`, introduced in CUDA 12.1 (12010).
 
  Exported by the driver as `cuCoredumpGetAttributeGlobal`.
  Declared in `cudaTypedefs.h` by CUDA 12.1 to 13.5.
@@ -310,7 +356,9 @@ pub type PFN_cuCoredumpGetAttributeGlobal_v12010 = unsafe extern "system" fn(
     value: *mut c_void,
     size: *mut usize,
 ) -> CUresult;
-/** `cuCoredumpRegisterCompleteCallback`, introduced in CUDA 13.2 (13020).
+/** Register a callback to be invoked when a GPU coredump completes
+
+ `cuCoredumpRegisterCompleteCallback`, introduced in CUDA 13.2 (13020).
 
  Exported by the driver as `cuCoredumpRegisterCompleteCallback`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -323,7 +371,9 @@ pub type PFN_cuCoredumpRegisterCompleteCallback_v13020 = unsafe extern "system" 
     userData: *mut c_void,
     callbackOut: *mut CUcoredumpCallbackHandle,
 ) -> CUresult;
-/** `cuCoredumpRegisterStartCallback`, introduced in CUDA 13.2 (13020).
+/** Register a callback to be invoked when a GPU coredump begins
+
+ `cuCoredumpRegisterStartCallback`, introduced in CUDA 13.2 (13020).
 
  Exported by the driver as `cuCoredumpRegisterStartCallback`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -336,7 +386,9 @@ pub type PFN_cuCoredumpRegisterStartCallback_v13020 = unsafe extern "system" fn(
     userData: *mut c_void,
     callbackOut: *mut CUcoredumpCallbackHandle,
 ) -> CUresult;
-/** `cuCoredumpSetAttribute`, introduced in CUDA 12.1 (12010).
+/** Allows caller to set a coredump attribute value for the current context
+
+ `cuCoredumpSetAttribute`, introduced in CUDA 12.1 (12010).
 
  Exported by the driver as `cuCoredumpSetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 12.1 to 13.5.
@@ -349,7 +401,9 @@ pub type PFN_cuCoredumpSetAttribute_v12010 = unsafe extern "system" fn(
     value: *mut c_void,
     size: *mut usize,
 ) -> CUresult;
-/** `cuCoredumpSetAttributeGlobal`, introduced in CUDA 12.1 (12010).
+/** Allows caller to set a coredump attribute value globally
+
+ `cuCoredumpSetAttributeGlobal`, introduced in CUDA 12.1 (12010).
 
  Exported by the driver as `cuCoredumpSetAttributeGlobal`.
  Declared in `cudaTypedefs.h` by CUDA 12.1 to 13.5.
@@ -362,7 +416,9 @@ pub type PFN_cuCoredumpSetAttributeGlobal_v12010 = unsafe extern "system" fn(
     value: *mut c_void,
     size: *mut usize,
 ) -> CUresult;
-/** `cuCtxAttach`, introduced in CUDA 2.0 (2000).
+/** Increment a context's usage-count
+
+ `cuCtxAttach`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuCtxAttach`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -374,7 +430,9 @@ pub type PFN_cuCtxAttach_v2000 = unsafe extern "system" fn(
     pctx: *mut CUcontext,
     flags: c_uint,
 ) -> CUresult;
-/** `cuCtxCreate`, introduced in CUDA 2.0 (2000).
+/** Create a CUDA context
+
+ `cuCtxCreate`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuCtxCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -390,7 +448,9 @@ pub type PFN_cuCtxCreate_v2000 = unsafe extern "system" fn(
     flags: c_uint,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuCtxCreate`, introduced in CUDA 3.2 (3020).
+/** Create a CUDA context
+
+ `cuCtxCreate`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuCtxCreate_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -405,7 +465,9 @@ pub type PFN_cuCtxCreate_v3020 = unsafe extern "system" fn(
     flags: c_uint,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuCtxCreate`, introduced in CUDA 11.4 (11040).
+/** Create a CUDA context with execution affinity
+
+ `cuCtxCreate`, introduced in CUDA 11.4 (11040).
 
  Exported by the driver as `cuCtxCreate_v3`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -422,7 +484,9 @@ pub type PFN_cuCtxCreate_v11040 = unsafe extern "system" fn(
     flags: c_uint,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuCtxCreate`, introduced in CUDA 12.5 (12050).
+/** Create a CUDA context
+
+ `cuCtxCreate`, introduced in CUDA 12.5 (12050).
 
  Exported by the driver as `cuCtxCreate_v4`.
  Declared in `cudaTypedefs.h` by CUDA 12.5 to 13.5.
@@ -438,7 +502,9 @@ pub type PFN_cuCtxCreate_v12050 = unsafe extern "system" fn(
     flags: c_uint,
     dev: CUdevice,
 ) -> CUresult;
-/** `cuCtxDestroy`, introduced in CUDA 2.0 (2000).
+/** Destroy a CUDA context
+
+ `cuCtxDestroy`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuCtxDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -450,7 +516,9 @@ pub type PFN_cuCtxCreate_v12050 = unsafe extern "system" fn(
  Look it up with [`entries::cuCtxDestroy_v2000`](crate::entries::cuCtxDestroy_v2000), which asks the driver for exactly version 2000.
 */
 pub type PFN_cuCtxDestroy_v2000 = unsafe extern "system" fn(ctx: CUcontext) -> CUresult;
-/** `cuCtxDestroy`, introduced in CUDA 4.0 (4000).
+/** Destroy a CUDA context
+
+ `cuCtxDestroy`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuCtxDestroy_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -461,7 +529,9 @@ pub type PFN_cuCtxDestroy_v2000 = unsafe extern "system" fn(ctx: CUcontext) -> C
  Look it up with [`entries::cuCtxDestroy_v4000`](crate::entries::cuCtxDestroy_v4000), which asks the driver for exactly version 4000.
 */
 pub type PFN_cuCtxDestroy_v4000 = unsafe extern "system" fn(ctx: CUcontext) -> CUresult;
-/** `cuCtxDetach`, introduced in CUDA 2.0 (2000).
+/** Decrement a context's usage-count
+
+ `cuCtxDetach`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuCtxDetach`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -470,7 +540,9 @@ pub type PFN_cuCtxDestroy_v4000 = unsafe extern "system" fn(ctx: CUcontext) -> C
  Look it up with [`entries::cuCtxDetach_v2000`](crate::entries::cuCtxDetach_v2000), which asks the driver for exactly version 2000.
 */
 pub type PFN_cuCtxDetach_v2000 = unsafe extern "system" fn(ctx: CUcontext) -> CUresult;
-/** `cuCtxDisablePeerAccess`, introduced in CUDA 4.0 (4000).
+/** Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
+
+ `cuCtxDisablePeerAccess`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuCtxDisablePeerAccess`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -481,7 +553,9 @@ pub type PFN_cuCtxDetach_v2000 = unsafe extern "system" fn(ctx: CUcontext) -> CU
 pub type PFN_cuCtxDisablePeerAccess_v4000 = unsafe extern "system" fn(
     peerContext: CUcontext,
 ) -> CUresult;
-/** `cuCtxEnablePeerAccess`, introduced in CUDA 4.0 (4000).
+/** Enables direct access to memory allocations in a peer context.
+
+ `cuCtxEnablePeerAccess`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuCtxEnablePeerAccess`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -493,7 +567,9 @@ pub type PFN_cuCtxEnablePeerAccess_v4000 = unsafe extern "system" fn(
     peerContext: CUcontext,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuCtxFromGreenCtx`, introduced in CUDA 12.4 (12040).
+/** Returns a [`CUcontext`](crate::types::CUcontext) handle for a green context
+
+ `cuCtxFromGreenCtx`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuCtxFromGreenCtx`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -505,7 +581,9 @@ pub type PFN_cuCtxFromGreenCtx_v12040 = unsafe extern "system" fn(
     pContext: *mut CUcontext,
     hCtx: CUgreenCtx,
 ) -> CUresult;
-/** `cuCtxGetApiVersion`, introduced in CUDA 3.2 (3020).
+/** Gets the context's API version.
+
+ `cuCtxGetApiVersion`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuCtxGetApiVersion`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -517,7 +595,9 @@ pub type PFN_cuCtxGetApiVersion_v3020 = unsafe extern "system" fn(
     ctx: CUcontext,
     version: *mut c_uint,
 ) -> CUresult;
-/** `cuCtxGetCacheConfig`, introduced in CUDA 3.2 (3020).
+/** Returns the preferred cache configuration for the current context.
+
+ `cuCtxGetCacheConfig`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuCtxGetCacheConfig`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -528,7 +608,9 @@ pub type PFN_cuCtxGetApiVersion_v3020 = unsafe extern "system" fn(
 pub type PFN_cuCtxGetCacheConfig_v3020 = unsafe extern "system" fn(
     pconfig: *mut CUfunc_cache,
 ) -> CUresult;
-/** `cuCtxGetCurrent`, introduced in CUDA 4.0 (4000).
+/** Returns the CUDA context bound to the calling CPU thread.
+
+ `cuCtxGetCurrent`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuCtxGetCurrent`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -539,7 +621,9 @@ pub type PFN_cuCtxGetCacheConfig_v3020 = unsafe extern "system" fn(
 pub type PFN_cuCtxGetCurrent_v4000 = unsafe extern "system" fn(
     pctx: *mut CUcontext,
 ) -> CUresult;
-/** `cuCtxGetDevResource`, introduced in CUDA 12.4 (12040).
+/** Get context resources
+
+ `cuCtxGetDevResource`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuCtxGetDevResource`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -552,7 +636,9 @@ pub type PFN_cuCtxGetDevResource_v12040 = unsafe extern "system" fn(
     result: *mut CUdevResource,
     type_: CUdevResourceType,
 ) -> CUresult;
-/** `cuCtxGetDevice`, introduced in CUDA 2.0 (2000).
+/** Returns the device handle for the current context
+
+ `cuCtxGetDevice`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuCtxGetDevice`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -565,7 +651,9 @@ pub type PFN_cuCtxGetDevResource_v12040 = unsafe extern "system" fn(
 pub type PFN_cuCtxGetDevice_v2000 = unsafe extern "system" fn(
     device: *mut CUdevice_v1,
 ) -> CUresult;
-/** `cuCtxGetDevice`, introduced in CUDA 13.0 (13000).
+/** Returns the device handle for the specified context
+
+ `cuCtxGetDevice`, introduced in CUDA 13.0 (13000).
 
  Exported by the driver as `cuCtxGetDevice_v2`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -579,7 +667,9 @@ pub type PFN_cuCtxGetDevice_v13000 = unsafe extern "system" fn(
     device: *mut CUdevice,
     ctx: CUcontext,
 ) -> CUresult;
-/** `cuCtxGetExecAffinity`, introduced in CUDA 11.4 (11040).
+/** Returns the execution affinity setting for the current context.
+
+ `cuCtxGetExecAffinity`, introduced in CUDA 11.4 (11040).
 
  Exported by the driver as `cuCtxGetExecAffinity`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -591,7 +681,9 @@ pub type PFN_cuCtxGetExecAffinity_v11040 = unsafe extern "system" fn(
     pExecAffinity: *mut CUexecAffinityParam,
     type_: CUexecAffinityType,
 ) -> CUresult;
-/** `cuCtxGetFlags`, introduced in CUDA 7.0 (7000).
+/** Returns the flags for the current context
+
+ `cuCtxGetFlags`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuCtxGetFlags`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -602,7 +694,9 @@ pub type PFN_cuCtxGetExecAffinity_v11040 = unsafe extern "system" fn(
 pub type PFN_cuCtxGetFlags_v7000 = unsafe extern "system" fn(
     flags: *mut c_uint,
 ) -> CUresult;
-/** `cuCtxGetId`, introduced in CUDA 12.0 (12000).
+/** Returns the unique Id associated with the context supplied
+
+ `cuCtxGetId`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuCtxGetId`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -614,7 +708,9 @@ pub type PFN_cuCtxGetId_v12000 = unsafe extern "system" fn(
     ctx: CUcontext,
     ctxId: *mut c_ulonglong,
 ) -> CUresult;
-/** `cuCtxGetLimit`, introduced in CUDA 3.1 (3010).
+/** Returns resource limits
+
+ `cuCtxGetLimit`, introduced in CUDA 3.1 (3010).
 
  Exported by the driver as `cuCtxGetLimit`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -626,7 +722,9 @@ pub type PFN_cuCtxGetLimit_v3010 = unsafe extern "system" fn(
     pvalue: *mut usize,
     limit: CUlimit,
 ) -> CUresult;
-/** `cuCtxGetSharedMemConfig`, introduced in CUDA 4.2 (4020).
+/** Returns the current shared memory configuration for the current context.
+
+ `cuCtxGetSharedMemConfig`, introduced in CUDA 4.2 (4020).
 
  Exported by the driver as `cuCtxGetSharedMemConfig`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -637,7 +735,9 @@ pub type PFN_cuCtxGetLimit_v3010 = unsafe extern "system" fn(
 pub type PFN_cuCtxGetSharedMemConfig_v4020 = unsafe extern "system" fn(
     pConfig: *mut CUsharedconfig,
 ) -> CUresult;
-/** `cuCtxGetStreamPriorityRange`, introduced in CUDA 5.5 (5050).
+/** Returns numerical values that correspond to the least and greatest stream priorities.
+
+ `cuCtxGetStreamPriorityRange`, introduced in CUDA 5.5 (5050).
 
  Exported by the driver as `cuCtxGetStreamPriorityRange`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -649,7 +749,9 @@ pub type PFN_cuCtxGetStreamPriorityRange_v5050 = unsafe extern "system" fn(
     leastPriority: *mut c_int,
     greatestPriority: *mut c_int,
 ) -> CUresult;
-/** `cuCtxPopCurrent`, introduced in CUDA 2.0 (2000).
+/** Pops the current CUDA context from the current CPU thread.
+
+ `cuCtxPopCurrent`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuCtxPopCurrent`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -663,7 +765,9 @@ pub type PFN_cuCtxGetStreamPriorityRange_v5050 = unsafe extern "system" fn(
 pub type PFN_cuCtxPopCurrent_v2000 = unsafe extern "system" fn(
     pctx: *mut CUcontext,
 ) -> CUresult;
-/** `cuCtxPopCurrent`, introduced in CUDA 4.0 (4000).
+/** Pops the current CUDA context from the current CPU thread.
+
+ `cuCtxPopCurrent`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuCtxPopCurrent_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -676,7 +780,9 @@ pub type PFN_cuCtxPopCurrent_v2000 = unsafe extern "system" fn(
 pub type PFN_cuCtxPopCurrent_v4000 = unsafe extern "system" fn(
     pctx: *mut CUcontext,
 ) -> CUresult;
-/** `cuCtxPushCurrent`, introduced in CUDA 2.0 (2000).
+/** Pushes a context on the current CPU thread
+
+ `cuCtxPushCurrent`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuCtxPushCurrent`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -690,7 +796,9 @@ pub type PFN_cuCtxPopCurrent_v4000 = unsafe extern "system" fn(
 pub type PFN_cuCtxPushCurrent_v2000 = unsafe extern "system" fn(
     ctx: CUcontext,
 ) -> CUresult;
-/** `cuCtxPushCurrent`, introduced in CUDA 4.0 (4000).
+/** Pushes a context on the current CPU thread
+
+ `cuCtxPushCurrent`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuCtxPushCurrent_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -703,7 +811,9 @@ pub type PFN_cuCtxPushCurrent_v2000 = unsafe extern "system" fn(
 pub type PFN_cuCtxPushCurrent_v4000 = unsafe extern "system" fn(
     ctx: CUcontext,
 ) -> CUresult;
-/** `cuCtxRecordEvent`, introduced in CUDA 12.5 (12050).
+/** Records an event.
+
+ `cuCtxRecordEvent`, introduced in CUDA 12.5 (12050).
 
  Exported by the driver as `cuCtxRecordEvent`.
  Declared in `cudaTypedefs.h` by CUDA 12.5 to 13.5.
@@ -715,7 +825,9 @@ pub type PFN_cuCtxRecordEvent_v12050 = unsafe extern "system" fn(
     hCtx: CUcontext,
     hEvent: CUevent,
 ) -> CUresult;
-/** `cuCtxResetPersistingL2Cache`, introduced in CUDA 11.0 (11000).
+/** Resets all persisting lines in cache to normal status.
+
+ `cuCtxResetPersistingL2Cache`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuCtxResetPersistingL2Cache`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -724,7 +836,9 @@ pub type PFN_cuCtxRecordEvent_v12050 = unsafe extern "system" fn(
  Look it up with [`entries::cuCtxResetPersistingL2Cache_v11000`](crate::entries::cuCtxResetPersistingL2Cache_v11000), which asks the driver for exactly version 11000.
 */
 pub type PFN_cuCtxResetPersistingL2Cache_v11000 = unsafe extern "system" fn() -> CUresult;
-/** `cuCtxSetCacheConfig`, introduced in CUDA 3.2 (3020).
+/** Sets the preferred cache configuration for the current context.
+
+ `cuCtxSetCacheConfig`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuCtxSetCacheConfig`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -735,7 +849,9 @@ pub type PFN_cuCtxResetPersistingL2Cache_v11000 = unsafe extern "system" fn() ->
 pub type PFN_cuCtxSetCacheConfig_v3020 = unsafe extern "system" fn(
     config: CUfunc_cache,
 ) -> CUresult;
-/** `cuCtxSetCurrent`, introduced in CUDA 4.0 (4000).
+/** Binds the specified CUDA context to the calling CPU thread
+
+ `cuCtxSetCurrent`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuCtxSetCurrent`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -746,7 +862,9 @@ pub type PFN_cuCtxSetCacheConfig_v3020 = unsafe extern "system" fn(
 pub type PFN_cuCtxSetCurrent_v4000 = unsafe extern "system" fn(
     ctx: CUcontext,
 ) -> CUresult;
-/** `cuCtxSetFlags`, introduced in CUDA 12.1 (12010).
+/** Sets the flags for the current context
+
+ `cuCtxSetFlags`, introduced in CUDA 12.1 (12010).
 
  Exported by the driver as `cuCtxSetFlags`.
  Declared in `cudaTypedefs.h` by CUDA 12.1 to 13.5.
@@ -755,7 +873,9 @@ pub type PFN_cuCtxSetCurrent_v4000 = unsafe extern "system" fn(
  Look it up with [`entries::cuCtxSetFlags_v12010`](crate::entries::cuCtxSetFlags_v12010), which asks the driver for exactly version 12010.
 */
 pub type PFN_cuCtxSetFlags_v12010 = unsafe extern "system" fn(flags: c_uint) -> CUresult;
-/** `cuCtxSetLimit`, introduced in CUDA 3.1 (3010).
+/** Set resource limits
+
+ `cuCtxSetLimit`, introduced in CUDA 3.1 (3010).
 
  Exported by the driver as `cuCtxSetLimit`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -767,7 +887,9 @@ pub type PFN_cuCtxSetLimit_v3010 = unsafe extern "system" fn(
     limit: CUlimit,
     value: usize,
 ) -> CUresult;
-/** `cuCtxSetSharedMemConfig`, introduced in CUDA 4.2 (4020).
+/** Sets the shared memory configuration for the current context.
+
+ `cuCtxSetSharedMemConfig`, introduced in CUDA 4.2 (4020).
 
  Exported by the driver as `cuCtxSetSharedMemConfig`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -778,7 +900,9 @@ pub type PFN_cuCtxSetLimit_v3010 = unsafe extern "system" fn(
 pub type PFN_cuCtxSetSharedMemConfig_v4020 = unsafe extern "system" fn(
     config: CUsharedconfig,
 ) -> CUresult;
-/** `cuCtxSynchronize`, introduced in CUDA 2.0 (2000).
+/** Block for the current context's tasks to complete
+
+ `cuCtxSynchronize`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuCtxSynchronize`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -789,7 +913,9 @@ pub type PFN_cuCtxSetSharedMemConfig_v4020 = unsafe extern "system" fn(
  Look it up with [`entries::cuCtxSynchronize_v2000`](crate::entries::cuCtxSynchronize_v2000), which asks the driver for exactly version 2000.
 */
 pub type PFN_cuCtxSynchronize_v2000 = unsafe extern "system" fn() -> CUresult;
-/** `cuCtxSynchronize`, introduced in CUDA 13.0 (13000).
+/** Block for the specified context's tasks to complete
+
+ `cuCtxSynchronize`, introduced in CUDA 13.0 (13000).
 
  Exported by the driver as `cuCtxSynchronize_v2`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -802,7 +928,9 @@ pub type PFN_cuCtxSynchronize_v2000 = unsafe extern "system" fn() -> CUresult;
 pub type PFN_cuCtxSynchronize_v13000 = unsafe extern "system" fn(
     ctx: CUcontext,
 ) -> CUresult;
-/** `cuCtxWaitEvent`, introduced in CUDA 12.5 (12050).
+/** Make a context wait on an event
+
+ `cuCtxWaitEvent`, introduced in CUDA 12.5 (12050).
 
  Exported by the driver as `cuCtxWaitEvent`.
  Declared in `cudaTypedefs.h` by CUDA 12.5 to 13.5.
@@ -814,7 +942,9 @@ pub type PFN_cuCtxWaitEvent_v12050 = unsafe extern "system" fn(
     hCtx: CUcontext,
     hEvent: CUevent,
 ) -> CUresult;
-/** `cuDestroyExternalMemory`, introduced in CUDA 10.0 (10000).
+/** Destroys an external memory object.
+
+ `cuDestroyExternalMemory`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuDestroyExternalMemory`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -825,7 +955,9 @@ pub type PFN_cuCtxWaitEvent_v12050 = unsafe extern "system" fn(
 pub type PFN_cuDestroyExternalMemory_v10000 = unsafe extern "system" fn(
     extMem: CUexternalMemory,
 ) -> CUresult;
-/** `cuDestroyExternalSemaphore`, introduced in CUDA 10.0 (10000).
+/** Destroys an external semaphore
+
+ `cuDestroyExternalSemaphore`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuDestroyExternalSemaphore`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -836,7 +968,9 @@ pub type PFN_cuDestroyExternalMemory_v10000 = unsafe extern "system" fn(
 pub type PFN_cuDestroyExternalSemaphore_v10000 = unsafe extern "system" fn(
     extSem: CUexternalSemaphore,
 ) -> CUresult;
-/** `cuDevResourceGenerateDesc`, introduced in CUDA 12.4 (12040).
+/** Generate a resource descriptor
+
+ `cuDevResourceGenerateDesc`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuDevResourceGenerateDesc`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -849,7 +983,9 @@ pub type PFN_cuDevResourceGenerateDesc_v12040 = unsafe extern "system" fn(
     resources: *mut CUdevResource,
     nbResources: c_uint,
 ) -> CUresult;
-/** `cuDevSmResourceSplit`, introduced in CUDA 13.1 (13010).
+/** Splits a `CU_DEV_RESOURCE_TYPE_SM` resource into structured groups.
+
+ `cuDevSmResourceSplit`, introduced in CUDA 13.1 (13010).
 
  Exported by the driver as `cuDevSmResourceSplit`.
  Declared in `cudaTypedefs.h` by CUDA 13.1 to 13.5.
@@ -865,7 +1001,9 @@ pub type PFN_cuDevSmResourceSplit_v13010 = unsafe extern "system" fn(
     flags: c_uint,
     groupParams: *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS,
 ) -> CUresult;
-/** `cuDevSmResourceSplitByCount`, introduced in CUDA 12.4 (12040).
+/** Splits `CU_DEV_RESOURCE_TYPE_SM` resources.
+
+ `cuDevSmResourceSplitByCount`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuDevSmResourceSplitByCount`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -881,7 +1019,9 @@ pub type PFN_cuDevSmResourceSplitByCount_v12040 = unsafe extern "system" fn(
     useFlags: c_uint,
     minCount: c_uint,
 ) -> CUresult;
-/** `cuDeviceCanAccessPeer`, introduced in CUDA 4.0 (4000).
+/** Queries if a device may directly access a peer device's memory.
+
+ `cuDeviceCanAccessPeer`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuDeviceCanAccessPeer`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -894,7 +1034,9 @@ pub type PFN_cuDeviceCanAccessPeer_v4000 = unsafe extern "system" fn(
     dev: CUdevice_v1,
     peerDev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceComputeCapability`, introduced in CUDA 2.0 (2000).
+/** Returns the compute capability of the device
+
+ `cuDeviceComputeCapability`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuDeviceComputeCapability`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -907,7 +1049,9 @@ pub type PFN_cuDeviceComputeCapability_v2000 = unsafe extern "system" fn(
     minor: *mut c_int,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceGet`, introduced in CUDA 2.0 (2000).
+/** Returns a handle to a compute device
+
+ `cuDeviceGet`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuDeviceGet`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -919,7 +1063,9 @@ pub type PFN_cuDeviceGet_v2000 = unsafe extern "system" fn(
     device: *mut CUdevice_v1,
     ordinal: c_int,
 ) -> CUresult;
-/** `cuDeviceGetAttribute`, introduced in CUDA 2.0 (2000).
+/** Returns information about the device
+
+ `cuDeviceGetAttribute`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuDeviceGetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -932,7 +1078,9 @@ pub type PFN_cuDeviceGetAttribute_v2000 = unsafe extern "system" fn(
     attrib: CUdevice_attribute,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceGetByPCIBusId`, introduced in CUDA 4.1 (4010).
+/** Returns a handle to a compute device
+
+ `cuDeviceGetByPCIBusId`, introduced in CUDA 4.1 (4010).
 
  Exported by the driver as `cuDeviceGetByPCIBusId`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -944,7 +1092,9 @@ pub type PFN_cuDeviceGetByPCIBusId_v4010 = unsafe extern "system" fn(
     dev: *mut CUdevice_v1,
     pciBusId: *const c_char,
 ) -> CUresult;
-/** `cuDeviceGetCliqueCount`, introduced in CUDA 13.4 (13040).
+/** Retrieves the number of fabric cliques
+
+ `cuDeviceGetCliqueCount`, introduced in CUDA 13.4 (13040).
 
  Exported by the driver as `cuDeviceGetCliqueCount`.
  Declared in `cudaTypedefs.h` by CUDA 13.4 to 13.5.
@@ -956,7 +1106,9 @@ pub type PFN_cuDeviceGetCliqueCount_v13040 = unsafe extern "system" fn(
     count: *mut usize,
     dev: CUdevice,
 ) -> CUresult;
-/** `cuDeviceGetCliqueInfo`, introduced in CUDA 13.4 (13040).
+/** Retrieves fabric clique information
+
+ `cuDeviceGetCliqueInfo`, introduced in CUDA 13.4 (13040).
 
  Exported by the driver as `cuDeviceGetCliqueInfo`.
  Declared in `cudaTypedefs.h` by CUDA 13.4 to 13.5.
@@ -969,7 +1121,9 @@ pub type PFN_cuDeviceGetCliqueInfo_v13040 = unsafe extern "system" fn(
     count: *mut usize,
     dev: CUdevice,
 ) -> CUresult;
-/** `cuDeviceGetCount`, introduced in CUDA 2.0 (2000).
+/** Returns the number of compute-capable devices
+
+ `cuDeviceGetCount`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuDeviceGetCount`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -980,7 +1134,9 @@ pub type PFN_cuDeviceGetCliqueInfo_v13040 = unsafe extern "system" fn(
 pub type PFN_cuDeviceGetCount_v2000 = unsafe extern "system" fn(
     count: *mut c_int,
 ) -> CUresult;
-/** `cuDeviceGetDefaultMemPool`, introduced in CUDA 11.2 (11020).
+/** Returns the default mempool of a device
+
+ `cuDeviceGetDefaultMemPool`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuDeviceGetDefaultMemPool`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -992,7 +1148,9 @@ pub type PFN_cuDeviceGetDefaultMemPool_v11020 = unsafe extern "system" fn(
     pool_out: *mut CUmemoryPool,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceGetDevResource`, introduced in CUDA 12.4 (12040).
+/** Get device resources
+
+ `cuDeviceGetDevResource`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuDeviceGetDevResource`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -1005,7 +1163,9 @@ pub type PFN_cuDeviceGetDevResource_v12040 = unsafe extern "system" fn(
     result: *mut CUdevResource,
     type_: CUdevResourceType,
 ) -> CUresult;
-/** `cuDeviceGetExecAffinitySupport`, introduced in CUDA 11.4 (11040).
+/** Returns information about the execution affinity support of the device.
+
+ `cuDeviceGetExecAffinitySupport`, introduced in CUDA 11.4 (11040).
 
  Exported by the driver as `cuDeviceGetExecAffinitySupport`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1018,7 +1178,9 @@ pub type PFN_cuDeviceGetExecAffinitySupport_v11040 = unsafe extern "system" fn(
     type_: CUexecAffinityType,
     dev: CUdevice,
 ) -> CUresult;
-/** `cuDeviceGetFabricClusterUuid`, introduced in CUDA 13.4 (13040).
+/** Retrieves the fabric cluster UUID
+
+ `cuDeviceGetFabricClusterUuid`, introduced in CUDA 13.4 (13040).
 
  Exported by the driver as `cuDeviceGetFabricClusterUuid`.
  Declared in `cudaTypedefs.h` by CUDA 13.4 to 13.5.
@@ -1030,7 +1192,9 @@ pub type PFN_cuDeviceGetFabricClusterUuid_v13040 = unsafe extern "system" fn(
     uuid: *mut CUuuid,
     dev: CUdevice,
 ) -> CUresult;
-/** `cuDeviceGetGraphMemAttribute`, introduced in CUDA 11.4 (11040).
+/** Query asynchronous allocation attributes related to graphs
+
+ `cuDeviceGetGraphMemAttribute`, introduced in CUDA 11.4 (11040).
 
  Exported by the driver as `cuDeviceGetGraphMemAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1043,7 +1207,9 @@ pub type PFN_cuDeviceGetGraphMemAttribute_v11040 = unsafe extern "system" fn(
     attr: CUgraphMem_attribute,
     value: *mut c_void,
 ) -> CUresult;
-/** `cuDeviceGetHostAtomicCapabilities`, introduced in CUDA 13.0 (13000).
+/** Queries details about atomic operations supported between the device and host.
+
+ `cuDeviceGetHostAtomicCapabilities`, introduced in CUDA 13.0 (13000).
 
  Exported by the driver as `cuDeviceGetHostAtomicCapabilities`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -1057,7 +1223,9 @@ pub type PFN_cuDeviceGetHostAtomicCapabilities_v13000 = unsafe extern "system" f
     count: c_uint,
     dev: CUdevice,
 ) -> CUresult;
-/** `cuDeviceGetLuid`, introduced in CUDA 10.0 (10000).
+/** Return an LUID and device node mask for the device
+
+ `cuDeviceGetLuid`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuDeviceGetLuid`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1070,7 +1238,9 @@ pub type PFN_cuDeviceGetLuid_v10000 = unsafe extern "system" fn(
     deviceNodeMask: *mut c_uint,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceGetMemPool`, introduced in CUDA 11.2 (11020).
+/** Gets the current mempool for a device
+
+ `cuDeviceGetMemPool`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuDeviceGetMemPool`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1082,7 +1252,9 @@ pub type PFN_cuDeviceGetMemPool_v11020 = unsafe extern "system" fn(
     pool: *mut CUmemoryPool,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceGetName`, introduced in CUDA 2.0 (2000).
+/** Returns an identifier string for the device
+
+ `cuDeviceGetName`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuDeviceGetName`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1095,7 +1267,9 @@ pub type PFN_cuDeviceGetName_v2000 = unsafe extern "system" fn(
     len: c_int,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceGetNvSciSyncAttributes`, introduced in CUDA 10.2 (10020).
+/** Return NvSciSync attributes that this device can support.
+
+ `cuDeviceGetNvSciSyncAttributes`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuDeviceGetNvSciSyncAttributes`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1108,7 +1282,9 @@ pub type PFN_cuDeviceGetNvSciSyncAttributes_v10020 = unsafe extern "system" fn(
     dev: CUdevice_v1,
     flags: c_int,
 ) -> CUresult;
-/** `cuDeviceGetP2PAtomicCapabilities`, introduced in CUDA 13.0 (13000).
+/** Queries details about atomic operations supported between two devices
+
+ `cuDeviceGetP2PAtomicCapabilities`, introduced in CUDA 13.0 (13000).
 
  Exported by the driver as `cuDeviceGetP2PAtomicCapabilities`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -1123,7 +1299,9 @@ pub type PFN_cuDeviceGetP2PAtomicCapabilities_v13000 = unsafe extern "system" fn
     srcDevice: CUdevice,
     dstDevice: CUdevice,
 ) -> CUresult;
-/** `cuDeviceGetP2PAttribute`, introduced in CUDA 8.0 (8000).
+/** Queries attributes of the link between two devices.
+
+ `cuDeviceGetP2PAttribute`, introduced in CUDA 8.0 (8000).
 
  Exported by the driver as `cuDeviceGetP2PAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1137,7 +1315,9 @@ pub type PFN_cuDeviceGetP2PAttribute_v8000 = unsafe extern "system" fn(
     srcDevice: CUdevice_v1,
     dstDevice: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceGetPCIBusId`, introduced in CUDA 4.1 (4010).
+/** Returns a PCI Bus Id string for the device
+
+ `cuDeviceGetPCIBusId`, introduced in CUDA 4.1 (4010).
 
  Exported by the driver as `cuDeviceGetPCIBusId`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1150,7 +1330,9 @@ pub type PFN_cuDeviceGetPCIBusId_v4010 = unsafe extern "system" fn(
     len: c_int,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceGetProperties`, introduced in CUDA 2.0 (2000).
+/** Returns properties for a selected device
+
+ `cuDeviceGetProperties`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuDeviceGetProperties`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1162,7 +1344,9 @@ pub type PFN_cuDeviceGetProperties_v2000 = unsafe extern "system" fn(
     prop: *mut CUdevprop_v1,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceGetTexture1DLinearMaxWidth`, introduced in CUDA 11.1 (11010).
+/** Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
+
+ `cuDeviceGetTexture1DLinearMaxWidth`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuDeviceGetTexture1DLinearMaxWidth`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1176,7 +1360,9 @@ pub type PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010 = unsafe extern "system" 
     numChannels: c_uint,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceGetUuid`, introduced in CUDA 9.2 (9020).
+/** Return an UUID for the device
+
+ `cuDeviceGetUuid`, introduced in CUDA 9.2 (9020).
 
  Exported by the driver as `cuDeviceGetUuid`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1190,7 +1376,9 @@ pub type PFN_cuDeviceGetUuid_v9020 = unsafe extern "system" fn(
     uuid: *mut CUuuid,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceGetUuid`, introduced in CUDA 11.4 (11040).
+/** Return an UUID for the device
+
+ `cuDeviceGetUuid`, introduced in CUDA 11.4 (11040).
 
  Exported by the driver as `cuDeviceGetUuid_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1204,7 +1392,9 @@ pub type PFN_cuDeviceGetUuid_v11040 = unsafe extern "system" fn(
     uuid: *mut CUuuid,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceGraphMemTrim`, introduced in CUDA 11.4 (11040).
+/** Free unused memory that was cached on the specified device for use with graphs back to the OS.
+
+ `cuDeviceGraphMemTrim`, introduced in CUDA 11.4 (11040).
 
  Exported by the driver as `cuDeviceGraphMemTrim`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1215,7 +1405,9 @@ pub type PFN_cuDeviceGetUuid_v11040 = unsafe extern "system" fn(
 pub type PFN_cuDeviceGraphMemTrim_v11040 = unsafe extern "system" fn(
     device: CUdevice,
 ) -> CUresult;
-/** `cuDevicePrimaryCtxGetState`, introduced in CUDA 7.0 (7000).
+/** Get the state of the primary context
+
+ `cuDevicePrimaryCtxGetState`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuDevicePrimaryCtxGetState`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1228,7 +1420,9 @@ pub type PFN_cuDevicePrimaryCtxGetState_v7000 = unsafe extern "system" fn(
     flags: *mut c_uint,
     active: *mut c_int,
 ) -> CUresult;
-/** `cuDevicePrimaryCtxRelease`, introduced in CUDA 7.0 (7000).
+/** Release the primary context on the GPU
+
+ `cuDevicePrimaryCtxRelease`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuDevicePrimaryCtxRelease`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1242,7 +1436,9 @@ pub type PFN_cuDevicePrimaryCtxGetState_v7000 = unsafe extern "system" fn(
 pub type PFN_cuDevicePrimaryCtxRelease_v7000 = unsafe extern "system" fn(
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDevicePrimaryCtxRelease`, introduced in CUDA 11.0 (11000).
+/** Release the primary context on the GPU
+
+ `cuDevicePrimaryCtxRelease`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuDevicePrimaryCtxRelease_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1255,7 +1451,9 @@ pub type PFN_cuDevicePrimaryCtxRelease_v7000 = unsafe extern "system" fn(
 pub type PFN_cuDevicePrimaryCtxRelease_v11000 = unsafe extern "system" fn(
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDevicePrimaryCtxReset`, introduced in CUDA 7.0 (7000).
+/** Destroy all allocations and reset all state on the primary context
+
+ `cuDevicePrimaryCtxReset`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuDevicePrimaryCtxReset`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1269,7 +1467,9 @@ pub type PFN_cuDevicePrimaryCtxRelease_v11000 = unsafe extern "system" fn(
 pub type PFN_cuDevicePrimaryCtxReset_v7000 = unsafe extern "system" fn(
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDevicePrimaryCtxReset`, introduced in CUDA 11.0 (11000).
+/** Destroy all allocations and reset all state on the primary context
+
+ `cuDevicePrimaryCtxReset`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuDevicePrimaryCtxReset_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1282,7 +1482,9 @@ pub type PFN_cuDevicePrimaryCtxReset_v7000 = unsafe extern "system" fn(
 pub type PFN_cuDevicePrimaryCtxReset_v11000 = unsafe extern "system" fn(
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDevicePrimaryCtxRetain`, introduced in CUDA 7.0 (7000).
+/** Retain the primary context on the GPU
+
+ `cuDevicePrimaryCtxRetain`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuDevicePrimaryCtxRetain`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1294,7 +1496,9 @@ pub type PFN_cuDevicePrimaryCtxRetain_v7000 = unsafe extern "system" fn(
     pctx: *mut CUcontext,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDevicePrimaryCtxSetFlags`, introduced in CUDA 7.0 (7000).
+/** Set flags for the primary context
+
+ `cuDevicePrimaryCtxSetFlags`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuDevicePrimaryCtxSetFlags`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1309,7 +1513,9 @@ pub type PFN_cuDevicePrimaryCtxSetFlags_v7000 = unsafe extern "system" fn(
     dev: CUdevice_v1,
     flags: c_uint,
 ) -> CUresult;
-/** `cuDevicePrimaryCtxSetFlags`, introduced in CUDA 11.0 (11000).
+/** Set flags for the primary context
+
+ `cuDevicePrimaryCtxSetFlags`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuDevicePrimaryCtxSetFlags_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1323,7 +1529,9 @@ pub type PFN_cuDevicePrimaryCtxSetFlags_v11000 = unsafe extern "system" fn(
     dev: CUdevice_v1,
     flags: c_uint,
 ) -> CUresult;
-/** `cuDeviceRegisterAsyncNotification`, introduced in CUDA 12.4 (12040).
+/** Registers a callback function to receive async notifications
+
+ `cuDeviceRegisterAsyncNotification`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuDeviceRegisterAsyncNotification`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -1337,7 +1545,9 @@ pub type PFN_cuDeviceRegisterAsyncNotification_v12040 = unsafe extern "system" f
     userData: *mut c_void,
     callback: *mut CUasyncCallbackHandle,
 ) -> CUresult;
-/** `cuDeviceSetGraphMemAttribute`, introduced in CUDA 11.4 (11040).
+/** Set asynchronous allocation attributes related to graphs
+
+ `cuDeviceSetGraphMemAttribute`, introduced in CUDA 11.4 (11040).
 
  Exported by the driver as `cuDeviceSetGraphMemAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1350,7 +1560,9 @@ pub type PFN_cuDeviceSetGraphMemAttribute_v11040 = unsafe extern "system" fn(
     attr: CUgraphMem_attribute,
     value: *mut c_void,
 ) -> CUresult;
-/** `cuDeviceSetMemPool`, introduced in CUDA 11.2 (11020).
+/** Sets the current memory pool of a device
+
+ `cuDeviceSetMemPool`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuDeviceSetMemPool`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1362,7 +1574,9 @@ pub type PFN_cuDeviceSetMemPool_v11020 = unsafe extern "system" fn(
     dev: CUdevice_v1,
     pool: CUmemoryPool,
 ) -> CUresult;
-/** `cuDeviceTotalMem`, introduced in CUDA 2.0 (2000).
+/** Returns the total amount of memory on the device
+
+ `cuDeviceTotalMem`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuDeviceTotalMem`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1377,7 +1591,9 @@ pub type PFN_cuDeviceTotalMem_v2000 = unsafe extern "system" fn(
     bytes: *mut c_uint,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceTotalMem`, introduced in CUDA 3.2 (3020).
+/** Returns the total amount of memory on the device
+
+ `cuDeviceTotalMem`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuDeviceTotalMem_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1391,7 +1607,9 @@ pub type PFN_cuDeviceTotalMem_v3020 = unsafe extern "system" fn(
     bytes: *mut usize,
     dev: CUdevice_v1,
 ) -> CUresult;
-/** `cuDeviceUnregisterAsyncNotification`, introduced in CUDA 12.4 (12040).
+/** Unregisters an async notification callback
+
+ `cuDeviceUnregisterAsyncNotification`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuDeviceUnregisterAsyncNotification`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -1403,7 +1621,9 @@ pub type PFN_cuDeviceUnregisterAsyncNotification_v12040 = unsafe extern "system"
     device: CUdevice,
     callback: CUasyncCallbackHandle,
 ) -> CUresult;
-/** `cuDriverGetVersion`, introduced in CUDA 2.2 (2020).
+/** Returns the latest CUDA version supported by driver
+
+ `cuDriverGetVersion`, introduced in CUDA 2.2 (2020).
 
  Exported by the driver as `cuDriverGetVersion`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1414,7 +1634,9 @@ pub type PFN_cuDeviceUnregisterAsyncNotification_v12040 = unsafe extern "system"
 pub type PFN_cuDriverGetVersion_v2020 = unsafe extern "system" fn(
     driverVersion: *mut c_int,
 ) -> CUresult;
-/** `cuEventCreate`, introduced in CUDA 2.0 (2000).
+/** Creates an event
+
+ `cuEventCreate`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuEventCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1426,7 +1648,9 @@ pub type PFN_cuEventCreate_v2000 = unsafe extern "system" fn(
     phEvent: *mut CUevent,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuEventDestroy`, introduced in CUDA 2.0 (2000).
+/** Destroys an event
+
+ `cuEventDestroy`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuEventDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1440,7 +1664,9 @@ pub type PFN_cuEventCreate_v2000 = unsafe extern "system" fn(
 pub type PFN_cuEventDestroy_v2000 = unsafe extern "system" fn(
     hEvent: CUevent,
 ) -> CUresult;
-/** `cuEventDestroy`, introduced in CUDA 4.0 (4000).
+/** Destroys an event
+
+ `cuEventDestroy`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuEventDestroy_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1453,7 +1679,9 @@ pub type PFN_cuEventDestroy_v2000 = unsafe extern "system" fn(
 pub type PFN_cuEventDestroy_v4000 = unsafe extern "system" fn(
     hEvent: CUevent,
 ) -> CUresult;
-/** `cuEventElapsedTime`, introduced in CUDA 2.0 (2000).
+/** Computes the elapsed time between two events
+
+ `cuEventElapsedTime`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuEventElapsedTime`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1468,7 +1696,9 @@ pub type PFN_cuEventElapsedTime_v2000 = unsafe extern "system" fn(
     hStart: CUevent,
     hEnd: CUevent,
 ) -> CUresult;
-/** `cuEventElapsedTime`, introduced in CUDA 12.8 (12080).
+/** Computes the elapsed time between two events
+
+ `cuEventElapsedTime`, introduced in CUDA 12.8 (12080).
 
  Exported by the driver as `cuEventElapsedTime_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -1483,7 +1713,9 @@ pub type PFN_cuEventElapsedTime_v12080 = unsafe extern "system" fn(
     hStart: CUevent,
     hEnd: CUevent,
 ) -> CUresult;
-/** `cuEventQuery`, introduced in CUDA 2.0 (2000).
+/** Queries an event's status
+
+ `cuEventQuery`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuEventQuery`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1492,7 +1724,9 @@ pub type PFN_cuEventElapsedTime_v12080 = unsafe extern "system" fn(
  Look it up with [`entries::cuEventQuery_v2000`](crate::entries::cuEventQuery_v2000), which asks the driver for exactly version 2000.
 */
 pub type PFN_cuEventQuery_v2000 = unsafe extern "system" fn(hEvent: CUevent) -> CUresult;
-/** `cuEventRecord`, introduced in CUDA 2.0 (2000).
+/** Records an event
+
+ `cuEventRecord`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuEventRecord`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1506,7 +1740,9 @@ pub type PFN_cuEventRecord_v2000 = unsafe extern "system" fn(
     hEvent: CUevent,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuEventRecord`, introduced in CUDA 7.0 (7000).
+/** Records an event
+
+ `cuEventRecord`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuEventRecord_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1520,7 +1756,9 @@ pub type PFN_cuEventRecord_v7000_ptsz = unsafe extern "system" fn(
     hEvent: CUevent,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuEventRecordWithFlags`, introduced in CUDA 11.1 (11010).
+/** Records an event
+
+ `cuEventRecordWithFlags`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuEventRecordWithFlags`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1535,7 +1773,9 @@ pub type PFN_cuEventRecordWithFlags_v11010 = unsafe extern "system" fn(
     hStream: CUstream,
     flags: c_uint,
 ) -> CUresult;
-/** `cuEventRecordWithFlags`, introduced in CUDA 11.1 (11010).
+/** Records an event
+
+ `cuEventRecordWithFlags`, introduced in CUDA 11.1 (11010).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuEventRecordWithFlags_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1550,7 +1790,9 @@ pub type PFN_cuEventRecordWithFlags_v11010_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
     flags: c_uint,
 ) -> CUresult;
-/** `cuEventSynchronize`, introduced in CUDA 2.0 (2000).
+/** Waits for an event to complete
+
+ `cuEventSynchronize`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuEventSynchronize`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1561,7 +1803,9 @@ pub type PFN_cuEventRecordWithFlags_v11010_ptsz = unsafe extern "system" fn(
 pub type PFN_cuEventSynchronize_v2000 = unsafe extern "system" fn(
     hEvent: CUevent,
 ) -> CUresult;
-/** `cuExternalMemoryGetMappedBuffer`, introduced in CUDA 10.0 (10000).
+/** Maps a buffer onto an imported memory object
+
+ `cuExternalMemoryGetMappedBuffer`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuExternalMemoryGetMappedBuffer`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1574,7 +1818,9 @@ pub type PFN_cuExternalMemoryGetMappedBuffer_v10000 = unsafe extern "system" fn(
     extMem: CUexternalMemory,
     bufferDesc: *const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1,
 ) -> CUresult;
-/** `cuExternalMemoryGetMappedMipmappedArray`, introduced in CUDA 10.0 (10000).
+/** Maps a CUDA mipmapped array onto an external memory object
+
+ `cuExternalMemoryGetMappedMipmappedArray`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuExternalMemoryGetMappedMipmappedArray`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1587,7 +1833,9 @@ pub type PFN_cuExternalMemoryGetMappedMipmappedArray_v10000 = unsafe extern "sys
     extMem: CUexternalMemory,
     mipmapDesc: *const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1,
 ) -> CUresult;
-/** `cuFabricCpyBatchAsync`, introduced in CUDA 13.5 (13050).
+/** Performs a batch of copies over a fabric asynchronously.
+
+ `cuFabricCpyBatchAsync`, introduced in CUDA 13.5 (13050).
 
  Exported by the driver as `cuFabricCpyBatchAsync`.
  Declared in `cudaTypedefs.h` by CUDA 13.5.
@@ -1603,7 +1851,9 @@ pub type PFN_cuFabricCpyBatchAsync_v13050 = unsafe extern "system" fn(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuFabricCpyBatchAsync`, introduced in CUDA 13.5 (13050).
+/** Performs a batch of copies over a fabric asynchronously.
+
+ `cuFabricCpyBatchAsync`, introduced in CUDA 13.5 (13050).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuFabricCpyBatchAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.5.
@@ -1619,7 +1869,9 @@ pub type PFN_cuFabricCpyBatchAsync_v13050_ptsz = unsafe extern "system" fn(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuFlushGPUDirectRDMAWrites`, introduced in CUDA 11.3 (11030).
+/** Blocks until remote writes are visible to the specified scope
+
+ `cuFlushGPUDirectRDMAWrites`, introduced in CUDA 11.3 (11030).
 
  Exported by the driver as `cuFlushGPUDirectRDMAWrites`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1631,7 +1883,9 @@ pub type PFN_cuFlushGPUDirectRDMAWrites_v11030 = unsafe extern "system" fn(
     target: CUflushGPUDirectRDMAWritesTarget,
     scope: CUflushGPUDirectRDMAWritesScope,
 ) -> CUresult;
-/** `cuFuncGetAttribute`, introduced in CUDA 2.2 (2020).
+/** Returns information about a function
+
+ `cuFuncGetAttribute`, introduced in CUDA 2.2 (2020).
 
  Exported by the driver as `cuFuncGetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1644,7 +1898,9 @@ pub type PFN_cuFuncGetAttribute_v2020 = unsafe extern "system" fn(
     attrib: CUfunction_attribute,
     hfunc: CUfunction,
 ) -> CUresult;
-/** `cuFuncGetModule`, introduced in CUDA 11.0 (11000).
+/** Returns a module handle
+
+ `cuFuncGetModule`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuFuncGetModule`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1656,7 +1912,9 @@ pub type PFN_cuFuncGetModule_v11000 = unsafe extern "system" fn(
     hmod: *mut CUmodule,
     hfunc: CUfunction,
 ) -> CUresult;
-/** `cuFuncGetName`, introduced in CUDA 12.3 (12030).
+/** Returns the function name for a [`CUfunction`](crate::types::CUfunction) handle
+
+ `cuFuncGetName`, introduced in CUDA 12.3 (12030).
 
  Exported by the driver as `cuFuncGetName`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -1668,7 +1926,9 @@ pub type PFN_cuFuncGetName_v12030 = unsafe extern "system" fn(
     name: *mut *const c_char,
     hfunc: CUfunction,
 ) -> CUresult;
-/** `cuFuncGetParamCount`, introduced in CUDA 13.2 (13020).
+/** Returns the number of parameters used by the function
+
+ `cuFuncGetParamCount`, introduced in CUDA 13.2 (13020).
 
  Exported by the driver as `cuFuncGetParamCount`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -1680,7 +1940,9 @@ pub type PFN_cuFuncGetParamCount_v13020 = unsafe extern "system" fn(
     func: CUfunction,
     paramCount: *mut usize,
 ) -> CUresult;
-/** `cuFuncGetParamInfo`, introduced in CUDA 12.4 (12040).
+/** Returns the offset and size of a kernel parameter in the device-side parameter layout
+
+ `cuFuncGetParamInfo`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuFuncGetParamInfo`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -1694,7 +1956,9 @@ pub type PFN_cuFuncGetParamInfo_v12040 = unsafe extern "system" fn(
     paramOffset: *mut usize,
     paramSize: *mut usize,
 ) -> CUresult;
-/** `cuFuncIsLoaded`, introduced in CUDA 12.4 (12040).
+/** Returns if the function is loaded
+
+ `cuFuncIsLoaded`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuFuncIsLoaded`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -1706,7 +1970,9 @@ pub type PFN_cuFuncIsLoaded_v12040 = unsafe extern "system" fn(
     state: *mut CUfunctionLoadingState,
     hfunc: CUfunction,
 ) -> CUresult;
-/** `cuFuncLoad`, introduced in CUDA 12.4 (12040).
+/** Loads a function
+
+ `cuFuncLoad`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuFuncLoad`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -1717,7 +1983,9 @@ pub type PFN_cuFuncIsLoaded_v12040 = unsafe extern "system" fn(
 pub type PFN_cuFuncLoad_v12040 = unsafe extern "system" fn(
     hfunc: CUfunction,
 ) -> CUresult;
-/** `cuFuncSetAttribute`, introduced in CUDA 9.0 (9000).
+/** Sets information about a function
+
+ `cuFuncSetAttribute`, introduced in CUDA 9.0 (9000).
 
  Exported by the driver as `cuFuncSetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1730,7 +1998,9 @@ pub type PFN_cuFuncSetAttribute_v9000 = unsafe extern "system" fn(
     attrib: CUfunction_attribute,
     value: c_int,
 ) -> CUresult;
-/** `cuFuncSetBlockShape`, introduced in CUDA 2.0 (2000).
+/** Sets the block-dimensions for the function
+
+ `cuFuncSetBlockShape`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuFuncSetBlockShape`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1744,7 +2014,9 @@ pub type PFN_cuFuncSetBlockShape_v2000 = unsafe extern "system" fn(
     y: c_int,
     z: c_int,
 ) -> CUresult;
-/** `cuFuncSetCacheConfig`, introduced in CUDA 3.0 (3000).
+/** Sets the preferred cache configuration for a device function
+
+ `cuFuncSetCacheConfig`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuFuncSetCacheConfig`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1756,7 +2028,9 @@ pub type PFN_cuFuncSetCacheConfig_v3000 = unsafe extern "system" fn(
     hfunc: CUfunction,
     config: CUfunc_cache,
 ) -> CUresult;
-/** `cuFuncSetSharedMemConfig`, introduced in CUDA 4.2 (4020).
+/** Sets the shared memory configuration for a device function.
+
+ `cuFuncSetSharedMemConfig`, introduced in CUDA 4.2 (4020).
 
  Exported by the driver as `cuFuncSetSharedMemConfig`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1768,7 +2042,9 @@ pub type PFN_cuFuncSetSharedMemConfig_v4020 = unsafe extern "system" fn(
     hfunc: CUfunction,
     config: CUsharedconfig,
 ) -> CUresult;
-/** `cuFuncSetSharedSize`, introduced in CUDA 2.0 (2000).
+/** Sets the dynamic shared-memory size for the function
+
+ `cuFuncSetSharedSize`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuFuncSetSharedSize`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1780,7 +2056,9 @@ pub type PFN_cuFuncSetSharedSize_v2000 = unsafe extern "system" fn(
     hfunc: CUfunction,
     bytes: c_uint,
 ) -> CUresult;
-/** `cuGetErrorName`, introduced in CUDA 6.0 (6000).
+/** Gets the string representation of an error code enum name
+
+ `cuGetErrorName`, introduced in CUDA 6.0 (6000).
 
  Exported by the driver as `cuGetErrorName`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1792,7 +2070,9 @@ pub type PFN_cuGetErrorName_v6000 = unsafe extern "system" fn(
     error: CUresult,
     pStr: *mut *const c_char,
 ) -> CUresult;
-/** `cuGetErrorString`, introduced in CUDA 6.0 (6000).
+/** Gets the string description of an error code
+
+ `cuGetErrorString`, introduced in CUDA 6.0 (6000).
 
  Exported by the driver as `cuGetErrorString`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1804,7 +2084,9 @@ pub type PFN_cuGetErrorString_v6000 = unsafe extern "system" fn(
     error: CUresult,
     pStr: *mut *const c_char,
 ) -> CUresult;
-/** `cuGetExportTable`, introduced in CUDA 3.0 (3000).
+/** @}
+
+ `cuGetExportTable`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuGetExportTable`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1816,7 +2098,9 @@ pub type PFN_cuGetExportTable_v3000 = unsafe extern "system" fn(
     ppExportTable: *mut *const c_void,
     pExportTableId: *const CUuuid,
 ) -> CUresult;
-/** `cuGetProcAddress`, introduced in CUDA 11.3 (11030).
+/** Returns the requested driver API function pointer
+
+ `cuGetProcAddress`, introduced in CUDA 11.3 (11030).
 
  Exported by the driver as `cuGetProcAddress`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1832,7 +2116,9 @@ pub type PFN_cuGetProcAddress_v11030 = unsafe extern "system" fn(
     driverVersion: c_int,
     flags: cuuint64_t,
 ) -> CUresult;
-/** `cuGetProcAddress`, introduced in CUDA 12.0 (12000).
+/** Returns the requested driver API function pointer
+
+ `cuGetProcAddress`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuGetProcAddress_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -1849,7 +2135,9 @@ pub type PFN_cuGetProcAddress_v12000 = unsafe extern "system" fn(
     flags: cuuint64_t,
     symbolFound: *mut CUdriverProcAddressQueryResult,
 ) -> CUresult;
-/** `cuGraphAddBatchMemOpNode`, introduced in CUDA 11.7 (11070).
+/** Creates a batch memory operation node and adds it to a graph
+
+ `cuGraphAddBatchMemOpNode`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuGraphAddBatchMemOpNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1864,7 +2152,9 @@ pub type PFN_cuGraphAddBatchMemOpNode_v11070 = unsafe extern "system" fn(
     numDependencies: usize,
     nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS,
 ) -> CUresult;
-/** `cuGraphAddChildGraphNode`, introduced in CUDA 10.0 (10000).
+/** Creates a child graph node and adds it to a graph
+
+ `cuGraphAddChildGraphNode`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphAddChildGraphNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1879,7 +2169,9 @@ pub type PFN_cuGraphAddChildGraphNode_v10000 = unsafe extern "system" fn(
     numDependencies: usize,
     childGraph: CUgraph,
 ) -> CUresult;
-/** `cuGraphAddDependencies`, introduced in CUDA 10.0 (10000).
+/** Adds dependency edges to a graph
+
+ `cuGraphAddDependencies`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphAddDependencies`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1895,7 +2187,9 @@ pub type PFN_cuGraphAddDependencies_v10000 = unsafe extern "system" fn(
     to: *const CUgraphNode,
     numDependencies: usize,
 ) -> CUresult;
-/** `cuGraphAddDependencies`, introduced in CUDA 12.3 (12030).
+/** Adds dependency edges to a graph
+
+ `cuGraphAddDependencies`, introduced in CUDA 12.3 (12030).
 
  Exported by the driver as `cuGraphAddDependencies_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -1912,7 +2206,9 @@ pub type PFN_cuGraphAddDependencies_v12030 = unsafe extern "system" fn(
     edgeData: *const CUgraphEdgeData,
     numDependencies: usize,
 ) -> CUresult;
-/** `cuGraphAddEmptyNode`, introduced in CUDA 10.0 (10000).
+/** Creates an empty node and adds it to a graph
+
+ `cuGraphAddEmptyNode`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphAddEmptyNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1926,7 +2222,9 @@ pub type PFN_cuGraphAddEmptyNode_v10000 = unsafe extern "system" fn(
     dependencies: *const CUgraphNode,
     numDependencies: usize,
 ) -> CUresult;
-/** `cuGraphAddEventRecordNode`, introduced in CUDA 11.1 (11010).
+/** Creates an event record node and adds it to a graph
+
+ `cuGraphAddEventRecordNode`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuGraphAddEventRecordNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1941,7 +2239,9 @@ pub type PFN_cuGraphAddEventRecordNode_v11010 = unsafe extern "system" fn(
     numDependencies: usize,
     event: CUevent,
 ) -> CUresult;
-/** `cuGraphAddEventWaitNode`, introduced in CUDA 11.1 (11010).
+/** Creates an event wait node and adds it to a graph
+
+ `cuGraphAddEventWaitNode`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuGraphAddEventWaitNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1956,7 +2256,9 @@ pub type PFN_cuGraphAddEventWaitNode_v11010 = unsafe extern "system" fn(
     numDependencies: usize,
     event: CUevent,
 ) -> CUresult;
-/** `cuGraphAddExternalSemaphoresSignalNode`, introduced in CUDA 11.2 (11020).
+/** Creates an external semaphore signal node and adds it to a graph
+
+ `cuGraphAddExternalSemaphoresSignalNode`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuGraphAddExternalSemaphoresSignalNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1971,7 +2273,9 @@ pub type PFN_cuGraphAddExternalSemaphoresSignalNode_v11020 = unsafe extern "syst
     numDependencies: usize,
     nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphAddExternalSemaphoresWaitNode`, introduced in CUDA 11.2 (11020).
+/** Creates an external semaphore wait node and adds it to a graph
+
+ `cuGraphAddExternalSemaphoresWaitNode`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuGraphAddExternalSemaphoresWaitNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -1986,7 +2290,9 @@ pub type PFN_cuGraphAddExternalSemaphoresWaitNode_v11020 = unsafe extern "system
     numDependencies: usize,
     nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphAddHostNode`, introduced in CUDA 10.0 (10000).
+/** Creates a host execution node and adds it to a graph
+
+ `cuGraphAddHostNode`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphAddHostNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2001,7 +2307,9 @@ pub type PFN_cuGraphAddHostNode_v10000 = unsafe extern "system" fn(
     numDependencies: usize,
     nodeParams: *const CUDA_HOST_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphAddKernelNode`, introduced in CUDA 10.0 (10000).
+/** Creates a kernel execution node and adds it to a graph
+
+ `cuGraphAddKernelNode`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphAddKernelNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2018,7 +2326,9 @@ pub type PFN_cuGraphAddKernelNode_v10000 = unsafe extern "system" fn(
     numDependencies: usize,
     nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphAddKernelNode`, introduced in CUDA 12.0 (12000).
+/** Creates a kernel execution node and adds it to a graph
+
+ `cuGraphAddKernelNode`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuGraphAddKernelNode_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -2035,7 +2345,9 @@ pub type PFN_cuGraphAddKernelNode_v12000 = unsafe extern "system" fn(
     numDependencies: usize,
     nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2,
 ) -> CUresult;
-/** `cuGraphAddMemAllocNode`, introduced in CUDA 11.4 (11040).
+/** Creates an allocation node and adds it to a graph
+
+ `cuGraphAddMemAllocNode`, introduced in CUDA 11.4 (11040).
 
  Exported by the driver as `cuGraphAddMemAllocNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2050,7 +2362,9 @@ pub type PFN_cuGraphAddMemAllocNode_v11040 = unsafe extern "system" fn(
     numDependencies: usize,
     nodeParams: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
 ) -> CUresult;
-/** `cuGraphAddMemFreeNode`, introduced in CUDA 11.4 (11040).
+/** Creates a memory free node and adds it to a graph
+
+ `cuGraphAddMemFreeNode`, introduced in CUDA 11.4 (11040).
 
  Exported by the driver as `cuGraphAddMemFreeNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2065,7 +2379,9 @@ pub type PFN_cuGraphAddMemFreeNode_v11040 = unsafe extern "system" fn(
     numDependencies: usize,
     dptr: CUdeviceptr,
 ) -> CUresult;
-/** `cuGraphAddMemcpyNode`, introduced in CUDA 10.0 (10000).
+/** Creates a memcpy node and adds it to a graph
+
+ `cuGraphAddMemcpyNode`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphAddMemcpyNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2081,7 +2397,9 @@ pub type PFN_cuGraphAddMemcpyNode_v10000 = unsafe extern "system" fn(
     copyParams: *const CUDA_MEMCPY3D_v2,
     ctx: CUcontext,
 ) -> CUresult;
-/** `cuGraphAddMemsetNode`, introduced in CUDA 10.0 (10000).
+/** Creates a memset node and adds it to a graph
+
+ `cuGraphAddMemsetNode`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphAddMemsetNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2097,7 +2415,9 @@ pub type PFN_cuGraphAddMemsetNode_v10000 = unsafe extern "system" fn(
     memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1,
     ctx: CUcontext,
 ) -> CUresult;
-/** `cuGraphAddNode`, introduced in CUDA 12.2 (12020).
+/** Adds a node of arbitrary type to a graph
+
+ `cuGraphAddNode`, introduced in CUDA 12.2 (12020).
 
  Exported by the driver as `cuGraphAddNode`.
  Declared in `cudaTypedefs.h` by CUDA 12.2 to 13.5.
@@ -2114,7 +2434,9 @@ pub type PFN_cuGraphAddNode_v12020 = unsafe extern "system" fn(
     numDependencies: usize,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult;
-/** `cuGraphAddNode`, introduced in CUDA 12.3 (12030).
+/** Adds a node of arbitrary type to a graph
+
+ `cuGraphAddNode`, introduced in CUDA 12.3 (12030).
 
  Exported by the driver as `cuGraphAddNode_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -2132,7 +2454,9 @@ pub type PFN_cuGraphAddNode_v12030 = unsafe extern "system" fn(
     numDependencies: usize,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult;
-/** `cuGraphAddNode`, introduced in CUDA 13.4 (13040).
+/** Adds a node of arbitrary type to a graph
+
+ `cuGraphAddNode`, introduced in CUDA 13.4 (13040).
 
  Exported by the driver as `cuGraphAddNode_v3`.
  Declared in `cudaTypedefs.h` by CUDA 13.4 to 13.5.
@@ -2150,7 +2474,9 @@ pub type PFN_cuGraphAddNode_v13040 = unsafe extern "system" fn(
     numDependencies: usize,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult;
-/** `cuGraphBatchMemOpNodeGetParams`, introduced in CUDA 11.7 (11070).
+/** Returns a batch mem op node's parameters
+
+ `cuGraphBatchMemOpNodeGetParams`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuGraphBatchMemOpNodeGetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2162,7 +2488,9 @@ pub type PFN_cuGraphBatchMemOpNodeGetParams_v11070 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams_out: *mut CUDA_BATCH_MEM_OP_NODE_PARAMS,
 ) -> CUresult;
-/** `cuGraphBatchMemOpNodeSetParams`, introduced in CUDA 11.7 (11070).
+/** Sets a batch mem op node's parameters
+
+ `cuGraphBatchMemOpNodeSetParams`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuGraphBatchMemOpNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2174,7 +2502,9 @@ pub type PFN_cuGraphBatchMemOpNodeSetParams_v11070 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS,
 ) -> CUresult;
-/** `cuGraphChildGraphNodeGetGraph`, introduced in CUDA 10.0 (10000).
+/** Gets a handle to the embedded graph of a child graph node
+
+ `cuGraphChildGraphNodeGetGraph`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphChildGraphNodeGetGraph`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2186,7 +2516,9 @@ pub type PFN_cuGraphChildGraphNodeGetGraph_v10000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     phGraph: *mut CUgraph,
 ) -> CUresult;
-/** `cuGraphClone`, introduced in CUDA 10.0 (10000).
+/** Clones a graph
+
+ `cuGraphClone`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphClone`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2198,7 +2530,9 @@ pub type PFN_cuGraphClone_v10000 = unsafe extern "system" fn(
     phGraphClone: *mut CUgraph,
     originalGraph: CUgraph,
 ) -> CUresult;
-/** `cuGraphConditionalHandleCreate`, introduced in CUDA 12.3 (12030).
+/** Create a conditional handle
+
+ `cuGraphConditionalHandleCreate`, introduced in CUDA 12.3 (12030).
 
  Exported by the driver as `cuGraphConditionalHandleCreate`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -2213,7 +2547,9 @@ pub type PFN_cuGraphConditionalHandleCreate_v12030 = unsafe extern "system" fn(
     defaultLaunchValue: c_uint,
     flags: c_uint,
 ) -> CUresult;
-/** `cuGraphCreate`, introduced in CUDA 10.0 (10000).
+/** Creates a graph
+
+ `cuGraphCreate`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2225,7 +2561,9 @@ pub type PFN_cuGraphCreate_v10000 = unsafe extern "system" fn(
     phGraph: *mut CUgraph,
     flags: c_uint,
 ) -> CUresult;
-/** `cuGraphDebugDotPrint`, introduced in CUDA 11.3 (11030).
+/** Write a DOT file describing graph structure
+
+ `cuGraphDebugDotPrint`, introduced in CUDA 11.3 (11030).
 
  Exported by the driver as `cuGraphDebugDotPrint`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2238,7 +2576,9 @@ pub type PFN_cuGraphDebugDotPrint_v11030 = unsafe extern "system" fn(
     path: *const c_char,
     flags: c_uint,
 ) -> CUresult;
-/** `cuGraphDestroy`, introduced in CUDA 10.0 (10000).
+/** Destroys a graph
+
+ `cuGraphDestroy`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2249,7 +2589,9 @@ pub type PFN_cuGraphDebugDotPrint_v11030 = unsafe extern "system" fn(
 pub type PFN_cuGraphDestroy_v10000 = unsafe extern "system" fn(
     hGraph: CUgraph,
 ) -> CUresult;
-/** `cuGraphDestroyNode`, introduced in CUDA 10.0 (10000).
+/** Remove a node from the graph
+
+ `cuGraphDestroyNode`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphDestroyNode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2260,7 +2602,9 @@ pub type PFN_cuGraphDestroy_v10000 = unsafe extern "system" fn(
 pub type PFN_cuGraphDestroyNode_v10000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
 ) -> CUresult;
-/** `cuGraphEventRecordNodeGetEvent`, introduced in CUDA 11.1 (11010).
+/** Returns the event associated with an event record node
+
+ `cuGraphEventRecordNodeGetEvent`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuGraphEventRecordNodeGetEvent`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2272,7 +2616,9 @@ pub type PFN_cuGraphEventRecordNodeGetEvent_v11010 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     event_out: *mut CUevent,
 ) -> CUresult;
-/** `cuGraphEventRecordNodeSetEvent`, introduced in CUDA 11.1 (11010).
+/** Sets an event record node's event
+
+ `cuGraphEventRecordNodeSetEvent`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuGraphEventRecordNodeSetEvent`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2284,7 +2630,9 @@ pub type PFN_cuGraphEventRecordNodeSetEvent_v11010 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     event: CUevent,
 ) -> CUresult;
-/** `cuGraphEventWaitNodeGetEvent`, introduced in CUDA 11.1 (11010).
+/** Returns the event associated with an event wait node
+
+ `cuGraphEventWaitNodeGetEvent`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuGraphEventWaitNodeGetEvent`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2296,7 +2644,9 @@ pub type PFN_cuGraphEventWaitNodeGetEvent_v11010 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     event_out: *mut CUevent,
 ) -> CUresult;
-/** `cuGraphEventWaitNodeSetEvent`, introduced in CUDA 11.1 (11010).
+/** Sets an event wait node's event
+
+ `cuGraphEventWaitNodeSetEvent`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuGraphEventWaitNodeSetEvent`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2308,7 +2658,9 @@ pub type PFN_cuGraphEventWaitNodeSetEvent_v11010 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     event: CUevent,
 ) -> CUresult;
-/** `cuGraphExecBatchMemOpNodeSetParams`, introduced in CUDA 11.7 (11070).
+/** Sets the parameters for a batch mem op node in the given graphExec
+
+ `cuGraphExecBatchMemOpNodeSetParams`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuGraphExecBatchMemOpNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2321,7 +2673,9 @@ pub type PFN_cuGraphExecBatchMemOpNodeSetParams_v11070 = unsafe extern "system" 
     node: CUgraphNode,
     nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS,
 ) -> CUresult;
-/** `cuGraphExecChildGraphNodeSetParams`, introduced in CUDA 11.1 (11010).
+/** Updates node parameters in the child graph node in the given graphExec.
+
+ `cuGraphExecChildGraphNodeSetParams`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuGraphExecChildGraphNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2334,7 +2688,9 @@ pub type PFN_cuGraphExecChildGraphNodeSetParams_v11010 = unsafe extern "system" 
     hNode: CUgraphNode,
     childGraph: CUgraph,
 ) -> CUresult;
-/** `cuGraphExecDestroy`, introduced in CUDA 10.0 (10000).
+/** Destroys an executable graph
+
+ `cuGraphExecDestroy`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphExecDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2345,7 +2701,9 @@ pub type PFN_cuGraphExecChildGraphNodeSetParams_v11010 = unsafe extern "system" 
 pub type PFN_cuGraphExecDestroy_v10000 = unsafe extern "system" fn(
     hGraphExec: CUgraphExec,
 ) -> CUresult;
-/** `cuGraphExecEventRecordNodeSetEvent`, introduced in CUDA 11.1 (11010).
+/** Sets the event for an event record node in the given graphExec
+
+ `cuGraphExecEventRecordNodeSetEvent`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuGraphExecEventRecordNodeSetEvent`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2358,7 +2716,9 @@ pub type PFN_cuGraphExecEventRecordNodeSetEvent_v11010 = unsafe extern "system" 
     hNode: CUgraphNode,
     event: CUevent,
 ) -> CUresult;
-/** `cuGraphExecEventWaitNodeSetEvent`, introduced in CUDA 11.1 (11010).
+/** Sets the event for an event wait node in the given graphExec
+
+ `cuGraphExecEventWaitNodeSetEvent`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuGraphExecEventWaitNodeSetEvent`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2371,7 +2731,9 @@ pub type PFN_cuGraphExecEventWaitNodeSetEvent_v11010 = unsafe extern "system" fn
     hNode: CUgraphNode,
     event: CUevent,
 ) -> CUresult;
-/** `cuGraphExecExternalSemaphoresSignalNodeSetParams`, introduced in CUDA 11.2 (11020).
+/** Sets the parameters for an external semaphore signal node in the given graphExec
+
+ `cuGraphExecExternalSemaphoresSignalNodeSetParams`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuGraphExecExternalSemaphoresSignalNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2384,7 +2746,9 @@ pub type PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 = unsafe ex
     hNode: CUgraphNode,
     nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphExecExternalSemaphoresWaitNodeSetParams`, introduced in CUDA 11.2 (11020).
+/** Sets the parameters for an external semaphore wait node in the given graphExec
+
+ `cuGraphExecExternalSemaphoresWaitNodeSetParams`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuGraphExecExternalSemaphoresWaitNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2397,7 +2761,9 @@ pub type PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 = unsafe exte
     hNode: CUgraphNode,
     nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphExecGetFlags`, introduced in CUDA 12.0 (12000).
+/** Query the instantiation flags of an executable graph
+
+ `cuGraphExecGetFlags`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuGraphExecGetFlags`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -2409,7 +2775,9 @@ pub type PFN_cuGraphExecGetFlags_v12000 = unsafe extern "system" fn(
     hGraphExec: CUgraphExec,
     flags: *mut cuuint64_t,
 ) -> CUresult;
-/** `cuGraphExecGetId`, introduced in CUDA 13.1 (13010).
+/** Returns the id of a given graph exec
+
+ `cuGraphExecGetId`, introduced in CUDA 13.1 (13010).
 
  Exported by the driver as `cuGraphExecGetId`.
  Declared in `cudaTypedefs.h` by CUDA 13.1 to 13.5.
@@ -2421,7 +2789,9 @@ pub type PFN_cuGraphExecGetId_v13010 = unsafe extern "system" fn(
     hGraphExec: CUgraphExec,
     graphId: *mut c_uint,
 ) -> CUresult;
-/** `cuGraphExecHostNodeSetParams`, introduced in CUDA 10.2 (10020).
+/** Sets the parameters for a host node in the given graphExec.
+
+ `cuGraphExecHostNodeSetParams`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuGraphExecHostNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2434,7 +2804,9 @@ pub type PFN_cuGraphExecHostNodeSetParams_v10020 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_HOST_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphExecKernelNodeSetParams`, introduced in CUDA 10.1 (10010).
+/** Sets the parameters for a kernel node in the given graphExec
+
+ `cuGraphExecKernelNodeSetParams`, introduced in CUDA 10.1 (10010).
 
  Exported by the driver as `cuGraphExecKernelNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2449,7 +2821,9 @@ pub type PFN_cuGraphExecKernelNodeSetParams_v10010 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphExecKernelNodeSetParams`, introduced in CUDA 12.0 (12000).
+/** Sets the parameters for a kernel node in the given graphExec
+
+ `cuGraphExecKernelNodeSetParams`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuGraphExecKernelNodeSetParams_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -2464,7 +2838,9 @@ pub type PFN_cuGraphExecKernelNodeSetParams_v12000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2,
 ) -> CUresult;
-/** `cuGraphExecMemcpyNodeSetParams`, introduced in CUDA 10.2 (10020).
+/** Sets the parameters for a memcpy node in the given graphExec.
+
+ `cuGraphExecMemcpyNodeSetParams`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuGraphExecMemcpyNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2478,7 +2854,9 @@ pub type PFN_cuGraphExecMemcpyNodeSetParams_v10020 = unsafe extern "system" fn(
     copyParams: *const CUDA_MEMCPY3D_v2,
     ctx: CUcontext,
 ) -> CUresult;
-/** `cuGraphExecMemsetNodeSetParams`, introduced in CUDA 10.2 (10020).
+/** Sets the parameters for a memset node in the given graphExec.
+
+ `cuGraphExecMemsetNodeSetParams`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuGraphExecMemsetNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2492,7 +2870,9 @@ pub type PFN_cuGraphExecMemsetNodeSetParams_v10020 = unsafe extern "system" fn(
     memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1,
     ctx: CUcontext,
 ) -> CUresult;
-/** `cuGraphExecNodeSetParams`, introduced in CUDA 12.2 (12020).
+/** Update a graph node's parameters in an instantiated graph
+
+ `cuGraphExecNodeSetParams`, introduced in CUDA 12.2 (12020).
 
  Exported by the driver as `cuGraphExecNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 12.2 to 13.5.
@@ -2505,7 +2885,9 @@ pub type PFN_cuGraphExecNodeSetParams_v12020 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult;
-/** `cuGraphExecUpdate`, introduced in CUDA 10.2 (10020).
+/** Check whether an executable graph can be updated with a graph and perform the update if possible
+
+ `cuGraphExecUpdate`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuGraphExecUpdate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2521,7 +2903,9 @@ pub type PFN_cuGraphExecUpdate_v10020 = unsafe extern "system" fn(
     hErrorNode_out: *mut CUgraphNode,
     updateResult_out: *mut CUgraphExecUpdateResult,
 ) -> CUresult;
-/** `cuGraphExecUpdate`, introduced in CUDA 12.0 (12000).
+/** Check whether an executable graph can be updated with a graph and perform the update if possible
+
+ `cuGraphExecUpdate`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuGraphExecUpdate_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -2536,7 +2920,9 @@ pub type PFN_cuGraphExecUpdate_v12000 = unsafe extern "system" fn(
     hGraph: CUgraph,
     resultInfo: *mut CUgraphExecUpdateResultInfo,
 ) -> CUresult;
-/** `cuGraphExternalSemaphoresSignalNodeGetParams`, introduced in CUDA 11.2 (11020).
+/** Returns an external semaphore signal node's parameters
+
+ `cuGraphExternalSemaphoresSignalNodeGetParams`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuGraphExternalSemaphoresSignalNodeGetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2548,7 +2934,9 @@ pub type PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020 = unsafe extern
     hNode: CUgraphNode,
     params_out: *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphExternalSemaphoresSignalNodeSetParams`, introduced in CUDA 11.2 (11020).
+/** Sets an external semaphore signal node's parameters
+
+ `cuGraphExternalSemaphoresSignalNodeSetParams`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuGraphExternalSemaphoresSignalNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2560,7 +2948,9 @@ pub type PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020 = unsafe extern
     hNode: CUgraphNode,
     nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphExternalSemaphoresWaitNodeGetParams`, introduced in CUDA 11.2 (11020).
+/** Returns an external semaphore wait node's parameters
+
+ `cuGraphExternalSemaphoresWaitNodeGetParams`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuGraphExternalSemaphoresWaitNodeGetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2572,7 +2962,9 @@ pub type PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020 = unsafe extern "
     hNode: CUgraphNode,
     params_out: *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphExternalSemaphoresWaitNodeSetParams`, introduced in CUDA 11.2 (11020).
+/** Sets an external semaphore wait node's parameters
+
+ `cuGraphExternalSemaphoresWaitNodeSetParams`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuGraphExternalSemaphoresWaitNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2584,7 +2976,9 @@ pub type PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020 = unsafe extern "
     hNode: CUgraphNode,
     nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphGetEdges`, introduced in CUDA 10.0 (10000).
+/** Returns a graph's dependency edges
+
+ `cuGraphGetEdges`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphGetEdges`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2600,7 +2994,9 @@ pub type PFN_cuGraphGetEdges_v10000 = unsafe extern "system" fn(
     to: *mut CUgraphNode,
     numEdges: *mut usize,
 ) -> CUresult;
-/** `cuGraphGetEdges`, introduced in CUDA 12.3 (12030).
+/** Returns a graph's dependency edges
+
+ `cuGraphGetEdges`, introduced in CUDA 12.3 (12030).
 
  Exported by the driver as `cuGraphGetEdges_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -2617,7 +3013,9 @@ pub type PFN_cuGraphGetEdges_v12030 = unsafe extern "system" fn(
     edgeData: *mut CUgraphEdgeData,
     numEdges: *mut usize,
 ) -> CUresult;
-/** `cuGraphGetId`, introduced in CUDA 13.1 (13010).
+/** Returns the id of a given graph
+
+ `cuGraphGetId`, introduced in CUDA 13.1 (13010).
 
  Exported by the driver as `cuGraphGetId`.
  Declared in `cudaTypedefs.h` by CUDA 13.1 to 13.5.
@@ -2629,7 +3027,9 @@ pub type PFN_cuGraphGetId_v13010 = unsafe extern "system" fn(
     hGraph: CUgraph,
     graphId: *mut c_uint,
 ) -> CUresult;
-/** `cuGraphGetNodes`, introduced in CUDA 10.0 (10000).
+/** Returns a graph's nodes
+
+ `cuGraphGetNodes`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphGetNodes`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2642,7 +3042,9 @@ pub type PFN_cuGraphGetNodes_v10000 = unsafe extern "system" fn(
     nodes: *mut CUgraphNode,
     numNodes: *mut usize,
 ) -> CUresult;
-/** `cuGraphGetRootNodes`, introduced in CUDA 10.0 (10000).
+/** Returns a graph's root nodes
+
+ `cuGraphGetRootNodes`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphGetRootNodes`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2655,7 +3057,9 @@ pub type PFN_cuGraphGetRootNodes_v10000 = unsafe extern "system" fn(
     rootNodes: *mut CUgraphNode,
     numRootNodes: *mut usize,
 ) -> CUresult;
-/** `cuGraphHostNodeGetParams`, introduced in CUDA 10.0 (10000).
+/** Returns a host node's parameters
+
+ `cuGraphHostNodeGetParams`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphHostNodeGetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2667,7 +3071,9 @@ pub type PFN_cuGraphHostNodeGetParams_v10000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *mut CUDA_HOST_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphHostNodeSetParams`, introduced in CUDA 10.0 (10000).
+/** Sets a host node's parameters
+
+ `cuGraphHostNodeSetParams`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphHostNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2679,7 +3085,9 @@ pub type PFN_cuGraphHostNodeSetParams_v10000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_HOST_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphInstantiate`, introduced in CUDA 10.0 (10000).
+/** Creates an executable graph from a graph
+
+ `cuGraphInstantiate`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphInstantiate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2697,7 +3105,9 @@ pub type PFN_cuGraphInstantiate_v10000 = unsafe extern "system" fn(
     logBuffer: *mut c_char,
     bufferSize: usize,
 ) -> CUresult;
-/** `cuGraphInstantiate`, introduced in CUDA 11.0 (11000).
+/** Creates an executable graph from a graph
+
+ `cuGraphInstantiate`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuGraphInstantiate_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2715,7 +3125,9 @@ pub type PFN_cuGraphInstantiate_v11000 = unsafe extern "system" fn(
     logBuffer: *mut c_char,
     bufferSize: usize,
 ) -> CUresult;
-/** `cuGraphInstantiateWithFlags`, introduced in CUDA 11.4 (11040).
+/** Creates an executable graph from a graph
+
+ `cuGraphInstantiateWithFlags`, introduced in CUDA 11.4 (11040).
 
  Exported by the driver as `cuGraphInstantiateWithFlags`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2728,7 +3140,9 @@ pub type PFN_cuGraphInstantiateWithFlags_v11040 = unsafe extern "system" fn(
     hGraph: CUgraph,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuGraphInstantiateWithParams`, introduced in CUDA 12.0 (12000).
+/** Creates an executable graph from a graph
+
+ `cuGraphInstantiateWithParams`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuGraphInstantiateWithParams`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -2743,7 +3157,9 @@ pub type PFN_cuGraphInstantiateWithParams_v12000 = unsafe extern "system" fn(
     hGraph: CUgraph,
     instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS,
 ) -> CUresult;
-/** `cuGraphInstantiateWithParams`, introduced in CUDA 12.0 (12000).
+/** Creates an executable graph from a graph
+
+ `cuGraphInstantiateWithParams`, introduced in CUDA 12.0 (12000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuGraphInstantiateWithParams_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -2758,7 +3174,9 @@ pub type PFN_cuGraphInstantiateWithParams_v12000_ptsz = unsafe extern "system" f
     hGraph: CUgraph,
     instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS,
 ) -> CUresult;
-/** `cuGraphKernelNodeCopyAttributes`, introduced in CUDA 11.0 (11000).
+/** Copies attributes from source node to destination node.
+
+ `cuGraphKernelNodeCopyAttributes`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuGraphKernelNodeCopyAttributes`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2770,7 +3188,9 @@ pub type PFN_cuGraphKernelNodeCopyAttributes_v11000 = unsafe extern "system" fn(
     dst: CUgraphNode,
     src: CUgraphNode,
 ) -> CUresult;
-/** `cuGraphKernelNodeGetAttribute`, introduced in CUDA 11.0 (11000).
+/** Queries node attribute.
+
+ `cuGraphKernelNodeGetAttribute`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuGraphKernelNodeGetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2783,7 +3203,9 @@ pub type PFN_cuGraphKernelNodeGetAttribute_v11000 = unsafe extern "system" fn(
     attr: CUkernelNodeAttrID,
     value_out: *mut CUkernelNodeAttrValue_v1,
 ) -> CUresult;
-/** `cuGraphKernelNodeGetParams`, introduced in CUDA 10.0 (10000).
+/** Returns a kernel node's parameters
+
+ `cuGraphKernelNodeGetParams`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphKernelNodeGetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2797,7 +3219,9 @@ pub type PFN_cuGraphKernelNodeGetParams_v10000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphKernelNodeGetParams`, introduced in CUDA 12.0 (12000).
+/** Returns a kernel node's parameters
+
+ `cuGraphKernelNodeGetParams`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuGraphKernelNodeGetParams_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -2811,7 +3235,9 @@ pub type PFN_cuGraphKernelNodeGetParams_v12000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v2,
 ) -> CUresult;
-/** `cuGraphKernelNodeSetAttribute`, introduced in CUDA 11.0 (11000).
+/** Sets node attribute.
+
+ `cuGraphKernelNodeSetAttribute`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuGraphKernelNodeSetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2824,7 +3250,9 @@ pub type PFN_cuGraphKernelNodeSetAttribute_v11000 = unsafe extern "system" fn(
     attr: CUkernelNodeAttrID,
     value: *const CUkernelNodeAttrValue_v1,
 ) -> CUresult;
-/** `cuGraphKernelNodeSetParams`, introduced in CUDA 10.0 (10000).
+/** Sets a kernel node's parameters
+
+ `cuGraphKernelNodeSetParams`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphKernelNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2838,7 +3266,9 @@ pub type PFN_cuGraphKernelNodeSetParams_v10000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphKernelNodeSetParams`, introduced in CUDA 12.0 (12000).
+/** Sets a kernel node's parameters
+
+ `cuGraphKernelNodeSetParams`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuGraphKernelNodeSetParams_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -2852,7 +3282,9 @@ pub type PFN_cuGraphKernelNodeSetParams_v12000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2,
 ) -> CUresult;
-/** `cuGraphLaunch`, introduced in CUDA 10.0 (10000).
+/** Launches an executable graph in a stream
+
+ `cuGraphLaunch`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphLaunch`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2866,7 +3298,9 @@ pub type PFN_cuGraphLaunch_v10000 = unsafe extern "system" fn(
     hGraph: CUgraphExec,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuGraphLaunch`, introduced in CUDA 10.0 (10000).
+/** Launches an executable graph in a stream
+
+ `cuGraphLaunch`, introduced in CUDA 10.0 (10000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuGraphLaunch_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2880,7 +3314,9 @@ pub type PFN_cuGraphLaunch_v10000_ptsz = unsafe extern "system" fn(
     hGraphExec: CUgraphExec,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuGraphMemAllocNodeGetParams`, introduced in CUDA 11.4 (11040).
+/** Returns a memory alloc node's parameters
+
+ `cuGraphMemAllocNodeGetParams`, introduced in CUDA 11.4 (11040).
 
  Exported by the driver as `cuGraphMemAllocNodeGetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2892,7 +3328,9 @@ pub type PFN_cuGraphMemAllocNodeGetParams_v11040 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS,
 ) -> CUresult;
-/** `cuGraphMemFreeNodeGetParams`, introduced in CUDA 11.4 (11040).
+/** Returns a memory free node's parameters
+
+ `cuGraphMemFreeNodeGetParams`, introduced in CUDA 11.4 (11040).
 
  Exported by the driver as `cuGraphMemFreeNodeGetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2904,7 +3342,9 @@ pub type PFN_cuGraphMemFreeNodeGetParams_v11040 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     dptr_out: *mut CUdeviceptr,
 ) -> CUresult;
-/** `cuGraphMemcpyNodeGetParams`, introduced in CUDA 10.0 (10000).
+/** Returns a memcpy node's parameters
+
+ `cuGraphMemcpyNodeGetParams`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphMemcpyNodeGetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2916,7 +3356,9 @@ pub type PFN_cuGraphMemcpyNodeGetParams_v10000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *mut CUDA_MEMCPY3D_v2,
 ) -> CUresult;
-/** `cuGraphMemcpyNodeSetParams`, introduced in CUDA 10.0 (10000).
+/** Sets a memcpy node's parameters
+
+ `cuGraphMemcpyNodeSetParams`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphMemcpyNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2928,7 +3370,9 @@ pub type PFN_cuGraphMemcpyNodeSetParams_v10000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_MEMCPY3D_v2,
 ) -> CUresult;
-/** `cuGraphMemsetNodeGetParams`, introduced in CUDA 10.0 (10000).
+/** Returns a memset node's parameters
+
+ `cuGraphMemsetNodeGetParams`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphMemsetNodeGetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2940,7 +3384,9 @@ pub type PFN_cuGraphMemsetNodeGetParams_v10000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *mut CUDA_MEMSET_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphMemsetNodeSetParams`, introduced in CUDA 10.0 (10000).
+/** Sets a memset node's parameters
+
+ `cuGraphMemsetNodeSetParams`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphMemsetNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2952,7 +3398,9 @@ pub type PFN_cuGraphMemsetNodeSetParams_v10000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *const CUDA_MEMSET_NODE_PARAMS_v1,
 ) -> CUresult;
-/** `cuGraphNodeFindInClone`, introduced in CUDA 10.0 (10000).
+/** Finds a cloned version of a node
+
+ `cuGraphNodeFindInClone`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphNodeFindInClone`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2965,7 +3413,9 @@ pub type PFN_cuGraphNodeFindInClone_v10000 = unsafe extern "system" fn(
     hOriginalNode: CUgraphNode,
     hClonedGraph: CUgraph,
 ) -> CUresult;
-/** `cuGraphNodeGetContainingGraph`, introduced in CUDA 13.1 (13010).
+/** Returns the graph that contains a given graph node
+
+ `cuGraphNodeGetContainingGraph`, introduced in CUDA 13.1 (13010).
 
  Exported by the driver as `cuGraphNodeGetContainingGraph`.
  Declared in `cudaTypedefs.h` by CUDA 13.1 to 13.5.
@@ -2977,7 +3427,9 @@ pub type PFN_cuGraphNodeGetContainingGraph_v13010 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     phGraph: *mut CUgraph,
 ) -> CUresult;
-/** `cuGraphNodeGetDependencies`, introduced in CUDA 10.0 (10000).
+/** Returns a node's dependencies
+
+ `cuGraphNodeGetDependencies`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphNodeGetDependencies`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -2992,7 +3444,9 @@ pub type PFN_cuGraphNodeGetDependencies_v10000 = unsafe extern "system" fn(
     dependencies: *mut CUgraphNode,
     numDependencies: *mut usize,
 ) -> CUresult;
-/** `cuGraphNodeGetDependencies`, introduced in CUDA 12.3 (12030).
+/** Returns a node's dependencies
+
+ `cuGraphNodeGetDependencies`, introduced in CUDA 12.3 (12030).
 
  Exported by the driver as `cuGraphNodeGetDependencies_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -3008,7 +3462,9 @@ pub type PFN_cuGraphNodeGetDependencies_v12030 = unsafe extern "system" fn(
     edgeData: *mut CUgraphEdgeData,
     numDependencies: *mut usize,
 ) -> CUresult;
-/** `cuGraphNodeGetDependentNodes`, introduced in CUDA 10.0 (10000).
+/** Returns a node's dependent nodes
+
+ `cuGraphNodeGetDependentNodes`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphNodeGetDependentNodes`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3023,7 +3479,9 @@ pub type PFN_cuGraphNodeGetDependentNodes_v10000 = unsafe extern "system" fn(
     dependentNodes: *mut CUgraphNode,
     numDependentNodes: *mut usize,
 ) -> CUresult;
-/** `cuGraphNodeGetDependentNodes`, introduced in CUDA 12.3 (12030).
+/** Returns a node's dependent nodes
+
+ `cuGraphNodeGetDependentNodes`, introduced in CUDA 12.3 (12030).
 
  Exported by the driver as `cuGraphNodeGetDependentNodes_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -3039,7 +3497,9 @@ pub type PFN_cuGraphNodeGetDependentNodes_v12030 = unsafe extern "system" fn(
     edgeData: *mut CUgraphEdgeData,
     numDependentNodes: *mut usize,
 ) -> CUresult;
-/** `cuGraphNodeGetEnabled`, introduced in CUDA 11.6 (11060).
+/** Query whether a node in the given graphExec is enabled
+
+ `cuGraphNodeGetEnabled`, introduced in CUDA 11.6 (11060).
 
  Exported by the driver as `cuGraphNodeGetEnabled`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3052,7 +3512,9 @@ pub type PFN_cuGraphNodeGetEnabled_v11060 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     isEnabled: *mut c_uint,
 ) -> CUresult;
-/** `cuGraphNodeGetLocalId`, introduced in CUDA 13.1 (13010).
+/** Returns the local node id of a given graph node
+
+ `cuGraphNodeGetLocalId`, introduced in CUDA 13.1 (13010).
 
  Exported by the driver as `cuGraphNodeGetLocalId`.
  Declared in `cudaTypedefs.h` by CUDA 13.1 to 13.5.
@@ -3064,7 +3526,9 @@ pub type PFN_cuGraphNodeGetLocalId_v13010 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeId: *mut c_uint,
 ) -> CUresult;
-/** `cuGraphNodeGetParams`, introduced in CUDA 13.2 (13020).
+/** Return a graph node's parameters
+
+ `cuGraphNodeGetParams`, introduced in CUDA 13.2 (13020).
 
  Exported by the driver as `cuGraphNodeGetParams`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -3076,7 +3540,9 @@ pub type PFN_cuGraphNodeGetParams_v13020 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult;
-/** `cuGraphNodeGetToolsId`, introduced in CUDA 13.1 (13010).
+/** Returns an id used by tools to identify a given node
+
+ `cuGraphNodeGetToolsId`, introduced in CUDA 13.1 (13010).
 
  Exported by the driver as `cuGraphNodeGetToolsId`.
  Declared in `cudaTypedefs.h` by CUDA 13.1 to 13.5.
@@ -3088,7 +3554,9 @@ pub type PFN_cuGraphNodeGetToolsId_v13010 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeId: *mut c_ulonglong,
 ) -> CUresult;
-/** `cuGraphNodeGetType`, introduced in CUDA 10.0 (10000).
+/** Returns a node's type
+
+ `cuGraphNodeGetType`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphNodeGetType`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3100,7 +3568,9 @@ pub type PFN_cuGraphNodeGetType_v10000 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     type_: *mut CUgraphNodeType,
 ) -> CUresult;
-/** `cuGraphNodeSetEnabled`, introduced in CUDA 11.6 (11060).
+/** Enables or disables the specified node in the given graphExec
+
+ `cuGraphNodeSetEnabled`, introduced in CUDA 11.6 (11060).
 
  Exported by the driver as `cuGraphNodeSetEnabled`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3113,7 +3583,9 @@ pub type PFN_cuGraphNodeSetEnabled_v11060 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     isEnabled: c_uint,
 ) -> CUresult;
-/** `cuGraphNodeSetParams`, introduced in CUDA 12.2 (12020).
+/** Update a graph node's parameters
+
+ `cuGraphNodeSetParams`, introduced in CUDA 12.2 (12020).
 
  Exported by the driver as `cuGraphNodeSetParams`.
  Declared in `cudaTypedefs.h` by CUDA 12.2 to 13.5.
@@ -3127,7 +3599,9 @@ pub type PFN_cuGraphNodeSetParams_v12020 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult;
-/** `cuGraphNodeSetParams`, introduced in CUDA 13.4 (13040).
+/** Update a graph node's parameters
+
+ `cuGraphNodeSetParams`, introduced in CUDA 13.4 (13040).
 
  Exported by the driver as `cuGraphNodeSetParams_v2`.
  Declared in `cudaTypedefs.h` by CUDA 13.4 to 13.5.
@@ -3141,7 +3615,9 @@ pub type PFN_cuGraphNodeSetParams_v13040 = unsafe extern "system" fn(
     hNode: CUgraphNode,
     nodeParams: *mut CUgraphNodeParams,
 ) -> CUresult;
-/** `cuGraphReleaseUserObject`, introduced in CUDA 11.3 (11030).
+/** Release a user object reference from a graph
+
+ `cuGraphReleaseUserObject`, introduced in CUDA 11.3 (11030).
 
  Exported by the driver as `cuGraphReleaseUserObject`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3154,7 +3630,9 @@ pub type PFN_cuGraphReleaseUserObject_v11030 = unsafe extern "system" fn(
     object: CUuserObject,
     count: c_uint,
 ) -> CUresult;
-/** `cuGraphRemoveDependencies`, introduced in CUDA 10.0 (10000).
+/** Removes dependency edges from a graph
+
+ `cuGraphRemoveDependencies`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuGraphRemoveDependencies`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3170,7 +3648,9 @@ pub type PFN_cuGraphRemoveDependencies_v10000 = unsafe extern "system" fn(
     to: *const CUgraphNode,
     numDependencies: usize,
 ) -> CUresult;
-/** `cuGraphRemoveDependencies`, introduced in CUDA 12.3 (12030).
+/** Removes dependency edges from a graph
+
+ `cuGraphRemoveDependencies`, introduced in CUDA 12.3 (12030).
 
  Exported by the driver as `cuGraphRemoveDependencies_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -3187,7 +3667,9 @@ pub type PFN_cuGraphRemoveDependencies_v12030 = unsafe extern "system" fn(
     edgeData: *const CUgraphEdgeData,
     numDependencies: usize,
 ) -> CUresult;
-/** `cuGraphRetainUserObject`, introduced in CUDA 11.3 (11030).
+/** Retain a reference to a user object from a graph
+
+ `cuGraphRetainUserObject`, introduced in CUDA 11.3 (11030).
 
  Exported by the driver as `cuGraphRetainUserObject`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3201,7 +3683,9 @@ pub type PFN_cuGraphRetainUserObject_v11030 = unsafe extern "system" fn(
     count: c_uint,
     flags: c_uint,
 ) -> CUresult;
-/** `cuGraphUpload`, introduced in CUDA 11.1 (11010).
+/** Uploads an executable graph in a stream
+
+ `cuGraphUpload`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuGraphUpload`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3215,7 +3699,9 @@ pub type PFN_cuGraphUpload_v11010 = unsafe extern "system" fn(
     hGraph: CUgraphExec,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuGraphUpload`, introduced in CUDA 11.1 (11010).
+/** Uploads an executable graph in a stream
+
+ `cuGraphUpload`, introduced in CUDA 11.1 (11010).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuGraphUpload_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3229,7 +3715,9 @@ pub type PFN_cuGraphUpload_v11010_ptsz = unsafe extern "system" fn(
     hGraphExec: CUgraphExec,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuGraphicsMapResources`, introduced in CUDA 3.0 (3000).
+/** Map graphics resources for access by CUDA
+
+ `cuGraphicsMapResources`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuGraphicsMapResources`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3244,7 +3732,9 @@ pub type PFN_cuGraphicsMapResources_v3000 = unsafe extern "system" fn(
     resources: *mut CUgraphicsResource,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuGraphicsMapResources`, introduced in CUDA 7.0 (7000).
+/** Map graphics resources for access by CUDA
+
+ `cuGraphicsMapResources`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuGraphicsMapResources_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3259,7 +3749,9 @@ pub type PFN_cuGraphicsMapResources_v7000_ptsz = unsafe extern "system" fn(
     resources: *mut CUgraphicsResource,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuGraphicsResourceGetMappedMipmappedArray`, introduced in CUDA 5.0 (5000).
+/** Get a mipmapped array through which to access a mapped graphics resource.
+
+ `cuGraphicsResourceGetMappedMipmappedArray`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuGraphicsResourceGetMappedMipmappedArray`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3271,7 +3763,9 @@ pub type PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000 = unsafe extern "sy
     pMipmappedArray: *mut CUmipmappedArray,
     resource: CUgraphicsResource,
 ) -> CUresult;
-/** `cuGraphicsResourceGetMappedPointer`, introduced in CUDA 3.0 (3000).
+/** Get a device pointer through which to access a mapped graphics resource.
+
+ `cuGraphicsResourceGetMappedPointer`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuGraphicsResourceGetMappedPointer`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3287,7 +3781,9 @@ pub type PFN_cuGraphicsResourceGetMappedPointer_v3000 = unsafe extern "system" f
     pSize: *mut c_uint,
     resource: CUgraphicsResource,
 ) -> CUresult;
-/** `cuGraphicsResourceGetMappedPointer`, introduced in CUDA 3.2 (3020).
+/** Get a device pointer through which to access a mapped graphics resource.
+
+ `cuGraphicsResourceGetMappedPointer`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuGraphicsResourceGetMappedPointer_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3302,7 +3798,9 @@ pub type PFN_cuGraphicsResourceGetMappedPointer_v3020 = unsafe extern "system" f
     pSize: *mut usize,
     resource: CUgraphicsResource,
 ) -> CUresult;
-/** `cuGraphicsResourceSetMapFlags`, introduced in CUDA 3.0 (3000).
+/** Set usage flags for mapping a graphics resource
+
+ `cuGraphicsResourceSetMapFlags`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuGraphicsResourceSetMapFlags`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3317,7 +3815,9 @@ pub type PFN_cuGraphicsResourceSetMapFlags_v3000 = unsafe extern "system" fn(
     resource: CUgraphicsResource,
     flags: c_uint,
 ) -> CUresult;
-/** `cuGraphicsResourceSetMapFlags`, introduced in CUDA 6.5 (6050).
+/** Set usage flags for mapping a graphics resource
+
+ `cuGraphicsResourceSetMapFlags`, introduced in CUDA 6.5 (6050).
 
  Exported by the driver as `cuGraphicsResourceSetMapFlags_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3331,7 +3831,9 @@ pub type PFN_cuGraphicsResourceSetMapFlags_v6050 = unsafe extern "system" fn(
     resource: CUgraphicsResource,
     flags: c_uint,
 ) -> CUresult;
-/** `cuGraphicsSubResourceGetMappedArray`, introduced in CUDA 3.0 (3000).
+/** Get an array through which to access a subresource of a mapped graphics resource.
+
+ `cuGraphicsSubResourceGetMappedArray`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuGraphicsSubResourceGetMappedArray`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3345,7 +3847,9 @@ pub type PFN_cuGraphicsSubResourceGetMappedArray_v3000 = unsafe extern "system" 
     arrayIndex: c_uint,
     mipLevel: c_uint,
 ) -> CUresult;
-/** `cuGraphicsUnmapResources`, introduced in CUDA 3.0 (3000).
+/** Unmap graphics resources.
+
+ `cuGraphicsUnmapResources`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuGraphicsUnmapResources`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3360,7 +3864,9 @@ pub type PFN_cuGraphicsUnmapResources_v3000 = unsafe extern "system" fn(
     resources: *mut CUgraphicsResource,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuGraphicsUnmapResources`, introduced in CUDA 7.0 (7000).
+/** Unmap graphics resources.
+
+ `cuGraphicsUnmapResources`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuGraphicsUnmapResources_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3375,7 +3881,9 @@ pub type PFN_cuGraphicsUnmapResources_v7000_ptsz = unsafe extern "system" fn(
     resources: *mut CUgraphicsResource,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuGraphicsUnregisterResource`, introduced in CUDA 3.0 (3000).
+/** Unregisters a graphics resource for access by CUDA
+
+ `cuGraphicsUnregisterResource`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuGraphicsUnregisterResource`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3386,7 +3894,9 @@ pub type PFN_cuGraphicsUnmapResources_v7000_ptsz = unsafe extern "system" fn(
 pub type PFN_cuGraphicsUnregisterResource_v3000 = unsafe extern "system" fn(
     resource: CUgraphicsResource,
 ) -> CUresult;
-/** `cuGreenCtxCreate`, introduced in CUDA 12.4 (12040).
+/** Creates a green context with a specified set of resources.
+
+ `cuGreenCtxCreate`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuGreenCtxCreate`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -3400,7 +3910,9 @@ pub type PFN_cuGreenCtxCreate_v12040 = unsafe extern "system" fn(
     dev: CUdevice,
     flags: c_uint,
 ) -> CUresult;
-/** `cuGreenCtxDestroy`, introduced in CUDA 12.4 (12040).
+/** Destroys a green context
+
+ `cuGreenCtxDestroy`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuGreenCtxDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -3411,7 +3923,9 @@ pub type PFN_cuGreenCtxCreate_v12040 = unsafe extern "system" fn(
 pub type PFN_cuGreenCtxDestroy_v12040 = unsafe extern "system" fn(
     hCtx: CUgreenCtx,
 ) -> CUresult;
-/** `cuGreenCtxGetDevResource`, introduced in CUDA 12.4 (12040).
+/** Get green context resources
+
+ `cuGreenCtxGetDevResource`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuGreenCtxGetDevResource`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -3424,7 +3938,9 @@ pub type PFN_cuGreenCtxGetDevResource_v12040 = unsafe extern "system" fn(
     result: *mut CUdevResource,
     type_: CUdevResourceType,
 ) -> CUresult;
-/** `cuGreenCtxGetId`, introduced in CUDA 12.9 (12090).
+/** Returns the unique Id associated with the green context supplied
+
+ `cuGreenCtxGetId`, introduced in CUDA 12.9 (12090).
 
  Exported by the driver as `cuGreenCtxGetId`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -3436,7 +3952,9 @@ pub type PFN_cuGreenCtxGetId_v12090 = unsafe extern "system" fn(
     greenCtx: CUgreenCtx,
     greenCtxId: *mut c_ulonglong,
 ) -> CUresult;
-/** `cuGreenCtxRecordEvent`, introduced in CUDA 12.4 (12040).
+/** Records an event.
+
+ `cuGreenCtxRecordEvent`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuGreenCtxRecordEvent`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -3448,7 +3966,9 @@ pub type PFN_cuGreenCtxRecordEvent_v12040 = unsafe extern "system" fn(
     hCtx: CUgreenCtx,
     hEvent: CUevent,
 ) -> CUresult;
-/** `cuGreenCtxStreamCreate`, introduced in CUDA 12.5 (12050).
+/** Create a stream for use in the green context
+
+ `cuGreenCtxStreamCreate`, introduced in CUDA 12.5 (12050).
 
  Exported by the driver as `cuGreenCtxStreamCreate`.
  Declared in `cudaTypedefs.h` by CUDA 12.5 to 13.5.
@@ -3462,7 +3982,9 @@ pub type PFN_cuGreenCtxStreamCreate_v12050 = unsafe extern "system" fn(
     flags: c_uint,
     priority: c_int,
 ) -> CUresult;
-/** `cuGreenCtxWaitEvent`, introduced in CUDA 12.4 (12040).
+/** Make a green context wait on an event
+
+ `cuGreenCtxWaitEvent`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuGreenCtxWaitEvent`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -3474,7 +3996,9 @@ pub type PFN_cuGreenCtxWaitEvent_v12040 = unsafe extern "system" fn(
     hCtx: CUgreenCtx,
     hEvent: CUevent,
 ) -> CUresult;
-/** `cuImportExternalMemory`, introduced in CUDA 10.0 (10000).
+/** Imports an external memory object
+
+ `cuImportExternalMemory`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuImportExternalMemory`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3486,7 +4010,9 @@ pub type PFN_cuImportExternalMemory_v10000 = unsafe extern "system" fn(
     extMem_out: *mut CUexternalMemory,
     memHandleDesc: *const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1,
 ) -> CUresult;
-/** `cuImportExternalSemaphore`, introduced in CUDA 10.0 (10000).
+/** Imports an external semaphore
+
+ `cuImportExternalSemaphore`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuImportExternalSemaphore`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3498,7 +4024,9 @@ pub type PFN_cuImportExternalSemaphore_v10000 = unsafe extern "system" fn(
     extSem_out: *mut CUexternalSemaphore,
     semHandleDesc: *const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1,
 ) -> CUresult;
-/** `cuInit`, introduced in CUDA 2.0 (2000).
+/** Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the `Flags` parameter must be 0. If [`cuInit`](crate::pfn::PFN_cuInit_v2000) has not been called, any function from the driver API will return [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED). Repeated calls to [`cuInit`](crate::pfn::PFN_cuInit_v2000) have no additional effect.
+
+ `cuInit`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuInit`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3507,7 +4035,9 @@ pub type PFN_cuImportExternalSemaphore_v10000 = unsafe extern "system" fn(
  Look it up with [`entries::cuInit_v2000`](crate::entries::cuInit_v2000), which asks the driver for exactly version 2000.
 */
 pub type PFN_cuInit_v2000 = unsafe extern "system" fn(Flags: c_uint) -> CUresult;
-/** `cuIpcCloseMemHandle`, introduced in CUDA 4.1 (4010).
+/** Attempts to close memory mapped with [`cuIpcOpenMemHandle`](crate::pfn::PFN_cuIpcOpenMemHandle_v11000)
+
+ `cuIpcCloseMemHandle`, introduced in CUDA 4.1 (4010).
 
  Exported by the driver as `cuIpcCloseMemHandle`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3518,7 +4048,9 @@ pub type PFN_cuInit_v2000 = unsafe extern "system" fn(Flags: c_uint) -> CUresult
 pub type PFN_cuIpcCloseMemHandle_v4010 = unsafe extern "system" fn(
     dptr: CUdeviceptr_v2,
 ) -> CUresult;
-/** `cuIpcGetEventHandle`, introduced in CUDA 4.1 (4010).
+/** Gets an interprocess handle for a previously allocated event
+
+ `cuIpcGetEventHandle`, introduced in CUDA 4.1 (4010).
 
  Exported by the driver as `cuIpcGetEventHandle`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3530,7 +4062,9 @@ pub type PFN_cuIpcGetEventHandle_v4010 = unsafe extern "system" fn(
     pHandle: *mut CUipcEventHandle_v1,
     event: CUevent,
 ) -> CUresult;
-/** `cuIpcGetMemHandle`, introduced in CUDA 4.1 (4010).
+/** Gets an interprocess memory handle for an existing device memory allocation
+
+ `cuIpcGetMemHandle`, introduced in CUDA 4.1 (4010).
 
  Exported by the driver as `cuIpcGetMemHandle`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3542,7 +4076,9 @@ pub type PFN_cuIpcGetMemHandle_v4010 = unsafe extern "system" fn(
     pHandle: *mut CUipcMemHandle_v1,
     dptr: CUdeviceptr_v2,
 ) -> CUresult;
-/** `cuIpcOpenEventHandle`, introduced in CUDA 4.1 (4010).
+/** Opens an interprocess event handle for use in the current process
+
+ `cuIpcOpenEventHandle`, introduced in CUDA 4.1 (4010).
 
  Exported by the driver as `cuIpcOpenEventHandle`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3554,7 +4090,9 @@ pub type PFN_cuIpcOpenEventHandle_v4010 = unsafe extern "system" fn(
     phEvent: *mut CUevent,
     handle: CUipcEventHandle_v1,
 ) -> CUresult;
-/** `cuIpcOpenMemHandle`, introduced in CUDA 4.1 (4010).
+/** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+
+ `cuIpcOpenMemHandle`, introduced in CUDA 4.1 (4010).
 
  Exported by the driver as `cuIpcOpenMemHandle`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3570,7 +4108,9 @@ pub type PFN_cuIpcOpenMemHandle_v4010 = unsafe extern "system" fn(
     handle: CUipcMemHandle_v1,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuIpcOpenMemHandle`, introduced in CUDA 11.0 (11000).
+/** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+
+ `cuIpcOpenMemHandle`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuIpcOpenMemHandle_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3585,7 +4125,9 @@ pub type PFN_cuIpcOpenMemHandle_v11000 = unsafe extern "system" fn(
     handle: CUipcMemHandle_v1,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuKernelGetAttribute`, introduced in CUDA 12.0 (12000).
+/** Returns information about a kernel
+
+ `cuKernelGetAttribute`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuKernelGetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -3599,7 +4141,9 @@ pub type PFN_cuKernelGetAttribute_v12000 = unsafe extern "system" fn(
     kernel: CUkernel,
     dev: CUdevice,
 ) -> CUresult;
-/** `cuKernelGetFunction`, introduced in CUDA 12.0 (12000).
+/** Returns a function handle
+
+ `cuKernelGetFunction`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuKernelGetFunction`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -3611,7 +4155,9 @@ pub type PFN_cuKernelGetFunction_v12000 = unsafe extern "system" fn(
     pFunc: *mut CUfunction,
     kernel: CUkernel,
 ) -> CUresult;
-/** `cuKernelGetLibrary`, introduced in CUDA 12.5 (12050).
+/** Returns a library handle
+
+ `cuKernelGetLibrary`, introduced in CUDA 12.5 (12050).
 
  Exported by the driver as `cuKernelGetLibrary`.
  Declared in `cudaTypedefs.h` by CUDA 12.5 to 13.5.
@@ -3623,7 +4169,9 @@ pub type PFN_cuKernelGetLibrary_v12050 = unsafe extern "system" fn(
     pLib: *mut CUlibrary,
     kernel: CUkernel,
 ) -> CUresult;
-/** `cuKernelGetName`, introduced in CUDA 12.3 (12030).
+/** Returns the function name for a [`CUkernel`](crate::types::CUkernel) handle
+
+ `cuKernelGetName`, introduced in CUDA 12.3 (12030).
 
  Exported by the driver as `cuKernelGetName`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -3635,7 +4183,9 @@ pub type PFN_cuKernelGetName_v12030 = unsafe extern "system" fn(
     name: *mut *const c_char,
     hfunc: CUkernel,
 ) -> CUresult;
-/** `cuKernelGetParamCount`, introduced in CUDA 13.2 (13020).
+/** Returns the number of parameters used by the kernel
+
+ `cuKernelGetParamCount`, introduced in CUDA 13.2 (13020).
 
  Exported by the driver as `cuKernelGetParamCount`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -3647,7 +4197,9 @@ pub type PFN_cuKernelGetParamCount_v13020 = unsafe extern "system" fn(
     kernel: CUkernel,
     paramCount: *mut usize,
 ) -> CUresult;
-/** `cuKernelGetParamInfo`, introduced in CUDA 12.4 (12040).
+/** Returns the offset and size of a kernel parameter in the device-side parameter layout
+
+ `cuKernelGetParamInfo`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuKernelGetParamInfo`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -3661,7 +4213,9 @@ pub type PFN_cuKernelGetParamInfo_v12040 = unsafe extern "system" fn(
     paramOffset: *mut usize,
     paramSize: *mut usize,
 ) -> CUresult;
-/** `cuKernelSetAttribute`, introduced in CUDA 12.0 (12000).
+/** Sets information about a kernel
+
+ `cuKernelSetAttribute`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuKernelSetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -3675,7 +4229,9 @@ pub type PFN_cuKernelSetAttribute_v12000 = unsafe extern "system" fn(
     kernel: CUkernel,
     dev: CUdevice,
 ) -> CUresult;
-/** `cuKernelSetCacheConfig`, introduced in CUDA 12.0 (12000).
+/** Sets the preferred cache configuration for a device kernel.
+
+ `cuKernelSetCacheConfig`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuKernelSetCacheConfig`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -3688,7 +4244,9 @@ pub type PFN_cuKernelSetCacheConfig_v12000 = unsafe extern "system" fn(
     config: CUfunc_cache,
     dev: CUdevice,
 ) -> CUresult;
-/** `cuLaunch`, introduced in CUDA 2.0 (2000).
+/** Launches a CUDA function
+
+ `cuLaunch`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuLaunch`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3697,7 +4255,9 @@ pub type PFN_cuKernelSetCacheConfig_v12000 = unsafe extern "system" fn(
  Look it up with [`entries::cuLaunch_v2000`](crate::entries::cuLaunch_v2000), which asks the driver for exactly version 2000.
 */
 pub type PFN_cuLaunch_v2000 = unsafe extern "system" fn(f: CUfunction) -> CUresult;
-/** `cuLaunchCooperativeKernel`, introduced in CUDA 9.0 (9000).
+/** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) where thread blocks can cooperate and synchronize as they execute
+
+ `cuLaunchCooperativeKernel`, introduced in CUDA 9.0 (9000).
 
  Exported by the driver as `cuLaunchCooperativeKernel`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3719,7 +4279,9 @@ pub type PFN_cuLaunchCooperativeKernel_v9000 = unsafe extern "system" fn(
     hStream: CUstream,
     kernelParams: *mut *mut c_void,
 ) -> CUresult;
-/** `cuLaunchCooperativeKernel`, introduced in CUDA 9.0 (9000).
+/** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) where thread blocks can cooperate and synchronize as they execute
+
+ `cuLaunchCooperativeKernel`, introduced in CUDA 9.0 (9000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuLaunchCooperativeKernel_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3741,7 +4303,9 @@ pub type PFN_cuLaunchCooperativeKernel_v9000_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
     kernelParams: *mut *mut c_void,
 ) -> CUresult;
-/** `cuLaunchCooperativeKernelMultiDevice`, introduced in CUDA 9.0 (9000).
+/** Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
+
+ `cuLaunchCooperativeKernelMultiDevice`, introduced in CUDA 9.0 (9000).
 
  Exported by the driver as `cuLaunchCooperativeKernelMultiDevice`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3754,7 +4318,9 @@ pub type PFN_cuLaunchCooperativeKernelMultiDevice_v9000 = unsafe extern "system"
     numDevices: c_uint,
     flags: c_uint,
 ) -> CUresult;
-/** `cuLaunchGrid`, introduced in CUDA 2.0 (2000).
+/** Launches a CUDA function
+
+ `cuLaunchGrid`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuLaunchGrid`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3767,7 +4333,9 @@ pub type PFN_cuLaunchGrid_v2000 = unsafe extern "system" fn(
     grid_width: c_int,
     grid_height: c_int,
 ) -> CUresult;
-/** `cuLaunchGridAsync`, introduced in CUDA 2.0 (2000).
+/** Launches a CUDA function
+
+ `cuLaunchGridAsync`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuLaunchGridAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3781,7 +4349,9 @@ pub type PFN_cuLaunchGridAsync_v2000 = unsafe extern "system" fn(
     grid_height: c_int,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuLaunchHostFunc`, introduced in CUDA 10.0 (10000).
+/** Enqueues a host function call in a stream
+
+ `cuLaunchHostFunc`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuLaunchHostFunc`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3796,7 +4366,9 @@ pub type PFN_cuLaunchHostFunc_v10000 = unsafe extern "system" fn(
     fn_: CUhostFn,
     userData: *mut c_void,
 ) -> CUresult;
-/** `cuLaunchHostFunc`, introduced in CUDA 10.0 (10000).
+/** Enqueues a host function call in a stream
+
+ `cuLaunchHostFunc`, introduced in CUDA 10.0 (10000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuLaunchHostFunc_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3811,7 +4383,9 @@ pub type PFN_cuLaunchHostFunc_v10000_ptsz = unsafe extern "system" fn(
     fn_: CUhostFn,
     userData: *mut c_void,
 ) -> CUresult;
-/** `cuLaunchHostFunc`, introduced in CUDA 13.1 (13010).
+/** Enqueues a host function call in a stream
+
+ `cuLaunchHostFunc`, introduced in CUDA 13.1 (13010).
 
  Exported by the driver as `cuLaunchHostFunc_v2`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -3827,7 +4401,9 @@ pub type PFN_cuLaunchHostFunc_v13010 = unsafe extern "system" fn(
     userData: *mut c_void,
     syncMode: c_uint,
 ) -> CUresult;
-/** `cuLaunchHostFunc`, introduced in CUDA 13.1 (13010).
+/** Enqueues a host function call in a stream
+
+ `cuLaunchHostFunc`, introduced in CUDA 13.1 (13010).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuLaunchHostFunc_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -3843,7 +4419,9 @@ pub type PFN_cuLaunchHostFunc_v13010_ptsz = unsafe extern "system" fn(
     userData: *mut c_void,
     syncMode: c_uint,
 ) -> CUresult;
-/** `cuLaunchKernel`, introduced in CUDA 4.0 (4000).
+/** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel)
+
+ `cuLaunchKernel`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuLaunchKernel`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3866,7 +4444,9 @@ pub type PFN_cuLaunchKernel_v4000 = unsafe extern "system" fn(
     kernelParams: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult;
-/** `cuLaunchKernel`, introduced in CUDA 7.0 (7000).
+/** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel)
+
+ `cuLaunchKernel`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuLaunchKernel_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -3889,7 +4469,9 @@ pub type PFN_cuLaunchKernel_v7000_ptsz = unsafe extern "system" fn(
     kernelParams: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult;
-/** `cuLaunchKernelEx`, introduced in CUDA 11.6 (11060).
+/** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) with launch-time configuration
+
+ `cuLaunchKernelEx`, introduced in CUDA 11.6 (11060).
 
  Exported by the driver as `cuLaunchKernelEx`.
  Declared in `cudaTypedefs.h` by CUDA 11.8 to 13.5.
@@ -3905,7 +4487,9 @@ pub type PFN_cuLaunchKernelEx_v11060 = unsafe extern "system" fn(
     kernelParams: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult;
-/** `cuLaunchKernelEx`, introduced in CUDA 11.6 (11060).
+/** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) with launch-time configuration
+
+ `cuLaunchKernelEx`, introduced in CUDA 11.6 (11060).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuLaunchKernelEx_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.8 to 13.5.
@@ -3921,7 +4505,9 @@ pub type PFN_cuLaunchKernelEx_v11060_ptsz = unsafe extern "system" fn(
     kernelParams: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult;
-/** `cuLibraryEnumerateKernels`, introduced in CUDA 12.4 (12040).
+/** Retrieve the kernel handles within a library.
+
+ `cuLibraryEnumerateKernels`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuLibraryEnumerateKernels`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -3934,7 +4520,9 @@ pub type PFN_cuLibraryEnumerateKernels_v12040 = unsafe extern "system" fn(
     numKernels: c_uint,
     lib: CUlibrary,
 ) -> CUresult;
-/** `cuLibraryGetGlobal`, introduced in CUDA 12.0 (12000).
+/** Returns a global device pointer
+
+ `cuLibraryGetGlobal`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuLibraryGetGlobal`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -3948,7 +4536,9 @@ pub type PFN_cuLibraryGetGlobal_v12000 = unsafe extern "system" fn(
     library: CUlibrary,
     name: *const c_char,
 ) -> CUresult;
-/** `cuLibraryGetKernel`, introduced in CUDA 12.0 (12000).
+/** Returns a kernel handle
+
+ `cuLibraryGetKernel`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuLibraryGetKernel`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -3961,7 +4551,9 @@ pub type PFN_cuLibraryGetKernel_v12000 = unsafe extern "system" fn(
     library: CUlibrary,
     name: *const c_char,
 ) -> CUresult;
-/** `cuLibraryGetKernelCount`, introduced in CUDA 12.4 (12040).
+/** Returns the number of kernels within a library
+
+ `cuLibraryGetKernelCount`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuLibraryGetKernelCount`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -3973,7 +4565,9 @@ pub type PFN_cuLibraryGetKernelCount_v12040 = unsafe extern "system" fn(
     count: *mut c_uint,
     lib: CUlibrary,
 ) -> CUresult;
-/** `cuLibraryGetManaged`, introduced in CUDA 12.0 (12000).
+/** Returns a pointer to managed memory
+
+ `cuLibraryGetManaged`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuLibraryGetManaged`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -3987,7 +4581,9 @@ pub type PFN_cuLibraryGetManaged_v12000 = unsafe extern "system" fn(
     library: CUlibrary,
     name: *const c_char,
 ) -> CUresult;
-/** `cuLibraryGetModule`, introduced in CUDA 12.0 (12000).
+/** Returns a module handle
+
+ `cuLibraryGetModule`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuLibraryGetModule`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -3999,7 +4595,9 @@ pub type PFN_cuLibraryGetModule_v12000 = unsafe extern "system" fn(
     pMod: *mut CUmodule,
     library: CUlibrary,
 ) -> CUresult;
-/** `cuLibraryGetUnifiedFunction`, introduced in CUDA 12.0 (12000).
+/** Returns a pointer to a unified function
+
+ `cuLibraryGetUnifiedFunction`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuLibraryGetUnifiedFunction`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -4012,7 +4610,9 @@ pub type PFN_cuLibraryGetUnifiedFunction_v12000 = unsafe extern "system" fn(
     library: CUlibrary,
     symbol: *const c_char,
 ) -> CUresult;
-/** `cuLibraryLoadData`, introduced in CUDA 12.0 (12000).
+/** Load a library with specified code and options
+
+ `cuLibraryLoadData`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuLibraryLoadData`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -4030,7 +4630,9 @@ pub type PFN_cuLibraryLoadData_v12000 = unsafe extern "system" fn(
     libraryOptionValues: *mut *mut c_void,
     numLibraryOptions: c_uint,
 ) -> CUresult;
-/** `cuLibraryLoadFromFile`, introduced in CUDA 12.0 (12000).
+/** Load a library with specified file and options
+
+ `cuLibraryLoadFromFile`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuLibraryLoadFromFile`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -4048,7 +4650,9 @@ pub type PFN_cuLibraryLoadFromFile_v12000 = unsafe extern "system" fn(
     libraryOptionValues: *mut *mut c_void,
     numLibraryOptions: c_uint,
 ) -> CUresult;
-/** `cuLibraryUnload`, introduced in CUDA 12.0 (12000).
+/** Unloads a library
+
+ `cuLibraryUnload`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuLibraryUnload`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -4059,7 +4663,9 @@ pub type PFN_cuLibraryLoadFromFile_v12000 = unsafe extern "system" fn(
 pub type PFN_cuLibraryUnload_v12000 = unsafe extern "system" fn(
     library: CUlibrary,
 ) -> CUresult;
-/** `cuLinkAddData`, introduced in CUDA 5.5 (5050).
+/** Add an input to a pending linker invocation
+
+ `cuLinkAddData`, introduced in CUDA 5.5 (5050).
 
  Exported by the driver as `cuLinkAddData`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4080,7 +4686,9 @@ pub type PFN_cuLinkAddData_v5050 = unsafe extern "system" fn(
     options: *mut CUjit_option,
     optionValues: *mut *mut c_void,
 ) -> CUresult;
-/** `cuLinkAddData`, introduced in CUDA 6.5 (6050).
+/** Add an input to a pending linker invocation
+
+ `cuLinkAddData`, introduced in CUDA 6.5 (6050).
 
  Exported by the driver as `cuLinkAddData_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4100,7 +4708,9 @@ pub type PFN_cuLinkAddData_v6050 = unsafe extern "system" fn(
     options: *mut CUjit_option,
     optionValues: *mut *mut c_void,
 ) -> CUresult;
-/** `cuLinkAddFile`, introduced in CUDA 5.5 (5050).
+/** Add a file input to a pending linker invocation
+
+ `cuLinkAddFile`, introduced in CUDA 5.5 (5050).
 
  Exported by the driver as `cuLinkAddFile`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4119,7 +4729,9 @@ pub type PFN_cuLinkAddFile_v5050 = unsafe extern "system" fn(
     options: *mut CUjit_option,
     optionValues: *mut *mut c_void,
 ) -> CUresult;
-/** `cuLinkAddFile`, introduced in CUDA 6.5 (6050).
+/** Add a file input to a pending linker invocation
+
+ `cuLinkAddFile`, introduced in CUDA 6.5 (6050).
 
  Exported by the driver as `cuLinkAddFile_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4137,7 +4749,9 @@ pub type PFN_cuLinkAddFile_v6050 = unsafe extern "system" fn(
     options: *mut CUjit_option,
     optionValues: *mut *mut c_void,
 ) -> CUresult;
-/** `cuLinkComplete`, introduced in CUDA 5.5 (5050).
+/** Complete a pending linker invocation
+
+ `cuLinkComplete`, introduced in CUDA 5.5 (5050).
 
  Exported by the driver as `cuLinkComplete`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4150,7 +4764,9 @@ pub type PFN_cuLinkComplete_v5050 = unsafe extern "system" fn(
     cubinOut: *mut *mut c_void,
     sizeOut: *mut usize,
 ) -> CUresult;
-/** `cuLinkCreate`, introduced in CUDA 5.5 (5050).
+/** Creates a pending JIT linker invocation.
+
+ `cuLinkCreate`, introduced in CUDA 5.5 (5050).
 
  Exported by the driver as `cuLinkCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4167,7 +4783,9 @@ pub type PFN_cuLinkCreate_v5050 = unsafe extern "system" fn(
     optionValues: *mut *mut c_void,
     stateOut: *mut CUlinkState,
 ) -> CUresult;
-/** `cuLinkCreate`, introduced in CUDA 6.5 (6050).
+/** Creates a pending JIT linker invocation.
+
+ `cuLinkCreate`, introduced in CUDA 6.5 (6050).
 
  Exported by the driver as `cuLinkCreate_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4183,7 +4801,9 @@ pub type PFN_cuLinkCreate_v6050 = unsafe extern "system" fn(
     optionValues: *mut *mut c_void,
     stateOut: *mut CUlinkState,
 ) -> CUresult;
-/** `cuLinkDestroy`, introduced in CUDA 5.5 (5050).
+/** Destroys state for a JIT linker invocation.
+
+ `cuLinkDestroy`, introduced in CUDA 5.5 (5050).
 
  Exported by the driver as `cuLinkDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4194,7 +4814,9 @@ pub type PFN_cuLinkCreate_v6050 = unsafe extern "system" fn(
 pub type PFN_cuLinkDestroy_v5050 = unsafe extern "system" fn(
     state: CUlinkState,
 ) -> CUresult;
-/** `cuLogicalEndpointAddDevice`, introduced in CUDA 13.3 (13030).
+/** Associates a device to a multicast logical endpoint
+
+ `cuLogicalEndpointAddDevice`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuLogicalEndpointAddDevice`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -4206,7 +4828,9 @@ pub type PFN_cuLogicalEndpointAddDevice_v13030 = unsafe extern "system" fn(
     leId: CUlogicalEndpointId,
     dev: CUdevice,
 ) -> CUresult;
-/** `cuLogicalEndpointBindAddr`, introduced in CUDA 13.3 (13030).
+/** Bind a memory allocation represented by a virtual address to a logical endpoint
+
+ `cuLogicalEndpointBindAddr`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuLogicalEndpointBindAddr`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -4222,7 +4846,9 @@ pub type PFN_cuLogicalEndpointBindAddr_v13030 = unsafe extern "system" fn(
     size: cuuint64_t,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuLogicalEndpointBindMem`, introduced in CUDA 13.3 (13030).
+/** Binds memory object represented by a handle to the logical endpoint
+
+ `cuLogicalEndpointBindMem`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuLogicalEndpointBindMem`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -4239,7 +4865,9 @@ pub type PFN_cuLogicalEndpointBindMem_v13030 = unsafe extern "system" fn(
     size: cuuint64_t,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuLogicalEndpointCreate`, introduced in CUDA 13.3 (13030).
+/** Creates a logical endpoint with the requested properties and associates it with the logical endpoint id
+
+ `cuLogicalEndpointCreate`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuLogicalEndpointCreate`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -4251,7 +4879,9 @@ pub type PFN_cuLogicalEndpointCreate_v13030 = unsafe extern "system" fn(
     leId: CUlogicalEndpointId,
     prop: *const CUlogicalEndpointProp,
 ) -> CUresult;
-/** `cuLogicalEndpointDestroy`, introduced in CUDA 13.3 (13030).
+/** Removes the association of the logical endpoint from the logical endpoint id
+
+ `cuLogicalEndpointDestroy`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuLogicalEndpointDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -4262,7 +4892,9 @@ pub type PFN_cuLogicalEndpointCreate_v13030 = unsafe extern "system" fn(
 pub type PFN_cuLogicalEndpointDestroy_v13030 = unsafe extern "system" fn(
     leId: CUlogicalEndpointId,
 ) -> CUresult;
-/** `cuLogicalEndpointExport`, introduced in CUDA 13.3 (13030).
+/** Exports a logical endpoint associated with leId to an IPC handle
+
+ `cuLogicalEndpointExport`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuLogicalEndpointExport`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -4275,7 +4907,9 @@ pub type PFN_cuLogicalEndpointExport_v13030 = unsafe extern "system" fn(
     leId: CUlogicalEndpointId,
     handleType: CUlogicalEndpointIpcHandleType,
 ) -> CUresult;
-/** `cuLogicalEndpointGetLimits`, introduced in CUDA 13.3 (13030).
+/** Calculates the minimum alignment and the maximum size for the given logical endpoint properties
+
+ `cuLogicalEndpointGetLimits`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuLogicalEndpointGetLimits`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -4288,7 +4922,9 @@ pub type PFN_cuLogicalEndpointGetLimits_v13030 = unsafe extern "system" fn(
     maxSize: *mut cuuint64_t,
     prop: *const CUlogicalEndpointProp,
 ) -> CUresult;
-/** `cuLogicalEndpointIdRelease`, introduced in CUDA 13.3 (13030).
+/** Releases a range of logical endpoint ids
+
+ `cuLogicalEndpointIdRelease`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuLogicalEndpointIdRelease`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -4300,7 +4936,9 @@ pub type PFN_cuLogicalEndpointIdRelease_v13030 = unsafe extern "system" fn(
     leId: CUlogicalEndpointId,
     count: cuuint32_t,
 ) -> CUresult;
-/** `cuLogicalEndpointIdReserve`, introduced in CUDA 13.3 (13030).
+/** Reserves a range of logical endpoint ids
+
+ `cuLogicalEndpointIdReserve`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuLogicalEndpointIdReserve`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -4312,7 +4950,9 @@ pub type PFN_cuLogicalEndpointIdReserve_v13030 = unsafe extern "system" fn(
     leId: *mut CUlogicalEndpointId,
     count: cuuint32_t,
 ) -> CUresult;
-/** `cuLogicalEndpointImport`, introduced in CUDA 13.3 (13030).
+/** Imports a logical endpoint from the given IPC handle and associates it with a logical endpoint id
+
+ `cuLogicalEndpointImport`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuLogicalEndpointImport`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -4325,7 +4965,9 @@ pub type PFN_cuLogicalEndpointImport_v13030 = unsafe extern "system" fn(
     handle: *const c_void,
     handleType: CUlogicalEndpointIpcHandleType,
 ) -> CUresult;
-/** `cuLogicalEndpointQuery`, introduced in CUDA 13.3 (13030).
+/** Determines if all logical endpoints in the range have been successfully constructed
+
+ `cuLogicalEndpointQuery`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuLogicalEndpointQuery`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -4338,7 +4980,9 @@ pub type PFN_cuLogicalEndpointQuery_v13030 = unsafe extern "system" fn(
     count: cuuint32_t,
     queryStatus: *mut c_int,
 ) -> CUresult;
-/** `cuLogicalEndpointUnbind`, introduced in CUDA 13.3 (13030).
+/** Unbinds any binding at offset from the logical endpoint
+
+ `cuLogicalEndpointUnbind`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuLogicalEndpointUnbind`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -4352,7 +4996,9 @@ pub type PFN_cuLogicalEndpointUnbind_v13030 = unsafe extern "system" fn(
     offset: cuuint64_t,
     size: cuuint64_t,
 ) -> CUresult;
-/** `cuLogsCurrent`, introduced in CUDA 12.9 (12090).
+/** Sets log iterator to point to the end of log buffer, where the next message would be written.
+
+ `cuLogsCurrent`, introduced in CUDA 12.9 (12090).
 
  Exported by the driver as `cuLogsCurrent`.
  Declared in `cudaTypedefs.h` by CUDA 12.9 to 13.5.
@@ -4364,7 +5010,9 @@ pub type PFN_cuLogsCurrent_v12090 = unsafe extern "system" fn(
     iterator: *mut CUlogIterator,
     flags: c_uint,
 ) -> CUresult;
-/** `cuLogsDumpToFile`, introduced in CUDA 12.9 (12090).
+/** Dump accumulated driver logs into a file
+
+ `cuLogsDumpToFile`, introduced in CUDA 12.9 (12090).
 
  Exported by the driver as `cuLogsDumpToFile`.
  Declared in `cudaTypedefs.h` by CUDA 12.9 to 13.5.
@@ -4377,7 +5025,9 @@ pub type PFN_cuLogsDumpToFile_v12090 = unsafe extern "system" fn(
     pathToFile: *const c_char,
     flags: c_uint,
 ) -> CUresult;
-/** `cuLogsDumpToMemory`, introduced in CUDA 12.9 (12090).
+/** Dump accumulated driver logs into a buffer
+
+ `cuLogsDumpToMemory`, introduced in CUDA 12.9 (12090).
 
  Exported by the driver as `cuLogsDumpToMemory`.
  Declared in `cudaTypedefs.h` by CUDA 12.9 to 13.5.
@@ -4391,7 +5041,9 @@ pub type PFN_cuLogsDumpToMemory_v12090 = unsafe extern "system" fn(
     size: *mut usize,
     flags: c_uint,
 ) -> CUresult;
-/** `cuLogsRegisterCallback`, introduced in CUDA 12.9 (12090).
+/** Register a callback function to receive error log messages
+
+ `cuLogsRegisterCallback`, introduced in CUDA 12.9 (12090).
 
  Exported by the driver as `cuLogsRegisterCallback`.
  Declared in `cudaTypedefs.h` by CUDA 12.9 to 13.5.
@@ -4404,7 +5056,9 @@ pub type PFN_cuLogsRegisterCallback_v12090 = unsafe extern "system" fn(
     userData: *mut c_void,
     callback: *mut CUlogsCallbackHandle,
 ) -> CUresult;
-/** `cuLogsUnregisterCallback`, introduced in CUDA 12.9 (12090).
+/** Unregister a log message callback
+
+ `cuLogsUnregisterCallback`, introduced in CUDA 12.9 (12090).
 
  Exported by the driver as `cuLogsUnregisterCallback`.
  Declared in `cudaTypedefs.h` by CUDA 12.9 to 13.5.
@@ -4415,7 +5069,9 @@ pub type PFN_cuLogsRegisterCallback_v12090 = unsafe extern "system" fn(
 pub type PFN_cuLogsUnregisterCallback_v12090 = unsafe extern "system" fn(
     callback: CUlogsCallbackHandle,
 ) -> CUresult;
-/** `cuMemAddressFree`, introduced in CUDA 10.2 (10020).
+/** Free an address range reservation.
+
+ `cuMemAddressFree`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuMemAddressFree`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4427,7 +5083,9 @@ pub type PFN_cuMemAddressFree_v10020 = unsafe extern "system" fn(
     ptr: CUdeviceptr_v2,
     size: usize,
 ) -> CUresult;
-/** `cuMemAddressReserve`, introduced in CUDA 10.2 (10020).
+/** Allocate an address range reservation.
+
+ `cuMemAddressReserve`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuMemAddressReserve`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4442,7 +5100,9 @@ pub type PFN_cuMemAddressReserve_v10020 = unsafe extern "system" fn(
     addr: CUdeviceptr_v2,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuMemAdvise`, introduced in CUDA 8.0 (8000).
+/** Advise about the usage of a given memory range
+
+ `cuMemAdvise`, introduced in CUDA 8.0 (8000).
 
  Exported by the driver as `cuMemAdvise`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4458,7 +5118,9 @@ pub type PFN_cuMemAdvise_v8000 = unsafe extern "system" fn(
     advice: CUmem_advise,
     device: CUdevice_v1,
 ) -> CUresult;
-/** `cuMemAdvise`, introduced in CUDA 12.2 (12020).
+/** Advise about the usage of a given memory range
+
+ `cuMemAdvise`, introduced in CUDA 12.2 (12020).
 
  Exported by the driver as `cuMemAdvise_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.2 to 13.5.
@@ -4474,7 +5136,9 @@ pub type PFN_cuMemAdvise_v12020 = unsafe extern "system" fn(
     advice: CUmem_advise,
     location: CUmemLocation_v1,
 ) -> CUresult;
-/** `cuMemAlloc`, introduced in CUDA 2.0 (2000).
+/** Allocates device memory
+
+ `cuMemAlloc`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemAlloc`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4489,7 +5153,9 @@ pub type PFN_cuMemAlloc_v2000 = unsafe extern "system" fn(
     dptr: *mut CUdeviceptr_v1,
     bytesize: c_uint,
 ) -> CUresult;
-/** `cuMemAlloc`, introduced in CUDA 3.2 (3020).
+/** Allocates device memory
+
+ `cuMemAlloc`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemAlloc_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4503,7 +5169,9 @@ pub type PFN_cuMemAlloc_v3020 = unsafe extern "system" fn(
     dptr: *mut CUdeviceptr_v2,
     bytesize: usize,
 ) -> CUresult;
-/** `cuMemAllocAsync`, introduced in CUDA 11.2 (11020).
+/** Allocates memory with stream ordered semantics
+
+ `cuMemAllocAsync`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemAllocAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4518,7 +5186,9 @@ pub type PFN_cuMemAllocAsync_v11020 = unsafe extern "system" fn(
     bytesize: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemAllocAsync`, introduced in CUDA 11.2 (11020).
+/** Allocates memory with stream ordered semantics
+
+ `cuMemAllocAsync`, introduced in CUDA 11.2 (11020).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemAllocAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4533,7 +5203,9 @@ pub type PFN_cuMemAllocAsync_v11020_ptsz = unsafe extern "system" fn(
     bytesize: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemAllocFromPoolAsync`, introduced in CUDA 11.2 (11020).
+/** Allocates memory from a specified pool with stream ordered semantics.
+
+ `cuMemAllocFromPoolAsync`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemAllocFromPoolAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4549,7 +5221,9 @@ pub type PFN_cuMemAllocFromPoolAsync_v11020 = unsafe extern "system" fn(
     pool: CUmemoryPool,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemAllocFromPoolAsync`, introduced in CUDA 11.2 (11020).
+/** Allocates memory from a specified pool with stream ordered semantics.
+
+ `cuMemAllocFromPoolAsync`, introduced in CUDA 11.2 (11020).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemAllocFromPoolAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4565,7 +5239,9 @@ pub type PFN_cuMemAllocFromPoolAsync_v11020_ptsz = unsafe extern "system" fn(
     pool: CUmemoryPool,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemAllocHost`, introduced in CUDA 2.0 (2000).
+/** Allocates page-locked host memory
+
+ `cuMemAllocHost`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemAllocHost`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4580,7 +5256,9 @@ pub type PFN_cuMemAllocHost_v2000 = unsafe extern "system" fn(
     pp: *mut *mut c_void,
     bytesize: c_uint,
 ) -> CUresult;
-/** `cuMemAllocHost`, introduced in CUDA 3.2 (3020).
+/** Allocates page-locked host memory
+
+ `cuMemAllocHost`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemAllocHost_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4594,7 +5272,9 @@ pub type PFN_cuMemAllocHost_v3020 = unsafe extern "system" fn(
     pp: *mut *mut c_void,
     bytesize: usize,
 ) -> CUresult;
-/** `cuMemAllocManaged`, introduced in CUDA 6.0 (6000).
+/** Allocates memory that will be automatically managed by the Unified Memory system
+
+ `cuMemAllocManaged`, introduced in CUDA 6.0 (6000).
 
  Exported by the driver as `cuMemAllocManaged`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4607,7 +5287,9 @@ pub type PFN_cuMemAllocManaged_v6000 = unsafe extern "system" fn(
     bytesize: usize,
     flags: c_uint,
 ) -> CUresult;
-/** `cuMemAllocPitch`, introduced in CUDA 2.0 (2000).
+/** Allocates pitched device memory
+
+ `cuMemAllocPitch`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemAllocPitch`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4625,7 +5307,9 @@ pub type PFN_cuMemAllocPitch_v2000 = unsafe extern "system" fn(
     Height: c_uint,
     ElementSizeBytes: c_uint,
 ) -> CUresult;
-/** `cuMemAllocPitch`, introduced in CUDA 3.2 (3020).
+/** Allocates pitched device memory
+
+ `cuMemAllocPitch`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemAllocPitch_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4642,7 +5326,9 @@ pub type PFN_cuMemAllocPitch_v3020 = unsafe extern "system" fn(
     Height: usize,
     ElementSizeBytes: c_uint,
 ) -> CUresult;
-/** `cuMemBatchDecompressAsync`, introduced in CUDA 12.6 (12060).
+/** Submit a batch of `count` independent decompression operations.
+
+ `cuMemBatchDecompressAsync`, introduced in CUDA 12.6 (12060).
 
  Exported by the driver as `cuMemBatchDecompressAsync`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -4659,7 +5345,9 @@ pub type PFN_cuMemBatchDecompressAsync_v12060 = unsafe extern "system" fn(
     errorIndex: *mut usize,
     stream: CUstream,
 ) -> CUresult;
-/** `cuMemBatchDecompressAsync`, introduced in CUDA 12.6 (12060).
+/** Submit a batch of `count` independent decompression operations.
+
+ `cuMemBatchDecompressAsync`, introduced in CUDA 12.6 (12060).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemBatchDecompressAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -4676,7 +5364,9 @@ pub type PFN_cuMemBatchDecompressAsync_v12060_ptsz = unsafe extern "system" fn(
     errorIndex: *mut usize,
     stream: CUstream,
 ) -> CUresult;
-/** `cuMemCreate`, introduced in CUDA 10.2 (10020).
+/** Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
+
+ `cuMemCreate`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuMemCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4690,7 +5380,9 @@ pub type PFN_cuMemCreate_v10020 = unsafe extern "system" fn(
     prop: *const CUmemAllocationProp_v1,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuMemDiscardAndPrefetchBatchAsync`, introduced in CUDA 13.0 (13000).
+/** Performs a batch of memory discards and prefetches asynchronously
+
+ `cuMemDiscardAndPrefetchBatchAsync`, introduced in CUDA 13.0 (13000).
 
  Exported by the driver as `cuMemDiscardAndPrefetchBatchAsync`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -4710,7 +5402,9 @@ pub type PFN_cuMemDiscardAndPrefetchBatchAsync_v13000 = unsafe extern "system" f
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemDiscardAndPrefetchBatchAsync`, introduced in CUDA 13.0 (13000).
+/** Performs a batch of memory discards and prefetches asynchronously
+
+ `cuMemDiscardAndPrefetchBatchAsync`, introduced in CUDA 13.0 (13000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemDiscardAndPrefetchBatchAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -4730,7 +5424,9 @@ pub type PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz = unsafe extern "syst
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemDiscardBatchAsync`, introduced in CUDA 13.0 (13000).
+/** Performs a batch of memory discards asynchronously
+
+ `cuMemDiscardBatchAsync`, introduced in CUDA 13.0 (13000).
 
  Exported by the driver as `cuMemDiscardBatchAsync`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -4747,7 +5443,9 @@ pub type PFN_cuMemDiscardBatchAsync_v13000 = unsafe extern "system" fn(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemDiscardBatchAsync`, introduced in CUDA 13.0 (13000).
+/** Performs a batch of memory discards asynchronously
+
+ `cuMemDiscardBatchAsync`, introduced in CUDA 13.0 (13000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemDiscardBatchAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -4764,7 +5462,9 @@ pub type PFN_cuMemDiscardBatchAsync_v13000_ptsz = unsafe extern "system" fn(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemExportToShareableHandle`, introduced in CUDA 10.2 (10020).
+/** Exports an allocation to a requested shareable handle type
+
+ `cuMemExportToShareableHandle`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuMemExportToShareableHandle`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4778,7 +5478,9 @@ pub type PFN_cuMemExportToShareableHandle_v10020 = unsafe extern "system" fn(
     handleType: CUmemAllocationHandleType,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuMemFree`, introduced in CUDA 2.0 (2000).
+/** Frees device memory
+
+ `cuMemFree`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemFree`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4792,7 +5494,9 @@ pub type PFN_cuMemExportToShareableHandle_v10020 = unsafe extern "system" fn(
 pub type PFN_cuMemFree_v2000 = unsafe extern "system" fn(
     dptr: CUdeviceptr_v1,
 ) -> CUresult;
-/** `cuMemFree`, introduced in CUDA 3.2 (3020).
+/** Frees device memory
+
+ `cuMemFree`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemFree_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4805,7 +5509,9 @@ pub type PFN_cuMemFree_v2000 = unsafe extern "system" fn(
 pub type PFN_cuMemFree_v3020 = unsafe extern "system" fn(
     dptr: CUdeviceptr_v2,
 ) -> CUresult;
-/** `cuMemFreeAsync`, introduced in CUDA 11.2 (11020).
+/** Frees memory with stream ordered semantics
+
+ `cuMemFreeAsync`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemFreeAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4819,7 +5525,9 @@ pub type PFN_cuMemFreeAsync_v11020 = unsafe extern "system" fn(
     dptr: CUdeviceptr_v2,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemFreeAsync`, introduced in CUDA 11.2 (11020).
+/** Frees memory with stream ordered semantics
+
+ `cuMemFreeAsync`, introduced in CUDA 11.2 (11020).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemFreeAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4833,7 +5541,9 @@ pub type PFN_cuMemFreeAsync_v11020_ptsz = unsafe extern "system" fn(
     dptr: CUdeviceptr_v2,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemFreeHost`, introduced in CUDA 2.0 (2000).
+/** Frees page-locked host memory
+
+ `cuMemFreeHost`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemFreeHost`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4842,7 +5552,9 @@ pub type PFN_cuMemFreeAsync_v11020_ptsz = unsafe extern "system" fn(
  Look it up with [`entries::cuMemFreeHost_v2000`](crate::entries::cuMemFreeHost_v2000), which asks the driver for exactly version 2000.
 */
 pub type PFN_cuMemFreeHost_v2000 = unsafe extern "system" fn(p: *mut c_void) -> CUresult;
-/** `cuMemGetAccess`, introduced in CUDA 10.2 (10020).
+/** Get the access `flags` set for the given `location` and `ptr`
+
+ `cuMemGetAccess`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuMemGetAccess`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4855,7 +5567,9 @@ pub type PFN_cuMemGetAccess_v10020 = unsafe extern "system" fn(
     location: *const CUmemLocation_v1,
     ptr: CUdeviceptr_v2,
 ) -> CUresult;
-/** `cuMemGetAddressRange`, introduced in CUDA 2.0 (2000).
+/** Get information on memory allocations
+
+ `cuMemGetAddressRange`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemGetAddressRange`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4871,7 +5585,9 @@ pub type PFN_cuMemGetAddressRange_v2000 = unsafe extern "system" fn(
     psize: *mut c_uint,
     dptr: CUdeviceptr_v1,
 ) -> CUresult;
-/** `cuMemGetAddressRange`, introduced in CUDA 3.2 (3020).
+/** Get information on memory allocations
+
+ `cuMemGetAddressRange`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemGetAddressRange_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4886,7 +5602,9 @@ pub type PFN_cuMemGetAddressRange_v3020 = unsafe extern "system" fn(
     psize: *mut usize,
     dptr: CUdeviceptr_v2,
 ) -> CUresult;
-/** `cuMemGetAllocationGranularity`, introduced in CUDA 10.2 (10020).
+/** Calculates either the minimal or recommended granularity
+
+ `cuMemGetAllocationGranularity`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuMemGetAllocationGranularity`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4899,7 +5617,9 @@ pub type PFN_cuMemGetAllocationGranularity_v10020 = unsafe extern "system" fn(
     prop: *const CUmemAllocationProp_v1,
     option: CUmemAllocationGranularity_flags,
 ) -> CUresult;
-/** `cuMemGetAllocationPropertiesFromHandle`, introduced in CUDA 10.2 (10020).
+/** Retrieve the contents of the property structure defining properties for this handle
+
+ `cuMemGetAllocationPropertiesFromHandle`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuMemGetAllocationPropertiesFromHandle`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4911,7 +5631,9 @@ pub type PFN_cuMemGetAllocationPropertiesFromHandle_v10020 = unsafe extern "syst
     prop: *mut CUmemAllocationProp_v1,
     handle: CUmemGenericAllocationHandle_v1,
 ) -> CUresult;
-/** `cuMemGetDefaultMemPool`, introduced in CUDA 13.0 (13000).
+/** Returns the default memory pool for a given location and allocation type
+
+ `cuMemGetDefaultMemPool`, introduced in CUDA 13.0 (13000).
 
  Exported by the driver as `cuMemGetDefaultMemPool`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -4924,7 +5646,9 @@ pub type PFN_cuMemGetDefaultMemPool_v13000 = unsafe extern "system" fn(
     location: *mut CUmemLocation,
     type_: CUmemAllocationType,
 ) -> CUresult;
-/** `cuMemGetHandleForAddressRange`, introduced in CUDA 11.7 (11070).
+/** Retrieve handle for an address range
+
+ `cuMemGetHandleForAddressRange`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuMemGetHandleForAddressRange`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4939,7 +5663,9 @@ pub type PFN_cuMemGetHandleForAddressRange_v11070 = unsafe extern "system" fn(
     handleType: CUmemRangeHandleType,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuMemGetInfo`, introduced in CUDA 2.0 (2000).
+/** Gets free and total memory
+
+ `cuMemGetInfo`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemGetInfo`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4954,7 +5680,9 @@ pub type PFN_cuMemGetInfo_v2000 = unsafe extern "system" fn(
     free: *mut c_uint,
     total: *mut c_uint,
 ) -> CUresult;
-/** `cuMemGetInfo`, introduced in CUDA 3.2 (3020).
+/** Gets free and total memory
+
+ `cuMemGetInfo`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemGetInfo_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -4968,7 +5696,9 @@ pub type PFN_cuMemGetInfo_v3020 = unsafe extern "system" fn(
     free: *mut usize,
     total: *mut usize,
 ) -> CUresult;
-/** `cuMemGetLocationInfo`, introduced in CUDA 13.4 (13040).
+/** Gets residency information for a memory address range
+
+ `cuMemGetLocationInfo`, introduced in CUDA 13.4 (13040).
 
  Exported by the driver as `cuMemGetLocationInfo`.
  Declared in `cudaTypedefs.h` by CUDA 13.4 to 13.5.
@@ -4983,7 +5713,9 @@ pub type PFN_cuMemGetLocationInfo_v13040 = unsafe extern "system" fn(
     samplingGranularity: usize,
     location_out: *mut CUmemLocation_v1,
 ) -> CUresult;
-/** `cuMemGetMemPool`, introduced in CUDA 13.0 (13000).
+/** Gets the current memory pool for a memory location and of a particular allocation type
+
+ `cuMemGetMemPool`, introduced in CUDA 13.0 (13000).
 
  Exported by the driver as `cuMemGetMemPool`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -4996,7 +5728,9 @@ pub type PFN_cuMemGetMemPool_v13000 = unsafe extern "system" fn(
     location: *mut CUmemLocation,
     type_: CUmemAllocationType,
 ) -> CUresult;
-/** `cuMemHostAlloc`, introduced in CUDA 2.2 (2020).
+/** Allocates page-locked host memory
+
+ `cuMemHostAlloc`, introduced in CUDA 2.2 (2020).
 
  Exported by the driver as `cuMemHostAlloc`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5009,7 +5743,9 @@ pub type PFN_cuMemHostAlloc_v2020 = unsafe extern "system" fn(
     bytesize: usize,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuMemHostGetDevicePointer`, introduced in CUDA 2.2 (2020).
+/** Passes back device pointer of mapped pinned memory
+
+ `cuMemHostGetDevicePointer`, introduced in CUDA 2.2 (2020).
 
  Exported by the driver as `cuMemHostGetDevicePointer`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5025,7 +5761,9 @@ pub type PFN_cuMemHostGetDevicePointer_v2020 = unsafe extern "system" fn(
     p: *mut c_void,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuMemHostGetDevicePointer`, introduced in CUDA 3.2 (3020).
+/** Passes back device pointer of mapped pinned memory
+
+ `cuMemHostGetDevicePointer`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemHostGetDevicePointer_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5040,7 +5778,9 @@ pub type PFN_cuMemHostGetDevicePointer_v3020 = unsafe extern "system" fn(
     p: *mut c_void,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuMemHostGetFlags`, introduced in CUDA 2.3 (2030).
+/** Passes back flags that were used for a pinned allocation
+
+ `cuMemHostGetFlags`, introduced in CUDA 2.3 (2030).
 
  Exported by the driver as `cuMemHostGetFlags`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5052,7 +5792,9 @@ pub type PFN_cuMemHostGetFlags_v2030 = unsafe extern "system" fn(
     pFlags: *mut c_uint,
     p: *mut c_void,
 ) -> CUresult;
-/** `cuMemHostRegister`, introduced in CUDA 4.0 (4000).
+/** Registers an existing host memory range for use by CUDA
+
+ `cuMemHostRegister`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuMemHostRegister`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5068,7 +5810,9 @@ pub type PFN_cuMemHostRegister_v4000 = unsafe extern "system" fn(
     bytesize: usize,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuMemHostRegister`, introduced in CUDA 6.5 (6050).
+/** Registers an existing host memory range for use by CUDA
+
+ `cuMemHostRegister`, introduced in CUDA 6.5 (6050).
 
  Exported by the driver as `cuMemHostRegister_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5083,7 +5827,9 @@ pub type PFN_cuMemHostRegister_v6050 = unsafe extern "system" fn(
     bytesize: usize,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuMemHostUnregister`, introduced in CUDA 4.0 (4000).
+/** Unregisters a memory range that was registered with cuMemHostRegister.
+
+ `cuMemHostUnregister`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuMemHostUnregister`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5094,7 +5840,9 @@ pub type PFN_cuMemHostRegister_v6050 = unsafe extern "system" fn(
 pub type PFN_cuMemHostUnregister_v4000 = unsafe extern "system" fn(
     p: *mut c_void,
 ) -> CUresult;
-/** `cuMemImportFromShareableHandle`, introduced in CUDA 10.2 (10020).
+/** Imports an allocation from a requested shareable handle type.
+
+ `cuMemImportFromShareableHandle`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuMemImportFromShareableHandle`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5107,7 +5855,9 @@ pub type PFN_cuMemImportFromShareableHandle_v10020 = unsafe extern "system" fn(
     osHandle: *mut c_void,
     shHandleType: CUmemAllocationHandleType,
 ) -> CUresult;
-/** `cuMemMap`, introduced in CUDA 10.2 (10020).
+/** Maps an allocation handle to a reserved virtual address range.
+
+ `cuMemMap`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuMemMap`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5122,7 +5872,9 @@ pub type PFN_cuMemMap_v10020 = unsafe extern "system" fn(
     handle: CUmemGenericAllocationHandle_v1,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuMemMapArrayAsync`, introduced in CUDA 11.1 (11010).
+/** Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+
+ `cuMemMapArrayAsync`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuMemMapArrayAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5137,7 +5889,9 @@ pub type PFN_cuMemMapArrayAsync_v11010 = unsafe extern "system" fn(
     count: c_uint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemMapArrayAsync`, introduced in CUDA 11.1 (11010).
+/** Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+
+ `cuMemMapArrayAsync`, introduced in CUDA 11.1 (11010).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemMapArrayAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5152,7 +5906,9 @@ pub type PFN_cuMemMapArrayAsync_v11010_ptsz = unsafe extern "system" fn(
     count: c_uint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemPoolCreate`, introduced in CUDA 11.2 (11020).
+/** Creates a memory pool
+
+ `cuMemPoolCreate`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemPoolCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5164,7 +5920,9 @@ pub type PFN_cuMemPoolCreate_v11020 = unsafe extern "system" fn(
     pool: *mut CUmemoryPool,
     poolProps: *const CUmemPoolProps_v1,
 ) -> CUresult;
-/** `cuMemPoolDestroy`, introduced in CUDA 11.2 (11020).
+/** Destroys the specified memory pool
+
+ `cuMemPoolDestroy`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemPoolDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5175,7 +5933,9 @@ pub type PFN_cuMemPoolCreate_v11020 = unsafe extern "system" fn(
 pub type PFN_cuMemPoolDestroy_v11020 = unsafe extern "system" fn(
     pool: CUmemoryPool,
 ) -> CUresult;
-/** `cuMemPoolExportPointer`, introduced in CUDA 11.2 (11020).
+/** Export data to share a memory pool allocation between processes.
+
+ `cuMemPoolExportPointer`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemPoolExportPointer`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5187,7 +5947,9 @@ pub type PFN_cuMemPoolExportPointer_v11020 = unsafe extern "system" fn(
     shareData_out: *mut CUmemPoolPtrExportData_v1,
     ptr: CUdeviceptr_v2,
 ) -> CUresult;
-/** `cuMemPoolExportToShareableHandle`, introduced in CUDA 11.2 (11020).
+/** Exports a memory pool to the requested handle type.
+
+ `cuMemPoolExportToShareableHandle`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemPoolExportToShareableHandle`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5201,7 +5963,9 @@ pub type PFN_cuMemPoolExportToShareableHandle_v11020 = unsafe extern "system" fn
     handleType: CUmemAllocationHandleType,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuMemPoolGetAccess`, introduced in CUDA 11.2 (11020).
+/** Returns the accessibility of a pool from a device
+
+ `cuMemPoolGetAccess`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemPoolGetAccess`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5214,7 +5978,9 @@ pub type PFN_cuMemPoolGetAccess_v11020 = unsafe extern "system" fn(
     memPool: CUmemoryPool,
     location: *mut CUmemLocation_v1,
 ) -> CUresult;
-/** `cuMemPoolGetAttribute`, introduced in CUDA 11.2 (11020).
+/** Gets attributes of a memory pool
+
+ `cuMemPoolGetAttribute`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemPoolGetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5227,7 +5993,9 @@ pub type PFN_cuMemPoolGetAttribute_v11020 = unsafe extern "system" fn(
     attr: CUmemPool_attribute,
     value: *mut c_void,
 ) -> CUresult;
-/** `cuMemPoolImportFromShareableHandle`, introduced in CUDA 11.2 (11020).
+/** imports a memory pool from a shared handle.
+
+ `cuMemPoolImportFromShareableHandle`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemPoolImportFromShareableHandle`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5241,7 +6009,9 @@ pub type PFN_cuMemPoolImportFromShareableHandle_v11020 = unsafe extern "system" 
     handleType: CUmemAllocationHandleType,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuMemPoolImportPointer`, introduced in CUDA 11.2 (11020).
+/** Import a memory pool allocation from another process.
+
+ `cuMemPoolImportPointer`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemPoolImportPointer`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5254,7 +6024,9 @@ pub type PFN_cuMemPoolImportPointer_v11020 = unsafe extern "system" fn(
     pool: CUmemoryPool,
     shareData: *mut CUmemPoolPtrExportData_v1,
 ) -> CUresult;
-/** `cuMemPoolSetAccess`, introduced in CUDA 11.2 (11020).
+/** Controls visibility of pools between devices
+
+ `cuMemPoolSetAccess`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemPoolSetAccess`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5267,7 +6039,9 @@ pub type PFN_cuMemPoolSetAccess_v11020 = unsafe extern "system" fn(
     map: *const CUmemAccessDesc_v1,
     count: usize,
 ) -> CUresult;
-/** `cuMemPoolSetAttribute`, introduced in CUDA 11.2 (11020).
+/** Sets attributes of a memory pool
+
+ `cuMemPoolSetAttribute`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemPoolSetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5280,7 +6054,9 @@ pub type PFN_cuMemPoolSetAttribute_v11020 = unsafe extern "system" fn(
     attr: CUmemPool_attribute,
     value: *mut c_void,
 ) -> CUresult;
-/** `cuMemPoolTrimTo`, introduced in CUDA 11.2 (11020).
+/** Tries to release memory back to the OS
+
+ `cuMemPoolTrimTo`, introduced in CUDA 11.2 (11020).
 
  Exported by the driver as `cuMemPoolTrimTo`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5292,7 +6068,9 @@ pub type PFN_cuMemPoolTrimTo_v11020 = unsafe extern "system" fn(
     pool: CUmemoryPool,
     minBytesToKeep: usize,
 ) -> CUresult;
-/** `cuMemPrefetchAsync`, introduced in CUDA 8.0 (8000).
+/** Prefetches memory to the specified destination location
+
+ `cuMemPrefetchAsync`, introduced in CUDA 8.0 (8000).
 
  Exported by the driver as `cuMemPrefetchAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5308,7 +6086,9 @@ pub type PFN_cuMemPrefetchAsync_v8000 = unsafe extern "system" fn(
     dstDevice: CUdevice_v1,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemPrefetchAsync`, introduced in CUDA 8.0 (8000).
+/** Prefetches memory to the specified destination device
+
+ `cuMemPrefetchAsync`, introduced in CUDA 8.0 (8000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemPrefetchAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5324,7 +6104,9 @@ pub type PFN_cuMemPrefetchAsync_v8000_ptsz = unsafe extern "system" fn(
     dstDevice: CUdevice_v1,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemPrefetchAsync`, introduced in CUDA 12.2 (12020).
+/** Prefetches memory to the specified destination location
+
+ `cuMemPrefetchAsync`, introduced in CUDA 12.2 (12020).
 
  Exported by the driver as `cuMemPrefetchAsync_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.2 to 13.5.
@@ -5341,7 +6123,9 @@ pub type PFN_cuMemPrefetchAsync_v12020 = unsafe extern "system" fn(
     flags: c_uint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemPrefetchAsync`, introduced in CUDA 12.2 (12020).
+/** Prefetches memory to the specified destination location
+
+ `cuMemPrefetchAsync`, introduced in CUDA 12.2 (12020).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemPrefetchAsync_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 12.2 to 13.5.
@@ -5358,7 +6142,9 @@ pub type PFN_cuMemPrefetchAsync_v12020_ptsz = unsafe extern "system" fn(
     flags: c_uint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemPrefetchBatchAsync`, introduced in CUDA 13.0 (13000).
+/** Performs a batch of memory prefetches asynchronously
+
+ `cuMemPrefetchBatchAsync`, introduced in CUDA 13.0 (13000).
 
  Exported by the driver as `cuMemPrefetchBatchAsync`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -5378,7 +6164,9 @@ pub type PFN_cuMemPrefetchBatchAsync_v13000 = unsafe extern "system" fn(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemPrefetchBatchAsync`, introduced in CUDA 13.0 (13000).
+/** Performs a batch of memory prefetches asynchronously
+
+ `cuMemPrefetchBatchAsync`, introduced in CUDA 13.0 (13000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemPrefetchBatchAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -5398,7 +6186,9 @@ pub type PFN_cuMemPrefetchBatchAsync_v13000_ptsz = unsafe extern "system" fn(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemRangeGetAttribute`, introduced in CUDA 8.0 (8000).
+/** Query an attribute of a given memory range
+
+ `cuMemRangeGetAttribute`, introduced in CUDA 8.0 (8000).
 
  Exported by the driver as `cuMemRangeGetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5413,7 +6203,9 @@ pub type PFN_cuMemRangeGetAttribute_v8000 = unsafe extern "system" fn(
     devPtr: CUdeviceptr_v2,
     count: usize,
 ) -> CUresult;
-/** `cuMemRangeGetAttributes`, introduced in CUDA 8.0 (8000).
+/** Query attributes of a given memory range.
+
+ `cuMemRangeGetAttributes`, introduced in CUDA 8.0 (8000).
 
  Exported by the driver as `cuMemRangeGetAttributes`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5429,7 +6221,9 @@ pub type PFN_cuMemRangeGetAttributes_v8000 = unsafe extern "system" fn(
     devPtr: CUdeviceptr_v2,
     count: usize,
 ) -> CUresult;
-/** `cuMemRelease`, introduced in CUDA 10.2 (10020).
+/** Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
+
+ `cuMemRelease`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuMemRelease`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5440,7 +6234,9 @@ pub type PFN_cuMemRangeGetAttributes_v8000 = unsafe extern "system" fn(
 pub type PFN_cuMemRelease_v10020 = unsafe extern "system" fn(
     handle: CUmemGenericAllocationHandle_v1,
 ) -> CUresult;
-/** `cuMemRetainAllocationHandle`, introduced in CUDA 11.0 (11000).
+/** Given an address `addr`, returns the allocation handle of the backing memory allocation.
+
+ `cuMemRetainAllocationHandle`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuMemRetainAllocationHandle`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5452,7 +6248,9 @@ pub type PFN_cuMemRetainAllocationHandle_v11000 = unsafe extern "system" fn(
     handle: *mut CUmemGenericAllocationHandle_v1,
     addr: *mut c_void,
 ) -> CUresult;
-/** `cuMemSetAccess`, introduced in CUDA 10.2 (10020).
+/** Set the access flags for each location specified in `desc` for the given virtual address range
+
+ `cuMemSetAccess`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuMemSetAccess`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5466,7 +6264,9 @@ pub type PFN_cuMemSetAccess_v10020 = unsafe extern "system" fn(
     desc: *const CUmemAccessDesc_v1,
     count: usize,
 ) -> CUresult;
-/** `cuMemSetMemPool`, introduced in CUDA 13.0 (13000).
+/** Sets the current memory pool for a memory location and allocation type
+
+ `cuMemSetMemPool`, introduced in CUDA 13.0 (13000).
 
  Exported by the driver as `cuMemSetMemPool`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -5479,7 +6279,9 @@ pub type PFN_cuMemSetMemPool_v13000 = unsafe extern "system" fn(
     type_: CUmemAllocationType,
     pool: CUmemoryPool,
 ) -> CUresult;
-/** `cuMemUnmap`, introduced in CUDA 10.2 (10020).
+/** Unmap the backing memory of a given address range.
+
+ `cuMemUnmap`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuMemUnmap`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5491,7 +6293,9 @@ pub type PFN_cuMemUnmap_v10020 = unsafe extern "system" fn(
     ptr: CUdeviceptr_v2,
     size: usize,
 ) -> CUresult;
-/** `cuMemcpy`, introduced in CUDA 4.0 (4000).
+/** Copies memory
+
+ `cuMemcpy`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuMemcpy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5506,7 +6310,9 @@ pub type PFN_cuMemcpy_v4000 = unsafe extern "system" fn(
     src: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpy`, introduced in CUDA 7.0 (7000).
+/** Copies memory
+
+ `cuMemcpy`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpy_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5521,7 +6327,9 @@ pub type PFN_cuMemcpy_v7000_ptds = unsafe extern "system" fn(
     src: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpy2D`, introduced in CUDA 2.0 (2000).
+/** Copies memory for 2D arrays
+
+ `cuMemcpy2D`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpy2D`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5535,7 +6343,9 @@ pub type PFN_cuMemcpy_v7000_ptds = unsafe extern "system" fn(
 pub type PFN_cuMemcpy2D_v2000 = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY2D_v1,
 ) -> CUresult;
-/** `cuMemcpy2D`, introduced in CUDA 3.2 (3020).
+/** Copies memory for 2D arrays
+
+ `cuMemcpy2D`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpy2D_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5548,7 +6358,9 @@ pub type PFN_cuMemcpy2D_v2000 = unsafe extern "system" fn(
 pub type PFN_cuMemcpy2D_v3020 = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY2D_v2,
 ) -> CUresult;
-/** `cuMemcpy2D`, introduced in CUDA 7.0 (7000).
+/** Copies memory for 2D arrays
+
+ `cuMemcpy2D`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpy2D_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5561,7 +6373,9 @@ pub type PFN_cuMemcpy2D_v3020 = unsafe extern "system" fn(
 pub type PFN_cuMemcpy2D_v7000_ptds = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY2D_v2,
 ) -> CUresult;
-/** `cuMemcpy2DAsync`, introduced in CUDA 2.0 (2000).
+/** Copies memory for 2D arrays
+
+ `cuMemcpy2DAsync`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpy2DAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5576,7 +6390,9 @@ pub type PFN_cuMemcpy2DAsync_v2000 = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY2D_v1,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy2DAsync`, introduced in CUDA 3.2 (3020).
+/** Copies memory for 2D arrays
+
+ `cuMemcpy2DAsync`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpy2DAsync_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5590,7 +6406,9 @@ pub type PFN_cuMemcpy2DAsync_v3020 = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY2D_v2,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy2DAsync`, introduced in CUDA 7.0 (7000).
+/** Copies memory for 2D arrays
+
+ `cuMemcpy2DAsync`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpy2DAsync_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5604,7 +6422,9 @@ pub type PFN_cuMemcpy2DAsync_v7000_ptsz = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY2D_v2,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy2DUnaligned`, introduced in CUDA 2.0 (2000).
+/** Copies memory for 2D arrays
+
+ `cuMemcpy2DUnaligned`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpy2DUnaligned`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5618,7 +6438,9 @@ pub type PFN_cuMemcpy2DAsync_v7000_ptsz = unsafe extern "system" fn(
 pub type PFN_cuMemcpy2DUnaligned_v2000 = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY2D_v1,
 ) -> CUresult;
-/** `cuMemcpy2DUnaligned`, introduced in CUDA 3.2 (3020).
+/** Copies memory for 2D arrays
+
+ `cuMemcpy2DUnaligned`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpy2DUnaligned_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5631,7 +6453,9 @@ pub type PFN_cuMemcpy2DUnaligned_v2000 = unsafe extern "system" fn(
 pub type PFN_cuMemcpy2DUnaligned_v3020 = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY2D_v2,
 ) -> CUresult;
-/** `cuMemcpy2DUnaligned`, introduced in CUDA 7.0 (7000).
+/** Copies memory for 2D arrays
+
+ `cuMemcpy2DUnaligned`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpy2DUnaligned_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5644,7 +6468,9 @@ pub type PFN_cuMemcpy2DUnaligned_v3020 = unsafe extern "system" fn(
 pub type PFN_cuMemcpy2DUnaligned_v7000_ptds = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY2D_v2,
 ) -> CUresult;
-/** `cuMemcpy3D`, introduced in CUDA 2.0 (2000).
+/** Copies memory for 3D arrays
+
+ `cuMemcpy3D`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpy3D`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5658,7 +6484,9 @@ pub type PFN_cuMemcpy2DUnaligned_v7000_ptds = unsafe extern "system" fn(
 pub type PFN_cuMemcpy3D_v2000 = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY3D_v1,
 ) -> CUresult;
-/** `cuMemcpy3D`, introduced in CUDA 3.2 (3020).
+/** Copies memory for 3D arrays
+
+ `cuMemcpy3D`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpy3D_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5671,7 +6499,9 @@ pub type PFN_cuMemcpy3D_v2000 = unsafe extern "system" fn(
 pub type PFN_cuMemcpy3D_v3020 = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY3D_v2,
 ) -> CUresult;
-/** `cuMemcpy3D`, introduced in CUDA 7.0 (7000).
+/** Copies memory for 3D arrays
+
+ `cuMemcpy3D`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpy3D_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5684,7 +6514,9 @@ pub type PFN_cuMemcpy3D_v3020 = unsafe extern "system" fn(
 pub type PFN_cuMemcpy3D_v7000_ptds = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY3D_v2,
 ) -> CUresult;
-/** `cuMemcpy3DAsync`, introduced in CUDA 2.0 (2000).
+/** Copies memory for 3D arrays
+
+ `cuMemcpy3DAsync`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpy3DAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5699,7 +6531,9 @@ pub type PFN_cuMemcpy3DAsync_v2000 = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY3D_v1,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy3DAsync`, introduced in CUDA 3.2 (3020).
+/** Copies memory for 3D arrays
+
+ `cuMemcpy3DAsync`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpy3DAsync_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5713,7 +6547,9 @@ pub type PFN_cuMemcpy3DAsync_v3020 = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY3D_v2,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy3DAsync`, introduced in CUDA 7.0 (7000).
+/** Copies memory for 3D arrays
+
+ `cuMemcpy3DAsync`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpy3DAsync_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5727,7 +6563,9 @@ pub type PFN_cuMemcpy3DAsync_v7000_ptsz = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY3D_v2,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy3DBatchAsync`, introduced in CUDA 12.8 (12080).
+/** Performs a batch of 3D memory copies asynchronously.
+
+ `cuMemcpy3DBatchAsync`, introduced in CUDA 12.8 (12080).
 
  Exported by the driver as `cuMemcpy3DBatchAsync`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -5744,7 +6582,9 @@ pub type PFN_cuMemcpy3DBatchAsync_v12080 = unsafe extern "system" fn(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy3DBatchAsync`, introduced in CUDA 12.8 (12080).
+/** Performs a batch of 3D memory copies asynchronously.
+
+ `cuMemcpy3DBatchAsync`, introduced in CUDA 12.8 (12080).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpy3DBatchAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -5761,7 +6601,9 @@ pub type PFN_cuMemcpy3DBatchAsync_v12080_ptsz = unsafe extern "system" fn(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy3DBatchAsync`, introduced in CUDA 13.0 (13000).
+/** Performs a batch of 3D memory copies asynchronously.
+
+ `cuMemcpy3DBatchAsync`, introduced in CUDA 13.0 (13000).
 
  Exported by the driver as `cuMemcpy3DBatchAsync_v2`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -5777,7 +6619,9 @@ pub type PFN_cuMemcpy3DBatchAsync_v13000 = unsafe extern "system" fn(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy3DBatchAsync`, introduced in CUDA 13.0 (13000).
+/** Performs a batch of 3D memory copies asynchronously.
+
+ `cuMemcpy3DBatchAsync`, introduced in CUDA 13.0 (13000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpy3DBatchAsync_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -5793,7 +6637,9 @@ pub type PFN_cuMemcpy3DBatchAsync_v13000_ptsz = unsafe extern "system" fn(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy3DPeer`, introduced in CUDA 4.0 (4000).
+/** Copies memory between contexts
+
+ `cuMemcpy3DPeer`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuMemcpy3DPeer`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5806,7 +6652,9 @@ pub type PFN_cuMemcpy3DBatchAsync_v13000_ptsz = unsafe extern "system" fn(
 pub type PFN_cuMemcpy3DPeer_v4000 = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY3D_PEER_v1,
 ) -> CUresult;
-/** `cuMemcpy3DPeer`, introduced in CUDA 7.0 (7000).
+/** Copies memory between contexts
+
+ `cuMemcpy3DPeer`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpy3DPeer_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5819,7 +6667,9 @@ pub type PFN_cuMemcpy3DPeer_v4000 = unsafe extern "system" fn(
 pub type PFN_cuMemcpy3DPeer_v7000_ptds = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY3D_PEER_v1,
 ) -> CUresult;
-/** `cuMemcpy3DPeerAsync`, introduced in CUDA 4.0 (4000).
+/** Copies memory between contexts asynchronously.
+
+ `cuMemcpy3DPeerAsync`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuMemcpy3DPeerAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5833,7 +6683,9 @@ pub type PFN_cuMemcpy3DPeerAsync_v4000 = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY3D_PEER_v1,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy3DPeerAsync`, introduced in CUDA 7.0 (7000).
+/** Copies memory between contexts asynchronously.
+
+ `cuMemcpy3DPeerAsync`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpy3DPeerAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5847,7 +6699,9 @@ pub type PFN_cuMemcpy3DPeerAsync_v7000_ptsz = unsafe extern "system" fn(
     pCopy: *const CUDA_MEMCPY3D_PEER_v1,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy3DWithAttributesAsync`, introduced in CUDA 13.2 (13020).
+/** Performs 3D memory copy with attributes asynchronously
+
+ `cuMemcpy3DWithAttributesAsync`, introduced in CUDA 13.2 (13020).
 
  Exported by the driver as `cuMemcpy3DWithAttributesAsync`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -5862,7 +6716,9 @@ pub type PFN_cuMemcpy3DWithAttributesAsync_v13020 = unsafe extern "system" fn(
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpy3DWithAttributesAsync`, introduced in CUDA 13.2 (13020).
+/** Performs 3D memory copy with attributes asynchronously
+
+ `cuMemcpy3DWithAttributesAsync`, introduced in CUDA 13.2 (13020).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpy3DWithAttributesAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -5877,7 +6733,9 @@ pub type PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz = unsafe extern "system" 
     flags: c_ulonglong,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyAsync`, introduced in CUDA 4.0 (4000).
+/** Copies memory asynchronously
+
+ `cuMemcpyAsync`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuMemcpyAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5893,7 +6751,9 @@ pub type PFN_cuMemcpyAsync_v4000 = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyAsync`, introduced in CUDA 7.0 (7000).
+/** Copies memory asynchronously
+
+ `cuMemcpyAsync`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpyAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5909,7 +6769,9 @@ pub type PFN_cuMemcpyAsync_v7000_ptsz = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyAtoA`, introduced in CUDA 2.0 (2000).
+/** Copies memory from Array to Array
+
+ `cuMemcpyAtoA`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpyAtoA`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5927,7 +6789,9 @@ pub type PFN_cuMemcpyAtoA_v2000 = unsafe extern "system" fn(
     srcOffset: c_uint,
     ByteCount: c_uint,
 ) -> CUresult;
-/** `cuMemcpyAtoA`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Array to Array
+
+ `cuMemcpyAtoA`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyAtoA_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5944,7 +6808,9 @@ pub type PFN_cuMemcpyAtoA_v3020 = unsafe extern "system" fn(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyAtoA`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Array to Array
+
+ `cuMemcpyAtoA`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpyAtoA_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5961,7 +6827,9 @@ pub type PFN_cuMemcpyAtoA_v7000_ptds = unsafe extern "system" fn(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyAtoD`, introduced in CUDA 2.0 (2000).
+/** Copies memory from Array to Device
+
+ `cuMemcpyAtoD`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpyAtoD`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5978,7 +6846,9 @@ pub type PFN_cuMemcpyAtoD_v2000 = unsafe extern "system" fn(
     srcOffset: c_uint,
     ByteCount: c_uint,
 ) -> CUresult;
-/** `cuMemcpyAtoD`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Array to Device
+
+ `cuMemcpyAtoD`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyAtoD_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -5994,7 +6864,9 @@ pub type PFN_cuMemcpyAtoD_v3020 = unsafe extern "system" fn(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyAtoD`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Array to Device
+
+ `cuMemcpyAtoD`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpyAtoD_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6010,7 +6882,9 @@ pub type PFN_cuMemcpyAtoD_v7000_ptds = unsafe extern "system" fn(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyAtoH`, introduced in CUDA 2.0 (2000).
+/** Copies memory from Array to Host
+
+ `cuMemcpyAtoH`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpyAtoH`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6027,7 +6901,9 @@ pub type PFN_cuMemcpyAtoH_v2000 = unsafe extern "system" fn(
     srcOffset: c_uint,
     ByteCount: c_uint,
 ) -> CUresult;
-/** `cuMemcpyAtoH`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Array to Host
+
+ `cuMemcpyAtoH`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyAtoH_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6043,7 +6919,9 @@ pub type PFN_cuMemcpyAtoH_v3020 = unsafe extern "system" fn(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyAtoH`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Array to Host
+
+ `cuMemcpyAtoH`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpyAtoH_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6059,7 +6937,9 @@ pub type PFN_cuMemcpyAtoH_v7000_ptds = unsafe extern "system" fn(
     srcOffset: usize,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyAtoHAsync`, introduced in CUDA 2.0 (2000).
+/** Copies memory from Array to Host
+
+ `cuMemcpyAtoHAsync`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpyAtoHAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6077,7 +6957,9 @@ pub type PFN_cuMemcpyAtoHAsync_v2000 = unsafe extern "system" fn(
     ByteCount: c_uint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyAtoHAsync`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Array to Host
+
+ `cuMemcpyAtoHAsync`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyAtoHAsync_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6094,7 +6976,9 @@ pub type PFN_cuMemcpyAtoHAsync_v3020 = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyAtoHAsync`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Array to Host
+
+ `cuMemcpyAtoHAsync`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpyAtoHAsync_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6111,7 +6995,9 @@ pub type PFN_cuMemcpyAtoHAsync_v7000_ptsz = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyBatchAsync`, introduced in CUDA 12.8 (12080).
+/** Performs a batch of memory copies asynchronously.
+
+ `cuMemcpyBatchAsync`, introduced in CUDA 12.8 (12080).
 
  Exported by the driver as `cuMemcpyBatchAsync`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -6132,7 +7018,9 @@ pub type PFN_cuMemcpyBatchAsync_v12080 = unsafe extern "system" fn(
     failIdx: *mut usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyBatchAsync`, introduced in CUDA 12.8 (12080).
+/** Performs a batch of memory copies asynchronously.
+
+ `cuMemcpyBatchAsync`, introduced in CUDA 12.8 (12080).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpyBatchAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -6153,7 +7041,9 @@ pub type PFN_cuMemcpyBatchAsync_v12080_ptsz = unsafe extern "system" fn(
     failIdx: *mut usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyBatchAsync`, introduced in CUDA 13.0 (13000).
+/** Performs a batch of memory copies asynchronously.
+
+ `cuMemcpyBatchAsync`, introduced in CUDA 13.0 (13000).
 
  Exported by the driver as `cuMemcpyBatchAsync_v2`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -6173,7 +7063,9 @@ pub type PFN_cuMemcpyBatchAsync_v13000 = unsafe extern "system" fn(
     numAttrs: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyBatchAsync`, introduced in CUDA 13.0 (13000).
+/** Performs a batch of memory copies asynchronously.
+
+ `cuMemcpyBatchAsync`, introduced in CUDA 13.0 (13000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpyBatchAsync_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.0 to 13.5.
@@ -6193,7 +7085,9 @@ pub type PFN_cuMemcpyBatchAsync_v13000_ptsz = unsafe extern "system" fn(
     numAttrs: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyDtoA`, introduced in CUDA 2.0 (2000).
+/** Copies memory from Device to Array
+
+ `cuMemcpyDtoA`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpyDtoA`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6210,7 +7104,9 @@ pub type PFN_cuMemcpyDtoA_v2000 = unsafe extern "system" fn(
     srcDevice: CUdeviceptr_v1,
     ByteCount: c_uint,
 ) -> CUresult;
-/** `cuMemcpyDtoA`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Device to Array
+
+ `cuMemcpyDtoA`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyDtoA_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6226,7 +7122,9 @@ pub type PFN_cuMemcpyDtoA_v3020 = unsafe extern "system" fn(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyDtoA`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Device to Array
+
+ `cuMemcpyDtoA`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpyDtoA_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6242,7 +7140,9 @@ pub type PFN_cuMemcpyDtoA_v7000_ptds = unsafe extern "system" fn(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyDtoD`, introduced in CUDA 2.0 (2000).
+/** Copies memory from Device to Device
+
+ `cuMemcpyDtoD`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpyDtoD`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6258,7 +7158,9 @@ pub type PFN_cuMemcpyDtoD_v2000 = unsafe extern "system" fn(
     srcDevice: CUdeviceptr_v1,
     ByteCount: c_uint,
 ) -> CUresult;
-/** `cuMemcpyDtoD`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Device to Device
+
+ `cuMemcpyDtoD`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyDtoD_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6273,7 +7175,9 @@ pub type PFN_cuMemcpyDtoD_v3020 = unsafe extern "system" fn(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyDtoD`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Device to Device
+
+ `cuMemcpyDtoD`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpyDtoD_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6288,7 +7192,9 @@ pub type PFN_cuMemcpyDtoD_v7000_ptds = unsafe extern "system" fn(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyDtoDAsync`, introduced in CUDA 3.0 (3000).
+/** Copies memory from Device to Device
+
+ `cuMemcpyDtoDAsync`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuMemcpyDtoDAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6305,7 +7211,9 @@ pub type PFN_cuMemcpyDtoDAsync_v3000 = unsafe extern "system" fn(
     ByteCount: c_uint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyDtoDAsync`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Device to Device
+
+ `cuMemcpyDtoDAsync`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyDtoDAsync_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6321,7 +7229,9 @@ pub type PFN_cuMemcpyDtoDAsync_v3020 = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyDtoDAsync`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Device to Device
+
+ `cuMemcpyDtoDAsync`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpyDtoDAsync_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6337,7 +7247,9 @@ pub type PFN_cuMemcpyDtoDAsync_v7000_ptsz = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyDtoH`, introduced in CUDA 2.0 (2000).
+/** Copies memory from Device to Host
+
+ `cuMemcpyDtoH`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpyDtoH`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6353,7 +7265,9 @@ pub type PFN_cuMemcpyDtoH_v2000 = unsafe extern "system" fn(
     srcDevice: CUdeviceptr_v1,
     ByteCount: c_uint,
 ) -> CUresult;
-/** `cuMemcpyDtoH`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Device to Host
+
+ `cuMemcpyDtoH`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyDtoH_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6368,7 +7282,9 @@ pub type PFN_cuMemcpyDtoH_v3020 = unsafe extern "system" fn(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyDtoH`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Device to Host
+
+ `cuMemcpyDtoH`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpyDtoH_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6383,7 +7299,9 @@ pub type PFN_cuMemcpyDtoH_v7000_ptds = unsafe extern "system" fn(
     srcDevice: CUdeviceptr_v2,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyDtoHAsync`, introduced in CUDA 2.0 (2000).
+/** Copies memory from Device to Host
+
+ `cuMemcpyDtoHAsync`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpyDtoHAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6400,7 +7318,9 @@ pub type PFN_cuMemcpyDtoHAsync_v2000 = unsafe extern "system" fn(
     ByteCount: c_uint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyDtoHAsync`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Device to Host
+
+ `cuMemcpyDtoHAsync`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyDtoHAsync_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6416,7 +7336,9 @@ pub type PFN_cuMemcpyDtoHAsync_v3020 = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyDtoHAsync`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Device to Host
+
+ `cuMemcpyDtoHAsync`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpyDtoHAsync_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6432,7 +7354,9 @@ pub type PFN_cuMemcpyDtoHAsync_v7000_ptsz = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyHtoA`, introduced in CUDA 2.0 (2000).
+/** Copies memory from Host to Array
+
+ `cuMemcpyHtoA`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpyHtoA`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6449,7 +7373,9 @@ pub type PFN_cuMemcpyHtoA_v2000 = unsafe extern "system" fn(
     srcHost: *const c_void,
     ByteCount: c_uint,
 ) -> CUresult;
-/** `cuMemcpyHtoA`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Host to Array
+
+ `cuMemcpyHtoA`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyHtoA_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6465,7 +7391,9 @@ pub type PFN_cuMemcpyHtoA_v3020 = unsafe extern "system" fn(
     srcHost: *const c_void,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyHtoA`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Host to Array
+
+ `cuMemcpyHtoA`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpyHtoA_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6481,7 +7409,9 @@ pub type PFN_cuMemcpyHtoA_v7000_ptds = unsafe extern "system" fn(
     srcHost: *const c_void,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyHtoAAsync`, introduced in CUDA 2.0 (2000).
+/** Copies memory from Host to Array
+
+ `cuMemcpyHtoAAsync`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpyHtoAAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6499,7 +7429,9 @@ pub type PFN_cuMemcpyHtoAAsync_v2000 = unsafe extern "system" fn(
     ByteCount: c_uint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyHtoAAsync`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Host to Array
+
+ `cuMemcpyHtoAAsync`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyHtoAAsync_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6516,7 +7448,9 @@ pub type PFN_cuMemcpyHtoAAsync_v3020 = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyHtoAAsync`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Host to Array
+
+ `cuMemcpyHtoAAsync`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpyHtoAAsync_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6533,7 +7467,9 @@ pub type PFN_cuMemcpyHtoAAsync_v7000_ptsz = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyHtoD`, introduced in CUDA 2.0 (2000).
+/** Copies memory from Host to Device
+
+ `cuMemcpyHtoD`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpyHtoD`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6549,7 +7485,9 @@ pub type PFN_cuMemcpyHtoD_v2000 = unsafe extern "system" fn(
     srcHost: *const c_void,
     ByteCount: c_uint,
 ) -> CUresult;
-/** `cuMemcpyHtoD`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Host to Device
+
+ `cuMemcpyHtoD`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyHtoD_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6564,7 +7502,9 @@ pub type PFN_cuMemcpyHtoD_v3020 = unsafe extern "system" fn(
     srcHost: *const c_void,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyHtoD`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Host to Device
+
+ `cuMemcpyHtoD`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpyHtoD_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6579,7 +7519,9 @@ pub type PFN_cuMemcpyHtoD_v7000_ptds = unsafe extern "system" fn(
     srcHost: *const c_void,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyHtoDAsync`, introduced in CUDA 2.0 (2000).
+/** Copies memory from Host to Device
+
+ `cuMemcpyHtoDAsync`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemcpyHtoDAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6596,7 +7538,9 @@ pub type PFN_cuMemcpyHtoDAsync_v2000 = unsafe extern "system" fn(
     ByteCount: c_uint,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyHtoDAsync`, introduced in CUDA 3.2 (3020).
+/** Copies memory from Host to Device
+
+ `cuMemcpyHtoDAsync`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemcpyHtoDAsync_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6612,7 +7556,9 @@ pub type PFN_cuMemcpyHtoDAsync_v3020 = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyHtoDAsync`, introduced in CUDA 7.0 (7000).
+/** Copies memory from Host to Device
+
+ `cuMemcpyHtoDAsync`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpyHtoDAsync_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6628,7 +7574,9 @@ pub type PFN_cuMemcpyHtoDAsync_v7000_ptsz = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyPeer`, introduced in CUDA 4.0 (4000).
+/** Copies device memory between two contexts
+
+ `cuMemcpyPeer`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuMemcpyPeer`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6645,7 +7593,9 @@ pub type PFN_cuMemcpyPeer_v4000 = unsafe extern "system" fn(
     srcContext: CUcontext,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyPeer`, introduced in CUDA 7.0 (7000).
+/** Copies device memory between two contexts
+
+ `cuMemcpyPeer`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemcpyPeer_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6662,7 +7612,9 @@ pub type PFN_cuMemcpyPeer_v7000_ptds = unsafe extern "system" fn(
     srcContext: CUcontext,
     ByteCount: usize,
 ) -> CUresult;
-/** `cuMemcpyPeerAsync`, introduced in CUDA 4.0 (4000).
+/** Copies device memory between two contexts asynchronously.
+
+ `cuMemcpyPeerAsync`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuMemcpyPeerAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6680,7 +7632,9 @@ pub type PFN_cuMemcpyPeerAsync_v4000 = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyPeerAsync`, introduced in CUDA 7.0 (7000).
+/** Copies device memory between two contexts asynchronously.
+
+ `cuMemcpyPeerAsync`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpyPeerAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6698,7 +7652,9 @@ pub type PFN_cuMemcpyPeerAsync_v7000_ptsz = unsafe extern "system" fn(
     ByteCount: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyWithAttributesAsync`, introduced in CUDA 13.2 (13020).
+/** Performs asynchronous memory copy operation with the specified attributes.
+
+ `cuMemcpyWithAttributesAsync`, introduced in CUDA 13.2 (13020).
 
  Exported by the driver as `cuMemcpyWithAttributesAsync`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -6715,7 +7671,9 @@ pub type PFN_cuMemcpyWithAttributesAsync_v13020 = unsafe extern "system" fn(
     attr: *mut CUmemcpyAttributes_v1,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemcpyWithAttributesAsync`, introduced in CUDA 13.2 (13020).
+/** Performs asynchronous memory copy operation with the specified attributes.
+
+ `cuMemcpyWithAttributesAsync`, introduced in CUDA 13.2 (13020).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemcpyWithAttributesAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -6732,7 +7690,9 @@ pub type PFN_cuMemcpyWithAttributesAsync_v13020_ptsz = unsafe extern "system" fn
     attr: *mut CUmemcpyAttributes_v1,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemsetD16`, introduced in CUDA 2.0 (2000).
+/** Initializes device memory
+
+ `cuMemsetD16`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemsetD16`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6748,7 +7708,9 @@ pub type PFN_cuMemsetD16_v2000 = unsafe extern "system" fn(
     us: c_ushort,
     N: c_uint,
 ) -> CUresult;
-/** `cuMemsetD16`, introduced in CUDA 3.2 (3020).
+/** Initializes device memory
+
+ `cuMemsetD16`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemsetD16_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6763,7 +7725,9 @@ pub type PFN_cuMemsetD16_v3020 = unsafe extern "system" fn(
     us: c_ushort,
     N: usize,
 ) -> CUresult;
-/** `cuMemsetD16`, introduced in CUDA 7.0 (7000).
+/** Initializes device memory
+
+ `cuMemsetD16`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemsetD16_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6778,7 +7742,9 @@ pub type PFN_cuMemsetD16_v7000_ptds = unsafe extern "system" fn(
     us: c_ushort,
     N: usize,
 ) -> CUresult;
-/** `cuMemsetD16Async`, introduced in CUDA 3.2 (3020).
+/** Sets device memory
+
+ `cuMemsetD16Async`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemsetD16Async`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6794,7 +7760,9 @@ pub type PFN_cuMemsetD16Async_v3020 = unsafe extern "system" fn(
     N: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemsetD16Async`, introduced in CUDA 7.0 (7000).
+/** Sets device memory
+
+ `cuMemsetD16Async`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemsetD16Async_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6810,7 +7778,9 @@ pub type PFN_cuMemsetD16Async_v7000_ptsz = unsafe extern "system" fn(
     N: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemsetD2D16`, introduced in CUDA 2.0 (2000).
+/** Initializes device memory
+
+ `cuMemsetD2D16`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemsetD2D16`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6828,7 +7798,9 @@ pub type PFN_cuMemsetD2D16_v2000 = unsafe extern "system" fn(
     Width: c_uint,
     Height: c_uint,
 ) -> CUresult;
-/** `cuMemsetD2D16`, introduced in CUDA 3.2 (3020).
+/** Initializes device memory
+
+ `cuMemsetD2D16`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemsetD2D16_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6845,7 +7817,9 @@ pub type PFN_cuMemsetD2D16_v3020 = unsafe extern "system" fn(
     Width: usize,
     Height: usize,
 ) -> CUresult;
-/** `cuMemsetD2D16`, introduced in CUDA 7.0 (7000).
+/** Initializes device memory
+
+ `cuMemsetD2D16`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemsetD2D16_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6862,7 +7836,9 @@ pub type PFN_cuMemsetD2D16_v7000_ptds = unsafe extern "system" fn(
     Width: usize,
     Height: usize,
 ) -> CUresult;
-/** `cuMemsetD2D16Async`, introduced in CUDA 3.2 (3020).
+/** Sets device memory
+
+ `cuMemsetD2D16Async`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemsetD2D16Async`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6880,7 +7856,9 @@ pub type PFN_cuMemsetD2D16Async_v3020 = unsafe extern "system" fn(
     Height: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemsetD2D16Async`, introduced in CUDA 7.0 (7000).
+/** Sets device memory
+
+ `cuMemsetD2D16Async`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemsetD2D16Async_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6898,7 +7876,9 @@ pub type PFN_cuMemsetD2D16Async_v7000_ptsz = unsafe extern "system" fn(
     Height: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemsetD2D32`, introduced in CUDA 2.0 (2000).
+/** Initializes device memory
+
+ `cuMemsetD2D32`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemsetD2D32`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6916,7 +7896,9 @@ pub type PFN_cuMemsetD2D32_v2000 = unsafe extern "system" fn(
     Width: c_uint,
     Height: c_uint,
 ) -> CUresult;
-/** `cuMemsetD2D32`, introduced in CUDA 3.2 (3020).
+/** Initializes device memory
+
+ `cuMemsetD2D32`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemsetD2D32_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6933,7 +7915,9 @@ pub type PFN_cuMemsetD2D32_v3020 = unsafe extern "system" fn(
     Width: usize,
     Height: usize,
 ) -> CUresult;
-/** `cuMemsetD2D32`, introduced in CUDA 7.0 (7000).
+/** Initializes device memory
+
+ `cuMemsetD2D32`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemsetD2D32_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6950,7 +7934,9 @@ pub type PFN_cuMemsetD2D32_v7000_ptds = unsafe extern "system" fn(
     Width: usize,
     Height: usize,
 ) -> CUresult;
-/** `cuMemsetD2D32Async`, introduced in CUDA 3.2 (3020).
+/** Sets device memory
+
+ `cuMemsetD2D32Async`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemsetD2D32Async`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6968,7 +7954,9 @@ pub type PFN_cuMemsetD2D32Async_v3020 = unsafe extern "system" fn(
     Height: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemsetD2D32Async`, introduced in CUDA 7.0 (7000).
+/** Sets device memory
+
+ `cuMemsetD2D32Async`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemsetD2D32Async_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -6986,7 +7974,9 @@ pub type PFN_cuMemsetD2D32Async_v7000_ptsz = unsafe extern "system" fn(
     Height: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemsetD2D8`, introduced in CUDA 2.0 (2000).
+/** Initializes device memory
+
+ `cuMemsetD2D8`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemsetD2D8`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7004,7 +7994,9 @@ pub type PFN_cuMemsetD2D8_v2000 = unsafe extern "system" fn(
     Width: c_uint,
     Height: c_uint,
 ) -> CUresult;
-/** `cuMemsetD2D8`, introduced in CUDA 3.2 (3020).
+/** Initializes device memory
+
+ `cuMemsetD2D8`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemsetD2D8_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7021,7 +8013,9 @@ pub type PFN_cuMemsetD2D8_v3020 = unsafe extern "system" fn(
     Width: usize,
     Height: usize,
 ) -> CUresult;
-/** `cuMemsetD2D8`, introduced in CUDA 7.0 (7000).
+/** Initializes device memory
+
+ `cuMemsetD2D8`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemsetD2D8_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7038,7 +8032,9 @@ pub type PFN_cuMemsetD2D8_v7000_ptds = unsafe extern "system" fn(
     Width: usize,
     Height: usize,
 ) -> CUresult;
-/** `cuMemsetD2D8Async`, introduced in CUDA 3.2 (3020).
+/** Sets device memory
+
+ `cuMemsetD2D8Async`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemsetD2D8Async`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7056,7 +8052,9 @@ pub type PFN_cuMemsetD2D8Async_v3020 = unsafe extern "system" fn(
     Height: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemsetD2D8Async`, introduced in CUDA 7.0 (7000).
+/** Sets device memory
+
+ `cuMemsetD2D8Async`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemsetD2D8Async_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7074,7 +8072,9 @@ pub type PFN_cuMemsetD2D8Async_v7000_ptsz = unsafe extern "system" fn(
     Height: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemsetD32`, introduced in CUDA 2.0 (2000).
+/** Initializes device memory
+
+ `cuMemsetD32`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemsetD32`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7090,7 +8090,9 @@ pub type PFN_cuMemsetD32_v2000 = unsafe extern "system" fn(
     ui: c_uint,
     N: c_uint,
 ) -> CUresult;
-/** `cuMemsetD32`, introduced in CUDA 3.2 (3020).
+/** Initializes device memory
+
+ `cuMemsetD32`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemsetD32_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7105,7 +8107,9 @@ pub type PFN_cuMemsetD32_v3020 = unsafe extern "system" fn(
     ui: c_uint,
     N: usize,
 ) -> CUresult;
-/** `cuMemsetD32`, introduced in CUDA 7.0 (7000).
+/** Initializes device memory
+
+ `cuMemsetD32`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemsetD32_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7120,7 +8124,9 @@ pub type PFN_cuMemsetD32_v7000_ptds = unsafe extern "system" fn(
     ui: c_uint,
     N: usize,
 ) -> CUresult;
-/** `cuMemsetD32Async`, introduced in CUDA 3.2 (3020).
+/** Sets device memory
+
+ `cuMemsetD32Async`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemsetD32Async`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7136,7 +8142,9 @@ pub type PFN_cuMemsetD32Async_v3020 = unsafe extern "system" fn(
     N: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemsetD32Async`, introduced in CUDA 7.0 (7000).
+/** Sets device memory
+
+ `cuMemsetD32Async`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemsetD32Async_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7152,7 +8160,9 @@ pub type PFN_cuMemsetD32Async_v7000_ptsz = unsafe extern "system" fn(
     N: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemsetD8`, introduced in CUDA 2.0 (2000).
+/** Initializes device memory
+
+ `cuMemsetD8`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuMemsetD8`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7168,7 +8178,9 @@ pub type PFN_cuMemsetD8_v2000 = unsafe extern "system" fn(
     uc: c_uchar,
     N: c_uint,
 ) -> CUresult;
-/** `cuMemsetD8`, introduced in CUDA 3.2 (3020).
+/** Initializes device memory
+
+ `cuMemsetD8`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemsetD8_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7183,7 +8195,9 @@ pub type PFN_cuMemsetD8_v3020 = unsafe extern "system" fn(
     uc: c_uchar,
     N: usize,
 ) -> CUresult;
-/** `cuMemsetD8`, introduced in CUDA 7.0 (7000).
+/** Initializes device memory
+
+ `cuMemsetD8`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptds`), exported by the driver as `cuMemsetD8_v2_ptds`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7198,7 +8212,9 @@ pub type PFN_cuMemsetD8_v7000_ptds = unsafe extern "system" fn(
     uc: c_uchar,
     N: usize,
 ) -> CUresult;
-/** `cuMemsetD8Async`, introduced in CUDA 3.2 (3020).
+/** Sets device memory
+
+ `cuMemsetD8Async`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuMemsetD8Async`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7214,7 +8230,9 @@ pub type PFN_cuMemsetD8Async_v3020 = unsafe extern "system" fn(
     N: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMemsetD8Async`, introduced in CUDA 7.0 (7000).
+/** Sets device memory
+
+ `cuMemsetD8Async`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuMemsetD8Async_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7230,7 +8248,9 @@ pub type PFN_cuMemsetD8Async_v7000_ptsz = unsafe extern "system" fn(
     N: usize,
     hStream: CUstream,
 ) -> CUresult;
-/** `cuMipmappedArrayCreate`, introduced in CUDA 5.0 (5000).
+/** Creates a CUDA mipmapped array
+
+ `cuMipmappedArrayCreate`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuMipmappedArrayCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7243,7 +8263,9 @@ pub type PFN_cuMipmappedArrayCreate_v5000 = unsafe extern "system" fn(
     pMipmappedArrayDesc: *const CUDA_ARRAY3D_DESCRIPTOR_v2,
     numMipmapLevels: c_uint,
 ) -> CUresult;
-/** `cuMipmappedArrayDestroy`, introduced in CUDA 5.0 (5000).
+/** Destroys a CUDA mipmapped array
+
+ `cuMipmappedArrayDestroy`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuMipmappedArrayDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7254,7 +8276,9 @@ pub type PFN_cuMipmappedArrayCreate_v5000 = unsafe extern "system" fn(
 pub type PFN_cuMipmappedArrayDestroy_v5000 = unsafe extern "system" fn(
     hMipmappedArray: CUmipmappedArray,
 ) -> CUresult;
-/** `cuMipmappedArrayGetLevel`, introduced in CUDA 5.0 (5000).
+/** Gets a mipmap level of a CUDA mipmapped array
+
+ `cuMipmappedArrayGetLevel`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuMipmappedArrayGetLevel`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7267,7 +8291,9 @@ pub type PFN_cuMipmappedArrayGetLevel_v5000 = unsafe extern "system" fn(
     hMipmappedArray: CUmipmappedArray,
     level: c_uint,
 ) -> CUresult;
-/** `cuMipmappedArrayGetMemoryRequirements`, introduced in CUDA 11.6 (11060).
+/** Returns the memory requirements of a CUDA mipmapped array
+
+ `cuMipmappedArrayGetMemoryRequirements`, introduced in CUDA 11.6 (11060).
 
  Exported by the driver as `cuMipmappedArrayGetMemoryRequirements`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7280,7 +8306,9 @@ pub type PFN_cuMipmappedArrayGetMemoryRequirements_v11060 = unsafe extern "syste
     mipmap: CUmipmappedArray,
     device: CUdevice,
 ) -> CUresult;
-/** `cuMipmappedArrayGetSparseProperties`, introduced in CUDA 11.1 (11010).
+/** Returns the layout properties of a sparse CUDA mipmapped array
+
+ `cuMipmappedArrayGetSparseProperties`, introduced in CUDA 11.1 (11010).
 
  Exported by the driver as `cuMipmappedArrayGetSparseProperties`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7292,7 +8320,9 @@ pub type PFN_cuMipmappedArrayGetSparseProperties_v11010 = unsafe extern "system"
     sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1,
     mipmap: CUmipmappedArray,
 ) -> CUresult;
-/** `cuModuleEnumerateFunctions`, introduced in CUDA 12.4 (12040).
+/** Returns the function handles within a module.
+
+ `cuModuleEnumerateFunctions`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuModuleEnumerateFunctions`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -7305,7 +8335,9 @@ pub type PFN_cuModuleEnumerateFunctions_v12040 = unsafe extern "system" fn(
     numFunctions: c_uint,
     mod_: CUmodule,
 ) -> CUresult;
-/** `cuModuleGetFunction`, introduced in CUDA 2.0 (2000).
+/** Returns a function handle
+
+ `cuModuleGetFunction`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuModuleGetFunction`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7318,7 +8350,9 @@ pub type PFN_cuModuleGetFunction_v2000 = unsafe extern "system" fn(
     hmod: CUmodule,
     name: *const c_char,
 ) -> CUresult;
-/** `cuModuleGetFunctionCount`, introduced in CUDA 12.4 (12040).
+/** Returns the number of functions within a module
+
+ `cuModuleGetFunctionCount`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuModuleGetFunctionCount`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -7330,7 +8364,9 @@ pub type PFN_cuModuleGetFunctionCount_v12040 = unsafe extern "system" fn(
     count: *mut c_uint,
     hmod: CUmodule,
 ) -> CUresult;
-/** `cuModuleGetGlobal`, introduced in CUDA 2.0 (2000).
+/** Returns a global pointer from a module
+
+ `cuModuleGetGlobal`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuModuleGetGlobal`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7347,7 +8383,9 @@ pub type PFN_cuModuleGetGlobal_v2000 = unsafe extern "system" fn(
     hmod: CUmodule,
     name: *const c_char,
 ) -> CUresult;
-/** `cuModuleGetGlobal`, introduced in CUDA 3.2 (3020).
+/** Returns a global pointer from a module
+
+ `cuModuleGetGlobal`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuModuleGetGlobal_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7363,7 +8401,9 @@ pub type PFN_cuModuleGetGlobal_v3020 = unsafe extern "system" fn(
     hmod: CUmodule,
     name: *const c_char,
 ) -> CUresult;
-/** `cuModuleGetLoadingMode`, introduced in CUDA 11.7 (11070).
+/** Query lazy loading mode
+
+ `cuModuleGetLoadingMode`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuModuleGetLoadingMode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7374,7 +8414,9 @@ pub type PFN_cuModuleGetGlobal_v3020 = unsafe extern "system" fn(
 pub type PFN_cuModuleGetLoadingMode_v11070 = unsafe extern "system" fn(
     mode: *mut CUmoduleLoadingMode,
 ) -> CUresult;
-/** `cuModuleGetSurfRef`, introduced in CUDA 3.0 (3000).
+/** Returns a handle to a surface reference
+
+ `cuModuleGetSurfRef`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuModuleGetSurfRef`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7387,7 +8429,9 @@ pub type PFN_cuModuleGetSurfRef_v3000 = unsafe extern "system" fn(
     hmod: CUmodule,
     name: *const c_char,
 ) -> CUresult;
-/** `cuModuleGetTexRef`, introduced in CUDA 2.0 (2000).
+/** Returns a handle to a texture reference
+
+ `cuModuleGetTexRef`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuModuleGetTexRef`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7400,7 +8444,9 @@ pub type PFN_cuModuleGetTexRef_v2000 = unsafe extern "system" fn(
     hmod: CUmodule,
     name: *const c_char,
 ) -> CUresult;
-/** `cuModuleLoad`, introduced in CUDA 2.0 (2000).
+/** Loads a compute module
+
+ `cuModuleLoad`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuModuleLoad`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7412,7 +8458,9 @@ pub type PFN_cuModuleLoad_v2000 = unsafe extern "system" fn(
     module: *mut CUmodule,
     fname: *const c_char,
 ) -> CUresult;
-/** `cuModuleLoadData`, introduced in CUDA 2.0 (2000).
+/** Load a module's data
+
+ `cuModuleLoadData`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuModuleLoadData`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7424,7 +8472,9 @@ pub type PFN_cuModuleLoadData_v2000 = unsafe extern "system" fn(
     module: *mut CUmodule,
     image: *const c_void,
 ) -> CUresult;
-/** `cuModuleLoadDataEx`, introduced in CUDA 2.1 (2010).
+/** Load a module's data with options
+
+ `cuModuleLoadDataEx`, introduced in CUDA 2.1 (2010).
 
  Exported by the driver as `cuModuleLoadDataEx`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7439,7 +8489,9 @@ pub type PFN_cuModuleLoadDataEx_v2010 = unsafe extern "system" fn(
     options: *mut CUjit_option,
     optionValues: *mut *mut c_void,
 ) -> CUresult;
-/** `cuModuleLoadFatBinary`, introduced in CUDA 2.0 (2000).
+/** Load a module's data
+
+ `cuModuleLoadFatBinary`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuModuleLoadFatBinary`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7451,7 +8503,9 @@ pub type PFN_cuModuleLoadFatBinary_v2000 = unsafe extern "system" fn(
     module: *mut CUmodule,
     fatCubin: *const c_void,
 ) -> CUresult;
-/** `cuModuleUnload`, introduced in CUDA 2.0 (2000).
+/** Unloads a module
+
+ `cuModuleUnload`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuModuleUnload`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7462,7 +8516,9 @@ pub type PFN_cuModuleLoadFatBinary_v2000 = unsafe extern "system" fn(
 pub type PFN_cuModuleUnload_v2000 = unsafe extern "system" fn(
     hmod: CUmodule,
 ) -> CUresult;
-/** `cuMulticastAddDevice`, introduced in CUDA 12.1 (12010).
+/** Associate a device to a multicast object.
+
+ `cuMulticastAddDevice`, introduced in CUDA 12.1 (12010).
 
  Exported by the driver as `cuMulticastAddDevice`.
  Declared in `cudaTypedefs.h` by CUDA 12.1 to 13.5.
@@ -7474,7 +8530,9 @@ pub type PFN_cuMulticastAddDevice_v12010 = unsafe extern "system" fn(
     mcHandle: CUmemGenericAllocationHandle,
     dev: CUdevice,
 ) -> CUresult;
-/** `cuMulticastBindAddr`, introduced in CUDA 12.1 (12010).
+/** Bind a memory allocation represented by a virtual address to a multicast object.
+
+ `cuMulticastBindAddr`, introduced in CUDA 12.1 (12010).
 
  Exported by the driver as `cuMulticastBindAddr`.
  Declared in `cudaTypedefs.h` by CUDA 12.1 to 13.5.
@@ -7491,7 +8549,9 @@ pub type PFN_cuMulticastBindAddr_v12010 = unsafe extern "system" fn(
     size: usize,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuMulticastBindAddr`, introduced in CUDA 13.1 (13010).
+/** Bind a memory allocation represented by a virtual address to a multicast object.
+
+ `cuMulticastBindAddr`, introduced in CUDA 13.1 (13010).
 
  Exported by the driver as `cuMulticastBindAddr_v2`.
  Declared in `cudaTypedefs.h` by CUDA 13.1 to 13.5.
@@ -7509,7 +8569,9 @@ pub type PFN_cuMulticastBindAddr_v13010 = unsafe extern "system" fn(
     size: usize,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuMulticastBindMem`, introduced in CUDA 12.1 (12010).
+/** Bind a memory allocation represented by a handle to a multicast object.
+
+ `cuMulticastBindMem`, introduced in CUDA 12.1 (12010).
 
  Exported by the driver as `cuMulticastBindMem`.
  Declared in `cudaTypedefs.h` by CUDA 12.1 to 13.5.
@@ -7527,7 +8589,9 @@ pub type PFN_cuMulticastBindMem_v12010 = unsafe extern "system" fn(
     size: usize,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuMulticastBindMem`, introduced in CUDA 13.1 (13010).
+/** Bind a memory allocation represented by a handle to a multicast object.
+
+ `cuMulticastBindMem`, introduced in CUDA 13.1 (13010).
 
  Exported by the driver as `cuMulticastBindMem_v2`.
  Declared in `cudaTypedefs.h` by CUDA 13.1 to 13.5.
@@ -7546,7 +8610,9 @@ pub type PFN_cuMulticastBindMem_v13010 = unsafe extern "system" fn(
     size: usize,
     flags: c_ulonglong,
 ) -> CUresult;
-/** `cuMulticastCreate`, introduced in CUDA 12.1 (12010).
+/** Create a generic allocation handle representing a multicast object described by the given properties.
+
+ `cuMulticastCreate`, introduced in CUDA 12.1 (12010).
 
  Exported by the driver as `cuMulticastCreate`.
  Declared in `cudaTypedefs.h` by CUDA 12.1 to 13.5.
@@ -7558,7 +8624,9 @@ pub type PFN_cuMulticastCreate_v12010 = unsafe extern "system" fn(
     mcHandle: *mut CUmemGenericAllocationHandle,
     prop: *const CUmulticastObjectProp,
 ) -> CUresult;
-/** `cuMulticastGetGranularity`, introduced in CUDA 12.1 (12010).
+/** Calculates either the minimal or recommended granularity for multicast object
+
+ `cuMulticastGetGranularity`, introduced in CUDA 12.1 (12010).
 
  Exported by the driver as `cuMulticastGetGranularity`.
  Declared in `cudaTypedefs.h` by CUDA 12.1 to 13.5.
@@ -7571,7 +8639,9 @@ pub type PFN_cuMulticastGetGranularity_v12010 = unsafe extern "system" fn(
     prop: *const CUmulticastObjectProp,
     option: CUmulticastGranularity_flags,
 ) -> CUresult;
-/** `cuMulticastUnbind`, introduced in CUDA 12.1 (12010).
+/** Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
+
+ `cuMulticastUnbind`, introduced in CUDA 12.1 (12010).
 
  Exported by the driver as `cuMulticastUnbind`.
  Declared in `cudaTypedefs.h` by CUDA 12.1 to 13.5.
@@ -7585,7 +8655,9 @@ pub type PFN_cuMulticastUnbind_v12010 = unsafe extern "system" fn(
     mcOffset: usize,
     size: usize,
 ) -> CUresult;
-/** `cuOccupancyAvailableDynamicSMemPerBlock`, introduced in CUDA 10.2 (10020).
+/** Returns dynamic shared memory available per block when launching `numBlocks` blocks on SM
+
+ `cuOccupancyAvailableDynamicSMemPerBlock`, introduced in CUDA 10.2 (10020).
 
  Exported by the driver as `cuOccupancyAvailableDynamicSMemPerBlock`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7599,7 +8671,9 @@ pub type PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020 = unsafe extern "sys
     numBlocks: c_int,
     blockSize: c_int,
 ) -> CUresult;
-/** `cuOccupancyMaxActiveBlocksPerMultiprocessor`, introduced in CUDA 6.5 (6050).
+/** Returns occupancy of a function
+
+ `cuOccupancyMaxActiveBlocksPerMultiprocessor`, introduced in CUDA 6.5 (6050).
 
  Exported by the driver as `cuOccupancyMaxActiveBlocksPerMultiprocessor`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7613,7 +8687,9 @@ pub type PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 = unsafe extern "
     blockSize: c_int,
     dynamicSMemSize: usize,
 ) -> CUresult;
-/** `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`, introduced in CUDA 7.0 (7000).
+/** Returns occupancy of a function
+
+ `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7628,7 +8704,9 @@ pub type PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 = unsafe
     dynamicSMemSize: usize,
     flags: c_uint,
 ) -> CUresult;
-/** `cuOccupancyMaxActiveClusters`, introduced in CUDA 11.7 (11070).
+/** Given the kernel function (`func`) and launch configuration (`config`), return the maximum number of clusters that could co-exist on the target device in  \*numClusters.
+
+ `cuOccupancyMaxActiveClusters`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuOccupancyMaxActiveClusters`.
  Declared in `cudaTypedefs.h` by CUDA 11.8 to 13.5.
@@ -7641,7 +8719,9 @@ pub type PFN_cuOccupancyMaxActiveClusters_v11070 = unsafe extern "system" fn(
     func: CUfunction,
     config: *const CUlaunchConfig,
 ) -> CUresult;
-/** `cuOccupancyMaxPotentialBlockSize`, introduced in CUDA 6.5 (6050).
+/** Suggest a launch configuration with reasonable occupancy
+
+ `cuOccupancyMaxPotentialBlockSize`, introduced in CUDA 6.5 (6050).
 
  Exported by the driver as `cuOccupancyMaxPotentialBlockSize`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7657,7 +8737,9 @@ pub type PFN_cuOccupancyMaxPotentialBlockSize_v6050 = unsafe extern "system" fn(
     dynamicSMemSize: usize,
     blockSizeLimit: c_int,
 ) -> CUresult;
-/** `cuOccupancyMaxPotentialBlockSizeWithFlags`, introduced in CUDA 7.0 (7000).
+/** Suggest a launch configuration with reasonable occupancy
+
+ `cuOccupancyMaxPotentialBlockSizeWithFlags`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuOccupancyMaxPotentialBlockSizeWithFlags`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7674,7 +8756,9 @@ pub type PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 = unsafe extern "sy
     blockSizeLimit: c_int,
     flags: c_uint,
 ) -> CUresult;
-/** `cuOccupancyMaxPotentialClusterSize`, introduced in CUDA 11.7 (11070).
+/** Given the kernel function (`func`) and launch configuration (`config`), return the maximum cluster size in  \*clusterSize.
+
+ `cuOccupancyMaxPotentialClusterSize`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuOccupancyMaxPotentialClusterSize`.
  Declared in `cudaTypedefs.h` by CUDA 11.8 to 13.5.
@@ -7687,7 +8771,9 @@ pub type PFN_cuOccupancyMaxPotentialClusterSize_v11070 = unsafe extern "system" 
     func: CUfunction,
     config: *const CUlaunchConfig,
 ) -> CUresult;
-/** `cuParamSetSize`, introduced in CUDA 2.0 (2000).
+/** Sets the parameter size for the function
+
+ `cuParamSetSize`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuParamSetSize`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7699,7 +8785,9 @@ pub type PFN_cuParamSetSize_v2000 = unsafe extern "system" fn(
     hfunc: CUfunction,
     numbytes: c_uint,
 ) -> CUresult;
-/** `cuParamSetTexRef`, introduced in CUDA 2.0 (2000).
+/** Adds a texture-reference to the function's argument list
+
+ `cuParamSetTexRef`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuParamSetTexRef`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7712,7 +8800,9 @@ pub type PFN_cuParamSetTexRef_v2000 = unsafe extern "system" fn(
     texunit: c_int,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuParamSetf`, introduced in CUDA 2.0 (2000).
+/** Adds a floating-point parameter to the function's argument list
+
+ `cuParamSetf`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuParamSetf`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7725,7 +8815,9 @@ pub type PFN_cuParamSetf_v2000 = unsafe extern "system" fn(
     offset: c_int,
     value: f32,
 ) -> CUresult;
-/** `cuParamSeti`, introduced in CUDA 2.0 (2000).
+/** Adds an integer parameter to the function's argument list
+
+ `cuParamSeti`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuParamSeti`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7738,7 +8830,9 @@ pub type PFN_cuParamSeti_v2000 = unsafe extern "system" fn(
     offset: c_int,
     value: c_uint,
 ) -> CUresult;
-/** `cuParamSetv`, introduced in CUDA 2.0 (2000).
+/** Adds arbitrary data to the function's argument list
+
+ `cuParamSetv`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuParamSetv`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7752,7 +8846,9 @@ pub type PFN_cuParamSetv_v2000 = unsafe extern "system" fn(
     ptr: *mut c_void,
     numbytes: c_uint,
 ) -> CUresult;
-/** `cuPointerGetAttribute`, introduced in CUDA 4.0 (4000).
+/** Returns information about a pointer
+
+ `cuPointerGetAttribute`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuPointerGetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7765,7 +8861,9 @@ pub type PFN_cuPointerGetAttribute_v4000 = unsafe extern "system" fn(
     attribute: CUpointer_attribute,
     ptr: CUdeviceptr_v2,
 ) -> CUresult;
-/** `cuPointerGetAttributes`, introduced in CUDA 7.0 (7000).
+/** Returns information about a pointer.
+
+ `cuPointerGetAttributes`, introduced in CUDA 7.0 (7000).
 
  Exported by the driver as `cuPointerGetAttributes`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7779,7 +8877,9 @@ pub type PFN_cuPointerGetAttributes_v7000 = unsafe extern "system" fn(
     data: *mut *mut c_void,
     ptr: CUdeviceptr_v2,
 ) -> CUresult;
-/** `cuPointerSetAttribute`, introduced in CUDA 6.0 (6000).
+/** Set attributes on a previously allocated memory region
+
+ `cuPointerSetAttribute`, introduced in CUDA 6.0 (6000).
 
  Exported by the driver as `cuPointerSetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7792,7 +8892,9 @@ pub type PFN_cuPointerSetAttribute_v6000 = unsafe extern "system" fn(
     attribute: CUpointer_attribute,
     ptr: CUdeviceptr_v2,
 ) -> CUresult;
-/** `cuSignalExternalSemaphoresAsync`, introduced in CUDA 10.0 (10000).
+/** Signals a set of external semaphore objects
+
+ `cuSignalExternalSemaphoresAsync`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuSignalExternalSemaphoresAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7808,7 +8910,9 @@ pub type PFN_cuSignalExternalSemaphoresAsync_v10000 = unsafe extern "system" fn(
     numExtSems: c_uint,
     stream: CUstream,
 ) -> CUresult;
-/** `cuSignalExternalSemaphoresAsync`, introduced in CUDA 10.0 (10000).
+/** Signals a set of external semaphore objects
+
+ `cuSignalExternalSemaphoresAsync`, introduced in CUDA 10.0 (10000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuSignalExternalSemaphoresAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7824,7 +8928,9 @@ pub type PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz = unsafe extern "system
     numExtSems: c_uint,
     stream: CUstream,
 ) -> CUresult;
-/** `cuStreamAddCallback`, introduced in CUDA 5.0 (5000).
+/** Add a callback to a compute stream
+
+ `cuStreamAddCallback`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuStreamAddCallback`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7840,7 +8946,9 @@ pub type PFN_cuStreamAddCallback_v5000 = unsafe extern "system" fn(
     userData: *mut c_void,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamAddCallback`, introduced in CUDA 7.0 (7000).
+/** Add a callback to a compute stream
+
+ `cuStreamAddCallback`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamAddCallback_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7856,7 +8964,9 @@ pub type PFN_cuStreamAddCallback_v7000_ptsz = unsafe extern "system" fn(
     userData: *mut c_void,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamAttachMemAsync`, introduced in CUDA 6.0 (6000).
+/** Attach memory to a stream asynchronously
+
+ `cuStreamAttachMemAsync`, introduced in CUDA 6.0 (6000).
 
  Exported by the driver as `cuStreamAttachMemAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7872,7 +8982,9 @@ pub type PFN_cuStreamAttachMemAsync_v6000 = unsafe extern "system" fn(
     length: usize,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamAttachMemAsync`, introduced in CUDA 7.0 (7000).
+/** Attach memory to a stream asynchronously
+
+ `cuStreamAttachMemAsync`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamAttachMemAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7888,7 +9000,9 @@ pub type PFN_cuStreamAttachMemAsync_v7000_ptsz = unsafe extern "system" fn(
     length: usize,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamBatchMemOp`, introduced in CUDA 8.0 (8000).
+/** Batch operations to synchronize the stream via memory operations
+
+ `cuStreamBatchMemOp`, introduced in CUDA 8.0 (8000).
 
  Exported by the driver as `cuStreamBatchMemOp`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7904,7 +9018,9 @@ pub type PFN_cuStreamBatchMemOp_v8000 = unsafe extern "system" fn(
     paramArray: *mut CUstreamBatchMemOpParams,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamBatchMemOp`, introduced in CUDA 8.0 (8000).
+/** Batch operations to synchronize the stream via memory operations
+
+ `cuStreamBatchMemOp`, introduced in CUDA 8.0 (8000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamBatchMemOp_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7920,7 +9036,9 @@ pub type PFN_cuStreamBatchMemOp_v8000_ptsz = unsafe extern "system" fn(
     paramArray: *mut CUstreamBatchMemOpParams_v1,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamBatchMemOp`, introduced in CUDA 11.7 (11070).
+/** Batch operations to synchronize the stream via memory operations
+
+ `cuStreamBatchMemOp`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuStreamBatchMemOp_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7936,7 +9054,9 @@ pub type PFN_cuStreamBatchMemOp_v11070 = unsafe extern "system" fn(
     paramArray: *mut CUstreamBatchMemOpParams,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamBatchMemOp`, introduced in CUDA 11.7 (11070).
+/** Batch operations to synchronize the stream via memory operations
+
+ `cuStreamBatchMemOp`, introduced in CUDA 11.7 (11070).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamBatchMemOp_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7952,7 +9072,9 @@ pub type PFN_cuStreamBatchMemOp_v11070_ptsz = unsafe extern "system" fn(
     paramArray: *mut CUstreamBatchMemOpParams,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamBeginCapture`, introduced in CUDA 10.0 (10000).
+/** Begins graph capture on a stream
+
+ `cuStreamBeginCapture`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuStreamBeginCapture`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7966,7 +9088,9 @@ pub type PFN_cuStreamBatchMemOp_v11070_ptsz = unsafe extern "system" fn(
 pub type PFN_cuStreamBeginCapture_v10000 = unsafe extern "system" fn(
     hStream: CUstream,
 ) -> CUresult;
-/** `cuStreamBeginCapture`, introduced in CUDA 10.0 (10000).
+/** Begins graph capture on a stream
+
+ `cuStreamBeginCapture`, introduced in CUDA 10.0 (10000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamBeginCapture_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7980,7 +9104,9 @@ pub type PFN_cuStreamBeginCapture_v10000 = unsafe extern "system" fn(
 pub type PFN_cuStreamBeginCapture_v10000_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
 ) -> CUresult;
-/** `cuStreamBeginCapture`, introduced in CUDA 10.1 (10010).
+/** Begins graph capture on a stream
+
+ `cuStreamBeginCapture`, introduced in CUDA 10.1 (10010).
 
  Exported by the driver as `cuStreamBeginCapture_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -7994,7 +9120,9 @@ pub type PFN_cuStreamBeginCapture_v10010 = unsafe extern "system" fn(
     hStream: CUstream,
     mode: CUstreamCaptureMode,
 ) -> CUresult;
-/** `cuStreamBeginCapture`, introduced in CUDA 10.1 (10010).
+/** Begins graph capture on a stream
+
+ `cuStreamBeginCapture`, introduced in CUDA 10.1 (10010).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamBeginCapture_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8008,7 +9136,9 @@ pub type PFN_cuStreamBeginCapture_v10010_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
     mode: CUstreamCaptureMode,
 ) -> CUresult;
-/** `cuStreamBeginCaptureToCig`, introduced in CUDA 13.1 (13010).
+/** Begins capture to CIG on a stream
+
+ `cuStreamBeginCaptureToCig`, introduced in CUDA 13.1 (13010).
 
  Exported by the driver as `cuStreamBeginCaptureToCig`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -8022,7 +9152,9 @@ pub type PFN_cuStreamBeginCaptureToCig_v13010 = unsafe extern "system" fn(
     hStream: CUstream,
     streamCigCaptureParams: *mut CUstreamCigCaptureParams,
 ) -> CUresult;
-/** `cuStreamBeginCaptureToCig`, introduced in CUDA 13.1 (13010).
+/** Begins capture to CIG on a stream
+
+ `cuStreamBeginCaptureToCig`, introduced in CUDA 13.1 (13010).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamBeginCaptureToCig_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -8036,7 +9168,9 @@ pub type PFN_cuStreamBeginCaptureToCig_v13010_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
     streamCigCaptureParams: *mut CUstreamCigCaptureParams,
 ) -> CUresult;
-/** `cuStreamBeginCaptureToGraph`, introduced in CUDA 12.3 (12030).
+/** Begins graph capture on a stream to an existing graph
+
+ `cuStreamBeginCaptureToGraph`, introduced in CUDA 12.3 (12030).
 
  Exported by the driver as `cuStreamBeginCaptureToGraph`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -8054,7 +9188,9 @@ pub type PFN_cuStreamBeginCaptureToGraph_v12030 = unsafe extern "system" fn(
     numDependencies: usize,
     mode: CUstreamCaptureMode,
 ) -> CUresult;
-/** `cuStreamBeginCaptureToGraph`, introduced in CUDA 12.3 (12030).
+/** Begins graph capture on a stream to an existing graph
+
+ `cuStreamBeginCaptureToGraph`, introduced in CUDA 12.3 (12030).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamBeginCaptureToGraph_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -8072,7 +9208,9 @@ pub type PFN_cuStreamBeginCaptureToGraph_v12030_ptsz = unsafe extern "system" fn
     numDependencies: usize,
     mode: CUstreamCaptureMode,
 ) -> CUresult;
-/** `cuStreamBeginRecaptureToGraph`, introduced in CUDA 13.3 (13030).
+/** Begin graph capture on a stream to an existing graph.
+
+ `cuStreamBeginRecaptureToGraph`, introduced in CUDA 13.3 (13030).
 
  Exported by the driver as `cuStreamBeginRecaptureToGraph`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -8089,7 +9227,9 @@ pub type PFN_cuStreamBeginRecaptureToGraph_v13030 = unsafe extern "system" fn(
     callbackFunc: CUgraphRecaptureCallback,
     userData: *mut c_void,
 ) -> CUresult;
-/** `cuStreamBeginRecaptureToGraph`, introduced in CUDA 13.3 (13030).
+/** Begin graph capture on a stream to an existing graph.
+
+ `cuStreamBeginRecaptureToGraph`, introduced in CUDA 13.3 (13030).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamBeginRecaptureToGraph_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.3 to 13.5.
@@ -8106,7 +9246,9 @@ pub type PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz = unsafe extern "system" 
     callbackFunc: CUgraphRecaptureCallback,
     userData: *mut c_void,
 ) -> CUresult;
-/** `cuStreamCopyAttributes`, introduced in CUDA 11.0 (11000).
+/** Copies attributes from source stream to destination stream.
+
+ `cuStreamCopyAttributes`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuStreamCopyAttributes`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8120,7 +9262,9 @@ pub type PFN_cuStreamCopyAttributes_v11000 = unsafe extern "system" fn(
     dstStream: CUstream,
     srcStream: CUstream,
 ) -> CUresult;
-/** `cuStreamCopyAttributes`, introduced in CUDA 11.0 (11000).
+/** Copies attributes from source stream to destination stream.
+
+ `cuStreamCopyAttributes`, introduced in CUDA 11.0 (11000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamCopyAttributes_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8134,7 +9278,9 @@ pub type PFN_cuStreamCopyAttributes_v11000_ptsz = unsafe extern "system" fn(
     dst: CUstream,
     src: CUstream,
 ) -> CUresult;
-/** `cuStreamCreate`, introduced in CUDA 2.0 (2000).
+/** Create a stream
+
+ `cuStreamCreate`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuStreamCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8146,7 +9292,9 @@ pub type PFN_cuStreamCreate_v2000 = unsafe extern "system" fn(
     phStream: *mut CUstream,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuStreamCreateWithPriority`, introduced in CUDA 5.5 (5050).
+/** Create a stream with the given priority
+
+ `cuStreamCreateWithPriority`, introduced in CUDA 5.5 (5050).
 
  Exported by the driver as `cuStreamCreateWithPriority`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8159,7 +9307,9 @@ pub type PFN_cuStreamCreateWithPriority_v5050 = unsafe extern "system" fn(
     flags: c_uint,
     priority: c_int,
 ) -> CUresult;
-/** `cuStreamDestroy`, introduced in CUDA 2.0 (2000).
+/** Destroys a stream
+
+ `cuStreamDestroy`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuStreamDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8173,7 +9323,9 @@ pub type PFN_cuStreamCreateWithPriority_v5050 = unsafe extern "system" fn(
 pub type PFN_cuStreamDestroy_v2000 = unsafe extern "system" fn(
     hStream: CUstream,
 ) -> CUresult;
-/** `cuStreamDestroy`, introduced in CUDA 4.0 (4000).
+/** Destroys a stream
+
+ `cuStreamDestroy`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuStreamDestroy_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8186,7 +9338,9 @@ pub type PFN_cuStreamDestroy_v2000 = unsafe extern "system" fn(
 pub type PFN_cuStreamDestroy_v4000 = unsafe extern "system" fn(
     hStream: CUstream,
 ) -> CUresult;
-/** `cuStreamEndCapture`, introduced in CUDA 10.0 (10000).
+/** Ends capture on a stream, returning the captured graph
+
+ `cuStreamEndCapture`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuStreamEndCapture`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8200,7 +9354,9 @@ pub type PFN_cuStreamEndCapture_v10000 = unsafe extern "system" fn(
     hStream: CUstream,
     phGraph: *mut CUgraph,
 ) -> CUresult;
-/** `cuStreamEndCapture`, introduced in CUDA 10.0 (10000).
+/** Ends capture on a stream, returning the captured graph
+
+ `cuStreamEndCapture`, introduced in CUDA 10.0 (10000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamEndCapture_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8214,7 +9370,9 @@ pub type PFN_cuStreamEndCapture_v10000_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
     phGraph: *mut CUgraph,
 ) -> CUresult;
-/** `cuStreamEndCaptureToCig`, introduced in CUDA 13.1 (13010).
+/** Ends CIG capture on a stream
+
+ `cuStreamEndCaptureToCig`, introduced in CUDA 13.1 (13010).
 
  Exported by the driver as `cuStreamEndCaptureToCig`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -8227,7 +9385,9 @@ pub type PFN_cuStreamEndCapture_v10000_ptsz = unsafe extern "system" fn(
 pub type PFN_cuStreamEndCaptureToCig_v13010 = unsafe extern "system" fn(
     hStream: CUstream,
 ) -> CUresult;
-/** `cuStreamEndCaptureToCig`, introduced in CUDA 13.1 (13010).
+/** Ends CIG capture on a stream
+
+ `cuStreamEndCaptureToCig`, introduced in CUDA 13.1 (13010).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamEndCaptureToCig_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.2 to 13.5.
@@ -8240,7 +9400,9 @@ pub type PFN_cuStreamEndCaptureToCig_v13010 = unsafe extern "system" fn(
 pub type PFN_cuStreamEndCaptureToCig_v13010_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
 ) -> CUresult;
-/** `cuStreamGetAttribute`, introduced in CUDA 11.0 (11000).
+/** Queries stream attribute.
+
+ `cuStreamGetAttribute`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuStreamGetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8255,7 +9417,9 @@ pub type PFN_cuStreamGetAttribute_v11000 = unsafe extern "system" fn(
     attr: CUstreamAttrID,
     value: *mut CUstreamAttrValue_v1,
 ) -> CUresult;
-/** `cuStreamGetAttribute`, introduced in CUDA 11.0 (11000).
+/** Queries stream attribute.
+
+ `cuStreamGetAttribute`, introduced in CUDA 11.0 (11000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamGetAttribute_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8270,7 +9434,9 @@ pub type PFN_cuStreamGetAttribute_v11000_ptsz = unsafe extern "system" fn(
     attr: CUstreamAttrID,
     value_out: *mut CUstreamAttrValue_v1,
 ) -> CUresult;
-/** `cuStreamGetCaptureInfo`, introduced in CUDA 10.1 (10010).
+/** Query a stream's capture state
+
+ `cuStreamGetCaptureInfo`, introduced in CUDA 10.1 (10010).
 
  Exported by the driver as `cuStreamGetCaptureInfo`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8285,7 +9451,9 @@ pub type PFN_cuStreamGetCaptureInfo_v10010 = unsafe extern "system" fn(
     captureStatus_out: *mut CUstreamCaptureStatus,
     id_out: *mut cuuint64_t,
 ) -> CUresult;
-/** `cuStreamGetCaptureInfo`, introduced in CUDA 10.1 (10010).
+/** Query capture status of a stream
+
+ `cuStreamGetCaptureInfo`, introduced in CUDA 10.1 (10010).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamGetCaptureInfo_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8300,7 +9468,9 @@ pub type PFN_cuStreamGetCaptureInfo_v10010_ptsz = unsafe extern "system" fn(
     captureStatus_out: *mut CUstreamCaptureStatus,
     id_out: *mut cuuint64_t,
 ) -> CUresult;
-/** `cuStreamGetCaptureInfo`, introduced in CUDA 11.3 (11030).
+/** Query a stream's capture state
+
+ `cuStreamGetCaptureInfo`, introduced in CUDA 11.3 (11030).
 
  Exported by the driver as `cuStreamGetCaptureInfo_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8318,7 +9488,9 @@ pub type PFN_cuStreamGetCaptureInfo_v11030 = unsafe extern "system" fn(
     dependencies_out: *mut *const CUgraphNode,
     numDependencies_out: *mut usize,
 ) -> CUresult;
-/** `cuStreamGetCaptureInfo`, introduced in CUDA 11.3 (11030).
+/** Query a stream's capture state
+
+ `cuStreamGetCaptureInfo`, introduced in CUDA 11.3 (11030).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamGetCaptureInfo_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8336,7 +9508,9 @@ pub type PFN_cuStreamGetCaptureInfo_v11030_ptsz = unsafe extern "system" fn(
     dependencies_out: *mut *const CUgraphNode,
     numDependencies_out: *mut usize,
 ) -> CUresult;
-/** `cuStreamGetCaptureInfo`, introduced in CUDA 12.3 (12030).
+/** Query a stream's capture state
+
+ `cuStreamGetCaptureInfo`, introduced in CUDA 12.3 (12030).
 
  Exported by the driver as `cuStreamGetCaptureInfo_v3`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -8355,7 +9529,9 @@ pub type PFN_cuStreamGetCaptureInfo_v12030 = unsafe extern "system" fn(
     edgeData_out: *mut *const CUgraphEdgeData,
     numDependencies_out: *mut usize,
 ) -> CUresult;
-/** `cuStreamGetCaptureInfo`, introduced in CUDA 12.3 (12030).
+/** Query a stream's capture state
+
+ `cuStreamGetCaptureInfo`, introduced in CUDA 12.3 (12030).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamGetCaptureInfo_v3_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -8374,7 +9550,9 @@ pub type PFN_cuStreamGetCaptureInfo_v12030_ptsz = unsafe extern "system" fn(
     edgeData_out: *mut *const CUgraphEdgeData,
     numDependencies_out: *mut usize,
 ) -> CUresult;
-/** `cuStreamGetCtx`, introduced in CUDA 9.2 (9020).
+/** Query the contexts associated with a stream
+
+ `cuStreamGetCtx`, introduced in CUDA 9.2 (9020).
 
  Exported by the driver as `cuStreamGetCtx`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8388,7 +9566,9 @@ pub type PFN_cuStreamGetCtx_v9020 = unsafe extern "system" fn(
     hStream: CUstream,
     pctx: *mut CUcontext,
 ) -> CUresult;
-/** `cuStreamGetCtx`, introduced in CUDA 9.2 (9020).
+/** Query the context associated with a stream
+
+ `cuStreamGetCtx`, introduced in CUDA 9.2 (9020).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamGetCtx_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8402,7 +9582,9 @@ pub type PFN_cuStreamGetCtx_v9020_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
     pctx: *mut CUcontext,
 ) -> CUresult;
-/** `cuStreamGetCtx`, introduced in CUDA 12.5 (12050).
+/** Query the contexts associated with a stream
+
+ `cuStreamGetCtx`, introduced in CUDA 12.5 (12050).
 
  Exported by the driver as `cuStreamGetCtx_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.5 to 13.5.
@@ -8417,7 +9599,9 @@ pub type PFN_cuStreamGetCtx_v12050 = unsafe extern "system" fn(
     pctx: *mut CUcontext,
     pGreenCtx: *mut CUgreenCtx,
 ) -> CUresult;
-/** `cuStreamGetCtx`, introduced in CUDA 12.5 (12050).
+/** Query the contexts associated with a stream
+
+ `cuStreamGetCtx`, introduced in CUDA 12.5 (12050).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamGetCtx_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 12.5 to 13.5.
@@ -8432,7 +9616,9 @@ pub type PFN_cuStreamGetCtx_v12050_ptsz = unsafe extern "system" fn(
     pctx: *mut CUcontext,
     pGreenCtx: *mut CUgreenCtx,
 ) -> CUresult;
-/** `cuStreamGetDevResource`, introduced in CUDA 13.1 (13010).
+/** Get stream resources
+
+ `cuStreamGetDevResource`, introduced in CUDA 13.1 (13010).
 
  Exported by the driver as `cuStreamGetDevResource`.
  Declared in `cudaTypedefs.h` by CUDA 13.1 to 13.5.
@@ -8447,7 +9633,9 @@ pub type PFN_cuStreamGetDevResource_v13010 = unsafe extern "system" fn(
     result: *mut CUdevResource,
     type_: CUdevResourceType,
 ) -> CUresult;
-/** `cuStreamGetDevResource`, introduced in CUDA 13.1 (13010).
+/** Get stream resources
+
+ `cuStreamGetDevResource`, introduced in CUDA 13.1 (13010).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamGetDevResource_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 13.1 to 13.5.
@@ -8462,7 +9650,9 @@ pub type PFN_cuStreamGetDevResource_v13010_ptsz = unsafe extern "system" fn(
     result: *mut CUdevResource,
     type_: CUdevResourceType,
 ) -> CUresult;
-/** `cuStreamGetDevice`, introduced in CUDA 12.8 (12080).
+/** Returns the device handle of the stream
+
+ `cuStreamGetDevice`, introduced in CUDA 12.8 (12080).
 
  Exported by the driver as `cuStreamGetDevice`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -8476,7 +9666,9 @@ pub type PFN_cuStreamGetDevice_v12080 = unsafe extern "system" fn(
     hStream: CUstream,
     device: *mut CUdevice,
 ) -> CUresult;
-/** `cuStreamGetDevice`, introduced in CUDA 12.8 (12080).
+/** Returns the device handle of the stream
+
+ `cuStreamGetDevice`, introduced in CUDA 12.8 (12080).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamGetDevice_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -8490,7 +9682,9 @@ pub type PFN_cuStreamGetDevice_v12080_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
     device: *mut CUdevice,
 ) -> CUresult;
-/** `cuStreamGetFlags`, introduced in CUDA 5.5 (5050).
+/** Query the flags of a given stream
+
+ `cuStreamGetFlags`, introduced in CUDA 5.5 (5050).
 
  Exported by the driver as `cuStreamGetFlags`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8504,7 +9698,9 @@ pub type PFN_cuStreamGetFlags_v5050 = unsafe extern "system" fn(
     hStream: CUstream,
     flags: *mut c_uint,
 ) -> CUresult;
-/** `cuStreamGetFlags`, introduced in CUDA 7.0 (7000).
+/** Query the flags of a given stream
+
+ `cuStreamGetFlags`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamGetFlags_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8518,7 +9714,9 @@ pub type PFN_cuStreamGetFlags_v7000_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
     flags: *mut c_uint,
 ) -> CUresult;
-/** `cuStreamGetGreenCtx`, introduced in CUDA 12.4 (12040).
+/** Query the green context associated with a stream
+
+ `cuStreamGetGreenCtx`, introduced in CUDA 12.4 (12040).
 
  Exported by the driver as `cuStreamGetGreenCtx`.
  Declared in `cudaTypedefs.h` by CUDA 12.4 to 13.5.
@@ -8530,7 +9728,9 @@ pub type PFN_cuStreamGetGreenCtx_v12040 = unsafe extern "system" fn(
     hStream: CUstream,
     phCtx: *mut CUgreenCtx,
 ) -> CUresult;
-/** `cuStreamGetId`, introduced in CUDA 12.0 (12000).
+/** Returns the unique Id associated with the stream handle supplied
+
+ `cuStreamGetId`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuStreamGetId`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -8544,7 +9744,9 @@ pub type PFN_cuStreamGetId_v12000 = unsafe extern "system" fn(
     hStream: CUstream,
     streamId: *mut c_ulonglong,
 ) -> CUresult;
-/** `cuStreamGetId`, introduced in CUDA 12.0 (12000).
+/** Returns the unique Id associated with the stream handle supplied
+
+ `cuStreamGetId`, introduced in CUDA 12.0 (12000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamGetId_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -8558,7 +9760,9 @@ pub type PFN_cuStreamGetId_v12000_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
     streamId: *mut c_ulonglong,
 ) -> CUresult;
-/** `cuStreamGetPriority`, introduced in CUDA 5.5 (5050).
+/** Query the priority of a given stream
+
+ `cuStreamGetPriority`, introduced in CUDA 5.5 (5050).
 
  Exported by the driver as `cuStreamGetPriority`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8572,7 +9776,9 @@ pub type PFN_cuStreamGetPriority_v5050 = unsafe extern "system" fn(
     hStream: CUstream,
     priority: *mut c_int,
 ) -> CUresult;
-/** `cuStreamGetPriority`, introduced in CUDA 7.0 (7000).
+/** Query the priority of a given stream
+
+ `cuStreamGetPriority`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamGetPriority_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8586,7 +9792,9 @@ pub type PFN_cuStreamGetPriority_v7000_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
     priority: *mut c_int,
 ) -> CUresult;
-/** `cuStreamIsCapturing`, introduced in CUDA 10.0 (10000).
+/** Returns a stream's capture status
+
+ `cuStreamIsCapturing`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuStreamIsCapturing`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8600,7 +9808,9 @@ pub type PFN_cuStreamIsCapturing_v10000 = unsafe extern "system" fn(
     hStream: CUstream,
     captureStatus: *mut CUstreamCaptureStatus,
 ) -> CUresult;
-/** `cuStreamIsCapturing`, introduced in CUDA 10.0 (10000).
+/** Returns a stream's capture status
+
+ `cuStreamIsCapturing`, introduced in CUDA 10.0 (10000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamIsCapturing_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8614,7 +9824,9 @@ pub type PFN_cuStreamIsCapturing_v10000_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
     captureStatus: *mut CUstreamCaptureStatus,
 ) -> CUresult;
-/** `cuStreamQuery`, introduced in CUDA 2.0 (2000).
+/** Determine status of a compute stream
+
+ `cuStreamQuery`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuStreamQuery`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8627,7 +9839,9 @@ pub type PFN_cuStreamIsCapturing_v10000_ptsz = unsafe extern "system" fn(
 pub type PFN_cuStreamQuery_v2000 = unsafe extern "system" fn(
     hStream: CUstream,
 ) -> CUresult;
-/** `cuStreamQuery`, introduced in CUDA 7.0 (7000).
+/** Determine status of a compute stream
+
+ `cuStreamQuery`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamQuery_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8640,7 +9854,9 @@ pub type PFN_cuStreamQuery_v2000 = unsafe extern "system" fn(
 pub type PFN_cuStreamQuery_v7000_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
 ) -> CUresult;
-/** `cuStreamSetAttribute`, introduced in CUDA 11.0 (11000).
+/** Sets stream attribute.
+
+ `cuStreamSetAttribute`, introduced in CUDA 11.0 (11000).
 
  Exported by the driver as `cuStreamSetAttribute`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8655,7 +9871,9 @@ pub type PFN_cuStreamSetAttribute_v11000 = unsafe extern "system" fn(
     attr: CUstreamAttrID,
     param: *const CUstreamAttrValue_v1,
 ) -> CUresult;
-/** `cuStreamSetAttribute`, introduced in CUDA 11.0 (11000).
+/** Sets stream attribute.
+
+ `cuStreamSetAttribute`, introduced in CUDA 11.0 (11000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamSetAttribute_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8670,7 +9888,9 @@ pub type PFN_cuStreamSetAttribute_v11000_ptsz = unsafe extern "system" fn(
     attr: CUstreamAttrID,
     value: *const CUstreamAttrValue_v1,
 ) -> CUresult;
-/** `cuStreamSynchronize`, introduced in CUDA 2.0 (2000).
+/** Wait until a stream's tasks are completed
+
+ `cuStreamSynchronize`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuStreamSynchronize`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8683,7 +9903,9 @@ pub type PFN_cuStreamSetAttribute_v11000_ptsz = unsafe extern "system" fn(
 pub type PFN_cuStreamSynchronize_v2000 = unsafe extern "system" fn(
     hStream: CUstream,
 ) -> CUresult;
-/** `cuStreamSynchronize`, introduced in CUDA 7.0 (7000).
+/** Wait until a stream's tasks are completed
+
+ `cuStreamSynchronize`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamSynchronize_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8696,7 +9918,9 @@ pub type PFN_cuStreamSynchronize_v2000 = unsafe extern "system" fn(
 pub type PFN_cuStreamSynchronize_v7000_ptsz = unsafe extern "system" fn(
     hStream: CUstream,
 ) -> CUresult;
-/** `cuStreamUpdateCaptureDependencies`, introduced in CUDA 11.3 (11030).
+/** Update the set of dependencies in a capturing stream
+
+ `cuStreamUpdateCaptureDependencies`, introduced in CUDA 11.3 (11030).
 
  Exported by the driver as `cuStreamUpdateCaptureDependencies`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8712,7 +9936,9 @@ pub type PFN_cuStreamUpdateCaptureDependencies_v11030 = unsafe extern "system" f
     numDependencies: usize,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamUpdateCaptureDependencies`, introduced in CUDA 11.3 (11030).
+/** Update the set of dependencies in a capturing stream (11.3+)
+
+ `cuStreamUpdateCaptureDependencies`, introduced in CUDA 11.3 (11030).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamUpdateCaptureDependencies_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8728,7 +9954,9 @@ pub type PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz = unsafe extern "syst
     numDependencies: usize,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamUpdateCaptureDependencies`, introduced in CUDA 12.3 (12030).
+/** Update the set of dependencies in a capturing stream
+
+ `cuStreamUpdateCaptureDependencies`, introduced in CUDA 12.3 (12030).
 
  Exported by the driver as `cuStreamUpdateCaptureDependencies_v2`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -8745,7 +9973,9 @@ pub type PFN_cuStreamUpdateCaptureDependencies_v12030 = unsafe extern "system" f
     numDependencies: usize,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamUpdateCaptureDependencies`, introduced in CUDA 12.3 (12030).
+/** Update the set of dependencies in a capturing stream
+
+ `cuStreamUpdateCaptureDependencies`, introduced in CUDA 12.3 (12030).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamUpdateCaptureDependencies_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 12.3 to 13.5.
@@ -8762,7 +9992,9 @@ pub type PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz = unsafe extern "syst
     numDependencies: usize,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWaitEvent`, introduced in CUDA 3.2 (3020).
+/** Make a compute stream wait on an event
+
+ `cuStreamWaitEvent`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuStreamWaitEvent`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8777,7 +10009,9 @@ pub type PFN_cuStreamWaitEvent_v3020 = unsafe extern "system" fn(
     hEvent: CUevent,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWaitEvent`, introduced in CUDA 7.0 (7000).
+/** Make a compute stream wait on an event
+
+ `cuStreamWaitEvent`, introduced in CUDA 7.0 (7000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamWaitEvent_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8792,7 +10026,9 @@ pub type PFN_cuStreamWaitEvent_v7000_ptsz = unsafe extern "system" fn(
     hEvent: CUevent,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWaitValue32`, introduced in CUDA 8.0 (8000).
+/** Wait on a memory location
+
+ `cuStreamWaitValue32`, introduced in CUDA 8.0 (8000).
 
  Exported by the driver as `cuStreamWaitValue32`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8808,7 +10044,9 @@ pub type PFN_cuStreamWaitValue32_v8000 = unsafe extern "system" fn(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWaitValue32`, introduced in CUDA 8.0 (8000).
+/** Wait on a memory location
+
+ `cuStreamWaitValue32`, introduced in CUDA 8.0 (8000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamWaitValue32_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8824,7 +10062,9 @@ pub type PFN_cuStreamWaitValue32_v8000_ptsz = unsafe extern "system" fn(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWaitValue32`, introduced in CUDA 11.7 (11070).
+/** Wait on a memory location
+
+ `cuStreamWaitValue32`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuStreamWaitValue32_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8840,7 +10080,9 @@ pub type PFN_cuStreamWaitValue32_v11070 = unsafe extern "system" fn(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWaitValue32`, introduced in CUDA 11.7 (11070).
+/** Wait on a memory location
+
+ `cuStreamWaitValue32`, introduced in CUDA 11.7 (11070).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamWaitValue32_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8856,7 +10098,9 @@ pub type PFN_cuStreamWaitValue32_v11070_ptsz = unsafe extern "system" fn(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWaitValue64`, introduced in CUDA 9.0 (9000).
+/** Wait on a memory location
+
+ `cuStreamWaitValue64`, introduced in CUDA 9.0 (9000).
 
  Exported by the driver as `cuStreamWaitValue64`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8872,7 +10116,9 @@ pub type PFN_cuStreamWaitValue64_v9000 = unsafe extern "system" fn(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWaitValue64`, introduced in CUDA 9.0 (9000).
+/** Wait on a memory location
+
+ `cuStreamWaitValue64`, introduced in CUDA 9.0 (9000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamWaitValue64_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8888,7 +10134,9 @@ pub type PFN_cuStreamWaitValue64_v9000_ptsz = unsafe extern "system" fn(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWaitValue64`, introduced in CUDA 11.7 (11070).
+/** Wait on a memory location
+
+ `cuStreamWaitValue64`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuStreamWaitValue64_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8904,7 +10152,9 @@ pub type PFN_cuStreamWaitValue64_v11070 = unsafe extern "system" fn(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWaitValue64`, introduced in CUDA 11.7 (11070).
+/** Wait on a memory location
+
+ `cuStreamWaitValue64`, introduced in CUDA 11.7 (11070).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamWaitValue64_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8920,7 +10170,9 @@ pub type PFN_cuStreamWaitValue64_v11070_ptsz = unsafe extern "system" fn(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWriteValue32`, introduced in CUDA 8.0 (8000).
+/** Write a value to memory
+
+ `cuStreamWriteValue32`, introduced in CUDA 8.0 (8000).
 
  Exported by the driver as `cuStreamWriteValue32`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8936,7 +10188,9 @@ pub type PFN_cuStreamWriteValue32_v8000 = unsafe extern "system" fn(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWriteValue32`, introduced in CUDA 8.0 (8000).
+/** Write a value to memory
+
+ `cuStreamWriteValue32`, introduced in CUDA 8.0 (8000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamWriteValue32_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8952,7 +10206,9 @@ pub type PFN_cuStreamWriteValue32_v8000_ptsz = unsafe extern "system" fn(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWriteValue32`, introduced in CUDA 11.7 (11070).
+/** Write a value to memory
+
+ `cuStreamWriteValue32`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuStreamWriteValue32_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8968,7 +10224,9 @@ pub type PFN_cuStreamWriteValue32_v11070 = unsafe extern "system" fn(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWriteValue32`, introduced in CUDA 11.7 (11070).
+/** Write a value to memory
+
+ `cuStreamWriteValue32`, introduced in CUDA 11.7 (11070).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamWriteValue32_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -8984,7 +10242,9 @@ pub type PFN_cuStreamWriteValue32_v11070_ptsz = unsafe extern "system" fn(
     value: cuuint32_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWriteValue64`, introduced in CUDA 9.0 (9000).
+/** Write a value to memory
+
+ `cuStreamWriteValue64`, introduced in CUDA 9.0 (9000).
 
  Exported by the driver as `cuStreamWriteValue64`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9000,7 +10260,9 @@ pub type PFN_cuStreamWriteValue64_v9000 = unsafe extern "system" fn(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWriteValue64`, introduced in CUDA 9.0 (9000).
+/** Write a value to memory
+
+ `cuStreamWriteValue64`, introduced in CUDA 9.0 (9000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamWriteValue64_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9016,7 +10278,9 @@ pub type PFN_cuStreamWriteValue64_v9000_ptsz = unsafe extern "system" fn(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWriteValue64`, introduced in CUDA 11.7 (11070).
+/** Write a value to memory
+
+ `cuStreamWriteValue64`, introduced in CUDA 11.7 (11070).
 
  Exported by the driver as `cuStreamWriteValue64_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9032,7 +10296,9 @@ pub type PFN_cuStreamWriteValue64_v11070 = unsafe extern "system" fn(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuStreamWriteValue64`, introduced in CUDA 11.7 (11070).
+/** Write a value to memory
+
+ `cuStreamWriteValue64`, introduced in CUDA 11.7 (11070).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuStreamWriteValue64_v2_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9048,7 +10314,9 @@ pub type PFN_cuStreamWriteValue64_v11070_ptsz = unsafe extern "system" fn(
     value: cuuint64_t,
     flags: c_uint,
 ) -> CUresult;
-/** `cuSurfObjectCreate`, introduced in CUDA 5.0 (5000).
+/** Creates a surface object
+
+ `cuSurfObjectCreate`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuSurfObjectCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9060,7 +10328,9 @@ pub type PFN_cuSurfObjectCreate_v5000 = unsafe extern "system" fn(
     pSurfObject: *mut CUsurfObject_v1,
     pResDesc: *const CUDA_RESOURCE_DESC_v1,
 ) -> CUresult;
-/** `cuSurfObjectDestroy`, introduced in CUDA 5.0 (5000).
+/** Destroys a surface object
+
+ `cuSurfObjectDestroy`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuSurfObjectDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9071,7 +10341,9 @@ pub type PFN_cuSurfObjectCreate_v5000 = unsafe extern "system" fn(
 pub type PFN_cuSurfObjectDestroy_v5000 = unsafe extern "system" fn(
     surfObject: CUsurfObject_v1,
 ) -> CUresult;
-/** `cuSurfObjectGetResourceDesc`, introduced in CUDA 5.0 (5000).
+/** Returns a surface object's resource descriptor
+
+ `cuSurfObjectGetResourceDesc`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuSurfObjectGetResourceDesc`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9083,7 +10355,9 @@ pub type PFN_cuSurfObjectGetResourceDesc_v5000 = unsafe extern "system" fn(
     pResDesc: *mut CUDA_RESOURCE_DESC_v1,
     surfObject: CUsurfObject_v1,
 ) -> CUresult;
-/** `cuSurfRefGetArray`, introduced in CUDA 3.0 (3000).
+/** Passes back the CUDA array bound to a surface reference.
+
+ `cuSurfRefGetArray`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuSurfRefGetArray`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9095,7 +10369,9 @@ pub type PFN_cuSurfRefGetArray_v3000 = unsafe extern "system" fn(
     phArray: *mut CUarray,
     hSurfRef: CUsurfref,
 ) -> CUresult;
-/** `cuSurfRefSetArray`, introduced in CUDA 3.0 (3000).
+/** Sets the CUDA array for a surface reference.
+
+ `cuSurfRefSetArray`, introduced in CUDA 3.0 (3000).
 
  Exported by the driver as `cuSurfRefSetArray`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9108,7 +10384,9 @@ pub type PFN_cuSurfRefSetArray_v3000 = unsafe extern "system" fn(
     hArray: CUarray,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuTensorMapEncodeIm2col`, introduced in CUDA 12.0 (12000).
+/** Create a tensor map descriptor object representing im2col memory region
+
+ `cuTensorMapEncodeIm2col`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuTensorMapEncodeIm2col`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -9133,7 +10411,9 @@ pub type PFN_cuTensorMapEncodeIm2col_v12000 = unsafe extern "system" fn(
     l2Promotion: CUtensorMapL2promotion,
     oobFill: CUtensorMapFloatOOBfill,
 ) -> CUresult;
-/** `cuTensorMapEncodeIm2colWide`, introduced in CUDA 12.8 (12080).
+/** Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
+
+ `cuTensorMapEncodeIm2colWide`, introduced in CUDA 12.8 (12080).
 
  Exported by the driver as `cuTensorMapEncodeIm2colWide`.
  Declared in `cudaTypedefs.h` by CUDA 12.8 to 13.5.
@@ -9159,7 +10439,9 @@ pub type PFN_cuTensorMapEncodeIm2colWide_v12080 = unsafe extern "system" fn(
     l2Promotion: CUtensorMapL2promotion,
     oobFill: CUtensorMapFloatOOBfill,
 ) -> CUresult;
-/** `cuTensorMapEncodeTiled`, introduced in CUDA 12.0 (12000).
+/** Create a tensor map descriptor object representing tiled memory region
+
+ `cuTensorMapEncodeTiled`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuTensorMapEncodeTiled`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -9181,7 +10463,9 @@ pub type PFN_cuTensorMapEncodeTiled_v12000 = unsafe extern "system" fn(
     l2Promotion: CUtensorMapL2promotion,
     oobFill: CUtensorMapFloatOOBfill,
 ) -> CUresult;
-/** `cuTensorMapReplaceAddress`, introduced in CUDA 12.0 (12000).
+/** Modify an existing tensor map descriptor with an updated global address
+
+ `cuTensorMapReplaceAddress`, introduced in CUDA 12.0 (12000).
 
  Exported by the driver as `cuTensorMapReplaceAddress`.
  Declared in `cudaTypedefs.h` by CUDA 12.0 to 13.5.
@@ -9193,7 +10477,9 @@ pub type PFN_cuTensorMapReplaceAddress_v12000 = unsafe extern "system" fn(
     tensorMap: *mut CUtensorMap,
     globalAddress: *mut c_void,
 ) -> CUresult;
-/** `cuTensorMapSetAllocationClass`, introduced in CUDA 13.5 (13050).
+/** Sets the allocation class of an already-encoded tensor map
+
+ `cuTensorMapSetAllocationClass`, introduced in CUDA 13.5 (13050).
 
  Exported by the driver as `cuTensorMapSetAllocationClass`.
  Declared in `cudaTypedefs.h` by CUDA 13.5.
@@ -9206,7 +10492,9 @@ pub type PFN_cuTensorMapSetAllocationClass_v13050 = unsafe extern "system" fn(
     allocClass: CUtensorMapAllocClass,
     outAllocClass: *mut CUtensorMapAllocClass,
 ) -> CUresult;
-/** `cuTexObjectCreate`, introduced in CUDA 5.0 (5000).
+/** Creates a texture object
+
+ `cuTexObjectCreate`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexObjectCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9220,7 +10508,9 @@ pub type PFN_cuTexObjectCreate_v5000 = unsafe extern "system" fn(
     pTexDesc: *const CUDA_TEXTURE_DESC_v1,
     pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC_v1,
 ) -> CUresult;
-/** `cuTexObjectDestroy`, introduced in CUDA 5.0 (5000).
+/** Destroys a texture object
+
+ `cuTexObjectDestroy`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexObjectDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9231,7 +10521,9 @@ pub type PFN_cuTexObjectCreate_v5000 = unsafe extern "system" fn(
 pub type PFN_cuTexObjectDestroy_v5000 = unsafe extern "system" fn(
     texObject: CUtexObject_v1,
 ) -> CUresult;
-/** `cuTexObjectGetResourceDesc`, introduced in CUDA 5.0 (5000).
+/** Returns a texture object's resource descriptor
+
+ `cuTexObjectGetResourceDesc`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexObjectGetResourceDesc`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9243,7 +10535,9 @@ pub type PFN_cuTexObjectGetResourceDesc_v5000 = unsafe extern "system" fn(
     pResDesc: *mut CUDA_RESOURCE_DESC_v1,
     texObject: CUtexObject_v1,
 ) -> CUresult;
-/** `cuTexObjectGetResourceViewDesc`, introduced in CUDA 5.0 (5000).
+/** Returns a texture object's resource view descriptor
+
+ `cuTexObjectGetResourceViewDesc`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexObjectGetResourceViewDesc`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9255,7 +10549,9 @@ pub type PFN_cuTexObjectGetResourceViewDesc_v5000 = unsafe extern "system" fn(
     pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC_v1,
     texObject: CUtexObject_v1,
 ) -> CUresult;
-/** `cuTexObjectGetTextureDesc`, introduced in CUDA 5.0 (5000).
+/** Returns a texture object's texture descriptor
+
+ `cuTexObjectGetTextureDesc`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexObjectGetTextureDesc`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9267,7 +10563,9 @@ pub type PFN_cuTexObjectGetTextureDesc_v5000 = unsafe extern "system" fn(
     pTexDesc: *mut CUDA_TEXTURE_DESC_v1,
     texObject: CUtexObject_v1,
 ) -> CUresult;
-/** `cuTexRefCreate`, introduced in CUDA 2.0 (2000).
+/** Creates a texture reference
+
+ `cuTexRefCreate`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9278,7 +10576,9 @@ pub type PFN_cuTexObjectGetTextureDesc_v5000 = unsafe extern "system" fn(
 pub type PFN_cuTexRefCreate_v2000 = unsafe extern "system" fn(
     pTexRef: *mut CUtexref,
 ) -> CUresult;
-/** `cuTexRefDestroy`, introduced in CUDA 2.0 (2000).
+/** Destroys a texture reference
+
+ `cuTexRefDestroy`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefDestroy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9289,7 +10589,9 @@ pub type PFN_cuTexRefCreate_v2000 = unsafe extern "system" fn(
 pub type PFN_cuTexRefDestroy_v2000 = unsafe extern "system" fn(
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefGetAddress`, introduced in CUDA 2.0 (2000).
+/** Gets the address associated with a texture reference
+
+ `cuTexRefGetAddress`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefGetAddress`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9304,7 +10606,9 @@ pub type PFN_cuTexRefGetAddress_v2000 = unsafe extern "system" fn(
     pdptr: *mut CUdeviceptr_v1,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefGetAddress`, introduced in CUDA 3.2 (3020).
+/** Gets the address associated with a texture reference
+
+ `cuTexRefGetAddress`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuTexRefGetAddress_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9318,7 +10622,9 @@ pub type PFN_cuTexRefGetAddress_v3020 = unsafe extern "system" fn(
     pdptr: *mut CUdeviceptr_v2,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefGetAddressMode`, introduced in CUDA 2.0 (2000).
+/** Gets the addressing mode used by a texture reference
+
+ `cuTexRefGetAddressMode`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefGetAddressMode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9331,7 +10637,9 @@ pub type PFN_cuTexRefGetAddressMode_v2000 = unsafe extern "system" fn(
     hTexRef: CUtexref,
     dim: c_int,
 ) -> CUresult;
-/** `cuTexRefGetArray`, introduced in CUDA 2.0 (2000).
+/** Gets the array bound to a texture reference
+
+ `cuTexRefGetArray`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefGetArray`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9343,7 +10651,9 @@ pub type PFN_cuTexRefGetArray_v2000 = unsafe extern "system" fn(
     phArray: *mut CUarray,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefGetBorderColor`, introduced in CUDA 8.0 (8000).
+/** Gets the border color used by a texture reference
+
+ `cuTexRefGetBorderColor`, introduced in CUDA 8.0 (8000).
 
  Exported by the driver as `cuTexRefGetBorderColor`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9355,7 +10665,9 @@ pub type PFN_cuTexRefGetBorderColor_v8000 = unsafe extern "system" fn(
     pBorderColor: *mut f32,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefGetFilterMode`, introduced in CUDA 2.0 (2000).
+/** Gets the filter-mode used by a texture reference
+
+ `cuTexRefGetFilterMode`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefGetFilterMode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9367,7 +10679,9 @@ pub type PFN_cuTexRefGetFilterMode_v2000 = unsafe extern "system" fn(
     pfm: *mut CUfilter_mode,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefGetFlags`, introduced in CUDA 2.0 (2000).
+/** Gets the flags used by a texture reference
+
+ `cuTexRefGetFlags`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefGetFlags`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9379,7 +10693,9 @@ pub type PFN_cuTexRefGetFlags_v2000 = unsafe extern "system" fn(
     pFlags: *mut c_uint,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefGetFormat`, introduced in CUDA 2.0 (2000).
+/** Gets the format used by a texture reference
+
+ `cuTexRefGetFormat`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefGetFormat`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9392,7 +10708,9 @@ pub type PFN_cuTexRefGetFormat_v2000 = unsafe extern "system" fn(
     pNumChannels: *mut c_int,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefGetMaxAnisotropy`, introduced in CUDA 5.0 (5000).
+/** Gets the maximum anisotropy for a texture reference
+
+ `cuTexRefGetMaxAnisotropy`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexRefGetMaxAnisotropy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9404,7 +10722,9 @@ pub type PFN_cuTexRefGetMaxAnisotropy_v5000 = unsafe extern "system" fn(
     pmaxAniso: *mut c_int,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefGetMipmapFilterMode`, introduced in CUDA 5.0 (5000).
+/** Gets the mipmap filtering mode for a texture reference
+
+ `cuTexRefGetMipmapFilterMode`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexRefGetMipmapFilterMode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9416,7 +10736,9 @@ pub type PFN_cuTexRefGetMipmapFilterMode_v5000 = unsafe extern "system" fn(
     pfm: *mut CUfilter_mode,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefGetMipmapLevelBias`, introduced in CUDA 5.0 (5000).
+/** Gets the mipmap level bias for a texture reference
+
+ `cuTexRefGetMipmapLevelBias`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexRefGetMipmapLevelBias`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9428,7 +10750,9 @@ pub type PFN_cuTexRefGetMipmapLevelBias_v5000 = unsafe extern "system" fn(
     pbias: *mut f32,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefGetMipmapLevelClamp`, introduced in CUDA 5.0 (5000).
+/** Gets the min/max mipmap level clamps for a texture reference
+
+ `cuTexRefGetMipmapLevelClamp`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexRefGetMipmapLevelClamp`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9441,7 +10765,9 @@ pub type PFN_cuTexRefGetMipmapLevelClamp_v5000 = unsafe extern "system" fn(
     pmaxMipmapLevelClamp: *mut f32,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefGetMipmappedArray`, introduced in CUDA 5.0 (5000).
+/** Gets the mipmapped array bound to a texture reference
+
+ `cuTexRefGetMipmappedArray`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexRefGetMipmappedArray`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9453,7 +10779,9 @@ pub type PFN_cuTexRefGetMipmappedArray_v5000 = unsafe extern "system" fn(
     phMipmappedArray: *mut CUmipmappedArray,
     hTexRef: CUtexref,
 ) -> CUresult;
-/** `cuTexRefSetAddress`, introduced in CUDA 2.0 (2000).
+/** Binds an address as a texture reference
+
+ `cuTexRefSetAddress`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefSetAddress`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9470,7 +10798,9 @@ pub type PFN_cuTexRefSetAddress_v2000 = unsafe extern "system" fn(
     dptr: CUdeviceptr_v1,
     bytes: c_uint,
 ) -> CUresult;
-/** `cuTexRefSetAddress`, introduced in CUDA 3.2 (3020).
+/** Binds an address as a texture reference
+
+ `cuTexRefSetAddress`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuTexRefSetAddress_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9486,7 +10816,9 @@ pub type PFN_cuTexRefSetAddress_v3020 = unsafe extern "system" fn(
     dptr: CUdeviceptr_v2,
     bytes: usize,
 ) -> CUresult;
-/** `cuTexRefSetAddress2D`, introduced in CUDA 2.2 (2020).
+/** Binds an address as a 2D texture reference
+
+ `cuTexRefSetAddress2D`, introduced in CUDA 2.2 (2020).
 
  Exported by the driver as `cuTexRefSetAddress2D`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9503,7 +10835,9 @@ pub type PFN_cuTexRefSetAddress2D_v2020 = unsafe extern "system" fn(
     dptr: CUdeviceptr_v1,
     Pitch: c_uint,
 ) -> CUresult;
-/** `cuTexRefSetAddress2D`, introduced in CUDA 3.2 (3020).
+/** Binds an address as a 2D texture reference
+
+ `cuTexRefSetAddress2D`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuTexRefSetAddress2D_v2`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9520,7 +10854,9 @@ pub type PFN_cuTexRefSetAddress2D_v3020 = unsafe extern "system" fn(
     dptr: CUdeviceptr_v2,
     Pitch: usize,
 ) -> CUresult;
-/** `cuTexRefSetAddress2D`, introduced in CUDA 4.1 (4010).
+/** Binds an address as a 2D texture reference
+
+ `cuTexRefSetAddress2D`, introduced in CUDA 4.1 (4010).
 
  Exported by the driver as `cuTexRefSetAddress2D_v3`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9536,7 +10872,9 @@ pub type PFN_cuTexRefSetAddress2D_v4010 = unsafe extern "system" fn(
     dptr: CUdeviceptr_v2,
     Pitch: usize,
 ) -> CUresult;
-/** `cuTexRefSetAddressMode`, introduced in CUDA 2.0 (2000).
+/** Sets the addressing mode for a texture reference
+
+ `cuTexRefSetAddressMode`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefSetAddressMode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9549,7 +10887,9 @@ pub type PFN_cuTexRefSetAddressMode_v2000 = unsafe extern "system" fn(
     dim: c_int,
     am: CUaddress_mode,
 ) -> CUresult;
-/** `cuTexRefSetArray`, introduced in CUDA 2.0 (2000).
+/** Binds an array as a texture reference
+
+ `cuTexRefSetArray`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefSetArray`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9562,7 +10902,9 @@ pub type PFN_cuTexRefSetArray_v2000 = unsafe extern "system" fn(
     hArray: CUarray,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuTexRefSetBorderColor`, introduced in CUDA 8.0 (8000).
+/** Sets the border color for a texture reference
+
+ `cuTexRefSetBorderColor`, introduced in CUDA 8.0 (8000).
 
  Exported by the driver as `cuTexRefSetBorderColor`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9574,7 +10916,9 @@ pub type PFN_cuTexRefSetBorderColor_v8000 = unsafe extern "system" fn(
     hTexRef: CUtexref,
     pBorderColor: *mut f32,
 ) -> CUresult;
-/** `cuTexRefSetFilterMode`, introduced in CUDA 2.0 (2000).
+/** Sets the filtering mode for a texture reference
+
+ `cuTexRefSetFilterMode`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefSetFilterMode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9586,7 +10930,9 @@ pub type PFN_cuTexRefSetFilterMode_v2000 = unsafe extern "system" fn(
     hTexRef: CUtexref,
     fm: CUfilter_mode,
 ) -> CUresult;
-/** `cuTexRefSetFlags`, introduced in CUDA 2.0 (2000).
+/** Sets the flags for a texture reference
+
+ `cuTexRefSetFlags`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefSetFlags`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9598,7 +10944,9 @@ pub type PFN_cuTexRefSetFlags_v2000 = unsafe extern "system" fn(
     hTexRef: CUtexref,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuTexRefSetFormat`, introduced in CUDA 2.0 (2000).
+/** Sets the format for a texture reference
+
+ `cuTexRefSetFormat`, introduced in CUDA 2.0 (2000).
 
  Exported by the driver as `cuTexRefSetFormat`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9611,7 +10959,9 @@ pub type PFN_cuTexRefSetFormat_v2000 = unsafe extern "system" fn(
     fmt: CUarray_format,
     NumPackedComponents: c_int,
 ) -> CUresult;
-/** `cuTexRefSetMaxAnisotropy`, introduced in CUDA 5.0 (5000).
+/** Sets the maximum anisotropy for a texture reference
+
+ `cuTexRefSetMaxAnisotropy`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexRefSetMaxAnisotropy`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9623,7 +10973,9 @@ pub type PFN_cuTexRefSetMaxAnisotropy_v5000 = unsafe extern "system" fn(
     hTexRef: CUtexref,
     maxAniso: c_uint,
 ) -> CUresult;
-/** `cuTexRefSetMipmapFilterMode`, introduced in CUDA 5.0 (5000).
+/** Sets the mipmap filtering mode for a texture reference
+
+ `cuTexRefSetMipmapFilterMode`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexRefSetMipmapFilterMode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9635,7 +10987,9 @@ pub type PFN_cuTexRefSetMipmapFilterMode_v5000 = unsafe extern "system" fn(
     hTexRef: CUtexref,
     fm: CUfilter_mode,
 ) -> CUresult;
-/** `cuTexRefSetMipmapLevelBias`, introduced in CUDA 5.0 (5000).
+/** Sets the mipmap level bias for a texture reference
+
+ `cuTexRefSetMipmapLevelBias`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexRefSetMipmapLevelBias`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9647,7 +11001,9 @@ pub type PFN_cuTexRefSetMipmapLevelBias_v5000 = unsafe extern "system" fn(
     hTexRef: CUtexref,
     bias: f32,
 ) -> CUresult;
-/** `cuTexRefSetMipmapLevelClamp`, introduced in CUDA 5.0 (5000).
+/** Sets the mipmap min/max mipmap level clamps for a texture reference
+
+ `cuTexRefSetMipmapLevelClamp`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexRefSetMipmapLevelClamp`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9660,7 +11016,9 @@ pub type PFN_cuTexRefSetMipmapLevelClamp_v5000 = unsafe extern "system" fn(
     minMipmapLevelClamp: f32,
     maxMipmapLevelClamp: f32,
 ) -> CUresult;
-/** `cuTexRefSetMipmappedArray`, introduced in CUDA 5.0 (5000).
+/** Binds a mipmapped array to a texture reference
+
+ `cuTexRefSetMipmappedArray`, introduced in CUDA 5.0 (5000).
 
  Exported by the driver as `cuTexRefSetMipmappedArray`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9673,7 +11031,9 @@ pub type PFN_cuTexRefSetMipmappedArray_v5000 = unsafe extern "system" fn(
     hMipmappedArray: CUmipmappedArray,
     Flags: c_uint,
 ) -> CUresult;
-/** `cuThreadExchangeStreamCaptureMode`, introduced in CUDA 10.1 (10010).
+/** Swaps the stream capture interaction mode for a thread
+
+ `cuThreadExchangeStreamCaptureMode`, introduced in CUDA 10.1 (10010).
 
  Exported by the driver as `cuThreadExchangeStreamCaptureMode`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9684,7 +11044,9 @@ pub type PFN_cuTexRefSetMipmappedArray_v5000 = unsafe extern "system" fn(
 pub type PFN_cuThreadExchangeStreamCaptureMode_v10010 = unsafe extern "system" fn(
     mode: *mut CUstreamCaptureMode,
 ) -> CUresult;
-/** `cuUserObjectCreate`, introduced in CUDA 11.3 (11030).
+/** Create a user object
+
+ `cuUserObjectCreate`, introduced in CUDA 11.3 (11030).
 
  Exported by the driver as `cuUserObjectCreate`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9699,7 +11061,9 @@ pub type PFN_cuUserObjectCreate_v11030 = unsafe extern "system" fn(
     initialRefcount: c_uint,
     flags: c_uint,
 ) -> CUresult;
-/** `cuUserObjectRelease`, introduced in CUDA 11.3 (11030).
+/** Release a reference to a user object
+
+ `cuUserObjectRelease`, introduced in CUDA 11.3 (11030).
 
  Exported by the driver as `cuUserObjectRelease`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9711,7 +11075,9 @@ pub type PFN_cuUserObjectRelease_v11030 = unsafe extern "system" fn(
     object: CUuserObject,
     count: c_uint,
 ) -> CUresult;
-/** `cuUserObjectRetain`, introduced in CUDA 11.3 (11030).
+/** Retain a reference to a user object
+
+ `cuUserObjectRetain`, introduced in CUDA 11.3 (11030).
 
  Exported by the driver as `cuUserObjectRetain`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9723,7 +11089,9 @@ pub type PFN_cuUserObjectRetain_v11030 = unsafe extern "system" fn(
     object: CUuserObject,
     count: c_uint,
 ) -> CUresult;
-/** `cuWaitExternalSemaphoresAsync`, introduced in CUDA 10.0 (10000).
+/** Waits on a set of external semaphore objects
+
+ `cuWaitExternalSemaphoresAsync`, introduced in CUDA 10.0 (10000).
 
  Exported by the driver as `cuWaitExternalSemaphoresAsync`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -9739,7 +11107,9 @@ pub type PFN_cuWaitExternalSemaphoresAsync_v10000 = unsafe extern "system" fn(
     numExtSems: c_uint,
     stream: CUstream,
 ) -> CUresult;
-/** `cuWaitExternalSemaphoresAsync`, introduced in CUDA 10.0 (10000).
+/** Waits on a set of external semaphore objects
+
+ `cuWaitExternalSemaphoresAsync`, introduced in CUDA 10.0 (10000).
 
  The per-thread default stream variant (`ptsz`), exported by the driver as `cuWaitExternalSemaphoresAsync_ptsz`.
  Declared in `cudaTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).

@@ -14,7 +14,9 @@ use core::ffi::{
     c_char, c_int, c_uint, c_void, c_longlong, c_ulonglong, c_short, c_ushort, c_uchar,
     c_float, c_double,
 };
-/** `cuProfilerInitialize`, introduced in CUDA 4.0 (4000).
+/** Initialize the profiling.
+
+ `cuProfilerInitialize`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuProfilerInitialize`.
  Declared in `cudaProfilerTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -28,7 +30,9 @@ pub type PFN_cuProfilerInitialize_v4000 = unsafe extern "system" fn(
     outputFile: *const c_char,
     outputMode: CUoutput_mode,
 ) -> CUresult;
-/** `cuProfilerStart`, introduced in CUDA 4.0 (4000).
+/** Enable profiling.
+
+ `cuProfilerStart`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuProfilerStart`.
  Declared in `cudaProfilerTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -38,7 +42,9 @@ pub type PFN_cuProfilerInitialize_v4000 = unsafe extern "system" fn(
  Look it up with [`entries::cuProfilerStart_v4000`](crate::entries::cuProfilerStart_v4000), which asks the driver for exactly version 4000.
 */
 pub type PFN_cuProfilerStart_v4000 = unsafe extern "system" fn() -> CUresult;
-/** `cuProfilerStop`, introduced in CUDA 4.0 (4000).
+/** Disable profiling.
+
+ `cuProfilerStop`, introduced in CUDA 4.0 (4000).
 
  Exported by the driver as `cuProfilerStop`.
  Declared in `cudaProfilerTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).

@@ -14222,7 +14222,9 @@ pub unsafe trait Entry: sealed::Sealed + 'static {
 /// driver exports it under, the flag, the oldest driver that has it, and its siblings.
 #[allow(non_camel_case_types)]
 pub mod entries {
-    /** `cuArray3DCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuArray3DCreate_v2000`](crate::pfn::PFN_cuArray3DCreate_v2000).
+    /** Creates a 3D CUDA array
+
+ `cuArray3DCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuArray3DCreate_v2000`](crate::pfn::PFN_cuArray3DCreate_v2000).
 
  ```text
  fn(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v1) -> CUresult
@@ -14240,7 +14242,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuArray3DCreate_v2000;
         const INDEX: usize = 0usize;
     }
-    /** `cuArray3DCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuArray3DCreate_v3020`](crate::pfn::PFN_cuArray3DCreate_v3020).
+    /** Creates a 3D CUDA array
+
+ `cuArray3DCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuArray3DCreate_v3020`](crate::pfn::PFN_cuArray3DCreate_v3020).
 
  ```text
  fn(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v2) -> CUresult
@@ -14258,7 +14262,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuArray3DCreate_v3020;
         const INDEX: usize = 1usize;
     }
-    /** `cuArray3DGetDescriptor` at exactly version 2000 (CUDA 2.0): [`PFN_cuArray3DGetDescriptor_v2000`](crate::pfn::PFN_cuArray3DGetDescriptor_v2000).
+    /** Get a 3D CUDA array descriptor
+
+ `cuArray3DGetDescriptor` at exactly version 2000 (CUDA 2.0): [`PFN_cuArray3DGetDescriptor_v2000`](crate::pfn::PFN_cuArray3DGetDescriptor_v2000).
 
  ```text
  fn(pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v1, hArray: CUarray) -> CUresult
@@ -14276,7 +14282,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuArray3DGetDescriptor_v2000;
         const INDEX: usize = 2usize;
     }
-    /** `cuArray3DGetDescriptor` at exactly version 3020 (CUDA 3.2): [`PFN_cuArray3DGetDescriptor_v3020`](crate::pfn::PFN_cuArray3DGetDescriptor_v3020).
+    /** Get a 3D CUDA array descriptor
+
+ `cuArray3DGetDescriptor` at exactly version 3020 (CUDA 3.2): [`PFN_cuArray3DGetDescriptor_v3020`](crate::pfn::PFN_cuArray3DGetDescriptor_v3020).
 
  ```text
  fn(pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v2, hArray: CUarray) -> CUresult
@@ -14294,7 +14302,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuArray3DGetDescriptor_v3020;
         const INDEX: usize = 3usize;
     }
-    /** `cuArrayCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuArrayCreate_v2000`](crate::pfn::PFN_cuArrayCreate_v2000).
+    /** Creates a 1D or 2D CUDA array
+
+ `cuArrayCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuArrayCreate_v2000`](crate::pfn::PFN_cuArrayCreate_v2000).
 
  ```text
  fn(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v1) -> CUresult
@@ -14312,7 +14322,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuArrayCreate_v2000;
         const INDEX: usize = 4usize;
     }
-    /** `cuArrayCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuArrayCreate_v3020`](crate::pfn::PFN_cuArrayCreate_v3020).
+    /** Creates a 1D or 2D CUDA array
+
+ `cuArrayCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuArrayCreate_v3020`](crate::pfn::PFN_cuArrayCreate_v3020).
 
  ```text
  fn(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v2) -> CUresult
@@ -14330,7 +14342,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuArrayCreate_v3020;
         const INDEX: usize = 5usize;
     }
-    /** `cuArrayDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuArrayDestroy_v2000`](crate::pfn::PFN_cuArrayDestroy_v2000).
+    /** Destroys a CUDA array
+
+ `cuArrayDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuArrayDestroy_v2000`](crate::pfn::PFN_cuArrayDestroy_v2000).
 
  ```text
  fn(hArray: CUarray) -> CUresult
@@ -14346,7 +14360,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuArrayDestroy_v2000;
         const INDEX: usize = 6usize;
     }
-    /** `cuArrayGetDescriptor` at exactly version 2000 (CUDA 2.0): [`PFN_cuArrayGetDescriptor_v2000`](crate::pfn::PFN_cuArrayGetDescriptor_v2000).
+    /** Get a 1D or 2D CUDA array descriptor
+
+ `cuArrayGetDescriptor` at exactly version 2000 (CUDA 2.0): [`PFN_cuArrayGetDescriptor_v2000`](crate::pfn::PFN_cuArrayGetDescriptor_v2000).
 
  ```text
  fn(pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v1, hArray: CUarray) -> CUresult
@@ -14364,7 +14380,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuArrayGetDescriptor_v2000;
         const INDEX: usize = 7usize;
     }
-    /** `cuArrayGetDescriptor` at exactly version 3020 (CUDA 3.2): [`PFN_cuArrayGetDescriptor_v3020`](crate::pfn::PFN_cuArrayGetDescriptor_v3020).
+    /** Get a 1D or 2D CUDA array descriptor
+
+ `cuArrayGetDescriptor` at exactly version 3020 (CUDA 3.2): [`PFN_cuArrayGetDescriptor_v3020`](crate::pfn::PFN_cuArrayGetDescriptor_v3020).
 
  ```text
  fn(pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v2, hArray: CUarray) -> CUresult
@@ -14382,7 +14400,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuArrayGetDescriptor_v3020;
         const INDEX: usize = 8usize;
     }
-    /** `cuArrayGetMemoryRequirements` at exactly version 11060 (CUDA 11.6): [`PFN_cuArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060).
+    /** Returns the memory requirements of a CUDA array
+
+ `cuArrayGetMemoryRequirements` at exactly version 11060 (CUDA 11.6): [`PFN_cuArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060).
 
  ```text
  fn(memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, array: CUarray, device: CUdevice) -> CUresult
@@ -14398,7 +14418,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuArrayGetMemoryRequirements_v11060;
         const INDEX: usize = 9usize;
     }
-    /** `cuArrayGetPlane` at exactly version 11020 (CUDA 11.2): [`PFN_cuArrayGetPlane_v11020`](crate::pfn::PFN_cuArrayGetPlane_v11020).
+    /** Gets a CUDA array plane from a CUDA array
+
+ `cuArrayGetPlane` at exactly version 11020 (CUDA 11.2): [`PFN_cuArrayGetPlane_v11020`](crate::pfn::PFN_cuArrayGetPlane_v11020).
 
  ```text
  fn(pPlaneArray: *mut CUarray, hArray: CUarray, planeIdx: c_uint) -> CUresult
@@ -14414,7 +14436,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuArrayGetPlane_v11020;
         const INDEX: usize = 10usize;
     }
-    /** `cuArrayGetSparseProperties` at exactly version 11010 (CUDA 11.1): [`PFN_cuArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuArrayGetSparseProperties_v11010).
+    /** Returns the layout properties of a sparse CUDA array
+
+ `cuArrayGetSparseProperties` at exactly version 11010 (CUDA 11.1): [`PFN_cuArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuArrayGetSparseProperties_v11010).
 
  ```text
  fn(sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, array: CUarray) -> CUresult
@@ -14430,7 +14454,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuArrayGetSparseProperties_v11010;
         const INDEX: usize = 11usize;
     }
-    /** `cuCheckpointOperationComplete` at exactly version 13040 (CUDA 13.4): [`PFN_cuCheckpointOperationComplete_v13040`](crate::pfn::PFN_cuCheckpointOperationComplete_v13040).
+    /** Complete a custom-storage checkpoint or restore operation
+
+ `cuCheckpointOperationComplete` at exactly version 13040 (CUDA 13.4): [`PFN_cuCheckpointOperationComplete_v13040`](crate::pfn::PFN_cuCheckpointOperationComplete_v13040).
 
  ```text
  fn(handle: CUcheckpointOperationHandle) -> CUresult
@@ -14446,7 +14472,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCheckpointOperationComplete_v13040;
         const INDEX: usize = 12usize;
     }
-    /** `cuCheckpointProcessCheckpoint` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessCheckpoint_v12080`](crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080).
+    /** Checkpoint a CUDA process's GPU memory contents
+
+ `cuCheckpointProcessCheckpoint` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessCheckpoint_v12080`](crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080).
 
  ```text
  fn(pid: c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult
@@ -14462,7 +14490,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCheckpointProcessCheckpoint_v12080;
         const INDEX: usize = 13usize;
     }
-    /** `cuCheckpointProcessGetRestoreThreadId` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessGetRestoreThreadId_v12080`](crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080).
+    /** Returns the restore thread ID for a CUDA process
+
+ `cuCheckpointProcessGetRestoreThreadId` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessGetRestoreThreadId_v12080`](crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080).
 
  ```text
  fn(pid: c_int, tid: *mut c_int) -> CUresult
@@ -14478,7 +14508,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCheckpointProcessGetRestoreThreadId_v12080;
         const INDEX: usize = 14usize;
     }
-    /** `cuCheckpointProcessGetState` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessGetState_v12080`](crate::pfn::PFN_cuCheckpointProcessGetState_v12080).
+    /** Returns the process state of a CUDA process
+
+ `cuCheckpointProcessGetState` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessGetState_v12080`](crate::pfn::PFN_cuCheckpointProcessGetState_v12080).
 
  ```text
  fn(pid: c_int, state: *mut CUprocessState) -> CUresult
@@ -14494,7 +14526,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCheckpointProcessGetState_v12080;
         const INDEX: usize = 15usize;
     }
-    /** `cuCheckpointProcessLock` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessLock_v12080`](crate::pfn::PFN_cuCheckpointProcessLock_v12080).
+    /** Lock a running CUDA process
+
+ `cuCheckpointProcessLock` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessLock_v12080`](crate::pfn::PFN_cuCheckpointProcessLock_v12080).
 
  ```text
  fn(pid: c_int, args: *mut CUcheckpointLockArgs) -> CUresult
@@ -14510,7 +14544,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCheckpointProcessLock_v12080;
         const INDEX: usize = 16usize;
     }
-    /** `cuCheckpointProcessRestore` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessRestore_v12080`](crate::pfn::PFN_cuCheckpointProcessRestore_v12080).
+    /** Restore a CUDA process's GPU memory contents from its last checkpoint
+
+ `cuCheckpointProcessRestore` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessRestore_v12080`](crate::pfn::PFN_cuCheckpointProcessRestore_v12080).
 
  ```text
  fn(pid: c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult
@@ -14526,7 +14562,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCheckpointProcessRestore_v12080;
         const INDEX: usize = 17usize;
     }
-    /** `cuCheckpointProcessUnlock` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessUnlock_v12080`](crate::pfn::PFN_cuCheckpointProcessUnlock_v12080).
+    /** Unlock a CUDA process to allow CUDA API calls
+
+ `cuCheckpointProcessUnlock` at exactly version 12080 (CUDA 12.8): [`PFN_cuCheckpointProcessUnlock_v12080`](crate::pfn::PFN_cuCheckpointProcessUnlock_v12080).
 
  ```text
  fn(pid: c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult
@@ -14542,7 +14580,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCheckpointProcessUnlock_v12080;
         const INDEX: usize = 18usize;
     }
-    /** `cuCoredumpDeregisterCompleteCallback` at exactly version 13020 (CUDA 13.2): [`PFN_cuCoredumpDeregisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020).
+    /** Deregister a previously registered coredump complete callback
+
+ `cuCoredumpDeregisterCompleteCallback` at exactly version 13020 (CUDA 13.2): [`PFN_cuCoredumpDeregisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020).
 
  ```text
  fn(callback: CUcoredumpCallbackHandle) -> CUresult
@@ -14558,7 +14598,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020;
         const INDEX: usize = 19usize;
     }
-    /** `cuCoredumpDeregisterStartCallback` at exactly version 13020 (CUDA 13.2): [`PFN_cuCoredumpDeregisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020).
+    /** Deregister a previously registered coredump start callback
+
+ `cuCoredumpDeregisterStartCallback` at exactly version 13020 (CUDA 13.2): [`PFN_cuCoredumpDeregisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020).
 
  ```text
  fn(callback: CUcoredumpCallbackHandle) -> CUresult
@@ -14574,7 +14616,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020;
         const INDEX: usize = 20usize;
     }
-    /** `cuCoredumpGetAttribute` at exactly version 12010 (CUDA 12.1): [`PFN_cuCoredumpGetAttribute_v12010`](crate::pfn::PFN_cuCoredumpGetAttribute_v12010).
+    /** Allows caller to fetch a coredump attribute value for the current context
+
+ `cuCoredumpGetAttribute` at exactly version 12010 (CUDA 12.1): [`PFN_cuCoredumpGetAttribute_v12010`](crate::pfn::PFN_cuCoredumpGetAttribute_v12010).
 
  ```text
  fn(get: CUcoredumpSettings, value: *mut c_void, size: *mut usize) -> CUresult
@@ -14590,7 +14634,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCoredumpGetAttribute_v12010;
         const INDEX: usize = 21usize;
     }
-    /** `cuCoredumpGetAttributeGlobal` at exactly version 12010 (CUDA 12.1): [`PFN_cuCoredumpGetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010).
+    /** Allows caller to fetch a coredump attribute value for the entire application
+
+ `cuCoredumpGetAttributeGlobal` at exactly version 12010 (CUDA 12.1): [`PFN_cuCoredumpGetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010).
 
  ```text
  fn(get: CUcoredumpSettings, value: *mut c_void, size: *mut usize) -> CUresult
@@ -14606,7 +14652,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCoredumpGetAttributeGlobal_v12010;
         const INDEX: usize = 22usize;
     }
-    /** `cuCoredumpRegisterCompleteCallback` at exactly version 13020 (CUDA 13.2): [`PFN_cuCoredumpRegisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020).
+    /** Register a callback to be invoked when a GPU coredump completes
+
+ `cuCoredumpRegisterCompleteCallback` at exactly version 13020 (CUDA 13.2): [`PFN_cuCoredumpRegisterCompleteCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020).
 
  ```text
  fn(callback: CUcoredumpStatusCallback, userData: *mut c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult
@@ -14622,7 +14670,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020;
         const INDEX: usize = 23usize;
     }
-    /** `cuCoredumpRegisterStartCallback` at exactly version 13020 (CUDA 13.2): [`PFN_cuCoredumpRegisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020).
+    /** Register a callback to be invoked when a GPU coredump begins
+
+ `cuCoredumpRegisterStartCallback` at exactly version 13020 (CUDA 13.2): [`PFN_cuCoredumpRegisterStartCallback_v13020`](crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020).
 
  ```text
  fn(callback: CUcoredumpStatusCallback, userData: *mut c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult
@@ -14638,7 +14688,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020;
         const INDEX: usize = 24usize;
     }
-    /** `cuCoredumpSetAttribute` at exactly version 12010 (CUDA 12.1): [`PFN_cuCoredumpSetAttribute_v12010`](crate::pfn::PFN_cuCoredumpSetAttribute_v12010).
+    /** Allows caller to set a coredump attribute value for the current context
+
+ `cuCoredumpSetAttribute` at exactly version 12010 (CUDA 12.1): [`PFN_cuCoredumpSetAttribute_v12010`](crate::pfn::PFN_cuCoredumpSetAttribute_v12010).
 
  ```text
  fn(set: CUcoredumpSettings, value: *mut c_void, size: *mut usize) -> CUresult
@@ -14654,7 +14706,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCoredumpSetAttribute_v12010;
         const INDEX: usize = 25usize;
     }
-    /** `cuCoredumpSetAttributeGlobal` at exactly version 12010 (CUDA 12.1): [`PFN_cuCoredumpSetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010).
+    /** Allows caller to set a coredump attribute value globally
+
+ `cuCoredumpSetAttributeGlobal` at exactly version 12010 (CUDA 12.1): [`PFN_cuCoredumpSetAttributeGlobal_v12010`](crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010).
 
  ```text
  fn(set: CUcoredumpSettings, value: *mut c_void, size: *mut usize) -> CUresult
@@ -14670,7 +14724,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCoredumpSetAttributeGlobal_v12010;
         const INDEX: usize = 26usize;
     }
-    /** `cuCtxAttach` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxAttach_v2000`](crate::pfn::PFN_cuCtxAttach_v2000).
+    /** Increment a context's usage-count
+
+ `cuCtxAttach` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxAttach_v2000`](crate::pfn::PFN_cuCtxAttach_v2000).
 
  ```text
  fn(pctx: *mut CUcontext, flags: c_uint) -> CUresult
@@ -14686,7 +14742,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxAttach_v2000;
         const INDEX: usize = 27usize;
     }
-    /** `cuCtxCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxCreate_v2000`](crate::pfn::PFN_cuCtxCreate_v2000).
+    /** Create a CUDA context
+
+ `cuCtxCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxCreate_v2000`](crate::pfn::PFN_cuCtxCreate_v2000).
 
  ```text
  fn(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice_v1) -> CUresult
@@ -14704,7 +14762,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxCreate_v2000;
         const INDEX: usize = 28usize;
     }
-    /** `cuCtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuCtxCreate_v3020`](crate::pfn::PFN_cuCtxCreate_v3020).
+    /** Create a CUDA context
+
+ `cuCtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuCtxCreate_v3020`](crate::pfn::PFN_cuCtxCreate_v3020).
 
  ```text
  fn(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice_v1) -> CUresult
@@ -14722,7 +14782,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxCreate_v3020;
         const INDEX: usize = 29usize;
     }
-    /** `cuCtxCreate` at exactly version 11040 (CUDA 11.4): [`PFN_cuCtxCreate_v11040`](crate::pfn::PFN_cuCtxCreate_v11040).
+    /** Create a CUDA context with execution affinity
+
+ `cuCtxCreate` at exactly version 11040 (CUDA 11.4): [`PFN_cuCtxCreate_v11040`](crate::pfn::PFN_cuCtxCreate_v11040).
 
  ```text
  fn(pctx: *mut CUcontext, paramsArray: *mut CUexecAffinityParam, numParams: c_int, flags: c_uint, dev: CUdevice_v1) -> CUresult
@@ -14740,7 +14802,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxCreate_v11040;
         const INDEX: usize = 30usize;
     }
-    /** `cuCtxCreate` at exactly version 12050 (CUDA 12.5): [`PFN_cuCtxCreate_v12050`](crate::pfn::PFN_cuCtxCreate_v12050).
+    /** Create a CUDA context
+
+ `cuCtxCreate` at exactly version 12050 (CUDA 12.5): [`PFN_cuCtxCreate_v12050`](crate::pfn::PFN_cuCtxCreate_v12050).
 
  ```text
  fn(pctx: *mut CUcontext, ctxCreateParams: *mut CUctxCreateParams, flags: c_uint, dev: CUdevice) -> CUresult
@@ -14758,7 +14822,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxCreate_v12050;
         const INDEX: usize = 31usize;
     }
-    /** `cuCtxDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxDestroy_v2000`](crate::pfn::PFN_cuCtxDestroy_v2000).
+    /** Destroy a CUDA context
+
+ `cuCtxDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxDestroy_v2000`](crate::pfn::PFN_cuCtxDestroy_v2000).
 
  ```text
  fn(ctx: CUcontext) -> CUresult
@@ -14776,7 +14842,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxDestroy_v2000;
         const INDEX: usize = 32usize;
     }
-    /** `cuCtxDestroy` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxDestroy_v4000`](crate::pfn::PFN_cuCtxDestroy_v4000).
+    /** Destroy a CUDA context
+
+ `cuCtxDestroy` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxDestroy_v4000`](crate::pfn::PFN_cuCtxDestroy_v4000).
 
  ```text
  fn(ctx: CUcontext) -> CUresult
@@ -14794,7 +14862,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxDestroy_v4000;
         const INDEX: usize = 33usize;
     }
-    /** `cuCtxDetach` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxDetach_v2000`](crate::pfn::PFN_cuCtxDetach_v2000).
+    /** Decrement a context's usage-count
+
+ `cuCtxDetach` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxDetach_v2000`](crate::pfn::PFN_cuCtxDetach_v2000).
 
  ```text
  fn(ctx: CUcontext) -> CUresult
@@ -14810,7 +14880,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxDetach_v2000;
         const INDEX: usize = 34usize;
     }
-    /** `cuCtxDisablePeerAccess` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxDisablePeerAccess_v4000`](crate::pfn::PFN_cuCtxDisablePeerAccess_v4000).
+    /** Disables direct access to memory allocations in a peer context and unregisters any registered allocations.
+
+ `cuCtxDisablePeerAccess` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxDisablePeerAccess_v4000`](crate::pfn::PFN_cuCtxDisablePeerAccess_v4000).
 
  ```text
  fn(peerContext: CUcontext) -> CUresult
@@ -14826,7 +14898,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxDisablePeerAccess_v4000;
         const INDEX: usize = 35usize;
     }
-    /** `cuCtxEnablePeerAccess` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxEnablePeerAccess_v4000`](crate::pfn::PFN_cuCtxEnablePeerAccess_v4000).
+    /** Enables direct access to memory allocations in a peer context.
+
+ `cuCtxEnablePeerAccess` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxEnablePeerAccess_v4000`](crate::pfn::PFN_cuCtxEnablePeerAccess_v4000).
 
  ```text
  fn(peerContext: CUcontext, Flags: c_uint) -> CUresult
@@ -14842,7 +14916,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxEnablePeerAccess_v4000;
         const INDEX: usize = 36usize;
     }
-    /** `cuCtxFromGreenCtx` at exactly version 12040 (CUDA 12.4): [`PFN_cuCtxFromGreenCtx_v12040`](crate::pfn::PFN_cuCtxFromGreenCtx_v12040).
+    /** Returns a [`CUcontext`](crate::types::CUcontext) handle for a green context
+
+ `cuCtxFromGreenCtx` at exactly version 12040 (CUDA 12.4): [`PFN_cuCtxFromGreenCtx_v12040`](crate::pfn::PFN_cuCtxFromGreenCtx_v12040).
 
  ```text
  fn(pContext: *mut CUcontext, hCtx: CUgreenCtx) -> CUresult
@@ -14858,7 +14934,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxFromGreenCtx_v12040;
         const INDEX: usize = 37usize;
     }
-    /** `cuCtxGetApiVersion` at exactly version 3020 (CUDA 3.2): [`PFN_cuCtxGetApiVersion_v3020`](crate::pfn::PFN_cuCtxGetApiVersion_v3020).
+    /** Gets the context's API version.
+
+ `cuCtxGetApiVersion` at exactly version 3020 (CUDA 3.2): [`PFN_cuCtxGetApiVersion_v3020`](crate::pfn::PFN_cuCtxGetApiVersion_v3020).
 
  ```text
  fn(ctx: CUcontext, version: *mut c_uint) -> CUresult
@@ -14874,7 +14952,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxGetApiVersion_v3020;
         const INDEX: usize = 38usize;
     }
-    /** `cuCtxGetCacheConfig` at exactly version 3020 (CUDA 3.2): [`PFN_cuCtxGetCacheConfig_v3020`](crate::pfn::PFN_cuCtxGetCacheConfig_v3020).
+    /** Returns the preferred cache configuration for the current context.
+
+ `cuCtxGetCacheConfig` at exactly version 3020 (CUDA 3.2): [`PFN_cuCtxGetCacheConfig_v3020`](crate::pfn::PFN_cuCtxGetCacheConfig_v3020).
 
  ```text
  fn(pconfig: *mut CUfunc_cache) -> CUresult
@@ -14890,7 +14970,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxGetCacheConfig_v3020;
         const INDEX: usize = 39usize;
     }
-    /** `cuCtxGetCurrent` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxGetCurrent_v4000`](crate::pfn::PFN_cuCtxGetCurrent_v4000).
+    /** Returns the CUDA context bound to the calling CPU thread.
+
+ `cuCtxGetCurrent` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxGetCurrent_v4000`](crate::pfn::PFN_cuCtxGetCurrent_v4000).
 
  ```text
  fn(pctx: *mut CUcontext) -> CUresult
@@ -14906,7 +14988,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxGetCurrent_v4000;
         const INDEX: usize = 40usize;
     }
-    /** `cuCtxGetDevResource` at exactly version 12040 (CUDA 12.4): [`PFN_cuCtxGetDevResource_v12040`](crate::pfn::PFN_cuCtxGetDevResource_v12040).
+    /** Get context resources
+
+ `cuCtxGetDevResource` at exactly version 12040 (CUDA 12.4): [`PFN_cuCtxGetDevResource_v12040`](crate::pfn::PFN_cuCtxGetDevResource_v12040).
 
  ```text
  fn(hCtx: CUcontext, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult
@@ -14922,7 +15006,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxGetDevResource_v12040;
         const INDEX: usize = 41usize;
     }
-    /** `cuCtxGetDevice` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxGetDevice_v2000`](crate::pfn::PFN_cuCtxGetDevice_v2000).
+    /** Returns the device handle for the current context
+
+ `cuCtxGetDevice` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxGetDevice_v2000`](crate::pfn::PFN_cuCtxGetDevice_v2000).
 
  ```text
  fn(device: *mut CUdevice_v1) -> CUresult
@@ -14940,7 +15026,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxGetDevice_v2000;
         const INDEX: usize = 42usize;
     }
-    /** `cuCtxGetDevice` at exactly version 13000 (CUDA 13.0): [`PFN_cuCtxGetDevice_v13000`](crate::pfn::PFN_cuCtxGetDevice_v13000).
+    /** Returns the device handle for the specified context
+
+ `cuCtxGetDevice` at exactly version 13000 (CUDA 13.0): [`PFN_cuCtxGetDevice_v13000`](crate::pfn::PFN_cuCtxGetDevice_v13000).
 
  ```text
  fn(device: *mut CUdevice, ctx: CUcontext) -> CUresult
@@ -14958,7 +15046,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxGetDevice_v13000;
         const INDEX: usize = 43usize;
     }
-    /** `cuCtxGetExecAffinity` at exactly version 11040 (CUDA 11.4): [`PFN_cuCtxGetExecAffinity_v11040`](crate::pfn::PFN_cuCtxGetExecAffinity_v11040).
+    /** Returns the execution affinity setting for the current context.
+
+ `cuCtxGetExecAffinity` at exactly version 11040 (CUDA 11.4): [`PFN_cuCtxGetExecAffinity_v11040`](crate::pfn::PFN_cuCtxGetExecAffinity_v11040).
 
  ```text
  fn(pExecAffinity: *mut CUexecAffinityParam, type_: CUexecAffinityType) -> CUresult
@@ -14974,7 +15064,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxGetExecAffinity_v11040;
         const INDEX: usize = 44usize;
     }
-    /** `cuCtxGetFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuCtxGetFlags_v7000`](crate::pfn::PFN_cuCtxGetFlags_v7000).
+    /** Returns the flags for the current context
+
+ `cuCtxGetFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuCtxGetFlags_v7000`](crate::pfn::PFN_cuCtxGetFlags_v7000).
 
  ```text
  fn(flags: *mut c_uint) -> CUresult
@@ -14990,7 +15082,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxGetFlags_v7000;
         const INDEX: usize = 45usize;
     }
-    /** `cuCtxGetId` at exactly version 12000 (CUDA 12.0): [`PFN_cuCtxGetId_v12000`](crate::pfn::PFN_cuCtxGetId_v12000).
+    /** Returns the unique Id associated with the context supplied
+
+ `cuCtxGetId` at exactly version 12000 (CUDA 12.0): [`PFN_cuCtxGetId_v12000`](crate::pfn::PFN_cuCtxGetId_v12000).
 
  ```text
  fn(ctx: CUcontext, ctxId: *mut c_ulonglong) -> CUresult
@@ -15006,7 +15100,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxGetId_v12000;
         const INDEX: usize = 46usize;
     }
-    /** `cuCtxGetLimit` at exactly version 3010 (CUDA 3.1): [`PFN_cuCtxGetLimit_v3010`](crate::pfn::PFN_cuCtxGetLimit_v3010).
+    /** Returns resource limits
+
+ `cuCtxGetLimit` at exactly version 3010 (CUDA 3.1): [`PFN_cuCtxGetLimit_v3010`](crate::pfn::PFN_cuCtxGetLimit_v3010).
 
  ```text
  fn(pvalue: *mut usize, limit: CUlimit) -> CUresult
@@ -15022,7 +15118,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxGetLimit_v3010;
         const INDEX: usize = 47usize;
     }
-    /** `cuCtxGetSharedMemConfig` at exactly version 4020 (CUDA 4.2): [`PFN_cuCtxGetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020).
+    /** Returns the current shared memory configuration for the current context.
+
+ `cuCtxGetSharedMemConfig` at exactly version 4020 (CUDA 4.2): [`PFN_cuCtxGetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020).
 
  ```text
  fn(pConfig: *mut CUsharedconfig) -> CUresult
@@ -15038,7 +15136,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxGetSharedMemConfig_v4020;
         const INDEX: usize = 48usize;
     }
-    /** `cuCtxGetStreamPriorityRange` at exactly version 5050 (CUDA 5.5): [`PFN_cuCtxGetStreamPriorityRange_v5050`](crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050).
+    /** Returns numerical values that correspond to the least and greatest stream priorities.
+
+ `cuCtxGetStreamPriorityRange` at exactly version 5050 (CUDA 5.5): [`PFN_cuCtxGetStreamPriorityRange_v5050`](crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050).
 
  ```text
  fn(leastPriority: *mut c_int, greatestPriority: *mut c_int) -> CUresult
@@ -15054,7 +15154,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxGetStreamPriorityRange_v5050;
         const INDEX: usize = 49usize;
     }
-    /** `cuCtxPopCurrent` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxPopCurrent_v2000`](crate::pfn::PFN_cuCtxPopCurrent_v2000).
+    /** Pops the current CUDA context from the current CPU thread.
+
+ `cuCtxPopCurrent` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxPopCurrent_v2000`](crate::pfn::PFN_cuCtxPopCurrent_v2000).
 
  ```text
  fn(pctx: *mut CUcontext) -> CUresult
@@ -15072,7 +15174,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxPopCurrent_v2000;
         const INDEX: usize = 50usize;
     }
-    /** `cuCtxPopCurrent` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxPopCurrent_v4000`](crate::pfn::PFN_cuCtxPopCurrent_v4000).
+    /** Pops the current CUDA context from the current CPU thread.
+
+ `cuCtxPopCurrent` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxPopCurrent_v4000`](crate::pfn::PFN_cuCtxPopCurrent_v4000).
 
  ```text
  fn(pctx: *mut CUcontext) -> CUresult
@@ -15090,7 +15194,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxPopCurrent_v4000;
         const INDEX: usize = 51usize;
     }
-    /** `cuCtxPushCurrent` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxPushCurrent_v2000`](crate::pfn::PFN_cuCtxPushCurrent_v2000).
+    /** Pushes a context on the current CPU thread
+
+ `cuCtxPushCurrent` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxPushCurrent_v2000`](crate::pfn::PFN_cuCtxPushCurrent_v2000).
 
  ```text
  fn(ctx: CUcontext) -> CUresult
@@ -15108,7 +15214,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxPushCurrent_v2000;
         const INDEX: usize = 52usize;
     }
-    /** `cuCtxPushCurrent` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxPushCurrent_v4000`](crate::pfn::PFN_cuCtxPushCurrent_v4000).
+    /** Pushes a context on the current CPU thread
+
+ `cuCtxPushCurrent` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxPushCurrent_v4000`](crate::pfn::PFN_cuCtxPushCurrent_v4000).
 
  ```text
  fn(ctx: CUcontext) -> CUresult
@@ -15126,7 +15234,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxPushCurrent_v4000;
         const INDEX: usize = 53usize;
     }
-    /** `cuCtxRecordEvent` at exactly version 12050 (CUDA 12.5): [`PFN_cuCtxRecordEvent_v12050`](crate::pfn::PFN_cuCtxRecordEvent_v12050).
+    /** Records an event.
+
+ `cuCtxRecordEvent` at exactly version 12050 (CUDA 12.5): [`PFN_cuCtxRecordEvent_v12050`](crate::pfn::PFN_cuCtxRecordEvent_v12050).
 
  ```text
  fn(hCtx: CUcontext, hEvent: CUevent) -> CUresult
@@ -15142,7 +15252,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxRecordEvent_v12050;
         const INDEX: usize = 54usize;
     }
-    /** `cuCtxResetPersistingL2Cache` at exactly version 11000 (CUDA 11.0): [`PFN_cuCtxResetPersistingL2Cache_v11000`](crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000).
+    /** Resets all persisting lines in cache to normal status.
+
+ `cuCtxResetPersistingL2Cache` at exactly version 11000 (CUDA 11.0): [`PFN_cuCtxResetPersistingL2Cache_v11000`](crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000).
 
  ```text
  fn() -> CUresult
@@ -15158,7 +15270,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxResetPersistingL2Cache_v11000;
         const INDEX: usize = 55usize;
     }
-    /** `cuCtxSetCacheConfig` at exactly version 3020 (CUDA 3.2): [`PFN_cuCtxSetCacheConfig_v3020`](crate::pfn::PFN_cuCtxSetCacheConfig_v3020).
+    /** Sets the preferred cache configuration for the current context.
+
+ `cuCtxSetCacheConfig` at exactly version 3020 (CUDA 3.2): [`PFN_cuCtxSetCacheConfig_v3020`](crate::pfn::PFN_cuCtxSetCacheConfig_v3020).
 
  ```text
  fn(config: CUfunc_cache) -> CUresult
@@ -15174,7 +15288,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxSetCacheConfig_v3020;
         const INDEX: usize = 56usize;
     }
-    /** `cuCtxSetCurrent` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxSetCurrent_v4000`](crate::pfn::PFN_cuCtxSetCurrent_v4000).
+    /** Binds the specified CUDA context to the calling CPU thread
+
+ `cuCtxSetCurrent` at exactly version 4000 (CUDA 4.0): [`PFN_cuCtxSetCurrent_v4000`](crate::pfn::PFN_cuCtxSetCurrent_v4000).
 
  ```text
  fn(ctx: CUcontext) -> CUresult
@@ -15190,7 +15306,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxSetCurrent_v4000;
         const INDEX: usize = 57usize;
     }
-    /** `cuCtxSetFlags` at exactly version 12010 (CUDA 12.1): [`PFN_cuCtxSetFlags_v12010`](crate::pfn::PFN_cuCtxSetFlags_v12010).
+    /** Sets the flags for the current context
+
+ `cuCtxSetFlags` at exactly version 12010 (CUDA 12.1): [`PFN_cuCtxSetFlags_v12010`](crate::pfn::PFN_cuCtxSetFlags_v12010).
 
  ```text
  fn(flags: c_uint) -> CUresult
@@ -15206,7 +15324,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxSetFlags_v12010;
         const INDEX: usize = 58usize;
     }
-    /** `cuCtxSetLimit` at exactly version 3010 (CUDA 3.1): [`PFN_cuCtxSetLimit_v3010`](crate::pfn::PFN_cuCtxSetLimit_v3010).
+    /** Set resource limits
+
+ `cuCtxSetLimit` at exactly version 3010 (CUDA 3.1): [`PFN_cuCtxSetLimit_v3010`](crate::pfn::PFN_cuCtxSetLimit_v3010).
 
  ```text
  fn(limit: CUlimit, value: usize) -> CUresult
@@ -15222,7 +15342,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxSetLimit_v3010;
         const INDEX: usize = 59usize;
     }
-    /** `cuCtxSetSharedMemConfig` at exactly version 4020 (CUDA 4.2): [`PFN_cuCtxSetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020).
+    /** Sets the shared memory configuration for the current context.
+
+ `cuCtxSetSharedMemConfig` at exactly version 4020 (CUDA 4.2): [`PFN_cuCtxSetSharedMemConfig_v4020`](crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020).
 
  ```text
  fn(config: CUsharedconfig) -> CUresult
@@ -15238,7 +15360,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxSetSharedMemConfig_v4020;
         const INDEX: usize = 60usize;
     }
-    /** `cuCtxSynchronize` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxSynchronize_v2000`](crate::pfn::PFN_cuCtxSynchronize_v2000).
+    /** Block for the current context's tasks to complete
+
+ `cuCtxSynchronize` at exactly version 2000 (CUDA 2.0): [`PFN_cuCtxSynchronize_v2000`](crate::pfn::PFN_cuCtxSynchronize_v2000).
 
  ```text
  fn() -> CUresult
@@ -15256,7 +15380,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxSynchronize_v2000;
         const INDEX: usize = 61usize;
     }
-    /** `cuCtxSynchronize` at exactly version 13000 (CUDA 13.0): [`PFN_cuCtxSynchronize_v13000`](crate::pfn::PFN_cuCtxSynchronize_v13000).
+    /** Block for the specified context's tasks to complete
+
+ `cuCtxSynchronize` at exactly version 13000 (CUDA 13.0): [`PFN_cuCtxSynchronize_v13000`](crate::pfn::PFN_cuCtxSynchronize_v13000).
 
  ```text
  fn(ctx: CUcontext) -> CUresult
@@ -15274,7 +15400,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxSynchronize_v13000;
         const INDEX: usize = 62usize;
     }
-    /** `cuCtxWaitEvent` at exactly version 12050 (CUDA 12.5): [`PFN_cuCtxWaitEvent_v12050`](crate::pfn::PFN_cuCtxWaitEvent_v12050).
+    /** Make a context wait on an event
+
+ `cuCtxWaitEvent` at exactly version 12050 (CUDA 12.5): [`PFN_cuCtxWaitEvent_v12050`](crate::pfn::PFN_cuCtxWaitEvent_v12050).
 
  ```text
  fn(hCtx: CUcontext, hEvent: CUevent) -> CUresult
@@ -15290,7 +15418,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuCtxWaitEvent_v12050;
         const INDEX: usize = 63usize;
     }
-    /** `cuD3D10CtxCreate` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10CtxCreate_v2010`](crate::d3d10::PFN_cuD3D10CtxCreate_v2010).
+    /** Create a CUDA context for interoperability with Direct3D 10
+
+ `cuD3D10CtxCreate` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10CtxCreate_v2010`](crate::d3d10::PFN_cuD3D10CtxCreate_v2010).
 
  ```text
  fn(pCtx: *mut CUcontext, pCudaDevice: *mut CUdevice_v1, Flags: c_uint, pD3DDevice: *mut ID3D10Device) -> CUresult
@@ -15312,7 +15442,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10CtxCreate_v2010;
         const INDEX: usize = 64usize;
     }
-    /** `cuD3D10CtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10CtxCreate_v3020`](crate::d3d10::PFN_cuD3D10CtxCreate_v3020).
+    /** Create a CUDA context for interoperability with Direct3D 10
+
+ `cuD3D10CtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10CtxCreate_v3020`](crate::d3d10::PFN_cuD3D10CtxCreate_v3020).
 
  ```text
  fn(pCtx: *mut CUcontext, pCudaDevice: *mut CUdevice_v1, Flags: c_uint, pD3DDevice: *mut ID3D10Device) -> CUresult
@@ -15334,7 +15466,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10CtxCreate_v3020;
         const INDEX: usize = 65usize;
     }
-    /** `cuD3D10CtxCreateOnDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10CtxCreateOnDevice_v3020`](crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020).
+    /** Create a CUDA context for interoperability with Direct3D 10
+
+ `cuD3D10CtxCreateOnDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10CtxCreateOnDevice_v3020`](crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020).
 
  ```text
  fn(pCtx: *mut CUcontext, flags: c_uint, pD3DDevice: *mut ID3D10Device, cudaDevice: CUdevice_v1) -> CUresult
@@ -15354,7 +15488,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10CtxCreateOnDevice_v3020;
         const INDEX: usize = 66usize;
     }
-    /** `cuD3D10GetDevice` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10GetDevice_v2010`](crate::d3d10::PFN_cuD3D10GetDevice_v2010).
+    /** Gets the CUDA device corresponding to a display adapter.
+
+ `cuD3D10GetDevice` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10GetDevice_v2010`](crate::d3d10::PFN_cuD3D10GetDevice_v2010).
 
  ```text
  fn(pCudaDevice: *mut CUdevice_v1, pAdapter: *mut IDXGIAdapter) -> CUresult
@@ -15374,7 +15510,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10GetDevice_v2010;
         const INDEX: usize = 67usize;
     }
-    /** `cuD3D10GetDevices` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10GetDevices_v3020`](crate::d3d10::PFN_cuD3D10GetDevices_v3020).
+    /** Gets the CUDA devices corresponding to a Direct3D 10 device
+
+ `cuD3D10GetDevices` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10GetDevices_v3020`](crate::d3d10::PFN_cuD3D10GetDevices_v3020).
 
  ```text
  fn(pCudaDeviceCount: *mut c_uint, pCudaDevices: *mut CUdevice_v1, cudaDeviceCount: c_uint, pD3D10Device: *mut ID3D10Device, deviceList: CUd3d10DeviceList) -> CUresult
@@ -15394,7 +15532,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10GetDevices_v3020;
         const INDEX: usize = 68usize;
     }
-    /** `cuD3D10GetDirect3DDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10GetDirect3DDevice_v3020`](crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020).
+    /** Get the Direct3D 10 device against which the current CUDA context was created
+
+ `cuD3D10GetDirect3DDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10GetDirect3DDevice_v3020`](crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020).
 
  ```text
  fn(ppD3DDevice: *mut *mut ID3D10Device) -> CUresult
@@ -15414,7 +15554,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10GetDirect3DDevice_v3020;
         const INDEX: usize = 69usize;
     }
-    /** `cuD3D10MapResources` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10MapResources_v2010`](crate::d3d10::PFN_cuD3D10MapResources_v2010).
+    /** Map Direct3D resources for access by CUDA
+
+ `cuD3D10MapResources` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10MapResources_v2010`](crate::d3d10::PFN_cuD3D10MapResources_v2010).
 
  ```text
  fn(count: c_uint, ppResources: *mut *mut ID3D10Resource) -> CUresult
@@ -15434,7 +15576,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10MapResources_v2010;
         const INDEX: usize = 70usize;
     }
-    /** `cuD3D10RegisterResource` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10RegisterResource_v2010`](crate::d3d10::PFN_cuD3D10RegisterResource_v2010).
+    /** Register a Direct3D resource for access by CUDA
+
+ `cuD3D10RegisterResource` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10RegisterResource_v2010`](crate::d3d10::PFN_cuD3D10RegisterResource_v2010).
 
  ```text
  fn(pResource: *mut ID3D10Resource, Flags: c_uint) -> CUresult
@@ -15454,7 +15598,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10RegisterResource_v2010;
         const INDEX: usize = 71usize;
     }
-    /** `cuD3D10ResourceGetMappedArray` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetMappedArray_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010).
+    /** Get an array through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedArray` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetMappedArray_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010).
 
  ```text
  fn(pArray: *mut CUarray, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
@@ -15474,7 +15620,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedArray_v2010;
         const INDEX: usize = 72usize;
     }
-    /** `cuD3D10ResourceGetMappedPitch` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetMappedPitch_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v2010).
+    /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedPitch` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetMappedPitch_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v2010).
 
  ```text
  fn(pPitch: *mut c_uint, pPitchSlice: *mut c_uint, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
@@ -15496,7 +15644,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v2010;
         const INDEX: usize = 73usize;
     }
-    /** `cuD3D10ResourceGetMappedPitch` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10ResourceGetMappedPitch_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020).
+    /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedPitch` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10ResourceGetMappedPitch_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020).
 
  ```text
  fn(pPitch: *mut usize, pPitchSlice: *mut usize, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
@@ -15518,7 +15668,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPitch_v3020;
         const INDEX: usize = 74usize;
     }
-    /** `cuD3D10ResourceGetMappedPointer` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetMappedPointer_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v2010).
+    /** Get a pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedPointer` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetMappedPointer_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v2010).
 
  ```text
  fn(pDevPtr: *mut CUdeviceptr_v1, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
@@ -15540,7 +15692,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v2010;
         const INDEX: usize = 75usize;
     }
-    /** `cuD3D10ResourceGetMappedPointer` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10ResourceGetMappedPointer_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020).
+    /** Get a pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedPointer` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10ResourceGetMappedPointer_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020).
 
  ```text
  fn(pDevPtr: *mut CUdeviceptr_v2, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
@@ -15562,7 +15716,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedPointer_v3020;
         const INDEX: usize = 76usize;
     }
-    /** `cuD3D10ResourceGetMappedSize` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetMappedSize_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v2010).
+    /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedSize` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetMappedSize_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v2010).
 
  ```text
  fn(pSize: *mut c_uint, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
@@ -15584,7 +15740,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v2010;
         const INDEX: usize = 77usize;
     }
-    /** `cuD3D10ResourceGetMappedSize` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10ResourceGetMappedSize_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020).
+    /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D10ResourceGetMappedSize` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10ResourceGetMappedSize_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020).
 
  ```text
  fn(pSize: *mut usize, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
@@ -15606,7 +15764,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetMappedSize_v3020;
         const INDEX: usize = 78usize;
     }
-    /** `cuD3D10ResourceGetSurfaceDimensions` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetSurfaceDimensions_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v2010).
+    /** Get the dimensions of a registered surface
+
+ `cuD3D10ResourceGetSurfaceDimensions` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceGetSurfaceDimensions_v2010`](crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v2010).
 
  ```text
  fn(pWidth: *mut c_uint, pHeight: *mut c_uint, pDepth: *mut c_uint, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
@@ -15628,7 +15788,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v2010;
         const INDEX: usize = 79usize;
     }
-    /** `cuD3D10ResourceGetSurfaceDimensions` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10ResourceGetSurfaceDimensions_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020).
+    /** Get the dimensions of a registered surface
+
+ `cuD3D10ResourceGetSurfaceDimensions` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D10ResourceGetSurfaceDimensions_v3020`](crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020).
 
  ```text
  fn(pWidth: *mut usize, pHeight: *mut usize, pDepth: *mut usize, pResource: *mut ID3D10Resource, SubResource: c_uint) -> CUresult
@@ -15650,7 +15812,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceGetSurfaceDimensions_v3020;
         const INDEX: usize = 80usize;
     }
-    /** `cuD3D10ResourceSetMapFlags` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceSetMapFlags_v2010`](crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010).
+    /** Set usage flags for mapping a Direct3D resource
+
+ `cuD3D10ResourceSetMapFlags` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10ResourceSetMapFlags_v2010`](crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010).
 
  ```text
  fn(pResource: *mut ID3D10Resource, Flags: c_uint) -> CUresult
@@ -15670,7 +15834,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10ResourceSetMapFlags_v2010;
         const INDEX: usize = 81usize;
     }
-    /** `cuD3D10UnmapResources` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10UnmapResources_v2010`](crate::d3d10::PFN_cuD3D10UnmapResources_v2010).
+    /** Unmap Direct3D resources
+
+ `cuD3D10UnmapResources` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10UnmapResources_v2010`](crate::d3d10::PFN_cuD3D10UnmapResources_v2010).
 
  ```text
  fn(count: c_uint, ppResources: *mut *mut ID3D10Resource) -> CUresult
@@ -15690,7 +15856,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10UnmapResources_v2010;
         const INDEX: usize = 82usize;
     }
-    /** `cuD3D10UnregisterResource` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10UnregisterResource_v2010`](crate::d3d10::PFN_cuD3D10UnregisterResource_v2010).
+    /** Unregister a Direct3D resource
+
+ `cuD3D10UnregisterResource` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D10UnregisterResource_v2010`](crate::d3d10::PFN_cuD3D10UnregisterResource_v2010).
 
  ```text
  fn(pResource: *mut ID3D10Resource) -> CUresult
@@ -15710,7 +15878,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuD3D10UnregisterResource_v2010;
         const INDEX: usize = 83usize;
     }
-    /** `cuD3D11CtxCreate` at exactly version 3000 (CUDA 3.0): [`PFN_cuD3D11CtxCreate_v3000`](crate::d3d11::PFN_cuD3D11CtxCreate_v3000).
+    /** Create a CUDA context for interoperability with Direct3D 11
+
+ `cuD3D11CtxCreate` at exactly version 3000 (CUDA 3.0): [`PFN_cuD3D11CtxCreate_v3000`](crate::d3d11::PFN_cuD3D11CtxCreate_v3000).
 
  ```text
  fn(pCtx: *mut CUcontext, pCudaDevice: *mut CUdevice_v1, Flags: c_uint, pD3DDevice: *mut ID3D11Device) -> CUresult
@@ -15732,7 +15902,9 @@ pub mod entries {
         type Fn = crate::d3d11::PFN_cuD3D11CtxCreate_v3000;
         const INDEX: usize = 84usize;
     }
-    /** `cuD3D11CtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D11CtxCreate_v3020`](crate::d3d11::PFN_cuD3D11CtxCreate_v3020).
+    /** Create a CUDA context for interoperability with Direct3D 11
+
+ `cuD3D11CtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D11CtxCreate_v3020`](crate::d3d11::PFN_cuD3D11CtxCreate_v3020).
 
  ```text
  fn(pCtx: *mut CUcontext, pCudaDevice: *mut CUdevice_v1, Flags: c_uint, pD3DDevice: *mut ID3D11Device) -> CUresult
@@ -15754,7 +15926,9 @@ pub mod entries {
         type Fn = crate::d3d11::PFN_cuD3D11CtxCreate_v3020;
         const INDEX: usize = 85usize;
     }
-    /** `cuD3D11CtxCreateOnDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D11CtxCreateOnDevice_v3020`](crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020).
+    /** Create a CUDA context for interoperability with Direct3D 11
+
+ `cuD3D11CtxCreateOnDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D11CtxCreateOnDevice_v3020`](crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020).
 
  ```text
  fn(pCtx: *mut CUcontext, flags: c_uint, pD3DDevice: *mut ID3D11Device, cudaDevice: CUdevice_v1) -> CUresult
@@ -15774,7 +15948,9 @@ pub mod entries {
         type Fn = crate::d3d11::PFN_cuD3D11CtxCreateOnDevice_v3020;
         const INDEX: usize = 86usize;
     }
-    /** `cuD3D11GetDevice` at exactly version 3000 (CUDA 3.0): [`PFN_cuD3D11GetDevice_v3000`](crate::d3d11::PFN_cuD3D11GetDevice_v3000).
+    /** Gets the CUDA device corresponding to a display adapter.
+
+ `cuD3D11GetDevice` at exactly version 3000 (CUDA 3.0): [`PFN_cuD3D11GetDevice_v3000`](crate::d3d11::PFN_cuD3D11GetDevice_v3000).
 
  ```text
  fn(pCudaDevice: *mut CUdevice_v1, pAdapter: *mut IDXGIAdapter) -> CUresult
@@ -15794,7 +15970,9 @@ pub mod entries {
         type Fn = crate::d3d11::PFN_cuD3D11GetDevice_v3000;
         const INDEX: usize = 87usize;
     }
-    /** `cuD3D11GetDevices` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D11GetDevices_v3020`](crate::d3d11::PFN_cuD3D11GetDevices_v3020).
+    /** Gets the CUDA devices corresponding to a Direct3D 11 device
+
+ `cuD3D11GetDevices` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D11GetDevices_v3020`](crate::d3d11::PFN_cuD3D11GetDevices_v3020).
 
  ```text
  fn(pCudaDeviceCount: *mut c_uint, pCudaDevices: *mut CUdevice_v1, cudaDeviceCount: c_uint, pD3D11Device: *mut ID3D11Device, deviceList: CUd3d11DeviceList) -> CUresult
@@ -15814,7 +15992,9 @@ pub mod entries {
         type Fn = crate::d3d11::PFN_cuD3D11GetDevices_v3020;
         const INDEX: usize = 88usize;
     }
-    /** `cuD3D11GetDirect3DDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D11GetDirect3DDevice_v3020`](crate::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020).
+    /** Get the Direct3D 11 device against which the current CUDA context was created
+
+ `cuD3D11GetDirect3DDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D11GetDirect3DDevice_v3020`](crate::d3d11::PFN_cuD3D11GetDirect3DDevice_v3020).
 
  ```text
  fn(ppD3DDevice: *mut *mut ID3D11Device) -> CUresult
@@ -15854,7 +16034,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9Begin_v2000;
         const INDEX: usize = 90usize;
     }
-    /** `cuD3D9CtxCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9CtxCreate_v2000`](crate::d3d9::PFN_cuD3D9CtxCreate_v2000).
+    /** Create a CUDA context for interoperability with Direct3D 9
+
+ `cuD3D9CtxCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9CtxCreate_v2000`](crate::d3d9::PFN_cuD3D9CtxCreate_v2000).
 
  ```text
  fn(pCtx: *mut CUcontext, pCudaDevice: *mut CUdevice_v1, Flags: c_uint, pD3DDevice: *mut IDirect3DDevice9) -> CUresult
@@ -15876,7 +16058,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9CtxCreate_v2000;
         const INDEX: usize = 91usize;
     }
-    /** `cuD3D9CtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9CtxCreate_v3020`](crate::d3d9::PFN_cuD3D9CtxCreate_v3020).
+    /** Create a CUDA context for interoperability with Direct3D 9
+
+ `cuD3D9CtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9CtxCreate_v3020`](crate::d3d9::PFN_cuD3D9CtxCreate_v3020).
 
  ```text
  fn(pCtx: *mut CUcontext, pCudaDevice: *mut CUdevice_v1, Flags: c_uint, pD3DDevice: *mut IDirect3DDevice9) -> CUresult
@@ -15898,7 +16082,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9CtxCreate_v3020;
         const INDEX: usize = 92usize;
     }
-    /** `cuD3D9CtxCreateOnDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9CtxCreateOnDevice_v3020`](crate::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020).
+    /** Create a CUDA context for interoperability with Direct3D 9
+
+ `cuD3D9CtxCreateOnDevice` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9CtxCreateOnDevice_v3020`](crate::d3d9::PFN_cuD3D9CtxCreateOnDevice_v3020).
 
  ```text
  fn(pCtx: *mut CUcontext, flags: c_uint, pD3DDevice: *mut IDirect3DDevice9, cudaDevice: CUdevice_v1) -> CUresult
@@ -15938,7 +16124,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9End_v2000;
         const INDEX: usize = 94usize;
     }
-    /** `cuD3D9GetDevice` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9GetDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDevice_v2000).
+    /** Gets the CUDA device corresponding to a display adapter.
+
+ `cuD3D9GetDevice` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9GetDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDevice_v2000).
 
  ```text
  fn(pCudaDevice: *mut CUdevice_v1, pszAdapterName: *const c_char) -> CUresult
@@ -15958,7 +16146,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9GetDevice_v2000;
         const INDEX: usize = 95usize;
     }
-    /** `cuD3D9GetDevices` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9GetDevices_v3020`](crate::d3d9::PFN_cuD3D9GetDevices_v3020).
+    /** Gets the CUDA devices corresponding to a Direct3D 9 device
+
+ `cuD3D9GetDevices` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9GetDevices_v3020`](crate::d3d9::PFN_cuD3D9GetDevices_v3020).
 
  ```text
  fn(pCudaDeviceCount: *mut c_uint, pCudaDevices: *mut CUdevice_v1, cudaDeviceCount: c_uint, pD3D9Device: *mut IDirect3DDevice9, deviceList: CUd3d9DeviceList) -> CUresult
@@ -15978,7 +16168,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9GetDevices_v3020;
         const INDEX: usize = 96usize;
     }
-    /** `cuD3D9GetDirect3DDevice` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9GetDirect3DDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000).
+    /** Get the Direct3D 9 device against which the current CUDA context was created
+
+ `cuD3D9GetDirect3DDevice` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9GetDirect3DDevice_v2000`](crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000).
 
  ```text
  fn(ppD3DDevice: *mut *mut IDirect3DDevice9) -> CUresult
@@ -15998,7 +16190,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9GetDirect3DDevice_v2000;
         const INDEX: usize = 97usize;
     }
-    /** `cuD3D9MapResources` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9MapResources_v2000`](crate::d3d9::PFN_cuD3D9MapResources_v2000).
+    /** Map Direct3D resources for access by CUDA
+
+ `cuD3D9MapResources` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9MapResources_v2000`](crate::d3d9::PFN_cuD3D9MapResources_v2000).
 
  ```text
  fn(count: c_uint, ppResource: *mut *mut IDirect3DResource9) -> CUresult
@@ -16062,7 +16256,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9MapVertexBuffer_v3020;
         const INDEX: usize = 100usize;
     }
-    /** `cuD3D9RegisterResource` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9RegisterResource_v2000`](crate::d3d9::PFN_cuD3D9RegisterResource_v2000).
+    /** Register a Direct3D resource for access by CUDA
+
+ `cuD3D9RegisterResource` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9RegisterResource_v2000`](crate::d3d9::PFN_cuD3D9RegisterResource_v2000).
 
  ```text
  fn(pResource: *mut IDirect3DResource9, Flags: c_uint) -> CUresult
@@ -16102,7 +16298,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9RegisterVertexBuffer_v2000;
         const INDEX: usize = 102usize;
     }
-    /** `cuD3D9ResourceGetMappedArray` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D9ResourceGetMappedArray_v2010`](crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010).
+    /** Get an array through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedArray` at exactly version 2010 (CUDA 2.1): [`PFN_cuD3D9ResourceGetMappedArray_v2010`](crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010).
 
  ```text
  fn(pArray: *mut CUarray, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
@@ -16122,7 +16320,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedArray_v2010;
         const INDEX: usize = 103usize;
     }
-    /** `cuD3D9ResourceGetMappedPitch` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceGetMappedPitch_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v2000).
+    /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedPitch` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceGetMappedPitch_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v2000).
 
  ```text
  fn(pPitch: *mut c_uint, pPitchSlice: *mut c_uint, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
@@ -16144,7 +16344,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v2000;
         const INDEX: usize = 104usize;
     }
-    /** `cuD3D9ResourceGetMappedPitch` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9ResourceGetMappedPitch_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020).
+    /** Get the pitch of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedPitch` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9ResourceGetMappedPitch_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020).
 
  ```text
  fn(pPitch: *mut usize, pPitchSlice: *mut usize, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
@@ -16166,7 +16368,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPitch_v3020;
         const INDEX: usize = 105usize;
     }
-    /** `cuD3D9ResourceGetMappedPointer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceGetMappedPointer_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v2000).
+    /** Get the pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedPointer` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceGetMappedPointer_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v2000).
 
  ```text
  fn(pDevPtr: *mut CUdeviceptr_v1, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
@@ -16188,7 +16392,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v2000;
         const INDEX: usize = 106usize;
     }
-    /** `cuD3D9ResourceGetMappedPointer` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9ResourceGetMappedPointer_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020).
+    /** Get the pointer through which to access a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedPointer` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9ResourceGetMappedPointer_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020).
 
  ```text
  fn(pDevPtr: *mut CUdeviceptr_v2, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
@@ -16210,7 +16416,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedPointer_v3020;
         const INDEX: usize = 107usize;
     }
-    /** `cuD3D9ResourceGetMappedSize` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceGetMappedSize_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v2000).
+    /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedSize` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceGetMappedSize_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v2000).
 
  ```text
  fn(pSize: *mut c_uint, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
@@ -16232,7 +16440,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v2000;
         const INDEX: usize = 108usize;
     }
-    /** `cuD3D9ResourceGetMappedSize` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9ResourceGetMappedSize_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020).
+    /** Get the size of a subresource of a Direct3D resource which has been mapped for access by CUDA
+
+ `cuD3D9ResourceGetMappedSize` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9ResourceGetMappedSize_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020).
 
  ```text
  fn(pSize: *mut usize, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
@@ -16254,7 +16464,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetMappedSize_v3020;
         const INDEX: usize = 109usize;
     }
-    /** `cuD3D9ResourceGetSurfaceDimensions` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceGetSurfaceDimensions_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v2000).
+    /** Get the dimensions of a registered surface
+
+ `cuD3D9ResourceGetSurfaceDimensions` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceGetSurfaceDimensions_v2000`](crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v2000).
 
  ```text
  fn(pWidth: *mut c_uint, pHeight: *mut c_uint, pDepth: *mut c_uint, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
@@ -16276,7 +16488,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v2000;
         const INDEX: usize = 110usize;
     }
-    /** `cuD3D9ResourceGetSurfaceDimensions` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9ResourceGetSurfaceDimensions_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020).
+    /** Get the dimensions of a registered surface
+
+ `cuD3D9ResourceGetSurfaceDimensions` at exactly version 3020 (CUDA 3.2): [`PFN_cuD3D9ResourceGetSurfaceDimensions_v3020`](crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020).
 
  ```text
  fn(pWidth: *mut usize, pHeight: *mut usize, pDepth: *mut usize, pResource: *mut IDirect3DResource9, Face: c_uint, Level: c_uint) -> CUresult
@@ -16298,7 +16512,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceGetSurfaceDimensions_v3020;
         const INDEX: usize = 111usize;
     }
-    /** `cuD3D9ResourceSetMapFlags` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceSetMapFlags_v2000`](crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000).
+    /** Set usage flags for mapping a Direct3D resource
+
+ `cuD3D9ResourceSetMapFlags` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9ResourceSetMapFlags_v2000`](crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000).
 
  ```text
  fn(pResource: *mut IDirect3DResource9, Flags: c_uint) -> CUresult
@@ -16318,7 +16534,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9ResourceSetMapFlags_v2000;
         const INDEX: usize = 112usize;
     }
-    /** `cuD3D9UnmapResources` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9UnmapResources_v2000`](crate::d3d9::PFN_cuD3D9UnmapResources_v2000).
+    /** Unmaps Direct3D resources
+
+ `cuD3D9UnmapResources` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9UnmapResources_v2000`](crate::d3d9::PFN_cuD3D9UnmapResources_v2000).
 
  ```text
  fn(count: c_uint, ppResource: *mut *mut IDirect3DResource9) -> CUresult
@@ -16358,7 +16576,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9UnmapVertexBuffer_v2000;
         const INDEX: usize = 114usize;
     }
-    /** `cuD3D9UnregisterResource` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9UnregisterResource_v2000`](crate::d3d9::PFN_cuD3D9UnregisterResource_v2000).
+    /** Unregister a Direct3D resource
+
+ `cuD3D9UnregisterResource` at exactly version 2000 (CUDA 2.0): [`PFN_cuD3D9UnregisterResource_v2000`](crate::d3d9::PFN_cuD3D9UnregisterResource_v2000).
 
  ```text
  fn(pResource: *mut IDirect3DResource9) -> CUresult
@@ -16398,7 +16618,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuD3D9UnregisterVertexBuffer_v2000;
         const INDEX: usize = 116usize;
     }
-    /** `cuDestroyExternalMemory` at exactly version 10000 (CUDA 10.0): [`PFN_cuDestroyExternalMemory_v10000`](crate::pfn::PFN_cuDestroyExternalMemory_v10000).
+    /** Destroys an external memory object.
+
+ `cuDestroyExternalMemory` at exactly version 10000 (CUDA 10.0): [`PFN_cuDestroyExternalMemory_v10000`](crate::pfn::PFN_cuDestroyExternalMemory_v10000).
 
  ```text
  fn(extMem: CUexternalMemory) -> CUresult
@@ -16414,7 +16636,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDestroyExternalMemory_v10000;
         const INDEX: usize = 117usize;
     }
-    /** `cuDestroyExternalSemaphore` at exactly version 10000 (CUDA 10.0): [`PFN_cuDestroyExternalSemaphore_v10000`](crate::pfn::PFN_cuDestroyExternalSemaphore_v10000).
+    /** Destroys an external semaphore
+
+ `cuDestroyExternalSemaphore` at exactly version 10000 (CUDA 10.0): [`PFN_cuDestroyExternalSemaphore_v10000`](crate::pfn::PFN_cuDestroyExternalSemaphore_v10000).
 
  ```text
  fn(extSem: CUexternalSemaphore) -> CUresult
@@ -16430,7 +16654,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDestroyExternalSemaphore_v10000;
         const INDEX: usize = 118usize;
     }
-    /** `cuDevResourceGenerateDesc` at exactly version 12040 (CUDA 12.4): [`PFN_cuDevResourceGenerateDesc_v12040`](crate::pfn::PFN_cuDevResourceGenerateDesc_v12040).
+    /** Generate a resource descriptor
+
+ `cuDevResourceGenerateDesc` at exactly version 12040 (CUDA 12.4): [`PFN_cuDevResourceGenerateDesc_v12040`](crate::pfn::PFN_cuDevResourceGenerateDesc_v12040).
 
  ```text
  fn(phDesc: *mut CUdevResourceDesc, resources: *mut CUdevResource, nbResources: c_uint) -> CUresult
@@ -16446,7 +16672,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDevResourceGenerateDesc_v12040;
         const INDEX: usize = 119usize;
     }
-    /** `cuDevSmResourceSplit` at exactly version 13010 (CUDA 13.1): [`PFN_cuDevSmResourceSplit_v13010`](crate::pfn::PFN_cuDevSmResourceSplit_v13010).
+    /** Splits a `CU_DEV_RESOURCE_TYPE_SM` resource into structured groups.
+
+ `cuDevSmResourceSplit` at exactly version 13010 (CUDA 13.1): [`PFN_cuDevSmResourceSplit_v13010`](crate::pfn::PFN_cuDevSmResourceSplit_v13010).
 
  ```text
  fn(result: *mut CUdevResource, nbGroups: c_uint, input: *const CUdevResource, remainder: *mut CUdevResource, flags: c_uint, groupParams: *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS) -> CUresult
@@ -16462,7 +16690,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDevSmResourceSplit_v13010;
         const INDEX: usize = 120usize;
     }
-    /** `cuDevSmResourceSplitByCount` at exactly version 12040 (CUDA 12.4): [`PFN_cuDevSmResourceSplitByCount_v12040`](crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040).
+    /** Splits `CU_DEV_RESOURCE_TYPE_SM` resources.
+
+ `cuDevSmResourceSplitByCount` at exactly version 12040 (CUDA 12.4): [`PFN_cuDevSmResourceSplitByCount_v12040`](crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040).
 
  ```text
  fn(result: *mut CUdevResource, nbGroups: *mut c_uint, input: *const CUdevResource, remaining: *mut CUdevResource, useFlags: c_uint, minCount: c_uint) -> CUresult
@@ -16478,7 +16708,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDevSmResourceSplitByCount_v12040;
         const INDEX: usize = 121usize;
     }
-    /** `cuDeviceCanAccessPeer` at exactly version 4000 (CUDA 4.0): [`PFN_cuDeviceCanAccessPeer_v4000`](crate::pfn::PFN_cuDeviceCanAccessPeer_v4000).
+    /** Queries if a device may directly access a peer device's memory.
+
+ `cuDeviceCanAccessPeer` at exactly version 4000 (CUDA 4.0): [`PFN_cuDeviceCanAccessPeer_v4000`](crate::pfn::PFN_cuDeviceCanAccessPeer_v4000).
 
  ```text
  fn(canAccessPeer: *mut c_int, dev: CUdevice_v1, peerDev: CUdevice_v1) -> CUresult
@@ -16494,7 +16726,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceCanAccessPeer_v4000;
         const INDEX: usize = 122usize;
     }
-    /** `cuDeviceComputeCapability` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceComputeCapability_v2000`](crate::pfn::PFN_cuDeviceComputeCapability_v2000).
+    /** Returns the compute capability of the device
+
+ `cuDeviceComputeCapability` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceComputeCapability_v2000`](crate::pfn::PFN_cuDeviceComputeCapability_v2000).
 
  ```text
  fn(major: *mut c_int, minor: *mut c_int, dev: CUdevice_v1) -> CUresult
@@ -16510,7 +16744,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceComputeCapability_v2000;
         const INDEX: usize = 123usize;
     }
-    /** `cuDeviceGet` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGet_v2000`](crate::pfn::PFN_cuDeviceGet_v2000).
+    /** Returns a handle to a compute device
+
+ `cuDeviceGet` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGet_v2000`](crate::pfn::PFN_cuDeviceGet_v2000).
 
  ```text
  fn(device: *mut CUdevice_v1, ordinal: c_int) -> CUresult
@@ -16526,7 +16762,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGet_v2000;
         const INDEX: usize = 124usize;
     }
-    /** `cuDeviceGetAttribute` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGetAttribute_v2000`](crate::pfn::PFN_cuDeviceGetAttribute_v2000).
+    /** Returns information about the device
+
+ `cuDeviceGetAttribute` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGetAttribute_v2000`](crate::pfn::PFN_cuDeviceGetAttribute_v2000).
 
  ```text
  fn(pi: *mut c_int, attrib: CUdevice_attribute, dev: CUdevice_v1) -> CUresult
@@ -16542,7 +16780,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetAttribute_v2000;
         const INDEX: usize = 125usize;
     }
-    /** `cuDeviceGetByPCIBusId` at exactly version 4010 (CUDA 4.1): [`PFN_cuDeviceGetByPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010).
+    /** Returns a handle to a compute device
+
+ `cuDeviceGetByPCIBusId` at exactly version 4010 (CUDA 4.1): [`PFN_cuDeviceGetByPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010).
 
  ```text
  fn(dev: *mut CUdevice_v1, pciBusId: *const c_char) -> CUresult
@@ -16558,7 +16798,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetByPCIBusId_v4010;
         const INDEX: usize = 126usize;
     }
-    /** `cuDeviceGetCliqueCount` at exactly version 13040 (CUDA 13.4): [`PFN_cuDeviceGetCliqueCount_v13040`](crate::pfn::PFN_cuDeviceGetCliqueCount_v13040).
+    /** Retrieves the number of fabric cliques
+
+ `cuDeviceGetCliqueCount` at exactly version 13040 (CUDA 13.4): [`PFN_cuDeviceGetCliqueCount_v13040`](crate::pfn::PFN_cuDeviceGetCliqueCount_v13040).
 
  ```text
  fn(count: *mut usize, dev: CUdevice) -> CUresult
@@ -16574,7 +16816,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetCliqueCount_v13040;
         const INDEX: usize = 127usize;
     }
-    /** `cuDeviceGetCliqueInfo` at exactly version 13040 (CUDA 13.4): [`PFN_cuDeviceGetCliqueInfo_v13040`](crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040).
+    /** Retrieves fabric clique information
+
+ `cuDeviceGetCliqueInfo` at exactly version 13040 (CUDA 13.4): [`PFN_cuDeviceGetCliqueInfo_v13040`](crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040).
 
  ```text
  fn(cliqueInfo: *mut CUcliqueInfo, count: *mut usize, dev: CUdevice) -> CUresult
@@ -16590,7 +16834,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetCliqueInfo_v13040;
         const INDEX: usize = 128usize;
     }
-    /** `cuDeviceGetCount` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGetCount_v2000`](crate::pfn::PFN_cuDeviceGetCount_v2000).
+    /** Returns the number of compute-capable devices
+
+ `cuDeviceGetCount` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGetCount_v2000`](crate::pfn::PFN_cuDeviceGetCount_v2000).
 
  ```text
  fn(count: *mut c_int) -> CUresult
@@ -16606,7 +16852,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetCount_v2000;
         const INDEX: usize = 129usize;
     }
-    /** `cuDeviceGetDefaultMemPool` at exactly version 11020 (CUDA 11.2): [`PFN_cuDeviceGetDefaultMemPool_v11020`](crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020).
+    /** Returns the default mempool of a device
+
+ `cuDeviceGetDefaultMemPool` at exactly version 11020 (CUDA 11.2): [`PFN_cuDeviceGetDefaultMemPool_v11020`](crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020).
 
  ```text
  fn(pool_out: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult
@@ -16622,7 +16870,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetDefaultMemPool_v11020;
         const INDEX: usize = 130usize;
     }
-    /** `cuDeviceGetDevResource` at exactly version 12040 (CUDA 12.4): [`PFN_cuDeviceGetDevResource_v12040`](crate::pfn::PFN_cuDeviceGetDevResource_v12040).
+    /** Get device resources
+
+ `cuDeviceGetDevResource` at exactly version 12040 (CUDA 12.4): [`PFN_cuDeviceGetDevResource_v12040`](crate::pfn::PFN_cuDeviceGetDevResource_v12040).
 
  ```text
  fn(dev: CUdevice, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult
@@ -16638,7 +16888,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetDevResource_v12040;
         const INDEX: usize = 131usize;
     }
-    /** `cuDeviceGetExecAffinitySupport` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceGetExecAffinitySupport_v11040`](crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040).
+    /** Returns information about the execution affinity support of the device.
+
+ `cuDeviceGetExecAffinitySupport` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceGetExecAffinitySupport_v11040`](crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040).
 
  ```text
  fn(pi: *mut c_int, type_: CUexecAffinityType, dev: CUdevice) -> CUresult
@@ -16654,7 +16906,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetExecAffinitySupport_v11040;
         const INDEX: usize = 132usize;
     }
-    /** `cuDeviceGetFabricClusterUuid` at exactly version 13040 (CUDA 13.4): [`PFN_cuDeviceGetFabricClusterUuid_v13040`](crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040).
+    /** Retrieves the fabric cluster UUID
+
+ `cuDeviceGetFabricClusterUuid` at exactly version 13040 (CUDA 13.4): [`PFN_cuDeviceGetFabricClusterUuid_v13040`](crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040).
 
  ```text
  fn(uuid: *mut CUuuid, dev: CUdevice) -> CUresult
@@ -16670,7 +16924,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetFabricClusterUuid_v13040;
         const INDEX: usize = 133usize;
     }
-    /** `cuDeviceGetGraphMemAttribute` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceGetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040).
+    /** Query asynchronous allocation attributes related to graphs
+
+ `cuDeviceGetGraphMemAttribute` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceGetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040).
 
  ```text
  fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut c_void) -> CUresult
@@ -16686,7 +16942,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetGraphMemAttribute_v11040;
         const INDEX: usize = 134usize;
     }
-    /** `cuDeviceGetHostAtomicCapabilities` at exactly version 13000 (CUDA 13.0): [`PFN_cuDeviceGetHostAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000).
+    /** Queries details about atomic operations supported between the device and host.
+
+ `cuDeviceGetHostAtomicCapabilities` at exactly version 13000 (CUDA 13.0): [`PFN_cuDeviceGetHostAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000).
 
  ```text
  fn(capabilities: *mut c_uint, operations: *const CUatomicOperation, count: c_uint, dev: CUdevice) -> CUresult
@@ -16702,7 +16960,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetHostAtomicCapabilities_v13000;
         const INDEX: usize = 135usize;
     }
-    /** `cuDeviceGetLuid` at exactly version 10000 (CUDA 10.0): [`PFN_cuDeviceGetLuid_v10000`](crate::pfn::PFN_cuDeviceGetLuid_v10000).
+    /** Return an LUID and device node mask for the device
+
+ `cuDeviceGetLuid` at exactly version 10000 (CUDA 10.0): [`PFN_cuDeviceGetLuid_v10000`](crate::pfn::PFN_cuDeviceGetLuid_v10000).
 
  ```text
  fn(luid: *mut c_char, deviceNodeMask: *mut c_uint, dev: CUdevice_v1) -> CUresult
@@ -16719,7 +16979,9 @@ pub mod entries {
         const INDEX: usize = 136usize;
         const MIN_DRIVER: u32 = 11020u32;
     }
-    /** `cuDeviceGetMemPool` at exactly version 11020 (CUDA 11.2): [`PFN_cuDeviceGetMemPool_v11020`](crate::pfn::PFN_cuDeviceGetMemPool_v11020).
+    /** Gets the current mempool for a device
+
+ `cuDeviceGetMemPool` at exactly version 11020 (CUDA 11.2): [`PFN_cuDeviceGetMemPool_v11020`](crate::pfn::PFN_cuDeviceGetMemPool_v11020).
 
  ```text
  fn(pool: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult
@@ -16735,7 +16997,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetMemPool_v11020;
         const INDEX: usize = 137usize;
     }
-    /** `cuDeviceGetName` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGetName_v2000`](crate::pfn::PFN_cuDeviceGetName_v2000).
+    /** Returns an identifier string for the device
+
+ `cuDeviceGetName` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGetName_v2000`](crate::pfn::PFN_cuDeviceGetName_v2000).
 
  ```text
  fn(name: *mut c_char, len: c_int, dev: CUdevice_v1) -> CUresult
@@ -16751,7 +17015,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetName_v2000;
         const INDEX: usize = 138usize;
     }
-    /** `cuDeviceGetNvSciSyncAttributes` at exactly version 10020 (CUDA 10.2): [`PFN_cuDeviceGetNvSciSyncAttributes_v10020`](crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020).
+    /** Return NvSciSync attributes that this device can support.
+
+ `cuDeviceGetNvSciSyncAttributes` at exactly version 10020 (CUDA 10.2): [`PFN_cuDeviceGetNvSciSyncAttributes_v10020`](crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020).
 
  ```text
  fn(nvSciSyncAttrList: *mut c_void, dev: CUdevice_v1, flags: c_int) -> CUresult
@@ -16767,7 +17033,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetNvSciSyncAttributes_v10020;
         const INDEX: usize = 139usize;
     }
-    /** `cuDeviceGetP2PAtomicCapabilities` at exactly version 13000 (CUDA 13.0): [`PFN_cuDeviceGetP2PAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000).
+    /** Queries details about atomic operations supported between two devices
+
+ `cuDeviceGetP2PAtomicCapabilities` at exactly version 13000 (CUDA 13.0): [`PFN_cuDeviceGetP2PAtomicCapabilities_v13000`](crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000).
 
  ```text
  fn(capabilities: *mut c_uint, operations: *const CUatomicOperation, count: c_uint, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult
@@ -16783,7 +17051,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetP2PAtomicCapabilities_v13000;
         const INDEX: usize = 140usize;
     }
-    /** `cuDeviceGetP2PAttribute` at exactly version 8000 (CUDA 8.0): [`PFN_cuDeviceGetP2PAttribute_v8000`](crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000).
+    /** Queries attributes of the link between two devices.
+
+ `cuDeviceGetP2PAttribute` at exactly version 8000 (CUDA 8.0): [`PFN_cuDeviceGetP2PAttribute_v8000`](crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000).
 
  ```text
  fn(value: *mut c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice_v1, dstDevice: CUdevice_v1) -> CUresult
@@ -16799,7 +17069,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetP2PAttribute_v8000;
         const INDEX: usize = 141usize;
     }
-    /** `cuDeviceGetPCIBusId` at exactly version 4010 (CUDA 4.1): [`PFN_cuDeviceGetPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetPCIBusId_v4010).
+    /** Returns a PCI Bus Id string for the device
+
+ `cuDeviceGetPCIBusId` at exactly version 4010 (CUDA 4.1): [`PFN_cuDeviceGetPCIBusId_v4010`](crate::pfn::PFN_cuDeviceGetPCIBusId_v4010).
 
  ```text
  fn(pciBusId: *mut c_char, len: c_int, dev: CUdevice_v1) -> CUresult
@@ -16815,7 +17087,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetPCIBusId_v4010;
         const INDEX: usize = 142usize;
     }
-    /** `cuDeviceGetProperties` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGetProperties_v2000`](crate::pfn::PFN_cuDeviceGetProperties_v2000).
+    /** Returns properties for a selected device
+
+ `cuDeviceGetProperties` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceGetProperties_v2000`](crate::pfn::PFN_cuDeviceGetProperties_v2000).
 
  ```text
  fn(prop: *mut CUdevprop_v1, dev: CUdevice_v1) -> CUresult
@@ -16831,7 +17105,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetProperties_v2000;
         const INDEX: usize = 143usize;
     }
-    /** `cuDeviceGetTexture1DLinearMaxWidth` at exactly version 11010 (CUDA 11.1): [`PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010`](crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010).
+    /** Returns the maximum number of elements allocatable in a 1D linear texture for a given texture element size.
+
+ `cuDeviceGetTexture1DLinearMaxWidth` at exactly version 11010 (CUDA 11.1): [`PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010`](crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010).
 
  ```text
  fn(maxWidthInElements: *mut usize, format: CUarray_format, numChannels: c_uint, dev: CUdevice_v1) -> CUresult
@@ -16847,7 +17123,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010;
         const INDEX: usize = 144usize;
     }
-    /** `cuDeviceGetUuid` at exactly version 9020 (CUDA 9.2): [`PFN_cuDeviceGetUuid_v9020`](crate::pfn::PFN_cuDeviceGetUuid_v9020).
+    /** Return an UUID for the device
+
+ `cuDeviceGetUuid` at exactly version 9020 (CUDA 9.2): [`PFN_cuDeviceGetUuid_v9020`](crate::pfn::PFN_cuDeviceGetUuid_v9020).
 
  ```text
  fn(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult
@@ -16865,7 +17143,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetUuid_v9020;
         const INDEX: usize = 145usize;
     }
-    /** `cuDeviceGetUuid` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceGetUuid_v11040`](crate::pfn::PFN_cuDeviceGetUuid_v11040).
+    /** Return an UUID for the device
+
+ `cuDeviceGetUuid` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceGetUuid_v11040`](crate::pfn::PFN_cuDeviceGetUuid_v11040).
 
  ```text
  fn(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult
@@ -16883,7 +17163,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGetUuid_v11040;
         const INDEX: usize = 146usize;
     }
-    /** `cuDeviceGraphMemTrim` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceGraphMemTrim_v11040`](crate::pfn::PFN_cuDeviceGraphMemTrim_v11040).
+    /** Free unused memory that was cached on the specified device for use with graphs back to the OS.
+
+ `cuDeviceGraphMemTrim` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceGraphMemTrim_v11040`](crate::pfn::PFN_cuDeviceGraphMemTrim_v11040).
 
  ```text
  fn(device: CUdevice) -> CUresult
@@ -16899,7 +17181,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceGraphMemTrim_v11040;
         const INDEX: usize = 147usize;
     }
-    /** `cuDevicePrimaryCtxGetState` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxGetState_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000).
+    /** Get the state of the primary context
+
+ `cuDevicePrimaryCtxGetState` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxGetState_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000).
 
  ```text
  fn(dev: CUdevice_v1, flags: *mut c_uint, active: *mut c_int) -> CUresult
@@ -16915,7 +17199,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxGetState_v7000;
         const INDEX: usize = 148usize;
     }
-    /** `cuDevicePrimaryCtxRelease` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxRelease_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v7000).
+    /** Release the primary context on the GPU
+
+ `cuDevicePrimaryCtxRelease` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxRelease_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v7000).
 
  ```text
  fn(dev: CUdevice_v1) -> CUresult
@@ -16933,7 +17219,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxRelease_v7000;
         const INDEX: usize = 149usize;
     }
-    /** `cuDevicePrimaryCtxRelease` at exactly version 11000 (CUDA 11.0): [`PFN_cuDevicePrimaryCtxRelease_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000).
+    /** Release the primary context on the GPU
+
+ `cuDevicePrimaryCtxRelease` at exactly version 11000 (CUDA 11.0): [`PFN_cuDevicePrimaryCtxRelease_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000).
 
  ```text
  fn(dev: CUdevice_v1) -> CUresult
@@ -16951,7 +17239,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxRelease_v11000;
         const INDEX: usize = 150usize;
     }
-    /** `cuDevicePrimaryCtxReset` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxReset_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v7000).
+    /** Destroy all allocations and reset all state on the primary context
+
+ `cuDevicePrimaryCtxReset` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxReset_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v7000).
 
  ```text
  fn(dev: CUdevice_v1) -> CUresult
@@ -16969,7 +17259,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxReset_v7000;
         const INDEX: usize = 151usize;
     }
-    /** `cuDevicePrimaryCtxReset` at exactly version 11000 (CUDA 11.0): [`PFN_cuDevicePrimaryCtxReset_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000).
+    /** Destroy all allocations and reset all state on the primary context
+
+ `cuDevicePrimaryCtxReset` at exactly version 11000 (CUDA 11.0): [`PFN_cuDevicePrimaryCtxReset_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000).
 
  ```text
  fn(dev: CUdevice_v1) -> CUresult
@@ -16987,7 +17279,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxReset_v11000;
         const INDEX: usize = 152usize;
     }
-    /** `cuDevicePrimaryCtxRetain` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxRetain_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000).
+    /** Retain the primary context on the GPU
+
+ `cuDevicePrimaryCtxRetain` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxRetain_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000).
 
  ```text
  fn(pctx: *mut CUcontext, dev: CUdevice_v1) -> CUresult
@@ -17003,7 +17297,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxRetain_v7000;
         const INDEX: usize = 153usize;
     }
-    /** `cuDevicePrimaryCtxSetFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxSetFlags_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000).
+    /** Set flags for the primary context
+
+ `cuDevicePrimaryCtxSetFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuDevicePrimaryCtxSetFlags_v7000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000).
 
  ```text
  fn(dev: CUdevice_v1, flags: c_uint) -> CUresult
@@ -17021,7 +17317,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v7000;
         const INDEX: usize = 154usize;
     }
-    /** `cuDevicePrimaryCtxSetFlags` at exactly version 11000 (CUDA 11.0): [`PFN_cuDevicePrimaryCtxSetFlags_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000).
+    /** Set flags for the primary context
+
+ `cuDevicePrimaryCtxSetFlags` at exactly version 11000 (CUDA 11.0): [`PFN_cuDevicePrimaryCtxSetFlags_v11000`](crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000).
 
  ```text
  fn(dev: CUdevice_v1, flags: c_uint) -> CUresult
@@ -17039,7 +17337,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDevicePrimaryCtxSetFlags_v11000;
         const INDEX: usize = 155usize;
     }
-    /** `cuDeviceRegisterAsyncNotification` at exactly version 12040 (CUDA 12.4): [`PFN_cuDeviceRegisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040).
+    /** Registers a callback function to receive async notifications
+
+ `cuDeviceRegisterAsyncNotification` at exactly version 12040 (CUDA 12.4): [`PFN_cuDeviceRegisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040).
 
  ```text
  fn(device: CUdevice, callbackFunc: CUasyncCallback, userData: *mut c_void, callback: *mut CUasyncCallbackHandle) -> CUresult
@@ -17055,7 +17355,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceRegisterAsyncNotification_v12040;
         const INDEX: usize = 156usize;
     }
-    /** `cuDeviceSetGraphMemAttribute` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceSetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040).
+    /** Set asynchronous allocation attributes related to graphs
+
+ `cuDeviceSetGraphMemAttribute` at exactly version 11040 (CUDA 11.4): [`PFN_cuDeviceSetGraphMemAttribute_v11040`](crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040).
 
  ```text
  fn(device: CUdevice, attr: CUgraphMem_attribute, value: *mut c_void) -> CUresult
@@ -17071,7 +17373,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceSetGraphMemAttribute_v11040;
         const INDEX: usize = 157usize;
     }
-    /** `cuDeviceSetMemPool` at exactly version 11020 (CUDA 11.2): [`PFN_cuDeviceSetMemPool_v11020`](crate::pfn::PFN_cuDeviceSetMemPool_v11020).
+    /** Sets the current memory pool of a device
+
+ `cuDeviceSetMemPool` at exactly version 11020 (CUDA 11.2): [`PFN_cuDeviceSetMemPool_v11020`](crate::pfn::PFN_cuDeviceSetMemPool_v11020).
 
  ```text
  fn(dev: CUdevice_v1, pool: CUmemoryPool) -> CUresult
@@ -17087,7 +17391,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceSetMemPool_v11020;
         const INDEX: usize = 158usize;
     }
-    /** `cuDeviceTotalMem` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceTotalMem_v2000`](crate::pfn::PFN_cuDeviceTotalMem_v2000).
+    /** Returns the total amount of memory on the device
+
+ `cuDeviceTotalMem` at exactly version 2000 (CUDA 2.0): [`PFN_cuDeviceTotalMem_v2000`](crate::pfn::PFN_cuDeviceTotalMem_v2000).
 
  ```text
  fn(bytes: *mut c_uint, dev: CUdevice_v1) -> CUresult
@@ -17105,7 +17411,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceTotalMem_v2000;
         const INDEX: usize = 159usize;
     }
-    /** `cuDeviceTotalMem` at exactly version 3020 (CUDA 3.2): [`PFN_cuDeviceTotalMem_v3020`](crate::pfn::PFN_cuDeviceTotalMem_v3020).
+    /** Returns the total amount of memory on the device
+
+ `cuDeviceTotalMem` at exactly version 3020 (CUDA 3.2): [`PFN_cuDeviceTotalMem_v3020`](crate::pfn::PFN_cuDeviceTotalMem_v3020).
 
  ```text
  fn(bytes: *mut usize, dev: CUdevice_v1) -> CUresult
@@ -17123,7 +17431,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceTotalMem_v3020;
         const INDEX: usize = 160usize;
     }
-    /** `cuDeviceUnregisterAsyncNotification` at exactly version 12040 (CUDA 12.4): [`PFN_cuDeviceUnregisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040).
+    /** Unregisters an async notification callback
+
+ `cuDeviceUnregisterAsyncNotification` at exactly version 12040 (CUDA 12.4): [`PFN_cuDeviceUnregisterAsyncNotification_v12040`](crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040).
 
  ```text
  fn(device: CUdevice, callback: CUasyncCallbackHandle) -> CUresult
@@ -17139,7 +17449,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDeviceUnregisterAsyncNotification_v12040;
         const INDEX: usize = 161usize;
     }
-    /** `cuDriverGetVersion` at exactly version 2020 (CUDA 2.2): [`PFN_cuDriverGetVersion_v2020`](crate::pfn::PFN_cuDriverGetVersion_v2020).
+    /** Returns the latest CUDA version supported by driver
+
+ `cuDriverGetVersion` at exactly version 2020 (CUDA 2.2): [`PFN_cuDriverGetVersion_v2020`](crate::pfn::PFN_cuDriverGetVersion_v2020).
 
  ```text
  fn(driverVersion: *mut c_int) -> CUresult
@@ -17155,7 +17467,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuDriverGetVersion_v2020;
         const INDEX: usize = 162usize;
     }
-    /** `cuEGLStreamConsumerAcquireFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamConsumerAcquireFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000).
+    /** Acquire an image frame from the EGLStream with CUDA as a consumer.
+
+ `cuEGLStreamConsumerAcquireFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamConsumerAcquireFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000).
 
  ```text
  fn(conn: *mut CUeglStreamConnection, pCudaResource: *mut CUgraphicsResource, pStream: *mut CUstream, timeout: c_uint) -> CUresult
@@ -17175,7 +17489,9 @@ pub mod entries {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerAcquireFrame_v7000;
         const INDEX: usize = 163usize;
     }
-    /** `cuEGLStreamConsumerConnect` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamConsumerConnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerConnect_v7000).
+    /** Connect CUDA to EGLStream as a consumer.
+
+ `cuEGLStreamConsumerConnect` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamConsumerConnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerConnect_v7000).
 
  ```text
  fn(conn: *mut CUeglStreamConnection, stream: EGLStreamKHR) -> CUresult
@@ -17195,7 +17511,9 @@ pub mod entries {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerConnect_v7000;
         const INDEX: usize = 164usize;
     }
-    /** `cuEGLStreamConsumerConnectWithFlags` at exactly version 8000 (CUDA 8.0): [`PFN_cuEGLStreamConsumerConnectWithFlags_v8000`](crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000).
+    /** Connect CUDA to EGLStream as a consumer with given flags.
+
+ `cuEGLStreamConsumerConnectWithFlags` at exactly version 8000 (CUDA 8.0): [`PFN_cuEGLStreamConsumerConnectWithFlags_v8000`](crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000).
 
  ```text
  fn(conn: *mut CUeglStreamConnection, stream: EGLStreamKHR, flags: c_uint) -> CUresult
@@ -17215,7 +17533,9 @@ pub mod entries {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerConnectWithFlags_v8000;
         const INDEX: usize = 165usize;
     }
-    /** `cuEGLStreamConsumerDisconnect` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamConsumerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000).
+    /** Disconnect CUDA as a consumer to EGLStream .
+
+ `cuEGLStreamConsumerDisconnect` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamConsumerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000).
 
  ```text
  fn(conn: *mut CUeglStreamConnection) -> CUresult
@@ -17235,7 +17555,9 @@ pub mod entries {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerDisconnect_v7000;
         const INDEX: usize = 166usize;
     }
-    /** `cuEGLStreamConsumerReleaseFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamConsumerReleaseFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000).
+    /** Releases the last frame acquired from the EGLStream.
+
+ `cuEGLStreamConsumerReleaseFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamConsumerReleaseFrame_v7000`](crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000).
 
  ```text
  fn(conn: *mut CUeglStreamConnection, pCudaResource: CUgraphicsResource, pStream: *mut CUstream) -> CUresult
@@ -17255,7 +17577,9 @@ pub mod entries {
         type Fn = crate::egl::PFN_cuEGLStreamConsumerReleaseFrame_v7000;
         const INDEX: usize = 167usize;
     }
-    /** `cuEGLStreamProducerConnect` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamProducerConnect_v7000`](crate::egl::PFN_cuEGLStreamProducerConnect_v7000).
+    /** Connect CUDA to EGLStream as a producer.
+
+ `cuEGLStreamProducerConnect` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamProducerConnect_v7000`](crate::egl::PFN_cuEGLStreamProducerConnect_v7000).
 
  ```text
  fn(conn: *mut CUeglStreamConnection, stream: EGLStreamKHR, width: EGLint, height: EGLint) -> CUresult
@@ -17275,7 +17599,9 @@ pub mod entries {
         type Fn = crate::egl::PFN_cuEGLStreamProducerConnect_v7000;
         const INDEX: usize = 168usize;
     }
-    /** `cuEGLStreamProducerDisconnect` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamProducerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000).
+    /** Disconnect CUDA as a producer  to EGLStream .
+
+ `cuEGLStreamProducerDisconnect` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamProducerDisconnect_v7000`](crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000).
 
  ```text
  fn(conn: *mut CUeglStreamConnection) -> CUresult
@@ -17295,7 +17621,9 @@ pub mod entries {
         type Fn = crate::egl::PFN_cuEGLStreamProducerDisconnect_v7000;
         const INDEX: usize = 169usize;
     }
-    /** `cuEGLStreamProducerPresentFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamProducerPresentFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000).
+    /** Present a CUDA eglFrame to the EGLStream with CUDA as a producer.
+
+ `cuEGLStreamProducerPresentFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamProducerPresentFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000).
 
  ```text
  fn(conn: *mut CUeglStreamConnection, eglframe: CUeglFrame_v1, pStream: *mut CUstream) -> CUresult
@@ -17315,7 +17643,9 @@ pub mod entries {
         type Fn = crate::egl::PFN_cuEGLStreamProducerPresentFrame_v7000;
         const INDEX: usize = 170usize;
     }
-    /** `cuEGLStreamProducerReturnFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamProducerReturnFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000).
+    /** Return the CUDA eglFrame to the EGLStream released by the consumer.
+
+ `cuEGLStreamProducerReturnFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuEGLStreamProducerReturnFrame_v7000`](crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000).
 
  ```text
  fn(conn: *mut CUeglStreamConnection, eglframe: *mut CUeglFrame_v1, pStream: *mut CUstream) -> CUresult
@@ -17335,7 +17665,9 @@ pub mod entries {
         type Fn = crate::egl::PFN_cuEGLStreamProducerReturnFrame_v7000;
         const INDEX: usize = 171usize;
     }
-    /** `cuEventCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventCreate_v2000`](crate::pfn::PFN_cuEventCreate_v2000).
+    /** Creates an event
+
+ `cuEventCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventCreate_v2000`](crate::pfn::PFN_cuEventCreate_v2000).
 
  ```text
  fn(phEvent: *mut CUevent, Flags: c_uint) -> CUresult
@@ -17351,7 +17683,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuEventCreate_v2000;
         const INDEX: usize = 172usize;
     }
-    /** `cuEventCreateFromEGLSync` at exactly version 9000 (CUDA 9.0): [`PFN_cuEventCreateFromEGLSync_v9000`](crate::egl::PFN_cuEventCreateFromEGLSync_v9000).
+    /** Creates an event from EGLSync object
+
+ `cuEventCreateFromEGLSync` at exactly version 9000 (CUDA 9.0): [`PFN_cuEventCreateFromEGLSync_v9000`](crate::egl::PFN_cuEventCreateFromEGLSync_v9000).
 
  ```text
  fn(phEvent: *mut CUevent, eglSync: EGLSyncKHR, flags: c_uint) -> CUresult
@@ -17371,7 +17705,9 @@ pub mod entries {
         type Fn = crate::egl::PFN_cuEventCreateFromEGLSync_v9000;
         const INDEX: usize = 173usize;
     }
-    /** `cuEventDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventDestroy_v2000`](crate::pfn::PFN_cuEventDestroy_v2000).
+    /** Destroys an event
+
+ `cuEventDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventDestroy_v2000`](crate::pfn::PFN_cuEventDestroy_v2000).
 
  ```text
  fn(hEvent: CUevent) -> CUresult
@@ -17389,7 +17725,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuEventDestroy_v2000;
         const INDEX: usize = 174usize;
     }
-    /** `cuEventDestroy` at exactly version 4000 (CUDA 4.0): [`PFN_cuEventDestroy_v4000`](crate::pfn::PFN_cuEventDestroy_v4000).
+    /** Destroys an event
+
+ `cuEventDestroy` at exactly version 4000 (CUDA 4.0): [`PFN_cuEventDestroy_v4000`](crate::pfn::PFN_cuEventDestroy_v4000).
 
  ```text
  fn(hEvent: CUevent) -> CUresult
@@ -17407,7 +17745,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuEventDestroy_v4000;
         const INDEX: usize = 175usize;
     }
-    /** `cuEventElapsedTime` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventElapsedTime_v2000`](crate::pfn::PFN_cuEventElapsedTime_v2000).
+    /** Computes the elapsed time between two events
+
+ `cuEventElapsedTime` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventElapsedTime_v2000`](crate::pfn::PFN_cuEventElapsedTime_v2000).
 
  ```text
  fn(pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult
@@ -17425,7 +17765,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuEventElapsedTime_v2000;
         const INDEX: usize = 176usize;
     }
-    /** `cuEventElapsedTime` at exactly version 12080 (CUDA 12.8): [`PFN_cuEventElapsedTime_v12080`](crate::pfn::PFN_cuEventElapsedTime_v12080).
+    /** Computes the elapsed time between two events
+
+ `cuEventElapsedTime` at exactly version 12080 (CUDA 12.8): [`PFN_cuEventElapsedTime_v12080`](crate::pfn::PFN_cuEventElapsedTime_v12080).
 
  ```text
  fn(pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult
@@ -17443,7 +17785,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuEventElapsedTime_v12080;
         const INDEX: usize = 177usize;
     }
-    /** `cuEventQuery` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventQuery_v2000`](crate::pfn::PFN_cuEventQuery_v2000).
+    /** Queries an event's status
+
+ `cuEventQuery` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventQuery_v2000`](crate::pfn::PFN_cuEventQuery_v2000).
 
  ```text
  fn(hEvent: CUevent) -> CUresult
@@ -17459,7 +17803,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuEventQuery_v2000;
         const INDEX: usize = 178usize;
     }
-    /** `cuEventRecord` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventRecord_v2000`](crate::pfn::PFN_cuEventRecord_v2000).
+    /** Records an event
+
+ `cuEventRecord` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventRecord_v2000`](crate::pfn::PFN_cuEventRecord_v2000).
 
  ```text
  fn(hEvent: CUevent, hStream: CUstream) -> CUresult
@@ -17477,7 +17823,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuEventRecord_v2000;
         const INDEX: usize = 179usize;
     }
-    /** `cuEventRecord` at exactly version 7000 (CUDA 7.0): [`PFN_cuEventRecord_v7000_ptsz`](crate::pfn::PFN_cuEventRecord_v7000_ptsz).
+    /** Records an event
+
+ `cuEventRecord` at exactly version 7000 (CUDA 7.0): [`PFN_cuEventRecord_v7000_ptsz`](crate::pfn::PFN_cuEventRecord_v7000_ptsz).
 
  ```text
  fn(hEvent: CUevent, hStream: CUstream) -> CUresult
@@ -17495,7 +17843,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuEventRecord_v7000_ptsz;
         const INDEX: usize = 180usize;
     }
-    /** `cuEventRecordWithFlags` at exactly version 11010 (CUDA 11.1): [`PFN_cuEventRecordWithFlags_v11010`](crate::pfn::PFN_cuEventRecordWithFlags_v11010).
+    /** Records an event
+
+ `cuEventRecordWithFlags` at exactly version 11010 (CUDA 11.1): [`PFN_cuEventRecordWithFlags_v11010`](crate::pfn::PFN_cuEventRecordWithFlags_v11010).
 
  ```text
  fn(hEvent: CUevent, hStream: CUstream, flags: c_uint) -> CUresult
@@ -17513,7 +17863,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuEventRecordWithFlags_v11010;
         const INDEX: usize = 181usize;
     }
-    /** `cuEventRecordWithFlags` at exactly version 11010 (CUDA 11.1): [`PFN_cuEventRecordWithFlags_v11010_ptsz`](crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz).
+    /** Records an event
+
+ `cuEventRecordWithFlags` at exactly version 11010 (CUDA 11.1): [`PFN_cuEventRecordWithFlags_v11010_ptsz`](crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz).
 
  ```text
  fn(hEvent: CUevent, hStream: CUstream, flags: c_uint) -> CUresult
@@ -17531,7 +17883,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuEventRecordWithFlags_v11010_ptsz;
         const INDEX: usize = 182usize;
     }
-    /** `cuEventSynchronize` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventSynchronize_v2000`](crate::pfn::PFN_cuEventSynchronize_v2000).
+    /** Waits for an event to complete
+
+ `cuEventSynchronize` at exactly version 2000 (CUDA 2.0): [`PFN_cuEventSynchronize_v2000`](crate::pfn::PFN_cuEventSynchronize_v2000).
 
  ```text
  fn(hEvent: CUevent) -> CUresult
@@ -17547,7 +17901,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuEventSynchronize_v2000;
         const INDEX: usize = 183usize;
     }
-    /** `cuExternalMemoryGetMappedBuffer` at exactly version 10000 (CUDA 10.0): [`PFN_cuExternalMemoryGetMappedBuffer_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000).
+    /** Maps a buffer onto an imported memory object
+
+ `cuExternalMemoryGetMappedBuffer` at exactly version 10000 (CUDA 10.0): [`PFN_cuExternalMemoryGetMappedBuffer_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000).
 
  ```text
  fn(devPtr: *mut CUdeviceptr_v2, extMem: CUexternalMemory, bufferDesc: *const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) -> CUresult
@@ -17563,7 +17919,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuExternalMemoryGetMappedBuffer_v10000;
         const INDEX: usize = 184usize;
     }
-    /** `cuExternalMemoryGetMappedMipmappedArray` at exactly version 10000 (CUDA 10.0): [`PFN_cuExternalMemoryGetMappedMipmappedArray_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000).
+    /** Maps a CUDA mipmapped array onto an external memory object
+
+ `cuExternalMemoryGetMappedMipmappedArray` at exactly version 10000 (CUDA 10.0): [`PFN_cuExternalMemoryGetMappedMipmappedArray_v10000`](crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000).
 
  ```text
  fn(mipmap: *mut CUmipmappedArray, extMem: CUexternalMemory, mipmapDesc: *const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) -> CUresult
@@ -17579,7 +17937,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuExternalMemoryGetMappedMipmappedArray_v10000;
         const INDEX: usize = 185usize;
     }
-    /** `cuFabricCpyBatchAsync` at exactly version 13050 (CUDA 13.5): [`PFN_cuFabricCpyBatchAsync_v13050`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050).
+    /** Performs a batch of copies over a fabric asynchronously.
+
+ `cuFabricCpyBatchAsync` at exactly version 13050 (CUDA 13.5): [`PFN_cuFabricCpyBatchAsync_v13050`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050).
 
  ```text
  fn(numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -17597,7 +17957,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFabricCpyBatchAsync_v13050;
         const INDEX: usize = 186usize;
     }
-    /** `cuFabricCpyBatchAsync` at exactly version 13050 (CUDA 13.5): [`PFN_cuFabricCpyBatchAsync_v13050_ptsz`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz).
+    /** Performs a batch of copies over a fabric asynchronously.
+
+ `cuFabricCpyBatchAsync` at exactly version 13050 (CUDA 13.5): [`PFN_cuFabricCpyBatchAsync_v13050_ptsz`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz).
 
  ```text
  fn(numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -17615,7 +17977,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFabricCpyBatchAsync_v13050_ptsz;
         const INDEX: usize = 187usize;
     }
-    /** `cuFlushGPUDirectRDMAWrites` at exactly version 11030 (CUDA 11.3): [`PFN_cuFlushGPUDirectRDMAWrites_v11030`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030).
+    /** Blocks until remote writes are visible to the specified scope
+
+ `cuFlushGPUDirectRDMAWrites` at exactly version 11030 (CUDA 11.3): [`PFN_cuFlushGPUDirectRDMAWrites_v11030`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030).
 
  ```text
  fn(target: CUflushGPUDirectRDMAWritesTarget, scope: CUflushGPUDirectRDMAWritesScope) -> CUresult
@@ -17631,7 +17995,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030;
         const INDEX: usize = 188usize;
     }
-    /** `cuFuncGetAttribute` at exactly version 2020 (CUDA 2.2): [`PFN_cuFuncGetAttribute_v2020`](crate::pfn::PFN_cuFuncGetAttribute_v2020).
+    /** Returns information about a function
+
+ `cuFuncGetAttribute` at exactly version 2020 (CUDA 2.2): [`PFN_cuFuncGetAttribute_v2020`](crate::pfn::PFN_cuFuncGetAttribute_v2020).
 
  ```text
  fn(pi: *mut c_int, attrib: CUfunction_attribute, hfunc: CUfunction) -> CUresult
@@ -17647,7 +18013,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFuncGetAttribute_v2020;
         const INDEX: usize = 189usize;
     }
-    /** `cuFuncGetModule` at exactly version 11000 (CUDA 11.0): [`PFN_cuFuncGetModule_v11000`](crate::pfn::PFN_cuFuncGetModule_v11000).
+    /** Returns a module handle
+
+ `cuFuncGetModule` at exactly version 11000 (CUDA 11.0): [`PFN_cuFuncGetModule_v11000`](crate::pfn::PFN_cuFuncGetModule_v11000).
 
  ```text
  fn(hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult
@@ -17663,7 +18031,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFuncGetModule_v11000;
         const INDEX: usize = 190usize;
     }
-    /** `cuFuncGetName` at exactly version 12030 (CUDA 12.3): [`PFN_cuFuncGetName_v12030`](crate::pfn::PFN_cuFuncGetName_v12030).
+    /** Returns the function name for a [`CUfunction`](crate::types::CUfunction) handle
+
+ `cuFuncGetName` at exactly version 12030 (CUDA 12.3): [`PFN_cuFuncGetName_v12030`](crate::pfn::PFN_cuFuncGetName_v12030).
 
  ```text
  fn(name: *mut *const c_char, hfunc: CUfunction) -> CUresult
@@ -17679,7 +18049,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFuncGetName_v12030;
         const INDEX: usize = 191usize;
     }
-    /** `cuFuncGetParamCount` at exactly version 13020 (CUDA 13.2): [`PFN_cuFuncGetParamCount_v13020`](crate::pfn::PFN_cuFuncGetParamCount_v13020).
+    /** Returns the number of parameters used by the function
+
+ `cuFuncGetParamCount` at exactly version 13020 (CUDA 13.2): [`PFN_cuFuncGetParamCount_v13020`](crate::pfn::PFN_cuFuncGetParamCount_v13020).
 
  ```text
  fn(func: CUfunction, paramCount: *mut usize) -> CUresult
@@ -17695,7 +18067,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFuncGetParamCount_v13020;
         const INDEX: usize = 192usize;
     }
-    /** `cuFuncGetParamInfo` at exactly version 12040 (CUDA 12.4): [`PFN_cuFuncGetParamInfo_v12040`](crate::pfn::PFN_cuFuncGetParamInfo_v12040).
+    /** Returns the offset and size of a kernel parameter in the device-side parameter layout
+
+ `cuFuncGetParamInfo` at exactly version 12040 (CUDA 12.4): [`PFN_cuFuncGetParamInfo_v12040`](crate::pfn::PFN_cuFuncGetParamInfo_v12040).
 
  ```text
  fn(func: CUfunction, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize) -> CUresult
@@ -17711,7 +18085,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFuncGetParamInfo_v12040;
         const INDEX: usize = 193usize;
     }
-    /** `cuFuncIsLoaded` at exactly version 12040 (CUDA 12.4): [`PFN_cuFuncIsLoaded_v12040`](crate::pfn::PFN_cuFuncIsLoaded_v12040).
+    /** Returns if the function is loaded
+
+ `cuFuncIsLoaded` at exactly version 12040 (CUDA 12.4): [`PFN_cuFuncIsLoaded_v12040`](crate::pfn::PFN_cuFuncIsLoaded_v12040).
 
  ```text
  fn(state: *mut CUfunctionLoadingState, hfunc: CUfunction) -> CUresult
@@ -17727,7 +18103,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFuncIsLoaded_v12040;
         const INDEX: usize = 194usize;
     }
-    /** `cuFuncLoad` at exactly version 12040 (CUDA 12.4): [`PFN_cuFuncLoad_v12040`](crate::pfn::PFN_cuFuncLoad_v12040).
+    /** Loads a function
+
+ `cuFuncLoad` at exactly version 12040 (CUDA 12.4): [`PFN_cuFuncLoad_v12040`](crate::pfn::PFN_cuFuncLoad_v12040).
 
  ```text
  fn(hfunc: CUfunction) -> CUresult
@@ -17743,7 +18121,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFuncLoad_v12040;
         const INDEX: usize = 195usize;
     }
-    /** `cuFuncSetAttribute` at exactly version 9000 (CUDA 9.0): [`PFN_cuFuncSetAttribute_v9000`](crate::pfn::PFN_cuFuncSetAttribute_v9000).
+    /** Sets information about a function
+
+ `cuFuncSetAttribute` at exactly version 9000 (CUDA 9.0): [`PFN_cuFuncSetAttribute_v9000`](crate::pfn::PFN_cuFuncSetAttribute_v9000).
 
  ```text
  fn(hfunc: CUfunction, attrib: CUfunction_attribute, value: c_int) -> CUresult
@@ -17759,7 +18139,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFuncSetAttribute_v9000;
         const INDEX: usize = 196usize;
     }
-    /** `cuFuncSetBlockShape` at exactly version 2000 (CUDA 2.0): [`PFN_cuFuncSetBlockShape_v2000`](crate::pfn::PFN_cuFuncSetBlockShape_v2000).
+    /** Sets the block-dimensions for the function
+
+ `cuFuncSetBlockShape` at exactly version 2000 (CUDA 2.0): [`PFN_cuFuncSetBlockShape_v2000`](crate::pfn::PFN_cuFuncSetBlockShape_v2000).
 
  ```text
  fn(hfunc: CUfunction, x: c_int, y: c_int, z: c_int) -> CUresult
@@ -17775,7 +18157,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFuncSetBlockShape_v2000;
         const INDEX: usize = 197usize;
     }
-    /** `cuFuncSetCacheConfig` at exactly version 3000 (CUDA 3.0): [`PFN_cuFuncSetCacheConfig_v3000`](crate::pfn::PFN_cuFuncSetCacheConfig_v3000).
+    /** Sets the preferred cache configuration for a device function
+
+ `cuFuncSetCacheConfig` at exactly version 3000 (CUDA 3.0): [`PFN_cuFuncSetCacheConfig_v3000`](crate::pfn::PFN_cuFuncSetCacheConfig_v3000).
 
  ```text
  fn(hfunc: CUfunction, config: CUfunc_cache) -> CUresult
@@ -17791,7 +18175,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFuncSetCacheConfig_v3000;
         const INDEX: usize = 198usize;
     }
-    /** `cuFuncSetSharedMemConfig` at exactly version 4020 (CUDA 4.2): [`PFN_cuFuncSetSharedMemConfig_v4020`](crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020).
+    /** Sets the shared memory configuration for a device function.
+
+ `cuFuncSetSharedMemConfig` at exactly version 4020 (CUDA 4.2): [`PFN_cuFuncSetSharedMemConfig_v4020`](crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020).
 
  ```text
  fn(hfunc: CUfunction, config: CUsharedconfig) -> CUresult
@@ -17807,7 +18193,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFuncSetSharedMemConfig_v4020;
         const INDEX: usize = 199usize;
     }
-    /** `cuFuncSetSharedSize` at exactly version 2000 (CUDA 2.0): [`PFN_cuFuncSetSharedSize_v2000`](crate::pfn::PFN_cuFuncSetSharedSize_v2000).
+    /** Sets the dynamic shared-memory size for the function
+
+ `cuFuncSetSharedSize` at exactly version 2000 (CUDA 2.0): [`PFN_cuFuncSetSharedSize_v2000`](crate::pfn::PFN_cuFuncSetSharedSize_v2000).
 
  ```text
  fn(hfunc: CUfunction, bytes: c_uint) -> CUresult
@@ -17823,7 +18211,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuFuncSetSharedSize_v2000;
         const INDEX: usize = 200usize;
     }
-    /** `cuGLCtxCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLCtxCreate_v2000`](crate::gl::PFN_cuGLCtxCreate_v2000).
+    /** Create a CUDA context for interoperability with OpenGL
+
+ `cuGLCtxCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLCtxCreate_v2000`](crate::gl::PFN_cuGLCtxCreate_v2000).
 
  ```text
  fn(pCtx: *mut CUcontext, Flags: c_uint, device: CUdevice_v1) -> CUresult
@@ -17845,7 +18235,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLCtxCreate_v2000;
         const INDEX: usize = 201usize;
     }
-    /** `cuGLCtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuGLCtxCreate_v3020`](crate::gl::PFN_cuGLCtxCreate_v3020).
+    /** Create a CUDA context for interoperability with OpenGL
+
+ `cuGLCtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuGLCtxCreate_v3020`](crate::gl::PFN_cuGLCtxCreate_v3020).
 
  ```text
  fn(pCtx: *mut CUcontext, Flags: c_uint, device: CUdevice_v1) -> CUresult
@@ -17867,7 +18259,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLCtxCreate_v3020;
         const INDEX: usize = 202usize;
     }
-    /** `cuGLGetDevices` at exactly version 4010 (CUDA 4.1): [`PFN_cuGLGetDevices_v4010`](crate::gl::PFN_cuGLGetDevices_v4010).
+    /** Gets the CUDA devices associated with the current OpenGL context
+
+ `cuGLGetDevices` at exactly version 4010 (CUDA 4.1): [`PFN_cuGLGetDevices_v4010`](crate::gl::PFN_cuGLGetDevices_v4010).
 
  ```text
  fn(pCudaDeviceCount: *mut c_uint, pCudaDevices: *mut CUdevice_v1, cudaDeviceCount: c_uint, deviceList: CUGLDeviceList) -> CUresult
@@ -17889,7 +18283,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLGetDevices_v4010;
         const INDEX: usize = 203usize;
     }
-    /** `cuGLGetDevices` at exactly version 6050 (CUDA 6.5): [`PFN_cuGLGetDevices_v6050`](crate::gl::PFN_cuGLGetDevices_v6050).
+    /** Gets the CUDA devices associated with the current OpenGL context
+
+ `cuGLGetDevices` at exactly version 6050 (CUDA 6.5): [`PFN_cuGLGetDevices_v6050`](crate::gl::PFN_cuGLGetDevices_v6050).
 
  ```text
  fn(pCudaDeviceCount: *mut c_uint, pCudaDevices: *mut CUdevice_v1, cudaDeviceCount: c_uint, deviceList: CUGLDeviceList) -> CUresult
@@ -17911,7 +18307,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLGetDevices_v6050;
         const INDEX: usize = 204usize;
     }
-    /** `cuGLInit` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLInit_v2000`](crate::gl::PFN_cuGLInit_v2000).
+    /** Initializes OpenGL interoperability
+
+ `cuGLInit` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLInit_v2000`](crate::gl::PFN_cuGLInit_v2000).
 
  ```text
  fn() -> CUresult
@@ -17931,7 +18329,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLInit_v2000;
         const INDEX: usize = 205usize;
     }
-    /** `cuGLMapBufferObject` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLMapBufferObject_v2000`](crate::gl::PFN_cuGLMapBufferObject_v2000).
+    /** Maps an OpenGL buffer object
+
+ `cuGLMapBufferObject` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLMapBufferObject_v2000`](crate::gl::PFN_cuGLMapBufferObject_v2000).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v1, size: *mut c_uint, buffer: GLuint) -> CUresult
@@ -17953,7 +18353,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLMapBufferObject_v2000;
         const INDEX: usize = 206usize;
     }
-    /** `cuGLMapBufferObject` at exactly version 3020 (CUDA 3.2): [`PFN_cuGLMapBufferObject_v3020`](crate::gl::PFN_cuGLMapBufferObject_v3020).
+    /** Maps an OpenGL buffer object
+
+ `cuGLMapBufferObject` at exactly version 3020 (CUDA 3.2): [`PFN_cuGLMapBufferObject_v3020`](crate::gl::PFN_cuGLMapBufferObject_v3020).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v2, size: *mut usize, buffer: GLuint) -> CUresult
@@ -17975,7 +18377,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLMapBufferObject_v3020;
         const INDEX: usize = 207usize;
     }
-    /** `cuGLMapBufferObject` at exactly version 7000 (CUDA 7.0): [`PFN_cuGLMapBufferObject_v7000_ptds`](crate::gl::PFN_cuGLMapBufferObject_v7000_ptds).
+    /** Maps an OpenGL buffer object
+
+ `cuGLMapBufferObject` at exactly version 7000 (CUDA 7.0): [`PFN_cuGLMapBufferObject_v7000_ptds`](crate::gl::PFN_cuGLMapBufferObject_v7000_ptds).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v2, size: *mut usize, buffer: GLuint) -> CUresult
@@ -17997,7 +18401,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLMapBufferObject_v7000_ptds;
         const INDEX: usize = 208usize;
     }
-    /** `cuGLMapBufferObjectAsync` at exactly version 2030 (CUDA 2.3): [`PFN_cuGLMapBufferObjectAsync_v2030`](crate::gl::PFN_cuGLMapBufferObjectAsync_v2030).
+    /** Maps an OpenGL buffer object
+
+ `cuGLMapBufferObjectAsync` at exactly version 2030 (CUDA 2.3): [`PFN_cuGLMapBufferObjectAsync_v2030`](crate::gl::PFN_cuGLMapBufferObjectAsync_v2030).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v1, size: *mut c_uint, buffer: GLuint, hStream: CUstream) -> CUresult
@@ -18019,7 +18425,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLMapBufferObjectAsync_v2030;
         const INDEX: usize = 209usize;
     }
-    /** `cuGLMapBufferObjectAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuGLMapBufferObjectAsync_v3020`](crate::gl::PFN_cuGLMapBufferObjectAsync_v3020).
+    /** Maps an OpenGL buffer object
+
+ `cuGLMapBufferObjectAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuGLMapBufferObjectAsync_v3020`](crate::gl::PFN_cuGLMapBufferObjectAsync_v3020).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v2, size: *mut usize, buffer: GLuint, hStream: CUstream) -> CUresult
@@ -18041,7 +18449,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLMapBufferObjectAsync_v3020;
         const INDEX: usize = 210usize;
     }
-    /** `cuGLMapBufferObjectAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuGLMapBufferObjectAsync_v7000_ptsz`](crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz).
+    /** Maps an OpenGL buffer object
+
+ `cuGLMapBufferObjectAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuGLMapBufferObjectAsync_v7000_ptsz`](crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v2, size: *mut usize, buffer: GLuint, hStream: CUstream) -> CUresult
@@ -18063,7 +18473,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLMapBufferObjectAsync_v7000_ptsz;
         const INDEX: usize = 211usize;
     }
-    /** `cuGLRegisterBufferObject` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLRegisterBufferObject_v2000`](crate::gl::PFN_cuGLRegisterBufferObject_v2000).
+    /** Registers an OpenGL buffer object
+
+ `cuGLRegisterBufferObject` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLRegisterBufferObject_v2000`](crate::gl::PFN_cuGLRegisterBufferObject_v2000).
 
  ```text
  fn(buffer: GLuint) -> CUresult
@@ -18083,7 +18495,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLRegisterBufferObject_v2000;
         const INDEX: usize = 212usize;
     }
-    /** `cuGLSetBufferObjectMapFlags` at exactly version 2030 (CUDA 2.3): [`PFN_cuGLSetBufferObjectMapFlags_v2030`](crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030).
+    /** Set the map flags for an OpenGL buffer object
+
+ `cuGLSetBufferObjectMapFlags` at exactly version 2030 (CUDA 2.3): [`PFN_cuGLSetBufferObjectMapFlags_v2030`](crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030).
 
  ```text
  fn(buffer: GLuint, Flags: c_uint) -> CUresult
@@ -18103,7 +18517,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLSetBufferObjectMapFlags_v2030;
         const INDEX: usize = 213usize;
     }
-    /** `cuGLUnmapBufferObject` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLUnmapBufferObject_v2000`](crate::gl::PFN_cuGLUnmapBufferObject_v2000).
+    /** Unmaps an OpenGL buffer object
+
+ `cuGLUnmapBufferObject` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLUnmapBufferObject_v2000`](crate::gl::PFN_cuGLUnmapBufferObject_v2000).
 
  ```text
  fn(buffer: GLuint) -> CUresult
@@ -18123,7 +18539,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLUnmapBufferObject_v2000;
         const INDEX: usize = 214usize;
     }
-    /** `cuGLUnmapBufferObjectAsync` at exactly version 2030 (CUDA 2.3): [`PFN_cuGLUnmapBufferObjectAsync_v2030`](crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030).
+    /** Unmaps an OpenGL buffer object
+
+ `cuGLUnmapBufferObjectAsync` at exactly version 2030 (CUDA 2.3): [`PFN_cuGLUnmapBufferObjectAsync_v2030`](crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030).
 
  ```text
  fn(buffer: GLuint, hStream: CUstream) -> CUresult
@@ -18143,7 +18561,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLUnmapBufferObjectAsync_v2030;
         const INDEX: usize = 215usize;
     }
-    /** `cuGLUnregisterBufferObject` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLUnregisterBufferObject_v2000`](crate::gl::PFN_cuGLUnregisterBufferObject_v2000).
+    /** Unregister an OpenGL buffer object
+
+ `cuGLUnregisterBufferObject` at exactly version 2000 (CUDA 2.0): [`PFN_cuGLUnregisterBufferObject_v2000`](crate::gl::PFN_cuGLUnregisterBufferObject_v2000).
 
  ```text
  fn(buffer: GLuint) -> CUresult
@@ -18163,7 +18583,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGLUnregisterBufferObject_v2000;
         const INDEX: usize = 216usize;
     }
-    /** `cuGetErrorName` at exactly version 6000 (CUDA 6.0): [`PFN_cuGetErrorName_v6000`](crate::pfn::PFN_cuGetErrorName_v6000).
+    /** Gets the string representation of an error code enum name
+
+ `cuGetErrorName` at exactly version 6000 (CUDA 6.0): [`PFN_cuGetErrorName_v6000`](crate::pfn::PFN_cuGetErrorName_v6000).
 
  ```text
  fn(error: CUresult, pStr: *mut *const c_char) -> CUresult
@@ -18179,7 +18601,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGetErrorName_v6000;
         const INDEX: usize = 217usize;
     }
-    /** `cuGetErrorString` at exactly version 6000 (CUDA 6.0): [`PFN_cuGetErrorString_v6000`](crate::pfn::PFN_cuGetErrorString_v6000).
+    /** Gets the string description of an error code
+
+ `cuGetErrorString` at exactly version 6000 (CUDA 6.0): [`PFN_cuGetErrorString_v6000`](crate::pfn::PFN_cuGetErrorString_v6000).
 
  ```text
  fn(error: CUresult, pStr: *mut *const c_char) -> CUresult
@@ -18195,7 +18619,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGetErrorString_v6000;
         const INDEX: usize = 218usize;
     }
-    /** `cuGetExportTable` at exactly version 3000 (CUDA 3.0): [`PFN_cuGetExportTable_v3000`](crate::pfn::PFN_cuGetExportTable_v3000).
+    /** @}
+
+ `cuGetExportTable` at exactly version 3000 (CUDA 3.0): [`PFN_cuGetExportTable_v3000`](crate::pfn::PFN_cuGetExportTable_v3000).
 
  ```text
  fn(ppExportTable: *mut *const c_void, pExportTableId: *const CUuuid) -> CUresult
@@ -18211,7 +18637,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGetExportTable_v3000;
         const INDEX: usize = 219usize;
     }
-    /** `cuGetProcAddress` at exactly version 11030 (CUDA 11.3): [`PFN_cuGetProcAddress_v11030`](crate::pfn::PFN_cuGetProcAddress_v11030).
+    /** Returns the requested driver API function pointer
+
+ `cuGetProcAddress` at exactly version 11030 (CUDA 11.3): [`PFN_cuGetProcAddress_v11030`](crate::pfn::PFN_cuGetProcAddress_v11030).
 
  ```text
  fn(symbol: *const c_char, pfn: *mut *mut c_void, driverVersion: c_int, flags: cuuint64_t) -> CUresult
@@ -18229,7 +18657,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGetProcAddress_v11030;
         const INDEX: usize = 220usize;
     }
-    /** `cuGetProcAddress` at exactly version 12000 (CUDA 12.0): [`PFN_cuGetProcAddress_v12000`](crate::pfn::PFN_cuGetProcAddress_v12000).
+    /** Returns the requested driver API function pointer
+
+ `cuGetProcAddress` at exactly version 12000 (CUDA 12.0): [`PFN_cuGetProcAddress_v12000`](crate::pfn::PFN_cuGetProcAddress_v12000).
 
  ```text
  fn(symbol: *const c_char, pfn: *mut *mut c_void, driverVersion: c_int, flags: cuuint64_t, symbolFound: *mut CUdriverProcAddressQueryResult) -> CUresult
@@ -18247,7 +18677,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGetProcAddress_v12000;
         const INDEX: usize = 221usize;
     }
-    /** `cuGraphAddBatchMemOpNode` at exactly version 11070 (CUDA 11.7): [`PFN_cuGraphAddBatchMemOpNode_v11070`](crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070).
+    /** Creates a batch memory operation node and adds it to a graph
+
+ `cuGraphAddBatchMemOpNode` at exactly version 11070 (CUDA 11.7): [`PFN_cuGraphAddBatchMemOpNode_v11070`](crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult
@@ -18263,7 +18695,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070;
         const INDEX: usize = 222usize;
     }
-    /** `cuGraphAddChildGraphNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddChildGraphNode_v10000`](crate::pfn::PFN_cuGraphAddChildGraphNode_v10000).
+    /** Creates a child graph node and adds it to a graph
+
+ `cuGraphAddChildGraphNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddChildGraphNode_v10000`](crate::pfn::PFN_cuGraphAddChildGraphNode_v10000).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, childGraph: CUgraph) -> CUresult
@@ -18279,7 +18713,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddChildGraphNode_v10000;
         const INDEX: usize = 223usize;
     }
-    /** `cuGraphAddDependencies` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddDependencies_v10000`](crate::pfn::PFN_cuGraphAddDependencies_v10000).
+    /** Adds dependency edges to a graph
+
+ `cuGraphAddDependencies` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddDependencies_v10000`](crate::pfn::PFN_cuGraphAddDependencies_v10000).
 
  ```text
  fn(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, numDependencies: usize) -> CUresult
@@ -18297,7 +18733,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddDependencies_v10000;
         const INDEX: usize = 224usize;
     }
-    /** `cuGraphAddDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphAddDependencies_v12030`](crate::pfn::PFN_cuGraphAddDependencies_v12030).
+    /** Adds dependency edges to a graph
+
+ `cuGraphAddDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphAddDependencies_v12030`](crate::pfn::PFN_cuGraphAddDependencies_v12030).
 
  ```text
  fn(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edgeData: *const CUgraphEdgeData, numDependencies: usize) -> CUresult
@@ -18315,7 +18753,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddDependencies_v12030;
         const INDEX: usize = 225usize;
     }
-    /** `cuGraphAddEmptyNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddEmptyNode_v10000`](crate::pfn::PFN_cuGraphAddEmptyNode_v10000).
+    /** Creates an empty node and adds it to a graph
+
+ `cuGraphAddEmptyNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddEmptyNode_v10000`](crate::pfn::PFN_cuGraphAddEmptyNode_v10000).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize) -> CUresult
@@ -18331,7 +18771,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddEmptyNode_v10000;
         const INDEX: usize = 226usize;
     }
-    /** `cuGraphAddEventRecordNode` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphAddEventRecordNode_v11010`](crate::pfn::PFN_cuGraphAddEventRecordNode_v11010).
+    /** Creates an event record node and adds it to a graph
+
+ `cuGraphAddEventRecordNode` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphAddEventRecordNode_v11010`](crate::pfn::PFN_cuGraphAddEventRecordNode_v11010).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult
@@ -18347,7 +18789,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddEventRecordNode_v11010;
         const INDEX: usize = 227usize;
     }
-    /** `cuGraphAddEventWaitNode` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphAddEventWaitNode_v11010`](crate::pfn::PFN_cuGraphAddEventWaitNode_v11010).
+    /** Creates an event wait node and adds it to a graph
+
+ `cuGraphAddEventWaitNode` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphAddEventWaitNode_v11010`](crate::pfn::PFN_cuGraphAddEventWaitNode_v11010).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult
@@ -18363,7 +18807,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddEventWaitNode_v11010;
         const INDEX: usize = 228usize;
     }
-    /** `cuGraphAddExternalSemaphoresSignalNode` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphAddExternalSemaphoresSignalNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020).
+    /** Creates an external semaphore signal node and adds it to a graph
+
+ `cuGraphAddExternalSemaphoresSignalNode` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphAddExternalSemaphoresSignalNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult
@@ -18379,7 +18825,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddExternalSemaphoresSignalNode_v11020;
         const INDEX: usize = 229usize;
     }
-    /** `cuGraphAddExternalSemaphoresWaitNode` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphAddExternalSemaphoresWaitNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020).
+    /** Creates an external semaphore wait node and adds it to a graph
+
+ `cuGraphAddExternalSemaphoresWaitNode` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphAddExternalSemaphoresWaitNode_v11020`](crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult
@@ -18395,7 +18843,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddExternalSemaphoresWaitNode_v11020;
         const INDEX: usize = 230usize;
     }
-    /** `cuGraphAddHostNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddHostNode_v10000`](crate::pfn::PFN_cuGraphAddHostNode_v10000).
+    /** Creates a host execution node and adds it to a graph
+
+ `cuGraphAddHostNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddHostNode_v10000`](crate::pfn::PFN_cuGraphAddHostNode_v10000).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult
@@ -18411,7 +18861,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddHostNode_v10000;
         const INDEX: usize = 231usize;
     }
-    /** `cuGraphAddKernelNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddKernelNode_v10000`](crate::pfn::PFN_cuGraphAddKernelNode_v10000).
+    /** Creates a kernel execution node and adds it to a graph
+
+ `cuGraphAddKernelNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddKernelNode_v10000`](crate::pfn::PFN_cuGraphAddKernelNode_v10000).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult
@@ -18429,7 +18881,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddKernelNode_v10000;
         const INDEX: usize = 232usize;
     }
-    /** `cuGraphAddKernelNode` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphAddKernelNode_v12000`](crate::pfn::PFN_cuGraphAddKernelNode_v12000).
+    /** Creates a kernel execution node and adds it to a graph
+
+ `cuGraphAddKernelNode` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphAddKernelNode_v12000`](crate::pfn::PFN_cuGraphAddKernelNode_v12000).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult
@@ -18447,7 +18901,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddKernelNode_v12000;
         const INDEX: usize = 233usize;
     }
-    /** `cuGraphAddMemAllocNode` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphAddMemAllocNode_v11040`](crate::pfn::PFN_cuGraphAddMemAllocNode_v11040).
+    /** Creates an allocation node and adds it to a graph
+
+ `cuGraphAddMemAllocNode` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphAddMemAllocNode_v11040`](crate::pfn::PFN_cuGraphAddMemAllocNode_v11040).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult
@@ -18463,7 +18919,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddMemAllocNode_v11040;
         const INDEX: usize = 234usize;
     }
-    /** `cuGraphAddMemFreeNode` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphAddMemFreeNode_v11040`](crate::pfn::PFN_cuGraphAddMemFreeNode_v11040).
+    /** Creates a memory free node and adds it to a graph
+
+ `cuGraphAddMemFreeNode` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphAddMemFreeNode_v11040`](crate::pfn::PFN_cuGraphAddMemFreeNode_v11040).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, dptr: CUdeviceptr) -> CUresult
@@ -18479,7 +18937,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddMemFreeNode_v11040;
         const INDEX: usize = 235usize;
     }
-    /** `cuGraphAddMemcpyNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddMemcpyNode_v10000`](crate::pfn::PFN_cuGraphAddMemcpyNode_v10000).
+    /** Creates a memcpy node and adds it to a graph
+
+ `cuGraphAddMemcpyNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddMemcpyNode_v10000`](crate::pfn::PFN_cuGraphAddMemcpyNode_v10000).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, copyParams: *const CUDA_MEMCPY3D_v2, ctx: CUcontext) -> CUresult
@@ -18495,7 +18955,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddMemcpyNode_v10000;
         const INDEX: usize = 236usize;
     }
-    /** `cuGraphAddMemsetNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddMemsetNode_v10000`](crate::pfn::PFN_cuGraphAddMemsetNode_v10000).
+    /** Creates a memset node and adds it to a graph
+
+ `cuGraphAddMemsetNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphAddMemsetNode_v10000`](crate::pfn::PFN_cuGraphAddMemsetNode_v10000).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1, ctx: CUcontext) -> CUresult
@@ -18511,7 +18973,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddMemsetNode_v10000;
         const INDEX: usize = 237usize;
     }
-    /** `cuGraphAddNode` at exactly version 12020 (CUDA 12.2): [`PFN_cuGraphAddNode_v12020`](crate::pfn::PFN_cuGraphAddNode_v12020).
+    /** Adds a node of arbitrary type to a graph
+
+ `cuGraphAddNode` at exactly version 12020 (CUDA 12.2): [`PFN_cuGraphAddNode_v12020`](crate::pfn::PFN_cuGraphAddNode_v12020).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult
@@ -18529,7 +18993,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddNode_v12020;
         const INDEX: usize = 238usize;
     }
-    /** `cuGraphAddNode` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphAddNode_v12030`](crate::pfn::PFN_cuGraphAddNode_v12030).
+    /** Adds a node of arbitrary type to a graph
+
+ `cuGraphAddNode` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphAddNode_v12030`](crate::pfn::PFN_cuGraphAddNode_v12030).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult
@@ -18547,7 +19013,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddNode_v12030;
         const INDEX: usize = 239usize;
     }
-    /** `cuGraphAddNode` at exactly version 13040 (CUDA 13.4): [`PFN_cuGraphAddNode_v13040`](crate::pfn::PFN_cuGraphAddNode_v13040).
+    /** Adds a node of arbitrary type to a graph
+
+ `cuGraphAddNode` at exactly version 13040 (CUDA 13.4): [`PFN_cuGraphAddNode_v13040`](crate::pfn::PFN_cuGraphAddNode_v13040).
 
  ```text
  fn(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult
@@ -18565,7 +19033,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphAddNode_v13040;
         const INDEX: usize = 240usize;
     }
-    /** `cuGraphBatchMemOpNodeGetParams` at exactly version 11070 (CUDA 11.7): [`PFN_cuGraphBatchMemOpNodeGetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070).
+    /** Returns a batch mem op node's parameters
+
+ `cuGraphBatchMemOpNodeGetParams` at exactly version 11070 (CUDA 11.7): [`PFN_cuGraphBatchMemOpNodeGetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams_out: *mut CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult
@@ -18581,7 +19051,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphBatchMemOpNodeGetParams_v11070;
         const INDEX: usize = 241usize;
     }
-    /** `cuGraphBatchMemOpNodeSetParams` at exactly version 11070 (CUDA 11.7): [`PFN_cuGraphBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070).
+    /** Sets a batch mem op node's parameters
+
+ `cuGraphBatchMemOpNodeSetParams` at exactly version 11070 (CUDA 11.7): [`PFN_cuGraphBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult
@@ -18597,7 +19069,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphBatchMemOpNodeSetParams_v11070;
         const INDEX: usize = 242usize;
     }
-    /** `cuGraphChildGraphNodeGetGraph` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphChildGraphNodeGetGraph_v10000`](crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000).
+    /** Gets a handle to the embedded graph of a child graph node
+
+ `cuGraphChildGraphNodeGetGraph` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphChildGraphNodeGetGraph_v10000`](crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000).
 
  ```text
  fn(hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult
@@ -18613,7 +19087,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphChildGraphNodeGetGraph_v10000;
         const INDEX: usize = 243usize;
     }
-    /** `cuGraphClone` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphClone_v10000`](crate::pfn::PFN_cuGraphClone_v10000).
+    /** Clones a graph
+
+ `cuGraphClone` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphClone_v10000`](crate::pfn::PFN_cuGraphClone_v10000).
 
  ```text
  fn(phGraphClone: *mut CUgraph, originalGraph: CUgraph) -> CUresult
@@ -18629,7 +19105,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphClone_v10000;
         const INDEX: usize = 244usize;
     }
-    /** `cuGraphConditionalHandleCreate` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphConditionalHandleCreate_v12030`](crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030).
+    /** Create a conditional handle
+
+ `cuGraphConditionalHandleCreate` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphConditionalHandleCreate_v12030`](crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030).
 
  ```text
  fn(pHandle_out: *mut CUgraphConditionalHandle, hGraph: CUgraph, ctx: CUcontext, defaultLaunchValue: c_uint, flags: c_uint) -> CUresult
@@ -18645,7 +19123,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030;
         const INDEX: usize = 245usize;
     }
-    /** `cuGraphCreate` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphCreate_v10000`](crate::pfn::PFN_cuGraphCreate_v10000).
+    /** Creates a graph
+
+ `cuGraphCreate` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphCreate_v10000`](crate::pfn::PFN_cuGraphCreate_v10000).
 
  ```text
  fn(phGraph: *mut CUgraph, flags: c_uint) -> CUresult
@@ -18661,7 +19141,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphCreate_v10000;
         const INDEX: usize = 246usize;
     }
-    /** `cuGraphDebugDotPrint` at exactly version 11030 (CUDA 11.3): [`PFN_cuGraphDebugDotPrint_v11030`](crate::pfn::PFN_cuGraphDebugDotPrint_v11030).
+    /** Write a DOT file describing graph structure
+
+ `cuGraphDebugDotPrint` at exactly version 11030 (CUDA 11.3): [`PFN_cuGraphDebugDotPrint_v11030`](crate::pfn::PFN_cuGraphDebugDotPrint_v11030).
 
  ```text
  fn(hGraph: CUgraph, path: *const c_char, flags: c_uint) -> CUresult
@@ -18677,7 +19159,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphDebugDotPrint_v11030;
         const INDEX: usize = 247usize;
     }
-    /** `cuGraphDestroy` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphDestroy_v10000`](crate::pfn::PFN_cuGraphDestroy_v10000).
+    /** Destroys a graph
+
+ `cuGraphDestroy` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphDestroy_v10000`](crate::pfn::PFN_cuGraphDestroy_v10000).
 
  ```text
  fn(hGraph: CUgraph) -> CUresult
@@ -18693,7 +19177,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphDestroy_v10000;
         const INDEX: usize = 248usize;
     }
-    /** `cuGraphDestroyNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphDestroyNode_v10000`](crate::pfn::PFN_cuGraphDestroyNode_v10000).
+    /** Remove a node from the graph
+
+ `cuGraphDestroyNode` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphDestroyNode_v10000`](crate::pfn::PFN_cuGraphDestroyNode_v10000).
 
  ```text
  fn(hNode: CUgraphNode) -> CUresult
@@ -18709,7 +19195,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphDestroyNode_v10000;
         const INDEX: usize = 249usize;
     }
-    /** `cuGraphEventRecordNodeGetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphEventRecordNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010).
+    /** Returns the event associated with an event record node
+
+ `cuGraphEventRecordNodeGetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphEventRecordNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010).
 
  ```text
  fn(hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult
@@ -18725,7 +19213,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphEventRecordNodeGetEvent_v11010;
         const INDEX: usize = 250usize;
     }
-    /** `cuGraphEventRecordNodeSetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010).
+    /** Sets an event record node's event
+
+ `cuGraphEventRecordNodeSetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010).
 
  ```text
  fn(hNode: CUgraphNode, event: CUevent) -> CUresult
@@ -18741,7 +19231,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphEventRecordNodeSetEvent_v11010;
         const INDEX: usize = 251usize;
     }
-    /** `cuGraphEventWaitNodeGetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphEventWaitNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010).
+    /** Returns the event associated with an event wait node
+
+ `cuGraphEventWaitNodeGetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphEventWaitNodeGetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010).
 
  ```text
  fn(hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult
@@ -18757,7 +19249,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphEventWaitNodeGetEvent_v11010;
         const INDEX: usize = 252usize;
     }
-    /** `cuGraphEventWaitNodeSetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010).
+    /** Sets an event wait node's event
+
+ `cuGraphEventWaitNodeSetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010).
 
  ```text
  fn(hNode: CUgraphNode, event: CUevent) -> CUresult
@@ -18773,7 +19267,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphEventWaitNodeSetEvent_v11010;
         const INDEX: usize = 253usize;
     }
-    /** `cuGraphExecBatchMemOpNodeSetParams` at exactly version 11070 (CUDA 11.7): [`PFN_cuGraphExecBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070).
+    /** Sets the parameters for a batch mem op node in the given graphExec
+
+ `cuGraphExecBatchMemOpNodeSetParams` at exactly version 11070 (CUDA 11.7): [`PFN_cuGraphExecBatchMemOpNodeSetParams_v11070`](crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070).
 
  ```text
  fn(graphExec: CUgraphExec, node: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult
@@ -18789,7 +19285,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecBatchMemOpNodeSetParams_v11070;
         const INDEX: usize = 254usize;
     }
-    /** `cuGraphExecChildGraphNodeSetParams` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphExecChildGraphNodeSetParams_v11010`](crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010).
+    /** Updates node parameters in the child graph node in the given graphExec.
+
+ `cuGraphExecChildGraphNodeSetParams` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphExecChildGraphNodeSetParams_v11010`](crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, childGraph: CUgraph) -> CUresult
@@ -18805,7 +19303,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecChildGraphNodeSetParams_v11010;
         const INDEX: usize = 255usize;
     }
-    /** `cuGraphExecDestroy` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphExecDestroy_v10000`](crate::pfn::PFN_cuGraphExecDestroy_v10000).
+    /** Destroys an executable graph
+
+ `cuGraphExecDestroy` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphExecDestroy_v10000`](crate::pfn::PFN_cuGraphExecDestroy_v10000).
 
  ```text
  fn(hGraphExec: CUgraphExec) -> CUresult
@@ -18821,7 +19321,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecDestroy_v10000;
         const INDEX: usize = 256usize;
     }
-    /** `cuGraphExecEventRecordNodeSetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphExecEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010).
+    /** Sets the event for an event record node in the given graphExec
+
+ `cuGraphExecEventRecordNodeSetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphExecEventRecordNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult
@@ -18837,7 +19339,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecEventRecordNodeSetEvent_v11010;
         const INDEX: usize = 257usize;
     }
-    /** `cuGraphExecEventWaitNodeSetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphExecEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010).
+    /** Sets the event for an event wait node in the given graphExec
+
+ `cuGraphExecEventWaitNodeSetEvent` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphExecEventWaitNodeSetEvent_v11010`](crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult
@@ -18853,7 +19357,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecEventWaitNodeSetEvent_v11010;
         const INDEX: usize = 258usize;
     }
-    /** `cuGraphExecExternalSemaphoresSignalNodeSetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020).
+    /** Sets the parameters for an external semaphore signal node in the given graphExec
+
+ `cuGraphExecExternalSemaphoresSignalNodeSetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult
@@ -18871,7 +19377,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020;
         const INDEX: usize = 259usize;
     }
-    /** `cuGraphExecExternalSemaphoresWaitNodeSetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020).
+    /** Sets the parameters for an external semaphore wait node in the given graphExec
+
+ `cuGraphExecExternalSemaphoresWaitNodeSetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult
@@ -18888,7 +19396,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020;
         const INDEX: usize = 260usize;
     }
-    /** `cuGraphExecGetFlags` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphExecGetFlags_v12000`](crate::pfn::PFN_cuGraphExecGetFlags_v12000).
+    /** Query the instantiation flags of an executable graph
+
+ `cuGraphExecGetFlags` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphExecGetFlags_v12000`](crate::pfn::PFN_cuGraphExecGetFlags_v12000).
 
  ```text
  fn(hGraphExec: CUgraphExec, flags: *mut cuuint64_t) -> CUresult
@@ -18904,7 +19414,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecGetFlags_v12000;
         const INDEX: usize = 261usize;
     }
-    /** `cuGraphExecGetId` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphExecGetId_v13010`](crate::pfn::PFN_cuGraphExecGetId_v13010).
+    /** Returns the id of a given graph exec
+
+ `cuGraphExecGetId` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphExecGetId_v13010`](crate::pfn::PFN_cuGraphExecGetId_v13010).
 
  ```text
  fn(hGraphExec: CUgraphExec, graphId: *mut c_uint) -> CUresult
@@ -18920,7 +19432,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecGetId_v13010;
         const INDEX: usize = 262usize;
     }
-    /** `cuGraphExecHostNodeSetParams` at exactly version 10020 (CUDA 10.2): [`PFN_cuGraphExecHostNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020).
+    /** Sets the parameters for a host node in the given graphExec.
+
+ `cuGraphExecHostNodeSetParams` at exactly version 10020 (CUDA 10.2): [`PFN_cuGraphExecHostNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult
@@ -18936,7 +19450,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecHostNodeSetParams_v10020;
         const INDEX: usize = 263usize;
     }
-    /** `cuGraphExecKernelNodeSetParams` at exactly version 10010 (CUDA 10.1): [`PFN_cuGraphExecKernelNodeSetParams_v10010`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010).
+    /** Sets the parameters for a kernel node in the given graphExec
+
+ `cuGraphExecKernelNodeSetParams` at exactly version 10010 (CUDA 10.1): [`PFN_cuGraphExecKernelNodeSetParams_v10010`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult
@@ -18954,7 +19470,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v10010;
         const INDEX: usize = 264usize;
     }
-    /** `cuGraphExecKernelNodeSetParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphExecKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000).
+    /** Sets the parameters for a kernel node in the given graphExec
+
+ `cuGraphExecKernelNodeSetParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphExecKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult
@@ -18972,7 +19490,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecKernelNodeSetParams_v12000;
         const INDEX: usize = 265usize;
     }
-    /** `cuGraphExecMemcpyNodeSetParams` at exactly version 10020 (CUDA 10.2): [`PFN_cuGraphExecMemcpyNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020).
+    /** Sets the parameters for a memcpy node in the given graphExec.
+
+ `cuGraphExecMemcpyNodeSetParams` at exactly version 10020 (CUDA 10.2): [`PFN_cuGraphExecMemcpyNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, copyParams: *const CUDA_MEMCPY3D_v2, ctx: CUcontext) -> CUresult
@@ -18988,7 +19508,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecMemcpyNodeSetParams_v10020;
         const INDEX: usize = 266usize;
     }
-    /** `cuGraphExecMemsetNodeSetParams` at exactly version 10020 (CUDA 10.2): [`PFN_cuGraphExecMemsetNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020).
+    /** Sets the parameters for a memset node in the given graphExec.
+
+ `cuGraphExecMemsetNodeSetParams` at exactly version 10020 (CUDA 10.2): [`PFN_cuGraphExecMemsetNodeSetParams_v10020`](crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1, ctx: CUcontext) -> CUresult
@@ -19004,7 +19526,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecMemsetNodeSetParams_v10020;
         const INDEX: usize = 267usize;
     }
-    /** `cuGraphExecNodeSetParams` at exactly version 12020 (CUDA 12.2): [`PFN_cuGraphExecNodeSetParams_v12020`](crate::pfn::PFN_cuGraphExecNodeSetParams_v12020).
+    /** Update a graph node's parameters in an instantiated graph
+
+ `cuGraphExecNodeSetParams` at exactly version 12020 (CUDA 12.2): [`PFN_cuGraphExecNodeSetParams_v12020`](crate::pfn::PFN_cuGraphExecNodeSetParams_v12020).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult
@@ -19020,7 +19544,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecNodeSetParams_v12020;
         const INDEX: usize = 268usize;
     }
-    /** `cuGraphExecUpdate` at exactly version 10020 (CUDA 10.2): [`PFN_cuGraphExecUpdate_v10020`](crate::pfn::PFN_cuGraphExecUpdate_v10020).
+    /** Check whether an executable graph can be updated with a graph and perform the update if possible
+
+ `cuGraphExecUpdate` at exactly version 10020 (CUDA 10.2): [`PFN_cuGraphExecUpdate_v10020`](crate::pfn::PFN_cuGraphExecUpdate_v10020).
 
  ```text
  fn(hGraphExec: CUgraphExec, hGraph: CUgraph, hErrorNode_out: *mut CUgraphNode, updateResult_out: *mut CUgraphExecUpdateResult) -> CUresult
@@ -19038,7 +19564,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecUpdate_v10020;
         const INDEX: usize = 269usize;
     }
-    /** `cuGraphExecUpdate` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphExecUpdate_v12000`](crate::pfn::PFN_cuGraphExecUpdate_v12000).
+    /** Check whether an executable graph can be updated with a graph and perform the update if possible
+
+ `cuGraphExecUpdate` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphExecUpdate_v12000`](crate::pfn::PFN_cuGraphExecUpdate_v12000).
 
  ```text
  fn(hGraphExec: CUgraphExec, hGraph: CUgraph, resultInfo: *mut CUgraphExecUpdateResultInfo) -> CUresult
@@ -19056,7 +19584,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExecUpdate_v12000;
         const INDEX: usize = 270usize;
     }
-    /** `cuGraphExternalSemaphoresSignalNodeGetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020).
+    /** Returns an external semaphore signal node's parameters
+
+ `cuGraphExternalSemaphoresSignalNodeGetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020).
 
  ```text
  fn(hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult
@@ -19072,7 +19602,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020;
         const INDEX: usize = 271usize;
     }
-    /** `cuGraphExternalSemaphoresSignalNodeSetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020).
+    /** Sets an external semaphore signal node's parameters
+
+ `cuGraphExternalSemaphoresSignalNodeSetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult
@@ -19088,7 +19620,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020;
         const INDEX: usize = 272usize;
     }
-    /** `cuGraphExternalSemaphoresWaitNodeGetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020).
+    /** Returns an external semaphore wait node's parameters
+
+ `cuGraphExternalSemaphoresWaitNodeGetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020).
 
  ```text
  fn(hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult
@@ -19104,7 +19638,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020;
         const INDEX: usize = 273usize;
     }
-    /** `cuGraphExternalSemaphoresWaitNodeSetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020).
+    /** Sets an external semaphore wait node's parameters
+
+ `cuGraphExternalSemaphoresWaitNodeSetParams` at exactly version 11020 (CUDA 11.2): [`PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020`](crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult
@@ -19120,7 +19656,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020;
         const INDEX: usize = 274usize;
     }
-    /** `cuGraphGetEdges` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphGetEdges_v10000`](crate::pfn::PFN_cuGraphGetEdges_v10000).
+    /** Returns a graph's dependency edges
+
+ `cuGraphGetEdges` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphGetEdges_v10000`](crate::pfn::PFN_cuGraphGetEdges_v10000).
 
  ```text
  fn(hGraph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, numEdges: *mut usize) -> CUresult
@@ -19138,7 +19676,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphGetEdges_v10000;
         const INDEX: usize = 275usize;
     }
-    /** `cuGraphGetEdges` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphGetEdges_v12030`](crate::pfn::PFN_cuGraphGetEdges_v12030).
+    /** Returns a graph's dependency edges
+
+ `cuGraphGetEdges` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphGetEdges_v12030`](crate::pfn::PFN_cuGraphGetEdges_v12030).
 
  ```text
  fn(hGraph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numEdges: *mut usize) -> CUresult
@@ -19156,7 +19696,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphGetEdges_v12030;
         const INDEX: usize = 276usize;
     }
-    /** `cuGraphGetId` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphGetId_v13010`](crate::pfn::PFN_cuGraphGetId_v13010).
+    /** Returns the id of a given graph
+
+ `cuGraphGetId` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphGetId_v13010`](crate::pfn::PFN_cuGraphGetId_v13010).
 
  ```text
  fn(hGraph: CUgraph, graphId: *mut c_uint) -> CUresult
@@ -19172,7 +19714,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphGetId_v13010;
         const INDEX: usize = 277usize;
     }
-    /** `cuGraphGetNodes` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphGetNodes_v10000`](crate::pfn::PFN_cuGraphGetNodes_v10000).
+    /** Returns a graph's nodes
+
+ `cuGraphGetNodes` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphGetNodes_v10000`](crate::pfn::PFN_cuGraphGetNodes_v10000).
 
  ```text
  fn(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult
@@ -19188,7 +19732,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphGetNodes_v10000;
         const INDEX: usize = 278usize;
     }
-    /** `cuGraphGetRootNodes` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphGetRootNodes_v10000`](crate::pfn::PFN_cuGraphGetRootNodes_v10000).
+    /** Returns a graph's root nodes
+
+ `cuGraphGetRootNodes` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphGetRootNodes_v10000`](crate::pfn::PFN_cuGraphGetRootNodes_v10000).
 
  ```text
  fn(hGraph: CUgraph, rootNodes: *mut CUgraphNode, numRootNodes: *mut usize) -> CUresult
@@ -19204,7 +19750,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphGetRootNodes_v10000;
         const INDEX: usize = 279usize;
     }
-    /** `cuGraphHostNodeGetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphHostNodeGetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeGetParams_v10000).
+    /** Returns a host node's parameters
+
+ `cuGraphHostNodeGetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphHostNodeGetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeGetParams_v10000).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *mut CUDA_HOST_NODE_PARAMS_v1) -> CUresult
@@ -19220,7 +19768,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphHostNodeGetParams_v10000;
         const INDEX: usize = 280usize;
     }
-    /** `cuGraphHostNodeSetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphHostNodeSetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeSetParams_v10000).
+    /** Sets a host node's parameters
+
+ `cuGraphHostNodeSetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphHostNodeSetParams_v10000`](crate::pfn::PFN_cuGraphHostNodeSetParams_v10000).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult
@@ -19236,7 +19786,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphHostNodeSetParams_v10000;
         const INDEX: usize = 281usize;
     }
-    /** `cuGraphInstantiate` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphInstantiate_v10000`](crate::pfn::PFN_cuGraphInstantiate_v10000).
+    /** Creates an executable graph from a graph
+
+ `cuGraphInstantiate` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphInstantiate_v10000`](crate::pfn::PFN_cuGraphInstantiate_v10000).
 
  ```text
  fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: *mut c_char, bufferSize: usize) -> CUresult
@@ -19254,7 +19806,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphInstantiate_v10000;
         const INDEX: usize = 282usize;
     }
-    /** `cuGraphInstantiate` at exactly version 11000 (CUDA 11.0): [`PFN_cuGraphInstantiate_v11000`](crate::pfn::PFN_cuGraphInstantiate_v11000).
+    /** Creates an executable graph from a graph
+
+ `cuGraphInstantiate` at exactly version 11000 (CUDA 11.0): [`PFN_cuGraphInstantiate_v11000`](crate::pfn::PFN_cuGraphInstantiate_v11000).
 
  ```text
  fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: *mut c_char, bufferSize: usize) -> CUresult
@@ -19272,7 +19826,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphInstantiate_v11000;
         const INDEX: usize = 283usize;
     }
-    /** `cuGraphInstantiateWithFlags` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphInstantiateWithFlags_v11040`](crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040).
+    /** Creates an executable graph from a graph
+
+ `cuGraphInstantiateWithFlags` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphInstantiateWithFlags_v11040`](crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040).
 
  ```text
  fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: c_ulonglong) -> CUresult
@@ -19288,7 +19844,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphInstantiateWithFlags_v11040;
         const INDEX: usize = 284usize;
     }
-    /** `cuGraphInstantiateWithParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphInstantiateWithParams_v12000`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000).
+    /** Creates an executable graph from a graph
+
+ `cuGraphInstantiateWithParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphInstantiateWithParams_v12000`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000).
 
  ```text
  fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult
@@ -19306,7 +19864,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphInstantiateWithParams_v12000;
         const INDEX: usize = 285usize;
     }
-    /** `cuGraphInstantiateWithParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphInstantiateWithParams_v12000_ptsz`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz).
+    /** Creates an executable graph from a graph
+
+ `cuGraphInstantiateWithParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphInstantiateWithParams_v12000_ptsz`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz).
 
  ```text
  fn(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult
@@ -19324,7 +19884,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphInstantiateWithParams_v12000_ptsz;
         const INDEX: usize = 286usize;
     }
-    /** `cuGraphKernelNodeCopyAttributes` at exactly version 11000 (CUDA 11.0): [`PFN_cuGraphKernelNodeCopyAttributes_v11000`](crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000).
+    /** Copies attributes from source node to destination node.
+
+ `cuGraphKernelNodeCopyAttributes` at exactly version 11000 (CUDA 11.0): [`PFN_cuGraphKernelNodeCopyAttributes_v11000`](crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000).
 
  ```text
  fn(dst: CUgraphNode, src: CUgraphNode) -> CUresult
@@ -19340,7 +19902,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000;
         const INDEX: usize = 287usize;
     }
-    /** `cuGraphKernelNodeGetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuGraphKernelNodeGetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000).
+    /** Queries node attribute.
+
+ `cuGraphKernelNodeGetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuGraphKernelNodeGetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000).
 
  ```text
  fn(hNode: CUgraphNode, attr: CUkernelNodeAttrID, value_out: *mut CUkernelNodeAttrValue_v1) -> CUresult
@@ -19356,7 +19920,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeGetAttribute_v11000;
         const INDEX: usize = 288usize;
     }
-    /** `cuGraphKernelNodeGetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphKernelNodeGetParams_v10000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v10000).
+    /** Returns a kernel node's parameters
+
+ `cuGraphKernelNodeGetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphKernelNodeGetParams_v10000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v10000).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult
@@ -19374,7 +19940,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeGetParams_v10000;
         const INDEX: usize = 289usize;
     }
-    /** `cuGraphKernelNodeGetParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphKernelNodeGetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000).
+    /** Returns a kernel node's parameters
+
+ `cuGraphKernelNodeGetParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphKernelNodeGetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult
@@ -19392,7 +19960,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeGetParams_v12000;
         const INDEX: usize = 290usize;
     }
-    /** `cuGraphKernelNodeSetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuGraphKernelNodeSetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000).
+    /** Sets node attribute.
+
+ `cuGraphKernelNodeSetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuGraphKernelNodeSetAttribute_v11000`](crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000).
 
  ```text
  fn(hNode: CUgraphNode, attr: CUkernelNodeAttrID, value: *const CUkernelNodeAttrValue_v1) -> CUresult
@@ -19408,7 +19978,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000;
         const INDEX: usize = 291usize;
     }
-    /** `cuGraphKernelNodeSetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphKernelNodeSetParams_v10000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v10000).
+    /** Sets a kernel node's parameters
+
+ `cuGraphKernelNodeSetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphKernelNodeSetParams_v10000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v10000).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult
@@ -19426,7 +19998,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeSetParams_v10000;
         const INDEX: usize = 292usize;
     }
-    /** `cuGraphKernelNodeSetParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000).
+    /** Sets a kernel node's parameters
+
+ `cuGraphKernelNodeSetParams` at exactly version 12000 (CUDA 12.0): [`PFN_cuGraphKernelNodeSetParams_v12000`](crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult
@@ -19444,7 +20018,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphKernelNodeSetParams_v12000;
         const INDEX: usize = 293usize;
     }
-    /** `cuGraphLaunch` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphLaunch_v10000`](crate::pfn::PFN_cuGraphLaunch_v10000).
+    /** Launches an executable graph in a stream
+
+ `cuGraphLaunch` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphLaunch_v10000`](crate::pfn::PFN_cuGraphLaunch_v10000).
 
  ```text
  fn(hGraph: CUgraphExec, hStream: CUstream) -> CUresult
@@ -19462,7 +20038,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphLaunch_v10000;
         const INDEX: usize = 294usize;
     }
-    /** `cuGraphLaunch` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphLaunch_v10000_ptsz`](crate::pfn::PFN_cuGraphLaunch_v10000_ptsz).
+    /** Launches an executable graph in a stream
+
+ `cuGraphLaunch` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphLaunch_v10000_ptsz`](crate::pfn::PFN_cuGraphLaunch_v10000_ptsz).
 
  ```text
  fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult
@@ -19480,7 +20058,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphLaunch_v10000_ptsz;
         const INDEX: usize = 295usize;
     }
-    /** `cuGraphMemAllocNodeGetParams` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphMemAllocNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040).
+    /** Returns a memory alloc node's parameters
+
+ `cuGraphMemAllocNodeGetParams` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphMemAllocNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040).
 
  ```text
  fn(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult
@@ -19496,7 +20076,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphMemAllocNodeGetParams_v11040;
         const INDEX: usize = 296usize;
     }
-    /** `cuGraphMemFreeNodeGetParams` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphMemFreeNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040).
+    /** Returns a memory free node's parameters
+
+ `cuGraphMemFreeNodeGetParams` at exactly version 11040 (CUDA 11.4): [`PFN_cuGraphMemFreeNodeGetParams_v11040`](crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040).
 
  ```text
  fn(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult
@@ -19512,7 +20094,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphMemFreeNodeGetParams_v11040;
         const INDEX: usize = 297usize;
     }
-    /** `cuGraphMemcpyNodeGetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphMemcpyNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000).
+    /** Returns a memcpy node's parameters
+
+ `cuGraphMemcpyNodeGetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphMemcpyNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *mut CUDA_MEMCPY3D_v2) -> CUresult
@@ -19528,7 +20112,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphMemcpyNodeGetParams_v10000;
         const INDEX: usize = 298usize;
     }
-    /** `cuGraphMemcpyNodeSetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphMemcpyNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000).
+    /** Sets a memcpy node's parameters
+
+ `cuGraphMemcpyNodeSetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphMemcpyNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *const CUDA_MEMCPY3D_v2) -> CUresult
@@ -19544,7 +20130,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphMemcpyNodeSetParams_v10000;
         const INDEX: usize = 299usize;
     }
-    /** `cuGraphMemsetNodeGetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphMemsetNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000).
+    /** Returns a memset node's parameters
+
+ `cuGraphMemsetNodeGetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphMemsetNodeGetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *mut CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult
@@ -19560,7 +20148,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphMemsetNodeGetParams_v10000;
         const INDEX: usize = 300usize;
     }
-    /** `cuGraphMemsetNodeSetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphMemsetNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000).
+    /** Sets a memset node's parameters
+
+ `cuGraphMemsetNodeSetParams` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphMemsetNodeSetParams_v10000`](crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *const CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult
@@ -19576,7 +20166,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphMemsetNodeSetParams_v10000;
         const INDEX: usize = 301usize;
     }
-    /** `cuGraphNodeFindInClone` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphNodeFindInClone_v10000`](crate::pfn::PFN_cuGraphNodeFindInClone_v10000).
+    /** Finds a cloned version of a node
+
+ `cuGraphNodeFindInClone` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphNodeFindInClone_v10000`](crate::pfn::PFN_cuGraphNodeFindInClone_v10000).
 
  ```text
  fn(phNode: *mut CUgraphNode, hOriginalNode: CUgraphNode, hClonedGraph: CUgraph) -> CUresult
@@ -19592,7 +20184,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeFindInClone_v10000;
         const INDEX: usize = 302usize;
     }
-    /** `cuGraphNodeGetContainingGraph` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphNodeGetContainingGraph_v13010`](crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010).
+    /** Returns the graph that contains a given graph node
+
+ `cuGraphNodeGetContainingGraph` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphNodeGetContainingGraph_v13010`](crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010).
 
  ```text
  fn(hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult
@@ -19608,7 +20202,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeGetContainingGraph_v13010;
         const INDEX: usize = 303usize;
     }
-    /** `cuGraphNodeGetDependencies` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphNodeGetDependencies_v10000`](crate::pfn::PFN_cuGraphNodeGetDependencies_v10000).
+    /** Returns a node's dependencies
+
+ `cuGraphNodeGetDependencies` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphNodeGetDependencies_v10000`](crate::pfn::PFN_cuGraphNodeGetDependencies_v10000).
 
  ```text
  fn(hNode: CUgraphNode, dependencies: *mut CUgraphNode, numDependencies: *mut usize) -> CUresult
@@ -19626,7 +20222,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeGetDependencies_v10000;
         const INDEX: usize = 304usize;
     }
-    /** `cuGraphNodeGetDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphNodeGetDependencies_v12030`](crate::pfn::PFN_cuGraphNodeGetDependencies_v12030).
+    /** Returns a node's dependencies
+
+ `cuGraphNodeGetDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphNodeGetDependencies_v12030`](crate::pfn::PFN_cuGraphNodeGetDependencies_v12030).
 
  ```text
  fn(hNode: CUgraphNode, dependencies: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numDependencies: *mut usize) -> CUresult
@@ -19644,7 +20242,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeGetDependencies_v12030;
         const INDEX: usize = 305usize;
     }
-    /** `cuGraphNodeGetDependentNodes` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphNodeGetDependentNodes_v10000`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v10000).
+    /** Returns a node's dependent nodes
+
+ `cuGraphNodeGetDependentNodes` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphNodeGetDependentNodes_v10000`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v10000).
 
  ```text
  fn(hNode: CUgraphNode, dependentNodes: *mut CUgraphNode, numDependentNodes: *mut usize) -> CUresult
@@ -19662,7 +20262,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeGetDependentNodes_v10000;
         const INDEX: usize = 306usize;
     }
-    /** `cuGraphNodeGetDependentNodes` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphNodeGetDependentNodes_v12030`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030).
+    /** Returns a node's dependent nodes
+
+ `cuGraphNodeGetDependentNodes` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphNodeGetDependentNodes_v12030`](crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030).
 
  ```text
  fn(hNode: CUgraphNode, dependentNodes: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numDependentNodes: *mut usize) -> CUresult
@@ -19680,7 +20282,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeGetDependentNodes_v12030;
         const INDEX: usize = 307usize;
     }
-    /** `cuGraphNodeGetEnabled` at exactly version 11060 (CUDA 11.6): [`PFN_cuGraphNodeGetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeGetEnabled_v11060).
+    /** Query whether a node in the given graphExec is enabled
+
+ `cuGraphNodeGetEnabled` at exactly version 11060 (CUDA 11.6): [`PFN_cuGraphNodeGetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeGetEnabled_v11060).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: *mut c_uint) -> CUresult
@@ -19696,7 +20300,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeGetEnabled_v11060;
         const INDEX: usize = 308usize;
     }
-    /** `cuGraphNodeGetLocalId` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphNodeGetLocalId_v13010`](crate::pfn::PFN_cuGraphNodeGetLocalId_v13010).
+    /** Returns the local node id of a given graph node
+
+ `cuGraphNodeGetLocalId` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphNodeGetLocalId_v13010`](crate::pfn::PFN_cuGraphNodeGetLocalId_v13010).
 
  ```text
  fn(hNode: CUgraphNode, nodeId: *mut c_uint) -> CUresult
@@ -19712,7 +20318,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeGetLocalId_v13010;
         const INDEX: usize = 309usize;
     }
-    /** `cuGraphNodeGetParams` at exactly version 13020 (CUDA 13.2): [`PFN_cuGraphNodeGetParams_v13020`](crate::pfn::PFN_cuGraphNodeGetParams_v13020).
+    /** Return a graph node's parameters
+
+ `cuGraphNodeGetParams` at exactly version 13020 (CUDA 13.2): [`PFN_cuGraphNodeGetParams_v13020`](crate::pfn::PFN_cuGraphNodeGetParams_v13020).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult
@@ -19728,7 +20336,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeGetParams_v13020;
         const INDEX: usize = 310usize;
     }
-    /** `cuGraphNodeGetToolsId` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphNodeGetToolsId_v13010`](crate::pfn::PFN_cuGraphNodeGetToolsId_v13010).
+    /** Returns an id used by tools to identify a given node
+
+ `cuGraphNodeGetToolsId` at exactly version 13010 (CUDA 13.1): [`PFN_cuGraphNodeGetToolsId_v13010`](crate::pfn::PFN_cuGraphNodeGetToolsId_v13010).
 
  ```text
  fn(hNode: CUgraphNode, nodeId: *mut c_ulonglong) -> CUresult
@@ -19744,7 +20354,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeGetToolsId_v13010;
         const INDEX: usize = 311usize;
     }
-    /** `cuGraphNodeGetType` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphNodeGetType_v10000`](crate::pfn::PFN_cuGraphNodeGetType_v10000).
+    /** Returns a node's type
+
+ `cuGraphNodeGetType` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphNodeGetType_v10000`](crate::pfn::PFN_cuGraphNodeGetType_v10000).
 
  ```text
  fn(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult
@@ -19760,7 +20372,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeGetType_v10000;
         const INDEX: usize = 312usize;
     }
-    /** `cuGraphNodeSetEnabled` at exactly version 11060 (CUDA 11.6): [`PFN_cuGraphNodeSetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeSetEnabled_v11060).
+    /** Enables or disables the specified node in the given graphExec
+
+ `cuGraphNodeSetEnabled` at exactly version 11060 (CUDA 11.6): [`PFN_cuGraphNodeSetEnabled_v11060`](crate::pfn::PFN_cuGraphNodeSetEnabled_v11060).
 
  ```text
  fn(hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: c_uint) -> CUresult
@@ -19776,7 +20390,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeSetEnabled_v11060;
         const INDEX: usize = 313usize;
     }
-    /** `cuGraphNodeSetParams` at exactly version 12020 (CUDA 12.2): [`PFN_cuGraphNodeSetParams_v12020`](crate::pfn::PFN_cuGraphNodeSetParams_v12020).
+    /** Update a graph node's parameters
+
+ `cuGraphNodeSetParams` at exactly version 12020 (CUDA 12.2): [`PFN_cuGraphNodeSetParams_v12020`](crate::pfn::PFN_cuGraphNodeSetParams_v12020).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult
@@ -19794,7 +20410,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeSetParams_v12020;
         const INDEX: usize = 314usize;
     }
-    /** `cuGraphNodeSetParams` at exactly version 13040 (CUDA 13.4): [`PFN_cuGraphNodeSetParams_v13040`](crate::pfn::PFN_cuGraphNodeSetParams_v13040).
+    /** Update a graph node's parameters
+
+ `cuGraphNodeSetParams` at exactly version 13040 (CUDA 13.4): [`PFN_cuGraphNodeSetParams_v13040`](crate::pfn::PFN_cuGraphNodeSetParams_v13040).
 
  ```text
  fn(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult
@@ -19812,7 +20430,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphNodeSetParams_v13040;
         const INDEX: usize = 315usize;
     }
-    /** `cuGraphReleaseUserObject` at exactly version 11030 (CUDA 11.3): [`PFN_cuGraphReleaseUserObject_v11030`](crate::pfn::PFN_cuGraphReleaseUserObject_v11030).
+    /** Release a user object reference from a graph
+
+ `cuGraphReleaseUserObject` at exactly version 11030 (CUDA 11.3): [`PFN_cuGraphReleaseUserObject_v11030`](crate::pfn::PFN_cuGraphReleaseUserObject_v11030).
 
  ```text
  fn(graph: CUgraph, object: CUuserObject, count: c_uint) -> CUresult
@@ -19828,7 +20448,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphReleaseUserObject_v11030;
         const INDEX: usize = 316usize;
     }
-    /** `cuGraphRemoveDependencies` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphRemoveDependencies_v10000`](crate::pfn::PFN_cuGraphRemoveDependencies_v10000).
+    /** Removes dependency edges from a graph
+
+ `cuGraphRemoveDependencies` at exactly version 10000 (CUDA 10.0): [`PFN_cuGraphRemoveDependencies_v10000`](crate::pfn::PFN_cuGraphRemoveDependencies_v10000).
 
  ```text
  fn(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, numDependencies: usize) -> CUresult
@@ -19846,7 +20468,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphRemoveDependencies_v10000;
         const INDEX: usize = 317usize;
     }
-    /** `cuGraphRemoveDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphRemoveDependencies_v12030`](crate::pfn::PFN_cuGraphRemoveDependencies_v12030).
+    /** Removes dependency edges from a graph
+
+ `cuGraphRemoveDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuGraphRemoveDependencies_v12030`](crate::pfn::PFN_cuGraphRemoveDependencies_v12030).
 
  ```text
  fn(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edgeData: *const CUgraphEdgeData, numDependencies: usize) -> CUresult
@@ -19864,7 +20488,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphRemoveDependencies_v12030;
         const INDEX: usize = 318usize;
     }
-    /** `cuGraphRetainUserObject` at exactly version 11030 (CUDA 11.3): [`PFN_cuGraphRetainUserObject_v11030`](crate::pfn::PFN_cuGraphRetainUserObject_v11030).
+    /** Retain a reference to a user object from a graph
+
+ `cuGraphRetainUserObject` at exactly version 11030 (CUDA 11.3): [`PFN_cuGraphRetainUserObject_v11030`](crate::pfn::PFN_cuGraphRetainUserObject_v11030).
 
  ```text
  fn(graph: CUgraph, object: CUuserObject, count: c_uint, flags: c_uint) -> CUresult
@@ -19880,7 +20506,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphRetainUserObject_v11030;
         const INDEX: usize = 319usize;
     }
-    /** `cuGraphUpload` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphUpload_v11010`](crate::pfn::PFN_cuGraphUpload_v11010).
+    /** Uploads an executable graph in a stream
+
+ `cuGraphUpload` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphUpload_v11010`](crate::pfn::PFN_cuGraphUpload_v11010).
 
  ```text
  fn(hGraph: CUgraphExec, hStream: CUstream) -> CUresult
@@ -19898,7 +20526,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphUpload_v11010;
         const INDEX: usize = 320usize;
     }
-    /** `cuGraphUpload` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphUpload_v11010_ptsz`](crate::pfn::PFN_cuGraphUpload_v11010_ptsz).
+    /** Uploads an executable graph in a stream
+
+ `cuGraphUpload` at exactly version 11010 (CUDA 11.1): [`PFN_cuGraphUpload_v11010_ptsz`](crate::pfn::PFN_cuGraphUpload_v11010_ptsz).
 
  ```text
  fn(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult
@@ -19916,7 +20546,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphUpload_v11010_ptsz;
         const INDEX: usize = 321usize;
     }
-    /** `cuGraphicsD3D10RegisterResource` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsD3D10RegisterResource_v3000`](crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000).
+    /** Register a Direct3D 10 resource for access by CUDA
+
+ `cuGraphicsD3D10RegisterResource` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsD3D10RegisterResource_v3000`](crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000).
 
  ```text
  fn(pCudaResource: *mut CUgraphicsResource, pD3DResource: *mut ID3D10Resource, Flags: c_uint) -> CUresult
@@ -19936,7 +20568,9 @@ pub mod entries {
         type Fn = crate::d3d10::PFN_cuGraphicsD3D10RegisterResource_v3000;
         const INDEX: usize = 322usize;
     }
-    /** `cuGraphicsD3D11RegisterResource` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsD3D11RegisterResource_v3000`](crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000).
+    /** Register a Direct3D 11 resource for access by CUDA
+
+ `cuGraphicsD3D11RegisterResource` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsD3D11RegisterResource_v3000`](crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000).
 
  ```text
  fn(pCudaResource: *mut CUgraphicsResource, pD3DResource: *mut ID3D11Resource, Flags: c_uint) -> CUresult
@@ -19956,7 +20590,9 @@ pub mod entries {
         type Fn = crate::d3d11::PFN_cuGraphicsD3D11RegisterResource_v3000;
         const INDEX: usize = 323usize;
     }
-    /** `cuGraphicsD3D9RegisterResource` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsD3D9RegisterResource_v3000`](crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000).
+    /** Register a Direct3D 9 resource for access by CUDA
+
+ `cuGraphicsD3D9RegisterResource` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsD3D9RegisterResource_v3000`](crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000).
 
  ```text
  fn(pCudaResource: *mut CUgraphicsResource, pD3DResource: *mut IDirect3DResource9, Flags: c_uint) -> CUresult
@@ -19976,7 +20612,9 @@ pub mod entries {
         type Fn = crate::d3d9::PFN_cuGraphicsD3D9RegisterResource_v3000;
         const INDEX: usize = 324usize;
     }
-    /** `cuGraphicsEGLRegisterImage` at exactly version 7000 (CUDA 7.0): [`PFN_cuGraphicsEGLRegisterImage_v7000`](crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000).
+    /** Registers an EGL image
+
+ `cuGraphicsEGLRegisterImage` at exactly version 7000 (CUDA 7.0): [`PFN_cuGraphicsEGLRegisterImage_v7000`](crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000).
 
  ```text
  fn(pCudaResource: *mut CUgraphicsResource, image: EGLImageKHR, flags: c_uint) -> CUresult
@@ -19996,7 +20634,9 @@ pub mod entries {
         type Fn = crate::egl::PFN_cuGraphicsEGLRegisterImage_v7000;
         const INDEX: usize = 325usize;
     }
-    /** `cuGraphicsGLRegisterBuffer` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsGLRegisterBuffer_v3000`](crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000).
+    /** Registers an OpenGL buffer object
+
+ `cuGraphicsGLRegisterBuffer` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsGLRegisterBuffer_v3000`](crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000).
 
  ```text
  fn(pCudaResource: *mut CUgraphicsResource, buffer: GLuint, Flags: c_uint) -> CUresult
@@ -20016,7 +20656,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGraphicsGLRegisterBuffer_v3000;
         const INDEX: usize = 326usize;
     }
-    /** `cuGraphicsGLRegisterImage` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsGLRegisterImage_v3000`](crate::gl::PFN_cuGraphicsGLRegisterImage_v3000).
+    /** Register an OpenGL texture or renderbuffer object
+
+ `cuGraphicsGLRegisterImage` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsGLRegisterImage_v3000`](crate::gl::PFN_cuGraphicsGLRegisterImage_v3000).
 
  ```text
  fn(pCudaResource: *mut CUgraphicsResource, image: GLuint, target: GLenum, Flags: c_uint) -> CUresult
@@ -20036,7 +20678,9 @@ pub mod entries {
         type Fn = crate::gl::PFN_cuGraphicsGLRegisterImage_v3000;
         const INDEX: usize = 327usize;
     }
-    /** `cuGraphicsMapResources` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsMapResources_v3000`](crate::pfn::PFN_cuGraphicsMapResources_v3000).
+    /** Map graphics resources for access by CUDA
+
+ `cuGraphicsMapResources` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsMapResources_v3000`](crate::pfn::PFN_cuGraphicsMapResources_v3000).
 
  ```text
  fn(count: c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult
@@ -20054,7 +20698,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphicsMapResources_v3000;
         const INDEX: usize = 328usize;
     }
-    /** `cuGraphicsMapResources` at exactly version 7000 (CUDA 7.0): [`PFN_cuGraphicsMapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz).
+    /** Map graphics resources for access by CUDA
+
+ `cuGraphicsMapResources` at exactly version 7000 (CUDA 7.0): [`PFN_cuGraphicsMapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz).
 
  ```text
  fn(count: c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult
@@ -20072,7 +20718,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphicsMapResources_v7000_ptsz;
         const INDEX: usize = 329usize;
     }
-    /** `cuGraphicsResourceGetMappedEglFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuGraphicsResourceGetMappedEglFrame_v7000`](crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000).
+    /** Get an eglFrame through which to access a registered EGL graphics resource.
+
+ `cuGraphicsResourceGetMappedEglFrame` at exactly version 7000 (CUDA 7.0): [`PFN_cuGraphicsResourceGetMappedEglFrame_v7000`](crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000).
 
  ```text
  fn(eglFrame: *mut CUeglFrame_v1, resource: CUgraphicsResource, index: c_uint, mipLevel: c_uint) -> CUresult
@@ -20092,7 +20740,9 @@ pub mod entries {
         type Fn = crate::egl::PFN_cuGraphicsResourceGetMappedEglFrame_v7000;
         const INDEX: usize = 330usize;
     }
-    /** `cuGraphicsResourceGetMappedMipmappedArray` at exactly version 5000 (CUDA 5.0): [`PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000`](crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000).
+    /** Get a mipmapped array through which to access a mapped graphics resource.
+
+ `cuGraphicsResourceGetMappedMipmappedArray` at exactly version 5000 (CUDA 5.0): [`PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000`](crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000).
 
  ```text
  fn(pMipmappedArray: *mut CUmipmappedArray, resource: CUgraphicsResource) -> CUresult
@@ -20108,7 +20758,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000;
         const INDEX: usize = 331usize;
     }
-    /** `cuGraphicsResourceGetMappedPointer` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsResourceGetMappedPointer_v3000`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000).
+    /** Get a device pointer through which to access a mapped graphics resource.
+
+ `cuGraphicsResourceGetMappedPointer` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsResourceGetMappedPointer_v3000`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000).
 
  ```text
  fn(pDevPtr: *mut CUdeviceptr_v1, pSize: *mut c_uint, resource: CUgraphicsResource) -> CUresult
@@ -20126,7 +20778,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3000;
         const INDEX: usize = 332usize;
     }
-    /** `cuGraphicsResourceGetMappedPointer` at exactly version 3020 (CUDA 3.2): [`PFN_cuGraphicsResourceGetMappedPointer_v3020`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020).
+    /** Get a device pointer through which to access a mapped graphics resource.
+
+ `cuGraphicsResourceGetMappedPointer` at exactly version 3020 (CUDA 3.2): [`PFN_cuGraphicsResourceGetMappedPointer_v3020`](crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020).
 
  ```text
  fn(pDevPtr: *mut CUdeviceptr_v2, pSize: *mut usize, resource: CUgraphicsResource) -> CUresult
@@ -20144,7 +20798,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphicsResourceGetMappedPointer_v3020;
         const INDEX: usize = 333usize;
     }
-    /** `cuGraphicsResourceSetMapFlags` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsResourceSetMapFlags_v3000`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000).
+    /** Set usage flags for mapping a graphics resource
+
+ `cuGraphicsResourceSetMapFlags` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsResourceSetMapFlags_v3000`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000).
 
  ```text
  fn(resource: CUgraphicsResource, flags: c_uint) -> CUresult
@@ -20162,7 +20818,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v3000;
         const INDEX: usize = 334usize;
     }
-    /** `cuGraphicsResourceSetMapFlags` at exactly version 6050 (CUDA 6.5): [`PFN_cuGraphicsResourceSetMapFlags_v6050`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050).
+    /** Set usage flags for mapping a graphics resource
+
+ `cuGraphicsResourceSetMapFlags` at exactly version 6050 (CUDA 6.5): [`PFN_cuGraphicsResourceSetMapFlags_v6050`](crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050).
 
  ```text
  fn(resource: CUgraphicsResource, flags: c_uint) -> CUresult
@@ -20180,7 +20838,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphicsResourceSetMapFlags_v6050;
         const INDEX: usize = 335usize;
     }
-    /** `cuGraphicsSubResourceGetMappedArray` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsSubResourceGetMappedArray_v3000`](crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000).
+    /** Get an array through which to access a subresource of a mapped graphics resource.
+
+ `cuGraphicsSubResourceGetMappedArray` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsSubResourceGetMappedArray_v3000`](crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000).
 
  ```text
  fn(pArray: *mut CUarray, resource: CUgraphicsResource, arrayIndex: c_uint, mipLevel: c_uint) -> CUresult
@@ -20196,7 +20856,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphicsSubResourceGetMappedArray_v3000;
         const INDEX: usize = 336usize;
     }
-    /** `cuGraphicsUnmapResources` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsUnmapResources_v3000`](crate::pfn::PFN_cuGraphicsUnmapResources_v3000).
+    /** Unmap graphics resources.
+
+ `cuGraphicsUnmapResources` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsUnmapResources_v3000`](crate::pfn::PFN_cuGraphicsUnmapResources_v3000).
 
  ```text
  fn(count: c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult
@@ -20214,7 +20876,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphicsUnmapResources_v3000;
         const INDEX: usize = 337usize;
     }
-    /** `cuGraphicsUnmapResources` at exactly version 7000 (CUDA 7.0): [`PFN_cuGraphicsUnmapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz).
+    /** Unmap graphics resources.
+
+ `cuGraphicsUnmapResources` at exactly version 7000 (CUDA 7.0): [`PFN_cuGraphicsUnmapResources_v7000_ptsz`](crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz).
 
  ```text
  fn(count: c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult
@@ -20232,7 +20896,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphicsUnmapResources_v7000_ptsz;
         const INDEX: usize = 338usize;
     }
-    /** `cuGraphicsUnregisterResource` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsUnregisterResource_v3000`](crate::pfn::PFN_cuGraphicsUnregisterResource_v3000).
+    /** Unregisters a graphics resource for access by CUDA
+
+ `cuGraphicsUnregisterResource` at exactly version 3000 (CUDA 3.0): [`PFN_cuGraphicsUnregisterResource_v3000`](crate::pfn::PFN_cuGraphicsUnregisterResource_v3000).
 
  ```text
  fn(resource: CUgraphicsResource) -> CUresult
@@ -20248,7 +20914,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGraphicsUnregisterResource_v3000;
         const INDEX: usize = 339usize;
     }
-    /** `cuGraphicsVDPAURegisterOutputSurface` at exactly version 3010 (CUDA 3.1): [`PFN_cuGraphicsVDPAURegisterOutputSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010).
+    /** Registers a VDPAU VdpOutputSurface object
+
+ `cuGraphicsVDPAURegisterOutputSurface` at exactly version 3010 (CUDA 3.1): [`PFN_cuGraphicsVDPAURegisterOutputSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010).
 
  ```text
  fn(pCudaResource: *mut CUgraphicsResource, vdpSurface: VdpOutputSurface, flags: c_uint) -> CUresult
@@ -20268,7 +20936,9 @@ pub mod entries {
         type Fn = crate::vdpau::PFN_cuGraphicsVDPAURegisterOutputSurface_v3010;
         const INDEX: usize = 340usize;
     }
-    /** `cuGraphicsVDPAURegisterVideoSurface` at exactly version 3010 (CUDA 3.1): [`PFN_cuGraphicsVDPAURegisterVideoSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010).
+    /** Registers a VDPAU VdpVideoSurface object
+
+ `cuGraphicsVDPAURegisterVideoSurface` at exactly version 3010 (CUDA 3.1): [`PFN_cuGraphicsVDPAURegisterVideoSurface_v3010`](crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010).
 
  ```text
  fn(pCudaResource: *mut CUgraphicsResource, vdpSurface: VdpVideoSurface, flags: c_uint) -> CUresult
@@ -20288,7 +20958,9 @@ pub mod entries {
         type Fn = crate::vdpau::PFN_cuGraphicsVDPAURegisterVideoSurface_v3010;
         const INDEX: usize = 341usize;
     }
-    /** `cuGreenCtxCreate` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxCreate_v12040`](crate::pfn::PFN_cuGreenCtxCreate_v12040).
+    /** Creates a green context with a specified set of resources.
+
+ `cuGreenCtxCreate` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxCreate_v12040`](crate::pfn::PFN_cuGreenCtxCreate_v12040).
 
  ```text
  fn(phCtx: *mut CUgreenCtx, desc: CUdevResourceDesc, dev: CUdevice, flags: c_uint) -> CUresult
@@ -20304,7 +20976,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGreenCtxCreate_v12040;
         const INDEX: usize = 342usize;
     }
-    /** `cuGreenCtxDestroy` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxDestroy_v12040`](crate::pfn::PFN_cuGreenCtxDestroy_v12040).
+    /** Destroys a green context
+
+ `cuGreenCtxDestroy` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxDestroy_v12040`](crate::pfn::PFN_cuGreenCtxDestroy_v12040).
 
  ```text
  fn(hCtx: CUgreenCtx) -> CUresult
@@ -20320,7 +20994,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGreenCtxDestroy_v12040;
         const INDEX: usize = 343usize;
     }
-    /** `cuGreenCtxGetDevResource` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxGetDevResource_v12040`](crate::pfn::PFN_cuGreenCtxGetDevResource_v12040).
+    /** Get green context resources
+
+ `cuGreenCtxGetDevResource` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxGetDevResource_v12040`](crate::pfn::PFN_cuGreenCtxGetDevResource_v12040).
 
  ```text
  fn(hCtx: CUgreenCtx, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult
@@ -20336,7 +21012,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGreenCtxGetDevResource_v12040;
         const INDEX: usize = 344usize;
     }
-    /** `cuGreenCtxGetId` at exactly version 12090 (CUDA 12.9): [`PFN_cuGreenCtxGetId_v12090`](crate::pfn::PFN_cuGreenCtxGetId_v12090).
+    /** Returns the unique Id associated with the green context supplied
+
+ `cuGreenCtxGetId` at exactly version 12090 (CUDA 12.9): [`PFN_cuGreenCtxGetId_v12090`](crate::pfn::PFN_cuGreenCtxGetId_v12090).
 
  ```text
  fn(greenCtx: CUgreenCtx, greenCtxId: *mut c_ulonglong) -> CUresult
@@ -20352,7 +21030,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGreenCtxGetId_v12090;
         const INDEX: usize = 345usize;
     }
-    /** `cuGreenCtxRecordEvent` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxRecordEvent_v12040`](crate::pfn::PFN_cuGreenCtxRecordEvent_v12040).
+    /** Records an event.
+
+ `cuGreenCtxRecordEvent` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxRecordEvent_v12040`](crate::pfn::PFN_cuGreenCtxRecordEvent_v12040).
 
  ```text
  fn(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult
@@ -20368,7 +21048,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGreenCtxRecordEvent_v12040;
         const INDEX: usize = 346usize;
     }
-    /** `cuGreenCtxStreamCreate` at exactly version 12050 (CUDA 12.5): [`PFN_cuGreenCtxStreamCreate_v12050`](crate::pfn::PFN_cuGreenCtxStreamCreate_v12050).
+    /** Create a stream for use in the green context
+
+ `cuGreenCtxStreamCreate` at exactly version 12050 (CUDA 12.5): [`PFN_cuGreenCtxStreamCreate_v12050`](crate::pfn::PFN_cuGreenCtxStreamCreate_v12050).
 
  ```text
  fn(phStream: *mut CUstream, greenCtx: CUgreenCtx, flags: c_uint, priority: c_int) -> CUresult
@@ -20384,7 +21066,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGreenCtxStreamCreate_v12050;
         const INDEX: usize = 347usize;
     }
-    /** `cuGreenCtxWaitEvent` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxWaitEvent_v12040`](crate::pfn::PFN_cuGreenCtxWaitEvent_v12040).
+    /** Make a green context wait on an event
+
+ `cuGreenCtxWaitEvent` at exactly version 12040 (CUDA 12.4): [`PFN_cuGreenCtxWaitEvent_v12040`](crate::pfn::PFN_cuGreenCtxWaitEvent_v12040).
 
  ```text
  fn(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult
@@ -20400,7 +21084,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuGreenCtxWaitEvent_v12040;
         const INDEX: usize = 348usize;
     }
-    /** `cuImportExternalMemory` at exactly version 10000 (CUDA 10.0): [`PFN_cuImportExternalMemory_v10000`](crate::pfn::PFN_cuImportExternalMemory_v10000).
+    /** Imports an external memory object
+
+ `cuImportExternalMemory` at exactly version 10000 (CUDA 10.0): [`PFN_cuImportExternalMemory_v10000`](crate::pfn::PFN_cuImportExternalMemory_v10000).
 
  ```text
  fn(extMem_out: *mut CUexternalMemory, memHandleDesc: *const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) -> CUresult
@@ -20416,7 +21102,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuImportExternalMemory_v10000;
         const INDEX: usize = 349usize;
     }
-    /** `cuImportExternalSemaphore` at exactly version 10000 (CUDA 10.0): [`PFN_cuImportExternalSemaphore_v10000`](crate::pfn::PFN_cuImportExternalSemaphore_v10000).
+    /** Imports an external semaphore
+
+ `cuImportExternalSemaphore` at exactly version 10000 (CUDA 10.0): [`PFN_cuImportExternalSemaphore_v10000`](crate::pfn::PFN_cuImportExternalSemaphore_v10000).
 
  ```text
  fn(extSem_out: *mut CUexternalSemaphore, semHandleDesc: *const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) -> CUresult
@@ -20432,7 +21120,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuImportExternalSemaphore_v10000;
         const INDEX: usize = 350usize;
     }
-    /** `cuInit` at exactly version 2000 (CUDA 2.0): [`PFN_cuInit_v2000`](crate::pfn::PFN_cuInit_v2000).
+    /** Initialize the CUDA driver API Initializes the driver API and must be called before any other function from the driver API in the current process. Currently, the `Flags` parameter must be 0. If [`cuInit`](crate::pfn::PFN_cuInit_v2000) has not been called, any function from the driver API will return [`CUDA_ERROR_NOT_INITIALIZED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_INITIALIZED). Repeated calls to [`cuInit`](crate::pfn::PFN_cuInit_v2000) have no additional effect.
+
+ `cuInit` at exactly version 2000 (CUDA 2.0): [`PFN_cuInit_v2000`](crate::pfn::PFN_cuInit_v2000).
 
  ```text
  fn(Flags: c_uint) -> CUresult
@@ -20448,7 +21138,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuInit_v2000;
         const INDEX: usize = 351usize;
     }
-    /** `cuIpcCloseMemHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcCloseMemHandle_v4010`](crate::pfn::PFN_cuIpcCloseMemHandle_v4010).
+    /** Attempts to close memory mapped with [`cuIpcOpenMemHandle`](crate::pfn::PFN_cuIpcOpenMemHandle_v11000)
+
+ `cuIpcCloseMemHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcCloseMemHandle_v4010`](crate::pfn::PFN_cuIpcCloseMemHandle_v4010).
 
  ```text
  fn(dptr: CUdeviceptr_v2) -> CUresult
@@ -20464,7 +21156,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuIpcCloseMemHandle_v4010;
         const INDEX: usize = 352usize;
     }
-    /** `cuIpcGetEventHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcGetEventHandle_v4010`](crate::pfn::PFN_cuIpcGetEventHandle_v4010).
+    /** Gets an interprocess handle for a previously allocated event
+
+ `cuIpcGetEventHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcGetEventHandle_v4010`](crate::pfn::PFN_cuIpcGetEventHandle_v4010).
 
  ```text
  fn(pHandle: *mut CUipcEventHandle_v1, event: CUevent) -> CUresult
@@ -20480,7 +21174,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuIpcGetEventHandle_v4010;
         const INDEX: usize = 353usize;
     }
-    /** `cuIpcGetMemHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcGetMemHandle_v4010`](crate::pfn::PFN_cuIpcGetMemHandle_v4010).
+    /** Gets an interprocess memory handle for an existing device memory allocation
+
+ `cuIpcGetMemHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcGetMemHandle_v4010`](crate::pfn::PFN_cuIpcGetMemHandle_v4010).
 
  ```text
  fn(pHandle: *mut CUipcMemHandle_v1, dptr: CUdeviceptr_v2) -> CUresult
@@ -20496,7 +21192,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuIpcGetMemHandle_v4010;
         const INDEX: usize = 354usize;
     }
-    /** `cuIpcOpenEventHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcOpenEventHandle_v4010`](crate::pfn::PFN_cuIpcOpenEventHandle_v4010).
+    /** Opens an interprocess event handle for use in the current process
+
+ `cuIpcOpenEventHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcOpenEventHandle_v4010`](crate::pfn::PFN_cuIpcOpenEventHandle_v4010).
 
  ```text
  fn(phEvent: *mut CUevent, handle: CUipcEventHandle_v1) -> CUresult
@@ -20512,7 +21210,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuIpcOpenEventHandle_v4010;
         const INDEX: usize = 355usize;
     }
-    /** `cuIpcOpenMemHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcOpenMemHandle_v4010`](crate::pfn::PFN_cuIpcOpenMemHandle_v4010).
+    /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+
+ `cuIpcOpenMemHandle` at exactly version 4010 (CUDA 4.1): [`PFN_cuIpcOpenMemHandle_v4010`](crate::pfn::PFN_cuIpcOpenMemHandle_v4010).
 
  ```text
  fn(pdptr: *mut CUdeviceptr_v2, handle: CUipcMemHandle_v1, Flags: c_uint) -> CUresult
@@ -20530,7 +21230,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuIpcOpenMemHandle_v4010;
         const INDEX: usize = 356usize;
     }
-    /** `cuIpcOpenMemHandle` at exactly version 11000 (CUDA 11.0): [`PFN_cuIpcOpenMemHandle_v11000`](crate::pfn::PFN_cuIpcOpenMemHandle_v11000).
+    /** Opens an interprocess memory handle exported from another process and returns a device pointer usable in the local process.
+
+ `cuIpcOpenMemHandle` at exactly version 11000 (CUDA 11.0): [`PFN_cuIpcOpenMemHandle_v11000`](crate::pfn::PFN_cuIpcOpenMemHandle_v11000).
 
  ```text
  fn(pdptr: *mut CUdeviceptr_v2, handle: CUipcMemHandle_v1, Flags: c_uint) -> CUresult
@@ -20548,7 +21250,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuIpcOpenMemHandle_v11000;
         const INDEX: usize = 357usize;
     }
-    /** `cuKernelGetAttribute` at exactly version 12000 (CUDA 12.0): [`PFN_cuKernelGetAttribute_v12000`](crate::pfn::PFN_cuKernelGetAttribute_v12000).
+    /** Returns information about a kernel
+
+ `cuKernelGetAttribute` at exactly version 12000 (CUDA 12.0): [`PFN_cuKernelGetAttribute_v12000`](crate::pfn::PFN_cuKernelGetAttribute_v12000).
 
  ```text
  fn(pi: *mut c_int, attrib: CUfunction_attribute, kernel: CUkernel, dev: CUdevice) -> CUresult
@@ -20564,7 +21268,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuKernelGetAttribute_v12000;
         const INDEX: usize = 358usize;
     }
-    /** `cuKernelGetFunction` at exactly version 12000 (CUDA 12.0): [`PFN_cuKernelGetFunction_v12000`](crate::pfn::PFN_cuKernelGetFunction_v12000).
+    /** Returns a function handle
+
+ `cuKernelGetFunction` at exactly version 12000 (CUDA 12.0): [`PFN_cuKernelGetFunction_v12000`](crate::pfn::PFN_cuKernelGetFunction_v12000).
 
  ```text
  fn(pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult
@@ -20580,7 +21286,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuKernelGetFunction_v12000;
         const INDEX: usize = 359usize;
     }
-    /** `cuKernelGetLibrary` at exactly version 12050 (CUDA 12.5): [`PFN_cuKernelGetLibrary_v12050`](crate::pfn::PFN_cuKernelGetLibrary_v12050).
+    /** Returns a library handle
+
+ `cuKernelGetLibrary` at exactly version 12050 (CUDA 12.5): [`PFN_cuKernelGetLibrary_v12050`](crate::pfn::PFN_cuKernelGetLibrary_v12050).
 
  ```text
  fn(pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult
@@ -20596,7 +21304,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuKernelGetLibrary_v12050;
         const INDEX: usize = 360usize;
     }
-    /** `cuKernelGetName` at exactly version 12030 (CUDA 12.3): [`PFN_cuKernelGetName_v12030`](crate::pfn::PFN_cuKernelGetName_v12030).
+    /** Returns the function name for a [`CUkernel`](crate::types::CUkernel) handle
+
+ `cuKernelGetName` at exactly version 12030 (CUDA 12.3): [`PFN_cuKernelGetName_v12030`](crate::pfn::PFN_cuKernelGetName_v12030).
 
  ```text
  fn(name: *mut *const c_char, hfunc: CUkernel) -> CUresult
@@ -20612,7 +21322,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuKernelGetName_v12030;
         const INDEX: usize = 361usize;
     }
-    /** `cuKernelGetParamCount` at exactly version 13020 (CUDA 13.2): [`PFN_cuKernelGetParamCount_v13020`](crate::pfn::PFN_cuKernelGetParamCount_v13020).
+    /** Returns the number of parameters used by the kernel
+
+ `cuKernelGetParamCount` at exactly version 13020 (CUDA 13.2): [`PFN_cuKernelGetParamCount_v13020`](crate::pfn::PFN_cuKernelGetParamCount_v13020).
 
  ```text
  fn(kernel: CUkernel, paramCount: *mut usize) -> CUresult
@@ -20628,7 +21340,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuKernelGetParamCount_v13020;
         const INDEX: usize = 362usize;
     }
-    /** `cuKernelGetParamInfo` at exactly version 12040 (CUDA 12.4): [`PFN_cuKernelGetParamInfo_v12040`](crate::pfn::PFN_cuKernelGetParamInfo_v12040).
+    /** Returns the offset and size of a kernel parameter in the device-side parameter layout
+
+ `cuKernelGetParamInfo` at exactly version 12040 (CUDA 12.4): [`PFN_cuKernelGetParamInfo_v12040`](crate::pfn::PFN_cuKernelGetParamInfo_v12040).
 
  ```text
  fn(kernel: CUkernel, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize) -> CUresult
@@ -20644,7 +21358,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuKernelGetParamInfo_v12040;
         const INDEX: usize = 363usize;
     }
-    /** `cuKernelSetAttribute` at exactly version 12000 (CUDA 12.0): [`PFN_cuKernelSetAttribute_v12000`](crate::pfn::PFN_cuKernelSetAttribute_v12000).
+    /** Sets information about a kernel
+
+ `cuKernelSetAttribute` at exactly version 12000 (CUDA 12.0): [`PFN_cuKernelSetAttribute_v12000`](crate::pfn::PFN_cuKernelSetAttribute_v12000).
 
  ```text
  fn(attrib: CUfunction_attribute, val: c_int, kernel: CUkernel, dev: CUdevice) -> CUresult
@@ -20660,7 +21376,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuKernelSetAttribute_v12000;
         const INDEX: usize = 364usize;
     }
-    /** `cuKernelSetCacheConfig` at exactly version 12000 (CUDA 12.0): [`PFN_cuKernelSetCacheConfig_v12000`](crate::pfn::PFN_cuKernelSetCacheConfig_v12000).
+    /** Sets the preferred cache configuration for a device kernel.
+
+ `cuKernelSetCacheConfig` at exactly version 12000 (CUDA 12.0): [`PFN_cuKernelSetCacheConfig_v12000`](crate::pfn::PFN_cuKernelSetCacheConfig_v12000).
 
  ```text
  fn(kernel: CUkernel, config: CUfunc_cache, dev: CUdevice) -> CUresult
@@ -20676,7 +21394,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuKernelSetCacheConfig_v12000;
         const INDEX: usize = 365usize;
     }
-    /** `cuLaunch` at exactly version 2000 (CUDA 2.0): [`PFN_cuLaunch_v2000`](crate::pfn::PFN_cuLaunch_v2000).
+    /** Launches a CUDA function
+
+ `cuLaunch` at exactly version 2000 (CUDA 2.0): [`PFN_cuLaunch_v2000`](crate::pfn::PFN_cuLaunch_v2000).
 
  ```text
  fn(f: CUfunction) -> CUresult
@@ -20692,7 +21412,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunch_v2000;
         const INDEX: usize = 366usize;
     }
-    /** `cuLaunchCooperativeKernel` at exactly version 9000 (CUDA 9.0): [`PFN_cuLaunchCooperativeKernel_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000).
+    /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) where thread blocks can cooperate and synchronize as they execute
+
+ `cuLaunchCooperativeKernel` at exactly version 9000 (CUDA 9.0): [`PFN_cuLaunchCooperativeKernel_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000).
 
  ```text
  fn(f: CUfunction, gridDimX: c_uint, gridDimY: c_uint, gridDimZ: c_uint, blockDimX: c_uint, blockDimY: c_uint, blockDimZ: c_uint, sharedMemBytes: c_uint, hStream: CUstream, kernelParams: *mut *mut c_void) -> CUresult
@@ -20710,7 +21432,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchCooperativeKernel_v9000;
         const INDEX: usize = 367usize;
     }
-    /** `cuLaunchCooperativeKernel` at exactly version 9000 (CUDA 9.0): [`PFN_cuLaunchCooperativeKernel_v9000_ptsz`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz).
+    /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) where thread blocks can cooperate and synchronize as they execute
+
+ `cuLaunchCooperativeKernel` at exactly version 9000 (CUDA 9.0): [`PFN_cuLaunchCooperativeKernel_v9000_ptsz`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz).
 
  ```text
  fn(f: CUfunction, gridDimX: c_uint, gridDimY: c_uint, gridDimZ: c_uint, blockDimX: c_uint, blockDimY: c_uint, blockDimZ: c_uint, sharedMemBytes: c_uint, hStream: CUstream, kernelParams: *mut *mut c_void) -> CUresult
@@ -20728,7 +21452,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchCooperativeKernel_v9000_ptsz;
         const INDEX: usize = 368usize;
     }
-    /** `cuLaunchCooperativeKernelMultiDevice` at exactly version 9000 (CUDA 9.0): [`PFN_cuLaunchCooperativeKernelMultiDevice_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000).
+    /** Launches CUDA functions on multiple devices where thread blocks can cooperate and synchronize as they execute
+
+ `cuLaunchCooperativeKernelMultiDevice` at exactly version 9000 (CUDA 9.0): [`PFN_cuLaunchCooperativeKernelMultiDevice_v9000`](crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000).
 
  ```text
  fn(launchParamsList: *mut CUDA_LAUNCH_PARAMS_v1, numDevices: c_uint, flags: c_uint) -> CUresult
@@ -20744,7 +21470,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000;
         const INDEX: usize = 369usize;
     }
-    /** `cuLaunchGrid` at exactly version 2000 (CUDA 2.0): [`PFN_cuLaunchGrid_v2000`](crate::pfn::PFN_cuLaunchGrid_v2000).
+    /** Launches a CUDA function
+
+ `cuLaunchGrid` at exactly version 2000 (CUDA 2.0): [`PFN_cuLaunchGrid_v2000`](crate::pfn::PFN_cuLaunchGrid_v2000).
 
  ```text
  fn(f: CUfunction, grid_width: c_int, grid_height: c_int) -> CUresult
@@ -20760,7 +21488,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchGrid_v2000;
         const INDEX: usize = 370usize;
     }
-    /** `cuLaunchGridAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuLaunchGridAsync_v2000`](crate::pfn::PFN_cuLaunchGridAsync_v2000).
+    /** Launches a CUDA function
+
+ `cuLaunchGridAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuLaunchGridAsync_v2000`](crate::pfn::PFN_cuLaunchGridAsync_v2000).
 
  ```text
  fn(f: CUfunction, grid_width: c_int, grid_height: c_int, hStream: CUstream) -> CUresult
@@ -20776,7 +21506,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchGridAsync_v2000;
         const INDEX: usize = 371usize;
     }
-    /** `cuLaunchHostFunc` at exactly version 10000 (CUDA 10.0): [`PFN_cuLaunchHostFunc_v10000`](crate::pfn::PFN_cuLaunchHostFunc_v10000).
+    /** Enqueues a host function call in a stream
+
+ `cuLaunchHostFunc` at exactly version 10000 (CUDA 10.0): [`PFN_cuLaunchHostFunc_v10000`](crate::pfn::PFN_cuLaunchHostFunc_v10000).
 
  ```text
  fn(hStream: CUstream, fn_: CUhostFn, userData: *mut c_void) -> CUresult
@@ -20794,7 +21526,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchHostFunc_v10000;
         const INDEX: usize = 372usize;
     }
-    /** `cuLaunchHostFunc` at exactly version 10000 (CUDA 10.0): [`PFN_cuLaunchHostFunc_v10000_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v10000_ptsz).
+    /** Enqueues a host function call in a stream
+
+ `cuLaunchHostFunc` at exactly version 10000 (CUDA 10.0): [`PFN_cuLaunchHostFunc_v10000_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v10000_ptsz).
 
  ```text
  fn(hStream: CUstream, fn_: CUhostFn, userData: *mut c_void) -> CUresult
@@ -20812,7 +21546,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchHostFunc_v10000_ptsz;
         const INDEX: usize = 373usize;
     }
-    /** `cuLaunchHostFunc` at exactly version 13010 (CUDA 13.1): [`PFN_cuLaunchHostFunc_v13010`](crate::pfn::PFN_cuLaunchHostFunc_v13010).
+    /** Enqueues a host function call in a stream
+
+ `cuLaunchHostFunc` at exactly version 13010 (CUDA 13.1): [`PFN_cuLaunchHostFunc_v13010`](crate::pfn::PFN_cuLaunchHostFunc_v13010).
 
  ```text
  fn(hStream: CUstream, fn_: CUhostFn, userData: *mut c_void, syncMode: c_uint) -> CUresult
@@ -20830,7 +21566,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchHostFunc_v13010;
         const INDEX: usize = 374usize;
     }
-    /** `cuLaunchHostFunc` at exactly version 13010 (CUDA 13.1): [`PFN_cuLaunchHostFunc_v13010_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz).
+    /** Enqueues a host function call in a stream
+
+ `cuLaunchHostFunc` at exactly version 13010 (CUDA 13.1): [`PFN_cuLaunchHostFunc_v13010_ptsz`](crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz).
 
  ```text
  fn(hStream: CUstream, fn_: CUhostFn, userData: *mut c_void, syncMode: c_uint) -> CUresult
@@ -20848,7 +21586,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchHostFunc_v13010_ptsz;
         const INDEX: usize = 375usize;
     }
-    /** `cuLaunchKernel` at exactly version 4000 (CUDA 4.0): [`PFN_cuLaunchKernel_v4000`](crate::pfn::PFN_cuLaunchKernel_v4000).
+    /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel)
+
+ `cuLaunchKernel` at exactly version 4000 (CUDA 4.0): [`PFN_cuLaunchKernel_v4000`](crate::pfn::PFN_cuLaunchKernel_v4000).
 
  ```text
  fn(f: CUfunction, gridDimX: c_uint, gridDimY: c_uint, gridDimZ: c_uint, blockDimX: c_uint, blockDimY: c_uint, blockDimZ: c_uint, sharedMemBytes: c_uint, hStream: CUstream, kernelParams: *mut *mut c_void, extra: *mut *mut c_void) -> CUresult
@@ -20866,7 +21606,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchKernel_v4000;
         const INDEX: usize = 376usize;
     }
-    /** `cuLaunchKernel` at exactly version 7000 (CUDA 7.0): [`PFN_cuLaunchKernel_v7000_ptsz`](crate::pfn::PFN_cuLaunchKernel_v7000_ptsz).
+    /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel)
+
+ `cuLaunchKernel` at exactly version 7000 (CUDA 7.0): [`PFN_cuLaunchKernel_v7000_ptsz`](crate::pfn::PFN_cuLaunchKernel_v7000_ptsz).
 
  ```text
  fn(f: CUfunction, gridDimX: c_uint, gridDimY: c_uint, gridDimZ: c_uint, blockDimX: c_uint, blockDimY: c_uint, blockDimZ: c_uint, sharedMemBytes: c_uint, hStream: CUstream, kernelParams: *mut *mut c_void, extra: *mut *mut c_void) -> CUresult
@@ -20884,7 +21626,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchKernel_v7000_ptsz;
         const INDEX: usize = 377usize;
     }
-    /** `cuLaunchKernelEx` at exactly version 11060 (CUDA 11.6): [`PFN_cuLaunchKernelEx_v11060`](crate::pfn::PFN_cuLaunchKernelEx_v11060).
+    /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) with launch-time configuration
+
+ `cuLaunchKernelEx` at exactly version 11060 (CUDA 11.6): [`PFN_cuLaunchKernelEx_v11060`](crate::pfn::PFN_cuLaunchKernelEx_v11060).
 
  ```text
  fn(config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut *mut c_void, extra: *mut *mut c_void) -> CUresult
@@ -20902,7 +21646,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchKernelEx_v11060;
         const INDEX: usize = 378usize;
     }
-    /** `cuLaunchKernelEx` at exactly version 11060 (CUDA 11.6): [`PFN_cuLaunchKernelEx_v11060_ptsz`](crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz).
+    /** Launches a CUDA function [`CUfunction`](crate::types::CUfunction) or a CUDA kernel [`CUkernel`](crate::types::CUkernel) with launch-time configuration
+
+ `cuLaunchKernelEx` at exactly version 11060 (CUDA 11.6): [`PFN_cuLaunchKernelEx_v11060_ptsz`](crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz).
 
  ```text
  fn(config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut *mut c_void, extra: *mut *mut c_void) -> CUresult
@@ -20920,7 +21666,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLaunchKernelEx_v11060_ptsz;
         const INDEX: usize = 379usize;
     }
-    /** `cuLibraryEnumerateKernels` at exactly version 12040 (CUDA 12.4): [`PFN_cuLibraryEnumerateKernels_v12040`](crate::pfn::PFN_cuLibraryEnumerateKernels_v12040).
+    /** Retrieve the kernel handles within a library.
+
+ `cuLibraryEnumerateKernels` at exactly version 12040 (CUDA 12.4): [`PFN_cuLibraryEnumerateKernels_v12040`](crate::pfn::PFN_cuLibraryEnumerateKernels_v12040).
 
  ```text
  fn(kernels: *mut CUkernel, numKernels: c_uint, lib: CUlibrary) -> CUresult
@@ -20936,7 +21684,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLibraryEnumerateKernels_v12040;
         const INDEX: usize = 380usize;
     }
-    /** `cuLibraryGetGlobal` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetGlobal_v12000`](crate::pfn::PFN_cuLibraryGetGlobal_v12000).
+    /** Returns a global device pointer
+
+ `cuLibraryGetGlobal` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetGlobal_v12000`](crate::pfn::PFN_cuLibraryGetGlobal_v12000).
 
  ```text
  fn(dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: *const c_char) -> CUresult
@@ -20952,7 +21702,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLibraryGetGlobal_v12000;
         const INDEX: usize = 381usize;
     }
-    /** `cuLibraryGetKernel` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetKernel_v12000`](crate::pfn::PFN_cuLibraryGetKernel_v12000).
+    /** Returns a kernel handle
+
+ `cuLibraryGetKernel` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetKernel_v12000`](crate::pfn::PFN_cuLibraryGetKernel_v12000).
 
  ```text
  fn(pKernel: *mut CUkernel, library: CUlibrary, name: *const c_char) -> CUresult
@@ -20968,7 +21720,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLibraryGetKernel_v12000;
         const INDEX: usize = 382usize;
     }
-    /** `cuLibraryGetKernelCount` at exactly version 12040 (CUDA 12.4): [`PFN_cuLibraryGetKernelCount_v12040`](crate::pfn::PFN_cuLibraryGetKernelCount_v12040).
+    /** Returns the number of kernels within a library
+
+ `cuLibraryGetKernelCount` at exactly version 12040 (CUDA 12.4): [`PFN_cuLibraryGetKernelCount_v12040`](crate::pfn::PFN_cuLibraryGetKernelCount_v12040).
 
  ```text
  fn(count: *mut c_uint, lib: CUlibrary) -> CUresult
@@ -20984,7 +21738,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLibraryGetKernelCount_v12040;
         const INDEX: usize = 383usize;
     }
-    /** `cuLibraryGetManaged` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetManaged_v12000`](crate::pfn::PFN_cuLibraryGetManaged_v12000).
+    /** Returns a pointer to managed memory
+
+ `cuLibraryGetManaged` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetManaged_v12000`](crate::pfn::PFN_cuLibraryGetManaged_v12000).
 
  ```text
  fn(dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: *const c_char) -> CUresult
@@ -21000,7 +21756,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLibraryGetManaged_v12000;
         const INDEX: usize = 384usize;
     }
-    /** `cuLibraryGetModule` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetModule_v12000`](crate::pfn::PFN_cuLibraryGetModule_v12000).
+    /** Returns a module handle
+
+ `cuLibraryGetModule` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetModule_v12000`](crate::pfn::PFN_cuLibraryGetModule_v12000).
 
  ```text
  fn(pMod: *mut CUmodule, library: CUlibrary) -> CUresult
@@ -21016,7 +21774,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLibraryGetModule_v12000;
         const INDEX: usize = 385usize;
     }
-    /** `cuLibraryGetUnifiedFunction` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetUnifiedFunction_v12000`](crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000).
+    /** Returns a pointer to a unified function
+
+ `cuLibraryGetUnifiedFunction` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryGetUnifiedFunction_v12000`](crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000).
 
  ```text
  fn(fptr: *mut *mut c_void, library: CUlibrary, symbol: *const c_char) -> CUresult
@@ -21032,7 +21792,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLibraryGetUnifiedFunction_v12000;
         const INDEX: usize = 386usize;
     }
-    /** `cuLibraryLoadData` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryLoadData_v12000`](crate::pfn::PFN_cuLibraryLoadData_v12000).
+    /** Load a library with specified code and options
+
+ `cuLibraryLoadData` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryLoadData_v12000`](crate::pfn::PFN_cuLibraryLoadData_v12000).
 
  ```text
  fn(library: *mut CUlibrary, code: *const c_void, jitOptions: *mut CUjit_option, jitOptionsValues: *mut *mut c_void, numJitOptions: c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut *mut c_void, numLibraryOptions: c_uint) -> CUresult
@@ -21048,7 +21810,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLibraryLoadData_v12000;
         const INDEX: usize = 387usize;
     }
-    /** `cuLibraryLoadFromFile` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryLoadFromFile_v12000`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000).
+    /** Load a library with specified file and options
+
+ `cuLibraryLoadFromFile` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryLoadFromFile_v12000`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000).
 
  ```text
  fn(library: *mut CUlibrary, fileName: *const c_char, jitOptions: *mut CUjit_option, jitOptionsValues: *mut *mut c_void, numJitOptions: c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut *mut c_void, numLibraryOptions: c_uint) -> CUresult
@@ -21064,7 +21828,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLibraryLoadFromFile_v12000;
         const INDEX: usize = 388usize;
     }
-    /** `cuLibraryUnload` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryUnload_v12000`](crate::pfn::PFN_cuLibraryUnload_v12000).
+    /** Unloads a library
+
+ `cuLibraryUnload` at exactly version 12000 (CUDA 12.0): [`PFN_cuLibraryUnload_v12000`](crate::pfn::PFN_cuLibraryUnload_v12000).
 
  ```text
  fn(library: CUlibrary) -> CUresult
@@ -21080,7 +21846,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLibraryUnload_v12000;
         const INDEX: usize = 389usize;
     }
-    /** `cuLinkAddData` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkAddData_v5050`](crate::pfn::PFN_cuLinkAddData_v5050).
+    /** Add an input to a pending linker invocation
+
+ `cuLinkAddData` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkAddData_v5050`](crate::pfn::PFN_cuLinkAddData_v5050).
 
  ```text
  fn(state: CUlinkState, type_: CUjitInputType, data: *mut c_void, size: usize, name: *const c_char, numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void) -> CUresult
@@ -21098,7 +21866,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLinkAddData_v5050;
         const INDEX: usize = 390usize;
     }
-    /** `cuLinkAddData` at exactly version 6050 (CUDA 6.5): [`PFN_cuLinkAddData_v6050`](crate::pfn::PFN_cuLinkAddData_v6050).
+    /** Add an input to a pending linker invocation
+
+ `cuLinkAddData` at exactly version 6050 (CUDA 6.5): [`PFN_cuLinkAddData_v6050`](crate::pfn::PFN_cuLinkAddData_v6050).
 
  ```text
  fn(state: CUlinkState, type_: CUjitInputType, data: *mut c_void, size: usize, name: *const c_char, numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void) -> CUresult
@@ -21116,7 +21886,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLinkAddData_v6050;
         const INDEX: usize = 391usize;
     }
-    /** `cuLinkAddFile` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkAddFile_v5050`](crate::pfn::PFN_cuLinkAddFile_v5050).
+    /** Add a file input to a pending linker invocation
+
+ `cuLinkAddFile` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkAddFile_v5050`](crate::pfn::PFN_cuLinkAddFile_v5050).
 
  ```text
  fn(state: CUlinkState, type_: CUjitInputType, path: *const c_char, numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void) -> CUresult
@@ -21134,7 +21906,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLinkAddFile_v5050;
         const INDEX: usize = 392usize;
     }
-    /** `cuLinkAddFile` at exactly version 6050 (CUDA 6.5): [`PFN_cuLinkAddFile_v6050`](crate::pfn::PFN_cuLinkAddFile_v6050).
+    /** Add a file input to a pending linker invocation
+
+ `cuLinkAddFile` at exactly version 6050 (CUDA 6.5): [`PFN_cuLinkAddFile_v6050`](crate::pfn::PFN_cuLinkAddFile_v6050).
 
  ```text
  fn(state: CUlinkState, type_: CUjitInputType, path: *const c_char, numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void) -> CUresult
@@ -21152,7 +21926,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLinkAddFile_v6050;
         const INDEX: usize = 393usize;
     }
-    /** `cuLinkComplete` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkComplete_v5050`](crate::pfn::PFN_cuLinkComplete_v5050).
+    /** Complete a pending linker invocation
+
+ `cuLinkComplete` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkComplete_v5050`](crate::pfn::PFN_cuLinkComplete_v5050).
 
  ```text
  fn(state: CUlinkState, cubinOut: *mut *mut c_void, sizeOut: *mut usize) -> CUresult
@@ -21168,7 +21944,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLinkComplete_v5050;
         const INDEX: usize = 394usize;
     }
-    /** `cuLinkCreate` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkCreate_v5050`](crate::pfn::PFN_cuLinkCreate_v5050).
+    /** Creates a pending JIT linker invocation.
+
+ `cuLinkCreate` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkCreate_v5050`](crate::pfn::PFN_cuLinkCreate_v5050).
 
  ```text
  fn(numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void, stateOut: *mut CUlinkState) -> CUresult
@@ -21186,7 +21964,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLinkCreate_v5050;
         const INDEX: usize = 395usize;
     }
-    /** `cuLinkCreate` at exactly version 6050 (CUDA 6.5): [`PFN_cuLinkCreate_v6050`](crate::pfn::PFN_cuLinkCreate_v6050).
+    /** Creates a pending JIT linker invocation.
+
+ `cuLinkCreate` at exactly version 6050 (CUDA 6.5): [`PFN_cuLinkCreate_v6050`](crate::pfn::PFN_cuLinkCreate_v6050).
 
  ```text
  fn(numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void, stateOut: *mut CUlinkState) -> CUresult
@@ -21204,7 +21984,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLinkCreate_v6050;
         const INDEX: usize = 396usize;
     }
-    /** `cuLinkDestroy` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkDestroy_v5050`](crate::pfn::PFN_cuLinkDestroy_v5050).
+    /** Destroys state for a JIT linker invocation.
+
+ `cuLinkDestroy` at exactly version 5050 (CUDA 5.5): [`PFN_cuLinkDestroy_v5050`](crate::pfn::PFN_cuLinkDestroy_v5050).
 
  ```text
  fn(state: CUlinkState) -> CUresult
@@ -21220,7 +22002,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLinkDestroy_v5050;
         const INDEX: usize = 397usize;
     }
-    /** `cuLogicalEndpointAddDevice` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointAddDevice_v13030`](crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030).
+    /** Associates a device to a multicast logical endpoint
+
+ `cuLogicalEndpointAddDevice` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointAddDevice_v13030`](crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030).
 
  ```text
  fn(leId: CUlogicalEndpointId, dev: CUdevice) -> CUresult
@@ -21236,7 +22020,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogicalEndpointAddDevice_v13030;
         const INDEX: usize = 398usize;
     }
-    /** `cuLogicalEndpointBindAddr` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointBindAddr_v13030`](crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030).
+    /** Bind a memory allocation represented by a virtual address to a logical endpoint
+
+ `cuLogicalEndpointBindAddr` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointBindAddr_v13030`](crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030).
 
  ```text
  fn(leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, ptr: *mut c_void, size: cuuint64_t, flags: c_ulonglong) -> CUresult
@@ -21252,7 +22038,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogicalEndpointBindAddr_v13030;
         const INDEX: usize = 399usize;
     }
-    /** `cuLogicalEndpointBindMem` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointBindMem_v13030`](crate::pfn::PFN_cuLogicalEndpointBindMem_v13030).
+    /** Binds memory object represented by a handle to the logical endpoint
+
+ `cuLogicalEndpointBindMem` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointBindMem_v13030`](crate::pfn::PFN_cuLogicalEndpointBindMem_v13030).
 
  ```text
  fn(leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, memHandle: CUmemGenericAllocationHandle, memOffset: cuuint64_t, size: cuuint64_t, flags: c_ulonglong) -> CUresult
@@ -21268,7 +22056,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogicalEndpointBindMem_v13030;
         const INDEX: usize = 400usize;
     }
-    /** `cuLogicalEndpointCreate` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointCreate_v13030`](crate::pfn::PFN_cuLogicalEndpointCreate_v13030).
+    /** Creates a logical endpoint with the requested properties and associates it with the logical endpoint id
+
+ `cuLogicalEndpointCreate` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointCreate_v13030`](crate::pfn::PFN_cuLogicalEndpointCreate_v13030).
 
  ```text
  fn(leId: CUlogicalEndpointId, prop: *const CUlogicalEndpointProp) -> CUresult
@@ -21284,7 +22074,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogicalEndpointCreate_v13030;
         const INDEX: usize = 401usize;
     }
-    /** `cuLogicalEndpointDestroy` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointDestroy_v13030`](crate::pfn::PFN_cuLogicalEndpointDestroy_v13030).
+    /** Removes the association of the logical endpoint from the logical endpoint id
+
+ `cuLogicalEndpointDestroy` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointDestroy_v13030`](crate::pfn::PFN_cuLogicalEndpointDestroy_v13030).
 
  ```text
  fn(leId: CUlogicalEndpointId) -> CUresult
@@ -21300,7 +22092,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogicalEndpointDestroy_v13030;
         const INDEX: usize = 402usize;
     }
-    /** `cuLogicalEndpointExport` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointExport_v13030`](crate::pfn::PFN_cuLogicalEndpointExport_v13030).
+    /** Exports a logical endpoint associated with leId to an IPC handle
+
+ `cuLogicalEndpointExport` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointExport_v13030`](crate::pfn::PFN_cuLogicalEndpointExport_v13030).
 
  ```text
  fn(handle: *mut c_void, leId: CUlogicalEndpointId, handleType: CUlogicalEndpointIpcHandleType) -> CUresult
@@ -21316,7 +22110,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogicalEndpointExport_v13030;
         const INDEX: usize = 403usize;
     }
-    /** `cuLogicalEndpointGetLimits` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointGetLimits_v13030`](crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030).
+    /** Calculates the minimum alignment and the maximum size for the given logical endpoint properties
+
+ `cuLogicalEndpointGetLimits` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointGetLimits_v13030`](crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030).
 
  ```text
  fn(bindAlignment: *mut cuuint64_t, maxSize: *mut cuuint64_t, prop: *const CUlogicalEndpointProp) -> CUresult
@@ -21332,7 +22128,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogicalEndpointGetLimits_v13030;
         const INDEX: usize = 404usize;
     }
-    /** `cuLogicalEndpointIdRelease` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointIdRelease_v13030`](crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030).
+    /** Releases a range of logical endpoint ids
+
+ `cuLogicalEndpointIdRelease` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointIdRelease_v13030`](crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030).
 
  ```text
  fn(leId: CUlogicalEndpointId, count: cuuint32_t) -> CUresult
@@ -21348,7 +22146,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogicalEndpointIdRelease_v13030;
         const INDEX: usize = 405usize;
     }
-    /** `cuLogicalEndpointIdReserve` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointIdReserve_v13030`](crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030).
+    /** Reserves a range of logical endpoint ids
+
+ `cuLogicalEndpointIdReserve` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointIdReserve_v13030`](crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030).
 
  ```text
  fn(leId: *mut CUlogicalEndpointId, count: cuuint32_t) -> CUresult
@@ -21364,7 +22164,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogicalEndpointIdReserve_v13030;
         const INDEX: usize = 406usize;
     }
-    /** `cuLogicalEndpointImport` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointImport_v13030`](crate::pfn::PFN_cuLogicalEndpointImport_v13030).
+    /** Imports a logical endpoint from the given IPC handle and associates it with a logical endpoint id
+
+ `cuLogicalEndpointImport` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointImport_v13030`](crate::pfn::PFN_cuLogicalEndpointImport_v13030).
 
  ```text
  fn(leId: CUlogicalEndpointId, handle: *const c_void, handleType: CUlogicalEndpointIpcHandleType) -> CUresult
@@ -21380,7 +22182,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogicalEndpointImport_v13030;
         const INDEX: usize = 407usize;
     }
-    /** `cuLogicalEndpointQuery` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointQuery_v13030`](crate::pfn::PFN_cuLogicalEndpointQuery_v13030).
+    /** Determines if all logical endpoints in the range have been successfully constructed
+
+ `cuLogicalEndpointQuery` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointQuery_v13030`](crate::pfn::PFN_cuLogicalEndpointQuery_v13030).
 
  ```text
  fn(leId: CUlogicalEndpointId, count: cuuint32_t, queryStatus: *mut c_int) -> CUresult
@@ -21396,7 +22200,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogicalEndpointQuery_v13030;
         const INDEX: usize = 408usize;
     }
-    /** `cuLogicalEndpointUnbind` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointUnbind_v13030`](crate::pfn::PFN_cuLogicalEndpointUnbind_v13030).
+    /** Unbinds any binding at offset from the logical endpoint
+
+ `cuLogicalEndpointUnbind` at exactly version 13030 (CUDA 13.3): [`PFN_cuLogicalEndpointUnbind_v13030`](crate::pfn::PFN_cuLogicalEndpointUnbind_v13030).
 
  ```text
  fn(leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, size: cuuint64_t) -> CUresult
@@ -21412,7 +22218,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogicalEndpointUnbind_v13030;
         const INDEX: usize = 409usize;
     }
-    /** `cuLogsCurrent` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsCurrent_v12090`](crate::pfn::PFN_cuLogsCurrent_v12090).
+    /** Sets log iterator to point to the end of log buffer, where the next message would be written.
+
+ `cuLogsCurrent` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsCurrent_v12090`](crate::pfn::PFN_cuLogsCurrent_v12090).
 
  ```text
  fn(iterator: *mut CUlogIterator, flags: c_uint) -> CUresult
@@ -21428,7 +22236,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogsCurrent_v12090;
         const INDEX: usize = 410usize;
     }
-    /** `cuLogsDumpToFile` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsDumpToFile_v12090`](crate::pfn::PFN_cuLogsDumpToFile_v12090).
+    /** Dump accumulated driver logs into a file
+
+ `cuLogsDumpToFile` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsDumpToFile_v12090`](crate::pfn::PFN_cuLogsDumpToFile_v12090).
 
  ```text
  fn(iterator: *mut CUlogIterator, pathToFile: *const c_char, flags: c_uint) -> CUresult
@@ -21444,7 +22254,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogsDumpToFile_v12090;
         const INDEX: usize = 411usize;
     }
-    /** `cuLogsDumpToMemory` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsDumpToMemory_v12090`](crate::pfn::PFN_cuLogsDumpToMemory_v12090).
+    /** Dump accumulated driver logs into a buffer
+
+ `cuLogsDumpToMemory` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsDumpToMemory_v12090`](crate::pfn::PFN_cuLogsDumpToMemory_v12090).
 
  ```text
  fn(iterator: *mut CUlogIterator, buffer: *mut c_char, size: *mut usize, flags: c_uint) -> CUresult
@@ -21460,7 +22272,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogsDumpToMemory_v12090;
         const INDEX: usize = 412usize;
     }
-    /** `cuLogsRegisterCallback` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsRegisterCallback_v12090`](crate::pfn::PFN_cuLogsRegisterCallback_v12090).
+    /** Register a callback function to receive error log messages
+
+ `cuLogsRegisterCallback` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsRegisterCallback_v12090`](crate::pfn::PFN_cuLogsRegisterCallback_v12090).
 
  ```text
  fn(callbackFunc: CUlogsCallback, userData: *mut c_void, callback: *mut CUlogsCallbackHandle) -> CUresult
@@ -21476,7 +22290,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogsRegisterCallback_v12090;
         const INDEX: usize = 413usize;
     }
-    /** `cuLogsUnregisterCallback` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsUnregisterCallback_v12090`](crate::pfn::PFN_cuLogsUnregisterCallback_v12090).
+    /** Unregister a log message callback
+
+ `cuLogsUnregisterCallback` at exactly version 12090 (CUDA 12.9): [`PFN_cuLogsUnregisterCallback_v12090`](crate::pfn::PFN_cuLogsUnregisterCallback_v12090).
 
  ```text
  fn(callback: CUlogsCallbackHandle) -> CUresult
@@ -21492,7 +22308,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuLogsUnregisterCallback_v12090;
         const INDEX: usize = 414usize;
     }
-    /** `cuMemAddressFree` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemAddressFree_v10020`](crate::pfn::PFN_cuMemAddressFree_v10020).
+    /** Free an address range reservation.
+
+ `cuMemAddressFree` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemAddressFree_v10020`](crate::pfn::PFN_cuMemAddressFree_v10020).
 
  ```text
  fn(ptr: CUdeviceptr_v2, size: usize) -> CUresult
@@ -21508,7 +22326,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAddressFree_v10020;
         const INDEX: usize = 415usize;
     }
-    /** `cuMemAddressReserve` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemAddressReserve_v10020`](crate::pfn::PFN_cuMemAddressReserve_v10020).
+    /** Allocate an address range reservation.
+
+ `cuMemAddressReserve` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemAddressReserve_v10020`](crate::pfn::PFN_cuMemAddressReserve_v10020).
 
  ```text
  fn(ptr: *mut CUdeviceptr_v2, size: usize, alignment: usize, addr: CUdeviceptr_v2, flags: c_ulonglong) -> CUresult
@@ -21524,7 +22344,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAddressReserve_v10020;
         const INDEX: usize = 416usize;
     }
-    /** `cuMemAdvise` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemAdvise_v8000`](crate::pfn::PFN_cuMemAdvise_v8000).
+    /** Advise about the usage of a given memory range
+
+ `cuMemAdvise` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemAdvise_v8000`](crate::pfn::PFN_cuMemAdvise_v8000).
 
  ```text
  fn(devPtr: CUdeviceptr_v2, count: usize, advice: CUmem_advise, device: CUdevice_v1) -> CUresult
@@ -21542,7 +22364,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAdvise_v8000;
         const INDEX: usize = 417usize;
     }
-    /** `cuMemAdvise` at exactly version 12020 (CUDA 12.2): [`PFN_cuMemAdvise_v12020`](crate::pfn::PFN_cuMemAdvise_v12020).
+    /** Advise about the usage of a given memory range
+
+ `cuMemAdvise` at exactly version 12020 (CUDA 12.2): [`PFN_cuMemAdvise_v12020`](crate::pfn::PFN_cuMemAdvise_v12020).
 
  ```text
  fn(devPtr: CUdeviceptr_v2, count: usize, advice: CUmem_advise, location: CUmemLocation_v1) -> CUresult
@@ -21560,7 +22384,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAdvise_v12020;
         const INDEX: usize = 418usize;
     }
-    /** `cuMemAlloc` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemAlloc_v2000`](crate::pfn::PFN_cuMemAlloc_v2000).
+    /** Allocates device memory
+
+ `cuMemAlloc` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemAlloc_v2000`](crate::pfn::PFN_cuMemAlloc_v2000).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v1, bytesize: c_uint) -> CUresult
@@ -21578,7 +22404,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAlloc_v2000;
         const INDEX: usize = 419usize;
     }
-    /** `cuMemAlloc` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemAlloc_v3020`](crate::pfn::PFN_cuMemAlloc_v3020).
+    /** Allocates device memory
+
+ `cuMemAlloc` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemAlloc_v3020`](crate::pfn::PFN_cuMemAlloc_v3020).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v2, bytesize: usize) -> CUresult
@@ -21596,7 +22424,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAlloc_v3020;
         const INDEX: usize = 420usize;
     }
-    /** `cuMemAllocAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemAllocAsync_v11020`](crate::pfn::PFN_cuMemAllocAsync_v11020).
+    /** Allocates memory with stream ordered semantics
+
+ `cuMemAllocAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemAllocAsync_v11020`](crate::pfn::PFN_cuMemAllocAsync_v11020).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v2, bytesize: usize, hStream: CUstream) -> CUresult
@@ -21614,7 +22444,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAllocAsync_v11020;
         const INDEX: usize = 421usize;
     }
-    /** `cuMemAllocAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemAllocAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz).
+    /** Allocates memory with stream ordered semantics
+
+ `cuMemAllocAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemAllocAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v2, bytesize: usize, hStream: CUstream) -> CUresult
@@ -21632,7 +22464,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAllocAsync_v11020_ptsz;
         const INDEX: usize = 422usize;
     }
-    /** `cuMemAllocFromPoolAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemAllocFromPoolAsync_v11020`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020).
+    /** Allocates memory from a specified pool with stream ordered semantics.
+
+ `cuMemAllocFromPoolAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemAllocFromPoolAsync_v11020`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v2, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult
@@ -21650,7 +22484,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020;
         const INDEX: usize = 423usize;
     }
-    /** `cuMemAllocFromPoolAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemAllocFromPoolAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz).
+    /** Allocates memory from a specified pool with stream ordered semantics.
+
+ `cuMemAllocFromPoolAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemAllocFromPoolAsync_v11020_ptsz`](crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v2, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult
@@ -21668,7 +22504,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAllocFromPoolAsync_v11020_ptsz;
         const INDEX: usize = 424usize;
     }
-    /** `cuMemAllocHost` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemAllocHost_v2000`](crate::pfn::PFN_cuMemAllocHost_v2000).
+    /** Allocates page-locked host memory
+
+ `cuMemAllocHost` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemAllocHost_v2000`](crate::pfn::PFN_cuMemAllocHost_v2000).
 
  ```text
  fn(pp: *mut *mut c_void, bytesize: c_uint) -> CUresult
@@ -21686,7 +22524,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAllocHost_v2000;
         const INDEX: usize = 425usize;
     }
-    /** `cuMemAllocHost` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemAllocHost_v3020`](crate::pfn::PFN_cuMemAllocHost_v3020).
+    /** Allocates page-locked host memory
+
+ `cuMemAllocHost` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemAllocHost_v3020`](crate::pfn::PFN_cuMemAllocHost_v3020).
 
  ```text
  fn(pp: *mut *mut c_void, bytesize: usize) -> CUresult
@@ -21704,7 +22544,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAllocHost_v3020;
         const INDEX: usize = 426usize;
     }
-    /** `cuMemAllocManaged` at exactly version 6000 (CUDA 6.0): [`PFN_cuMemAllocManaged_v6000`](crate::pfn::PFN_cuMemAllocManaged_v6000).
+    /** Allocates memory that will be automatically managed by the Unified Memory system
+
+ `cuMemAllocManaged` at exactly version 6000 (CUDA 6.0): [`PFN_cuMemAllocManaged_v6000`](crate::pfn::PFN_cuMemAllocManaged_v6000).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v2, bytesize: usize, flags: c_uint) -> CUresult
@@ -21720,7 +22562,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAllocManaged_v6000;
         const INDEX: usize = 427usize;
     }
-    /** `cuMemAllocPitch` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemAllocPitch_v2000`](crate::pfn::PFN_cuMemAllocPitch_v2000).
+    /** Allocates pitched device memory
+
+ `cuMemAllocPitch` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemAllocPitch_v2000`](crate::pfn::PFN_cuMemAllocPitch_v2000).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v1, pPitch: *mut c_uint, WidthInBytes: c_uint, Height: c_uint, ElementSizeBytes: c_uint) -> CUresult
@@ -21738,7 +22582,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAllocPitch_v2000;
         const INDEX: usize = 428usize;
     }
-    /** `cuMemAllocPitch` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemAllocPitch_v3020`](crate::pfn::PFN_cuMemAllocPitch_v3020).
+    /** Allocates pitched device memory
+
+ `cuMemAllocPitch` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemAllocPitch_v3020`](crate::pfn::PFN_cuMemAllocPitch_v3020).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v2, pPitch: *mut usize, WidthInBytes: usize, Height: usize, ElementSizeBytes: c_uint) -> CUresult
@@ -21756,7 +22602,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemAllocPitch_v3020;
         const INDEX: usize = 429usize;
     }
-    /** `cuMemBatchDecompressAsync` at exactly version 12060 (CUDA 12.6): [`PFN_cuMemBatchDecompressAsync_v12060`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060).
+    /** Submit a batch of `count` independent decompression operations.
+
+ `cuMemBatchDecompressAsync` at exactly version 12060 (CUDA 12.6): [`PFN_cuMemBatchDecompressAsync_v12060`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060).
 
  ```text
  fn(paramsArray: *mut CUmemDecompressParams, count: usize, flags: c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult
@@ -21774,7 +22622,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemBatchDecompressAsync_v12060;
         const INDEX: usize = 430usize;
     }
-    /** `cuMemBatchDecompressAsync` at exactly version 12060 (CUDA 12.6): [`PFN_cuMemBatchDecompressAsync_v12060_ptsz`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz).
+    /** Submit a batch of `count` independent decompression operations.
+
+ `cuMemBatchDecompressAsync` at exactly version 12060 (CUDA 12.6): [`PFN_cuMemBatchDecompressAsync_v12060_ptsz`](crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz).
 
  ```text
  fn(paramsArray: *mut CUmemDecompressParams, count: usize, flags: c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult
@@ -21792,7 +22642,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemBatchDecompressAsync_v12060_ptsz;
         const INDEX: usize = 431usize;
     }
-    /** `cuMemCreate` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemCreate_v10020`](crate::pfn::PFN_cuMemCreate_v10020).
+    /** Create a CUDA memory handle representing a memory allocation of a given size described by the given properties
+
+ `cuMemCreate` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemCreate_v10020`](crate::pfn::PFN_cuMemCreate_v10020).
 
  ```text
  fn(handle: *mut CUmemGenericAllocationHandle_v1, size: usize, prop: *const CUmemAllocationProp_v1, flags: c_ulonglong) -> CUresult
@@ -21808,7 +22660,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemCreate_v10020;
         const INDEX: usize = 432usize;
     }
-    /** `cuMemDiscardAndPrefetchBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000).
+    /** Performs a batch of memory discards and prefetches asynchronously
+
+ `cuMemDiscardAndPrefetchBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000).
 
  ```text
  fn(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -21826,7 +22680,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000;
         const INDEX: usize = 433usize;
     }
-    /** `cuMemDiscardAndPrefetchBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz).
+    /** Performs a batch of memory discards and prefetches asynchronously
+
+ `cuMemDiscardAndPrefetchBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz).
 
  ```text
  fn(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -21844,7 +22700,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz;
         const INDEX: usize = 434usize;
     }
-    /** `cuMemDiscardBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemDiscardBatchAsync_v13000`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000).
+    /** Performs a batch of memory discards asynchronously
+
+ `cuMemDiscardBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemDiscardBatchAsync_v13000`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000).
 
  ```text
  fn(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -21862,7 +22720,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemDiscardBatchAsync_v13000;
         const INDEX: usize = 435usize;
     }
-    /** `cuMemDiscardBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemDiscardBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz).
+    /** Performs a batch of memory discards asynchronously
+
+ `cuMemDiscardBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemDiscardBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz).
 
  ```text
  fn(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -21880,7 +22740,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemDiscardBatchAsync_v13000_ptsz;
         const INDEX: usize = 436usize;
     }
-    /** `cuMemExportToShareableHandle` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemExportToShareableHandle_v10020`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020).
+    /** Exports an allocation to a requested shareable handle type
+
+ `cuMemExportToShareableHandle` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemExportToShareableHandle_v10020`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020).
 
  ```text
  fn(shareableHandle: *mut c_void, handle: CUmemGenericAllocationHandle_v1, handleType: CUmemAllocationHandleType, flags: c_ulonglong) -> CUresult
@@ -21896,7 +22758,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemExportToShareableHandle_v10020;
         const INDEX: usize = 437usize;
     }
-    /** `cuMemFree` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemFree_v2000`](crate::pfn::PFN_cuMemFree_v2000).
+    /** Frees device memory
+
+ `cuMemFree` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemFree_v2000`](crate::pfn::PFN_cuMemFree_v2000).
 
  ```text
  fn(dptr: CUdeviceptr_v1) -> CUresult
@@ -21914,7 +22778,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemFree_v2000;
         const INDEX: usize = 438usize;
     }
-    /** `cuMemFree` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemFree_v3020`](crate::pfn::PFN_cuMemFree_v3020).
+    /** Frees device memory
+
+ `cuMemFree` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemFree_v3020`](crate::pfn::PFN_cuMemFree_v3020).
 
  ```text
  fn(dptr: CUdeviceptr_v2) -> CUresult
@@ -21932,7 +22798,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemFree_v3020;
         const INDEX: usize = 439usize;
     }
-    /** `cuMemFreeAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemFreeAsync_v11020`](crate::pfn::PFN_cuMemFreeAsync_v11020).
+    /** Frees memory with stream ordered semantics
+
+ `cuMemFreeAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemFreeAsync_v11020`](crate::pfn::PFN_cuMemFreeAsync_v11020).
 
  ```text
  fn(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult
@@ -21950,7 +22818,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemFreeAsync_v11020;
         const INDEX: usize = 440usize;
     }
-    /** `cuMemFreeAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemFreeAsync_v11020_ptsz`](crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz).
+    /** Frees memory with stream ordered semantics
+
+ `cuMemFreeAsync` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemFreeAsync_v11020_ptsz`](crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz).
 
  ```text
  fn(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult
@@ -21968,7 +22838,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemFreeAsync_v11020_ptsz;
         const INDEX: usize = 441usize;
     }
-    /** `cuMemFreeHost` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemFreeHost_v2000`](crate::pfn::PFN_cuMemFreeHost_v2000).
+    /** Frees page-locked host memory
+
+ `cuMemFreeHost` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemFreeHost_v2000`](crate::pfn::PFN_cuMemFreeHost_v2000).
 
  ```text
  fn(p: *mut c_void) -> CUresult
@@ -21984,7 +22856,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemFreeHost_v2000;
         const INDEX: usize = 442usize;
     }
-    /** `cuMemGetAccess` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemGetAccess_v10020`](crate::pfn::PFN_cuMemGetAccess_v10020).
+    /** Get the access `flags` set for the given `location` and `ptr`
+
+ `cuMemGetAccess` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemGetAccess_v10020`](crate::pfn::PFN_cuMemGetAccess_v10020).
 
  ```text
  fn(flags: *mut c_ulonglong, location: *const CUmemLocation_v1, ptr: CUdeviceptr_v2) -> CUresult
@@ -22000,7 +22874,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemGetAccess_v10020;
         const INDEX: usize = 443usize;
     }
-    /** `cuMemGetAddressRange` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemGetAddressRange_v2000`](crate::pfn::PFN_cuMemGetAddressRange_v2000).
+    /** Get information on memory allocations
+
+ `cuMemGetAddressRange` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemGetAddressRange_v2000`](crate::pfn::PFN_cuMemGetAddressRange_v2000).
 
  ```text
  fn(pbase: *mut CUdeviceptr_v1, psize: *mut c_uint, dptr: CUdeviceptr_v1) -> CUresult
@@ -22018,7 +22894,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemGetAddressRange_v2000;
         const INDEX: usize = 444usize;
     }
-    /** `cuMemGetAddressRange` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemGetAddressRange_v3020`](crate::pfn::PFN_cuMemGetAddressRange_v3020).
+    /** Get information on memory allocations
+
+ `cuMemGetAddressRange` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemGetAddressRange_v3020`](crate::pfn::PFN_cuMemGetAddressRange_v3020).
 
  ```text
  fn(pbase: *mut CUdeviceptr_v2, psize: *mut usize, dptr: CUdeviceptr_v2) -> CUresult
@@ -22036,7 +22914,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemGetAddressRange_v3020;
         const INDEX: usize = 445usize;
     }
-    /** `cuMemGetAllocationGranularity` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemGetAllocationGranularity_v10020`](crate::pfn::PFN_cuMemGetAllocationGranularity_v10020).
+    /** Calculates either the minimal or recommended granularity
+
+ `cuMemGetAllocationGranularity` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemGetAllocationGranularity_v10020`](crate::pfn::PFN_cuMemGetAllocationGranularity_v10020).
 
  ```text
  fn(granularity: *mut usize, prop: *const CUmemAllocationProp_v1, option: CUmemAllocationGranularity_flags) -> CUresult
@@ -22052,7 +22932,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemGetAllocationGranularity_v10020;
         const INDEX: usize = 446usize;
     }
-    /** `cuMemGetAllocationPropertiesFromHandle` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemGetAllocationPropertiesFromHandle_v10020`](crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020).
+    /** Retrieve the contents of the property structure defining properties for this handle
+
+ `cuMemGetAllocationPropertiesFromHandle` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemGetAllocationPropertiesFromHandle_v10020`](crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020).
 
  ```text
  fn(prop: *mut CUmemAllocationProp_v1, handle: CUmemGenericAllocationHandle_v1) -> CUresult
@@ -22068,7 +22950,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020;
         const INDEX: usize = 447usize;
     }
-    /** `cuMemGetDefaultMemPool` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemGetDefaultMemPool_v13000`](crate::pfn::PFN_cuMemGetDefaultMemPool_v13000).
+    /** Returns the default memory pool for a given location and allocation type
+
+ `cuMemGetDefaultMemPool` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemGetDefaultMemPool_v13000`](crate::pfn::PFN_cuMemGetDefaultMemPool_v13000).
 
  ```text
  fn(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult
@@ -22084,7 +22968,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemGetDefaultMemPool_v13000;
         const INDEX: usize = 448usize;
     }
-    /** `cuMemGetHandleForAddressRange` at exactly version 11070 (CUDA 11.7): [`PFN_cuMemGetHandleForAddressRange_v11070`](crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070).
+    /** Retrieve handle for an address range
+
+ `cuMemGetHandleForAddressRange` at exactly version 11070 (CUDA 11.7): [`PFN_cuMemGetHandleForAddressRange_v11070`](crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070).
 
  ```text
  fn(handle: *mut c_void, dptr: CUdeviceptr, size: usize, handleType: CUmemRangeHandleType, flags: c_ulonglong) -> CUresult
@@ -22100,7 +22986,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemGetHandleForAddressRange_v11070;
         const INDEX: usize = 449usize;
     }
-    /** `cuMemGetInfo` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemGetInfo_v2000`](crate::pfn::PFN_cuMemGetInfo_v2000).
+    /** Gets free and total memory
+
+ `cuMemGetInfo` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemGetInfo_v2000`](crate::pfn::PFN_cuMemGetInfo_v2000).
 
  ```text
  fn(free: *mut c_uint, total: *mut c_uint) -> CUresult
@@ -22118,7 +23006,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemGetInfo_v2000;
         const INDEX: usize = 450usize;
     }
-    /** `cuMemGetInfo` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemGetInfo_v3020`](crate::pfn::PFN_cuMemGetInfo_v3020).
+    /** Gets free and total memory
+
+ `cuMemGetInfo` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemGetInfo_v3020`](crate::pfn::PFN_cuMemGetInfo_v3020).
 
  ```text
  fn(free: *mut usize, total: *mut usize) -> CUresult
@@ -22136,7 +23026,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemGetInfo_v3020;
         const INDEX: usize = 451usize;
     }
-    /** `cuMemGetLocationInfo` at exactly version 13040 (CUDA 13.4): [`PFN_cuMemGetLocationInfo_v13040`](crate::pfn::PFN_cuMemGetLocationInfo_v13040).
+    /** Gets residency information for a memory address range
+
+ `cuMemGetLocationInfo` at exactly version 13040 (CUDA 13.4): [`PFN_cuMemGetLocationInfo_v13040`](crate::pfn::PFN_cuMemGetLocationInfo_v13040).
 
  ```text
  fn(ptr: CUdeviceptr_v2, size: usize, summaryGranularity: usize, samplingGranularity: usize, location_out: *mut CUmemLocation_v1) -> CUresult
@@ -22152,7 +23044,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemGetLocationInfo_v13040;
         const INDEX: usize = 452usize;
     }
-    /** `cuMemGetMemPool` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemGetMemPool_v13000`](crate::pfn::PFN_cuMemGetMemPool_v13000).
+    /** Gets the current memory pool for a memory location and of a particular allocation type
+
+ `cuMemGetMemPool` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemGetMemPool_v13000`](crate::pfn::PFN_cuMemGetMemPool_v13000).
 
  ```text
  fn(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult
@@ -22168,7 +23062,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemGetMemPool_v13000;
         const INDEX: usize = 453usize;
     }
-    /** `cuMemHostAlloc` at exactly version 2020 (CUDA 2.2): [`PFN_cuMemHostAlloc_v2020`](crate::pfn::PFN_cuMemHostAlloc_v2020).
+    /** Allocates page-locked host memory
+
+ `cuMemHostAlloc` at exactly version 2020 (CUDA 2.2): [`PFN_cuMemHostAlloc_v2020`](crate::pfn::PFN_cuMemHostAlloc_v2020).
 
  ```text
  fn(pp: *mut *mut c_void, bytesize: usize, Flags: c_uint) -> CUresult
@@ -22184,7 +23080,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemHostAlloc_v2020;
         const INDEX: usize = 454usize;
     }
-    /** `cuMemHostGetDevicePointer` at exactly version 2020 (CUDA 2.2): [`PFN_cuMemHostGetDevicePointer_v2020`](crate::pfn::PFN_cuMemHostGetDevicePointer_v2020).
+    /** Passes back device pointer of mapped pinned memory
+
+ `cuMemHostGetDevicePointer` at exactly version 2020 (CUDA 2.2): [`PFN_cuMemHostGetDevicePointer_v2020`](crate::pfn::PFN_cuMemHostGetDevicePointer_v2020).
 
  ```text
  fn(pdptr: *mut CUdeviceptr_v1, p: *mut c_void, Flags: c_uint) -> CUresult
@@ -22202,7 +23100,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemHostGetDevicePointer_v2020;
         const INDEX: usize = 455usize;
     }
-    /** `cuMemHostGetDevicePointer` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemHostGetDevicePointer_v3020`](crate::pfn::PFN_cuMemHostGetDevicePointer_v3020).
+    /** Passes back device pointer of mapped pinned memory
+
+ `cuMemHostGetDevicePointer` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemHostGetDevicePointer_v3020`](crate::pfn::PFN_cuMemHostGetDevicePointer_v3020).
 
  ```text
  fn(pdptr: *mut CUdeviceptr_v2, p: *mut c_void, Flags: c_uint) -> CUresult
@@ -22220,7 +23120,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemHostGetDevicePointer_v3020;
         const INDEX: usize = 456usize;
     }
-    /** `cuMemHostGetFlags` at exactly version 2030 (CUDA 2.3): [`PFN_cuMemHostGetFlags_v2030`](crate::pfn::PFN_cuMemHostGetFlags_v2030).
+    /** Passes back flags that were used for a pinned allocation
+
+ `cuMemHostGetFlags` at exactly version 2030 (CUDA 2.3): [`PFN_cuMemHostGetFlags_v2030`](crate::pfn::PFN_cuMemHostGetFlags_v2030).
 
  ```text
  fn(pFlags: *mut c_uint, p: *mut c_void) -> CUresult
@@ -22236,7 +23138,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemHostGetFlags_v2030;
         const INDEX: usize = 457usize;
     }
-    /** `cuMemHostRegister` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemHostRegister_v4000`](crate::pfn::PFN_cuMemHostRegister_v4000).
+    /** Registers an existing host memory range for use by CUDA
+
+ `cuMemHostRegister` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemHostRegister_v4000`](crate::pfn::PFN_cuMemHostRegister_v4000).
 
  ```text
  fn(p: *mut c_void, bytesize: usize, Flags: c_uint) -> CUresult
@@ -22254,7 +23158,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemHostRegister_v4000;
         const INDEX: usize = 458usize;
     }
-    /** `cuMemHostRegister` at exactly version 6050 (CUDA 6.5): [`PFN_cuMemHostRegister_v6050`](crate::pfn::PFN_cuMemHostRegister_v6050).
+    /** Registers an existing host memory range for use by CUDA
+
+ `cuMemHostRegister` at exactly version 6050 (CUDA 6.5): [`PFN_cuMemHostRegister_v6050`](crate::pfn::PFN_cuMemHostRegister_v6050).
 
  ```text
  fn(p: *mut c_void, bytesize: usize, Flags: c_uint) -> CUresult
@@ -22272,7 +23178,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemHostRegister_v6050;
         const INDEX: usize = 459usize;
     }
-    /** `cuMemHostUnregister` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemHostUnregister_v4000`](crate::pfn::PFN_cuMemHostUnregister_v4000).
+    /** Unregisters a memory range that was registered with cuMemHostRegister.
+
+ `cuMemHostUnregister` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemHostUnregister_v4000`](crate::pfn::PFN_cuMemHostUnregister_v4000).
 
  ```text
  fn(p: *mut c_void) -> CUresult
@@ -22288,7 +23196,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemHostUnregister_v4000;
         const INDEX: usize = 460usize;
     }
-    /** `cuMemImportFromShareableHandle` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemImportFromShareableHandle_v10020`](crate::pfn::PFN_cuMemImportFromShareableHandle_v10020).
+    /** Imports an allocation from a requested shareable handle type.
+
+ `cuMemImportFromShareableHandle` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemImportFromShareableHandle_v10020`](crate::pfn::PFN_cuMemImportFromShareableHandle_v10020).
 
  ```text
  fn(handle: *mut CUmemGenericAllocationHandle_v1, osHandle: *mut c_void, shHandleType: CUmemAllocationHandleType) -> CUresult
@@ -22304,7 +23214,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemImportFromShareableHandle_v10020;
         const INDEX: usize = 461usize;
     }
-    /** `cuMemMap` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemMap_v10020`](crate::pfn::PFN_cuMemMap_v10020).
+    /** Maps an allocation handle to a reserved virtual address range.
+
+ `cuMemMap` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemMap_v10020`](crate::pfn::PFN_cuMemMap_v10020).
 
  ```text
  fn(ptr: CUdeviceptr_v2, size: usize, offset: usize, handle: CUmemGenericAllocationHandle_v1, flags: c_ulonglong) -> CUresult
@@ -22320,7 +23232,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemMap_v10020;
         const INDEX: usize = 462usize;
     }
-    /** `cuMemMapArrayAsync` at exactly version 11010 (CUDA 11.1): [`PFN_cuMemMapArrayAsync_v11010`](crate::pfn::PFN_cuMemMapArrayAsync_v11010).
+    /** Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+
+ `cuMemMapArrayAsync` at exactly version 11010 (CUDA 11.1): [`PFN_cuMemMapArrayAsync_v11010`](crate::pfn::PFN_cuMemMapArrayAsync_v11010).
 
  ```text
  fn(mapInfoList: *mut CUarrayMapInfo_v1, count: c_uint, hStream: CUstream) -> CUresult
@@ -22338,7 +23252,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemMapArrayAsync_v11010;
         const INDEX: usize = 463usize;
     }
-    /** `cuMemMapArrayAsync` at exactly version 11010 (CUDA 11.1): [`PFN_cuMemMapArrayAsync_v11010_ptsz`](crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz).
+    /** Maps or unmaps subregions of sparse CUDA arrays and sparse CUDA mipmapped arrays
+
+ `cuMemMapArrayAsync` at exactly version 11010 (CUDA 11.1): [`PFN_cuMemMapArrayAsync_v11010_ptsz`](crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz).
 
  ```text
  fn(mapInfoList: *mut CUarrayMapInfo_v1, count: c_uint, hStream: CUstream) -> CUresult
@@ -22356,7 +23272,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemMapArrayAsync_v11010_ptsz;
         const INDEX: usize = 464usize;
     }
-    /** `cuMemPoolCreate` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolCreate_v11020`](crate::pfn::PFN_cuMemPoolCreate_v11020).
+    /** Creates a memory pool
+
+ `cuMemPoolCreate` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolCreate_v11020`](crate::pfn::PFN_cuMemPoolCreate_v11020).
 
  ```text
  fn(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps_v1) -> CUresult
@@ -22372,7 +23290,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPoolCreate_v11020;
         const INDEX: usize = 465usize;
     }
-    /** `cuMemPoolDestroy` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolDestroy_v11020`](crate::pfn::PFN_cuMemPoolDestroy_v11020).
+    /** Destroys the specified memory pool
+
+ `cuMemPoolDestroy` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolDestroy_v11020`](crate::pfn::PFN_cuMemPoolDestroy_v11020).
 
  ```text
  fn(pool: CUmemoryPool) -> CUresult
@@ -22388,7 +23308,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPoolDestroy_v11020;
         const INDEX: usize = 466usize;
     }
-    /** `cuMemPoolExportPointer` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolExportPointer_v11020`](crate::pfn::PFN_cuMemPoolExportPointer_v11020).
+    /** Export data to share a memory pool allocation between processes.
+
+ `cuMemPoolExportPointer` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolExportPointer_v11020`](crate::pfn::PFN_cuMemPoolExportPointer_v11020).
 
  ```text
  fn(shareData_out: *mut CUmemPoolPtrExportData_v1, ptr: CUdeviceptr_v2) -> CUresult
@@ -22404,7 +23326,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPoolExportPointer_v11020;
         const INDEX: usize = 467usize;
     }
-    /** `cuMemPoolExportToShareableHandle` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolExportToShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020).
+    /** Exports a memory pool to the requested handle type.
+
+ `cuMemPoolExportToShareableHandle` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolExportToShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020).
 
  ```text
  fn(handle_out: *mut c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: c_ulonglong) -> CUresult
@@ -22420,7 +23344,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPoolExportToShareableHandle_v11020;
         const INDEX: usize = 468usize;
     }
-    /** `cuMemPoolGetAccess` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolGetAccess_v11020`](crate::pfn::PFN_cuMemPoolGetAccess_v11020).
+    /** Returns the accessibility of a pool from a device
+
+ `cuMemPoolGetAccess` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolGetAccess_v11020`](crate::pfn::PFN_cuMemPoolGetAccess_v11020).
 
  ```text
  fn(flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation_v1) -> CUresult
@@ -22436,7 +23362,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPoolGetAccess_v11020;
         const INDEX: usize = 469usize;
     }
-    /** `cuMemPoolGetAttribute` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolGetAttribute_v11020`](crate::pfn::PFN_cuMemPoolGetAttribute_v11020).
+    /** Gets attributes of a memory pool
+
+ `cuMemPoolGetAttribute` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolGetAttribute_v11020`](crate::pfn::PFN_cuMemPoolGetAttribute_v11020).
 
  ```text
  fn(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut c_void) -> CUresult
@@ -22452,7 +23380,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPoolGetAttribute_v11020;
         const INDEX: usize = 470usize;
     }
-    /** `cuMemPoolImportFromShareableHandle` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolImportFromShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020).
+    /** imports a memory pool from a shared handle.
+
+ `cuMemPoolImportFromShareableHandle` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolImportFromShareableHandle_v11020`](crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020).
 
  ```text
  fn(pool_out: *mut CUmemoryPool, handle: *mut c_void, handleType: CUmemAllocationHandleType, flags: c_ulonglong) -> CUresult
@@ -22468,7 +23398,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPoolImportFromShareableHandle_v11020;
         const INDEX: usize = 471usize;
     }
-    /** `cuMemPoolImportPointer` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolImportPointer_v11020`](crate::pfn::PFN_cuMemPoolImportPointer_v11020).
+    /** Import a memory pool allocation from another process.
+
+ `cuMemPoolImportPointer` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolImportPointer_v11020`](crate::pfn::PFN_cuMemPoolImportPointer_v11020).
 
  ```text
  fn(ptr_out: *mut CUdeviceptr_v2, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData_v1) -> CUresult
@@ -22484,7 +23416,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPoolImportPointer_v11020;
         const INDEX: usize = 472usize;
     }
-    /** `cuMemPoolSetAccess` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolSetAccess_v11020`](crate::pfn::PFN_cuMemPoolSetAccess_v11020).
+    /** Controls visibility of pools between devices
+
+ `cuMemPoolSetAccess` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolSetAccess_v11020`](crate::pfn::PFN_cuMemPoolSetAccess_v11020).
 
  ```text
  fn(pool: CUmemoryPool, map: *const CUmemAccessDesc_v1, count: usize) -> CUresult
@@ -22500,7 +23434,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPoolSetAccess_v11020;
         const INDEX: usize = 473usize;
     }
-    /** `cuMemPoolSetAttribute` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolSetAttribute_v11020`](crate::pfn::PFN_cuMemPoolSetAttribute_v11020).
+    /** Sets attributes of a memory pool
+
+ `cuMemPoolSetAttribute` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolSetAttribute_v11020`](crate::pfn::PFN_cuMemPoolSetAttribute_v11020).
 
  ```text
  fn(pool: CUmemoryPool, attr: CUmemPool_attribute, value: *mut c_void) -> CUresult
@@ -22516,7 +23452,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPoolSetAttribute_v11020;
         const INDEX: usize = 474usize;
     }
-    /** `cuMemPoolTrimTo` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolTrimTo_v11020`](crate::pfn::PFN_cuMemPoolTrimTo_v11020).
+    /** Tries to release memory back to the OS
+
+ `cuMemPoolTrimTo` at exactly version 11020 (CUDA 11.2): [`PFN_cuMemPoolTrimTo_v11020`](crate::pfn::PFN_cuMemPoolTrimTo_v11020).
 
  ```text
  fn(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult
@@ -22532,7 +23470,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPoolTrimTo_v11020;
         const INDEX: usize = 475usize;
     }
-    /** `cuMemPrefetchAsync` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemPrefetchAsync_v8000`](crate::pfn::PFN_cuMemPrefetchAsync_v8000).
+    /** Prefetches memory to the specified destination location
+
+ `cuMemPrefetchAsync` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemPrefetchAsync_v8000`](crate::pfn::PFN_cuMemPrefetchAsync_v8000).
 
  ```text
  fn(devPtr: CUdeviceptr_v2, count: usize, dstDevice: CUdevice_v1, hStream: CUstream) -> CUresult
@@ -22550,7 +23490,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v8000;
         const INDEX: usize = 476usize;
     }
-    /** `cuMemPrefetchAsync` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemPrefetchAsync_v8000_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v8000_ptsz).
+    /** Prefetches memory to the specified destination device
+
+ `cuMemPrefetchAsync` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemPrefetchAsync_v8000_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v8000_ptsz).
 
  ```text
  fn(devPtr: CUdeviceptr_v2, count: usize, dstDevice: CUdevice_v1, hStream: CUstream) -> CUresult
@@ -22568,7 +23510,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v8000_ptsz;
         const INDEX: usize = 477usize;
     }
-    /** `cuMemPrefetchAsync` at exactly version 12020 (CUDA 12.2): [`PFN_cuMemPrefetchAsync_v12020`](crate::pfn::PFN_cuMemPrefetchAsync_v12020).
+    /** Prefetches memory to the specified destination location
+
+ `cuMemPrefetchAsync` at exactly version 12020 (CUDA 12.2): [`PFN_cuMemPrefetchAsync_v12020`](crate::pfn::PFN_cuMemPrefetchAsync_v12020).
 
  ```text
  fn(devPtr: CUdeviceptr_v2, count: usize, location: CUmemLocation_v1, flags: c_uint, hStream: CUstream) -> CUresult
@@ -22586,7 +23530,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v12020;
         const INDEX: usize = 478usize;
     }
-    /** `cuMemPrefetchAsync` at exactly version 12020 (CUDA 12.2): [`PFN_cuMemPrefetchAsync_v12020_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz).
+    /** Prefetches memory to the specified destination location
+
+ `cuMemPrefetchAsync` at exactly version 12020 (CUDA 12.2): [`PFN_cuMemPrefetchAsync_v12020_ptsz`](crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz).
 
  ```text
  fn(devPtr: CUdeviceptr_v2, count: usize, location: CUmemLocation_v1, flags: c_uint, hStream: CUstream) -> CUresult
@@ -22604,7 +23550,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPrefetchAsync_v12020_ptsz;
         const INDEX: usize = 479usize;
     }
-    /** `cuMemPrefetchBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemPrefetchBatchAsync_v13000`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000).
+    /** Performs a batch of memory prefetches asynchronously
+
+ `cuMemPrefetchBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemPrefetchBatchAsync_v13000`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000).
 
  ```text
  fn(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -22622,7 +23570,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000;
         const INDEX: usize = 480usize;
     }
-    /** `cuMemPrefetchBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz).
+    /** Performs a batch of memory prefetches asynchronously
+
+ `cuMemPrefetchBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemPrefetchBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz).
 
  ```text
  fn(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -22640,7 +23590,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemPrefetchBatchAsync_v13000_ptsz;
         const INDEX: usize = 481usize;
     }
-    /** `cuMemRangeGetAttribute` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemRangeGetAttribute_v8000`](crate::pfn::PFN_cuMemRangeGetAttribute_v8000).
+    /** Query an attribute of a given memory range
+
+ `cuMemRangeGetAttribute` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemRangeGetAttribute_v8000`](crate::pfn::PFN_cuMemRangeGetAttribute_v8000).
 
  ```text
  fn(data: *mut c_void, dataSize: usize, attribute: CUmem_range_attribute, devPtr: CUdeviceptr_v2, count: usize) -> CUresult
@@ -22656,7 +23608,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemRangeGetAttribute_v8000;
         const INDEX: usize = 482usize;
     }
-    /** `cuMemRangeGetAttributes` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemRangeGetAttributes_v8000`](crate::pfn::PFN_cuMemRangeGetAttributes_v8000).
+    /** Query attributes of a given memory range.
+
+ `cuMemRangeGetAttributes` at exactly version 8000 (CUDA 8.0): [`PFN_cuMemRangeGetAttributes_v8000`](crate::pfn::PFN_cuMemRangeGetAttributes_v8000).
 
  ```text
  fn(data: *mut *mut c_void, dataSizes: *mut usize, attributes: *mut CUmem_range_attribute, numAttributes: usize, devPtr: CUdeviceptr_v2, count: usize) -> CUresult
@@ -22672,7 +23626,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemRangeGetAttributes_v8000;
         const INDEX: usize = 483usize;
     }
-    /** `cuMemRelease` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemRelease_v10020`](crate::pfn::PFN_cuMemRelease_v10020).
+    /** Release a memory handle representing a memory allocation which was previously allocated through cuMemCreate.
+
+ `cuMemRelease` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemRelease_v10020`](crate::pfn::PFN_cuMemRelease_v10020).
 
  ```text
  fn(handle: CUmemGenericAllocationHandle_v1) -> CUresult
@@ -22688,7 +23644,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemRelease_v10020;
         const INDEX: usize = 484usize;
     }
-    /** `cuMemRetainAllocationHandle` at exactly version 11000 (CUDA 11.0): [`PFN_cuMemRetainAllocationHandle_v11000`](crate::pfn::PFN_cuMemRetainAllocationHandle_v11000).
+    /** Given an address `addr`, returns the allocation handle of the backing memory allocation.
+
+ `cuMemRetainAllocationHandle` at exactly version 11000 (CUDA 11.0): [`PFN_cuMemRetainAllocationHandle_v11000`](crate::pfn::PFN_cuMemRetainAllocationHandle_v11000).
 
  ```text
  fn(handle: *mut CUmemGenericAllocationHandle_v1, addr: *mut c_void) -> CUresult
@@ -22704,7 +23662,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemRetainAllocationHandle_v11000;
         const INDEX: usize = 485usize;
     }
-    /** `cuMemSetAccess` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemSetAccess_v10020`](crate::pfn::PFN_cuMemSetAccess_v10020).
+    /** Set the access flags for each location specified in `desc` for the given virtual address range
+
+ `cuMemSetAccess` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemSetAccess_v10020`](crate::pfn::PFN_cuMemSetAccess_v10020).
 
  ```text
  fn(ptr: CUdeviceptr_v2, size: usize, desc: *const CUmemAccessDesc_v1, count: usize) -> CUresult
@@ -22720,7 +23680,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemSetAccess_v10020;
         const INDEX: usize = 486usize;
     }
-    /** `cuMemSetMemPool` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemSetMemPool_v13000`](crate::pfn::PFN_cuMemSetMemPool_v13000).
+    /** Sets the current memory pool for a memory location and allocation type
+
+ `cuMemSetMemPool` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemSetMemPool_v13000`](crate::pfn::PFN_cuMemSetMemPool_v13000).
 
  ```text
  fn(location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult
@@ -22736,7 +23698,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemSetMemPool_v13000;
         const INDEX: usize = 487usize;
     }
-    /** `cuMemUnmap` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemUnmap_v10020`](crate::pfn::PFN_cuMemUnmap_v10020).
+    /** Unmap the backing memory of a given address range.
+
+ `cuMemUnmap` at exactly version 10020 (CUDA 10.2): [`PFN_cuMemUnmap_v10020`](crate::pfn::PFN_cuMemUnmap_v10020).
 
  ```text
  fn(ptr: CUdeviceptr_v2, size: usize) -> CUresult
@@ -22752,7 +23716,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemUnmap_v10020;
         const INDEX: usize = 488usize;
     }
-    /** `cuMemcpy` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpy_v4000`](crate::pfn::PFN_cuMemcpy_v4000).
+    /** Copies memory
+
+ `cuMemcpy` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpy_v4000`](crate::pfn::PFN_cuMemcpy_v4000).
 
  ```text
  fn(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize) -> CUresult
@@ -22770,7 +23736,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy_v4000;
         const INDEX: usize = 489usize;
     }
-    /** `cuMemcpy` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy_v7000_ptds`](crate::pfn::PFN_cuMemcpy_v7000_ptds).
+    /** Copies memory
+
+ `cuMemcpy` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy_v7000_ptds`](crate::pfn::PFN_cuMemcpy_v7000_ptds).
 
  ```text
  fn(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize) -> CUresult
@@ -22788,7 +23756,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy_v7000_ptds;
         const INDEX: usize = 490usize;
     }
-    /** `cuMemcpy2D` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy2D_v2000`](crate::pfn::PFN_cuMemcpy2D_v2000).
+    /** Copies memory for 2D arrays
+
+ `cuMemcpy2D` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy2D_v2000`](crate::pfn::PFN_cuMemcpy2D_v2000).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY2D_v1) -> CUresult
@@ -22806,7 +23776,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy2D_v2000;
         const INDEX: usize = 491usize;
     }
-    /** `cuMemcpy2D` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy2D_v3020`](crate::pfn::PFN_cuMemcpy2D_v3020).
+    /** Copies memory for 2D arrays
+
+ `cuMemcpy2D` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy2D_v3020`](crate::pfn::PFN_cuMemcpy2D_v3020).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult
@@ -22824,7 +23796,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy2D_v3020;
         const INDEX: usize = 492usize;
     }
-    /** `cuMemcpy2D` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy2D_v7000_ptds`](crate::pfn::PFN_cuMemcpy2D_v7000_ptds).
+    /** Copies memory for 2D arrays
+
+ `cuMemcpy2D` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy2D_v7000_ptds`](crate::pfn::PFN_cuMemcpy2D_v7000_ptds).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult
@@ -22842,7 +23816,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy2D_v7000_ptds;
         const INDEX: usize = 493usize;
     }
-    /** `cuMemcpy2DAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy2DAsync_v2000`](crate::pfn::PFN_cuMemcpy2DAsync_v2000).
+    /** Copies memory for 2D arrays
+
+ `cuMemcpy2DAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy2DAsync_v2000`](crate::pfn::PFN_cuMemcpy2DAsync_v2000).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY2D_v1, hStream: CUstream) -> CUresult
@@ -22860,7 +23836,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy2DAsync_v2000;
         const INDEX: usize = 494usize;
     }
-    /** `cuMemcpy2DAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy2DAsync_v3020`](crate::pfn::PFN_cuMemcpy2DAsync_v3020).
+    /** Copies memory for 2D arrays
+
+ `cuMemcpy2DAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy2DAsync_v3020`](crate::pfn::PFN_cuMemcpy2DAsync_v3020).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY2D_v2, hStream: CUstream) -> CUresult
@@ -22878,7 +23856,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy2DAsync_v3020;
         const INDEX: usize = 495usize;
     }
-    /** `cuMemcpy2DAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy2DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz).
+    /** Copies memory for 2D arrays
+
+ `cuMemcpy2DAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy2DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY2D_v2, hStream: CUstream) -> CUresult
@@ -22896,7 +23876,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy2DAsync_v7000_ptsz;
         const INDEX: usize = 496usize;
     }
-    /** `cuMemcpy2DUnaligned` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy2DUnaligned_v2000`](crate::pfn::PFN_cuMemcpy2DUnaligned_v2000).
+    /** Copies memory for 2D arrays
+
+ `cuMemcpy2DUnaligned` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy2DUnaligned_v2000`](crate::pfn::PFN_cuMemcpy2DUnaligned_v2000).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY2D_v1) -> CUresult
@@ -22914,7 +23896,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy2DUnaligned_v2000;
         const INDEX: usize = 497usize;
     }
-    /** `cuMemcpy2DUnaligned` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy2DUnaligned_v3020`](crate::pfn::PFN_cuMemcpy2DUnaligned_v3020).
+    /** Copies memory for 2D arrays
+
+ `cuMemcpy2DUnaligned` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy2DUnaligned_v3020`](crate::pfn::PFN_cuMemcpy2DUnaligned_v3020).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult
@@ -22932,7 +23916,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy2DUnaligned_v3020;
         const INDEX: usize = 498usize;
     }
-    /** `cuMemcpy2DUnaligned` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy2DUnaligned_v7000_ptds`](crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds).
+    /** Copies memory for 2D arrays
+
+ `cuMemcpy2DUnaligned` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy2DUnaligned_v7000_ptds`](crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult
@@ -22950,7 +23936,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy2DUnaligned_v7000_ptds;
         const INDEX: usize = 499usize;
     }
-    /** `cuMemcpy3D` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy3D_v2000`](crate::pfn::PFN_cuMemcpy3D_v2000).
+    /** Copies memory for 3D arrays
+
+ `cuMemcpy3D` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy3D_v2000`](crate::pfn::PFN_cuMemcpy3D_v2000).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY3D_v1) -> CUresult
@@ -22968,7 +23956,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3D_v2000;
         const INDEX: usize = 500usize;
     }
-    /** `cuMemcpy3D` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy3D_v3020`](crate::pfn::PFN_cuMemcpy3D_v3020).
+    /** Copies memory for 3D arrays
+
+ `cuMemcpy3D` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy3D_v3020`](crate::pfn::PFN_cuMemcpy3D_v3020).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult
@@ -22986,7 +23976,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3D_v3020;
         const INDEX: usize = 501usize;
     }
-    /** `cuMemcpy3D` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy3D_v7000_ptds`](crate::pfn::PFN_cuMemcpy3D_v7000_ptds).
+    /** Copies memory for 3D arrays
+
+ `cuMemcpy3D` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy3D_v7000_ptds`](crate::pfn::PFN_cuMemcpy3D_v7000_ptds).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult
@@ -23004,7 +23996,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3D_v7000_ptds;
         const INDEX: usize = 502usize;
     }
-    /** `cuMemcpy3DAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy3DAsync_v2000`](crate::pfn::PFN_cuMemcpy3DAsync_v2000).
+    /** Copies memory for 3D arrays
+
+ `cuMemcpy3DAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpy3DAsync_v2000`](crate::pfn::PFN_cuMemcpy3DAsync_v2000).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY3D_v1, hStream: CUstream) -> CUresult
@@ -23022,7 +24016,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DAsync_v2000;
         const INDEX: usize = 503usize;
     }
-    /** `cuMemcpy3DAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy3DAsync_v3020`](crate::pfn::PFN_cuMemcpy3DAsync_v3020).
+    /** Copies memory for 3D arrays
+
+ `cuMemcpy3DAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpy3DAsync_v3020`](crate::pfn::PFN_cuMemcpy3DAsync_v3020).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY3D_v2, hStream: CUstream) -> CUresult
@@ -23040,7 +24036,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DAsync_v3020;
         const INDEX: usize = 504usize;
     }
-    /** `cuMemcpy3DAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy3DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz).
+    /** Copies memory for 3D arrays
+
+ `cuMemcpy3DAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy3DAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY3D_v2, hStream: CUstream) -> CUresult
@@ -23058,7 +24056,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DAsync_v7000_ptsz;
         const INDEX: usize = 505usize;
     }
-    /** `cuMemcpy3DBatchAsync` at exactly version 12080 (CUDA 12.8): [`PFN_cuMemcpy3DBatchAsync_v12080`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080).
+    /** Performs a batch of 3D memory copies asynchronously.
+
+ `cuMemcpy3DBatchAsync` at exactly version 12080 (CUDA 12.8): [`PFN_cuMemcpy3DBatchAsync_v12080`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080).
 
  ```text
  fn(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, failIdx: *mut usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -23076,7 +24076,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080;
         const INDEX: usize = 506usize;
     }
-    /** `cuMemcpy3DBatchAsync` at exactly version 12080 (CUDA 12.8): [`PFN_cuMemcpy3DBatchAsync_v12080_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080_ptsz).
+    /** Performs a batch of 3D memory copies asynchronously.
+
+ `cuMemcpy3DBatchAsync` at exactly version 12080 (CUDA 12.8): [`PFN_cuMemcpy3DBatchAsync_v12080_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080_ptsz).
 
  ```text
  fn(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, failIdx: *mut usize, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -23094,7 +24096,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v12080_ptsz;
         const INDEX: usize = 507usize;
     }
-    /** `cuMemcpy3DBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemcpy3DBatchAsync_v13000`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000).
+    /** Performs a batch of 3D memory copies asynchronously.
+
+ `cuMemcpy3DBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemcpy3DBatchAsync_v13000`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000).
 
  ```text
  fn(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -23112,7 +24116,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000;
         const INDEX: usize = 508usize;
     }
-    /** `cuMemcpy3DBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemcpy3DBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz).
+    /** Performs a batch of 3D memory copies asynchronously.
+
+ `cuMemcpy3DBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemcpy3DBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz).
 
  ```text
  fn(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -23130,7 +24136,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000_ptsz;
         const INDEX: usize = 509usize;
     }
-    /** `cuMemcpy3DPeer` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpy3DPeer_v4000`](crate::pfn::PFN_cuMemcpy3DPeer_v4000).
+    /** Copies memory between contexts
+
+ `cuMemcpy3DPeer` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpy3DPeer_v4000`](crate::pfn::PFN_cuMemcpy3DPeer_v4000).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult
@@ -23148,7 +24156,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DPeer_v4000;
         const INDEX: usize = 510usize;
     }
-    /** `cuMemcpy3DPeer` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy3DPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds).
+    /** Copies memory between contexts
+
+ `cuMemcpy3DPeer` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy3DPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult
@@ -23166,7 +24176,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DPeer_v7000_ptds;
         const INDEX: usize = 511usize;
     }
-    /** `cuMemcpy3DPeerAsync` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpy3DPeerAsync_v4000`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000).
+    /** Copies memory between contexts asynchronously.
+
+ `cuMemcpy3DPeerAsync` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpy3DPeerAsync_v4000`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY3D_PEER_v1, hStream: CUstream) -> CUresult
@@ -23184,7 +24196,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DPeerAsync_v4000;
         const INDEX: usize = 512usize;
     }
-    /** `cuMemcpy3DPeerAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy3DPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz).
+    /** Copies memory between contexts asynchronously.
+
+ `cuMemcpy3DPeerAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpy3DPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz).
 
  ```text
  fn(pCopy: *const CUDA_MEMCPY3D_PEER_v1, hStream: CUstream) -> CUresult
@@ -23202,7 +24216,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DPeerAsync_v7000_ptsz;
         const INDEX: usize = 513usize;
     }
-    /** `cuMemcpy3DWithAttributesAsync` at exactly version 13020 (CUDA 13.2): [`PFN_cuMemcpy3DWithAttributesAsync_v13020`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020).
+    /** Performs 3D memory copy with attributes asynchronously
+
+ `cuMemcpy3DWithAttributesAsync` at exactly version 13020 (CUDA 13.2): [`PFN_cuMemcpy3DWithAttributesAsync_v13020`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020).
 
  ```text
  fn(op: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -23220,7 +24236,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020;
         const INDEX: usize = 514usize;
     }
-    /** `cuMemcpy3DWithAttributesAsync` at exactly version 13020 (CUDA 13.2): [`PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz).
+    /** Performs 3D memory copy with attributes asynchronously
+
+ `cuMemcpy3DWithAttributesAsync` at exactly version 13020 (CUDA 13.2): [`PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz).
 
  ```text
  fn(op: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: c_ulonglong, hStream: CUstream) -> CUresult
@@ -23238,7 +24256,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz;
         const INDEX: usize = 515usize;
     }
-    /** `cuMemcpyAsync` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpyAsync_v4000`](crate::pfn::PFN_cuMemcpyAsync_v4000).
+    /** Copies memory asynchronously
+
+ `cuMemcpyAsync` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpyAsync_v4000`](crate::pfn::PFN_cuMemcpyAsync_v4000).
 
  ```text
  fn(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -23256,7 +24276,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAsync_v4000;
         const INDEX: usize = 516usize;
     }
-    /** `cuMemcpyAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz).
+    /** Copies memory asynchronously
+
+ `cuMemcpyAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz).
 
  ```text
  fn(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -23274,7 +24296,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAsync_v7000_ptsz;
         const INDEX: usize = 517usize;
     }
-    /** `cuMemcpyAtoA` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyAtoA_v2000`](crate::pfn::PFN_cuMemcpyAtoA_v2000).
+    /** Copies memory from Array to Array
+
+ `cuMemcpyAtoA` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyAtoA_v2000`](crate::pfn::PFN_cuMemcpyAtoA_v2000).
 
  ```text
  fn(dstArray: CUarray, dstOffset: c_uint, srcArray: CUarray, srcOffset: c_uint, ByteCount: c_uint) -> CUresult
@@ -23292,7 +24316,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAtoA_v2000;
         const INDEX: usize = 518usize;
     }
-    /** `cuMemcpyAtoA` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyAtoA_v3020`](crate::pfn::PFN_cuMemcpyAtoA_v3020).
+    /** Copies memory from Array to Array
+
+ `cuMemcpyAtoA` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyAtoA_v3020`](crate::pfn::PFN_cuMemcpyAtoA_v3020).
 
  ```text
  fn(dstArray: CUarray, dstOffset: usize, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult
@@ -23310,7 +24336,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAtoA_v3020;
         const INDEX: usize = 519usize;
     }
-    /** `cuMemcpyAtoA` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds).
+    /** Copies memory from Array to Array
+
+ `cuMemcpyAtoA` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds).
 
  ```text
  fn(dstArray: CUarray, dstOffset: usize, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult
@@ -23328,7 +24356,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAtoA_v7000_ptds;
         const INDEX: usize = 520usize;
     }
-    /** `cuMemcpyAtoD` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyAtoD_v2000`](crate::pfn::PFN_cuMemcpyAtoD_v2000).
+    /** Copies memory from Array to Device
+
+ `cuMemcpyAtoD` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyAtoD_v2000`](crate::pfn::PFN_cuMemcpyAtoD_v2000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v1, srcArray: CUarray, srcOffset: c_uint, ByteCount: c_uint) -> CUresult
@@ -23346,7 +24376,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAtoD_v2000;
         const INDEX: usize = 521usize;
     }
-    /** `cuMemcpyAtoD` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyAtoD_v3020`](crate::pfn::PFN_cuMemcpyAtoD_v3020).
+    /** Copies memory from Array to Device
+
+ `cuMemcpyAtoD` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyAtoD_v3020`](crate::pfn::PFN_cuMemcpyAtoD_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult
@@ -23364,7 +24396,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAtoD_v3020;
         const INDEX: usize = 522usize;
     }
-    /** `cuMemcpyAtoD` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds).
+    /** Copies memory from Array to Device
+
+ `cuMemcpyAtoD` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult
@@ -23382,7 +24416,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAtoD_v7000_ptds;
         const INDEX: usize = 523usize;
     }
-    /** `cuMemcpyAtoH` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyAtoH_v2000`](crate::pfn::PFN_cuMemcpyAtoH_v2000).
+    /** Copies memory from Array to Host
+
+ `cuMemcpyAtoH` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyAtoH_v2000`](crate::pfn::PFN_cuMemcpyAtoH_v2000).
 
  ```text
  fn(dstHost: *mut c_void, srcArray: CUarray, srcOffset: c_uint, ByteCount: c_uint) -> CUresult
@@ -23400,7 +24436,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAtoH_v2000;
         const INDEX: usize = 524usize;
     }
-    /** `cuMemcpyAtoH` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyAtoH_v3020`](crate::pfn::PFN_cuMemcpyAtoH_v3020).
+    /** Copies memory from Array to Host
+
+ `cuMemcpyAtoH` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyAtoH_v3020`](crate::pfn::PFN_cuMemcpyAtoH_v3020).
 
  ```text
  fn(dstHost: *mut c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult
@@ -23418,7 +24456,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAtoH_v3020;
         const INDEX: usize = 525usize;
     }
-    /** `cuMemcpyAtoH` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds).
+    /** Copies memory from Array to Host
+
+ `cuMemcpyAtoH` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds).
 
  ```text
  fn(dstHost: *mut c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult
@@ -23436,7 +24476,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAtoH_v7000_ptds;
         const INDEX: usize = 526usize;
     }
-    /** `cuMemcpyAtoHAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyAtoHAsync_v2000`](crate::pfn::PFN_cuMemcpyAtoHAsync_v2000).
+    /** Copies memory from Array to Host
+
+ `cuMemcpyAtoHAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyAtoHAsync_v2000`](crate::pfn::PFN_cuMemcpyAtoHAsync_v2000).
 
  ```text
  fn(dstHost: *mut c_void, srcArray: CUarray, srcOffset: c_uint, ByteCount: c_uint, hStream: CUstream) -> CUresult
@@ -23454,7 +24496,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAtoHAsync_v2000;
         const INDEX: usize = 527usize;
     }
-    /** `cuMemcpyAtoHAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyAtoHAsync_v3020`](crate::pfn::PFN_cuMemcpyAtoHAsync_v3020).
+    /** Copies memory from Array to Host
+
+ `cuMemcpyAtoHAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyAtoHAsync_v3020`](crate::pfn::PFN_cuMemcpyAtoHAsync_v3020).
 
  ```text
  fn(dstHost: *mut c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -23472,7 +24516,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAtoHAsync_v3020;
         const INDEX: usize = 528usize;
     }
-    /** `cuMemcpyAtoHAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz).
+    /** Copies memory from Array to Host
+
+ `cuMemcpyAtoHAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyAtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz).
 
  ```text
  fn(dstHost: *mut c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -23490,7 +24536,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyAtoHAsync_v7000_ptsz;
         const INDEX: usize = 529usize;
     }
-    /** `cuMemcpyBatchAsync` at exactly version 12080 (CUDA 12.8): [`PFN_cuMemcpyBatchAsync_v12080`](crate::pfn::PFN_cuMemcpyBatchAsync_v12080).
+    /** Performs a batch of memory copies asynchronously.
+
+ `cuMemcpyBatchAsync` at exactly version 12080 (CUDA 12.8): [`PFN_cuMemcpyBatchAsync_v12080`](crate::pfn::PFN_cuMemcpyBatchAsync_v12080).
 
  ```text
  fn(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> CUresult
@@ -23508,7 +24556,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v12080;
         const INDEX: usize = 530usize;
     }
-    /** `cuMemcpyBatchAsync` at exactly version 12080 (CUDA 12.8): [`PFN_cuMemcpyBatchAsync_v12080_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v12080_ptsz).
+    /** Performs a batch of memory copies asynchronously.
+
+ `cuMemcpyBatchAsync` at exactly version 12080 (CUDA 12.8): [`PFN_cuMemcpyBatchAsync_v12080_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v12080_ptsz).
 
  ```text
  fn(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> CUresult
@@ -23526,7 +24576,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v12080_ptsz;
         const INDEX: usize = 531usize;
     }
-    /** `cuMemcpyBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemcpyBatchAsync_v13000`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000).
+    /** Performs a batch of memory copies asynchronously.
+
+ `cuMemcpyBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemcpyBatchAsync_v13000`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000).
 
  ```text
  fn(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult
@@ -23544,7 +24596,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v13000;
         const INDEX: usize = 532usize;
     }
-    /** `cuMemcpyBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemcpyBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz).
+    /** Performs a batch of memory copies asynchronously.
+
+ `cuMemcpyBatchAsync` at exactly version 13000 (CUDA 13.0): [`PFN_cuMemcpyBatchAsync_v13000_ptsz`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz).
 
  ```text
  fn(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult
@@ -23562,7 +24616,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyBatchAsync_v13000_ptsz;
         const INDEX: usize = 533usize;
     }
-    /** `cuMemcpyDtoA` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyDtoA_v2000`](crate::pfn::PFN_cuMemcpyDtoA_v2000).
+    /** Copies memory from Device to Array
+
+ `cuMemcpyDtoA` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyDtoA_v2000`](crate::pfn::PFN_cuMemcpyDtoA_v2000).
 
  ```text
  fn(dstArray: CUarray, dstOffset: c_uint, srcDevice: CUdeviceptr_v1, ByteCount: c_uint) -> CUresult
@@ -23580,7 +24636,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoA_v2000;
         const INDEX: usize = 534usize;
     }
-    /** `cuMemcpyDtoA` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoA_v3020`](crate::pfn::PFN_cuMemcpyDtoA_v3020).
+    /** Copies memory from Device to Array
+
+ `cuMemcpyDtoA` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoA_v3020`](crate::pfn::PFN_cuMemcpyDtoA_v3020).
 
  ```text
  fn(dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult
@@ -23598,7 +24656,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoA_v3020;
         const INDEX: usize = 535usize;
     }
-    /** `cuMemcpyDtoA` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds).
+    /** Copies memory from Device to Array
+
+ `cuMemcpyDtoA` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds).
 
  ```text
  fn(dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult
@@ -23616,7 +24676,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoA_v7000_ptds;
         const INDEX: usize = 536usize;
     }
-    /** `cuMemcpyDtoD` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyDtoD_v2000`](crate::pfn::PFN_cuMemcpyDtoD_v2000).
+    /** Copies memory from Device to Device
+
+ `cuMemcpyDtoD` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyDtoD_v2000`](crate::pfn::PFN_cuMemcpyDtoD_v2000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: c_uint) -> CUresult
@@ -23634,7 +24696,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoD_v2000;
         const INDEX: usize = 537usize;
     }
-    /** `cuMemcpyDtoD` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoD_v3020`](crate::pfn::PFN_cuMemcpyDtoD_v3020).
+    /** Copies memory from Device to Device
+
+ `cuMemcpyDtoD` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoD_v3020`](crate::pfn::PFN_cuMemcpyDtoD_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult
@@ -23652,7 +24716,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoD_v3020;
         const INDEX: usize = 538usize;
     }
-    /** `cuMemcpyDtoD` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds).
+    /** Copies memory from Device to Device
+
+ `cuMemcpyDtoD` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult
@@ -23670,7 +24736,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoD_v7000_ptds;
         const INDEX: usize = 539usize;
     }
-    /** `cuMemcpyDtoDAsync` at exactly version 3000 (CUDA 3.0): [`PFN_cuMemcpyDtoDAsync_v3000`](crate::pfn::PFN_cuMemcpyDtoDAsync_v3000).
+    /** Copies memory from Device to Device
+
+ `cuMemcpyDtoDAsync` at exactly version 3000 (CUDA 3.0): [`PFN_cuMemcpyDtoDAsync_v3000`](crate::pfn::PFN_cuMemcpyDtoDAsync_v3000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: c_uint, hStream: CUstream) -> CUresult
@@ -23688,7 +24756,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoDAsync_v3000;
         const INDEX: usize = 540usize;
     }
-    /** `cuMemcpyDtoDAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoDAsync_v3020`](crate::pfn::PFN_cuMemcpyDtoDAsync_v3020).
+    /** Copies memory from Device to Device
+
+ `cuMemcpyDtoDAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoDAsync_v3020`](crate::pfn::PFN_cuMemcpyDtoDAsync_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -23706,7 +24776,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoDAsync_v3020;
         const INDEX: usize = 541usize;
     }
-    /** `cuMemcpyDtoDAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz).
+    /** Copies memory from Device to Device
+
+ `cuMemcpyDtoDAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -23724,7 +24796,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoDAsync_v7000_ptsz;
         const INDEX: usize = 542usize;
     }
-    /** `cuMemcpyDtoH` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyDtoH_v2000`](crate::pfn::PFN_cuMemcpyDtoH_v2000).
+    /** Copies memory from Device to Host
+
+ `cuMemcpyDtoH` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyDtoH_v2000`](crate::pfn::PFN_cuMemcpyDtoH_v2000).
 
  ```text
  fn(dstHost: *mut c_void, srcDevice: CUdeviceptr_v1, ByteCount: c_uint) -> CUresult
@@ -23742,7 +24816,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoH_v2000;
         const INDEX: usize = 543usize;
     }
-    /** `cuMemcpyDtoH` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoH_v3020`](crate::pfn::PFN_cuMemcpyDtoH_v3020).
+    /** Copies memory from Device to Host
+
+ `cuMemcpyDtoH` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoH_v3020`](crate::pfn::PFN_cuMemcpyDtoH_v3020).
 
  ```text
  fn(dstHost: *mut c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult
@@ -23760,7 +24836,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoH_v3020;
         const INDEX: usize = 544usize;
     }
-    /** `cuMemcpyDtoH` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds).
+    /** Copies memory from Device to Host
+
+ `cuMemcpyDtoH` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoH_v7000_ptds`](crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds).
 
  ```text
  fn(dstHost: *mut c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult
@@ -23778,7 +24856,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoH_v7000_ptds;
         const INDEX: usize = 545usize;
     }
-    /** `cuMemcpyDtoHAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyDtoHAsync_v2000`](crate::pfn::PFN_cuMemcpyDtoHAsync_v2000).
+    /** Copies memory from Device to Host
+
+ `cuMemcpyDtoHAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyDtoHAsync_v2000`](crate::pfn::PFN_cuMemcpyDtoHAsync_v2000).
 
  ```text
  fn(dstHost: *mut c_void, srcDevice: CUdeviceptr_v1, ByteCount: c_uint, hStream: CUstream) -> CUresult
@@ -23796,7 +24876,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoHAsync_v2000;
         const INDEX: usize = 546usize;
     }
-    /** `cuMemcpyDtoHAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoHAsync_v3020`](crate::pfn::PFN_cuMemcpyDtoHAsync_v3020).
+    /** Copies memory from Device to Host
+
+ `cuMemcpyDtoHAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyDtoHAsync_v3020`](crate::pfn::PFN_cuMemcpyDtoHAsync_v3020).
 
  ```text
  fn(dstHost: *mut c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -23814,7 +24896,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoHAsync_v3020;
         const INDEX: usize = 547usize;
     }
-    /** `cuMemcpyDtoHAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz).
+    /** Copies memory from Device to Host
+
+ `cuMemcpyDtoHAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyDtoHAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz).
 
  ```text
  fn(dstHost: *mut c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -23832,7 +24916,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyDtoHAsync_v7000_ptsz;
         const INDEX: usize = 548usize;
     }
-    /** `cuMemcpyHtoA` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyHtoA_v2000`](crate::pfn::PFN_cuMemcpyHtoA_v2000).
+    /** Copies memory from Host to Array
+
+ `cuMemcpyHtoA` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyHtoA_v2000`](crate::pfn::PFN_cuMemcpyHtoA_v2000).
 
  ```text
  fn(dstArray: CUarray, dstOffset: c_uint, srcHost: *const c_void, ByteCount: c_uint) -> CUresult
@@ -23850,7 +24936,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyHtoA_v2000;
         const INDEX: usize = 549usize;
     }
-    /** `cuMemcpyHtoA` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyHtoA_v3020`](crate::pfn::PFN_cuMemcpyHtoA_v3020).
+    /** Copies memory from Host to Array
+
+ `cuMemcpyHtoA` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyHtoA_v3020`](crate::pfn::PFN_cuMemcpyHtoA_v3020).
 
  ```text
  fn(dstArray: CUarray, dstOffset: usize, srcHost: *const c_void, ByteCount: usize) -> CUresult
@@ -23868,7 +24956,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyHtoA_v3020;
         const INDEX: usize = 550usize;
     }
-    /** `cuMemcpyHtoA` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyHtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds).
+    /** Copies memory from Host to Array
+
+ `cuMemcpyHtoA` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyHtoA_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds).
 
  ```text
  fn(dstArray: CUarray, dstOffset: usize, srcHost: *const c_void, ByteCount: usize) -> CUresult
@@ -23886,7 +24976,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyHtoA_v7000_ptds;
         const INDEX: usize = 551usize;
     }
-    /** `cuMemcpyHtoAAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyHtoAAsync_v2000`](crate::pfn::PFN_cuMemcpyHtoAAsync_v2000).
+    /** Copies memory from Host to Array
+
+ `cuMemcpyHtoAAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyHtoAAsync_v2000`](crate::pfn::PFN_cuMemcpyHtoAAsync_v2000).
 
  ```text
  fn(dstArray: CUarray, dstOffset: c_uint, srcHost: *const c_void, ByteCount: c_uint, hStream: CUstream) -> CUresult
@@ -23904,7 +24996,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyHtoAAsync_v2000;
         const INDEX: usize = 552usize;
     }
-    /** `cuMemcpyHtoAAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyHtoAAsync_v3020`](crate::pfn::PFN_cuMemcpyHtoAAsync_v3020).
+    /** Copies memory from Host to Array
+
+ `cuMemcpyHtoAAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyHtoAAsync_v3020`](crate::pfn::PFN_cuMemcpyHtoAAsync_v3020).
 
  ```text
  fn(dstArray: CUarray, dstOffset: usize, srcHost: *const c_void, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -23922,7 +25016,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyHtoAAsync_v3020;
         const INDEX: usize = 553usize;
     }
-    /** `cuMemcpyHtoAAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyHtoAAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz).
+    /** Copies memory from Host to Array
+
+ `cuMemcpyHtoAAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyHtoAAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz).
 
  ```text
  fn(dstArray: CUarray, dstOffset: usize, srcHost: *const c_void, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -23940,7 +25036,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyHtoAAsync_v7000_ptsz;
         const INDEX: usize = 554usize;
     }
-    /** `cuMemcpyHtoD` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyHtoD_v2000`](crate::pfn::PFN_cuMemcpyHtoD_v2000).
+    /** Copies memory from Host to Device
+
+ `cuMemcpyHtoD` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyHtoD_v2000`](crate::pfn::PFN_cuMemcpyHtoD_v2000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v1, srcHost: *const c_void, ByteCount: c_uint) -> CUresult
@@ -23958,7 +25056,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyHtoD_v2000;
         const INDEX: usize = 555usize;
     }
-    /** `cuMemcpyHtoD` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyHtoD_v3020`](crate::pfn::PFN_cuMemcpyHtoD_v3020).
+    /** Copies memory from Host to Device
+
+ `cuMemcpyHtoD` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyHtoD_v3020`](crate::pfn::PFN_cuMemcpyHtoD_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, srcHost: *const c_void, ByteCount: usize) -> CUresult
@@ -23976,7 +25076,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyHtoD_v3020;
         const INDEX: usize = 556usize;
     }
-    /** `cuMemcpyHtoD` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyHtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds).
+    /** Copies memory from Host to Device
+
+ `cuMemcpyHtoD` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyHtoD_v7000_ptds`](crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, srcHost: *const c_void, ByteCount: usize) -> CUresult
@@ -23994,7 +25096,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyHtoD_v7000_ptds;
         const INDEX: usize = 557usize;
     }
-    /** `cuMemcpyHtoDAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyHtoDAsync_v2000`](crate::pfn::PFN_cuMemcpyHtoDAsync_v2000).
+    /** Copies memory from Host to Device
+
+ `cuMemcpyHtoDAsync` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemcpyHtoDAsync_v2000`](crate::pfn::PFN_cuMemcpyHtoDAsync_v2000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v1, srcHost: *const c_void, ByteCount: c_uint, hStream: CUstream) -> CUresult
@@ -24012,7 +25116,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyHtoDAsync_v2000;
         const INDEX: usize = 558usize;
     }
-    /** `cuMemcpyHtoDAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyHtoDAsync_v3020`](crate::pfn::PFN_cuMemcpyHtoDAsync_v3020).
+    /** Copies memory from Host to Device
+
+ `cuMemcpyHtoDAsync` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemcpyHtoDAsync_v3020`](crate::pfn::PFN_cuMemcpyHtoDAsync_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, srcHost: *const c_void, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -24030,7 +25136,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyHtoDAsync_v3020;
         const INDEX: usize = 559usize;
     }
-    /** `cuMemcpyHtoDAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyHtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz).
+    /** Copies memory from Host to Device
+
+ `cuMemcpyHtoDAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyHtoDAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, srcHost: *const c_void, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -24048,7 +25156,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyHtoDAsync_v7000_ptsz;
         const INDEX: usize = 560usize;
     }
-    /** `cuMemcpyPeer` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpyPeer_v4000`](crate::pfn::PFN_cuMemcpyPeer_v4000).
+    /** Copies device memory between two contexts
+
+ `cuMemcpyPeer` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpyPeer_v4000`](crate::pfn::PFN_cuMemcpyPeer_v4000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize) -> CUresult
@@ -24066,7 +25176,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyPeer_v4000;
         const INDEX: usize = 561usize;
     }
-    /** `cuMemcpyPeer` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpyPeer_v7000_ptds).
+    /** Copies device memory between two contexts
+
+ `cuMemcpyPeer` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyPeer_v7000_ptds`](crate::pfn::PFN_cuMemcpyPeer_v7000_ptds).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize) -> CUresult
@@ -24084,7 +25196,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyPeer_v7000_ptds;
         const INDEX: usize = 562usize;
     }
-    /** `cuMemcpyPeerAsync` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpyPeerAsync_v4000`](crate::pfn::PFN_cuMemcpyPeerAsync_v4000).
+    /** Copies device memory between two contexts asynchronously.
+
+ `cuMemcpyPeerAsync` at exactly version 4000 (CUDA 4.0): [`PFN_cuMemcpyPeerAsync_v4000`](crate::pfn::PFN_cuMemcpyPeerAsync_v4000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -24102,7 +25216,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyPeerAsync_v4000;
         const INDEX: usize = 563usize;
     }
-    /** `cuMemcpyPeerAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz).
+    /** Copies device memory between two contexts asynchronously.
+
+ `cuMemcpyPeerAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemcpyPeerAsync_v7000_ptsz`](crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult
@@ -24120,7 +25236,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyPeerAsync_v7000_ptsz;
         const INDEX: usize = 564usize;
     }
-    /** `cuMemcpyWithAttributesAsync` at exactly version 13020 (CUDA 13.2): [`PFN_cuMemcpyWithAttributesAsync_v13020`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020).
+    /** Performs asynchronous memory copy operation with the specified attributes.
+
+ `cuMemcpyWithAttributesAsync` at exactly version 13020 (CUDA 13.2): [`PFN_cuMemcpyWithAttributesAsync_v13020`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020).
 
  ```text
  fn(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, size: usize, attr: *mut CUmemcpyAttributes_v1, hStream: CUstream) -> CUresult
@@ -24138,7 +25256,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020;
         const INDEX: usize = 565usize;
     }
-    /** `cuMemcpyWithAttributesAsync` at exactly version 13020 (CUDA 13.2): [`PFN_cuMemcpyWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz).
+    /** Performs asynchronous memory copy operation with the specified attributes.
+
+ `cuMemcpyWithAttributesAsync` at exactly version 13020 (CUDA 13.2): [`PFN_cuMemcpyWithAttributesAsync_v13020_ptsz`](crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz).
 
  ```text
  fn(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, size: usize, attr: *mut CUmemcpyAttributes_v1, hStream: CUstream) -> CUresult
@@ -24156,7 +25276,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemcpyWithAttributesAsync_v13020_ptsz;
         const INDEX: usize = 566usize;
     }
-    /** `cuMemsetD16` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD16_v2000`](crate::pfn::PFN_cuMemsetD16_v2000).
+    /** Initializes device memory
+
+ `cuMemsetD16` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD16_v2000`](crate::pfn::PFN_cuMemsetD16_v2000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v1, us: c_ushort, N: c_uint) -> CUresult
@@ -24174,7 +25296,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD16_v2000;
         const INDEX: usize = 567usize;
     }
-    /** `cuMemsetD16` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD16_v3020`](crate::pfn::PFN_cuMemsetD16_v3020).
+    /** Initializes device memory
+
+ `cuMemsetD16` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD16_v3020`](crate::pfn::PFN_cuMemsetD16_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, us: c_ushort, N: usize) -> CUresult
@@ -24192,7 +25316,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD16_v3020;
         const INDEX: usize = 568usize;
     }
-    /** `cuMemsetD16` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD16_v7000_ptds`](crate::pfn::PFN_cuMemsetD16_v7000_ptds).
+    /** Initializes device memory
+
+ `cuMemsetD16` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD16_v7000_ptds`](crate::pfn::PFN_cuMemsetD16_v7000_ptds).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, us: c_ushort, N: usize) -> CUresult
@@ -24210,7 +25336,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD16_v7000_ptds;
         const INDEX: usize = 569usize;
     }
-    /** `cuMemsetD16Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD16Async_v3020`](crate::pfn::PFN_cuMemsetD16Async_v3020).
+    /** Sets device memory
+
+ `cuMemsetD16Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD16Async_v3020`](crate::pfn::PFN_cuMemsetD16Async_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, us: c_ushort, N: usize, hStream: CUstream) -> CUresult
@@ -24228,7 +25356,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD16Async_v3020;
         const INDEX: usize = 570usize;
     }
-    /** `cuMemsetD16Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz).
+    /** Sets device memory
+
+ `cuMemsetD16Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, us: c_ushort, N: usize, hStream: CUstream) -> CUresult
@@ -24246,7 +25376,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD16Async_v7000_ptsz;
         const INDEX: usize = 571usize;
     }
-    /** `cuMemsetD2D16` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD2D16_v2000`](crate::pfn::PFN_cuMemsetD2D16_v2000).
+    /** Initializes device memory
+
+ `cuMemsetD2D16` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD2D16_v2000`](crate::pfn::PFN_cuMemsetD2D16_v2000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v1, dstPitch: c_uint, us: c_ushort, Width: c_uint, Height: c_uint) -> CUresult
@@ -24264,7 +25396,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D16_v2000;
         const INDEX: usize = 572usize;
     }
-    /** `cuMemsetD2D16` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D16_v3020`](crate::pfn::PFN_cuMemsetD2D16_v3020).
+    /** Initializes device memory
+
+ `cuMemsetD2D16` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D16_v3020`](crate::pfn::PFN_cuMemsetD2D16_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: c_ushort, Width: usize, Height: usize) -> CUresult
@@ -24282,7 +25416,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D16_v3020;
         const INDEX: usize = 573usize;
     }
-    /** `cuMemsetD2D16` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D16_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D16_v7000_ptds).
+    /** Initializes device memory
+
+ `cuMemsetD2D16` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D16_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D16_v7000_ptds).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: c_ushort, Width: usize, Height: usize) -> CUresult
@@ -24300,7 +25436,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D16_v7000_ptds;
         const INDEX: usize = 574usize;
     }
-    /** `cuMemsetD2D16Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D16Async_v3020`](crate::pfn::PFN_cuMemsetD2D16Async_v3020).
+    /** Sets device memory
+
+ `cuMemsetD2D16Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D16Async_v3020`](crate::pfn::PFN_cuMemsetD2D16Async_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: c_ushort, Width: usize, Height: usize, hStream: CUstream) -> CUresult
@@ -24318,7 +25456,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D16Async_v3020;
         const INDEX: usize = 575usize;
     }
-    /** `cuMemsetD2D16Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz).
+    /** Sets device memory
+
+ `cuMemsetD2D16Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D16Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: c_ushort, Width: usize, Height: usize, hStream: CUstream) -> CUresult
@@ -24336,7 +25476,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D16Async_v7000_ptsz;
         const INDEX: usize = 576usize;
     }
-    /** `cuMemsetD2D32` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD2D32_v2000`](crate::pfn::PFN_cuMemsetD2D32_v2000).
+    /** Initializes device memory
+
+ `cuMemsetD2D32` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD2D32_v2000`](crate::pfn::PFN_cuMemsetD2D32_v2000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v1, dstPitch: c_uint, ui: c_uint, Width: c_uint, Height: c_uint) -> CUresult
@@ -24354,7 +25496,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D32_v2000;
         const INDEX: usize = 577usize;
     }
-    /** `cuMemsetD2D32` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D32_v3020`](crate::pfn::PFN_cuMemsetD2D32_v3020).
+    /** Initializes device memory
+
+ `cuMemsetD2D32` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D32_v3020`](crate::pfn::PFN_cuMemsetD2D32_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: c_uint, Width: usize, Height: usize) -> CUresult
@@ -24372,7 +25516,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D32_v3020;
         const INDEX: usize = 578usize;
     }
-    /** `cuMemsetD2D32` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D32_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D32_v7000_ptds).
+    /** Initializes device memory
+
+ `cuMemsetD2D32` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D32_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D32_v7000_ptds).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: c_uint, Width: usize, Height: usize) -> CUresult
@@ -24390,7 +25536,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D32_v7000_ptds;
         const INDEX: usize = 579usize;
     }
-    /** `cuMemsetD2D32Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D32Async_v3020`](crate::pfn::PFN_cuMemsetD2D32Async_v3020).
+    /** Sets device memory
+
+ `cuMemsetD2D32Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D32Async_v3020`](crate::pfn::PFN_cuMemsetD2D32Async_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: c_uint, Width: usize, Height: usize, hStream: CUstream) -> CUresult
@@ -24408,7 +25556,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D32Async_v3020;
         const INDEX: usize = 580usize;
     }
-    /** `cuMemsetD2D32Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz).
+    /** Sets device memory
+
+ `cuMemsetD2D32Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: c_uint, Width: usize, Height: usize, hStream: CUstream) -> CUresult
@@ -24426,7 +25576,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D32Async_v7000_ptsz;
         const INDEX: usize = 581usize;
     }
-    /** `cuMemsetD2D8` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD2D8_v2000`](crate::pfn::PFN_cuMemsetD2D8_v2000).
+    /** Initializes device memory
+
+ `cuMemsetD2D8` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD2D8_v2000`](crate::pfn::PFN_cuMemsetD2D8_v2000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v1, dstPitch: c_uint, uc: c_uchar, Width: c_uint, Height: c_uint) -> CUresult
@@ -24444,7 +25596,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D8_v2000;
         const INDEX: usize = 582usize;
     }
-    /** `cuMemsetD2D8` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D8_v3020`](crate::pfn::PFN_cuMemsetD2D8_v3020).
+    /** Initializes device memory
+
+ `cuMemsetD2D8` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D8_v3020`](crate::pfn::PFN_cuMemsetD2D8_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: c_uchar, Width: usize, Height: usize) -> CUresult
@@ -24462,7 +25616,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D8_v3020;
         const INDEX: usize = 583usize;
     }
-    /** `cuMemsetD2D8` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D8_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D8_v7000_ptds).
+    /** Initializes device memory
+
+ `cuMemsetD2D8` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D8_v7000_ptds`](crate::pfn::PFN_cuMemsetD2D8_v7000_ptds).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: c_uchar, Width: usize, Height: usize) -> CUresult
@@ -24480,7 +25636,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D8_v7000_ptds;
         const INDEX: usize = 584usize;
     }
-    /** `cuMemsetD2D8Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D8Async_v3020`](crate::pfn::PFN_cuMemsetD2D8Async_v3020).
+    /** Sets device memory
+
+ `cuMemsetD2D8Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD2D8Async_v3020`](crate::pfn::PFN_cuMemsetD2D8Async_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: c_uchar, Width: usize, Height: usize, hStream: CUstream) -> CUresult
@@ -24498,7 +25656,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D8Async_v3020;
         const INDEX: usize = 585usize;
     }
-    /** `cuMemsetD2D8Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz).
+    /** Sets device memory
+
+ `cuMemsetD2D8Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD2D8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: c_uchar, Width: usize, Height: usize, hStream: CUstream) -> CUresult
@@ -24516,7 +25676,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD2D8Async_v7000_ptsz;
         const INDEX: usize = 586usize;
     }
-    /** `cuMemsetD32` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD32_v2000`](crate::pfn::PFN_cuMemsetD32_v2000).
+    /** Initializes device memory
+
+ `cuMemsetD32` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD32_v2000`](crate::pfn::PFN_cuMemsetD32_v2000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v1, ui: c_uint, N: c_uint) -> CUresult
@@ -24534,7 +25696,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD32_v2000;
         const INDEX: usize = 587usize;
     }
-    /** `cuMemsetD32` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD32_v3020`](crate::pfn::PFN_cuMemsetD32_v3020).
+    /** Initializes device memory
+
+ `cuMemsetD32` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD32_v3020`](crate::pfn::PFN_cuMemsetD32_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, ui: c_uint, N: usize) -> CUresult
@@ -24552,7 +25716,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD32_v3020;
         const INDEX: usize = 588usize;
     }
-    /** `cuMemsetD32` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD32_v7000_ptds`](crate::pfn::PFN_cuMemsetD32_v7000_ptds).
+    /** Initializes device memory
+
+ `cuMemsetD32` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD32_v7000_ptds`](crate::pfn::PFN_cuMemsetD32_v7000_ptds).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, ui: c_uint, N: usize) -> CUresult
@@ -24570,7 +25736,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD32_v7000_ptds;
         const INDEX: usize = 589usize;
     }
-    /** `cuMemsetD32Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD32Async_v3020`](crate::pfn::PFN_cuMemsetD32Async_v3020).
+    /** Sets device memory
+
+ `cuMemsetD32Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD32Async_v3020`](crate::pfn::PFN_cuMemsetD32Async_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, ui: c_uint, N: usize, hStream: CUstream) -> CUresult
@@ -24588,7 +25756,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD32Async_v3020;
         const INDEX: usize = 590usize;
     }
-    /** `cuMemsetD32Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz).
+    /** Sets device memory
+
+ `cuMemsetD32Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD32Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, ui: c_uint, N: usize, hStream: CUstream) -> CUresult
@@ -24606,7 +25776,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD32Async_v7000_ptsz;
         const INDEX: usize = 591usize;
     }
-    /** `cuMemsetD8` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD8_v2000`](crate::pfn::PFN_cuMemsetD8_v2000).
+    /** Initializes device memory
+
+ `cuMemsetD8` at exactly version 2000 (CUDA 2.0): [`PFN_cuMemsetD8_v2000`](crate::pfn::PFN_cuMemsetD8_v2000).
 
  ```text
  fn(dstDevice: CUdeviceptr_v1, uc: c_uchar, N: c_uint) -> CUresult
@@ -24624,7 +25796,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD8_v2000;
         const INDEX: usize = 592usize;
     }
-    /** `cuMemsetD8` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD8_v3020`](crate::pfn::PFN_cuMemsetD8_v3020).
+    /** Initializes device memory
+
+ `cuMemsetD8` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD8_v3020`](crate::pfn::PFN_cuMemsetD8_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, uc: c_uchar, N: usize) -> CUresult
@@ -24642,7 +25816,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD8_v3020;
         const INDEX: usize = 593usize;
     }
-    /** `cuMemsetD8` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD8_v7000_ptds`](crate::pfn::PFN_cuMemsetD8_v7000_ptds).
+    /** Initializes device memory
+
+ `cuMemsetD8` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD8_v7000_ptds`](crate::pfn::PFN_cuMemsetD8_v7000_ptds).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, uc: c_uchar, N: usize) -> CUresult
@@ -24660,7 +25836,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD8_v7000_ptds;
         const INDEX: usize = 594usize;
     }
-    /** `cuMemsetD8Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD8Async_v3020`](crate::pfn::PFN_cuMemsetD8Async_v3020).
+    /** Sets device memory
+
+ `cuMemsetD8Async` at exactly version 3020 (CUDA 3.2): [`PFN_cuMemsetD8Async_v3020`](crate::pfn::PFN_cuMemsetD8Async_v3020).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, uc: c_uchar, N: usize, hStream: CUstream) -> CUresult
@@ -24678,7 +25856,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD8Async_v3020;
         const INDEX: usize = 595usize;
     }
-    /** `cuMemsetD8Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz).
+    /** Sets device memory
+
+ `cuMemsetD8Async` at exactly version 7000 (CUDA 7.0): [`PFN_cuMemsetD8Async_v7000_ptsz`](crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz).
 
  ```text
  fn(dstDevice: CUdeviceptr_v2, uc: c_uchar, N: usize, hStream: CUstream) -> CUresult
@@ -24696,7 +25876,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMemsetD8Async_v7000_ptsz;
         const INDEX: usize = 596usize;
     }
-    /** `cuMipmappedArrayCreate` at exactly version 5000 (CUDA 5.0): [`PFN_cuMipmappedArrayCreate_v5000`](crate::pfn::PFN_cuMipmappedArrayCreate_v5000).
+    /** Creates a CUDA mipmapped array
+
+ `cuMipmappedArrayCreate` at exactly version 5000 (CUDA 5.0): [`PFN_cuMipmappedArrayCreate_v5000`](crate::pfn::PFN_cuMipmappedArrayCreate_v5000).
 
  ```text
  fn(pHandle: *mut CUmipmappedArray, pMipmappedArrayDesc: *const CUDA_ARRAY3D_DESCRIPTOR_v2, numMipmapLevels: c_uint) -> CUresult
@@ -24712,7 +25894,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMipmappedArrayCreate_v5000;
         const INDEX: usize = 597usize;
     }
-    /** `cuMipmappedArrayDestroy` at exactly version 5000 (CUDA 5.0): [`PFN_cuMipmappedArrayDestroy_v5000`](crate::pfn::PFN_cuMipmappedArrayDestroy_v5000).
+    /** Destroys a CUDA mipmapped array
+
+ `cuMipmappedArrayDestroy` at exactly version 5000 (CUDA 5.0): [`PFN_cuMipmappedArrayDestroy_v5000`](crate::pfn::PFN_cuMipmappedArrayDestroy_v5000).
 
  ```text
  fn(hMipmappedArray: CUmipmappedArray) -> CUresult
@@ -24728,7 +25912,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMipmappedArrayDestroy_v5000;
         const INDEX: usize = 598usize;
     }
-    /** `cuMipmappedArrayGetLevel` at exactly version 5000 (CUDA 5.0): [`PFN_cuMipmappedArrayGetLevel_v5000`](crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000).
+    /** Gets a mipmap level of a CUDA mipmapped array
+
+ `cuMipmappedArrayGetLevel` at exactly version 5000 (CUDA 5.0): [`PFN_cuMipmappedArrayGetLevel_v5000`](crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000).
 
  ```text
  fn(pLevelArray: *mut CUarray, hMipmappedArray: CUmipmappedArray, level: c_uint) -> CUresult
@@ -24744,7 +25930,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMipmappedArrayGetLevel_v5000;
         const INDEX: usize = 599usize;
     }
-    /** `cuMipmappedArrayGetMemoryRequirements` at exactly version 11060 (CUDA 11.6): [`PFN_cuMipmappedArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060).
+    /** Returns the memory requirements of a CUDA mipmapped array
+
+ `cuMipmappedArrayGetMemoryRequirements` at exactly version 11060 (CUDA 11.6): [`PFN_cuMipmappedArrayGetMemoryRequirements_v11060`](crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060).
 
  ```text
  fn(memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, mipmap: CUmipmappedArray, device: CUdevice) -> CUresult
@@ -24760,7 +25948,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMipmappedArrayGetMemoryRequirements_v11060;
         const INDEX: usize = 600usize;
     }
-    /** `cuMipmappedArrayGetSparseProperties` at exactly version 11010 (CUDA 11.1): [`PFN_cuMipmappedArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010).
+    /** Returns the layout properties of a sparse CUDA mipmapped array
+
+ `cuMipmappedArrayGetSparseProperties` at exactly version 11010 (CUDA 11.1): [`PFN_cuMipmappedArrayGetSparseProperties_v11010`](crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010).
 
  ```text
  fn(sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, mipmap: CUmipmappedArray) -> CUresult
@@ -24776,7 +25966,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMipmappedArrayGetSparseProperties_v11010;
         const INDEX: usize = 601usize;
     }
-    /** `cuModuleEnumerateFunctions` at exactly version 12040 (CUDA 12.4): [`PFN_cuModuleEnumerateFunctions_v12040`](crate::pfn::PFN_cuModuleEnumerateFunctions_v12040).
+    /** Returns the function handles within a module.
+
+ `cuModuleEnumerateFunctions` at exactly version 12040 (CUDA 12.4): [`PFN_cuModuleEnumerateFunctions_v12040`](crate::pfn::PFN_cuModuleEnumerateFunctions_v12040).
 
  ```text
  fn(functions: *mut CUfunction, numFunctions: c_uint, mod_: CUmodule) -> CUresult
@@ -24792,7 +25984,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleEnumerateFunctions_v12040;
         const INDEX: usize = 602usize;
     }
-    /** `cuModuleGetFunction` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleGetFunction_v2000`](crate::pfn::PFN_cuModuleGetFunction_v2000).
+    /** Returns a function handle
+
+ `cuModuleGetFunction` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleGetFunction_v2000`](crate::pfn::PFN_cuModuleGetFunction_v2000).
 
  ```text
  fn(hfunc: *mut CUfunction, hmod: CUmodule, name: *const c_char) -> CUresult
@@ -24808,7 +26002,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleGetFunction_v2000;
         const INDEX: usize = 603usize;
     }
-    /** `cuModuleGetFunctionCount` at exactly version 12040 (CUDA 12.4): [`PFN_cuModuleGetFunctionCount_v12040`](crate::pfn::PFN_cuModuleGetFunctionCount_v12040).
+    /** Returns the number of functions within a module
+
+ `cuModuleGetFunctionCount` at exactly version 12040 (CUDA 12.4): [`PFN_cuModuleGetFunctionCount_v12040`](crate::pfn::PFN_cuModuleGetFunctionCount_v12040).
 
  ```text
  fn(count: *mut c_uint, hmod: CUmodule) -> CUresult
@@ -24824,7 +26020,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleGetFunctionCount_v12040;
         const INDEX: usize = 604usize;
     }
-    /** `cuModuleGetGlobal` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleGetGlobal_v2000`](crate::pfn::PFN_cuModuleGetGlobal_v2000).
+    /** Returns a global pointer from a module
+
+ `cuModuleGetGlobal` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleGetGlobal_v2000`](crate::pfn::PFN_cuModuleGetGlobal_v2000).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v1, bytes: *mut c_uint, hmod: CUmodule, name: *const c_char) -> CUresult
@@ -24842,7 +26040,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleGetGlobal_v2000;
         const INDEX: usize = 605usize;
     }
-    /** `cuModuleGetGlobal` at exactly version 3020 (CUDA 3.2): [`PFN_cuModuleGetGlobal_v3020`](crate::pfn::PFN_cuModuleGetGlobal_v3020).
+    /** Returns a global pointer from a module
+
+ `cuModuleGetGlobal` at exactly version 3020 (CUDA 3.2): [`PFN_cuModuleGetGlobal_v3020`](crate::pfn::PFN_cuModuleGetGlobal_v3020).
 
  ```text
  fn(dptr: *mut CUdeviceptr_v2, bytes: *mut usize, hmod: CUmodule, name: *const c_char) -> CUresult
@@ -24860,7 +26060,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleGetGlobal_v3020;
         const INDEX: usize = 606usize;
     }
-    /** `cuModuleGetLoadingMode` at exactly version 11070 (CUDA 11.7): [`PFN_cuModuleGetLoadingMode_v11070`](crate::pfn::PFN_cuModuleGetLoadingMode_v11070).
+    /** Query lazy loading mode
+
+ `cuModuleGetLoadingMode` at exactly version 11070 (CUDA 11.7): [`PFN_cuModuleGetLoadingMode_v11070`](crate::pfn::PFN_cuModuleGetLoadingMode_v11070).
 
  ```text
  fn(mode: *mut CUmoduleLoadingMode) -> CUresult
@@ -24876,7 +26078,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleGetLoadingMode_v11070;
         const INDEX: usize = 607usize;
     }
-    /** `cuModuleGetSurfRef` at exactly version 3000 (CUDA 3.0): [`PFN_cuModuleGetSurfRef_v3000`](crate::pfn::PFN_cuModuleGetSurfRef_v3000).
+    /** Returns a handle to a surface reference
+
+ `cuModuleGetSurfRef` at exactly version 3000 (CUDA 3.0): [`PFN_cuModuleGetSurfRef_v3000`](crate::pfn::PFN_cuModuleGetSurfRef_v3000).
 
  ```text
  fn(pSurfRef: *mut CUsurfref, hmod: CUmodule, name: *const c_char) -> CUresult
@@ -24892,7 +26096,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleGetSurfRef_v3000;
         const INDEX: usize = 608usize;
     }
-    /** `cuModuleGetTexRef` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleGetTexRef_v2000`](crate::pfn::PFN_cuModuleGetTexRef_v2000).
+    /** Returns a handle to a texture reference
+
+ `cuModuleGetTexRef` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleGetTexRef_v2000`](crate::pfn::PFN_cuModuleGetTexRef_v2000).
 
  ```text
  fn(pTexRef: *mut CUtexref, hmod: CUmodule, name: *const c_char) -> CUresult
@@ -24908,7 +26114,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleGetTexRef_v2000;
         const INDEX: usize = 609usize;
     }
-    /** `cuModuleLoad` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleLoad_v2000`](crate::pfn::PFN_cuModuleLoad_v2000).
+    /** Loads a compute module
+
+ `cuModuleLoad` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleLoad_v2000`](crate::pfn::PFN_cuModuleLoad_v2000).
 
  ```text
  fn(module: *mut CUmodule, fname: *const c_char) -> CUresult
@@ -24924,7 +26132,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleLoad_v2000;
         const INDEX: usize = 610usize;
     }
-    /** `cuModuleLoadData` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleLoadData_v2000`](crate::pfn::PFN_cuModuleLoadData_v2000).
+    /** Load a module's data
+
+ `cuModuleLoadData` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleLoadData_v2000`](crate::pfn::PFN_cuModuleLoadData_v2000).
 
  ```text
  fn(module: *mut CUmodule, image: *const c_void) -> CUresult
@@ -24940,7 +26150,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleLoadData_v2000;
         const INDEX: usize = 611usize;
     }
-    /** `cuModuleLoadDataEx` at exactly version 2010 (CUDA 2.1): [`PFN_cuModuleLoadDataEx_v2010`](crate::pfn::PFN_cuModuleLoadDataEx_v2010).
+    /** Load a module's data with options
+
+ `cuModuleLoadDataEx` at exactly version 2010 (CUDA 2.1): [`PFN_cuModuleLoadDataEx_v2010`](crate::pfn::PFN_cuModuleLoadDataEx_v2010).
 
  ```text
  fn(module: *mut CUmodule, image: *const c_void, numOptions: c_uint, options: *mut CUjit_option, optionValues: *mut *mut c_void) -> CUresult
@@ -24956,7 +26168,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleLoadDataEx_v2010;
         const INDEX: usize = 612usize;
     }
-    /** `cuModuleLoadFatBinary` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleLoadFatBinary_v2000`](crate::pfn::PFN_cuModuleLoadFatBinary_v2000).
+    /** Load a module's data
+
+ `cuModuleLoadFatBinary` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleLoadFatBinary_v2000`](crate::pfn::PFN_cuModuleLoadFatBinary_v2000).
 
  ```text
  fn(module: *mut CUmodule, fatCubin: *const c_void) -> CUresult
@@ -24972,7 +26186,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleLoadFatBinary_v2000;
         const INDEX: usize = 613usize;
     }
-    /** `cuModuleUnload` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleUnload_v2000`](crate::pfn::PFN_cuModuleUnload_v2000).
+    /** Unloads a module
+
+ `cuModuleUnload` at exactly version 2000 (CUDA 2.0): [`PFN_cuModuleUnload_v2000`](crate::pfn::PFN_cuModuleUnload_v2000).
 
  ```text
  fn(hmod: CUmodule) -> CUresult
@@ -24988,7 +26204,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuModuleUnload_v2000;
         const INDEX: usize = 614usize;
     }
-    /** `cuMulticastAddDevice` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastAddDevice_v12010`](crate::pfn::PFN_cuMulticastAddDevice_v12010).
+    /** Associate a device to a multicast object.
+
+ `cuMulticastAddDevice` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastAddDevice_v12010`](crate::pfn::PFN_cuMulticastAddDevice_v12010).
 
  ```text
  fn(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice) -> CUresult
@@ -25004,7 +26222,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMulticastAddDevice_v12010;
         const INDEX: usize = 615usize;
     }
-    /** `cuMulticastBindAddr` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastBindAddr_v12010`](crate::pfn::PFN_cuMulticastBindAddr_v12010).
+    /** Bind a memory allocation represented by a virtual address to a multicast object.
+
+ `cuMulticastBindAddr` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastBindAddr_v12010`](crate::pfn::PFN_cuMulticastBindAddr_v12010).
 
  ```text
  fn(mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: c_ulonglong) -> CUresult
@@ -25022,7 +26242,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMulticastBindAddr_v12010;
         const INDEX: usize = 616usize;
     }
-    /** `cuMulticastBindAddr` at exactly version 13010 (CUDA 13.1): [`PFN_cuMulticastBindAddr_v13010`](crate::pfn::PFN_cuMulticastBindAddr_v13010).
+    /** Bind a memory allocation represented by a virtual address to a multicast object.
+
+ `cuMulticastBindAddr` at exactly version 13010 (CUDA 13.1): [`PFN_cuMulticastBindAddr_v13010`](crate::pfn::PFN_cuMulticastBindAddr_v13010).
 
  ```text
  fn(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: c_ulonglong) -> CUresult
@@ -25040,7 +26262,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMulticastBindAddr_v13010;
         const INDEX: usize = 617usize;
     }
-    /** `cuMulticastBindMem` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastBindMem_v12010`](crate::pfn::PFN_cuMulticastBindMem_v12010).
+    /** Bind a memory allocation represented by a handle to a multicast object.
+
+ `cuMulticastBindMem` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastBindMem_v12010`](crate::pfn::PFN_cuMulticastBindMem_v12010).
 
  ```text
  fn(mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: c_ulonglong) -> CUresult
@@ -25058,7 +26282,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMulticastBindMem_v12010;
         const INDEX: usize = 618usize;
     }
-    /** `cuMulticastBindMem` at exactly version 13010 (CUDA 13.1): [`PFN_cuMulticastBindMem_v13010`](crate::pfn::PFN_cuMulticastBindMem_v13010).
+    /** Bind a memory allocation represented by a handle to a multicast object.
+
+ `cuMulticastBindMem` at exactly version 13010 (CUDA 13.1): [`PFN_cuMulticastBindMem_v13010`](crate::pfn::PFN_cuMulticastBindMem_v13010).
 
  ```text
  fn(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: c_ulonglong) -> CUresult
@@ -25076,7 +26302,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMulticastBindMem_v13010;
         const INDEX: usize = 619usize;
     }
-    /** `cuMulticastCreate` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastCreate_v12010`](crate::pfn::PFN_cuMulticastCreate_v12010).
+    /** Create a generic allocation handle representing a multicast object described by the given properties.
+
+ `cuMulticastCreate` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastCreate_v12010`](crate::pfn::PFN_cuMulticastCreate_v12010).
 
  ```text
  fn(mcHandle: *mut CUmemGenericAllocationHandle, prop: *const CUmulticastObjectProp) -> CUresult
@@ -25092,7 +26320,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMulticastCreate_v12010;
         const INDEX: usize = 620usize;
     }
-    /** `cuMulticastGetGranularity` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastGetGranularity_v12010`](crate::pfn::PFN_cuMulticastGetGranularity_v12010).
+    /** Calculates either the minimal or recommended granularity for multicast object
+
+ `cuMulticastGetGranularity` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastGetGranularity_v12010`](crate::pfn::PFN_cuMulticastGetGranularity_v12010).
 
  ```text
  fn(granularity: *mut usize, prop: *const CUmulticastObjectProp, option: CUmulticastGranularity_flags) -> CUresult
@@ -25108,7 +26338,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMulticastGetGranularity_v12010;
         const INDEX: usize = 621usize;
     }
-    /** `cuMulticastUnbind` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastUnbind_v12010`](crate::pfn::PFN_cuMulticastUnbind_v12010).
+    /** Unbind any memory allocations bound to a multicast object at a given offset and upto a given size.
+
+ `cuMulticastUnbind` at exactly version 12010 (CUDA 12.1): [`PFN_cuMulticastUnbind_v12010`](crate::pfn::PFN_cuMulticastUnbind_v12010).
 
  ```text
  fn(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, size: usize) -> CUresult
@@ -25124,7 +26356,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuMulticastUnbind_v12010;
         const INDEX: usize = 622usize;
     }
-    /** `cuOccupancyAvailableDynamicSMemPerBlock` at exactly version 10020 (CUDA 10.2): [`PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020`](crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020).
+    /** Returns dynamic shared memory available per block when launching `numBlocks` blocks on SM
+
+ `cuOccupancyAvailableDynamicSMemPerBlock` at exactly version 10020 (CUDA 10.2): [`PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020`](crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020).
 
  ```text
  fn(dynamicSmemSize: *mut usize, func: CUfunction, numBlocks: c_int, blockSize: c_int) -> CUresult
@@ -25140,7 +26374,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020;
         const INDEX: usize = 623usize;
     }
-    /** `cuOccupancyMaxActiveBlocksPerMultiprocessor` at exactly version 6050 (CUDA 6.5): [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050).
+    /** Returns occupancy of a function
+
+ `cuOccupancyMaxActiveBlocksPerMultiprocessor` at exactly version 6050 (CUDA 6.5): [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050).
 
  ```text
  fn(numBlocks: *mut c_int, func: CUfunction, blockSize: c_int, dynamicSMemSize: usize) -> CUresult
@@ -25156,7 +26392,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050;
         const INDEX: usize = 624usize;
     }
-    /** `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000).
+    /** Returns occupancy of a function
+
+ `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000).
 
  ```text
  fn(numBlocks: *mut c_int, func: CUfunction, blockSize: c_int, dynamicSMemSize: usize, flags: c_uint) -> CUresult
@@ -25174,7 +26412,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000;
         const INDEX: usize = 625usize;
     }
-    /** `cuOccupancyMaxActiveClusters` at exactly version 11070 (CUDA 11.7): [`PFN_cuOccupancyMaxActiveClusters_v11070`](crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070).
+    /** Given the kernel function (`func`) and launch configuration (`config`), return the maximum number of clusters that could co-exist on the target device in  \*numClusters.
+
+ `cuOccupancyMaxActiveClusters` at exactly version 11070 (CUDA 11.7): [`PFN_cuOccupancyMaxActiveClusters_v11070`](crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070).
 
  ```text
  fn(numClusters: *mut c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult
@@ -25190,7 +26430,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuOccupancyMaxActiveClusters_v11070;
         const INDEX: usize = 626usize;
     }
-    /** `cuOccupancyMaxPotentialBlockSize` at exactly version 6050 (CUDA 6.5): [`PFN_cuOccupancyMaxPotentialBlockSize_v6050`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050).
+    /** Suggest a launch configuration with reasonable occupancy
+
+ `cuOccupancyMaxPotentialBlockSize` at exactly version 6050 (CUDA 6.5): [`PFN_cuOccupancyMaxPotentialBlockSize_v6050`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050).
 
  ```text
  fn(minGridSize: *mut c_int, blockSize: *mut c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: c_int) -> CUresult
@@ -25206,7 +26448,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuOccupancyMaxPotentialBlockSize_v6050;
         const INDEX: usize = 627usize;
     }
-    /** `cuOccupancyMaxPotentialBlockSizeWithFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000).
+    /** Suggest a launch configuration with reasonable occupancy
+
+ `cuOccupancyMaxPotentialBlockSizeWithFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000`](crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000).
 
  ```text
  fn(minGridSize: *mut c_int, blockSize: *mut c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: c_int, flags: c_uint) -> CUresult
@@ -25222,7 +26466,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000;
         const INDEX: usize = 628usize;
     }
-    /** `cuOccupancyMaxPotentialClusterSize` at exactly version 11070 (CUDA 11.7): [`PFN_cuOccupancyMaxPotentialClusterSize_v11070`](crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070).
+    /** Given the kernel function (`func`) and launch configuration (`config`), return the maximum cluster size in  \*clusterSize.
+
+ `cuOccupancyMaxPotentialClusterSize` at exactly version 11070 (CUDA 11.7): [`PFN_cuOccupancyMaxPotentialClusterSize_v11070`](crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070).
 
  ```text
  fn(clusterSize: *mut c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult
@@ -25238,7 +26484,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuOccupancyMaxPotentialClusterSize_v11070;
         const INDEX: usize = 629usize;
     }
-    /** `cuParamSetSize` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSetSize_v2000`](crate::pfn::PFN_cuParamSetSize_v2000).
+    /** Sets the parameter size for the function
+
+ `cuParamSetSize` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSetSize_v2000`](crate::pfn::PFN_cuParamSetSize_v2000).
 
  ```text
  fn(hfunc: CUfunction, numbytes: c_uint) -> CUresult
@@ -25254,7 +26502,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuParamSetSize_v2000;
         const INDEX: usize = 630usize;
     }
-    /** `cuParamSetTexRef` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSetTexRef_v2000`](crate::pfn::PFN_cuParamSetTexRef_v2000).
+    /** Adds a texture-reference to the function's argument list
+
+ `cuParamSetTexRef` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSetTexRef_v2000`](crate::pfn::PFN_cuParamSetTexRef_v2000).
 
  ```text
  fn(hfunc: CUfunction, texunit: c_int, hTexRef: CUtexref) -> CUresult
@@ -25270,7 +26520,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuParamSetTexRef_v2000;
         const INDEX: usize = 631usize;
     }
-    /** `cuParamSetf` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSetf_v2000`](crate::pfn::PFN_cuParamSetf_v2000).
+    /** Adds a floating-point parameter to the function's argument list
+
+ `cuParamSetf` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSetf_v2000`](crate::pfn::PFN_cuParamSetf_v2000).
 
  ```text
  fn(hfunc: CUfunction, offset: c_int, value: f32) -> CUresult
@@ -25286,7 +26538,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuParamSetf_v2000;
         const INDEX: usize = 632usize;
     }
-    /** `cuParamSeti` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSeti_v2000`](crate::pfn::PFN_cuParamSeti_v2000).
+    /** Adds an integer parameter to the function's argument list
+
+ `cuParamSeti` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSeti_v2000`](crate::pfn::PFN_cuParamSeti_v2000).
 
  ```text
  fn(hfunc: CUfunction, offset: c_int, value: c_uint) -> CUresult
@@ -25302,7 +26556,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuParamSeti_v2000;
         const INDEX: usize = 633usize;
     }
-    /** `cuParamSetv` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSetv_v2000`](crate::pfn::PFN_cuParamSetv_v2000).
+    /** Adds arbitrary data to the function's argument list
+
+ `cuParamSetv` at exactly version 2000 (CUDA 2.0): [`PFN_cuParamSetv_v2000`](crate::pfn::PFN_cuParamSetv_v2000).
 
  ```text
  fn(hfunc: CUfunction, offset: c_int, ptr: *mut c_void, numbytes: c_uint) -> CUresult
@@ -25318,7 +26574,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuParamSetv_v2000;
         const INDEX: usize = 634usize;
     }
-    /** `cuPointerGetAttribute` at exactly version 4000 (CUDA 4.0): [`PFN_cuPointerGetAttribute_v4000`](crate::pfn::PFN_cuPointerGetAttribute_v4000).
+    /** Returns information about a pointer
+
+ `cuPointerGetAttribute` at exactly version 4000 (CUDA 4.0): [`PFN_cuPointerGetAttribute_v4000`](crate::pfn::PFN_cuPointerGetAttribute_v4000).
 
  ```text
  fn(data: *mut c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr_v2) -> CUresult
@@ -25334,7 +26592,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuPointerGetAttribute_v4000;
         const INDEX: usize = 635usize;
     }
-    /** `cuPointerGetAttributes` at exactly version 7000 (CUDA 7.0): [`PFN_cuPointerGetAttributes_v7000`](crate::pfn::PFN_cuPointerGetAttributes_v7000).
+    /** Returns information about a pointer.
+
+ `cuPointerGetAttributes` at exactly version 7000 (CUDA 7.0): [`PFN_cuPointerGetAttributes_v7000`](crate::pfn::PFN_cuPointerGetAttributes_v7000).
 
  ```text
  fn(numAttributes: c_uint, attributes: *mut CUpointer_attribute, data: *mut *mut c_void, ptr: CUdeviceptr_v2) -> CUresult
@@ -25350,7 +26610,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuPointerGetAttributes_v7000;
         const INDEX: usize = 636usize;
     }
-    /** `cuPointerSetAttribute` at exactly version 6000 (CUDA 6.0): [`PFN_cuPointerSetAttribute_v6000`](crate::pfn::PFN_cuPointerSetAttribute_v6000).
+    /** Set attributes on a previously allocated memory region
+
+ `cuPointerSetAttribute` at exactly version 6000 (CUDA 6.0): [`PFN_cuPointerSetAttribute_v6000`](crate::pfn::PFN_cuPointerSetAttribute_v6000).
 
  ```text
  fn(value: *const c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr_v2) -> CUresult
@@ -25366,7 +26628,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuPointerSetAttribute_v6000;
         const INDEX: usize = 637usize;
     }
-    /** `cuProfilerInitialize` at exactly version 4000 (CUDA 4.0): [`PFN_cuProfilerInitialize_v4000`](crate::profiler::PFN_cuProfilerInitialize_v4000).
+    /** Initialize the profiling.
+
+ `cuProfilerInitialize` at exactly version 4000 (CUDA 4.0): [`PFN_cuProfilerInitialize_v4000`](crate::profiler::PFN_cuProfilerInitialize_v4000).
 
  ```text
  fn(configFile: *const c_char, outputFile: *const c_char, outputMode: CUoutput_mode) -> CUresult
@@ -25386,7 +26650,9 @@ pub mod entries {
         type Fn = crate::profiler::PFN_cuProfilerInitialize_v4000;
         const INDEX: usize = 638usize;
     }
-    /** `cuProfilerStart` at exactly version 4000 (CUDA 4.0): [`PFN_cuProfilerStart_v4000`](crate::profiler::PFN_cuProfilerStart_v4000).
+    /** Enable profiling.
+
+ `cuProfilerStart` at exactly version 4000 (CUDA 4.0): [`PFN_cuProfilerStart_v4000`](crate::profiler::PFN_cuProfilerStart_v4000).
 
  ```text
  fn() -> CUresult
@@ -25406,7 +26672,9 @@ pub mod entries {
         type Fn = crate::profiler::PFN_cuProfilerStart_v4000;
         const INDEX: usize = 639usize;
     }
-    /** `cuProfilerStop` at exactly version 4000 (CUDA 4.0): [`PFN_cuProfilerStop_v4000`](crate::profiler::PFN_cuProfilerStop_v4000).
+    /** Disable profiling.
+
+ `cuProfilerStop` at exactly version 4000 (CUDA 4.0): [`PFN_cuProfilerStop_v4000`](crate::profiler::PFN_cuProfilerStop_v4000).
 
  ```text
  fn() -> CUresult
@@ -25426,7 +26694,9 @@ pub mod entries {
         type Fn = crate::profiler::PFN_cuProfilerStop_v4000;
         const INDEX: usize = 640usize;
     }
-    /** `cuSignalExternalSemaphoresAsync` at exactly version 10000 (CUDA 10.0): [`PFN_cuSignalExternalSemaphoresAsync_v10000`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000).
+    /** Signals a set of external semaphore objects
+
+ `cuSignalExternalSemaphoresAsync` at exactly version 10000 (CUDA 10.0): [`PFN_cuSignalExternalSemaphoresAsync_v10000`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000).
 
  ```text
  fn(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, numExtSems: c_uint, stream: CUstream) -> CUresult
@@ -25444,7 +26714,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000;
         const INDEX: usize = 641usize;
     }
-    /** `cuSignalExternalSemaphoresAsync` at exactly version 10000 (CUDA 10.0): [`PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz).
+    /** Signals a set of external semaphore objects
+
+ `cuSignalExternalSemaphoresAsync` at exactly version 10000 (CUDA 10.0): [`PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz).
 
  ```text
  fn(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, numExtSems: c_uint, stream: CUstream) -> CUresult
@@ -25462,7 +26734,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz;
         const INDEX: usize = 642usize;
     }
-    /** `cuStreamAddCallback` at exactly version 5000 (CUDA 5.0): [`PFN_cuStreamAddCallback_v5000`](crate::pfn::PFN_cuStreamAddCallback_v5000).
+    /** Add a callback to a compute stream
+
+ `cuStreamAddCallback` at exactly version 5000 (CUDA 5.0): [`PFN_cuStreamAddCallback_v5000`](crate::pfn::PFN_cuStreamAddCallback_v5000).
 
  ```text
  fn(hStream: CUstream, callback: CUstreamCallback, userData: *mut c_void, flags: c_uint) -> CUresult
@@ -25480,7 +26754,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamAddCallback_v5000;
         const INDEX: usize = 643usize;
     }
-    /** `cuStreamAddCallback` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamAddCallback_v7000_ptsz`](crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz).
+    /** Add a callback to a compute stream
+
+ `cuStreamAddCallback` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamAddCallback_v7000_ptsz`](crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz).
 
  ```text
  fn(hStream: CUstream, callback: CUstreamCallback, userData: *mut c_void, flags: c_uint) -> CUresult
@@ -25498,7 +26774,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamAddCallback_v7000_ptsz;
         const INDEX: usize = 644usize;
     }
-    /** `cuStreamAttachMemAsync` at exactly version 6000 (CUDA 6.0): [`PFN_cuStreamAttachMemAsync_v6000`](crate::pfn::PFN_cuStreamAttachMemAsync_v6000).
+    /** Attach memory to a stream asynchronously
+
+ `cuStreamAttachMemAsync` at exactly version 6000 (CUDA 6.0): [`PFN_cuStreamAttachMemAsync_v6000`](crate::pfn::PFN_cuStreamAttachMemAsync_v6000).
 
  ```text
  fn(hStream: CUstream, dptr: CUdeviceptr_v2, length: usize, flags: c_uint) -> CUresult
@@ -25516,7 +26794,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamAttachMemAsync_v6000;
         const INDEX: usize = 645usize;
     }
-    /** `cuStreamAttachMemAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamAttachMemAsync_v7000_ptsz`](crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz).
+    /** Attach memory to a stream asynchronously
+
+ `cuStreamAttachMemAsync` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamAttachMemAsync_v7000_ptsz`](crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz).
 
  ```text
  fn(hStream: CUstream, dptr: CUdeviceptr_v2, length: usize, flags: c_uint) -> CUresult
@@ -25534,7 +26814,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamAttachMemAsync_v7000_ptsz;
         const INDEX: usize = 646usize;
     }
-    /** `cuStreamBatchMemOp` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamBatchMemOp_v8000`](crate::pfn::PFN_cuStreamBatchMemOp_v8000).
+    /** Batch operations to synchronize the stream via memory operations
+
+ `cuStreamBatchMemOp` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamBatchMemOp_v8000`](crate::pfn::PFN_cuStreamBatchMemOp_v8000).
 
  ```text
  fn(stream: CUstream, count: c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: c_uint) -> CUresult
@@ -25552,7 +26834,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v8000;
         const INDEX: usize = 647usize;
     }
-    /** `cuStreamBatchMemOp` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamBatchMemOp_v8000_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v8000_ptsz).
+    /** Batch operations to synchronize the stream via memory operations
+
+ `cuStreamBatchMemOp` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamBatchMemOp_v8000_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v8000_ptsz).
 
  ```text
  fn(stream: CUstream, count: c_uint, paramArray: *mut CUstreamBatchMemOpParams_v1, flags: c_uint) -> CUresult
@@ -25570,7 +26854,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v8000_ptsz;
         const INDEX: usize = 648usize;
     }
-    /** `cuStreamBatchMemOp` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamBatchMemOp_v11070`](crate::pfn::PFN_cuStreamBatchMemOp_v11070).
+    /** Batch operations to synchronize the stream via memory operations
+
+ `cuStreamBatchMemOp` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamBatchMemOp_v11070`](crate::pfn::PFN_cuStreamBatchMemOp_v11070).
 
  ```text
  fn(stream: CUstream, count: c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: c_uint) -> CUresult
@@ -25588,7 +26874,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v11070;
         const INDEX: usize = 649usize;
     }
-    /** `cuStreamBatchMemOp` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamBatchMemOp_v11070_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz).
+    /** Batch operations to synchronize the stream via memory operations
+
+ `cuStreamBatchMemOp` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamBatchMemOp_v11070_ptsz`](crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz).
 
  ```text
  fn(stream: CUstream, count: c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: c_uint) -> CUresult
@@ -25606,7 +26894,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBatchMemOp_v11070_ptsz;
         const INDEX: usize = 650usize;
     }
-    /** `cuStreamBeginCapture` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamBeginCapture_v10000`](crate::pfn::PFN_cuStreamBeginCapture_v10000).
+    /** Begins graph capture on a stream
+
+ `cuStreamBeginCapture` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamBeginCapture_v10000`](crate::pfn::PFN_cuStreamBeginCapture_v10000).
 
  ```text
  fn(hStream: CUstream) -> CUresult
@@ -25624,7 +26914,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10000;
         const INDEX: usize = 651usize;
     }
-    /** `cuStreamBeginCapture` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamBeginCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10000_ptsz).
+    /** Begins graph capture on a stream
+
+ `cuStreamBeginCapture` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamBeginCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10000_ptsz).
 
  ```text
  fn(hStream: CUstream) -> CUresult
@@ -25642,7 +26934,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10000_ptsz;
         const INDEX: usize = 652usize;
     }
-    /** `cuStreamBeginCapture` at exactly version 10010 (CUDA 10.1): [`PFN_cuStreamBeginCapture_v10010`](crate::pfn::PFN_cuStreamBeginCapture_v10010).
+    /** Begins graph capture on a stream
+
+ `cuStreamBeginCapture` at exactly version 10010 (CUDA 10.1): [`PFN_cuStreamBeginCapture_v10010`](crate::pfn::PFN_cuStreamBeginCapture_v10010).
 
  ```text
  fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult
@@ -25660,7 +26954,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10010;
         const INDEX: usize = 653usize;
     }
-    /** `cuStreamBeginCapture` at exactly version 10010 (CUDA 10.1): [`PFN_cuStreamBeginCapture_v10010_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz).
+    /** Begins graph capture on a stream
+
+ `cuStreamBeginCapture` at exactly version 10010 (CUDA 10.1): [`PFN_cuStreamBeginCapture_v10010_ptsz`](crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz).
 
  ```text
  fn(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult
@@ -25678,7 +26974,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBeginCapture_v10010_ptsz;
         const INDEX: usize = 654usize;
     }
-    /** `cuStreamBeginCaptureToCig` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamBeginCaptureToCig_v13010`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010).
+    /** Begins capture to CIG on a stream
+
+ `cuStreamBeginCaptureToCig` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamBeginCaptureToCig_v13010`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010).
 
  ```text
  fn(hStream: CUstream, streamCigCaptureParams: *mut CUstreamCigCaptureParams) -> CUresult
@@ -25696,7 +26994,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010;
         const INDEX: usize = 655usize;
     }
-    /** `cuStreamBeginCaptureToCig` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamBeginCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz).
+    /** Begins capture to CIG on a stream
+
+ `cuStreamBeginCaptureToCig` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamBeginCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz).
 
  ```text
  fn(hStream: CUstream, streamCigCaptureParams: *mut CUstreamCigCaptureParams) -> CUresult
@@ -25714,7 +27014,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBeginCaptureToCig_v13010_ptsz;
         const INDEX: usize = 656usize;
     }
-    /** `cuStreamBeginCaptureToGraph` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamBeginCaptureToGraph_v12030`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030).
+    /** Begins graph capture on a stream to an existing graph
+
+ `cuStreamBeginCaptureToGraph` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamBeginCaptureToGraph_v12030`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030).
 
  ```text
  fn(hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> CUresult
@@ -25732,7 +27034,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030;
         const INDEX: usize = 657usize;
     }
-    /** `cuStreamBeginCaptureToGraph` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamBeginCaptureToGraph_v12030_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz).
+    /** Begins graph capture on a stream to an existing graph
+
+ `cuStreamBeginCaptureToGraph` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamBeginCaptureToGraph_v12030_ptsz`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz).
 
  ```text
  fn(hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> CUresult
@@ -25750,7 +27054,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030_ptsz;
         const INDEX: usize = 658usize;
     }
-    /** `cuStreamBeginRecaptureToGraph` at exactly version 13030 (CUDA 13.3): [`PFN_cuStreamBeginRecaptureToGraph_v13030`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030).
+    /** Begin graph capture on a stream to an existing graph.
+
+ `cuStreamBeginRecaptureToGraph` at exactly version 13030 (CUDA 13.3): [`PFN_cuStreamBeginRecaptureToGraph_v13030`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030).
 
  ```text
  fn(hStream: CUstream, mode: CUstreamCaptureMode, hGraph: CUgraph, callbackFunc: CUgraphRecaptureCallback, userData: *mut c_void) -> CUresult
@@ -25768,7 +27074,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030;
         const INDEX: usize = 659usize;
     }
-    /** `cuStreamBeginRecaptureToGraph` at exactly version 13030 (CUDA 13.3): [`PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz).
+    /** Begin graph capture on a stream to an existing graph.
+
+ `cuStreamBeginRecaptureToGraph` at exactly version 13030 (CUDA 13.3): [`PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz`](crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz).
 
  ```text
  fn(hStream: CUstream, mode: CUstreamCaptureMode, hGraph: CUgraph, callbackFunc: CUgraphRecaptureCallback, userData: *mut c_void) -> CUresult
@@ -25786,7 +27094,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz;
         const INDEX: usize = 660usize;
     }
-    /** `cuStreamCopyAttributes` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamCopyAttributes_v11000`](crate::pfn::PFN_cuStreamCopyAttributes_v11000).
+    /** Copies attributes from source stream to destination stream.
+
+ `cuStreamCopyAttributes` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamCopyAttributes_v11000`](crate::pfn::PFN_cuStreamCopyAttributes_v11000).
 
  ```text
  fn(dstStream: CUstream, srcStream: CUstream) -> CUresult
@@ -25804,7 +27114,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamCopyAttributes_v11000;
         const INDEX: usize = 661usize;
     }
-    /** `cuStreamCopyAttributes` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamCopyAttributes_v11000_ptsz`](crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz).
+    /** Copies attributes from source stream to destination stream.
+
+ `cuStreamCopyAttributes` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamCopyAttributes_v11000_ptsz`](crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz).
 
  ```text
  fn(dst: CUstream, src: CUstream) -> CUresult
@@ -25822,7 +27134,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamCopyAttributes_v11000_ptsz;
         const INDEX: usize = 662usize;
     }
-    /** `cuStreamCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuStreamCreate_v2000`](crate::pfn::PFN_cuStreamCreate_v2000).
+    /** Create a stream
+
+ `cuStreamCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuStreamCreate_v2000`](crate::pfn::PFN_cuStreamCreate_v2000).
 
  ```text
  fn(phStream: *mut CUstream, Flags: c_uint) -> CUresult
@@ -25838,7 +27152,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamCreate_v2000;
         const INDEX: usize = 663usize;
     }
-    /** `cuStreamCreateWithPriority` at exactly version 5050 (CUDA 5.5): [`PFN_cuStreamCreateWithPriority_v5050`](crate::pfn::PFN_cuStreamCreateWithPriority_v5050).
+    /** Create a stream with the given priority
+
+ `cuStreamCreateWithPriority` at exactly version 5050 (CUDA 5.5): [`PFN_cuStreamCreateWithPriority_v5050`](crate::pfn::PFN_cuStreamCreateWithPriority_v5050).
 
  ```text
  fn(phStream: *mut CUstream, flags: c_uint, priority: c_int) -> CUresult
@@ -25854,7 +27170,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamCreateWithPriority_v5050;
         const INDEX: usize = 664usize;
     }
-    /** `cuStreamDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuStreamDestroy_v2000`](crate::pfn::PFN_cuStreamDestroy_v2000).
+    /** Destroys a stream
+
+ `cuStreamDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuStreamDestroy_v2000`](crate::pfn::PFN_cuStreamDestroy_v2000).
 
  ```text
  fn(hStream: CUstream) -> CUresult
@@ -25872,7 +27190,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamDestroy_v2000;
         const INDEX: usize = 665usize;
     }
-    /** `cuStreamDestroy` at exactly version 4000 (CUDA 4.0): [`PFN_cuStreamDestroy_v4000`](crate::pfn::PFN_cuStreamDestroy_v4000).
+    /** Destroys a stream
+
+ `cuStreamDestroy` at exactly version 4000 (CUDA 4.0): [`PFN_cuStreamDestroy_v4000`](crate::pfn::PFN_cuStreamDestroy_v4000).
 
  ```text
  fn(hStream: CUstream) -> CUresult
@@ -25890,7 +27210,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamDestroy_v4000;
         const INDEX: usize = 666usize;
     }
-    /** `cuStreamEndCapture` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamEndCapture_v10000`](crate::pfn::PFN_cuStreamEndCapture_v10000).
+    /** Ends capture on a stream, returning the captured graph
+
+ `cuStreamEndCapture` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamEndCapture_v10000`](crate::pfn::PFN_cuStreamEndCapture_v10000).
 
  ```text
  fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult
@@ -25908,7 +27230,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamEndCapture_v10000;
         const INDEX: usize = 667usize;
     }
-    /** `cuStreamEndCapture` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamEndCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz).
+    /** Ends capture on a stream, returning the captured graph
+
+ `cuStreamEndCapture` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamEndCapture_v10000_ptsz`](crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz).
 
  ```text
  fn(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult
@@ -25926,7 +27250,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamEndCapture_v10000_ptsz;
         const INDEX: usize = 668usize;
     }
-    /** `cuStreamEndCaptureToCig` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamEndCaptureToCig_v13010`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010).
+    /** Ends CIG capture on a stream
+
+ `cuStreamEndCaptureToCig` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamEndCaptureToCig_v13010`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010).
 
  ```text
  fn(hStream: CUstream) -> CUresult
@@ -25944,7 +27270,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamEndCaptureToCig_v13010;
         const INDEX: usize = 669usize;
     }
-    /** `cuStreamEndCaptureToCig` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamEndCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz).
+    /** Ends CIG capture on a stream
+
+ `cuStreamEndCaptureToCig` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamEndCaptureToCig_v13010_ptsz`](crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz).
 
  ```text
  fn(hStream: CUstream) -> CUresult
@@ -25962,7 +27290,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamEndCaptureToCig_v13010_ptsz;
         const INDEX: usize = 670usize;
     }
-    /** `cuStreamGetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamGetAttribute_v11000`](crate::pfn::PFN_cuStreamGetAttribute_v11000).
+    /** Queries stream attribute.
+
+ `cuStreamGetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamGetAttribute_v11000`](crate::pfn::PFN_cuStreamGetAttribute_v11000).
 
  ```text
  fn(hStream: CUstream, attr: CUstreamAttrID, value: *mut CUstreamAttrValue_v1) -> CUresult
@@ -25980,7 +27310,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetAttribute_v11000;
         const INDEX: usize = 671usize;
     }
-    /** `cuStreamGetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamGetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz).
+    /** Queries stream attribute.
+
+ `cuStreamGetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamGetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz).
 
  ```text
  fn(hStream: CUstream, attr: CUstreamAttrID, value_out: *mut CUstreamAttrValue_v1) -> CUresult
@@ -25998,7 +27330,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetAttribute_v11000_ptsz;
         const INDEX: usize = 672usize;
     }
-    /** `cuStreamGetCaptureInfo` at exactly version 10010 (CUDA 10.1): [`PFN_cuStreamGetCaptureInfo_v10010`](crate::pfn::PFN_cuStreamGetCaptureInfo_v10010).
+    /** Query a stream's capture state
+
+ `cuStreamGetCaptureInfo` at exactly version 10010 (CUDA 10.1): [`PFN_cuStreamGetCaptureInfo_v10010`](crate::pfn::PFN_cuStreamGetCaptureInfo_v10010).
 
  ```text
  fn(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t) -> CUresult
@@ -26016,7 +27350,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v10010;
         const INDEX: usize = 673usize;
     }
-    /** `cuStreamGetCaptureInfo` at exactly version 10010 (CUDA 10.1): [`PFN_cuStreamGetCaptureInfo_v10010_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v10010_ptsz).
+    /** Query capture status of a stream
+
+ `cuStreamGetCaptureInfo` at exactly version 10010 (CUDA 10.1): [`PFN_cuStreamGetCaptureInfo_v10010_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v10010_ptsz).
 
  ```text
  fn(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t) -> CUresult
@@ -26034,7 +27370,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v10010_ptsz;
         const INDEX: usize = 674usize;
     }
-    /** `cuStreamGetCaptureInfo` at exactly version 11030 (CUDA 11.3): [`PFN_cuStreamGetCaptureInfo_v11030`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030).
+    /** Query a stream's capture state
+
+ `cuStreamGetCaptureInfo` at exactly version 11030 (CUDA 11.3): [`PFN_cuStreamGetCaptureInfo_v11030`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030).
 
  ```text
  fn(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, numDependencies_out: *mut usize) -> CUresult
@@ -26052,7 +27390,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v11030;
         const INDEX: usize = 675usize;
     }
-    /** `cuStreamGetCaptureInfo` at exactly version 11030 (CUDA 11.3): [`PFN_cuStreamGetCaptureInfo_v11030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030_ptsz).
+    /** Query a stream's capture state
+
+ `cuStreamGetCaptureInfo` at exactly version 11030 (CUDA 11.3): [`PFN_cuStreamGetCaptureInfo_v11030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v11030_ptsz).
 
  ```text
  fn(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, numDependencies_out: *mut usize) -> CUresult
@@ -26070,7 +27410,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v11030_ptsz;
         const INDEX: usize = 676usize;
     }
-    /** `cuStreamGetCaptureInfo` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamGetCaptureInfo_v12030`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030).
+    /** Query a stream's capture state
+
+ `cuStreamGetCaptureInfo` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamGetCaptureInfo_v12030`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030).
 
  ```text
  fn(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> CUresult
@@ -26088,7 +27430,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v12030;
         const INDEX: usize = 677usize;
     }
-    /** `cuStreamGetCaptureInfo` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamGetCaptureInfo_v12030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz).
+    /** Query a stream's capture state
+
+ `cuStreamGetCaptureInfo` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamGetCaptureInfo_v12030_ptsz`](crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz).
 
  ```text
  fn(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> CUresult
@@ -26106,7 +27450,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetCaptureInfo_v12030_ptsz;
         const INDEX: usize = 678usize;
     }
-    /** `cuStreamGetCtx` at exactly version 9020 (CUDA 9.2): [`PFN_cuStreamGetCtx_v9020`](crate::pfn::PFN_cuStreamGetCtx_v9020).
+    /** Query the contexts associated with a stream
+
+ `cuStreamGetCtx` at exactly version 9020 (CUDA 9.2): [`PFN_cuStreamGetCtx_v9020`](crate::pfn::PFN_cuStreamGetCtx_v9020).
 
  ```text
  fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult
@@ -26124,7 +27470,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetCtx_v9020;
         const INDEX: usize = 679usize;
     }
-    /** `cuStreamGetCtx` at exactly version 9020 (CUDA 9.2): [`PFN_cuStreamGetCtx_v9020_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v9020_ptsz).
+    /** Query the context associated with a stream
+
+ `cuStreamGetCtx` at exactly version 9020 (CUDA 9.2): [`PFN_cuStreamGetCtx_v9020_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v9020_ptsz).
 
  ```text
  fn(hStream: CUstream, pctx: *mut CUcontext) -> CUresult
@@ -26142,7 +27490,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetCtx_v9020_ptsz;
         const INDEX: usize = 680usize;
     }
-    /** `cuStreamGetCtx` at exactly version 12050 (CUDA 12.5): [`PFN_cuStreamGetCtx_v12050`](crate::pfn::PFN_cuStreamGetCtx_v12050).
+    /** Query the contexts associated with a stream
+
+ `cuStreamGetCtx` at exactly version 12050 (CUDA 12.5): [`PFN_cuStreamGetCtx_v12050`](crate::pfn::PFN_cuStreamGetCtx_v12050).
 
  ```text
  fn(hStream: CUstream, pctx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> CUresult
@@ -26160,7 +27510,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetCtx_v12050;
         const INDEX: usize = 681usize;
     }
-    /** `cuStreamGetCtx` at exactly version 12050 (CUDA 12.5): [`PFN_cuStreamGetCtx_v12050_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz).
+    /** Query the contexts associated with a stream
+
+ `cuStreamGetCtx` at exactly version 12050 (CUDA 12.5): [`PFN_cuStreamGetCtx_v12050_ptsz`](crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz).
 
  ```text
  fn(hStream: CUstream, pctx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> CUresult
@@ -26178,7 +27530,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetCtx_v12050_ptsz;
         const INDEX: usize = 682usize;
     }
-    /** `cuStreamGetDevResource` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamGetDevResource_v13010`](crate::pfn::PFN_cuStreamGetDevResource_v13010).
+    /** Get stream resources
+
+ `cuStreamGetDevResource` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamGetDevResource_v13010`](crate::pfn::PFN_cuStreamGetDevResource_v13010).
 
  ```text
  fn(hStream: CUstream, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult
@@ -26196,7 +27550,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetDevResource_v13010;
         const INDEX: usize = 683usize;
     }
-    /** `cuStreamGetDevResource` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamGetDevResource_v13010_ptsz`](crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz).
+    /** Get stream resources
+
+ `cuStreamGetDevResource` at exactly version 13010 (CUDA 13.1): [`PFN_cuStreamGetDevResource_v13010_ptsz`](crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz).
 
  ```text
  fn(hStream: CUstream, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult
@@ -26214,7 +27570,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetDevResource_v13010_ptsz;
         const INDEX: usize = 684usize;
     }
-    /** `cuStreamGetDevice` at exactly version 12080 (CUDA 12.8): [`PFN_cuStreamGetDevice_v12080`](crate::pfn::PFN_cuStreamGetDevice_v12080).
+    /** Returns the device handle of the stream
+
+ `cuStreamGetDevice` at exactly version 12080 (CUDA 12.8): [`PFN_cuStreamGetDevice_v12080`](crate::pfn::PFN_cuStreamGetDevice_v12080).
 
  ```text
  fn(hStream: CUstream, device: *mut CUdevice) -> CUresult
@@ -26232,7 +27590,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetDevice_v12080;
         const INDEX: usize = 685usize;
     }
-    /** `cuStreamGetDevice` at exactly version 12080 (CUDA 12.8): [`PFN_cuStreamGetDevice_v12080_ptsz`](crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz).
+    /** Returns the device handle of the stream
+
+ `cuStreamGetDevice` at exactly version 12080 (CUDA 12.8): [`PFN_cuStreamGetDevice_v12080_ptsz`](crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz).
 
  ```text
  fn(hStream: CUstream, device: *mut CUdevice) -> CUresult
@@ -26250,7 +27610,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetDevice_v12080_ptsz;
         const INDEX: usize = 686usize;
     }
-    /** `cuStreamGetFlags` at exactly version 5050 (CUDA 5.5): [`PFN_cuStreamGetFlags_v5050`](crate::pfn::PFN_cuStreamGetFlags_v5050).
+    /** Query the flags of a given stream
+
+ `cuStreamGetFlags` at exactly version 5050 (CUDA 5.5): [`PFN_cuStreamGetFlags_v5050`](crate::pfn::PFN_cuStreamGetFlags_v5050).
 
  ```text
  fn(hStream: CUstream, flags: *mut c_uint) -> CUresult
@@ -26268,7 +27630,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetFlags_v5050;
         const INDEX: usize = 687usize;
     }
-    /** `cuStreamGetFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamGetFlags_v7000_ptsz`](crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz).
+    /** Query the flags of a given stream
+
+ `cuStreamGetFlags` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamGetFlags_v7000_ptsz`](crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz).
 
  ```text
  fn(hStream: CUstream, flags: *mut c_uint) -> CUresult
@@ -26286,7 +27650,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetFlags_v7000_ptsz;
         const INDEX: usize = 688usize;
     }
-    /** `cuStreamGetGreenCtx` at exactly version 12040 (CUDA 12.4): [`PFN_cuStreamGetGreenCtx_v12040`](crate::pfn::PFN_cuStreamGetGreenCtx_v12040).
+    /** Query the green context associated with a stream
+
+ `cuStreamGetGreenCtx` at exactly version 12040 (CUDA 12.4): [`PFN_cuStreamGetGreenCtx_v12040`](crate::pfn::PFN_cuStreamGetGreenCtx_v12040).
 
  ```text
  fn(hStream: CUstream, phCtx: *mut CUgreenCtx) -> CUresult
@@ -26302,7 +27668,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetGreenCtx_v12040;
         const INDEX: usize = 689usize;
     }
-    /** `cuStreamGetId` at exactly version 12000 (CUDA 12.0): [`PFN_cuStreamGetId_v12000`](crate::pfn::PFN_cuStreamGetId_v12000).
+    /** Returns the unique Id associated with the stream handle supplied
+
+ `cuStreamGetId` at exactly version 12000 (CUDA 12.0): [`PFN_cuStreamGetId_v12000`](crate::pfn::PFN_cuStreamGetId_v12000).
 
  ```text
  fn(hStream: CUstream, streamId: *mut c_ulonglong) -> CUresult
@@ -26320,7 +27688,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetId_v12000;
         const INDEX: usize = 690usize;
     }
-    /** `cuStreamGetId` at exactly version 12000 (CUDA 12.0): [`PFN_cuStreamGetId_v12000_ptsz`](crate::pfn::PFN_cuStreamGetId_v12000_ptsz).
+    /** Returns the unique Id associated with the stream handle supplied
+
+ `cuStreamGetId` at exactly version 12000 (CUDA 12.0): [`PFN_cuStreamGetId_v12000_ptsz`](crate::pfn::PFN_cuStreamGetId_v12000_ptsz).
 
  ```text
  fn(hStream: CUstream, streamId: *mut c_ulonglong) -> CUresult
@@ -26338,7 +27708,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetId_v12000_ptsz;
         const INDEX: usize = 691usize;
     }
-    /** `cuStreamGetPriority` at exactly version 5050 (CUDA 5.5): [`PFN_cuStreamGetPriority_v5050`](crate::pfn::PFN_cuStreamGetPriority_v5050).
+    /** Query the priority of a given stream
+
+ `cuStreamGetPriority` at exactly version 5050 (CUDA 5.5): [`PFN_cuStreamGetPriority_v5050`](crate::pfn::PFN_cuStreamGetPriority_v5050).
 
  ```text
  fn(hStream: CUstream, priority: *mut c_int) -> CUresult
@@ -26356,7 +27728,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetPriority_v5050;
         const INDEX: usize = 692usize;
     }
-    /** `cuStreamGetPriority` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamGetPriority_v7000_ptsz`](crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz).
+    /** Query the priority of a given stream
+
+ `cuStreamGetPriority` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamGetPriority_v7000_ptsz`](crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz).
 
  ```text
  fn(hStream: CUstream, priority: *mut c_int) -> CUresult
@@ -26374,7 +27748,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamGetPriority_v7000_ptsz;
         const INDEX: usize = 693usize;
     }
-    /** `cuStreamIsCapturing` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamIsCapturing_v10000`](crate::pfn::PFN_cuStreamIsCapturing_v10000).
+    /** Returns a stream's capture status
+
+ `cuStreamIsCapturing` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamIsCapturing_v10000`](crate::pfn::PFN_cuStreamIsCapturing_v10000).
 
  ```text
  fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult
@@ -26392,7 +27768,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamIsCapturing_v10000;
         const INDEX: usize = 694usize;
     }
-    /** `cuStreamIsCapturing` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamIsCapturing_v10000_ptsz`](crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz).
+    /** Returns a stream's capture status
+
+ `cuStreamIsCapturing` at exactly version 10000 (CUDA 10.0): [`PFN_cuStreamIsCapturing_v10000_ptsz`](crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz).
 
  ```text
  fn(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult
@@ -26410,7 +27788,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamIsCapturing_v10000_ptsz;
         const INDEX: usize = 695usize;
     }
-    /** `cuStreamQuery` at exactly version 2000 (CUDA 2.0): [`PFN_cuStreamQuery_v2000`](crate::pfn::PFN_cuStreamQuery_v2000).
+    /** Determine status of a compute stream
+
+ `cuStreamQuery` at exactly version 2000 (CUDA 2.0): [`PFN_cuStreamQuery_v2000`](crate::pfn::PFN_cuStreamQuery_v2000).
 
  ```text
  fn(hStream: CUstream) -> CUresult
@@ -26428,7 +27808,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamQuery_v2000;
         const INDEX: usize = 696usize;
     }
-    /** `cuStreamQuery` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamQuery_v7000_ptsz`](crate::pfn::PFN_cuStreamQuery_v7000_ptsz).
+    /** Determine status of a compute stream
+
+ `cuStreamQuery` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamQuery_v7000_ptsz`](crate::pfn::PFN_cuStreamQuery_v7000_ptsz).
 
  ```text
  fn(hStream: CUstream) -> CUresult
@@ -26446,7 +27828,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamQuery_v7000_ptsz;
         const INDEX: usize = 697usize;
     }
-    /** `cuStreamSetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamSetAttribute_v11000`](crate::pfn::PFN_cuStreamSetAttribute_v11000).
+    /** Sets stream attribute.
+
+ `cuStreamSetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamSetAttribute_v11000`](crate::pfn::PFN_cuStreamSetAttribute_v11000).
 
  ```text
  fn(hStream: CUstream, attr: CUstreamAttrID, param: *const CUstreamAttrValue_v1) -> CUresult
@@ -26464,7 +27848,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamSetAttribute_v11000;
         const INDEX: usize = 698usize;
     }
-    /** `cuStreamSetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamSetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz).
+    /** Sets stream attribute.
+
+ `cuStreamSetAttribute` at exactly version 11000 (CUDA 11.0): [`PFN_cuStreamSetAttribute_v11000_ptsz`](crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz).
 
  ```text
  fn(hStream: CUstream, attr: CUstreamAttrID, value: *const CUstreamAttrValue_v1) -> CUresult
@@ -26482,7 +27868,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamSetAttribute_v11000_ptsz;
         const INDEX: usize = 699usize;
     }
-    /** `cuStreamSynchronize` at exactly version 2000 (CUDA 2.0): [`PFN_cuStreamSynchronize_v2000`](crate::pfn::PFN_cuStreamSynchronize_v2000).
+    /** Wait until a stream's tasks are completed
+
+ `cuStreamSynchronize` at exactly version 2000 (CUDA 2.0): [`PFN_cuStreamSynchronize_v2000`](crate::pfn::PFN_cuStreamSynchronize_v2000).
 
  ```text
  fn(hStream: CUstream) -> CUresult
@@ -26500,7 +27888,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamSynchronize_v2000;
         const INDEX: usize = 700usize;
     }
-    /** `cuStreamSynchronize` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamSynchronize_v7000_ptsz`](crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz).
+    /** Wait until a stream's tasks are completed
+
+ `cuStreamSynchronize` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamSynchronize_v7000_ptsz`](crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz).
 
  ```text
  fn(hStream: CUstream) -> CUresult
@@ -26518,7 +27908,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamSynchronize_v7000_ptsz;
         const INDEX: usize = 701usize;
     }
-    /** `cuStreamUpdateCaptureDependencies` at exactly version 11030 (CUDA 11.3): [`PFN_cuStreamUpdateCaptureDependencies_v11030`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030).
+    /** Update the set of dependencies in a capturing stream
+
+ `cuStreamUpdateCaptureDependencies` at exactly version 11030 (CUDA 11.3): [`PFN_cuStreamUpdateCaptureDependencies_v11030`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030).
 
  ```text
  fn(hStream: CUstream, dependencies: *mut CUgraphNode, numDependencies: usize, flags: c_uint) -> CUresult
@@ -26536,7 +27928,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030;
         const INDEX: usize = 702usize;
     }
-    /** `cuStreamUpdateCaptureDependencies` at exactly version 11030 (CUDA 11.3): [`PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz).
+    /** Update the set of dependencies in a capturing stream (11.3+)
+
+ `cuStreamUpdateCaptureDependencies` at exactly version 11030 (CUDA 11.3): [`PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz).
 
  ```text
  fn(hStream: CUstream, dependencies: *mut CUgraphNode, numDependencies: usize, flags: c_uint) -> CUresult
@@ -26554,7 +27948,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz;
         const INDEX: usize = 703usize;
     }
-    /** `cuStreamUpdateCaptureDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamUpdateCaptureDependencies_v12030`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030).
+    /** Update the set of dependencies in a capturing stream
+
+ `cuStreamUpdateCaptureDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamUpdateCaptureDependencies_v12030`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030).
 
  ```text
  fn(hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: c_uint) -> CUresult
@@ -26572,7 +27968,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030;
         const INDEX: usize = 704usize;
     }
-    /** `cuStreamUpdateCaptureDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz).
+    /** Update the set of dependencies in a capturing stream
+
+ `cuStreamUpdateCaptureDependencies` at exactly version 12030 (CUDA 12.3): [`PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz).
 
  ```text
  fn(hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: c_uint) -> CUresult
@@ -26590,7 +27988,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz;
         const INDEX: usize = 705usize;
     }
-    /** `cuStreamWaitEvent` at exactly version 3020 (CUDA 3.2): [`PFN_cuStreamWaitEvent_v3020`](crate::pfn::PFN_cuStreamWaitEvent_v3020).
+    /** Make a compute stream wait on an event
+
+ `cuStreamWaitEvent` at exactly version 3020 (CUDA 3.2): [`PFN_cuStreamWaitEvent_v3020`](crate::pfn::PFN_cuStreamWaitEvent_v3020).
 
  ```text
  fn(hStream: CUstream, hEvent: CUevent, Flags: c_uint) -> CUresult
@@ -26608,7 +28008,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWaitEvent_v3020;
         const INDEX: usize = 706usize;
     }
-    /** `cuStreamWaitEvent` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamWaitEvent_v7000_ptsz`](crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz).
+    /** Make a compute stream wait on an event
+
+ `cuStreamWaitEvent` at exactly version 7000 (CUDA 7.0): [`PFN_cuStreamWaitEvent_v7000_ptsz`](crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz).
 
  ```text
  fn(hStream: CUstream, hEvent: CUevent, Flags: c_uint) -> CUresult
@@ -26626,7 +28028,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWaitEvent_v7000_ptsz;
         const INDEX: usize = 707usize;
     }
-    /** `cuStreamWaitValue32` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamWaitValue32_v8000`](crate::pfn::PFN_cuStreamWaitValue32_v8000).
+    /** Wait on a memory location
+
+ `cuStreamWaitValue32` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamWaitValue32_v8000`](crate::pfn::PFN_cuStreamWaitValue32_v8000).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
@@ -26644,7 +28048,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWaitValue32_v8000;
         const INDEX: usize = 708usize;
     }
-    /** `cuStreamWaitValue32` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamWaitValue32_v8000_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v8000_ptsz).
+    /** Wait on a memory location
+
+ `cuStreamWaitValue32` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamWaitValue32_v8000_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v8000_ptsz).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
@@ -26662,7 +28068,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWaitValue32_v8000_ptsz;
         const INDEX: usize = 709usize;
     }
-    /** `cuStreamWaitValue32` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWaitValue32_v11070`](crate::pfn::PFN_cuStreamWaitValue32_v11070).
+    /** Wait on a memory location
+
+ `cuStreamWaitValue32` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWaitValue32_v11070`](crate::pfn::PFN_cuStreamWaitValue32_v11070).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
@@ -26680,7 +28088,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWaitValue32_v11070;
         const INDEX: usize = 710usize;
     }
-    /** `cuStreamWaitValue32` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWaitValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz).
+    /** Wait on a memory location
+
+ `cuStreamWaitValue32` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWaitValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
@@ -26698,7 +28108,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWaitValue32_v11070_ptsz;
         const INDEX: usize = 711usize;
     }
-    /** `cuStreamWaitValue64` at exactly version 9000 (CUDA 9.0): [`PFN_cuStreamWaitValue64_v9000`](crate::pfn::PFN_cuStreamWaitValue64_v9000).
+    /** Wait on a memory location
+
+ `cuStreamWaitValue64` at exactly version 9000 (CUDA 9.0): [`PFN_cuStreamWaitValue64_v9000`](crate::pfn::PFN_cuStreamWaitValue64_v9000).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
@@ -26716,7 +28128,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWaitValue64_v9000;
         const INDEX: usize = 712usize;
     }
-    /** `cuStreamWaitValue64` at exactly version 9000 (CUDA 9.0): [`PFN_cuStreamWaitValue64_v9000_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v9000_ptsz).
+    /** Wait on a memory location
+
+ `cuStreamWaitValue64` at exactly version 9000 (CUDA 9.0): [`PFN_cuStreamWaitValue64_v9000_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v9000_ptsz).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
@@ -26734,7 +28148,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWaitValue64_v9000_ptsz;
         const INDEX: usize = 713usize;
     }
-    /** `cuStreamWaitValue64` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWaitValue64_v11070`](crate::pfn::PFN_cuStreamWaitValue64_v11070).
+    /** Wait on a memory location
+
+ `cuStreamWaitValue64` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWaitValue64_v11070`](crate::pfn::PFN_cuStreamWaitValue64_v11070).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
@@ -26752,7 +28168,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWaitValue64_v11070;
         const INDEX: usize = 714usize;
     }
-    /** `cuStreamWaitValue64` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWaitValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz).
+    /** Wait on a memory location
+
+ `cuStreamWaitValue64` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWaitValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
@@ -26770,7 +28188,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWaitValue64_v11070_ptsz;
         const INDEX: usize = 715usize;
     }
-    /** `cuStreamWriteValue32` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamWriteValue32_v8000`](crate::pfn::PFN_cuStreamWriteValue32_v8000).
+    /** Write a value to memory
+
+ `cuStreamWriteValue32` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamWriteValue32_v8000`](crate::pfn::PFN_cuStreamWriteValue32_v8000).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
@@ -26788,7 +28208,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWriteValue32_v8000;
         const INDEX: usize = 716usize;
     }
-    /** `cuStreamWriteValue32` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamWriteValue32_v8000_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v8000_ptsz).
+    /** Write a value to memory
+
+ `cuStreamWriteValue32` at exactly version 8000 (CUDA 8.0): [`PFN_cuStreamWriteValue32_v8000_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v8000_ptsz).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
@@ -26806,7 +28228,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWriteValue32_v8000_ptsz;
         const INDEX: usize = 717usize;
     }
-    /** `cuStreamWriteValue32` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWriteValue32_v11070`](crate::pfn::PFN_cuStreamWriteValue32_v11070).
+    /** Write a value to memory
+
+ `cuStreamWriteValue32` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWriteValue32_v11070`](crate::pfn::PFN_cuStreamWriteValue32_v11070).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
@@ -26824,7 +28248,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWriteValue32_v11070;
         const INDEX: usize = 718usize;
     }
-    /** `cuStreamWriteValue32` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWriteValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz).
+    /** Write a value to memory
+
+ `cuStreamWriteValue32` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWriteValue32_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: c_uint) -> CUresult
@@ -26842,7 +28268,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWriteValue32_v11070_ptsz;
         const INDEX: usize = 719usize;
     }
-    /** `cuStreamWriteValue64` at exactly version 9000 (CUDA 9.0): [`PFN_cuStreamWriteValue64_v9000`](crate::pfn::PFN_cuStreamWriteValue64_v9000).
+    /** Write a value to memory
+
+ `cuStreamWriteValue64` at exactly version 9000 (CUDA 9.0): [`PFN_cuStreamWriteValue64_v9000`](crate::pfn::PFN_cuStreamWriteValue64_v9000).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
@@ -26860,7 +28288,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWriteValue64_v9000;
         const INDEX: usize = 720usize;
     }
-    /** `cuStreamWriteValue64` at exactly version 9000 (CUDA 9.0): [`PFN_cuStreamWriteValue64_v9000_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v9000_ptsz).
+    /** Write a value to memory
+
+ `cuStreamWriteValue64` at exactly version 9000 (CUDA 9.0): [`PFN_cuStreamWriteValue64_v9000_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v9000_ptsz).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
@@ -26878,7 +28308,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWriteValue64_v9000_ptsz;
         const INDEX: usize = 721usize;
     }
-    /** `cuStreamWriteValue64` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWriteValue64_v11070`](crate::pfn::PFN_cuStreamWriteValue64_v11070).
+    /** Write a value to memory
+
+ `cuStreamWriteValue64` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWriteValue64_v11070`](crate::pfn::PFN_cuStreamWriteValue64_v11070).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
@@ -26896,7 +28328,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWriteValue64_v11070;
         const INDEX: usize = 722usize;
     }
-    /** `cuStreamWriteValue64` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWriteValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz).
+    /** Write a value to memory
+
+ `cuStreamWriteValue64` at exactly version 11070 (CUDA 11.7): [`PFN_cuStreamWriteValue64_v11070_ptsz`](crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz).
 
  ```text
  fn(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: c_uint) -> CUresult
@@ -26914,7 +28348,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuStreamWriteValue64_v11070_ptsz;
         const INDEX: usize = 723usize;
     }
-    /** `cuSurfObjectCreate` at exactly version 5000 (CUDA 5.0): [`PFN_cuSurfObjectCreate_v5000`](crate::pfn::PFN_cuSurfObjectCreate_v5000).
+    /** Creates a surface object
+
+ `cuSurfObjectCreate` at exactly version 5000 (CUDA 5.0): [`PFN_cuSurfObjectCreate_v5000`](crate::pfn::PFN_cuSurfObjectCreate_v5000).
 
  ```text
  fn(pSurfObject: *mut CUsurfObject_v1, pResDesc: *const CUDA_RESOURCE_DESC_v1) -> CUresult
@@ -26930,7 +28366,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuSurfObjectCreate_v5000;
         const INDEX: usize = 724usize;
     }
-    /** `cuSurfObjectDestroy` at exactly version 5000 (CUDA 5.0): [`PFN_cuSurfObjectDestroy_v5000`](crate::pfn::PFN_cuSurfObjectDestroy_v5000).
+    /** Destroys a surface object
+
+ `cuSurfObjectDestroy` at exactly version 5000 (CUDA 5.0): [`PFN_cuSurfObjectDestroy_v5000`](crate::pfn::PFN_cuSurfObjectDestroy_v5000).
 
  ```text
  fn(surfObject: CUsurfObject_v1) -> CUresult
@@ -26946,7 +28384,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuSurfObjectDestroy_v5000;
         const INDEX: usize = 725usize;
     }
-    /** `cuSurfObjectGetResourceDesc` at exactly version 5000 (CUDA 5.0): [`PFN_cuSurfObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000).
+    /** Returns a surface object's resource descriptor
+
+ `cuSurfObjectGetResourceDesc` at exactly version 5000 (CUDA 5.0): [`PFN_cuSurfObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000).
 
  ```text
  fn(pResDesc: *mut CUDA_RESOURCE_DESC_v1, surfObject: CUsurfObject_v1) -> CUresult
@@ -26962,7 +28402,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuSurfObjectGetResourceDesc_v5000;
         const INDEX: usize = 726usize;
     }
-    /** `cuSurfRefGetArray` at exactly version 3000 (CUDA 3.0): [`PFN_cuSurfRefGetArray_v3000`](crate::pfn::PFN_cuSurfRefGetArray_v3000).
+    /** Passes back the CUDA array bound to a surface reference.
+
+ `cuSurfRefGetArray` at exactly version 3000 (CUDA 3.0): [`PFN_cuSurfRefGetArray_v3000`](crate::pfn::PFN_cuSurfRefGetArray_v3000).
 
  ```text
  fn(phArray: *mut CUarray, hSurfRef: CUsurfref) -> CUresult
@@ -26978,7 +28420,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuSurfRefGetArray_v3000;
         const INDEX: usize = 727usize;
     }
-    /** `cuSurfRefSetArray` at exactly version 3000 (CUDA 3.0): [`PFN_cuSurfRefSetArray_v3000`](crate::pfn::PFN_cuSurfRefSetArray_v3000).
+    /** Sets the CUDA array for a surface reference.
+
+ `cuSurfRefSetArray` at exactly version 3000 (CUDA 3.0): [`PFN_cuSurfRefSetArray_v3000`](crate::pfn::PFN_cuSurfRefSetArray_v3000).
 
  ```text
  fn(hSurfRef: CUsurfref, hArray: CUarray, Flags: c_uint) -> CUresult
@@ -26994,7 +28438,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuSurfRefSetArray_v3000;
         const INDEX: usize = 728usize;
     }
-    /** `cuTensorMapEncodeIm2col` at exactly version 12000 (CUDA 12.0): [`PFN_cuTensorMapEncodeIm2col_v12000`](crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000).
+    /** Create a tensor map descriptor object representing im2col memory region
+
+ `cuTensorMapEncodeIm2col` at exactly version 12000 (CUDA 12.0): [`PFN_cuTensorMapEncodeIm2col_v12000`](crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000).
 
  ```text
  fn(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: *mut c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCorner: *const c_int, pixelBoxUpperCorner: *const c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult
@@ -27010,7 +28456,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTensorMapEncodeIm2col_v12000;
         const INDEX: usize = 729usize;
     }
-    /** `cuTensorMapEncodeIm2colWide` at exactly version 12080 (CUDA 12.8): [`PFN_cuTensorMapEncodeIm2colWide_v12080`](crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080).
+    /** Create a tensor map descriptor object representing im2col memory region, but where the elements are exclusively loaded along the W dimension.
+
+ `cuTensorMapEncodeIm2colWide` at exactly version 12080 (CUDA 12.8): [`PFN_cuTensorMapEncodeIm2colWide_v12080`](crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080).
 
  ```text
  fn(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: *mut c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCornerWidth: c_int, pixelBoxUpperCornerWidth: c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, mode: CUtensorMapIm2ColWideMode, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult
@@ -27026,7 +28474,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTensorMapEncodeIm2colWide_v12080;
         const INDEX: usize = 730usize;
     }
-    /** `cuTensorMapEncodeTiled` at exactly version 12000 (CUDA 12.0): [`PFN_cuTensorMapEncodeTiled_v12000`](crate::pfn::PFN_cuTensorMapEncodeTiled_v12000).
+    /** Create a tensor map descriptor object representing tiled memory region
+
+ `cuTensorMapEncodeTiled` at exactly version 12000 (CUDA 12.0): [`PFN_cuTensorMapEncodeTiled_v12000`](crate::pfn::PFN_cuTensorMapEncodeTiled_v12000).
 
  ```text
  fn(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: *mut c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, boxDim: *const cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult
@@ -27042,7 +28492,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTensorMapEncodeTiled_v12000;
         const INDEX: usize = 731usize;
     }
-    /** `cuTensorMapReplaceAddress` at exactly version 12000 (CUDA 12.0): [`PFN_cuTensorMapReplaceAddress_v12000`](crate::pfn::PFN_cuTensorMapReplaceAddress_v12000).
+    /** Modify an existing tensor map descriptor with an updated global address
+
+ `cuTensorMapReplaceAddress` at exactly version 12000 (CUDA 12.0): [`PFN_cuTensorMapReplaceAddress_v12000`](crate::pfn::PFN_cuTensorMapReplaceAddress_v12000).
 
  ```text
  fn(tensorMap: *mut CUtensorMap, globalAddress: *mut c_void) -> CUresult
@@ -27058,7 +28510,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTensorMapReplaceAddress_v12000;
         const INDEX: usize = 732usize;
     }
-    /** `cuTensorMapSetAllocationClass` at exactly version 13050 (CUDA 13.5): [`PFN_cuTensorMapSetAllocationClass_v13050`](crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050).
+    /** Sets the allocation class of an already-encoded tensor map
+
+ `cuTensorMapSetAllocationClass` at exactly version 13050 (CUDA 13.5): [`PFN_cuTensorMapSetAllocationClass_v13050`](crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050).
 
  ```text
  fn(tensorMap: *mut CUtensorMap, allocClass: CUtensorMapAllocClass, outAllocClass: *mut CUtensorMapAllocClass) -> CUresult
@@ -27074,7 +28528,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTensorMapSetAllocationClass_v13050;
         const INDEX: usize = 733usize;
     }
-    /** `cuTexObjectCreate` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectCreate_v5000`](crate::pfn::PFN_cuTexObjectCreate_v5000).
+    /** Creates a texture object
+
+ `cuTexObjectCreate` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectCreate_v5000`](crate::pfn::PFN_cuTexObjectCreate_v5000).
 
  ```text
  fn(pTexObject: *mut CUtexObject_v1, pResDesc: *const CUDA_RESOURCE_DESC_v1, pTexDesc: *const CUDA_TEXTURE_DESC_v1, pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC_v1) -> CUresult
@@ -27090,7 +28546,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexObjectCreate_v5000;
         const INDEX: usize = 734usize;
     }
-    /** `cuTexObjectDestroy` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectDestroy_v5000`](crate::pfn::PFN_cuTexObjectDestroy_v5000).
+    /** Destroys a texture object
+
+ `cuTexObjectDestroy` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectDestroy_v5000`](crate::pfn::PFN_cuTexObjectDestroy_v5000).
 
  ```text
  fn(texObject: CUtexObject_v1) -> CUresult
@@ -27106,7 +28564,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexObjectDestroy_v5000;
         const INDEX: usize = 735usize;
     }
-    /** `cuTexObjectGetResourceDesc` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000).
+    /** Returns a texture object's resource descriptor
+
+ `cuTexObjectGetResourceDesc` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectGetResourceDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000).
 
  ```text
  fn(pResDesc: *mut CUDA_RESOURCE_DESC_v1, texObject: CUtexObject_v1) -> CUresult
@@ -27122,7 +28582,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexObjectGetResourceDesc_v5000;
         const INDEX: usize = 736usize;
     }
-    /** `cuTexObjectGetResourceViewDesc` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectGetResourceViewDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000).
+    /** Returns a texture object's resource view descriptor
+
+ `cuTexObjectGetResourceViewDesc` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectGetResourceViewDesc_v5000`](crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000).
 
  ```text
  fn(pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC_v1, texObject: CUtexObject_v1) -> CUresult
@@ -27138,7 +28600,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexObjectGetResourceViewDesc_v5000;
         const INDEX: usize = 737usize;
     }
-    /** `cuTexObjectGetTextureDesc` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectGetTextureDesc_v5000`](crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000).
+    /** Returns a texture object's texture descriptor
+
+ `cuTexObjectGetTextureDesc` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexObjectGetTextureDesc_v5000`](crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000).
 
  ```text
  fn(pTexDesc: *mut CUDA_TEXTURE_DESC_v1, texObject: CUtexObject_v1) -> CUresult
@@ -27154,7 +28618,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexObjectGetTextureDesc_v5000;
         const INDEX: usize = 738usize;
     }
-    /** `cuTexRefCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefCreate_v2000`](crate::pfn::PFN_cuTexRefCreate_v2000).
+    /** Creates a texture reference
+
+ `cuTexRefCreate` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefCreate_v2000`](crate::pfn::PFN_cuTexRefCreate_v2000).
 
  ```text
  fn(pTexRef: *mut CUtexref) -> CUresult
@@ -27170,7 +28636,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefCreate_v2000;
         const INDEX: usize = 739usize;
     }
-    /** `cuTexRefDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefDestroy_v2000`](crate::pfn::PFN_cuTexRefDestroy_v2000).
+    /** Destroys a texture reference
+
+ `cuTexRefDestroy` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefDestroy_v2000`](crate::pfn::PFN_cuTexRefDestroy_v2000).
 
  ```text
  fn(hTexRef: CUtexref) -> CUresult
@@ -27186,7 +28654,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefDestroy_v2000;
         const INDEX: usize = 740usize;
     }
-    /** `cuTexRefGetAddress` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetAddress_v2000`](crate::pfn::PFN_cuTexRefGetAddress_v2000).
+    /** Gets the address associated with a texture reference
+
+ `cuTexRefGetAddress` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetAddress_v2000`](crate::pfn::PFN_cuTexRefGetAddress_v2000).
 
  ```text
  fn(pdptr: *mut CUdeviceptr_v1, hTexRef: CUtexref) -> CUresult
@@ -27204,7 +28674,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetAddress_v2000;
         const INDEX: usize = 741usize;
     }
-    /** `cuTexRefGetAddress` at exactly version 3020 (CUDA 3.2): [`PFN_cuTexRefGetAddress_v3020`](crate::pfn::PFN_cuTexRefGetAddress_v3020).
+    /** Gets the address associated with a texture reference
+
+ `cuTexRefGetAddress` at exactly version 3020 (CUDA 3.2): [`PFN_cuTexRefGetAddress_v3020`](crate::pfn::PFN_cuTexRefGetAddress_v3020).
 
  ```text
  fn(pdptr: *mut CUdeviceptr_v2, hTexRef: CUtexref) -> CUresult
@@ -27222,7 +28694,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetAddress_v3020;
         const INDEX: usize = 742usize;
     }
-    /** `cuTexRefGetAddressMode` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetAddressMode_v2000`](crate::pfn::PFN_cuTexRefGetAddressMode_v2000).
+    /** Gets the addressing mode used by a texture reference
+
+ `cuTexRefGetAddressMode` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetAddressMode_v2000`](crate::pfn::PFN_cuTexRefGetAddressMode_v2000).
 
  ```text
  fn(pam: *mut CUaddress_mode, hTexRef: CUtexref, dim: c_int) -> CUresult
@@ -27238,7 +28712,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetAddressMode_v2000;
         const INDEX: usize = 743usize;
     }
-    /** `cuTexRefGetArray` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetArray_v2000`](crate::pfn::PFN_cuTexRefGetArray_v2000).
+    /** Gets the array bound to a texture reference
+
+ `cuTexRefGetArray` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetArray_v2000`](crate::pfn::PFN_cuTexRefGetArray_v2000).
 
  ```text
  fn(phArray: *mut CUarray, hTexRef: CUtexref) -> CUresult
@@ -27254,7 +28730,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetArray_v2000;
         const INDEX: usize = 744usize;
     }
-    /** `cuTexRefGetBorderColor` at exactly version 8000 (CUDA 8.0): [`PFN_cuTexRefGetBorderColor_v8000`](crate::pfn::PFN_cuTexRefGetBorderColor_v8000).
+    /** Gets the border color used by a texture reference
+
+ `cuTexRefGetBorderColor` at exactly version 8000 (CUDA 8.0): [`PFN_cuTexRefGetBorderColor_v8000`](crate::pfn::PFN_cuTexRefGetBorderColor_v8000).
 
  ```text
  fn(pBorderColor: *mut f32, hTexRef: CUtexref) -> CUresult
@@ -27270,7 +28748,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetBorderColor_v8000;
         const INDEX: usize = 745usize;
     }
-    /** `cuTexRefGetFilterMode` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetFilterMode_v2000`](crate::pfn::PFN_cuTexRefGetFilterMode_v2000).
+    /** Gets the filter-mode used by a texture reference
+
+ `cuTexRefGetFilterMode` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetFilterMode_v2000`](crate::pfn::PFN_cuTexRefGetFilterMode_v2000).
 
  ```text
  fn(pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult
@@ -27286,7 +28766,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetFilterMode_v2000;
         const INDEX: usize = 746usize;
     }
-    /** `cuTexRefGetFlags` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetFlags_v2000`](crate::pfn::PFN_cuTexRefGetFlags_v2000).
+    /** Gets the flags used by a texture reference
+
+ `cuTexRefGetFlags` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetFlags_v2000`](crate::pfn::PFN_cuTexRefGetFlags_v2000).
 
  ```text
  fn(pFlags: *mut c_uint, hTexRef: CUtexref) -> CUresult
@@ -27302,7 +28784,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetFlags_v2000;
         const INDEX: usize = 747usize;
     }
-    /** `cuTexRefGetFormat` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetFormat_v2000`](crate::pfn::PFN_cuTexRefGetFormat_v2000).
+    /** Gets the format used by a texture reference
+
+ `cuTexRefGetFormat` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefGetFormat_v2000`](crate::pfn::PFN_cuTexRefGetFormat_v2000).
 
  ```text
  fn(pFormat: *mut CUarray_format, pNumChannels: *mut c_int, hTexRef: CUtexref) -> CUresult
@@ -27318,7 +28802,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetFormat_v2000;
         const INDEX: usize = 748usize;
     }
-    /** `cuTexRefGetMaxAnisotropy` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000).
+    /** Gets the maximum anisotropy for a texture reference
+
+ `cuTexRefGetMaxAnisotropy` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000).
 
  ```text
  fn(pmaxAniso: *mut c_int, hTexRef: CUtexref) -> CUresult
@@ -27334,7 +28820,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetMaxAnisotropy_v5000;
         const INDEX: usize = 749usize;
     }
-    /** `cuTexRefGetMipmapFilterMode` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000).
+    /** Gets the mipmap filtering mode for a texture reference
+
+ `cuTexRefGetMipmapFilterMode` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000).
 
  ```text
  fn(pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult
@@ -27350,7 +28838,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetMipmapFilterMode_v5000;
         const INDEX: usize = 750usize;
     }
-    /** `cuTexRefGetMipmapLevelBias` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000).
+    /** Gets the mipmap level bias for a texture reference
+
+ `cuTexRefGetMipmapLevelBias` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000).
 
  ```text
  fn(pbias: *mut f32, hTexRef: CUtexref) -> CUresult
@@ -27366,7 +28856,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetMipmapLevelBias_v5000;
         const INDEX: usize = 751usize;
     }
-    /** `cuTexRefGetMipmapLevelClamp` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000).
+    /** Gets the min/max mipmap level clamps for a texture reference
+
+ `cuTexRefGetMipmapLevelClamp` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000).
 
  ```text
  fn(pminMipmapLevelClamp: *mut f32, pmaxMipmapLevelClamp: *mut f32, hTexRef: CUtexref) -> CUresult
@@ -27382,7 +28874,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetMipmapLevelClamp_v5000;
         const INDEX: usize = 752usize;
     }
-    /** `cuTexRefGetMipmappedArray` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000).
+    /** Gets the mipmapped array bound to a texture reference
+
+ `cuTexRefGetMipmappedArray` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefGetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000).
 
  ```text
  fn(phMipmappedArray: *mut CUmipmappedArray, hTexRef: CUtexref) -> CUresult
@@ -27398,7 +28892,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefGetMipmappedArray_v5000;
         const INDEX: usize = 753usize;
     }
-    /** `cuTexRefSetAddress` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetAddress_v2000`](crate::pfn::PFN_cuTexRefSetAddress_v2000).
+    /** Binds an address as a texture reference
+
+ `cuTexRefSetAddress` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetAddress_v2000`](crate::pfn::PFN_cuTexRefSetAddress_v2000).
 
  ```text
  fn(ByteOffset: *mut c_uint, hTexRef: CUtexref, dptr: CUdeviceptr_v1, bytes: c_uint) -> CUresult
@@ -27416,7 +28912,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress_v2000;
         const INDEX: usize = 754usize;
     }
-    /** `cuTexRefSetAddress` at exactly version 3020 (CUDA 3.2): [`PFN_cuTexRefSetAddress_v3020`](crate::pfn::PFN_cuTexRefSetAddress_v3020).
+    /** Binds an address as a texture reference
+
+ `cuTexRefSetAddress` at exactly version 3020 (CUDA 3.2): [`PFN_cuTexRefSetAddress_v3020`](crate::pfn::PFN_cuTexRefSetAddress_v3020).
 
  ```text
  fn(ByteOffset: *mut usize, hTexRef: CUtexref, dptr: CUdeviceptr_v2, bytes: usize) -> CUresult
@@ -27434,7 +28932,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress_v3020;
         const INDEX: usize = 755usize;
     }
-    /** `cuTexRefSetAddress2D` at exactly version 2020 (CUDA 2.2): [`PFN_cuTexRefSetAddress2D_v2020`](crate::pfn::PFN_cuTexRefSetAddress2D_v2020).
+    /** Binds an address as a 2D texture reference
+
+ `cuTexRefSetAddress2D` at exactly version 2020 (CUDA 2.2): [`PFN_cuTexRefSetAddress2D_v2020`](crate::pfn::PFN_cuTexRefSetAddress2D_v2020).
 
  ```text
  fn(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v1, dptr: CUdeviceptr_v1, Pitch: c_uint) -> CUresult
@@ -27452,7 +28952,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress2D_v2020;
         const INDEX: usize = 756usize;
     }
-    /** `cuTexRefSetAddress2D` at exactly version 3020 (CUDA 3.2): [`PFN_cuTexRefSetAddress2D_v3020`](crate::pfn::PFN_cuTexRefSetAddress2D_v3020).
+    /** Binds an address as a 2D texture reference
+
+ `cuTexRefSetAddress2D` at exactly version 3020 (CUDA 3.2): [`PFN_cuTexRefSetAddress2D_v3020`](crate::pfn::PFN_cuTexRefSetAddress2D_v3020).
 
  ```text
  fn(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v2, dptr: CUdeviceptr_v2, Pitch: usize) -> CUresult
@@ -27470,7 +28972,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress2D_v3020;
         const INDEX: usize = 757usize;
     }
-    /** `cuTexRefSetAddress2D` at exactly version 4010 (CUDA 4.1): [`PFN_cuTexRefSetAddress2D_v4010`](crate::pfn::PFN_cuTexRefSetAddress2D_v4010).
+    /** Binds an address as a 2D texture reference
+
+ `cuTexRefSetAddress2D` at exactly version 4010 (CUDA 4.1): [`PFN_cuTexRefSetAddress2D_v4010`](crate::pfn::PFN_cuTexRefSetAddress2D_v4010).
 
  ```text
  fn(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v2, dptr: CUdeviceptr_v2, Pitch: usize) -> CUresult
@@ -27488,7 +28992,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetAddress2D_v4010;
         const INDEX: usize = 758usize;
     }
-    /** `cuTexRefSetAddressMode` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetAddressMode_v2000`](crate::pfn::PFN_cuTexRefSetAddressMode_v2000).
+    /** Sets the addressing mode for a texture reference
+
+ `cuTexRefSetAddressMode` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetAddressMode_v2000`](crate::pfn::PFN_cuTexRefSetAddressMode_v2000).
 
  ```text
  fn(hTexRef: CUtexref, dim: c_int, am: CUaddress_mode) -> CUresult
@@ -27504,7 +29010,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetAddressMode_v2000;
         const INDEX: usize = 759usize;
     }
-    /** `cuTexRefSetArray` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetArray_v2000`](crate::pfn::PFN_cuTexRefSetArray_v2000).
+    /** Binds an array as a texture reference
+
+ `cuTexRefSetArray` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetArray_v2000`](crate::pfn::PFN_cuTexRefSetArray_v2000).
 
  ```text
  fn(hTexRef: CUtexref, hArray: CUarray, Flags: c_uint) -> CUresult
@@ -27520,7 +29028,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetArray_v2000;
         const INDEX: usize = 760usize;
     }
-    /** `cuTexRefSetBorderColor` at exactly version 8000 (CUDA 8.0): [`PFN_cuTexRefSetBorderColor_v8000`](crate::pfn::PFN_cuTexRefSetBorderColor_v8000).
+    /** Sets the border color for a texture reference
+
+ `cuTexRefSetBorderColor` at exactly version 8000 (CUDA 8.0): [`PFN_cuTexRefSetBorderColor_v8000`](crate::pfn::PFN_cuTexRefSetBorderColor_v8000).
 
  ```text
  fn(hTexRef: CUtexref, pBorderColor: *mut f32) -> CUresult
@@ -27536,7 +29046,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetBorderColor_v8000;
         const INDEX: usize = 761usize;
     }
-    /** `cuTexRefSetFilterMode` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetFilterMode_v2000`](crate::pfn::PFN_cuTexRefSetFilterMode_v2000).
+    /** Sets the filtering mode for a texture reference
+
+ `cuTexRefSetFilterMode` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetFilterMode_v2000`](crate::pfn::PFN_cuTexRefSetFilterMode_v2000).
 
  ```text
  fn(hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult
@@ -27552,7 +29064,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetFilterMode_v2000;
         const INDEX: usize = 762usize;
     }
-    /** `cuTexRefSetFlags` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetFlags_v2000`](crate::pfn::PFN_cuTexRefSetFlags_v2000).
+    /** Sets the flags for a texture reference
+
+ `cuTexRefSetFlags` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetFlags_v2000`](crate::pfn::PFN_cuTexRefSetFlags_v2000).
 
  ```text
  fn(hTexRef: CUtexref, Flags: c_uint) -> CUresult
@@ -27568,7 +29082,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetFlags_v2000;
         const INDEX: usize = 763usize;
     }
-    /** `cuTexRefSetFormat` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetFormat_v2000`](crate::pfn::PFN_cuTexRefSetFormat_v2000).
+    /** Sets the format for a texture reference
+
+ `cuTexRefSetFormat` at exactly version 2000 (CUDA 2.0): [`PFN_cuTexRefSetFormat_v2000`](crate::pfn::PFN_cuTexRefSetFormat_v2000).
 
  ```text
  fn(hTexRef: CUtexref, fmt: CUarray_format, NumPackedComponents: c_int) -> CUresult
@@ -27584,7 +29100,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetFormat_v2000;
         const INDEX: usize = 764usize;
     }
-    /** `cuTexRefSetMaxAnisotropy` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000).
+    /** Sets the maximum anisotropy for a texture reference
+
+ `cuTexRefSetMaxAnisotropy` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMaxAnisotropy_v5000`](crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000).
 
  ```text
  fn(hTexRef: CUtexref, maxAniso: c_uint) -> CUresult
@@ -27600,7 +29118,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetMaxAnisotropy_v5000;
         const INDEX: usize = 765usize;
     }
-    /** `cuTexRefSetMipmapFilterMode` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000).
+    /** Sets the mipmap filtering mode for a texture reference
+
+ `cuTexRefSetMipmapFilterMode` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMipmapFilterMode_v5000`](crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000).
 
  ```text
  fn(hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult
@@ -27616,7 +29136,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetMipmapFilterMode_v5000;
         const INDEX: usize = 766usize;
     }
-    /** `cuTexRefSetMipmapLevelBias` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000).
+    /** Sets the mipmap level bias for a texture reference
+
+ `cuTexRefSetMipmapLevelBias` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMipmapLevelBias_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000).
 
  ```text
  fn(hTexRef: CUtexref, bias: f32) -> CUresult
@@ -27632,7 +29154,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetMipmapLevelBias_v5000;
         const INDEX: usize = 767usize;
     }
-    /** `cuTexRefSetMipmapLevelClamp` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000).
+    /** Sets the mipmap min/max mipmap level clamps for a texture reference
+
+ `cuTexRefSetMipmapLevelClamp` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMipmapLevelClamp_v5000`](crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000).
 
  ```text
  fn(hTexRef: CUtexref, minMipmapLevelClamp: f32, maxMipmapLevelClamp: f32) -> CUresult
@@ -27648,7 +29172,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetMipmapLevelClamp_v5000;
         const INDEX: usize = 768usize;
     }
-    /** `cuTexRefSetMipmappedArray` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000).
+    /** Binds a mipmapped array to a texture reference
+
+ `cuTexRefSetMipmappedArray` at exactly version 5000 (CUDA 5.0): [`PFN_cuTexRefSetMipmappedArray_v5000`](crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000).
 
  ```text
  fn(hTexRef: CUtexref, hMipmappedArray: CUmipmappedArray, Flags: c_uint) -> CUresult
@@ -27664,7 +29190,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuTexRefSetMipmappedArray_v5000;
         const INDEX: usize = 769usize;
     }
-    /** `cuThreadExchangeStreamCaptureMode` at exactly version 10010 (CUDA 10.1): [`PFN_cuThreadExchangeStreamCaptureMode_v10010`](crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010).
+    /** Swaps the stream capture interaction mode for a thread
+
+ `cuThreadExchangeStreamCaptureMode` at exactly version 10010 (CUDA 10.1): [`PFN_cuThreadExchangeStreamCaptureMode_v10010`](crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010).
 
  ```text
  fn(mode: *mut CUstreamCaptureMode) -> CUresult
@@ -27680,7 +29208,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010;
         const INDEX: usize = 770usize;
     }
-    /** `cuUserObjectCreate` at exactly version 11030 (CUDA 11.3): [`PFN_cuUserObjectCreate_v11030`](crate::pfn::PFN_cuUserObjectCreate_v11030).
+    /** Create a user object
+
+ `cuUserObjectCreate` at exactly version 11030 (CUDA 11.3): [`PFN_cuUserObjectCreate_v11030`](crate::pfn::PFN_cuUserObjectCreate_v11030).
 
  ```text
  fn(object_out: *mut CUuserObject, ptr: *mut c_void, destroy: CUhostFn, initialRefcount: c_uint, flags: c_uint) -> CUresult
@@ -27696,7 +29226,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuUserObjectCreate_v11030;
         const INDEX: usize = 771usize;
     }
-    /** `cuUserObjectRelease` at exactly version 11030 (CUDA 11.3): [`PFN_cuUserObjectRelease_v11030`](crate::pfn::PFN_cuUserObjectRelease_v11030).
+    /** Release a reference to a user object
+
+ `cuUserObjectRelease` at exactly version 11030 (CUDA 11.3): [`PFN_cuUserObjectRelease_v11030`](crate::pfn::PFN_cuUserObjectRelease_v11030).
 
  ```text
  fn(object: CUuserObject, count: c_uint) -> CUresult
@@ -27712,7 +29244,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuUserObjectRelease_v11030;
         const INDEX: usize = 772usize;
     }
-    /** `cuUserObjectRetain` at exactly version 11030 (CUDA 11.3): [`PFN_cuUserObjectRetain_v11030`](crate::pfn::PFN_cuUserObjectRetain_v11030).
+    /** Retain a reference to a user object
+
+ `cuUserObjectRetain` at exactly version 11030 (CUDA 11.3): [`PFN_cuUserObjectRetain_v11030`](crate::pfn::PFN_cuUserObjectRetain_v11030).
 
  ```text
  fn(object: CUuserObject, count: c_uint) -> CUresult
@@ -27728,7 +29262,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuUserObjectRetain_v11030;
         const INDEX: usize = 773usize;
     }
-    /** `cuVDPAUCtxCreate` at exactly version 3010 (CUDA 3.1): [`PFN_cuVDPAUCtxCreate_v3010`](crate::vdpau::PFN_cuVDPAUCtxCreate_v3010).
+    /** Create a CUDA context for interoperability with VDPAU
+
+ `cuVDPAUCtxCreate` at exactly version 3010 (CUDA 3.1): [`PFN_cuVDPAUCtxCreate_v3010`](crate::vdpau::PFN_cuVDPAUCtxCreate_v3010).
 
  ```text
  fn(pCtx: *mut CUcontext, flags: c_uint, device: CUdevice_v1, vdpDevice: VdpDevice, vdpGetProcAddress: VdpGetProcAddress) -> CUresult
@@ -27750,7 +29286,9 @@ pub mod entries {
         type Fn = crate::vdpau::PFN_cuVDPAUCtxCreate_v3010;
         const INDEX: usize = 774usize;
     }
-    /** `cuVDPAUCtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuVDPAUCtxCreate_v3020`](crate::vdpau::PFN_cuVDPAUCtxCreate_v3020).
+    /** Create a CUDA context for interoperability with VDPAU
+
+ `cuVDPAUCtxCreate` at exactly version 3020 (CUDA 3.2): [`PFN_cuVDPAUCtxCreate_v3020`](crate::vdpau::PFN_cuVDPAUCtxCreate_v3020).
 
  ```text
  fn(pCtx: *mut CUcontext, flags: c_uint, device: CUdevice_v1, vdpDevice: VdpDevice, vdpGetProcAddress: VdpGetProcAddress) -> CUresult
@@ -27772,7 +29310,9 @@ pub mod entries {
         type Fn = crate::vdpau::PFN_cuVDPAUCtxCreate_v3020;
         const INDEX: usize = 775usize;
     }
-    /** `cuVDPAUGetDevice` at exactly version 3010 (CUDA 3.1): [`PFN_cuVDPAUGetDevice_v3010`](crate::vdpau::PFN_cuVDPAUGetDevice_v3010).
+    /** Gets the CUDA device associated with a VDPAU device
+
+ `cuVDPAUGetDevice` at exactly version 3010 (CUDA 3.1): [`PFN_cuVDPAUGetDevice_v3010`](crate::vdpau::PFN_cuVDPAUGetDevice_v3010).
 
  ```text
  fn(pDevice: *mut CUdevice_v1, vdpDevice: VdpDevice, vdpGetProcAddress: VdpGetProcAddress) -> CUresult
@@ -27792,7 +29332,9 @@ pub mod entries {
         type Fn = crate::vdpau::PFN_cuVDPAUGetDevice_v3010;
         const INDEX: usize = 776usize;
     }
-    /** `cuWGLGetDevice` at exactly version 2020 (CUDA 2.2): [`PFN_cuWGLGetDevice_v2020`](crate::wgl::PFN_cuWGLGetDevice_v2020).
+    /** Gets the CUDA device associated with hGpu
+
+ `cuWGLGetDevice` at exactly version 2020 (CUDA 2.2): [`PFN_cuWGLGetDevice_v2020`](crate::wgl::PFN_cuWGLGetDevice_v2020).
 
  ```text
  fn(pDevice: *mut CUdevice_v1, hGpu: HGPUNV) -> CUresult
@@ -27812,7 +29354,9 @@ pub mod entries {
         type Fn = crate::wgl::PFN_cuWGLGetDevice_v2020;
         const INDEX: usize = 777usize;
     }
-    /** `cuWaitExternalSemaphoresAsync` at exactly version 10000 (CUDA 10.0): [`PFN_cuWaitExternalSemaphoresAsync_v10000`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000).
+    /** Waits on a set of external semaphore objects
+
+ `cuWaitExternalSemaphoresAsync` at exactly version 10000 (CUDA 10.0): [`PFN_cuWaitExternalSemaphoresAsync_v10000`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000).
 
  ```text
  fn(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, numExtSems: c_uint, stream: CUstream) -> CUresult
@@ -27830,7 +29374,9 @@ pub mod entries {
         type Fn = crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000;
         const INDEX: usize = 778usize;
     }
-    /** `cuWaitExternalSemaphoresAsync` at exactly version 10000 (CUDA 10.0): [`PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz).
+    /** Waits on a set of external semaphore objects
+
+ `cuWaitExternalSemaphoresAsync` at exactly version 10000 (CUDA 10.0): [`PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz`](crate::pfn::PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz).
 
  ```text
  fn(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, numExtSems: c_uint, stream: CUstream) -> CUresult

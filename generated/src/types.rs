@@ -217,6 +217,7 @@ const _: () = {
     ][::core::mem::offset_of!(CUuuid_st, bytes) - 0usize];
 };
 pub type CUuuid = CUuuid_st;
+/// Fabric handle - An opaque handle representing a memory allocation that can be exported to processes in same or different nodes. For IPC between processes on different nodes they must be connected via the NVSwitch fabric.
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemFabricHandle_st {
@@ -234,8 +235,11 @@ const _: () = {
         "Offset of field: CUmemFabricHandle_st::data",
     ][::core::mem::offset_of!(CUmemFabricHandle_st, data) - 0usize];
 };
+/// Fabric handle - An opaque handle representing a memory allocation that can be exported to processes in same or different nodes. For IPC between processes on different nodes they must be connected via the NVSwitch fabric.
 pub type CUmemFabricHandle_v1 = CUmemFabricHandle_st;
+/// Fabric handle - An opaque handle representing a memory allocation that can be exported to processes in same or different nodes. For IPC between processes on different nodes they must be connected via the NVSwitch fabric.
 pub type CUmemFabricHandle = CUmemFabricHandle_v1;
+/// CUDA IPC event handle
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUipcEventHandle_st {
@@ -253,8 +257,11 @@ const _: () = {
         "Offset of field: CUipcEventHandle_st::reserved",
     ][::core::mem::offset_of!(CUipcEventHandle_st, reserved) - 0usize];
 };
+/// CUDA IPC event handle
 pub type CUipcEventHandle_v1 = CUipcEventHandle_st;
+/// CUDA IPC event handle
 pub type CUipcEventHandle = CUipcEventHandle_v1;
+/// CUDA IPC mem handle
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUipcMemHandle_st {
@@ -270,90 +277,134 @@ const _: () = {
         "Offset of field: CUipcMemHandle_st::reserved",
     ][::core::mem::offset_of!(CUipcMemHandle_st, reserved) - 0usize];
 };
+/// CUDA IPC mem handle
 pub type CUipcMemHandle_v1 = CUipcMemHandle_st;
+/// CUDA IPC mem handle
 pub type CUipcMemHandle = CUipcMemHandle_v1;
 impl CUipcMem_flags_enum {
+    /// Automatically enable peer access between remote devices as needed
     pub const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: CUipcMem_flags_enum = CUipcMem_flags_enum(
         1,
     );
 }
+/// CUDA Ipc Mem Flags
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUipcMem_flags_enum(pub ::core::ffi::c_uint);
+/// CUDA Ipc Mem Flags
 pub use self::CUipcMem_flags_enum as CUipcMem_flags;
 impl CUmemAttach_flags_enum {
+    /// Memory can be accessed by any stream on any device
     pub const CU_MEM_ATTACH_GLOBAL: CUmemAttach_flags_enum = CUmemAttach_flags_enum(1);
+    /// Memory cannot be accessed by any stream on any device
     pub const CU_MEM_ATTACH_HOST: CUmemAttach_flags_enum = CUmemAttach_flags_enum(2);
+    /// Memory can only be accessed by a single stream on the associated device
     pub const CU_MEM_ATTACH_SINGLE: CUmemAttach_flags_enum = CUmemAttach_flags_enum(4);
 }
+/// CUDA Mem Attach Flags
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemAttach_flags_enum(pub ::core::ffi::c_uint);
+/// CUDA Mem Attach Flags
 pub use self::CUmemAttach_flags_enum as CUmemAttach_flags;
 impl CUctx_flags_enum {
+    /// Automatic scheduling
     pub const CU_CTX_SCHED_AUTO: CUctx_flags_enum = CUctx_flags_enum(0);
+    /// Set spin as default scheduling
     pub const CU_CTX_SCHED_SPIN: CUctx_flags_enum = CUctx_flags_enum(1);
+    /// Set yield as default scheduling
     pub const CU_CTX_SCHED_YIELD: CUctx_flags_enum = CUctx_flags_enum(2);
+    /// Set blocking synchronization as default scheduling
     pub const CU_CTX_SCHED_BLOCKING_SYNC: CUctx_flags_enum = CUctx_flags_enum(4);
+    /** Set blocking synchronization as default scheduling
+
+ **Deprecated:** This flag was deprecated as of CUDA 4.0 and was replaced with [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC).*/
     pub const CU_CTX_BLOCKING_SYNC: CUctx_flags_enum = CUctx_flags_enum(4);
     pub const CU_CTX_SCHED_MASK: CUctx_flags_enum = CUctx_flags_enum(7);
+    /// **Deprecated:** This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled.
     pub const CU_CTX_MAP_HOST: CUctx_flags_enum = CUctx_flags_enum(8);
+    /// Keep local memory allocation after launch
     pub const CU_CTX_LMEM_RESIZE_TO_MAX: CUctx_flags_enum = CUctx_flags_enum(16);
+    /// Trigger coredumps from exceptions in this context
     pub const CU_CTX_COREDUMP_ENABLE: CUctx_flags_enum = CUctx_flags_enum(32);
+    /// Enable user pipe to trigger coredumps in this context
     pub const CU_CTX_USER_COREDUMP_ENABLE: CUctx_flags_enum = CUctx_flags_enum(64);
+    /// Ensure synchronous memory operations on this context will synchronize
     pub const CU_CTX_SYNC_MEMOPS: CUctx_flags_enum = CUctx_flags_enum(128);
     pub const CU_CTX_FLAGS_MASK: CUctx_flags_enum = CUctx_flags_enum(255);
 }
+/// Context creation flags
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUctx_flags_enum(pub ::core::ffi::c_uint);
+/// Context creation flags
 pub use self::CUctx_flags_enum as CUctx_flags;
 impl CUevent_sched_flags_enum {
+    /// Automatic scheduling
     pub const CU_EVENT_SCHED_AUTO: CUevent_sched_flags_enum = CUevent_sched_flags_enum(
         0,
     );
+    /// Set spin as default scheduling
     pub const CU_EVENT_SCHED_SPIN: CUevent_sched_flags_enum = CUevent_sched_flags_enum(
         1,
     );
+    /// Set yield as default scheduling
     pub const CU_EVENT_SCHED_YIELD: CUevent_sched_flags_enum = CUevent_sched_flags_enum(
         2,
     );
+    /// Set blocking synchronization as default scheduling
     pub const CU_EVENT_SCHED_BLOCKING_SYNC: CUevent_sched_flags_enum = CUevent_sched_flags_enum(
         4,
     );
 }
+/// Event sched flags
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUevent_sched_flags_enum(pub ::core::ffi::c_uint);
+/// Event sched flags
 pub use self::CUevent_sched_flags_enum as CUevent_sched_flags;
 impl cl_event_flags_enum {
+    /// Automatic scheduling
     pub const NVCL_EVENT_SCHED_AUTO: cl_event_flags_enum = cl_event_flags_enum(0);
+    /// Set spin as default scheduling
     pub const NVCL_EVENT_SCHED_SPIN: cl_event_flags_enum = cl_event_flags_enum(1);
+    /// Set yield as default scheduling
     pub const NVCL_EVENT_SCHED_YIELD: cl_event_flags_enum = cl_event_flags_enum(2);
+    /// Set blocking synchronization as default scheduling
     pub const NVCL_EVENT_SCHED_BLOCKING_SYNC: cl_event_flags_enum = cl_event_flags_enum(
         4,
     );
 }
+/// NVCL event scheduling flags
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct cl_event_flags_enum(pub ::core::ffi::c_uint);
+/// NVCL event scheduling flags
 pub use self::cl_event_flags_enum as cl_event_flags;
 impl cl_context_flags_enum {
+    /// Automatic scheduling
     pub const NVCL_CTX_SCHED_AUTO: cl_context_flags_enum = cl_context_flags_enum(0);
+    /// Set spin as default scheduling
     pub const NVCL_CTX_SCHED_SPIN: cl_context_flags_enum = cl_context_flags_enum(1);
+    /// Set yield as default scheduling
     pub const NVCL_CTX_SCHED_YIELD: cl_context_flags_enum = cl_context_flags_enum(2);
+    /// Set blocking synchronization as default scheduling
     pub const NVCL_CTX_SCHED_BLOCKING_SYNC: cl_context_flags_enum = cl_context_flags_enum(
         4,
     );
 }
+/// NVCL context scheduling flags
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct cl_context_flags_enum(pub ::core::ffi::c_uint);
+/// NVCL context scheduling flags
 pub use self::cl_context_flags_enum as cl_context_flags;
 impl CUhostTaskSyncMode_enum {
+    /// The execution thread will block until new host tasks are ready to run
     pub const CU_HOST_TASK_BLOCKING: CUhostTaskSyncMode_enum = CUhostTaskSyncMode_enum(
         0,
     );
+    /// The execution thread will spin wait until new host tasks are ready to run
     pub const CU_HOST_TASK_SPINWAIT: CUhostTaskSyncMode_enum = CUhostTaskSyncMode_enum(
         1,
     );
@@ -363,46 +414,64 @@ impl CUhostTaskSyncMode_enum {
 pub struct CUhostTaskSyncMode_enum(pub ::core::ffi::c_uint);
 pub use self::CUhostTaskSyncMode_enum as CUhostTaskSyncMode;
 impl CUstream_flags_enum {
+    /// Default stream flag
     pub const CU_STREAM_DEFAULT: CUstream_flags_enum = CUstream_flags_enum(0);
+    /// Stream does not synchronize with stream 0 (the NULL stream)
     pub const CU_STREAM_NON_BLOCKING: CUstream_flags_enum = CUstream_flags_enum(1);
 }
+/// Stream creation flags
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstream_flags_enum(pub ::core::ffi::c_uint);
+/// Stream creation flags
 pub use self::CUstream_flags_enum as CUstream_flags;
 impl CUevent_flags_enum {
+    /// Default event flag
     pub const CU_EVENT_DEFAULT: CUevent_flags_enum = CUevent_flags_enum(0);
+    /// Event uses blocking synchronization
     pub const CU_EVENT_BLOCKING_SYNC: CUevent_flags_enum = CUevent_flags_enum(1);
+    /// Event will not record timing data
     pub const CU_EVENT_DISABLE_TIMING: CUevent_flags_enum = CUevent_flags_enum(2);
+    /// Event is suitable for interprocess use. CU\_EVENT\_DISABLE\_TIMING must be set
     pub const CU_EVENT_INTERPROCESS: CUevent_flags_enum = CUevent_flags_enum(4);
 }
+/// Event creation flags
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUevent_flags_enum(pub ::core::ffi::c_uint);
+/// Event creation flags
 pub use self::CUevent_flags_enum as CUevent_flags;
 impl CUevent_record_flags_enum {
+    /// Default event record flag
     pub const CU_EVENT_RECORD_DEFAULT: CUevent_record_flags_enum = CUevent_record_flags_enum(
         0,
     );
+    /// When using stream capture, create an event record node instead of the default behavior.  This flag is invalid when used outside of capture.
     pub const CU_EVENT_RECORD_EXTERNAL: CUevent_record_flags_enum = CUevent_record_flags_enum(
         1,
     );
 }
+/// Event record flags
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUevent_record_flags_enum(pub ::core::ffi::c_uint);
+/// Event record flags
 pub use self::CUevent_record_flags_enum as CUevent_record_flags;
 impl CUevent_wait_flags_enum {
+    /// Default event wait flag
     pub const CU_EVENT_WAIT_DEFAULT: CUevent_wait_flags_enum = CUevent_wait_flags_enum(
         0,
     );
+    /// When using stream capture, create an event wait node instead of the default behavior.  This flag is invalid when used outside of capture.
     pub const CU_EVENT_WAIT_EXTERNAL: CUevent_wait_flags_enum = CUevent_wait_flags_enum(
         1,
     );
 }
+/// Event wait flags
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUevent_wait_flags_enum(pub ::core::ffi::c_uint);
+/// Event wait flags
 pub use self::CUevent_wait_flags_enum as CUevent_wait_flags;
 impl CUatomicOperation_enum {
     pub const CU_ATOMIC_OPERATION_INTEGER_ADD: CUatomicOperation_enum = CUatomicOperation_enum(
@@ -446,9 +515,11 @@ impl CUatomicOperation_enum {
         13,
     );
 }
+/// CUDA-valid Atomic Operations
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUatomicOperation_enum(pub ::core::ffi::c_uint);
+/// CUDA-valid Atomic Operations
 pub use self::CUatomicOperation_enum as CUatomicOperation;
 impl CUatomicOperationCapability_enum {
     pub const CU_ATOMIC_CAPABILITY_SIGNED: CUatomicOperationCapability_enum = CUatomicOperationCapability_enum(
@@ -473,96 +544,127 @@ impl CUatomicOperationCapability_enum {
         64,
     );
 }
+/// CUDA-valid Atomic Operation capabilities
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUatomicOperationCapability_enum(pub ::core::ffi::c_uint);
+/// CUDA-valid Atomic Operation capabilities
 pub use self::CUatomicOperationCapability_enum as CUatomicOperationCapability;
 impl CUstreamWaitValue_flags_enum {
+    /// Wait until (int32\_t)(\*addr - value) &gt;= 0 (or int64\_t for 64 bit values). Note this is a cyclic comparison which ignores wraparound. (Default behavior.)
     pub const CU_STREAM_WAIT_VALUE_GEQ: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(
         0,
     );
+    /// Wait until \*addr == value.
     pub const CU_STREAM_WAIT_VALUE_EQ: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(
         1,
     );
+    /// Wait until (\*addr &amp; value) != 0.
     pub const CU_STREAM_WAIT_VALUE_AND: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(
         2,
     );
+    /// Wait until \~(\*addr \| value) != 0. Support for this operation can be queried with [`cuDeviceGetAttribute`](crate::pfn::PFN_cuDeviceGetAttribute_v2000) and [`CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR).
     pub const CU_STREAM_WAIT_VALUE_NOR: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(
         3,
     );
+    /// Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with [`CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES).
     pub const CU_STREAM_WAIT_VALUE_FLUSH: CUstreamWaitValue_flags_enum = CUstreamWaitValue_flags_enum(
         1073741824,
     );
 }
+/// Flags for [`cuStreamWaitValue32`](crate::pfn::PFN_cuStreamWaitValue32_v11070) and [`cuStreamWaitValue64`](crate::pfn::PFN_cuStreamWaitValue64_v11070)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstreamWaitValue_flags_enum(pub ::core::ffi::c_uint);
+/// Flags for ::cuStreamWaitValue32 and ::cuStreamWaitValue64
 pub use self::CUstreamWaitValue_flags_enum as CUstreamWaitValue_flags;
 impl CUstreamWriteValue_flags_enum {
+    /// Default behavior
     pub const CU_STREAM_WRITE_VALUE_DEFAULT: CUstreamWriteValue_flags_enum = CUstreamWriteValue_flags_enum(
         0,
     );
+    /// Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally, [`cuStreamWriteValue32`](crate::pfn::PFN_cuStreamWriteValue32_v11070) will provide a memory fence before the write, which has similar semantics to \_\_threadfence\_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API.
     pub const CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: CUstreamWriteValue_flags_enum = CUstreamWriteValue_flags_enum(
         1,
     );
 }
+/// Flags for [`cuStreamWriteValue32`](crate::pfn::PFN_cuStreamWriteValue32_v11070)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstreamWriteValue_flags_enum(pub ::core::ffi::c_uint);
+/// Flags for ::cuStreamWriteValue32
 pub use self::CUstreamWriteValue_flags_enum as CUstreamWriteValue_flags;
 impl CUstreamBatchMemOpType_enum {
+    /// Represents a [`cuStreamWaitValue32`](crate::pfn::PFN_cuStreamWaitValue32_v11070) operation
     pub const CU_STREAM_MEM_OP_WAIT_VALUE_32: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
         1,
     );
+    /// Represents a [`cuStreamWriteValue32`](crate::pfn::PFN_cuStreamWriteValue32_v11070) operation
     pub const CU_STREAM_MEM_OP_WRITE_VALUE_32: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
         2,
     );
+    /// Represents a [`cuStreamWaitValue64`](crate::pfn::PFN_cuStreamWaitValue64_v11070) operation
     pub const CU_STREAM_MEM_OP_WAIT_VALUE_64: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
         4,
     );
+    /// Represents a [`cuStreamWriteValue64`](crate::pfn::PFN_cuStreamWriteValue64_v11070) operation
     pub const CU_STREAM_MEM_OP_WRITE_VALUE_64: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
         5,
     );
+    /// Insert a memory barrier of the specified type
     pub const CU_STREAM_MEM_OP_BARRIER: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
         6,
     );
+    /// Perform a atomic reduction. See [`CUstreamBatchMemOpParams`](crate::types::CUstreamBatchMemOpParams)`atomicReduction`
     pub const CU_STREAM_MEM_OP_ATOMIC_REDUCTION: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
         8,
     );
+    /// This has the same effect as [`CU_STREAM_WAIT_VALUE_FLUSH`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH), but as a standalone operation.
     pub const CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum(
         3,
     );
 }
+/// Operations for [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstreamBatchMemOpType_enum(pub ::core::ffi::c_uint);
+/// Operations for ::cuStreamBatchMemOp
 pub use self::CUstreamBatchMemOpType_enum as CUstreamBatchMemOpType;
 impl CUstreamMemoryBarrier_flags_enum {
+    /// System-wide memory barrier.
     pub const CU_STREAM_MEMORY_BARRIER_TYPE_SYS: CUstreamMemoryBarrier_flags_enum = CUstreamMemoryBarrier_flags_enum(
         0,
     );
+    /// Limit memory barrier scope to the GPU.
     pub const CU_STREAM_MEMORY_BARRIER_TYPE_GPU: CUstreamMemoryBarrier_flags_enum = CUstreamMemoryBarrier_flags_enum(
         1,
     );
 }
+/// Flags for [`CUstreamBatchMemOpParams`](crate::types::CUstreamBatchMemOpParams)`memoryBarrier`
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstreamMemoryBarrier_flags_enum(pub ::core::ffi::c_uint);
+/// Flags for ::CUstreamBatchMemOpParams::memoryBarrier
 pub use self::CUstreamMemoryBarrier_flags_enum as CUstreamMemoryBarrier_flags;
 impl CUstreamAtomicReductionOpType_enum {
+    /// Performs an atomic OR: \*(address) = \*(address) \| value
     pub const CU_STREAM_ATOMIC_REDUCTION_OP_OR: CUstreamAtomicReductionOpType_enum = CUstreamAtomicReductionOpType_enum(
         6,
     );
+    /// Performs an atomic AND: \*(address) = \*(address) &amp; value
     pub const CU_STREAM_ATOMIC_REDUCTION_OP_AND: CUstreamAtomicReductionOpType_enum = CUstreamAtomicReductionOpType_enum(
         5,
     );
+    /// Performs an atomic ADD: \*(address) = \*(address) + value
     pub const CU_STREAM_ATOMIC_REDUCTION_OP_ADD: CUstreamAtomicReductionOpType_enum = CUstreamAtomicReductionOpType_enum(
         0,
     );
 }
+/// Atomic reduction operation types for [`CUstreamBatchMemOpParams`](crate::types::CUstreamBatchMemOpParams)`atomicReduction``reductionOp`
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstreamAtomicReductionOpType_enum(pub ::core::ffi::c_uint);
+/// Atomic reduction operation types for ::CUstreamBatchMemOpParams::atomicReduction::reductionOp
 pub use self::CUstreamAtomicReductionOpType_enum as CUstreamAtomicReductionOpType;
 impl CUstreamAtomicReductionDataType_enum {
     pub const CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32: CUstreamAtomicReductionDataType_enum = CUstreamAtomicReductionDataType_enum(
@@ -572,17 +674,25 @@ impl CUstreamAtomicReductionDataType_enum {
         22,
     );
 }
+/// Atomic reduction data types for [`CUstreamBatchMemOpParams`](crate::types::CUstreamBatchMemOpParams)`atomicReduction``dataType`
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstreamAtomicReductionDataType_enum(pub ::core::ffi::c_uint);
+/// Atomic reduction data types for ::CUstreamBatchMemOpParams::atomicReduction::dataType
 pub use self::CUstreamAtomicReductionDataType_enum as CUstreamAtomicReductionDataType;
+/// Per-operation parameters for [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070)
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUstreamBatchMemOpParams_union {
+    /// Operation. This is the first field of all the union elemets and acts as a TAG to determine which union member is valid.
     pub operation: CUstreamBatchMemOpType,
+    /// Params for [`CU_STREAM_MEM_OP_WAIT_VALUE_32`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_32) and [`CU_STREAM_MEM_OP_WAIT_VALUE_64`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_64) operations.
     pub waitValue: CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st,
+    /// Params for [`CU_STREAM_MEM_OP_WRITE_VALUE_32`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_32) and [`CU_STREAM_MEM_OP_WRITE_VALUE_64`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_64) operations.
     pub writeValue: CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st,
+    /// Params for [`CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES) operations.
     pub flushRemoteWrites: CUstreamBatchMemOpParams_union_CUstreamMemOpFlushRemoteWritesParams_st,
+    /// Params for [`CU_STREAM_MEM_OP_BARRIER`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_BARRIER) operations.
     pub memoryBarrier: CUstreamBatchMemOpParams_union_CUstreamMemOpMemoryBarrierParams_st,
     pub atomicReduction: CUstreamBatchMemOpParams_union_CUstreamMemOpAtomicReductionParams_st,
     pub pad: [cuuint64_t; 6usize],
@@ -593,7 +703,9 @@ pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st {
     pub operation: CUstreamBatchMemOpType,
     pub address: CUdeviceptr,
     pub __bindgen_anon_1: CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st__bindgen_ty_1,
+    /// See `CUstreamWaitValue_flags`.
     pub flags: ::core::ffi::c_uint,
+    /// For driver internal use. Initial value is unimportant.
     pub alias: CUdeviceptr,
 }
 #[repr(C)]
@@ -666,7 +778,9 @@ pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st {
     pub operation: CUstreamBatchMemOpType,
     pub address: CUdeviceptr,
     pub __bindgen_anon_1: CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st__bindgen_ty_1,
+    /// See `CUstreamWriteValue_flags`.
     pub flags: ::core::ffi::c_uint,
+    /// For driver internal use. Initial value is unimportant.
     pub alias: CUdeviceptr,
 }
 #[repr(C)]
@@ -737,6 +851,7 @@ const _: () = {
 #[derive(Copy, Clone)]
 pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpFlushRemoteWritesParams_st {
     pub operation: CUstreamBatchMemOpType,
+    /// Must be 0.
     pub flags: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -766,6 +881,7 @@ const _: () = {
 #[derive(Copy, Clone)]
 pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpMemoryBarrierParams_st {
     pub operation: CUstreamBatchMemOpType,
+    /// See `CUstreamMemoryBarrier_flags`
     pub flags: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -795,11 +911,17 @@ const _: () = {
 #[derive(Copy, Clone)]
 pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpAtomicReductionParams_st {
     pub operation: CUstreamBatchMemOpType,
+    /// Must be 0
     pub flags: ::core::ffi::c_uint,
+    /// See `CUstreamAtomicReductionOpType`
     pub reductionOp: CUstreamAtomicReductionOpType,
+    /// See `CUstreamAtomicReductionDataType`
     pub dataType: CUstreamAtomicReductionDataType,
+    /// The address the atomic operation will be operated on
     pub address: CUdeviceptr,
+    /// The operand value the atomic operation will operate with
     pub value: cuuint64_t,
+    /// For driver internal use. Initial value is unimportant.
     pub alias: CUdeviceptr,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -881,8 +1003,13 @@ const _: () = {
         "Offset of field: CUstreamBatchMemOpParams_union::pad",
     ][::core::mem::offset_of!(CUstreamBatchMemOpParams_union, pad) - 0usize];
 };
+/// Per-operation parameters for [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070)
 pub type CUstreamBatchMemOpParams_v1 = CUstreamBatchMemOpParams_union;
+/// Per-operation parameters for [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070)
 pub type CUstreamBatchMemOpParams = CUstreamBatchMemOpParams_v1;
+/** Batch memory operation node parameters
+
+ Used in the legacy [`cuGraphAddBatchMemOpNode`](crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070) api. New code should use [`cuGraphAddNode`](crate::pfn::PFN_cuGraphAddNode_v13040)*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st {
@@ -913,14 +1040,25 @@ const _: () = {
         "Offset of field: CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st::flags",
     ][::core::mem::offset_of!(CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st, flags) - 24usize];
 };
+/** Batch memory operation node parameters
+
+ Used in the legacy [`cuGraphAddBatchMemOpNode`](crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070) api. New code should use [`cuGraphAddNode`](crate::pfn::PFN_cuGraphAddNode_v13040)*/
 pub type CUDA_BATCH_MEM_OP_NODE_PARAMS_v1 = CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st;
+/** Batch memory operation node parameters
+
+ Used in the legacy [`cuGraphAddBatchMemOpNode`](crate::pfn::PFN_cuGraphAddBatchMemOpNode_v11070) api. New code should use [`cuGraphAddNode`](crate::pfn::PFN_cuGraphAddNode_v13040)*/
 pub type CUDA_BATCH_MEM_OP_NODE_PARAMS = CUDA_BATCH_MEM_OP_NODE_PARAMS_v1;
+/// Batch memory operation node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st {
+    /// Context to use for the operations.
     pub ctx: CUcontext,
+    /// Number of operations in paramArray.
     pub count: ::core::ffi::c_uint,
+    /// Array of batch memory operations.
     pub paramArray: *mut CUstreamBatchMemOpParams,
+    /// Flags to control the node.
     pub flags: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -945,52 +1083,69 @@ const _: () = {
         "Offset of field: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st::flags",
     ][::core::mem::offset_of!(CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st, flags) - 24usize];
 };
+/// Batch memory operation node parameters
 pub type CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 = CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st;
 impl CUoccupancy_flags_enum {
+    /// Default behavior
     pub const CU_OCCUPANCY_DEFAULT: CUoccupancy_flags_enum = CUoccupancy_flags_enum(0);
+    /// Assume global caching is enabled and cannot be automatically turned off
     pub const CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE: CUoccupancy_flags_enum = CUoccupancy_flags_enum(
         1,
     );
 }
+/// Occupancy calculator flag
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUoccupancy_flags_enum(pub ::core::ffi::c_uint);
+/// Occupancy calculator flag
 pub use self::CUoccupancy_flags_enum as CUoccupancy_flags;
 impl CUstreamUpdateCaptureDependencies_flags_enum {
+    /// Add new nodes to the dependency set
     pub const CU_STREAM_ADD_CAPTURE_DEPENDENCIES: CUstreamUpdateCaptureDependencies_flags_enum = CUstreamUpdateCaptureDependencies_flags_enum(
         0,
     );
+    /// Replace the dependency set with the new nodes
     pub const CU_STREAM_SET_CAPTURE_DEPENDENCIES: CUstreamUpdateCaptureDependencies_flags_enum = CUstreamUpdateCaptureDependencies_flags_enum(
         1,
     );
 }
+/// Flags for [`cuStreamUpdateCaptureDependencies`](crate::pfn::PFN_cuStreamUpdateCaptureDependencies_v12030)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstreamUpdateCaptureDependencies_flags_enum(pub ::core::ffi::c_uint);
+/// Flags for ::cuStreamUpdateCaptureDependencies
 pub use self::CUstreamUpdateCaptureDependencies_flags_enum as CUstreamUpdateCaptureDependencies_flags;
 impl CUasyncNotificationType_enum {
+    /// Sent when the process has exceeded its device memory budget
     pub const CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET: CUasyncNotificationType_enum = CUasyncNotificationType_enum(
         1,
     );
 }
+/// Types of async notification that can be sent
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUasyncNotificationType_enum(pub ::core::ffi::c_uint);
+/// Types of async notification that can be sent
 pub use self::CUasyncNotificationType_enum as CUasyncNotificationType;
+/// Information passed to the user via the async notification callback
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUasyncNotificationInfo_st {
+    /// The type of notification being sent
     pub type_: CUasyncNotificationType,
+    /// Information about the notification. `type` must be checked in order to interpret this field.
     pub info: CUasyncNotificationInfo_st__bindgen_ty_1,
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUasyncNotificationInfo_st__bindgen_ty_1 {
+    /// Information about notifications of type `CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET`
     pub overBudget: CUasyncNotificationInfo_st__bindgen_ty_1__bindgen_ty_1,
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUasyncNotificationInfo_st__bindgen_ty_1__bindgen_ty_1 {
+    /// The number of bytes that the process has allocated above its device memory budget
     pub bytesOverBudget: ::core::ffi::c_ulonglong,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -1037,7 +1192,15 @@ const _: () = {
         "Offset of field: CUasyncNotificationInfo_st::info",
     ][::core::mem::offset_of!(CUasyncNotificationInfo_st, info) - 8usize];
 };
+/// Information passed to the user via the async notification callback
 pub type CUasyncNotificationInfo = CUasyncNotificationInfo_st;
+/** CUDA async notification callback
+
+ # Parameters
+
+ - `info`: Information describing what actions to take as a result of this notification.
+ - `userData`: Pointer to user defined data provided at callback registration.
+ - `callback`: The callback handle associated with this specific callback.*/
 pub type CUasyncCallback = ::core::option::Option<
     unsafe extern "system" fn(
         info: *mut CUasyncNotificationInfo,
@@ -1046,636 +1209,880 @@ pub type CUasyncCallback = ::core::option::Option<
     ),
 >;
 impl CUarray_format_enum {
+    /// Unsigned 8-bit integers
     pub const CU_AD_FORMAT_UNSIGNED_INT8: CUarray_format_enum = CUarray_format_enum(1);
+    /// Unsigned 16-bit integers
     pub const CU_AD_FORMAT_UNSIGNED_INT16: CUarray_format_enum = CUarray_format_enum(2);
+    /// Unsigned 32-bit integers
     pub const CU_AD_FORMAT_UNSIGNED_INT32: CUarray_format_enum = CUarray_format_enum(3);
+    /// Signed 8-bit integers
     pub const CU_AD_FORMAT_SIGNED_INT8: CUarray_format_enum = CUarray_format_enum(8);
+    /// Signed 16-bit integers
     pub const CU_AD_FORMAT_SIGNED_INT16: CUarray_format_enum = CUarray_format_enum(9);
+    /// Signed 32-bit integers
     pub const CU_AD_FORMAT_SIGNED_INT32: CUarray_format_enum = CUarray_format_enum(10);
+    /// 16-bit floating point
     pub const CU_AD_FORMAT_HALF: CUarray_format_enum = CUarray_format_enum(16);
+    /// 32-bit floating point
     pub const CU_AD_FORMAT_FLOAT: CUarray_format_enum = CUarray_format_enum(32);
+    /// 8-bit YUV planar format, with 4:2:0 sampling
     pub const CU_AD_FORMAT_NV12: CUarray_format_enum = CUarray_format_enum(176);
+    /// 1 channel unsigned 8-bit normalized integer
     pub const CU_AD_FORMAT_UNORM_INT8X1: CUarray_format_enum = CUarray_format_enum(192);
+    /// 2 channel unsigned 8-bit normalized integer
     pub const CU_AD_FORMAT_UNORM_INT8X2: CUarray_format_enum = CUarray_format_enum(193);
+    /// 4 channel unsigned 8-bit normalized integer
     pub const CU_AD_FORMAT_UNORM_INT8X4: CUarray_format_enum = CUarray_format_enum(194);
+    /// 1 channel unsigned 16-bit normalized integer
     pub const CU_AD_FORMAT_UNORM_INT16X1: CUarray_format_enum = CUarray_format_enum(195);
+    /// 2 channel unsigned 16-bit normalized integer
     pub const CU_AD_FORMAT_UNORM_INT16X2: CUarray_format_enum = CUarray_format_enum(196);
+    /// 4 channel unsigned 16-bit normalized integer
     pub const CU_AD_FORMAT_UNORM_INT16X4: CUarray_format_enum = CUarray_format_enum(197);
+    /// 1 channel signed 8-bit normalized integer
     pub const CU_AD_FORMAT_SNORM_INT8X1: CUarray_format_enum = CUarray_format_enum(198);
+    /// 2 channel signed 8-bit normalized integer
     pub const CU_AD_FORMAT_SNORM_INT8X2: CUarray_format_enum = CUarray_format_enum(199);
+    /// 4 channel signed 8-bit normalized integer
     pub const CU_AD_FORMAT_SNORM_INT8X4: CUarray_format_enum = CUarray_format_enum(200);
+    /// 1 channel signed 16-bit normalized integer
     pub const CU_AD_FORMAT_SNORM_INT16X1: CUarray_format_enum = CUarray_format_enum(201);
+    /// 2 channel signed 16-bit normalized integer
     pub const CU_AD_FORMAT_SNORM_INT16X2: CUarray_format_enum = CUarray_format_enum(202);
+    /// 4 channel signed 16-bit normalized integer
     pub const CU_AD_FORMAT_SNORM_INT16X4: CUarray_format_enum = CUarray_format_enum(203);
+    /// 4 channel unsigned normalized block-compressed (BC1 compression) format
     pub const CU_AD_FORMAT_BC1_UNORM: CUarray_format_enum = CUarray_format_enum(145);
+    /// 4 channel unsigned normalized block-compressed (BC1 compression) format with sRGB encoding
     pub const CU_AD_FORMAT_BC1_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum(
         146,
     );
+    /// 4 channel unsigned normalized block-compressed (BC2 compression) format
     pub const CU_AD_FORMAT_BC2_UNORM: CUarray_format_enum = CUarray_format_enum(147);
+    /// 4 channel unsigned normalized block-compressed (BC2 compression) format with sRGB encoding
     pub const CU_AD_FORMAT_BC2_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum(
         148,
     );
+    /// 4 channel unsigned normalized block-compressed (BC3 compression) format
     pub const CU_AD_FORMAT_BC3_UNORM: CUarray_format_enum = CUarray_format_enum(149);
+    /// 4 channel unsigned normalized block-compressed (BC3 compression) format with sRGB encoding
     pub const CU_AD_FORMAT_BC3_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum(
         150,
     );
+    /// 1 channel unsigned normalized block-compressed (BC4 compression) format
     pub const CU_AD_FORMAT_BC4_UNORM: CUarray_format_enum = CUarray_format_enum(151);
+    /// 1 channel signed normalized block-compressed (BC4 compression) format
     pub const CU_AD_FORMAT_BC4_SNORM: CUarray_format_enum = CUarray_format_enum(152);
+    /// 2 channel unsigned normalized block-compressed (BC5 compression) format
     pub const CU_AD_FORMAT_BC5_UNORM: CUarray_format_enum = CUarray_format_enum(153);
+    /// 2 channel signed normalized block-compressed (BC5 compression) format
     pub const CU_AD_FORMAT_BC5_SNORM: CUarray_format_enum = CUarray_format_enum(154);
+    /// 3 channel unsigned half-float block-compressed (BC6H compression) format
     pub const CU_AD_FORMAT_BC6H_UF16: CUarray_format_enum = CUarray_format_enum(155);
+    /// 3 channel signed half-float block-compressed (BC6H compression) format
     pub const CU_AD_FORMAT_BC6H_SF16: CUarray_format_enum = CUarray_format_enum(156);
+    /// 4 channel unsigned normalized block-compressed (BC7 compression) format
     pub const CU_AD_FORMAT_BC7_UNORM: CUarray_format_enum = CUarray_format_enum(157);
+    /// 4 channel unsigned normalized block-compressed (BC7 compression) format with sRGB encoding
     pub const CU_AD_FORMAT_BC7_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum(
         158,
     );
+    /// 10-bit YUV planar format, with 4:2:0 sampling
     pub const CU_AD_FORMAT_P010: CUarray_format_enum = CUarray_format_enum(159);
+    /// 16-bit YUV planar format, with 4:2:0 sampling
     pub const CU_AD_FORMAT_P016: CUarray_format_enum = CUarray_format_enum(161);
+    /// 8-bit YUV planar format, with 4:2:2 sampling
     pub const CU_AD_FORMAT_NV16: CUarray_format_enum = CUarray_format_enum(162);
+    /// 10-bit YUV planar format, with 4:2:2 sampling
     pub const CU_AD_FORMAT_P210: CUarray_format_enum = CUarray_format_enum(163);
+    /// 16-bit YUV planar format, with 4:2:2 sampling
     pub const CU_AD_FORMAT_P216: CUarray_format_enum = CUarray_format_enum(164);
+    /// 2 channel, 8-bit YUV packed planar format, with 4:2:2 sampling
     pub const CU_AD_FORMAT_YUY2: CUarray_format_enum = CUarray_format_enum(165);
+    /// 2 channel, 10-bit YUV packed planar format, with 4:2:2 sampling
     pub const CU_AD_FORMAT_Y210: CUarray_format_enum = CUarray_format_enum(166);
+    /// 2 channel, 16-bit YUV packed planar format, with 4:2:2 sampling
     pub const CU_AD_FORMAT_Y216: CUarray_format_enum = CUarray_format_enum(167);
+    /// 4 channel, 8-bit YUV packed planar format, with 4:4:4 sampling
     pub const CU_AD_FORMAT_AYUV: CUarray_format_enum = CUarray_format_enum(168);
+    /// 10-bit YUV packed planar format, with 4:4:4 sampling
     pub const CU_AD_FORMAT_Y410: CUarray_format_enum = CUarray_format_enum(169);
+    /// 4 channel, 12-bit YUV packed planar format, with 4:4:4 sampling
     pub const CU_AD_FORMAT_Y416: CUarray_format_enum = CUarray_format_enum(177);
+    /// 3 channel 8-bit YUV planar format, with 4:4:4 sampling
     pub const CU_AD_FORMAT_Y444_PLANAR8: CUarray_format_enum = CUarray_format_enum(178);
+    /// 3 channel 10-bit YUV planar format, with 4:4:4 sampling
     pub const CU_AD_FORMAT_Y444_PLANAR10: CUarray_format_enum = CUarray_format_enum(179);
+    /// 3 channel 8-bit YUV semi-planar format, with 4:4:4 sampling
     pub const CU_AD_FORMAT_YUV444_8bit_SemiPlanar: CUarray_format_enum = CUarray_format_enum(
         180,
     );
+    /// 3 channel 16-bit YUV semi-planar format, with 4:4:4 sampling
     pub const CU_AD_FORMAT_YUV444_16bit_SemiPlanar: CUarray_format_enum = CUarray_format_enum(
         181,
     );
+    /// 4 channel unorm R10G10B10A2 RGB format
     pub const CU_AD_FORMAT_UNORM_INT_101010_2: CUarray_format_enum = CUarray_format_enum(
         80,
     );
+    /// 4 channel unsigned 8-bit YUV packed format, with 4:2:2 sampling
     pub const CU_AD_FORMAT_UINT8_PACKED_422: CUarray_format_enum = CUarray_format_enum(
         81,
     );
+    /// 4 channel unsigned 8-bit YUV packed format, with 4:4:4 sampling
     pub const CU_AD_FORMAT_UINT8_PACKED_444: CUarray_format_enum = CUarray_format_enum(
         82,
     );
+    /// 3 channel unsigned 8-bit YUV semi-planar format, with 4:2:0 sampling
     pub const CU_AD_FORMAT_UINT8_SEMIPLANAR_420: CUarray_format_enum = CUarray_format_enum(
         83,
     );
+    /// 3 channel unsigned 16-bit YUV semi-planar format, with 4:2:0 sampling
     pub const CU_AD_FORMAT_UINT16_SEMIPLANAR_420: CUarray_format_enum = CUarray_format_enum(
         84,
     );
+    /// 3 channel unsigned 8-bit YUV semi-planar format, with 4:2:2 sampling
     pub const CU_AD_FORMAT_UINT8_SEMIPLANAR_422: CUarray_format_enum = CUarray_format_enum(
         85,
     );
+    /// 3 channel unsigned 16-bit YUV semi-planar format, with 4:2:2 sampling
     pub const CU_AD_FORMAT_UINT16_SEMIPLANAR_422: CUarray_format_enum = CUarray_format_enum(
         86,
     );
+    /// 3 channel unsigned 8-bit YUV semi-planar format, with 4:4:4 sampling
     pub const CU_AD_FORMAT_UINT8_SEMIPLANAR_444: CUarray_format_enum = CUarray_format_enum(
         87,
     );
+    /// 3 channel unsigned 16-bit YUV semi-planar format, with 4:4:4 sampling
     pub const CU_AD_FORMAT_UINT16_SEMIPLANAR_444: CUarray_format_enum = CUarray_format_enum(
         88,
     );
+    /// 3 channel unsigned 8-bit YUV planar format, with 4:2:0 sampling
     pub const CU_AD_FORMAT_UINT8_PLANAR_420: CUarray_format_enum = CUarray_format_enum(
         89,
     );
+    /// 3 channel unsigned 16-bit YUV planar format, with 4:2:0 sampling
     pub const CU_AD_FORMAT_UINT16_PLANAR_420: CUarray_format_enum = CUarray_format_enum(
         90,
     );
+    /// 3 channel unsigned 8-bit YUV planar format, with 4:2:2 sampling
     pub const CU_AD_FORMAT_UINT8_PLANAR_422: CUarray_format_enum = CUarray_format_enum(
         91,
     );
+    /// 3 channel unsigned 16-bit YUV planar format, with 4:2:2 sampling
     pub const CU_AD_FORMAT_UINT16_PLANAR_422: CUarray_format_enum = CUarray_format_enum(
         92,
     );
+    /// 3 channel unsigned 8-bit YUV planar format, with 4:4:4 sampling
     pub const CU_AD_FORMAT_UINT8_PLANAR_444: CUarray_format_enum = CUarray_format_enum(
         93,
     );
+    /// 3 channel unsigned 16-bit YUV planar format, with 4:4:4 sampling
     pub const CU_AD_FORMAT_UINT16_PLANAR_444: CUarray_format_enum = CUarray_format_enum(
         94,
     );
     pub const CU_AD_FORMAT_MAX: CUarray_format_enum = CUarray_format_enum(2147483647);
 }
+/// Array formats
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUarray_format_enum(pub ::core::ffi::c_uint);
+/// Array formats
 pub use self::CUarray_format_enum as CUarray_format;
 impl CUaddress_mode_enum {
+    /// Wrapping address mode
     pub const CU_TR_ADDRESS_MODE_WRAP: CUaddress_mode_enum = CUaddress_mode_enum(0);
+    /// Clamp to edge address mode
     pub const CU_TR_ADDRESS_MODE_CLAMP: CUaddress_mode_enum = CUaddress_mode_enum(1);
+    /// Mirror address mode
     pub const CU_TR_ADDRESS_MODE_MIRROR: CUaddress_mode_enum = CUaddress_mode_enum(2);
+    /// Border address mode
     pub const CU_TR_ADDRESS_MODE_BORDER: CUaddress_mode_enum = CUaddress_mode_enum(3);
 }
+/// Texture reference addressing modes
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUaddress_mode_enum(pub ::core::ffi::c_uint);
+/// Texture reference addressing modes
 pub use self::CUaddress_mode_enum as CUaddress_mode;
 impl CUfilter_mode_enum {
+    /// Point filter mode
     pub const CU_TR_FILTER_MODE_POINT: CUfilter_mode_enum = CUfilter_mode_enum(0);
+    /// Linear filter mode
     pub const CU_TR_FILTER_MODE_LINEAR: CUfilter_mode_enum = CUfilter_mode_enum(1);
 }
+/// Texture reference filtering modes
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUfilter_mode_enum(pub ::core::ffi::c_uint);
+/// Texture reference filtering modes
 pub use self::CUfilter_mode_enum as CUfilter_mode;
 impl CUdevice_attribute_enum {
+    /// Maximum number of threads per block
     pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
         1,
     );
+    /// Maximum block dimension X
     pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum(
         2,
     );
+    /// Maximum block dimension Y
     pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum(
         3,
     );
+    /// Maximum block dimension Z
     pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum(
         4,
     );
+    /// Maximum grid dimension X
     pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum(
         5,
     );
+    /// Maximum grid dimension Y
     pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum(
         6,
     );
+    /// Maximum grid dimension Z
     pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum(
         7,
     );
+    /// Maximum shared memory available per block in bytes
     pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
         8,
     );
+    /// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAX\_SHARED\_MEMORY\_PER\_BLOCK
     pub const CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
         8,
     );
+    /// Memory available on device for \_\_constant\_\_ variables in a CUDA C kernel in bytes
     pub const CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum(
         9,
     );
+    /// Warp size in threads
     pub const CU_DEVICE_ATTRIBUTE_WARP_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(
         10,
     );
+    /// Maximum pitch in bytes allowed by memory copies
     pub const CU_DEVICE_ATTRIBUTE_MAX_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         11,
     );
+    /// Maximum number of 32-bit registers available per block
     pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
         12,
     );
+    /// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAX\_REGISTERS\_PER\_BLOCK
     pub const CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
         12,
     );
+    /// Typical clock frequency in kilohertz
     pub const CU_DEVICE_ATTRIBUTE_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum(
         13,
     );
+    /// Alignment requirement for textures
     pub const CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         14,
     );
+    /// Device can possibly copy memory and execute a kernel concurrently. Deprecated. Use instead CU\_DEVICE\_ATTRIBUTE\_ASYNC\_ENGINE\_COUNT.
     pub const CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: CUdevice_attribute_enum = CUdevice_attribute_enum(
         15,
     );
+    /// Number of multiprocessors on device
     pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         16,
     );
+    /// Specifies whether there is a run time limit on kernels
     pub const CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         17,
     );
+    /// Device is integrated with host memory
     pub const CU_DEVICE_ATTRIBUTE_INTEGRATED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         18,
     );
+    /// Device can map host memory into CUDA address space
     pub const CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum(
         19,
     );
+    /// Compute mode (See `CUcomputemode` for details)
     pub const CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: CUdevice_attribute_enum = CUdevice_attribute_enum(
         20,
     );
+    /// Maximum 1D texture width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         21,
     );
+    /// Maximum 2D texture width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         22,
     );
+    /// Maximum 2D texture height
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         23,
     );
+    /// Maximum 3D texture width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         24,
     );
+    /// Maximum 3D texture height
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         25,
     );
+    /// Maximum 3D texture depth
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         26,
     );
+    /// Maximum 2D layered texture width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         27,
     );
+    /// Maximum 2D layered texture height
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         28,
     );
+    /// Maximum layers in a 2D layered texture
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
         29,
     );
+    /// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAXIMUM\_TEXTURE2D\_LAYERED\_WIDTH
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         27,
     );
+    /// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAXIMUM\_TEXTURE2D\_LAYERED\_HEIGHT
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         28,
     );
+    /// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAXIMUM\_TEXTURE2D\_LAYERED\_LAYERS
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES: CUdevice_attribute_enum = CUdevice_attribute_enum(
         29,
     );
+    /// Alignment requirement for surfaces
     pub const CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         30,
     );
+    /// Device can possibly execute multiple kernels concurrently
     pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: CUdevice_attribute_enum = CUdevice_attribute_enum(
         31,
     );
+    /// Device has ECC support enabled
     pub const CU_DEVICE_ATTRIBUTE_ECC_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         32,
     );
+    /// PCI bus ID of the device
     pub const CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
         33,
     );
+    /// PCI device ID of the device
     pub const CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
         34,
     );
+    /// Device is using TCC driver model
     pub const CU_DEVICE_ATTRIBUTE_TCC_DRIVER: CUdevice_attribute_enum = CUdevice_attribute_enum(
         35,
     );
+    /// Peak memory clock frequency in kilohertz
     pub const CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum(
         36,
     );
+    /// Global memory bus width in bits
     pub const CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         37,
     );
+    /// Size of L2 cache in bytes
     pub const CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(
         38,
     );
+    /// Maximum resident threads per multiprocessor
     pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
         39,
     );
+    /// Number of asynchronous engines
     pub const CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         40,
     );
+    /// Device shares a unified address space with the host
     pub const CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: CUdevice_attribute_enum = CUdevice_attribute_enum(
         41,
     );
+    /// Maximum 1D layered texture width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         42,
     );
+    /// Maximum layers in a 1D layered texture
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
         43,
     );
+    /// Deprecated, do not use.
     pub const CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER: CUdevice_attribute_enum = CUdevice_attribute_enum(
         44,
     );
+    /// Maximum 2D texture width if CUDA\_ARRAY3D\_TEXTURE\_GATHER is set
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         45,
     );
+    /// Maximum 2D texture height if CUDA\_ARRAY3D\_TEXTURE\_GATHER is set
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         46,
     );
+    /// Alternate maximum 3D texture width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum(
         47,
     );
+    /// Alternate maximum 3D texture height
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum(
         48,
     );
+    /// Alternate maximum 3D texture depth
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum(
         49,
     );
+    /// PCI domain ID of the device
     pub const CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
         50,
     );
+    /// Pitch alignment requirement for textures
     pub const CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         51,
     );
+    /// Maximum cubemap texture width/height
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         52,
     );
+    /// Maximum cubemap layered texture width/height
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         53,
     );
+    /// Maximum layers in a cubemap layered texture
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
         54,
     );
+    /// Maximum 1D surface width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         55,
     );
+    /// Maximum 2D surface width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         56,
     );
+    /// Maximum 2D surface height
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         57,
     );
+    /// Maximum 3D surface width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         58,
     );
+    /// Maximum 3D surface height
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         59,
     );
+    /// Maximum 3D surface depth
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         60,
     );
+    /// Maximum 1D layered surface width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         61,
     );
+    /// Maximum layers in a 1D layered surface
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
         62,
     );
+    /// Maximum 2D layered surface width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         63,
     );
+    /// Maximum 2D layered surface height
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         64,
     );
+    /// Maximum layers in a 2D layered surface
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
         65,
     );
+    /// Maximum cubemap surface width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         66,
     );
+    /// Maximum cubemap layered surface width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         67,
     );
+    /// Maximum layers in a cubemap layered surface
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
         68,
     );
+    /// Deprecated, do not use. Use cudaDeviceGetTexture1DLinearMaxWidth() or cuDeviceGetTexture1DLinearMaxWidth() instead.
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         69,
     );
+    /// Maximum 2D linear texture width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         70,
     );
+    /// Maximum 2D linear texture height
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         71,
     );
+    /// Maximum 2D linear texture pitch in bytes
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         72,
     );
+    /// Maximum mipmapped 2D texture width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         73,
     );
+    /// Maximum mipmapped 2D texture height
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         74,
     );
+    /// Major compute capability version number
     pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
         75,
     );
+    /// Minor compute capability version number
     pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
         76,
     );
+    /// Maximum mipmapped 1D texture width
     pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         77,
     );
+    /// Device supports stream priorities
     pub const CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         78,
     );
+    /// Device supports caching globals in L1
     pub const CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         79,
     );
+    /// Device supports caching locals in L1
     pub const CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         80,
     );
+    /// Maximum shared memory available per multiprocessor in bytes
     pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
         81,
     );
+    /// Maximum number of 32-bit registers available per multiprocessor
     pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
         82,
     );
+    /// Device can allocate managed memory on this system
     pub const CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum(
         83,
     );
+    /// Device is on a multi-GPU board
     pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: CUdevice_attribute_enum = CUdevice_attribute_enum(
         84,
     );
+    /// Unique id for a group of devices on the same multi-GPU board
     pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
         85,
     );
+    /// Link between the device and the host supports all native atomic operations
     pub const CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         86,
     );
+    /// Ratio of single precision performance (in floating-point operations per second) to double precision performance
     pub const CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: CUdevice_attribute_enum = CUdevice_attribute_enum(
         87,
     );
+    /// Device supports coherently accessing pageable memory without calling cudaHostRegister on it
     pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum(
         88,
     );
+    /// Device can coherently access managed memory concurrently with the CPU
     pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum(
         89,
     );
+    /// Device supports compute preemption.
     pub const CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         90,
     );
+    /// Device can access host registered memory at the same virtual address as the CPU
     pub const CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: CUdevice_attribute_enum = CUdevice_attribute_enum(
         91,
     );
+    /// Deprecated, along with v1 MemOps API, [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070) and related APIs are supported.
     pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: CUdevice_attribute_enum = CUdevice_attribute_enum(
         92,
     );
+    /// Deprecated, along with v1 MemOps API, 64-bit operations are supported in [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070) and related APIs.
     pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: CUdevice_attribute_enum = CUdevice_attribute_enum(
         93,
     );
+    /// Deprecated, along with v1 MemOps API, [`CU_STREAM_WAIT_VALUE_NOR`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR) is supported.
     pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: CUdevice_attribute_enum = CUdevice_attribute_enum(
         94,
     );
+    /// Device supports launching cooperative kernels via [`cuLaunchCooperativeKernel`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000)
     pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         95,
     );
+    /// Deprecated, [`cuLaunchCooperativeKernelMultiDevice`](crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000) is deprecated.
     pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         96,
     );
+    /// Maximum optin shared memory per block. That is shared memory that is available for dynamic allocation or static allocation (including architecture specific static shared memory) on this device but is not guaranteed to be portable.
     pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: CUdevice_attribute_enum = CUdevice_attribute_enum(
         97,
     );
+    /// The [`CU_STREAM_WAIT_VALUE_FLUSH`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH) flag and the [`CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES) MemOp are supported on the device. See `CUDA_MEMOP` for additional details.
     pub const CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: CUdevice_attribute_enum = CUdevice_attribute_enum(
         98,
     );
+    /// Device supports host memory registration via `cudaHostRegister`.
     pub const CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         99,
     );
+    /// Device accesses pageable memory via the host's page tables.
     pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: CUdevice_attribute_enum = CUdevice_attribute_enum(
         100,
     );
+    /// The host can directly access managed memory on the device without migration.
     pub const CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: CUdevice_attribute_enum = CUdevice_attribute_enum(
         101,
     );
+    /// Deprecated, Use CU\_DEVICE\_ATTRIBUTE\_VIRTUAL\_MEMORY\_MANAGEMENT\_SUPPORTED
     pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         102,
     );
+    /// Device supports virtual memory management APIs like [`cuMemAddressReserve`](crate::pfn::PFN_cuMemAddressReserve_v10020), [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020), [`cuMemMap`](crate::pfn::PFN_cuMemMap_v10020) and related APIs
     pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         102,
     );
+    /// Device supports exporting memory to a posix file descriptor with [`cuMemExportToShareableHandle`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020), if requested via [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020)
     pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         103,
     );
+    /// Device supports exporting memory to a Win32 NT handle with [`cuMemExportToShareableHandle`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020), if requested via [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020)
     pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         104,
     );
+    /// Device supports exporting memory to a Win32 KMT handle with [`cuMemExportToShareableHandle`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020), if requested via [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020)
     pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         105,
     );
+    /// Maximum number of blocks per multiprocessor
     pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
         106,
     );
+    /// Device supports compression of memory
     pub const CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         107,
     );
+    /// Maximum L2 persisting lines capacity setting in bytes.
     pub const CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(
         108,
     );
+    /// Maximum value of CUaccessPolicyWindow`num_bytes`.
     pub const CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(
         109,
     );
+    /// Device supports specifying the GPUDirect RDMA flag with [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020)
     pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         110,
     );
+    /// Shared memory reserved by CUDA driver per block in bytes
     pub const CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
         111,
     );
+    /// Device supports sparse CUDA arrays and sparse CUDA mipmapped arrays
     pub const CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         112,
     );
+    /// Device supports using the [`cuMemHostRegister`](crate::pfn::PFN_cuMemHostRegister_v6050) flag `CU_MEMHOSTERGISTER_READ_ONLY` to register memory that must be mapped as read-only to the GPU
     pub const CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         113,
     );
+    /// External timeline semaphore interop is supported on the device
     pub const CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         114,
     );
+    /// Device supports using the [`cuMemAllocAsync`](crate::pfn::PFN_cuMemAllocAsync_v11020) and `cuMemPool` family of APIs
     pub const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         115,
     );
+    /// Device supports GPUDirect RDMA APIs, like nvidia\_p2p\_get\_pages (see <https://docs.nvidia.com/cuda/gpudirect-rdma> for more information)
     pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         116,
     );
+    /// The returned attribute shall be interpreted as a bitmask, where the individual bits are described by the `CUflushGPUDirectRDMAWritesOptions` enum
     pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: CUdevice_attribute_enum = CUdevice_attribute_enum(
         117,
     );
+    /// GPUDirect RDMA writes to the device do not need to be flushed for consumers within the scope indicated by the returned attribute. See `CUGPUDirectRDMAWritesOrdering` for the numerical values returned here.
     pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: CUdevice_attribute_enum = CUdevice_attribute_enum(
         118,
     );
+    /// Handle types supported with mempool based IPC
     pub const CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: CUdevice_attribute_enum = CUdevice_attribute_enum(
         119,
     );
+    /// Indicates device supports cluster launch
     pub const CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         120,
     );
+    /// Device supports deferred mapping CUDA arrays and CUDA mipmapped arrays
     pub const CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         121,
     );
+    /// 64-bit operations are supported in [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070) and related MemOp APIs.
     pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: CUdevice_attribute_enum = CUdevice_attribute_enum(
         122,
     );
+    /// [`CU_STREAM_WAIT_VALUE_NOR`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR) is supported by MemOp APIs.
     pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: CUdevice_attribute_enum = CUdevice_attribute_enum(
         123,
     );
+    /// Device supports buffer sharing with dma\_buf mechanism.
     pub const CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         124,
     );
+    /// Device supports IPC Events.
     pub const CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         125,
     );
+    /// Number of memory domains the device supports.
     pub const CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         126,
     );
+    /// Device supports accessing memory using Tensor Map.
     pub const CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         127,
     );
+    /// Device supports exporting memory to a fabric handle with cuMemExportToShareableHandle() or requested with cuMemCreate()
     pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         128,
     );
+    /// Device supports unified function pointers.
     pub const CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: CUdevice_attribute_enum = CUdevice_attribute_enum(
         129,
     );
+    /// NUMA configuration of a device: value is of type `CUdeviceNumaConfig` enum
     pub const CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: CUdevice_attribute_enum = CUdevice_attribute_enum(
         130,
     );
+    /// NUMA node ID of the GPU memory
     pub const CU_DEVICE_ATTRIBUTE_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
         131,
     );
+    /// Device supports switch multicast and reduction operations.
     pub const CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         132,
     );
+    /// Indicates if contexts created on this device will be shared via MPS
     pub const CU_DEVICE_ATTRIBUTE_MPS_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         133,
     );
+    /// NUMA ID of the host node closest to the device. Returns -1 when system does not support NUMA.
     pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
         134,
     );
+    /// Device supports CIG with D3D12.
     pub const CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         135,
     );
+    /// The returned valued shall be interpreted as a bitmask, where the individual bits are described by the `CUmemDecompressAlgorithm` enum.
     pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK: CUdevice_attribute_enum = CUdevice_attribute_enum(
         136,
     );
+    /// The returned valued is the maximum length in bytes of a single decompress operation that is allowed.
     pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH: CUdevice_attribute_enum = CUdevice_attribute_enum(
         137,
     );
+    /// Device supports CIG with Vulkan.
     pub const CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         138,
     );
+    /// The combined 16-bit PCI device ID and 16-bit PCI vendor ID.
     pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
         139,
     );
+    /// The combined 16-bit PCI subsystem ID and 16-bit PCI subsystem vendor ID.
     pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: CUdevice_attribute_enum = CUdevice_attribute_enum(
         140,
     );
+    /// Device supports HOST\_NUMA location with the virtual memory management APIs like [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020), [`cuMemMap`](crate::pfn::PFN_cuMemMap_v10020) and related APIs
     pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         141,
     );
+    /// Device supports HOST\_NUMA location with the [`cuMemAllocAsync`](crate::pfn::PFN_cuMemAllocAsync_v11020) and `cuMemPool` family of APIs
     pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         142,
     );
+    /// Device supports HOST\_NUMA location IPC between nodes in a multi-node system.
     pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         143,
     );
+    /// Device suports HOST location with the [`cuMemAllocAsync`](crate::pfn::PFN_cuMemAllocAsync_v11020) and `cuMemPool` family of APIs
     pub const CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         144,
     );
+    /// Device supports HOST location with the virtual memory management APIs like [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020), [`cuMemMap`](crate::pfn::PFN_cuMemMap_v10020) and related APIs
     pub const CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         145,
     );
+    /// Device supports page-locked host memory buffer sharing with dma\_buf mechanism.
     pub const CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         146,
     );
+    /// Link between the device and the host supports only some native atomic operations
     pub const CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         147,
     );
+    /// Device supports atomic reduction operations in stream batch memory operations
     pub const CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         148,
     );
+    /// Number of locality domains
     pub const CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         149,
     );
+    /// Maximum oversized shared memory per block
     pub const CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum(
         150,
     );
+    /// Device supports CIG streams with D3D12
     pub const CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         151,
     );
+    /// Device supports mmap() of dmabuf file descriptors for CUDA device memory allocations
     pub const CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         152,
     );
+    /// Device supports unicast logical endpoints
     pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         153,
     );
+    /// Device supports multicast logical endpoints
     pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         154,
     );
+    /// Device supports counted operations via logical endpoints
     pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         155,
     );
+    /// Device supports unicast logical endpoint access on the owner device
     pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         156,
     );
+    /// Number of multiprocessors on each locality domain
     pub const CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum(
         157,
     );
+    /// Handle types supported with logical endpoint IPC
     pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES: CUdevice_attribute_enum = CUdevice_attribute_enum(
         158,
     );
+    /// Device supports CIG streams with Vulkan
     pub const CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         159,
     );
+    /// Minimum contiguous, accessible size in bytes required when the large tensor-map allocation class is effective. Devices with a 128 KiB backing precondition report 131072; devices where allocation-class selection is a no-op report INT\_MAX.
     pub const CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum(
         160,
     );
+    /// Device supports GPUDirect RDMA with localized memory using the default RDMA mapping link
     pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum(
         161,
     );
@@ -1683,22 +2090,35 @@ impl CUdevice_attribute_enum {
         162,
     );
 }
+/// Device properties
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdevice_attribute_enum(pub ::core::ffi::c_uint);
+/// Device properties
 pub use self::CUdevice_attribute_enum as CUdevice_attribute;
+/// Legacy device properties
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUdevprop_st {
+    /// Maximum number of threads per block
     pub maxThreadsPerBlock: ::core::ffi::c_int,
+    /// Maximum size of each dimension of a block
     pub maxThreadsDim: [::core::ffi::c_int; 3usize],
+    /// Maximum size of each dimension of a grid
     pub maxGridSize: [::core::ffi::c_int; 3usize],
+    /// Shared memory available per block in bytes
     pub sharedMemPerBlock: ::core::ffi::c_int,
+    /// Constant memory available on device in bytes
     pub totalConstantMemory: ::core::ffi::c_int,
+    /// Warp size in threads
     pub SIMDWidth: ::core::ffi::c_int,
+    /// Maximum pitch in bytes allowed by memory copies
     pub memPitch: ::core::ffi::c_int,
+    /// 32-bit registers available per block
     pub regsPerBlock: ::core::ffi::c_int,
+    /// Clock frequency in kilohertz
     pub clockRate: ::core::ffi::c_int,
+    /// Alignment requirement for textures
     pub textureAlign: ::core::ffi::c_int,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -1736,242 +2156,376 @@ const _: () = {
         "Offset of field: CUdevprop_st::textureAlign",
     ][::core::mem::offset_of!(CUdevprop_st, textureAlign) - 52usize];
 };
+/// Legacy device properties
 pub type CUdevprop_v1 = CUdevprop_st;
+/// Legacy device properties
 pub type CUdevprop = CUdevprop_v1;
 impl CUpointer_attribute_enum {
+    /// The [`CUcontext`](crate::types::CUcontext) on which a pointer was allocated or registered
     pub const CU_POINTER_ATTRIBUTE_CONTEXT: CUpointer_attribute_enum = CUpointer_attribute_enum(
         1,
     );
+    /// The `CUmemorytype` describing the physical location of a pointer
     pub const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: CUpointer_attribute_enum = CUpointer_attribute_enum(
         2,
     );
+    /// The address at which a pointer's memory may be accessed on the device
     pub const CU_POINTER_ATTRIBUTE_DEVICE_POINTER: CUpointer_attribute_enum = CUpointer_attribute_enum(
         3,
     );
+    /// The address at which a pointer's memory may be accessed on the host
     pub const CU_POINTER_ATTRIBUTE_HOST_POINTER: CUpointer_attribute_enum = CUpointer_attribute_enum(
         4,
     );
+    /// A pair of tokens for use with the nv-p2p.h Linux kernel interface
     pub const CU_POINTER_ATTRIBUTE_P2P_TOKENS: CUpointer_attribute_enum = CUpointer_attribute_enum(
         5,
     );
+    /// Synchronize every synchronous memory operation initiated on this region
     pub const CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: CUpointer_attribute_enum = CUpointer_attribute_enum(
         6,
     );
+    /// A process-wide unique ID for an allocated memory region
     pub const CU_POINTER_ATTRIBUTE_BUFFER_ID: CUpointer_attribute_enum = CUpointer_attribute_enum(
         7,
     );
+    /// Indicates if the pointer points to managed memory
     pub const CU_POINTER_ATTRIBUTE_IS_MANAGED: CUpointer_attribute_enum = CUpointer_attribute_enum(
         8,
     );
+    /// A device ordinal of a device on which a pointer was allocated or registered
     pub const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: CUpointer_attribute_enum = CUpointer_attribute_enum(
         9,
     );
+    /// 1 if this pointer maps to an allocation that is suitable for `cudaIpcGetMemHandle`, 0 otherwise
     pub const CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum(
         10,
     );
+    /// Starting address for this requested pointer
     pub const CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: CUpointer_attribute_enum = CUpointer_attribute_enum(
         11,
     );
+    /// Size of the address range for this requested pointer
     pub const CU_POINTER_ATTRIBUTE_RANGE_SIZE: CUpointer_attribute_enum = CUpointer_attribute_enum(
         12,
     );
+    /// 1 if this pointer is in a valid address range that is mapped to a backing allocation, 0 otherwise
     pub const CU_POINTER_ATTRIBUTE_MAPPED: CUpointer_attribute_enum = CUpointer_attribute_enum(
         13,
     );
+    /// Bitmask of allowed `CUmemAllocationHandleType` for this allocation
     pub const CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: CUpointer_attribute_enum = CUpointer_attribute_enum(
         14,
     );
+    /// 1 if the memory this pointer is referencing can be used with the GPUDirect RDMA API
     pub const CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum(
         15,
     );
+    /// Returns the access flags the device associated with the current context has on the corresponding memory referenced by the pointer given
     pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: CUpointer_attribute_enum = CUpointer_attribute_enum(
         16,
     );
+    /// Returns the mempool handle for the allocation if it was allocated from a mempool. Otherwise returns NULL.
     pub const CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUpointer_attribute_enum = CUpointer_attribute_enum(
         17,
     );
+    /// Size of the actual underlying mapping that the pointer belongs to
     pub const CU_POINTER_ATTRIBUTE_MAPPING_SIZE: CUpointer_attribute_enum = CUpointer_attribute_enum(
         18,
     );
+    /// The start address of the mapping that the pointer belongs to
     pub const CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: CUpointer_attribute_enum = CUpointer_attribute_enum(
         19,
     );
+    /// A process-wide unique id corresponding to the physical allocation the pointer belongs to
     pub const CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: CUpointer_attribute_enum = CUpointer_attribute_enum(
         20,
     );
+    /// Returns in  \*data a boolean that indicates whether the pointer points to memory that is capable to be used for hardware accelerated decompression.
     pub const CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum(
         21,
     );
+    /// Returns in  \*data an integer representing the locality domain ordinal of the memory allocation, or -1 if the allocation is not localized to a locality domain.
     pub const CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL: CUpointer_attribute_enum = CUpointer_attribute_enum(
         22,
     );
 }
+/// Pointer information
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUpointer_attribute_enum(pub ::core::ffi::c_uint);
+/// Pointer information
 pub use self::CUpointer_attribute_enum as CUpointer_attribute;
 impl CUfunction_attribute_enum {
+    /// The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded.
     pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUfunction_attribute_enum = CUfunction_attribute_enum(
         0,
     );
+    /// The size in bytes of statically-allocated shared memory required by this function. This does not include dynamically-allocated shared memory requested by the user at runtime.
     pub const CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(
         1,
     );
+    /// The size in bytes of user-allocated constant memory required by this function.
     pub const CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(
         2,
     );
+    /// The size in bytes of local memory used by each thread of this function.
     pub const CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(
         3,
     );
+    /// The number of registers used by each thread of this function.
     pub const CU_FUNC_ATTRIBUTE_NUM_REGS: CUfunction_attribute_enum = CUfunction_attribute_enum(
         4,
     );
+    /// The PTX virtual architecture version for which the function was compiled. This value is the major PTX version \* 10 + the minor PTX version, so a PTX version 1.3 function would return the value 13. Note that this may return the undefined value of 0 for cubins compiled prior to CUDA 3.0.
     pub const CU_FUNC_ATTRIBUTE_PTX_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum(
         5,
     );
+    /// The binary architecture version for which the function was compiled. This value is the major binary version \* 10 + the minor binary version, so a binary version 1.3 function would return the value 13. Note that this will return a value of 10 for legacy cubins that do not have a properly-encoded binary architecture version.
     pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum(
         6,
     );
+    /// The attribute to indicate whether the function has been compiled with user specified option "-Xptxas --dlcm=ca" set .
     pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: CUfunction_attribute_enum = CUfunction_attribute_enum(
         7,
     );
+    /** The maximum size in bytes of dynamically-allocated shared memory that can be used by this function. If the user-specified dynamic shared memory size is larger than this value, the launch will fail.
+
+ The default value of this attribute is [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) - [`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES), except when [`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) is greater than [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK), then the default value of this attribute is 0. The value can be increased to [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) - [`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).
+
+ This attribute is ignored if [`CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE) or [`CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE) is set.
+
+ This attribute cannot be used to access oversized shared memory. Oversized shared memory can only be accessed by setting [`CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE) or [`CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE).
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
     pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum(
         8,
     );
+    /** On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the total shared memory. Refer to [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR). This is only a hint, and the driver can choose a different ratio if required to execute the function.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
     pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUfunction_attribute_enum = CUfunction_attribute_enum(
         9,
     );
+    /** If this attribute is set, the kernel must launch with a valid cluster size specified.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
     pub const CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: CUfunction_attribute_enum = CUfunction_attribute_enum(
         10,
     );
+    /** The required cluster width in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time.
+
+ If the value is set during compile time, it cannot be set at runtime. Setting it at runtime will return CUDA\_ERROR\_NOT\_PERMITTED.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
     pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: CUfunction_attribute_enum = CUfunction_attribute_enum(
         11,
     );
+    /** The required cluster height in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time.
+
+ If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA\_ERROR\_NOT\_PERMITTED.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
     pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: CUfunction_attribute_enum = CUfunction_attribute_enum(
         12,
     );
+    /** The required cluster depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time.
+
+ If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA\_ERROR\_NOT\_PERMITTED.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
     pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: CUfunction_attribute_enum = CUfunction_attribute_enum(
         13,
     );
+    /** Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform.
+
+ CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device.
+
+ Portable Cluster Size
+
+ A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm\_90 is 8 blocks per cluster. This value may increase for future compute capabilities.
+
+ The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
     pub const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: CUfunction_attribute_enum = CUfunction_attribute_enum(
         14,
     );
+    /** The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
     pub const CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUfunction_attribute_enum = CUfunction_attribute_enum(
         15,
     );
+    /** Whether the function can be updated on device. 1 means device node update is supported, 0 is unsupported.
+
+ See [`cuFuncGetAttribute`](crate::pfn::PFN_cuFuncGetAttribute_v2020).*/
     pub const CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED: CUfunction_attribute_enum = CUfunction_attribute_enum(
         16,
     );
+    /** The shared memory mode of a function. The value type is CUsharedMemoryMode / cudaSharedMemoryMode.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
     pub const CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE: CUfunction_attribute_enum = CUfunction_attribute_enum(
         17,
     );
+    /** The shared memory mode of a function. The value type is CUsharedMemoryMode / cudaSharedMemoryMode.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
     pub const CU_FUNC_ATTRIBUTE_MAX: CUfunction_attribute_enum = CUfunction_attribute_enum(
         18,
     );
 }
+/// Function properties
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUfunction_attribute_enum(pub ::core::ffi::c_uint);
+/// Function properties
 pub use self::CUfunction_attribute_enum as CUfunction_attribute;
 impl CUfunc_cache_enum {
+    /// no preference for shared memory or L1 (default)
     pub const CU_FUNC_CACHE_PREFER_NONE: CUfunc_cache_enum = CUfunc_cache_enum(0);
+    /// prefer larger shared memory and smaller L1 cache
     pub const CU_FUNC_CACHE_PREFER_SHARED: CUfunc_cache_enum = CUfunc_cache_enum(1);
+    /// prefer larger L1 cache and smaller shared memory
     pub const CU_FUNC_CACHE_PREFER_L1: CUfunc_cache_enum = CUfunc_cache_enum(2);
+    /// prefer equal sized L1 cache and shared memory
     pub const CU_FUNC_CACHE_PREFER_EQUAL: CUfunc_cache_enum = CUfunc_cache_enum(3);
 }
+/// Function cache configurations
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUfunc_cache_enum(pub ::core::ffi::c_uint);
+/// Function cache configurations
 pub use self::CUfunc_cache_enum as CUfunc_cache;
 impl CUsharedconfig_enum {
+    /// set default shared memory bank size
     pub const CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum(
         0,
     );
+    /// set shared memory bank width to four bytes
     pub const CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum(
         1,
     );
+    /// set shared memory bank width to eight bytes
     pub const CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum(
         2,
     );
 }
+/// Shared memory configurations
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUsharedconfig_enum(pub ::core::ffi::c_uint);
+/** \deprecated
+
+ Shared memory configurations*/
 pub use self::CUsharedconfig_enum as CUsharedconfig;
 impl CUshared_carveout_enum {
+    /// No preference for shared memory or L1 (default)
     pub const CU_SHAREDMEM_CARVEOUT_DEFAULT: CUshared_carveout_enum = CUshared_carveout_enum(
         -1,
     );
+    /// Prefer maximum available shared memory, minimum L1 cache
     pub const CU_SHAREDMEM_CARVEOUT_MAX_SHARED: CUshared_carveout_enum = CUshared_carveout_enum(
         100,
     );
+    /// Prefer maximum available L1 cache, minimum shared memory
     pub const CU_SHAREDMEM_CARVEOUT_MAX_L1: CUshared_carveout_enum = CUshared_carveout_enum(
         0,
     );
 }
+/// Shared memory carveout configurations. These may be passed to [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000) or [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUshared_carveout_enum(pub ::core::ffi::c_int);
+/// Shared memory carveout configurations. These may be passed to ::cuFuncSetAttribute or ::cuKernelSetAttribute
 pub use self::CUshared_carveout_enum as CUshared_carveout;
 impl CUmemorytype_enum {
+    /// Host memory
     pub const CU_MEMORYTYPE_HOST: CUmemorytype_enum = CUmemorytype_enum(1);
+    /// Device memory
     pub const CU_MEMORYTYPE_DEVICE: CUmemorytype_enum = CUmemorytype_enum(2);
+    /// Array memory
     pub const CU_MEMORYTYPE_ARRAY: CUmemorytype_enum = CUmemorytype_enum(3);
+    /// Unified device or host memory
     pub const CU_MEMORYTYPE_UNIFIED: CUmemorytype_enum = CUmemorytype_enum(4);
 }
+/// Memory types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemorytype_enum(pub ::core::ffi::c_uint);
+/// Memory types
 pub use self::CUmemorytype_enum as CUmemorytype;
 impl CUcomputemode_enum {
+    /// Default compute mode (Multiple contexts allowed per device)
     pub const CU_COMPUTEMODE_DEFAULT: CUcomputemode_enum = CUcomputemode_enum(0);
+    /// Compute-prohibited mode (No contexts can be created on this device at this time)
     pub const CU_COMPUTEMODE_PROHIBITED: CUcomputemode_enum = CUcomputemode_enum(2);
+    /// Compute-exclusive-process mode (Only one context used by a single process can be present on this device at a time)
     pub const CU_COMPUTEMODE_EXCLUSIVE_PROCESS: CUcomputemode_enum = CUcomputemode_enum(
         3,
     );
 }
+/// Compute Modes
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUcomputemode_enum(pub ::core::ffi::c_uint);
+/// Compute Modes
 pub use self::CUcomputemode_enum as CUcomputemode;
 impl CUmem_advise_enum {
+    /// Data will mostly be read and only occasionally be written to
     pub const CU_MEM_ADVISE_SET_READ_MOSTLY: CUmem_advise_enum = CUmem_advise_enum(1);
+    /// Undo the effect of [`CU_MEM_ADVISE_SET_READ_MOSTLY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY)
     pub const CU_MEM_ADVISE_UNSET_READ_MOSTLY: CUmem_advise_enum = CUmem_advise_enum(2);
+    /// Set the preferred location for the data as the specified device
     pub const CU_MEM_ADVISE_SET_PREFERRED_LOCATION: CUmem_advise_enum = CUmem_advise_enum(
         3,
     );
+    /// Clear the preferred location for the data
     pub const CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: CUmem_advise_enum = CUmem_advise_enum(
         4,
     );
+    /// Data will be accessed by the specified device, so prevent page faults as much as possible
     pub const CU_MEM_ADVISE_SET_ACCESSED_BY: CUmem_advise_enum = CUmem_advise_enum(5);
+    /// Let the Unified Memory subsystem decide on the page faulting policy for the specified device
     pub const CU_MEM_ADVISE_UNSET_ACCESSED_BY: CUmem_advise_enum = CUmem_advise_enum(6);
 }
+/// Memory advise values
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmem_advise_enum(pub ::core::ffi::c_uint);
+/// Memory advise values
 pub use self::CUmem_advise_enum as CUmem_advise;
 impl CUmem_range_attribute_enum {
+    /// Whether the range will mostly be read and only occasionally be written to
     pub const CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
         1,
     );
+    /// The preferred location of the range
     pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
         2,
     );
+    /// Memory range has [`CU_MEM_ADVISE_SET_ACCESSED_BY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY) set for specified device
     pub const CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
         3,
     );
+    /// The last location to which the range was prefetched
     pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
         4,
     );
+    /// The preferred location type of the range
     pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
         5,
     );
+    /// The preferred location id of the range
     pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
         6,
     );
+    /// The last location type to which the range was prefetched
     pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
         7,
     );
+    /// The last location id to which the range was prefetched
     pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: CUmem_range_attribute_enum = CUmem_range_attribute_enum(
         8,
     );
@@ -1981,88 +2535,251 @@ impl CUmem_range_attribute_enum {
 pub struct CUmem_range_attribute_enum(pub ::core::ffi::c_uint);
 pub use self::CUmem_range_attribute_enum as CUmem_range_attribute;
 impl CUjit_option_enum {
+    /** Max number of registers that a thread may use.\
+ Option type: unsigned int\
+ Applies to: compiler only*/
     pub const CU_JIT_MAX_REGISTERS: CUjit_option_enum = CUjit_option_enum(0);
+    /** IN: Specifies minimum number of threads per block to target compilation for\
+ OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization of the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization.\
+ Cannot be combined with [`CU_JIT_TARGET`](crate::types::CUjit_option_enum::CU_JIT_TARGET).\
+ Option type: unsigned int\
+ Applies to: compiler only*/
     pub const CU_JIT_THREADS_PER_BLOCK: CUjit_option_enum = CUjit_option_enum(1);
+    /** Overwrites the option value with the total wall clock time, in milliseconds, spent in the compiler and linker\
+ Option type: float\
+ Applies to: compiler and linker*/
     pub const CU_JIT_WALL_TIME: CUjit_option_enum = CUjit_option_enum(2);
+    /** Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option [`CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES`](crate::types::CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES))\
+ Option type: char \*\
+ Applies to: compiler and linker*/
     pub const CU_JIT_INFO_LOG_BUFFER: CUjit_option_enum = CUjit_option_enum(3);
+    /** IN: Log buffer size in bytes.  Log messages will be capped at this size (including null terminator)\
+ OUT: Amount of log buffer filled with messages\
+ Option type: unsigned int\
+ Applies to: compiler and linker*/
     pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: CUjit_option_enum = CUjit_option_enum(
         4,
     );
+    /** Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option [`CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES`](crate::types::CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES))\
+ Option type: char \*\
+ Applies to: compiler and linker*/
     pub const CU_JIT_ERROR_LOG_BUFFER: CUjit_option_enum = CUjit_option_enum(5);
+    /** IN: Log buffer size in bytes.  Log messages will be capped at this size (including null terminator)\
+ OUT: Amount of log buffer filled with messages\
+ Option type: unsigned int\
+ Applies to: compiler and linker*/
     pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: CUjit_option_enum = CUjit_option_enum(
         6,
     );
+    /** Level of optimizations to apply to generated code (0 - 4), with 4 being the default and highest level of optimizations.\
+ Option type: unsigned int\
+ Applies to: compiler only*/
     pub const CU_JIT_OPTIMIZATION_LEVEL: CUjit_option_enum = CUjit_option_enum(7);
+    /** No option value required. Determines the target based on the current attached context (default)\
+ Option type: No option value needed\
+ Applies to: compiler and linker*/
     pub const CU_JIT_TARGET_FROM_CUCONTEXT: CUjit_option_enum = CUjit_option_enum(8);
+    /** Target is chosen based on supplied `CUjit_target`.  Cannot be combined with [`CU_JIT_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK).\
+ Option type: unsigned int for enumerated type `CUjit_target`\
+ Applies to: compiler and linker*/
     pub const CU_JIT_TARGET: CUjit_option_enum = CUjit_option_enum(9);
+    /** Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied `CUjit_fallback`.  This option cannot be used with cuLink\* APIs as the linker requires exact matches.\
+ Option type: unsigned int for enumerated type `CUjit_fallback`\
+ Applies to: compiler only*/
     pub const CU_JIT_FALLBACK_STRATEGY: CUjit_option_enum = CUjit_option_enum(10);
+    /** Specifies whether to create debug information in output (-g) (0: false, default)\
+ Option type: int\
+ Applies to: compiler and linker*/
     pub const CU_JIT_GENERATE_DEBUG_INFO: CUjit_option_enum = CUjit_option_enum(11);
+    /** Generate verbose log messages (0: false, default)\
+ Option type: int\
+ Applies to: compiler and linker*/
     pub const CU_JIT_LOG_VERBOSE: CUjit_option_enum = CUjit_option_enum(12);
+    /** Generate line number information (-lineinfo) (0: false, default)\
+ Option type: int\
+ Applies to: compiler only*/
     pub const CU_JIT_GENERATE_LINE_INFO: CUjit_option_enum = CUjit_option_enum(13);
+    /** Specifies whether to enable caching explicitly (-dlcm) \
+ Choice is based on supplied [`CUjit_cacheMode_enum`](crate::types::CUjit_cacheMode_enum).\
+ Option type: unsigned int for enumerated type [`CUjit_cacheMode_enum`](crate::types::CUjit_cacheMode_enum)\
+ Applies to: compiler only*/
     pub const CU_JIT_CACHE_MODE: CUjit_option_enum = CUjit_option_enum(14);
+    /// **Deprecated:** This jit option is deprecated and should not be used.
     pub const CU_JIT_NEW_SM3X_OPT: CUjit_option_enum = CUjit_option_enum(15);
+    /// This jit option is used for internal purpose only.
     pub const CU_JIT_FAST_COMPILE: CUjit_option_enum = CUjit_option_enum(16);
+    /** Array of device symbol names that will be relocated to the corresponding host addresses stored in [`CU_JIT_GLOBAL_SYMBOL_ADDRESSES`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_ADDRESSES).\
+ Must contain [`CU_JIT_GLOBAL_SYMBOL_COUNT`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_COUNT) entries.\
+ When loading a device module, driver will relocate all encountered unresolved symbols to the host addresses.\
+ It is only allowed to register symbols that correspond to unresolved global variables.\
+ It is illegal to register the same device symbol at multiple addresses.\
+ Option type: const char \*\*\
+ Applies to: dynamic linker only*/
     pub const CU_JIT_GLOBAL_SYMBOL_NAMES: CUjit_option_enum = CUjit_option_enum(17);
+    /** Array of host addresses that will be used to relocate corresponding device symbols stored in [`CU_JIT_GLOBAL_SYMBOL_NAMES`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_NAMES).\
+ Must contain [`CU_JIT_GLOBAL_SYMBOL_COUNT`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_COUNT) entries.\
+ Option type: void \*\*\
+ Applies to: dynamic linker only*/
     pub const CU_JIT_GLOBAL_SYMBOL_ADDRESSES: CUjit_option_enum = CUjit_option_enum(18);
+    /** Number of entries in [`CU_JIT_GLOBAL_SYMBOL_NAMES`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_NAMES) and [`CU_JIT_GLOBAL_SYMBOL_ADDRESSES`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_ADDRESSES) arrays.\
+ Option type: unsigned int\
+ Applies to: dynamic linker only*/
     pub const CU_JIT_GLOBAL_SYMBOL_COUNT: CUjit_option_enum = CUjit_option_enum(19);
+    /** **Deprecated:** Enable link-time optimization (-dlto) for device code (Disabled by default).\
+ This option is not supported on 32-bit platforms.\
+ Option type: int\
+ Applies to: compiler and linker
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
     pub const CU_JIT_LTO: CUjit_option_enum = CUjit_option_enum(20);
+    /** **Deprecated:** Control single-precision denormals (-ftz) support (0: false, default). 1 : flushes denormal values to zero 0 : preserves denormal values Option type: int\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
     pub const CU_JIT_FTZ: CUjit_option_enum = CUjit_option_enum(21);
+    /** **Deprecated:** Control single-precision floating-point division and reciprocals (-prec-div) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: int\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
     pub const CU_JIT_PREC_DIV: CUjit_option_enum = CUjit_option_enum(22);
+    /** **Deprecated:** Control single-precision floating-point square root (-prec-sqrt) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: int\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
     pub const CU_JIT_PREC_SQRT: CUjit_option_enum = CUjit_option_enum(23);
+    /** **Deprecated:** Enable/Disable the contraction of floating-point multiplies and adds/subtracts into floating-point multiply-add (-fma) operations (1: Enable, default; 0: Disable). Option type: int\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
     pub const CU_JIT_FMA: CUjit_option_enum = CUjit_option_enum(24);
+    /** **Deprecated:** Array of kernel names that should be preserved at link time while others can be removed.\
+ Must contain [`CU_JIT_REFERENCED_KERNEL_COUNT`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_COUNT) entries.\
+ Note that kernel names can be mangled by the compiler in which case the mangled name needs to be specified.\
+ Wildcard "\*" can be used to represent zero or more characters instead of specifying the full or mangled name.\
+ It is important to note that the wildcard "\*" is also added implicitly. For example, specifying "foo" will match "foobaz", "barfoo", "barfoobaz" and thus preserve all kernels with those names. This can be avoided by providing a more specific name like "barfoobaz".\
+ Option type: const char \*\*\
+ Applies to: dynamic linker only
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
     pub const CU_JIT_REFERENCED_KERNEL_NAMES: CUjit_option_enum = CUjit_option_enum(25);
+    /** **Deprecated:** Number of entries in [`CU_JIT_REFERENCED_KERNEL_NAMES`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_NAMES) array.\
+ Option type: unsigned int\
+ Applies to: dynamic linker only
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
     pub const CU_JIT_REFERENCED_KERNEL_COUNT: CUjit_option_enum = CUjit_option_enum(26);
+    /** **Deprecated:** Array of variable names (\_\_device\_\_ and/or \_\_constant\_\_) that should be preserved at link time while others can be removed.\
+ Must contain [`CU_JIT_REFERENCED_VARIABLE_COUNT`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_COUNT) entries.\
+ Note that variable names can be mangled by the compiler in which case the mangled name needs to be specified.\
+ Wildcard "\*" can be used to represent zero or more characters instead of specifying the full or mangled name.\
+ It is important to note that the wildcard "\*" is also added implicitly. For example, specifying "foo" will match "foobaz", "barfoo", "barfoobaz" and thus preserve all variables with those names. This can be avoided by providing a more specific name like "barfoobaz".\
+ Option type: const char \*\*\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
     pub const CU_JIT_REFERENCED_VARIABLE_NAMES: CUjit_option_enum = CUjit_option_enum(
         27,
     );
+    /** **Deprecated:** Number of entries in [`CU_JIT_REFERENCED_VARIABLE_NAMES`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_NAMES) array.\
+ Option type: unsigned int\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
     pub const CU_JIT_REFERENCED_VARIABLE_COUNT: CUjit_option_enum = CUjit_option_enum(
         28,
     );
+    /** **Deprecated:** This option serves as a hint to enable the JIT compiler/linker to remove constant (\_\_constant\_\_) and device (\_\_device\_\_) variables unreferenced in device code (Disabled by default).\
+ Note that host references to constant and device variables using APIs like [`cuModuleGetGlobal`](crate::pfn::PFN_cuModuleGetGlobal_v3020) with this option specified may result in undefined behavior unless the variables are explicitly specified using [`CU_JIT_REFERENCED_VARIABLE_NAMES`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_NAMES).\
+ Option type: int\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
     pub const CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: CUjit_option_enum = CUjit_option_enum(
         29,
     );
+    /** **Deprecated:** Generate position independent code (0: false). This option is no longer functional and specifying this option doesn't take any effect and is ignored.\
+ Option type: int\
+ Applies to: compiler only*/
     pub const CU_JIT_POSITION_INDEPENDENT_CODE: CUjit_option_enum = CUjit_option_enum(
         30,
     );
+    /** This option hints to the JIT compiler the minimum number of CTAs from the kernel’s grid to be mapped to a SM. This option is ignored when used together with [`CU_JIT_MAX_REGISTERS`](crate::types::CUjit_option_enum::CU_JIT_MAX_REGISTERS) or [`CU_JIT_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK). Optimizations based on this option need [`CU_JIT_MAX_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_MAX_THREADS_PER_BLOCK) to be specified as well. For kernels already using PTX directive .minnctapersm, this option will be ignored by default. Use [`CU_JIT_OVERRIDE_DIRECTIVE_VALUES`](crate::types::CUjit_option_enum::CU_JIT_OVERRIDE_DIRECTIVE_VALUES) to let this option take precedence over the PTX directive. Option type: unsigned int\
+ Applies to: compiler only*/
     pub const CU_JIT_MIN_CTA_PER_SM: CUjit_option_enum = CUjit_option_enum(31);
+    /** Maximum number threads in a thread block, computed as the product of the maximum extent specifed for each dimension of the block. This limit is guaranteed not to be exeeded in any invocation of the kernel. Exceeding the the maximum number of threads results in runtime error or kernel launch failure. For kernels already using PTX directive .maxntid, this option will be ignored by default. Use [`CU_JIT_OVERRIDE_DIRECTIVE_VALUES`](crate::types::CUjit_option_enum::CU_JIT_OVERRIDE_DIRECTIVE_VALUES) to let this option take precedence over the PTX directive. Option type: int\
+ Applies to: compiler only*/
     pub const CU_JIT_MAX_THREADS_PER_BLOCK: CUjit_option_enum = CUjit_option_enum(32);
+    /** This option lets the values specified using [`CU_JIT_MAX_REGISTERS`](crate::types::CUjit_option_enum::CU_JIT_MAX_REGISTERS), [`CU_JIT_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK), [`CU_JIT_MAX_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_MAX_THREADS_PER_BLOCK) and [`CU_JIT_MIN_CTA_PER_SM`](crate::types::CUjit_option_enum::CU_JIT_MIN_CTA_PER_SM) take precedence over any PTX directives. (0: Disable, default; 1: Enable) Option type: int\
+ Applies to: compiler only*/
     pub const CU_JIT_OVERRIDE_DIRECTIVE_VALUES: CUjit_option_enum = CUjit_option_enum(
         33,
     );
+    /** This option specifies the maximum number of concurrent threads to use when running compiler optimizations. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. Option type: unsigned int\
+ Applies to: compiler only*/
     pub const CU_JIT_SPLIT_COMPILE: CUjit_option_enum = CUjit_option_enum(34);
+    /** This option specifies the maximum number of concurrent threads to use when compiling device code. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. This option is ignored if the env var CUDA\_BINARY\_LOADER\_THREAD\_COUNT is set. Option type: unsigned int\
+ Applies to: compiler and linker*/
     pub const CU_JIT_BINARY_LOADER_THREAD_COUNT: CUjit_option_enum = CUjit_option_enum(
         35,
     );
+    /** This option specifies the maximum number of concurrent threads to use when compiling device code. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. This option is ignored if the env var CUDA\_BINARY\_LOADER\_THREAD\_COUNT is set. Option type: unsigned int\
+ Applies to: compiler and linker*/
     pub const CU_JIT_NUM_OPTIONS: CUjit_option_enum = CUjit_option_enum(36);
 }
+/// Online compiler and linker options
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUjit_option_enum(pub ::core::ffi::c_uint);
+/// Online compiler and linker options
 pub use self::CUjit_option_enum as CUjit_option;
 impl CUjit_target_enum {
+    /// Compute device class 3.0
     pub const CU_TARGET_COMPUTE_30: CUjit_target_enum = CUjit_target_enum(30);
+    /// Compute device class 3.2
     pub const CU_TARGET_COMPUTE_32: CUjit_target_enum = CUjit_target_enum(32);
+    /// Compute device class 3.5
     pub const CU_TARGET_COMPUTE_35: CUjit_target_enum = CUjit_target_enum(35);
+    /// Compute device class 3.7
     pub const CU_TARGET_COMPUTE_37: CUjit_target_enum = CUjit_target_enum(37);
+    /// Compute device class 5.0
     pub const CU_TARGET_COMPUTE_50: CUjit_target_enum = CUjit_target_enum(50);
+    /// Compute device class 5.2
     pub const CU_TARGET_COMPUTE_52: CUjit_target_enum = CUjit_target_enum(52);
+    /// Compute device class 5.3
     pub const CU_TARGET_COMPUTE_53: CUjit_target_enum = CUjit_target_enum(53);
+    /// Compute device class 6.0.
     pub const CU_TARGET_COMPUTE_60: CUjit_target_enum = CUjit_target_enum(60);
+    /// Compute device class 6.1.
     pub const CU_TARGET_COMPUTE_61: CUjit_target_enum = CUjit_target_enum(61);
+    /// Compute device class 6.2.
     pub const CU_TARGET_COMPUTE_62: CUjit_target_enum = CUjit_target_enum(62);
+    /// Compute device class 7.0.
     pub const CU_TARGET_COMPUTE_70: CUjit_target_enum = CUjit_target_enum(70);
+    /// Compute device class 7.2.
     pub const CU_TARGET_COMPUTE_72: CUjit_target_enum = CUjit_target_enum(72);
+    /// Compute device class 7.5.
     pub const CU_TARGET_COMPUTE_75: CUjit_target_enum = CUjit_target_enum(75);
+    /// Compute device class 8.0.
     pub const CU_TARGET_COMPUTE_80: CUjit_target_enum = CUjit_target_enum(80);
+    /// Compute device class 8.6.
     pub const CU_TARGET_COMPUTE_86: CUjit_target_enum = CUjit_target_enum(86);
+    /// Compute device class 8.7.
     pub const CU_TARGET_COMPUTE_87: CUjit_target_enum = CUjit_target_enum(87);
+    /// Compute device class 8.9.
     pub const CU_TARGET_COMPUTE_89: CUjit_target_enum = CUjit_target_enum(89);
+    /// Compute device class 9.0.
     pub const CU_TARGET_COMPUTE_90: CUjit_target_enum = CUjit_target_enum(90);
+    /// Compute device class 10.0.
     pub const CU_TARGET_COMPUTE_100: CUjit_target_enum = CUjit_target_enum(100);
+    /// Compute device class 11.0.
     pub const CU_TARGET_COMPUTE_110: CUjit_target_enum = CUjit_target_enum(110);
+    /// Compute device class 10.3.
     pub const CU_TARGET_COMPUTE_103: CUjit_target_enum = CUjit_target_enum(103);
+    /// Compute device class 10.7.
     pub const CU_TARGET_COMPUTE_107: CUjit_target_enum = CUjit_target_enum(107);
+    /// Compute device class 12.0.
     pub const CU_TARGET_COMPUTE_120: CUjit_target_enum = CUjit_target_enum(120);
+    /// Compute device class 12.1.
     pub const CU_TARGET_COMPUTE_121: CUjit_target_enum = CUjit_target_enum(121);
     pub const CU_TARGET_COMPUTE_90A: CUjit_target_enum = CUjit_target_enum(65626);
     pub const CU_TARGET_COMPUTE_100A: CUjit_target_enum = CUjit_target_enum(65636);
@@ -2078,39 +2795,70 @@ impl CUjit_target_enum {
     pub const CU_TARGET_COMPUTE_120F: CUjit_target_enum = CUjit_target_enum(131192);
     pub const CU_TARGET_COMPUTE_121F: CUjit_target_enum = CUjit_target_enum(131193);
 }
+/// Online compilation targets
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUjit_target_enum(pub ::core::ffi::c_uint);
+/// Online compilation targets
 pub use self::CUjit_target_enum as CUjit_target;
 impl CUjit_fallback_enum {
+    /// Prefer to compile ptx if exact binary match not found
     pub const CU_PREFER_PTX: CUjit_fallback_enum = CUjit_fallback_enum(0);
+    /// Prefer to fall back to compatible binary code if exact match not found
     pub const CU_PREFER_BINARY: CUjit_fallback_enum = CUjit_fallback_enum(1);
 }
+/// Cubin matching fallback strategies
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUjit_fallback_enum(pub ::core::ffi::c_uint);
+/// Cubin matching fallback strategies
 pub use self::CUjit_fallback_enum as CUjit_fallback;
 impl CUjit_cacheMode_enum {
+    /// Compile with no -dlcm flag specified
     pub const CU_JIT_CACHE_OPTION_NONE: CUjit_cacheMode_enum = CUjit_cacheMode_enum(0);
+    /// Compile with L1 cache disabled
     pub const CU_JIT_CACHE_OPTION_CG: CUjit_cacheMode_enum = CUjit_cacheMode_enum(1);
+    /// Compile with L1 cache enabled
     pub const CU_JIT_CACHE_OPTION_CA: CUjit_cacheMode_enum = CUjit_cacheMode_enum(2);
 }
+/// Caching modes for dlcm
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUjit_cacheMode_enum(pub ::core::ffi::c_uint);
+/// Caching modes for dlcm
 pub use self::CUjit_cacheMode_enum as CUjit_cacheMode;
 impl CUjitInputType_enum {
+    /** Compiled device-class-specific device code\
+ Applicable options: none*/
     pub const CU_JIT_INPUT_CUBIN: CUjitInputType_enum = CUjitInputType_enum(0);
+    /** PTX source code\
+ Applicable options: PTX compiler options*/
     pub const CU_JIT_INPUT_PTX: CUjitInputType_enum = CUjitInputType_enum(1);
+    /** Bundle of multiple cubins and/or PTX of some device code\
+ Applicable options: PTX compiler options, [`CU_JIT_FALLBACK_STRATEGY`](crate::types::CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY)*/
     pub const CU_JIT_INPUT_FATBINARY: CUjitInputType_enum = CUjitInputType_enum(2);
+    /** Host object with embedded device code\
+ Applicable options: PTX compiler options, [`CU_JIT_FALLBACK_STRATEGY`](crate::types::CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY)*/
     pub const CU_JIT_INPUT_OBJECT: CUjitInputType_enum = CUjitInputType_enum(3);
+    /** Archive of host objects with embedded device code\
+ Applicable options: PTX compiler options, [`CU_JIT_FALLBACK_STRATEGY`](crate::types::CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY)*/
     pub const CU_JIT_INPUT_LIBRARY: CUjitInputType_enum = CUjitInputType_enum(4);
+    /** **Deprecated:** High-level intermediate code for link-time optimization\
+ Applicable options: NVVM compiler options, PTX compiler options
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
     pub const CU_JIT_INPUT_NVVM: CUjitInputType_enum = CUjitInputType_enum(5);
+    /** **Deprecated:** High-level intermediate code for link-time optimization\
+ Applicable options: NVVM compiler options, PTX compiler options
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
     pub const CU_JIT_NUM_INPUT_TYPES: CUjitInputType_enum = CUjitInputType_enum(6);
 }
+/// Device code formats
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUjitInputType_enum(pub ::core::ffi::c_uint);
+/// Device code formats
 pub use self::CUjitInputType_enum as CUjitInputType;
 #[repr(C)]
 #[derive(Debug)]
@@ -2135,9 +2883,11 @@ impl CUgraphicsRegisterFlags_enum {
         8,
     );
 }
+/// Flags to register a graphics resource
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgraphicsRegisterFlags_enum(pub ::core::ffi::c_uint);
+/// Flags to register a graphics resource
 pub use self::CUgraphicsRegisterFlags_enum as CUgraphicsRegisterFlags;
 impl CUgraphicsMapResourceFlags_enum {
     pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_NONE: CUgraphicsMapResourceFlags_enum = CUgraphicsMapResourceFlags_enum(
@@ -2150,89 +2900,134 @@ impl CUgraphicsMapResourceFlags_enum {
         2,
     );
 }
+/// Flags for mapping and unmapping interop resources
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgraphicsMapResourceFlags_enum(pub ::core::ffi::c_uint);
+/// Flags for mapping and unmapping interop resources
 pub use self::CUgraphicsMapResourceFlags_enum as CUgraphicsMapResourceFlags;
 impl CUarray_cubemap_face_enum {
+    /// Positive X face of cubemap
     pub const CU_CUBEMAP_FACE_POSITIVE_X: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(
         0,
     );
+    /// Negative X face of cubemap
     pub const CU_CUBEMAP_FACE_NEGATIVE_X: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(
         1,
     );
+    /// Positive Y face of cubemap
     pub const CU_CUBEMAP_FACE_POSITIVE_Y: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(
         2,
     );
+    /// Negative Y face of cubemap
     pub const CU_CUBEMAP_FACE_NEGATIVE_Y: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(
         3,
     );
+    /// Positive Z face of cubemap
     pub const CU_CUBEMAP_FACE_POSITIVE_Z: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(
         4,
     );
+    /// Negative Z face of cubemap
     pub const CU_CUBEMAP_FACE_NEGATIVE_Z: CUarray_cubemap_face_enum = CUarray_cubemap_face_enum(
         5,
     );
 }
+/// Array indices for cube faces
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUarray_cubemap_face_enum(pub ::core::ffi::c_uint);
+/// Array indices for cube faces
 pub use self::CUarray_cubemap_face_enum as CUarray_cubemap_face;
 impl CUlimit_enum {
+    /// GPU thread stack size
     pub const CU_LIMIT_STACK_SIZE: CUlimit_enum = CUlimit_enum(0);
+    /// GPU printf FIFO size
     pub const CU_LIMIT_PRINTF_FIFO_SIZE: CUlimit_enum = CUlimit_enum(1);
+    /// GPU malloc heap size
     pub const CU_LIMIT_MALLOC_HEAP_SIZE: CUlimit_enum = CUlimit_enum(2);
+    /// GPU device runtime launch synchronize depth
     pub const CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: CUlimit_enum = CUlimit_enum(3);
+    /// GPU device runtime pending launch count
     pub const CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: CUlimit_enum = CUlimit_enum(4);
+    /// A value between 0 and 128 that indicates the maximum fetch granularity of L2 (in Bytes). This is a hint
     pub const CU_LIMIT_MAX_L2_FETCH_GRANULARITY: CUlimit_enum = CUlimit_enum(5);
+    /// A size in bytes for L2 persisting lines cache size
     pub const CU_LIMIT_PERSISTING_L2_CACHE_SIZE: CUlimit_enum = CUlimit_enum(6);
+    /// A maximum size in bytes of shared memory available to CUDA kernels on a CIG context. Can only be queried, cannot be set
     pub const CU_LIMIT_SHMEM_SIZE: CUlimit_enum = CUlimit_enum(7);
+    /// A non-zero value indicates this CUDA context is a CIG-enabled context. Can only be queried, cannot be set
     pub const CU_LIMIT_CIG_ENABLED: CUlimit_enum = CUlimit_enum(8);
+    /// When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available
     pub const CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: CUlimit_enum = CUlimit_enum(9);
+    /// Per-block memory size
     pub const CU_LIMIT_PER_BLOCK_MEMORY_SIZE: CUlimit_enum = CUlimit_enum(10);
     pub const CU_LIMIT_MAX: CUlimit_enum = CUlimit_enum(11);
 }
+/// Limits
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUlimit_enum(pub ::core::ffi::c_uint);
+/// Limits
 pub use self::CUlimit_enum as CUlimit;
 impl CUresourcetype_enum {
+    /// Array resource
     pub const CU_RESOURCE_TYPE_ARRAY: CUresourcetype_enum = CUresourcetype_enum(0);
+    /// Mipmapped array resource
     pub const CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: CUresourcetype_enum = CUresourcetype_enum(
         1,
     );
+    /// Linear resource
     pub const CU_RESOURCE_TYPE_LINEAR: CUresourcetype_enum = CUresourcetype_enum(2);
+    /// Pitch 2D resource
     pub const CU_RESOURCE_TYPE_PITCH2D: CUresourcetype_enum = CUresourcetype_enum(3);
 }
+/// Resource types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUresourcetype_enum(pub ::core::ffi::c_uint);
+/// Resource types
 pub use self::CUresourcetype_enum as CUresourcetype;
+/** CUDA host function
+
+ # Parameters
+
+ - `userData`: Argument value passed to the function*/
 pub type CUhostFn = ::core::option::Option<
     unsafe extern "system" fn(userData: *mut ::core::ffi::c_void),
 >;
 impl CUaccessProperty_enum {
+    /// Normal cache persistence.
     pub const CU_ACCESS_PROPERTY_NORMAL: CUaccessProperty_enum = CUaccessProperty_enum(
         0,
     );
+    /// Streaming access is less likely to persit from cache.
     pub const CU_ACCESS_PROPERTY_STREAMING: CUaccessProperty_enum = CUaccessProperty_enum(
         1,
     );
+    /// Persisting access is more likely to persist in cache.
     pub const CU_ACCESS_PROPERTY_PERSISTING: CUaccessProperty_enum = CUaccessProperty_enum(
         2,
     );
 }
+/// Specifies performance hint with [`CUaccessPolicyWindow`](crate::types::CUaccessPolicyWindow) for hitProp and missProp members.
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUaccessProperty_enum(pub ::core::ffi::c_uint);
+/// Specifies performance hint with ::CUaccessPolicyWindow for hitProp and missProp members.
 pub use self::CUaccessProperty_enum as CUaccessProperty;
+/// Specifies an access policy for a window, a contiguous extent of memory beginning at base\_ptr and ending at base\_ptr + num\_bytes. num\_bytes is limited by CU\_DEVICE\_ATTRIBUTE\_MAX\_ACCESS\_POLICY\_WINDOW\_SIZE. Partition into many segments and assign segments such that: sum of "hit segments" / window == approx. ratio. sum of "miss segments" / window == approx 1-ratio. Segments and ratio specifications are fitted to the capabilities of the architecture. Accesses in a hit segment apply the hitProp access policy. Accesses in a miss segment apply the missProp access policy.
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUaccessPolicyWindow_st {
+    /// Starting address of the access policy window. CUDA driver may align it.
     pub base_ptr: *mut ::core::ffi::c_void,
+    /// Size in bytes of the window policy. CUDA driver may restrict the maximum size and alignment.
     pub num_bytes: usize,
+    /// hitRatio specifies percentage of lines assigned hitProp, rest are assigned missProp.
     pub hitRatio: f32,
+    /// `CUaccessProperty` set for hit.
     pub hitProp: CUaccessProperty,
+    /// `CUaccessProperty` set for miss. Must be either NORMAL or STREAMING
     pub missProp: CUaccessProperty,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -2259,20 +3054,33 @@ const _: () = {
         "Offset of field: CUaccessPolicyWindow_st::missProp",
     ][::core::mem::offset_of!(CUaccessPolicyWindow_st, missProp) - 24usize];
 };
+/// Specifies an access policy for a window, a contiguous extent of memory beginning at base\_ptr and ending at base\_ptr + num\_bytes. num\_bytes is limited by CU\_DEVICE\_ATTRIBUTE\_MAX\_ACCESS\_POLICY\_WINDOW\_SIZE. Partition into many segments and assign segments such that: sum of "hit segments" / window == approx. ratio. sum of "miss segments" / window == approx 1-ratio. Segments and ratio specifications are fitted to the capabilities of the architecture. Accesses in a hit segment apply the hitProp access policy. Accesses in a miss segment apply the missProp access policy.
 pub type CUaccessPolicyWindow_v1 = CUaccessPolicyWindow_st;
+/// Access policy window
 pub type CUaccessPolicyWindow = CUaccessPolicyWindow_v1;
+/// GPU kernel node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_KERNEL_NODE_PARAMS_st {
+    /// Kernel to launch
     pub func: CUfunction,
+    /// Width of grid in blocks
     pub gridDimX: ::core::ffi::c_uint,
+    /// Height of grid in blocks
     pub gridDimY: ::core::ffi::c_uint,
+    /// Depth of grid in blocks
     pub gridDimZ: ::core::ffi::c_uint,
+    /// X dimension of each thread block
     pub blockDimX: ::core::ffi::c_uint,
+    /// Y dimension of each thread block
     pub blockDimY: ::core::ffi::c_uint,
+    /// Z dimension of each thread block
     pub blockDimZ: ::core::ffi::c_uint,
+    /// Dynamic shared-memory size per thread block in bytes
     pub sharedMemBytes: ::core::ffi::c_uint,
+    /// Array of pointers to kernel parameters
     pub kernelParams: *mut *mut ::core::ffi::c_void,
+    /// Extra options
     pub extra: *mut *mut ::core::ffi::c_void,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -2314,21 +3122,35 @@ const _: () = {
         "Offset of field: CUDA_KERNEL_NODE_PARAMS_st::extra",
     ][::core::mem::offset_of!(CUDA_KERNEL_NODE_PARAMS_st, extra) - 48usize];
 };
+/// GPU kernel node parameters
 pub type CUDA_KERNEL_NODE_PARAMS_v1 = CUDA_KERNEL_NODE_PARAMS_st;
+/// GPU kernel node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_KERNEL_NODE_PARAMS_v2_st {
+    /// Kernel to launch
     pub func: CUfunction,
+    /// Width of grid in blocks
     pub gridDimX: ::core::ffi::c_uint,
+    /// Height of grid in blocks
     pub gridDimY: ::core::ffi::c_uint,
+    /// Depth of grid in blocks
     pub gridDimZ: ::core::ffi::c_uint,
+    /// X dimension of each thread block
     pub blockDimX: ::core::ffi::c_uint,
+    /// Y dimension of each thread block
     pub blockDimY: ::core::ffi::c_uint,
+    /// Z dimension of each thread block
     pub blockDimZ: ::core::ffi::c_uint,
+    /// Dynamic shared-memory size per thread block in bytes
     pub sharedMemBytes: ::core::ffi::c_uint,
+    /// Array of pointers to kernel parameters
     pub kernelParams: *mut *mut ::core::ffi::c_void,
+    /// Extra options
     pub extra: *mut *mut ::core::ffi::c_void,
+    /// Kernel to launch, will only be referenced if func is NULL
     pub kern: CUkernel,
+    /// Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set.
     pub ctx: CUcontext,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -2376,22 +3198,37 @@ const _: () = {
         "Offset of field: CUDA_KERNEL_NODE_PARAMS_v2_st::ctx",
     ][::core::mem::offset_of!(CUDA_KERNEL_NODE_PARAMS_v2_st, ctx) - 64usize];
 };
+/// GPU kernel node parameters
 pub type CUDA_KERNEL_NODE_PARAMS_v2 = CUDA_KERNEL_NODE_PARAMS_v2_st;
+/// GPU kernel node parameters
 pub type CUDA_KERNEL_NODE_PARAMS = CUDA_KERNEL_NODE_PARAMS_v2;
+/// GPU kernel node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_KERNEL_NODE_PARAMS_v3_st {
+    /// Kernel to launch
     pub func: CUfunction,
+    /// Width of grid in blocks
     pub gridDimX: ::core::ffi::c_uint,
+    /// Height of grid in blocks
     pub gridDimY: ::core::ffi::c_uint,
+    /// Depth of grid in blocks
     pub gridDimZ: ::core::ffi::c_uint,
+    /// X dimension of each thread block
     pub blockDimX: ::core::ffi::c_uint,
+    /// Y dimension of each thread block
     pub blockDimY: ::core::ffi::c_uint,
+    /// Z dimension of each thread block
     pub blockDimZ: ::core::ffi::c_uint,
+    /// Dynamic shared-memory size per thread block in bytes
     pub sharedMemBytes: ::core::ffi::c_uint,
+    /// Array of pointers to kernel parameters
     pub kernelParams: *mut *mut ::core::ffi::c_void,
+    /// Extra options
     pub extra: *mut *mut ::core::ffi::c_void,
+    /// Kernel to launch, will only be referenced if func is NULL
     pub kern: CUkernel,
+    /// Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set.
     pub ctx: CUcontext,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -2439,15 +3276,23 @@ const _: () = {
         "Offset of field: CUDA_KERNEL_NODE_PARAMS_v3_st::ctx",
     ][::core::mem::offset_of!(CUDA_KERNEL_NODE_PARAMS_v3_st, ctx) - 64usize];
 };
+/// GPU kernel node parameters
 pub type CUDA_KERNEL_NODE_PARAMS_v3 = CUDA_KERNEL_NODE_PARAMS_v3_st;
+/// Memset node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEMSET_NODE_PARAMS_st {
+    /// Destination device pointer
     pub dst: CUdeviceptr,
+    /// Pitch of destination device pointer. Unused if height is 1
     pub pitch: usize,
+    /// Value to be set
     pub value: ::core::ffi::c_uint,
+    /// Size of each element in bytes. Must be 1, 2, or 4.
     pub elementSize: ::core::ffi::c_uint,
+    /// Width of the row in elements
     pub width: usize,
+    /// Number of rows
     pub height: usize,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -2477,17 +3322,27 @@ const _: () = {
         "Offset of field: CUDA_MEMSET_NODE_PARAMS_st::height",
     ][::core::mem::offset_of!(CUDA_MEMSET_NODE_PARAMS_st, height) - 32usize];
 };
+/// Memset node parameters
 pub type CUDA_MEMSET_NODE_PARAMS_v1 = CUDA_MEMSET_NODE_PARAMS_st;
+/// Memset node parameters
 pub type CUDA_MEMSET_NODE_PARAMS = CUDA_MEMSET_NODE_PARAMS_v1;
+/// Memset node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEMSET_NODE_PARAMS_v2_st {
+    /// Destination device pointer
     pub dst: CUdeviceptr,
+    /// Pitch of destination device pointer. Unused if height is 1
     pub pitch: usize,
+    /// Value to be set
     pub value: ::core::ffi::c_uint,
+    /// Size of each element in bytes. Must be 1, 2, or 4.
     pub elementSize: ::core::ffi::c_uint,
+    /// Width of the row in elements
     pub width: usize,
+    /// Number of rows
     pub height: usize,
+    /// Context on which to run the node
     pub ctx: CUcontext,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -2520,11 +3375,15 @@ const _: () = {
         "Offset of field: CUDA_MEMSET_NODE_PARAMS_v2_st::ctx",
     ][::core::mem::offset_of!(CUDA_MEMSET_NODE_PARAMS_v2_st, ctx) - 40usize];
 };
+/// Memset node parameters
 pub type CUDA_MEMSET_NODE_PARAMS_v2 = CUDA_MEMSET_NODE_PARAMS_v2_st;
+/// Host node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_HOST_NODE_PARAMS_st {
+    /// The function to call when the node executes
     pub fn_: CUhostFn,
+    /// Argument to pass to the function
     pub userData: *mut ::core::ffi::c_void,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -2542,13 +3401,19 @@ const _: () = {
         "Offset of field: CUDA_HOST_NODE_PARAMS_st::userData",
     ][::core::mem::offset_of!(CUDA_HOST_NODE_PARAMS_st, userData) - 8usize];
 };
+/// Host node parameters
 pub type CUDA_HOST_NODE_PARAMS_v1 = CUDA_HOST_NODE_PARAMS_st;
+/// Host node parameters
 pub type CUDA_HOST_NODE_PARAMS = CUDA_HOST_NODE_PARAMS_v1;
+/// Host node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_HOST_NODE_PARAMS_v2_st {
+    /// The function to call when the node executes
     pub fn_: CUhostFn,
+    /// Argument to pass to the function
     pub userData: *mut ::core::ffi::c_void,
+    /// The sync mode to use for the host task
     pub syncMode: ::core::ffi::c_uint,
     pub __bindgen_anon_1: CUDA_HOST_NODE_PARAMS_v2_st__bindgen_ty_1,
 }
@@ -2591,29 +3456,48 @@ const _: () = {
         "Offset of field: CUDA_HOST_NODE_PARAMS_v2_st::syncMode",
     ][::core::mem::offset_of!(CUDA_HOST_NODE_PARAMS_v2_st, syncMode) - 16usize];
 };
+/// Host node parameters
 pub type CUDA_HOST_NODE_PARAMS_v2 = CUDA_HOST_NODE_PARAMS_v2_st;
 impl CUgraphConditionalNodeType_enum {
+    /// Conditional 'if/else' Node. Body\[0\] executed if condition is non-zero.  If `size` == 2, an optional ELSE graph is created and this is executed if the condition is zero.
     pub const CU_GRAPH_COND_TYPE_IF: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum(
         0,
     );
+    /// Conditional 'while' Node. Body executed repeatedly while condition value is non-zero.
     pub const CU_GRAPH_COND_TYPE_WHILE: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum(
         1,
     );
+    /// Conditional 'switch' Node. Body\[n\] is executed once, where 'n' is the value of the condition. If the condition does not match a body index, no body is launched.
     pub const CU_GRAPH_COND_TYPE_SWITCH: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum(
         2,
     );
 }
+/// Conditional node types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgraphConditionalNodeType_enum(pub ::core::ffi::c_uint);
+/// Conditional node types
 pub use self::CUgraphConditionalNodeType_enum as CUgraphConditionalNodeType;
+/// Conditional node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_CONDITIONAL_NODE_PARAMS {
+    /// Conditional node handle. Handles must be created in advance of creating the node using [`cuGraphConditionalHandleCreate`](crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030).
     pub handle: CUgraphConditionalHandle,
+    /// Type of conditional node.
     pub type_: CUgraphConditionalNodeType,
+    /// Size of graph output array.  Allowed values are 1 for CU\_GRAPH\_COND\_TYPE\_WHILE, 1 or 2 for CU\_GRAPH\_COND\_TYPE\_IF, or any value greater than zero for CU\_GRAPH\_COND\_TYPE\_SWITCH.
     pub size: ::core::ffi::c_uint,
+    /** CUDA-owned array populated with conditional node child graphs during creation of the node. Valid for the lifetime of the conditional node. The contents of the graph(s) are subject to the following constraints:
+
+ - Allowed node types are kernel nodes, empty nodes, child graphs, memsets, memcopies, and conditionals. This applies recursively to child graphs and conditional bodies.
+ - All kernels, including kernels in nested conditionals or child graphs at any level, must belong to the same device context.
+
+ These graphs may be populated using graph node creation APIs or [`cuStreamBeginCaptureToGraph`](crate::pfn::PFN_cuStreamBeginCaptureToGraph_v12030).
+
+ CU\_GRAPH\_COND\_TYPE\_IF: phGraph\_out\[0\] is executed when the condition is non-zero.  If `size` == 2, phGraph\_out\[1\] will be executed when the condition is zero. CU\_GRAPH\_COND\_TYPE\_WHILE: phGraph\_out\[0\] is executed as long as the condition is non-zero. CU\_GRAPH\_COND\_TYPE\_SWITCH: phGraph\_out\[n\] is executed when the condition is equal to n.  If the condition &gt;= `size`, no body graph is executed.*/
     pub phGraph_out: *mut CUgraph,
+    /// Context on which to run the node.  Must match context used to create the handle and all body nodes.
     pub ctx: CUcontext,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -2641,71 +3525,108 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_CONDITIONAL_NODE_PARAMS, ctx) - 24usize];
 };
 impl CUgraphNodeType_enum {
+    /// GPU kernel node
     pub const CU_GRAPH_NODE_TYPE_KERNEL: CUgraphNodeType_enum = CUgraphNodeType_enum(0);
+    /// Memcpy node
     pub const CU_GRAPH_NODE_TYPE_MEMCPY: CUgraphNodeType_enum = CUgraphNodeType_enum(1);
+    /// Memset node
     pub const CU_GRAPH_NODE_TYPE_MEMSET: CUgraphNodeType_enum = CUgraphNodeType_enum(2);
+    /// Host (executable) node
     pub const CU_GRAPH_NODE_TYPE_HOST: CUgraphNodeType_enum = CUgraphNodeType_enum(3);
+    /// Node which executes an embedded graph
     pub const CU_GRAPH_NODE_TYPE_GRAPH: CUgraphNodeType_enum = CUgraphNodeType_enum(4);
+    /// Empty (no-op) node
     pub const CU_GRAPH_NODE_TYPE_EMPTY: CUgraphNodeType_enum = CUgraphNodeType_enum(5);
+    /// External event wait node
     pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType_enum = CUgraphNodeType_enum(
         6,
     );
+    /// External event record node
     pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType_enum = CUgraphNodeType_enum(
         7,
     );
+    /// External semaphore signal node
     pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: CUgraphNodeType_enum = CUgraphNodeType_enum(
         8,
     );
+    /// External semaphore wait node
     pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: CUgraphNodeType_enum = CUgraphNodeType_enum(
         9,
     );
+    /// Memory Allocation Node
     pub const CU_GRAPH_NODE_TYPE_MEM_ALLOC: CUgraphNodeType_enum = CUgraphNodeType_enum(
         10,
     );
+    /// Memory Free Node
     pub const CU_GRAPH_NODE_TYPE_MEM_FREE: CUgraphNodeType_enum = CUgraphNodeType_enum(
         11,
     );
+    /// Batch MemOp Node See [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070) and `CUstreamBatchMemOpType` for what these nodes can do.
     pub const CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: CUgraphNodeType_enum = CUgraphNodeType_enum(
         12,
     );
+    /** Conditional Node
+
+ May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable.
+
+ Handles must be created in advance of creating the node using [`cuGraphConditionalHandleCreate`](crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030).
+
+ The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned.
+
+ To set the control value, supply a default value when creating the handle and/or call `cudaGraphSetConditional` from device code.*/
     pub const CU_GRAPH_NODE_TYPE_CONDITIONAL: CUgraphNodeType_enum = CUgraphNodeType_enum(
         13,
     );
+    /// Batch Memcpy Node
     pub const CU_GRAPH_NODE_TYPE_MEMCPY_BATCH: CUgraphNodeType_enum = CUgraphNodeType_enum(
         14,
     );
+    /// Reserved
     pub const CU_GRAPH_NODE_TYPE_RESERVED_16: CUgraphNodeType_enum = CUgraphNodeType_enum(
         16,
     );
+    /// Reserved for External Engine node
     pub const CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE: CUgraphNodeType_enum = CUgraphNodeType_enum(
         17,
     );
+    /// Fabric copy batch node
     pub const CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH: CUgraphNodeType_enum = CUgraphNodeType_enum(
         18,
     );
 }
+/// Graph node types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgraphNodeType_enum(pub ::core::ffi::c_uint);
+/// Graph node types
 pub use self::CUgraphNodeType_enum as CUgraphNodeType;
 impl CUgraphDependencyType_enum {
+    /// This is an ordinary dependency.
     pub const CU_GRAPH_DEPENDENCY_TYPE_DEFAULT: CUgraphDependencyType_enum = CUgraphDependencyType_enum(
         0,
     );
+    /// This dependency type allows the downstream node to use cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the [`CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC`](crate::types::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC) or [`CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER`](crate::types::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER) outgoing port.
     pub const CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC: CUgraphDependencyType_enum = CUgraphDependencyType_enum(
         1,
     );
 }
+/// Type annotations that can be applied to graph edges as part of [`CUgraphEdgeData`](crate::types::CUgraphEdgeData).
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgraphDependencyType_enum(pub ::core::ffi::c_uint);
+/// Type annotations that can be applied to graph edges as part of ::CUgraphEdgeData.
 pub use self::CUgraphDependencyType_enum as CUgraphDependencyType;
+/// Optional annotation for edges in a CUDA graph. Note, all edges implicitly have annotations and default to a zero-initialized value if not specified. A zero-initialized struct indicates a standard full serialization of two nodes with memory visibility.
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUgraphEdgeData_st {
+    /// This indicates when the dependency is triggered from the upstream node on the edge. The meaning is specfic to the node type. A value of 0 in all cases means full completion of the upstream node, with memory visibility to the downstream node or portion thereof (indicated by `to_port`). &lt;br&gt; Only kernel nodes define non-zero ports. A kernel node can use the following output port types: [`CU_GRAPH_KERNEL_NODE_PORT_DEFAULT`](crate::types::CU_GRAPH_KERNEL_NODE_PORT_DEFAULT), [`CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC`](crate::types::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC), or [`CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER`](crate::types::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER).
     pub from_port: ::core::ffi::c_uchar,
+    /// This indicates what portion of the downstream node is dependent on the upstream node or portion thereof (indicated by `from_port`). The meaning is specific to the node type. A value of 0 in all cases means the entirety of the downstream node is dependent on the upstream work. &lt;br&gt; Currently no node types define non-zero ports. Accordingly, this field must be set to zero.
     pub to_port: ::core::ffi::c_uchar,
+    /// This should be populated with a value from `CUgraphDependencyType`. (It is typed as char due to compiler-specific layout of bitfields.) See `CUgraphDependencyType`.
     pub type_: ::core::ffi::c_uchar,
+    /// These bytes are unused and must be zeroed. This ensures compatibility if additional fields are added in the future.
     pub reserved: [::core::ffi::c_uchar; 5usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -2729,37 +3650,51 @@ const _: () = {
         "Offset of field: CUgraphEdgeData_st::reserved",
     ][::core::mem::offset_of!(CUgraphEdgeData_st, reserved) - 3usize];
 };
+/// Optional annotation for edges in a CUDA graph. Note, all edges implicitly have annotations and default to a zero-initialized value if not specified. A zero-initialized struct indicates a standard full serialization of two nodes with memory visibility.
 pub type CUgraphEdgeData = CUgraphEdgeData_st;
 impl CUgraphInstantiateResult_enum {
+    /// Instantiation succeeded
     pub const CUDA_GRAPH_INSTANTIATE_SUCCESS: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(
         0,
     );
+    /// Instantiation failed for an unexpected reason which is described in the return value of the function
     pub const CUDA_GRAPH_INSTANTIATE_ERROR: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(
         1,
     );
+    /// Instantiation failed due to invalid structure, such as cycles
     pub const CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(
         2,
     );
+    /// Instantiation for device launch failed because the graph contained an unsupported operation
     pub const CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(
         3,
     );
+    /// Instantiation for device launch failed due to the nodes belonging to different contexts
     pub const CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(
         4,
     );
+    /// One or more conditional handles are not associated with conditional nodes
     pub const CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum(
         5,
     );
 }
+/// Graph instantiation results
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgraphInstantiateResult_enum(pub ::core::ffi::c_uint);
+/// Graph instantiation results
 pub use self::CUgraphInstantiateResult_enum as CUgraphInstantiateResult;
+/// Graph instantiation parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
+    /// Instantiation flags
     pub flags: cuuint64_t,
+    /// Upload stream
     pub hUploadStream: CUstream,
+    /// The node which caused instantiation to fail, if any
     pub hErrNode_out: CUgraphNode,
+    /// Whether instantiation was successful.  If it failed, the reason why
     pub result_out: CUgraphInstantiateResult,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -2783,6 +3718,7 @@ const _: () = {
         "Offset of field: CUDA_GRAPH_INSTANTIATE_PARAMS_st::result_out",
     ][::core::mem::offset_of!(CUDA_GRAPH_INSTANTIATE_PARAMS_st, result_out) - 24usize];
 };
+/// Graph instantiation parameters
 pub type CUDA_GRAPH_INSTANTIATE_PARAMS = CUDA_GRAPH_INSTANTIATE_PARAMS_st;
 impl CUsynchronizationPolicy_enum {
     pub const CU_SYNC_POLICY_AUTO: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum(
@@ -2803,39 +3739,81 @@ impl CUsynchronizationPolicy_enum {
 pub struct CUsynchronizationPolicy_enum(pub ::core::ffi::c_uint);
 pub use self::CUsynchronizationPolicy_enum as CUsynchronizationPolicy;
 impl CUclusterSchedulingPolicy_enum {
+    /// the default policy
     pub const CU_CLUSTER_SCHEDULING_POLICY_DEFAULT: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum(
         0,
     );
+    /// spread the blocks within a cluster to the SMs
     pub const CU_CLUSTER_SCHEDULING_POLICY_SPREAD: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum(
         1,
     );
+    /// allow the hardware to load-balance the blocks in a cluster to the SMs
     pub const CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum(
         2,
     );
+    /** Spread the blocks within a cluster to the SMs, and prefer placement that prioritizes Distributed Shared Memory locality for Rubin-class GPUs.
+
+ This is a preference only. The driver may ignore this request when the launch is not eligible, when the device does not support the requested placement behavior, or when other launch constraints take precedence.
+
+ This policy is intended for clustered kernels whose performance depends on communication through Distributed Shared Memory among blocks in the same cluster.*/
     pub const CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum(
         3,
     );
 }
+/// Cluster scheduling policies. These may be passed to [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000) or [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUclusterSchedulingPolicy_enum(pub ::core::ffi::c_uint);
+/// Cluster scheduling policies. These may be passed to ::cuFuncSetAttribute or ::cuKernelSetAttribute
 pub use self::CUclusterSchedulingPolicy_enum as CUclusterSchedulingPolicy;
 impl CUlaunchMemSyncDomain_enum {
+    /// Launch kernels in the default domain
     pub const CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum(
         0,
     );
+    /// Launch kernels in the remote domain
     pub const CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum(
         1,
     );
 }
+/** Memory Synchronization Domain
+
+ A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by that kernel. A memory barrier issued in one domain will only order memory operations in that domain, thus eliminating latency increase from memory barriers ordering unrelated traffic.
+
+ By default, kernels are launched in domain 0. Kernel launched with [`CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE`](crate::types::CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE) will have a different domain ID. User may also alter the domain ID with [`CUlaunchMemSyncDomainMap`](crate::types::CUlaunchMemSyncDomainMap) for a specific stream / graph node / kernel launch. See [`CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN), [`cuStreamSetAttribute`](crate::pfn::PFN_cuStreamSetAttribute_v11000), [`cuLaunchKernelEx`](crate::pfn::PFN_cuLaunchKernelEx_v11060), [`cuGraphKernelNodeSetAttribute`](crate::pfn::PFN_cuGraphKernelNodeSetAttribute_v11000).
+
+ Memory operations done in kernels launched in different domains are considered system-scope distanced. In other words, a GPU scoped memory synchronization is not sufficient for memory order to be observed by kernels in another memory synchronization domain even if they are on the same GPU.*/
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUlaunchMemSyncDomain_enum(pub ::core::ffi::c_uint);
+/** Memory Synchronization Domain
+
+ A kernel can be launched in a specified memory synchronization domain that affects all memory operations issued by
+ that kernel. A memory barrier issued in one domain will only order memory operations in that domain, thus eliminating
+ latency increase from memory barriers ordering unrelated traffic.
+
+ By default, kernels are launched in domain 0. Kernel launched with ::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE will have a
+ different domain ID. User may also alter the domain ID with ::CUlaunchMemSyncDomainMap for a specific stream /
+ graph node / kernel launch. See ::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN, ::cuStreamSetAttribute, ::cuLaunchKernelEx,
+ ::cuGraphKernelNodeSetAttribute.
+
+ Memory operations done in kernels launched in different domains are considered system-scope distanced. In other
+ words, a GPU scoped memory synchronization is not sufficient for memory order to be observed by kernels in another
+ memory synchronization domain even if they are on the same GPU.*/
 pub use self::CUlaunchMemSyncDomain_enum as CUlaunchMemSyncDomain;
+/** Memory Synchronization Domain map
+
+ See `cudaLaunchMemSyncDomain`.
+
+ By default, kernels are launched in domain 0. Kernel launched with [`CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE`](crate::types::CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE) will have a different domain ID. User may also alter the domain ID with [`CUlaunchMemSyncDomainMap`](crate::types::CUlaunchMemSyncDomainMap) for a specific stream / graph node / kernel launch. See [`CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP).
+
+ Domain ID range is available through [`CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT).*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUlaunchMemSyncDomainMap_st {
+    /// The default domain ID to use for designated kernels
     pub default_: ::core::ffi::c_uchar,
+    /// The remote domain ID to use for designated kernels
     pub remote: ::core::ffi::c_uchar,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -2853,95 +3831,132 @@ const _: () = {
         "Offset of field: CUlaunchMemSyncDomainMap_st::remote",
     ][::core::mem::offset_of!(CUlaunchMemSyncDomainMap_st, remote) - 1usize];
 };
+/** Memory Synchronization Domain map
+
+ See `cudaLaunchMemSyncDomain`.
+
+ By default, kernels are launched in domain 0. Kernel launched with [`CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE`](crate::types::CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE) will have a different domain ID. User may also alter the domain ID with [`CUlaunchMemSyncDomainMap`](crate::types::CUlaunchMemSyncDomainMap) for a specific stream / graph node / kernel launch. See [`CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP).
+
+ Domain ID range is available through [`CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT).*/
 pub type CUlaunchMemSyncDomainMap = CUlaunchMemSyncDomainMap_st;
 impl CUlaunchAttributePortableClusterMode_enum {
+    /// The default to use for allowing non-portable cluster size on launch - uses current function attribute for [`CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)
     pub const CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT: CUlaunchAttributePortableClusterMode_enum = CUlaunchAttributePortableClusterMode_enum(
         0,
     );
+    /// Specifies that the cluster size requested must be a portable size
     pub const CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE: CUlaunchAttributePortableClusterMode_enum = CUlaunchAttributePortableClusterMode_enum(
         1,
     );
+    /// Specifies that the cluster size requested may be a non-portable size
     pub const CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE: CUlaunchAttributePortableClusterMode_enum = CUlaunchAttributePortableClusterMode_enum(
         2,
     );
 }
+/// Enum for defining applicability of portable cluster size, used with [`cuLaunchKernelEx`](crate::pfn::PFN_cuLaunchKernelEx_v11060)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUlaunchAttributePortableClusterMode_enum(pub ::core::ffi::c_uint);
+/// Enum for defining applicability of portable cluster size, used with ::cuLaunchKernelEx
 pub use self::CUlaunchAttributePortableClusterMode_enum as CUlaunchAttributePortableClusterMode;
 impl CUsharedMemoryMode_enum {
+    /// The default to use for shared memory on launch - uses current function attribute for [`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
     pub const CU_SHARED_MEMORY_MODE_DEFAULT: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum(
         0,
     );
+    /// Specifies that the dynamic shared size bytes requested must be a portable size within the bounds of [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)
     pub const CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum(
         1,
     );
+    /// Specifies that the dynamic shared size bytes requested may be a non-portable size but still within the bounds of [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
     pub const CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum(
         2,
     );
+    /// Specifies that oversized shared memory configurations may be used (with the limitation of only 8kB L1 cache)
     pub const CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum(
         3,
     );
+    /// Specifies that oversized shared memory configurations may be used (with the limitation of only 8kB L1 cache), and prefer an oversized shared memory configuration
     pub const CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum(
         4,
     );
 }
+/// Shared memory related attributes for use with [`cuLaunchKernelEx`](crate::pfn::PFN_cuLaunchKernelEx_v11060)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUsharedMemoryMode_enum(pub ::core::ffi::c_uint);
+/// Shared memory related attributes for use with ::cuLaunchKernelEx
 pub use self::CUsharedMemoryMode_enum as CUsharedMemoryMode;
 impl CUlaunchAttributeID_enum {
+    /// Ignored entry, for convenient composition
     pub const CU_LAUNCH_ATTRIBUTE_IGNORE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         0,
     );
+    /// Valid for streams, graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`accessPolicyWindow`.
     pub const CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         1,
     );
+    /// Valid for graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`cooperative`.
     pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         2,
     );
+    /// Valid for streams. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`syncPolicy`.
     pub const CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         3,
     );
+    /// Valid for graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`clusterDim`.
     pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         4,
     );
+    /// Valid for graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`clusterSchedulingPolicyPreference`.
     pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         5,
     );
+    /// Valid for launches. Setting [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`programmaticStreamSerializationAllowed` to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions).
     pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         6,
     );
+    /// Valid for launches. Set [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`programmaticEvent` to record the event. Event recorded through this launch attribute is guaranteed to only trigger after all block in the associated kernel trigger the event. A block can trigger the event through PTX launchdep.release or CUDA builtin function cudaTriggerProgrammaticLaunchCompletion(). A trigger can also be inserted at the beginning of each block's execution if triggerAtBlockStart is set to non-0. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). Note that dependents (including the CPU thread calling cuEventSynchronize()) are not guaranteed to observe the release precisely when it is released.  For example, cuEventSynchronize() may only observe the event trigger long after the associated kernel has completed. This recording type is primarily meant for establishing programmatic dependency between device tasks. Note also this type of dependency allows, but does not guarantee, concurrent execution of tasks. &lt;br&gt; The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the [`CU_EVENT_DISABLE_TIMING`](crate::types::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING) flag set).
     pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         7,
     );
+    /// Valid for streams, graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`priority`.
     pub const CU_LAUNCH_ATTRIBUTE_PRIORITY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         8,
     );
+    /// Valid for streams, graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`memSyncDomainMap`.
     pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         9,
     );
+    /// Valid for streams, graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`memSyncDomain`.
     pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         10,
     );
+    /// Valid for graph nodes, launches. Set [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`preferredClusterDim` to allow the kernel launch to specify a preferred substitute cluster dimension. Blocks may be grouped according to either the dimensions specified with this attribute (grouped into a "preferred substitute cluster"), or the one specified with [`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) attribute (grouped into a "regular cluster"). The cluster dimensions of a "preferred substitute cluster" shall be an integer multiple greater than zero of the regular cluster dimensions. The device will attempt - on a best-effort basis - to group thread blocks into preferred clusters over grouping them into regular clusters. When it deems necessary (primarily when the device temporarily runs out of physical resources to launch the larger preferred clusters), the device may switch to launch the regular clusters instead to attempt to utilize as much of the physical device resources as possible. &lt;br&gt; Each type of cluster will have its enumeration / coordinate setup as if the grid consists solely of its type of cluster. For example, if the preferred substitute cluster dimensions double the regular cluster dimensions, there might be simultaneously a regular cluster indexed at (1,0,0), and a preferred cluster indexed at (1,0,0). In this example, the preferred substitute cluster (1,0,0) replaces regular clusters (2,0,0) and (3,0,0) and groups their blocks. &lt;br&gt; This attribute will only take effect when a regular cluster dimension has been specified. The preferred substitute cluster dimension must be an integer multiple greater than zero of the regular cluster dimension and must divide the grid. It must also be no more than \`maxBlocksPerCluster\`, if it is set in the kernel's \`\_\_launch\_bounds\_\_\`. Otherwise it must be less than the maximum value the driver can support. Otherwise, setting this attribute to a value physically unable to fit on any particular device is permitted.
     pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         11,
     );
+    /// Valid for launches. Set [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`launchCompletionEvent` to record the event. &lt;br&gt; Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. &lt;br&gt; A launch completion event is nominally similar to a programmatic event with `triggerAtBlockStart` set except that it is not visible to cudaGridDependencySynchronize() and can be used with compute capability less than 9.0. &lt;br&gt; The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the [`CU_EVENT_DISABLE_TIMING`](crate::types::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING) flag set).
     pub const CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         12,
     );
+    /// Valid for graph nodes, launches. This attribute is graphs-only, and passing it to a launch in a non-capturing stream will result in an error. &lt;br&gt; [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`deviceUpdatableKernelNode``deviceUpdatable` can only be set to 0 or 1. Setting the field to 1 indicates that the corresponding kernel node should be device-updatable. On success, a handle will be returned via [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`deviceUpdatableKernelNode``devNode` which can be passed to the various device-side update functions to update the node's kernel parameters from within another kernel. For more information on the types of device updates that can be made, as well as the relevant limitations thereof, see `cudaGraphKernelNodeUpdatesApply`. &lt;br&gt; Nodes which are device-updatable have additional restrictions compared to regular kernel nodes. Firstly, device-updatable nodes cannot be removed from their graph via [`cuGraphDestroyNode`](crate::pfn::PFN_cuGraphDestroyNode_v10000). Additionally, once opted-in to this functionality, a node cannot opt out, and any attempt to set the deviceUpdatable attribute to 0 will result in an error. Device-updatable kernel nodes also cannot have their attributes copied to/from another kernel node via [`cuGraphKernelNodeCopyAttributes`](crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000). Graphs containing one or more device-updatable nodes also do not allow multiple instantiation, and neither the graph nor its instantiated version can be passed to [`cuGraphExecUpdate`](crate::pfn::PFN_cuGraphExecUpdate_v12000). &lt;br&gt; If a graph contains device-updatable nodes and updates those nodes from the device from within the graph, the graph must be uploaded with [`cuGraphUpload`](crate::pfn::PFN_cuGraphUpload_v11010) before it is launched. For such a graph, if host-side executable graph updates are made to the device-updatable nodes, the graph must be uploaded before it is launched again.
     pub const CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         13,
     );
+    /// Valid for launches. On devices where the L1 cache and shared memory use the same hardware resources, setting [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`sharedMemCarveout` to a percentage between 0-100 signals the CUDA driver to set the shared memory carveout preference, in percent of the total shared memory for that kernel launch. This attribute takes precedence over [`CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT). This is only a hint, and the CUDA driver can choose a different configuration if required for the launch.
     pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         14,
     );
+    /// Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. &lt;br&gt; When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. &lt;br&gt; This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. &lt;br&gt; Valid values for [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`nvlinkUtilCentricScheduling` are 0 (disabled) and 1 (enabled).
     pub const CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         16,
     );
+    /// Valid for graph nodes, launches. This controls whether the kernel launch is allowed to use a non-portable cluster size. Valid values for [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`portableClusterSizeMode` are described in `CUlaunchAttributePortableClusterMode`. Any other value will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
     pub const CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         17,
     );
+    /// Valid for graph nodes, launches. This controls a kernel's use of non-portable or oversized shared memory configurations.
     pub const CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum(
         18,
     );
@@ -2949,32 +3964,56 @@ impl CUlaunchAttributeID_enum {
         19,
     );
 }
+/// Launch attributes enum; used as id field of [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUlaunchAttributeID_enum(pub ::core::ffi::c_uint);
+/// Launch attributes enum; used as id field of ::CUlaunchAttribute
 pub use self::CUlaunchAttributeID_enum as CUlaunchAttributeID;
+/// Launch attributes union; used as value field of [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUlaunchAttributeValue_union {
+    /// Pad to 64 bytes
     pub pad: [::core::ffi::c_char; 64usize],
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW).
     pub accessPolicyWindow: CUaccessPolicyWindow,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_COOPERATIVE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_COOPERATIVE). Nonzero indicates a cooperative kernel (see [`cuLaunchCooperativeKernel`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000)).
     pub cooperative: ::core::ffi::c_int,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY). `CUsynchronizationPolicy` for work queued up in this stream
     pub syncPolicy: CUsynchronizationPolicy,
+    /// Cluster dimensions for the kernel node.
     pub clusterDim: CUlaunchAttributeValue_union__bindgen_ty_1,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE). Cluster scheduling policy preference for the kernel.
     pub clusterSchedulingPolicyPreference: CUclusterSchedulingPolicy,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION).
     pub programmaticStreamSerializationAllowed: ::core::ffi::c_int,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT).
     pub programmaticEvent: CUlaunchAttributeValue_union__bindgen_ty_2,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT).
     pub launchCompletionEvent: CUlaunchAttributeValue_union__bindgen_ty_3,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_PRIORITY`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PRIORITY). Execution priority of the kernel.
     pub priority: ::core::ffi::c_int,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP). See [`CUlaunchMemSyncDomainMap`](crate::types::CUlaunchMemSyncDomainMap).
     pub memSyncDomainMap: CUlaunchMemSyncDomainMap,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN). See`CUlaunchMemSyncDomain`
     pub memSyncDomain: CUlaunchMemSyncDomain,
     pub preferredClusterDim: CUlaunchAttributeValue_union__bindgen_ty_4,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE).
     pub deviceUpdatableKernelNode: CUlaunchAttributeValue_union__bindgen_ty_5,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT).
     pub sharedMemCarveout: ::core::ffi::c_uint,
     pub nvlinkUtilCentricScheduling: ::core::ffi::c_uint,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE).
     pub portableClusterSizeMode: CUlaunchAttributePortableClusterMode,
+    /// Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE). See `CUsharedMemoryMode` for acceptable values.
     pub sharedMemoryMode: CUsharedMemoryMode,
 }
+/** Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) that represents the desired cluster dimensions for the kernel. Opaque type with the following fields:
+
+ - `x` - The X dimension of the cluster, in blocks. Must be a divisor of the grid X dimension.
+ - `y` - The Y dimension of the cluster, in blocks. Must be a divisor of the grid Y dimension.
+ - `z` - The Z dimension of the cluster, in blocks. Must be a divisor of the grid Z dimension.*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUlaunchAttributeValue_union__bindgen_ty_1 {
@@ -3000,11 +4039,19 @@ const _: () = {
         "Offset of field: CUlaunchAttributeValue_union__bindgen_ty_1::z",
     ][::core::mem::offset_of!(CUlaunchAttributeValue_union__bindgen_ty_1, z) - 8usize];
 };
+/** Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT) with the following fields:
+
+ - `CUevent` event - Event to fire when all blocks trigger it.
+ - `Event` record flags, see [`cuEventRecordWithFlags`](crate::pfn::PFN_cuEventRecordWithFlags_v11010). Does not accept :CU\_EVENT\_RECORD\_EXTERNAL.
+ - `triggerAtBlockStart` - If this is set to non-0, each block launch will automatically trigger the event.*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUlaunchAttributeValue_union__bindgen_ty_2 {
+    /// Event to fire when all blocks trigger it
     pub event: CUevent,
+    /// Event record flags, see [`cuEventRecordWithFlags`](crate::pfn::PFN_cuEventRecordWithFlags_v11010). Does not accept [`CU_EVENT_RECORD_EXTERNAL`](crate::types::CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL).
     pub flags: ::core::ffi::c_int,
+    /// If this is set to non-0, each block launch will automatically trigger the event
     pub triggerAtBlockStart: ::core::ffi::c_int,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3029,10 +4076,16 @@ const _: () = {
         CUlaunchAttributeValue_union__bindgen_ty_2, triggerAtBlockStart
     ) - 12usize];
 };
+/** Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT) with the following fields:
+
+ - `CUevent` event - Event to fire when the last block launches
+ - `int` flags; - Event record flags, see [`cuEventRecordWithFlags`](crate::pfn::PFN_cuEventRecordWithFlags_v11010). Does not accept [`CU_EVENT_RECORD_EXTERNAL`](crate::types::CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL).*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUlaunchAttributeValue_union__bindgen_ty_3 {
+    /// Event to fire when the last block launches
     pub event: CUevent,
+    /// Event record flags, see [`cuEventRecordWithFlags`](crate::pfn::PFN_cuEventRecordWithFlags_v11010). Does not accept [`CU_EVENT_RECORD_EXTERNAL`](crate::types::CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL).
     pub flags: ::core::ffi::c_int,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3052,6 +4105,11 @@ const _: () = {
     ][::core::mem::offset_of!(CUlaunchAttributeValue_union__bindgen_ty_3, flags)
         - 8usize];
 };
+/** Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION) that represents the desired preferred cluster dimensions for the kernel. Opaque type with the following fields:
+
+ - `x` - The X dimension of the preferred cluster, in blocks. Must be a divisor of the grid X dimension, and must be a multiple of the `x` field of [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`clusterDim`.
+ - `y` - The Y dimension of the preferred cluster, in blocks. Must be a divisor of the grid Y dimension, and must be a multiple of the `y` field of [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`clusterDim`.
+ - `z` - The Z dimension of the preferred cluster, in blocks. Must be equal to the `z` field of [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`clusterDim`.*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUlaunchAttributeValue_union__bindgen_ty_4 {
@@ -3077,6 +4135,10 @@ const _: () = {
         "Offset of field: CUlaunchAttributeValue_union__bindgen_ty_4::z",
     ][::core::mem::offset_of!(CUlaunchAttributeValue_union__bindgen_ty_4, z) - 8usize];
 };
+/** Value of launch attribute [`CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE). with the following fields:
+
+ - `int` deviceUpdatable - Whether or not the resulting kernel node should be device-updatable.
+ - `CUgraphDeviceNode` devNode - Returns a handle to pass to the various device-side update functions.*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUlaunchAttributeValue_union__bindgen_ty_5 {
@@ -3174,12 +4236,16 @@ const _: () = {
         "Offset of field: CUlaunchAttributeValue_union::sharedMemoryMode",
     ][::core::mem::offset_of!(CUlaunchAttributeValue_union, sharedMemoryMode) - 0usize];
 };
+/// Launch attributes union; used as value field of [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)
 pub type CUlaunchAttributeValue = CUlaunchAttributeValue_union;
+/// Launch attribute
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUlaunchAttribute_st {
+    /// Attribute to set
     pub id: CUlaunchAttributeID,
     pub pad: [::core::ffi::c_char; 4usize],
+    /// Value of the attribute
     pub value: CUlaunchAttributeValue,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3200,19 +4266,31 @@ const _: () = {
         "Offset of field: CUlaunchAttribute_st::value",
     ][::core::mem::offset_of!(CUlaunchAttribute_st, value) - 8usize];
 };
+/// Launch attribute
 pub type CUlaunchAttribute = CUlaunchAttribute_st;
+/// CUDA extensible launch configuration
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUlaunchConfig_st {
+    /// Width of grid in blocks
     pub gridDimX: ::core::ffi::c_uint,
+    /// Height of grid in blocks
     pub gridDimY: ::core::ffi::c_uint,
+    /// Depth of grid in blocks
     pub gridDimZ: ::core::ffi::c_uint,
+    /// X dimension of each thread block
     pub blockDimX: ::core::ffi::c_uint,
+    /// Y dimension of each thread block
     pub blockDimY: ::core::ffi::c_uint,
+    /// Z dimension of each thread block
     pub blockDimZ: ::core::ffi::c_uint,
+    /// Dynamic shared-memory size per thread block in bytes
     pub sharedMemBytes: ::core::ffi::c_uint,
+    /// Stream identifier
     pub hStream: CUstream,
+    /// List of attributes; nullable if [`CUlaunchConfig`](crate::types::CUlaunchConfig)`numAttrs` == 0
     pub attrs: *mut CUlaunchAttribute,
+    /// Number of attributes populated in [`CUlaunchConfig`](crate::types::CUlaunchConfig)`attrs`
     pub numAttrs: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3252,24 +4330,33 @@ const _: () = {
         "Offset of field: CUlaunchConfig_st::numAttrs",
     ][::core::mem::offset_of!(CUlaunchConfig_st, numAttrs) - 48usize];
 };
+/// CUDA extensible launch configuration
 pub type CUlaunchConfig = CUlaunchConfig_st;
+/// Launch attributes enum; used as id field of ::CUlaunchAttribute
 pub use self::CUlaunchAttributeID as CUkernelNodeAttrID;
+/// Launch attributes union; used as value field of [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)
 pub type CUkernelNodeAttrValue_v1 = CUlaunchAttributeValue;
+/// Launch attributes union; used as value field of [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)
 pub type CUkernelNodeAttrValue = CUkernelNodeAttrValue_v1;
 impl CUstreamCaptureStatus_enum {
+    /// Stream is not capturing
     pub const CU_STREAM_CAPTURE_STATUS_NONE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum(
         0,
     );
+    /// Stream is actively capturing
     pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum(
         1,
     );
+    /// Stream is part of a capture sequence that has been invalidated, but not terminated
     pub const CU_STREAM_CAPTURE_STATUS_INVALIDATED: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum(
         2,
     );
 }
+/// Possible stream capture statuses returned by [`cuStreamIsCapturing`](crate::pfn::PFN_cuStreamIsCapturing_v10000)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstreamCaptureStatus_enum(pub ::core::ffi::c_uint);
+/// Possible stream capture statuses returned by ::cuStreamIsCapturing
 pub use self::CUstreamCaptureStatus_enum as CUstreamCaptureStatus;
 impl CUstreamCaptureMode_enum {
     pub const CU_STREAM_CAPTURE_MODE_GLOBAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum(
@@ -3282,44 +4369,61 @@ impl CUstreamCaptureMode_enum {
         2,
     );
 }
+/// Possible modes for stream capture thread interactions. For more details see [`cuStreamBeginCapture`](crate::pfn::PFN_cuStreamBeginCapture_v10010) and [`cuThreadExchangeStreamCaptureMode`](crate::pfn::PFN_cuThreadExchangeStreamCaptureMode_v10010)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstreamCaptureMode_enum(pub ::core::ffi::c_uint);
+/** Possible modes for stream capture thread interactions. For more details see
+ ::cuStreamBeginCapture and ::cuThreadExchangeStreamCaptureMode*/
 pub use self::CUstreamCaptureMode_enum as CUstreamCaptureMode;
+/// Launch attributes enum; used as id field of ::CUlaunchAttribute
 pub use self::CUlaunchAttributeID as CUstreamAttrID;
+/// Launch attributes union; used as value field of [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)
 pub type CUstreamAttrValue_v1 = CUlaunchAttributeValue;
+/// Launch attributes union; used as value field of [`CUlaunchAttribute`](crate::types::CUlaunchAttribute)
 pub type CUstreamAttrValue = CUstreamAttrValue_v1;
 impl CUdriverProcAddress_flags_enum {
+    /// Default search mode for driver symbols.
     pub const CU_GET_PROC_ADDRESS_DEFAULT: CUdriverProcAddress_flags_enum = CUdriverProcAddress_flags_enum(
         0,
     );
+    /// Search for legacy versions of driver symbols.
     pub const CU_GET_PROC_ADDRESS_LEGACY_STREAM: CUdriverProcAddress_flags_enum = CUdriverProcAddress_flags_enum(
         1,
     );
+    /// Search for per-thread versions of driver symbols.
     pub const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: CUdriverProcAddress_flags_enum = CUdriverProcAddress_flags_enum(
         2,
     );
 }
+/// Flags to specify search options. For more details see [`cuGetProcAddress`](crate::pfn::PFN_cuGetProcAddress_v12000)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdriverProcAddress_flags_enum(pub ::core::ffi::c_uint);
+/// Flags to specify search options. For more details see ::cuGetProcAddress
 pub use self::CUdriverProcAddress_flags_enum as CUdriverProcAddress_flags;
 impl CUdriverProcAddressQueryResult_enum {
+    /// Symbol was succesfully found
     pub const CU_GET_PROC_ADDRESS_SUCCESS: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum(
         0,
     );
+    /// Symbol was not found in search
     pub const CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum(
         1,
     );
+    /// Symbol was found but version supplied was not sufficient
     pub const CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum(
         2,
     );
 }
+/// Flags to indicate search status. For more details see [`cuGetProcAddress`](crate::pfn::PFN_cuGetProcAddress_v12000)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdriverProcAddressQueryResult_enum(pub ::core::ffi::c_uint);
+/// Flags to indicate search status. For more details see ::cuGetProcAddress
 pub use self::CUdriverProcAddressQueryResult_enum as CUdriverProcAddressQueryResult;
 impl CUexecAffinityType_enum {
+    /// Create a context with limited SMs.
     pub const CU_EXEC_AFFINITY_TYPE_SM_COUNT: CUexecAffinityType_enum = CUexecAffinityType_enum(
         0,
     );
@@ -3327,13 +4431,17 @@ impl CUexecAffinityType_enum {
         1,
     );
 }
+/// Execution Affinity Types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUexecAffinityType_enum(pub ::core::ffi::c_uint);
+/// Execution Affinity Types
 pub use self::CUexecAffinityType_enum as CUexecAffinityType;
+/// Value for [`CU_EXEC_AFFINITY_TYPE_SM_COUNT`](crate::types::CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT)
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUexecAffinitySmCount_st {
+    /// The number of SMs the context is limited to use.
     pub val: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3348,17 +4456,22 @@ const _: () = {
         "Offset of field: CUexecAffinitySmCount_st::val",
     ][::core::mem::offset_of!(CUexecAffinitySmCount_st, val) - 0usize];
 };
+/// Value for [`CU_EXEC_AFFINITY_TYPE_SM_COUNT`](crate::types::CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT)
 pub type CUexecAffinitySmCount_v1 = CUexecAffinitySmCount_st;
+/// Value for [`CU_EXEC_AFFINITY_TYPE_SM_COUNT`](crate::types::CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT)
 pub type CUexecAffinitySmCount = CUexecAffinitySmCount_v1;
+/// Execution Affinity Parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUexecAffinityParam_st {
+    /// Type of execution affinity.
     pub type_: CUexecAffinityType,
     pub param: CUexecAffinityParam_st__bindgen_ty_1,
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUexecAffinityParam_st__bindgen_ty_1 {
+    /// Value for [`CU_EXEC_AFFINITY_TYPE_SM_COUNT`](crate::types::CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT)
     pub smCount: CUexecAffinitySmCount,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3388,22 +4501,29 @@ const _: () = {
         "Offset of field: CUexecAffinityParam_st::param",
     ][::core::mem::offset_of!(CUexecAffinityParam_st, param) - 4usize];
 };
+/// Execution Affinity Parameters
 pub type CUexecAffinityParam_v1 = CUexecAffinityParam_st;
+/// Execution Affinity Parameters
 pub type CUexecAffinityParam = CUexecAffinityParam_v1;
 impl CUcigDataType_enum {
+    /// D3D12 Command Queue Handle
     pub const CIG_DATA_TYPE_D3D12_COMMAND_QUEUE: CUcigDataType_enum = CUcigDataType_enum(
         1,
     );
+    /// Nvidia specific data blob used for Vulkan and other NV clients
     pub const CIG_DATA_TYPE_NV_BLOB: CUcigDataType_enum = CUcigDataType_enum(2);
 }
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUcigDataType_enum(pub ::core::ffi::c_uint);
 pub use self::CUcigDataType_enum as CUcigDataType;
+/// CIG Context Create Params
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUctxCigParam_st {
+    /// Type of shared data from graphics client (D3D12 or Vulkan).
     pub sharedDataType: CUcigDataType,
+    /// Graphics client data handle (ID3D12CommandQueue or Nvidia specific data blob).
     pub sharedData: *mut ::core::ffi::c_void,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3419,12 +4539,17 @@ const _: () = {
         "Offset of field: CUctxCigParam_st::sharedData",
     ][::core::mem::offset_of!(CUctxCigParam_st, sharedData) - 8usize];
 };
+/// CIG Context Create Params
 pub type CUctxCigParam = CUctxCigParam_st;
+/// Params for creating CUDA context. Both execAffinityParams and cigParams cannot be non-NULL at the same time. If both are NULL, the context will be created as a regular CUDA context.
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUctxCreateParams_st {
+    /// Array of execution affinity parameters to limit context resources (e.g., SM count). Only supported Volta+ MPS. Mutually exclusive with cigParams.
     pub execAffinityParams: *mut CUexecAffinityParam,
+    /// Number of elements in execAffinityParams array. Must be 0 if execAffinityParams is NULL.
     pub numExecAffinityParams: ::core::ffi::c_int,
+    /// CIG (CUDA in Graphics) parameters for sharing data from D3D12/Vulkan graphics clients. Mutually exclusive with execAffinityParams.
     pub cigParams: *mut CUctxCigParam,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3445,11 +4570,14 @@ const _: () = {
         "Offset of field: CUctxCreateParams_st::cigParams",
     ][::core::mem::offset_of!(CUctxCreateParams_st, cigParams) - 16usize];
 };
+/// Params for creating CUDA context. Both execAffinityParams and cigParams cannot be non-NULL at the same time. If both are NULL, the context will be created as a regular CUDA context.
 pub type CUctxCreateParams = CUctxCreateParams_st;
 impl CUstreamCigDataType_enum {
+    /// D3D12 Command List Handle
     pub const STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST: CUstreamCigDataType_enum = CUstreamCigDataType_enum(
         1,
     );
+    /// Vulkan Command Buffer Internal NVIDIA Handle
     pub const STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV: CUstreamCigDataType_enum = CUstreamCigDataType_enum(
         2,
     );
@@ -3458,10 +4586,13 @@ impl CUstreamCigDataType_enum {
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUstreamCigDataType_enum(pub ::core::ffi::c_uint);
 pub use self::CUstreamCigDataType_enum as CUstreamCigDataType;
+/// CIG Stream Capture Params
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUstreamCigParam_st {
+    /// Type of shared data from graphics client (D3D12).
     pub streamSharedDataType: CUstreamCigDataType,
+    /// Graphics client data handle (ID3D12CommandList/ID3D12GraphicsCommandList).
     pub streamSharedData: *mut ::core::ffi::c_void,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3479,10 +4610,13 @@ const _: () = {
         "Offset of field: CUstreamCigParam_st::streamSharedData",
     ][::core::mem::offset_of!(CUstreamCigParam_st, streamSharedData) - 8usize];
 };
+/// CIG Stream Capture Params
 pub type CUstreamCigParam = CUstreamCigParam_st;
+/// Params for capturing CUDA stream to CIG streamCigParams must be non-NULL.
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUstreamCigCaptureParams_st {
+    /// CIG (CUDA in Graphics) parameters for sharing command list data from D3D12 graphics clients.
     pub streamCigParams: *mut CUstreamCigParam,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3497,19 +4631,24 @@ const _: () = {
         "Offset of field: CUstreamCigCaptureParams_st::streamCigParams",
     ][::core::mem::offset_of!(CUstreamCigCaptureParams_st, streamCigParams) - 0usize];
 };
+/// Params for capturing CUDA stream to CIG streamCigParams must be non-NULL.
 pub type CUstreamCigCaptureParams = CUstreamCigCaptureParams_st;
 impl CUlibraryOption_enum {
     pub const CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: CUlibraryOption_enum = CUlibraryOption_enum(
         0,
     );
+    /// Specifes that the argument `code` passed to [`cuLibraryLoadData`](crate::pfn::PFN_cuLibraryLoadData_v12000) will be preserved. Specifying this option will let the driver know that `code` can be accessed at any point until [`cuLibraryUnload`](crate::pfn::PFN_cuLibraryUnload_v12000). The default behavior is for the driver to allocate and maintain its own copy of `code`. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with [`cuLibraryLoadFromFile`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000) is invalid and will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
     pub const CU_LIBRARY_BINARY_IS_PRESERVED: CUlibraryOption_enum = CUlibraryOption_enum(
         1,
     );
+    /// Specifes that the argument `code` passed to [`cuLibraryLoadData`](crate::pfn::PFN_cuLibraryLoadData_v12000) will be preserved. Specifying this option will let the driver know that `code` can be accessed at any point until [`cuLibraryUnload`](crate::pfn::PFN_cuLibraryUnload_v12000). The default behavior is for the driver to allocate and maintain its own copy of `code`. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with [`cuLibraryLoadFromFile`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000) is invalid and will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
     pub const CU_LIBRARY_NUM_OPTIONS: CUlibraryOption_enum = CUlibraryOption_enum(2);
 }
+/// Library options to be specified with [`cuLibraryLoadData`](crate::pfn::PFN_cuLibraryLoadData_v12000) or [`cuLibraryLoadFromFile`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUlibraryOption_enum(pub ::core::ffi::c_uint);
+/// Library options to be specified with ::cuLibraryLoadData() or ::cuLibraryLoadFromFile()
 pub use self::CUlibraryOption_enum as CUlibraryOption;
 #[repr(C)]
 #[derive(Copy, Clone)]
@@ -3788,34 +4927,51 @@ impl cudaError_enum {
     /// This indicates that an unknown internal error has occurred.
     pub const CUDA_ERROR_UNKNOWN: cudaError_enum = cudaError_enum(999);
 }
+/// Error codes
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct cudaError_enum(pub ::core::ffi::c_uint);
+/// Error codes
 pub use self::cudaError_enum as CUresult;
 impl CUdevice_P2PAttribute_enum {
+    /// A relative value indicating the performance of the link between two devices
     pub const CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
         1,
     );
+    /// P2P Access is enable
     pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
         2,
     );
+    /// All CUDA-valid atomic operation over the link are supported
     pub const CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
         3,
     );
+    /// **Deprecated:** use CU\_DEVICE\_P2P\_ATTRIBUTE\_CUDA\_ARRAY\_ACCESS\_SUPPORTED instead
     pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
         4,
     );
+    /// Accessing CUDA arrays over the link supported
     pub const CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
         4,
     );
+    /// Only some CUDA-valid atomic operations over the link are supported.
     pub const CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum(
         5,
     );
 }
+/// P2P Attributes
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdevice_P2PAttribute_enum(pub ::core::ffi::c_uint);
+/// P2P Attributes
 pub use self::CUdevice_P2PAttribute_enum as CUdevice_P2PAttribute;
+/** CUDA stream callback
+
+ # Parameters
+
+ - `hStream`: The stream the callback was added to, as passed to [`cuStreamAddCallback`](crate::pfn::PFN_cuStreamAddCallback_v5000).  May be NULL.
+ - `status`: [`CUDA_SUCCESS`](crate::types::cudaError_enum::CUDA_SUCCESS) or any persistent error on the stream.
+ - `userData`: User parameter provided at registration.*/
 pub type CUstreamCallback = ::core::option::Option<
     unsafe extern "system" fn(
         hStream: CUstream,
@@ -3823,27 +4979,49 @@ pub type CUstreamCallback = ::core::option::Option<
         userData: *mut ::core::ffi::c_void,
     ),
 >;
+/** Block size to per-block dynamic shared memory mapping for a certain kernel param blockSize Block size of the kernel.
+
+ # Returns
+
+ The dynamic shared memory needed by a block.*/
 pub type CUoccupancyB2DSize = ::core::option::Option<
     unsafe extern "system" fn(blockSize: ::core::ffi::c_int) -> usize,
 >;
+/// 2D memory copy parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEMCPY2D_st {
+    /// Source X in bytes
     pub srcXInBytes: usize,
+    /// Source Y
     pub srcY: usize,
+    /// Source memory type (host, device, array)
     pub srcMemoryType: CUmemorytype,
+    /// Source host pointer
     pub srcHost: *const ::core::ffi::c_void,
+    /// Source device pointer
     pub srcDevice: CUdeviceptr,
+    /// Source array reference
     pub srcArray: CUarray,
+    /// Source pitch (ignored when src is array)
     pub srcPitch: usize,
+    /// Destination X in bytes
     pub dstXInBytes: usize,
+    /// Destination Y
     pub dstY: usize,
+    /// Destination memory type (host, device, array)
     pub dstMemoryType: CUmemorytype,
+    /// Destination host pointer
     pub dstHost: *mut ::core::ffi::c_void,
+    /// Destination device pointer
     pub dstDevice: CUdeviceptr,
+    /// Destination array reference
     pub dstArray: CUarray,
+    /// Destination pitch (ignored when dst is array)
     pub dstPitch: usize,
+    /// Width of 2D memory copy in bytes
     pub WidthInBytes: usize,
+    /// Height of 2D memory copy
     pub Height: usize,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -3901,35 +5079,63 @@ const _: () = {
         "Offset of field: CUDA_MEMCPY2D_st::Height",
     ][::core::mem::offset_of!(CUDA_MEMCPY2D_st, Height) - 120usize];
 };
+/// 2D memory copy parameters
 pub type CUDA_MEMCPY2D_v2 = CUDA_MEMCPY2D_st;
+/// 2D memory copy parameters
 pub type CUDA_MEMCPY2D = CUDA_MEMCPY2D_v2;
+/// 3D memory copy parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEMCPY3D_st {
+    /// Source X in bytes
     pub srcXInBytes: usize,
+    /// Source Y
     pub srcY: usize,
+    /// Source Z
     pub srcZ: usize,
+    /// Source LOD
     pub srcLOD: usize,
+    /// Source memory type (host, device, array)
     pub srcMemoryType: CUmemorytype,
+    /// Source host pointer
     pub srcHost: *const ::core::ffi::c_void,
+    /// Source device pointer
     pub srcDevice: CUdeviceptr,
+    /// Source array reference
     pub srcArray: CUarray,
+    /// Must be NULL
     pub reserved0: *mut ::core::ffi::c_void,
+    /// Source pitch (ignored when src is array)
     pub srcPitch: usize,
+    /// Source height (ignored when src is array; may be 0 if Depth==1)
     pub srcHeight: usize,
+    /// Destination X in bytes
     pub dstXInBytes: usize,
+    /// Destination Y
     pub dstY: usize,
+    /// Destination Z
     pub dstZ: usize,
+    /// Destination LOD
     pub dstLOD: usize,
+    /// Destination memory type (host, device, array)
     pub dstMemoryType: CUmemorytype,
+    /// Destination host pointer
     pub dstHost: *mut ::core::ffi::c_void,
+    /// Destination device pointer
     pub dstDevice: CUdeviceptr,
+    /// Destination array reference
     pub dstArray: CUarray,
+    /// Must be NULL
     pub reserved1: *mut ::core::ffi::c_void,
+    /// Destination pitch (ignored when dst is array)
     pub dstPitch: usize,
+    /// Destination height (ignored when dst is array; may be 0 if Depth==1)
     pub dstHeight: usize,
+    /// Width of 3D memory copy in bytes
     pub WidthInBytes: usize,
+    /// Height of 3D memory copy
     pub Height: usize,
+    /// Depth of 3D memory copy
     pub Depth: usize,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4014,35 +5220,63 @@ const _: () = {
         "Offset of field: CUDA_MEMCPY3D_st::Depth",
     ][::core::mem::offset_of!(CUDA_MEMCPY3D_st, Depth) - 192usize];
 };
+/// 3D memory copy parameters
 pub type CUDA_MEMCPY3D_v2 = CUDA_MEMCPY3D_st;
+/// 3D memory copy parameters
 pub type CUDA_MEMCPY3D = CUDA_MEMCPY3D_v2;
+/// 3D memory cross-context copy parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEMCPY3D_PEER_st {
+    /// Source X in bytes
     pub srcXInBytes: usize,
+    /// Source Y
     pub srcY: usize,
+    /// Source Z
     pub srcZ: usize,
+    /// Source LOD
     pub srcLOD: usize,
+    /// Source memory type (host, device, array)
     pub srcMemoryType: CUmemorytype,
+    /// Source host pointer
     pub srcHost: *const ::core::ffi::c_void,
+    /// Source device pointer
     pub srcDevice: CUdeviceptr,
+    /// Source array reference
     pub srcArray: CUarray,
+    /// Source context (ignored with srcMemoryType is [`CU_MEMORYTYPE_ARRAY`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_ARRAY))
     pub srcContext: CUcontext,
+    /// Source pitch (ignored when src is array)
     pub srcPitch: usize,
+    /// Source height (ignored when src is array; may be 0 if Depth==1)
     pub srcHeight: usize,
+    /// Destination X in bytes
     pub dstXInBytes: usize,
+    /// Destination Y
     pub dstY: usize,
+    /// Destination Z
     pub dstZ: usize,
+    /// Destination LOD
     pub dstLOD: usize,
+    /// Destination memory type (host, device, array)
     pub dstMemoryType: CUmemorytype,
+    /// Destination host pointer
     pub dstHost: *mut ::core::ffi::c_void,
+    /// Destination device pointer
     pub dstDevice: CUdeviceptr,
+    /// Destination array reference
     pub dstArray: CUarray,
+    /// Destination context (ignored with dstMemoryType is [`CU_MEMORYTYPE_ARRAY`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_ARRAY))
     pub dstContext: CUcontext,
+    /// Destination pitch (ignored when dst is array)
     pub dstPitch: usize,
+    /// Destination height (ignored when dst is array; may be 0 if Depth==1)
     pub dstHeight: usize,
+    /// Width of 3D memory copy in bytes
     pub WidthInBytes: usize,
+    /// Height of 3D memory copy
     pub Height: usize,
+    /// Depth of 3D memory copy
     pub Depth: usize,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4129,14 +5363,21 @@ const _: () = {
         "Offset of field: CUDA_MEMCPY3D_PEER_st::Depth",
     ][::core::mem::offset_of!(CUDA_MEMCPY3D_PEER_st, Depth) - 192usize];
 };
+/// 3D memory cross-context copy parameters
 pub type CUDA_MEMCPY3D_PEER_v1 = CUDA_MEMCPY3D_PEER_st;
+/// 3D memory cross-context copy parameters
 pub type CUDA_MEMCPY3D_PEER = CUDA_MEMCPY3D_PEER_v1;
+/// Memcpy node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEMCPY_NODE_PARAMS_st {
+    /// Must be zero
     pub flags: ::core::ffi::c_int,
+    /// Must be zero
     pub reserved: ::core::ffi::c_int,
+    /// Context on which to run the node
     pub copyCtx: CUcontext,
+    /// Parameters for the memory copy
     pub copyParams: CUDA_MEMCPY3D,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4160,13 +5401,19 @@ const _: () = {
         "Offset of field: CUDA_MEMCPY_NODE_PARAMS_st::copyParams",
     ][::core::mem::offset_of!(CUDA_MEMCPY_NODE_PARAMS_st, copyParams) - 16usize];
 };
+/// Memcpy node parameters
 pub type CUDA_MEMCPY_NODE_PARAMS = CUDA_MEMCPY_NODE_PARAMS_st;
+/// Array descriptor
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_ARRAY_DESCRIPTOR_st {
+    /// Width of array
     pub Width: usize,
+    /// Height of array
     pub Height: usize,
+    /// Array format
     pub Format: CUarray_format,
+    /// Channels per array element
     pub NumChannels: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4190,16 +5437,25 @@ const _: () = {
         "Offset of field: CUDA_ARRAY_DESCRIPTOR_st::NumChannels",
     ][::core::mem::offset_of!(CUDA_ARRAY_DESCRIPTOR_st, NumChannels) - 20usize];
 };
+/// Array descriptor
 pub type CUDA_ARRAY_DESCRIPTOR_v2 = CUDA_ARRAY_DESCRIPTOR_st;
+/// Array descriptor
 pub type CUDA_ARRAY_DESCRIPTOR = CUDA_ARRAY_DESCRIPTOR_v2;
+/// 3D array descriptor
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_ARRAY3D_DESCRIPTOR_st {
+    /// Width of 3D array
     pub Width: usize,
+    /// Height of 3D array
     pub Height: usize,
+    /// Depth of 3D array
     pub Depth: usize,
+    /// Array format
     pub Format: CUarray_format,
+    /// Channels per array element
     pub NumChannels: ::core::ffi::c_uint,
+    /// Flags
     pub Flags: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4229,22 +5485,31 @@ const _: () = {
         "Offset of field: CUDA_ARRAY3D_DESCRIPTOR_st::Flags",
     ][::core::mem::offset_of!(CUDA_ARRAY3D_DESCRIPTOR_st, Flags) - 32usize];
 };
+/// 3D array descriptor
 pub type CUDA_ARRAY3D_DESCRIPTOR_v2 = CUDA_ARRAY3D_DESCRIPTOR_st;
+/// 3D array descriptor
 pub type CUDA_ARRAY3D_DESCRIPTOR = CUDA_ARRAY3D_DESCRIPTOR_v2;
+/// CUDA array sparse properties
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_ARRAY_SPARSE_PROPERTIES_st {
     pub tileExtent: CUDA_ARRAY_SPARSE_PROPERTIES_st__bindgen_ty_1,
+    /// First mip level at which the mip tail begins.
     pub miptailFirstLevel: ::core::ffi::c_uint,
+    /// Total size of the mip tail.
     pub miptailSize: ::core::ffi::c_ulonglong,
+    /// Flags will either be zero or [`CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL`](crate::types::CU_ARRAY_SPARSE_PROPERTIES_SINGLE_MIPTAIL)
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 4usize],
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_ARRAY_SPARSE_PROPERTIES_st__bindgen_ty_1 {
+    /// Width of sparse tile in elements
     pub width: ::core::ffi::c_uint,
+    /// Height of sparse tile in elements
     pub height: ::core::ffi::c_uint,
+    /// Depth of sparse tile in elements
     pub depth: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4293,12 +5558,17 @@ const _: () = {
         "Offset of field: CUDA_ARRAY_SPARSE_PROPERTIES_st::reserved",
     ][::core::mem::offset_of!(CUDA_ARRAY_SPARSE_PROPERTIES_st, reserved) - 28usize];
 };
+/// CUDA array sparse properties
 pub type CUDA_ARRAY_SPARSE_PROPERTIES_v1 = CUDA_ARRAY_SPARSE_PROPERTIES_st;
+/// CUDA array sparse properties
 pub type CUDA_ARRAY_SPARSE_PROPERTIES = CUDA_ARRAY_SPARSE_PROPERTIES_v1;
+/// CUDA array memory requirements
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st {
+    /// Total required memory size
     pub size: usize,
+    /// alignment requirement
     pub alignment: usize,
     pub reserved: [::core::ffi::c_uint; 4usize],
 }
@@ -4320,13 +5590,18 @@ const _: () = {
         "Offset of field: CUDA_ARRAY_MEMORY_REQUIREMENTS_st::reserved",
     ][::core::mem::offset_of!(CUDA_ARRAY_MEMORY_REQUIREMENTS_st, reserved) - 16usize];
 };
+/// CUDA array memory requirements
 pub type CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = CUDA_ARRAY_MEMORY_REQUIREMENTS_st;
+/// CUDA array memory requirements
 pub type CUDA_ARRAY_MEMORY_REQUIREMENTS = CUDA_ARRAY_MEMORY_REQUIREMENTS_v1;
+/// CUDA Resource descriptor
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_RESOURCE_DESC_st {
+    /// Resource type
     pub resType: CUresourcetype,
     pub res: CUDA_RESOURCE_DESC_st__bindgen_ty_1,
+    /// Flags (must be zero)
     pub flags: ::core::ffi::c_uint,
 }
 #[repr(C)]
@@ -4341,6 +5616,7 @@ pub union CUDA_RESOURCE_DESC_st__bindgen_ty_1 {
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
+    /// CUDA array
     pub hArray: CUarray,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4361,6 +5637,7 @@ const _: () = {
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_2 {
+    /// CUDA mipmapped array
     pub hMipmappedArray: CUmipmappedArray,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4382,9 +5659,13 @@ const _: () = {
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_3 {
+    /// Device pointer
     pub devPtr: CUdeviceptr,
+    /// Array format
     pub format: CUarray_format,
+    /// Channels per array element
     pub numChannels: ::core::ffi::c_uint,
+    /// Size in bytes
     pub sizeInBytes: usize,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4419,11 +5700,17 @@ const _: () = {
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_4 {
+    /// Device pointer
     pub devPtr: CUdeviceptr,
+    /// Array format
     pub format: CUarray_format,
+    /// Channels per array element
     pub numChannels: ::core::ffi::c_uint,
+    /// Width of the array in elements
     pub width: usize,
+    /// Height of the array in elements
     pub height: usize,
+    /// Pitch between two rows in bytes
     pub pitchInBytes: usize,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -4526,19 +5813,31 @@ const _: () = {
         "Offset of field: CUDA_RESOURCE_DESC_st::flags",
     ][::core::mem::offset_of!(CUDA_RESOURCE_DESC_st, flags) - 136usize];
 };
+/// CUDA Resource descriptor
 pub type CUDA_RESOURCE_DESC_v1 = CUDA_RESOURCE_DESC_st;
+/// CUDA Resource descriptor
 pub type CUDA_RESOURCE_DESC = CUDA_RESOURCE_DESC_v1;
+/// Texture descriptor
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_TEXTURE_DESC_st {
+    /// Address modes
     pub addressMode: [CUaddress_mode; 3usize],
+    /// Filter mode
     pub filterMode: CUfilter_mode,
+    /// Flags
     pub flags: ::core::ffi::c_uint,
+    /// Maximum anisotropy ratio
     pub maxAnisotropy: ::core::ffi::c_uint,
+    /// Mipmap filter mode
     pub mipmapFilterMode: CUfilter_mode,
+    /// Mipmap level bias
     pub mipmapLevelBias: f32,
+    /// Mipmap minimum level clamp
     pub minMipmapLevelClamp: f32,
+    /// Mipmap maximum level clamp
     pub maxMipmapLevelClamp: f32,
+    /// Border Color
     pub borderColor: [f32; 4usize],
     pub reserved: [::core::ffi::c_int; 12usize],
 }
@@ -4581,129 +5880,177 @@ const _: () = {
         "Offset of field: CUDA_TEXTURE_DESC_st::reserved",
     ][::core::mem::offset_of!(CUDA_TEXTURE_DESC_st, reserved) - 56usize];
 };
+/// Texture descriptor
 pub type CUDA_TEXTURE_DESC_v1 = CUDA_TEXTURE_DESC_st;
+/// Texture descriptor
 pub type CUDA_TEXTURE_DESC = CUDA_TEXTURE_DESC_v1;
 impl CUresourceViewFormat_enum {
+    /// No resource view format (use underlying resource format)
     pub const CU_RES_VIEW_FORMAT_NONE: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         0,
     );
+    /// 1 channel unsigned 8-bit integers
     pub const CU_RES_VIEW_FORMAT_UINT_1X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         1,
     );
+    /// 2 channel unsigned 8-bit integers
     pub const CU_RES_VIEW_FORMAT_UINT_2X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         2,
     );
+    /// 4 channel unsigned 8-bit integers
     pub const CU_RES_VIEW_FORMAT_UINT_4X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         3,
     );
+    /// 1 channel signed 8-bit integers
     pub const CU_RES_VIEW_FORMAT_SINT_1X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         4,
     );
+    /// 2 channel signed 8-bit integers
     pub const CU_RES_VIEW_FORMAT_SINT_2X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         5,
     );
+    /// 4 channel signed 8-bit integers
     pub const CU_RES_VIEW_FORMAT_SINT_4X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         6,
     );
+    /// 1 channel unsigned 16-bit integers
     pub const CU_RES_VIEW_FORMAT_UINT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         7,
     );
+    /// 2 channel unsigned 16-bit integers
     pub const CU_RES_VIEW_FORMAT_UINT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         8,
     );
+    /// 4 channel unsigned 16-bit integers
     pub const CU_RES_VIEW_FORMAT_UINT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         9,
     );
+    /// 1 channel signed 16-bit integers
     pub const CU_RES_VIEW_FORMAT_SINT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         10,
     );
+    /// 2 channel signed 16-bit integers
     pub const CU_RES_VIEW_FORMAT_SINT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         11,
     );
+    /// 4 channel signed 16-bit integers
     pub const CU_RES_VIEW_FORMAT_SINT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         12,
     );
+    /// 1 channel unsigned 32-bit integers
     pub const CU_RES_VIEW_FORMAT_UINT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         13,
     );
+    /// 2 channel unsigned 32-bit integers
     pub const CU_RES_VIEW_FORMAT_UINT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         14,
     );
+    /// 4 channel unsigned 32-bit integers
     pub const CU_RES_VIEW_FORMAT_UINT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         15,
     );
+    /// 1 channel signed 32-bit integers
     pub const CU_RES_VIEW_FORMAT_SINT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         16,
     );
+    /// 2 channel signed 32-bit integers
     pub const CU_RES_VIEW_FORMAT_SINT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         17,
     );
+    /// 4 channel signed 32-bit integers
     pub const CU_RES_VIEW_FORMAT_SINT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         18,
     );
+    /// 1 channel 16-bit floating point
     pub const CU_RES_VIEW_FORMAT_FLOAT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         19,
     );
+    /// 2 channel 16-bit floating point
     pub const CU_RES_VIEW_FORMAT_FLOAT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         20,
     );
+    /// 4 channel 16-bit floating point
     pub const CU_RES_VIEW_FORMAT_FLOAT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         21,
     );
+    /// 1 channel 32-bit floating point
     pub const CU_RES_VIEW_FORMAT_FLOAT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         22,
     );
+    /// 2 channel 32-bit floating point
     pub const CU_RES_VIEW_FORMAT_FLOAT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         23,
     );
+    /// 4 channel 32-bit floating point
     pub const CU_RES_VIEW_FORMAT_FLOAT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         24,
     );
+    /// Block compressed 1
     pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC1: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         25,
     );
+    /// Block compressed 2
     pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC2: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         26,
     );
+    /// Block compressed 3
     pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC3: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         27,
     );
+    /// Block compressed 4 unsigned
     pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC4: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         28,
     );
+    /// Block compressed 4 signed
     pub const CU_RES_VIEW_FORMAT_SIGNED_BC4: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         29,
     );
+    /// Block compressed 5 unsigned
     pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC5: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         30,
     );
+    /// Block compressed 5 signed
     pub const CU_RES_VIEW_FORMAT_SIGNED_BC5: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         31,
     );
+    /// Block compressed 6 unsigned half-float
     pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC6H: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         32,
     );
+    /// Block compressed 6 signed half-float
     pub const CU_RES_VIEW_FORMAT_SIGNED_BC6H: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         33,
     );
+    /// Block compressed 7
     pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC7: CUresourceViewFormat_enum = CUresourceViewFormat_enum(
         34,
     );
 }
+/// Resource view format
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUresourceViewFormat_enum(pub ::core::ffi::c_uint);
+/// Resource view format
 pub use self::CUresourceViewFormat_enum as CUresourceViewFormat;
+/// Resource view descriptor
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_RESOURCE_VIEW_DESC_st {
+    /// Resource view format
     pub format: CUresourceViewFormat,
+    /// Width of the resource view
     pub width: usize,
+    /// Height of the resource view
     pub height: usize,
+    /// Depth of the resource view
     pub depth: usize,
+    /// First defined mipmap level
     pub firstMipmapLevel: ::core::ffi::c_uint,
+    /// Last defined mipmap level
     pub lastMipmapLevel: ::core::ffi::c_uint,
+    /// First layer index
     pub firstLayer: ::core::ffi::c_uint,
+    /// Last layer index
     pub lastLayer: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
@@ -4743,8 +6090,11 @@ const _: () = {
         "Offset of field: CUDA_RESOURCE_VIEW_DESC_st::reserved",
     ][::core::mem::offset_of!(CUDA_RESOURCE_VIEW_DESC_st, reserved) - 48usize];
 };
+/// Resource view descriptor
 pub type CUDA_RESOURCE_VIEW_DESC_v1 = CUDA_RESOURCE_VIEW_DESC_st;
+/// Resource view descriptor
 pub type CUDA_RESOURCE_VIEW_DESC = CUDA_RESOURCE_VIEW_DESC_v1;
+/// Tensor map descriptor. Requires compiler support for aligning to 128 bytes.
 #[repr(C)]
 #[repr(align(128))]
 #[derive(Copy, Clone)]
@@ -4761,6 +6111,7 @@ const _: () = {
         "Offset of field: CUtensorMap_st::opaque",
     ][::core::mem::offset_of!(CUtensorMap_st, opaque) - 0usize];
 };
+/// Tensor map descriptor. Requires compiler support for aligning to 128 bytes.
 pub type CUtensorMap = CUtensorMap_st;
 impl CUtensorMapDataType_enum {
     pub const CU_TENSOR_MAP_DATA_TYPE_UINT8: CUtensorMapDataType_enum = CUtensorMapDataType_enum(
@@ -4812,9 +6163,11 @@ impl CUtensorMapDataType_enum {
         15,
     );
 }
+/// Tensor map data type
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUtensorMapDataType_enum(pub ::core::ffi::c_uint);
+/// Tensor map data type
 pub use self::CUtensorMapDataType_enum as CUtensorMapDataType;
 impl CUtensorMapInterleave_enum {
     pub const CU_TENSOR_MAP_INTERLEAVE_NONE: CUtensorMapInterleave_enum = CUtensorMapInterleave_enum(
@@ -4827,9 +6180,11 @@ impl CUtensorMapInterleave_enum {
         2,
     );
 }
+/// Tensor map interleave layout type
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUtensorMapInterleave_enum(pub ::core::ffi::c_uint);
+/// Tensor map interleave layout type
 pub use self::CUtensorMapInterleave_enum as CUtensorMapInterleave;
 impl CUtensorMapSwizzle_enum {
     pub const CU_TENSOR_MAP_SWIZZLE_NONE: CUtensorMapSwizzle_enum = CUtensorMapSwizzle_enum(
@@ -4854,9 +6209,11 @@ impl CUtensorMapSwizzle_enum {
         6,
     );
 }
+/// Tensor map swizzling mode of shared memory banks
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUtensorMapSwizzle_enum(pub ::core::ffi::c_uint);
+/// Tensor map swizzling mode of shared memory banks
 pub use self::CUtensorMapSwizzle_enum as CUtensorMapSwizzle;
 impl CUtensorMapL2promotion_enum {
     pub const CU_TENSOR_MAP_L2_PROMOTION_NONE: CUtensorMapL2promotion_enum = CUtensorMapL2promotion_enum(
@@ -4872,9 +6229,11 @@ impl CUtensorMapL2promotion_enum {
         3,
     );
 }
+/// Tensor map L2 promotion type
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUtensorMapL2promotion_enum(pub ::core::ffi::c_uint);
+/// Tensor map L2 promotion type
 pub use self::CUtensorMapL2promotion_enum as CUtensorMapL2promotion;
 impl CUtensorMapFloatOOBfill_enum {
     pub const CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: CUtensorMapFloatOOBfill_enum = CUtensorMapFloatOOBfill_enum(
@@ -4884,9 +6243,11 @@ impl CUtensorMapFloatOOBfill_enum {
         1,
     );
 }
+/// Tensor map out-of-bounds fill type
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUtensorMapFloatOOBfill_enum(pub ::core::ffi::c_uint);
+/// Tensor map out-of-bounds fill type
 pub use self::CUtensorMapFloatOOBfill_enum as CUtensorMapFloatOOBfill;
 impl CUtensorMapIm2ColWideMode_enum {
     pub const CU_TENSOR_MAP_IM2COL_WIDE_MODE_W: CUtensorMapIm2ColWideMode_enum = CUtensorMapIm2ColWideMode_enum(
@@ -4896,25 +6257,41 @@ impl CUtensorMapIm2ColWideMode_enum {
         1,
     );
 }
+/// Tensor map Im2Col wide mode
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUtensorMapIm2ColWideMode_enum(pub ::core::ffi::c_uint);
+/// Tensor map Im2Col wide mode
 pub use self::CUtensorMapIm2ColWideMode_enum as CUtensorMapIm2ColWideMode;
 impl CUtensorMapAllocClass_enum {
+    /// Recompute the effective allocation class from the tensor-map layout.
     pub const CU_TENSOR_MAP_ALLOC_CLASS_AUTO: CUtensorMapAllocClass_enum = CUtensorMapAllocClass_enum(
         0,
     );
+    /// Request the "small" class (safe 4 KiB OOB window).
     pub const CU_TENSOR_MAP_ALLOC_CLASS_SMALL: CUtensorMapAllocClass_enum = CUtensorMapAllocClass_enum(
         1,
     );
+    /// Request the "large" class (128 KiB OOB window); when LARGE is effective, the caller guarantees the effective base allocation is accessible for at least [`CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE) bytes before use.
     pub const CU_TENSOR_MAP_ALLOC_CLASS_LARGE: CUtensorMapAllocClass_enum = CUtensorMapAllocClass_enum(
         2,
     );
 }
+/// Tensor-map allocation class. On devices where allocation-class selection affects Tensor Memory Accelerator (TMA) out-of-bounds address generation, this controls the mode encoded in a [`CUtensorMap`](crate::types::CUtensorMap). The "large" class enables a wider (128 KiB) OOB address-generation window that improves performance but is only safe when the tensor's base allocation is backed by a contiguous, accessible region of at least [`CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE) bytes. On devices where allocation-class selection has no effect, all requests have the same SMALL effective behavior.
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUtensorMapAllocClass_enum(pub ::core::ffi::c_uint);
+/** Tensor-map allocation class. On devices where allocation-class selection
+ affects Tensor Memory Accelerator (TMA) out-of-bounds address generation,
+ this controls the mode encoded in a ::CUtensorMap. The "large" class
+ enables a wider (128 KiB) OOB address-generation window that improves
+ performance but is only safe when the tensor's base allocation is backed by a
+ contiguous, accessible region of at least
+ ::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE bytes. On devices
+ where allocation-class selection has no effect, all requests have the same
+ SMALL effective behavior.*/
 pub use self::CUtensorMapAllocClass_enum as CUtensorMapAllocClass;
+/// GPU Direct v3 tokens
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st {
@@ -4937,35 +6314,54 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st, vaSpaceToken)
         - 8usize];
 };
+/// GPU Direct v3 tokens
 pub type CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1 = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st;
+/// GPU Direct v3 tokens
 pub type CUDA_POINTER_ATTRIBUTE_P2P_TOKENS = CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_v1;
 impl CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum {
+    /// No access, meaning the device cannot access this memory at all, thus must be staged through accessible memory in order to complete certain operations
     pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE: CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum(
         0,
     );
+    /// Read-only access, meaning writes to this memory are considered invalid accesses and thus return error in that case.
     pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ: CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum(
         1,
     );
+    /// Read-write access, the device has full read-write access to the memory
     pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE: CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum(
         3,
     );
 }
+/// Access flags that specify the level of access the current context's device has on the memory referenced.
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum(pub ::core::ffi::c_uint);
+/** Access flags that specify the level of access the current context's device has
+ on the memory referenced.*/
 pub use self::CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum as CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS;
+/// Kernel launch parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_LAUNCH_PARAMS_st {
+    /// Kernel to launch
     pub function: CUfunction,
+    /// Width of grid in blocks
     pub gridDimX: ::core::ffi::c_uint,
+    /// Height of grid in blocks
     pub gridDimY: ::core::ffi::c_uint,
+    /// Depth of grid in blocks
     pub gridDimZ: ::core::ffi::c_uint,
+    /// X dimension of each thread block
     pub blockDimX: ::core::ffi::c_uint,
+    /// Y dimension of each thread block
     pub blockDimY: ::core::ffi::c_uint,
+    /// Z dimension of each thread block
     pub blockDimZ: ::core::ffi::c_uint,
+    /// Dynamic shared-memory size per thread block in bytes
     pub sharedMemBytes: ::core::ffi::c_uint,
+    /// Stream identifier
     pub hStream: CUstream,
+    /// Array of pointers to kernel parameters
     pub kernelParams: *mut *mut ::core::ffi::c_void,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5007,61 +6403,90 @@ const _: () = {
         "Offset of field: CUDA_LAUNCH_PARAMS_st::kernelParams",
     ][::core::mem::offset_of!(CUDA_LAUNCH_PARAMS_st, kernelParams) - 48usize];
 };
+/// Kernel launch parameters
 pub type CUDA_LAUNCH_PARAMS_v1 = CUDA_LAUNCH_PARAMS_st;
+/// Kernel launch parameters
 pub type CUDA_LAUNCH_PARAMS = CUDA_LAUNCH_PARAMS_v1;
 impl CUexternalMemoryHandleType_enum {
+    /// Handle is an opaque file descriptor
     pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
         1,
     );
+    /// Handle is an opaque shared NT handle
     pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
         2,
     );
+    /// Handle is an opaque, globally shared handle
     pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
         3,
     );
+    /// Handle is a D3D12 heap object
     pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
         4,
     );
+    /// Handle is a D3D12 committed resource
     pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
         5,
     );
+    /// Handle is a shared NT handle to a D3D11 resource
     pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
         6,
     );
+    /// Handle is a globally shared handle to a D3D11 resource
     pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
         7,
     );
+    /// Handle is an NvSciBuf object
     pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
         8,
     );
+    /// Handle is a dma\_buf file descriptor
     pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum(
         9,
     );
 }
+/// External memory handle types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUexternalMemoryHandleType_enum(pub ::core::ffi::c_uint);
+/// External memory handle types
 pub use self::CUexternalMemoryHandleType_enum as CUexternalMemoryHandleType;
+/// External memory handle descriptor
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st {
+    /// Type of the handle
     pub type_: CUexternalMemoryHandleType,
     pub handle: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1,
+    /// Size of the memory allocation
     pub size: ::core::ffi::c_ulonglong,
+    /// Flags must either be zero or [`CUDA_EXTERNAL_MEMORY_DEDICATED`](crate::types::CUDA_EXTERNAL_MEMORY_DEDICATED)
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1 {
+    /// File descriptor referencing the memory object. Valid when type is [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD)
     pub fd: ::core::ffi::c_int,
     pub win32: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1,
+    /// A handle representing an NvSciBuf Object. Valid when type is [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF)
     pub nvSciBufObject: *const ::core::ffi::c_void,
 }
+/** Win32 handle referencing the semaphore object. Valid when type is one of the following:
+
+ - [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32)
+ - [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT)
+ - [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP)
+ - [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE)
+ - [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE)
+ - [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT) Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following: [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT) [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT) then 'name' must be NULL.*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
+    /// Valid NT handle. Must be NULL if 'name' is non-NULL
     pub handle: *mut ::core::ffi::c_void,
+    /// Name of a valid memory object. Must be NULL if 'handle' is non-NULL.
     pub name: *const ::core::ffi::c_void,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5135,13 +6560,19 @@ const _: () = {
         "Offset of field: CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st::reserved",
     ][::core::mem::offset_of!(CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st, reserved) - 36usize];
 };
+/// External memory handle descriptor
 pub type CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1 = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st;
+/// External memory handle descriptor
 pub type CUDA_EXTERNAL_MEMORY_HANDLE_DESC = CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1;
+/// External memory buffer descriptor
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st {
+    /// Offset into the memory object where the buffer's base is
     pub offset: ::core::ffi::c_ulonglong,
+    /// Size of the buffer
     pub size: ::core::ffi::c_ulonglong,
+    /// Flags reserved for future use. Must be zero.
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
@@ -5166,13 +6597,19 @@ const _: () = {
         "Offset of field: CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st::reserved",
     ][::core::mem::offset_of!(CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st, reserved) - 20usize];
 };
+/// External memory buffer descriptor
 pub type CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1 = CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st;
+/// External memory buffer descriptor
 pub type CUDA_EXTERNAL_MEMORY_BUFFER_DESC = CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1;
+/// External memory mipmap descriptor
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st {
+    /// Offset into the memory object where the base level of the mipmap chain is.
     pub offset: ::core::ffi::c_ulonglong,
+    /// Format, dimension and type of base level of the mipmap chain
     pub arrayDesc: CUDA_ARRAY3D_DESCRIPTOR,
+    /// Total number of levels in the mipmap chain
     pub numLevels: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
@@ -5201,63 +6638,97 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st, reserved)
         - 52usize];
 };
+/// External memory mipmap descriptor
 pub type CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1 = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st;
+/// External memory mipmap descriptor
 pub type CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC = CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1;
 impl CUexternalSemaphoreHandleType_enum {
+    /// Handle is an opaque file descriptor
     pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
         1,
     );
+    /// Handle is an opaque shared NT handle
     pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
         2,
     );
+    /// Handle is an opaque, globally shared handle
     pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
         3,
     );
+    /// Handle is a shared NT handle referencing a D3D12 fence object
     pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
         4,
     );
+    /// Handle is a shared NT handle referencing a D3D11 fence object
     pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
         5,
     );
+    /// Opaque handle to NvSciSync Object
     pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
         6,
     );
+    /// Handle is a shared NT handle referencing a D3D11 keyed mutex object
     pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
         7,
     );
+    /// Handle is a globally shared handle referencing a D3D11 keyed mutex object
     pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
         8,
     );
+    /// Handle is an opaque file descriptor referencing a timeline semaphore
     pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
         9,
     );
+    /// Handle is an opaque shared NT handle referencing a timeline semaphore
     pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum(
         10,
     );
 }
+/// External semaphore handle types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUexternalSemaphoreHandleType_enum(pub ::core::ffi::c_uint);
+/// External semaphore handle types
 pub use self::CUexternalSemaphoreHandleType_enum as CUexternalSemaphoreHandleType;
+/// External semaphore handle descriptor
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st {
+    /// Type of the handle
     pub type_: CUexternalSemaphoreHandleType,
     pub handle: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1,
+    /// Flags reserved for the future. Must be zero.
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1 {
+    /** File descriptor referencing the semaphore object. Valid when type is one of the following:
+
+ - [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD)
+ - [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD)*/
     pub fd: ::core::ffi::c_int,
     pub win32: CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1,
+    /// Valid NvSciSyncObj. Must be non NULL
     pub nvSciSyncObj: *const ::core::ffi::c_void,
 }
+/** Win32 handle referencing the semaphore object. Valid when type is one of the following:
+
+ - [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32)
+ - [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT)
+ - [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE)
+ - [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE)
+ - [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX)
+ - [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32) Exactly one of 'handle' and 'name' must be non-NULL. If type is one of the following:
+ - [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT)
+ - [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT) then 'name' must be NULL.*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
+    /// Valid NT handle. Must be NULL if 'name' is non-NULL
     pub handle: *mut ::core::ffi::c_void,
+    /// Name of a valid synchronization primitive. Must be NULL if 'handle' is non-NULL.
     pub name: *const ::core::ffi::c_void,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5330,12 +6801,16 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st, reserved)
         - 28usize];
 };
+/// External semaphore handle descriptor
 pub type CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1 = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st;
+/// External semaphore handle descriptor
 pub type CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC = CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1;
+/// External semaphore signal parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st {
     pub params: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1,
+    /// Only when [`CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS`](crate::types::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS) is used to signal a [`CUexternalSemaphore`](crate::types::CUexternalSemaphore) of type [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC), the valid flag is [`CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC`](crate::types::CUDA_EXTERNAL_SEMAPHORE_SIGNAL_SKIP_NVSCIBUF_MEMSYNC) which indicates that while signaling the [`CUexternalSemaphore`](crate::types::CUexternalSemaphore), no memory synchronization operations should be performed for any external memory object imported as [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF). For all other types of [`CUexternalSemaphore`](crate::types::CUexternalSemaphore), flags must be zero.
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
@@ -5347,9 +6822,11 @@ pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1 {
     pub keyedMutex: CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_3,
     pub reserved: [::core::ffi::c_uint; 12usize],
 }
+/// Parameters for fence objects
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_1 {
+    /// Value of fence to be signaled
     pub value: ::core::ffi::c_ulonglong,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5373,6 +6850,7 @@ const _: () = {
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_2 {
+    /// Pointer to NvSciSyncFence. Valid if `CUexternalSemaphoreHandleType` is of type [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC).
     pub fence: *mut ::core::ffi::c_void,
     pub reserved: ::core::ffi::c_ulonglong,
 }
@@ -5399,9 +6877,11 @@ const _: () = {
         CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_2, reserved
     ) - 0usize];
 };
+/// Parameters for keyed mutex objects
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_3 {
+    /// Value of key to release the mutex with
     pub key: ::core::ffi::c_ulonglong,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5474,12 +6954,16 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st, reserved)
         - 76usize];
 };
+/// External semaphore signal parameters
 pub type CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st;
+/// External semaphore signal parameters
 pub type CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS = CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1;
+/// External semaphore wait parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st {
     pub params: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1,
+    /// Only when [`CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS`](crate::types::CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS) is used to wait on a [`CUexternalSemaphore`](crate::types::CUexternalSemaphore) of type [`CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`](crate::types::CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC), the valid flag is [`CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC`](crate::types::CUDA_EXTERNAL_SEMAPHORE_WAIT_SKIP_NVSCIBUF_MEMSYNC) which indicates that while waiting for the [`CUexternalSemaphore`](crate::types::CUexternalSemaphore), no memory synchronization operations should be performed for any external memory object imported as [`CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF`](crate::types::CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF). For all other types of [`CUexternalSemaphore`](crate::types::CUexternalSemaphore), flags must be zero.
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
@@ -5491,9 +6975,11 @@ pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1 {
     pub keyedMutex: CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_3,
     pub reserved: [::core::ffi::c_uint; 10usize],
 }
+/// Parameters for fence objects
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_1 {
+    /// Value of fence to be waited on
     pub value: ::core::ffi::c_ulonglong,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5514,6 +7000,7 @@ const _: () = {
         CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_1, value
     ) - 0usize];
 };
+/// Pointer to NvSciSyncFence. Valid if CUexternalSemaphoreHandleType is of type CU\_EXTERNAL\_SEMAPHORE\_HANDLE\_TYPE\_NVSCISYNC.
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_2 {
@@ -5543,10 +7030,13 @@ const _: () = {
         CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_2, reserved
     ) - 0usize];
 };
+/// Parameters for keyed mutex objects
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_3 {
+    /// Value of key to acquire the mutex with
     pub key: ::core::ffi::c_ulonglong,
+    /// Timeout in milliseconds to wait to acquire the mutex
     pub timeoutMs: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5622,13 +7112,19 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st, reserved)
         - 76usize];
 };
+/// External semaphore wait parameters
 pub type CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1 = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st;
+/// External semaphore wait parameters
 pub type CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS = CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1;
+/// Semaphore signal node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st {
+    /// Array of external semaphore handles.
     pub extSemArray: *mut CUexternalSemaphore,
+    /// Array of external semaphore signal parameters.
     pub paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS,
+    /// Number of handles and parameters supplied in extSemArray and paramsArray.
     pub numExtSems: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5649,13 +7145,19 @@ const _: () = {
         "Offset of field: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st::numExtSems",
     ][::core::mem::offset_of!(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st, numExtSems) - 16usize];
 };
+/// Semaphore signal node parameters
 pub type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st;
+/// Semaphore signal node parameters
 pub type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1;
+/// Semaphore signal node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st {
+    /// Array of external semaphore handles.
     pub extSemArray: *mut CUexternalSemaphore,
+    /// Array of external semaphore signal parameters.
     pub paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS,
+    /// Number of handles and parameters supplied in extSemArray and paramsArray.
     pub numExtSems: ::core::ffi::c_uint,
     pub __bindgen_anon_1: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st__bindgen_ty_1,
 }
@@ -5705,12 +7207,17 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st, numExtSems)
         - 16usize];
 };
+/// Semaphore signal node parameters
 pub type CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2 = CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st;
+/// Semaphore wait node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_st {
+    /// Array of external semaphore handles.
     pub extSemArray: *mut CUexternalSemaphore,
+    /// Array of external semaphore wait parameters.
     pub paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS,
+    /// Number of handles and parameters supplied in extSemArray and paramsArray.
     pub numExtSems: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -5731,13 +7238,19 @@ const _: () = {
         "Offset of field: CUDA_EXT_SEM_WAIT_NODE_PARAMS_st::numExtSems",
     ][::core::mem::offset_of!(CUDA_EXT_SEM_WAIT_NODE_PARAMS_st, numExtSems) - 16usize];
 };
+/// Semaphore wait node parameters
 pub type CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 = CUDA_EXT_SEM_WAIT_NODE_PARAMS_st;
+/// Semaphore wait node parameters
 pub type CUDA_EXT_SEM_WAIT_NODE_PARAMS = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1;
+/// Semaphore wait node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st {
+    /// Array of external semaphore handles.
     pub extSemArray: *mut CUexternalSemaphore,
+    /// Array of external semaphore wait parameters.
     pub paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS,
+    /// Number of handles and parameters supplied in extSemArray and paramsArray.
     pub numExtSems: ::core::ffi::c_uint,
     pub __bindgen_anon_1: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st__bindgen_ty_1,
 }
@@ -5787,22 +7300,28 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st, numExtSems)
         - 16usize];
 };
+/// Semaphore wait node parameters
 pub type CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2 = CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st;
 pub type CUmemGenericAllocationHandle_v1 = ::core::ffi::c_ulonglong;
 pub type CUmemGenericAllocationHandle = CUmemGenericAllocationHandle_v1;
 impl CUmemAllocationHandleType_enum {
+    /// Does not allow any export mechanism. &gt;
     pub const CU_MEM_HANDLE_TYPE_NONE: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
         0,
     );
+    /// Allows a file descriptor to be used for exporting. Permitted only on POSIX systems. (int)
     pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
         1,
     );
+    /// Allows a Win32 NT handle to be used for exporting. (HANDLE)
     pub const CU_MEM_HANDLE_TYPE_WIN32: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
         2,
     );
+    /// Allows a Win32 KMT handle to be used for exporting. (D3DKMT\_HANDLE)
     pub const CU_MEM_HANDLE_TYPE_WIN32_KMT: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
         4,
     );
+    /// Allows a fabric handle to be used for exporting. (CUmemFabricHandle)
     pub const CU_MEM_HANDLE_TYPE_FABRIC: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum(
         8,
     );
@@ -5810,17 +7329,22 @@ impl CUmemAllocationHandleType_enum {
         2147483647,
     );
 }
+/// Flags for specifying particular handle types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemAllocationHandleType_enum(pub ::core::ffi::c_uint);
+/// Flags for specifying particular handle types
 pub use self::CUmemAllocationHandleType_enum as CUmemAllocationHandleType;
 impl CUmemAccess_flags_enum {
+    /// Default, make the address range not accessible
     pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: CUmemAccess_flags_enum = CUmemAccess_flags_enum(
         0,
     );
+    /// Make the address range read accessible
     pub const CU_MEM_ACCESS_FLAGS_PROT_READ: CUmemAccess_flags_enum = CUmemAccess_flags_enum(
         1,
     );
+    /// Make the address range read-write accessible
     pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: CUmemAccess_flags_enum = CUmemAccess_flags_enum(
         3,
     );
@@ -5828,32 +7352,41 @@ impl CUmemAccess_flags_enum {
         2147483647,
     );
 }
+/// Specifies the memory protection flags for mapping.
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemAccess_flags_enum(pub ::core::ffi::c_uint);
+/// Specifies the memory protection flags for mapping.
 pub use self::CUmemAccess_flags_enum as CUmemAccess_flags;
 impl CUmemLocationType_enum {
     pub const CU_MEM_LOCATION_TYPE_INVALID: CUmemLocationType_enum = CUmemLocationType_enum(
         0,
     );
+    /// Location is unspecified. This is used when creating a managed memory pool to indicate no preferred location for the pool
     pub const CU_MEM_LOCATION_TYPE_NONE: CUmemLocationType_enum = CUmemLocationType_enum(
         0,
     );
+    /// Location is a device location, thus id is a device ordinal
     pub const CU_MEM_LOCATION_TYPE_DEVICE: CUmemLocationType_enum = CUmemLocationType_enum(
         1,
     );
+    /// Location is host, id is ignored
     pub const CU_MEM_LOCATION_TYPE_HOST: CUmemLocationType_enum = CUmemLocationType_enum(
         2,
     );
+    /// Location is a host NUMA node, thus id is a host NUMA node id
     pub const CU_MEM_LOCATION_TYPE_HOST_NUMA: CUmemLocationType_enum = CUmemLocationType_enum(
         3,
     );
+    /// Location is a host NUMA node of the current thread, id is ignored
     pub const CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: CUmemLocationType_enum = CUmemLocationType_enum(
         4,
     );
+    /// Location is not visible but device is accessible, id is always CU\_DEVICE\_INVALID
     pub const CU_MEM_LOCATION_TYPE_INVISIBLE: CUmemLocationType_enum = CUmemLocationType_enum(
         5,
     );
+    /// Location is a portion of device memory, specified by the locality domain ID.
     pub const CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN: CUmemLocationType_enum = CUmemLocationType_enum(
         6,
     );
@@ -5861,39 +7394,50 @@ impl CUmemLocationType_enum {
         2147483647,
     );
 }
+/// Specifies the type of location
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemLocationType_enum(pub ::core::ffi::c_uint);
+/// Specifies the type of location
 pub use self::CUmemLocationType_enum as CUmemLocationType;
 impl CUmemAllocationType_enum {
     pub const CU_MEM_ALLOCATION_TYPE_INVALID: CUmemAllocationType_enum = CUmemAllocationType_enum(
         0,
     );
+    /// This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it
     pub const CU_MEM_ALLOCATION_TYPE_PINNED: CUmemAllocationType_enum = CUmemAllocationType_enum(
         1,
     );
+    /// This allocation type is managed memory
     pub const CU_MEM_ALLOCATION_TYPE_MANAGED: CUmemAllocationType_enum = CUmemAllocationType_enum(
         2,
     );
+    /// This allocation type is managed memory
     pub const CU_MEM_ALLOCATION_TYPE_MAX: CUmemAllocationType_enum = CUmemAllocationType_enum(
         2147483647,
     );
 }
+/// Defines the allocation types available
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemAllocationType_enum(pub ::core::ffi::c_uint);
+/// Defines the allocation types available
 pub use self::CUmemAllocationType_enum as CUmemAllocationType;
 impl CUmemAllocationGranularity_flags_enum {
+    /// Minimum required granularity for allocation
     pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: CUmemAllocationGranularity_flags_enum = CUmemAllocationGranularity_flags_enum(
         0,
     );
+    /// Recommended granularity for allocation for best performance
     pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: CUmemAllocationGranularity_flags_enum = CUmemAllocationGranularity_flags_enum(
         1,
     );
 }
+/// Flag for requesting different optimal and required granularities for an allocation.
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemAllocationGranularity_flags_enum(pub ::core::ffi::c_uint);
+/// Flag for requesting different optimal and required granularities for an allocation.
 pub use self::CUmemAllocationGranularity_flags_enum as CUmemAllocationGranularity_flags;
 impl CUmemRangeHandleType_enum {
     pub const CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: CUmemRangeHandleType_enum = CUmemRangeHandleType_enum(
@@ -5903,18 +7447,23 @@ impl CUmemRangeHandleType_enum {
         2147483647,
     );
 }
+/// Specifies the handle type for address range
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemRangeHandleType_enum(pub ::core::ffi::c_uint);
+/// Specifies the handle type for address range
 pub use self::CUmemRangeHandleType_enum as CUmemRangeHandleType;
 impl CUmemRangeFlags_enum {
+    /// Indicates that DMA\_BUF handle should be mapped via PCIe BAR1
     pub const CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE: CUmemRangeFlags_enum = CUmemRangeFlags_enum(
         1,
     );
 }
+/// Flag for requesting handle type for address range.
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemRangeFlags_enum(pub ::core::ffi::c_uint);
+/// Flag for requesting handle type for address range.
 pub use self::CUmemRangeFlags_enum as CUmemRangeFlags;
 impl CUarraySparseSubresourceType_enum {
     pub const CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL: CUarraySparseSubresourceType_enum = CUarraySparseSubresourceType_enum(
@@ -5924,9 +7473,11 @@ impl CUarraySparseSubresourceType_enum {
         1,
     );
 }
+/// Sparse subresource types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUarraySparseSubresourceType_enum(pub ::core::ffi::c_uint);
+/// Sparse subresource types
 pub use self::CUarraySparseSubresourceType_enum as CUarraySparseSubresourceType;
 impl CUmemOperationType_enum {
     pub const CU_MEM_OPERATION_TYPE_MAP: CUmemOperationType_enum = CUmemOperationType_enum(
@@ -5936,30 +7487,43 @@ impl CUmemOperationType_enum {
         2,
     );
 }
+/// Memory operation types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemOperationType_enum(pub ::core::ffi::c_uint);
+/// Memory operation types
 pub use self::CUmemOperationType_enum as CUmemOperationType;
 impl CUmemHandleType_enum {
     pub const CU_MEM_HANDLE_TYPE_GENERIC: CUmemHandleType_enum = CUmemHandleType_enum(0);
 }
+/// Memory handle types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemHandleType_enum(pub ::core::ffi::c_uint);
+/// Memory handle types
 pub use self::CUmemHandleType_enum as CUmemHandleType;
+/// Specifies the CUDA array or CUDA mipmapped array memory mapping information
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUarrayMapInfo_st {
+    /// Resource type
     pub resourceType: CUresourcetype,
     pub resource: CUarrayMapInfo_st__bindgen_ty_1,
+    /// Sparse subresource type
     pub subresourceType: CUarraySparseSubresourceType,
     pub subresource: CUarrayMapInfo_st__bindgen_ty_2,
+    /// Memory operation type
     pub memOperationType: CUmemOperationType,
+    /// Memory handle type
     pub memHandleType: CUmemHandleType,
     pub memHandle: CUarrayMapInfo_st__bindgen_ty_3,
+    /// Offset within the memory
     pub offset: ::core::ffi::c_ulonglong,
+    /// Device ordinal bit mask
     pub deviceBitMask: ::core::ffi::c_uint,
+    /// flags for future use, must be zero now.
     pub flags: ::core::ffi::c_uint,
+    /// Reserved for future use, must be zero now.
     pub reserved: [::core::ffi::c_uint; 2usize],
 }
 #[repr(C)]
@@ -5992,13 +7556,21 @@ pub union CUarrayMapInfo_st__bindgen_ty_2 {
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_1 {
+    /// For CUDA mipmapped arrays must a valid mipmap level. For CUDA arrays must be zero
     pub level: ::core::ffi::c_uint,
+    /// For CUDA layered arrays must be a valid layer index. Otherwise, must be zero
     pub layer: ::core::ffi::c_uint,
+    /// Starting X offset in elements
     pub offsetX: ::core::ffi::c_uint,
+    /// Starting Y offset in elements
     pub offsetY: ::core::ffi::c_uint,
+    /// Starting Z offset in elements
     pub offsetZ: ::core::ffi::c_uint,
+    /// Width in elements
     pub extentWidth: ::core::ffi::c_uint,
+    /// Height in elements
     pub extentHeight: ::core::ffi::c_uint,
+    /// Depth in elements
     pub extentDepth: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6046,8 +7618,11 @@ const _: () = {
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_2 {
+    /// For CUDA layered arrays must be a valid layer index. Otherwise, must be zero
     pub layer: ::core::ffi::c_uint,
+    /// Offset within mip tail
     pub offset: ::core::ffi::c_ulonglong,
+    /// Extent in bytes
     pub size: ::core::ffi::c_ulonglong,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6143,24 +7718,32 @@ const _: () = {
         "Offset of field: CUarrayMapInfo_st::reserved",
     ][::core::mem::offset_of!(CUarrayMapInfo_st, reserved) - 88usize];
 };
+/// Specifies the CUDA array or CUDA mipmapped array memory mapping information
 pub type CUarrayMapInfo_v1 = CUarrayMapInfo_st;
+/// Specifies the CUDA array or CUDA mipmapped array memory mapping information
 pub type CUarrayMapInfo = CUarrayMapInfo_v1;
+/// Specifies a memory location.
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemLocation_st {
+    /// Specifies the location type, which modifies the meaning of id.
     pub type_: CUmemLocationType,
     pub __bindgen_anon_1: CUmemLocation_st__bindgen_ty_1,
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUmemLocation_st__bindgen_ty_1 {
+    /// Identifier for CUmemLocationType[`CU_MEM_LOCATION_TYPE_DEVICE`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE), CUmemLocationType[`CU_MEM_LOCATION_TYPE_HOST`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST), CUmemLocationType[`CU_MEM_LOCATION_TYPE_HOST_NUMA`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA).
     pub id: ::core::ffi::c_int,
+    /// Identifier for CUmemLocationType[`CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN).
     pub localized: CUmemLocation_st__bindgen_ty_1__bindgen_ty_1,
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemLocation_st__bindgen_ty_1__bindgen_ty_1 {
+    /// Device ID
     pub deviceId: ::core::ffi::c_uchar,
+    /// Locality domain ID
     pub localityDomainId: ::core::ffi::c_uchar,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6206,34 +7789,51 @@ const _: () = {
         "Offset of field: CUmemLocation_st::type_",
     ][::core::mem::offset_of!(CUmemLocation_st, type_) - 0usize];
 };
+/// Specifies a memory location.
 pub type CUmemLocation_v1 = CUmemLocation_st;
+/// Specifies a memory location.
 pub type CUmemLocation = CUmemLocation_v1;
 impl CUmemAllocationCompType_enum {
+    /// Allocating non-compressible memory
     pub const CU_MEM_ALLOCATION_COMP_NONE: CUmemAllocationCompType_enum = CUmemAllocationCompType_enum(
         0,
     );
+    /// Allocating  compressible memory
     pub const CU_MEM_ALLOCATION_COMP_GENERIC: CUmemAllocationCompType_enum = CUmemAllocationCompType_enum(
         1,
     );
 }
+/// Specifies compression attribute for an allocation.
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemAllocationCompType_enum(pub ::core::ffi::c_uint);
+/// Specifies compression attribute for an allocation.
 pub use self::CUmemAllocationCompType_enum as CUmemAllocationCompType;
+/// Specifies the allocation properties for a allocation.
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemAllocationProp_st {
+    /// Allocation type
     pub type_: CUmemAllocationType,
+    /// requested `CUmemAllocationHandleType`
     pub requestedHandleTypes: CUmemAllocationHandleType,
+    /// Location of allocation
     pub location: CUmemLocation,
+    /// Windows-specific POBJECT\_ATTRIBUTES required when [`CU_MEM_HANDLE_TYPE_WIN32`](crate::types::CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32) is specified.  This object attributes structure includes security attributes that define the scope of which exported allocations may be transferred to other processes.  In all other cases, this field is required to be zero.
     pub win32HandleMetaData: *mut ::core::ffi::c_void,
     pub allocFlags: CUmemAllocationProp_st__bindgen_ty_1,
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemAllocationProp_st__bindgen_ty_1 {
+    /// Allocation hint for requesting compressible memory. On devices that support Compute Data Compression, compressible memory can be used to accelerate accesses to data with unstructured sparsity and other compressible data patterns. Applications are expected to query allocation property of the handle obtained with [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020) using [`cuMemGetAllocationPropertiesFromHandle`](crate::pfn::PFN_cuMemGetAllocationPropertiesFromHandle_v10020) to validate if the obtained allocation is compressible or not. Note that compressed memory may not be mappable on all devices.
     pub compressionType: ::core::ffi::c_uchar,
+    /** Allocation hint for requesting GPUDirect RDMA capable memory. On devices with attribute [`CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED) set, this flag indicates that the memory will be used for GPUDirect RDMA. On platforms where the default RDMA path does not support localized allocations, this flag has the following effects:
+
+ - For MPS clients using MLOPart/locality domains, this flag has the effect of disabling localization for the allocation. This allows the allocation to be used for GPUDirect RDMA with the default RDMA path.
+ - For allocations that are localized using CUDA locality domain APIs, using this flag will return an error. To use GPUDirect RDMA with localized allocations on platforms where the default RDMA path does not support localized allocations, allocations must explicitly opt-in to using the PCIe (BAR1) path by setting the flag CU\_MEM\_CREATE\_USAGE\_GPU\_DIRECT\_RDMA\_OVER\_PCIE.*/
     pub gpuDirectRDMACapable: ::core::ffi::c_uchar,
+    /// Bitmask indicating intended usage for this allocation
     pub usage: ::core::ffi::c_ushort,
     pub reserved: [::core::ffi::c_uchar; 4usize],
 }
@@ -6284,26 +7884,37 @@ const _: () = {
         "Offset of field: CUmemAllocationProp_st::allocFlags",
     ][::core::mem::offset_of!(CUmemAllocationProp_st, allocFlags) - 24usize];
 };
+/// Specifies the allocation properties for a allocation.
 pub type CUmemAllocationProp_v1 = CUmemAllocationProp_st;
+/// Specifies the allocation properties for a allocation.
 pub type CUmemAllocationProp = CUmemAllocationProp_v1;
 impl CUmulticastGranularity_flags_enum {
+    /// Minimum required granularity
     pub const CU_MULTICAST_GRANULARITY_MINIMUM: CUmulticastGranularity_flags_enum = CUmulticastGranularity_flags_enum(
         0,
     );
+    /// Recommended granularity for best performance
     pub const CU_MULTICAST_GRANULARITY_RECOMMENDED: CUmulticastGranularity_flags_enum = CUmulticastGranularity_flags_enum(
         1,
     );
 }
+/// Flags for querying different granularities for a multicast object
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmulticastGranularity_flags_enum(pub ::core::ffi::c_uint);
+/// Flags for querying different granularities for a multicast object
 pub use self::CUmulticastGranularity_flags_enum as CUmulticastGranularity_flags;
+/// Specifies the properties for a multicast object.
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmulticastObjectProp_st {
+    /// The number of devices in the multicast team that will bind memory to this object
     pub numDevices: ::core::ffi::c_uint,
+    /// The maximum amount of memory that can be bound to this multicast object per device
     pub size: usize,
+    /// Bitmask of exportable handle types (see `CUmemAllocationHandleType`) for this object
     pub handleTypes: ::core::ffi::c_ulonglong,
+    /// Flags for future use, must be zero now
     pub flags: ::core::ffi::c_ulonglong,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6327,12 +7938,17 @@ const _: () = {
         "Offset of field: CUmulticastObjectProp_st::flags",
     ][::core::mem::offset_of!(CUmulticastObjectProp_st, flags) - 24usize];
 };
+/// Specifies the properties for a multicast object.
 pub type CUmulticastObjectProp_v1 = CUmulticastObjectProp_st;
+/// Specifies the properties for a multicast object.
 pub type CUmulticastObjectProp = CUmulticastObjectProp_v1;
+/// Memory access descriptor
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemAccessDesc_st {
+    /// Location on which the request is to change it's accessibility
     pub location: CUmemLocation,
+    /// `CUmemProt` accessibility flags to set on the request
     pub flags: CUmemAccess_flags,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6350,46 +7966,63 @@ const _: () = {
         "Offset of field: CUmemAccessDesc_st::flags",
     ][::core::mem::offset_of!(CUmemAccessDesc_st, flags) - 8usize];
 };
+/// Memory access descriptor
 pub type CUmemAccessDesc_v1 = CUmemAccessDesc_st;
+/// Memory access descriptor
 pub type CUmemAccessDesc = CUmemAccessDesc_v1;
 impl CUgraphExecUpdateResult_enum {
+    /// The update succeeded
     pub const CU_GRAPH_EXEC_UPDATE_SUCCESS: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
         0,
     );
+    /// The update failed for an unexpected reason which is described in the return value of the function
     pub const CU_GRAPH_EXEC_UPDATE_ERROR: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
         1,
     );
+    /// The update failed because the topology changed
     pub const CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
         2,
     );
+    /// The update failed because a node type changed
     pub const CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
         3,
     );
+    /// The update failed because the function of a kernel node changed (CUDA driver &lt; 11.2)
     pub const CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
         4,
     );
+    /// The update failed because the parameters changed in a way that is not supported
     pub const CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
         5,
     );
+    /// The update failed because something about the node is not supported
     pub const CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
         6,
     );
+    /// The update failed because the function of a kernel node changed in an unsupported way
     pub const CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
         7,
     );
+    /// The update failed because the node attributes changed in a way that is not supported
     pub const CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum(
         8,
     );
 }
+/// CUDA Graph Update error types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgraphExecUpdateResult_enum(pub ::core::ffi::c_uint);
+/// CUDA Graph Update error types
 pub use self::CUgraphExecUpdateResult_enum as CUgraphExecUpdateResult;
+/// Result information returned by cuGraphExecUpdate
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUgraphExecUpdateResultInfo_st {
+    /// Gives more specific detail when a cuda graph update fails.
     pub result: CUgraphExecUpdateResult,
+    /// The "to node" of the error edge when the topologies do not match. The error node when the error is associated with a specific node. NULL when the error is generic.
     pub errorNode: CUgraphNode,
+    /// The from node of error edge when the topologies do not match. Otherwise NULL.
     pub errorFromNode: CUgraphNode,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6410,69 +8043,102 @@ const _: () = {
         "Offset of field: CUgraphExecUpdateResultInfo_st::errorFromNode",
     ][::core::mem::offset_of!(CUgraphExecUpdateResultInfo_st, errorFromNode) - 16usize];
 };
+/// Result information returned by cuGraphExecUpdate
 pub type CUgraphExecUpdateResultInfo_v1 = CUgraphExecUpdateResultInfo_st;
+/// Result information returned by cuGraphExecUpdate
 pub type CUgraphExecUpdateResultInfo = CUgraphExecUpdateResultInfo_v1;
 impl CUmemPool_attribute_enum {
+    /// (value type = int) Allow cuMemAllocAsync to use memory asynchronously freed in another streams as long as a stream ordering dependency of the allocating stream on the free action exists. Cuda events and null stream interactions can create the required stream ordered dependencies. (default enabled)
     pub const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         1,
     );
+    /// (value type = int) Allow reuse of already completed frees when there is no dependency between the free and allocation. (default enabled)
     pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         2,
     );
+    /// (value type = int) Allow cuMemAllocAsync to insert new stream dependencies in order to establish the stream ordering required to reuse a piece of memory released by cuMemFreeAsync (default enabled).
     pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         3,
     );
+    /// (value type = cuuint64\_t) Amount of reserved memory in bytes to hold onto before trying to release memory back to the OS. When more than the release threshold bytes of memory are held by the memory pool, the allocator will try to release memory back to the OS on the next call to stream, event or context synchronize. (default 0)
     pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         4,
     );
+    /// (value type = cuuint64\_t) Amount of backing memory currently allocated for the mempool.
     pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         5,
     );
+    /// (value type = cuuint64\_t) High watermark of backing memory allocated for the mempool since the last time it was reset. High watermark can only be reset to zero.
     pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         6,
     );
+    /// (value type = cuuint64\_t) Amount of memory from the pool that is currently in use by the application.
     pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         7,
     );
+    /// (value type = cuuint64\_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero.
     pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         8,
     );
+    /// (value type = CUmemAllocationType) The allocation type of the mempool
     pub const CU_MEMPOOL_ATTR_ALLOCATION_TYPE: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         9,
     );
+    /// (value type = CUmemAllocationHandleType) Available export handle types for the mempool. For imported pools this value is always CU\_MEM\_HANDLE\_TYPE\_NONE as an imported pool cannot be re-exported
     pub const CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         10,
     );
+    /// (value type = int) The location id for the mempool. If the location type for this pool is CU\_MEM\_LOCATION\_TYPE\_INVISIBLE then ID will be CU\_DEVICE\_INVALID.
     pub const CU_MEMPOOL_ATTR_LOCATION_ID: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         11,
     );
+    /// (value type = CUmemLocationType) The location type for the mempool. For imported memory pools where the device is not directly visible to the importing process or pools imported via fabric handles across nodes this will be CU\_MEM\_LOCATION\_TYPE\_INVISIBLE.
     pub const CU_MEMPOOL_ATTR_LOCATION_TYPE: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         12,
     );
+    /// (value type = cuuint64\_t) Maximum size of the pool in bytes, this value may be higher than what was initially passed to cuMemPoolCreate due to alignment requirements. A value of 0 indicates no maximum size. For CU\_MEM\_ALLOCATION\_TYPE\_MANAGED and IPC imported pools this value will be system dependent.
     pub const CU_MEMPOOL_ATTR_MAX_POOL_SIZE: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         13,
     );
+    /// (value type = int) Indicates whether the pool has hardware compresssion enabled
     pub const CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         14,
     );
+    /** (value type = int) The locality domain ID for the mempool, if the mempool is localized to a locality domain. A value of -1 indicates that the mempool is not localized.
+
+ Note: On devices with a single locality domain, mempools created with [`CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN) and localityDomainId 0 are equivalent to full-device mempools created with [`CU_MEM_LOCATION_TYPE_DEVICE`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE). The value of this attribute will be -1 for such mempools.*/
     pub const CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID: CUmemPool_attribute_enum = CUmemPool_attribute_enum(
         15,
     );
 }
+/// CUDA memory pool attributes
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemPool_attribute_enum(pub ::core::ffi::c_uint);
+/// CUDA memory pool attributes
 pub use self::CUmemPool_attribute_enum as CUmemPool_attribute;
+/// Specifies the properties of allocations made from the pool.
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemPoolProps_st {
+    /// Allocation type. Currently must be specified as CU\_MEM\_ALLOCATION\_TYPE\_PINNED
     pub allocType: CUmemAllocationType,
+    /// Handle types that will be supported by allocations from the pool.
     pub handleTypes: CUmemAllocationHandleType,
+    /// Location where allocations should reside.
     pub location: CUmemLocation,
+    /// Windows-specific LPSECURITYATTRIBUTES required when [`CU_MEM_HANDLE_TYPE_WIN32`](crate::types::CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32) is specified.  This security attribute defines the scope of which exported allocations may be transferred to other processes.  In all other cases, this field is required to be zero.
     pub win32SecurityAttributes: *mut ::core::ffi::c_void,
+    /// Maximum pool size. When set to 0, defaults to a system dependent value.
     pub maxSize: usize,
+    /// Bitmask indicating intended usage for the pool.
     pub usage: ::core::ffi::c_ushort,
+    /** Allocation hint for requesting GPUDirect RDMA capable memory. On devices that support GPUDirect RDMA, this flag indicates that the memory will be used for GPUDirect RDMA. On platforms where the default RDMA path does not support localized allocations, this flag has the following effects:
+
+ - For MPS clients using MLOPart/locality domains, this flag has the effect of disabling localization for the pool. This allows the pool to be used for GPUDirect RDMA with the default RDMA path.
+ - For pools that are localized using CUDA locality domain APIs, using this flag will have no effect, but attempting to export the localized memory without forcing PCIe will return an error. To use GPUDirect RDMA with localized pools on platforms where the default RDMA path does not support localized allocations, handles must be acquired with the flag [`CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE`](crate::types::CUmemRangeFlags_enum::CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE). Note that CUDA memory pools are only compatible with dma\_buf mappings.*/
     pub gpuDirectRDMACapable: ::core::ffi::c_uchar,
+    /// reserved for future use, must be 0
     pub reserved: [::core::ffi::c_uchar; 53usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6506,8 +8172,11 @@ const _: () = {
         "Offset of field: CUmemPoolProps_st::reserved",
     ][::core::mem::offset_of!(CUmemPoolProps_st, reserved) - 35usize];
 };
+/// Specifies the properties of allocations made from the pool.
 pub type CUmemPoolProps_v1 = CUmemPoolProps_st;
+/// Specifies the properties of allocations made from the pool.
 pub type CUmemPoolProps = CUmemPoolProps_v1;
+/// Opaque data for exporting a pool allocation
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemPoolPtrExportData_st {
@@ -6525,45 +8194,63 @@ const _: () = {
         "Offset of field: CUmemPoolPtrExportData_st::reserved",
     ][::core::mem::offset_of!(CUmemPoolPtrExportData_st, reserved) - 0usize];
 };
+/// Opaque data for exporting a pool allocation
 pub type CUmemPoolPtrExportData_v1 = CUmemPoolPtrExportData_st;
+/// Opaque data for exporting a pool allocation
 pub type CUmemPoolPtrExportData = CUmemPoolPtrExportData_v1;
 impl CUmemcpyFlags_enum {
     pub const CU_MEMCPY_FLAG_DEFAULT: CUmemcpyFlags_enum = CUmemcpyFlags_enum(0);
+    /// Hint to the driver to try and overlap the copy with compute work on the SMs.
     pub const CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE: CUmemcpyFlags_enum = CUmemcpyFlags_enum(
         1,
     );
 }
+/// Flags to specify for copies within a batch. For more details see [`cuMemcpyBatchAsync`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000).
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemcpyFlags_enum(pub ::core::ffi::c_uint);
+/// Flags to specify for copies within a batch. For more details see ::cuMemcpyBatchAsync.
 pub use self::CUmemcpyFlags_enum as CUmemcpyFlags;
 impl CUmemcpySrcAccessOrder_enum {
+    /// Default invalid.
     pub const CU_MEMCPY_SRC_ACCESS_ORDER_INVALID: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(
         0,
     );
+    /// Indicates that access to the source pointer must be in stream order.
     pub const CU_MEMCPY_SRC_ACCESS_ORDER_STREAM: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(
         1,
     );
+    /// Indicates that access to the source pointer can be out of stream order and all accesses must be complete before the API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the need for the user to synchronize the stream after the API call.
     pub const CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(
         2,
     );
+    /// Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms.
     pub const CU_MEMCPY_SRC_ACCESS_ORDER_ANY: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(
         3,
     );
+    /// Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms.
     pub const CU_MEMCPY_SRC_ACCESS_ORDER_MAX: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum(
         2147483647,
     );
 }
+/// These flags allow applications to convey the source access ordering CUDA must maintain. The destination will always be accessed in stream order.
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemcpySrcAccessOrder_enum(pub ::core::ffi::c_uint);
+/** These flags allow applications to convey the source access ordering CUDA must maintain.
+ The destination will always be accessed in stream order.*/
 pub use self::CUmemcpySrcAccessOrder_enum as CUmemcpySrcAccessOrder;
+/// Attributes specific to copies within a batch. For more details on usage see [`cuMemcpyBatchAsync`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000).
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemcpyAttributes_st {
+    /// Source access ordering to be observed for copies with this attribute.
     pub srcAccessOrder: CUmemcpySrcAccessOrder,
+    /// Hint location for the source operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
     pub srcLocHint: CUmemLocation,
+    /// Hint location for the destination operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
     pub dstLocHint: CUmemLocation,
+    /// Additional flags for copies with this attribute. See `CUmemcpyFlags`
     pub flags: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6587,12 +8274,16 @@ const _: () = {
         "Offset of field: CUmemcpyAttributes_st::flags",
     ][::core::mem::offset_of!(CUmemcpyAttributes_st, flags) - 20usize];
 };
+/// Attributes specific to copies within a batch. For more details on usage see [`cuMemcpyBatchAsync`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000).
 pub type CUmemcpyAttributes_v1 = CUmemcpyAttributes_st;
+/// Attributes specific to copies within a batch. For more details on usage see [`cuMemcpyBatchAsync`](crate::pfn::PFN_cuMemcpyBatchAsync_v13000).
 pub type CUmemcpyAttributes = CUmemcpyAttributes_v1;
 impl CUmemcpy3DOperandType_enum {
+    /// Memcpy operand is a valid pointer.
     pub const CU_MEMCPY_OPERAND_TYPE_POINTER: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum(
         1,
     );
+    /// Memcpy operand is a CUarray.
     pub const CU_MEMCPY_OPERAND_TYPE_ARRAY: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum(
         2,
     );
@@ -6600,10 +8291,13 @@ impl CUmemcpy3DOperandType_enum {
         2147483647,
     );
 }
+/// These flags allow applications to convey the operand type for individual copies specified in [`cuMemcpy3DBatchAsync`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000).
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemcpy3DOperandType_enum(pub ::core::ffi::c_uint);
+/// These flags allow applications to convey the operand type for individual copies specified in ::cuMemcpy3DBatchAsync.
 pub use self::CUmemcpy3DOperandType_enum as CUmemcpy3DOperandType;
+/// Struct representing a 3D offset
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUoffset3D_st {
@@ -6625,8 +8319,11 @@ const _: () = {
         "Offset of field: CUoffset3D_st::z",
     ][::core::mem::offset_of!(CUoffset3D_st, z) - 16usize];
 };
+/// Struct representing a 3D offset
 pub type CUoffset3D_v1 = CUoffset3D_st;
+/// Struct representing a 3D offset
 pub type CUoffset3D = CUoffset3D_v1;
+/// Struct representing width/height/depth of a CUarray in elements
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUextent3D_st {
@@ -6648,8 +8345,11 @@ const _: () = {
         "Offset of field: CUextent3D_st::depth",
     ][::core::mem::offset_of!(CUextent3D_st, depth) - 16usize];
 };
+/// Struct representing width/height/depth of a CUarray in elements
 pub type CUextent3D_v1 = CUextent3D_st;
+/// Struct representing width/height/depth of a CUarray in elements
 pub type CUextent3D = CUextent3D_v1;
+/// Struct representing an operand for copy with [`cuMemcpy3DBatchAsync`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000)
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemcpy3DOperand_st {
@@ -6662,12 +8362,16 @@ pub union CUmemcpy3DOperand_st__bindgen_ty_1 {
     pub ptr: CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_1,
     pub array: CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_2,
 }
+/// Struct representing an operand when [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`type` is [`CU_MEMCPY_OPERAND_TYPE_POINTER`](crate::types::CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_POINTER)
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_1 {
     pub ptr: CUdeviceptr,
+    /// Length of each row in elements.
     pub rowLength: usize,
+    /// Height of each layer in elements.
     pub layerHeight: usize,
+    /// Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
     pub locHint: CUmemLocation,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6699,10 +8403,13 @@ const _: () = {
     ][::core::mem::offset_of!(CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_1, locHint)
         - 24usize];
 };
+/// Struct representing an operand when [`CUmemcpy3DOperand`](crate::types::CUmemcpy3DOperand)`type` is [`CU_MEMCPY_OPERAND_TYPE_ARRAY`](crate::types::CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_ARRAY)
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_2 {
+    /// referenced array
     pub array: CUarray,
+    /// offset into the array in elements
     pub offset: CUoffset3D,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6754,15 +8461,22 @@ const _: () = {
         "Offset of field: CUmemcpy3DOperand_st::op",
     ][::core::mem::offset_of!(CUmemcpy3DOperand_st, op) - 8usize];
 };
+/// Struct representing an operand for copy with [`cuMemcpy3DBatchAsync`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000)
 pub type CUmemcpy3DOperand_v1 = CUmemcpy3DOperand_st;
+/// Struct representing an operand for copy with [`cuMemcpy3DBatchAsync`](crate::pfn::PFN_cuMemcpy3DBatchAsync_v13000)
 pub type CUmemcpy3DOperand = CUmemcpy3DOperand_v1;
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEMCPY3D_BATCH_OP_st {
+    /// Source memcpy operand.
     pub src: CUmemcpy3DOperand,
+    /// Destination memcpy operand.
     pub dst: CUmemcpy3DOperand,
+    /// Extents of the memcpy between src and dst. The width, height and depth components must not be 0.
     pub extent: CUextent3D,
+    /// Source access ordering to be observed for copy from src to dst.
     pub srcAccessOrder: CUmemcpySrcAccessOrder,
+    /// Additional flags for copies with this attribute. See `CUmemcpyFlags`
     pub flags: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6791,13 +8505,19 @@ const _: () = {
 };
 pub type CUDA_MEMCPY3D_BATCH_OP_v1 = CUDA_MEMCPY3D_BATCH_OP_st;
 pub type CUDA_MEMCPY3D_BATCH_OP = CUDA_MEMCPY3D_BATCH_OP_v1;
+/// Memory allocation node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
+    /// in: location where the allocation should reside (specified in `location`). `handleTypes` must be [`CU_MEM_HANDLE_TYPE_NONE`](crate::types::CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_NONE). IPC is not supported.
     pub poolProps: CUmemPoolProps,
+    /// in: array of memory access descriptors. Used to describe peer GPU access
     pub accessDescs: *const CUmemAccessDesc,
+    /// in: number of memory access descriptors.  Must not exceed the number of GPUs.
     pub accessDescCount: usize,
+    /// in: size in bytes of the requested allocation
     pub bytesize: usize,
+    /// out: address of the allocation returned by CUDA
     pub dptr: CUdeviceptr,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6825,15 +8545,23 @@ const _: () = {
         "Offset of field: CUDA_MEM_ALLOC_NODE_PARAMS_v1_st::dptr",
     ][::core::mem::offset_of!(CUDA_MEM_ALLOC_NODE_PARAMS_v1_st, dptr) - 112usize];
 };
+/// Memory allocation node parameters
 pub type CUDA_MEM_ALLOC_NODE_PARAMS_v1 = CUDA_MEM_ALLOC_NODE_PARAMS_v1_st;
+/// Memory allocation node parameters
 pub type CUDA_MEM_ALLOC_NODE_PARAMS = CUDA_MEM_ALLOC_NODE_PARAMS_v1;
+/// Memory allocation node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
+    /// in: location where the allocation should reside (specified in `location`). `handleTypes` must be [`CU_MEM_HANDLE_TYPE_NONE`](crate::types::CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_NONE). IPC is not supported.
     pub poolProps: CUmemPoolProps,
+    /// in: array of memory access descriptors. Used to describe peer GPU access
     pub accessDescs: *const CUmemAccessDesc,
+    /// in: number of memory access descriptors.  Must not exceed the number of GPUs.
     pub accessDescCount: usize,
+    /// in: size in bytes of the requested allocation
     pub bytesize: usize,
+    /// out: address of the allocation returned by CUDA
     pub dptr: CUdeviceptr,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6861,10 +8589,13 @@ const _: () = {
         "Offset of field: CUDA_MEM_ALLOC_NODE_PARAMS_v2_st::dptr",
     ][::core::mem::offset_of!(CUDA_MEM_ALLOC_NODE_PARAMS_v2_st, dptr) - 112usize];
 };
+/// Memory allocation node parameters
 pub type CUDA_MEM_ALLOC_NODE_PARAMS_v2 = CUDA_MEM_ALLOC_NODE_PARAMS_v2_st;
+/// Memory free node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEM_FREE_NODE_PARAMS_st {
+    /// in: the pointer to free
     pub dptr: CUdeviceptr,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6879,17 +8610,22 @@ const _: () = {
         "Offset of field: CUDA_MEM_FREE_NODE_PARAMS_st::dptr",
     ][::core::mem::offset_of!(CUDA_MEM_FREE_NODE_PARAMS_st, dptr) - 0usize];
 };
+/// Memory free node parameters
 pub type CUDA_MEM_FREE_NODE_PARAMS = CUDA_MEM_FREE_NODE_PARAMS_st;
 impl CUgraphMem_attribute_enum {
+    /// (value type = cuuint64\_t) Amount of memory, in bytes, currently associated with graphs
     pub const CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
         0,
     );
+    /// (value type = cuuint64\_t) High watermark of memory, in bytes, associated with graphs since the last time it was reset.  High watermark can only be reset to zero.
     pub const CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
         1,
     );
+    /// (value type = cuuint64\_t) Amount of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator.
     pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
         2,
     );
+    /// (value type = cuuint64\_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator.
     pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum(
         3,
     );
@@ -6899,24 +8635,34 @@ impl CUgraphMem_attribute_enum {
 pub struct CUgraphMem_attribute_enum(pub ::core::ffi::c_uint);
 pub use self::CUgraphMem_attribute_enum as CUgraphMem_attribute;
 impl CUgraphChildGraphNodeOwnership_enum {
+    /// Default behavior for a child graph node. Child graph is cloned into the parent and memory allocation/free nodes can't be present in the child graph.
     pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum(
         0,
     );
+    /** The child graph is moved to the parent. The handle to the child graph is owned by the parent and will be destroyed when the parent is destroyed.
+
+ The following restrictions apply to child graphs after they have been moved: Cannot be independently instantiated or destroyed; Cannot be added as a child graph of a separate parent graph; Cannot be used as an argument to cuGraphExecUpdate; Cannot have additional memory allocation or free nodes added.*/
     pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum(
         1,
     );
+    /// Invalid ownership flag. Set when params are queried to prevent accidentally reusing the driver-owned graph object
     pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum(
         -1,
     );
 }
+/// Child graph node ownership
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgraphChildGraphNodeOwnership_enum(pub ::core::ffi::c_int);
+/// Child graph node ownership
 pub use self::CUgraphChildGraphNodeOwnership_enum as CUgraphChildGraphNodeOwnership;
+/// Child graph node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_CHILD_GRAPH_NODE_PARAMS_st {
+    /// The child graph to clone into the node for node creation, or a handle to the graph owned by the node for node query. The graph must not contain conditional nodes. Graphs containing memory allocation or memory free nodes must set the ownership to be moved to the parent.
     pub graph: CUgraph,
+    /// The ownership relationship of the child graph node.
     pub ownership: CUgraphChildGraphNodeOwnership,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6934,10 +8680,13 @@ const _: () = {
         "Offset of field: CUDA_CHILD_GRAPH_NODE_PARAMS_st::ownership",
     ][::core::mem::offset_of!(CUDA_CHILD_GRAPH_NODE_PARAMS_st, ownership) - 8usize];
 };
+/// Child graph node parameters
 pub type CUDA_CHILD_GRAPH_NODE_PARAMS = CUDA_CHILD_GRAPH_NODE_PARAMS_st;
+/// Event record node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EVENT_RECORD_NODE_PARAMS_st {
+    /// The event to record when the node executes
     pub event: CUevent,
     pub __bindgen_anon_1: CUDA_EVENT_RECORD_NODE_PARAMS_st__bindgen_ty_1,
 }
@@ -6977,10 +8726,13 @@ const _: () = {
         "Offset of field: CUDA_EVENT_RECORD_NODE_PARAMS_st::event",
     ][::core::mem::offset_of!(CUDA_EVENT_RECORD_NODE_PARAMS_st, event) - 0usize];
 };
+/// Event record node parameters
 pub type CUDA_EVENT_RECORD_NODE_PARAMS = CUDA_EVENT_RECORD_NODE_PARAMS_st;
+/// Event wait node parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_EVENT_WAIT_NODE_PARAMS_st {
+    /// The event to wait on from the node
     pub event: CUevent,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -6995,23 +8747,34 @@ const _: () = {
         "Offset of field: CUDA_EVENT_WAIT_NODE_PARAMS_st::event",
     ][::core::mem::offset_of!(CUDA_EVENT_WAIT_NODE_PARAMS_st, event) - 0usize];
 };
+/// Event wait node parameters
 pub type CUDA_EVENT_WAIT_NODE_PARAMS = CUDA_EVENT_WAIT_NODE_PARAMS_st;
+/// CUDA Batch Memcpy Node Parameters
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st {
+    /// Size of `dsts`, `srcs` and `sizes` arrays. This field cannot be updated in an instantiated graph.
     pub count: usize,
+    /// Array of destination pointers. This field can be updated in an instantiated graph.
     pub dsts: *mut CUdeviceptr,
+    /// Array of source pointers. This field can be updated in an instantiated graph.
     pub srcs: *mut CUdeviceptr,
+    /// Array of sizes for memcpy operations. This field can be updated in an instantiated graph. A size of 0 disables the individual copy operation.
     pub sizes: *mut usize,
+    /// Array of memcpy attributes. The array contents cannot be updated in an instantiated graph.
     pub attrs: *mut CUmemcpyAttributes,
+    /// Array of indices specifying which copies each entry in `attrs` applies to. The array contents cannot be updated in an instantiated graph.
     pub attrsIdxs: *mut usize,
+    /// Size of `attrs` and `attrsIdxs` arrays. This field cannot be updated in an instantiated graph.
     pub numAttrs: usize,
     pub __bindgen_anon_1: CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1,
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 {
+    /// Preferred context to use for the copies. This field cannot be updated in an instantiated graph.
     pub ctx: CUcontext,
+    /// Preferred green context to use for the copies. This field cannot be updated in an instantiated graph.
     pub gCtx: CUgreenCtx,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7063,22 +8826,34 @@ const _: () = {
         "Offset of field: CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st::numAttrs",
     ][::core::mem::offset_of!(CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st, numAttrs) - 48usize];
 };
+/// CUDA Batch Memcpy Node Parameters
 pub type CUDA_MEMCPY_BATCH_NODE_PARAMS_V1 = CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st;
+/// CUDA Batch Memcpy Node Parameters
 pub type CUDA_MEMCPY_BATCH_NODE_PARAMS = CUDA_MEMCPY_BATCH_NODE_PARAMS_V1;
+/// Struct representing a single copy operation for use with [`cuFabricCpyBatchAsync`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050)
 pub type CUDA_FABRIC_COPY_BATCH_OP_v1 = CUDA_FABRIC_COPY_BATCH_OP_st;
+/// Struct representing a single copy operation for use with [`cuFabricCpyBatchAsync`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050)
 pub type CUDA_FABRIC_COPY_BATCH_OP = CUDA_FABRIC_COPY_BATCH_OP_v1;
+/** CUDA fabric copy batch node parameters
+
+ The application must keep every logical endpoint ID referenced by `opList` valid and bound for as long as a graph or executable graph may use the node. Fabric copy batch nodes are not supported in device-launched graphs or conditional nodes.*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st {
+    /// Number of entries in `opList`. This field cannot be updated after instantiation.
     pub numOps: usize,
+    /// Array of fabric copy operations. Logical endpoint IDs and operand types cannot be updated after instantiation.
     pub opList: *mut CUDA_FABRIC_COPY_BATCH_OP,
+    /// Flags for future use. Must be zero and cannot be updated after instantiation.
     pub flags: ::core::ffi::c_ulonglong,
     pub __bindgen_anon_1: CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1,
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 {
+    /// Preferred context. This field cannot be updated after instantiation.
     pub ctx: CUcontext,
+    /// Preferred green context. This field cannot be updated after instantiation.
     pub gCtx: CUgreenCtx,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7119,35 +8894,62 @@ const _: () = {
         "Offset of field: CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st::flags",
     ][::core::mem::offset_of!(CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st, flags) - 16usize];
 };
+/** CUDA fabric copy batch node parameters
+
+ The application must keep every logical endpoint ID referenced by `opList` valid and bound for as long as a graph or executable graph may use the node. Fabric copy batch nodes are not supported in device-launched graphs or conditional nodes.*/
 pub type CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1 = CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st;
+/** CUDA fabric copy batch node parameters
+
+ The application must keep every logical endpoint ID referenced by `opList` valid and bound for as long as a graph or executable graph may use the node. Fabric copy batch nodes are not supported in device-launched graphs or conditional nodes.*/
 pub type CUDA_FABRIC_CPY_BATCH_NODE_PARAMS = CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1;
+/// Graph node parameters.  See [`cuGraphAddNode`](crate::pfn::PFN_cuGraphAddNode_v13040).
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUgraphNodeParams_st {
+    /// Type of the node
     pub type_: CUgraphNodeType,
+    /// Reserved. Must be zero.
     pub reserved0: [::core::ffi::c_int; 3usize],
     pub __bindgen_anon_1: CUgraphNodeParams_st__bindgen_ty_1,
+    /// Reserved bytes. Must be zero.
     pub reserved2: ::core::ffi::c_longlong,
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUgraphNodeParams_st__bindgen_ty_1 {
+    /// Padding. Unused bytes must be zero.
     pub reserved1: [::core::ffi::c_longlong; 29usize],
+    /// Kernel node parameters.
     pub kernel: CUDA_KERNEL_NODE_PARAMS_v3,
+    /// Memcpy node parameters.
     pub memcpy: CUDA_MEMCPY_NODE_PARAMS,
+    /// Memset node parameters.
     pub memset: CUDA_MEMSET_NODE_PARAMS_v2,
+    /// Host node parameters.
     pub host: CUDA_HOST_NODE_PARAMS_v2,
+    /// Child graph node parameters.
     pub graph: CUDA_CHILD_GRAPH_NODE_PARAMS,
+    /// Event wait node parameters.
     pub eventWait: CUDA_EVENT_WAIT_NODE_PARAMS,
+    /// Event record node parameters.
     pub eventRecord: CUDA_EVENT_RECORD_NODE_PARAMS,
+    /// External semaphore signal node parameters.
     pub extSemSignal: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2,
+    /// External semaphore wait node parameters.
     pub extSemWait: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2,
+    /// Memory allocation node parameters.
     pub alloc: CUDA_MEM_ALLOC_NODE_PARAMS_v2,
+    /// Memory free node parameters.
     pub free: CUDA_MEM_FREE_NODE_PARAMS,
+    /// MemOp node parameters.
     pub memOp: CUDA_BATCH_MEM_OP_NODE_PARAMS_v2,
+    /// Conditional node parameters.
     pub conditional: CUDA_CONDITIONAL_NODE_PARAMS,
+    /// Batch memcpy node parameters.
     pub memcpyBatch: CUDA_MEMCPY_BATCH_NODE_PARAMS_V1,
+    /// Fabric copy batch node parameters.
     pub fabricCpyBatch: CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1,
+    /// Padding as bytes
     pub asBytes: [::core::ffi::c_char; 232usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7230,184 +9032,249 @@ const _: () = {
         "Offset of field: CUgraphNodeParams_st::reserved2",
     ][::core::mem::offset_of!(CUgraphNodeParams_st, reserved2) - 248usize];
 };
+/// Graph node parameters.  See [`cuGraphAddNode`](crate::pfn::PFN_cuGraphAddNode_v13040).
 pub type CUgraphNodeParams = CUgraphNodeParams_st;
 impl CUflushGPUDirectRDMAWritesOptions_enum {
+    /// [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030) and its CUDA Runtime API counterpart are supported on the device.
     pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST: CUflushGPUDirectRDMAWritesOptions_enum = CUflushGPUDirectRDMAWritesOptions_enum(
         1,
     );
+    /// The [`CU_STREAM_WAIT_VALUE_FLUSH`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH) flag and the [`CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES) MemOp are supported on the device.
     pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS: CUflushGPUDirectRDMAWritesOptions_enum = CUflushGPUDirectRDMAWritesOptions_enum(
         2,
     );
 }
+/// Bitmasks for [`CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUflushGPUDirectRDMAWritesOptions_enum(pub ::core::ffi::c_uint);
+/// Bitmasks for ::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
 pub use self::CUflushGPUDirectRDMAWritesOptions_enum as CUflushGPUDirectRDMAWritesOptions;
 impl CUGPUDirectRDMAWritesOrdering_enum {
+    /// The device does not natively support ordering of remote writes. [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030) can be leveraged if supported.
     pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE: CUGPUDirectRDMAWritesOrdering_enum = CUGPUDirectRDMAWritesOrdering_enum(
         0,
     );
+    /// Natively, the device can consistently consume remote writes, although other CUDA devices may not.
     pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER: CUGPUDirectRDMAWritesOrdering_enum = CUGPUDirectRDMAWritesOrdering_enum(
         100,
     );
+    /// Any CUDA device in the system can consistently consume remote writes to this device.
     pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES: CUGPUDirectRDMAWritesOrdering_enum = CUGPUDirectRDMAWritesOrdering_enum(
         200,
     );
 }
+/// Platform native ordering for GPUDirect RDMA writes
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUGPUDirectRDMAWritesOrdering_enum(pub ::core::ffi::c_uint);
+/// Platform native ordering for GPUDirect RDMA writes
 pub use self::CUGPUDirectRDMAWritesOrdering_enum as CUGPUDirectRDMAWritesOrdering;
 impl CUflushGPUDirectRDMAWritesScope_enum {
+    /// Blocks until remote writes are visible to the CUDA device context owning the data.
     pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER: CUflushGPUDirectRDMAWritesScope_enum = CUflushGPUDirectRDMAWritesScope_enum(
         100,
     );
+    /// Blocks until remote writes are visible to all CUDA device contexts.
     pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES: CUflushGPUDirectRDMAWritesScope_enum = CUflushGPUDirectRDMAWritesScope_enum(
         200,
     );
 }
+/// The scopes for [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUflushGPUDirectRDMAWritesScope_enum(pub ::core::ffi::c_uint);
+/// The scopes for ::cuFlushGPUDirectRDMAWrites
 pub use self::CUflushGPUDirectRDMAWritesScope_enum as CUflushGPUDirectRDMAWritesScope;
 impl CUflushGPUDirectRDMAWritesTarget_enum {
+    /// Sets the target for [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030) to the currently active CUDA device context.
     pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX: CUflushGPUDirectRDMAWritesTarget_enum = CUflushGPUDirectRDMAWritesTarget_enum(
         0,
     );
 }
+/// The targets for [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUflushGPUDirectRDMAWritesTarget_enum(pub ::core::ffi::c_uint);
+/// The targets for ::cuFlushGPUDirectRDMAWrites
 pub use self::CUflushGPUDirectRDMAWritesTarget_enum as CUflushGPUDirectRDMAWritesTarget;
 impl CUgraphDebugDot_flags_enum {
+    /// Output all debug data as if every debug flag is enabled
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         1,
     );
+    /// Use CUDA Runtime structures for output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         2,
     );
+    /// Adds CUDA\_KERNEL\_NODE\_PARAMS values to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         4,
     );
+    /// Adds CUDA\_MEMCPY3D values to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         8,
     );
+    /// Adds CUDA\_MEMSET\_NODE\_PARAMS values to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         16,
     );
+    /// Adds CUDA\_HOST\_NODE\_PARAMS values to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         32,
     );
+    /// Adds CUevent handle from record and wait nodes to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         64,
     );
+    /// Adds CUDA\_EXT\_SEM\_SIGNAL\_NODE\_PARAMS values to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         128,
     );
+    /// Adds CUDA\_EXT\_SEM\_WAIT\_NODE\_PARAMS values to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         256,
     );
+    /// Adds CUkernelNodeAttrValue values to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         512,
     );
+    /// Adds node handles and every kernel function handle to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         1024,
     );
+    /// Adds memory alloc node parameters to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         2048,
     );
+    /// Adds memory free node parameters to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         4096,
     );
+    /// Adds batch mem op node parameters to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         8192,
     );
+    /// Adds edge numbering information
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         16384,
     );
+    /// Adds conditional node parameters to output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         32768,
     );
+    /// Adds batch memcpy node parameters to the output
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         65536,
     );
+    /// Adds fabric copy batch node parameters
     pub const CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS: CUgraphDebugDot_flags_enum = CUgraphDebugDot_flags_enum(
         131072,
     );
 }
+/// The additional write options for [`cuGraphDebugDotPrint`](crate::pfn::PFN_cuGraphDebugDotPrint_v11030)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgraphDebugDot_flags_enum(pub ::core::ffi::c_uint);
+/// The additional write options for ::cuGraphDebugDotPrint
 pub use self::CUgraphDebugDot_flags_enum as CUgraphDebugDot_flags;
 impl CUuserObject_flags_enum {
+    /// Indicates the destructor execution is not synchronized by any CUDA handle.
     pub const CU_USER_OBJECT_NO_DESTRUCTOR_SYNC: CUuserObject_flags_enum = CUuserObject_flags_enum(
         1,
     );
 }
+/// Flags for user objects for graphs
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUuserObject_flags_enum(pub ::core::ffi::c_uint);
+/// Flags for user objects for graphs
 pub use self::CUuserObject_flags_enum as CUuserObject_flags;
 impl CUuserObjectRetain_flags_enum {
+    /// Transfer references from the caller rather than creating new references.
     pub const CU_GRAPH_USER_OBJECT_MOVE: CUuserObjectRetain_flags_enum = CUuserObjectRetain_flags_enum(
         1,
     );
 }
+/// Flags for retaining user object references for graphs
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUuserObjectRetain_flags_enum(pub ::core::ffi::c_uint);
+/// Flags for retaining user object references for graphs
 pub use self::CUuserObjectRetain_flags_enum as CUuserObjectRetain_flags;
 impl CUgraphInstantiate_flags_enum {
+    /// Automatically free memory allocated in a graph before relaunching.
     pub const CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
         1,
     );
+    /// Automatically upload the graph after instantiation. Only supported by [`cuGraphInstantiateWithParams`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000).  The upload will be performed using the stream provided in `instantiateParams`.
     pub const CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
         2,
     );
+    /// Instantiate the graph to be launchable from the device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with CUDA\_GRAPH\_INSTANTIATE\_FLAG\_AUTO\_FREE\_ON\_LAUNCH.
     pub const CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
         4,
     );
+    /// Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into.
     pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: CUgraphInstantiate_flags_enum = CUgraphInstantiate_flags_enum(
         8,
     );
 }
+/// Flags for instantiating a graph
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgraphInstantiate_flags_enum(pub ::core::ffi::c_uint);
+/// Flags for instantiating a graph
 pub use self::CUgraphInstantiate_flags_enum as CUgraphInstantiate_flags;
 impl CUdeviceNumaConfig_enum {
+    /// The GPU is not a NUMA node
     pub const CU_DEVICE_NUMA_CONFIG_NONE: CUdeviceNumaConfig_enum = CUdeviceNumaConfig_enum(
         0,
     );
+    /// The GPU is a NUMA node, CU\_DEVICE\_ATTRIBUTE\_NUMA\_ID contains its NUMA ID
     pub const CU_DEVICE_NUMA_CONFIG_NUMA_NODE: CUdeviceNumaConfig_enum = CUdeviceNumaConfig_enum(
         1,
     );
 }
+/// CUDA device NUMA configuration
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdeviceNumaConfig_enum(pub ::core::ffi::c_uint);
+/// CUDA device NUMA configuration
 pub use self::CUdeviceNumaConfig_enum as CUdeviceNumaConfig;
 impl CUprocessState_enum {
+    /// Default process state
     pub const CU_PROCESS_STATE_RUNNING: CUprocessState_enum = CUprocessState_enum(0);
+    /// CUDA API locks are taken so further CUDA API calls will block
     pub const CU_PROCESS_STATE_LOCKED: CUprocessState_enum = CUprocessState_enum(1);
+    /// Application memory contents have been checkpointed and underlying allocations and device handles have been released
     pub const CU_PROCESS_STATE_CHECKPOINTED: CUprocessState_enum = CUprocessState_enum(
         2,
     );
+    /// Application entered an uncorrectable error during the checkpoint/restore process
     pub const CU_PROCESS_STATE_FAILED: CUprocessState_enum = CUprocessState_enum(3);
+    /// Application memory contents are being checkpointed
     pub const CU_PROCESS_STATE_CHECKPOINTING: CUprocessState_enum = CUprocessState_enum(
         4,
     );
+    /// Application memory contents are being restored
     pub const CU_PROCESS_STATE_RESTORING: CUprocessState_enum = CUprocessState_enum(5);
 }
+/// CUDA Process States
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUprocessState_enum(pub ::core::ffi::c_uint);
+/// CUDA Process States
 pub use self::CUprocessState_enum as CUprocessState;
+/// Per-GPU data for zero-copy mapped device memory used with CUDA checkpoint/restore on custom storage
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUcheckpointCustomStoragePerDeviceData_st {
+    /// Zero-copy mapped device memory pointer for the user to copy to/from
     pub devPtr: CUdeviceptr,
+    /// Size of mapped memory
     pub size: usize,
+    /// Stream the user may use for the copy; the CUDA driver synchronizes on this stream before completing checkpoint or restore
     pub stream: CUstream,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7430,18 +9297,24 @@ const _: () = {
     ][::core::mem::offset_of!(CUcheckpointCustomStoragePerDeviceData_st, stream)
         - 16usize];
 };
+/// Per-GPU data for zero-copy mapped device memory used with CUDA checkpoint/restore on custom storage
 pub type CUcheckpointCustomStoragePerDeviceData = CUcheckpointCustomStoragePerDeviceData_st;
 #[repr(C)]
 #[derive(Debug)]
 pub struct CUIcheckpointOperation_st {
     _unused: [u8; 0],
 }
+/// Handle for a CUDA custom storage checkpoint or restore operation awaiting completion
 pub type CUcheckpointOperationHandle = *mut CUIcheckpointOperation_st;
+/// Output from CUDA custom storage checkpoint/restore: per-GPU device pointers and a handle to complete the operation
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUcheckpointCustomStorageInfo_st {
+    /// Handle returned that is needed to complete checkpoint or restore
     pub handle: CUcheckpointOperationHandle,
+    /// Returned pointer to array of per-device data, one per device. User should set to NULL
     pub perDeviceData: *mut CUcheckpointCustomStoragePerDeviceData,
+    /// Number of devices (and elements in `perDeviceData` array)
     pub deviceCount: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7462,12 +9335,17 @@ const _: () = {
         "Offset of field: CUcheckpointCustomStorageInfo_st::deviceCount",
     ][::core::mem::offset_of!(CUcheckpointCustomStorageInfo_st, deviceCount) - 16usize];
 };
+/// Output from CUDA custom storage checkpoint/restore: per-GPU device pointers and a handle to complete the operation
 pub type CUcheckpointCustomStorageInfo = CUcheckpointCustomStorageInfo_st;
+/// CUDA checkpoint optional lock arguments
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUcheckpointLockArgs_st {
+    /// Timeout in milliseconds to attempt to lock the process, 0 indicates no timeout
     pub timeoutMs: ::core::ffi::c_uint,
+    /// Reserved for future use, must be zero
     pub reserved0: ::core::ffi::c_uint,
+    /// Reserved for future use, must be zeroed
     pub reserved1: [cuuint64_t; 7usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7488,11 +9366,15 @@ const _: () = {
         "Offset of field: CUcheckpointLockArgs_st::reserved1",
     ][::core::mem::offset_of!(CUcheckpointLockArgs_st, reserved1) - 8usize];
 };
+/// CUDA checkpoint optional lock arguments
 pub type CUcheckpointLockArgs = CUcheckpointLockArgs_st;
+/// CUDA checkpoint optional checkpoint arguments
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUcheckpointCheckpointArgs_st {
+    /// Optional custom storage; if NULL, GPU memory is checkpointed to host
     pub customStorageInfo_out: *mut *mut CUcheckpointCustomStorageInfo,
+    /// Reserved for future use, must be zeroed
     pub reserved: [::core::ffi::c_char; 56usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7511,11 +9393,15 @@ const _: () = {
         "Offset of field: CUcheckpointCheckpointArgs_st::reserved",
     ][::core::mem::offset_of!(CUcheckpointCheckpointArgs_st, reserved) - 8usize];
 };
+/// CUDA checkpoint optional checkpoint arguments
 pub type CUcheckpointCheckpointArgs = CUcheckpointCheckpointArgs_st;
+/// CUDA checkpoint GPU UUID pairs for device remapping during restore
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUcheckpointGpuPair_st {
+    /// UUID of the GPU that was checkpointed
     pub oldUuid: CUuuid,
+    /// UUID of the GPU to restore onto
     pub newUuid: CUuuid,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7533,14 +9419,21 @@ const _: () = {
         "Offset of field: CUcheckpointGpuPair_st::newUuid",
     ][::core::mem::offset_of!(CUcheckpointGpuPair_st, newUuid) - 16usize];
 };
+/// CUDA checkpoint GPU UUID pairs for device remapping during restore
 pub type CUcheckpointGpuPair = CUcheckpointGpuPair_st;
+/// CUDA checkpoint optional restore arguments
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUcheckpointRestoreArgs_st {
+    /// Pointer to array of gpu pairs that indicate how to remap GPUs during restore
     pub gpuPairs: *mut CUcheckpointGpuPair,
+    /// Number of gpu pairs to remap
     pub gpuPairsCount: ::core::ffi::c_uint,
+    /// Padding to align the following fields
     pub padding0: ::core::ffi::c_uint,
+    /// Optional custom storage; if NULL, GPU memory is restored from host
     pub customStorageInfo_out: *mut *mut CUcheckpointCustomStorageInfo,
+    /// Reserved for future use, must be zeroed; includes alignment before `customStorageInfo`
     pub reserved: [::core::ffi::c_char; 40usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7568,10 +9461,13 @@ const _: () = {
         "Offset of field: CUcheckpointRestoreArgs_st::reserved",
     ][::core::mem::offset_of!(CUcheckpointRestoreArgs_st, reserved) - 24usize];
 };
+/// CUDA checkpoint optional restore arguments
 pub type CUcheckpointRestoreArgs = CUcheckpointRestoreArgs_st;
+/// CUDA checkpoint optional unlock arguments
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUcheckpointUnlockArgs_st {
+    /// Reserved for future use, must be zeroed
     pub reserved: [cuuint64_t; 8usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7586,45 +9482,63 @@ const _: () = {
         "Offset of field: CUcheckpointUnlockArgs_st::reserved",
     ][::core::mem::offset_of!(CUcheckpointUnlockArgs_st, reserved) - 0usize];
 };
+/// CUDA checkpoint optional unlock arguments
 pub type CUcheckpointUnlockArgs = CUcheckpointUnlockArgs_st;
 impl CUmoduleLoadingMode_enum {
+    /// Lazy Kernel Loading is not enabled
     pub const CU_MODULE_EAGER_LOADING: CUmoduleLoadingMode_enum = CUmoduleLoadingMode_enum(
         1,
     );
+    /// Lazy Kernel Loading is enabled
     pub const CU_MODULE_LAZY_LOADING: CUmoduleLoadingMode_enum = CUmoduleLoadingMode_enum(
         2,
     );
 }
+/// CUDA Lazy Loading status
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmoduleLoadingMode_enum(pub ::core::ffi::c_uint);
+/// CUDA Lazy Loading status
 pub use self::CUmoduleLoadingMode_enum as CUmoduleLoadingMode;
 impl CUmemDecompressAlgorithm_enum {
+    /// Decompression is unsupported.
     pub const CU_MEM_DECOMPRESS_UNSUPPORTED: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum(
         0,
     );
+    /// Deflate is supported.
     pub const CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum(
         1,
     );
+    /// Snappy is supported.
     pub const CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum(
         2,
     );
+    /// LZ4 is supported.
     pub const CU_MEM_DECOMPRESS_ALGORITHM_LZ4: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum(
         4,
     );
 }
+/// Bitmasks for CU\_DEVICE\_ATTRIBUTE\_MEM\_DECOMPRESS\_ALGORITHM\_MASK.
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUmemDecompressAlgorithm_enum(pub ::core::ffi::c_uint);
+/// \brief Bitmasks for CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK.
 pub use self::CUmemDecompressAlgorithm_enum as CUmemDecompressAlgorithm;
+/// Structure describing the parameters that compose a single decompression operation.
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUmemDecompressParams_st {
+    /// The number of bytes to be read and decompressed from `CUmemDecompressParams_st.src`.
     pub srcNumBytes: usize,
+    /// The number of bytes that the decompression operation will be expected to write to `CUmemDecompressParams_st.dst`. This value is optional; if present, it may be used by the CUDA driver as a heuristic for scheduling the individual decompression operations.
     pub dstNumBytes: usize,
+    /// After the decompression operation has completed, the actual number of bytes written to `CUmemDecompressParams.dst` will be recorded as a 32-bit unsigned integer in the memory at this address.
     pub dstActBytes: *mut cuuint32_t,
+    /// Pointer to a buffer of at least `CUmemDecompressParams_st.srcNumBytes` compressed bytes.
     pub src: *const ::core::ffi::c_void,
+    /// Pointer to a buffer where the decompressed data will be written. The number of bytes written to this location will be recorded in the memory pointed to by `CUmemDecompressParams_st.dstActBytes`
     pub dst: *mut ::core::ffi::c_void,
+    /// The decompression algorithm to use.
     pub algo: CUmemDecompressAlgorithm,
     pub padding: [::core::ffi::c_uchar; 20usize],
 }
@@ -7658,25 +9572,35 @@ const _: () = {
         "Offset of field: CUmemDecompressParams_st::padding",
     ][::core::mem::offset_of!(CUmemDecompressParams_st, padding) - 44usize];
 };
+/// Structure describing the parameters that compose a single decompression operation.
 pub type CUmemDecompressParams = CUmemDecompressParams_st;
 impl CUcliqueType_enum {
+    /// Unicast pointer clique
     pub const CU_CLIQUE_TYPE_UNICAST_POINTER: CUcliqueType_enum = CUcliqueType_enum(0);
+    /// Multicast pointer clique
     pub const CU_CLIQUE_TYPE_MULTICAST_POINTER: CUcliqueType_enum = CUcliqueType_enum(1);
+    /// Unicast logical endpoint clique
     pub const CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT: CUcliqueType_enum = CUcliqueType_enum(
         2,
     );
+    /// Multicast logical endpoint clique
     pub const CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT: CUcliqueType_enum = CUcliqueType_enum(
         3,
     );
 }
+/// Fabric clique types
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUcliqueType_enum(pub ::core::ffi::c_uint);
+/// Fabric clique types
 pub use self::CUcliqueType_enum as CUcliqueType;
+/// Fabric clique information
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUcliqueInfo_st {
+    /// Type of the fabric clique
     pub type_: CUcliqueType,
+    /// ID of the fabric clique
     pub id: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7692,20 +9616,27 @@ const _: () = {
         "Offset of field: CUcliqueInfo_st::id",
     ][::core::mem::offset_of!(CUcliqueInfo_st, id) - 4usize];
 };
+/// Fabric clique information
 pub type CUcliqueInfo = CUcliqueInfo_st;
+/// An ID that represents a logical endpoint
 pub type CUlogicalEndpointId = cuuint32_t;
 impl CUlogicalEndpointIpcHandleType_enum {
+    /// Does not allow any export mechanism
     pub const CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE: CUlogicalEndpointIpcHandleType_enum = CUlogicalEndpointIpcHandleType_enum(
         0,
     );
+    /// Allows export to a fabric handle (CUlogicalEndpointFabricHandle)
     pub const CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC: CUlogicalEndpointIpcHandleType_enum = CUlogicalEndpointIpcHandleType_enum(
         1,
     );
 }
+/// IPC handle types that can be requested/queried for a given logical endpoint
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUlogicalEndpointIpcHandleType_enum(pub ::core::ffi::c_uint);
+/// IPC handle types that can be requested/queried for a given logical endpoint
 pub use self::CUlogicalEndpointIpcHandleType_enum as CUlogicalEndpointIpcHandleType;
+/// Fabric handle for a logical endpoint
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUlogicalEndpointFabricHandle_st {
@@ -7723,6 +9654,7 @@ const _: () = {
         "Offset of field: CUlogicalEndpointFabricHandle_st::data",
     ][::core::mem::offset_of!(CUlogicalEndpointFabricHandle_st, data) - 0usize];
 };
+/// Fabric handle for a logical endpoint
 pub type CUlogicalEndpointFabricHandle = CUlogicalEndpointFabricHandle_st;
 impl CUlogicalEndpointType_enum {
     pub const CU_LOGICAL_ENDPOINT_TYPE_INVALID: CUlogicalEndpointType_enum = CUlogicalEndpointType_enum(
@@ -7735,29 +9667,40 @@ impl CUlogicalEndpointType_enum {
         2,
     );
 }
+/// Logical endpoint type
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUlogicalEndpointType_enum(pub ::core::ffi::c_uint);
+/// Logical endpoint type
 pub use self::CUlogicalEndpointType_enum as CUlogicalEndpointType;
 impl CUlogicalEndpointFlag_enum {
+    /// Default flag for logical endpoint construction
     pub const CU_LOGICAL_ENDPOINT_FLAG_NONE: CUlogicalEndpointFlag_enum = CUlogicalEndpointFlag_enum(
         0,
     );
+    /// Indicate the programmer's intention to use counted operations with the logical endpoint
     pub const CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS: CUlogicalEndpointFlag_enum = CUlogicalEndpointFlag_enum(
         1,
     );
 }
+/// Flags for [`CUlogicalEndpointProp`](crate::types::CUlogicalEndpointProp)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUlogicalEndpointFlag_enum(pub ::core::ffi::c_uint);
+/// Flags for ::CUlogicalEndpointProp
 pub use self::CUlogicalEndpointFlag_enum as CUlogicalEndpointFlag;
+/// Properties of a logical endpoint construction
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUlogicalEndpointProp_struct {
+    /// Type of the logical endpoint defined in `CUlogicalEndpointType`
     pub type_: CUlogicalEndpointType,
     pub __bindgen_anon_1: CUlogicalEndpointProp_struct__bindgen_ty_1,
+    /// Size of the logical endpoint
     pub size: ::core::ffi::c_ulonglong,
+    /// A bitmask of IPC handle types defined in `CUlogicalEndpointIpcHandleType`
     pub ipcHandleTypes: ::core::ffi::c_uint,
+    /// A bitmask of flags defined in `CUlogicalEndpointFlag`
     pub flags: ::core::ffi::c_uint,
 }
 #[repr(C)]
@@ -7769,6 +9712,7 @@ pub union CUlogicalEndpointProp_struct__bindgen_ty_1 {
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_1 {
+    /// Owner device of the unicast logical endpoint
     pub device: CUdevice,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7790,6 +9734,7 @@ const _: () = {
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_2 {
+    /// Number of devices in the multicast logical endpoint team
     pub numDevices: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7846,11 +9791,14 @@ const _: () = {
         "Offset of field: CUlogicalEndpointProp_struct::flags",
     ][::core::mem::offset_of!(CUlogicalEndpointProp_struct, flags) - 20usize];
 };
+/// Properties of a logical endpoint construction
 pub type CUlogicalEndpointProp = CUlogicalEndpointProp_struct;
 impl CUfabricCpyOperandType_enum {
+    /// Copy operand is a valid pointer.
     pub const CU_FABRIC_COPY_OPERAND_TYPE_POINTER: CUfabricCpyOperandType_enum = CUfabricCpyOperandType_enum(
         1,
     );
+    /// Copy operand is a logical endpoint.
     pub const CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT: CUfabricCpyOperandType_enum = CUfabricCpyOperandType_enum(
         2,
     );
@@ -7858,10 +9806,14 @@ impl CUfabricCpyOperandType_enum {
         2147483647,
     );
 }
+/// These flags allow applications to convey the operand type for individual copies specified in [`cuFabricCpyBatchAsync`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050).
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUfabricCpyOperandType_enum(pub ::core::ffi::c_uint);
+/** These flags allow applications to convey the operand type for individual
+ copies specified in ::cuFabricCpyBatchAsync.*/
 pub use self::CUfabricCpyOperandType_enum as CUfabricCpyOperandType;
+/// Struct representing an operand for copy with [`cuFabricCpyBatchAsync`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050)
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUfabricCpyOperand_st {
@@ -7874,10 +9826,13 @@ pub union CUfabricCpyOperand_st__bindgen_ty_1 {
     pub ptr: CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_1,
     pub le: CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_2,
 }
+/// Struct representing an operand when [`CUfabricCpyOperand`](crate::types::CUfabricCpyOperand)`type` is [`CU_FABRIC_COPY_OPERAND_TYPE_POINTER`](crate::types::CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_POINTER)
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_1 {
+    /// Pointer where the copy should begin.
     pub ptr: CUdeviceptr,
+    /// Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
     pub locHint: CUmemLocation,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7899,10 +9854,13 @@ const _: () = {
     ][::core::mem::offset_of!(CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_1, locHint)
         - 8usize];
 };
+/// Struct representing an operand when [`CUfabricCpyOperand`](crate::types::CUfabricCpyOperand)`type` is [`CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT`](crate::types::CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT)
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_2 {
+    /// Logical endpoint ID.
     pub id: CUlogicalEndpointId,
+    /// Byte offset into the logical endpoint.
     pub offset: cuuint64_t,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7954,13 +9912,19 @@ const _: () = {
         "Offset of field: CUfabricCpyOperand_st::op",
     ][::core::mem::offset_of!(CUfabricCpyOperand_st, op) - 8usize];
 };
+/// Struct representing an operand for copy with [`cuFabricCpyBatchAsync`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050)
 pub type CUfabricCpyOperand = CUfabricCpyOperand_st;
+/// Struct representing a single copy operation for use with [`cuFabricCpyBatchAsync`](crate::pfn::PFN_cuFabricCpyBatchAsync_v13050)
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_FABRIC_COPY_BATCH_OP_st {
+    /// Source copy operand.
     pub src: CUfabricCpyOperand,
+    /// Destination copy operand.
     pub dst: CUfabricCpyOperand,
+    /// Size in bytes. Zero makes this operation a no-op.
     pub size: usize,
+    /// Additional flags for fabric copy. Must be 0.
     pub flags: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -7985,12 +9949,15 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_FABRIC_COPY_BATCH_OP_st, flags) - 56usize];
 };
 impl CUgraphRecaptureStatus_enum {
+    /// Node is eligible for update in an instantiated graph.
     pub const CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE: CUgraphRecaptureStatus_enum = CUgraphRecaptureStatus_enum(
         0,
     );
+    /// Parameter changes in the node cannot be applied to an instantiated graph.
     pub const CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE: CUgraphRecaptureStatus_enum = CUgraphRecaptureStatus_enum(
         1,
     );
+    /// Error while attempting to recapture the node. The recapture will be ended regardless of the return value from the callback.
     pub const CU_GRAPH_RECAPTURE_ERROR: CUgraphRecaptureStatus_enum = CUgraphRecaptureStatus_enum(
         2,
     );
@@ -7999,6 +9966,19 @@ impl CUgraphRecaptureStatus_enum {
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgraphRecaptureStatus_enum(pub ::core::ffi::c_uint);
 pub use self::CUgraphRecaptureStatus_enum as CUgraphRecaptureStatus;
+/** Callback function invoked when node parameter mismatches are detected while recapturing to an existing graph. Parameter struct pointers are only valid within the callback.
+
+ # Parameters
+
+ - `data`: User parameter provided at beginning of recapture
+ - `node`: Graph node with the parameter mismatch
+ - `originalParams`: The original node parameters from the graph
+ - `recaptureParams`: The node parameters received during the recapture
+ - `status`: Status code for the recapture of the node
+
+ # Returns
+
+ Error code for the callback. Anything other than CUDA\_SUCCESS will cause the recapture to fail immediately.*/
 pub type CUgraphRecaptureCallback = ::core::option::Option<
     unsafe extern "system" fn(
         data: *mut ::core::ffi::c_void,
@@ -8043,9 +10023,11 @@ impl CUcoredumpSettings_enum {
     );
     pub const CU_COREDUMP_MAX: CUcoredumpSettings_enum = CUcoredumpSettings_enum(8);
 }
+/// Flags for choosing a coredump attribute to get/set
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUcoredumpSettings_enum(pub ::core::ffi::c_uint);
+/// Flags for choosing a coredump attribute to get/set
 pub use self::CUcoredumpSettings_enum as CUcoredumpSettings;
 impl CUCoredumpGenerationFlags {
     pub const CU_COREDUMP_DEFAULT_FLAGS: CUCoredumpGenerationFlags = CUCoredumpGenerationFlags(
@@ -8088,6 +10070,7 @@ impl CUCoredumpGenerationFlags {
         303,
     );
 }
+/// Flags for controlling coredump contents
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUCoredumpGenerationFlags(pub ::core::ffi::c_int);
@@ -8096,7 +10079,21 @@ pub struct CUCoredumpGenerationFlags(pub ::core::ffi::c_int);
 pub struct CUcoredumpCallbackEntry_st {
     _unused: [u8; 0],
 }
+/** Opaque handle representing a registered coredump status callback
+
+ This handle is returned when registering a callback and must be provided when deregistering the callback.*/
 pub type CUcoredumpCallbackHandle = *mut CUcoredumpCallbackEntry_st;
+/** Callback function prototype for GPU coredump status notifications
+
+ This callback will be invoked when a GPU coredump begins or completes, depending on which registration function was used. The callback executes synchronously during the coredump process.
+
+ **Note:** Callbacks must not directly or indirectly call any [`cuCoredumpRegisterStartCallback`](crate::pfn::PFN_cuCoredumpRegisterStartCallback_v13020), [`cuCoredumpRegisterCompleteCallback`](crate::pfn::PFN_cuCoredumpRegisterCompleteCallback_v13020), [`cuCoredumpDeregisterStartCallback`](crate::pfn::PFN_cuCoredumpDeregisterStartCallback_v13020), or [`cuCoredumpDeregisterCompleteCallback`](crate::pfn::PFN_cuCoredumpDeregisterCompleteCallback_v13020) API. Such calls return [`CUDA_ERROR_NOT_PERMITTED`](crate::types::cudaError_enum::CUDA_ERROR_NOT_PERMITTED).
+
+ # Parameters
+
+ - `userData`: User-provided data pointer that was passed during registration
+ - `pid`: Process ID of the faulted process
+ - `dev`: Device ordinal where the coredump occurred*/
 pub type CUcoredumpStatusCallback = ::core::option::Option<
     unsafe extern "system" fn(
         userData: *mut ::core::ffi::c_void,
@@ -8112,6 +10109,7 @@ pub struct CUdevResourceDesc_st {
 pub type CUdevResourceDesc = *mut CUdevResourceDesc_st;
 impl CUgreenCtxCreate_flags {
     pub const CU_GREEN_CTX_NONE: CUgreenCtxCreate_flags = CUgreenCtxCreate_flags(0);
+    /// Creates a default stream to use inside the green context
     pub const CU_GREEN_CTX_DEFAULT_STREAM: CUgreenCtxCreate_flags = CUgreenCtxCreate_flags(
         1,
     );
@@ -8126,9 +10124,11 @@ impl CUdevSmResourceGroup_flags {
     pub const CU_DEV_SM_RESOURCE_GROUP_BACKFILL: CUdevSmResourceGroup_flags = CUdevSmResourceGroup_flags(
         1,
     );
+    /// The SMs must be located on a specific locality domain, specified by localityDomainId
     pub const CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID: CUdevSmResourceGroup_flags = CUdevSmResourceGroup_flags(
         2,
     );
+    /// Modifier to [`CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID`](crate::types::CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID) which allows selection of SMs in the locality domain exceeding the `CUdevice_attribute`[`CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT)
     pub const CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS: CUdevSmResourceGroup_flags = CUdevSmResourceGroup_flags(
         4,
     );
@@ -8149,10 +10149,13 @@ impl CUdevSmResourceSplitByCount_flags {
 pub struct CUdevSmResourceSplitByCount_flags(pub ::core::ffi::c_uint);
 impl CUdevResourceType {
     pub const CU_DEV_RESOURCE_TYPE_INVALID: CUdevResourceType = CUdevResourceType(0);
+    /// Streaming multiprocessors related information
     pub const CU_DEV_RESOURCE_TYPE_SM: CUdevResourceType = CUdevResourceType(1);
+    /// Workqueue configuration related information
     pub const CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG: CUdevResourceType = CUdevResourceType(
         1000,
     );
+    /// Pre-existing workqueue related information
     pub const CU_DEV_RESOURCE_TYPE_WORKQUEUE: CUdevResourceType = CUdevResourceType(
         10000,
     );
@@ -8163,10 +10166,15 @@ pub struct CUdevResourceType(pub ::core::ffi::c_uint);
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUdevSmResource_st {
+    /// The amount of streaming multiprocessors available in this resource.
     pub smCount: ::core::ffi::c_uint,
+    /// The minimum number of streaming multiprocessors required to partition this resource.
     pub minSmPartitionSize: ::core::ffi::c_uint,
+    /// The number of streaming multiprocessors in this resource that are guaranteed to be co-scheduled on the same GPU processing cluster. smCount will be a multiple of this value, unless the backfill flag is set.
     pub smCoscheduledAlignment: ::core::ffi::c_uint,
+    /// The flags set on this SM resource. For possible values see [`CUdevSmResourceGroup_flags`](crate::types::CUdevSmResourceGroup_flags).
     pub flags: ::core::ffi::c_uint,
+    /// Locality domain that the SM must be located on. Only valid if CU\_DEV\_SM\_RESOURCE\_GROUP\_LOCALITY\_DOMAIN\_ID is set in flags. If the backfill flag is set, SMs may be assigned from other locality domains.
     pub localityDomainId: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8195,9 +10203,11 @@ const _: () = {
 };
 pub type CUdevSmResource = CUdevSmResource_st;
 impl CUdevWorkqueueConfigScope {
+    /// Use all shared workqueue resources across all contexts. Default driver behaviour.
     pub const CU_WORKQUEUE_SCOPE_DEVICE_CTX: CUdevWorkqueueConfigScope = CUdevWorkqueueConfigScope(
         0,
     );
+    /// When possible, use non-overlapping workqueue resources with other balanced green contexts.
     pub const CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED: CUdevWorkqueueConfigScope = CUdevWorkqueueConfigScope(
         1,
     );
@@ -8208,8 +10218,11 @@ pub struct CUdevWorkqueueConfigScope(pub ::core::ffi::c_uint);
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUdevWorkqueueConfigResource_st {
+    /// The device on which the workqueue resources are available
     pub device: CUdevice,
+    /// The expected maximum number of concurrent stream-ordered workloads
     pub wqConcurrencyLimit: ::core::ffi::c_uint,
+    /// The sharing scope for the workqueue resources
     pub sharingScope: CUdevWorkqueueConfigScope,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8235,6 +10248,7 @@ pub type CUdevWorkqueueConfigResource = CUdevWorkqueueConfigResource_st;
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUdevWorkqueueResource_st {
+    /// Reserved for future use
     pub reserved: [::core::ffi::c_uchar; 40usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8253,11 +10267,17 @@ pub type CUdevWorkqueueResource = CUdevWorkqueueResource_st;
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CU_DEV_SM_RESOURCE_GROUP_PARAMS_st {
+    /// The amount of SMs available in this resource.
     pub smCount: ::core::ffi::c_uint,
+    /// The amount of co-scheduled SMs grouped together for locality purposes.
     pub coscheduledSmCount: ::core::ffi::c_uint,
+    /// When possible, combine co-scheduled groups together into larger groups of this size.
     pub preferredCoscheduledSmCount: ::core::ffi::c_uint,
+    /// The flags set on this SM resource group. For possible values see [`CUdevSmResourceGroup_flags`](crate::types::CUdevSmResourceGroup_flags).
     pub flags: ::core::ffi::c_uint,
+    /// Locality domain that the SM must be located on. Only valid if CU\_DEV\_SM\_RESOURCE\_GROUP\_LOCALITY\_DOMAIN\_ID is set in flags
     pub localityDomainId: ::core::ffi::c_uint,
+    /// Reserved for future use - ensure this is is zero initialized.
     pub reserved: [::core::ffi::c_uint; 11usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8292,9 +10312,20 @@ const _: () = {
     ][::core::mem::offset_of!(CU_DEV_SM_RESOURCE_GROUP_PARAMS_st, reserved) - 20usize];
 };
 pub type CU_DEV_SM_RESOURCE_GROUP_PARAMS = CU_DEV_SM_RESOURCE_GROUP_PARAMS_st;
+/** ```c
+  struct {
+      CUdevResourceType type;
+      union {
+          CUdevSmResource sm;
+ CUdevWorkqueueConfigResource wqConfig;
+ CUdevWorkqueueResource wq;
+      };
+  };
+ ```*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUdevResource_st {
+    /// Type of resource, dictates which union field was last set
     pub type_: CUdevResourceType,
     pub _internal_padding: [::core::ffi::c_uchar; 92usize],
     pub __bindgen_anon_1: CUdevResource_st__bindgen_ty_1,
@@ -8303,8 +10334,11 @@ pub struct CUdevResource_st {
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUdevResource_st__bindgen_ty_1 {
+    /// Resource corresponding to CU\_DEV\_RESOURCE\_TYPE\_SM `type`.
     pub sm: CUdevSmResource,
+    /// Resource corresponding to CU\_DEV\_RESOURCE\_TYPE\_WORKQUEUE\_CONFIG `type`.
     pub wqConfig: CUdevWorkqueueConfigResource,
+    /// Resource corresponding to CU\_DEV\_RESOURCE\_TYPE\_WORKQUEUE `type`.
     pub wq: CUdevWorkqueueResource,
     pub _oversize: [::core::ffi::c_uchar; 40usize],
 }
@@ -8345,15 +10379,49 @@ const _: () = {
         "Offset of field: CUdevResource_st::nextResource",
     ][::core::mem::offset_of!(CUdevResource_st, nextResource) - 136usize];
 };
+/** ```c
+  struct {
+      CUdevResourceType type;
+      union {
+          CUdevSmResource sm;
+ CUdevWorkqueueConfigResource wqConfig;
+ CUdevWorkqueueResource wq;
+      };
+  };
+ ```*/
 pub type CUdevResource_v1 = CUdevResource_st;
+/** ```c
+  struct {
+      CUdevResourceType type;
+      union {
+          CUdevSmResource sm;
+ CUdevWorkqueueConfigResource wqConfig;
+ CUdevWorkqueueResource wq;
+      };
+  };
+ ```*/
 pub type CUdevResource = CUdevResource_v1;
 impl CUlogLevel_enum {
     pub const CU_LOG_LEVEL_ERROR: CUlogLevel_enum = CUlogLevel_enum(0);
     pub const CU_LOG_LEVEL_WARNING: CUlogLevel_enum = CUlogLevel_enum(1);
 }
+/** \_\_\_MANBRIEF\_\_\_ error log management functions for the low-level CUDA API (\_\_\_CURRENT\_FILE\_\_\_) \_\_\_ENDMANBRIEF\_\_\_
+
+ This section describes the error log management functions of the low-level CUDA driver application programming interface.
+
+ @{*/
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUlogLevel_enum(pub ::core::ffi::c_uint);
+/** \defgroup CUDA_LOGS Error Log Management Functions
+
+ ___MANBRIEF___ error log management functions for the low-level CUDA API
+ (___CURRENT_FILE___) ___ENDMANBRIEF___
+
+ This section describes the error log management functions of the low-level CUDA
+ driver application programming interface.
+
+ @{*/
 pub use self::CUlogLevel_enum as CUlogLevel;
 #[repr(C)]
 #[derive(Debug)]
@@ -8374,21 +10442,37 @@ pub type CUdeviceptr_v1 = ::core::ffi::c_uint;
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEMCPY2D_v1_st {
+    /// Source X in bytes
     pub srcXInBytes: ::core::ffi::c_uint,
+    /// Source Y
     pub srcY: ::core::ffi::c_uint,
+    /// Source memory type (host, device, array)
     pub srcMemoryType: CUmemorytype,
+    /// Source host pointer
     pub srcHost: *const ::core::ffi::c_void,
+    /// Source device pointer
     pub srcDevice: CUdeviceptr_v1,
+    /// Source array reference
     pub srcArray: CUarray,
+    /// Source pitch (ignored when src is array)
     pub srcPitch: ::core::ffi::c_uint,
+    /// Destination X in bytes
     pub dstXInBytes: ::core::ffi::c_uint,
+    /// Destination Y
     pub dstY: ::core::ffi::c_uint,
+    /// Destination memory type (host, device, array)
     pub dstMemoryType: CUmemorytype,
+    /// Destination host pointer
     pub dstHost: *mut ::core::ffi::c_void,
+    /// Destination device pointer
     pub dstDevice: CUdeviceptr_v1,
+    /// Destination array reference
     pub dstArray: CUarray,
+    /// Destination pitch (ignored when dst is array)
     pub dstPitch: ::core::ffi::c_uint,
+    /// Width of 2D memory copy in bytes
     pub WidthInBytes: ::core::ffi::c_uint,
+    /// Height of 2D memory copy
     pub Height: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8452,30 +10536,55 @@ pub type CUDA_MEMCPY2D_v1 = CUDA_MEMCPY2D_v1_st;
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_MEMCPY3D_v1_st {
+    /// Source X in bytes
     pub srcXInBytes: ::core::ffi::c_uint,
+    /// Source Y
     pub srcY: ::core::ffi::c_uint,
+    /// Source Z
     pub srcZ: ::core::ffi::c_uint,
+    /// Source LOD
     pub srcLOD: ::core::ffi::c_uint,
+    /// Source memory type (host, device, array)
     pub srcMemoryType: CUmemorytype,
+    /// Source host pointer
     pub srcHost: *const ::core::ffi::c_void,
+    /// Source device pointer
     pub srcDevice: CUdeviceptr_v1,
+    /// Source array reference
     pub srcArray: CUarray,
+    /// Must be NULL
     pub reserved0: *mut ::core::ffi::c_void,
+    /// Source pitch (ignored when src is array)
     pub srcPitch: ::core::ffi::c_uint,
+    /// Source height (ignored when src is array; may be 0 if Depth==1)
     pub srcHeight: ::core::ffi::c_uint,
+    /// Destination X in bytes
     pub dstXInBytes: ::core::ffi::c_uint,
+    /// Destination Y
     pub dstY: ::core::ffi::c_uint,
+    /// Destination Z
     pub dstZ: ::core::ffi::c_uint,
+    /// Destination LOD
     pub dstLOD: ::core::ffi::c_uint,
+    /// Destination memory type (host, device, array)
     pub dstMemoryType: CUmemorytype,
+    /// Destination host pointer
     pub dstHost: *mut ::core::ffi::c_void,
+    /// Destination device pointer
     pub dstDevice: CUdeviceptr_v1,
+    /// Destination array reference
     pub dstArray: CUarray,
+    /// Must be NULL
     pub reserved1: *mut ::core::ffi::c_void,
+    /// Destination pitch (ignored when dst is array)
     pub dstPitch: ::core::ffi::c_uint,
+    /// Destination height (ignored when dst is array; may be 0 if Depth==1)
     pub dstHeight: ::core::ffi::c_uint,
+    /// Width of 3D memory copy in bytes
     pub WidthInBytes: ::core::ffi::c_uint,
+    /// Height of 3D memory copy
     pub Height: ::core::ffi::c_uint,
+    /// Depth of 3D memory copy
     pub Depth: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8566,9 +10675,13 @@ pub type CUDA_MEMCPY3D_v1 = CUDA_MEMCPY3D_v1_st;
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_ARRAY_DESCRIPTOR_v1_st {
+    /// Width of array
     pub Width: ::core::ffi::c_uint,
+    /// Height of array
     pub Height: ::core::ffi::c_uint,
+    /// Array format
     pub Format: CUarray_format,
+    /// Channels per array element
     pub NumChannels: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8596,11 +10709,17 @@ pub type CUDA_ARRAY_DESCRIPTOR_v1 = CUDA_ARRAY_DESCRIPTOR_v1_st;
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUDA_ARRAY3D_DESCRIPTOR_v1_st {
+    /// Width of 3D array
     pub Width: ::core::ffi::c_uint,
+    /// Height of 3D array
     pub Height: ::core::ffi::c_uint,
+    /// Depth of 3D array
     pub Depth: ::core::ffi::c_uint,
+    /// Array format
     pub Format: CUarray_format,
+    /// Channels per array element
     pub NumChannels: ::core::ffi::c_uint,
+    /// Flags
     pub Flags: ::core::ffi::c_uint,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -8634,15 +10753,20 @@ pub type CUDA_ARRAY3D_DESCRIPTOR_v1 = CUDA_ARRAY3D_DESCRIPTOR_v1_st;
 pub type GLenum = ::core::ffi::c_uint;
 pub type GLuint = ::core::ffi::c_uint;
 impl CUGLDeviceList_enum {
+    /// The CUDA devices for all GPUs used by the current OpenGL context
     pub const CU_GL_DEVICE_LIST_ALL: CUGLDeviceList_enum = CUGLDeviceList_enum(1);
+    /// The CUDA devices for the GPUs used by the current OpenGL context in its currently rendering frame
     pub const CU_GL_DEVICE_LIST_CURRENT_FRAME: CUGLDeviceList_enum = CUGLDeviceList_enum(
         2,
     );
+    /// The CUDA devices for the GPUs to be used by the current OpenGL context in the next frame
     pub const CU_GL_DEVICE_LIST_NEXT_FRAME: CUGLDeviceList_enum = CUGLDeviceList_enum(3);
 }
+/// CUDA devices corresponding to an OpenGL device
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUGLDeviceList_enum(pub ::core::ffi::c_uint);
+/// CUDA devices corresponding to an OpenGL device
 pub use self::CUGLDeviceList_enum as CUGLDeviceList;
 impl CUGLmap_flags_enum {
     pub const CU_GL_MAP_RESOURCE_FLAGS_NONE: CUGLmap_flags_enum = CUGLmap_flags_enum(0);
@@ -8653,9 +10777,11 @@ impl CUGLmap_flags_enum {
         2,
     );
 }
+/// Flags to map or unmap a resource
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUGLmap_flags_enum(pub ::core::ffi::c_uint);
+/// Flags to map or unmap a resource
 pub use self::CUGLmap_flags_enum as CUGLmap_flags;
 pub type khronos_int32_t = i32;
 pub type EGLint = khronos_int32_t;
@@ -8663,356 +10789,507 @@ pub type EGLSyncKHR = *mut ::core::ffi::c_void;
 pub type EGLImageKHR = *mut ::core::ffi::c_void;
 pub type EGLStreamKHR = *mut ::core::ffi::c_void;
 impl CUeglFrameType_enum {
+    /// Frame type CUDA array
     pub const CU_EGL_FRAME_TYPE_ARRAY: CUeglFrameType_enum = CUeglFrameType_enum(0);
+    /// Frame type pointer
     pub const CU_EGL_FRAME_TYPE_PITCH: CUeglFrameType_enum = CUeglFrameType_enum(1);
 }
+/// CUDA EglFrame type - array or pointer
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUeglFrameType_enum(pub ::core::ffi::c_uint);
+/// CUDA EglFrame type - array or pointer
 pub use self::CUeglFrameType_enum as CUeglFrameType;
 impl CUeglResourceLocationFlags_enum {
+    /// Resource location sysmem
     pub const CU_EGL_RESOURCE_LOCATION_SYSMEM: CUeglResourceLocationFlags_enum = CUeglResourceLocationFlags_enum(
         0,
     );
+    /// Resource location vidmem
     pub const CU_EGL_RESOURCE_LOCATION_VIDMEM: CUeglResourceLocationFlags_enum = CUeglResourceLocationFlags_enum(
         1,
     );
 }
+/** Resource location flags- sysmem or vidmem
+
+ For CUDA context on iGPU, since video and system memory are equivalent - these flags will not have an effect on the execution.
+
+ For CUDA context on dGPU, applications can use the flag `CUeglResourceLocationFlags` to give a hint about the desired location.
+
+ [`CU_EGL_RESOURCE_LOCATION_SYSMEM`](crate::types::CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_SYSMEM) - the frame data is made resident on the system memory to be accessed by CUDA.
+
+ [`CU_EGL_RESOURCE_LOCATION_VIDMEM`](crate::types::CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_VIDMEM) - the frame data is made resident on the dedicated video memory to be accessed by CUDA.
+
+ There may be an additional latency due to new allocation and data migration, if the frame is produced on a different memory.*/
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUeglResourceLocationFlags_enum(pub ::core::ffi::c_uint);
+/** Resource location flags- sysmem or vidmem
+
+ For CUDA context on iGPU, since video and system memory are equivalent -
+ these flags will not have an effect on the execution.
+
+ For CUDA context on dGPU, applications can use the flag ::CUeglResourceLocationFlags
+ to give a hint about the desired location.
+
+ ::CU_EGL_RESOURCE_LOCATION_SYSMEM - the frame data is made resident on the system memory
+ to be accessed by CUDA.
+
+ ::CU_EGL_RESOURCE_LOCATION_VIDMEM - the frame data is made resident on the dedicated
+ video memory to be accessed by CUDA.
+
+ There may be an additional latency due to new allocation and data migration,
+ if the frame is produced on a different memory.
+*/
 pub use self::CUeglResourceLocationFlags_enum as CUeglResourceLocationFlags;
 impl CUeglColorFormat_enum {
+    /// Y, U, V in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         0,
     );
+    /// Y, UV in two surfaces (UV as one surface) with VU byte ordering, width, height ratio same as YUV420Planar.
     pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         1,
     );
+    /// Y, U, V  each in a separate  surface, U/V width = 1/2 Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV422_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         2,
     );
+    /// Y, UV in two surfaces with VU byte ordering, width, height ratio same as YUV422Planar.
     pub const CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         3,
     );
+    /// R/G/B three channels in one surface with BGR byte ordering. Only pitch linear format supported.
     pub const CU_EGL_COLOR_FORMAT_RGB: CUeglColorFormat_enum = CUeglColorFormat_enum(4);
+    /// R/G/B three channels in one surface with RGB byte ordering. Only pitch linear format supported.
     pub const CU_EGL_COLOR_FORMAT_BGR: CUeglColorFormat_enum = CUeglColorFormat_enum(5);
+    /// R/G/B/A four channels in one surface with BGRA byte ordering.
     pub const CU_EGL_COLOR_FORMAT_ARGB: CUeglColorFormat_enum = CUeglColorFormat_enum(6);
+    /// R/G/B/A four channels in one surface with ABGR byte ordering.
     pub const CU_EGL_COLOR_FORMAT_RGBA: CUeglColorFormat_enum = CUeglColorFormat_enum(7);
+    /// single luminance channel in one surface.
     pub const CU_EGL_COLOR_FORMAT_L: CUeglColorFormat_enum = CUeglColorFormat_enum(8);
+    /// single color channel in one surface.
     pub const CU_EGL_COLOR_FORMAT_R: CUeglColorFormat_enum = CUeglColorFormat_enum(9);
+    /// Y, U, V in three surfaces, each in a separate surface, U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV444_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         10,
     );
+    /// Y, UV in two surfaces (UV as one surface) with VU byte ordering, width, height ratio same as YUV444Planar.
     pub const CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         11,
     );
+    /// Y, U, V in one surface, interleaved as UYVY in one channel.
     pub const CU_EGL_COLOR_FORMAT_YUYV_422: CUeglColorFormat_enum = CUeglColorFormat_enum(
         12,
     );
+    /// Y, U, V in one surface, interleaved as YUYV in one channel.
     pub const CU_EGL_COLOR_FORMAT_UYVY_422: CUeglColorFormat_enum = CUeglColorFormat_enum(
         13,
     );
+    /// R/G/B/A four channels in one surface with RGBA byte ordering.
     pub const CU_EGL_COLOR_FORMAT_ABGR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         14,
     );
+    /// R/G/B/A four channels in one surface with ARGB byte ordering.
     pub const CU_EGL_COLOR_FORMAT_BGRA: CUeglColorFormat_enum = CUeglColorFormat_enum(
         15,
     );
+    /// Alpha color format - one channel in one surface.
     pub const CU_EGL_COLOR_FORMAT_A: CUeglColorFormat_enum = CUeglColorFormat_enum(16);
+    /// R/G color format - two channels in one surface with GR byte ordering
     pub const CU_EGL_COLOR_FORMAT_RG: CUeglColorFormat_enum = CUeglColorFormat_enum(17);
+    /// Y, U, V, A four channels in one surface, interleaved as VUYA.
     pub const CU_EGL_COLOR_FORMAT_AYUV: CUeglColorFormat_enum = CUeglColorFormat_enum(
         18,
     );
+    /// Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         19,
     );
+    /// Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         20,
     );
+    /// Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         21,
     );
+    /// Y10, V10U10 in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         22,
     );
+    /// Y10, V10U10 in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         23,
     );
+    /// Y12, V12U12 in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         24,
     );
+    /// Y12, V12U12 in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         25,
     );
+    /// Extended Range Y, U, V in one surface, interleaved as YVYU in one channel.
     pub const CU_EGL_COLOR_FORMAT_VYUY_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         26,
     );
+    /// Extended Range Y, U, V in one surface, interleaved as YUYV in one channel.
     pub const CU_EGL_COLOR_FORMAT_UYVY_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         27,
     );
+    /// Extended Range Y, U, V in one surface, interleaved as UYVY in one channel.
     pub const CU_EGL_COLOR_FORMAT_YUYV_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         28,
     );
+    /// Extended Range Y, U, V in one surface, interleaved as VYUY in one channel.
     pub const CU_EGL_COLOR_FORMAT_YVYU_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         29,
     );
+    /// Extended Range Y, U, V three channels in one surface, interleaved as VUY. Only pitch linear format supported.
     pub const CU_EGL_COLOR_FORMAT_YUV_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         30,
     );
+    /// Extended Range Y, U, V, A four channels in one surface, interleaved as AVUY.
     pub const CU_EGL_COLOR_FORMAT_YUVA_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         31,
     );
+    /// Extended Range Y, U, V, A four channels in one surface, interleaved as VUYA.
     pub const CU_EGL_COLOR_FORMAT_AYUV_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         32,
     );
+    /// Extended Range Y, U, V in three surfaces, U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         33,
     );
+    /// Extended Range Y, U, V in three surfaces, U/V width = 1/2 Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         34,
     );
+    /// Extended Range Y, U, V in three surfaces, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         35,
     );
+    /// Extended Range Y, UV in two surfaces (UV as one surface) with VU byte ordering, U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         36,
     );
+    /// Extended Range Y, UV in two surfaces (UV as one surface) with VU byte ordering, U/V width = 1/2 Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         37,
     );
+    /// Extended Range Y, UV in two surfaces (UV as one surface) with VU byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         38,
     );
+    /// Extended Range Y, V, U in three surfaces, U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         39,
     );
+    /// Extended Range Y, V, U in three surfaces, U/V width = 1/2 Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         40,
     );
+    /// Extended Range Y, V, U in three surfaces, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         41,
     );
+    /// Extended Range Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         42,
     );
+    /// Extended Range Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         43,
     );
+    /// Extended Range Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         44,
     );
+    /// Bayer format - one channel in one surface with interleaved RGGB ordering.
     pub const CU_EGL_COLOR_FORMAT_BAYER_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum(
         45,
     );
+    /// Bayer format - one channel in one surface with interleaved BGGR ordering.
     pub const CU_EGL_COLOR_FORMAT_BAYER_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         46,
     );
+    /// Bayer format - one channel in one surface with interleaved GRBG ordering.
     pub const CU_EGL_COLOR_FORMAT_BAYER_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum(
         47,
     );
+    /// Bayer format - one channel in one surface with interleaved GBRG ordering.
     pub const CU_EGL_COLOR_FORMAT_BAYER_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum(
         48,
     );
+    /// Bayer10 format - one channel in one surface with interleaved RGGB ordering. Out of 16 bits, 10 bits used 6 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER10_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum(
         49,
     );
+    /// Bayer10 format - one channel in one surface with interleaved BGGR ordering. Out of 16 bits, 10 bits used 6 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER10_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         50,
     );
+    /// Bayer10 format - one channel in one surface with interleaved GRBG ordering. Out of 16 bits, 10 bits used 6 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER10_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum(
         51,
     );
+    /// Bayer10 format - one channel in one surface with interleaved GBRG ordering. Out of 16 bits, 10 bits used 6 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER10_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum(
         52,
     );
+    /// Bayer12 format - one channel in one surface with interleaved RGGB ordering. Out of 16 bits, 12 bits used 4 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER12_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum(
         53,
     );
+    /// Bayer12 format - one channel in one surface with interleaved BGGR ordering. Out of 16 bits, 12 bits used 4 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER12_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         54,
     );
+    /// Bayer12 format - one channel in one surface with interleaved GRBG ordering. Out of 16 bits, 12 bits used 4 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER12_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum(
         55,
     );
+    /// Bayer12 format - one channel in one surface with interleaved GBRG ordering. Out of 16 bits, 12 bits used 4 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER12_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum(
         56,
     );
+    /// Bayer14 format - one channel in one surface with interleaved RGGB ordering. Out of 16 bits, 14 bits used 2 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER14_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum(
         57,
     );
+    /// Bayer14 format - one channel in one surface with interleaved BGGR ordering. Out of 16 bits, 14 bits used 2 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER14_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         58,
     );
+    /// Bayer14 format - one channel in one surface with interleaved GRBG ordering. Out of 16 bits, 14 bits used 2 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER14_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum(
         59,
     );
+    /// Bayer14 format - one channel in one surface with interleaved GBRG ordering. Out of 16 bits, 14 bits used 2 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER14_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum(
         60,
     );
+    /// Bayer20 format - one channel in one surface with interleaved RGGB ordering. Out of 32 bits, 20 bits used 12 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER20_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum(
         61,
     );
+    /// Bayer20 format - one channel in one surface with interleaved BGGR ordering. Out of 32 bits, 20 bits used 12 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER20_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         62,
     );
+    /// Bayer20 format - one channel in one surface with interleaved GRBG ordering. Out of 32 bits, 20 bits used 12 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER20_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum(
         63,
     );
+    /// Bayer20 format - one channel in one surface with interleaved GBRG ordering. Out of 32 bits, 20 bits used 12 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER20_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum(
         64,
     );
+    /// Y, V, U in three surfaces, each in a separate surface, U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU444_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         65,
     );
+    /// Y, V, U in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU422_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         66,
     );
+    /// Y, V, U in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         67,
     );
+    /// Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved RGGB ordering and mapped to opaque integer datatype.
     pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum(
         68,
     );
+    /// Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved BGGR ordering and mapped to opaque integer datatype.
     pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         69,
     );
+    /// Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved GRBG ordering and mapped to opaque integer datatype.
     pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum(
         70,
     );
+    /// Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved GBRG ordering and mapped to opaque integer datatype.
     pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum(
         71,
     );
+    /// Bayer format - one channel in one surface with interleaved BCCR ordering.
     pub const CU_EGL_COLOR_FORMAT_BAYER_BCCR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         72,
     );
+    /// Bayer format - one channel in one surface with interleaved RCCB ordering.
     pub const CU_EGL_COLOR_FORMAT_BAYER_RCCB: CUeglColorFormat_enum = CUeglColorFormat_enum(
         73,
     );
+    /// Bayer format - one channel in one surface with interleaved CRBC ordering.
     pub const CU_EGL_COLOR_FORMAT_BAYER_CRBC: CUeglColorFormat_enum = CUeglColorFormat_enum(
         74,
     );
+    /// Bayer format - one channel in one surface with interleaved CBRC ordering.
     pub const CU_EGL_COLOR_FORMAT_BAYER_CBRC: CUeglColorFormat_enum = CUeglColorFormat_enum(
         75,
     );
+    /// Bayer10 format - one channel in one surface with interleaved CCCC ordering. Out of 16 bits, 10 bits used 6 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER10_CCCC: CUeglColorFormat_enum = CUeglColorFormat_enum(
         76,
     );
+    /// Bayer12 format - one channel in one surface with interleaved BCCR ordering. Out of 16 bits, 12 bits used 4 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER12_BCCR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         77,
     );
+    /// Bayer12 format - one channel in one surface with interleaved RCCB ordering. Out of 16 bits, 12 bits used 4 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER12_RCCB: CUeglColorFormat_enum = CUeglColorFormat_enum(
         78,
     );
+    /// Bayer12 format - one channel in one surface with interleaved CRBC ordering. Out of 16 bits, 12 bits used 4 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER12_CRBC: CUeglColorFormat_enum = CUeglColorFormat_enum(
         79,
     );
+    /// Bayer12 format - one channel in one surface with interleaved CBRC ordering. Out of 16 bits, 12 bits used 4 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER12_CBRC: CUeglColorFormat_enum = CUeglColorFormat_enum(
         80,
     );
+    /// Bayer12 format - one channel in one surface with interleaved CCCC ordering. Out of 16 bits, 12 bits used 4 bits No-op.
     pub const CU_EGL_COLOR_FORMAT_BAYER12_CCCC: CUeglColorFormat_enum = CUeglColorFormat_enum(
         81,
     );
+    /// Color format for single Y plane.
     pub const CU_EGL_COLOR_FORMAT_Y: CUeglColorFormat_enum = CUeglColorFormat_enum(82);
+    /// Y, UV in two surfaces (UV as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum(
         83,
     );
+    /// Y, VU in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum(
         84,
     );
+    /// Y, U, V  each in a separate  surface, U/V width = 1/2 Y width, U/V height= 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum(
         85,
     );
+    /// Y, V, U each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum(
         86,
     );
+    /// Y, UV in two surfaces (UV as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum(
         87,
     );
+    /// Y, VU in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum(
         88,
     );
+    /// Y, U, V  each in a separate  surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum(
         89,
     );
+    /// Y, V, U each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum(
         90,
     );
+    /// Y10, V10U10 in two surfaces (VU as one surface), U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum(
         91,
     );
+    /// Y10, V10U10 in two surfaces (VU as one surface), U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum(
         92,
     );
+    /// Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height  = Y height.
     pub const CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum(
         93,
     );
+    /// Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height  = Y height.
     pub const CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum(
         94,
     );
+    /// Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height  = Y height.
     pub const CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum(
         95,
     );
+    /// Extended Range Color format for single Y plane.
     pub const CU_EGL_COLOR_FORMAT_Y_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         96,
     );
+    /// Extended Range Color format for single Y plane.
     pub const CU_EGL_COLOR_FORMAT_Y_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         97,
     );
+    /// Extended Range Color format for single Y10 plane.
     pub const CU_EGL_COLOR_FORMAT_Y10_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         98,
     );
+    /// Extended Range Color format for single Y10 plane.
     pub const CU_EGL_COLOR_FORMAT_Y10_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         99,
     );
+    /// Extended Range Color format for single Y12 plane.
     pub const CU_EGL_COLOR_FORMAT_Y12_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         100,
     );
+    /// Extended Range Color format for single Y12 plane.
     pub const CU_EGL_COLOR_FORMAT_Y12_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         101,
     );
+    /// Y, U, V, A four channels in one surface, interleaved as AVUY.
     pub const CU_EGL_COLOR_FORMAT_YUVA: CUeglColorFormat_enum = CUeglColorFormat_enum(
         102,
     );
+    /// Y, U, V three channels in one surface, interleaved as VUY. Only pitch linear format supported.
     pub const CU_EGL_COLOR_FORMAT_YUV: CUeglColorFormat_enum = CUeglColorFormat_enum(
         103,
     );
+    /// Y, U, V in one surface, interleaved as YVYU in one channel.
     pub const CU_EGL_COLOR_FORMAT_YVYU: CUeglColorFormat_enum = CUeglColorFormat_enum(
         104,
     );
+    /// Y, U, V in one surface, interleaved as VYUY in one channel.
     pub const CU_EGL_COLOR_FORMAT_VYUY: CUeglColorFormat_enum = CUeglColorFormat_enum(
         105,
     );
+    /// Extended Range Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         106,
     );
+    /// Extended Range Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         107,
     );
+    /// Extended Range Y10, V10U10 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         108,
     );
+    /// Extended Range Y10, V10U10 in two surfaces (VU as one surface)  U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         109,
     );
+    /// Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         110,
     );
+    /// Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
     pub const CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         111,
     );
+    /// Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         112,
     );
+    /// Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
     pub const CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         113,
     );
+    /// Y, U, V in one surface, interleaved as UYVY in one channel.
     pub const CU_EGL_COLOR_FORMAT_UYVY_709: CUeglColorFormat_enum = CUeglColorFormat_enum(
         114,
     );
+    /// Extended Range Y, U, V in one surface, interleaved as UYVY in one channel.
     pub const CU_EGL_COLOR_FORMAT_UYVY_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum(
         115,
     );
+    /// Y, U, V in one surface, interleaved as UYVY in one channel.
     pub const CU_EGL_COLOR_FORMAT_UYVY_2020: CUeglColorFormat_enum = CUeglColorFormat_enum(
         116,
     );
@@ -9020,28 +11297,45 @@ impl CUeglColorFormat_enum {
         117,
     );
 }
+/// CUDA EGL Color Format - The different planar and multiplanar formats currently supported for CUDA\_EGL interops. Three channel formats are currently not supported for [`CU_EGL_FRAME_TYPE_ARRAY`](crate::types::CUeglFrameType_enum::CU_EGL_FRAME_TYPE_ARRAY)
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUeglColorFormat_enum(pub ::core::ffi::c_uint);
+/** CUDA EGL Color Format - The different planar and multiplanar formats currently supported for CUDA_EGL interops.
+ Three channel formats are currently not supported for ::CU_EGL_FRAME_TYPE_ARRAY*/
 pub use self::CUeglColorFormat_enum as CUeglColorFormat;
+/** CUDA EGLFrame structure Descriptor - structure defining one frame of EGL.
+
+ Each frame may contain one or more planes depending on whether the surface  \* is Multiplanar or not.*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUeglFrame_st {
     pub frame: CUeglFrame_st__bindgen_ty_1,
+    /// Width of first plane
     pub width: ::core::ffi::c_uint,
+    /// Height of first plane
     pub height: ::core::ffi::c_uint,
+    /// Depth of first plane
     pub depth: ::core::ffi::c_uint,
+    /// Pitch of first plane
     pub pitch: ::core::ffi::c_uint,
+    /// Number of planes
     pub planeCount: ::core::ffi::c_uint,
+    /// Number of channels for the plane
     pub numChannels: ::core::ffi::c_uint,
+    /// Array or Pitch
     pub frameType: CUeglFrameType,
+    /// CUDA EGL Color Format
     pub eglColorFormat: CUeglColorFormat,
+    /// CUDA Array Format
     pub cuFormat: CUarray_format,
 }
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub union CUeglFrame_st__bindgen_ty_1 {
+    /// Array of CUarray corresponding to each plane
     pub pArray: [CUarray; 3usize],
+    /// Array of Pointers corresponding to each plane
     pub pPitch: [*mut ::core::ffi::c_void; 3usize],
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
@@ -9094,13 +11388,20 @@ const _: () = {
         "Offset of field: CUeglFrame_st::cuFormat",
     ][::core::mem::offset_of!(CUeglFrame_st, cuFormat) - 56usize];
 };
+/** CUDA EGLFrame structure Descriptor - structure defining one frame of EGL.
+
+ Each frame may contain one or more planes depending on whether the surface  \* is Multiplanar or not.*/
 pub type CUeglFrame_v1 = CUeglFrame_st;
+/** CUDA EGLFrame structure Descriptor - structure defining one frame of EGL.
+
+ Each frame may contain one or more planes depending on whether the surface  \* is Multiplanar or not.*/
 pub type CUeglFrame = CUeglFrame_v1;
 #[repr(C)]
 #[derive(Debug)]
 pub struct CUeglStreamConnection_st {
     _unused: [u8; 0],
 }
+/// CUDA EGLSream Connection
 pub type CUeglStreamConnection = *mut CUeglStreamConnection_st;
 impl VdpStatus {
     pub const VDP_STATUS_OK: VdpStatus = VdpStatus(0);
@@ -9147,12 +11448,16 @@ pub type VdpGetProcAddress = ::core::option::Option<
     ) -> VdpStatus,
 >;
 impl CUoutput_mode_enum {
+    /// Output mode Key-Value pair format.
     pub const CU_OUT_KEY_VALUE_PAIR: CUoutput_mode_enum = CUoutput_mode_enum(0);
+    /// Output mode Comma separated values format.
     pub const CU_OUT_CSV: CUoutput_mode_enum = CUoutput_mode_enum(1);
 }
+/// Profiler Output Modes
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUoutput_mode_enum(pub ::core::ffi::c_uint);
+/// Profiler Output Modes
 pub use self::CUoutput_mode_enum as CUoutput_mode;
 /// cuda.h's `#define CU_STREAM_LEGACY ((CUstream)0x1)`. The legacy default stream, whatever the per-thread setting.
 pub const CU_STREAM_LEGACY: CUstream = 0x1 as CUstream;
@@ -9171,123 +11476,201 @@ pub const CU_LAUNCH_PARAM_BUFFER_SIZE: *mut ::core::ffi::c_void = 0x02
 pub const CU_DEVICE_CPU: CUdevice = -1 as CUdevice;
 /// cuda.h's `#define CU_DEVICE_INVALID ((CUdevice)-2)`. No device.
 pub const CU_DEVICE_INVALID: CUdevice = -2 as CUdevice;
+/// Automatically enable peer access between remote devices as needed
+///
 /// The enumerator `CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS` as the integer it is passed as: [`CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS`]`.0`.
 pub const CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS: ::core::ffi::c_uint = CUipcMem_flags_enum::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS
     .0;
+/// Memory can be accessed by any stream on any device
+///
 /// The enumerator `CU_MEM_ATTACH_GLOBAL` as the integer it is passed as: [`CUmemAttach_flags_enum::CU_MEM_ATTACH_GLOBAL`]`.0`.
 pub const CU_MEM_ATTACH_GLOBAL: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_GLOBAL
     .0;
+/// Memory cannot be accessed by any stream on any device
+///
 /// The enumerator `CU_MEM_ATTACH_HOST` as the integer it is passed as: [`CUmemAttach_flags_enum::CU_MEM_ATTACH_HOST`]`.0`.
 pub const CU_MEM_ATTACH_HOST: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_HOST
     .0;
+/// Memory can only be accessed by a single stream on the associated device
+///
 /// The enumerator `CU_MEM_ATTACH_SINGLE` as the integer it is passed as: [`CUmemAttach_flags_enum::CU_MEM_ATTACH_SINGLE`]`.0`.
 pub const CU_MEM_ATTACH_SINGLE: ::core::ffi::c_uint = CUmemAttach_flags_enum::CU_MEM_ATTACH_SINGLE
     .0;
+/// Automatic scheduling
+///
 /// The enumerator `CU_CTX_SCHED_AUTO` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_AUTO`]`.0`.
 pub const CU_CTX_SCHED_AUTO: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_AUTO.0
     as ::core::ffi::c_uint;
+/// Set spin as default scheduling
+///
 /// The enumerator `CU_CTX_SCHED_SPIN` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_SPIN`]`.0`.
 pub const CU_CTX_SCHED_SPIN: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_SPIN.0
     as ::core::ffi::c_uint;
+/// Set yield as default scheduling
+///
 /// The enumerator `CU_CTX_SCHED_YIELD` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_YIELD`]`.0`.
 pub const CU_CTX_SCHED_YIELD: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_YIELD
     .0 as ::core::ffi::c_uint;
+/// Set blocking synchronization as default scheduling
+///
 /// The enumerator `CU_CTX_SCHED_BLOCKING_SYNC` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC`]`.0`.
 pub const CU_CTX_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC
     .0 as ::core::ffi::c_uint;
+/** Set blocking synchronization as default scheduling
+
+ **Deprecated:** This flag was deprecated as of CUDA 4.0 and was replaced with [`CU_CTX_SCHED_BLOCKING_SYNC`](crate::types::CUctx_flags_enum::CU_CTX_SCHED_BLOCKING_SYNC).*/
+///
 /// The enumerator `CU_CTX_BLOCKING_SYNC` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_BLOCKING_SYNC`]`.0`.
 pub const CU_CTX_BLOCKING_SYNC: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_BLOCKING_SYNC
     .0 as ::core::ffi::c_uint;
 /// The enumerator `CU_CTX_SCHED_MASK` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SCHED_MASK`]`.0`.
 pub const CU_CTX_SCHED_MASK: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SCHED_MASK.0
     as ::core::ffi::c_uint;
+/// **Deprecated:** This flag was deprecated as of CUDA 11.0 and it no longer has any effect. All contexts as of CUDA 3.2 behave as though the flag is enabled.
+///
 /// The enumerator `CU_CTX_MAP_HOST` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_MAP_HOST`]`.0`.
 pub const CU_CTX_MAP_HOST: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_MAP_HOST.0
     as ::core::ffi::c_uint;
+/// Keep local memory allocation after launch
+///
 /// The enumerator `CU_CTX_LMEM_RESIZE_TO_MAX` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX`]`.0`.
 pub const CU_CTX_LMEM_RESIZE_TO_MAX: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_LMEM_RESIZE_TO_MAX
     .0 as ::core::ffi::c_uint;
+/// Trigger coredumps from exceptions in this context
+///
 /// The enumerator `CU_CTX_COREDUMP_ENABLE` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE`]`.0`.
 pub const CU_CTX_COREDUMP_ENABLE: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_COREDUMP_ENABLE
     .0 as ::core::ffi::c_uint;
+/// Enable user pipe to trigger coredumps in this context
+///
 /// The enumerator `CU_CTX_USER_COREDUMP_ENABLE` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE`]`.0`.
 pub const CU_CTX_USER_COREDUMP_ENABLE: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_USER_COREDUMP_ENABLE
     .0 as ::core::ffi::c_uint;
+/// Ensure synchronous memory operations on this context will synchronize
+///
 /// The enumerator `CU_CTX_SYNC_MEMOPS` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_SYNC_MEMOPS`]`.0`.
 pub const CU_CTX_SYNC_MEMOPS: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_SYNC_MEMOPS
     .0 as ::core::ffi::c_uint;
 /// The enumerator `CU_CTX_FLAGS_MASK` as `cuCtxCreate`'s `flags` takes it: [`CUctx_flags_enum::CU_CTX_FLAGS_MASK`]`.0`.
 pub const CU_CTX_FLAGS_MASK: ::core::ffi::c_uint = CUctx_flags_enum::CU_CTX_FLAGS_MASK.0
     as ::core::ffi::c_uint;
+/// Automatic scheduling
+///
 /// The enumerator `CU_EVENT_SCHED_AUTO` as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_AUTO`]`.0`.
 pub const CU_EVENT_SCHED_AUTO: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_AUTO
     .0;
+/// Set spin as default scheduling
+///
 /// The enumerator `CU_EVENT_SCHED_SPIN` as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_SPIN`]`.0`.
 pub const CU_EVENT_SCHED_SPIN: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_SPIN
     .0;
+/// Set yield as default scheduling
+///
 /// The enumerator `CU_EVENT_SCHED_YIELD` as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_YIELD`]`.0`.
 pub const CU_EVENT_SCHED_YIELD: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_YIELD
     .0;
+/// Set blocking synchronization as default scheduling
+///
 /// The enumerator `CU_EVENT_SCHED_BLOCKING_SYNC` as the integer it is passed as: [`CUevent_sched_flags_enum::CU_EVENT_SCHED_BLOCKING_SYNC`]`.0`.
 pub const CU_EVENT_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = CUevent_sched_flags_enum::CU_EVENT_SCHED_BLOCKING_SYNC
     .0;
+/// Automatic scheduling
+///
 /// The enumerator `NVCL_EVENT_SCHED_AUTO` as the integer it is passed as: [`cl_event_flags_enum::NVCL_EVENT_SCHED_AUTO`]`.0`.
 pub const NVCL_EVENT_SCHED_AUTO: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_AUTO
     .0;
+/// Set spin as default scheduling
+///
 /// The enumerator `NVCL_EVENT_SCHED_SPIN` as the integer it is passed as: [`cl_event_flags_enum::NVCL_EVENT_SCHED_SPIN`]`.0`.
 pub const NVCL_EVENT_SCHED_SPIN: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_SPIN
     .0;
+/// Set yield as default scheduling
+///
 /// The enumerator `NVCL_EVENT_SCHED_YIELD` as the integer it is passed as: [`cl_event_flags_enum::NVCL_EVENT_SCHED_YIELD`]`.0`.
 pub const NVCL_EVENT_SCHED_YIELD: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_YIELD
     .0;
+/// Set blocking synchronization as default scheduling
+///
 /// The enumerator `NVCL_EVENT_SCHED_BLOCKING_SYNC` as the integer it is passed as: [`cl_event_flags_enum::NVCL_EVENT_SCHED_BLOCKING_SYNC`]`.0`.
 pub const NVCL_EVENT_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = cl_event_flags_enum::NVCL_EVENT_SCHED_BLOCKING_SYNC
     .0;
+/// Automatic scheduling
+///
 /// The enumerator `NVCL_CTX_SCHED_AUTO` as the integer it is passed as: [`cl_context_flags_enum::NVCL_CTX_SCHED_AUTO`]`.0`.
 pub const NVCL_CTX_SCHED_AUTO: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_AUTO
     .0;
+/// Set spin as default scheduling
+///
 /// The enumerator `NVCL_CTX_SCHED_SPIN` as the integer it is passed as: [`cl_context_flags_enum::NVCL_CTX_SCHED_SPIN`]`.0`.
 pub const NVCL_CTX_SCHED_SPIN: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_SPIN
     .0;
+/// Set yield as default scheduling
+///
 /// The enumerator `NVCL_CTX_SCHED_YIELD` as the integer it is passed as: [`cl_context_flags_enum::NVCL_CTX_SCHED_YIELD`]`.0`.
 pub const NVCL_CTX_SCHED_YIELD: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_YIELD
     .0;
+/// Set blocking synchronization as default scheduling
+///
 /// The enumerator `NVCL_CTX_SCHED_BLOCKING_SYNC` as the integer it is passed as: [`cl_context_flags_enum::NVCL_CTX_SCHED_BLOCKING_SYNC`]`.0`.
 pub const NVCL_CTX_SCHED_BLOCKING_SYNC: ::core::ffi::c_uint = cl_context_flags_enum::NVCL_CTX_SCHED_BLOCKING_SYNC
     .0;
+/// The execution thread will block until new host tasks are ready to run
+///
 /// The enumerator `CU_HOST_TASK_BLOCKING` as the integer it is passed as: [`CUhostTaskSyncMode_enum::CU_HOST_TASK_BLOCKING`]`.0`.
 pub const CU_HOST_TASK_BLOCKING: ::core::ffi::c_uint = CUhostTaskSyncMode_enum::CU_HOST_TASK_BLOCKING
     .0;
+/// The execution thread will spin wait until new host tasks are ready to run
+///
 /// The enumerator `CU_HOST_TASK_SPINWAIT` as the integer it is passed as: [`CUhostTaskSyncMode_enum::CU_HOST_TASK_SPINWAIT`]`.0`.
 pub const CU_HOST_TASK_SPINWAIT: ::core::ffi::c_uint = CUhostTaskSyncMode_enum::CU_HOST_TASK_SPINWAIT
     .0;
+/// Default stream flag
+///
 /// The enumerator `CU_STREAM_DEFAULT` as `cuStreamCreate`'s `Flags` takes it: [`CUstream_flags_enum::CU_STREAM_DEFAULT`]`.0`.
 pub const CU_STREAM_DEFAULT: ::core::ffi::c_uint = CUstream_flags_enum::CU_STREAM_DEFAULT
     .0 as ::core::ffi::c_uint;
+/// Stream does not synchronize with stream 0 (the NULL stream)
+///
 /// The enumerator `CU_STREAM_NON_BLOCKING` as `cuStreamCreate`'s `Flags` takes it: [`CUstream_flags_enum::CU_STREAM_NON_BLOCKING`]`.0`.
 pub const CU_STREAM_NON_BLOCKING: ::core::ffi::c_uint = CUstream_flags_enum::CU_STREAM_NON_BLOCKING
     .0 as ::core::ffi::c_uint;
+/// Default event flag
+///
 /// The enumerator `CU_EVENT_DEFAULT` as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_DEFAULT`]`.0`.
 pub const CU_EVENT_DEFAULT: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_DEFAULT.0
     as ::core::ffi::c_uint;
+/// Event uses blocking synchronization
+///
 /// The enumerator `CU_EVENT_BLOCKING_SYNC` as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_BLOCKING_SYNC`]`.0`.
 pub const CU_EVENT_BLOCKING_SYNC: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_BLOCKING_SYNC
     .0 as ::core::ffi::c_uint;
+/// Event will not record timing data
+///
 /// The enumerator `CU_EVENT_DISABLE_TIMING` as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_DISABLE_TIMING`]`.0`.
 pub const CU_EVENT_DISABLE_TIMING: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_DISABLE_TIMING
     .0 as ::core::ffi::c_uint;
+/// Event is suitable for interprocess use. CU\_EVENT\_DISABLE\_TIMING must be set
+///
 /// The enumerator `CU_EVENT_INTERPROCESS` as `cuEventCreate`'s `Flags` takes it: [`CUevent_flags_enum::CU_EVENT_INTERPROCESS`]`.0`.
 pub const CU_EVENT_INTERPROCESS: ::core::ffi::c_uint = CUevent_flags_enum::CU_EVENT_INTERPROCESS
     .0 as ::core::ffi::c_uint;
+/// Default event record flag
+///
 /// The enumerator `CU_EVENT_RECORD_DEFAULT` as `cuEventRecordWithFlags`'s `flags` takes it: [`CUevent_record_flags_enum::CU_EVENT_RECORD_DEFAULT`]`.0`.
 pub const CU_EVENT_RECORD_DEFAULT: ::core::ffi::c_uint = CUevent_record_flags_enum::CU_EVENT_RECORD_DEFAULT
     .0 as ::core::ffi::c_uint;
+/// When using stream capture, create an event record node instead of the default behavior.  This flag is invalid when used outside of capture.
+///
 /// The enumerator `CU_EVENT_RECORD_EXTERNAL` as `cuEventRecordWithFlags`'s `flags` takes it: [`CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL`]`.0`.
 pub const CU_EVENT_RECORD_EXTERNAL: ::core::ffi::c_uint = CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL
     .0 as ::core::ffi::c_uint;
+/// Default event wait flag
+///
 /// The enumerator `CU_EVENT_WAIT_DEFAULT` as the integer it is passed as: [`CUevent_wait_flags_enum::CU_EVENT_WAIT_DEFAULT`]`.0`.
 pub const CU_EVENT_WAIT_DEFAULT: ::core::ffi::c_uint = CUevent_wait_flags_enum::CU_EVENT_WAIT_DEFAULT
     .0;
+/// When using stream capture, create an event wait node instead of the default behavior.  This flag is invalid when used outside of capture.
+///
 /// The enumerator `CU_EVENT_WAIT_EXTERNAL` as the integer it is passed as: [`CUevent_wait_flags_enum::CU_EVENT_WAIT_EXTERNAL`]`.0`.
 pub const CU_EVENT_WAIT_EXTERNAL: ::core::ffi::c_uint = CUevent_wait_flags_enum::CU_EVENT_WAIT_EXTERNAL
     .0;
@@ -9340,844 +11723,1776 @@ pub const CU_ATOMIC_CAPABILITY_SCALAR_128: ::core::ffi::c_uint = CUatomicOperati
 /// The enumerator `CU_ATOMIC_CAPABILITY_VECTOR_32x4` as the integer it is passed as: [`CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_VECTOR_32x4`]`.0`.
 pub const CU_ATOMIC_CAPABILITY_VECTOR_32x4: ::core::ffi::c_uint = CUatomicOperationCapability_enum::CU_ATOMIC_CAPABILITY_VECTOR_32x4
     .0;
+/// Wait until (int32\_t)(\*addr - value) &gt;= 0 (or int64\_t for 64 bit values). Note this is a cyclic comparison which ignores wraparound. (Default behavior.)
+///
 /// The enumerator `CU_STREAM_WAIT_VALUE_GEQ` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_GEQ: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ
     .0 as ::core::ffi::c_uint;
+/// Wait until \*addr == value.
+///
 /// The enumerator `CU_STREAM_WAIT_VALUE_EQ` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_EQ: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ
     .0 as ::core::ffi::c_uint;
+/// Wait until (\*addr &amp; value) != 0.
+///
 /// The enumerator `CU_STREAM_WAIT_VALUE_AND` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_AND: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND
     .0 as ::core::ffi::c_uint;
+/// Wait until \~(\*addr \| value) != 0. Support for this operation can be queried with [`cuDeviceGetAttribute`](crate::pfn::PFN_cuDeviceGetAttribute_v2000) and [`CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR).
+///
 /// The enumerator `CU_STREAM_WAIT_VALUE_NOR` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_NOR: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR
     .0 as ::core::ffi::c_uint;
+/// Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with [`CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES).
+///
 /// The enumerator `CU_STREAM_WAIT_VALUE_FLUSH` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH`]`.0`.
 pub const CU_STREAM_WAIT_VALUE_FLUSH: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH
     .0 as ::core::ffi::c_uint;
+/// Default behavior
+///
 /// The enumerator `CU_STREAM_WRITE_VALUE_DEFAULT` as `cuStreamWriteValue32`'s `flags` takes it: [`CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_DEFAULT`]`.0`.
 pub const CU_STREAM_WRITE_VALUE_DEFAULT: ::core::ffi::c_uint = CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_DEFAULT
     .0 as ::core::ffi::c_uint;
+/// Permits the write to be reordered with writes which were issued before it, as a performance optimization. Normally, [`cuStreamWriteValue32`](crate::pfn::PFN_cuStreamWriteValue32_v11070) will provide a memory fence before the write, which has similar semantics to \_\_threadfence\_system() but is scoped to the stream rather than a CUDA thread. This flag is not supported in the v2 API.
+///
 /// The enumerator `CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER` as `cuStreamWriteValue32`'s `flags` takes it: [`CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER`]`.0`.
 pub const CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER: ::core::ffi::c_uint = CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER
     .0 as ::core::ffi::c_uint;
+/// Represents a [`cuStreamWaitValue32`](crate::pfn::PFN_cuStreamWaitValue32_v11070) operation
+///
 /// The enumerator `CU_STREAM_MEM_OP_WAIT_VALUE_32` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_32`].
 pub const CU_STREAM_MEM_OP_WAIT_VALUE_32: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_32;
+/// Represents a [`cuStreamWriteValue32`](crate::pfn::PFN_cuStreamWriteValue32_v11070) operation
+///
 /// The enumerator `CU_STREAM_MEM_OP_WRITE_VALUE_32` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_32`].
 pub const CU_STREAM_MEM_OP_WRITE_VALUE_32: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_32;
+/// Represents a [`cuStreamWaitValue64`](crate::pfn::PFN_cuStreamWaitValue64_v11070) operation
+///
 /// The enumerator `CU_STREAM_MEM_OP_WAIT_VALUE_64` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_64`].
 pub const CU_STREAM_MEM_OP_WAIT_VALUE_64: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WAIT_VALUE_64;
+/// Represents a [`cuStreamWriteValue64`](crate::pfn::PFN_cuStreamWriteValue64_v11070) operation
+///
 /// The enumerator `CU_STREAM_MEM_OP_WRITE_VALUE_64` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_64`].
 pub const CU_STREAM_MEM_OP_WRITE_VALUE_64: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_WRITE_VALUE_64;
+/// Insert a memory barrier of the specified type
+///
 /// The enumerator `CU_STREAM_MEM_OP_BARRIER` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_BARRIER`].
 pub const CU_STREAM_MEM_OP_BARRIER: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_BARRIER;
+/// Perform a atomic reduction. See [`CUstreamBatchMemOpParams`](crate::types::CUstreamBatchMemOpParams)`atomicReduction`
+///
 /// The enumerator `CU_STREAM_MEM_OP_ATOMIC_REDUCTION` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_ATOMIC_REDUCTION`].
 pub const CU_STREAM_MEM_OP_ATOMIC_REDUCTION: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_ATOMIC_REDUCTION;
+/// This has the same effect as [`CU_STREAM_WAIT_VALUE_FLUSH`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH), but as a standalone operation.
+///
 /// The enumerator `CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES` by its bare name, as C has it: [`CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES`].
 pub const CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES: CUstreamBatchMemOpType_enum = CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES;
+/// System-wide memory barrier.
+///
 /// The enumerator `CU_STREAM_MEMORY_BARRIER_TYPE_SYS` as the integer it is passed as: [`CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_SYS`]`.0`.
 pub const CU_STREAM_MEMORY_BARRIER_TYPE_SYS: ::core::ffi::c_uint = CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_SYS
     .0;
+/// Limit memory barrier scope to the GPU.
+///
 /// The enumerator `CU_STREAM_MEMORY_BARRIER_TYPE_GPU` as the integer it is passed as: [`CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_GPU`]`.0`.
 pub const CU_STREAM_MEMORY_BARRIER_TYPE_GPU: ::core::ffi::c_uint = CUstreamMemoryBarrier_flags_enum::CU_STREAM_MEMORY_BARRIER_TYPE_GPU
     .0;
+/// Performs an atomic OR: \*(address) = \*(address) \| value
+///
 /// The enumerator `CU_STREAM_ATOMIC_REDUCTION_OP_OR` by its bare name, as C has it: [`CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_OR`].
 pub const CU_STREAM_ATOMIC_REDUCTION_OP_OR: CUstreamAtomicReductionOpType_enum = CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_OR;
+/// Performs an atomic AND: \*(address) = \*(address) &amp; value
+///
 /// The enumerator `CU_STREAM_ATOMIC_REDUCTION_OP_AND` by its bare name, as C has it: [`CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_AND`].
 pub const CU_STREAM_ATOMIC_REDUCTION_OP_AND: CUstreamAtomicReductionOpType_enum = CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_AND;
+/// Performs an atomic ADD: \*(address) = \*(address) + value
+///
 /// The enumerator `CU_STREAM_ATOMIC_REDUCTION_OP_ADD` by its bare name, as C has it: [`CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_ADD`].
 pub const CU_STREAM_ATOMIC_REDUCTION_OP_ADD: CUstreamAtomicReductionOpType_enum = CUstreamAtomicReductionOpType_enum::CU_STREAM_ATOMIC_REDUCTION_OP_ADD;
 /// The enumerator `CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32` by its bare name, as C has it: [`CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32`].
 pub const CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32: CUstreamAtomicReductionDataType_enum = CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_32;
 /// The enumerator `CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64` by its bare name, as C has it: [`CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64`].
 pub const CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64: CUstreamAtomicReductionDataType_enum = CUstreamAtomicReductionDataType_enum::CU_STREAM_ATOMIC_REDUCTION_UNSIGNED_64;
+/// Default behavior
+///
 /// The enumerator `CU_OCCUPANCY_DEFAULT` as `cuOccupancyMaxPotentialBlockSizeWithFlags`'s `flags` takes it: [`CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT`]`.0`.
 pub const CU_OCCUPANCY_DEFAULT: ::core::ffi::c_uint = CUoccupancy_flags_enum::CU_OCCUPANCY_DEFAULT
     .0 as ::core::ffi::c_uint;
+/// Assume global caching is enabled and cannot be automatically turned off
+///
 /// The enumerator `CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE` as `cuOccupancyMaxPotentialBlockSizeWithFlags`'s `flags` takes it: [`CUoccupancy_flags_enum::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE`]`.0`.
 pub const CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE: ::core::ffi::c_uint = CUoccupancy_flags_enum::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE
     .0 as ::core::ffi::c_uint;
+/// Add new nodes to the dependency set
+///
 /// The enumerator `CU_STREAM_ADD_CAPTURE_DEPENDENCIES` as `cuStreamUpdateCaptureDependencies`'s `flags` takes it: [`CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES`]`.0`.
 pub const CU_STREAM_ADD_CAPTURE_DEPENDENCIES: ::core::ffi::c_uint = CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_ADD_CAPTURE_DEPENDENCIES
     .0 as ::core::ffi::c_uint;
+/// Replace the dependency set with the new nodes
+///
 /// The enumerator `CU_STREAM_SET_CAPTURE_DEPENDENCIES` as `cuStreamUpdateCaptureDependencies`'s `flags` takes it: [`CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_SET_CAPTURE_DEPENDENCIES`]`.0`.
 pub const CU_STREAM_SET_CAPTURE_DEPENDENCIES: ::core::ffi::c_uint = CUstreamUpdateCaptureDependencies_flags_enum::CU_STREAM_SET_CAPTURE_DEPENDENCIES
     .0 as ::core::ffi::c_uint;
+/// Sent when the process has exceeded its device memory budget
+///
 /// The enumerator `CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET` by its bare name, as C has it: [`CUasyncNotificationType_enum::CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET`].
 pub const CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET: CUasyncNotificationType_enum = CUasyncNotificationType_enum::CU_ASYNC_NOTIFICATION_TYPE_OVER_BUDGET;
+/// Unsigned 8-bit integers
+///
 /// The enumerator `CU_AD_FORMAT_UNSIGNED_INT8` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT8`].
 pub const CU_AD_FORMAT_UNSIGNED_INT8: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT8;
+/// Unsigned 16-bit integers
+///
 /// The enumerator `CU_AD_FORMAT_UNSIGNED_INT16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT16`].
 pub const CU_AD_FORMAT_UNSIGNED_INT16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT16;
+/// Unsigned 32-bit integers
+///
 /// The enumerator `CU_AD_FORMAT_UNSIGNED_INT32` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT32`].
 pub const CU_AD_FORMAT_UNSIGNED_INT32: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNSIGNED_INT32;
+/// Signed 8-bit integers
+///
 /// The enumerator `CU_AD_FORMAT_SIGNED_INT8` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT8`].
 pub const CU_AD_FORMAT_SIGNED_INT8: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT8;
+/// Signed 16-bit integers
+///
 /// The enumerator `CU_AD_FORMAT_SIGNED_INT16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT16`].
 pub const CU_AD_FORMAT_SIGNED_INT16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT16;
+/// Signed 32-bit integers
+///
 /// The enumerator `CU_AD_FORMAT_SIGNED_INT32` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT32`].
 pub const CU_AD_FORMAT_SIGNED_INT32: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SIGNED_INT32;
+/// 16-bit floating point
+///
 /// The enumerator `CU_AD_FORMAT_HALF` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_HALF`].
 pub const CU_AD_FORMAT_HALF: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_HALF;
+/// 32-bit floating point
+///
 /// The enumerator `CU_AD_FORMAT_FLOAT` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_FLOAT`].
 pub const CU_AD_FORMAT_FLOAT: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_FLOAT;
+/// 8-bit YUV planar format, with 4:2:0 sampling
+///
 /// The enumerator `CU_AD_FORMAT_NV12` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_NV12`].
 pub const CU_AD_FORMAT_NV12: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_NV12;
+/// 1 channel unsigned 8-bit normalized integer
+///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT8X1` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X1`].
 pub const CU_AD_FORMAT_UNORM_INT8X1: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X1;
+/// 2 channel unsigned 8-bit normalized integer
+///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT8X2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X2`].
 pub const CU_AD_FORMAT_UNORM_INT8X2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X2;
+/// 4 channel unsigned 8-bit normalized integer
+///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT8X4` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X4`].
 pub const CU_AD_FORMAT_UNORM_INT8X4: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT8X4;
+/// 1 channel unsigned 16-bit normalized integer
+///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT16X1` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X1`].
 pub const CU_AD_FORMAT_UNORM_INT16X1: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X1;
+/// 2 channel unsigned 16-bit normalized integer
+///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT16X2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X2`].
 pub const CU_AD_FORMAT_UNORM_INT16X2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X2;
+/// 4 channel unsigned 16-bit normalized integer
+///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT16X4` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X4`].
 pub const CU_AD_FORMAT_UNORM_INT16X4: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT16X4;
+/// 1 channel signed 8-bit normalized integer
+///
 /// The enumerator `CU_AD_FORMAT_SNORM_INT8X1` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X1`].
 pub const CU_AD_FORMAT_SNORM_INT8X1: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X1;
+/// 2 channel signed 8-bit normalized integer
+///
 /// The enumerator `CU_AD_FORMAT_SNORM_INT8X2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X2`].
 pub const CU_AD_FORMAT_SNORM_INT8X2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X2;
+/// 4 channel signed 8-bit normalized integer
+///
 /// The enumerator `CU_AD_FORMAT_SNORM_INT8X4` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X4`].
 pub const CU_AD_FORMAT_SNORM_INT8X4: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT8X4;
+/// 1 channel signed 16-bit normalized integer
+///
 /// The enumerator `CU_AD_FORMAT_SNORM_INT16X1` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X1`].
 pub const CU_AD_FORMAT_SNORM_INT16X1: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X1;
+/// 2 channel signed 16-bit normalized integer
+///
 /// The enumerator `CU_AD_FORMAT_SNORM_INT16X2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X2`].
 pub const CU_AD_FORMAT_SNORM_INT16X2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X2;
+/// 4 channel signed 16-bit normalized integer
+///
 /// The enumerator `CU_AD_FORMAT_SNORM_INT16X4` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X4`].
 pub const CU_AD_FORMAT_SNORM_INT16X4: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_SNORM_INT16X4;
+/// 4 channel unsigned normalized block-compressed (BC1 compression) format
+///
 /// The enumerator `CU_AD_FORMAT_BC1_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC1_UNORM`].
 pub const CU_AD_FORMAT_BC1_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC1_UNORM;
+/// 4 channel unsigned normalized block-compressed (BC1 compression) format with sRGB encoding
+///
 /// The enumerator `CU_AD_FORMAT_BC1_UNORM_SRGB` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC1_UNORM_SRGB`].
 pub const CU_AD_FORMAT_BC1_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC1_UNORM_SRGB;
+/// 4 channel unsigned normalized block-compressed (BC2 compression) format
+///
 /// The enumerator `CU_AD_FORMAT_BC2_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC2_UNORM`].
 pub const CU_AD_FORMAT_BC2_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC2_UNORM;
+/// 4 channel unsigned normalized block-compressed (BC2 compression) format with sRGB encoding
+///
 /// The enumerator `CU_AD_FORMAT_BC2_UNORM_SRGB` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC2_UNORM_SRGB`].
 pub const CU_AD_FORMAT_BC2_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC2_UNORM_SRGB;
+/// 4 channel unsigned normalized block-compressed (BC3 compression) format
+///
 /// The enumerator `CU_AD_FORMAT_BC3_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC3_UNORM`].
 pub const CU_AD_FORMAT_BC3_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC3_UNORM;
+/// 4 channel unsigned normalized block-compressed (BC3 compression) format with sRGB encoding
+///
 /// The enumerator `CU_AD_FORMAT_BC3_UNORM_SRGB` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC3_UNORM_SRGB`].
 pub const CU_AD_FORMAT_BC3_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC3_UNORM_SRGB;
+/// 1 channel unsigned normalized block-compressed (BC4 compression) format
+///
 /// The enumerator `CU_AD_FORMAT_BC4_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC4_UNORM`].
 pub const CU_AD_FORMAT_BC4_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC4_UNORM;
+/// 1 channel signed normalized block-compressed (BC4 compression) format
+///
 /// The enumerator `CU_AD_FORMAT_BC4_SNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC4_SNORM`].
 pub const CU_AD_FORMAT_BC4_SNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC4_SNORM;
+/// 2 channel unsigned normalized block-compressed (BC5 compression) format
+///
 /// The enumerator `CU_AD_FORMAT_BC5_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC5_UNORM`].
 pub const CU_AD_FORMAT_BC5_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC5_UNORM;
+/// 2 channel signed normalized block-compressed (BC5 compression) format
+///
 /// The enumerator `CU_AD_FORMAT_BC5_SNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC5_SNORM`].
 pub const CU_AD_FORMAT_BC5_SNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC5_SNORM;
+/// 3 channel unsigned half-float block-compressed (BC6H compression) format
+///
 /// The enumerator `CU_AD_FORMAT_BC6H_UF16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC6H_UF16`].
 pub const CU_AD_FORMAT_BC6H_UF16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC6H_UF16;
+/// 3 channel signed half-float block-compressed (BC6H compression) format
+///
 /// The enumerator `CU_AD_FORMAT_BC6H_SF16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC6H_SF16`].
 pub const CU_AD_FORMAT_BC6H_SF16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC6H_SF16;
+/// 4 channel unsigned normalized block-compressed (BC7 compression) format
+///
 /// The enumerator `CU_AD_FORMAT_BC7_UNORM` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC7_UNORM`].
 pub const CU_AD_FORMAT_BC7_UNORM: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC7_UNORM;
+/// 4 channel unsigned normalized block-compressed (BC7 compression) format with sRGB encoding
+///
 /// The enumerator `CU_AD_FORMAT_BC7_UNORM_SRGB` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_BC7_UNORM_SRGB`].
 pub const CU_AD_FORMAT_BC7_UNORM_SRGB: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_BC7_UNORM_SRGB;
+/// 10-bit YUV planar format, with 4:2:0 sampling
+///
 /// The enumerator `CU_AD_FORMAT_P010` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_P010`].
 pub const CU_AD_FORMAT_P010: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_P010;
+/// 16-bit YUV planar format, with 4:2:0 sampling
+///
 /// The enumerator `CU_AD_FORMAT_P016` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_P016`].
 pub const CU_AD_FORMAT_P016: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_P016;
+/// 8-bit YUV planar format, with 4:2:2 sampling
+///
 /// The enumerator `CU_AD_FORMAT_NV16` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_NV16`].
 pub const CU_AD_FORMAT_NV16: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_NV16;
+/// 10-bit YUV planar format, with 4:2:2 sampling
+///
 /// The enumerator `CU_AD_FORMAT_P210` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_P210`].
 pub const CU_AD_FORMAT_P210: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_P210;
+/// 16-bit YUV planar format, with 4:2:2 sampling
+///
 /// The enumerator `CU_AD_FORMAT_P216` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_P216`].
 pub const CU_AD_FORMAT_P216: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_P216;
+/// 2 channel, 8-bit YUV packed planar format, with 4:2:2 sampling
+///
 /// The enumerator `CU_AD_FORMAT_YUY2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_YUY2`].
 pub const CU_AD_FORMAT_YUY2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_YUY2;
+/// 2 channel, 10-bit YUV packed planar format, with 4:2:2 sampling
+///
 /// The enumerator `CU_AD_FORMAT_Y210` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y210`].
 pub const CU_AD_FORMAT_Y210: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y210;
+/// 2 channel, 16-bit YUV packed planar format, with 4:2:2 sampling
+///
 /// The enumerator `CU_AD_FORMAT_Y216` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y216`].
 pub const CU_AD_FORMAT_Y216: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y216;
+/// 4 channel, 8-bit YUV packed planar format, with 4:4:4 sampling
+///
 /// The enumerator `CU_AD_FORMAT_AYUV` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_AYUV`].
 pub const CU_AD_FORMAT_AYUV: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_AYUV;
+/// 10-bit YUV packed planar format, with 4:4:4 sampling
+///
 /// The enumerator `CU_AD_FORMAT_Y410` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y410`].
 pub const CU_AD_FORMAT_Y410: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y410;
+/// 4 channel, 12-bit YUV packed planar format, with 4:4:4 sampling
+///
 /// The enumerator `CU_AD_FORMAT_Y416` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y416`].
 pub const CU_AD_FORMAT_Y416: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y416;
+/// 3 channel 8-bit YUV planar format, with 4:4:4 sampling
+///
 /// The enumerator `CU_AD_FORMAT_Y444_PLANAR8` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y444_PLANAR8`].
 pub const CU_AD_FORMAT_Y444_PLANAR8: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y444_PLANAR8;
+/// 3 channel 10-bit YUV planar format, with 4:4:4 sampling
+///
 /// The enumerator `CU_AD_FORMAT_Y444_PLANAR10` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_Y444_PLANAR10`].
 pub const CU_AD_FORMAT_Y444_PLANAR10: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_Y444_PLANAR10;
+/// 3 channel 8-bit YUV semi-planar format, with 4:4:4 sampling
+///
 /// The enumerator `CU_AD_FORMAT_YUV444_8bit_SemiPlanar` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_YUV444_8bit_SemiPlanar`].
 pub const CU_AD_FORMAT_YUV444_8bit_SemiPlanar: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_YUV444_8bit_SemiPlanar;
+/// 3 channel 16-bit YUV semi-planar format, with 4:4:4 sampling
+///
 /// The enumerator `CU_AD_FORMAT_YUV444_16bit_SemiPlanar` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_YUV444_16bit_SemiPlanar`].
 pub const CU_AD_FORMAT_YUV444_16bit_SemiPlanar: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_YUV444_16bit_SemiPlanar;
+/// 4 channel unorm R10G10B10A2 RGB format
+///
 /// The enumerator `CU_AD_FORMAT_UNORM_INT_101010_2` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UNORM_INT_101010_2`].
 pub const CU_AD_FORMAT_UNORM_INT_101010_2: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UNORM_INT_101010_2;
+/// 4 channel unsigned 8-bit YUV packed format, with 4:2:2 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT8_PACKED_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PACKED_422`].
 pub const CU_AD_FORMAT_UINT8_PACKED_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PACKED_422;
+/// 4 channel unsigned 8-bit YUV packed format, with 4:4:4 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT8_PACKED_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PACKED_444`].
 pub const CU_AD_FORMAT_UINT8_PACKED_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PACKED_444;
+/// 3 channel unsigned 8-bit YUV semi-planar format, with 4:2:0 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT8_SEMIPLANAR_420` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_420`].
 pub const CU_AD_FORMAT_UINT8_SEMIPLANAR_420: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_420;
+/// 3 channel unsigned 16-bit YUV semi-planar format, with 4:2:0 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT16_SEMIPLANAR_420` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_420`].
 pub const CU_AD_FORMAT_UINT16_SEMIPLANAR_420: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_420;
+/// 3 channel unsigned 8-bit YUV semi-planar format, with 4:2:2 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT8_SEMIPLANAR_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_422`].
 pub const CU_AD_FORMAT_UINT8_SEMIPLANAR_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_422;
+/// 3 channel unsigned 16-bit YUV semi-planar format, with 4:2:2 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT16_SEMIPLANAR_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_422`].
 pub const CU_AD_FORMAT_UINT16_SEMIPLANAR_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_422;
+/// 3 channel unsigned 8-bit YUV semi-planar format, with 4:4:4 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT8_SEMIPLANAR_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_444`].
 pub const CU_AD_FORMAT_UINT8_SEMIPLANAR_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_SEMIPLANAR_444;
+/// 3 channel unsigned 16-bit YUV semi-planar format, with 4:4:4 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT16_SEMIPLANAR_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_444`].
 pub const CU_AD_FORMAT_UINT16_SEMIPLANAR_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_SEMIPLANAR_444;
+/// 3 channel unsigned 8-bit YUV planar format, with 4:2:0 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT8_PLANAR_420` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_420`].
 pub const CU_AD_FORMAT_UINT8_PLANAR_420: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_420;
+/// 3 channel unsigned 16-bit YUV planar format, with 4:2:0 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT16_PLANAR_420` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_420`].
 pub const CU_AD_FORMAT_UINT16_PLANAR_420: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_420;
+/// 3 channel unsigned 8-bit YUV planar format, with 4:2:2 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT8_PLANAR_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_422`].
 pub const CU_AD_FORMAT_UINT8_PLANAR_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_422;
+/// 3 channel unsigned 16-bit YUV planar format, with 4:2:2 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT16_PLANAR_422` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_422`].
 pub const CU_AD_FORMAT_UINT16_PLANAR_422: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_422;
+/// 3 channel unsigned 8-bit YUV planar format, with 4:4:4 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT8_PLANAR_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_444`].
 pub const CU_AD_FORMAT_UINT8_PLANAR_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT8_PLANAR_444;
+/// 3 channel unsigned 16-bit YUV planar format, with 4:4:4 sampling
+///
 /// The enumerator `CU_AD_FORMAT_UINT16_PLANAR_444` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_444`].
 pub const CU_AD_FORMAT_UINT16_PLANAR_444: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_UINT16_PLANAR_444;
 /// The enumerator `CU_AD_FORMAT_MAX` by its bare name, as C has it: [`CUarray_format_enum::CU_AD_FORMAT_MAX`].
 pub const CU_AD_FORMAT_MAX: CUarray_format_enum = CUarray_format_enum::CU_AD_FORMAT_MAX;
+/// Wrapping address mode
+///
 /// The enumerator `CU_TR_ADDRESS_MODE_WRAP` by its bare name, as C has it: [`CUaddress_mode_enum::CU_TR_ADDRESS_MODE_WRAP`].
 pub const CU_TR_ADDRESS_MODE_WRAP: CUaddress_mode_enum = CUaddress_mode_enum::CU_TR_ADDRESS_MODE_WRAP;
+/// Clamp to edge address mode
+///
 /// The enumerator `CU_TR_ADDRESS_MODE_CLAMP` by its bare name, as C has it: [`CUaddress_mode_enum::CU_TR_ADDRESS_MODE_CLAMP`].
 pub const CU_TR_ADDRESS_MODE_CLAMP: CUaddress_mode_enum = CUaddress_mode_enum::CU_TR_ADDRESS_MODE_CLAMP;
+/// Mirror address mode
+///
 /// The enumerator `CU_TR_ADDRESS_MODE_MIRROR` by its bare name, as C has it: [`CUaddress_mode_enum::CU_TR_ADDRESS_MODE_MIRROR`].
 pub const CU_TR_ADDRESS_MODE_MIRROR: CUaddress_mode_enum = CUaddress_mode_enum::CU_TR_ADDRESS_MODE_MIRROR;
+/// Border address mode
+///
 /// The enumerator `CU_TR_ADDRESS_MODE_BORDER` by its bare name, as C has it: [`CUaddress_mode_enum::CU_TR_ADDRESS_MODE_BORDER`].
 pub const CU_TR_ADDRESS_MODE_BORDER: CUaddress_mode_enum = CUaddress_mode_enum::CU_TR_ADDRESS_MODE_BORDER;
+/// Point filter mode
+///
 /// The enumerator `CU_TR_FILTER_MODE_POINT` by its bare name, as C has it: [`CUfilter_mode_enum::CU_TR_FILTER_MODE_POINT`].
 pub const CU_TR_FILTER_MODE_POINT: CUfilter_mode_enum = CUfilter_mode_enum::CU_TR_FILTER_MODE_POINT;
+/// Linear filter mode
+///
 /// The enumerator `CU_TR_FILTER_MODE_LINEAR` by its bare name, as C has it: [`CUfilter_mode_enum::CU_TR_FILTER_MODE_LINEAR`].
 pub const CU_TR_FILTER_MODE_LINEAR: CUfilter_mode_enum = CUfilter_mode_enum::CU_TR_FILTER_MODE_LINEAR;
+/// Maximum number of threads per block
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
+/// Maximum block dimension X
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X;
+/// Maximum block dimension Y
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y;
+/// Maximum block dimension Z
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z;
+/// Maximum grid dimension X
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X;
+/// Maximum grid dimension Y
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y;
+/// Maximum grid dimension Z
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z;
+/// Maximum shared memory available per block in bytes
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK;
+/// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAX\_SHARED\_MEMORY\_PER\_BLOCK
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SHARED_MEMORY_PER_BLOCK;
+/// Memory available on device for \_\_constant\_\_ variables in a CUDA C kernel in bytes
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY`].
 pub const CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY;
+/// Warp size in threads
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_WARP_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_WARP_SIZE`].
 pub const CU_DEVICE_ATTRIBUTE_WARP_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_WARP_SIZE;
+/// Maximum pitch in bytes allowed by memory copies
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_PITCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PITCH`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PITCH;
+/// Maximum number of 32-bit registers available per block
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK;
+/// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAX\_REGISTERS\_PER\_BLOCK
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_REGISTERS_PER_BLOCK;
+/// Typical clock frequency in kilohertz
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CLOCK_RATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CLOCK_RATE`].
 pub const CU_DEVICE_ATTRIBUTE_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CLOCK_RATE;
+/// Alignment requirement for textures
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT`].
 pub const CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT;
+/// Device can possibly copy memory and execute a kernel concurrently. Deprecated. Use instead CU\_DEVICE\_ATTRIBUTE\_ASYNC\_ENGINE\_COUNT.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_OVERLAP` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_OVERLAP`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_OVERLAP: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_OVERLAP;
+/// Number of multiprocessors on device
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`].
 pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+/// Specifies whether there is a run time limit on kernels
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT`].
 pub const CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT;
+/// Device is integrated with host memory
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_INTEGRATED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_INTEGRATED`].
 pub const CU_DEVICE_ATTRIBUTE_INTEGRATED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_INTEGRATED;
+/// Device can map host memory into CUDA address space
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY;
+/// Compute mode (See `CUcomputemode` for details)
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_COMPUTE_MODE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`].
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE;
+/// Maximum 1D texture width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH;
+/// Maximum 2D texture width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH;
+/// Maximum 2D texture height
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT;
+/// Maximum 3D texture width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH;
+/// Maximum 3D texture height
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT;
+/// Maximum 3D texture depth
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH;
+/// Maximum 2D layered texture width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH;
+/// Maximum 2D layered texture height
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT;
+/// Maximum layers in a 2D layered texture
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS;
+/// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAXIMUM\_TEXTURE2D\_LAYERED\_WIDTH
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_WIDTH;
+/// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAXIMUM\_TEXTURE2D\_LAYERED\_HEIGHT
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_HEIGHT;
+/// Deprecated, use CU\_DEVICE\_ATTRIBUTE\_MAXIMUM\_TEXTURE2D\_LAYERED\_LAYERS
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_ARRAY_NUMSLICES;
+/// Alignment requirement for surfaces
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT`].
 pub const CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT;
+/// Device can possibly execute multiple kernels concurrently
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS`].
 pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS;
+/// Device has ECC support enabled
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_ECC_ENABLED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ECC_ENABLED`].
 pub const CU_DEVICE_ATTRIBUTE_ECC_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ECC_ENABLED;
+/// PCI bus ID of the device
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_PCI_BUS_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID`].
 pub const CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID;
+/// PCI device ID of the device
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID`].
 pub const CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID;
+/// Device is using TCC driver model
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TCC_DRIVER` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TCC_DRIVER`].
 pub const CU_DEVICE_ATTRIBUTE_TCC_DRIVER: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TCC_DRIVER;
+/// Peak memory clock frequency in kilohertz
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE`].
 pub const CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE;
+/// Global memory bus width in bits
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH;
+/// Size of L2 cache in bytes
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE`].
 pub const CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE;
+/// Maximum resident threads per multiprocessor
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR;
+/// Number of asynchronous engines
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT`].
 pub const CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT;
+/// Device shares a unified address space with the host
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING`].
 pub const CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING;
+/// Maximum 1D layered texture width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH;
+/// Maximum layers in a 1D layered texture
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS;
+/// Deprecated, do not use.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER;
+/// Maximum 2D texture width if CUDA\_ARRAY3D\_TEXTURE\_GATHER is set
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH;
+/// Maximum 2D texture height if CUDA\_ARRAY3D\_TEXTURE\_GATHER is set
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT;
+/// Alternate maximum 3D texture width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE;
+/// Alternate maximum 3D texture height
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE;
+/// Alternate maximum 3D texture depth
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE;
+/// PCI domain ID of the device
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID`].
 pub const CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID;
+/// Pitch alignment requirement for textures
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT`].
 pub const CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT;
+/// Maximum cubemap texture width/height
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH;
+/// Maximum cubemap layered texture width/height
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH;
+/// Maximum layers in a cubemap layered texture
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS;
+/// Maximum 1D surface width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH;
+/// Maximum 2D surface width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH;
+/// Maximum 2D surface height
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT;
+/// Maximum 3D surface width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH;
+/// Maximum 3D surface height
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT;
+/// Maximum 3D surface depth
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH;
+/// Maximum 1D layered surface width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH;
+/// Maximum layers in a 1D layered surface
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS;
+/// Maximum 2D layered surface width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH;
+/// Maximum 2D layered surface height
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT;
+/// Maximum layers in a 2D layered surface
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS;
+/// Maximum cubemap surface width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH;
+/// Maximum cubemap layered surface width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH;
+/// Maximum layers in a cubemap layered surface
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS;
+/// Deprecated, do not use. Use cudaDeviceGetTexture1DLinearMaxWidth() or cuDeviceGetTexture1DLinearMaxWidth() instead.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH;
+/// Maximum 2D linear texture width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH;
+/// Maximum 2D linear texture height
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT;
+/// Maximum 2D linear texture pitch in bytes
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH;
+/// Maximum mipmapped 2D texture width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH;
+/// Maximum mipmapped 2D texture height
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT;
+/// Major compute capability version number
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR`].
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR;
+/// Minor compute capability version number
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR`].
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR;
+/// Maximum mipmapped 1D texture width
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH`].
 pub const CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH;
+/// Device supports stream priorities
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED;
+/// Device supports caching globals in L1
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED;
+/// Device supports caching locals in L1
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED;
+/// Maximum shared memory available per multiprocessor in bytes
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR;
+/// Maximum number of 32-bit registers available per multiprocessor
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR;
+/// Device can allocate managed memory on this system
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY`].
 pub const CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY;
+/// Device is on a multi-GPU board
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD`].
 pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD;
+/// Unique id for a group of devices on the same multi-GPU board
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID`].
 pub const CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID;
+/// Link between the device and the host supports all native atomic operations
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED;
+/// Ratio of single precision performance (in floating-point operations per second) to double precision performance
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO`].
 pub const CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO;
+/// Device supports coherently accessing pageable memory without calling cudaHostRegister on it
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS`].
 pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS;
+/// Device can coherently access managed memory concurrently with the CPU
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`].
 pub const CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS;
+/// Device supports compute preemption.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED;
+/// Device can access host registered memory at the same virtual address as the CPU
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM;
+/// Deprecated, along with v1 MemOps API, [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070) and related APIs are supported.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1;
+/// Deprecated, along with v1 MemOps API, 64-bit operations are supported in [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070) and related APIs.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1;
+/// Deprecated, along with v1 MemOps API, [`CU_STREAM_WAIT_VALUE_NOR`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR) is supported.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR_V1;
+/// Device supports launching cooperative kernels via [`cuLaunchCooperativeKernel`](crate::pfn::PFN_cuLaunchCooperativeKernel_v9000)
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH`].
 pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH;
+/// Deprecated, [`cuLaunchCooperativeKernelMultiDevice`](crate::pfn::PFN_cuLaunchCooperativeKernelMultiDevice_v9000) is deprecated.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH`].
 pub const CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_COOPERATIVE_MULTI_DEVICE_LAUNCH;
+/// Maximum optin shared memory per block. That is shared memory that is available for dynamic allocation or static allocation (including architecture specific static shared memory) on this device but is not guaranteed to be portable.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN;
+/// The [`CU_STREAM_WAIT_VALUE_FLUSH`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH) flag and the [`CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES) MemOp are supported on the device. See `CUDA_MEMOP` for additional details.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES;
+/// Device supports host memory registration via `cudaHostRegister`.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED;
+/// Device accesses pageable memory via the host's page tables.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES`].
 pub const CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES;
+/// The host can directly access managed memory on the device without migration.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST`].
 pub const CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST;
+/// Deprecated, Use CU\_DEVICE\_ATTRIBUTE\_VIRTUAL\_MEMORY\_MANAGEMENT\_SUPPORTED
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VIRTUAL_ADDRESS_MANAGEMENT_SUPPORTED;
+/// Device supports virtual memory management APIs like [`cuMemAddressReserve`](crate::pfn::PFN_cuMemAddressReserve_v10020), [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020), [`cuMemMap`](crate::pfn::PFN_cuMemMap_v10020) and related APIs
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+/// Device supports exporting memory to a posix file descriptor with [`cuMemExportToShareableHandle`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020), if requested via [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020)
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED;
+/// Device supports exporting memory to a Win32 NT handle with [`cuMemExportToShareableHandle`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020), if requested via [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020)
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED;
+/// Device supports exporting memory to a Win32 KMT handle with [`cuMemExportToShareableHandle`](crate::pfn::PFN_cuMemExportToShareableHandle_v10020), if requested via [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020)
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED;
+/// Maximum number of blocks per multiprocessor
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR;
+/// Device supports compression of memory
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED;
+/// Maximum L2 persisting lines capacity setting in bytes.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE;
+/// Maximum value of CUaccessPolicyWindow`num_bytes`.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE;
+/// Device supports specifying the GPUDirect RDMA flag with [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020)
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED;
+/// Shared memory reserved by CUDA driver per block in bytes
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK;
+/// Device supports sparse CUDA arrays and sparse CUDA mipmapped arrays
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED;
+/// Device supports using the [`cuMemHostRegister`](crate::pfn::PFN_cuMemHostRegister_v6050) flag `CU_MEMHOSTERGISTER_READ_ONLY` to register memory that must be mapped as read-only to the GPU
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED;
+/// External timeline semaphore interop is supported on the device
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED;
+/// Device supports using the [`cuMemAllocAsync`](crate::pfn::PFN_cuMemAllocAsync_v11020) and `cuMemPool` family of APIs
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED;
+/// Device supports GPUDirect RDMA APIs, like nvidia\_p2p\_get\_pages (see <https://docs.nvidia.com/cuda/gpudirect-rdma> for more information)
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED;
+/// The returned attribute shall be interpreted as a bitmask, where the individual bits are described by the `CUflushGPUDirectRDMAWritesOptions` enum
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS;
+/// GPUDirect RDMA writes to the device do not need to be flushed for consumers within the scope indicated by the returned attribute. See `CUGPUDirectRDMAWritesOrdering` for the numerical values returned here.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING;
+/// Handle types supported with mempool based IPC
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES`].
 pub const CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES;
+/// Indicates device supports cluster launch
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH`].
 pub const CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH;
+/// Device supports deferred mapping CUDA arrays and CUDA mipmapped arrays
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED;
+/// 64-bit operations are supported in [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070) and related MemOp APIs.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS;
+/// [`CU_STREAM_WAIT_VALUE_NOR`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR) is supported by MemOp APIs.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR`].
 pub const CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR;
+/// Device supports buffer sharing with dma\_buf mechanism.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED;
+/// Device supports IPC Events.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED;
+/// Number of memory domains the device supports.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT`].
 pub const CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT;
+/// Device supports accessing memory using Tensor Map.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED;
+/// Device supports exporting memory to a fabric handle with cuMemExportToShareableHandle() or requested with cuMemCreate()
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED;
+/// Device supports unified function pointers.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS`].
 pub const CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS;
+/// NUMA configuration of a device: value is of type `CUdeviceNumaConfig` enum
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_NUMA_CONFIG` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_NUMA_CONFIG`].
 pub const CU_DEVICE_ATTRIBUTE_NUMA_CONFIG: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_NUMA_CONFIG;
+/// NUMA node ID of the GPU memory
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_NUMA_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_NUMA_ID`].
 pub const CU_DEVICE_ATTRIBUTE_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_NUMA_ID;
+/// Device supports switch multicast and reduction operations.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED;
+/// Indicates if contexts created on this device will be shared via MPS
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MPS_ENABLED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MPS_ENABLED`].
 pub const CU_DEVICE_ATTRIBUTE_MPS_ENABLED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MPS_ENABLED;
+/// NUMA ID of the host node closest to the device. Returns -1 when system does not support NUMA.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID;
+/// Device supports CIG with D3D12.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED;
+/// The returned valued shall be interpreted as a bitmask, where the individual bits are described by the `CUmemDecompressAlgorithm` enum.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK`].
 pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK;
+/// The returned valued is the maximum length in bytes of a single decompress operation that is allowed.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH`].
 pub const CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH;
+/// Device supports CIG with Vulkan.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED;
+/// The combined 16-bit PCI device ID and 16-bit PCI vendor ID.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID;
+/// The combined 16-bit PCI subsystem ID and 16-bit PCI subsystem vendor ID.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID;
+/// Device supports HOST\_NUMA location with the virtual memory management APIs like [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020), [`cuMemMap`](crate::pfn::PFN_cuMemMap_v10020) and related APIs
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+/// Device supports HOST\_NUMA location with the [`cuMemAllocAsync`](crate::pfn::PFN_cuMemAllocAsync_v11020) and `cuMemPool` family of APIs
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED;
+/// Device supports HOST\_NUMA location IPC between nodes in a multi-node system.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED;
+/// Device suports HOST location with the [`cuMemAllocAsync`](crate::pfn::PFN_cuMemAllocAsync_v11020) and `cuMemPool` family of APIs
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED;
+/// Device supports HOST location with the virtual memory management APIs like [`cuMemCreate`](crate::pfn::PFN_cuMemCreate_v10020), [`cuMemMap`](crate::pfn::PFN_cuMemMap_v10020) and related APIs
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+/// Device supports page-locked host memory buffer sharing with dma\_buf mechanism.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED;
+/// Link between the device and the host supports only some native atomic operations
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED;
+/// Device supports atomic reduction operations in stream batch memory operations
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_ATOMIC_REDUCTION_SUPPORTED;
+/// Number of locality domains
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT`].
 pub const CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_COUNT;
+/// Maximum oversized shared memory per block
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK`].
 pub const CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_OVERSIZED_SHARED_MEMORY_PER_BLOCK;
+/// Device supports CIG streams with D3D12
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_D3D12_CIG_STREAMS_SUPPORTED;
+/// Device supports mmap() of dmabuf file descriptors for CUDA device memory allocations
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_DMA_BUF_MMAP_SUPPORTED;
+/// Device supports unicast logical endpoints
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED;
+/// Device supports multicast logical endpoints
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED;
+/// Device supports counted operations via logical endpoints
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED;
+/// Device supports unicast logical endpoint access on the owner device
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED;
+/// Number of multiprocessors on each locality domain
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT`].
 pub const CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT;
+/// Handle types supported with logical endpoint IPC
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES`].
 pub const CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_SUPPORTED_HANDLE_TYPES;
+/// Device supports CIG streams with Vulkan
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_VULKAN_CIG_STREAMS_SUPPORTED;
+/// Minimum contiguous, accessible size in bytes required when the large tensor-map allocation class is effective. Devices with a 128 KiB backing precondition report 131072; devices where allocation-class selection is a no-op report INT\_MAX.
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE`].
 pub const CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE;
+/// Device supports GPUDirect RDMA with localized memory using the default RDMA mapping link
+///
 /// The enumerator `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED`].
 pub const CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED;
 /// The enumerator `CU_DEVICE_ATTRIBUTE_MAX` by its bare name, as C has it: [`CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX`].
 pub const CU_DEVICE_ATTRIBUTE_MAX: CUdevice_attribute_enum = CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX;
+/// The [`CUcontext`](crate::types::CUcontext) on which a pointer was allocated or registered
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_CONTEXT` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_CONTEXT`].
 pub const CU_POINTER_ATTRIBUTE_CONTEXT: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_CONTEXT;
+/// The `CUmemorytype` describing the physical location of a pointer
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_MEMORY_TYPE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMORY_TYPE`].
 pub const CU_POINTER_ATTRIBUTE_MEMORY_TYPE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+/// The address at which a pointer's memory may be accessed on the device
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_DEVICE_POINTER` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_POINTER`].
 pub const CU_POINTER_ATTRIBUTE_DEVICE_POINTER: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_POINTER;
+/// The address at which a pointer's memory may be accessed on the host
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_HOST_POINTER` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_HOST_POINTER`].
 pub const CU_POINTER_ATTRIBUTE_HOST_POINTER: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_HOST_POINTER;
+/// A pair of tokens for use with the nv-p2p.h Linux kernel interface
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_P2P_TOKENS` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_P2P_TOKENS`].
 pub const CU_POINTER_ATTRIBUTE_P2P_TOKENS: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_P2P_TOKENS;
+/// Synchronize every synchronous memory operation initiated on this region
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_SYNC_MEMOPS` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_SYNC_MEMOPS`].
 pub const CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_SYNC_MEMOPS;
+/// A process-wide unique ID for an allocated memory region
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_BUFFER_ID` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_BUFFER_ID`].
 pub const CU_POINTER_ATTRIBUTE_BUFFER_ID: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_BUFFER_ID;
+/// Indicates if the pointer points to managed memory
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_IS_MANAGED` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_MANAGED`].
 pub const CU_POINTER_ATTRIBUTE_IS_MANAGED: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_MANAGED;
+/// A device ordinal of a device on which a pointer was allocated or registered
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL`].
 pub const CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL;
+/// 1 if this pointer maps to an allocation that is suitable for `cudaIpcGetMemHandle`, 0 otherwise
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE`].
 pub const CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE;
+/// Starting address for this requested pointer
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_RANGE_START_ADDR` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR`].
 pub const CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR;
+/// Size of the address range for this requested pointer
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_RANGE_SIZE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_RANGE_SIZE`].
 pub const CU_POINTER_ATTRIBUTE_RANGE_SIZE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_RANGE_SIZE;
+/// 1 if this pointer is in a valid address range that is mapped to a backing allocation, 0 otherwise
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_MAPPED` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPED`].
 pub const CU_POINTER_ATTRIBUTE_MAPPED: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPED;
+/// Bitmask of allowed `CUmemAllocationHandleType` for this allocation
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES`].
 pub const CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES;
+/// 1 if the memory this pointer is referencing can be used with the GPUDirect RDMA API
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE`].
 pub const CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE;
+/// Returns the access flags the device associated with the current context has on the corresponding memory referenced by the pointer given
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_ACCESS_FLAGS` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAGS`].
 pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAGS;
+/// Returns the mempool handle for the allocation if it was allocated from a mempool. Otherwise returns NULL.
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE`].
 pub const CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE;
+/// Size of the actual underlying mapping that the pointer belongs to
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_MAPPING_SIZE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPING_SIZE`].
 pub const CU_POINTER_ATTRIBUTE_MAPPING_SIZE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPING_SIZE;
+/// The start address of the mapping that the pointer belongs to
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR`].
 pub const CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR;
+/// A process-wide unique id corresponding to the physical allocation the pointer belongs to
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID`].
 pub const CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID;
+/// Returns in  \*data a boolean that indicates whether the pointer points to memory that is capable to be used for hardware accelerated decompression.
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE`].
 pub const CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE;
+/// Returns in  \*data an integer representing the locality domain ordinal of the memory allocation, or -1 if the allocation is not localized to a locality domain.
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL` by its bare name, as C has it: [`CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL`].
 pub const CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL: CUpointer_attribute_enum = CUpointer_attribute_enum::CU_POINTER_ATTRIBUTE_LOCALITY_DOMAIN_ORDINAL;
+/// The maximum number of threads per block, beyond which a launch of the function would fail. This number depends on both the function and the device on which the function is currently loaded.
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`].
 pub const CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
+/// The size in bytes of statically-allocated shared memory required by this function. This does not include dynamically-allocated shared memory requested by the user at runtime.
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`].
 pub const CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES;
+/// The size in bytes of user-allocated constant memory required by this function.
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES`].
 pub const CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES;
+/// The size in bytes of local memory used by each thread of this function.
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`].
 pub const CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES;
+/// The number of registers used by each thread of this function.
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_NUM_REGS` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NUM_REGS`].
 pub const CU_FUNC_ATTRIBUTE_NUM_REGS: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NUM_REGS;
+/// The PTX virtual architecture version for which the function was compiled. This value is the major PTX version \* 10 + the minor PTX version, so a PTX version 1.3 function would return the value 13. Note that this may return the undefined value of 0 for cubins compiled prior to CUDA 3.0.
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_PTX_VERSION` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PTX_VERSION`].
 pub const CU_FUNC_ATTRIBUTE_PTX_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PTX_VERSION;
+/// The binary architecture version for which the function was compiled. This value is the major binary version \* 10 + the minor binary version, so a binary version 1.3 function would return the value 13. Note that this will return a value of 10 for legacy cubins that do not have a properly-encoded binary architecture version.
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_BINARY_VERSION` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_BINARY_VERSION`].
 pub const CU_FUNC_ATTRIBUTE_BINARY_VERSION: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_BINARY_VERSION;
+/// The attribute to indicate whether the function has been compiled with user specified option "-Xptxas --dlcm=ca" set .
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_CACHE_MODE_CA` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA`].
 pub const CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA;
+/** The maximum size in bytes of dynamically-allocated shared memory that can be used by this function. If the user-specified dynamic shared memory size is larger than this value, the launch will fail.
+
+ The default value of this attribute is [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK) - [`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES), except when [`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES) is greater than [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK), then the default value of this attribute is 0. The value can be increased to [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) - [`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES).
+
+ This attribute is ignored if [`CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE) or [`CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE) is set.
+
+ This attribute cannot be used to access oversized shared memory. Oversized shared memory can only be accessed by setting [`CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE) or [`CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE).
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`].
 pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+/** On devices where the L1 cache and shared memory use the same hardware resources, this sets the shared memory carveout preference, in percent of the total shared memory. Refer to [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR). This is only a hint, and the driver can choose a different ratio if required to execute the function.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`].
 pub const CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+/** If this attribute is set, the kernel must launch with a valid cluster size specified.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET`].
 pub const CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET;
+/** The required cluster width in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time.
+
+ If the value is set during compile time, it cannot be set at runtime. Setting it at runtime will return CUDA\_ERROR\_NOT\_PERMITTED.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH`].
 pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH;
+/** The required cluster height in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time.
+
+ If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA\_ERROR\_NOT\_PERMITTED.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT`].
 pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT;
+/** The required cluster depth in blocks. The values must either all be 0 or all be positive. The validity of the cluster dimensions is otherwise checked at launch time.
+
+ If the value is set during compile time, it cannot be set at runtime. Setting it at runtime should return CUDA\_ERROR\_NOT\_PERMITTED.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH`].
 pub const CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH;
+/** Whether the function can be launched with non-portable cluster size. 1 is allowed, 0 is disallowed. A non-portable cluster size may only function on the specific SKUs the program is tested on. The launch might fail if the program is run on a different hardware platform.
+
+ CUDA API provides cudaOccupancyMaxActiveClusters to assist with checking whether the desired size can be launched on the current device.
+
+ Portable Cluster Size
+
+ A portable cluster size is guaranteed to be functional on all compute capabilities higher than the target compute capability. The portable cluster size for sm\_90 is 8 blocks per cluster. This value may increase for future compute capabilities.
+
+ The specific hardware unit may support higher cluster sizes that’s not guaranteed to be portable.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`].
 pub const CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
+/** The block scheduling policy of a function. The value type is CUclusterSchedulingPolicy / cudaClusterSchedulingPolicy.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE`].
 pub const CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+/** Whether the function can be updated on device. 1 means device node update is supported, 0 is unsupported.
+
+ See [`cuFuncGetAttribute`](crate::pfn::PFN_cuFuncGetAttribute_v2020).*/
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED`].
 pub const CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_DEVICE_NODE_UPDATE_SUPPORTED;
+/** The shared memory mode of a function. The value type is CUsharedMemoryMode / cudaSharedMemoryMode.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE`].
 pub const CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_SHARED_MEMORY_MODE;
+/** The shared memory mode of a function. The value type is CUsharedMemoryMode / cudaSharedMemoryMode.
+
+ See [`cuFuncSetAttribute`](crate::pfn::PFN_cuFuncSetAttribute_v9000), [`cuKernelSetAttribute`](crate::pfn::PFN_cuKernelSetAttribute_v12000)*/
+///
 /// The enumerator `CU_FUNC_ATTRIBUTE_MAX` by its bare name, as C has it: [`CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX`].
 pub const CU_FUNC_ATTRIBUTE_MAX: CUfunction_attribute_enum = CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX;
+/// no preference for shared memory or L1 (default)
+///
 /// The enumerator `CU_FUNC_CACHE_PREFER_NONE` by its bare name, as C has it: [`CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_NONE`].
 pub const CU_FUNC_CACHE_PREFER_NONE: CUfunc_cache_enum = CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_NONE;
+/// prefer larger shared memory and smaller L1 cache
+///
 /// The enumerator `CU_FUNC_CACHE_PREFER_SHARED` by its bare name, as C has it: [`CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_SHARED`].
 pub const CU_FUNC_CACHE_PREFER_SHARED: CUfunc_cache_enum = CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_SHARED;
+/// prefer larger L1 cache and smaller shared memory
+///
 /// The enumerator `CU_FUNC_CACHE_PREFER_L1` by its bare name, as C has it: [`CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_L1`].
 pub const CU_FUNC_CACHE_PREFER_L1: CUfunc_cache_enum = CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_L1;
+/// prefer equal sized L1 cache and shared memory
+///
 /// The enumerator `CU_FUNC_CACHE_PREFER_EQUAL` by its bare name, as C has it: [`CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_EQUAL`].
 pub const CU_FUNC_CACHE_PREFER_EQUAL: CUfunc_cache_enum = CUfunc_cache_enum::CU_FUNC_CACHE_PREFER_EQUAL;
+/// set default shared memory bank size
+///
 /// The enumerator `CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE` by its bare name, as C has it: [`CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE`].
 pub const CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
+/// set shared memory bank width to four bytes
+///
 /// The enumerator `CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE` by its bare name, as C has it: [`CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE`].
 pub const CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE;
+/// set shared memory bank width to eight bytes
+///
 /// The enumerator `CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE` by its bare name, as C has it: [`CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE`].
 pub const CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE: CUsharedconfig_enum = CUsharedconfig_enum::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE;
+/// No preference for shared memory or L1 (default)
+///
 /// The enumerator `CU_SHAREDMEM_CARVEOUT_DEFAULT` as the integer it is passed as: [`CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_DEFAULT`]`.0`.
 pub const CU_SHAREDMEM_CARVEOUT_DEFAULT: ::core::ffi::c_int = CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_DEFAULT
     .0;
+/// Prefer maximum available shared memory, minimum L1 cache
+///
 /// The enumerator `CU_SHAREDMEM_CARVEOUT_MAX_SHARED` as the integer it is passed as: [`CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_SHARED`]`.0`.
 pub const CU_SHAREDMEM_CARVEOUT_MAX_SHARED: ::core::ffi::c_int = CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_SHARED
     .0;
+/// Prefer maximum available L1 cache, minimum shared memory
+///
 /// The enumerator `CU_SHAREDMEM_CARVEOUT_MAX_L1` as the integer it is passed as: [`CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_L1`]`.0`.
 pub const CU_SHAREDMEM_CARVEOUT_MAX_L1: ::core::ffi::c_int = CUshared_carveout_enum::CU_SHAREDMEM_CARVEOUT_MAX_L1
     .0;
+/// Host memory
+///
 /// The enumerator `CU_MEMORYTYPE_HOST` by its bare name, as C has it: [`CUmemorytype_enum::CU_MEMORYTYPE_HOST`].
 pub const CU_MEMORYTYPE_HOST: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_HOST;
+/// Device memory
+///
 /// The enumerator `CU_MEMORYTYPE_DEVICE` by its bare name, as C has it: [`CUmemorytype_enum::CU_MEMORYTYPE_DEVICE`].
 pub const CU_MEMORYTYPE_DEVICE: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_DEVICE;
+/// Array memory
+///
 /// The enumerator `CU_MEMORYTYPE_ARRAY` by its bare name, as C has it: [`CUmemorytype_enum::CU_MEMORYTYPE_ARRAY`].
 pub const CU_MEMORYTYPE_ARRAY: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_ARRAY;
+/// Unified device or host memory
+///
 /// The enumerator `CU_MEMORYTYPE_UNIFIED` by its bare name, as C has it: [`CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED`].
 pub const CU_MEMORYTYPE_UNIFIED: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED;
+/// Default compute mode (Multiple contexts allowed per device)
+///
 /// The enumerator `CU_COMPUTEMODE_DEFAULT` as the integer it is passed as: [`CUcomputemode_enum::CU_COMPUTEMODE_DEFAULT`]`.0`.
 pub const CU_COMPUTEMODE_DEFAULT: ::core::ffi::c_uint = CUcomputemode_enum::CU_COMPUTEMODE_DEFAULT
     .0;
+/// Compute-prohibited mode (No contexts can be created on this device at this time)
+///
 /// The enumerator `CU_COMPUTEMODE_PROHIBITED` as the integer it is passed as: [`CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED`]`.0`.
 pub const CU_COMPUTEMODE_PROHIBITED: ::core::ffi::c_uint = CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED
     .0;
+/// Compute-exclusive-process mode (Only one context used by a single process can be present on this device at a time)
+///
 /// The enumerator `CU_COMPUTEMODE_EXCLUSIVE_PROCESS` as the integer it is passed as: [`CUcomputemode_enum::CU_COMPUTEMODE_EXCLUSIVE_PROCESS`]`.0`.
 pub const CU_COMPUTEMODE_EXCLUSIVE_PROCESS: ::core::ffi::c_uint = CUcomputemode_enum::CU_COMPUTEMODE_EXCLUSIVE_PROCESS
     .0;
+/// Data will mostly be read and only occasionally be written to
+///
 /// The enumerator `CU_MEM_ADVISE_SET_READ_MOSTLY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY`].
 pub const CU_MEM_ADVISE_SET_READ_MOSTLY: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY;
+/// Undo the effect of [`CU_MEM_ADVISE_SET_READ_MOSTLY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY)
+///
 /// The enumerator `CU_MEM_ADVISE_UNSET_READ_MOSTLY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_UNSET_READ_MOSTLY`].
 pub const CU_MEM_ADVISE_UNSET_READ_MOSTLY: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_UNSET_READ_MOSTLY;
+/// Set the preferred location for the data as the specified device
+///
 /// The enumerator `CU_MEM_ADVISE_SET_PREFERRED_LOCATION` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_SET_PREFERRED_LOCATION`].
 pub const CU_MEM_ADVISE_SET_PREFERRED_LOCATION: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_SET_PREFERRED_LOCATION;
+/// Clear the preferred location for the data
+///
 /// The enumerator `CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION`].
 pub const CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION;
+/// Data will be accessed by the specified device, so prevent page faults as much as possible
+///
 /// The enumerator `CU_MEM_ADVISE_SET_ACCESSED_BY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY`].
 pub const CU_MEM_ADVISE_SET_ACCESSED_BY: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY;
+/// Let the Unified Memory subsystem decide on the page faulting policy for the specified device
+///
 /// The enumerator `CU_MEM_ADVISE_UNSET_ACCESSED_BY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_UNSET_ACCESSED_BY`].
 pub const CU_MEM_ADVISE_UNSET_ACCESSED_BY: CUmem_advise_enum = CUmem_advise_enum::CU_MEM_ADVISE_UNSET_ACCESSED_BY;
+/// Whether the range will mostly be read and only occasionally be written to
+///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY`].
 pub const CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY;
+/// The preferred location of the range
+///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION`].
 pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION;
+/// Memory range has [`CU_MEM_ADVISE_SET_ACCESSED_BY`](crate::types::CUmem_advise_enum::CU_MEM_ADVISE_SET_ACCESSED_BY) set for specified device
+///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY`].
 pub const CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY;
+/// The last location to which the range was prefetched
+///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION`].
 pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION;
+/// The preferred location type of the range
+///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE`].
 pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE;
+/// The preferred location id of the range
+///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID`].
 pub const CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID;
+/// The last location type to which the range was prefetched
+///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE`].
 pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE;
+/// The last location id to which the range was prefetched
+///
 /// The enumerator `CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID` by its bare name, as C has it: [`CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID`].
 pub const CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID: CUmem_range_attribute_enum = CUmem_range_attribute_enum::CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID;
+/** Max number of registers that a thread may use.\
+ Option type: unsigned int\
+ Applies to: compiler only*/
+///
 /// The enumerator `CU_JIT_MAX_REGISTERS` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_MAX_REGISTERS`].
 pub const CU_JIT_MAX_REGISTERS: CUjit_option_enum = CUjit_option_enum::CU_JIT_MAX_REGISTERS;
+/** IN: Specifies minimum number of threads per block to target compilation for\
+ OUT: Returns the number of threads the compiler actually targeted. This restricts the resource utilization of the compiler (e.g. max registers) such that a block with the given number of threads should be able to launch based on register limitations. Note, this option does not currently take into account any other resource limitations, such as shared memory utilization.\
+ Cannot be combined with [`CU_JIT_TARGET`](crate::types::CUjit_option_enum::CU_JIT_TARGET).\
+ Option type: unsigned int\
+ Applies to: compiler only*/
+///
 /// The enumerator `CU_JIT_THREADS_PER_BLOCK` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK`].
 pub const CU_JIT_THREADS_PER_BLOCK: CUjit_option_enum = CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK;
+/** Overwrites the option value with the total wall clock time, in milliseconds, spent in the compiler and linker\
+ Option type: float\
+ Applies to: compiler and linker*/
+///
 /// The enumerator `CU_JIT_WALL_TIME` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_WALL_TIME`].
 pub const CU_JIT_WALL_TIME: CUjit_option_enum = CUjit_option_enum::CU_JIT_WALL_TIME;
+/** Pointer to a buffer in which to print any log messages that are informational in nature (the buffer size is specified via option [`CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES`](crate::types::CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES))\
+ Option type: char \*\
+ Applies to: compiler and linker*/
+///
 /// The enumerator `CU_JIT_INFO_LOG_BUFFER` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER`].
 pub const CU_JIT_INFO_LOG_BUFFER: CUjit_option_enum = CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER;
+/** IN: Log buffer size in bytes.  Log messages will be capped at this size (including null terminator)\
+ OUT: Amount of log buffer filled with messages\
+ Option type: unsigned int\
+ Applies to: compiler and linker*/
+///
 /// The enumerator `CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES`].
 pub const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: CUjit_option_enum = CUjit_option_enum::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES;
+/** Pointer to a buffer in which to print any log messages that reflect errors (the buffer size is specified via option [`CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES`](crate::types::CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES))\
+ Option type: char \*\
+ Applies to: compiler and linker*/
+///
 /// The enumerator `CU_JIT_ERROR_LOG_BUFFER` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER`].
 pub const CU_JIT_ERROR_LOG_BUFFER: CUjit_option_enum = CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER;
+/** IN: Log buffer size in bytes.  Log messages will be capped at this size (including null terminator)\
+ OUT: Amount of log buffer filled with messages\
+ Option type: unsigned int\
+ Applies to: compiler and linker*/
+///
 /// The enumerator `CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES`].
 pub const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: CUjit_option_enum = CUjit_option_enum::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES;
+/** Level of optimizations to apply to generated code (0 - 4), with 4 being the default and highest level of optimizations.\
+ Option type: unsigned int\
+ Applies to: compiler only*/
+///
 /// The enumerator `CU_JIT_OPTIMIZATION_LEVEL` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_OPTIMIZATION_LEVEL`].
 pub const CU_JIT_OPTIMIZATION_LEVEL: CUjit_option_enum = CUjit_option_enum::CU_JIT_OPTIMIZATION_LEVEL;
+/** No option value required. Determines the target based on the current attached context (default)\
+ Option type: No option value needed\
+ Applies to: compiler and linker*/
+///
 /// The enumerator `CU_JIT_TARGET_FROM_CUCONTEXT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_TARGET_FROM_CUCONTEXT`].
 pub const CU_JIT_TARGET_FROM_CUCONTEXT: CUjit_option_enum = CUjit_option_enum::CU_JIT_TARGET_FROM_CUCONTEXT;
+/** Target is chosen based on supplied `CUjit_target`.  Cannot be combined with [`CU_JIT_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK).\
+ Option type: unsigned int for enumerated type `CUjit_target`\
+ Applies to: compiler and linker*/
+///
 /// The enumerator `CU_JIT_TARGET` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_TARGET`].
 pub const CU_JIT_TARGET: CUjit_option_enum = CUjit_option_enum::CU_JIT_TARGET;
+/** Specifies choice of fallback strategy if matching cubin is not found. Choice is based on supplied `CUjit_fallback`.  This option cannot be used with cuLink\* APIs as the linker requires exact matches.\
+ Option type: unsigned int for enumerated type `CUjit_fallback`\
+ Applies to: compiler only*/
+///
 /// The enumerator `CU_JIT_FALLBACK_STRATEGY` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY`].
 pub const CU_JIT_FALLBACK_STRATEGY: CUjit_option_enum = CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY;
+/** Specifies whether to create debug information in output (-g) (0: false, default)\
+ Option type: int\
+ Applies to: compiler and linker*/
+///
 /// The enumerator `CU_JIT_GENERATE_DEBUG_INFO` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GENERATE_DEBUG_INFO`].
 pub const CU_JIT_GENERATE_DEBUG_INFO: CUjit_option_enum = CUjit_option_enum::CU_JIT_GENERATE_DEBUG_INFO;
+/** Generate verbose log messages (0: false, default)\
+ Option type: int\
+ Applies to: compiler and linker*/
+///
 /// The enumerator `CU_JIT_LOG_VERBOSE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_LOG_VERBOSE`].
 pub const CU_JIT_LOG_VERBOSE: CUjit_option_enum = CUjit_option_enum::CU_JIT_LOG_VERBOSE;
+/** Generate line number information (-lineinfo) (0: false, default)\
+ Option type: int\
+ Applies to: compiler only*/
+///
 /// The enumerator `CU_JIT_GENERATE_LINE_INFO` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GENERATE_LINE_INFO`].
 pub const CU_JIT_GENERATE_LINE_INFO: CUjit_option_enum = CUjit_option_enum::CU_JIT_GENERATE_LINE_INFO;
+/** Specifies whether to enable caching explicitly (-dlcm) \
+ Choice is based on supplied [`CUjit_cacheMode_enum`](crate::types::CUjit_cacheMode_enum).\
+ Option type: unsigned int for enumerated type [`CUjit_cacheMode_enum`](crate::types::CUjit_cacheMode_enum)\
+ Applies to: compiler only*/
+///
 /// The enumerator `CU_JIT_CACHE_MODE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_CACHE_MODE`].
 pub const CU_JIT_CACHE_MODE: CUjit_option_enum = CUjit_option_enum::CU_JIT_CACHE_MODE;
+/// **Deprecated:** This jit option is deprecated and should not be used.
+///
 /// The enumerator `CU_JIT_NEW_SM3X_OPT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_NEW_SM3X_OPT`].
 pub const CU_JIT_NEW_SM3X_OPT: CUjit_option_enum = CUjit_option_enum::CU_JIT_NEW_SM3X_OPT;
+/// This jit option is used for internal purpose only.
+///
 /// The enumerator `CU_JIT_FAST_COMPILE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_FAST_COMPILE`].
 pub const CU_JIT_FAST_COMPILE: CUjit_option_enum = CUjit_option_enum::CU_JIT_FAST_COMPILE;
+/** Array of device symbol names that will be relocated to the corresponding host addresses stored in [`CU_JIT_GLOBAL_SYMBOL_ADDRESSES`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_ADDRESSES).\
+ Must contain [`CU_JIT_GLOBAL_SYMBOL_COUNT`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_COUNT) entries.\
+ When loading a device module, driver will relocate all encountered unresolved symbols to the host addresses.\
+ It is only allowed to register symbols that correspond to unresolved global variables.\
+ It is illegal to register the same device symbol at multiple addresses.\
+ Option type: const char \*\*\
+ Applies to: dynamic linker only*/
+///
 /// The enumerator `CU_JIT_GLOBAL_SYMBOL_NAMES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_NAMES`].
 pub const CU_JIT_GLOBAL_SYMBOL_NAMES: CUjit_option_enum = CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_NAMES;
+/** Array of host addresses that will be used to relocate corresponding device symbols stored in [`CU_JIT_GLOBAL_SYMBOL_NAMES`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_NAMES).\
+ Must contain [`CU_JIT_GLOBAL_SYMBOL_COUNT`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_COUNT) entries.\
+ Option type: void \*\*\
+ Applies to: dynamic linker only*/
+///
 /// The enumerator `CU_JIT_GLOBAL_SYMBOL_ADDRESSES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_ADDRESSES`].
 pub const CU_JIT_GLOBAL_SYMBOL_ADDRESSES: CUjit_option_enum = CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_ADDRESSES;
+/** Number of entries in [`CU_JIT_GLOBAL_SYMBOL_NAMES`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_NAMES) and [`CU_JIT_GLOBAL_SYMBOL_ADDRESSES`](crate::types::CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_ADDRESSES) arrays.\
+ Option type: unsigned int\
+ Applies to: dynamic linker only*/
+///
 /// The enumerator `CU_JIT_GLOBAL_SYMBOL_COUNT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_COUNT`].
 pub const CU_JIT_GLOBAL_SYMBOL_COUNT: CUjit_option_enum = CUjit_option_enum::CU_JIT_GLOBAL_SYMBOL_COUNT;
+/** **Deprecated:** Enable link-time optimization (-dlto) for device code (Disabled by default).\
+ This option is not supported on 32-bit platforms.\
+ Option type: int\
+ Applies to: compiler and linker
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
+///
 /// The enumerator `CU_JIT_LTO` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_LTO`].
 pub const CU_JIT_LTO: CUjit_option_enum = CUjit_option_enum::CU_JIT_LTO;
+/** **Deprecated:** Control single-precision denormals (-ftz) support (0: false, default). 1 : flushes denormal values to zero 0 : preserves denormal values Option type: int\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
+///
 /// The enumerator `CU_JIT_FTZ` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_FTZ`].
 pub const CU_JIT_FTZ: CUjit_option_enum = CUjit_option_enum::CU_JIT_FTZ;
+/** **Deprecated:** Control single-precision floating-point division and reciprocals (-prec-div) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: int\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
+///
 /// The enumerator `CU_JIT_PREC_DIV` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_PREC_DIV`].
 pub const CU_JIT_PREC_DIV: CUjit_option_enum = CUjit_option_enum::CU_JIT_PREC_DIV;
+/** **Deprecated:** Control single-precision floating-point square root (-prec-sqrt) support (1: true, default). 1 : Enables the IEEE round-to-nearest mode 0 : Enables the fast approximation mode Option type: int\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
+///
 /// The enumerator `CU_JIT_PREC_SQRT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_PREC_SQRT`].
 pub const CU_JIT_PREC_SQRT: CUjit_option_enum = CUjit_option_enum::CU_JIT_PREC_SQRT;
+/** **Deprecated:** Enable/Disable the contraction of floating-point multiplies and adds/subtracts into floating-point multiply-add (-fma) operations (1: Enable, default; 0: Disable). Option type: int\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
+///
 /// The enumerator `CU_JIT_FMA` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_FMA`].
 pub const CU_JIT_FMA: CUjit_option_enum = CUjit_option_enum::CU_JIT_FMA;
+/** **Deprecated:** Array of kernel names that should be preserved at link time while others can be removed.\
+ Must contain [`CU_JIT_REFERENCED_KERNEL_COUNT`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_COUNT) entries.\
+ Note that kernel names can be mangled by the compiler in which case the mangled name needs to be specified.\
+ Wildcard "\*" can be used to represent zero or more characters instead of specifying the full or mangled name.\
+ It is important to note that the wildcard "\*" is also added implicitly. For example, specifying "foo" will match "foobaz", "barfoo", "barfoobaz" and thus preserve all kernels with those names. This can be avoided by providing a more specific name like "barfoobaz".\
+ Option type: const char \*\*\
+ Applies to: dynamic linker only
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
+///
 /// The enumerator `CU_JIT_REFERENCED_KERNEL_NAMES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_NAMES`].
 pub const CU_JIT_REFERENCED_KERNEL_NAMES: CUjit_option_enum = CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_NAMES;
+/** **Deprecated:** Number of entries in [`CU_JIT_REFERENCED_KERNEL_NAMES`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_NAMES) array.\
+ Option type: unsigned int\
+ Applies to: dynamic linker only
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
+///
 /// The enumerator `CU_JIT_REFERENCED_KERNEL_COUNT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_COUNT`].
 pub const CU_JIT_REFERENCED_KERNEL_COUNT: CUjit_option_enum = CUjit_option_enum::CU_JIT_REFERENCED_KERNEL_COUNT;
+/** **Deprecated:** Array of variable names (\_\_device\_\_ and/or \_\_constant\_\_) that should be preserved at link time while others can be removed.\
+ Must contain [`CU_JIT_REFERENCED_VARIABLE_COUNT`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_COUNT) entries.\
+ Note that variable names can be mangled by the compiler in which case the mangled name needs to be specified.\
+ Wildcard "\*" can be used to represent zero or more characters instead of specifying the full or mangled name.\
+ It is important to note that the wildcard "\*" is also added implicitly. For example, specifying "foo" will match "foobaz", "barfoo", "barfoobaz" and thus preserve all variables with those names. This can be avoided by providing a more specific name like "barfoobaz".\
+ Option type: const char \*\*\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
+///
 /// The enumerator `CU_JIT_REFERENCED_VARIABLE_NAMES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_NAMES`].
 pub const CU_JIT_REFERENCED_VARIABLE_NAMES: CUjit_option_enum = CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_NAMES;
+/** **Deprecated:** Number of entries in [`CU_JIT_REFERENCED_VARIABLE_NAMES`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_NAMES) array.\
+ Option type: unsigned int\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
+///
 /// The enumerator `CU_JIT_REFERENCED_VARIABLE_COUNT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_COUNT`].
 pub const CU_JIT_REFERENCED_VARIABLE_COUNT: CUjit_option_enum = CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_COUNT;
+/** **Deprecated:** This option serves as a hint to enable the JIT compiler/linker to remove constant (\_\_constant\_\_) and device (\_\_device\_\_) variables unreferenced in device code (Disabled by default).\
+ Note that host references to constant and device variables using APIs like [`cuModuleGetGlobal`](crate::pfn::PFN_cuModuleGetGlobal_v3020) with this option specified may result in undefined behavior unless the variables are explicitly specified using [`CU_JIT_REFERENCED_VARIABLE_NAMES`](crate::types::CUjit_option_enum::CU_JIT_REFERENCED_VARIABLE_NAMES).\
+ Option type: int\
+ Applies to: link-time optimization specified with CU\_JIT\_LTO
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
+///
 /// The enumerator `CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES`].
 pub const CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES: CUjit_option_enum = CUjit_option_enum::CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES;
+/** **Deprecated:** Generate position independent code (0: false). This option is no longer functional and specifying this option doesn't take any effect and is ignored.\
+ Option type: int\
+ Applies to: compiler only*/
+///
 /// The enumerator `CU_JIT_POSITION_INDEPENDENT_CODE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_POSITION_INDEPENDENT_CODE`].
 pub const CU_JIT_POSITION_INDEPENDENT_CODE: CUjit_option_enum = CUjit_option_enum::CU_JIT_POSITION_INDEPENDENT_CODE;
+/** This option hints to the JIT compiler the minimum number of CTAs from the kernel’s grid to be mapped to a SM. This option is ignored when used together with [`CU_JIT_MAX_REGISTERS`](crate::types::CUjit_option_enum::CU_JIT_MAX_REGISTERS) or [`CU_JIT_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK). Optimizations based on this option need [`CU_JIT_MAX_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_MAX_THREADS_PER_BLOCK) to be specified as well. For kernels already using PTX directive .minnctapersm, this option will be ignored by default. Use [`CU_JIT_OVERRIDE_DIRECTIVE_VALUES`](crate::types::CUjit_option_enum::CU_JIT_OVERRIDE_DIRECTIVE_VALUES) to let this option take precedence over the PTX directive. Option type: unsigned int\
+ Applies to: compiler only*/
+///
 /// The enumerator `CU_JIT_MIN_CTA_PER_SM` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_MIN_CTA_PER_SM`].
 pub const CU_JIT_MIN_CTA_PER_SM: CUjit_option_enum = CUjit_option_enum::CU_JIT_MIN_CTA_PER_SM;
+/** Maximum number threads in a thread block, computed as the product of the maximum extent specifed for each dimension of the block. This limit is guaranteed not to be exeeded in any invocation of the kernel. Exceeding the the maximum number of threads results in runtime error or kernel launch failure. For kernels already using PTX directive .maxntid, this option will be ignored by default. Use [`CU_JIT_OVERRIDE_DIRECTIVE_VALUES`](crate::types::CUjit_option_enum::CU_JIT_OVERRIDE_DIRECTIVE_VALUES) to let this option take precedence over the PTX directive. Option type: int\
+ Applies to: compiler only*/
+///
 /// The enumerator `CU_JIT_MAX_THREADS_PER_BLOCK` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_MAX_THREADS_PER_BLOCK`].
 pub const CU_JIT_MAX_THREADS_PER_BLOCK: CUjit_option_enum = CUjit_option_enum::CU_JIT_MAX_THREADS_PER_BLOCK;
+/** This option lets the values specified using [`CU_JIT_MAX_REGISTERS`](crate::types::CUjit_option_enum::CU_JIT_MAX_REGISTERS), [`CU_JIT_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_THREADS_PER_BLOCK), [`CU_JIT_MAX_THREADS_PER_BLOCK`](crate::types::CUjit_option_enum::CU_JIT_MAX_THREADS_PER_BLOCK) and [`CU_JIT_MIN_CTA_PER_SM`](crate::types::CUjit_option_enum::CU_JIT_MIN_CTA_PER_SM) take precedence over any PTX directives. (0: Disable, default; 1: Enable) Option type: int\
+ Applies to: compiler only*/
+///
 /// The enumerator `CU_JIT_OVERRIDE_DIRECTIVE_VALUES` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_OVERRIDE_DIRECTIVE_VALUES`].
 pub const CU_JIT_OVERRIDE_DIRECTIVE_VALUES: CUjit_option_enum = CUjit_option_enum::CU_JIT_OVERRIDE_DIRECTIVE_VALUES;
+/** This option specifies the maximum number of concurrent threads to use when running compiler optimizations. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. Option type: unsigned int\
+ Applies to: compiler only*/
+///
 /// The enumerator `CU_JIT_SPLIT_COMPILE` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_SPLIT_COMPILE`].
 pub const CU_JIT_SPLIT_COMPILE: CUjit_option_enum = CUjit_option_enum::CU_JIT_SPLIT_COMPILE;
+/** This option specifies the maximum number of concurrent threads to use when compiling device code. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. This option is ignored if the env var CUDA\_BINARY\_LOADER\_THREAD\_COUNT is set. Option type: unsigned int\
+ Applies to: compiler and linker*/
+///
 /// The enumerator `CU_JIT_BINARY_LOADER_THREAD_COUNT` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_BINARY_LOADER_THREAD_COUNT`].
 pub const CU_JIT_BINARY_LOADER_THREAD_COUNT: CUjit_option_enum = CUjit_option_enum::CU_JIT_BINARY_LOADER_THREAD_COUNT;
+/** This option specifies the maximum number of concurrent threads to use when compiling device code. If the specified value is 1, the option will be ignored. If the specified value is 0, the number of threads will match the number of CPUs on the underlying machine. Otherwise, if the option is N, then up to N threads will be used. This option is ignored if the env var CUDA\_BINARY\_LOADER\_THREAD\_COUNT is set. Option type: unsigned int\
+ Applies to: compiler and linker*/
+///
 /// The enumerator `CU_JIT_NUM_OPTIONS` by its bare name, as C has it: [`CUjit_option_enum::CU_JIT_NUM_OPTIONS`].
 pub const CU_JIT_NUM_OPTIONS: CUjit_option_enum = CUjit_option_enum::CU_JIT_NUM_OPTIONS;
+/// Compute device class 3.0
+///
 /// The enumerator `CU_TARGET_COMPUTE_30` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_30`]`.0`.
 pub const CU_TARGET_COMPUTE_30: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_30
     .0;
+/// Compute device class 3.2
+///
 /// The enumerator `CU_TARGET_COMPUTE_32` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_32`]`.0`.
 pub const CU_TARGET_COMPUTE_32: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_32
     .0;
+/// Compute device class 3.5
+///
 /// The enumerator `CU_TARGET_COMPUTE_35` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_35`]`.0`.
 pub const CU_TARGET_COMPUTE_35: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_35
     .0;
+/// Compute device class 3.7
+///
 /// The enumerator `CU_TARGET_COMPUTE_37` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_37`]`.0`.
 pub const CU_TARGET_COMPUTE_37: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_37
     .0;
+/// Compute device class 5.0
+///
 /// The enumerator `CU_TARGET_COMPUTE_50` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_50`]`.0`.
 pub const CU_TARGET_COMPUTE_50: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_50
     .0;
+/// Compute device class 5.2
+///
 /// The enumerator `CU_TARGET_COMPUTE_52` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_52`]`.0`.
 pub const CU_TARGET_COMPUTE_52: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_52
     .0;
+/// Compute device class 5.3
+///
 /// The enumerator `CU_TARGET_COMPUTE_53` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_53`]`.0`.
 pub const CU_TARGET_COMPUTE_53: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_53
     .0;
+/// Compute device class 6.0.
+///
 /// The enumerator `CU_TARGET_COMPUTE_60` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_60`]`.0`.
 pub const CU_TARGET_COMPUTE_60: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_60
     .0;
+/// Compute device class 6.1.
+///
 /// The enumerator `CU_TARGET_COMPUTE_61` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_61`]`.0`.
 pub const CU_TARGET_COMPUTE_61: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_61
     .0;
+/// Compute device class 6.2.
+///
 /// The enumerator `CU_TARGET_COMPUTE_62` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_62`]`.0`.
 pub const CU_TARGET_COMPUTE_62: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_62
     .0;
+/// Compute device class 7.0.
+///
 /// The enumerator `CU_TARGET_COMPUTE_70` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_70`]`.0`.
 pub const CU_TARGET_COMPUTE_70: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_70
     .0;
+/// Compute device class 7.2.
+///
 /// The enumerator `CU_TARGET_COMPUTE_72` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_72`]`.0`.
 pub const CU_TARGET_COMPUTE_72: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_72
     .0;
+/// Compute device class 7.5.
+///
 /// The enumerator `CU_TARGET_COMPUTE_75` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_75`]`.0`.
 pub const CU_TARGET_COMPUTE_75: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_75
     .0;
+/// Compute device class 8.0.
+///
 /// The enumerator `CU_TARGET_COMPUTE_80` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_80`]`.0`.
 pub const CU_TARGET_COMPUTE_80: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_80
     .0;
+/// Compute device class 8.6.
+///
 /// The enumerator `CU_TARGET_COMPUTE_86` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_86`]`.0`.
 pub const CU_TARGET_COMPUTE_86: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_86
     .0;
+/// Compute device class 8.7.
+///
 /// The enumerator `CU_TARGET_COMPUTE_87` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_87`]`.0`.
 pub const CU_TARGET_COMPUTE_87: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_87
     .0;
+/// Compute device class 8.9.
+///
 /// The enumerator `CU_TARGET_COMPUTE_89` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_89`]`.0`.
 pub const CU_TARGET_COMPUTE_89: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_89
     .0;
+/// Compute device class 9.0.
+///
 /// The enumerator `CU_TARGET_COMPUTE_90` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_90`]`.0`.
 pub const CU_TARGET_COMPUTE_90: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_90
     .0;
+/// Compute device class 10.0.
+///
 /// The enumerator `CU_TARGET_COMPUTE_100` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_100`]`.0`.
 pub const CU_TARGET_COMPUTE_100: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_100
     .0;
+/// Compute device class 11.0.
+///
 /// The enumerator `CU_TARGET_COMPUTE_110` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_110`]`.0`.
 pub const CU_TARGET_COMPUTE_110: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_110
     .0;
+/// Compute device class 10.3.
+///
 /// The enumerator `CU_TARGET_COMPUTE_103` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_103`]`.0`.
 pub const CU_TARGET_COMPUTE_103: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_103
     .0;
+/// Compute device class 10.7.
+///
 /// The enumerator `CU_TARGET_COMPUTE_107` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_107`]`.0`.
 pub const CU_TARGET_COMPUTE_107: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_107
     .0;
+/// Compute device class 12.0.
+///
 /// The enumerator `CU_TARGET_COMPUTE_120` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_120`]`.0`.
 pub const CU_TARGET_COMPUTE_120: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_120
     .0;
+/// Compute device class 12.1.
+///
 /// The enumerator `CU_TARGET_COMPUTE_121` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_121`]`.0`.
 pub const CU_TARGET_COMPUTE_121: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_121
     .0;
@@ -10220,32 +13535,67 @@ pub const CU_TARGET_COMPUTE_120F: ::core::ffi::c_uint = CUjit_target_enum::CU_TA
 /// The enumerator `CU_TARGET_COMPUTE_121F` as the integer it is passed as: [`CUjit_target_enum::CU_TARGET_COMPUTE_121F`]`.0`.
 pub const CU_TARGET_COMPUTE_121F: ::core::ffi::c_uint = CUjit_target_enum::CU_TARGET_COMPUTE_121F
     .0;
+/// Prefer to compile ptx if exact binary match not found
+///
 /// The enumerator `CU_PREFER_PTX` as the integer it is passed as: [`CUjit_fallback_enum::CU_PREFER_PTX`]`.0`.
 pub const CU_PREFER_PTX: ::core::ffi::c_uint = CUjit_fallback_enum::CU_PREFER_PTX.0;
+/// Prefer to fall back to compatible binary code if exact match not found
+///
 /// The enumerator `CU_PREFER_BINARY` as the integer it is passed as: [`CUjit_fallback_enum::CU_PREFER_BINARY`]`.0`.
 pub const CU_PREFER_BINARY: ::core::ffi::c_uint = CUjit_fallback_enum::CU_PREFER_BINARY
     .0;
+/// Compile with no -dlcm flag specified
+///
 /// The enumerator `CU_JIT_CACHE_OPTION_NONE` as the integer it is passed as: [`CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_NONE`]`.0`.
 pub const CU_JIT_CACHE_OPTION_NONE: ::core::ffi::c_uint = CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_NONE
     .0;
+/// Compile with L1 cache disabled
+///
 /// The enumerator `CU_JIT_CACHE_OPTION_CG` as the integer it is passed as: [`CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_CG`]`.0`.
 pub const CU_JIT_CACHE_OPTION_CG: ::core::ffi::c_uint = CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_CG
     .0;
+/// Compile with L1 cache enabled
+///
 /// The enumerator `CU_JIT_CACHE_OPTION_CA` as the integer it is passed as: [`CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_CA`]`.0`.
 pub const CU_JIT_CACHE_OPTION_CA: ::core::ffi::c_uint = CUjit_cacheMode_enum::CU_JIT_CACHE_OPTION_CA
     .0;
+/** Compiled device-class-specific device code\
+ Applicable options: none*/
+///
 /// The enumerator `CU_JIT_INPUT_CUBIN` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_CUBIN`].
 pub const CU_JIT_INPUT_CUBIN: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_CUBIN;
+/** PTX source code\
+ Applicable options: PTX compiler options*/
+///
 /// The enumerator `CU_JIT_INPUT_PTX` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_PTX`].
 pub const CU_JIT_INPUT_PTX: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_PTX;
+/** Bundle of multiple cubins and/or PTX of some device code\
+ Applicable options: PTX compiler options, [`CU_JIT_FALLBACK_STRATEGY`](crate::types::CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY)*/
+///
 /// The enumerator `CU_JIT_INPUT_FATBINARY` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_FATBINARY`].
 pub const CU_JIT_INPUT_FATBINARY: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_FATBINARY;
+/** Host object with embedded device code\
+ Applicable options: PTX compiler options, [`CU_JIT_FALLBACK_STRATEGY`](crate::types::CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY)*/
+///
 /// The enumerator `CU_JIT_INPUT_OBJECT` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_OBJECT`].
 pub const CU_JIT_INPUT_OBJECT: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_OBJECT;
+/** Archive of host objects with embedded device code\
+ Applicable options: PTX compiler options, [`CU_JIT_FALLBACK_STRATEGY`](crate::types::CUjit_option_enum::CU_JIT_FALLBACK_STRATEGY)*/
+///
 /// The enumerator `CU_JIT_INPUT_LIBRARY` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_LIBRARY`].
 pub const CU_JIT_INPUT_LIBRARY: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_LIBRARY;
+/** **Deprecated:** High-level intermediate code for link-time optimization\
+ Applicable options: NVVM compiler options, PTX compiler options
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
+///
 /// The enumerator `CU_JIT_INPUT_NVVM` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_INPUT_NVVM`].
 pub const CU_JIT_INPUT_NVVM: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_INPUT_NVVM;
+/** **Deprecated:** High-level intermediate code for link-time optimization\
+ Applicable options: NVVM compiler options, PTX compiler options
+
+ Only valid with LTO-IR compiled with toolkits prior to CUDA 12.0*/
+///
 /// The enumerator `CU_JIT_NUM_INPUT_TYPES` by its bare name, as C has it: [`CUjitInputType_enum::CU_JIT_NUM_INPUT_TYPES`].
 pub const CU_JIT_NUM_INPUT_TYPES: CUjitInputType_enum = CUjitInputType_enum::CU_JIT_NUM_INPUT_TYPES;
 /// The enumerator `CU_GRAPHICS_REGISTER_FLAGS_NONE` as the integer it is passed as: [`CUgraphicsRegisterFlags_enum::CU_GRAPHICS_REGISTER_FLAGS_NONE`]`.0`.
@@ -10272,120 +13622,234 @@ pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_READ_ONLY: ::core::ffi::c_uint = CUgrap
 /// The enumerator `CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD` as the integer it is passed as: [`CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD`]`.0`.
 pub const CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD: ::core::ffi::c_uint = CUgraphicsMapResourceFlags_enum::CU_GRAPHICS_MAP_RESOURCE_FLAGS_WRITE_DISCARD
     .0;
+/// Positive X face of cubemap
+///
 /// The enumerator `CU_CUBEMAP_FACE_POSITIVE_X` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_X`]`.0`.
 pub const CU_CUBEMAP_FACE_POSITIVE_X: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_X
     .0;
+/// Negative X face of cubemap
+///
 /// The enumerator `CU_CUBEMAP_FACE_NEGATIVE_X` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_X`]`.0`.
 pub const CU_CUBEMAP_FACE_NEGATIVE_X: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_X
     .0;
+/// Positive Y face of cubemap
+///
 /// The enumerator `CU_CUBEMAP_FACE_POSITIVE_Y` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_Y`]`.0`.
 pub const CU_CUBEMAP_FACE_POSITIVE_Y: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_Y
     .0;
+/// Negative Y face of cubemap
+///
 /// The enumerator `CU_CUBEMAP_FACE_NEGATIVE_Y` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_Y`]`.0`.
 pub const CU_CUBEMAP_FACE_NEGATIVE_Y: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_Y
     .0;
+/// Positive Z face of cubemap
+///
 /// The enumerator `CU_CUBEMAP_FACE_POSITIVE_Z` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_Z`]`.0`.
 pub const CU_CUBEMAP_FACE_POSITIVE_Z: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_POSITIVE_Z
     .0;
+/// Negative Z face of cubemap
+///
 /// The enumerator `CU_CUBEMAP_FACE_NEGATIVE_Z` as the integer it is passed as: [`CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_Z`]`.0`.
 pub const CU_CUBEMAP_FACE_NEGATIVE_Z: ::core::ffi::c_uint = CUarray_cubemap_face_enum::CU_CUBEMAP_FACE_NEGATIVE_Z
     .0;
+/// GPU thread stack size
+///
 /// The enumerator `CU_LIMIT_STACK_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_STACK_SIZE`].
 pub const CU_LIMIT_STACK_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_STACK_SIZE;
+/// GPU printf FIFO size
+///
 /// The enumerator `CU_LIMIT_PRINTF_FIFO_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_PRINTF_FIFO_SIZE`].
 pub const CU_LIMIT_PRINTF_FIFO_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_PRINTF_FIFO_SIZE;
+/// GPU malloc heap size
+///
 /// The enumerator `CU_LIMIT_MALLOC_HEAP_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_MALLOC_HEAP_SIZE`].
 pub const CU_LIMIT_MALLOC_HEAP_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_MALLOC_HEAP_SIZE;
+/// GPU device runtime launch synchronize depth
+///
 /// The enumerator `CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH`].
 pub const CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: CUlimit_enum = CUlimit_enum::CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH;
+/// GPU device runtime pending launch count
+///
 /// The enumerator `CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT`].
 pub const CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: CUlimit_enum = CUlimit_enum::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT;
+/// A value between 0 and 128 that indicates the maximum fetch granularity of L2 (in Bytes). This is a hint
+///
 /// The enumerator `CU_LIMIT_MAX_L2_FETCH_GRANULARITY` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_MAX_L2_FETCH_GRANULARITY`].
 pub const CU_LIMIT_MAX_L2_FETCH_GRANULARITY: CUlimit_enum = CUlimit_enum::CU_LIMIT_MAX_L2_FETCH_GRANULARITY;
+/// A size in bytes for L2 persisting lines cache size
+///
 /// The enumerator `CU_LIMIT_PERSISTING_L2_CACHE_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_PERSISTING_L2_CACHE_SIZE`].
 pub const CU_LIMIT_PERSISTING_L2_CACHE_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_PERSISTING_L2_CACHE_SIZE;
+/// A maximum size in bytes of shared memory available to CUDA kernels on a CIG context. Can only be queried, cannot be set
+///
 /// The enumerator `CU_LIMIT_SHMEM_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_SHMEM_SIZE`].
 pub const CU_LIMIT_SHMEM_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_SHMEM_SIZE;
+/// A non-zero value indicates this CUDA context is a CIG-enabled context. Can only be queried, cannot be set
+///
 /// The enumerator `CU_LIMIT_CIG_ENABLED` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_CIG_ENABLED`].
 pub const CU_LIMIT_CIG_ENABLED: CUlimit_enum = CUlimit_enum::CU_LIMIT_CIG_ENABLED;
+/// When set to zero, CUDA will fail to launch a kernel on a CIG context, instead of using the fallback path, if the kernel uses more shared memory than available
+///
 /// The enumerator `CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED`].
 pub const CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED: CUlimit_enum = CUlimit_enum::CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED;
+/// Per-block memory size
+///
 /// The enumerator `CU_LIMIT_PER_BLOCK_MEMORY_SIZE` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_PER_BLOCK_MEMORY_SIZE`].
 pub const CU_LIMIT_PER_BLOCK_MEMORY_SIZE: CUlimit_enum = CUlimit_enum::CU_LIMIT_PER_BLOCK_MEMORY_SIZE;
 /// The enumerator `CU_LIMIT_MAX` by its bare name, as C has it: [`CUlimit_enum::CU_LIMIT_MAX`].
 pub const CU_LIMIT_MAX: CUlimit_enum = CUlimit_enum::CU_LIMIT_MAX;
+/// Array resource
+///
 /// The enumerator `CU_RESOURCE_TYPE_ARRAY` by its bare name, as C has it: [`CUresourcetype_enum::CU_RESOURCE_TYPE_ARRAY`].
 pub const CU_RESOURCE_TYPE_ARRAY: CUresourcetype_enum = CUresourcetype_enum::CU_RESOURCE_TYPE_ARRAY;
+/// Mipmapped array resource
+///
 /// The enumerator `CU_RESOURCE_TYPE_MIPMAPPED_ARRAY` by its bare name, as C has it: [`CUresourcetype_enum::CU_RESOURCE_TYPE_MIPMAPPED_ARRAY`].
 pub const CU_RESOURCE_TYPE_MIPMAPPED_ARRAY: CUresourcetype_enum = CUresourcetype_enum::CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+/// Linear resource
+///
 /// The enumerator `CU_RESOURCE_TYPE_LINEAR` by its bare name, as C has it: [`CUresourcetype_enum::CU_RESOURCE_TYPE_LINEAR`].
 pub const CU_RESOURCE_TYPE_LINEAR: CUresourcetype_enum = CUresourcetype_enum::CU_RESOURCE_TYPE_LINEAR;
+/// Pitch 2D resource
+///
 /// The enumerator `CU_RESOURCE_TYPE_PITCH2D` by its bare name, as C has it: [`CUresourcetype_enum::CU_RESOURCE_TYPE_PITCH2D`].
 pub const CU_RESOURCE_TYPE_PITCH2D: CUresourcetype_enum = CUresourcetype_enum::CU_RESOURCE_TYPE_PITCH2D;
+/// Normal cache persistence.
+///
 /// The enumerator `CU_ACCESS_PROPERTY_NORMAL` by its bare name, as C has it: [`CUaccessProperty_enum::CU_ACCESS_PROPERTY_NORMAL`].
 pub const CU_ACCESS_PROPERTY_NORMAL: CUaccessProperty_enum = CUaccessProperty_enum::CU_ACCESS_PROPERTY_NORMAL;
+/// Streaming access is less likely to persit from cache.
+///
 /// The enumerator `CU_ACCESS_PROPERTY_STREAMING` by its bare name, as C has it: [`CUaccessProperty_enum::CU_ACCESS_PROPERTY_STREAMING`].
 pub const CU_ACCESS_PROPERTY_STREAMING: CUaccessProperty_enum = CUaccessProperty_enum::CU_ACCESS_PROPERTY_STREAMING;
+/// Persisting access is more likely to persist in cache.
+///
 /// The enumerator `CU_ACCESS_PROPERTY_PERSISTING` by its bare name, as C has it: [`CUaccessProperty_enum::CU_ACCESS_PROPERTY_PERSISTING`].
 pub const CU_ACCESS_PROPERTY_PERSISTING: CUaccessProperty_enum = CUaccessProperty_enum::CU_ACCESS_PROPERTY_PERSISTING;
+/// Conditional 'if/else' Node. Body\[0\] executed if condition is non-zero.  If `size` == 2, an optional ELSE graph is created and this is executed if the condition is zero.
+///
 /// The enumerator `CU_GRAPH_COND_TYPE_IF` by its bare name, as C has it: [`CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_IF`].
 pub const CU_GRAPH_COND_TYPE_IF: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_IF;
+/// Conditional 'while' Node. Body executed repeatedly while condition value is non-zero.
+///
 /// The enumerator `CU_GRAPH_COND_TYPE_WHILE` by its bare name, as C has it: [`CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_WHILE`].
 pub const CU_GRAPH_COND_TYPE_WHILE: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_WHILE;
+/// Conditional 'switch' Node. Body\[n\] is executed once, where 'n' is the value of the condition. If the condition does not match a body index, no body is launched.
+///
 /// The enumerator `CU_GRAPH_COND_TYPE_SWITCH` by its bare name, as C has it: [`CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_SWITCH`].
 pub const CU_GRAPH_COND_TYPE_SWITCH: CUgraphConditionalNodeType_enum = CUgraphConditionalNodeType_enum::CU_GRAPH_COND_TYPE_SWITCH;
+/// GPU kernel node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_KERNEL` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_KERNEL`].
 pub const CU_GRAPH_NODE_TYPE_KERNEL: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_KERNEL;
+/// Memcpy node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_MEMCPY` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMCPY`].
 pub const CU_GRAPH_NODE_TYPE_MEMCPY: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMCPY;
+/// Memset node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_MEMSET` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMSET`].
 pub const CU_GRAPH_NODE_TYPE_MEMSET: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMSET;
+/// Host (executable) node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_HOST` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_HOST`].
 pub const CU_GRAPH_NODE_TYPE_HOST: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_HOST;
+/// Node which executes an embedded graph
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_GRAPH` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_GRAPH`].
 pub const CU_GRAPH_NODE_TYPE_GRAPH: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_GRAPH;
+/// Empty (no-op) node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_EMPTY` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EMPTY`].
 pub const CU_GRAPH_NODE_TYPE_EMPTY: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EMPTY;
+/// External event wait node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_WAIT_EVENT` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_WAIT_EVENT`].
 pub const CU_GRAPH_NODE_TYPE_WAIT_EVENT: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_WAIT_EVENT;
+/// External event record node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_EVENT_RECORD` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EVENT_RECORD`].
 pub const CU_GRAPH_NODE_TYPE_EVENT_RECORD: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+/// External semaphore signal node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL`].
 pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL;
+/// External semaphore wait node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT`].
 pub const CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT;
+/// Memory Allocation Node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_MEM_ALLOC` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEM_ALLOC`].
 pub const CU_GRAPH_NODE_TYPE_MEM_ALLOC: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+/// Memory Free Node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_MEM_FREE` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEM_FREE`].
 pub const CU_GRAPH_NODE_TYPE_MEM_FREE: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEM_FREE;
+/// Batch MemOp Node See [`cuStreamBatchMemOp`](crate::pfn::PFN_cuStreamBatchMemOp_v11070) and `CUstreamBatchMemOpType` for what these nodes can do.
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_BATCH_MEM_OP` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_BATCH_MEM_OP`].
 pub const CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+/** Conditional Node
+
+ May be used to implement a conditional execution path or loop inside of a graph. The graph(s) contained within the body of the conditional node can be selectively executed or iterated upon based on the value of a conditional variable.
+
+ Handles must be created in advance of creating the node using [`cuGraphConditionalHandleCreate`](crate::pfn::PFN_cuGraphConditionalHandleCreate_v12030).
+
+ The following restrictions apply to graphs which contain conditional nodes: The graph cannot be used in a child node. Only one instantiation of the graph may exist at any point in time. The graph cannot be cloned.
+
+ To set the control value, supply a default value when creating the handle and/or call `cudaGraphSetConditional` from device code.*/
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_CONDITIONAL` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_CONDITIONAL`].
 pub const CU_GRAPH_NODE_TYPE_CONDITIONAL: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_CONDITIONAL;
+/// Batch Memcpy Node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_MEMCPY_BATCH` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMCPY_BATCH`].
 pub const CU_GRAPH_NODE_TYPE_MEMCPY_BATCH: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_MEMCPY_BATCH;
+/// Reserved
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_RESERVED_16` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_RESERVED_16`].
 pub const CU_GRAPH_NODE_TYPE_RESERVED_16: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_RESERVED_16;
+/// Reserved for External Engine node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE`].
 pub const CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_EXTERNAL_ENGINE;
+/// Fabric copy batch node
+///
 /// The enumerator `CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH` by its bare name, as C has it: [`CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH`].
 pub const CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH: CUgraphNodeType_enum = CUgraphNodeType_enum::CU_GRAPH_NODE_TYPE_FABRIC_CPY_BATCH;
+/// This is an ordinary dependency.
+///
 /// The enumerator `CU_GRAPH_DEPENDENCY_TYPE_DEFAULT` as the integer it is passed as: [`CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_DEFAULT`]`.0`.
 pub const CU_GRAPH_DEPENDENCY_TYPE_DEFAULT: ::core::ffi::c_uint = CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_DEFAULT
     .0;
+/// This dependency type allows the downstream node to use cudaGridDependencySynchronize(). It may only be used between kernel nodes, and must be used with either the [`CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC`](crate::types::CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC) or [`CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER`](crate::types::CU_GRAPH_KERNEL_NODE_PORT_LAUNCH_ORDER) outgoing port.
+///
 /// The enumerator `CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC` as the integer it is passed as: [`CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC`]`.0`.
 pub const CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC: ::core::ffi::c_uint = CUgraphDependencyType_enum::CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
     .0;
+/// Instantiation succeeded
+///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_SUCCESS` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_SUCCESS`].
 pub const CUDA_GRAPH_INSTANTIATE_SUCCESS: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_SUCCESS;
+/// Instantiation failed for an unexpected reason which is described in the return value of the function
+///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_ERROR` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_ERROR`].
 pub const CUDA_GRAPH_INSTANTIATE_ERROR: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_ERROR;
+/// Instantiation failed due to invalid structure, such as cycles
+///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE`].
 pub const CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE;
+/// Instantiation for device launch failed because the graph contained an unsupported operation
+///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED`].
 pub const CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED;
+/// Instantiation for device launch failed due to the nodes belonging to different contexts
+///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED`].
 pub const CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED;
+/// One or more conditional handles are not associated with conditional nodes
+///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED` by its bare name, as C has it: [`CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED`].
 pub const CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED: CUgraphInstantiateResult_enum = CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED;
 /// The enumerator `CU_SYNC_POLICY_AUTO` by its bare name, as C has it: [`CUsynchronizationPolicy_enum::CU_SYNC_POLICY_AUTO`].
@@ -10396,76 +13860,150 @@ pub const CU_SYNC_POLICY_SPIN: CUsynchronizationPolicy_enum = CUsynchronizationP
 pub const CU_SYNC_POLICY_YIELD: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum::CU_SYNC_POLICY_YIELD;
 /// The enumerator `CU_SYNC_POLICY_BLOCKING_SYNC` by its bare name, as C has it: [`CUsynchronizationPolicy_enum::CU_SYNC_POLICY_BLOCKING_SYNC`].
 pub const CU_SYNC_POLICY_BLOCKING_SYNC: CUsynchronizationPolicy_enum = CUsynchronizationPolicy_enum::CU_SYNC_POLICY_BLOCKING_SYNC;
+/// the default policy
+///
 /// The enumerator `CU_CLUSTER_SCHEDULING_POLICY_DEFAULT` by its bare name, as C has it: [`CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT`].
 pub const CU_CLUSTER_SCHEDULING_POLICY_DEFAULT: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_DEFAULT;
+/// spread the blocks within a cluster to the SMs
+///
 /// The enumerator `CU_CLUSTER_SCHEDULING_POLICY_SPREAD` by its bare name, as C has it: [`CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_SPREAD`].
 pub const CU_CLUSTER_SCHEDULING_POLICY_SPREAD: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_SPREAD;
+/// allow the hardware to load-balance the blocks in a cluster to the SMs
+///
 /// The enumerator `CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING` by its bare name, as C has it: [`CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING`].
 pub const CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING;
+/** Spread the blocks within a cluster to the SMs, and prefer placement that prioritizes Distributed Shared Memory locality for Rubin-class GPUs.
+
+ This is a preference only. The driver may ignore this request when the launch is not eligible, when the device does not support the requested placement behavior, or when other launch constraints take precedence.
+
+ This policy is intended for clustered kernels whose performance depends on communication through Distributed Shared Memory among blocks in the same cluster.*/
+///
 /// The enumerator `CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY` by its bare name, as C has it: [`CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY`].
 pub const CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY: CUclusterSchedulingPolicy_enum = CUclusterSchedulingPolicy_enum::CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY;
+/// Launch kernels in the default domain
+///
 /// The enumerator `CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT` by its bare name, as C has it: [`CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT`].
 pub const CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT;
+/// Launch kernels in the remote domain
+///
 /// The enumerator `CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE` by its bare name, as C has it: [`CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE`].
 pub const CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE: CUlaunchMemSyncDomain_enum = CUlaunchMemSyncDomain_enum::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE;
+/// The default to use for allowing non-portable cluster size on launch - uses current function attribute for [`CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)
+///
 /// The enumerator `CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT` by its bare name, as C has it: [`CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT`].
 pub const CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT: CUlaunchAttributePortableClusterMode_enum = CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_DEFAULT;
+/// Specifies that the cluster size requested must be a portable size
+///
 /// The enumerator `CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE` by its bare name, as C has it: [`CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE`].
 pub const CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE: CUlaunchAttributePortableClusterMode_enum = CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_REQUIRE_PORTABLE;
+/// Specifies that the cluster size requested may be a non-portable size
+///
 /// The enumerator `CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE` by its bare name, as C has it: [`CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE`].
 pub const CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE: CUlaunchAttributePortableClusterMode_enum = CUlaunchAttributePortableClusterMode_enum::CU_LAUNCH_PORTABLE_CLUSTER_MODE_ALLOW_NON_PORTABLE;
+/// The default to use for shared memory on launch - uses current function attribute for [`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES)
+///
 /// The enumerator `CU_SHARED_MEMORY_MODE_DEFAULT` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_DEFAULT`].
 pub const CU_SHARED_MEMORY_MODE_DEFAULT: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_DEFAULT;
+/// Specifies that the dynamic shared size bytes requested must be a portable size within the bounds of [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)
+///
 /// The enumerator `CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE`].
 pub const CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_REQUIRE_PORTABLE;
+/// Specifies that the dynamic shared size bytes requested may be a non-portable size but still within the bounds of [`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+///
 /// The enumerator `CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE`].
 pub const CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_ALLOW_NON_PORTABLE;
+/// Specifies that oversized shared memory configurations may be used (with the limitation of only 8kB L1 cache)
+///
 /// The enumerator `CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY`].
 pub const CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_ALLOW_OVERSIZED_SHARED_MEMORY;
+/// Specifies that oversized shared memory configurations may be used (with the limitation of only 8kB L1 cache), and prefer an oversized shared memory configuration
+///
 /// The enumerator `CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY` by its bare name, as C has it: [`CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY`].
 pub const CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY: CUsharedMemoryMode_enum = CUsharedMemoryMode_enum::CU_SHARED_MEMORY_MODE_PREFER_OVERSIZED_SHARED_MEMORY;
+/// Ignored entry, for convenient composition
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_IGNORE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_IGNORE`].
 pub const CU_LAUNCH_ATTRIBUTE_IGNORE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_IGNORE;
+/// Valid for streams, graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`accessPolicyWindow`.
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW`].
 pub const CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
+/// Valid for graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`cooperative`.
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_COOPERATIVE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_COOPERATIVE`].
 pub const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+/// Valid for streams. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`syncPolicy`.
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY`].
 pub const CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY;
+/// Valid for graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`clusterDim`.
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`].
 pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+/// Valid for graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`clusterSchedulingPolicyPreference`.
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE`].
 pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+/// Valid for launches. Setting [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`programmaticStreamSerializationAllowed` to non-0 signals that the kernel will use programmatic means to resolve its stream dependency, so that the CUDA runtime should opportunistically allow the grid's execution to overlap with the previous kernel in the stream, if that kernel requests the overlap. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions).
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`].
 pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+/// Valid for launches. Set [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`programmaticEvent` to record the event. Event recorded through this launch attribute is guaranteed to only trigger after all block in the associated kernel trigger the event. A block can trigger the event through PTX launchdep.release or CUDA builtin function cudaTriggerProgrammaticLaunchCompletion(). A trigger can also be inserted at the beginning of each block's execution if triggerAtBlockStart is set to non-0. The dependent launches can choose to wait on the dependency using the programmatic sync (cudaGridDependencySynchronize() or equivalent PTX instructions). Note that dependents (including the CPU thread calling cuEventSynchronize()) are not guaranteed to observe the release precisely when it is released.  For example, cuEventSynchronize() may only observe the event trigger long after the associated kernel has completed. This recording type is primarily meant for establishing programmatic dependency between device tasks. Note also this type of dependency allows, but does not guarantee, concurrent execution of tasks. &lt;br&gt; The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the [`CU_EVENT_DISABLE_TIMING`](crate::types::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING) flag set).
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT`].
 pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+/// Valid for streams, graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`priority`.
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_PRIORITY` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PRIORITY`].
 pub const CU_LAUNCH_ATTRIBUTE_PRIORITY: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PRIORITY;
+/// Valid for streams, graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`memSyncDomainMap`.
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP`].
 pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP;
+/// Valid for streams, graph nodes, launches. See [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`memSyncDomain`.
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN`].
 pub const CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;
+/// Valid for graph nodes, launches. Set [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`preferredClusterDim` to allow the kernel launch to specify a preferred substitute cluster dimension. Blocks may be grouped according to either the dimensions specified with this attribute (grouped into a "preferred substitute cluster"), or the one specified with [`CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`](crate::types::CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) attribute (grouped into a "regular cluster"). The cluster dimensions of a "preferred substitute cluster" shall be an integer multiple greater than zero of the regular cluster dimensions. The device will attempt - on a best-effort basis - to group thread blocks into preferred clusters over grouping them into regular clusters. When it deems necessary (primarily when the device temporarily runs out of physical resources to launch the larger preferred clusters), the device may switch to launch the regular clusters instead to attempt to utilize as much of the physical device resources as possible. &lt;br&gt; Each type of cluster will have its enumeration / coordinate setup as if the grid consists solely of its type of cluster. For example, if the preferred substitute cluster dimensions double the regular cluster dimensions, there might be simultaneously a regular cluster indexed at (1,0,0), and a preferred cluster indexed at (1,0,0). In this example, the preferred substitute cluster (1,0,0) replaces regular clusters (2,0,0) and (3,0,0) and groups their blocks. &lt;br&gt; This attribute will only take effect when a regular cluster dimension has been specified. The preferred substitute cluster dimension must be an integer multiple greater than zero of the regular cluster dimension and must divide the grid. It must also be no more than \`maxBlocksPerCluster\`, if it is set in the kernel's \`\_\_launch\_bounds\_\_\`. Otherwise it must be less than the maximum value the driver can support. Otherwise, setting this attribute to a value physically unable to fit on any particular device is permitted.
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION`].
 pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION;
+/// Valid for launches. Set [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`launchCompletionEvent` to record the event. &lt;br&gt; Nominally, the event is triggered once all blocks of the kernel have begun execution. Currently this is a best effort. If a kernel B has a launch completion dependency on a kernel A, B may wait until A is complete. Alternatively, blocks of B may begin before all blocks of A have begun, for example if B can claim execution resources unavailable to A (e.g. they run on different GPUs) or if B is a higher priority than A. Exercise caution if such an ordering inversion could lead to deadlock. &lt;br&gt; A launch completion event is nominally similar to a programmatic event with `triggerAtBlockStart` set except that it is not visible to cudaGridDependencySynchronize() and can be used with compute capability less than 9.0. &lt;br&gt; The event supplied must not be an interprocess or interop event. The event must disable timing (i.e. must be created with the [`CU_EVENT_DISABLE_TIMING`](crate::types::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING) flag set).
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT`].
 pub const CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+/// Valid for graph nodes, launches. This attribute is graphs-only, and passing it to a launch in a non-capturing stream will result in an error. &lt;br&gt; [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`deviceUpdatableKernelNode``deviceUpdatable` can only be set to 0 or 1. Setting the field to 1 indicates that the corresponding kernel node should be device-updatable. On success, a handle will be returned via [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`deviceUpdatableKernelNode``devNode` which can be passed to the various device-side update functions to update the node's kernel parameters from within another kernel. For more information on the types of device updates that can be made, as well as the relevant limitations thereof, see `cudaGraphKernelNodeUpdatesApply`. &lt;br&gt; Nodes which are device-updatable have additional restrictions compared to regular kernel nodes. Firstly, device-updatable nodes cannot be removed from their graph via [`cuGraphDestroyNode`](crate::pfn::PFN_cuGraphDestroyNode_v10000). Additionally, once opted-in to this functionality, a node cannot opt out, and any attempt to set the deviceUpdatable attribute to 0 will result in an error. Device-updatable kernel nodes also cannot have their attributes copied to/from another kernel node via [`cuGraphKernelNodeCopyAttributes`](crate::pfn::PFN_cuGraphKernelNodeCopyAttributes_v11000). Graphs containing one or more device-updatable nodes also do not allow multiple instantiation, and neither the graph nor its instantiated version can be passed to [`cuGraphExecUpdate`](crate::pfn::PFN_cuGraphExecUpdate_v12000). &lt;br&gt; If a graph contains device-updatable nodes and updates those nodes from the device from within the graph, the graph must be uploaded with [`cuGraphUpload`](crate::pfn::PFN_cuGraphUpload_v11010) before it is launched. For such a graph, if host-side executable graph updates are made to the device-updatable nodes, the graph must be uploaded before it is launched again.
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE`].
 pub const CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
+/// Valid for launches. On devices where the L1 cache and shared memory use the same hardware resources, setting [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`sharedMemCarveout` to a percentage between 0-100 signals the CUDA driver to set the shared memory carveout preference, in percent of the total shared memory for that kernel launch. This attribute takes precedence over [`CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`](crate::types::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT). This is only a hint, and the CUDA driver can choose a different configuration if required for the launch.
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT`].
 pub const CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+/// Valid for streams, graph nodes, launches. This attribute is a hint to the CUDA runtime that the launch should attempt to make the kernel maximize its NVLINK utilization. &lt;br&gt; When possible to honor this hint, CUDA will assume each block in the grid launch will carry out an even amount of NVLINK traffic, and make a best-effort attempt to adjust the kernel launch based on that assumption. &lt;br&gt; This attribute is a hint only. CUDA makes no functional or performance guarantee. Its applicability can be affected by many different factors, including driver version (i.e. CUDA doesn't guarantee the performance characteristics will be maintained between driver versions or a driver update could alter or regress previously observed perf characteristics.) It also doesn't guarantee a successful result, i.e. applying the attribute may not improve the performance of either the targeted kernel or the encapsulating application. &lt;br&gt; Valid values for [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`nvlinkUtilCentricScheduling` are 0 (disabled) and 1 (enabled).
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING`].
 pub const CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING;
+/// Valid for graph nodes, launches. This controls whether the kernel launch is allowed to use a non-portable cluster size. Valid values for [`CUlaunchAttributeValue`](crate::types::CUlaunchAttributeValue)`portableClusterSizeMode` are described in `CUlaunchAttributePortableClusterMode`. Any other value will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE)
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE`].
 pub const CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_PORTABLE_CLUSTER_SIZE_MODE;
+/// Valid for graph nodes, launches. This controls a kernel's use of non-portable or oversized shared memory configurations.
+///
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE`].
 pub const CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE;
 /// The enumerator `CU_LAUNCH_ATTRIBUTE_MAX` by its bare name, as C has it: [`CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MAX`].
 pub const CU_LAUNCH_ATTRIBUTE_MAX: CUlaunchAttributeID_enum = CUlaunchAttributeID_enum::CU_LAUNCH_ATTRIBUTE_MAX;
+/// Stream is not capturing
+///
 /// The enumerator `CU_STREAM_CAPTURE_STATUS_NONE` by its bare name, as C has it: [`CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_NONE`].
 pub const CU_STREAM_CAPTURE_STATUS_NONE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_NONE;
+/// Stream is actively capturing
+///
 /// The enumerator `CU_STREAM_CAPTURE_STATUS_ACTIVE` by its bare name, as C has it: [`CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_ACTIVE`].
 pub const CU_STREAM_CAPTURE_STATUS_ACTIVE: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_ACTIVE;
+/// Stream is part of a capture sequence that has been invalidated, but not terminated
+///
 /// The enumerator `CU_STREAM_CAPTURE_STATUS_INVALIDATED` by its bare name, as C has it: [`CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_INVALIDATED`].
 pub const CU_STREAM_CAPTURE_STATUS_INVALIDATED: CUstreamCaptureStatus_enum = CUstreamCaptureStatus_enum::CU_STREAM_CAPTURE_STATUS_INVALIDATED;
 /// The enumerator `CU_STREAM_CAPTURE_MODE_GLOBAL` by its bare name, as C has it: [`CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_GLOBAL`].
@@ -10474,331 +14012,651 @@ pub const CU_STREAM_CAPTURE_MODE_GLOBAL: CUstreamCaptureMode_enum = CUstreamCapt
 pub const CU_STREAM_CAPTURE_MODE_THREAD_LOCAL: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
 /// The enumerator `CU_STREAM_CAPTURE_MODE_RELAXED` by its bare name, as C has it: [`CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_RELAXED`].
 pub const CU_STREAM_CAPTURE_MODE_RELAXED: CUstreamCaptureMode_enum = CUstreamCaptureMode_enum::CU_STREAM_CAPTURE_MODE_RELAXED;
+/// Default search mode for driver symbols.
+///
 /// The enumerator `CU_GET_PROC_ADDRESS_DEFAULT` as the integer it is passed as: [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_DEFAULT`]`.0`.
 pub const CU_GET_PROC_ADDRESS_DEFAULT: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_DEFAULT
     .0;
+/// Search for legacy versions of driver symbols.
+///
 /// The enumerator `CU_GET_PROC_ADDRESS_LEGACY_STREAM` as the integer it is passed as: [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_LEGACY_STREAM`]`.0`.
 pub const CU_GET_PROC_ADDRESS_LEGACY_STREAM: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_LEGACY_STREAM
     .0;
+/// Search for per-thread versions of driver symbols.
+///
 /// The enumerator `CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM` as the integer it is passed as: [`CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM`]`.0`.
 pub const CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM: ::core::ffi::c_uint = CUdriverProcAddress_flags_enum::CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
     .0;
+/// Symbol was succesfully found
+///
 /// The enumerator `CU_GET_PROC_ADDRESS_SUCCESS` by its bare name, as C has it: [`CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SUCCESS`].
 pub const CU_GET_PROC_ADDRESS_SUCCESS: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SUCCESS;
+/// Symbol was not found in search
+///
 /// The enumerator `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND` by its bare name, as C has it: [`CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`].
 pub const CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+/// Symbol was found but version supplied was not sufficient
+///
 /// The enumerator `CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT` by its bare name, as C has it: [`CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT`].
 pub const CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: CUdriverProcAddressQueryResult_enum = CUdriverProcAddressQueryResult_enum::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+/// Create a context with limited SMs.
+///
 /// The enumerator `CU_EXEC_AFFINITY_TYPE_SM_COUNT` by its bare name, as C has it: [`CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT`].
 pub const CU_EXEC_AFFINITY_TYPE_SM_COUNT: CUexecAffinityType_enum = CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT;
 /// The enumerator `CU_EXEC_AFFINITY_TYPE_MAX` by its bare name, as C has it: [`CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_MAX`].
 pub const CU_EXEC_AFFINITY_TYPE_MAX: CUexecAffinityType_enum = CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_MAX;
+/// D3D12 Command Queue Handle
+///
 /// The enumerator `CIG_DATA_TYPE_D3D12_COMMAND_QUEUE` by its bare name, as C has it: [`CUcigDataType_enum::CIG_DATA_TYPE_D3D12_COMMAND_QUEUE`].
 pub const CIG_DATA_TYPE_D3D12_COMMAND_QUEUE: CUcigDataType_enum = CUcigDataType_enum::CIG_DATA_TYPE_D3D12_COMMAND_QUEUE;
+/// Nvidia specific data blob used for Vulkan and other NV clients
+///
 /// The enumerator `CIG_DATA_TYPE_NV_BLOB` by its bare name, as C has it: [`CUcigDataType_enum::CIG_DATA_TYPE_NV_BLOB`].
 pub const CIG_DATA_TYPE_NV_BLOB: CUcigDataType_enum = CUcigDataType_enum::CIG_DATA_TYPE_NV_BLOB;
+/// D3D12 Command List Handle
+///
 /// The enumerator `STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST` by its bare name, as C has it: [`CUstreamCigDataType_enum::STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST`].
 pub const STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST: CUstreamCigDataType_enum = CUstreamCigDataType_enum::STREAM_CIG_DATA_TYPE_D3D12_COMMAND_LIST;
+/// Vulkan Command Buffer Internal NVIDIA Handle
+///
 /// The enumerator `STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV` by its bare name, as C has it: [`CUstreamCigDataType_enum::STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV`].
 pub const STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV: CUstreamCigDataType_enum = CUstreamCigDataType_enum::STREAM_CIG_DATA_TYPE_VULKAN_COMMAND_BUFFER_HANDLE_NV;
 /// The enumerator `CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE` by its bare name, as C has it: [`CUlibraryOption_enum::CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE`].
 pub const CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE: CUlibraryOption_enum = CUlibraryOption_enum::CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE;
+/// Specifes that the argument `code` passed to [`cuLibraryLoadData`](crate::pfn::PFN_cuLibraryLoadData_v12000) will be preserved. Specifying this option will let the driver know that `code` can be accessed at any point until [`cuLibraryUnload`](crate::pfn::PFN_cuLibraryUnload_v12000). The default behavior is for the driver to allocate and maintain its own copy of `code`. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with [`cuLibraryLoadFromFile`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000) is invalid and will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
+///
 /// The enumerator `CU_LIBRARY_BINARY_IS_PRESERVED` by its bare name, as C has it: [`CUlibraryOption_enum::CU_LIBRARY_BINARY_IS_PRESERVED`].
 pub const CU_LIBRARY_BINARY_IS_PRESERVED: CUlibraryOption_enum = CUlibraryOption_enum::CU_LIBRARY_BINARY_IS_PRESERVED;
+/// Specifes that the argument `code` passed to [`cuLibraryLoadData`](crate::pfn::PFN_cuLibraryLoadData_v12000) will be preserved. Specifying this option will let the driver know that `code` can be accessed at any point until [`cuLibraryUnload`](crate::pfn::PFN_cuLibraryUnload_v12000). The default behavior is for the driver to allocate and maintain its own copy of `code`. Note that this is only a memory usage optimization hint and the driver can choose to ignore it if required. Specifying this option with [`cuLibraryLoadFromFile`](crate::pfn::PFN_cuLibraryLoadFromFile_v12000) is invalid and will return [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
+///
 /// The enumerator `CU_LIBRARY_NUM_OPTIONS` by its bare name, as C has it: [`CUlibraryOption_enum::CU_LIBRARY_NUM_OPTIONS`].
 pub const CU_LIBRARY_NUM_OPTIONS: CUlibraryOption_enum = CUlibraryOption_enum::CU_LIBRARY_NUM_OPTIONS;
+/// The API call returned with no errors. In the case of query calls, this also means that the operation being queried is complete (see cuEventQuery() and cuStreamQuery()).
+///
 /// The enumerator `CUDA_SUCCESS` by its bare name, as C has it: [`cudaError_enum::CUDA_SUCCESS`].
 pub const CUDA_SUCCESS: cudaError_enum = cudaError_enum::CUDA_SUCCESS;
+/// This indicates that one or more of the parameters passed to the API call is not within an acceptable range of values.
+///
 /// The enumerator `CUDA_ERROR_INVALID_VALUE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_VALUE`].
 pub const CUDA_ERROR_INVALID_VALUE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_VALUE;
+/// The API call failed because it was unable to allocate enough memory or other resources to perform the requested operation.
+///
 /// The enumerator `CUDA_ERROR_OUT_OF_MEMORY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY`].
 pub const CUDA_ERROR_OUT_OF_MEMORY: cudaError_enum = cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY;
+/// This indicates that the CUDA driver has not been initialized with cuInit() or that initialization has failed.
+///
 /// The enumerator `CUDA_ERROR_NOT_INITIALIZED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_INITIALIZED`].
 pub const CUDA_ERROR_NOT_INITIALIZED: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_INITIALIZED;
+/// This indicates that the CUDA driver is in the process of shutting down.
+///
 /// The enumerator `CUDA_ERROR_DEINITIALIZED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_DEINITIALIZED`].
 pub const CUDA_ERROR_DEINITIALIZED: cudaError_enum = cudaError_enum::CUDA_ERROR_DEINITIALIZED;
+/// This indicates profiler is not initialized for this run. This can happen when the application is running with external profiling tools like visual profiler.
+///
 /// The enumerator `CUDA_ERROR_PROFILER_DISABLED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PROFILER_DISABLED`].
 pub const CUDA_ERROR_PROFILER_DISABLED: cudaError_enum = cudaError_enum::CUDA_ERROR_PROFILER_DISABLED;
+/// Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to attempt to enable/disable the profiling via cuProfilerStart or cuProfilerStop without initialization.
+///
 /// The enumerator `CUDA_ERROR_PROFILER_NOT_INITIALIZED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PROFILER_NOT_INITIALIZED`].
 pub const CUDA_ERROR_PROFILER_NOT_INITIALIZED: cudaError_enum = cudaError_enum::CUDA_ERROR_PROFILER_NOT_INITIALIZED;
+/// Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to call cuProfilerStart() when profiling is already enabled.
+///
 /// The enumerator `CUDA_ERROR_PROFILER_ALREADY_STARTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STARTED`].
 pub const CUDA_ERROR_PROFILER_ALREADY_STARTED: cudaError_enum = cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STARTED;
+/// Deprecated: This error return is deprecated as of CUDA 5.0. It is no longer an error to call cuProfilerStop() when profiling is already disabled.
+///
 /// The enumerator `CUDA_ERROR_PROFILER_ALREADY_STOPPED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STOPPED`].
 pub const CUDA_ERROR_PROFILER_ALREADY_STOPPED: cudaError_enum = cudaError_enum::CUDA_ERROR_PROFILER_ALREADY_STOPPED;
+/// This indicates that the CUDA driver that the application has loaded is a stub library. Applications that run with the stub rather than a real driver loaded will result in CUDA API returning this error.
+///
 /// The enumerator `CUDA_ERROR_STUB_LIBRARY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STUB_LIBRARY`].
 pub const CUDA_ERROR_STUB_LIBRARY: cudaError_enum = cudaError_enum::CUDA_ERROR_STUB_LIBRARY;
+/// This indicates that the API call requires a newer CUDA driver than the one currently installed. Users should install an updated NVIDIA CUDA driver to allow the API call to succeed.
+///
 /// The enumerator `CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER`].
 pub const CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER: cudaError_enum = cudaError_enum::CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER;
+/// This indicates that requested CUDA device is unavailable at the current time. Devices are often unavailable due to use of CU_COMPUTEMODE_EXCLUSIVE_PROCESS or CU_COMPUTEMODE_PROHIBITED.
+///
 /// The enumerator `CUDA_ERROR_DEVICE_UNAVAILABLE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_DEVICE_UNAVAILABLE`].
 pub const CUDA_ERROR_DEVICE_UNAVAILABLE: cudaError_enum = cudaError_enum::CUDA_ERROR_DEVICE_UNAVAILABLE;
+/// The API call failed because of a hardware resource required to bind memory to a multicast object is unavailable.
+///
 /// The enumerator `CUDA_ERROR_MULTICAST_RESOURCE_FULL` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MULTICAST_RESOURCE_FULL`].
 pub const CUDA_ERROR_MULTICAST_RESOURCE_FULL: cudaError_enum = cudaError_enum::CUDA_ERROR_MULTICAST_RESOURCE_FULL;
+/// This indicates that no CUDA-capable devices were detected by the installed CUDA driver.
+///
 /// The enumerator `CUDA_ERROR_NO_DEVICE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NO_DEVICE`].
 pub const CUDA_ERROR_NO_DEVICE: cudaError_enum = cudaError_enum::CUDA_ERROR_NO_DEVICE;
+/// This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device.
+///
 /// The enumerator `CUDA_ERROR_INVALID_DEVICE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_DEVICE`].
 pub const CUDA_ERROR_INVALID_DEVICE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_DEVICE;
+/// This error indicates that the Grid license is not applied.
+///
 /// The enumerator `CUDA_ERROR_DEVICE_NOT_LICENSED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_DEVICE_NOT_LICENSED`].
 pub const CUDA_ERROR_DEVICE_NOT_LICENSED: cudaError_enum = cudaError_enum::CUDA_ERROR_DEVICE_NOT_LICENSED;
+/// This indicates that the device kernel image is invalid. This can also indicate an invalid CUDA module.
+///
 /// The enumerator `CUDA_ERROR_INVALID_IMAGE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_IMAGE`].
 pub const CUDA_ERROR_INVALID_IMAGE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_IMAGE;
+/// This most frequently indicates that there is no context bound to the current thread. This can also be returned if the context passed to an API call is not a valid handle (such as a context that has had cuCtxDestroy() invoked on it). This can also be returned if a user mixes different API versions (i.e. 3010 context with 3020 API calls). See cuCtxGetApiVersion() for more details. This can also be returned if the green context passed to an API call was not converted to a CUcontext using cuCtxFromGreenCtx API.
+///
 /// The enumerator `CUDA_ERROR_INVALID_CONTEXT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_CONTEXT`].
 pub const CUDA_ERROR_INVALID_CONTEXT: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_CONTEXT;
+/// This indicated that the context being supplied as a parameter to the API call was already the active context. Deprecated: This error return is deprecated as of CUDA 3.2. It is no longer an error to attempt to push the active context via cuCtxPushCurrent().
+///
 /// The enumerator `CUDA_ERROR_CONTEXT_ALREADY_CURRENT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_CURRENT`].
 pub const CUDA_ERROR_CONTEXT_ALREADY_CURRENT: cudaError_enum = cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_CURRENT;
+/// This indicates that a map or register operation has failed.
+///
 /// The enumerator `CUDA_ERROR_MAP_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MAP_FAILED`].
 pub const CUDA_ERROR_MAP_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_MAP_FAILED;
+/// This indicates that an unmap or unregister operation has failed.
+///
 /// The enumerator `CUDA_ERROR_UNMAP_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNMAP_FAILED`].
 pub const CUDA_ERROR_UNMAP_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_UNMAP_FAILED;
+/// This indicates that the specified array is currently mapped and thus cannot be destroyed.
+///
 /// The enumerator `CUDA_ERROR_ARRAY_IS_MAPPED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ARRAY_IS_MAPPED`].
 pub const CUDA_ERROR_ARRAY_IS_MAPPED: cudaError_enum = cudaError_enum::CUDA_ERROR_ARRAY_IS_MAPPED;
+/// This indicates that the resource is already mapped.
+///
 /// The enumerator `CUDA_ERROR_ALREADY_MAPPED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ALREADY_MAPPED`].
 pub const CUDA_ERROR_ALREADY_MAPPED: cudaError_enum = cudaError_enum::CUDA_ERROR_ALREADY_MAPPED;
+/// This indicates that there is no kernel image available that is suitable for the device. This can occur when a user specifies code generation options for a particular CUDA source file that do not include the corresponding device configuration.
+///
 /// The enumerator `CUDA_ERROR_NO_BINARY_FOR_GPU` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NO_BINARY_FOR_GPU`].
 pub const CUDA_ERROR_NO_BINARY_FOR_GPU: cudaError_enum = cudaError_enum::CUDA_ERROR_NO_BINARY_FOR_GPU;
+/// This indicates that a resource has already been acquired.
+///
 /// The enumerator `CUDA_ERROR_ALREADY_ACQUIRED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ALREADY_ACQUIRED`].
 pub const CUDA_ERROR_ALREADY_ACQUIRED: cudaError_enum = cudaError_enum::CUDA_ERROR_ALREADY_ACQUIRED;
+/// This indicates that a resource is not mapped.
+///
 /// The enumerator `CUDA_ERROR_NOT_MAPPED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_MAPPED`].
 pub const CUDA_ERROR_NOT_MAPPED: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_MAPPED;
+/// This indicates that a mapped resource is not available for access as an array.
+///
 /// The enumerator `CUDA_ERROR_NOT_MAPPED_AS_ARRAY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_ARRAY`].
 pub const CUDA_ERROR_NOT_MAPPED_AS_ARRAY: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_ARRAY;
+/// This indicates that a mapped resource is not available for access as a pointer.
+///
 /// The enumerator `CUDA_ERROR_NOT_MAPPED_AS_POINTER` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_POINTER`].
 pub const CUDA_ERROR_NOT_MAPPED_AS_POINTER: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_MAPPED_AS_POINTER;
+/// This indicates that an uncorrectable ECC error was detected during execution.
+///
 /// The enumerator `CUDA_ERROR_ECC_UNCORRECTABLE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ECC_UNCORRECTABLE`].
 pub const CUDA_ERROR_ECC_UNCORRECTABLE: cudaError_enum = cudaError_enum::CUDA_ERROR_ECC_UNCORRECTABLE;
+/// This indicates that the CUlimit passed to the API call is not supported by the active device.
+///
 /// The enumerator `CUDA_ERROR_UNSUPPORTED_LIMIT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNSUPPORTED_LIMIT`].
 pub const CUDA_ERROR_UNSUPPORTED_LIMIT: cudaError_enum = cudaError_enum::CUDA_ERROR_UNSUPPORTED_LIMIT;
+/// This indicates that the CUcontext passed to the API call can only be bound to a single CPU thread at a time but is already bound to a CPU thread.
+///
 /// The enumerator `CUDA_ERROR_CONTEXT_ALREADY_IN_USE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_IN_USE`].
 pub const CUDA_ERROR_CONTEXT_ALREADY_IN_USE: cudaError_enum = cudaError_enum::CUDA_ERROR_CONTEXT_ALREADY_IN_USE;
+/// This indicates that peer access is not supported across the given devices.
+///
 /// The enumerator `CUDA_ERROR_PEER_ACCESS_UNSUPPORTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED`].
 pub const CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: cudaError_enum = cudaError_enum::CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+/// This indicates that a PTX JIT compilation failed.
+///
 /// The enumerator `CUDA_ERROR_INVALID_PTX` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_PTX`].
 pub const CUDA_ERROR_INVALID_PTX: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_PTX;
+/// This indicates an error with OpenGL or DirectX context.
+///
 /// The enumerator `CUDA_ERROR_INVALID_GRAPHICS_CONTEXT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT`].
 pub const CUDA_ERROR_INVALID_GRAPHICS_CONTEXT: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_GRAPHICS_CONTEXT;
+/// This indicates that an uncorrectable NVLink error was detected during the execution.
+///
 /// The enumerator `CUDA_ERROR_NVLINK_UNCORRECTABLE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NVLINK_UNCORRECTABLE`].
 pub const CUDA_ERROR_NVLINK_UNCORRECTABLE: cudaError_enum = cudaError_enum::CUDA_ERROR_NVLINK_UNCORRECTABLE;
+/// This indicates that the PTX JIT compiler library was not found.
+///
 /// The enumerator `CUDA_ERROR_JIT_COMPILER_NOT_FOUND` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_JIT_COMPILER_NOT_FOUND`].
 pub const CUDA_ERROR_JIT_COMPILER_NOT_FOUND: cudaError_enum = cudaError_enum::CUDA_ERROR_JIT_COMPILER_NOT_FOUND;
+/// This indicates that the provided PTX was compiled with an unsupported toolchain.
+///
 /// The enumerator `CUDA_ERROR_UNSUPPORTED_PTX_VERSION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION`].
 pub const CUDA_ERROR_UNSUPPORTED_PTX_VERSION: cudaError_enum = cudaError_enum::CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+/// This indicates that the PTX JIT compilation was disabled.
+///
 /// The enumerator `CUDA_ERROR_JIT_COMPILATION_DISABLED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_JIT_COMPILATION_DISABLED`].
 pub const CUDA_ERROR_JIT_COMPILATION_DISABLED: cudaError_enum = cudaError_enum::CUDA_ERROR_JIT_COMPILATION_DISABLED;
+/// This indicates that the CUexecAffinityType passed to the API call is not supported by the active device.
+///
 /// The enumerator `CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY`].
 pub const CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY: cudaError_enum = cudaError_enum::CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY;
+/// This indicates that the code to be compiled by the PTX JIT contains unsupported call to cudaDeviceSynchronize.
+///
 /// The enumerator `CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC`].
 pub const CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC: cudaError_enum = cudaError_enum::CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC;
+/// This indicates that an exception occurred on the device that is now contained by the GPU's error containment capability. Common causes are - a. Certain types of invalid accesses of peer GPU memory over nvlink b. Certain classes of hardware errors This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+///
 /// The enumerator `CUDA_ERROR_CONTAINED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CONTAINED`].
 pub const CUDA_ERROR_CONTAINED: cudaError_enum = cudaError_enum::CUDA_ERROR_CONTAINED;
+/// This indicates that the Loader version is insufficient for fatbin
+///
 /// The enumerator `CUDA_ERROR_INSUFFICIENT_LOADER_VERSION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INSUFFICIENT_LOADER_VERSION`].
 pub const CUDA_ERROR_INSUFFICIENT_LOADER_VERSION: cudaError_enum = cudaError_enum::CUDA_ERROR_INSUFFICIENT_LOADER_VERSION;
+/// This indicates that the device kernel source is invalid. This includes compilation/linker errors encountered in device code or user error.
+///
 /// The enumerator `CUDA_ERROR_INVALID_SOURCE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_SOURCE`].
 pub const CUDA_ERROR_INVALID_SOURCE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_SOURCE;
+/// This indicates that the file specified was not found.
+///
 /// The enumerator `CUDA_ERROR_FILE_NOT_FOUND` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_FILE_NOT_FOUND`].
 pub const CUDA_ERROR_FILE_NOT_FOUND: cudaError_enum = cudaError_enum::CUDA_ERROR_FILE_NOT_FOUND;
+/// This indicates that a link to a shared object failed to resolve.
+///
 /// The enumerator `CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND`].
 pub const CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND: cudaError_enum = cudaError_enum::CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND;
+/// This indicates that initialization of a shared object failed.
+///
 /// The enumerator `CUDA_ERROR_SHARED_OBJECT_INIT_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED`].
 pub const CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_SHARED_OBJECT_INIT_FAILED;
+/// This indicates that an OS call failed.
+///
 /// The enumerator `CUDA_ERROR_OPERATING_SYSTEM` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_OPERATING_SYSTEM`].
 pub const CUDA_ERROR_OPERATING_SYSTEM: cudaError_enum = cudaError_enum::CUDA_ERROR_OPERATING_SYSTEM;
+/// This indicates that a resource handle passed to the API call was not valid. Resource handles are opaque types like CUstream and CUevent.
+///
 /// The enumerator `CUDA_ERROR_INVALID_HANDLE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_HANDLE`].
 pub const CUDA_ERROR_INVALID_HANDLE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_HANDLE;
+/// This indicates that a resource required by the API call is not in a valid state to perform the requested operation.
+///
 /// The enumerator `CUDA_ERROR_ILLEGAL_STATE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ILLEGAL_STATE`].
 pub const CUDA_ERROR_ILLEGAL_STATE: cudaError_enum = cudaError_enum::CUDA_ERROR_ILLEGAL_STATE;
+/// This indicates an attempt was made to introspect an object in a way that would discard semantically important information. This is either due to the object using funtionality newer than the API version used to introspect it or omission of optional return arguments.
+///
 /// The enumerator `CUDA_ERROR_LOSSY_QUERY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LOSSY_QUERY`].
 pub const CUDA_ERROR_LOSSY_QUERY: cudaError_enum = cudaError_enum::CUDA_ERROR_LOSSY_QUERY;
+/// This indicates that a named symbol was not found. Examples of symbols are global/constant variable names, driver function names, texture names, and surface names.
+///
 /// The enumerator `CUDA_ERROR_NOT_FOUND` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_FOUND`].
 pub const CUDA_ERROR_NOT_FOUND: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_FOUND;
+/// This indicates that asynchronous operations issued previously have not completed yet. This result is not actually an error, but must be indicated differently than CUDA_SUCCESS (which indicates completion). Calls that may return this value include cuEventQuery() and cuStreamQuery().
+///
 /// The enumerator `CUDA_ERROR_NOT_READY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_READY`].
 pub const CUDA_ERROR_NOT_READY: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_READY;
+/// While executing a kernel, the device encountered a load or store instruction on an invalid memory address. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+///
 /// The enumerator `CUDA_ERROR_ILLEGAL_ADDRESS` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ILLEGAL_ADDRESS`].
 pub const CUDA_ERROR_ILLEGAL_ADDRESS: cudaError_enum = cudaError_enum::CUDA_ERROR_ILLEGAL_ADDRESS;
+/// This indicates that a launch did not occur because it did not have appropriate resources. This error usually indicates that the user has attempted to pass too many arguments to the device kernel, or the kernel launch specifies too many threads for the kernel's register count. Passing arguments of the wrong size (i.e. a 64-bit pointer when a 32-bit int is expected) is equivalent to passing too many arguments and can also result in this error.
+///
 /// The enumerator `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`].
 pub const CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: cudaError_enum = cudaError_enum::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+/// This indicates that the device kernel took too long to execute. This can only occur if timeouts are enabled - see the device attribute CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT for more information. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+///
 /// The enumerator `CUDA_ERROR_LAUNCH_TIMEOUT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LAUNCH_TIMEOUT`].
 pub const CUDA_ERROR_LAUNCH_TIMEOUT: cudaError_enum = cudaError_enum::CUDA_ERROR_LAUNCH_TIMEOUT;
+/// This error indicates a kernel launch that uses an incompatible texturing mode.
+///
 /// The enumerator `CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING`].
 pub const CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING: cudaError_enum = cudaError_enum::CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING;
+/// This error indicates that a call to cuCtxEnablePeerAccess() is trying to re-enable peer access to a context which has already had peer access to it enabled.
+///
 /// The enumerator `CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED`].
 pub const CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: cudaError_enum = cudaError_enum::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+/// This error indicates that cuCtxDisablePeerAccess() is trying to disable peer access which has not been enabled yet via cuCtxEnablePeerAccess().
+///
 /// The enumerator `CUDA_ERROR_PEER_ACCESS_NOT_ENABLED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED`].
 pub const CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: cudaError_enum = cudaError_enum::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+/// This error indicates that the primary context for the specified device has already been initialized.
+///
 /// The enumerator `CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE`].
 pub const CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE: cudaError_enum = cudaError_enum::CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE;
+/// This error indicates that the context current to the calling thread has been destroyed using cuCtxDestroy, or is a primary context which has not yet been initialized.
+///
 /// The enumerator `CUDA_ERROR_CONTEXT_IS_DESTROYED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CONTEXT_IS_DESTROYED`].
 pub const CUDA_ERROR_CONTEXT_IS_DESTROYED: cudaError_enum = cudaError_enum::CUDA_ERROR_CONTEXT_IS_DESTROYED;
+/// A device-side assert triggered during kernel execution. The context cannot be used anymore, and must be destroyed. All existing device memory allocations from this context are invalid and must be reconstructed if the program is to continue using CUDA.
+///
 /// The enumerator `CUDA_ERROR_ASSERT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ASSERT`].
 pub const CUDA_ERROR_ASSERT: cudaError_enum = cudaError_enum::CUDA_ERROR_ASSERT;
+/// This error indicates that the hardware resources required to enable peer access have been exhausted for one or more of the devices passed to cuCtxEnablePeerAccess().
+///
 /// The enumerator `CUDA_ERROR_TOO_MANY_PEERS` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_TOO_MANY_PEERS`].
 pub const CUDA_ERROR_TOO_MANY_PEERS: cudaError_enum = cudaError_enum::CUDA_ERROR_TOO_MANY_PEERS;
+/// This error indicates that the memory range passed to cuMemHostRegister() has already been registered.
+///
 /// The enumerator `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`].
 pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: cudaError_enum = cudaError_enum::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+/// This error indicates that the pointer passed to cuMemHostUnregister() does not correspond to any currently registered memory region.
+///
 /// The enumerator `CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED`].
 pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: cudaError_enum = cudaError_enum::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+/// While executing a kernel, the device encountered a stack error. This can be due to stack corruption or exceeding the stack size limit. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+///
 /// The enumerator `CUDA_ERROR_HARDWARE_STACK_ERROR` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_HARDWARE_STACK_ERROR`].
 pub const CUDA_ERROR_HARDWARE_STACK_ERROR: cudaError_enum = cudaError_enum::CUDA_ERROR_HARDWARE_STACK_ERROR;
+/// While executing a kernel, the device encountered an illegal instruction. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+///
 /// The enumerator `CUDA_ERROR_ILLEGAL_INSTRUCTION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_ILLEGAL_INSTRUCTION`].
 pub const CUDA_ERROR_ILLEGAL_INSTRUCTION: cudaError_enum = cudaError_enum::CUDA_ERROR_ILLEGAL_INSTRUCTION;
+/// While executing a kernel, the device encountered a load or store instruction on a memory address which is not aligned. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+///
 /// The enumerator `CUDA_ERROR_MISALIGNED_ADDRESS` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MISALIGNED_ADDRESS`].
 pub const CUDA_ERROR_MISALIGNED_ADDRESS: cudaError_enum = cudaError_enum::CUDA_ERROR_MISALIGNED_ADDRESS;
+/// While executing a kernel, the device encountered an instruction which can only operate on memory locations in certain address spaces (global, shared, or local), but was supplied a memory address not belonging to an allowed address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+///
 /// The enumerator `CUDA_ERROR_INVALID_ADDRESS_SPACE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_ADDRESS_SPACE`].
 pub const CUDA_ERROR_INVALID_ADDRESS_SPACE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_ADDRESS_SPACE;
+/// While executing a kernel, the device program counter wrapped its address space. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+///
 /// The enumerator `CUDA_ERROR_INVALID_PC` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_PC`].
 pub const CUDA_ERROR_INVALID_PC: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_PC;
+/// An exception occurred on the device while executing a kernel. Common causes include dereferencing an invalid device pointer and accessing out of bounds shared memory. Less common cases can be system specific - more information about these cases can be found in the system specific user guide. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+///
 /// The enumerator `CUDA_ERROR_LAUNCH_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_LAUNCH_FAILED`].
 pub const CUDA_ERROR_LAUNCH_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_LAUNCH_FAILED;
+/// This error indicates that the number of blocks launched per grid for a kernel that was launched via either cuLaunchCooperativeKernel or cuLaunchCooperativeKernelMultiDevice exceeds the maximum number of blocks as allowed by cuOccupancyMaxActiveBlocksPerMultiprocessor or cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags times the number of multiprocessors as specified by the device attribute CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT.
+///
 /// The enumerator `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`].
 pub const CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: cudaError_enum = cudaError_enum::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+/// An exception occurred on the device while exiting a kernel using tensor memory: the tensor memory was not completely deallocated. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched.
+///
 /// The enumerator `CUDA_ERROR_TENSOR_MEMORY_LEAK` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_TENSOR_MEMORY_LEAK`].
 pub const CUDA_ERROR_TENSOR_MEMORY_LEAK: cudaError_enum = cudaError_enum::CUDA_ERROR_TENSOR_MEMORY_LEAK;
+/// This error indicates that the attempted operation is not permitted.
+///
 /// The enumerator `CUDA_ERROR_NOT_PERMITTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_PERMITTED`].
 pub const CUDA_ERROR_NOT_PERMITTED: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_PERMITTED;
+/// This error indicates that the attempted operation is not supported on the current system or device.
+///
 /// The enumerator `CUDA_ERROR_NOT_SUPPORTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_NOT_SUPPORTED`].
 pub const CUDA_ERROR_NOT_SUPPORTED: cudaError_enum = cudaError_enum::CUDA_ERROR_NOT_SUPPORTED;
+/// This error indicates that the system is not yet ready to start any CUDA work. To continue using CUDA, verify the system configuration is in a valid state and all required driver daemons are actively running. More information about this error can be found in the system specific user guide.
+///
 /// The enumerator `CUDA_ERROR_SYSTEM_NOT_READY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_SYSTEM_NOT_READY`].
 pub const CUDA_ERROR_SYSTEM_NOT_READY: cudaError_enum = cudaError_enum::CUDA_ERROR_SYSTEM_NOT_READY;
+/// This error indicates that there is a mismatch between the versions of the display driver and the CUDA driver. Refer to the compatibility documentation for supported versions.
+///
 /// The enumerator `CUDA_ERROR_SYSTEM_DRIVER_MISMATCH` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH`].
 pub const CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: cudaError_enum = cudaError_enum::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
+/// This error indicates that the system was upgraded to run with forward compatibility but the visible hardware detected by CUDA does not support this configuration. Refer to the compatibility documentation for the supported hardware matrix or ensure that only supported hardware is visible during initialization via the CUDA_VISIBLE_DEVICES environment variable.
+///
 /// The enumerator `CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE`].
 pub const CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE: cudaError_enum = cudaError_enum::CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE;
+/// This error indicates that the MPS client failed to connect to the MPS control daemon or the MPS server.
+///
 /// The enumerator `CUDA_ERROR_MPS_CONNECTION_FAILED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_CONNECTION_FAILED`].
 pub const CUDA_ERROR_MPS_CONNECTION_FAILED: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_CONNECTION_FAILED;
+/// This error indicates that the remote procedural call between the MPS server and the MPS client failed.
+///
 /// The enumerator `CUDA_ERROR_MPS_RPC_FAILURE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_RPC_FAILURE`].
 pub const CUDA_ERROR_MPS_RPC_FAILURE: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_RPC_FAILURE;
+/// This error indicates that the MPS server is not ready to accept new MPS client requests. This error can be returned when the MPS server is in the process of recovering from a fatal failure.
+///
 /// The enumerator `CUDA_ERROR_MPS_SERVER_NOT_READY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_SERVER_NOT_READY`].
 pub const CUDA_ERROR_MPS_SERVER_NOT_READY: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_SERVER_NOT_READY;
+/// This error indicates that the hardware resources required to create MPS client have been exhausted.
+///
 /// The enumerator `CUDA_ERROR_MPS_MAX_CLIENTS_REACHED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_MAX_CLIENTS_REACHED`].
 pub const CUDA_ERROR_MPS_MAX_CLIENTS_REACHED: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_MAX_CLIENTS_REACHED;
+/// This error indicates the the hardware resources required to support device connections have been exhausted.
+///
 /// The enumerator `CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED`].
 pub const CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED;
+/// This error indicates that the MPS client has been terminated by the server. To continue using CUDA, the process must be terminated and relaunched.
+///
 /// The enumerator `CUDA_ERROR_MPS_CLIENT_TERMINATED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_MPS_CLIENT_TERMINATED`].
 pub const CUDA_ERROR_MPS_CLIENT_TERMINATED: cudaError_enum = cudaError_enum::CUDA_ERROR_MPS_CLIENT_TERMINATED;
+/// This error indicates that the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it.
+///
 /// The enumerator `CUDA_ERROR_CDP_NOT_SUPPORTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CDP_NOT_SUPPORTED`].
 pub const CUDA_ERROR_CDP_NOT_SUPPORTED: cudaError_enum = cudaError_enum::CUDA_ERROR_CDP_NOT_SUPPORTED;
+/// This error indicates that a module contains an unsupported interaction between different versions of CUDA Dynamic Parallelism.
+///
 /// The enumerator `CUDA_ERROR_CDP_VERSION_MISMATCH` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CDP_VERSION_MISMATCH`].
 pub const CUDA_ERROR_CDP_VERSION_MISMATCH: cudaError_enum = cudaError_enum::CUDA_ERROR_CDP_VERSION_MISMATCH;
+/// This error indicates that the operation is not permitted when the stream is capturing.
+///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED`].
 pub const CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+/// This error indicates that the current capture sequence on the stream has been invalidated due to a previous error.
+///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_INVALIDATED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED`].
 pub const CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+/// This error indicates that the operation would have resulted in a merge of two independent capture sequences.
+///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_MERGE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_MERGE`].
 pub const CUDA_ERROR_STREAM_CAPTURE_MERGE: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_MERGE;
+/// This error indicates that the capture was not initiated in this stream.
+///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_UNMATCHED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED`].
 pub const CUDA_ERROR_STREAM_CAPTURE_UNMATCHED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+/// This error indicates that the capture sequence contains a fork that was not joined to the primary stream.
+///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_UNJOINED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNJOINED`].
 pub const CUDA_ERROR_STREAM_CAPTURE_UNJOINED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+/// This error indicates that a dependency would have been created which crosses the capture sequence boundary. Only implicit in-stream ordering dependencies are allowed to cross the boundary.
+///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_ISOLATION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_ISOLATION`].
 pub const CUDA_ERROR_STREAM_CAPTURE_ISOLATION: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+/// This error indicates a disallowed implicit dependency on a current capture sequence from cudaStreamLegacy.
+///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_IMPLICIT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT`].
 pub const CUDA_ERROR_STREAM_CAPTURE_IMPLICIT: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+/// This error indicates that the operation is not permitted on an event which was last recorded in a capturing stream.
+///
 /// The enumerator `CUDA_ERROR_CAPTURED_EVENT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_CAPTURED_EVENT`].
 pub const CUDA_ERROR_CAPTURED_EVENT: cudaError_enum = cudaError_enum::CUDA_ERROR_CAPTURED_EVENT;
+/// A stream capture sequence not initiated with the CU_STREAM_CAPTURE_MODE_RELAXED argument to cuStreamBeginCapture was passed to cuStreamEndCapture in a different thread.
+///
 /// The enumerator `CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD`].
 pub const CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+/// This error indicates that the timeout specified for the wait operation has lapsed.
+///
 /// The enumerator `CUDA_ERROR_TIMEOUT` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_TIMEOUT`].
 pub const CUDA_ERROR_TIMEOUT: cudaError_enum = cudaError_enum::CUDA_ERROR_TIMEOUT;
+/// This error indicates that the graph update was not performed because it included changes which violated constraints specific to instantiated graph update.
+///
 /// The enumerator `CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE`].
 pub const CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: cudaError_enum = cudaError_enum::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+/// This indicates that an error has occurred in a device outside of GPU. It can be a synchronous error w.r.t. CUDA API or an asynchronous error from the external device. In case of asynchronous error, it means that if cuda was waiting for an external device's signal before consuming shared data, the external device signaled an error indicating that the data is not valid for consumption. This leaves the process in an inconsistent state and any further CUDA work will return the same error. To continue using CUDA, the process must be terminated and relaunched. In case of synchronous error, it means that one or more external devices have encountered an error and cannot complete the operation.
+///
 /// The enumerator `CUDA_ERROR_EXTERNAL_DEVICE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_EXTERNAL_DEVICE`].
 pub const CUDA_ERROR_EXTERNAL_DEVICE: cudaError_enum = cudaError_enum::CUDA_ERROR_EXTERNAL_DEVICE;
+/// Indicates a kernel launch error due to cluster misconfiguration.
+///
 /// The enumerator `CUDA_ERROR_INVALID_CLUSTER_SIZE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_CLUSTER_SIZE`].
 pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_CLUSTER_SIZE;
+/// Indiciates a function handle is not loaded when calling an API that requires a loaded function.
+///
 /// The enumerator `CUDA_ERROR_FUNCTION_NOT_LOADED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_FUNCTION_NOT_LOADED`].
 pub const CUDA_ERROR_FUNCTION_NOT_LOADED: cudaError_enum = cudaError_enum::CUDA_ERROR_FUNCTION_NOT_LOADED;
+/// This error indicates one or more resources passed in are not valid resource types for the operation.
+///
 /// The enumerator `CUDA_ERROR_INVALID_RESOURCE_TYPE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_TYPE`].
 pub const CUDA_ERROR_INVALID_RESOURCE_TYPE: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_TYPE;
+/// This error indicates one or more resources are insufficient or non-applicable for the operation.
+///
 /// The enumerator `CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION`].
 pub const CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION: cudaError_enum = cudaError_enum::CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+/// This error indicates that an error happened during the key rotation sequence.
+///
 /// The enumerator `CUDA_ERROR_KEY_ROTATION` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_KEY_ROTATION`].
 pub const CUDA_ERROR_KEY_ROTATION: cudaError_enum = cudaError_enum::CUDA_ERROR_KEY_ROTATION;
+/// This error indicates that the requested operation is not permitted because the stream is in a detached state. This can occur if the green context associated with the stream has been destroyed, limiting the stream's operational capabilities.
+///
 /// The enumerator `CUDA_ERROR_STREAM_DETACHED` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_STREAM_DETACHED`].
 pub const CUDA_ERROR_STREAM_DETACHED: cudaError_enum = cudaError_enum::CUDA_ERROR_STREAM_DETACHED;
+/// This error indicates that a graph recapture failed and had to be terminated.
+///
 /// The enumerator `CUDA_ERROR_GRAPH_RECAPTURE_FAILURE` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_GRAPH_RECAPTURE_FAILURE`].
 pub const CUDA_ERROR_GRAPH_RECAPTURE_FAILURE: cudaError_enum = cudaError_enum::CUDA_ERROR_GRAPH_RECAPTURE_FAILURE;
+/// The GPU fabric is not ready within the bounded wait while the fabric manager probe is still in progress (or not converging in time). Applications may retry after a delay; for the initialization wait budget, see environment variables such as CUDA_FABRIC_INIT_TIMEOUT_MS. The CUDA Runtime uses the same value as cudaErrorFabricNotReady.
+///
 /// The enumerator `CUDA_ERROR_FABRIC_NOT_READY` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_FABRIC_NOT_READY`].
 pub const CUDA_ERROR_FABRIC_NOT_READY: cudaError_enum = cudaError_enum::CUDA_ERROR_FABRIC_NOT_READY;
+/// This indicates that an unknown internal error has occurred.
+///
 /// The enumerator `CUDA_ERROR_UNKNOWN` by its bare name, as C has it: [`cudaError_enum::CUDA_ERROR_UNKNOWN`].
 pub const CUDA_ERROR_UNKNOWN: cudaError_enum = cudaError_enum::CUDA_ERROR_UNKNOWN;
+/// A relative value indicating the performance of the link between two devices
+///
 /// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK`].
 pub const CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK;
+/// P2P Access is enable
+///
 /// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED`].
 pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED;
+/// All CUDA-valid atomic operation over the link are supported
+///
 /// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED`].
 pub const CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED;
+/// **Deprecated:** use CU\_DEVICE\_P2P\_ATTRIBUTE\_CUDA\_ARRAY\_ACCESS\_SUPPORTED instead
+///
 /// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED`].
 pub const CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_ACCESS_SUPPORTED;
+/// Accessing CUDA arrays over the link supported
+///
 /// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED`].
 pub const CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED;
+/// Only some CUDA-valid atomic operations over the link are supported.
+///
 /// The enumerator `CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED` by its bare name, as C has it: [`CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED`].
 pub const CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: CUdevice_P2PAttribute_enum = CUdevice_P2PAttribute_enum::CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED;
+/// No resource view format (use underlying resource format)
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_NONE` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_NONE`].
 pub const CU_RES_VIEW_FORMAT_NONE: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_NONE;
+/// 1 channel unsigned 8-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_1X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X8`].
 pub const CU_RES_VIEW_FORMAT_UINT_1X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X8;
+/// 2 channel unsigned 8-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_2X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X8`].
 pub const CU_RES_VIEW_FORMAT_UINT_2X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X8;
+/// 4 channel unsigned 8-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_4X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X8`].
 pub const CU_RES_VIEW_FORMAT_UINT_4X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X8;
+/// 1 channel signed 8-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_1X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X8`].
 pub const CU_RES_VIEW_FORMAT_SINT_1X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X8;
+/// 2 channel signed 8-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_2X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X8`].
 pub const CU_RES_VIEW_FORMAT_SINT_2X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X8;
+/// 4 channel signed 8-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_4X8` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X8`].
 pub const CU_RES_VIEW_FORMAT_SINT_4X8: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X8;
+/// 1 channel unsigned 16-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_1X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X16`].
 pub const CU_RES_VIEW_FORMAT_UINT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X16;
+/// 2 channel unsigned 16-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_2X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X16`].
 pub const CU_RES_VIEW_FORMAT_UINT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X16;
+/// 4 channel unsigned 16-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_4X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X16`].
 pub const CU_RES_VIEW_FORMAT_UINT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X16;
+/// 1 channel signed 16-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_1X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X16`].
 pub const CU_RES_VIEW_FORMAT_SINT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X16;
+/// 2 channel signed 16-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_2X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X16`].
 pub const CU_RES_VIEW_FORMAT_SINT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X16;
+/// 4 channel signed 16-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_4X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X16`].
 pub const CU_RES_VIEW_FORMAT_SINT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X16;
+/// 1 channel unsigned 32-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_1X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X32`].
 pub const CU_RES_VIEW_FORMAT_UINT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_1X32;
+/// 2 channel unsigned 32-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_2X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X32`].
 pub const CU_RES_VIEW_FORMAT_UINT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_2X32;
+/// 4 channel unsigned 32-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UINT_4X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X32`].
 pub const CU_RES_VIEW_FORMAT_UINT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UINT_4X32;
+/// 1 channel signed 32-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_1X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X32`].
 pub const CU_RES_VIEW_FORMAT_SINT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_1X32;
+/// 2 channel signed 32-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_2X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X32`].
 pub const CU_RES_VIEW_FORMAT_SINT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_2X32;
+/// 4 channel signed 32-bit integers
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_SINT_4X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X32`].
 pub const CU_RES_VIEW_FORMAT_SINT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SINT_4X32;
+/// 1 channel 16-bit floating point
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_1X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_1X16`].
 pub const CU_RES_VIEW_FORMAT_FLOAT_1X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_1X16;
+/// 2 channel 16-bit floating point
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_2X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_2X16`].
 pub const CU_RES_VIEW_FORMAT_FLOAT_2X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_2X16;
+/// 4 channel 16-bit floating point
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_4X16` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_4X16`].
 pub const CU_RES_VIEW_FORMAT_FLOAT_4X16: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_4X16;
+/// 1 channel 32-bit floating point
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_1X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_1X32`].
 pub const CU_RES_VIEW_FORMAT_FLOAT_1X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_1X32;
+/// 2 channel 32-bit floating point
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_2X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_2X32`].
 pub const CU_RES_VIEW_FORMAT_FLOAT_2X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_2X32;
+/// 4 channel 32-bit floating point
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_FLOAT_4X32` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_4X32`].
 pub const CU_RES_VIEW_FORMAT_FLOAT_4X32: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_FLOAT_4X32;
+/// Block compressed 1
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC1` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC1`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC1: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC1;
+/// Block compressed 2
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC2` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC2`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC2: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC2;
+/// Block compressed 3
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC3` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC3`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC3: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC3;
+/// Block compressed 4 unsigned
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC4` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC4`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC4: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC4;
+/// Block compressed 4 signed
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_SIGNED_BC4` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC4`].
 pub const CU_RES_VIEW_FORMAT_SIGNED_BC4: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC4;
+/// Block compressed 5 unsigned
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC5` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC5`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC5: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC5;
+/// Block compressed 5 signed
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_SIGNED_BC5` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC5`].
 pub const CU_RES_VIEW_FORMAT_SIGNED_BC5: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC5;
+/// Block compressed 6 unsigned half-float
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC6H` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC6H`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC6H: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC6H;
+/// Block compressed 6 signed half-float
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_SIGNED_BC6H` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC6H`].
 pub const CU_RES_VIEW_FORMAT_SIGNED_BC6H: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_SIGNED_BC6H;
+/// Block compressed 7
+///
 /// The enumerator `CU_RES_VIEW_FORMAT_UNSIGNED_BC7` by its bare name, as C has it: [`CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC7`].
 pub const CU_RES_VIEW_FORMAT_UNSIGNED_BC7: CUresourceViewFormat_enum = CUresourceViewFormat_enum::CU_RES_VIEW_FORMAT_UNSIGNED_BC7;
 /// The enumerator `CU_TENSOR_MAP_DATA_TYPE_UINT8` by its bare name, as C has it: [`CUtensorMapDataType_enum::CU_TENSOR_MAP_DATA_TYPE_UINT8`].
@@ -10869,113 +14727,205 @@ pub const CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA: CUtensorMapFloatOOB
 pub const CU_TENSOR_MAP_IM2COL_WIDE_MODE_W: CUtensorMapIm2ColWideMode_enum = CUtensorMapIm2ColWideMode_enum::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W;
 /// The enumerator `CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128` by its bare name, as C has it: [`CUtensorMapIm2ColWideMode_enum::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128`].
 pub const CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128: CUtensorMapIm2ColWideMode_enum = CUtensorMapIm2ColWideMode_enum::CU_TENSOR_MAP_IM2COL_WIDE_MODE_W128;
+/// Recompute the effective allocation class from the tensor-map layout.
+///
 /// The enumerator `CU_TENSOR_MAP_ALLOC_CLASS_AUTO` by its bare name, as C has it: [`CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_AUTO`].
 pub const CU_TENSOR_MAP_ALLOC_CLASS_AUTO: CUtensorMapAllocClass_enum = CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_AUTO;
+/// Request the "small" class (safe 4 KiB OOB window).
+///
 /// The enumerator `CU_TENSOR_MAP_ALLOC_CLASS_SMALL` by its bare name, as C has it: [`CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_SMALL`].
 pub const CU_TENSOR_MAP_ALLOC_CLASS_SMALL: CUtensorMapAllocClass_enum = CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_SMALL;
+/// Request the "large" class (128 KiB OOB window); when LARGE is effective, the caller guarantees the effective base allocation is accessible for at least [`CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_TENSOR_MAP_LARGE_TENSOR_MIN_SIZE) bytes before use.
+///
 /// The enumerator `CU_TENSOR_MAP_ALLOC_CLASS_LARGE` by its bare name, as C has it: [`CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_LARGE`].
 pub const CU_TENSOR_MAP_ALLOC_CLASS_LARGE: CUtensorMapAllocClass_enum = CUtensorMapAllocClass_enum::CU_TENSOR_MAP_ALLOC_CLASS_LARGE;
+/// No access, meaning the device cannot access this memory at all, thus must be staged through accessible memory in order to complete certain operations
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE` as the integer it is passed as: [`CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE`]`.0`.
 pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE: ::core::ffi::c_uint = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_NONE
     .0;
+/// Read-only access, meaning writes to this memory are considered invalid accesses and thus return error in that case.
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ` as the integer it is passed as: [`CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ`]`.0`.
 pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ: ::core::ffi::c_uint = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READ
     .0;
+/// Read-write access, the device has full read-write access to the memory
+///
 /// The enumerator `CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE` as the integer it is passed as: [`CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE`]`.0`.
 pub const CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE: ::core::ffi::c_uint = CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS_enum::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE
     .0;
+/// Handle is an opaque file descriptor
+///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD;
+/// Handle is an opaque shared NT handle
+///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32;
+/// Handle is an opaque, globally shared handle
+///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_WIN32_KMT;
+/// Handle is a D3D12 heap object
+///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_HEAP;
+/// Handle is a D3D12 committed resource
+///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D12_RESOURCE;
+/// Handle is a shared NT handle to a D3D11 resource
+///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE;
+/// Handle is a globally shared handle to a D3D11 resource
+///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_D3D11_RESOURCE_KMT;
+/// Handle is an NvSciBuf object
+///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_NVSCIBUF;
+/// Handle is a dma\_buf file descriptor
+///
 /// The enumerator `CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD` by its bare name, as C has it: [`CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD`].
 pub const CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD: CUexternalMemoryHandleType_enum = CUexternalMemoryHandleType_enum::CU_EXTERNAL_MEMORY_HANDLE_TYPE_DMABUF_FD;
+/// Handle is an opaque file descriptor
+///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD;
+/// Handle is an opaque shared NT handle
+///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32;
+/// Handle is an opaque, globally shared handle
+///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_WIN32_KMT;
+/// Handle is a shared NT handle referencing a D3D12 fence object
+///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D12_FENCE;
+/// Handle is a shared NT handle referencing a D3D11 fence object
+///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_FENCE;
+/// Opaque handle to NvSciSync Object
+///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_NVSCISYNC;
+/// Handle is a shared NT handle referencing a D3D11 keyed mutex object
+///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX;
+/// Handle is a globally shared handle referencing a D3D11 keyed mutex object
+///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_D3D11_KEYED_MUTEX_KMT;
+/// Handle is an opaque file descriptor referencing a timeline semaphore
+///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_FD;
+/// Handle is an opaque shared NT handle referencing a timeline semaphore
+///
 /// The enumerator `CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32` by its bare name, as C has it: [`CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32`].
 pub const CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32: CUexternalSemaphoreHandleType_enum = CUexternalSemaphoreHandleType_enum::CU_EXTERNAL_SEMAPHORE_HANDLE_TYPE_TIMELINE_SEMAPHORE_WIN32;
+/// Does not allow any export mechanism. &gt;
+///
 /// The enumerator `CU_MEM_HANDLE_TYPE_NONE` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_NONE`].
 pub const CU_MEM_HANDLE_TYPE_NONE: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_NONE;
+/// Allows a file descriptor to be used for exporting. Permitted only on POSIX systems. (int)
+///
 /// The enumerator `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`].
 pub const CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+/// Allows a Win32 NT handle to be used for exporting. (HANDLE)
+///
 /// The enumerator `CU_MEM_HANDLE_TYPE_WIN32` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32`].
 pub const CU_MEM_HANDLE_TYPE_WIN32: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32;
+/// Allows a Win32 KMT handle to be used for exporting. (D3DKMT\_HANDLE)
+///
 /// The enumerator `CU_MEM_HANDLE_TYPE_WIN32_KMT` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32_KMT`].
 pub const CU_MEM_HANDLE_TYPE_WIN32_KMT: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_WIN32_KMT;
+/// Allows a fabric handle to be used for exporting. (CUmemFabricHandle)
+///
 /// The enumerator `CU_MEM_HANDLE_TYPE_FABRIC` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_FABRIC`].
 pub const CU_MEM_HANDLE_TYPE_FABRIC: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_FABRIC;
 /// The enumerator `CU_MEM_HANDLE_TYPE_MAX` by its bare name, as C has it: [`CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_MAX`].
 pub const CU_MEM_HANDLE_TYPE_MAX: CUmemAllocationHandleType_enum = CUmemAllocationHandleType_enum::CU_MEM_HANDLE_TYPE_MAX;
+/// Default, make the address range not accessible
+///
 /// The enumerator `CU_MEM_ACCESS_FLAGS_PROT_NONE` by its bare name, as C has it: [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_NONE`].
 pub const CU_MEM_ACCESS_FLAGS_PROT_NONE: CUmemAccess_flags_enum = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_NONE;
+/// Make the address range read accessible
+///
 /// The enumerator `CU_MEM_ACCESS_FLAGS_PROT_READ` by its bare name, as C has it: [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READ`].
 pub const CU_MEM_ACCESS_FLAGS_PROT_READ: CUmemAccess_flags_enum = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READ;
+/// Make the address range read-write accessible
+///
 /// The enumerator `CU_MEM_ACCESS_FLAGS_PROT_READWRITE` by its bare name, as C has it: [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READWRITE`].
 pub const CU_MEM_ACCESS_FLAGS_PROT_READWRITE: CUmemAccess_flags_enum = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
 /// The enumerator `CU_MEM_ACCESS_FLAGS_PROT_MAX` by its bare name, as C has it: [`CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_MAX`].
 pub const CU_MEM_ACCESS_FLAGS_PROT_MAX: CUmemAccess_flags_enum = CUmemAccess_flags_enum::CU_MEM_ACCESS_FLAGS_PROT_MAX;
 /// The enumerator `CU_MEM_LOCATION_TYPE_INVALID` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVALID`].
 pub const CU_MEM_LOCATION_TYPE_INVALID: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVALID;
+/// Location is unspecified. This is used when creating a managed memory pool to indicate no preferred location for the pool
+///
 /// The enumerator `CU_MEM_LOCATION_TYPE_NONE` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_NONE`].
 pub const CU_MEM_LOCATION_TYPE_NONE: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_NONE;
+/// Location is a device location, thus id is a device ordinal
+///
 /// The enumerator `CU_MEM_LOCATION_TYPE_DEVICE` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE`].
 pub const CU_MEM_LOCATION_TYPE_DEVICE: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE;
+/// Location is host, id is ignored
+///
 /// The enumerator `CU_MEM_LOCATION_TYPE_HOST` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST`].
 pub const CU_MEM_LOCATION_TYPE_HOST: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST;
+/// Location is a host NUMA node, thus id is a host NUMA node id
+///
 /// The enumerator `CU_MEM_LOCATION_TYPE_HOST_NUMA` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA`].
 pub const CU_MEM_LOCATION_TYPE_HOST_NUMA: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA;
+/// Location is a host NUMA node of the current thread, id is ignored
+///
 /// The enumerator `CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT`].
 pub const CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+/// Location is not visible but device is accessible, id is always CU\_DEVICE\_INVALID
+///
 /// The enumerator `CU_MEM_LOCATION_TYPE_INVISIBLE` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVISIBLE`].
 pub const CU_MEM_LOCATION_TYPE_INVISIBLE: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_INVISIBLE;
+/// Location is a portion of device memory, specified by the locality domain ID.
+///
 /// The enumerator `CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`].
 pub const CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN;
 /// The enumerator `CU_MEM_LOCATION_TYPE_MAX` by its bare name, as C has it: [`CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_MAX`].
 pub const CU_MEM_LOCATION_TYPE_MAX: CUmemLocationType_enum = CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_MAX;
 /// The enumerator `CU_MEM_ALLOCATION_TYPE_INVALID` by its bare name, as C has it: [`CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_INVALID`].
 pub const CU_MEM_ALLOCATION_TYPE_INVALID: CUmemAllocationType_enum = CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_INVALID;
+/// This allocation type is 'pinned', i.e. cannot migrate from its current location while the application is actively using it
+///
 /// The enumerator `CU_MEM_ALLOCATION_TYPE_PINNED` by its bare name, as C has it: [`CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_PINNED`].
 pub const CU_MEM_ALLOCATION_TYPE_PINNED: CUmemAllocationType_enum = CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_PINNED;
+/// This allocation type is managed memory
+///
 /// The enumerator `CU_MEM_ALLOCATION_TYPE_MANAGED` by its bare name, as C has it: [`CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_MANAGED`].
 pub const CU_MEM_ALLOCATION_TYPE_MANAGED: CUmemAllocationType_enum = CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_MANAGED;
+/// This allocation type is managed memory
+///
 /// The enumerator `CU_MEM_ALLOCATION_TYPE_MAX` by its bare name, as C has it: [`CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_MAX`].
 pub const CU_MEM_ALLOCATION_TYPE_MAX: CUmemAllocationType_enum = CUmemAllocationType_enum::CU_MEM_ALLOCATION_TYPE_MAX;
+/// Minimum required granularity for allocation
+///
 /// The enumerator `CU_MEM_ALLOC_GRANULARITY_MINIMUM` by its bare name, as C has it: [`CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_MINIMUM`].
 pub const CU_MEM_ALLOC_GRANULARITY_MINIMUM: CUmemAllocationGranularity_flags_enum = CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_MINIMUM;
+/// Recommended granularity for allocation for best performance
+///
 /// The enumerator `CU_MEM_ALLOC_GRANULARITY_RECOMMENDED` by its bare name, as C has it: [`CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED`].
 pub const CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: CUmemAllocationGranularity_flags_enum = CUmemAllocationGranularity_flags_enum::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED;
 /// The enumerator `CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD` by its bare name, as C has it: [`CUmemRangeHandleType_enum::CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD`].
 pub const CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD: CUmemRangeHandleType_enum = CUmemRangeHandleType_enum::CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD;
 /// The enumerator `CU_MEM_RANGE_HANDLE_TYPE_MAX` by its bare name, as C has it: [`CUmemRangeHandleType_enum::CU_MEM_RANGE_HANDLE_TYPE_MAX`].
 pub const CU_MEM_RANGE_HANDLE_TYPE_MAX: CUmemRangeHandleType_enum = CUmemRangeHandleType_enum::CU_MEM_RANGE_HANDLE_TYPE_MAX;
+/// Indicates that DMA\_BUF handle should be mapped via PCIe BAR1
+///
 /// The enumerator `CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE` as the integer it is passed as: [`CUmemRangeFlags_enum::CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE`]`.0`.
 pub const CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE: ::core::ffi::c_uint = CUmemRangeFlags_enum::CU_MEM_RANGE_FLAG_DMA_BUF_MAPPING_TYPE_PCIE
     .0;
@@ -10989,233 +14939,427 @@ pub const CU_MEM_OPERATION_TYPE_MAP: CUmemOperationType_enum = CUmemOperationTyp
 pub const CU_MEM_OPERATION_TYPE_UNMAP: CUmemOperationType_enum = CUmemOperationType_enum::CU_MEM_OPERATION_TYPE_UNMAP;
 /// The enumerator `CU_MEM_HANDLE_TYPE_GENERIC` by its bare name, as C has it: [`CUmemHandleType_enum::CU_MEM_HANDLE_TYPE_GENERIC`].
 pub const CU_MEM_HANDLE_TYPE_GENERIC: CUmemHandleType_enum = CUmemHandleType_enum::CU_MEM_HANDLE_TYPE_GENERIC;
+/// Allocating non-compressible memory
+///
 /// The enumerator `CU_MEM_ALLOCATION_COMP_NONE` as the integer it is passed as: [`CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_NONE`]`.0`.
 pub const CU_MEM_ALLOCATION_COMP_NONE: ::core::ffi::c_uint = CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_NONE
     .0;
+/// Allocating  compressible memory
+///
 /// The enumerator `CU_MEM_ALLOCATION_COMP_GENERIC` as the integer it is passed as: [`CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_GENERIC`]`.0`.
 pub const CU_MEM_ALLOCATION_COMP_GENERIC: ::core::ffi::c_uint = CUmemAllocationCompType_enum::CU_MEM_ALLOCATION_COMP_GENERIC
     .0;
+/// Minimum required granularity
+///
 /// The enumerator `CU_MULTICAST_GRANULARITY_MINIMUM` by its bare name, as C has it: [`CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_MINIMUM`].
 pub const CU_MULTICAST_GRANULARITY_MINIMUM: CUmulticastGranularity_flags_enum = CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_MINIMUM;
+/// Recommended granularity for best performance
+///
 /// The enumerator `CU_MULTICAST_GRANULARITY_RECOMMENDED` by its bare name, as C has it: [`CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_RECOMMENDED`].
 pub const CU_MULTICAST_GRANULARITY_RECOMMENDED: CUmulticastGranularity_flags_enum = CUmulticastGranularity_flags_enum::CU_MULTICAST_GRANULARITY_RECOMMENDED;
+/// The update succeeded
+///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_SUCCESS` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_SUCCESS`].
 pub const CU_GRAPH_EXEC_UPDATE_SUCCESS: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_SUCCESS;
+/// The update failed for an unexpected reason which is described in the return value of the function
+///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR;
+/// The update failed because the topology changed
+///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+/// The update failed because a node type changed
+///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+/// The update failed because the function of a kernel node changed (CUDA driver &lt; 11.2)
+///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED;
+/// The update failed because the parameters changed in a way that is not supported
+///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED;
+/// The update failed because something about the node is not supported
+///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED;
+/// The update failed because the function of a kernel node changed in an unsupported way
+///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE;
+/// The update failed because the node attributes changed in a way that is not supported
+///
 /// The enumerator `CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED` by its bare name, as C has it: [`CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED`].
 pub const CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED: CUgraphExecUpdateResult_enum = CUgraphExecUpdateResult_enum::CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED;
+/// (value type = int) Allow cuMemAllocAsync to use memory asynchronously freed in another streams as long as a stream ordering dependency of the allocating stream on the free action exists. Cuda events and null stream interactions can create the required stream ordered dependencies. (default enabled)
+///
 /// The enumerator `CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES`].
 pub const CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES;
+/// (value type = int) Allow reuse of already completed frees when there is no dependency between the free and allocation. (default enabled)
+///
 /// The enumerator `CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC`].
 pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC;
+/// (value type = int) Allow cuMemAllocAsync to insert new stream dependencies in order to establish the stream ordering required to reuse a piece of memory released by cuMemFreeAsync (default enabled).
+///
 /// The enumerator `CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES`].
 pub const CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
+/// (value type = cuuint64\_t) Amount of reserved memory in bytes to hold onto before trying to release memory back to the OS. When more than the release threshold bytes of memory are held by the memory pool, the allocator will try to release memory back to the OS on the next call to stream, event or context synchronize. (default 0)
+///
 /// The enumerator `CU_MEMPOOL_ATTR_RELEASE_THRESHOLD` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`].
 pub const CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
+/// (value type = cuuint64\_t) Amount of backing memory currently allocated for the mempool.
+///
 /// The enumerator `CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT`].
 pub const CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT;
+/// (value type = cuuint64\_t) High watermark of backing memory allocated for the mempool since the last time it was reset. High watermark can only be reset to zero.
+///
 /// The enumerator `CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH`].
 pub const CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH;
+/// (value type = cuuint64\_t) Amount of memory from the pool that is currently in use by the application.
+///
 /// The enumerator `CU_MEMPOOL_ATTR_USED_MEM_CURRENT` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_CURRENT`].
 pub const CU_MEMPOOL_ATTR_USED_MEM_CURRENT: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
+/// (value type = cuuint64\_t) High watermark of the amount of memory from the pool that was in use by the application since the last time it was reset. High watermark can only be reset to zero.
+///
 /// The enumerator `CU_MEMPOOL_ATTR_USED_MEM_HIGH` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_HIGH`].
 pub const CU_MEMPOOL_ATTR_USED_MEM_HIGH: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_USED_MEM_HIGH;
+/// (value type = CUmemAllocationType) The allocation type of the mempool
+///
 /// The enumerator `CU_MEMPOOL_ATTR_ALLOCATION_TYPE` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_ALLOCATION_TYPE`].
 pub const CU_MEMPOOL_ATTR_ALLOCATION_TYPE: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_ALLOCATION_TYPE;
+/// (value type = CUmemAllocationHandleType) Available export handle types for the mempool. For imported pools this value is always CU\_MEM\_HANDLE\_TYPE\_NONE as an imported pool cannot be re-exported
+///
 /// The enumerator `CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES`].
 pub const CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES;
+/// (value type = int) The location id for the mempool. If the location type for this pool is CU\_MEM\_LOCATION\_TYPE\_INVISIBLE then ID will be CU\_DEVICE\_INVALID.
+///
 /// The enumerator `CU_MEMPOOL_ATTR_LOCATION_ID` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCATION_ID`].
 pub const CU_MEMPOOL_ATTR_LOCATION_ID: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCATION_ID;
+/// (value type = CUmemLocationType) The location type for the mempool. For imported memory pools where the device is not directly visible to the importing process or pools imported via fabric handles across nodes this will be CU\_MEM\_LOCATION\_TYPE\_INVISIBLE.
+///
 /// The enumerator `CU_MEMPOOL_ATTR_LOCATION_TYPE` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCATION_TYPE`].
 pub const CU_MEMPOOL_ATTR_LOCATION_TYPE: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCATION_TYPE;
+/// (value type = cuuint64\_t) Maximum size of the pool in bytes, this value may be higher than what was initially passed to cuMemPoolCreate due to alignment requirements. A value of 0 indicates no maximum size. For CU\_MEM\_ALLOCATION\_TYPE\_MANAGED and IPC imported pools this value will be system dependent.
+///
 /// The enumerator `CU_MEMPOOL_ATTR_MAX_POOL_SIZE` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_MAX_POOL_SIZE`].
 pub const CU_MEMPOOL_ATTR_MAX_POOL_SIZE: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_MAX_POOL_SIZE;
+/// (value type = int) Indicates whether the pool has hardware compresssion enabled
+///
 /// The enumerator `CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED`].
 pub const CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_HW_DECOMPRESS_ENABLED;
+/** (value type = int) The locality domain ID for the mempool, if the mempool is localized to a locality domain. A value of -1 indicates that the mempool is not localized.
+
+ Note: On devices with a single locality domain, mempools created with [`CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE_LOCALITY_DOMAIN) and localityDomainId 0 are equivalent to full-device mempools created with [`CU_MEM_LOCATION_TYPE_DEVICE`](crate::types::CUmemLocationType_enum::CU_MEM_LOCATION_TYPE_DEVICE). The value of this attribute will be -1 for such mempools.*/
+///
 /// The enumerator `CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID` by its bare name, as C has it: [`CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID`].
 pub const CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID: CUmemPool_attribute_enum = CUmemPool_attribute_enum::CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID;
 /// The enumerator `CU_MEMCPY_FLAG_DEFAULT` as the integer it is passed as: [`CUmemcpyFlags_enum::CU_MEMCPY_FLAG_DEFAULT`]`.0`.
 pub const CU_MEMCPY_FLAG_DEFAULT: ::core::ffi::c_uint = CUmemcpyFlags_enum::CU_MEMCPY_FLAG_DEFAULT
     .0;
+/// Hint to the driver to try and overlap the copy with compute work on the SMs.
+///
 /// The enumerator `CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE` as the integer it is passed as: [`CUmemcpyFlags_enum::CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE`]`.0`.
 pub const CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE: ::core::ffi::c_uint = CUmemcpyFlags_enum::CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
     .0;
+/// Default invalid.
+///
 /// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_INVALID` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_INVALID`].
 pub const CU_MEMCPY_SRC_ACCESS_ORDER_INVALID: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_INVALID;
+/// Indicates that access to the source pointer must be in stream order.
+///
 /// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_STREAM` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM`].
 pub const CU_MEMCPY_SRC_ACCESS_ORDER_STREAM: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+/// Indicates that access to the source pointer can be out of stream order and all accesses must be complete before the API call returns. This flag is suited for ephemeral sources (ex., stack variables) when it's known that no prior operations in the stream can be accessing the memory and also that the lifetime of the memory is limited to the scope that the source variable was declared in. Specifying this flag allows the driver to optimize the copy and removes the need for the user to synchronize the stream after the API call.
+///
 /// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL`].
 pub const CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+/// Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms.
+///
 /// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_ANY` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_ANY`].
 pub const CU_MEMCPY_SRC_ACCESS_ORDER_ANY: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+/// Indicates that access to the source pointer can be out of stream order and the accesses can happen even after the API call returns. This flag is suited for host pointers allocated outside CUDA (ex., via malloc) when it's known that no prior operations in the stream can be accessing the memory. Specifying this flag allows the driver to optimize the copy on certain platforms.
+///
 /// The enumerator `CU_MEMCPY_SRC_ACCESS_ORDER_MAX` by its bare name, as C has it: [`CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_MAX`].
 pub const CU_MEMCPY_SRC_ACCESS_ORDER_MAX: CUmemcpySrcAccessOrder_enum = CUmemcpySrcAccessOrder_enum::CU_MEMCPY_SRC_ACCESS_ORDER_MAX;
+/// Memcpy operand is a valid pointer.
+///
 /// The enumerator `CU_MEMCPY_OPERAND_TYPE_POINTER` by its bare name, as C has it: [`CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_POINTER`].
 pub const CU_MEMCPY_OPERAND_TYPE_POINTER: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_POINTER;
+/// Memcpy operand is a CUarray.
+///
 /// The enumerator `CU_MEMCPY_OPERAND_TYPE_ARRAY` by its bare name, as C has it: [`CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_ARRAY`].
 pub const CU_MEMCPY_OPERAND_TYPE_ARRAY: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_ARRAY;
 /// The enumerator `CU_MEMCPY_OPERAND_TYPE_MAX` by its bare name, as C has it: [`CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_MAX`].
 pub const CU_MEMCPY_OPERAND_TYPE_MAX: CUmemcpy3DOperandType_enum = CUmemcpy3DOperandType_enum::CU_MEMCPY_OPERAND_TYPE_MAX;
+/// (value type = cuuint64\_t) Amount of memory, in bytes, currently associated with graphs
+///
 /// The enumerator `CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT` by its bare name, as C has it: [`CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT`].
 pub const CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT;
+/// (value type = cuuint64\_t) High watermark of memory, in bytes, associated with graphs since the last time it was reset.  High watermark can only be reset to zero.
+///
 /// The enumerator `CU_GRAPH_MEM_ATTR_USED_MEM_HIGH` by its bare name, as C has it: [`CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_HIGH`].
 pub const CU_GRAPH_MEM_ATTR_USED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_USED_MEM_HIGH;
+/// (value type = cuuint64\_t) Amount of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator.
+///
 /// The enumerator `CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT` by its bare name, as C has it: [`CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT`].
 pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT;
+/// (value type = cuuint64\_t) High watermark of memory, in bytes, currently allocated for use by the CUDA graphs asynchronous allocator.
+///
 /// The enumerator `CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH` by its bare name, as C has it: [`CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH`].
 pub const CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH: CUgraphMem_attribute_enum = CUgraphMem_attribute_enum::CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH;
+/// Default behavior for a child graph node. Child graph is cloned into the parent and memory allocation/free nodes can't be present in the child graph.
+///
 /// The enumerator `CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE` by its bare name, as C has it: [`CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE`].
 pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE;
+/** The child graph is moved to the parent. The handle to the child graph is owned by the parent and will be destroyed when the parent is destroyed.
+
+ The following restrictions apply to child graphs after they have been moved: Cannot be independently instantiated or destroyed; Cannot be added as a child graph of a separate parent graph; Cannot be used as an argument to cuGraphExecUpdate; Cannot have additional memory allocation or free nodes added.*/
+///
 /// The enumerator `CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE` by its bare name, as C has it: [`CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE`].
 pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE;
+/// Invalid ownership flag. Set when params are queried to prevent accidentally reusing the driver-owned graph object
+///
 /// The enumerator `CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID` by its bare name, as C has it: [`CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID`].
 pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID;
+/// [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030) and its CUDA Runtime API counterpart are supported on the device.
+///
 /// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST` as the integer it is passed as: [`CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST`]`.0`.
 pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST: ::core::ffi::c_uint = CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
     .0;
+/// The [`CU_STREAM_WAIT_VALUE_FLUSH`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH) flag and the [`CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES) MemOp are supported on the device.
+///
 /// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS` as the integer it is passed as: [`CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS`]`.0`.
 pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS: ::core::ffi::c_uint = CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
     .0;
+/// The device does not natively support ordering of remote writes. [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030) can be leveraged if supported.
+///
 /// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE` as the integer it is passed as: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE`]`.0`.
 pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE: ::core::ffi::c_uint = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
     .0;
+/// Natively, the device can consistently consume remote writes, although other CUDA devices may not.
+///
 /// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER` as the integer it is passed as: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER`]`.0`.
 pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER: ::core::ffi::c_uint = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
     .0;
+/// Any CUDA device in the system can consistently consume remote writes to this device.
+///
 /// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES` as the integer it is passed as: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES`]`.0`.
 pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES: ::core::ffi::c_uint = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
     .0;
+/// Blocks until remote writes are visible to the CUDA device context owning the data.
+///
 /// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER` by its bare name, as C has it: [`CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER`].
 pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER: CUflushGPUDirectRDMAWritesScope_enum = CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER;
+/// Blocks until remote writes are visible to all CUDA device contexts.
+///
 /// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES` by its bare name, as C has it: [`CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES`].
 pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES: CUflushGPUDirectRDMAWritesScope_enum = CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES;
+/// Sets the target for [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030) to the currently active CUDA device context.
+///
 /// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX` by its bare name, as C has it: [`CUflushGPUDirectRDMAWritesTarget_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX`].
 pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX: CUflushGPUDirectRDMAWritesTarget_enum = CUflushGPUDirectRDMAWritesTarget_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX;
+/// Output all debug data as if every debug flag is enabled
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE
     .0 as ::core::ffi::c_uint;
+/// Use CUDA Runtime structures for output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_RUNTIME_TYPES
     .0 as ::core::ffi::c_uint;
+/// Adds CUDA\_KERNEL\_NODE\_PARAMS values to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Adds CUDA\_MEMCPY3D values to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Adds CUDA\_MEMSET\_NODE\_PARAMS values to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMSET_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Adds CUDA\_HOST\_NODE\_PARAMS values to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HOST_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Adds CUevent handle from record and wait nodes to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EVENT_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Adds CUDA\_EXT\_SEM\_SIGNAL\_NODE\_PARAMS values to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_SIGNAL_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Adds CUDA\_EXT\_SEM\_WAIT\_NODE\_PARAMS values to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXT_SEMAS_WAIT_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Adds CUkernelNodeAttrValue values to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_ATTRIBUTES
     .0 as ::core::ffi::c_uint;
+/// Adds node handles and every kernel function handle to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES
     .0 as ::core::ffi::c_uint;
+/// Adds memory alloc node parameters to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_ALLOC_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Adds memory free node parameters to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEM_FREE_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Adds batch mem op node parameters to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_BATCH_MEM_OP_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Adds edge numbering information
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_EXTRA_TOPO_INFO
     .0 as ::core::ffi::c_uint;
+/// Adds conditional node parameters to output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Adds batch memcpy node parameters to the output
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_MEMCPY_BATCH_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Adds fabric copy batch node parameters
+///
 /// The enumerator `CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS` as `cuGraphDebugDotPrint`'s `flags` takes it: [`CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS`]`.0`.
 pub const CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS: ::core::ffi::c_uint = CUgraphDebugDot_flags_enum::CU_GRAPH_DEBUG_DOT_FLAGS_FABRIC_CPY_BATCH_NODE_PARAMS
     .0 as ::core::ffi::c_uint;
+/// Indicates the destructor execution is not synchronized by any CUDA handle.
+///
 /// The enumerator `CU_USER_OBJECT_NO_DESTRUCTOR_SYNC` as `cuUserObjectCreate`'s `flags` takes it: [`CUuserObject_flags_enum::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC`]`.0`.
 pub const CU_USER_OBJECT_NO_DESTRUCTOR_SYNC: ::core::ffi::c_uint = CUuserObject_flags_enum::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC
     .0 as ::core::ffi::c_uint;
+/// Transfer references from the caller rather than creating new references.
+///
 /// The enumerator `CU_GRAPH_USER_OBJECT_MOVE` as the integer it is passed as: [`CUuserObjectRetain_flags_enum::CU_GRAPH_USER_OBJECT_MOVE`]`.0`.
 pub const CU_GRAPH_USER_OBJECT_MOVE: ::core::ffi::c_uint = CUuserObjectRetain_flags_enum::CU_GRAPH_USER_OBJECT_MOVE
     .0;
+/// Automatically free memory allocated in a graph before relaunching.
+///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH` as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`]`.0`.
 pub const CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
     .0 as ::core::ffi::c_ulonglong;
+/// Automatically upload the graph after instantiation. Only supported by [`cuGraphInstantiateWithParams`](crate::pfn::PFN_cuGraphInstantiateWithParams_v12000).  The upload will be performed using the stream provided in `instantiateParams`.
+///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD` as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`]`.0`.
 pub const CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
     .0 as ::core::ffi::c_ulonglong;
+/// Instantiate the graph to be launchable from the device. This flag can only be used on platforms which support unified addressing. This flag cannot be used in conjunction with CUDA\_GRAPH\_INSTANTIATE\_FLAG\_AUTO\_FREE\_ON\_LAUNCH.
+///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH` as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`]`.0`.
 pub const CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
     .0 as ::core::ffi::c_ulonglong;
+/// Run the graph using the per-node priority attributes rather than the priority of the stream it is launched into.
+///
 /// The enumerator `CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY` as `cuGraphInstantiate`'s `flags` takes it: [`CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY`]`.0`.
 pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: ::core::ffi::c_ulonglong = CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
     .0 as ::core::ffi::c_ulonglong;
+/// The GPU is not a NUMA node
+///
 /// The enumerator `CU_DEVICE_NUMA_CONFIG_NONE` as the integer it is passed as: [`CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NONE`]`.0`.
 pub const CU_DEVICE_NUMA_CONFIG_NONE: ::core::ffi::c_uint = CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NONE
     .0;
+/// The GPU is a NUMA node, CU\_DEVICE\_ATTRIBUTE\_NUMA\_ID contains its NUMA ID
+///
 /// The enumerator `CU_DEVICE_NUMA_CONFIG_NUMA_NODE` as the integer it is passed as: [`CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NUMA_NODE`]`.0`.
 pub const CU_DEVICE_NUMA_CONFIG_NUMA_NODE: ::core::ffi::c_uint = CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NUMA_NODE
     .0;
+/// Default process state
+///
 /// The enumerator `CU_PROCESS_STATE_RUNNING` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_RUNNING`].
 pub const CU_PROCESS_STATE_RUNNING: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_RUNNING;
+/// CUDA API locks are taken so further CUDA API calls will block
+///
 /// The enumerator `CU_PROCESS_STATE_LOCKED` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_LOCKED`].
 pub const CU_PROCESS_STATE_LOCKED: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_LOCKED;
+/// Application memory contents have been checkpointed and underlying allocations and device handles have been released
+///
 /// The enumerator `CU_PROCESS_STATE_CHECKPOINTED` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_CHECKPOINTED`].
 pub const CU_PROCESS_STATE_CHECKPOINTED: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_CHECKPOINTED;
+/// Application entered an uncorrectable error during the checkpoint/restore process
+///
 /// The enumerator `CU_PROCESS_STATE_FAILED` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_FAILED`].
 pub const CU_PROCESS_STATE_FAILED: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_FAILED;
+/// Application memory contents are being checkpointed
+///
 /// The enumerator `CU_PROCESS_STATE_CHECKPOINTING` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_CHECKPOINTING`].
 pub const CU_PROCESS_STATE_CHECKPOINTING: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_CHECKPOINTING;
+/// Application memory contents are being restored
+///
 /// The enumerator `CU_PROCESS_STATE_RESTORING` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_RESTORING`].
 pub const CU_PROCESS_STATE_RESTORING: CUprocessState_enum = CUprocessState_enum::CU_PROCESS_STATE_RESTORING;
+/// Lazy Kernel Loading is not enabled
+///
 /// The enumerator `CU_MODULE_EAGER_LOADING` by its bare name, as C has it: [`CUmoduleLoadingMode_enum::CU_MODULE_EAGER_LOADING`].
 pub const CU_MODULE_EAGER_LOADING: CUmoduleLoadingMode_enum = CUmoduleLoadingMode_enum::CU_MODULE_EAGER_LOADING;
+/// Lazy Kernel Loading is enabled
+///
 /// The enumerator `CU_MODULE_LAZY_LOADING` by its bare name, as C has it: [`CUmoduleLoadingMode_enum::CU_MODULE_LAZY_LOADING`].
 pub const CU_MODULE_LAZY_LOADING: CUmoduleLoadingMode_enum = CUmoduleLoadingMode_enum::CU_MODULE_LAZY_LOADING;
+/// Decompression is unsupported.
+///
 /// The enumerator `CU_MEM_DECOMPRESS_UNSUPPORTED` by its bare name, as C has it: [`CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_UNSUPPORTED`].
 pub const CU_MEM_DECOMPRESS_UNSUPPORTED: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_UNSUPPORTED;
+/// Deflate is supported.
+///
 /// The enumerator `CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE` by its bare name, as C has it: [`CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE`].
 pub const CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE;
+/// Snappy is supported.
+///
 /// The enumerator `CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY` by its bare name, as C has it: [`CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY`].
 pub const CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_SNAPPY;
+/// LZ4 is supported.
+///
 /// The enumerator `CU_MEM_DECOMPRESS_ALGORITHM_LZ4` by its bare name, as C has it: [`CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_LZ4`].
 pub const CU_MEM_DECOMPRESS_ALGORITHM_LZ4: CUmemDecompressAlgorithm_enum = CUmemDecompressAlgorithm_enum::CU_MEM_DECOMPRESS_ALGORITHM_LZ4;
+/// Unicast pointer clique
+///
 /// The enumerator `CU_CLIQUE_TYPE_UNICAST_POINTER` by its bare name, as C has it: [`CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_POINTER`].
 pub const CU_CLIQUE_TYPE_UNICAST_POINTER: CUcliqueType_enum = CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_POINTER;
+/// Multicast pointer clique
+///
 /// The enumerator `CU_CLIQUE_TYPE_MULTICAST_POINTER` by its bare name, as C has it: [`CUcliqueType_enum::CU_CLIQUE_TYPE_MULTICAST_POINTER`].
 pub const CU_CLIQUE_TYPE_MULTICAST_POINTER: CUcliqueType_enum = CUcliqueType_enum::CU_CLIQUE_TYPE_MULTICAST_POINTER;
+/// Unicast logical endpoint clique
+///
 /// The enumerator `CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT` by its bare name, as C has it: [`CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT`].
 pub const CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT: CUcliqueType_enum = CUcliqueType_enum::CU_CLIQUE_TYPE_UNICAST_LOGICAL_ENDPOINT;
+/// Multicast logical endpoint clique
+///
 /// The enumerator `CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT` by its bare name, as C has it: [`CUcliqueType_enum::CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT`].
 pub const CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT: CUcliqueType_enum = CUcliqueType_enum::CU_CLIQUE_TYPE_MULTICAST_LOGICAL_ENDPOINT;
+/// Does not allow any export mechanism
+///
 /// The enumerator `CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE` by its bare name, as C has it: [`CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE`].
 pub const CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE: CUlogicalEndpointIpcHandleType_enum = CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_NONE;
+/// Allows export to a fabric handle (CUlogicalEndpointFabricHandle)
+///
 /// The enumerator `CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC` by its bare name, as C has it: [`CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC`].
 pub const CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC: CUlogicalEndpointIpcHandleType_enum = CUlogicalEndpointIpcHandleType_enum::CU_LOGICAL_ENDPOINT_IPC_HANDLE_TYPE_FABRIC;
 /// The enumerator `CU_LOGICAL_ENDPOINT_TYPE_INVALID` by its bare name, as C has it: [`CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_INVALID`].
@@ -11224,24 +15368,38 @@ pub const CU_LOGICAL_ENDPOINT_TYPE_INVALID: CUlogicalEndpointType_enum = CUlogic
 pub const CU_LOGICAL_ENDPOINT_TYPE_UNICAST: CUlogicalEndpointType_enum = CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_UNICAST;
 /// The enumerator `CU_LOGICAL_ENDPOINT_TYPE_MULTICAST` by its bare name, as C has it: [`CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_MULTICAST`].
 pub const CU_LOGICAL_ENDPOINT_TYPE_MULTICAST: CUlogicalEndpointType_enum = CUlogicalEndpointType_enum::CU_LOGICAL_ENDPOINT_TYPE_MULTICAST;
+/// Default flag for logical endpoint construction
+///
 /// The enumerator `CU_LOGICAL_ENDPOINT_FLAG_NONE` as the integer it is passed as: [`CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_NONE`]`.0`.
 pub const CU_LOGICAL_ENDPOINT_FLAG_NONE: ::core::ffi::c_uint = CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_NONE
     .0;
+/// Indicate the programmer's intention to use counted operations with the logical endpoint
+///
 /// The enumerator `CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS` as the integer it is passed as: [`CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS`]`.0`.
 pub const CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS: ::core::ffi::c_uint = CUlogicalEndpointFlag_enum::CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS
     .0;
+/// Copy operand is a valid pointer.
+///
 /// The enumerator `CU_FABRIC_COPY_OPERAND_TYPE_POINTER` by its bare name, as C has it: [`CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_POINTER`].
 pub const CU_FABRIC_COPY_OPERAND_TYPE_POINTER: CUfabricCpyOperandType_enum = CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_POINTER;
+/// Copy operand is a logical endpoint.
+///
 /// The enumerator `CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT` by its bare name, as C has it: [`CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT`].
 pub const CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT: CUfabricCpyOperandType_enum = CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_LOGICAL_ENDPOINT;
 /// The enumerator `CU_FABRIC_COPY_OPERAND_TYPE_MAX` by its bare name, as C has it: [`CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_MAX`].
 pub const CU_FABRIC_COPY_OPERAND_TYPE_MAX: CUfabricCpyOperandType_enum = CUfabricCpyOperandType_enum::CU_FABRIC_COPY_OPERAND_TYPE_MAX;
+/// Node is eligible for update in an instantiated graph.
+///
 /// The enumerator `CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE` as the integer it is passed as: [`CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE`]`.0`.
 pub const CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE: ::core::ffi::c_uint = CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ELIGIBLE_FOR_UPDATE
     .0;
+/// Parameter changes in the node cannot be applied to an instantiated graph.
+///
 /// The enumerator `CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE` as the integer it is passed as: [`CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE`]`.0`.
 pub const CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE: ::core::ffi::c_uint = CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_INELIGIBLE_FOR_UPDATE
     .0;
+/// Error while attempting to recapture the node. The recapture will be ended regardless of the return value from the callback.
+///
 /// The enumerator `CU_GRAPH_RECAPTURE_ERROR` as the integer it is passed as: [`CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ERROR`]`.0`.
 pub const CU_GRAPH_RECAPTURE_ERROR: ::core::ffi::c_uint = CUgraphRecaptureStatus_enum::CU_GRAPH_RECAPTURE_ERROR
     .0;
@@ -11309,6 +15467,8 @@ pub const CU_COREDUMP_LIGHTWEIGHT_FLAGS: ::core::ffi::c_int = CUCoredumpGenerati
 /// The enumerator `CU_GREEN_CTX_NONE` as `cuGreenCtxCreate`'s `flags` takes it: [`CUgreenCtxCreate_flags::CU_GREEN_CTX_NONE`]`.0`.
 pub const CU_GREEN_CTX_NONE: ::core::ffi::c_uint = CUgreenCtxCreate_flags::CU_GREEN_CTX_NONE
     .0 as ::core::ffi::c_uint;
+/// Creates a default stream to use inside the green context
+///
 /// The enumerator `CU_GREEN_CTX_DEFAULT_STREAM` as `cuGreenCtxCreate`'s `flags` takes it: [`CUgreenCtxCreate_flags::CU_GREEN_CTX_DEFAULT_STREAM`]`.0`.
 pub const CU_GREEN_CTX_DEFAULT_STREAM: ::core::ffi::c_uint = CUgreenCtxCreate_flags::CU_GREEN_CTX_DEFAULT_STREAM
     .0 as ::core::ffi::c_uint;
@@ -11318,9 +15478,13 @@ pub const CU_DEV_SM_RESOURCE_GROUP_DEFAULT: ::core::ffi::c_uint = CUdevSmResourc
 /// The enumerator `CU_DEV_SM_RESOURCE_GROUP_BACKFILL` as `CU_DEV_SM_RESOURCE_GROUP_PARAMS_st`'s `flags` takes it: [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_BACKFILL`]`.0`.
 pub const CU_DEV_SM_RESOURCE_GROUP_BACKFILL: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_BACKFILL
     .0 as ::core::ffi::c_uint;
+/// The SMs must be located on a specific locality domain, specified by localityDomainId
+///
 /// The enumerator `CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID` as `CU_DEV_SM_RESOURCE_GROUP_PARAMS_st`'s `flags` takes it: [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID`]`.0`.
 pub const CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID
     .0 as ::core::ffi::c_uint;
+/// Modifier to [`CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID`](crate::types::CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID) which allows selection of SMs in the locality domain exceeding the `CUdevice_attribute`[`CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_LOCALITY_DOMAIN_MULTIPROCESSOR_COUNT)
+///
 /// The enumerator `CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS` as `CU_DEV_SM_RESOURCE_GROUP_PARAMS_st`'s `flags` takes it: [`CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS`]`.0`.
 pub const CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS: ::core::ffi::c_uint = CUdevSmResourceGroup_flags::CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_SUPPLEMENTAL_SMS
     .0 as ::core::ffi::c_uint;
@@ -11332,14 +15496,24 @@ pub const CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE: ::core::ffi::c_ui
     .0 as ::core::ffi::c_uint;
 /// The enumerator `CU_DEV_RESOURCE_TYPE_INVALID` by its bare name, as C has it: [`CUdevResourceType::CU_DEV_RESOURCE_TYPE_INVALID`].
 pub const CU_DEV_RESOURCE_TYPE_INVALID: CUdevResourceType = CUdevResourceType::CU_DEV_RESOURCE_TYPE_INVALID;
+/// Streaming multiprocessors related information
+///
 /// The enumerator `CU_DEV_RESOURCE_TYPE_SM` by its bare name, as C has it: [`CUdevResourceType::CU_DEV_RESOURCE_TYPE_SM`].
 pub const CU_DEV_RESOURCE_TYPE_SM: CUdevResourceType = CUdevResourceType::CU_DEV_RESOURCE_TYPE_SM;
+/// Workqueue configuration related information
+///
 /// The enumerator `CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG` by its bare name, as C has it: [`CUdevResourceType::CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG`].
 pub const CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG: CUdevResourceType = CUdevResourceType::CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG;
+/// Pre-existing workqueue related information
+///
 /// The enumerator `CU_DEV_RESOURCE_TYPE_WORKQUEUE` by its bare name, as C has it: [`CUdevResourceType::CU_DEV_RESOURCE_TYPE_WORKQUEUE`].
 pub const CU_DEV_RESOURCE_TYPE_WORKQUEUE: CUdevResourceType = CUdevResourceType::CU_DEV_RESOURCE_TYPE_WORKQUEUE;
+/// Use all shared workqueue resources across all contexts. Default driver behaviour.
+///
 /// The enumerator `CU_WORKQUEUE_SCOPE_DEVICE_CTX` by its bare name, as C has it: [`CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_DEVICE_CTX`].
 pub const CU_WORKQUEUE_SCOPE_DEVICE_CTX: CUdevWorkqueueConfigScope = CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_DEVICE_CTX;
+/// When possible, use non-overlapping workqueue resources with other balanced green contexts.
+///
 /// The enumerator `CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED` by its bare name, as C has it: [`CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED`].
 pub const CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED: CUdevWorkqueueConfigScope = CUdevWorkqueueConfigScope::CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED;
 /// The enumerator `CU_LOG_LEVEL_ERROR` as the integer it is passed as: [`CUlogLevel_enum::CU_LOG_LEVEL_ERROR`]`.0`.
@@ -11348,10 +15522,16 @@ pub const CU_LOG_LEVEL_ERROR: ::core::ffi::c_uint = CUlogLevel_enum::CU_LOG_LEVE
 /// The enumerator `CU_LOG_LEVEL_WARNING` as the integer it is passed as: [`CUlogLevel_enum::CU_LOG_LEVEL_WARNING`]`.0`.
 pub const CU_LOG_LEVEL_WARNING: ::core::ffi::c_uint = CUlogLevel_enum::CU_LOG_LEVEL_WARNING
     .0;
+/// The CUDA devices for all GPUs used by the current OpenGL context
+///
 /// The enumerator `CU_GL_DEVICE_LIST_ALL` by its bare name, as C has it: [`CUGLDeviceList_enum::CU_GL_DEVICE_LIST_ALL`].
 pub const CU_GL_DEVICE_LIST_ALL: CUGLDeviceList_enum = CUGLDeviceList_enum::CU_GL_DEVICE_LIST_ALL;
+/// The CUDA devices for the GPUs used by the current OpenGL context in its currently rendering frame
+///
 /// The enumerator `CU_GL_DEVICE_LIST_CURRENT_FRAME` by its bare name, as C has it: [`CUGLDeviceList_enum::CU_GL_DEVICE_LIST_CURRENT_FRAME`].
 pub const CU_GL_DEVICE_LIST_CURRENT_FRAME: CUGLDeviceList_enum = CUGLDeviceList_enum::CU_GL_DEVICE_LIST_CURRENT_FRAME;
+/// The CUDA devices for the GPUs to be used by the current OpenGL context in the next frame
+///
 /// The enumerator `CU_GL_DEVICE_LIST_NEXT_FRAME` by its bare name, as C has it: [`CUGLDeviceList_enum::CU_GL_DEVICE_LIST_NEXT_FRAME`].
 pub const CU_GL_DEVICE_LIST_NEXT_FRAME: CUGLDeviceList_enum = CUGLDeviceList_enum::CU_GL_DEVICE_LIST_NEXT_FRAME;
 /// The enumerator `CU_GL_MAP_RESOURCE_FLAGS_NONE` as the integer it is passed as: [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_NONE`]`.0`.
@@ -11363,248 +15543,490 @@ pub const CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY: ::core::ffi::c_uint = CUGLmap_flag
 /// The enumerator `CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD` as the integer it is passed as: [`CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD`]`.0`.
 pub const CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD: ::core::ffi::c_uint = CUGLmap_flags_enum::CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD
     .0;
+/// Frame type CUDA array
+///
 /// The enumerator `CU_EGL_FRAME_TYPE_ARRAY` by its bare name, as C has it: [`CUeglFrameType_enum::CU_EGL_FRAME_TYPE_ARRAY`].
 pub const CU_EGL_FRAME_TYPE_ARRAY: CUeglFrameType_enum = CUeglFrameType_enum::CU_EGL_FRAME_TYPE_ARRAY;
+/// Frame type pointer
+///
 /// The enumerator `CU_EGL_FRAME_TYPE_PITCH` by its bare name, as C has it: [`CUeglFrameType_enum::CU_EGL_FRAME_TYPE_PITCH`].
 pub const CU_EGL_FRAME_TYPE_PITCH: CUeglFrameType_enum = CUeglFrameType_enum::CU_EGL_FRAME_TYPE_PITCH;
+/// Resource location sysmem
+///
 /// The enumerator `CU_EGL_RESOURCE_LOCATION_SYSMEM` as the integer it is passed as: [`CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_SYSMEM`]`.0`.
 pub const CU_EGL_RESOURCE_LOCATION_SYSMEM: ::core::ffi::c_uint = CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_SYSMEM
     .0;
+/// Resource location vidmem
+///
 /// The enumerator `CU_EGL_RESOURCE_LOCATION_VIDMEM` as the integer it is passed as: [`CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_VIDMEM`]`.0`.
 pub const CU_EGL_RESOURCE_LOCATION_VIDMEM: ::core::ffi::c_uint = CUeglResourceLocationFlags_enum::CU_EGL_RESOURCE_LOCATION_VIDMEM
     .0;
+/// Y, U, V in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR;
+/// Y, UV in two surfaces (UV as one surface) with VU byte ordering, width, height ratio same as YUV420Planar.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR;
+/// Y, U, V  each in a separate  surface, U/V width = 1/2 Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV422_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_PLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YUV422_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_PLANAR;
+/// Y, UV in two surfaces with VU byte ordering, width, height ratio same as YUV422Planar.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR;
+/// R/G/B three channels in one surface with BGR byte ordering. Only pitch linear format supported.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_RGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RGB`].
 pub const CU_EGL_COLOR_FORMAT_RGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RGB;
+/// R/G/B three channels in one surface with RGB byte ordering. Only pitch linear format supported.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BGR`].
 pub const CU_EGL_COLOR_FORMAT_BGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BGR;
+/// R/G/B/A four channels in one surface with BGRA byte ordering.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_ARGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_ARGB`].
 pub const CU_EGL_COLOR_FORMAT_ARGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_ARGB;
+/// R/G/B/A four channels in one surface with ABGR byte ordering.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_RGBA` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RGBA`].
 pub const CU_EGL_COLOR_FORMAT_RGBA: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RGBA;
+/// single luminance channel in one surface.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_L` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_L`].
 pub const CU_EGL_COLOR_FORMAT_L: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_L;
+/// single color channel in one surface.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_R` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_R`].
 pub const CU_EGL_COLOR_FORMAT_R: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_R;
+/// Y, U, V in three surfaces, each in a separate surface, U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV444_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_PLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YUV444_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_PLANAR;
+/// Y, UV in two surfaces (UV as one surface) with VU byte ordering, width, height ratio same as YUV444Planar.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR;
+/// Y, U, V in one surface, interleaved as UYVY in one channel.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUYV_422` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUYV_422`].
 pub const CU_EGL_COLOR_FORMAT_YUYV_422: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUYV_422;
+/// Y, U, V in one surface, interleaved as YUYV in one channel.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_422` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_422`].
 pub const CU_EGL_COLOR_FORMAT_UYVY_422: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_422;
+/// R/G/B/A four channels in one surface with RGBA byte ordering.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_ABGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_ABGR`].
 pub const CU_EGL_COLOR_FORMAT_ABGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_ABGR;
+/// R/G/B/A four channels in one surface with ARGB byte ordering.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BGRA` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BGRA`].
 pub const CU_EGL_COLOR_FORMAT_BGRA: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BGRA;
+/// Alpha color format - one channel in one surface.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_A` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_A`].
 pub const CU_EGL_COLOR_FORMAT_A: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_A;
+/// R/G color format - two channels in one surface with GR byte ordering
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_RG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RG`].
 pub const CU_EGL_COLOR_FORMAT_RG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_RG;
+/// Y, U, V, A four channels in one surface, interleaved as VUYA.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_AYUV` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_AYUV`].
 pub const CU_EGL_COLOR_FORMAT_AYUV: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_AYUV;
+/// Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR;
+/// Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR;
+/// Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR;
+/// Y10, V10U10 in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR;
+/// Y10, V10U10 in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR;
+/// Y12, V12U12 in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR;
+/// Y12, V12U12 in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR;
+/// Extended Range Y, U, V in one surface, interleaved as YVYU in one channel.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_VYUY_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_VYUY_ER`].
 pub const CU_EGL_COLOR_FORMAT_VYUY_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_VYUY_ER;
+/// Extended Range Y, U, V in one surface, interleaved as YUYV in one channel.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_ER`].
 pub const CU_EGL_COLOR_FORMAT_UYVY_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_ER;
+/// Extended Range Y, U, V in one surface, interleaved as UYVY in one channel.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUYV_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUYV_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUYV_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUYV_ER;
+/// Extended Range Y, U, V in one surface, interleaved as VYUY in one channel.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVYU_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVYU_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVYU_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVYU_ER;
+/// Extended Range Y, U, V three channels in one surface, interleaved as VUY. Only pitch linear format supported.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV_ER;
+/// Extended Range Y, U, V, A four channels in one surface, interleaved as AVUY.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUVA_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUVA_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUVA_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUVA_ER;
+/// Extended Range Y, U, V, A four channels in one surface, interleaved as VUYA.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_AYUV_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_AYUV_ER`].
 pub const CU_EGL_COLOR_FORMAT_AYUV_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_AYUV_ER;
+/// Extended Range Y, U, V in three surfaces, U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_PLANAR_ER;
+/// Extended Range Y, U, V in three surfaces, U/V width = 1/2 Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_PLANAR_ER;
+/// Extended Range Y, U, V in three surfaces, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_ER;
+/// Extended Range Y, UV in two surfaces (UV as one surface) with VU byte ordering, U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV444_SEMIPLANAR_ER;
+/// Extended Range Y, UV in two surfaces (UV as one surface) with VU byte ordering, U/V width = 1/2 Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV422_SEMIPLANAR_ER;
+/// Extended Range Y, UV in two surfaces (UV as one surface) with VU byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_ER;
+/// Extended Range Y, V, U in three surfaces, U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_PLANAR_ER;
+/// Extended Range Y, V, U in three surfaces, U/V width = 1/2 Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_PLANAR_ER;
+/// Extended Range Y, V, U in three surfaces, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_ER;
+/// Extended Range Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_SEMIPLANAR_ER;
+/// Extended Range Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_SEMIPLANAR_ER;
+/// Extended Range Y, VU in two surfaces (VU as one surface) with UV byte ordering, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_ER;
+/// Bayer format - one channel in one surface with interleaved RGGB ordering.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_RGGB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_RGGB;
+/// Bayer format - one channel in one surface with interleaved BGGR ordering.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_BGGR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_BGGR;
+/// Bayer format - one channel in one surface with interleaved GRBG ordering.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_GRBG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_GRBG;
+/// Bayer format - one channel in one surface with interleaved GBRG ordering.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_GBRG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_GBRG;
+/// Bayer10 format - one channel in one surface with interleaved RGGB ordering. Out of 16 bits, 10 bits used 6 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_RGGB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER10_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_RGGB;
+/// Bayer10 format - one channel in one surface with interleaved BGGR ordering. Out of 16 bits, 10 bits used 6 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_BGGR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER10_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_BGGR;
+/// Bayer10 format - one channel in one surface with interleaved GRBG ordering. Out of 16 bits, 10 bits used 6 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_GRBG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER10_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_GRBG;
+/// Bayer10 format - one channel in one surface with interleaved GBRG ordering. Out of 16 bits, 10 bits used 6 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_GBRG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER10_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_GBRG;
+/// Bayer12 format - one channel in one surface with interleaved RGGB ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_RGGB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_RGGB;
+/// Bayer12 format - one channel in one surface with interleaved BGGR ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_BGGR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_BGGR;
+/// Bayer12 format - one channel in one surface with interleaved GRBG ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_GRBG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_GRBG;
+/// Bayer12 format - one channel in one surface with interleaved GBRG ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_GBRG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_GBRG;
+/// Bayer14 format - one channel in one surface with interleaved RGGB ordering. Out of 16 bits, 14 bits used 2 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER14_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_RGGB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER14_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_RGGB;
+/// Bayer14 format - one channel in one surface with interleaved BGGR ordering. Out of 16 bits, 14 bits used 2 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER14_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_BGGR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER14_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_BGGR;
+/// Bayer14 format - one channel in one surface with interleaved GRBG ordering. Out of 16 bits, 14 bits used 2 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER14_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_GRBG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER14_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_GRBG;
+/// Bayer14 format - one channel in one surface with interleaved GBRG ordering. Out of 16 bits, 14 bits used 2 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER14_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_GBRG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER14_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER14_GBRG;
+/// Bayer20 format - one channel in one surface with interleaved RGGB ordering. Out of 32 bits, 20 bits used 12 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER20_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_RGGB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER20_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_RGGB;
+/// Bayer20 format - one channel in one surface with interleaved BGGR ordering. Out of 32 bits, 20 bits used 12 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER20_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_BGGR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER20_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_BGGR;
+/// Bayer20 format - one channel in one surface with interleaved GRBG ordering. Out of 32 bits, 20 bits used 12 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER20_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_GRBG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER20_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_GRBG;
+/// Bayer20 format - one channel in one surface with interleaved GBRG ordering. Out of 32 bits, 20 bits used 12 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER20_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_GBRG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER20_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER20_GBRG;
+/// Y, V, U in three surfaces, each in a separate surface, U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU444_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_PLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YVU444_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU444_PLANAR;
+/// Y, V, U in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU422_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_PLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YVU422_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU422_PLANAR;
+/// Y, V, U in three surfaces, each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_PLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR;
+/// Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved RGGB ordering and mapped to opaque integer datatype.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_RGGB;
+/// Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved BGGR ordering and mapped to opaque integer datatype.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_BGGR;
+/// Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved GRBG ordering and mapped to opaque integer datatype.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_GRBG;
+/// Nvidia proprietary Bayer ISP format - one channel in one surface with interleaved GBRG ordering and mapped to opaque integer datatype.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_ISP_GBRG;
+/// Bayer format - one channel in one surface with interleaved BCCR ordering.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_BCCR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_BCCR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_BCCR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_BCCR;
+/// Bayer format - one channel in one surface with interleaved RCCB ordering.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_RCCB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_RCCB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_RCCB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_RCCB;
+/// Bayer format - one channel in one surface with interleaved CRBC ordering.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_CRBC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_CRBC`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_CRBC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_CRBC;
+/// Bayer format - one channel in one surface with interleaved CBRC ordering.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER_CBRC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_CBRC`].
 pub const CU_EGL_COLOR_FORMAT_BAYER_CBRC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER_CBRC;
+/// Bayer10 format - one channel in one surface with interleaved CCCC ordering. Out of 16 bits, 10 bits used 6 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER10_CCCC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_CCCC`].
 pub const CU_EGL_COLOR_FORMAT_BAYER10_CCCC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER10_CCCC;
+/// Bayer12 format - one channel in one surface with interleaved BCCR ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_BCCR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_BCCR`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_BCCR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_BCCR;
+/// Bayer12 format - one channel in one surface with interleaved RCCB ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_RCCB` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_RCCB`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_RCCB: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_RCCB;
+/// Bayer12 format - one channel in one surface with interleaved CRBC ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_CRBC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CRBC`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_CRBC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CRBC;
+/// Bayer12 format - one channel in one surface with interleaved CBRC ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_CBRC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CBRC`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_CBRC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CBRC;
+/// Bayer12 format - one channel in one surface with interleaved CCCC ordering. Out of 16 bits, 12 bits used 4 bits No-op.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_BAYER12_CCCC` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CCCC`].
 pub const CU_EGL_COLOR_FORMAT_BAYER12_CCCC: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_BAYER12_CCCC;
+/// Color format for single Y plane.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y`].
 pub const CU_EGL_COLOR_FORMAT_Y: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y;
+/// Y, UV in two surfaces (UV as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_2020;
+/// Y, VU in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_2020;
+/// Y, U, V  each in a separate  surface, U/V width = 1/2 Y width, U/V height= 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_2020;
+/// Y, V, U each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_2020;
+/// Y, UV in two surfaces (UV as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_SEMIPLANAR_709;
+/// Y, VU in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_SEMIPLANAR_709;
+/// Y, U, V  each in a separate  surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709`].
 pub const CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV420_PLANAR_709;
+/// Y, V, U each in a separate surface, U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709`].
 pub const CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVU420_PLANAR_709;
+/// Y10, V10U10 in two surfaces (VU as one surface), U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709;
+/// Y10, V10U10 in two surfaces (VU as one surface), U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_2020;
+/// Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height  = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_2020;
+/// Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height  = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR;
+/// Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height  = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_422_SEMIPLANAR_709;
+/// Extended Range Color format for single Y plane.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y_ER;
+/// Extended Range Color format for single Y plane.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y_709_ER;
+/// Extended Range Color format for single Y10 plane.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y10_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10_ER;
+/// Extended Range Color format for single Y10 plane.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y10_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10_709_ER;
+/// Extended Range Color format for single Y12 plane.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y12_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12_ER;
+/// Extended Range Color format for single Y12 plane.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y12_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12_709_ER;
+/// Y, U, V, A four channels in one surface, interleaved as AVUY.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUVA` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUVA`].
 pub const CU_EGL_COLOR_FORMAT_YUVA: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUVA;
+/// Y, U, V three channels in one surface, interleaved as VUY. Only pitch linear format supported.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YUV` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV`].
 pub const CU_EGL_COLOR_FORMAT_YUV: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YUV;
+/// Y, U, V in one surface, interleaved as YVYU in one channel.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_YVYU` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVYU`].
 pub const CU_EGL_COLOR_FORMAT_YVYU: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_YVYU;
+/// Y, U, V in one surface, interleaved as VYUY in one channel.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_VYUY` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_VYUY`].
 pub const CU_EGL_COLOR_FORMAT_VYUY: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_VYUY;
+/// Extended Range Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_ER;
+/// Extended Range Y10, V10U10 in two surfaces(VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_420_SEMIPLANAR_709_ER;
+/// Extended Range Y10, V10U10 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_ER;
+/// Extended Range Y10, V10U10 in two surfaces (VU as one surface)  U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y10V10U10_444_SEMIPLANAR_709_ER;
+/// Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_ER;
+/// Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = 1/2 Y width, U/V height = 1/2 Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_420_SEMIPLANAR_709_ER;
+/// Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_ER;
+/// Extended Range Y12, V12U12 in two surfaces (VU as one surface) U/V width = Y width, U/V height = Y height.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_Y12V12U12_444_SEMIPLANAR_709_ER;
+/// Y, U, V in one surface, interleaved as UYVY in one channel.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_709` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_709`].
 pub const CU_EGL_COLOR_FORMAT_UYVY_709: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_709;
+/// Extended Range Y, U, V in one surface, interleaved as UYVY in one channel.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_709_ER` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_709_ER`].
 pub const CU_EGL_COLOR_FORMAT_UYVY_709_ER: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_709_ER;
+/// Y, U, V in one surface, interleaved as UYVY in one channel.
+///
 /// The enumerator `CU_EGL_COLOR_FORMAT_UYVY_2020` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_2020`].
 pub const CU_EGL_COLOR_FORMAT_UYVY_2020: CUeglColorFormat_enum = CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_UYVY_2020;
 /// The enumerator `CU_EGL_COLOR_FORMAT_MAX` by its bare name, as C has it: [`CUeglColorFormat_enum::CU_EGL_COLOR_FORMAT_MAX`].
@@ -11684,8 +16106,12 @@ pub const VDP_STATUS_HANDLE_DEVICE_MISMATCH: ::core::ffi::c_uint = VdpStatus::VD
     .0;
 /// The enumerator `VDP_STATUS_ERROR` as the integer it is passed as: [`VdpStatus::VDP_STATUS_ERROR`]`.0`.
 pub const VDP_STATUS_ERROR: ::core::ffi::c_uint = VdpStatus::VDP_STATUS_ERROR.0;
+/// Output mode Key-Value pair format.
+///
 /// The enumerator `CU_OUT_KEY_VALUE_PAIR` by its bare name, as C has it: [`CUoutput_mode_enum::CU_OUT_KEY_VALUE_PAIR`].
 pub const CU_OUT_KEY_VALUE_PAIR: CUoutput_mode_enum = CUoutput_mode_enum::CU_OUT_KEY_VALUE_PAIR;
+/// Output mode Comma separated values format.
+///
 /// The enumerator `CU_OUT_CSV` by its bare name, as C has it: [`CUoutput_mode_enum::CU_OUT_CSV`].
 pub const CU_OUT_CSV: CUoutput_mode_enum = CUoutput_mode_enum::CU_OUT_CSV;
 impl Default for CUCoredumpGenerationFlags {

@@ -14,7 +14,9 @@ use core::ffi::{
     c_char, c_int, c_uint, c_void, c_longlong, c_ulonglong, c_short, c_ushort, c_uchar,
     c_float, c_double,
 };
-/** `cuGraphicsVDPAURegisterOutputSurface`, introduced in CUDA 3.1 (3010).
+/** Registers a VDPAU VdpOutputSurface object
+
+ `cuGraphicsVDPAURegisterOutputSurface`, introduced in CUDA 3.1 (3010).
 
  Exported by the driver as `cuGraphicsVDPAURegisterOutputSurface`.
  Declared in `cudaVDPAUTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -28,7 +30,9 @@ pub type PFN_cuGraphicsVDPAURegisterOutputSurface_v3010 = unsafe extern "system"
     vdpSurface: VdpOutputSurface,
     flags: c_uint,
 ) -> CUresult;
-/** `cuGraphicsVDPAURegisterVideoSurface`, introduced in CUDA 3.1 (3010).
+/** Registers a VDPAU VdpVideoSurface object
+
+ `cuGraphicsVDPAURegisterVideoSurface`, introduced in CUDA 3.1 (3010).
 
  Exported by the driver as `cuGraphicsVDPAURegisterVideoSurface`.
  Declared in `cudaVDPAUTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -42,7 +46,9 @@ pub type PFN_cuGraphicsVDPAURegisterVideoSurface_v3010 = unsafe extern "system" 
     vdpSurface: VdpVideoSurface,
     flags: c_uint,
 ) -> CUresult;
-/** `cuVDPAUCtxCreate`, introduced in CUDA 3.1 (3010).
+/** Create a CUDA context for interoperability with VDPAU
+
+ `cuVDPAUCtxCreate`, introduced in CUDA 3.1 (3010).
 
  Exported by the driver as `cuVDPAUCtxCreate`.
  Declared in `cudaVDPAUTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -61,7 +67,9 @@ pub type PFN_cuVDPAUCtxCreate_v3010 = unsafe extern "system" fn(
     vdpDevice: VdpDevice,
     vdpGetProcAddress: VdpGetProcAddress,
 ) -> CUresult;
-/** `cuVDPAUCtxCreate`, introduced in CUDA 3.2 (3020).
+/** Create a CUDA context for interoperability with VDPAU
+
+ `cuVDPAUCtxCreate`, introduced in CUDA 3.2 (3020).
 
  Exported by the driver as `cuVDPAUCtxCreate_v2`.
  Declared in `cudaVDPAUTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).
@@ -79,7 +87,9 @@ pub type PFN_cuVDPAUCtxCreate_v3020 = unsafe extern "system" fn(
     vdpDevice: VdpDevice,
     vdpGetProcAddress: VdpGetProcAddress,
 ) -> CUresult;
-/** `cuVDPAUGetDevice`, introduced in CUDA 3.1 (3010).
+/** Gets the CUDA device associated with a VDPAU device
+
+ `cuVDPAUGetDevice`, introduced in CUDA 3.1 (3010).
 
  Exported by the driver as `cuVDPAUGetDevice`.
  Declared in `cudaVDPAUTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).

@@ -15,7 +15,9 @@ use core::ffi::{
     c_float, c_double,
 };
 pub type HGPUNV = *mut ::core::ffi::c_void;
-/** `cuWGLGetDevice`, introduced in CUDA 2.2 (2020).
+/** Gets the CUDA device associated with hGpu
+
+ `cuWGLGetDevice`, introduced in CUDA 2.2 (2020).
 
  Exported by the driver as `cuWGLGetDevice`.
  Declared in `cudaGLTypedefs.h` by CUDA 11.7 to 13.5 (every pinned toolkit).

@@ -7,6 +7,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use super::ctx::{marker_ident, Ctx};
+use super::docs::{Context, Docs};
 use crate::model::CNameTarget;
 use crate::version::format_cuda_version;
 
@@ -78,10 +79,20 @@ fn newest_c_names<'a>(ctx: &'a Ctx<'a>) -> impl Iterator<Item = (&'a str, &'a CN
 
 /// Where a C name's function goes: the same entry in both stream modes, or one mode's.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Mode {
+pub(super) enum Mode {
     Both,
     Legacy,
     PerThread,
+}
+
+impl Mode {
+    /// The module of `api` that has a function of this mode.
+    pub(super) fn module(self) -> &'static str {
+        match self {
+            Mode::Both | Mode::Legacy => "legacy",
+            Mode::PerThread => "ptds",
+        }
+    }
 }
 
 /// The functions of one mode's module, per header module (which names its own types, the D3D
@@ -126,20 +137,29 @@ fn imports() -> TokenStream {
     }
 }
 
-pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
-    let newest = ctx.all_toolkits.last().map_or_else(String::new, |t| t.to_string());
-    let mut buckets: std::collections::BTreeMap<Mode, Bucket> = Default::default();
-    // Per stream mode, its table: every C name it has, sorted.
-    let (mut legacy_table, mut ptds_table) = (Vec::new(), Vec::new());
+/// Every function of `api.rs`: its C name, its stream mode and the entry it calls, by C name.
+/// Entries that return no `CUresult` are left out: the function could not report a missing
+/// driver.
+pub(super) fn functions<'a>(ctx: &'a Ctx<'a>) -> Vec<(&'a str, Mode, &'a crate::model::Entry)> {
+    let mut out = Vec::new();
     for (c_name, target) in newest_c_names(ctx) {
         let entry = |pfn: &Option<String>| pfn.as_deref().and_then(|p| ctx.by_pfn.get(p).copied());
         let rows = match (entry(&target.default), entry(&target.per_thread)) {
             (Some(d), Some(p)) if d.pfn == p.pfn => vec![(Mode::Both, d)],
             (d, p) => d.map(|d| (Mode::Legacy, d)).into_iter().chain(p.map(|p| (Mode::PerThread, p))).collect(),
         };
-        // Entries that return no `CUresult` are left out: the function could not report a
-        // missing driver.
-        for (mode, e) in rows.into_iter().filter(|(_, e)| e.returns.as_str() == "CUresult") {
+        out.extend(rows.into_iter().filter(|(_, e)| e.returns.as_str() == "CUresult").map(|(m, e)| (c_name, m, e)));
+    }
+    out
+}
+
+pub fn api_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
+    let newest = ctx.all_toolkits.last().map_or_else(String::new, |t| t.to_string());
+    let mut buckets: std::collections::BTreeMap<Mode, Bucket> = Default::default();
+    // Per stream mode, its table: every C name it has, sorted.
+    let (mut legacy_table, mut ptds_table) = (Vec::new(), Vec::new());
+    {
+        for (c_name, mode, e) in functions(ctx) {
             let Some((_, module_cfg)) = ctx.pfn_path(&e.pfn) else { continue };
             let Some(&index) = ctx.index_of.get(e.pfn.as_str()) else { continue };
             let name = Ident::new(c_name, Span::call_site());
@@ -167,7 +187,7 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
             } else {
                 format!("`#define {c_name}` makes it `{}`", e.exported)
             };
-            let doc = format!(
+            let own = format!(
                 " `{c_name}` as cuda.h {newest} means it{}: {how}, the ABI of version {} \
                  (CUDA {}), [`entries::{marker}`](crate::entries::{marker}).\n\n \
                  Without a driver or without this entry: a code that says which, and \
@@ -180,6 +200,11 @@ pub fn api_rs(ctx: &Ctx<'_>) -> TokenStream {
                 e.version,
                 format_cuda_version(e.version),
             );
+            // cuda.h's own documentation first, then the crate's note.
+            let doc = match docs.function(e, &Context::api(ctx.module_of(&e.module))) {
+                Some(c_doc) => format!("{c_doc}\n\n{own}"),
+                None => own,
+            };
             let doc = match older_meanings(ctx, c_name, mode, &e.pfn) {
                 Some(older) => format!("{doc}\n\n{older}"),
                 None => doc,

@@ -197,6 +197,10 @@ pub fn lib_rs(ctx: &Ctx<'_>) -> TokenStream {
         #(#![doc = #shim_docs])*
         //!
         #(#![doc = #json_docs])*
+        // The headers' references (`::cuLinkDestroy`) are linked by full path, so that each
+        // resolves whatever its module imports; where the bare name would do, rustdoc calls
+        // the path redundant.
+        #![allow(rustdoc::redundant_explicit_links)]
         // The modules are prettyplease's output (and the shim's files), not rustfmt's:
         // `cargo fmt` leaves them alone.
         #[cfg(feature = "aliases")]

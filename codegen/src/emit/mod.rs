@@ -5,6 +5,8 @@
 
 mod api;
 mod ctx;
+mod docs;
+pub mod doxygen;
 mod examples;
 mod krate;
 mod newest;
@@ -91,10 +93,10 @@ pub struct Input<'a> {
 
 /// Renders every file of the crate.
 pub fn emit(input: Input<'_>) -> Result<Files, Error> {
-    let Input { model, types: mut crate_types, modules, opts } = input;
-    types::document_result_codes(&mut crate_types.linux, &crate_types.result_docs);
-    let (types, module_types) = (&crate_types.linux, &crate_types.windows);
-    check_types_resolve(model, types, module_types)?;
+    let Input { model, types: crate_types, modules, opts } = input;
+    let CrateTypes { linux: mut types, windows: mut module_types, result_docs, docs: c_docs } = crate_types;
+    types::document_result_codes(&mut types, &result_docs);
+    check_types_resolve(model, &types, &module_types)?;
     let by_pfn = model.entries.values().map(|e| (e.pfn.as_str(), e)).collect();
     let index_of = model.entries.values().enumerate().map(|(i, e)| (e.pfn.as_str(), i)).collect();
     let ctx = Ctx {
@@ -105,6 +107,16 @@ pub fn emit(input: Input<'_>) -> Result<Files, Error> {
         index_of,
         all_toolkits: model.toolkits.iter().map(|t| t.version).collect(),
     };
+    // The headers' comments, on the types here and on the functions as each file is rendered.
+    let api_functions: Vec<(&str, &str, &crate::model::Entry)> =
+        api::functions(&ctx).into_iter().map(|(c, mode, e)| (c, mode.module(), e)).collect();
+    let skip = result_docs.keys().cloned().collect();
+    let docs = docs::Docs::new(&c_docs, model, modules, &types, &module_types, &api_functions, skip);
+    docs.attach(&mut types.items, &docs::Context::module(None));
+    for (row, items) in &mut module_types {
+        docs.attach(items, &docs::Context::module(modules.iter().find(|m| &m.name == row)));
+    }
+    let (types, module_types) = (&types, &module_types);
     let mut files = Files::new();
     files.insert(krate::CARGO_TOML.into(), krate::cargo_toml(&ctx).into_bytes());
     files.insert(krate::README_MD.into(), krate::readme_md(&ctx).into_bytes());
@@ -139,18 +151,18 @@ pub fn emit(input: Input<'_>) -> Result<Files, Error> {
     for m in modules {
         let path = pfn::module_path(m);
         let own = module_types.get(&m.name).map(Vec::as_slice).unwrap_or(&[]);
-        files.insert(path.clone(), rust_file(&ctx, &path, pfn::module_rs(&ctx, m, own, types, &params)?)?);
+        files.insert(path.clone(), rust_file(&ctx, &path, pfn::module_rs(&ctx, m, own, types, &params, &docs)?)?);
     }
     files.insert(pfn::ALIASES_RS.into(), rust_file(&ctx, pfn::ALIASES_RS, pfn::aliases_rs(&ctx))?);
-    files.insert(registry::REGISTRY_RS.into(), rust_file(&ctx, registry::REGISTRY_RS, registry::registry_rs(&ctx))?);
+    files.insert(registry::REGISTRY_RS.into(), rust_file(&ctx, registry::REGISTRY_RS, registry::registry_rs(&ctx, &docs))?);
     files.insert(registry::REGISTRY_JSON.into(), registry::registry_json(&ctx)?);
     for (path, source) in shim::SOURCES {
         files.insert(path.into(), ctx::crate_file(&ctx, source));
     }
-    let codes = shim::codes_rs(types, &crate_types.result_docs);
+    let codes = shim::codes_rs(types, &result_docs);
     files.insert(shim::CODES_RS.into(), rust_file(&ctx, shim::CODES_RS, codes)?);
     files.insert(newest::NEWEST_RS.into(), rust_file(&ctx, newest::NEWEST_RS, newest::newest_rs(&ctx)?)?);
-    files.insert(api::API_RS.into(), rust_file(&ctx, api::API_RS, api::api_rs(&ctx))?);
+    files.insert(api::API_RS.into(), rust_file(&ctx, api::API_RS, api::api_rs(&ctx, &docs))?);
     files.insert(newest::VISIT_RS.into(), rust_file(&ctx, newest::VISIT_RS, newest::visit_rs(&ctx))?);
     files.insert(examples::DOCTOR_RS.into(), examples::doctor_rs(&ctx));
     for (_, path, file) in examples::samples(&ctx) {

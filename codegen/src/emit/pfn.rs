@@ -5,6 +5,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use super::ctx::{Ctx, ModuleSpec};
+use super::docs::{Context, Docs};
 use crate::model::{AliasTarget, Entry};
 use crate::version::format_cuda_version;
 use crate::Error;
@@ -89,6 +90,7 @@ pub fn module_rs(
     own_types: &[syn::Item],
     types: &syn::File,
     params: &[super::types::ParamUse<'_>],
+    docs: &Docs<'_>,
 ) -> Result<TokenStream, Error> {
     let enumerators = super::types::enum_constants(own_types, &types.items, params);
     let records = super::types::record_impls(own_types);
@@ -98,7 +100,11 @@ pub fn module_rs(
     for e in &entries {
         let name = ident(&e.pfn);
         let ty = fn_type(e)?;
-        let doc = entry_doc(ctx, e);
+        // The function's summary from its header first, then the crate's note.
+        let doc = match docs.function_brief(e, &Context::module(Some(m))) {
+            Some(brief) => format!("{brief}\n\n{}", entry_doc(ctx, e)),
+            None => entry_doc(ctx, e),
+        };
         items.push(quote! {
             #[doc = #doc]
             pub type #name = #ty;

@@ -5,13 +5,14 @@ use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use super::ctx::Ctx;
+use super::docs::{Context, Docs};
 use crate::names::Variant;
 use crate::Error;
 
 pub const REGISTRY_RS: &str = "src/registry.rs";
 pub const REGISTRY_JSON: &str = "registry.json";
 
-pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
+pub fn registry_rs(ctx: &Ctx<'_>, docs: &Docs<'_>) -> TokenStream {
     let toolkits: Vec<String> = ctx.all_toolkits.iter().map(|t| t.to_string()).collect();
     let n_toolkits = toolkits.len();
     let mut infos = Vec::new();
@@ -48,7 +49,10 @@ pub fn registry_rs(ctx: &Ctx<'_>) -> TokenStream {
         });
         let marker = super::ctx::marker_ident(e);
         let Some((ty, cfg)) = ctx.pfn_path(&e.pfn) else { continue };
-        let doc = marker_doc(ctx, e);
+        let doc = match docs.function_brief(e, &Context::module(ctx.module_of(&e.module))) {
+            Some(brief) => format!("{brief}\n\n{}", marker_doc(ctx, e)),
+            None => marker_doc(ctx, e),
+        };
         let min_driver = e.min_driver.map(|v| {
             quote! {
                 const MIN_DRIVER: u32 = #v;

@@ -88,7 +88,7 @@ pub(crate) type ParamUse<'a> = (&'a str, &'a str, &'a str);
 /// The enums of `items`: bindgen's newtypes (`pub struct CUstreamCaptureMode_enum(pub c_uint)`)
 /// with their values (`impl CUstreamCaptureMode_enum { pub const CU_STREAM_CAPTURE_MODE_GLOBAL ... }`),
 /// in the order of the items: `(name, inner integer type, values)`.
-fn enums(items: &[syn::Item]) -> Vec<(syn::Ident, syn::Type, Vec<syn::Ident>)> {
+fn enums(items: &[syn::Item]) -> Vec<(syn::Ident, syn::Type, Vec<(syn::Ident, Vec<syn::Attribute>)>)> {
     let mut inner: BTreeMap<String, syn::Type> = BTreeMap::new();
     for item in items {
         if let syn::Item::Struct(st) = item {
@@ -105,11 +105,14 @@ fn enums(items: &[syn::Item]) -> Vec<(syn::Ident, syn::Type, Vec<syn::Ident>)> {
         let syn::Type::Path(self_ty) = &*imp.self_ty else { continue };
         let Some(name) = self_ty.path.get_ident() else { continue };
         let Some(int) = inner.get(&name.to_string()) else { continue };
-        let values: Vec<syn::Ident> = imp
+        // Each value with its docs (cuda.h's comment), which its bare constant repeats.
+        let values: Vec<(syn::Ident, Vec<syn::Attribute>)> = imp
             .items
             .iter()
             .filter_map(|ii| match ii {
-                syn::ImplItem::Const(c) => Some(c.ident.clone()),
+                syn::ImplItem::Const(c) => {
+                    Some((c.ident.clone(), c.attrs.iter().filter(|a| a.path().is_ident("doc")).cloned().collect()))
+                }
                 _ => None,
             })
             .collect();
@@ -255,23 +258,25 @@ pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params:
                 into = found.into_values().next().map(|(_, what, ty)| (what, ty));
             }
         }
-        for value in values {
+        for (value, docs) in values {
             if !top.insert(value.to_string()) {
                 continue;
             }
+            // cuda.h's comment, then the crate's note a paragraph below.
+            let docs = if docs.is_empty() { quote!() } else { quote!(#(#docs)* #[doc = ""]) };
             out.push(if typed {
                 let doc = format!(" The enumerator `{value}` by its bare name, as C has it: [`{name}::{value}`].");
-                quote!(#[doc = #doc] pub const #value: #name = #name::#value;)
+                quote!(#docs #[doc = #doc] pub const #value: #name = #name::#value;)
             } else if let Some((what, ty)) = &into {
                 let doc = format!(" The enumerator `{value}` as {what} takes it: [`{name}::{value}`]`.0`.");
                 // The parameter's own spelling, from `core::ffi` where it is a C type.
                 let last = ty.rsplit("::").next().unwrap_or(ty).trim();
                 let path = if last.starts_with("c_") { format!("::core::ffi::{last}") } else { last.to_owned() };
                 let ty: syn::Type = syn::parse_str(&path).unwrap_or_else(|_| int.clone());
-                quote!(#[doc = #doc] pub const #value: #ty = #name::#value.0 as #ty;)
+                quote!(#docs #[doc = #doc] pub const #value: #ty = #name::#value.0 as #ty;)
             } else {
                 let doc = format!(" The enumerator `{value}` as the integer it is passed as: [`{name}::{value}`]`.0`.");
-                quote!(#[doc = #doc] pub const #value: #int = #name::#value.0;)
+                quote!(#docs #[doc = #doc] pub const #value: #int = #name::#value.0;)
             });
         }
     }

@@ -21,7 +21,7 @@ use crate::version::ToolkitVersion;
 mod crate_parts;
 mod input;
 
-pub use crate_parts::{CrateTypes, ModuleSpec};
+pub use crate_parts::{CDocs, CrateTypes, ModuleSpec};
 pub use input::{AliasTarget, CNameExports, Declaration, HeaderCount, Param, ToolkitInput};
 
 /// The registry entries a C name means in one toolkit, by the typedef of each (`pfn`).

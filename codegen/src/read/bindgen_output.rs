@@ -42,8 +42,10 @@ pub struct ParsedOutput {
     /// Versioned `PFN_` typedefs whose symbol can be no Rust name (`self`, `fn`): reported,
     /// never emitted. The crate names a type after each symbol (`symbols::cuCtxCreate`).
     pub unnameable: Vec<(String, Option<SourceLine>)>,
-    /// Every item that is not a `PFN_` typedef: the CUDA types.
+    /// Every item that is not a `PFN_` typedef: the CUDA types (without their comments).
     pub types: syn::File,
+    /// The headers' comments, taken off the items.
+    pub docs: crate::model::CDocs,
 }
 
 /// Reads bindgen's output. Errors are messages; the caller adds the toolkit.
@@ -56,6 +58,7 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
         return Err(format!("not bindgen's output: nested {depth} levels deep (bindgen's output nests a few; at most {MAX_NESTING} are read)"));
     }
     let mut file: syn::File = syn::parse2(tokens).map_err(|e| format!("not valid Rust: {e}"))?;
+    let docs = super::doc_comments::take_docs(&mut file);
     if let Some(tokens) = find_verbatim(&mut file) {
         return Err(format!(
             "not bindgen's output: syn keeps `{tokens}` only as unparsed tokens, which cannot be printed back"
@@ -127,6 +130,7 @@ pub fn parse_bindgen(rust: &str, locations: &BTreeMap<String, SourceLine>) -> Re
         malformed,
         unnameable,
         types: syn::File { shebang: None, attrs: file.attrs, items: others },
+        docs,
     })
 }
 

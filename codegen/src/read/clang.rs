@@ -4,9 +4,9 @@
 //! parsed for x86-64 Linux whatever the host) and the Windows one (the D3D and WGL rows, parsed
 //! for x86-64 MSVC). Both parse against stand-in headers of our own alone (`-nostdinc`, see
 //! [`crate::standins`]), so that neither the host's libc, its compiler nor its packages can
-//! change the output. Only declarations from the manifest's headers are kept, and no function
-//! declarations at all: the generated crate links nothing and reaches every function through
-//! cuGetProcAddress.
+//! change the output. Only declarations from the manifest's headers are kept. Functions are
+//! declared only for their comments (the generated crate links nothing and reaches every
+//! function through cuGetProcAddress), which [`super::doc_comments`] takes off at once.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -206,9 +206,10 @@ pub fn run_bindgen_tracked(unit: &Unit<'_>, standins: &Path) -> Result<(BindgenO
         .clang_args(clang_args(unit.target, &unit.headers, unit.include_dirs, standins))
         .detect_include_paths(false)
         .allowlist_file(allowlist(unit.first_api, &unit.headers))
-        .ignore_functions()
         .ignore_methods()
-        .generate_comments(false)
+        // The headers' comments and their functions' declarations, for the docs alone:
+        // `doc_comments::take_docs` takes both off the output before anything reads it.
+        .generate_comments(true)
         .layout_tests(true)
         .derive_default(false)
         .derive_debug(false)

@@ -59,6 +59,8 @@ pub(super) struct Gathered {
     pub aliases: BTreeMap<String, crate::model::AliasTarget>,
     pub counts: BTreeMap<String, HeaderCount>,
     pub warnings: Vec<String>,
+    /// The units' comments (the Linux unit's first).
+    pub docs: crate::model::CDocs,
 }
 
 impl Gathered {
@@ -163,6 +165,7 @@ impl Gathered {
         if !empty.is_empty() {
             return Err(Error::NoTypedefs { count: empty.len(), details: empty.join("\n") });
         }
+        self.docs.fill_from(parsed.docs);
         Ok(parsed.types)
     }
 }

@@ -13,6 +13,7 @@ pub mod bindgen_output;
 pub mod c_names;
 pub mod clang;
 pub mod declarations;
+pub mod doc_comments;
 pub mod header_text;
 pub mod unit_cache;
 
@@ -37,6 +38,8 @@ pub struct ToolkitRead {
     pub units: Vec<UnitTypes>,
     /// cuda.h's comment on each `CUresult` code.
     pub result_docs: BTreeMap<String, String>,
+    /// The headers' comments on their types, fields, enumerators and functions.
+    pub docs: crate::model::CDocs,
     /// NVIDIA header problems worth a look (broken aliases, unversioned typedefs).
     pub warnings: Vec<String>,
 }
@@ -131,12 +134,13 @@ pub fn crate_types(
     linux: UnitTypes,
     windows: Option<UnitTypes>,
     result_docs: BTreeMap<String, String>,
+    docs: crate::model::CDocs,
 ) -> CrateTypes {
     let windows = match windows {
         Some(w) => split_by_module(headers, w.types, &w.locations, &linux.types),
         None => BTreeMap::new(),
     };
-    CrateTypes { linux: linux.types, windows, result_docs }
+    CrateTypes { linux: linux.types, windows, result_docs, docs }
 }
 
 /// Both translation units of one toolkit through bindgen (or the unit cache).
@@ -209,7 +213,7 @@ fn read_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, units: Units) -> Re
         counts: acc.counts,
         c_names,
     };
-    Ok(ToolkitRead { input, units: types, result_docs: result_docs(headers, tk), warnings: acc.warnings })
+    Ok(ToolkitRead { input, units: types, result_docs: result_docs(headers, tk), docs: acc.docs, warnings: acc.warnings })
 }
 
 /// [`header_text::result_code_docs`] of a toolkit's first API header (cuda.h); empty where

@@ -28,7 +28,7 @@ use crate::Error;
 pub const DIR: &str = "bindgen";
 
 /// Bumped when the stored form changes.
-const FORMAT: &str = "cuda-sys-gen bindgen unit cache 1";
+const FORMAT: &str = "cuda-sys-gen bindgen unit cache 2";
 
 /// The scratch kind of an entry being written (`.unit-<pid>-<n>` beside the entries).
 const SCRATCH_KIND: &str = "unit";
