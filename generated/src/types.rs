@@ -202,6 +202,7 @@ pub type CUasyncCallbackHandle = *mut CUasyncCallbackEntry_st;
 pub struct CUgreenCtx_st {
     _unused: [u8; 0],
 }
+/// A green context handle. This handle can be used safely from only one CPU thread at a time. Created via [`cuGreenCtxCreate`](crate::pfn::PFN_cuGreenCtxCreate_v12040)
 pub type CUgreenCtx = *mut CUgreenCtx_st;
 #[repr(C)]
 #[derive(Copy, Clone)]
@@ -10106,6 +10107,7 @@ pub type CUcoredumpStatusCallback = ::core::option::Option<
 pub struct CUdevResourceDesc_st {
     _unused: [u8; 0],
 }
+/// An opaque descriptor handle. The descriptor encapsulates multiple created and configured resources. Created via [`cuDevResourceGenerateDesc`](crate::pfn::PFN_cuDevResourceGenerateDesc_v12040)
 pub type CUdevResourceDesc = *mut CUdevResourceDesc_st;
 impl CUgreenCtxCreate_flags {
     pub const CU_GREEN_CTX_NONE: CUgreenCtxCreate_flags = CUgreenCtxCreate_flags(0);
@@ -10114,6 +10116,7 @@ impl CUgreenCtxCreate_flags {
         1,
     );
 }
+/// Flags for green context creation
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUgreenCtxCreate_flags(pub ::core::ffi::c_uint);
@@ -10133,6 +10136,7 @@ impl CUdevSmResourceGroup_flags {
         4,
     );
 }
+/// Flags for a CUdevSmResource group
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdevSmResourceGroup_flags(pub ::core::ffi::c_uint);
@@ -10160,9 +10164,11 @@ impl CUdevResourceType {
         10000,
     );
 }
+/// Type of resource
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdevResourceType(pub ::core::ffi::c_uint);
+/// Data for SM-related resources All parameters in this structure are OUTPUT only. Do not write to any of the fields in this structure.
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUdevSmResource_st {
@@ -10201,6 +10207,7 @@ const _: () = {
         "Offset of field: CUdevSmResource_st::localityDomainId",
     ][::core::mem::offset_of!(CUdevSmResource_st, localityDomainId) - 16usize];
 };
+/// Data for SM-related resources All parameters in this structure are OUTPUT only. Do not write to any of the fields in this structure.
 pub type CUdevSmResource = CUdevSmResource_st;
 impl CUdevWorkqueueConfigScope {
     /// Use all shared workqueue resources across all contexts. Default driver behaviour.
@@ -10212,9 +10219,11 @@ impl CUdevWorkqueueConfigScope {
         1,
     );
 }
+/// Sharing scope for workqueues
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUdevWorkqueueConfigScope(pub ::core::ffi::c_uint);
+/// Data for workqueue configuration related resources
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUdevWorkqueueConfigResource_st {
@@ -10244,7 +10253,9 @@ const _: () = {
         "Offset of field: CUdevWorkqueueConfigResource_st::sharingScope",
     ][::core::mem::offset_of!(CUdevWorkqueueConfigResource_st, sharingScope) - 8usize];
 };
+/// Data for workqueue configuration related resources
 pub type CUdevWorkqueueConfigResource = CUdevWorkqueueConfigResource_st;
+/// Handle to a pre-existing workqueue related resource
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUdevWorkqueueResource_st {
@@ -10263,7 +10274,9 @@ const _: () = {
         "Offset of field: CUdevWorkqueueResource_st::reserved",
     ][::core::mem::offset_of!(CUdevWorkqueueResource_st, reserved) - 0usize];
 };
+/// Handle to a pre-existing workqueue related resource
 pub type CUdevWorkqueueResource = CUdevWorkqueueResource_st;
+/// Input data for splitting SMs
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CU_DEV_SM_RESOURCE_GROUP_PARAMS_st {
@@ -10311,8 +10324,11 @@ const _: () = {
         "Offset of field: CU_DEV_SM_RESOURCE_GROUP_PARAMS_st::reserved",
     ][::core::mem::offset_of!(CU_DEV_SM_RESOURCE_GROUP_PARAMS_st, reserved) - 20usize];
 };
+/// Input data for splitting SMs
 pub type CU_DEV_SM_RESOURCE_GROUP_PARAMS = CU_DEV_SM_RESOURCE_GROUP_PARAMS_st;
-/** ```c
+/** A tagged union describing different resources identified by the type field. This structure should not be directly modified outside of the API that created it.
+
+ ```c
   struct {
       CUdevResourceType type;
       union {
@@ -10321,7 +10337,12 @@ pub type CU_DEV_SM_RESOURCE_GROUP_PARAMS = CU_DEV_SM_RESOURCE_GROUP_PARAMS_st;
  CUdevWorkqueueResource wq;
       };
   };
- ```*/
+ ```
+
+ - If `type` is `CU_DEV_RESOURCE_TYPE_INVALID`, this resoure is not valid and cannot be further accessed.
+ - If `type` is `CU_DEV_RESOURCE_TYPE_SM`, the [`CUdevSmResource`](crate::types::CUdevSmResource) structure `sm` is filled in. For example, `sm.smCount` will reflect the amount of streaming multiprocessors available in this resource.
+ - If `type` is `CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG`, the [`CUdevWorkqueueConfigResource`](crate::types::CUdevWorkqueueConfigResource) structure `wqConfig` is filled in.
+ - If `type` is `CU_DEV_RESOURCE_TYPE_WORKQUEUE`, the [`CUdevWorkqueueResource`](crate::types::CUdevWorkqueueResource) structure `wq` is filled in.*/
 #[repr(C)]
 #[derive(Copy, Clone)]
 pub struct CUdevResource_st {
@@ -10379,7 +10400,9 @@ const _: () = {
         "Offset of field: CUdevResource_st::nextResource",
     ][::core::mem::offset_of!(CUdevResource_st, nextResource) - 136usize];
 };
-/** ```c
+/** A tagged union describing different resources identified by the type field. This structure should not be directly modified outside of the API that created it.
+
+ ```c
   struct {
       CUdevResourceType type;
       union {
@@ -10388,9 +10411,16 @@ const _: () = {
  CUdevWorkqueueResource wq;
       };
   };
- ```*/
+ ```
+
+ - If `type` is `CU_DEV_RESOURCE_TYPE_INVALID`, this resoure is not valid and cannot be further accessed.
+ - If `type` is `CU_DEV_RESOURCE_TYPE_SM`, the [`CUdevSmResource`](crate::types::CUdevSmResource) structure `sm` is filled in. For example, `sm.smCount` will reflect the amount of streaming multiprocessors available in this resource.
+ - If `type` is `CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG`, the [`CUdevWorkqueueConfigResource`](crate::types::CUdevWorkqueueConfigResource) structure `wqConfig` is filled in.
+ - If `type` is `CU_DEV_RESOURCE_TYPE_WORKQUEUE`, the [`CUdevWorkqueueResource`](crate::types::CUdevWorkqueueResource) structure `wq` is filled in.*/
 pub type CUdevResource_v1 = CUdevResource_st;
-/** ```c
+/** A tagged union describing different resources identified by the type field. This structure should not be directly modified outside of the API that created it.
+
+ ```c
   struct {
       CUdevResourceType type;
       union {
@@ -10399,17 +10429,17 @@ pub type CUdevResource_v1 = CUdevResource_st;
  CUdevWorkqueueResource wq;
       };
   };
- ```*/
+ ```
+
+ - If `type` is `CU_DEV_RESOURCE_TYPE_INVALID`, this resoure is not valid and cannot be further accessed.
+ - If `type` is `CU_DEV_RESOURCE_TYPE_SM`, the [`CUdevSmResource`](crate::types::CUdevSmResource) structure `sm` is filled in. For example, `sm.smCount` will reflect the amount of streaming multiprocessors available in this resource.
+ - If `type` is `CU_DEV_RESOURCE_TYPE_WORKQUEUE_CONFIG`, the [`CUdevWorkqueueConfigResource`](crate::types::CUdevWorkqueueConfigResource) structure `wqConfig` is filled in.
+ - If `type` is `CU_DEV_RESOURCE_TYPE_WORKQUEUE`, the [`CUdevWorkqueueResource`](crate::types::CUdevWorkqueueResource) structure `wq` is filled in.*/
 pub type CUdevResource = CUdevResource_v1;
 impl CUlogLevel_enum {
     pub const CU_LOG_LEVEL_ERROR: CUlogLevel_enum = CUlogLevel_enum(0);
     pub const CU_LOG_LEVEL_WARNING: CUlogLevel_enum = CUlogLevel_enum(1);
 }
-/** \_\_\_MANBRIEF\_\_\_ error log management functions for the low-level CUDA API (\_\_\_CURRENT\_FILE\_\_\_) \_\_\_ENDMANBRIEF\_\_\_
-
- This section describes the error log management functions of the low-level CUDA driver application programming interface.
-
- @{*/
 #[repr(transparent)]
 #[derive(Copy, Clone, Hash, PartialEq, Eq)]
 pub struct CUlogLevel_enum(pub ::core::ffi::c_uint);

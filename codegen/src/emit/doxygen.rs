@@ -244,8 +244,10 @@ fn section_command(line: &str) -> Option<(Kind, &str)> {
             let title = rest.trim();
             return Some((if title.is_empty() { Kind::Body } else { Kind::Labelled(format!("{title}:")) }, ""));
         }
-        "defgroup" | "addtogroup" | "ingroup" | "file" | "struct" | "typedef" | "section" | "subsection" | "{"
-        | "}" | "ref_sect" => Kind::Dropped,
+        // `\struct CUdevResource`, `\typedef struct X* Y;`: the line names the item, which
+        // rustdoc shows anyway; the text below it is the item's.
+        "struct" | "typedef" | "union" | "enum" | "fn" | "var" | "def" | "file" => return Some((Kind::Body, "")),
+        "defgroup" | "addtogroup" | "ingroup" | "section" | "subsection" | "{" | "}" | "ref_sect" => Kind::Dropped,
         other => {
             if let Some((_, text)) = ALIASES.iter().find(|(a, _)| *a == other) {
                 return Some((Kind::Labelled(format!("\u{1}{text}")), ""));

@@ -24,7 +24,10 @@ fn take_doc(attrs: &mut Vec<syn::Attribute>) -> Option<String> {
         false
     });
     let text = lines.join("\n");
-    (!text.trim().is_empty()).then_some(text)
+    // A group's comment (`\defgroup CUDA_LOGS ...`), which clang attaches to the first
+    // declaration after it, documents the group, not that item.
+    let group = text.lines().any(|l| ["\\defgroup", "\\addtogroup"].iter().any(|c| l.trim_start().starts_with(c)));
+    (!text.trim().is_empty() && !group).then_some(text)
 }
 
 fn named_fields(fields: &mut syn::Fields) -> impl Iterator<Item = &mut syn::Field> {
@@ -90,8 +93,12 @@ pub fn take_docs(file: &mut syn::File) -> CDocs {
                 }
             }
             syn::Item::Type(t) => {
-                if let Some(d) = take_doc(&mut t.attrs) {
-                    docs.items.insert(t.ident.to_string(), d);
+                // NVIDIA's typedef headers document no `PFN_` typedef; what clang attaches to
+                // the first is the file's own comment ("Type definitions for functions
+                // defined in cudaGL.h"), which is no function's.
+                let name = t.ident.to_string();
+                if let Some(d) = take_doc(&mut t.attrs).filter(|_| !name.starts_with("PFN_")) {
+                    docs.items.insert(name, d);
                 }
             }
             syn::Item::Const(c) => {
