@@ -139,13 +139,13 @@ pub fn build_model(manifest: &Manifest, fetcher: &Fetcher, toolkits: &[ToolkitHe
     }
     let toolkit_lines = report::toolkit_lines(&model);
     // Newest first, each item documented by the newest toolkit that declares it.
-    comments.sort_by(|a, b| b.0.cmp(&a.0));
+    comments.sort_by_key(|c| std::cmp::Reverse(c.0));
     let docs = comments.into_iter().fold(crate::model::CDocs::default(), |mut acc, (_, d)| {
         acc.fill_from(d);
         acc
     });
     let [linux, windows] = newest;
-    let types =
-        linux.map(|(_, linux)| read::crate_types(&manifest.headers, linux, windows.map(|(_, w)| w), newest_docs.1, docs));
+    let types = linux
+        .map(|(_, linux)| read::crate_types(&manifest.headers, linux, windows.map(|(_, w)| w), newest_docs.1, docs));
     Ok(Built { model, libclang, toolkit_lines, warnings, types })
 }

@@ -28,7 +28,8 @@ fn doc_of(attrs: &[syn::Attribute]) -> String {
         .filter(|a| a.path().is_ident("doc"))
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(syn::MetaNameValue {
-                value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }), ..
+                value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }),
+                ..
             }) => Some(s.value()),
             _ => None,
         })
@@ -137,13 +138,11 @@ fn summary(raw: &str) -> Vec<String> {
     // The first paragraph: to a blank line or a line that starts another command.
     let starts_section = |l: &str| l.trim_start().starts_with('\\') && !l.trim_start().starts_with("\\brief");
     // `\struct X`, `\typedef ...`: a line that names the item, not text.
-    let names_item = |l: &str| ["\\struct", "\\typedef", "\\union", "\\enum"].iter().any(|c| l.trim_start().starts_with(c));
+    let names_item =
+        |l: &str| ["\\struct", "\\typedef", "\\union", "\\enum"].iter().any(|c| l.trim_start().starts_with(c));
     let mut lines = raw.lines().skip_while(|l| l.trim().is_empty() || names_item(l));
-    let first: Vec<&str> = lines
-        .next()
-        .into_iter()
-        .chain(lines.take_while(|l| !l.trim().is_empty() && !starts_section(l)))
-        .collect();
+    let first: Vec<&str> =
+        lines.next().into_iter().chain(lines.take_while(|l| !l.trim().is_empty() && !starts_section(l))).collect();
     words(&first.join(" ")).into_iter().take(8).collect()
 }
 
@@ -214,7 +213,10 @@ fn every_comment_of_the_newest_headers_is_in_the_crates_rustdoc() {
     count("types", c.items.iter().map(|(n, raw)| (n.clone(), raw, vec![krate.get(n).to_vec()])).collect());
     count(
         "fields",
-        c.fields.iter().map(|((r, f), raw)| (format!("{r}.{f}"), raw, vec![krate.get(&format!("{r}.{f}")).to_vec()])).collect(),
+        c.fields
+            .iter()
+            .map(|((r, f), raw)| (format!("{r}.{f}"), raw, vec![krate.get(&format!("{r}.{f}")).to_vec()]))
+            .collect(),
     );
     // An enum value: on the value (`Enum::VALUE`) and on its bare constant.
     let values: BTreeMap<String, Vec<String>> = krate
@@ -250,7 +252,7 @@ fn every_comment_of_the_newest_headers_is_in_the_crates_rustdoc() {
             .iter()
             .map(|(f, raw)| {
                 let mut places: Vec<Vec<String>> = Vec::new();
-                                for e in model.entries.values().filter(|e| &e.exported == f) {
+                for e in model.entries.values().filter(|e| &e.exported == f) {
                     places.push(krate.get(&e.pfn).to_vec());
                     places.push(markers.get(e.pfn.trim_start_matches("PFN_")).to_vec());
                     for (c_name, t) in &newest_names {
@@ -261,7 +263,10 @@ fn every_comment_of_the_newest_headers_is_in_the_crates_rustdoc() {
                             }
                             let mut fns = api.get(&format!("{mode}::{c_name}")).to_vec();
                             fns.extend(api.get(&format!("both::{c_name}")).iter().cloned());
-                            if raw.contains("\\param") && !fns.is_empty() && fns.iter().all(|d| d.contains("# Parameters")) {
+                            if raw.contains("\\param")
+                                && !fns.is_empty()
+                                && fns.iter().all(|d| d.contains("# Parameters"))
+                            {
                                 api_docs += 1;
                             }
                             places.push(fns);

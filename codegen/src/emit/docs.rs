@@ -143,7 +143,9 @@ impl<'a> Docs<'a> {
             let m = module_of(&e.module);
             let mut need = needs(m);
             need.insert("api".into());
-            api_targets.entry(c_name.to_string()).or_insert(Target { path: format!("crate::api::{mode}::{c_name}"), needs: need });
+            api_targets
+                .entry(c_name.to_string())
+                .or_insert(Target { path: format!("crate::api::{mode}::{c_name}"), needs: need });
             if let Some(t) = pfns.get(e.exported.as_str()).cloned() {
                 pfns.entry(c_name.to_string()).or_insert(t);
             }

@@ -113,7 +113,8 @@ pub fn convert(raw: &str, link: &dyn Fn(&str) -> Option<String>) -> Converted {
         if let Some(rest) = command(trimmed, "code") {
             flush(&kind, &mut run, &mut sections);
             let mut code: Vec<&str> = Vec::new();
-            let first = rest.trim_start_matches(|c: char| c == '{' || c == '.' || c.is_ascii_alphanumeric() || c == '}');
+            let first =
+                rest.trim_start_matches(|c: char| c == '{' || c == '.' || c.is_ascii_alphanumeric() || c == '}');
             if !first.trim().is_empty() {
                 code.push(first);
             }
@@ -192,8 +193,7 @@ pub fn convert(raw: &str, link: &dyn Fn(&str) -> Option<String>) -> Converted {
     if !returns.is_empty() {
         out.push(format!("# Returns\n\n{}", returns.join("\n\n")));
     }
-    let see_also: Vec<String> =
-        see_also.into_iter().map(|r| r.trim().to_owned()).filter(|r| !r.is_empty()).collect();
+    let see_also: Vec<String> = see_also.into_iter().map(|r| r.trim().to_owned()).filter(|r| !r.is_empty()).collect();
     if !see_also.is_empty() {
         out.push(format!("# See also\n\n{}", see_also.join(", ")));
     }
@@ -287,7 +287,8 @@ fn render_block(lines: &[String], link: &dyn Fn(&str) -> Option<String>) -> Stri
     // HTML lists first: `<li>` starts an item, the rest of the list markup goes.
     let mut text_lines: Vec<String> = Vec::new();
     for l in lines {
-        let mut l = l.replace("<ul>", "").replace("</ul>", "").replace("</li>", "").replace("<ol>", "").replace("</ol>", "");
+        let mut l =
+            l.replace("<ul>", "").replace("</ul>", "").replace("</li>", "").replace("<ol>", "").replace("</ol>", "");
         if let Some(at) = l.find("<li>") {
             let indent = &l[..at];
             l = format!("{indent}- {}", &l[at + 4..]);
@@ -405,7 +406,10 @@ fn inline(text: &str, link: &dyn Fn(&str) -> Option<String>) -> String {
             let next_is_word = chars.get(j + 1).is_some_and(|n| n.is_ascii_alphanumeric() || *n == '_');
             if c.is_ascii_alphanumeric() || c == '_' || ((c == '.' || c == ':') && next_is_word) {
                 j += 1;
-            } else if c == '-' && chars.get(j + 1) == Some(&'>') && chars.get(j + 2).is_some_and(|n| n.is_ascii_alphabetic()) {
+            } else if c == '-'
+                && chars.get(j + 1) == Some(&'>')
+                && chars.get(j + 2).is_some_and(|n| n.is_ascii_alphabetic())
+            {
                 j += 2;
             } else if c == '[' {
                 // `optionValues[i]`: the index belongs to the name.
@@ -473,7 +477,10 @@ fn inline(text: &str, link: &dyn Fn(&str) -> Option<String>) -> String {
                 _ => {}
             }
         }
-        if c == ':' && chars.get(i + 1) == Some(&':') && chars.get(i + 2).is_some_and(|n| n.is_ascii_alphabetic() || *n == '_') {
+        if c == ':'
+            && chars.get(i + 1) == Some(&':')
+            && chars.get(i + 2).is_some_and(|n| n.is_ascii_alphabetic() || *n == '_')
+        {
             let (word, end) = word_at(i + 2);
             let mut end = end;
             // `::cuFoo()`: the parentheses are the reference's.
@@ -485,7 +492,10 @@ fn inline(text: &str, link: &dyn Fn(&str) -> Option<String>) -> String {
             continue;
         }
         if (c == 'h' || c == 'f') && starts_url(&chars[i..]) {
-            let end = chars[i..].iter().position(|c| c.is_whitespace() || *c == ')' || *c == '>').map_or(chars.len(), |k| i + k);
+            let end = chars[i..]
+                .iter()
+                .position(|c| c.is_whitespace() || *c == ')' || *c == '>')
+                .map_or(chars.len(), |k| i + k);
             let mut url: String = chars[i..end].iter().collect();
             let mut tail = String::new();
             while url.ends_with(['.', ',', ';']) {
@@ -576,7 +586,21 @@ mod tests {
 
     #[test]
     fn odd_input_never_panics() {
-        for raw in ["", "\\", "\\p", "::", "\\code", "\\param", "\\param[", "- ", "<li>", "\\n\\n", "::a::", "é\\pé", "\\endcode"] {
+        for raw in [
+            "",
+            "\\",
+            "\\p",
+            "::",
+            "\\code",
+            "\\param",
+            "\\param[",
+            "- ",
+            "<li>",
+            "\\n\\n",
+            "::a::",
+            "é\\pé",
+            "\\endcode",
+        ] {
             let _ = convert(raw, &links);
         }
     }

@@ -154,7 +154,10 @@ pub fn emit(input: Input<'_>) -> Result<Files, Error> {
         files.insert(path.clone(), rust_file(&ctx, &path, pfn::module_rs(&ctx, m, own, types, &params, &docs)?)?);
     }
     files.insert(pfn::ALIASES_RS.into(), rust_file(&ctx, pfn::ALIASES_RS, pfn::aliases_rs(&ctx))?);
-    files.insert(registry::REGISTRY_RS.into(), rust_file(&ctx, registry::REGISTRY_RS, registry::registry_rs(&ctx, &docs))?);
+    files.insert(
+        registry::REGISTRY_RS.into(),
+        rust_file(&ctx, registry::REGISTRY_RS, registry::registry_rs(&ctx, &docs))?,
+    );
     files.insert(registry::REGISTRY_JSON.into(), registry::registry_json(&ctx)?);
     for (path, source) in shim::SOURCES {
         files.insert(path.into(), ctx::crate_file(&ctx, source));

@@ -88,7 +88,10 @@ pub(crate) type ParamUse<'a> = (&'a str, &'a str, &'a str);
 /// The enums of `items`: bindgen's newtypes (`pub struct CUstreamCaptureMode_enum(pub c_uint)`)
 /// with their values (`impl CUstreamCaptureMode_enum { pub const CU_STREAM_CAPTURE_MODE_GLOBAL ... }`),
 /// in the order of the items: `(name, inner integer type, values)`.
-fn enums(items: &[syn::Item]) -> Vec<(syn::Ident, syn::Type, Vec<(syn::Ident, Vec<syn::Attribute>)>)> {
+/// An enum value with its doc attributes.
+type Value = (syn::Ident, Vec<syn::Attribute>);
+
+fn enums(items: &[syn::Item]) -> Vec<(syn::Ident, syn::Type, Vec<Value>)> {
     let mut inner: BTreeMap<String, syn::Type> = BTreeMap::new();
     for item in items {
         if let syn::Item::Struct(st) = item {
@@ -106,7 +109,7 @@ fn enums(items: &[syn::Item]) -> Vec<(syn::Ident, syn::Type, Vec<(syn::Ident, Ve
         let Some(name) = self_ty.path.get_ident() else { continue };
         let Some(int) = inner.get(&name.to_string()) else { continue };
         // Each value with its docs (cuda.h's comment), which its bare constant repeats.
-        let values: Vec<(syn::Ident, Vec<syn::Attribute>)> = imp
+        let values: Vec<Value> = imp
             .items
             .iter()
             .filter_map(|ii| match ii {

@@ -16,7 +16,8 @@ fn take_doc(attrs: &mut Vec<syn::Attribute>) -> Option<String> {
             return true;
         }
         if let syn::Meta::NameValue(syn::MetaNameValue {
-            value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }), ..
+            value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }),
+            ..
         }) = &a.meta
         {
             lines.push(s.value());

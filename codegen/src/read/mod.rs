@@ -213,7 +213,13 @@ fn read_toolkit(headers: &[HeaderSpec], tk: &ToolkitHeaders, units: Units) -> Re
         counts: acc.counts,
         c_names,
     };
-    Ok(ToolkitRead { input, units: types, result_docs: result_docs(headers, tk), docs: acc.docs, warnings: acc.warnings })
+    Ok(ToolkitRead {
+        input,
+        units: types,
+        result_docs: result_docs(headers, tk),
+        docs: acc.docs,
+        warnings: acc.warnings,
+    })
 }
 
 /// [`header_text::result_code_docs`] of a toolkit's first API header (cuda.h); empty where
