@@ -4640,7 +4640,7 @@ mod both {
 
  **Note:** Warning: Improper use of this API may deadlock the application. Synchronization ordering established through this API is not visible to CUDA. CUDA tasks that are (even indirectly) ordered by this API should also have that order expressed with CUDA-visible dependencies such as events. This ensures that the scheduler does not serialize them in an improper order.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -4696,7 +4696,7 @@ mod both {
 
  The node executes an embedded child graph. The child graph is cloned in this call.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -4748,7 +4748,7 @@ mod both {
 
  If `numDependencies` is 0, elements in `from` and `to` will be ignored. Specifying an existing dependency will return an error.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -4798,7 +4798,7 @@ mod both {
 
  An empty node performs no operation during execution, but can be used for transitive ordering. For example, a phased execution graph with 2 groups of n nodes with a barrier between them can be represented using an empty node and 2\*n dependency edges, rather than no empty node and n^2 dependency edges.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -4842,7 +4842,7 @@ mod both {
 
  Each launch of the graph will record `event` to capture execution of the node's dependencies.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -4890,7 +4890,7 @@ mod both {
 
  The graph node will wait for all work captured in `event`.  See [`cuEventRecord`](crate::api::legacy::cuEventRecord) for details on what is captured by an event. `event` may be from a different context or device than the launch stream.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -4938,7 +4938,7 @@ mod both {
 
  Performs a signal operation on a set of externally allocated semaphore objects when the node is launched.  The operation(s) will occur after all of the node's dependencies have completed.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -4992,7 +4992,7 @@ mod both {
 
  Performs a wait operation on a set of externally allocated semaphore objects when the node is launched.  The node's dependencies will not be launched until the wait operation has completed.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5046,7 +5046,7 @@ mod both {
 
  When the graph is launched, the node will invoke the specified CPU function. Host nodes are not supported under MPS with pre-Volta GPUs.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5135,7 +5135,7 @@ mod both {
 
  **Note:** Kernels launched using graphs must not use texture and surface references. Reading or writing through any texture or surface reference is undefined behavior. This restriction does not apply to texture and surface objects.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5208,7 +5208,7 @@ mod both {
  - Only one instantiation of the graph may exist at any point in time.
  - The graph cannot be cloned.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5273,7 +5273,7 @@ mod both {
  - Only one instantiation of the graph may exist at any point in time.
  - The graph cannot be cloned.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5323,7 +5323,7 @@ mod both {
 
  Memcpy nodes have some additional restrictions with regards to managed memory, if the system contains at least one device which has a zero value for the device attribute [`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS). If one or more of the operands refer to managed memory, then using the memory type [`CU_MEMORYTYPE_UNIFIED`](crate::types::CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED) is disallowed for those operand(s). The managed memory will be treated as residing on either the host or the device, depending on which memory type is specified.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5378,7 +5378,7 @@ mod both {
 
  The element size must be 1, 2, or 4 bytes. When the graph is launched, the node will perform the memset described by `memsetParams`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5435,7 +5435,7 @@ mod both {
 
  A handle to the new node will be returned in `phGraphNode`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5496,7 +5496,7 @@ mod both {
 
  A handle to the new node will be returned in `phGraphNode`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5549,7 +5549,7 @@ mod both {
 
  Returns the parameters of batch mem op node `hNode` in `nodeParams_out`. The `paramArray` returned in `nodeParams_out` is owned by the node. This memory remains valid until the node is destroyed or its parameters are modified, and should not be modified directly. Use [`cuGraphBatchMemOpNodeSetParams`](crate::api::legacy::cuGraphBatchMemOpNodeSetParams) to update the parameters of this node.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5589,7 +5589,7 @@ mod both {
 
  The paramArray inside `nodeParams` is copied and therefore it can be freed after the call returns.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5629,7 +5629,7 @@ mod both {
 
  Allocation and free nodes cannot be added to the returned graph. Attempting to do so will return an error.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5669,7 +5669,7 @@ mod both {
 
  **Note:** : Cloning is not supported for graphs which contain memory allocation nodes, memory free nodes, or conditional nodes.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5709,7 +5709,7 @@ mod both {
 
  Handles can only be set from the context with which they are associated.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5753,7 +5753,7 @@ mod both {
 
  Creates an empty graph, which is returned via `phGraph`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5812,7 +5812,7 @@ mod both {
 
  Destroys the graph specified by `hGraph`, as well as all of its nodes.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5844,7 +5844,7 @@ mod both {
 
  Nodes which belong to a graph which contains allocation or free nodes cannot be destroyed. Any attempt to do so will return an error.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5876,7 +5876,7 @@ mod both {
 
  Returns the event of event record node `hNode` in `event_out`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5916,7 +5916,7 @@ mod both {
 
  **Note:** This function will reset the node's context to the event's device context.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5954,7 +5954,7 @@ mod both {
 
  Returns the event of event wait node `hNode` in `event_out`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -5992,7 +5992,7 @@ mod both {
 
  Sets the event of event wait node `hNode` to `event`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6042,7 +6042,7 @@ mod both {
 
  The paramArray inside `nodeParams` is copied and therefore it can be freed after the call returns.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6086,7 +6086,7 @@ mod both {
 
  The topology of `childGraph`, as well as the node insertion order,  must match that of the graph contained in `hNode`.  See [`cuGraphExecUpdate`](crate::api::legacy::cuGraphExecUpdate) for a list of restrictions on what can be updated in an instantiated graph.  The update is recursive, so child graph nodes contained within the top level child graph will also be updated.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6124,7 +6124,7 @@ mod both {
 
  Destroys the executable graph specified by `hGraphExec`, as well as all of its executable nodes. If the executable graph is in-flight, it will not be terminated, but rather freed asynchronously on completion.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6158,7 +6158,7 @@ mod both {
 
  The modifications only affect future launches of `hGraphExec`. Already enqueued or running launches of `hGraphExec` are not affected by this call. `hNode` is also not modified by this call.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6200,7 +6200,7 @@ mod both {
 
  The modifications only affect future launches of `hGraphExec`. Already enqueued or running launches of `hGraphExec` are not affected by this call. `hNode` is also not modified by this call.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6246,7 +6246,7 @@ mod both {
 
  Changing `nodeParams->numExtSems` is not supported.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6292,7 +6292,7 @@ mod both {
 
  Changing `nodeParams->numExtSems` is not supported.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6330,7 +6330,7 @@ mod both {
 
  Returns the flags that were passed to instantiation for the given executable graph. [`CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) will not be returned by this API as it does not affect the resulting executable graph.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6398,7 +6398,7 @@ mod both {
 
  The modifications only affect future launches of `hGraphExec`.  Already enqueued or running launches of `hGraphExec` are not affected by this call.  hNode is also not modified by this call.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6449,7 +6449,7 @@ mod both {
 
  If `hNode` is a device-updatable kernel node, the next upload/launch of `hGraphExec` will overwrite any previous device-side updates. Additionally, applying host updates to a device-updatable kernel node while it is being updated from the device will result in undefined behavior.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6497,7 +6497,7 @@ mod both {
 
  Returns CUDA\_ERROR\_INVALID\_VALUE if the memory operands' mappings changed or either the original or new memory operands are multidimensional.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6547,7 +6547,7 @@ mod both {
 
  The modifications only affect future launches of `hGraphExec`.  Already enqueued or running launches of `hGraphExec` are not affected by this call.  hNode is also not modified by this call.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6591,7 +6591,7 @@ mod both {
 
  Allowed changes to parameters on executable graphs are as follows: &lt;table&gt; &lt;tr&gt;&lt;th&gt;Node type&lt;th&gt;Allowed changes &lt;tr&gt;&lt;td&gt;kernel&lt;td&gt;See [`cuGraphExecKernelNodeSetParams`](crate::api::legacy::cuGraphExecKernelNodeSetParams) &lt;tr&gt;&lt;td&gt;memcpy&lt;td&gt;Addresses for 1-dimensional copies if allocated in same context; see [`cuGraphExecMemcpyNodeSetParams`](crate::api::legacy::cuGraphExecMemcpyNodeSetParams) &lt;tr&gt;&lt;td&gt;memset&lt;td&gt;Addresses for 1-dimensional memsets if allocated in same context; see [`cuGraphExecMemsetNodeSetParams`](crate::api::legacy::cuGraphExecMemsetNodeSetParams) &lt;tr&gt;&lt;td&gt;host&lt;td&gt;Context changes are not allowed &lt;tr&gt;&lt;td&gt;child graph&lt;td&gt;Topology must match and restrictions apply recursively; see [`cuGraphExecUpdate`](crate::api::legacy::cuGraphExecUpdate) &lt;tr&gt;&lt;td&gt;event wait&lt;td&gt;Unrestricted &lt;tr&gt;&lt;td&gt;event record&lt;td&gt;Event only, context changes are not allowed &lt;tr&gt;&lt;td&gt;external semaphore signal&lt;td&gt;Number of semaphore operations and context cannot change &lt;tr&gt;&lt;td&gt;external semaphore wait&lt;td&gt;Number of semaphore operations and context cannot change &lt;tr&gt;&lt;td&gt;memory allocation&lt;td&gt;API unsupported &lt;tr&gt;&lt;td&gt;memory free&lt;td&gt;API unsupported &lt;tr&gt;&lt;td&gt;batch memops&lt;td&gt;Addresses, values, and operation type for wait operations; see [`cuGraphExecBatchMemOpNodeSetParams`](crate::api::legacy::cuGraphExecBatchMemOpNodeSetParams) &lt;/table&gt;
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6676,7 +6676,7 @@ mod both {
 
  cuGraphExecUpdate returns CUDA\_SUCCESS when the updated was performed successfully.  It returns CUDA\_ERROR\_GRAPH\_EXEC\_UPDATE\_FAILURE if the graph update was not performed because it included changes which violated constraints specific to instantiated graph update.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6716,7 +6716,7 @@ mod both {
 
  Returns the parameters of an external semaphore signal node `hNode` in `params_out`. The `extSemArray` and `paramsArray` returned in `params_out`, are owned by the node.  This memory remains valid until the node is destroyed or its parameters are modified, and should not be modified directly. Use [`cuGraphExternalSemaphoresSignalNodeSetParams`](crate::api::legacy::cuGraphExternalSemaphoresSignalNodeSetParams) to update the parameters of this node.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6754,7 +6754,7 @@ mod both {
 
  Sets the parameters of an external semaphore signal node `hNode` to `nodeParams`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6792,7 +6792,7 @@ mod both {
 
  Returns the parameters of an external semaphore wait node `hNode` in `params_out`. The `extSemArray` and `paramsArray` returned in `params_out`, are owned by the node.  This memory remains valid until the node is destroyed or its parameters are modified, and should not be modified directly. Use [`cuGraphExternalSemaphoresSignalNodeSetParams`](crate::api::legacy::cuGraphExternalSemaphoresSignalNodeSetParams) to update the parameters of this node.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6830,7 +6830,7 @@ mod both {
 
  Sets the parameters of an external semaphore wait node `hNode` to `nodeParams`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6866,7 +6866,7 @@ mod both {
 
  Returns a list of `hGraph`'s dependency edges. Edges are returned via corresponding indices in `from`, `to` and `edgeData`; that is, the node in `to[i]` has a dependency on the node in `from[i]` with data `edgeData[i]`. `from` and `to` may both be NULL, in which case this function only returns the number of edges in `numEdges`. Otherwise, `numEdges` entries will be filled in. If `numEdges` is higher than the actual number of edges, the remaining entries in `from` and `to` will be set to NULL, and the number of edges actually returned will be written to `numEdges`. `edgeData` may alone be NULL, in which case the edges must all have default (zeroed) edge data. Attempting a lossy query via NULL `edgeData` will result in [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY). If `edgeData` is non-NULL then `from` and `to` must be as well.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6935,7 +6935,7 @@ mod both {
 
  Returns a list of `hGraph`'s nodes. `nodes` may be NULL, in which case this function will return the number of nodes in `numNodes`. Otherwise, `numNodes` entries will be filled in. If `numNodes` is higher than the actual number of nodes, the remaining entries in `nodes` will be set to NULL, and the number of nodes actually obtained will be returned in `numNodes`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -6971,7 +6971,7 @@ mod both {
 
  Returns a list of `hGraph`'s root nodes. `rootNodes` may be NULL, in which case this function will return the number of root nodes in `numRootNodes`. Otherwise, `numRootNodes` entries will be filled in. If `numRootNodes` is higher than the actual number of root nodes, the remaining entries in `rootNodes` will be set to NULL, and the number of nodes actually obtained will be returned in `numRootNodes`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7009,7 +7009,7 @@ mod both {
 
  Returns the parameters of host node `hNode` in `nodeParams`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7047,7 +7047,7 @@ mod both {
 
  Sets the parameters of host node `hNode` to `nodeParams`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7106,7 +7106,7 @@ mod both {
    - Copies involving CUDA arrays are not permitted.
    - Both operands must be accessible from the current context, and the current context must match the context of other nodes in the graph.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7220,7 +7220,7 @@ mod both {
 
  The params will contain either `kernelParams` or `extra`, according to which of these was most recently set on the node.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7296,7 +7296,7 @@ mod both {
 
  Sets the parameters of kernel node `hNode` to `nodeParams`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7336,7 +7336,7 @@ mod both {
 
  Returns the parameters of a memory alloc node `hNode` in `params_out`. The `poolProps` and `accessDescs` returned in `params_out`, are owned by the node.  This memory remains valid until the node is destroyed.  The returned parameters must not be modified.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7374,7 +7374,7 @@ mod both {
 
  Returns the address of a memory free node `hNode` in `dptr_out`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7412,7 +7412,7 @@ mod both {
 
  Returns the parameters of memcpy node `hNode` in `nodeParams`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7450,7 +7450,7 @@ mod both {
 
  Sets the parameters of memcpy node `hNode` to `nodeParams`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7488,7 +7488,7 @@ mod both {
 
  Returns the parameters of memset node `hNode` in `nodeParams`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7526,7 +7526,7 @@ mod both {
 
  Sets the parameters of memset node `hNode` to `nodeParams`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7564,7 +7564,7 @@ mod both {
 
  `hClonedGraph` must have been cloned from `hOriginalGraph` via [`cuGraphClone`](crate::api::legacy::cuGraphClone). `hOriginalNode` must have been in `hOriginalGraph` at the time of the call to [`cuGraphClone`](crate::api::legacy::cuGraphClone), and the corresponding cloned node in `hClonedGraph` must not have been removed. The cloned node is then returned via `phClonedNode`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7636,7 +7636,7 @@ mod both {
 
  Note that if an edge has non-zero (non-default) edge data and `edgeData` is NULL, this API will return [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY). If `edgeData` is non-NULL, then `dependencies` must be as well.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7682,7 +7682,7 @@ mod both {
 
  Note that if an edge has non-zero (non-default) edge data and `edgeData` is NULL, this API will return [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY).  If `edgeData` is non-NULL, then `dependentNodes` must be as well.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7740,7 +7740,7 @@ mod both {
 
  **Note:** This function will not reflect device-side updates for device-updatable kernel nodes.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7814,7 +7814,7 @@ mod both {
 
  The returned parameters are a description of the node, but may not be identical to the struct provided at creation and may not be suitable for direct creation of identical nodes. This is because parameters may be partially unspecified and filled in by the driver at creation, may reference non-copyable handles, or may describe ownership semantics or other parameters that govern behavior of node creation but are not part of the final functional descriptor.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7878,7 +7878,7 @@ mod both {
 
  Returns the node type of `hNode` in `type`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7928,7 +7928,7 @@ mod both {
  - Batch memcpy
  - Fabric memcpy
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -7968,7 +7968,7 @@ mod both {
 
  Modifying parameters is not supported for node types CU\_GRAPH\_NODE\_TYPE\_MEM\_ALLOC and CU\_GRAPH\_NODE\_TYPE\_MEM\_FREE.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -8006,7 +8006,7 @@ mod both {
 
  For kernel nodes, if both the kernel node's [`CUfunction`](crate::types::CUfunction) and ctx are non-NULL, the underlying device context of ctx must match the device context that the [`CUfunction`](crate::types::CUfunction) was loaded into; otherwise the call returns [`CUDA_ERROR_INVALID_CONTEXT`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_CONTEXT).
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -8080,7 +8080,7 @@ mod both {
 
  Dependencies cannot be removed from graphs which contain allocation or free nodes. Any attempt to do so will return an error.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -10778,7 +10778,7 @@ mod both {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -12164,7 +12164,7 @@ mod both {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -12329,7 +12329,7 @@ mod both {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -12401,7 +12401,7 @@ mod both {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -20434,7 +20434,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -20634,7 +20634,7 @@ pub mod legacy {
 
  If instantiation is successful, `result_out` will be set to [`CUDA_GRAPH_INSTANTIATE_SUCCESS`](crate::types::CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_SUCCESS), and `hErrNode_out` will be set to NULL.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -20674,7 +20674,7 @@ pub mod legacy {
 
  If any allocations created by `hGraphExec` remain unfreed (from a previous launch) and `hGraphExec` was not instantiated with [`CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH), the launch will fail with [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -20705,7 +20705,7 @@ pub mod legacy {
 
  Uploads `hGraphExec` to the device in `hStream` without executing it. Uploads of the same `hGraphExec` will be serialized. Each upload is ordered behind both any previous work in `hStream` and any previous launches of `hGraphExec`. Uses memory cached by `stream` to back the allocations owned by `hGraphExec`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -21390,7 +21390,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -21673,7 +21673,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -21735,7 +21735,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -21828,7 +21828,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -21953,7 +21953,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -22070,7 +22070,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -22193,7 +22193,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -22314,7 +22314,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -22429,7 +22429,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -22546,7 +22546,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -22672,7 +22672,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -22798,7 +22798,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -22930,7 +22930,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -22976,7 +22976,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -23024,7 +23024,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -23060,7 +23060,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -23090,7 +23090,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -23128,7 +23128,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -23264,7 +23264,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -23294,7 +23294,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -23336,7 +23336,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -23378,7 +23378,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -23420,7 +23420,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -23460,7 +23460,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -23500,7 +23500,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -23540,7 +23540,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -23586,7 +23586,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -23632,7 +23632,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -23682,7 +23682,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -23749,7 +23749,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -23804,7 +23804,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -23844,7 +23844,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -23884,7 +23884,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -23920,7 +23920,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -23962,7 +23962,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -24004,7 +24004,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -24040,7 +24040,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -24078,7 +24078,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -24120,7 +24120,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -24162,7 +24162,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -24200,7 +24200,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -24240,7 +24240,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -24286,7 +24286,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -24332,7 +24332,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -24372,7 +24372,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -24410,7 +24410,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -24452,7 +24452,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -24494,7 +24494,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -24532,7 +24532,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -24574,7 +24574,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -24629,7 +24629,7 @@ pub mod legacy {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -26004,7 +26004,7 @@ pub mod legacy {
 
  If `edgeData_out` is non-NULL then `dependencies_out` must be as well. If `dependencies_out` is non-NULL and `edgeData_out` is NULL, but there is non-zero edge data for one or more of the current stream dependencies, the call will return [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY).
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -26071,7 +26071,7 @@ pub mod legacy {
 
  If `edgeData_out` is non-NULL then `dependencies_out` must be as well. If `dependencies_out` is non-NULL and `edgeData_out` is NULL, but there is non-zero edge data for one or more of the current stream dependencies, the call will return [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY).
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -27989,7 +27989,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -28071,7 +28071,7 @@ pub mod ptds {
 
  If instantiation is successful, `result_out` will be set to [`CUDA_GRAPH_INSTANTIATE_SUCCESS`](crate::types::CUgraphInstantiateResult_enum::CUDA_GRAPH_INSTANTIATE_SUCCESS), and `hErrNode_out` will be set to NULL.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -28111,7 +28111,7 @@ pub mod ptds {
 
  If any allocations created by `hGraphExec` remain unfreed (from a previous launch) and `hGraphExec` was not instantiated with [`CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`](crate::types::CUgraphInstantiate_flags_enum::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH), the launch will fail with [`CUDA_ERROR_INVALID_VALUE`](crate::types::cudaError_enum::CUDA_ERROR_INVALID_VALUE).
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -28142,7 +28142,7 @@ pub mod ptds {
 
  Uploads `hGraphExec` to the device in `hStream` without executing it. Uploads of the same `hGraphExec` will be serialized. Each upload is ordered behind both any previous work in `hStream` and any previous launches of `hGraphExec`. Uses memory cached by `stream` to back the allocations owned by `hGraphExec`.
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
@@ -28832,7 +28832,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -29117,7 +29117,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -29214,7 +29214,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -29339,7 +29339,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -29456,7 +29456,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -29577,7 +29577,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -29705,7 +29705,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -29831,7 +29831,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -29877,7 +29877,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -29917,7 +29917,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -29947,7 +29947,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -29987,7 +29987,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -30027,7 +30027,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -30069,7 +30069,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -30111,7 +30111,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -30151,7 +30151,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -30191,7 +30191,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -30249,7 +30249,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -30308,7 +30308,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -30348,7 +30348,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -30384,7 +30384,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -30428,7 +30428,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -30466,7 +30466,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -30510,7 +30510,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -30550,7 +30550,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -30598,7 +30598,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -30636,7 +30636,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -30680,7 +30680,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits synchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  # Parameters
 
@@ -30722,7 +30722,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  This function uses standard default stream semantics.
 
@@ -30779,7 +30779,7 @@ pub mod ptds {
 
  Note that this function may also return error codes from previous, asynchronous launches.
 
- This function exhibits asynchronous behavior for most use cases.
+ See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
  See NVIDIA's [API synchronization behavior](https://docs.nvidia.com/cuda/cuda-driver-api/api-sync-behavior.html) for how this function synchronizes.
 
@@ -31861,7 +31861,7 @@ pub mod ptds {
 
  If `edgeData_out` is non-NULL then `dependencies_out` must be as well. If `dependencies_out` is non-NULL and `edgeData_out` is NULL, but there is non-zero edge data for one or more of the current stream dependencies, the call will return [`CUDA_ERROR_LOSSY_QUERY`](crate::types::cudaError_enum::CUDA_ERROR_LOSSY_QUERY).
 
- Graph objects are not threadsafe.
+ Graph objects are not threadsafe: see NVIDIA's [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).
 
  Note that this function may also return error codes from previous, asynchronous launches.
 

@@ -17,15 +17,18 @@
 //! Never fails: text it does not recognise is kept as escaped prose.
 
 /// NVIDIA's Doxygen aliases that cuda.h uses (its Doxyfile defines them, the header does
-/// not), with the sentence NVIDIA's HTML documentation prints for each. Aliases not listed
-/// here are rendered as a pointer to NVIDIA's documentation of the function instead of a
-/// sentence of ours.
+/// not), with the text NVIDIA's HTML documentation prints for each (checked against NVIDIA's
+/// pages: "Note that this function may also return ...", "This function uses standard default
+/// stream semantics.", "Graph objects are not threadsafe. More here."). Other aliases point to
+/// NVIDIA's documentation instead of a sentence of ours (see `section_command`).
 const ALIASES: &[(&str, &str)] = &[
     ("notefnerr", "Note that this function may also return error codes from previous, asynchronous launches."),
     ("note_null_stream", "This function uses standard default stream semantics."),
-    ("note_async", "This function exhibits asynchronous behavior for most use cases."),
-    ("note_sync", "This function exhibits synchronous behavior for most use cases."),
-    ("note_graph_thread_safety", "Graph objects are not threadsafe."),
+    (
+        "note_graph_thread_safety",
+        "Graph objects are not threadsafe: see NVIDIA's \
+         [graph object thread safety](https://docs.nvidia.com/cuda/cuda-driver-api/graphs-thread-safety.html).",
+    ),
 ];
 
 /// Where NVIDIA's HTML documentation explains the synchronisation notes.
@@ -254,7 +257,7 @@ fn section_command(line: &str) -> Option<(Kind, &str)> {
             }
             if other.starts_with("note_") || other == "link_sync_behavior" {
                 let text = match other {
-                    "note_memcpy" | "note_memset" | "link_sync_behavior" => format!(
+                    "note_async" | "note_sync" | "note_memcpy" | "note_memset" | "link_sync_behavior" => format!(
                         "See NVIDIA's [API synchronization behavior]({SYNC_BEHAVIOR}) for how this function \
                          synchronizes."
                     ),
