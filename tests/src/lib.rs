@@ -88,32 +88,48 @@ pub fn manifest_with(rows: Option<&[&str]>, versions: &[&str]) -> tempfile::Temp
     dir
 }
 
-/// `cargo run --quiet --package PACKAGE -- ARGS` in the repository, with extra environment.
+/// What `cargo run --quiet --package PACKAGE -- ARGS` in the repository would do, with extra
+/// environment: the package's binary is built once per test process (with the tests' own
+/// environment, never `env`) and then run with `env`. Passing `env` to cargo instead would
+/// make a variable some build script watches (`LIBCLANG_PATH`: clang-sys) rebuild and relink
+/// the binary while a concurrent test runs it (seen in CI: a run killed by a signal, a warm
+/// run that missed the unit cache because its executable had changed).
 pub fn cargo_run(package: &str, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
-    let mut cmd = std::process::Command::new(env!("CARGO"));
-    cmd.current_dir(repo_root()).args(["run", "--quiet", "--package", package, "--"]).args(args);
+    let mut cmd = std::process::Command::new(built_binary(package));
+    cmd.current_dir(repo_root()).args(args).env("CARGO", env!("CARGO"));
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.output().expect("run cargo")
+    cmd.output().expect("run the built binary")
+}
+
+/// A workspace package's binary (named as the package), built once per test process with
+/// `cargo build`, so that it is the current code's.
+pub fn built_binary(package: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<BTreeMap<String, PathBuf>> = std::sync::Mutex::new(BTreeMap::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(path) = built.get(package) {
+        return path.clone();
+    }
+    let out = std::process::Command::new(env!("CARGO"))
+        .current_dir(repo_root())
+        .args(["build", "--quiet", "--package", package])
+        .output()
+        .expect("run cargo build");
+    assert!(out.status.success(), "cargo build -p {package} failed:\n{}", text(&out.stderr));
+    let exe = std::env::current_exe().expect("the test's own path");
+    // target/debug/deps/<test> -> target/debug/<package>
+    let debug = exe.parent().and_then(Path::parent).expect("target/debug");
+    let path = debug.join(format!("{package}{}", std::env::consts::EXE_SUFFIX));
+    built.insert(package.to_owned(), path.clone());
+    path
 }
 
 /// The `cuda-sys-gen` binary, built once per test process (`cargo build`, so that it is the
 /// current code's).
 pub fn cuda_sys_gen_binary() -> &'static Path {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        let status = std::process::Command::new(env!("CARGO"))
-            .current_dir(repo_root())
-            .args(["build", "--quiet", "--package", "cuda-sys-gen"])
-            .status()
-            .expect("run cargo build");
-        assert!(status.success(), "cargo build -p cuda-sys-gen failed");
-        let exe = std::env::current_exe().expect("the test's own path");
-        // target/debug/deps/<test> -> target/debug/cuda-sys-gen
-        let debug = exe.parent().and_then(Path::parent).expect("target/debug");
-        debug.join("cuda-sys-gen")
-    })
+    BIN.get_or_init(|| built_binary("cuda-sys-gen"))
 }
 
 /// The generated crate's doctor example, built once per test process.
