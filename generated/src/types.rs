@@ -3,7 +3,8 @@
 
 //! The CUDA driver API's types, enums and constants, from the newest pinned toolkit
 //! (legacy `_v1` types included). bindgen's layout checks are kept: they fail the
-//! build on a target where a layout differs from x86-64 Linux.
+//! build on a target where a layout differs from x86-64 Linux (on x86-64 Linux, where
+//! bindgen computed them, they are compiled only into the crate's own tests).
 #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code)]
 #![allow(clippy::all)]
 pub const CUDA_VERSION: u32 = 13050;
@@ -209,6 +210,7 @@ pub type CUgreenCtx = *mut CUgreenCtx_st;
 pub struct CUuuid_st {
     pub bytes: [::core::ffi::c_char; 16usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUuuid_st"][::core::mem::size_of::<CUuuid_st>() - 16usize];
@@ -224,6 +226,7 @@ pub type CUuuid = CUuuid_st;
 pub struct CUmemFabricHandle_st {
     pub data: [::core::ffi::c_uchar; 64usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -246,6 +249,7 @@ pub type CUmemFabricHandle = CUmemFabricHandle_v1;
 pub struct CUipcEventHandle_st {
     pub reserved: [::core::ffi::c_char; 64usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -268,6 +272,7 @@ pub type CUipcEventHandle = CUipcEventHandle_v1;
 pub struct CUipcMemHandle_st {
     pub reserved: [::core::ffi::c_char; 64usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUipcMemHandle_st"][::core::mem::size_of::<CUipcMemHandle_st>() - 64usize];
@@ -715,6 +720,7 @@ pub union CUstreamBatchMemOpParams_union_CUstreamMemOpWaitValueParams_st__bindge
     pub value: cuuint32_t,
     pub value64: cuuint64_t,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -740,6 +746,7 @@ const _: () = {
         value64
     ) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -790,6 +797,7 @@ pub union CUstreamBatchMemOpParams_union_CUstreamMemOpWriteValueParams_st__bindg
     pub value: cuuint32_t,
     pub value64: cuuint64_t,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -815,6 +823,7 @@ const _: () = {
         value64
     ) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -855,6 +864,7 @@ pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpFlushRemoteWritesParams_s
     /// Must be 0.
     pub flags: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -885,6 +895,7 @@ pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpMemoryBarrierParams_st {
     /// See `CUstreamMemoryBarrier_flags`
     pub flags: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -925,6 +936,7 @@ pub struct CUstreamBatchMemOpParams_union_CUstreamMemOpAtomicReductionParams_st 
     /// For driver internal use. Initial value is unimportant.
     pub alias: CUdeviceptr,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -973,6 +985,7 @@ const _: () = {
         CUstreamBatchMemOpParams_union_CUstreamMemOpAtomicReductionParams_st, alias
     ) - 32usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -1019,6 +1032,7 @@ pub struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v1_st {
     pub paramArray: *mut CUstreamBatchMemOpParams,
     pub flags: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -1062,6 +1076,7 @@ pub struct CUDA_BATCH_MEM_OP_NODE_PARAMS_v2_st {
     /// Flags to control the node.
     pub flags: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -1149,6 +1164,7 @@ pub struct CUasyncNotificationInfo_st__bindgen_ty_1__bindgen_ty_1 {
     /// The number of bytes that the process has allocated above its device memory budget
     pub bytesOverBudget: ::core::ffi::c_ulonglong,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -1165,6 +1181,7 @@ const _: () = {
         CUasyncNotificationInfo_st__bindgen_ty_1__bindgen_ty_1, bytesOverBudget
     ) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -1178,6 +1195,7 @@ const _: () = {
     ][::core::mem::offset_of!(CUasyncNotificationInfo_st__bindgen_ty_1, overBudget)
         - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -2122,6 +2140,7 @@ pub struct CUdevprop_st {
     /// Alignment requirement for textures
     pub textureAlign: ::core::ffi::c_int,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUdevprop_st"][::core::mem::size_of::<CUdevprop_st>() - 56usize];
@@ -3031,6 +3050,7 @@ pub struct CUaccessPolicyWindow_st {
     /// `CUaccessProperty` set for miss. Must be either NORMAL or STREAMING
     pub missProp: CUaccessProperty,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -3084,6 +3104,7 @@ pub struct CUDA_KERNEL_NODE_PARAMS_st {
     /// Extra options
     pub extra: *mut *mut ::core::ffi::c_void,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -3154,6 +3175,7 @@ pub struct CUDA_KERNEL_NODE_PARAMS_v2_st {
     /// Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set.
     pub ctx: CUcontext,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -3232,6 +3254,7 @@ pub struct CUDA_KERNEL_NODE_PARAMS_v3_st {
     /// Context for the kernel task to run in. The value NULL will indicate the current context should be used by the api. This field is ignored if func is set.
     pub ctx: CUcontext,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -3296,6 +3319,7 @@ pub struct CUDA_MEMSET_NODE_PARAMS_st {
     /// Number of rows
     pub height: usize,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -3346,6 +3370,7 @@ pub struct CUDA_MEMSET_NODE_PARAMS_v2_st {
     /// Context on which to run the node
     pub ctx: CUcontext,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -3387,6 +3412,7 @@ pub struct CUDA_HOST_NODE_PARAMS_st {
     /// Argument to pass to the function
     pub userData: *mut ::core::ffi::c_void,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -3424,6 +3450,7 @@ pub union CUDA_HOST_NODE_PARAMS_v2_st__bindgen_ty_1 {
     pub ctx: CUcontext,
     pub gCtx: CUgreenCtx,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -3439,6 +3466,7 @@ const _: () = {
         "Offset of field: CUDA_HOST_NODE_PARAMS_v2_st__bindgen_ty_1::gCtx",
     ][::core::mem::offset_of!(CUDA_HOST_NODE_PARAMS_v2_st__bindgen_ty_1, gCtx) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -3501,6 +3529,7 @@ pub struct CUDA_CONDITIONAL_NODE_PARAMS {
     /// Context on which to run the node.  Must match context used to create the handle and all body nodes.
     pub ctx: CUcontext,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -3630,6 +3659,7 @@ pub struct CUgraphEdgeData_st {
     /// These bytes are unused and must be zeroed. This ensures compatibility if additional fields are added in the future.
     pub reserved: [::core::ffi::c_uchar; 5usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -3698,6 +3728,7 @@ pub struct CUDA_GRAPH_INSTANTIATE_PARAMS_st {
     /// Whether instantiation was successful.  If it failed, the reason why
     pub result_out: CUgraphInstantiateResult,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -3817,6 +3848,7 @@ pub struct CUlaunchMemSyncDomainMap_st {
     /// The remote domain ID to use for designated kernels
     pub remote: ::core::ffi::c_uchar,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4022,6 +4054,7 @@ pub struct CUlaunchAttributeValue_union__bindgen_ty_1 {
     pub y: ::core::ffi::c_uint,
     pub z: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4055,6 +4088,7 @@ pub struct CUlaunchAttributeValue_union__bindgen_ty_2 {
     /// If this is set to non-0, each block launch will automatically trigger the event
     pub triggerAtBlockStart: ::core::ffi::c_int,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4089,6 +4123,7 @@ pub struct CUlaunchAttributeValue_union__bindgen_ty_3 {
     /// Event record flags, see [`cuEventRecordWithFlags`](crate::pfn::PFN_cuEventRecordWithFlags_v11010). Does not accept [`CU_EVENT_RECORD_EXTERNAL`](crate::types::CUevent_record_flags_enum::CU_EVENT_RECORD_EXTERNAL).
     pub flags: ::core::ffi::c_int,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4118,6 +4153,7 @@ pub struct CUlaunchAttributeValue_union__bindgen_ty_4 {
     pub y: ::core::ffi::c_uint,
     pub z: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4146,6 +4182,7 @@ pub struct CUlaunchAttributeValue_union__bindgen_ty_5 {
     pub deviceUpdatable: ::core::ffi::c_int,
     pub devNode: CUgraphDeviceNode,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4164,6 +4201,7 @@ const _: () = {
     ][::core::mem::offset_of!(CUlaunchAttributeValue_union__bindgen_ty_5, devNode)
         - 8usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4249,6 +4287,7 @@ pub struct CUlaunchAttribute_st {
     /// Value of the attribute
     pub value: CUlaunchAttributeValue,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4294,6 +4333,7 @@ pub struct CUlaunchConfig_st {
     /// Number of attributes populated in [`CUlaunchConfig`](crate::types::CUlaunchConfig)`attrs`
     pub numAttrs: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUlaunchConfig_st"][::core::mem::size_of::<CUlaunchConfig_st>() - 56usize];
@@ -4445,6 +4485,7 @@ pub struct CUexecAffinitySmCount_st {
     /// The number of SMs the context is limited to use.
     pub val: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4475,6 +4516,7 @@ pub union CUexecAffinityParam_st__bindgen_ty_1 {
     /// Value for [`CU_EXEC_AFFINITY_TYPE_SM_COUNT`](crate::types::CUexecAffinityType_enum::CU_EXEC_AFFINITY_TYPE_SM_COUNT)
     pub smCount: CUexecAffinitySmCount,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4487,6 +4529,7 @@ const _: () = {
         "Offset of field: CUexecAffinityParam_st__bindgen_ty_1::smCount",
     ][::core::mem::offset_of!(CUexecAffinityParam_st__bindgen_ty_1, smCount) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4527,6 +4570,7 @@ pub struct CUctxCigParam_st {
     /// Graphics client data handle (ID3D12CommandQueue or Nvidia specific data blob).
     pub sharedData: *mut ::core::ffi::c_void,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUctxCigParam_st"][::core::mem::size_of::<CUctxCigParam_st>() - 16usize];
@@ -4553,6 +4597,7 @@ pub struct CUctxCreateParams_st {
     /// CIG (CUDA in Graphics) parameters for sharing data from D3D12/Vulkan graphics clients. Mutually exclusive with execAffinityParams.
     pub cigParams: *mut CUctxCigParam,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4596,6 +4641,7 @@ pub struct CUstreamCigParam_st {
     /// Graphics client data handle (ID3D12CommandList/ID3D12GraphicsCommandList).
     pub streamSharedData: *mut ::core::ffi::c_void,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4620,6 +4666,7 @@ pub struct CUstreamCigCaptureParams_st {
     /// CIG (CUDA in Graphics) parameters for sharing command list data from D3D12 graphics clients.
     pub streamCigParams: *mut CUstreamCigParam,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -4659,6 +4706,7 @@ pub struct CUlibraryHostUniversalFunctionAndDataTable_st {
     pub dataTable: *mut ::core::ffi::c_void,
     pub dataWindowSize: usize,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5025,6 +5073,7 @@ pub struct CUDA_MEMCPY2D_st {
     /// Height of 2D memory copy
     pub Height: usize,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUDA_MEMCPY2D_st"][::core::mem::size_of::<CUDA_MEMCPY2D_st>() - 128usize];
@@ -5139,6 +5188,7 @@ pub struct CUDA_MEMCPY3D_st {
     /// Depth of 3D memory copy
     pub Depth: usize,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUDA_MEMCPY3D_st"][::core::mem::size_of::<CUDA_MEMCPY3D_st>() - 200usize];
@@ -5280,6 +5330,7 @@ pub struct CUDA_MEMCPY3D_PEER_st {
     /// Depth of 3D memory copy
     pub Depth: usize,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5381,6 +5432,7 @@ pub struct CUDA_MEMCPY_NODE_PARAMS_st {
     /// Parameters for the memory copy
     pub copyParams: CUDA_MEMCPY3D,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5417,6 +5469,7 @@ pub struct CUDA_ARRAY_DESCRIPTOR_st {
     /// Channels per array element
     pub NumChannels: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5459,6 +5512,7 @@ pub struct CUDA_ARRAY3D_DESCRIPTOR_st {
     /// Flags
     pub Flags: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5513,6 +5567,7 @@ pub struct CUDA_ARRAY_SPARSE_PROPERTIES_st__bindgen_ty_1 {
     /// Depth of sparse tile in elements
     pub depth: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5534,6 +5589,7 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_ARRAY_SPARSE_PROPERTIES_st__bindgen_ty_1, depth)
         - 8usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5573,6 +5629,7 @@ pub struct CUDA_ARRAY_MEMORY_REQUIREMENTS_st {
     pub alignment: usize,
     pub reserved: [::core::ffi::c_uint; 4usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5620,6 +5677,7 @@ pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
     /// CUDA array
     pub hArray: CUarray,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5641,6 +5699,7 @@ pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_2 {
     /// CUDA mipmapped array
     pub hMipmappedArray: CUmipmappedArray,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5669,6 +5728,7 @@ pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_3 {
     /// Size in bytes
     pub sizeInBytes: usize,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5714,6 +5774,7 @@ pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_4 {
     /// Pitch between two rows in bytes
     pub pitchInBytes: usize,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5756,6 +5817,7 @@ const _: () = {
 pub struct CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_5 {
     pub reserved: [::core::ffi::c_int; 32usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5772,6 +5834,7 @@ const _: () = {
         CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_5, reserved
     ) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5796,6 +5859,7 @@ const _: () = {
         "Offset of field: CUDA_RESOURCE_DESC_st__bindgen_ty_1::reserved",
     ][::core::mem::offset_of!(CUDA_RESOURCE_DESC_st__bindgen_ty_1, reserved) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -5842,6 +5906,7 @@ pub struct CUDA_TEXTURE_DESC_st {
     pub borderColor: [f32; 4usize],
     pub reserved: [::core::ffi::c_int; 12usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6055,6 +6120,7 @@ pub struct CUDA_RESOURCE_VIEW_DESC_st {
     pub lastLayer: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6102,6 +6168,7 @@ pub type CUDA_RESOURCE_VIEW_DESC = CUDA_RESOURCE_VIEW_DESC_v1;
 pub struct CUtensorMap_st {
     pub opaque: [cuuint64_t; 16usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUtensorMap_st"][::core::mem::size_of::<CUtensorMap_st>() - 128usize];
@@ -6299,6 +6366,7 @@ pub struct CUDA_POINTER_ATTRIBUTE_P2P_TOKENS_st {
     pub p2pToken: ::core::ffi::c_ulonglong,
     pub vaSpaceToken: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6365,6 +6433,7 @@ pub struct CUDA_LAUNCH_PARAMS_st {
     /// Array of pointers to kernel parameters
     pub kernelParams: *mut *mut ::core::ffi::c_void,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6490,6 +6559,7 @@ pub struct CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
     /// Name of a valid memory object. Must be NULL if 'handle' is non-NULL.
     pub name: *const ::core::ffi::c_void,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6513,6 +6583,7 @@ const _: () = {
         CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1, name
     ) - 8usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6537,6 +6608,7 @@ const _: () = {
         CUDA_EXTERNAL_MEMORY_HANDLE_DESC_st__bindgen_ty_1, nvSciBufObject
     ) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6577,6 +6649,7 @@ pub struct CUDA_EXTERNAL_MEMORY_BUFFER_DESC_st {
     pub flags: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6614,6 +6687,7 @@ pub struct CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_st {
     pub numLevels: ::core::ffi::c_uint,
     pub reserved: [::core::ffi::c_uint; 16usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6732,6 +6806,7 @@ pub struct CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1 {
     /// Name of a valid synchronization primitive. Must be NULL if 'handle' is non-NULL.
     pub name: *const ::core::ffi::c_void,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6755,6 +6830,7 @@ const _: () = {
         CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1__bindgen_ty_1, name
     ) - 8usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6780,6 +6856,7 @@ const _: () = {
         CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_st__bindgen_ty_1, nvSciSyncObj
     ) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6830,6 +6907,7 @@ pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_1 
     /// Value of fence to be signaled
     pub value: ::core::ffi::c_ulonglong,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6855,6 +6933,7 @@ pub union CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_2 {
     pub fence: *mut ::core::ffi::c_void,
     pub reserved: ::core::ffi::c_ulonglong,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6885,6 +6964,7 @@ pub struct CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_3 
     /// Value of key to release the mutex with
     pub key: ::core::ffi::c_ulonglong,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6903,6 +6983,7 @@ const _: () = {
         CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1__bindgen_ty_3, key
     ) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6934,6 +7015,7 @@ const _: () = {
         CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_st__bindgen_ty_1, reserved
     ) - 24usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -6983,6 +7065,7 @@ pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_1 {
     /// Value of fence to be waited on
     pub value: ::core::ffi::c_ulonglong,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7008,6 +7091,7 @@ pub union CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_2 {
     pub fence: *mut ::core::ffi::c_void,
     pub reserved: ::core::ffi::c_ulonglong,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7040,6 +7124,7 @@ pub struct CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_3 {
     /// Timeout in milliseconds to wait to acquire the mutex
     pub timeoutMs: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7063,6 +7148,7 @@ const _: () = {
         CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1__bindgen_ty_3, timeoutMs
     ) - 8usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7094,6 +7180,7 @@ const _: () = {
         CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_st__bindgen_ty_1, reserved
     ) - 32usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7128,6 +7215,7 @@ pub struct CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_st {
     /// Number of handles and parameters supplied in extSemArray and paramsArray.
     pub numExtSems: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7168,6 +7256,7 @@ pub union CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st__bindgen_ty_1 {
     pub ctx: CUcontext,
     pub gCtx: CUgreenCtx,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7187,6 +7276,7 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v2_st__bindgen_ty_1, gCtx)
         - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7221,6 +7311,7 @@ pub struct CUDA_EXT_SEM_WAIT_NODE_PARAMS_st {
     /// Number of handles and parameters supplied in extSemArray and paramsArray.
     pub numExtSems: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7261,6 +7352,7 @@ pub union CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st__bindgen_ty_1 {
     pub ctx: CUcontext,
     pub gCtx: CUgreenCtx,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7280,6 +7372,7 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_EXT_SEM_WAIT_NODE_PARAMS_v2_st__bindgen_ty_1, gCtx)
         - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7533,6 +7626,7 @@ pub union CUarrayMapInfo_st__bindgen_ty_1 {
     pub mipmap: CUmipmappedArray,
     pub array: CUarray,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7574,6 +7668,7 @@ pub struct CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_1 {
     /// Depth in elements
     pub extentDepth: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7626,6 +7721,7 @@ pub struct CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_2 {
     /// Extent in bytes
     pub size: ::core::ffi::c_ulonglong,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7647,6 +7743,7 @@ const _: () = {
     ][::core::mem::offset_of!(CUarrayMapInfo_st__bindgen_ty_2__bindgen_ty_2, size)
         - 16usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7667,6 +7764,7 @@ const _: () = {
 pub union CUarrayMapInfo_st__bindgen_ty_3 {
     pub memHandle: CUmemGenericAllocationHandle,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7679,6 +7777,7 @@ const _: () = {
         "Offset of field: CUarrayMapInfo_st__bindgen_ty_3::memHandle",
     ][::core::mem::offset_of!(CUarrayMapInfo_st__bindgen_ty_3, memHandle) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUarrayMapInfo_st"][::core::mem::size_of::<CUarrayMapInfo_st>() - 96usize];
@@ -7747,6 +7846,7 @@ pub struct CUmemLocation_st__bindgen_ty_1__bindgen_ty_1 {
     /// Locality domain ID
     pub localityDomainId: ::core::ffi::c_uchar,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7765,6 +7865,7 @@ const _: () = {
         CUmemLocation_st__bindgen_ty_1__bindgen_ty_1, localityDomainId
     ) - 1usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7780,6 +7881,7 @@ const _: () = {
         "Offset of field: CUmemLocation_st__bindgen_ty_1::localized",
     ][::core::mem::offset_of!(CUmemLocation_st__bindgen_ty_1, localized) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUmemLocation_st"][::core::mem::size_of::<CUmemLocation_st>() - 8usize];
@@ -7838,6 +7940,7 @@ pub struct CUmemAllocationProp_st__bindgen_ty_1 {
     pub usage: ::core::ffi::c_ushort,
     pub reserved: [::core::ffi::c_uchar; 4usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7861,6 +7964,7 @@ const _: () = {
         "Offset of field: CUmemAllocationProp_st__bindgen_ty_1::reserved",
     ][::core::mem::offset_of!(CUmemAllocationProp_st__bindgen_ty_1, reserved) - 4usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7918,6 +8022,7 @@ pub struct CUmulticastObjectProp_st {
     /// Flags for future use, must be zero now
     pub flags: ::core::ffi::c_ulonglong,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -7952,6 +8057,7 @@ pub struct CUmemAccessDesc_st {
     /// `CUmemProt` accessibility flags to set on the request
     pub flags: CUmemAccess_flags,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8026,6 +8132,7 @@ pub struct CUgraphExecUpdateResultInfo_st {
     /// The from node of error edge when the topologies do not match. Otherwise NULL.
     pub errorFromNode: CUgraphNode,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8142,6 +8249,7 @@ pub struct CUmemPoolProps_st {
     /// reserved for future use, must be 0
     pub reserved: [::core::ffi::c_uchar; 53usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUmemPoolProps_st"][::core::mem::size_of::<CUmemPoolProps_st>() - 88usize];
@@ -8183,6 +8291,7 @@ pub type CUmemPoolProps = CUmemPoolProps_v1;
 pub struct CUmemPoolPtrExportData_st {
     pub reserved: [::core::ffi::c_uchar; 64usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8254,6 +8363,7 @@ pub struct CUmemcpyAttributes_st {
     /// Additional flags for copies with this attribute. See `CUmemcpyFlags`
     pub flags: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8306,6 +8416,7 @@ pub struct CUoffset3D_st {
     pub y: usize,
     pub z: usize,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUoffset3D_st"][::core::mem::size_of::<CUoffset3D_st>() - 24usize];
@@ -8332,6 +8443,7 @@ pub struct CUextent3D_st {
     pub height: usize,
     pub depth: usize,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUextent3D_st"][::core::mem::size_of::<CUextent3D_st>() - 24usize];
@@ -8375,6 +8487,7 @@ pub struct CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_1 {
     /// Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
     pub locHint: CUmemLocation,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8413,6 +8526,7 @@ pub struct CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_2 {
     /// offset into the array in elements
     pub offset: CUoffset3D,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8432,6 +8546,7 @@ const _: () = {
     ][::core::mem::offset_of!(CUmemcpy3DOperand_st__bindgen_ty_1__bindgen_ty_2, offset)
         - 8usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8447,6 +8562,7 @@ const _: () = {
         "Offset of field: CUmemcpy3DOperand_st__bindgen_ty_1::array",
     ][::core::mem::offset_of!(CUmemcpy3DOperand_st__bindgen_ty_1, array) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8480,6 +8596,7 @@ pub struct CUDA_MEMCPY3D_BATCH_OP_st {
     /// Additional flags for copies with this attribute. See `CUmemcpyFlags`
     pub flags: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8521,6 +8638,7 @@ pub struct CUDA_MEM_ALLOC_NODE_PARAMS_v1_st {
     /// out: address of the allocation returned by CUDA
     pub dptr: CUdeviceptr,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8565,6 +8683,7 @@ pub struct CUDA_MEM_ALLOC_NODE_PARAMS_v2_st {
     /// out: address of the allocation returned by CUDA
     pub dptr: CUdeviceptr,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8599,6 +8718,7 @@ pub struct CUDA_MEM_FREE_NODE_PARAMS_st {
     /// in: the pointer to free
     pub dptr: CUdeviceptr,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8666,6 +8786,7 @@ pub struct CUDA_CHILD_GRAPH_NODE_PARAMS_st {
     /// The ownership relationship of the child graph node.
     pub ownership: CUgraphChildGraphNodeOwnership,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8697,6 +8818,7 @@ pub union CUDA_EVENT_RECORD_NODE_PARAMS_st__bindgen_ty_1 {
     pub ctx: CUcontext,
     pub gCtx: CUgreenCtx,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8715,6 +8837,7 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_EVENT_RECORD_NODE_PARAMS_st__bindgen_ty_1, gCtx)
         - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8736,6 +8859,7 @@ pub struct CUDA_EVENT_WAIT_NODE_PARAMS_st {
     /// The event to wait on from the node
     pub event: CUevent,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8778,6 +8902,7 @@ pub union CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 {
     /// Preferred green context to use for the copies. This field cannot be updated in an instantiated graph.
     pub gCtx: CUgreenCtx,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8797,6 +8922,7 @@ const _: () = {
     ][::core::mem::offset_of!(CUDA_MEMCPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1, gCtx)
         - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8857,6 +8983,7 @@ pub union CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1 {
     /// Preferred green context. This field cannot be updated after instantiation.
     pub gCtx: CUgreenCtx,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8877,6 +9004,7 @@ const _: () = {
         CUDA_FABRIC_CPY_BATCH_NODE_PARAMS_V1_st__bindgen_ty_1, gCtx
     ) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -8953,6 +9081,7 @@ pub union CUgraphNodeParams_st__bindgen_ty_1 {
     /// Padding as bytes
     pub asBytes: [::core::ffi::c_char; 232usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9015,6 +9144,7 @@ const _: () = {
         "Offset of field: CUgraphNodeParams_st__bindgen_ty_1::asBytes",
     ][::core::mem::offset_of!(CUgraphNodeParams_st__bindgen_ty_1, asBytes) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9278,6 +9408,7 @@ pub struct CUcheckpointCustomStoragePerDeviceData_st {
     /// Stream the user may use for the copy; the CUDA driver synchronizes on this stream before completing checkpoint or restore
     pub stream: CUstream,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9318,6 +9449,7 @@ pub struct CUcheckpointCustomStorageInfo_st {
     /// Number of devices (and elements in `perDeviceData` array)
     pub deviceCount: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9349,6 +9481,7 @@ pub struct CUcheckpointLockArgs_st {
     /// Reserved for future use, must be zeroed
     pub reserved1: [cuuint64_t; 7usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9378,6 +9511,7 @@ pub struct CUcheckpointCheckpointArgs_st {
     /// Reserved for future use, must be zeroed
     pub reserved: [::core::ffi::c_char; 56usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9405,6 +9539,7 @@ pub struct CUcheckpointGpuPair_st {
     /// UUID of the GPU to restore onto
     pub newUuid: CUuuid,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9437,6 +9572,7 @@ pub struct CUcheckpointRestoreArgs_st {
     /// Reserved for future use, must be zeroed; includes alignment before `customStorageInfo`
     pub reserved: [::core::ffi::c_char; 40usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9471,6 +9607,7 @@ pub struct CUcheckpointUnlockArgs_st {
     /// Reserved for future use, must be zeroed
     pub reserved: [cuuint64_t; 8usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9543,6 +9680,7 @@ pub struct CUmemDecompressParams_st {
     pub algo: CUmemDecompressAlgorithm,
     pub padding: [::core::ffi::c_uchar; 20usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9604,6 +9742,7 @@ pub struct CUcliqueInfo_st {
     /// ID of the fabric clique
     pub id: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUcliqueInfo_st"][::core::mem::size_of::<CUcliqueInfo_st>() - 8usize];
@@ -9643,6 +9782,7 @@ pub use self::CUlogicalEndpointIpcHandleType_enum as CUlogicalEndpointIpcHandleT
 pub struct CUlogicalEndpointFabricHandle_st {
     pub data: [::core::ffi::c_uchar; 64usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9716,6 +9856,7 @@ pub struct CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_1 {
     /// Owner device of the unicast logical endpoint
     pub device: CUdevice,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9738,6 +9879,7 @@ pub struct CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_2 {
     /// Number of devices in the multicast logical endpoint team
     pub numDevices: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9754,6 +9896,7 @@ const _: () = {
         CUlogicalEndpointProp_struct__bindgen_ty_1__bindgen_ty_2, numDevices
     ) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9771,6 +9914,7 @@ const _: () = {
     ][::core::mem::offset_of!(CUlogicalEndpointProp_struct__bindgen_ty_1, multicast)
         - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9836,6 +9980,7 @@ pub struct CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_1 {
     /// Hint location for the operand. Ignored when the pointers are not managed memory or memory allocated outside CUDA.
     pub locHint: CUmemLocation,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9864,6 +10009,7 @@ pub struct CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_2 {
     /// Byte offset into the logical endpoint.
     pub offset: cuuint64_t,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9883,6 +10029,7 @@ const _: () = {
     ][::core::mem::offset_of!(CUfabricCpyOperand_st__bindgen_ty_1__bindgen_ty_2, offset)
         - 8usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9898,6 +10045,7 @@ const _: () = {
         "Offset of field: CUfabricCpyOperand_st__bindgen_ty_1::le",
     ][::core::mem::offset_of!(CUfabricCpyOperand_st__bindgen_ty_1, le) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -9928,6 +10076,7 @@ pub struct CUDA_FABRIC_COPY_BATCH_OP_st {
     /// Additional flags for fabric copy. Must be 0.
     pub flags: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -10183,6 +10332,7 @@ pub struct CUdevSmResource_st {
     /// Locality domain that the SM must be located on. Only valid if CU\_DEV\_SM\_RESOURCE\_GROUP\_LOCALITY\_DOMAIN\_ID is set in flags. If the backfill flag is set, SMs may be assigned from other locality domains.
     pub localityDomainId: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -10234,6 +10384,7 @@ pub struct CUdevWorkqueueConfigResource_st {
     /// The sharing scope for the workqueue resources
     pub sharingScope: CUdevWorkqueueConfigScope,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -10262,6 +10413,7 @@ pub struct CUdevWorkqueueResource_st {
     /// Reserved for future use
     pub reserved: [::core::ffi::c_uchar; 40usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -10293,6 +10445,7 @@ pub struct CU_DEV_SM_RESOURCE_GROUP_PARAMS_st {
     /// Reserved for future use - ensure this is is zero initialized.
     pub reserved: [::core::ffi::c_uint; 11usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -10363,6 +10516,7 @@ pub union CUdevResource_st__bindgen_ty_1 {
     pub wq: CUdevWorkqueueResource,
     pub _oversize: [::core::ffi::c_uchar; 40usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -10384,6 +10538,7 @@ const _: () = {
         "Offset of field: CUdevResource_st__bindgen_ty_1::_oversize",
     ][::core::mem::offset_of!(CUdevResource_st__bindgen_ty_1, _oversize) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUdevResource_st"][::core::mem::size_of::<CUdevResource_st>() - 144usize];
@@ -10505,6 +10660,7 @@ pub struct CUDA_MEMCPY2D_v1_st {
     /// Height of 2D memory copy
     pub Height: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -10617,6 +10773,7 @@ pub struct CUDA_MEMCPY3D_v1_st {
     /// Depth of 3D memory copy
     pub Depth: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -10714,6 +10871,7 @@ pub struct CUDA_ARRAY_DESCRIPTOR_v1_st {
     /// Channels per array element
     pub NumChannels: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -10752,6 +10910,7 @@ pub struct CUDA_ARRAY3D_DESCRIPTOR_v1_st {
     /// Flags
     pub Flags: ::core::ffi::c_uint,
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -11368,6 +11527,7 @@ pub union CUeglFrame_st__bindgen_ty_1 {
     /// Array of Pointers corresponding to each plane
     pub pPitch: [*mut ::core::ffi::c_void; 3usize],
 }
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     [
@@ -11383,6 +11543,7 @@ const _: () = {
         "Offset of field: CUeglFrame_st__bindgen_ty_1::pPitch",
     ][::core::mem::offset_of!(CUeglFrame_st__bindgen_ty_1, pPitch) - 0usize];
 };
+#[cfg(any(test, not(all(target_arch = "x86_64", target_os = "linux"))))]
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
     ["Size of CUeglFrame_st"][::core::mem::size_of::<CUeglFrame_st>() - 64usize];

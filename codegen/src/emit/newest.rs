@@ -149,27 +149,8 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             );
             quote!(#[doc = #doc] #case(#path),)
         });
-        let index_arms = cases
-            .iter()
-            .map(|e| {
-                let case = case_name(e);
-                let index = entry_index(ctx, e)?;
-                Ok(quote!(#enum_ident::#case(_) => #index,))
-            })
-            .collect::<Result<Vec<_>, Error>>()?;
-        let ptr_arms = cases.iter().map(|e| {
-            let case = case_name(e);
-            quote!(#enum_ident::#case(f) => f as *const c_void,)
-        });
-        let from_arms = cases
-            .iter()
-            .map(|e| {
-                let case = case_name(e);
-                let index = entry_index(ctx, e)?;
-                let path = ctx.pfn_path(&e.pfn).map(|(path, _)| path).unwrap_or_default();
-                Ok(quote!(#index => Some(#enum_ident::#case(core::mem::transmute::<*mut c_void, #path>(p.as_ptr()))),))
-            })
-            .collect::<Result<Vec<_>, Error>>()?;
+        // Per case, in declaration order (its discriminant), the entry it holds.
+        let indices = cases.iter().map(|e| entry_index(ctx, e)).collect::<Result<Vec<_>, Error>>()?;
         let mut doc = format!(
             " The ABIs of `{symbol}` this crate knows, newest first: what \
              [`Driver::newest`](crate::Driver::newest)`::<`[`symbols::{symbol}`]`>()` returns. Match it to call \
@@ -185,6 +166,7 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             #[doc = #doc]
             #cfg
             #[derive(Clone, Copy)]
+            #[repr(usize)]
             pub enum #enum_ident {
                 #(#variants)*
             }
@@ -192,28 +174,14 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
             impl sealed::Sealed for #enum_ident {}
             #cfg
             impl core::fmt::Debug for #enum_ident {
+                #[inline]
                 fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                     debug_abi(self.info(), self.as_ptr(), f)
                 }
             }
             #cfg
             impl NewestAbi for #enum_ident {
-                fn index(&self) -> usize {
-                    match self {
-                        #(#index_arms)*
-                    }
-                }
-                fn as_ptr(&self) -> *const c_void {
-                    match *self {
-                        #(#ptr_arms)*
-                    }
-                }
-                unsafe fn from_entry(index: usize, p: NonNull<c_void>) -> Option<Self> {
-                    match index {
-                        #(#from_arms)*
-                        _ => None,
-                    }
-                }
+                const CASES: &'static [usize] = &[#(#indices),*];
             }
         });
         let legacy = legacy_order(&entries);
@@ -307,23 +275,67 @@ pub fn newest_rs(ctx: &Ctx<'_>) -> Result<TokenStream, Error> {
         }
 
         /// What every symbol's enum can say about the case it holds.
+        ///
+        /// Each enum is `#[repr(usize)]` with one function pointer per case, so its layout is
+        /// the primitive representation's (RFC 2195): a `usize` tag, the case's index in
+        /// declaration order, then the pointer ([`Raw`]). The methods read and write that
+        /// layout once, generically, instead of a `match` per enum: the crate compiles no
+        /// code per symbol (issue 28, compile time).
         pub trait NewestAbi: sealed::Sealed + Copy + core::fmt::Debug + 'static {
+            /// Per case, in declaration order: the index in [`ENTRIES`] of its ABI.
+            const CASES: &'static [usize];
             /// The index in [`ENTRIES`] of the ABI held.
-            fn index(&self) -> usize;
+            fn index(&self) -> usize {
+                Self::CASES[raw(self).tag]
+            }
             /// The registry row of the ABI held.
             fn info(&self) -> &'static EntryInfo {
                 // Every case's index is one the generator took from the table itself.
                 &ENTRIES[self.index()]
             }
             /// The function pointer, as a plain pointer (to compare or print, not to call).
-            fn as_ptr(&self) -> *const c_void;
+            fn as_ptr(&self) -> *const c_void {
+                raw(self).f
+            }
             /// The case of registry entry `index` holding `p`; `None` if `index` is not one of
             /// this symbol's ABIs.
             ///
             /// # Safety
             /// `p` must be what the driver returned for entry `index`'s request (its symbol,
             /// version and flags): the case's function type is then exactly that function's.
-            unsafe fn from_entry(index: usize, p: NonNull<c_void>) -> Option<Self>;
+            unsafe fn from_entry(index: usize, p: NonNull<c_void>) -> Option<Self> {
+                let () = Layout::<Self>::SAME;
+                let tag = Self::CASES.iter().position(|&i| i == index)?;
+                // SAFETY: `Self` is a `#[repr(usize)]` enum whose every case holds one
+                // non-nullable function pointer (`Layout` checks the size): `Raw` with a tag
+                // below the number of cases and a non-null pointer is a value of it, the
+                // case's function type being, by the caller's contract, the function's.
+                Some(unsafe { core::mem::transmute_copy::<Raw, Self>(&Raw { tag, f: p.as_ptr() }) })
+            }
+        }
+
+        /// The layout every enum of this module has: the primitive representation of a
+        /// `#[repr(usize)]` enum whose cases each hold one function pointer.
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        struct Raw {
+            tag: usize,
+            f: *const c_void,
+        }
+
+        /// Checked where [`NewestAbi::from_entry`] is compiled for an enum: its size is
+        /// [`Raw`]'s.
+        struct Layout<T>(core::marker::PhantomData<T>);
+        impl<T> Layout<T> {
+            const SAME: () = assert!(core::mem::size_of::<T>() == core::mem::size_of::<Raw>());
+        }
+
+        /// An enum's value as [`Raw`].
+        fn raw<T: NewestAbi>(value: &T) -> Raw {
+            let () = Layout::<T>::SAME;
+            // SAFETY: every `NewestAbi` is a sealed `#[repr(usize)]` enum of this module with
+            // `Raw`'s layout (the size checked above); a function pointer reads as a pointer.
+            unsafe { core::mem::transmute_copy::<T, Raw>(value) }
         }
 
         /// Every enum's `Debug`: the typedef and the pointer (`PFN_cuCtxCreate_v12050(0x7f..)`).

@@ -19,14 +19,31 @@ impl VisitMut for SystemAbi {
     }
 }
 
-/// Rewrites every `extern "C"` to `extern "system"`.
+/// Rewrites every `extern "C"` to `extern "system"`, and compiles bindgen's layout checks
+/// only where they can fail for a user (see [`LAYOUT_CHECKS_CFG`]).
 pub(crate) fn system_abi(items: &[syn::Item]) -> Vec<syn::Item> {
     let mut items = items.to_vec();
+    let when: TokenStream = LAYOUT_CHECKS_CFG.parse().unwrap_or_default();
+    let cfg: syn::Attribute = syn::parse_quote!(#[cfg(#when)]);
     for item in &mut items {
         SystemAbi.visit_item_mut(item);
+        if let syn::Item::Const(c) = item {
+            let unit = matches!(&*c.ty, syn::Type::Tuple(t) if t.elems.is_empty());
+            if c.ident == "_" && unit {
+                c.attrs.insert(0, cfg.clone());
+            }
+        }
     }
     items
 }
+
+/// Where bindgen's layout checks (`const _: () = { ["Size of X"][..]; .. }`) are compiled:
+/// every target but x86-64 Linux, and the crate's own tests everywhere. bindgen computed the
+/// layouts for x86-64 Linux, so there a user's build would only re-prove what the crate's
+/// tests (`cargo test -p <crate>`) prove once; elsewhere (Windows' 32-bit `long`, aarch64)
+/// they are what stops a build whose layout differs. They were a fifth of a clean debug
+/// build (measured, issue 28).
+pub const LAYOUT_CHECKS_CFG: &str = r#"any(test, not(all(target_arch = "x86_64", target_os = "linux")))"#;
 
 /// cuda.h's handle and launch constants that are casts (`#define CU_STREAM_LEGACY
 /// ((CUstream)0x1)`), which bindgen does not translate: `(name, Rust type, C type, value, doc)`. A test
@@ -320,7 +337,8 @@ pub fn types_rs(types: &syn::File, params: &[ParamUse<'_>]) -> TokenStream {
     quote! {
         //! The CUDA driver API's types, enums and constants, from the newest pinned toolkit
         //! (legacy `_v1` types included). bindgen's layout checks are kept: they fail the
-        //! build on a target where a layout differs from x86-64 Linux.
+        //! build on a target where a layout differs from x86-64 Linux (on x86-64 Linux, where
+        //! bindgen computed them, they are compiled only into the crate's own tests).
         #![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code)]
         #![allow(clippy::all)]
         #(#items)*
