@@ -11916,29 +11916,29 @@ pub const CU_ATOMIC_CAPABILITY_VECTOR_32x4: ::core::ffi::c_uint = CUatomicOperat
     .0;
 /// Wait until (int32\_t)(\*addr - value) &gt;= 0 (or int64\_t for 64 bit values). Note this is a cyclic comparison which ignores wraparound. (Default behavior.)
 ///
-/// The enumerator `CU_STREAM_WAIT_VALUE_GEQ` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ`]`.0`.
-pub const CU_STREAM_WAIT_VALUE_GEQ: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ
-    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_WAIT_VALUE_GEQ` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`, to compare with what it wrote: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ`]`.0`.
+pub const CU_STREAM_WAIT_VALUE_GEQ: ::core::ffi::c_int = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ
+    .0 as ::core::ffi::c_int;
 /// Wait until \*addr == value.
 ///
-/// The enumerator `CU_STREAM_WAIT_VALUE_EQ` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ`]`.0`.
-pub const CU_STREAM_WAIT_VALUE_EQ: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ
-    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_WAIT_VALUE_EQ` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`, to compare with what it wrote: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ`]`.0`.
+pub const CU_STREAM_WAIT_VALUE_EQ: ::core::ffi::c_int = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ
+    .0 as ::core::ffi::c_int;
 /// Wait until (\*addr &amp; value) != 0.
 ///
-/// The enumerator `CU_STREAM_WAIT_VALUE_AND` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND`]`.0`.
-pub const CU_STREAM_WAIT_VALUE_AND: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND
-    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_WAIT_VALUE_AND` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`, to compare with what it wrote: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND`]`.0`.
+pub const CU_STREAM_WAIT_VALUE_AND: ::core::ffi::c_int = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND
+    .0 as ::core::ffi::c_int;
 /// Wait until \~(\*addr \| value) != 0. Support for this operation can be queried with [`cuDeviceGetAttribute`](crate::pfn::PFN_cuDeviceGetAttribute_v2000) and [`CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR).
 ///
-/// The enumerator `CU_STREAM_WAIT_VALUE_NOR` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR`]`.0`.
-pub const CU_STREAM_WAIT_VALUE_NOR: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR
-    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_WAIT_VALUE_NOR` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`, to compare with what it wrote: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR`]`.0`.
+pub const CU_STREAM_WAIT_VALUE_NOR: ::core::ffi::c_int = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR
+    .0 as ::core::ffi::c_int;
 /// Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with [`CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES).
 ///
-/// The enumerator `CU_STREAM_WAIT_VALUE_FLUSH` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH`]`.0`.
-pub const CU_STREAM_WAIT_VALUE_FLUSH: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH
-    .0 as ::core::ffi::c_uint;
+/// The enumerator `CU_STREAM_WAIT_VALUE_FLUSH` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`, to compare with what it wrote: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH`]`.0`.
+pub const CU_STREAM_WAIT_VALUE_FLUSH: ::core::ffi::c_int = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH
+    .0 as ::core::ffi::c_int;
 /// Default behavior
 ///
 /// The enumerator `CU_STREAM_WRITE_VALUE_DEFAULT` as `cuStreamWriteValue32`'s `flags` takes it: [`CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_DEFAULT`]`.0`.
@@ -13250,19 +13250,19 @@ pub const CU_MEMORYTYPE_ARRAY: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYT
 pub const CU_MEMORYTYPE_UNIFIED: CUmemorytype_enum = CUmemorytype_enum::CU_MEMORYTYPE_UNIFIED;
 /// Default compute mode (Multiple contexts allowed per device)
 ///
-/// The enumerator `CU_COMPUTEMODE_DEFAULT` as the integer it is passed as: [`CUcomputemode_enum::CU_COMPUTEMODE_DEFAULT`]`.0`.
-pub const CU_COMPUTEMODE_DEFAULT: ::core::ffi::c_uint = CUcomputemode_enum::CU_COMPUTEMODE_DEFAULT
-    .0;
+/// The enumerator `CU_COMPUTEMODE_DEFAULT` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`, to compare with what it wrote: [`CUcomputemode_enum::CU_COMPUTEMODE_DEFAULT`]`.0`.
+pub const CU_COMPUTEMODE_DEFAULT: ::core::ffi::c_int = CUcomputemode_enum::CU_COMPUTEMODE_DEFAULT
+    .0 as ::core::ffi::c_int;
 /// Compute-prohibited mode (No contexts can be created on this device at this time)
 ///
-/// The enumerator `CU_COMPUTEMODE_PROHIBITED` as the integer it is passed as: [`CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED`]`.0`.
-pub const CU_COMPUTEMODE_PROHIBITED: ::core::ffi::c_uint = CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED
-    .0;
+/// The enumerator `CU_COMPUTEMODE_PROHIBITED` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`, to compare with what it wrote: [`CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED`]`.0`.
+pub const CU_COMPUTEMODE_PROHIBITED: ::core::ffi::c_int = CUcomputemode_enum::CU_COMPUTEMODE_PROHIBITED
+    .0 as ::core::ffi::c_int;
 /// Compute-exclusive-process mode (Only one context used by a single process can be present on this device at a time)
 ///
-/// The enumerator `CU_COMPUTEMODE_EXCLUSIVE_PROCESS` as the integer it is passed as: [`CUcomputemode_enum::CU_COMPUTEMODE_EXCLUSIVE_PROCESS`]`.0`.
-pub const CU_COMPUTEMODE_EXCLUSIVE_PROCESS: ::core::ffi::c_uint = CUcomputemode_enum::CU_COMPUTEMODE_EXCLUSIVE_PROCESS
-    .0;
+/// The enumerator `CU_COMPUTEMODE_EXCLUSIVE_PROCESS` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`, to compare with what it wrote: [`CUcomputemode_enum::CU_COMPUTEMODE_EXCLUSIVE_PROCESS`]`.0`.
+pub const CU_COMPUTEMODE_EXCLUSIVE_PROCESS: ::core::ffi::c_int = CUcomputemode_enum::CU_COMPUTEMODE_EXCLUSIVE_PROCESS
+    .0 as ::core::ffi::c_int;
 /// Data will mostly be read and only occasionally be written to
 ///
 /// The enumerator `CU_MEM_ADVISE_SET_READ_MOSTLY` by its bare name, as C has it: [`CUmem_advise_enum::CU_MEM_ADVISE_SET_READ_MOSTLY`].
@@ -15316,29 +15316,29 @@ pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE: CUgraphChildGraphNodeOwnership_en
 pub const CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID: CUgraphChildGraphNodeOwnership_enum = CUgraphChildGraphNodeOwnership_enum::CU_GRAPH_CHILD_GRAPH_OWNERSHIP_INVALID;
 /// [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030) and its CUDA Runtime API counterpart are supported on the device.
 ///
-/// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST` as the integer it is passed as: [`CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST`]`.0`.
-pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST: ::core::ffi::c_uint = CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
-    .0;
+/// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS`, to compare with what it wrote: [`CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST`]`.0`.
+pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST: ::core::ffi::c_int = CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST
+    .0 as ::core::ffi::c_int;
 /// The [`CU_STREAM_WAIT_VALUE_FLUSH`](crate::types::CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH) flag and the [`CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES`](crate::types::CUstreamBatchMemOpType_enum::CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES) MemOp are supported on the device.
 ///
-/// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS` as the integer it is passed as: [`CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS`]`.0`.
-pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS: ::core::ffi::c_uint = CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
-    .0;
+/// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS`, to compare with what it wrote: [`CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS`]`.0`.
+pub const CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS: ::core::ffi::c_int = CUflushGPUDirectRDMAWritesOptions_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS
+    .0 as ::core::ffi::c_int;
 /// The device does not natively support ordering of remote writes. [`cuFlushGPUDirectRDMAWrites`](crate::pfn::PFN_cuFlushGPUDirectRDMAWrites_v11030) can be leveraged if supported.
 ///
-/// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE` as the integer it is passed as: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE`]`.0`.
-pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE: ::core::ffi::c_uint = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
-    .0;
+/// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING`, to compare with what it wrote: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE`]`.0`.
+pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE: ::core::ffi::c_int = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE
+    .0 as ::core::ffi::c_int;
 /// Natively, the device can consistently consume remote writes, although other CUDA devices may not.
 ///
-/// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER` as the integer it is passed as: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER`]`.0`.
-pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER: ::core::ffi::c_uint = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
-    .0;
+/// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING`, to compare with what it wrote: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER`]`.0`.
+pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER: ::core::ffi::c_int = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER
+    .0 as ::core::ffi::c_int;
 /// Any CUDA device in the system can consistently consume remote writes to this device.
 ///
-/// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES` as the integer it is passed as: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES`]`.0`.
-pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES: ::core::ffi::c_uint = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
-    .0;
+/// The enumerator `CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING`, to compare with what it wrote: [`CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES`]`.0`.
+pub const CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES: ::core::ffi::c_int = CUGPUDirectRDMAWritesOrdering_enum::CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES
+    .0 as ::core::ffi::c_int;
 /// Blocks until remote writes are visible to the CUDA device context owning the data.
 ///
 /// The enumerator `CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER` by its bare name, as C has it: [`CUflushGPUDirectRDMAWritesScope_enum::CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER`].
@@ -15473,14 +15473,14 @@ pub const CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY: ::core::ffi::c_ulonglon
     .0 as ::core::ffi::c_ulonglong;
 /// The GPU is not a NUMA node
 ///
-/// The enumerator `CU_DEVICE_NUMA_CONFIG_NONE` as the integer it is passed as: [`CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NONE`]`.0`.
-pub const CU_DEVICE_NUMA_CONFIG_NONE: ::core::ffi::c_uint = CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NONE
-    .0;
+/// The enumerator `CU_DEVICE_NUMA_CONFIG_NONE` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_NUMA_CONFIG`, to compare with what it wrote: [`CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NONE`]`.0`.
+pub const CU_DEVICE_NUMA_CONFIG_NONE: ::core::ffi::c_int = CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NONE
+    .0 as ::core::ffi::c_int;
 /// The GPU is a NUMA node, CU\_DEVICE\_ATTRIBUTE\_NUMA\_ID contains its NUMA ID
 ///
-/// The enumerator `CU_DEVICE_NUMA_CONFIG_NUMA_NODE` as the integer it is passed as: [`CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NUMA_NODE`]`.0`.
-pub const CU_DEVICE_NUMA_CONFIG_NUMA_NODE: ::core::ffi::c_uint = CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NUMA_NODE
-    .0;
+/// The enumerator `CU_DEVICE_NUMA_CONFIG_NUMA_NODE` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_NUMA_CONFIG`, to compare with what it wrote: [`CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NUMA_NODE`]`.0`.
+pub const CU_DEVICE_NUMA_CONFIG_NUMA_NODE: ::core::ffi::c_int = CUdeviceNumaConfig_enum::CU_DEVICE_NUMA_CONFIG_NUMA_NODE
+    .0 as ::core::ffi::c_int;
 /// Default process state
 ///
 /// The enumerator `CU_PROCESS_STATE_RUNNING` by its bare name, as C has it: [`CUprocessState_enum::CU_PROCESS_STATE_RUNNING`].

@@ -170,3 +170,69 @@ fn api_docs_name_the_forms_older_cuda_h_meant() {
     assert!(api[api[..at].rfind("/**").unwrap()..at]
         .contains("`cuCtxCreate_v2` in CUDA 11.7 to 12.9 (`entries::cuCtxCreate_v3020`)"));
 }
+
+/// Issue 28, item 1: a program gets a compute mode (and the RDMA ordering, flush options and
+/// NUMA config) only from `cuDeviceGetAttribute`, which writes an `int`; C compares that with
+/// the bare enumerator, and so does the port (E0308 while the constant was a `c_uint`).
+#[test]
+fn attribute_values_compare_with_the_int_the_attribute_returns() {
+    use core::ffi::c_int;
+    let (compute_mode, ordering, flush, numa): (c_int, c_int, c_int, c_int) = (0, 200, 1, 0);
+    assert!(compute_mode != CU_COMPUTEMODE_PROHIBITED);
+    assert!(ordering >= CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER);
+    assert!(flush & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST != 0);
+    assert_eq!(numa, CU_DEVICE_NUMA_CONFIG_NONE);
+    // Every enum that a `CU_DEVICE_ATTRIBUTE_*` value's doc names (cuda.h: "See
+    // ::CUcomputemode for details") and that no function takes has `c_int` bare constants.
+    let text = std::fs::read_to_string(repo_root().join("generated/src/types.rs")).unwrap();
+    let file: syn::File = syn::parse_str(&text).unwrap();
+    let doc_of = |attrs: &[syn::Attribute]| -> String {
+        attrs
+            .iter()
+            .filter_map(|a| match &a.meta {
+                syn::Meta::NameValue(nv) => match &nv.value {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    };
+    let mut named = std::collections::BTreeSet::new();
+    for item in &file.items {
+        let syn::Item::Impl(imp) = item else { continue };
+        if tokens_of(&imp.self_ty) != "CUdevice_attribute_enum" {
+            continue;
+        }
+        for ii in &imp.items {
+            if let syn::ImplItem::Const(c) = ii {
+                let doc = doc_of(&c.attrs);
+                for enum_name in [
+                    "CUcomputemode",
+                    "CUGPUDirectRDMAWritesOrdering",
+                    "CUflushGPUDirectRDMAWritesOptions",
+                    "CUdeviceNumaConfig",
+                ] {
+                    if doc.contains(&format!("`{enum_name}`")) {
+                        named.insert(enum_name);
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(named.len(), 4, "the device attributes' docs name these enums: {named:?}");
+    let mut checked = 0;
+    for item in &file.items {
+        let syn::Item::Const(c) = item else { continue };
+        let value = tokens_of(&c.expr);
+        if named.iter().any(|e| value.starts_with(&format!("{e}_enum ::"))) {
+            assert_eq!(tokens_of(&c.ty), ":: core :: ffi :: c_int", "{}", c.ident);
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} bare constants of those enums");
+}
+
+fn tokens_of(t: &impl quote::ToTokens) -> String {
+    quote::quote!(#t).to_string()
+}

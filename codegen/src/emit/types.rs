@@ -244,12 +244,14 @@ pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params:
             _ => None,
         })
         .collect();
+    let attribute_of = attribute_returns(items, context, params, &renames);
     let mut out = Vec::new();
     for (name, int, values) in enums(items) {
         let typed = taken.contains(&name.to_string());
-        // Where the values go into integers: the `flags` of what is named after the enum.
-        let mut into = None;
-        if !typed {
+        // Where the values go into integers: an attribute that returns them (item 1 of issue
+        // 28), else the `flags` of what is named after the enum.
+        let mut into = if typed { None } else { attribute_of.get(&name.to_string()).cloned() };
+        if !typed && into.is_none() {
             let stem = stem(&name.to_string());
             let flags = |field: &str| field.to_ascii_lowercase().contains("flag");
             // Per integer size, the owner that names it in the docs: a `...Create` first (where
@@ -265,7 +267,7 @@ pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params:
                 }
                 if let Some(size) = integer_of(&ty) {
                     let rank = (!owner.contains("Create"), owner.len(), owner.clone());
-                    let what = format!("`{owner}`'s `{field}`");
+                    let what = format!("as `{owner}`'s `{field}` takes it");
                     match found.get(size) {
                         Some((best, _, _)) if *best <= rank => {}
                         _ => {
@@ -288,7 +290,7 @@ pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params:
                 let doc = format!(" The enumerator `{value}` by its bare name, as C has it: [`{name}::{value}`].");
                 quote!(#docs #[doc = #doc] pub const #value: #name = #name::#value;)
             } else if let Some((what, ty)) = &into {
-                let doc = format!(" The enumerator `{value}` as {what} takes it: [`{name}::{value}`]`.0`.");
+                let doc = format!(" The enumerator `{value}` {what}: [`{name}::{value}`]`.0`.");
                 // The parameter's own spelling, from `core::ffi` where it is a C type.
                 let last = ty.rsplit("::").next().unwrap_or(ty).trim();
                 let path = if last.starts_with("c_") { format!("::core::ffi::{last}") } else { last.to_owned() };
@@ -301,6 +303,83 @@ pub(crate) fn enum_constants(items: &[syn::Item], context: &[syn::Item], params:
         }
     }
     out
+}
+
+/// The enums whose values come back through an attribute getter: a function with an integer
+/// out-parameter (`cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)`)
+/// and an attribute enum, one of whose values' docs names the enum (cuda.h's
+/// `CU_DEVICE_ATTRIBUTE_COMPUTE_MODE`: "See ::CUcomputemode for details"). Per such enum, under
+/// any of its names: what its bare constants say and the integer type the getter writes,
+/// `(what, type)`, where that is one type. A C program compares the `int` it got with the
+/// bare enumerator (`computeMode != CU_COMPUTEMODE_PROHIBITED`), so the constant has that type.
+fn attribute_returns(
+    items: &[syn::Item],
+    context: &[syn::Item],
+    params: &[ParamUse<'_>],
+    renames: &[(String, String)],
+) -> BTreeMap<String, (String, String)> {
+    let all: Vec<syn::Item> = items.iter().chain(context).cloned().collect();
+    let enums = enums(&all);
+    // Any name of an enum -> its own name.
+    let mut enum_of: BTreeMap<String, String> = BTreeMap::new();
+    for (e, _, _) in &enums {
+        let mut names = BTreeSet::from([e.to_string()]);
+        while let Some(more) =
+            renames.iter().find(|(from, to)| names.contains(from) && !names.contains(to)).map(|(_, to)| to.clone())
+        {
+            names.insert(more);
+        }
+        for n in names {
+            enum_of.insert(n, e.to_string());
+        }
+    }
+    let mut by_owner: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (owner, _, ty) in params {
+        by_owner.entry(owner).or_default().push(ty);
+    }
+    // Per enum: every (what, integer type) a getter returns it as.
+    let mut found: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
+    for (owner, types) in &by_owner {
+        let outs: BTreeSet<&str> = types
+            .iter()
+            .filter_map(|t| t.trim().strip_prefix("*mut "))
+            .map(str::trim)
+            .filter(|t| integer_of(t).is_some())
+            .collect();
+        let [out] = outs.into_iter().collect::<Vec<_>>()[..] else { continue };
+        for ty in types {
+            let Some(attribute) = enum_of.get(ty.trim()) else { continue };
+            let Some((_, _, values)) = enums.iter().find(|(e, _, _)| e == attribute) else { continue };
+            for (value, attrs) in values {
+                let doc: String = attrs
+                    .iter()
+                    .filter_map(|a| match &a.meta {
+                        syn::Meta::NameValue(syn::MetaNameValue {
+                            value: syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }),
+                            ..
+                        }) => Some(s.value()),
+                        _ => None,
+                    })
+                    .collect();
+                for word in words(&doc) {
+                    let Some(named) = enum_of.get(word) else { continue };
+                    if named == attribute {
+                        continue;
+                    }
+                    let what = format!("as `{owner}` returns it for `{value}`, to compare with what it wrote");
+                    found.entry(named.clone()).or_default().insert((what, out.to_owned()));
+                }
+            }
+        }
+    }
+    found
+        .into_iter()
+        .filter_map(|(e, ways)| {
+            // One integer type, named by the first getter and attribute that return it.
+            let types: BTreeSet<&String> = ways.iter().map(|(_, t)| t).collect();
+            (types.len() == 1).then(|| ways.into_iter().next()).flatten().map(|w| (e, w))
+        })
+        .collect()
 }
 
 /// The identifiers in a type's text (`*mut CUmemAccessDesc` has `mut`, `CUmemAccessDesc`).
