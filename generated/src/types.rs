@@ -11916,29 +11916,29 @@ pub const CU_ATOMIC_CAPABILITY_VECTOR_32x4: ::core::ffi::c_uint = CUatomicOperat
     .0;
 /// Wait until (int32\_t)(\*addr - value) &gt;= 0 (or int64\_t for 64 bit values). Note this is a cyclic comparison which ignores wraparound. (Default behavior.)
 ///
-/// The enumerator `CU_STREAM_WAIT_VALUE_GEQ` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`, to compare with what it wrote: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ`]`.0`.
-pub const CU_STREAM_WAIT_VALUE_GEQ: ::core::ffi::c_int = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ
-    .0 as ::core::ffi::c_int;
+/// The enumerator `CU_STREAM_WAIT_VALUE_GEQ` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ`]`.0`.
+pub const CU_STREAM_WAIT_VALUE_GEQ: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_GEQ
+    .0 as ::core::ffi::c_uint;
 /// Wait until \*addr == value.
 ///
-/// The enumerator `CU_STREAM_WAIT_VALUE_EQ` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`, to compare with what it wrote: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ`]`.0`.
-pub const CU_STREAM_WAIT_VALUE_EQ: ::core::ffi::c_int = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ
-    .0 as ::core::ffi::c_int;
+/// The enumerator `CU_STREAM_WAIT_VALUE_EQ` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ`]`.0`.
+pub const CU_STREAM_WAIT_VALUE_EQ: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_EQ
+    .0 as ::core::ffi::c_uint;
 /// Wait until (\*addr &amp; value) != 0.
 ///
-/// The enumerator `CU_STREAM_WAIT_VALUE_AND` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`, to compare with what it wrote: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND`]`.0`.
-pub const CU_STREAM_WAIT_VALUE_AND: ::core::ffi::c_int = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND
-    .0 as ::core::ffi::c_int;
+/// The enumerator `CU_STREAM_WAIT_VALUE_AND` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND`]`.0`.
+pub const CU_STREAM_WAIT_VALUE_AND: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_AND
+    .0 as ::core::ffi::c_uint;
 /// Wait until \~(\*addr \| value) != 0. Support for this operation can be queried with [`cuDeviceGetAttribute`](crate::pfn::PFN_cuDeviceGetAttribute_v2000) and [`CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR).
 ///
-/// The enumerator `CU_STREAM_WAIT_VALUE_NOR` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`, to compare with what it wrote: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR`]`.0`.
-pub const CU_STREAM_WAIT_VALUE_NOR: ::core::ffi::c_int = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR
-    .0 as ::core::ffi::c_int;
+/// The enumerator `CU_STREAM_WAIT_VALUE_NOR` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR`]`.0`.
+pub const CU_STREAM_WAIT_VALUE_NOR: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_NOR
+    .0 as ::core::ffi::c_uint;
 /// Follow the wait operation with a flush of outstanding remote writes. This means that, if a remote write operation is guaranteed to have reached the device before the wait can be satisfied, that write is guaranteed to be visible to downstream device work. The device is permitted to reorder remote writes internally. For example, this flag would be required if two remote writes arrive in a defined order, the wait is satisfied by the second write, and downstream work needs to observe the first write. Support for this operation is restricted to selected platforms and can be queried with [`CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`](crate::types::CUdevice_attribute_enum::CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES).
 ///
-/// The enumerator `CU_STREAM_WAIT_VALUE_FLUSH` as `cuDeviceGetAttribute` returns it for `CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES`, to compare with what it wrote: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH`]`.0`.
-pub const CU_STREAM_WAIT_VALUE_FLUSH: ::core::ffi::c_int = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH
-    .0 as ::core::ffi::c_int;
+/// The enumerator `CU_STREAM_WAIT_VALUE_FLUSH` as `cuStreamWaitValue32`'s `flags` takes it: [`CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH`]`.0`.
+pub const CU_STREAM_WAIT_VALUE_FLUSH: ::core::ffi::c_uint = CUstreamWaitValue_flags_enum::CU_STREAM_WAIT_VALUE_FLUSH
+    .0 as ::core::ffi::c_uint;
 /// Default behavior
 ///
 /// The enumerator `CU_STREAM_WRITE_VALUE_DEFAULT` as `cuStreamWriteValue32`'s `flags` takes it: [`CUstreamWriteValue_flags_enum::CU_STREAM_WRITE_VALUE_DEFAULT`]`.0`.

@@ -231,10 +231,11 @@ fn uses(c: &Crate) -> Result<String, String> {
                 missing.push(format!("{module}::{value} (of {e}) is defined in {const_module}"));
                 continue;
             }
-            // A value that cuda.h also `#define`s (a constant of its own): not the enum's.
-            if !docs.starts_with(" The enumerator `") {
+            // A value that cuda.h also `#define`s (a constant of its own): not the enum's. The
+            // crate's note follows cuda.h's own text on the value, if any.
+            let Some(docs) = docs.rfind(" The enumerator `").map(|at| &docs[at..]) else {
                 continue;
-            }
+            };
             // The typed value where the first taker takes it; the enum's first value in every
             // taker, so that each parameter and field is tried.
             let takers: Vec<&Use> = if i == 0 { typed.iter().collect() } else { typed.iter().take(1).collect() };

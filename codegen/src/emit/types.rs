@@ -361,7 +361,10 @@ fn attribute_returns(
                         _ => None,
                     })
                     .collect();
-                for word in words(&doc) {
+                // Names in code spans (cuda.h's `::CUcomputemode`, a link's label), not in
+                // link targets (`crate::types::CUstreamWaitValue_flags_enum::...`, which only
+                // names a value's enum).
+                for word in doc.split('`').skip(1).step_by(2) {
                     let Some(named) = enum_of.get(word) else { continue };
                     if named == attribute {
                         continue;

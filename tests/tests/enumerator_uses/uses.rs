@@ -39,9 +39,9 @@ pub unsafe fn enumerators() {
     let _: ::core::ffi::c_uint = CU_GL_MAP_RESOURCE_FLAGS_NONE;
     let _: ::core::ffi::c_uint = CU_GL_MAP_RESOURCE_FLAGS_READ_ONLY;
     let _: ::core::ffi::c_uint = CU_GL_MAP_RESOURCE_FLAGS_WRITE_DISCARD;
-    let _: ::core::ffi::c_uint = CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE;
-    let _: ::core::ffi::c_uint = CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER;
-    let _: ::core::ffi::c_uint = CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES;
+    let _: ::core::ffi::c_int = CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE;
+    let _: ::core::ffi::c_int = CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER;
+    let _: ::core::ffi::c_int = CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES;
     { let mut s: CUaccessPolicyWindow = z(); s.hitProp = CU_ACCESS_PROPERTY_NORMAL; }
     { let mut s: CUaccessPolicyWindow = z(); s.missProp = CU_ACCESS_PROPERTY_NORMAL; }
     { let mut s: CUaccessPolicyWindow_st = z(); s.hitProp = CU_ACCESS_PROPERTY_NORMAL; }
@@ -192,9 +192,9 @@ pub unsafe fn enumerators() {
     { let mut s: CUkernelNodeAttrValue = z(); s.clusterSchedulingPolicyPreference = CU_CLUSTER_SCHEDULING_POLICY_SPREAD; }
     { let mut s: CUkernelNodeAttrValue = z(); s.clusterSchedulingPolicyPreference = CU_CLUSTER_SCHEDULING_POLICY_LOAD_BALANCING; }
     { let mut s: CUkernelNodeAttrValue = z(); s.clusterSchedulingPolicyPreference = CU_CLUSTER_SCHEDULING_POLICY_RUBIN_DSMEM_LOCALITY; }
-    let _: ::core::ffi::c_uint = CU_COMPUTEMODE_DEFAULT;
-    let _: ::core::ffi::c_uint = CU_COMPUTEMODE_PROHIBITED;
-    let _: ::core::ffi::c_uint = CU_COMPUTEMODE_EXCLUSIVE_PROCESS;
+    let _: ::core::ffi::c_int = CU_COMPUTEMODE_DEFAULT;
+    let _: ::core::ffi::c_int = CU_COMPUTEMODE_PROHIBITED;
+    let _: ::core::ffi::c_int = CU_COMPUTEMODE_EXCLUSIVE_PROCESS;
     let _ = api::legacy::cuCoredumpGetAttribute(CU_COREDUMP_ENABLE_ON_EXCEPTION, z(), z());
     let _ = api::legacy::cuCoredumpGetAttributeGlobal(CU_COREDUMP_ENABLE_ON_EXCEPTION, z(), z());
     let _ = api::legacy::cuCoredumpSetAttribute(CU_COREDUMP_ENABLE_ON_EXCEPTION, z(), z());
@@ -251,8 +251,8 @@ pub unsafe fn enumerators() {
     { let mut s: CUdevWorkqueueConfigResource = z(); s.sharingScope = CU_WORKQUEUE_SCOPE_DEVICE_CTX; }
     { let mut s: CUdevWorkqueueConfigResource_st = z(); s.sharingScope = CU_WORKQUEUE_SCOPE_DEVICE_CTX; }
     { let mut s: CUdevWorkqueueConfigResource = z(); s.sharingScope = CU_WORKQUEUE_SCOPE_GREEN_CTX_BALANCED; }
-    let _: ::core::ffi::c_uint = CU_DEVICE_NUMA_CONFIG_NONE;
-    let _: ::core::ffi::c_uint = CU_DEVICE_NUMA_CONFIG_NUMA_NODE;
+    let _: ::core::ffi::c_int = CU_DEVICE_NUMA_CONFIG_NONE;
+    let _: ::core::ffi::c_int = CU_DEVICE_NUMA_CONFIG_NUMA_NODE;
     let _ = api::legacy::cuDeviceGetP2PAttribute(z(), CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK, z(), z());
     let _ = api::legacy::cuDeviceGetP2PAttribute(z(), CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED, z(), z());
     let _ = api::legacy::cuDeviceGetP2PAttribute(z(), CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED, z(), z());
@@ -616,8 +616,8 @@ pub unsafe fn enumerators() {
     { let mut s: CUDA_TEXTURE_DESC_v1 = z(); s.filterMode = CU_TR_FILTER_MODE_POINT; }
     { let mut s: CUDA_TEXTURE_DESC_v1 = z(); s.mipmapFilterMode = CU_TR_FILTER_MODE_POINT; }
     let _ = api::legacy::cuTexRefGetFilterMode([CU_TR_FILTER_MODE_LINEAR].as_mut_ptr(), z());
-    let _: ::core::ffi::c_uint = CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST;
-    let _: ::core::ffi::c_uint = CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS;
+    let _: ::core::ffi::c_int = CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST;
+    let _: ::core::ffi::c_int = CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS;
     let _ = api::legacy::cuFlushGPUDirectRDMAWrites(z(), CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
     let _ = api::legacy::cuFlushGPUDirectRDMAWrites(z(), CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_ALL_DEVICES);
     let _ = api::legacy::cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX, z());
